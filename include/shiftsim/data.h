@@ -1,0 +1,18 @@
+/*
+ * Where bundled data (models/, traces/) is found: $SHIFTSIM_DATA, then the source tree the
+ * binary was built from, then the installed data directory.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Returns the full path of bundled file `rel` (e.g. "traces/examples/two-streams.graph"), newly
+ * allocated, or NULL when no data directory holds it. A `rel` that exists as given is returned
+ * unchanged (copied). */
+char *ssim_data_find(const char *rel);
+
+const char *ssim_version(void);
+
+G_END_DECLS

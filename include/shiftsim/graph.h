@@ -1,0 +1,167 @@
+/*
+ * The op graph: what every rank (GPU) runs, on which CUDA stream, after what.
+ *
+ * An op belongs to one stream of one rank.  A stream runs its ops one at a time in the order they
+ * were added (issue order); an op also waits for its explicit dependencies, which may live on any
+ * stream of any rank (cudaStreamWaitEvent semantics).  Collectives are matched across the members
+ * of a group by (group, tag) and sends with receives by (source, destination, tag); a tag left
+ * SSIM_TAG_AUTO becomes the op's ordinal among the rank's ops on that group (or towards that
+ * peer), which is NCCL's rule that a communicator runs its operations in issue order.
+ *
+ * A host barrier is reached when its dependencies are done and completes once every member of
+ * its group has reached it; every op that the same rank issues after it, on any stream, waits for
+ * it (the host thread is blocked, so nothing later is even launched).
+ *
+ * Ops, dependencies and strings live in flat arrays and refer to each other by index, so a graph
+ * of ten million ops is a few hundred megabytes and no per-op heap object exists.
+ *
+ * Lifecycle: ssim_graph_new(), add streams, groups and ops, then ssim_graph_finalize(), which
+ * checks legality (every dependency exists, no cycle through dependencies, stream order and
+ * barriers, collective members belong to the group and appear once) and builds the successor
+ * lists and matchings the runtime uses.  A finalized graph is read-only.
+ */
+#pragma once
+
+#include <shiftsim/types.h>
+
+G_BEGIN_DECLS
+
+#define SSIM_TAG_AUTO G_MAXUINT32
+
+/* Collective algorithms' operations: one X-macro yields the enum and the name table. */
+#define SSIM_COLL_LIST(X)                                                                          \
+    X(ALLREDUCE, "allreduce")                                                                      \
+    X(ALLGATHER, "allgather")                                                                      \
+    X(REDUCESCATTER, "reducescatter")                                                              \
+    X(ALLTOALL, "alltoall")                                                                        \
+    X(BROADCAST, "broadcast")                                                                      \
+    X(REDUCE, "reduce")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_COLL_##e,
+    SSIM_COLL_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_COLL_N
+} SsimCollKind;
+
+#define SSIM_OPKIND_LIST(X)                                                                        \
+    X(COMPUTE, "compute")                                                                          \
+    X(COLLECTIVE, "collective")                                                                    \
+    X(SEND, "send")                                                                                \
+    X(RECV, "recv")                                                                                \
+    X(BARRIER, "barrier")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_OP_##e,
+    SSIM_OPKIND_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_OP_N
+} SsimOpKind;
+
+const char *ssim_coll_kind_name(SsimCollKind kind);
+gboolean ssim_coll_kind_from_name(const char *name, SsimCollKind *out);
+const char *ssim_op_kind_name(SsimOpKind kind);
+
+/* One op.  Fields marked (finalize) are filled by ssim_graph_finalize(). */
+typedef struct {
+    guint8 kind;        /* SsimOpKind */
+    guint8 coll;        /* SsimCollKind, for SSIM_OP_COLLECTIVE */
+    guint16 cls;        /* communication/compute class label (string id), e.g. "tp", "dp" */
+    guint32 id;         /* the user-visible id (file id); unique */
+    guint32 stream;     /* global stream index */
+    guint32 rank;
+    guint32 group;      /* group index: collectives and barriers */
+    guint32 peer;       /* the other rank: sends (destination) and receives (source) */
+    guint32 tag;        /* matching tag (resolved from SSIM_TAG_AUTO by finalize) */
+    guint32 name;       /* string id of a label, or SSIM_NONE */
+    guint32 dep_first;  /* first index into the dependency array */
+    guint32 n_deps;
+    guint32 match;      /* (finalize) collective/barrier instance or p2p pair index */
+    SsimTime duration;  /* given duration in ns, or -1 to ask the cost model */
+    guint64 bytes;      /* payload of a communication, bytes touched by a compute op */
+    double flops;       /* work of a compute op */
+} SsimOp;
+
+/* What a caller fills in to add an op; unset fields stay zero/NONE via SSIM_OP_SPEC_INIT. */
+typedef struct {
+    SsimOpKind kind;
+    SsimCollKind coll;
+    guint32 id;         /* SSIM_NONE: use the op's index */
+    guint32 stream;
+    guint32 group;
+    guint32 peer;
+    guint32 tag;
+    const char *name;
+    const char *cls;
+    SsimTime duration;
+    guint64 bytes;
+    double flops;
+} SsimOpSpec;
+
+#define SSIM_OP_SPEC_INIT                                                                          \
+    {.kind = SSIM_OP_COMPUTE, .id = SSIM_NONE, .group = SSIM_NONE, .peer = SSIM_NONE,             \
+     .tag = SSIM_TAG_AUTO, .duration = -1}
+
+typedef struct SsimGraph SsimGraph;
+
+SsimGraph *ssim_graph_new(void);
+void ssim_graph_free(SsimGraph *graph);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimGraph, ssim_graph_free)
+
+/* Pre-sizes the arrays (a hint; graphs grow as needed). */
+void ssim_graph_reserve(SsimGraph *graph, gsize n_ops, gsize n_deps);
+
+/* Returns the global index of `rank`'s stream `name`, creating it on first use. */
+guint32 ssim_graph_stream(SsimGraph *graph, guint32 rank, const char *name);
+
+/*
+ * Adds a group of distinct ranks under a unique name and returns its index, or SSIM_NONE with
+ * `error` set when the name is taken, the group is empty or a rank repeats.
+ */
+guint32 ssim_graph_add_group(SsimGraph *graph, const char *name, const guint32 *ranks,
+                             guint n_ranks, GError **error);
+guint32 ssim_graph_find_group(const SsimGraph *graph, const char *name);
+
+/* Interns a string and returns its id (stable for the graph's life). */
+guint32 ssim_graph_intern(SsimGraph *graph, const char *s);
+const char *ssim_graph_string(const SsimGraph *graph, guint32 id);
+
+/*
+ * Adds an op depending on `deps` (indices of ops already added or to be added; checked by
+ * finalize) and returns its index.  Ops are numbered 0, 1, 2... in the order they are added.
+ */
+guint32 ssim_graph_add_op(SsimGraph *graph, const SsimOpSpec *spec, const guint32 *deps,
+                          guint n_deps);
+
+/* Checks legality and builds successors and matchings (see the top of this file). */
+gboolean ssim_graph_finalize(SsimGraph *graph, GError **error);
+gboolean ssim_graph_is_finalized(const SsimGraph *graph);
+
+/* Read access. */
+guint32 ssim_graph_n_ops(const SsimGraph *graph);
+guint32 ssim_graph_n_ranks(const SsimGraph *graph);
+guint32 ssim_graph_n_streams(const SsimGraph *graph);
+guint32 ssim_graph_n_groups(const SsimGraph *graph);
+guint64 ssim_graph_n_deps(const SsimGraph *graph);
+const SsimOp *ssim_graph_op(const SsimGraph *graph, guint32 op);
+const guint32 *ssim_graph_deps(const SsimGraph *graph, guint32 op, guint *n_deps);
+guint32 ssim_graph_stream_rank(const SsimGraph *graph, guint32 stream);
+const char *ssim_graph_stream_name(const SsimGraph *graph, guint32 stream);
+const char *ssim_graph_group_name(const SsimGraph *graph, guint32 group);
+const guint32 *ssim_graph_group_ranks(const SsimGraph *graph, guint32 group, guint *n_ranks);
+/* Index of the op with user id `id`, or SSIM_NONE. */
+guint32 ssim_graph_find_id(const SsimGraph *graph, guint32 id);
+
+/* After finalize: successors (dependency, stream-order and barrier edges), stream heads. */
+const guint32 *ssim_graph_succs(const SsimGraph *graph, guint32 op, guint *n_succs);
+guint32 ssim_graph_n_preds(const SsimGraph *graph, guint32 op);
+guint32 ssim_graph_stream_prev(const SsimGraph *graph, guint32 op);
+guint32 ssim_graph_n_matches(const SsimGraph *graph);
+/* Members of a collective/barrier instance or the two ends of a p2p pair (send first). */
+const guint32 *ssim_graph_match_ops(const SsimGraph *graph, guint32 match, guint *n_ops,
+                                    guint *n_expected);
+
+/* "allreduce#17 (tp)" style display name into `buf`; returns buf. */
+const char *ssim_graph_op_label(const SsimGraph *graph, guint32 op, char *buf, gsize size);
+
+G_END_DECLS

@@ -1,0 +1,79 @@
+/*
+ * The GPU runtime: replays a finalized op graph on the event engine with CUDA-stream semantics.
+ *
+ * An op is *ready* when its stream predecessor, its dependencies and any host barrier before it
+ * have finished.  A compute op starts when ready.  A collective starts when every member of its
+ * instance is ready, and all members end together.  A send and its receive start together when
+ * both are ready (NCCL's rendezvous) and end together.  A barrier behaves like a collective.
+ * Durations come from the op itself when it carries one, else from the cost model.
+ *
+ * When the engine runs dry with ops unfinished, the run fails with SSIM_RUN_ERROR_DEADLOCK and a
+ * message naming, per stuck stream, the op it is blocked on and why.  When the time limit or the
+ * event budget runs out first, it fails with SSIM_RUN_ERROR_LIMIT: partial figures are never
+ * presented as a result.
+ */
+#pragma once
+
+#include <shiftsim/engine.h>
+#include <shiftsim/graph.h>
+
+G_BEGIN_DECLS
+
+/*
+ * The cost model interface later modules plug in.  `op_time` is asked for every op whose
+ * duration is -1: for a compute op with its index, for a collective or barrier with the index of
+ * its instance's first member and the member count, for a p2p transfer with the send's index.
+ */
+typedef struct SsimCostModel SsimCostModel;
+struct SsimCostModel {
+    SsimTime (*op_time)(const SsimCostModel *model, const SsimGraph *graph, guint32 op,
+                        guint n_ranks);
+    gpointer data;
+};
+
+/*
+ * The analytical model used when nothing else is plugged in: compute is flops / flops_per_s
+ * (or bytes / mem_bw when that is longer); collectives are alpha-beta ring costs
+ * (all-reduce 2(n-1)a + 2(n-1)/n S/B; all-gather, reduce-scatter and all-to-all (n-1)a +
+ * (n-1)/n S/B; broadcast and reduce a*ceil(log2 n) + S/B); p2p a + S/B; a barrier
+ * 2a*ceil(log2 n).  S is the op's bytes (the full buffer, as nccl-tests counts it).
+ */
+typedef struct {
+    double flops_per_s;     /* default 500e12 */
+    double mem_bw;          /* bytes/s, default 3e12 */
+    double link_bw;         /* bytes/s, default 100e9 */
+    SsimTime alpha;         /* per-step latency, default 5 us */
+} SsimSimpleCost;
+
+void ssim_simple_cost_init(SsimSimpleCost *params);
+/* A cost model reading `params` (borrowed: it must outlive the model's use). */
+SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params);
+
+typedef struct {
+    SsimTime until;         /* SSIM_TIME_NEVER for no limit */
+    guint64 max_events;     /* 0 for no budget */
+} SsimRunLimits;
+
+#define SSIM_RUN_LIMITS_NONE {.until = SSIM_TIME_NEVER, .max_events = 0}
+
+/* The outcome of a run: per-op times, owned by the caller (ssim_timeline_free). */
+typedef struct {
+    guint32 n_ops;
+    SsimTime *ready;        /* when the op was reached on its stream with inputs done */
+    SsimTime *start;
+    SsimTime *end;
+    SsimTime makespan;      /* latest end */
+    guint64 events;         /* events fired */
+} SsimTimeline;
+
+void ssim_timeline_free(SsimTimeline *timeline);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimTimeline, ssim_timeline_free)
+
+/*
+ * Runs `graph` (finalized) with costs from `model` (NULL: the simple model with defaults).
+ * Returns the timeline, or NULL with `error` set on deadlock or when a limit is hit.
+ */
+SsimTimeline *ssim_runtime_run(const SsimGraph *graph, const SsimCostModel *model,
+                               const SsimRunLimits *limits, GError **error);
+
+G_END_DECLS

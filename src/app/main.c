@@ -1,0 +1,7 @@
+/* shiftsim's entry point: everything, option parsing included, lives in the library. */
+#include <shiftsim/cli.h>
+
+int main(int argc, char **argv)
+{
+    return ssim_cli_main(argc, argv);
+}

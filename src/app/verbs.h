@@ -1,0 +1,34 @@
+/*
+ * The registry of `shiftsim` verbs: one line each in SSIM_VERB_LIST, one file each
+ * (src/app/verb-<name>.c) defining `int ssim_verb_<name>(int argc, char **argv)`.
+ *
+ * A verb parses its own options (GOptionContext, with argv[0] being the verb name) and returns
+ * the process exit status: SSIM_EXIT_OK, SSIM_EXIT_RUNTIME (an input or simulation failed) or
+ * SSIM_EXIT_USAGE (bad command line).  It prints results on stdout and one clear message per
+ * error on stderr; it never calls exit().
+ */
+#pragma once
+
+#include <glib.h>
+
+#define SSIM_EXIT_OK      0
+#define SSIM_EXIT_RUNTIME 1
+#define SSIM_EXIT_USAGE   2
+
+#define SSIM_VERB_LIST(X)                                                                          \
+    X(replay, "run an op graph file and print its timeline summary")
+
+#define SSIM_X(name, summary) int ssim_verb_##name(int argc, char **argv);
+SSIM_VERB_LIST(SSIM_X)
+#undef SSIM_X
+
+/* Shared helpers for verbs. */
+
+/* Prints "shiftsim VERB: message" for a usage error and returns SSIM_EXIT_USAGE. */
+int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Prints "shiftsim: <error->message>" and returns SSIM_EXIT_RUNTIME. */
+int ssim_cli_runtime_error(const GError *error);
+/* Parses argv with `context`; on failure prints the message and returns FALSE. */
+gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const char *verb);
+/* Writes `text` to stdout, or to `path` atomically when path is not NULL and not "-". */
+gboolean ssim_cli_emit(const char *path, const GString *text, GError **error);

@@ -1,0 +1,729 @@
+/*
+ * The op graph (see include/shiftsim/graph.h for the semantics).
+ *
+ * Storage is flat: ops in one GArray, their dependency lists concatenated in another, strings
+ * interned once.  ssim_graph_finalize() derives everything the runtime needs in arrays indexed
+ * by op: the number of predecessors (dependencies + stream predecessor + host-barrier gate) and
+ * a CSR successor list; and, per matched communication (a collective or barrier instance, or a
+ * send/receive pair), the list of its member ops.  A barrier gates only the first op after it on
+ * each stream of its rank: the stream order carries the gate to the rest, so a barrier costs at
+ * most one edge per stream instead of one per later op.
+ *
+ * Invariants after finalize: every dependency names an existing op other than itself; the edge
+ * relation (dependencies, stream order, gates) is acyclic; every collective member belongs to
+ * its group and no rank appears twice in an instance; members of an instance agree on kind and
+ * bytes; a (source, destination, tag) has at most one send and one receive.
+ */
+#include <shiftsim/graph.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const coll_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_COLL_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+static const char *const op_kind_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_OPKIND_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+const char *ssim_coll_kind_name(SsimCollKind kind)
+{
+    return (guint)kind < SSIM_COLL_N ? coll_names[kind] : "?";
+}
+
+gboolean ssim_coll_kind_from_name(const char *name, SsimCollKind *out)
+{
+    for (guint i = 0; i < SSIM_COLL_N; i++)
+        if (strcmp(name, coll_names[i]) == 0) {
+            *out = (SsimCollKind)i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+const char *ssim_op_kind_name(SsimOpKind kind)
+{
+    return (guint)kind < SSIM_OP_N ? op_kind_names[kind] : "?";
+}
+
+typedef enum { MATCH_COLL, MATCH_BARRIER, MATCH_P2P } MatchKind;
+
+struct SsimGraph {
+    GArray *ops;             /* SsimOp */
+    GArray *deps;            /* guint32 */
+    GPtrArray *strings;      /* owned char * */
+    GHashTable *string_ids;  /* borrowed char * -> id + 1 */
+    GArray *stream_rank;     /* guint32 per stream */
+    GArray *stream_name;     /* guint32 string id per stream */
+    GHashTable *stream_ids;  /* "rank\x1fname" -> stream + 1 */
+    guint32 n_ranks;
+    GArray *group_name;      /* guint32 string id */
+    GArray *group_first;     /* guint32 offset into group_ranks, n_groups + 1 entries */
+    GArray *group_ranks;     /* guint32 */
+    GHashTable *group_ids;   /* borrowed name -> group + 1 */
+
+    gboolean finalized;
+    guint32 *n_preds;
+    guint32 *stream_prev;
+    guint32 *gate;
+    guint32 *succ_first;     /* n_ops + 1 */
+    guint32 *succs;
+    guint32 n_matches;
+    guint32 *match_first;    /* n_matches + 1 */
+    guint32 *match_ops;
+    guint32 *match_expected;
+    guint8 *match_kind;
+    gboolean ids_identity;   /* op i has id i for all i */
+    guint64 *id_sorted;      /* (id << 32 | index), sorted, when !ids_identity */
+};
+
+SsimGraph *ssim_graph_new(void)
+{
+    SsimGraph *g = g_new0(SsimGraph, 1);
+    g->ops = g_array_new(FALSE, FALSE, sizeof(SsimOp));
+    g->deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->strings = g_ptr_array_new_with_free_func(g_free);
+    g->string_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    g->stream_rank = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->stream_name = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->stream_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g->group_name = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->group_first = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->group_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->group_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    guint32 zero = 0;
+    g_array_append_val(g->group_first, zero);
+    ssim_graph_intern(g, ""); /* string id 0 is the empty string: the default class */
+    return g;
+}
+
+static void clear_finalized(SsimGraph *g)
+{
+    g_clear_pointer(&g->n_preds, g_free);
+    g_clear_pointer(&g->stream_prev, g_free);
+    g_clear_pointer(&g->gate, g_free);
+    g_clear_pointer(&g->succ_first, g_free);
+    g_clear_pointer(&g->succs, g_free);
+    g_clear_pointer(&g->match_first, g_free);
+    g_clear_pointer(&g->match_ops, g_free);
+    g_clear_pointer(&g->match_expected, g_free);
+    g_clear_pointer(&g->match_kind, g_free);
+    g_clear_pointer(&g->id_sorted, g_free);
+    g->n_matches = 0;
+    g->finalized = FALSE;
+}
+
+void ssim_graph_free(SsimGraph *g)
+{
+    if (g == NULL)
+        return;
+    clear_finalized(g);
+    g_array_unref(g->ops);
+    g_array_unref(g->deps);
+    g_hash_table_unref(g->string_ids);
+    g_ptr_array_unref(g->strings);
+    g_array_unref(g->stream_rank);
+    g_array_unref(g->stream_name);
+    g_hash_table_unref(g->stream_ids);
+    g_array_unref(g->group_name);
+    g_array_unref(g->group_first);
+    g_array_unref(g->group_ranks);
+    g_hash_table_unref(g->group_ids);
+    g_free(g);
+}
+
+void ssim_graph_reserve(SsimGraph *g, gsize n_ops, gsize n_deps)
+{
+    /* GArray has no reserve: swap in pre-sized arrays while the graph is still empty. */
+    if (g->ops->len == 0 && n_ops > 0) {
+        g_array_unref(g->ops);
+        g->ops = g_array_sized_new(FALSE, FALSE, sizeof(SsimOp), (guint)n_ops);
+    }
+    if (g->deps->len == 0 && n_deps > 0) {
+        g_array_unref(g->deps);
+        g->deps = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)n_deps);
+    }
+}
+
+guint32 ssim_graph_intern(SsimGraph *g, const char *s)
+{
+    gpointer v = g_hash_table_lookup(g->string_ids, s);
+    if (v != NULL)
+        return GPOINTER_TO_UINT(v) - 1;
+    char *copy = g_strdup(s);
+    guint32 id = g->strings->len;
+    g_ptr_array_add(g->strings, copy);
+    g_hash_table_insert(g->string_ids, copy, GUINT_TO_POINTER(id + 1));
+    return id;
+}
+
+const char *ssim_graph_string(const SsimGraph *g, guint32 id)
+{
+    return id < g->strings->len ? g_ptr_array_index(g->strings, id) : "";
+}
+
+guint32 ssim_graph_stream(SsimGraph *g, guint32 rank, const char *name)
+{
+    char key[256];
+    g_snprintf(key, sizeof key, "%u\x1f%s", rank, name);
+    gpointer v = g_hash_table_lookup(g->stream_ids, key);
+    if (v != NULL)
+        return GPOINTER_TO_UINT(v) - 1;
+    guint32 s = g->stream_rank->len;
+    guint32 name_id = ssim_graph_intern(g, name);
+    g_array_append_val(g->stream_rank, rank);
+    g_array_append_val(g->stream_name, name_id);
+    g_hash_table_insert(g->stream_ids, g_strdup(key), GUINT_TO_POINTER(s + 1));
+    if (rank + 1 > g->n_ranks)
+        g->n_ranks = rank + 1;
+    clear_finalized(g);
+    return s;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return (x > y) - (x < y);
+}
+
+guint32 ssim_graph_add_group(SsimGraph *g, const char *name, const guint32 *ranks, guint n,
+                             GError **error)
+{
+    if (g_hash_table_contains(g->group_ids, name)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "group '%s' is defined twice", name);
+        return SSIM_NONE;
+    }
+    if (n == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "group '%s' has no ranks",
+                    name);
+        return SSIM_NONE;
+    }
+    g_autofree guint32 *sorted = g_memdup2(ranks, n * sizeof *ranks);
+    qsort(sorted, n, sizeof *sorted, cmp_u32);
+    for (guint i = 1; i < n; i++)
+        if (sorted[i] == sorted[i - 1]) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "group '%s' lists rank %u twice", name, sorted[i]);
+            return SSIM_NONE;
+        }
+    guint32 gi = g->group_name->len;
+    guint32 name_id = ssim_graph_intern(g, name);
+    g_array_append_val(g->group_name, name_id);
+    g_array_append_vals(g->group_ranks, ranks, n);
+    guint32 end = g->group_ranks->len;
+    g_array_append_val(g->group_first, end);
+    g_hash_table_insert(g->group_ids, (gpointer)ssim_graph_string(g, name_id),
+                        GUINT_TO_POINTER(gi + 1));
+    if (sorted[n - 1] + 1 > g->n_ranks)
+        g->n_ranks = sorted[n - 1] + 1;
+    clear_finalized(g);
+    return gi;
+}
+
+guint32 ssim_graph_find_group(const SsimGraph *g, const char *name)
+{
+    gpointer v = g_hash_table_lookup(g->group_ids, name);
+    return v ? GPOINTER_TO_UINT(v) - 1 : SSIM_NONE;
+}
+
+guint32 ssim_graph_add_op(SsimGraph *g, const SsimOpSpec *spec, const guint32 *deps, guint n_deps)
+{
+    g_return_val_if_fail(spec->stream < g->stream_rank->len, SSIM_NONE);
+    guint32 index = g->ops->len;
+    SsimOp op = {
+        .kind = (guint8)spec->kind,
+        .coll = (guint8)spec->coll,
+        .cls = (guint16)(spec->cls ? ssim_graph_intern(g, spec->cls) : 0),
+        .id = spec->id == SSIM_NONE ? index : spec->id,
+        .stream = spec->stream,
+        .rank = g_array_index(g->stream_rank, guint32, spec->stream),
+        .group = spec->group,
+        .peer = spec->peer,
+        .tag = spec->tag,
+        .name = spec->name ? ssim_graph_intern(g, spec->name) : SSIM_NONE,
+        .dep_first = g->deps->len,
+        .n_deps = n_deps,
+        .match = SSIM_NONE,
+        .duration = spec->duration,
+        .bytes = spec->bytes,
+        .flops = spec->flops,
+    };
+    g_array_append_vals(g->deps, deps, n_deps);
+    g_array_append_val(g->ops, op);
+    clear_finalized(g);
+    return index;
+}
+
+/* ---- read access ---- */
+
+gboolean ssim_graph_is_finalized(const SsimGraph *g)
+{
+    return g->finalized;
+}
+guint32 ssim_graph_n_ops(const SsimGraph *g)
+{
+    return g->ops->len;
+}
+guint32 ssim_graph_n_ranks(const SsimGraph *g)
+{
+    return g->n_ranks;
+}
+guint32 ssim_graph_n_streams(const SsimGraph *g)
+{
+    return g->stream_rank->len;
+}
+guint32 ssim_graph_n_groups(const SsimGraph *g)
+{
+    return g->group_name->len;
+}
+guint64 ssim_graph_n_deps(const SsimGraph *g)
+{
+    return g->deps->len;
+}
+const SsimOp *ssim_graph_op(const SsimGraph *g, guint32 op)
+{
+    return &g_array_index(g->ops, SsimOp, op);
+}
+const guint32 *ssim_graph_deps(const SsimGraph *g, guint32 op, guint *n_deps)
+{
+    const SsimOp *o = ssim_graph_op(g, op);
+    *n_deps = o->n_deps;
+    return o->n_deps ? &g_array_index(g->deps, guint32, o->dep_first) : NULL;
+}
+guint32 ssim_graph_stream_rank(const SsimGraph *g, guint32 stream)
+{
+    return g_array_index(g->stream_rank, guint32, stream);
+}
+const char *ssim_graph_stream_name(const SsimGraph *g, guint32 stream)
+{
+    return ssim_graph_string(g, g_array_index(g->stream_name, guint32, stream));
+}
+const char *ssim_graph_group_name(const SsimGraph *g, guint32 group)
+{
+    if (group >= g->group_name->len)
+        return "?";
+    return ssim_graph_string(g, g_array_index(g->group_name, guint32, group));
+}
+const guint32 *ssim_graph_group_ranks(const SsimGraph *g, guint32 group, guint *n)
+{
+    guint32 a = g_array_index(g->group_first, guint32, group);
+    guint32 b = g_array_index(g->group_first, guint32, group + 1);
+    *n = b - a;
+    return &g_array_index(g->group_ranks, guint32, a);
+}
+
+static gboolean group_has_rank(const SsimGraph *g, guint32 group, guint32 rank)
+{
+    guint n;
+    const guint32 *r = ssim_graph_group_ranks(g, group, &n);
+    for (guint i = 0; i < n; i++)
+        if (r[i] == rank)
+            return TRUE;
+    return FALSE;
+}
+
+guint32 ssim_graph_find_id(const SsimGraph *g, guint32 id)
+{
+    guint32 n = g->ops->len;
+    if (g->finalized && g->ids_identity)
+        return id < n ? id : SSIM_NONE;
+    if (g->finalized) {
+        guint32 lo = 0, hi = n;
+        while (lo < hi) {
+            guint32 mid = lo + (hi - lo) / 2;
+            guint32 mid_id = (guint32)(g->id_sorted[mid] >> 32);
+            if (mid_id < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < n && (guint32)(g->id_sorted[lo] >> 32) == id)
+            return (guint32)g->id_sorted[lo];
+        return SSIM_NONE;
+    }
+    for (guint32 i = 0; i < n; i++)
+        if (ssim_graph_op(g, i)->id == id)
+            return i;
+    return SSIM_NONE;
+}
+
+const guint32 *ssim_graph_succs(const SsimGraph *g, guint32 op, guint *n)
+{
+    g_return_val_if_fail(g->finalized, NULL);
+    *n = g->succ_first[op + 1] - g->succ_first[op];
+    return g->succs + g->succ_first[op];
+}
+guint32 ssim_graph_n_preds(const SsimGraph *g, guint32 op)
+{
+    return g->n_preds[op];
+}
+guint32 ssim_graph_stream_prev(const SsimGraph *g, guint32 op)
+{
+    return g->stream_prev[op];
+}
+guint32 ssim_graph_n_matches(const SsimGraph *g)
+{
+    return g->n_matches;
+}
+const guint32 *ssim_graph_match_ops(const SsimGraph *g, guint32 m, guint *n, guint *expected)
+{
+    *n = g->match_first[m + 1] - g->match_first[m];
+    *expected = g->match_expected[m];
+    return g->match_ops + g->match_first[m];
+}
+
+const char *ssim_graph_op_label(const SsimGraph *g, guint32 op, char *buf, gsize size)
+{
+    const SsimOp *o = ssim_graph_op(g, op);
+    const char *base;
+    if (o->name != SSIM_NONE)
+        base = ssim_graph_string(g, o->name);
+    else if (o->kind == SSIM_OP_COLLECTIVE)
+        base = ssim_coll_kind_name(o->coll);
+    else
+        base = ssim_op_kind_name(o->kind);
+    g_snprintf(buf, size, "%s#%u", base, o->id);
+    return buf;
+}
+
+/* ---- finalize ---- */
+
+static gboolean fail(GError **error, SsimGraph *g, guint32 op, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static gboolean fail(GError **error, SsimGraph *g, guint32 op, const char *fmt, ...)
+{
+    char label[128];
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    const SsimOp *o = ssim_graph_op(g, op);
+    g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH, "%s (rank %u, stream %s): %s",
+                ssim_graph_op_label(g, op, label, sizeof label), o->rank,
+                ssim_graph_stream_name(g, o->stream), msg);
+    clear_finalized(g);
+    return FALSE;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+    return (x > y) - (x < y);
+}
+
+static gboolean check_ids(SsimGraph *g, GError **error)
+{
+    guint32 n = g->ops->len;
+    g->ids_identity = TRUE;
+    for (guint32 i = 0; i < n && g->ids_identity; i++)
+        g->ids_identity = ssim_graph_op(g, i)->id == i;
+    if (g->ids_identity)
+        return TRUE;
+    g->id_sorted = g_new(guint64, MAX(n, 1));
+    for (guint32 i = 0; i < n; i++)
+        g->id_sorted[i] = ((guint64)ssim_graph_op(g, i)->id << 32) | i;
+    qsort(g->id_sorted, n, sizeof(guint64), cmp_u64);
+    for (guint32 i = 1; i < n; i++)
+        if (g->id_sorted[i] >> 32 == g->id_sorted[i - 1] >> 32)
+            return fail(error, g, (guint32)g->id_sorted[i], "id %u is used by two ops",
+                        (guint32)(g->id_sorted[i] >> 32));
+    return TRUE;
+}
+
+/* Walks predecessors from an op left over by Kahn's algorithm until one repeats. */
+static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
+{
+    guint32 n = g->ops->len, cur = SSIM_NONE;
+    for (guint32 i = 0; i < n && cur == SSIM_NONE; i++)
+        if (left[i] > 0)
+            cur = i;
+    g_autofree guint32 *seen = g_new0(guint32, n);
+    GString *path = g_string_new(NULL);
+    guint32 step = 1;
+    while (seen[cur] == 0) {
+        seen[cur] = step++;
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, cur, &nd);
+        guint32 next = SSIM_NONE;
+        for (guint i = 0; i < nd && next == SSIM_NONE; i++)
+            if (left[d[i]] > 0)
+                next = d[i];
+        if (next == SSIM_NONE && g->stream_prev[cur] != SSIM_NONE && left[g->stream_prev[cur]])
+            next = g->stream_prev[cur];
+        if (next == SSIM_NONE && g->gate[cur] != SSIM_NONE && left[g->gate[cur]])
+            next = g->gate[cur];
+        g_assert(next != SSIM_NONE);
+        cur = next;
+    }
+    /* cur is on the cycle: print it from cur around. */
+    guint32 start = cur;
+    char label[128];
+    do {
+        g_string_append_printf(path, "%s%s", path->len ? " <- " : "",
+                               ssim_graph_op_label(g, cur, label, sizeof label));
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, cur, &nd);
+        guint32 next = SSIM_NONE;
+        for (guint i = 0; i < nd && next == SSIM_NONE; i++)
+            if (left[d[i]] > 0 && seen[d[i]])
+                next = d[i];
+        if (next == SSIM_NONE && g->stream_prev[cur] != SSIM_NONE && left[g->stream_prev[cur]])
+            next = g->stream_prev[cur];
+        if (next == SSIM_NONE && g->gate[cur] != SSIM_NONE && left[g->gate[cur]])
+            next = g->gate[cur];
+        cur = next;
+    } while (cur != start && path->len < 2000);
+    g_string_append_printf(path, " <- %s", ssim_graph_op_label(g, start, label, sizeof label));
+    g_autofree char *text = g_string_free(path, FALSE);
+    return fail(error, g, start, "dependency cycle (each op waits for the next): %s", text);
+}
+
+typedef struct {
+    guint32 a, b, c;
+} Key3;
+
+static guint key3_hash(gconstpointer p)
+{
+    const Key3 *k = p;
+    return (k->a * 2654435761u) ^ (k->b * 40503u) ^ (k->c * 97u + 0x9e3779b9u);
+}
+
+static gboolean key3_equal(gconstpointer x, gconstpointer y)
+{
+    const Key3 *a = x, *b = y;
+    return a->a == b->a && a->b == b->b && a->c == b->c;
+}
+
+static gboolean build_matches(SsimGraph *g, GError **error)
+{
+    guint32 n = g->ops->len;
+    g_autofree Key3 *ord_keys = g_new(Key3, MAX(n, 1));
+    g_autofree Key3 *inst_keys = g_new(Key3, MAX(n, 1));
+    guint32 n_ord = 0, n_inst = 0;
+    g_autoptr(GHashTable) ord = g_hash_table_new(key3_hash, key3_equal);
+    g_autoptr(GHashTable) inst = g_hash_table_new(key3_hash, key3_equal);
+    g_autofree guint32 *inst_kind = g_new(guint32, MAX(n, 1));
+    g_autofree guint32 *inst_count = g_new0(guint32, MAX(n, 1));
+    g_autofree guint32 *ord_count = g_new0(guint32, MAX(n, 1));
+
+    for (guint32 i = 0; i < n; i++) {
+        SsimOp *o = &g_array_index(g->ops, SsimOp, i);
+        Key3 k;
+        MatchKind mk;
+        if (o->kind == SSIM_OP_COLLECTIVE || o->kind == SSIM_OP_BARRIER) {
+            if (o->group >= g->group_name->len)
+                return fail(error, g, i, "needs a group");
+            if (!group_has_rank(g, o->group, o->rank))
+                return fail(error, g, i, "rank %u is not a member of group %s", o->rank,
+                            ssim_graph_group_name(g, o->group));
+            mk = o->kind == SSIM_OP_COLLECTIVE ? MATCH_COLL : MATCH_BARRIER;
+            k = (Key3){o->rank, o->group, mk};
+        } else if (o->kind == SSIM_OP_SEND || o->kind == SSIM_OP_RECV) {
+            if (o->peer == SSIM_NONE)
+                return fail(error, g, i, "needs a peer rank");
+            if (o->peer == o->rank)
+                return fail(error, g, i, "peer is its own rank %u", o->rank);
+            mk = MATCH_P2P;
+            k = (Key3){o->rank, o->peer, 10 + o->kind};
+        } else {
+            continue;
+        }
+        /* An auto tag is the op's ordinal among its rank's ops on the same group or peer. */
+        gpointer ov = g_hash_table_lookup(ord, &k);
+        guint32 slot;
+        if (ov == NULL) {
+            slot = n_ord;
+            ord_keys[n_ord] = k;
+            ord_count[n_ord] = 0;
+            g_hash_table_insert(ord, &ord_keys[n_ord++], GUINT_TO_POINTER(slot + 1));
+        } else {
+            slot = GPOINTER_TO_UINT(ov) - 1;
+        }
+        if (o->tag == SSIM_TAG_AUTO)
+            o->tag = ord_count[slot];
+        ord_count[slot]++;
+        /* The instance key: (group, tag, kind) for collectives, (src, dst, tag) for p2p. */
+        Key3 ik;
+        if (mk == MATCH_P2P) {
+            guint32 src = o->kind == SSIM_OP_SEND ? o->rank : o->peer;
+            guint32 dst = o->kind == SSIM_OP_SEND ? o->peer : o->rank;
+            ik = (Key3){src, dst, o->tag};
+        } else {
+            ik = (Key3){o->group | (mk == MATCH_BARRIER ? 0x80000000u : 0), o->tag, 0xffffffffu};
+        }
+        gpointer v = g_hash_table_lookup(inst, &ik);
+        guint32 m;
+        if (v == NULL) {
+            m = n_inst;
+            inst_keys[n_inst] = ik;
+            inst_kind[m] = mk;
+            g_hash_table_insert(inst, &inst_keys[n_inst++], GUINT_TO_POINTER(m + 1));
+        } else {
+            m = GPOINTER_TO_UINT(v) - 1;
+        }
+        o->match = m;
+        inst_count[m]++;
+    }
+    g->n_matches = n_inst;
+    g->match_first = g_new(guint32, n_inst + 1);
+    g->match_expected = g_new(guint32, MAX(n_inst, 1));
+    g->match_kind = g_new(guint8, MAX(n_inst, 1));
+    guint32 total = 0;
+    for (guint32 m = 0; m < n_inst; m++) {
+        g->match_first[m] = total;
+        g->match_kind[m] = (guint8)inst_kind[m];
+        if (inst_kind[m] == MATCH_P2P) {
+            g->match_expected[m] = 2;
+            total += 2;
+        } else {
+            guint gn;
+            ssim_graph_group_ranks(g, inst_keys[m].a & 0x7fffffffu, &gn);
+            g->match_expected[m] = gn;
+            total += inst_count[m];
+        }
+    }
+    g->match_first[n_inst] = total;
+    g->match_ops = g_new(guint32, MAX(total, 1));
+    g_autofree guint32 *fill = g_new0(guint32, MAX(n_inst, 1));
+    for (guint32 m = 0; m < n_inst; m++)
+        if (inst_kind[m] == MATCH_P2P)
+            g->match_ops[g->match_first[m]] = g->match_ops[g->match_first[m] + 1] = SSIM_NONE;
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *o = ssim_graph_op(g, i);
+        if (o->match == SSIM_NONE)
+            continue;
+        guint32 m = o->match, base = g->match_first[m];
+        if (inst_kind[m] == MATCH_P2P) {
+            guint slot = o->kind == SSIM_OP_SEND ? 0 : 1;
+            if (g->match_ops[base + slot] != SSIM_NONE)
+                return fail(error, g, i, "a second %s with the same source %u, destination %u "
+                            "and tag %u", ssim_op_kind_name(o->kind), inst_keys[m].a,
+                            inst_keys[m].b, o->tag);
+            g->match_ops[base + slot] = i;
+            continue;
+        }
+        for (guint32 j = 0; j < fill[m]; j++) {
+            const SsimOp *other = ssim_graph_op(g, g->match_ops[base + j]);
+            char label[128];
+            if (other->rank == o->rank)
+                return fail(error, g, i, "rank %u enters %s %s tag %u twice (also %s)", o->rank,
+                            ssim_graph_group_name(g, o->group),
+                            o->kind == SSIM_OP_BARRIER ? "barrier" : "collective", o->tag,
+                            ssim_graph_op_label(g, g->match_ops[base + j], label, sizeof label));
+            if (j == 0 && (other->coll != o->coll || other->bytes != o->bytes) &&
+                o->kind == SSIM_OP_COLLECTIVE)
+                return fail(error, g, i, "does not match %s on rank %u of the same collective "
+                            "(group %s, tag %u): %s of %" G_GUINT64_FORMAT " bytes vs %s of %"
+                            G_GUINT64_FORMAT " bytes",
+                            ssim_graph_op_label(g, g->match_ops[base], label, sizeof label),
+                            other->rank, ssim_graph_group_name(g, o->group), o->tag,
+                            ssim_coll_kind_name(o->coll), o->bytes,
+                            ssim_coll_kind_name(other->coll), other->bytes);
+        }
+        g->match_ops[base + fill[m]++] = i;
+    }
+    return TRUE;
+}
+
+gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
+{
+    if (g->finalized)
+        return TRUE;
+    guint32 n = g->ops->len, n_streams = g->stream_rank->len;
+    if (!check_ids(g, error))
+        return FALSE;
+    for (guint32 i = 0; i < n; i++) {
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        for (guint j = 0; j < nd; j++) {
+            if (d[j] >= n)
+                return fail(error, g, i, "depends on op index %u, which does not exist", d[j]);
+            if (d[j] == i)
+                return fail(error, g, i, "depends on itself");
+        }
+    }
+
+    /* Stream order and barrier gates. */
+    g->stream_prev = g_new(guint32, MAX(n, 1));
+    g->gate = g_new(guint32, MAX(n, 1));
+    g_autofree guint32 *last = g_new(guint32, MAX(n_streams, 1));
+    g_autofree guint32 *gated_epoch = g_new0(guint32, MAX(n_streams, 1));
+    g_autofree guint32 *barrier = g_new(guint32, MAX(g->n_ranks, 1));
+    g_autofree guint32 *epoch = g_new0(guint32, MAX(g->n_ranks, 1));
+    memset(last, 0xff, sizeof(guint32) * MAX(n_streams, 1));
+    memset(barrier, 0xff, sizeof(guint32) * MAX(g->n_ranks, 1));
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *o = ssim_graph_op(g, i);
+        g->stream_prev[i] = last[o->stream];
+        last[o->stream] = i;
+        g->gate[i] = SSIM_NONE;
+        if (barrier[o->rank] != SSIM_NONE && gated_epoch[o->stream] != epoch[o->rank]) {
+            if (g->stream_prev[i] != barrier[o->rank])
+                g->gate[i] = barrier[o->rank];
+            gated_epoch[o->stream] = epoch[o->rank];
+        }
+        if (o->kind == SSIM_OP_BARRIER) {
+            barrier[o->rank] = i;
+            epoch[o->rank]++;
+            gated_epoch[o->stream] = epoch[o->rank]; /* its own stream follows by stream order */
+        }
+    }
+
+    /* Predecessor counts and CSR successors. */
+    g->n_preds = g_new0(guint32, MAX(n, 1));
+    g->succ_first = g_new0(guint32, n + 1);
+    for (guint32 i = 0; i < n; i++) {
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        for (guint j = 0; j < nd; j++)
+            g->succ_first[d[j] + 1]++;
+        if (g->stream_prev[i] != SSIM_NONE)
+            g->succ_first[g->stream_prev[i] + 1]++;
+        if (g->gate[i] != SSIM_NONE)
+            g->succ_first[g->gate[i] + 1]++;
+        g->n_preds[i] = nd + (g->stream_prev[i] != SSIM_NONE) + (g->gate[i] != SSIM_NONE);
+    }
+    for (guint32 i = 0; i < n; i++)
+        g->succ_first[i + 1] += g->succ_first[i];
+    g->succs = g_new(guint32, MAX(g->succ_first[n], 1));
+    g_autofree guint32 *pos = g_memdup2(g->succ_first, sizeof(guint32) * (n + 1));
+    for (guint32 i = 0; i < n; i++) {
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        if (g->stream_prev[i] != SSIM_NONE)
+            g->succs[pos[g->stream_prev[i]]++] = i;
+        for (guint j = 0; j < nd; j++)
+            g->succs[pos[d[j]]++] = i;
+        if (g->gate[i] != SSIM_NONE)
+            g->succs[pos[g->gate[i]]++] = i;
+    }
+
+    /* Kahn's algorithm proves the edge relation acyclic. */
+    g_autofree guint32 *left = g_memdup2(g->n_preds, sizeof(guint32) * MAX(n, 1));
+    g_autofree guint32 *queue = g_new(guint32, MAX(n, 1));
+    guint32 head = 0, tail = 0;
+    for (guint32 i = 0; i < n; i++)
+        if (left[i] == 0)
+            queue[tail++] = i;
+    while (head < tail) {
+        guint32 u = queue[head++];
+        for (guint32 e = g->succ_first[u]; e < g->succ_first[u + 1]; e++)
+            if (--left[g->succs[e]] == 0)
+                queue[tail++] = g->succs[e];
+    }
+    if (tail < n)
+        return report_cycle(g, left, error);
+
+    if (!build_matches(g, error))
+        return FALSE;
+    g->finalized = TRUE;
+    return TRUE;
+}

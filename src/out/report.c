@@ -1,0 +1,243 @@
+/*
+ * Reporters for a replayed graph (see include/shiftsim/report.h).
+ *
+ * Busy time of a stream is the sum of its ops' (end - start); a stream runs one op at a time,
+ * so these never overlap within a stream.  Per rank, a sweep over the ops' intervals gives the
+ * time at least one stream is busy (union) and the time two or more are busy at once (overlap):
+ * the part of the work that the streams hid behind each other.
+ */
+#include <shiftsim/report.h>
+
+#include <json-glib/json-glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+gboolean ssim_format_from_name(const char *name, SsimFormat *out)
+{
+    static const char *const names[] = {"table", "csv", "json"};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (SsimFormat)i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+typedef struct {
+    SsimTime t;
+    gint delta;
+} Edge;
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const Edge *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->delta - y->delta; /* ends before starts at the same instant */
+}
+
+void ssim_timeline_summarize(const SsimGraph *g, const SsimTimeline *t, SsimTime **stream_busy,
+                             SsimRankSummary **ranks)
+{
+    guint32 n = ssim_graph_n_ops(g), nr = ssim_graph_n_ranks(g);
+    SsimTime *busy = g_new0(SsimTime, MAX(ssim_graph_n_streams(g), 1));
+    SsimRankSummary *rs = g_new0(SsimRankSummary, MAX(nr, 1));
+    /* Bucket interval edges by rank (counting pass, then fill), then sweep each rank. */
+    g_autofree guint32 *first = g_new0(guint32, nr + 1);
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *o = ssim_graph_op(g, i);
+        SsimTime d = t->end[i] - t->start[i];
+        busy[o->stream] += d;
+        if (d > 0)
+            first[o->rank + 1] += 2;
+    }
+    for (guint32 r = 0; r < nr; r++)
+        first[r + 1] += first[r];
+    g_autofree Edge *edges = g_new(Edge, MAX(first[nr], 1));
+    g_autofree guint32 *pos = g_memdup2(first, sizeof(guint32) * (nr + 1));
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *o = ssim_graph_op(g, i);
+        if (t->end[i] > t->start[i]) {
+            edges[pos[o->rank]++] = (Edge){t->start[i], +1};
+            edges[pos[o->rank]++] = (Edge){t->end[i], -1};
+        }
+    }
+    for (guint32 r = 0; r < nr; r++) {
+        Edge *e = edges + first[r];
+        guint32 m = first[r + 1] - first[r];
+        qsort(e, m, sizeof *e, cmp_edge);
+        gint depth = 0;
+        for (guint32 k = 0; k < m; k++) {
+            if (k > 0) {
+                SsimTime span = e[k].t - e[k - 1].t;
+                if (depth >= 1)
+                    rs[r].busy_union += span;
+                if (depth >= 2)
+                    rs[r].overlap += span;
+            }
+            depth += e[k].delta;
+        }
+    }
+    *stream_busy = busy;
+    *ranks = rs;
+}
+
+static double pct(SsimTime part, SsimTime whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+GString *ssim_report_replay(const SsimGraph *g, const SsimTimeline *t, SsimFormat format,
+                            const char *source)
+{
+    g_autofree SsimTime *busy = NULL;
+    g_autofree SsimRankSummary *rs = NULL;
+    ssim_timeline_summarize(g, t, &busy, &rs);
+    guint32 ns = ssim_graph_n_streams(g), nr = ssim_graph_n_ranks(g);
+    g_autofree guint32 *ops = g_new0(guint32, MAX(ns, 1));
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
+        ops[ssim_graph_op(g, i)->stream]++;
+    /* Streams in (rank, creation) order. */
+    g_autofree guint32 *order = g_new(guint32, MAX(ns, 1));
+    g_autofree guint32 *rank_first = g_new0(guint32, nr + 1);
+    for (guint32 s = 0; s < ns; s++)
+        rank_first[ssim_graph_stream_rank(g, s) + 1]++;
+    for (guint32 r = 0; r < nr; r++)
+        rank_first[r + 1] += rank_first[r];
+    g_autofree guint32 *fill = g_memdup2(rank_first, sizeof(guint32) * (nr + 1));
+    for (guint32 s = 0; s < ns; s++)
+        order[fill[ssim_graph_stream_rank(g, s)]++] = s;
+
+    GString *out = g_string_new(NULL);
+    if (format == SSIM_FORMAT_TABLE) {
+        g_string_append_printf(out, "graph     %s\n", source);
+        g_string_append_printf(out, "ops       %u on %u ranks, %u streams; %" G_GUINT64_FORMAT
+                               " events\n", ssim_graph_n_ops(g), nr, ns, t->events);
+        g_string_append_printf(out, "makespan  %" G_GINT64_FORMAT " ns (%.3f ms)\n\n",
+                               t->makespan, (double)t->makespan / 1e6);
+        g_string_append_printf(out, "%-6s %-16s %8s %14s %7s\n", "rank", "stream", "ops",
+                               "busy_ns", "busy%");
+        for (guint32 k = 0; k < ns; k++) {
+            guint32 s = order[k];
+            g_string_append_printf(out, "%-6u %-16s %8u %14" G_GINT64_FORMAT " %6.1f%%\n",
+                                   ssim_graph_stream_rank(g, s), ssim_graph_stream_name(g, s),
+                                   ops[s], busy[s], pct(busy[s], t->makespan));
+        }
+        g_string_append_printf(out, "\n%-6s %14s %14s %9s\n", "rank", "busy_ns", "overlap_ns",
+                               "overlap%");
+        for (guint32 r = 0; r < nr; r++)
+            g_string_append_printf(out, "%-6u %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
+                                   " %8.1f%%\n", r, rs[r].busy_union, rs[r].overlap,
+                                   pct(rs[r].overlap, rs[r].busy_union));
+        g_string_append(out, "\nbusy: time the stream (or, per rank, any stream) runs an op; "
+                             "overlap: time two or more streams of the rank run at once.\n");
+    } else if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "rank,stream,ops,busy_ns,rank_busy_ns,rank_overlap_ns,makespan_ns\n");
+        for (guint32 k = 0; k < ns; k++) {
+            guint32 s = order[k], r = ssim_graph_stream_rank(g, s);
+            g_string_append_printf(out, "%u,%s,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                                   ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n", r,
+                                   ssim_graph_stream_name(g, s), ops[s], busy[s],
+                                   rs[r].busy_union, rs[r].overlap, t->makespan);
+        }
+    } else {
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "graph");
+        json_builder_add_string_value(b, source);
+        json_builder_set_member_name(b, "ops");
+        json_builder_add_int_value(b, ssim_graph_n_ops(g));
+        json_builder_set_member_name(b, "events");
+        json_builder_add_int_value(b, (gint64)t->events);
+        json_builder_set_member_name(b, "makespan_ns");
+        json_builder_add_int_value(b, t->makespan);
+        json_builder_set_member_name(b, "ranks");
+        json_builder_begin_array(b);
+        for (guint32 r = 0; r < nr; r++) {
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "rank");
+            json_builder_add_int_value(b, r);
+            json_builder_set_member_name(b, "busy_ns");
+            json_builder_add_int_value(b, rs[r].busy_union);
+            json_builder_set_member_name(b, "overlap_ns");
+            json_builder_add_int_value(b, rs[r].overlap);
+            json_builder_set_member_name(b, "streams");
+            json_builder_begin_array(b);
+            for (guint32 k = rank_first[r]; k < rank_first[r + 1]; k++) {
+                guint32 s = order[k];
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "name");
+                json_builder_add_string_value(b, ssim_graph_stream_name(g, s));
+                json_builder_set_member_name(b, "ops");
+                json_builder_add_int_value(b, ops[s]);
+                json_builder_set_member_name(b, "busy_ns");
+                json_builder_add_int_value(b, busy[s]);
+                json_builder_end_object(b);
+            }
+            json_builder_end_array(b);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        g_autoptr(JsonGenerator) gen = json_generator_new();
+        g_autoptr(JsonNode) root = json_builder_get_root(b);
+        json_generator_set_root(gen, root);
+        json_generator_set_pretty(gen, TRUE);
+        g_autofree char *text = json_generator_to_data(gen, NULL);
+        g_string_append(out, text);
+        g_string_append_c(out, '\n');
+    }
+    return out;
+}
+
+/* CSV-quotes a field when it holds a comma, quote or newline. */
+static void csv_field(GString *out, const char *s)
+{
+    if (strpbrk(s, ",\"\n") == NULL) {
+        g_string_append(out, s);
+        return;
+    }
+    g_string_append_c(out, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            g_string_append_c(out, '"');
+        g_string_append_c(out, *s);
+    }
+    g_string_append_c(out, '"');
+}
+
+GString *ssim_report_timeline_csv(const SsimGraph *g, const SsimTimeline *t)
+{
+    GString *out = g_string_sized_new(64 + (gsize)t->n_ops * 64);
+    g_string_append(out, "id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,end_ns\n");
+    char label[128], flops[G_ASCII_DTOSTR_BUF_SIZE];
+    for (guint32 i = 0; i < t->n_ops; i++) {
+        const SsimOp *o = ssim_graph_op(g, i);
+        g_string_append_printf(out, "%u,", o->id);
+        csv_field(out, ssim_graph_op_label(g, i, label, sizeof label));
+        g_string_append_printf(out, ",%u,", o->rank);
+        csv_field(out, ssim_graph_stream_name(g, o->stream));
+        g_string_append_printf(out, ",%s,", o->kind == SSIM_OP_COLLECTIVE
+                                                ? ssim_coll_kind_name(o->coll)
+                                                : ssim_op_kind_name(o->kind));
+        csv_field(out, ssim_graph_string(g, o->cls));
+        g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%s,%" G_GINT64_FORMAT
+                               ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n", o->bytes,
+                               g_ascii_formatd(flops, sizeof flops, "%.17g", o->flops),
+                               t->ready[i], t->start[i], t->end[i]);
+    }
+    return out;
+}
+
+gboolean ssim_write_file(const char *path, const GString *contents, GError **error)
+{
+    GError *local = NULL;
+    /* g_file_set_contents writes a temporary file in the same directory and renames it. */
+    if (!g_file_set_contents(path, contents->str, (gssize)contents->len, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s", path,
+                    local->message);
+        g_error_free(local);
+        return FALSE;
+    }
+    return TRUE;
+}
