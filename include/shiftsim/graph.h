@@ -62,22 +62,25 @@ const char *ssim_coll_kind_name(SsimCollKind kind);
 gboolean ssim_coll_kind_from_name(const char *name, SsimCollKind *out);
 const char *ssim_op_kind_name(SsimOpKind kind);
 
-/* One op.  Fields marked (finalize) are filled by ssim_graph_finalize(). */
+/*
+ * One op: 64 bytes, with the fields the runtime reads on every event (duration, kind, match)
+ * first, so replaying an op touches one cache line of it.  Fields marked (finalize) are filled
+ * by ssim_graph_finalize().
+ */
 typedef struct {
+    SsimTime duration;  /* given duration in ns, or -1 to ask the cost model */
     guint8 kind;        /* SsimOpKind */
     guint8 coll;        /* SsimCollKind, for SSIM_OP_COLLECTIVE */
     guint16 cls;        /* communication/compute class label (string id), e.g. "tp", "dp" */
-    guint32 id;         /* the user-visible id (file id); unique */
+    guint32 match;      /* (finalize) collective/barrier instance or p2p pair index */
     guint32 stream;     /* global stream index */
     guint32 rank;
+    guint32 id;         /* the user-visible id (file id); unique */
     guint32 group;      /* group index: collectives and barriers */
     guint32 peer;       /* the other rank: sends (destination) and receives (source) */
     guint32 tag;        /* matching tag (resolved from SSIM_TAG_AUTO by finalize) */
     guint32 name;       /* string id of a label, or SSIM_NONE */
-    guint32 dep_first;  /* first index into the dependency array */
-    guint32 n_deps;
-    guint32 match;      /* (finalize) collective/barrier instance or p2p pair index */
-    SsimTime duration;  /* given duration in ns, or -1 to ask the cost model */
+    guint32 n_deps;     /* number of explicit dependencies (ssim_graph_deps lists them) */
     guint64 bytes;      /* payload of a communication, bytes touched by a compute op */
     double flops;       /* work of a compute op */
 } SsimOp;

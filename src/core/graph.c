@@ -57,6 +57,7 @@ typedef enum { MATCH_COLL, MATCH_BARRIER, MATCH_P2P } MatchKind;
 struct SsimGraph {
     GArray *ops;             /* SsimOp */
     GArray *deps;            /* guint32 */
+    GArray *dep_first;       /* guint32 per op: its first entry in deps */
     GPtrArray *strings;      /* owned char * */
     GHashTable *string_ids;  /* borrowed char * -> id + 1 */
     GArray *stream_rank;     /* guint32 per stream */
@@ -88,6 +89,7 @@ SsimGraph *ssim_graph_new(void)
     SsimGraph *g = g_new0(SsimGraph, 1);
     g->ops = g_array_new(FALSE, FALSE, sizeof(SsimOp));
     g->deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->dep_first = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->strings = g_ptr_array_new_with_free_func(g_free);
     g->string_ids = g_hash_table_new(g_str_hash, g_str_equal);
     g->stream_rank = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -126,6 +128,7 @@ void ssim_graph_free(SsimGraph *g)
     clear_finalized(g);
     g_array_unref(g->ops);
     g_array_unref(g->deps);
+    g_array_unref(g->dep_first);
     g_hash_table_unref(g->string_ids);
     g_ptr_array_unref(g->strings);
     g_array_unref(g->stream_rank);
@@ -144,6 +147,8 @@ void ssim_graph_reserve(SsimGraph *g, gsize n_ops, gsize n_deps)
     if (g->ops->len == 0 && n_ops > 0) {
         g_array_unref(g->ops);
         g->ops = g_array_sized_new(FALSE, FALSE, sizeof(SsimOp), (guint)n_ops);
+        g_array_unref(g->dep_first);
+        g->dep_first = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)n_ops);
     }
     if (g->deps->len == 0 && n_deps > 0) {
         g_array_unref(g->deps);
@@ -248,14 +253,15 @@ guint32 ssim_graph_add_op(SsimGraph *g, const SsimOpSpec *spec, const guint32 *d
         .peer = spec->peer,
         .tag = spec->tag,
         .name = spec->name ? ssim_graph_intern(g, spec->name) : SSIM_NONE,
-        .dep_first = g->deps->len,
         .n_deps = n_deps,
         .match = SSIM_NONE,
         .duration = spec->duration,
         .bytes = spec->bytes,
         .flops = spec->flops,
     };
+    guint32 first = g->deps->len;
     g_array_append_vals(g->deps, deps, n_deps);
+    g_array_append_val(g->dep_first, first);
     g_array_append_val(g->ops, op);
     clear_finalized(g);
     return index;
@@ -295,7 +301,8 @@ const guint32 *ssim_graph_deps(const SsimGraph *g, guint32 op, guint *n_deps)
 {
     const SsimOp *o = ssim_graph_op(g, op);
     *n_deps = o->n_deps;
-    return o->n_deps ? &g_array_index(g->deps, guint32, o->dep_first) : NULL;
+    return o->n_deps ? &g_array_index(g->deps, guint32, g_array_index(g->dep_first, guint32, op))
+                     : NULL;
 }
 guint32 ssim_graph_stream_rank(const SsimGraph *g, guint32 stream)
 {

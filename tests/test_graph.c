@@ -1,0 +1,146 @@
+/*
+ * The op graph's legality checks and derived structure: dependency validation, cycles (with the
+ * cycle named), automatic tags (NCCL issue order), collective and p2p matching, barrier gates.
+ */
+#include "test_common.h"
+
+#include <string.h>
+
+Test(graph, dangling_and_self_dependencies_are_refused)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    t_compute(g, 0, "s", 1, DEPS(5));
+    GError *e = NULL;
+    cr_assert_not(ssim_graph_finalize(g, &e));
+    cr_assert(g_error_matches(e, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH));
+    cr_assert(strstr(e->message, "depends on op index 5, which does not exist"), "%s", e->message);
+    g_clear_error(&e);
+
+    g_autoptr(SsimGraph) h = ssim_graph_new();
+    t_compute(h, 0, "s", 1, DEPS(0));
+    cr_assert_not(ssim_graph_finalize(h, &e));
+    cr_assert(strstr(e->message, "depends on itself"), "%s", e->message);
+    g_clear_error(&e);
+}
+
+Test(graph, cycle_through_stream_order_is_named)
+{
+    /* b waits for c by dependency; c comes after b on the same stream: a cycle. */
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    t_compute(g, 0, "s", 1, NODEPS);      /* 0 */
+    t_compute(g, 0, "s", 1, DEPS(2));     /* 1 */
+    t_compute(g, 0, "s", 1, NODEPS);      /* 2: after 1 on stream s */
+    GError *e = NULL;
+    cr_assert_not(ssim_graph_finalize(g, &e));
+    cr_assert(strstr(e->message, "dependency cycle"), "%s", e->message);
+    cr_assert(strstr(e->message, "compute#1") && strstr(e->message, "compute#2"), "%s",
+              e->message);
+    cr_assert_null(strstr(e->message, "compute#0"), "%s", e->message);
+    g_clear_error(&e);
+}
+
+Test(graph, auto_tags_follow_issue_order_per_group)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "dp", 2, 0u, 1u);
+    /* Rank 0 issues A then B; rank 1 issues A then B on a different stream layout. */
+    guint32 a0 = t_coll(g, 0, "c1", grp, SSIM_COLL_ALLREDUCE, 10, NODEPS);
+    guint32 b0 = t_coll(g, 0, "c2", grp, SSIM_COLL_ALLGATHER, 20, NODEPS);
+    guint32 a1 = t_coll(g, 1, "c1", grp, SSIM_COLL_ALLREDUCE, 10, NODEPS);
+    guint32 b1 = t_coll(g, 1, "c1", grp, SSIM_COLL_ALLGATHER, 20, NODEPS);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    cr_assert_eq(ssim_graph_op(g, a0)->tag, 0);
+    cr_assert_eq(ssim_graph_op(g, b0)->tag, 1);
+    cr_assert_eq(ssim_graph_op(g, a0)->match, ssim_graph_op(g, a1)->match);
+    cr_assert_eq(ssim_graph_op(g, b0)->match, ssim_graph_op(g, b1)->match);
+    cr_assert_neq(ssim_graph_op(g, a0)->match, ssim_graph_op(g, b0)->match);
+    guint n, expected;
+    const guint32 *m = ssim_graph_match_ops(g, ssim_graph_op(g, b0)->match, &n, &expected);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(expected, 2);
+    cr_assert(m[0] == b0 && m[1] == b1);
+}
+
+Test(graph, sends_match_receives_by_source_destination_and_tag)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 s_a = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 8, NODEPS);
+    guint32 s_b = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 8, NODEPS);
+    guint32 r_a = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 8, NODEPS);
+    guint32 r_b = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 8, NODEPS);
+    guint32 back = t_p2p(g, SSIM_OP_SEND, 1, "pp", 0, 8, NODEPS); /* other direction, tag 0 */
+    cr_assert(ssim_graph_finalize(g, NULL));
+    cr_assert_eq(ssim_graph_op(g, s_a)->match, ssim_graph_op(g, r_a)->match);
+    cr_assert_eq(ssim_graph_op(g, s_b)->match, ssim_graph_op(g, r_b)->match);
+    cr_assert_neq(ssim_graph_op(g, back)->match, ssim_graph_op(g, s_a)->match);
+    guint n, expected;
+    const guint32 *m = ssim_graph_match_ops(g, ssim_graph_op(g, back)->match, &n, &expected);
+    cr_assert(n == 2 && m[0] == back && m[1] == SSIM_NONE);
+}
+
+Test(graph, barrier_gates_first_op_per_stream_only)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "w", 1, 0u);
+    t_compute(g, 0, "a", 1, NODEPS);                   /* 0 */
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_BARRIER;
+    s.group = grp;
+    s.stream = ssim_graph_stream(g, 0, "host");
+    guint32 b = ssim_graph_add_op(g, &s, NODEPS);      /* 1 */
+    guint32 x = t_compute(g, 0, "a", 1, NODEPS);       /* 2: gated */
+    guint32 y = t_compute(g, 0, "a", 1, NODEPS);       /* 3: follows by stream order */
+    guint32 z = t_compute(g, 0, "b", 1, NODEPS);       /* 4: gated */
+    cr_assert(ssim_graph_finalize(g, NULL));
+    guint n;
+    const guint32 *succ = ssim_graph_succs(g, b, &n);
+    cr_assert_eq(n, 2);
+    cr_assert(succ[0] == x && succ[1] == z);
+    cr_assert_eq(ssim_graph_n_preds(g, x), 2); /* stream predecessor + gate */
+    cr_assert_eq(ssim_graph_n_preds(g, y), 1);
+    cr_assert_eq(ssim_graph_n_preds(g, z), 1);
+}
+
+Test(graph, user_ids_and_labels)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 3, "compute");
+    s.duration = 1;
+    s.id = 900;
+    s.name = "fwd.qkv";
+    ssim_graph_add_op(g, &s, NODEPS);
+    s.id = 17;
+    s.name = NULL;
+    ssim_graph_add_op(g, &s, NODEPS);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    cr_assert_eq(ssim_graph_n_ranks(g), 4);
+    cr_assert_eq(ssim_graph_find_id(g, 17), 1);
+    cr_assert_eq(ssim_graph_find_id(g, 900), 0);
+    cr_assert_eq(ssim_graph_find_id(g, 5), SSIM_NONE);
+    char buf[64];
+    cr_assert_str_eq(ssim_graph_op_label(g, 0, buf, sizeof buf), "fwd.qkv#900");
+    cr_assert_str_eq(ssim_graph_op_label(g, 1, buf, sizeof buf), "compute#17");
+
+    s.id = 17;
+    ssim_graph_add_op(g, &s, NODEPS);
+    GError *e = NULL;
+    cr_assert_not(ssim_graph_finalize(g, &e));
+    cr_assert(strstr(e->message, "id 17 is used by two ops"), "%s", e->message);
+    g_clear_error(&e);
+}
+
+Test(graph, groups_reject_repeats_and_unknown_members)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    GError *e = NULL;
+    const guint32 twice[] = {1, 2, 1};
+    cr_assert_eq(ssim_graph_add_group(g, "x", twice, 3, &e), SSIM_NONE);
+    cr_assert(strstr(e->message, "lists rank 1 twice"));
+    g_clear_error(&e);
+    guint32 grp = t_group(g, "tp", 2, 0u, 1u);
+    t_coll(g, 2, "comm", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+    cr_assert_not(ssim_graph_finalize(g, &e));
+    cr_assert(strstr(e->message, "rank 2 is not a member of group tp"), "%s", e->message);
+    g_clear_error(&e);
+}

@@ -1,0 +1,333 @@
+/*
+ * The GPU runtime against hand-computed timelines, closed-form collective costs, invariants on
+ * random graphs, determinism, limits and deadlock diagnosis.
+ */
+#include "test_common.h"
+
+#include <shiftsim/graphfile.h>
+#include <shiftsim/report.h>
+#include <math.h>
+#include <string.h>
+
+/* A simple model with round numbers: alpha 1 us, 1 GB/s links. */
+static SsimSimpleCost params(void)
+{
+    SsimSimpleCost p;
+    ssim_simple_cost_init(&p);
+    p.alpha = 1000;
+    p.link_bw = 1e9;
+    return p;
+}
+
+static SsimTimeline *run_ok(SsimGraph *g, const SsimSimpleCost *p)
+{
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimCostModel m = ssim_simple_cost_model(p);
+    SsimTimeline *t = ssim_runtime_run(g, &m, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    return t;
+}
+
+#define ASSERT_OP(t, i, r, s, e)                                                                   \
+    do {                                                                                           \
+        cr_assert_eq((t)->ready[i], (r), "op %u ready %" G_GINT64_FORMAT " != %d", (guint)(i),    \
+                     (t)->ready[i], (int)(r));                                                     \
+        cr_assert_eq((t)->start[i], (s), "op %u start %" G_GINT64_FORMAT " != %d", (guint)(i),    \
+                     (t)->start[i], (int)(s));                                                     \
+        cr_assert_eq((t)->end[i], (e), "op %u end %" G_GINT64_FORMAT " != %d", (guint)(i),        \
+                     (t)->end[i], (int)(e));                                                       \
+    } while (0)
+
+Test(runtime, two_streams_overlap)
+{
+    /* compute: A 0-100, B 100-200, C waits for X; comm: X after A, 100-250. */
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 a = t_compute(g, 0, "compute", 100, NODEPS);
+    guint32 b = t_compute(g, 0, "compute", 100, NODEPS);
+    guint32 x = t_compute(g, 0, "comm", 150, DEPS(a));
+    guint32 c = t_compute(g, 0, "compute", 50, DEPS(x));
+    SsimSimpleCost p = params();
+    g_autoptr(SsimTimeline) t = run_ok(g, &p);
+    ASSERT_OP(t, a, 0, 0, 100);
+    ASSERT_OP(t, b, 100, 100, 200);
+    ASSERT_OP(t, x, 100, 100, 250);
+    ASSERT_OP(t, c, 250, 250, 300);
+    cr_assert_eq(t->makespan, 300);
+
+    g_autofree SsimTime *busy = NULL;
+    g_autofree SsimRankSummary *rs = NULL;
+    ssim_timeline_summarize(g, t, &busy, &rs);
+    cr_assert_eq(busy[ssim_graph_op(g, a)->stream], 250);
+    cr_assert_eq(busy[ssim_graph_op(g, x)->stream], 150);
+    cr_assert_eq(rs[0].busy_union, 300);
+    cr_assert_eq(rs[0].overlap, 100); /* B and X share 100..200 */
+}
+
+Test(runtime, collective_waits_for_slowest_member)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "tp", 3, 0u, 1u, 2u);
+    const SsimTime work[3] = {10, 30, 20};
+    guint32 comp[3], ar[3];
+    for (guint32 r = 0; r < 3; r++) {
+        comp[r] = t_compute(g, r, "compute", work[r], NODEPS);
+        ar[r] = t_coll(g, r, "comm", grp, SSIM_COLL_ALLREDUCE, 3000, DEPS(comp[r]));
+    }
+    SsimSimpleCost p = params();
+    g_autoptr(SsimTimeline) t = run_ok(g, &p);
+    /* Ring all-reduce: 2(n-1) alpha + 2(n-1)/n S/B = 4 us + 4/3 * 3000 B / 1 GB/s = 8 us. */
+    for (guint32 r = 0; r < 3; r++)
+        ASSERT_OP(t, ar[r], work[r], 30, 30 + 8000);
+}
+
+Test(runtime, send_recv_chain_across_three_ranks)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 c0 = t_compute(g, 0, "compute", 100, NODEPS);
+    guint32 s0 = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, DEPS(c0));
+    guint32 r1 = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
+    guint32 c1 = t_compute(g, 1, "compute", 50, DEPS(r1));
+    guint32 s1 = t_p2p(g, SSIM_OP_SEND, 1, "pp", 2, 1000, DEPS(c1));
+    guint32 r2 = t_p2p(g, SSIM_OP_RECV, 2, "pp", 1, 1000, NODEPS);
+    guint32 c2 = t_compute(g, 2, "compute", 10, DEPS(r2));
+    SsimSimpleCost p = params();
+    g_autoptr(SsimTimeline) t = run_ok(g, &p);
+    /* A transfer is alpha + S/B = 1 us + 1 us; it starts when both ends are ready. */
+    ASSERT_OP(t, c0, 0, 0, 100);
+    ASSERT_OP(t, s0, 100, 100, 2100);
+    ASSERT_OP(t, r1, 0, 100, 2100);
+    ASSERT_OP(t, c1, 2100, 2100, 2150);
+    ASSERT_OP(t, s1, 2150, 2150, 4150);
+    ASSERT_OP(t, r2, 0, 2150, 4150);
+    ASSERT_OP(t, c2, 4150, 4150, 4160);
+}
+
+Test(runtime, host_barrier_gates_every_stream_of_its_rank)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 world = t_group(g, "world", 2, 0u, 1u);
+    guint32 a0 = t_compute(g, 0, "compute", 100, NODEPS);
+    guint32 a1 = t_compute(g, 1, "compute", 300, NODEPS);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_BARRIER;
+    s.group = world;
+    s.stream = ssim_graph_stream(g, 0, "host");
+    guint32 b0 = ssim_graph_add_op(g, &s, DEPS(a0));
+    s.stream = ssim_graph_stream(g, 1, "host");
+    guint32 b1 = ssim_graph_add_op(g, &s, DEPS(a1));
+    /* Issued after the barrier on rank 0: both wait although neither depends on anything. */
+    guint32 x = t_compute(g, 0, "compute", 10, NODEPS);
+    guint32 y = t_compute(g, 0, "comm", 10, NODEPS);
+    guint32 z = t_compute(g, 0, "comm", 10, NODEPS);
+    SsimSimpleCost p = params();
+    g_autoptr(SsimTimeline) t = run_ok(g, &p);
+    /* Barrier: 2 alpha ceil(log2 2) = 2 us, from the last arrival at 300. */
+    ASSERT_OP(t, b0, 100, 300, 2300);
+    ASSERT_OP(t, b1, 300, 300, 2300);
+    ASSERT_OP(t, x, 2300, 2300, 2310);
+    ASSERT_OP(t, y, 2300, 2300, 2310);
+    ASSERT_OP(t, z, 2310, 2310, 2320);
+}
+
+Test(runtime, closed_form_collective_costs)
+{
+    /* One collective of each kind on 8 ranks, alone: its duration is the closed form. */
+    const guint64 S = 8u << 20;
+    const double a = 1e-6, B = 1e9, n = 8;
+    const struct {
+        SsimCollKind kind;
+        double seconds;
+    } cases[] = {
+        {SSIM_COLL_ALLREDUCE, 2 * (n - 1) * a + 2 * (n - 1) / n * S / B},
+        {SSIM_COLL_ALLGATHER, (n - 1) * a + (n - 1) / n * S / B},
+        {SSIM_COLL_REDUCESCATTER, (n - 1) * a + (n - 1) / n * S / B},
+        {SSIM_COLL_ALLTOALL, (n - 1) * a + (n - 1) / n * S / B},
+        {SSIM_COLL_BROADCAST, 3 * a + S / B},
+    };
+    for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
+        g_autoptr(SsimGraph) g = ssim_graph_new();
+        guint32 grp = t_group(g, "all", 8, 0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u);
+        for (guint32 r = 0; r < 8; r++)
+            t_coll(g, r, "comm", grp, cases[c].kind, S, NODEPS);
+        SsimSimpleCost p = params();
+        g_autoptr(SsimTimeline) t = run_ok(g, &p);
+        SsimTime want = (SsimTime)llround(cases[c].seconds * 1e9);
+        cr_assert_eq(t->makespan, want, "%s: %" G_GINT64_FORMAT " != %" G_GINT64_FORMAT,
+                     ssim_coll_kind_name(cases[c].kind), t->makespan, want);
+    }
+}
+
+/* A random multi-rank graph with cross-stream deps and collectives in a consistent order. */
+static SsimGraph *random_graph(guint32 seed, guint ranks, guint steps)
+{
+    SsimGraph *g = ssim_graph_new();
+    GRand *rng = g_rand_new_with_seed(seed);
+    guint32 all[16];
+    for (guint r = 0; r < ranks; r++)
+        all[r] = r;
+    guint32 grp = ssim_graph_add_group(g, "all", all, ranks, NULL);
+    static const char *const streams[] = {"compute", "comm", "aux"};
+    g_autofree guint32 *last = g_new(guint32, ranks * 3);
+    memset(last, 0xff, sizeof(guint32) * ranks * 3);
+    for (guint k = 0; k < steps; k++) {
+        gboolean coll = g_rand_int_range(rng, 0, 5) == 0;
+        for (guint r = 0; r < ranks; r++) {
+            guint si = coll ? 1 : (guint)g_rand_int_range(rng, 0, 3);
+            guint32 deps[3];
+            guint nd = 0;
+            for (guint o = 0; o < 3; o++)
+                if (last[r * 3 + o] != SSIM_NONE && g_rand_int_range(rng, 0, 2))
+                    deps[nd++] = last[r * 3 + o];
+            guint32 op = coll ? t_coll(g, r, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 16, deps, nd)
+                              : t_compute(g, r, streams[si], g_rand_int_range(rng, 0, 1000),
+                                          deps, nd);
+            last[r * 3 + si] = op;
+        }
+    }
+    g_rand_free(rng);
+    return g;
+}
+
+Test(runtime, invariants_on_random_graphs)
+{
+    for (guint32 seed = 1; seed <= 20; seed++) {
+        g_autoptr(SsimGraph) g = random_graph(seed, 4, 200);
+        SsimSimpleCost p = params();
+        g_autoptr(SsimTimeline) t = run_ok(g, &p);
+        guint32 n = ssim_graph_n_ops(g);
+        for (guint32 i = 0; i < n; i++) {
+            guint nd;
+            const guint32 *d = ssim_graph_deps(g, i, &nd);
+            cr_assert(t->ready[i] <= t->start[i] && t->start[i] <= t->end[i]);
+            for (guint k = 0; k < nd; k++)
+                cr_assert(t->start[i] >= t->end[d[k]], "seed %u: op %u starts before input %u",
+                          seed, i, d[k]);
+            guint32 prev = ssim_graph_stream_prev(g, i);
+            if (prev != SSIM_NONE)
+                cr_assert(t->start[i] >= t->end[prev], "seed %u: stream order broken at %u",
+                          seed, i);
+            const SsimOp *o = ssim_graph_op(g, i);
+            if (o->kind == SSIM_OP_COLLECTIVE) {
+                guint nm, expected;
+                const guint32 *m = ssim_graph_match_ops(g, o->match, &nm, &expected);
+                for (guint k = 0; k < nm; k++)
+                    cr_assert(t->start[m[k]] == t->start[i] && t->end[m[k]] == t->end[i]);
+            }
+        }
+    }
+}
+
+Test(runtime, determinism_byte_identical_timelines)
+{
+    g_autoptr(SsimGraph) g = random_graph(42, 8, 500);
+    SsimSimpleCost p = params();
+    g_autoptr(SsimTimeline) t1 = run_ok(g, &p);
+    g_autoptr(SsimTimeline) t2 = run_ok(g, &p);
+    g_autoptr(GString) a = ssim_report_timeline_csv(g, t1);
+    g_autoptr(GString) b = ssim_report_timeline_csv(g, t2);
+    cr_assert_eq(a->len, b->len);
+    cr_assert(memcmp(a->str, b->str, a->len) == 0);
+
+    /* Parsing the same file twice gives the same bytes too. */
+    g_autofree char *path = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples",
+                                             "tp-pipeline.graph", NULL);
+    g_autoptr(SsimGraph) f1 = ssim_graphfile_load(path, NULL);
+    g_autoptr(SsimGraph) f2 = ssim_graphfile_load(path, NULL);
+    g_autoptr(SsimTimeline) u1 = ssim_runtime_run(f1, NULL, NULL, NULL);
+    g_autoptr(SsimTimeline) u2 = ssim_runtime_run(f2, NULL, NULL, NULL);
+    g_autoptr(GString) c = ssim_report_timeline_csv(f1, u1);
+    g_autoptr(GString) d = ssim_report_timeline_csv(f2, u2);
+    cr_assert_str_eq(c->str, d->str);
+}
+
+static GError *run_fail(SsimGraph *g, const SsimRunLimits *limits)
+{
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimTimeline *t = ssim_runtime_run(g, NULL, limits, &error);
+    cr_assert_null(t, "the run should have failed");
+    cr_assert_not_null(error);
+    return error;
+}
+
+#define ASSERT_HAS(msg, frag)                                                                      \
+    cr_assert(strstr((msg), (frag)) != NULL, "'%s' lacks '%s'", (msg), (frag))
+
+Test(runtime, deadlock_missing_collective_member)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "tp", 3, 0u, 1u, 2u);
+    t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    t_compute(g, 2, "compute", 5, NODEPS);
+    g_autoptr(GError) e = run_fail(g, NULL);
+    cr_assert(g_error_matches(e, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
+    ASSERT_HAS(e->message, "deadlock at t=5 ns: 1 of 3 ops finished");
+    ASSERT_HAS(e->message, "rank 0 stream comm: blocked in collective allreduce#0 (group tp, "
+                           "tag 0): 2 of 3 members arrived; rank 2 never issues it");
+    ASSERT_HAS(e->message, "rank 1 stream comm: blocked in collective allreduce#1");
+}
+
+Test(runtime, deadlock_send_without_recv)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 c = t_compute(g, 0, "compute", 7, NODEPS);
+    t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 64, DEPS(c));
+    t_compute(g, 1, "compute", 5, NODEPS);
+    g_autoptr(GError) e = run_fail(g, NULL);
+    ASSERT_HAS(e->message, "deadlock at t=7 ns");
+    ASSERT_HAS(e->message, "rank 0 stream pp: blocked on send#1 to rank 1 (tag 0): rank 1 never "
+                           "posts the matching recv");
+}
+
+Test(runtime, deadlock_chain_names_who_blocks_whom)
+{
+    /* Rank 2 waits in a recv whose send rank 0 issues only after a collective that needs
+     * rank 2: each blocked stream is named with what it waits for. */
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "tp", 3, 0u, 1u, 2u);
+    guint32 ar0 = t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    t_p2p(g, SSIM_OP_SEND, 0, "comm", 2, 64, DEPS(ar0));
+    t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    guint32 rv = t_p2p(g, SSIM_OP_RECV, 2, "compute", 0, 64, NODEPS);
+    t_coll(g, 2, "comm", grp, SSIM_COLL_ALLREDUCE, 64, DEPS(rv));
+    g_autoptr(GError) e = run_fail(g, NULL);
+    ASSERT_HAS(e->message, "rank 0 stream comm: blocked in collective allreduce#0 (group tp, tag "
+                           "0): 2 of 3 members arrived; rank 2 has not reached it (allreduce#4 on "
+                           "stream comm)");
+    ASSERT_HAS(e->message, "rank 2 stream compute: blocked on recv#3 from rank 0 (tag 0): rank 0 "
+                           "has not reached the matching send#1");
+    ASSERT_HAS(e->message, "rank 2 stream comm: blocked on allreduce#4, which waits for recv#3 "
+                           "(rank 2 stream compute)");
+}
+
+Test(runtime, limits_refuse_partial_results)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 prev = t_compute(g, 0, "compute", 100, NODEPS);
+    for (int i = 0; i < 9; i++)
+        prev = t_compute(g, 0, "compute", 100, DEPS(prev));
+    SsimRunLimits until = {.until = 450, .max_events = 0};
+    g_autoptr(GError) e1 = run_fail(g, &until);
+    cr_assert(g_error_matches(e1, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT));
+    ASSERT_HAS(e1->message, "stopped by the time limit");
+    ASSERT_HAS(e1->message, "4 of 10 ops finished");
+    SsimRunLimits budget = {.until = SSIM_TIME_NEVER, .max_events = 3};
+    g_autoptr(GError) e2 = run_fail(g, &budget);
+    ASSERT_HAS(e2->message, "stopped by the event budget (max events 3)");
+    ASSERT_HAS(e2->message, "3 of 10 ops finished");
+}
+
+Test(runtime, zero_ops_and_unfinalized)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    GError *error = NULL;
+    cr_assert_null(ssim_runtime_run(g, NULL, NULL, &error));
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH));
+    g_clear_error(&error);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, NULL, &error);
+    cr_assert_not_null(t);
+    cr_assert_eq(t->makespan, 0);
+}
