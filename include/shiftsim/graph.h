@@ -164,6 +164,18 @@ guint32 ssim_graph_n_matches(const SsimGraph *graph);
 const guint32 *ssim_graph_match_ops(const SsimGraph *graph, guint32 match, guint *n_ops,
                                     guint *n_expected);
 
+/*
+ * The same lists as flat CSR arrays, for loops that visit every op (the runtime's hot path):
+ * op i's successors are succs[first[i]] .. succs[first[i+1]-1]; match m's members are
+ * ops[mfirst[m]] .. ops[mfirst[m+1]-1] and it expects expected[m] of them.  Borrowed.
+ */
+void ssim_graph_successor_csr(const SsimGraph *graph, const guint32 **first,
+                              const guint32 **succs);
+void ssim_graph_match_csr(const SsimGraph *graph, const guint32 **mfirst, const guint32 **ops,
+                          const guint32 **expected);
+/* The ops as one array of ssim_graph_n_ops() entries (borrowed; valid until the next add). */
+const SsimOp *ssim_graph_ops(const SsimGraph *graph);
+
 /* "allreduce#17 (tp)" style display name into `buf`; returns buf. */
 const char *ssim_graph_op_label(const SsimGraph *graph, guint32 op, char *buf, gsize size);
 

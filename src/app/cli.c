@@ -57,8 +57,13 @@ int ssim_cli_main(int argc, char **argv)
         return SSIM_EXIT_OK;
     }
     for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
-        if (strcmp(verb, verbs[i].name) == 0)
+        if (strcmp(verb, verbs[i].name) == 0) {
+            /* GOption names the program after argv[0]: make --help say "shiftsim VERB". */
+            static char prog[64];
+            g_snprintf(prog, sizeof prog, "shiftsim %s", verbs[i].name);
+            argv[1] = prog;
             return verbs[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "shiftsim: unknown verb '%s' (try 'shiftsim --help')\n", verb);
     return SSIM_EXIT_USAGE;
 }

@@ -386,6 +386,27 @@ const guint32 *ssim_graph_match_ops(const SsimGraph *g, guint32 m, guint *n, gui
     return g->match_ops + g->match_first[m];
 }
 
+void ssim_graph_successor_csr(const SsimGraph *g, const guint32 **first, const guint32 **succs)
+{
+    g_return_if_fail(g->finalized);
+    *first = g->succ_first;
+    *succs = g->succs;
+}
+
+void ssim_graph_match_csr(const SsimGraph *g, const guint32 **mfirst, const guint32 **ops,
+                          const guint32 **expected)
+{
+    g_return_if_fail(g->finalized);
+    *mfirst = g->match_first;
+    *ops = g->match_ops;
+    *expected = g->match_expected;
+}
+
+const SsimOp *ssim_graph_ops(const SsimGraph *g)
+{
+    return (const SsimOp *)g->ops->data;
+}
+
 const char *ssim_graph_op_label(const SsimGraph *g, guint32 op, char *buf, gsize size)
 {
     const SsimOp *o = ssim_graph_op(g, op);

@@ -32,6 +32,10 @@ typedef struct {
     const SsimGraph *g;
     const SsimCostModel *cost;
     SsimEngine *engine;
+    SsimTime now;            /* the engine's clock, cached by the handlers */
+    const SsimOp *ops;       /* the graph's arrays, fetched once */
+    const guint32 *succ_first, *succs;
+    const guint32 *match_first, *match_ops, *match_expected;
     guint32 *word;           /* per op: state << 30 | pending predecessors */
     guint32 *arrived;
     SsimTime *ready, *start, *end;
@@ -108,21 +112,21 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 
 static void make_ready(Run *r, guint32 i);
 
-static void finish(Run *r, guint32 i, SsimTime now)
+static void finish(Run *r, guint32 i)
 {
-    r->end[i] = now;
+    r->end[i] = r->now;
     r->word[i] = WITH_STATE(r->word[i], DONE);
     r->n_done++;
-    guint n;
-    const guint32 *succ = ssim_graph_succs(r->g, i, &n);
-    for (guint k = 0; k < n; k++)
-        if (--r->word[succ[k]] == 0) /* state WAITING is 0, so the word is the count */
-            make_ready(r, succ[k]);
+    for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
+        guint32 s = r->succs[e];
+        if (--r->word[s] == 0) /* state WAITING is 0, so the word is the count */
+            make_ready(r, s);
+    }
 }
 
 static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
 {
-    const SsimOp *op = ssim_graph_op(r->g, i);
+    const SsimOp *op = &r->ops[i];
     if (op->duration >= 0)
         return op->duration;
     SsimTime t = r->cost->op_time(r->cost, r->g, i, n_ranks);
@@ -131,8 +135,8 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
 
 static void make_ready(Run *r, guint32 i)
 {
-    SsimTime now = ssim_engine_now(r->engine);
-    const SsimOp *op = ssim_graph_op(r->g, i);
+    SsimTime now = r->now;
+    const SsimOp *op = &r->ops[i];
     r->ready[i] = now;
     if (op->kind == SSIM_OP_COMPUTE) {
         r->word[i] = WITH_STATE(0, RUNNING);
@@ -141,12 +145,12 @@ static void make_ready(Run *r, guint32 i)
         return;
     }
     r->word[i] = WITH_STATE(0, ARRIVED);
-    guint32 m = op->match;
-    guint n, expected;
-    const guint32 *members = ssim_graph_match_ops(r->g, m, &n, &expected);
+    guint32 m = op->match, expected = r->match_expected[m];
     if (++r->arrived[m] < expected)
         return;
-    for (guint k = 0; k < n; k++) {
+    const guint32 *members = r->match_ops + r->match_first[m];
+    guint32 n = r->match_first[m + 1] - r->match_first[m];
+    for (guint32 k = 0; k < n; k++) {
         r->word[members[k]] = WITH_STATE(0, RUNNING);
         r->start[members[k]] = now;
     }
@@ -157,19 +161,18 @@ static void make_ready(Run *r, guint32 i)
 static void on_op_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
     (void)b;
-    finish(user, (guint32)a, ssim_engine_now(e));
+    Run *r = user;
+    r->now = ssim_engine_now(e);
+    finish(r, (guint32)a);
 }
 
 static void on_match_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
     (void)b;
     Run *r = user;
-    guint n, expected;
-    const guint32 *members = ssim_graph_match_ops(r->g, (guint32)a, &n, &expected);
-    SsimTime now = ssim_engine_now(e);
-    /* Copy first: finishing may not change the list, but keep the loop independent of it. */
-    for (guint k = 0; k < n; k++)
-        finish(r, members[k], now);
+    r->now = ssim_engine_now(e);
+    for (guint32 k = r->match_first[a]; k < r->match_first[a + 1]; k++)
+        finish(r, r->match_ops[k]);
 }
 
 void ssim_timeline_free(SsimTimeline *t)
@@ -323,6 +326,9 @@ SsimTimeline *ssim_runtime_run(const SsimGraph *g, const SsimCostModel *cost,
         r.word[i] = WITH_STATE(preds, WAITING);
         r.ready[i] = r.start[i] = r.end[i] = -1;
     }
+    r.ops = ssim_graph_ops(g);
+    ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
+    ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
     r.ev_op_end = ssim_engine_register(engine, on_op_end, &r);
     r.ev_match_end = ssim_engine_register(engine, on_match_end, &r);
     /* At most one pending event per stream (its running op) or per running match. */

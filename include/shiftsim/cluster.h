@@ -1,0 +1,88 @@
+/*
+ * A GPU cluster as the cost model sees it: identical nodes of identical GPUs; inside a node every
+ * GPU reaches every other through NVLink/NVSwitch at a per-GPU bandwidth, and nodes talk through
+ * NICs (InfiniBand/RoCE) on a non-blocking fabric.  Each figure is a datasheet peak; what real
+ * kernels and collectives reach is the peak times a named, calibratable efficiency.
+ *
+ * A cluster is read from `models/clusters/<name>.ini` (GKeyFile, `format = 1`, see README) and is
+ * a plain struct.  All quantities are stored in base units (FLOP/s, bytes, bytes/s, SsimTime
+ * nanoseconds) whatever unit the file's key names.  The struct will grow (topology: leaf/spine,
+ * oversubscription, rails) -- allocate it only through the functions here, never on the stack by
+ * hand, and read fields by name.
+ *
+ * Ownership: ssim_cluster_default(), ssim_cluster_load*() and ssim_cluster_copy() return a
+ * cluster the caller owns and frees with ssim_cluster_free() (g_autoptr(SsimCluster) works).
+ */
+#pragma once
+
+#include <shiftsim/types.h>
+#include <shiftsim/model.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+    char *name;   /* e.g. "dgx-h200" */
+    char *source; /* the file it came from, or "builtin" */
+    char *gpu;    /* marketing name, e.g. "NVIDIA H200 SXM 141GB" */
+    guint gpus_per_node;
+    guint nodes;
+
+    /* One GPU. */
+    double peak_flops[SSIM_DTYPE_N]; /* dense tensor-core FLOP/s per dtype; 0 = unsupported */
+    guint64 hbm_bytes;               /* HBM capacity */
+    double hbm_bw;                   /* HBM bandwidth, bytes/s */
+
+    /* Inside a node. */
+    double nvlink_bw;        /* per GPU, per direction, bytes/s */
+    SsimTime nvlink_latency; /* per message (alpha) */
+
+    /* Between nodes. */
+    guint nics_per_node;  /* NICs for GPU traffic (one per GPU on DGX) */
+    double nic_bw;        /* per NIC, per direction, bytes/s */
+    SsimTime nic_latency; /* per message (alpha) */
+
+    /* Efficiencies: the fraction of a peak real work reaches (0 < e <= 1), and slowdowns. */
+    double gemm_efficiency;   /* large GEMMs vs peak_flops */
+    double gemm_half_flops;   /* a GEMM of this many FLOPs reaches half of
+                                 gemm_efficiency (size-dependent efficiency) */
+    double memory_efficiency; /* memory-bound kernels vs hbm_bw */
+    double nvlink_efficiency; /* NCCL bus bandwidth vs nvlink_bw */
+    double ib_efficiency;     /* NCCL bus bandwidth vs nic_bw */
+    double overlap_slowdown;  /* compute runs this many times slower (>= 1) while a
+                                 collective shares the GPU */
+    SsimTime kernel_overhead; /* fixed cost added to every kernel (launch, tail) */
+} SsimCluster;
+
+/* A bundled-identical DGX H200 cluster of 4 nodes (models/clusters/dgx-h200.ini). */
+SsimCluster *ssim_cluster_default(void);
+
+/*
+ * Loads a cluster by name or path: an existing file, or anything containing '/' or ending in
+ * ".ini", is a path; otherwise "models/clusters/<name>.ini" is found through ssim_data_find().
+ * Returns NULL with `error` set (SSIM_CONFIG_ERROR, "path:line: key: message") on failure.
+ */
+SsimCluster *ssim_cluster_load(const char *name_or_path, GError **error);
+SsimCluster *ssim_cluster_load_file(const char *path, GError **error);
+SsimCluster *ssim_cluster_load_data(const char *text, gssize length, const char *path,
+                                    GError **error);
+
+/* Checks ranges (counts positive, bandwidths positive, efficiencies in (0, 1], slowdown >= 1,
+ * a bf16 peak present). */
+gboolean ssim_cluster_check(const SsimCluster *cluster, GError **error);
+
+SsimCluster *ssim_cluster_copy(const SsimCluster *cluster);
+void ssim_cluster_free(SsimCluster *cluster);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimCluster, ssim_cluster_free)
+
+/* Overrides the node count (nodes >= 1). */
+void ssim_cluster_set_nodes(SsimCluster *cluster, guint nodes);
+
+guint ssim_cluster_n_gpus(const SsimCluster *cluster); /* gpus_per_node * nodes */
+/* The node of global rank `rank` (ranks are numbered node-major: rank / gpus_per_node). */
+guint ssim_cluster_node_of(const SsimCluster *cluster, guint rank);
+/* Dense peak FLOP/s of one GPU in `dtype` (0 when the GPU lacks it). */
+double ssim_cluster_peak_flops(const SsimCluster *cluster, SsimDtype dtype);
+/* Total per-node inter-node bandwidth, bytes/s (nics_per_node * nic_bw). */
+double ssim_cluster_node_net_bw(const SsimCluster *cluster);
+
+G_END_DECLS

@@ -1,0 +1,135 @@
+/*
+ * A 3D-parallel training configuration: how dp x tp x pp GPUs split a model and a batch, and the
+ * knobs that change what each GPU computes, stores and communicates (virtual pipeline stages,
+ * microbatch size, sequence parallelism, activation recomputation, ZeRO-1, gradient bucketing,
+ * the tensor-parallel collective style, the schedule and the placement pass).
+ *
+ * SsimParallel is a plain value: no heap pointers (names are fixed arrays), so it is copied by
+ * assignment, as a sweep does millions of times.  ssim_parallel_init() sets the defaults; any
+ * field may then be set directly, by ssim_parallel_set() ("tp", "4") or by ssim_parallel_parse()
+ * ("dp=2,tp=4,pp=2").  ssim_parallel_validate() decides whether a configuration is possible for a
+ * model on a cluster and, when not, names the rule that fails.
+ *
+ * Ranks: global rank r in [0, dp*tp*pp) maps to a coordinate (dp_i, tp_i, pp_i) by a mixed-radix
+ * number whose digits are the axes in `order`, innermost (fastest varying) first.  The default
+ * order tp, dp, pp (Megatron-LM's) keeps a tensor-parallel group on consecutive ranks, i.e. inside
+ * one node, and puts pipeline stages outermost.  Ranks are laid on nodes node-major
+ * (ssim_cluster_node_of).
+ */
+#pragma once
+
+#include <shiftsim/types.h>
+#include <shiftsim/model.h>
+#include <shiftsim/cluster.h>
+
+G_BEGIN_DECLS
+
+#define SSIM_PARALLEL_NAME_MAX 32 /* schedule and placement names, including the NUL */
+
+typedef enum { SSIM_AXIS_TP, SSIM_AXIS_DP, SSIM_AXIS_PP, SSIM_AXIS_N } SsimAxis;
+
+/* Tensor-parallel communication: one all-reduce per sharded block, or a reduce-scatter and an
+ * all-gather (needed by sequence parallelism). */
+typedef enum { SSIM_TP_COMM_ALLREDUCE, SSIM_TP_COMM_RS_AG, SSIM_TP_COMM_N } SsimTpComm;
+
+const char *ssim_axis_name(SsimAxis axis);      /* "tp", "dp", "pp" */
+const char *ssim_tp_comm_name(SsimTpComm comm); /* "allreduce", "rs-ag" */
+gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
+
+typedef struct {
+    guint dp, tp, pp;
+    guint virtual_stages;       /* v: model chunks per GPU; 1 = not interleaved */
+    guint microbatch;           /* b: sequences per microbatch */
+    guint global_batch;         /* B: sequences per iteration, over all dp replicas */
+    gboolean sequence_parallel; /* shard norms/dropout activations along the sequence over tp */
+    SsimRecompute recompute;
+    guint zero_stage;        /* 0, or 1: optimizer state sharded over dp */
+    guint64 dp_bucket_bytes; /* gradient all-reduce bucket; 0 = one reduction after backward */
+    SsimTpComm tp_comm;
+    gboolean allow_cross_node_tp;           /* permit tensor-parallel groups that span nodes */
+    SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
+    char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
+    char placement[SSIM_PARALLEL_NAME_MAX]; /* placement pass name, default "baseline" */
+} SsimParallel;
+
+/* A position in the 3D grid. */
+typedef struct {
+    guint dp, tp, pp;
+} SsimCoord;
+
+/*
+ * Defaults: dp = tp = pp = 1, v = 1, microbatch 1, global batch 1, no sequence parallelism, no
+ * recompute, ZeRO 0, no bucketing, all-reduce, order tp-dp-pp, schedule "1f1b", placement
+ * "baseline", cross-node tp not allowed.
+ */
+void ssim_parallel_init(SsimParallel *par);
+
+/*
+ * A sensible split of all of `cluster`'s GPUs for `model`: tp is the smallest power of two (up to
+ * the GPUs per node, dividing heads, kv_heads and ffn) for which weights, gradients and optimizer
+ * state (16 bytes/param) fill at most 40% of a GPU's memory, then pp the smallest divisor of the
+ * layers that gets there, dp the rest; microbatch 1 and 4*pp microbatches per replica (at least
+ * 8).  Other fields keep their ssim_parallel_init() values.  Returns FALSE with `error` set when
+ * no split passes ssim_parallel_validate().
+ */
+gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
+                               const SsimCluster *cluster, GError **error);
+
+/*
+ * Sets one field from text, as the CLI and split strings name them:
+ *   dp, tp, pp, v (or vpp, virtual_stages), mb (microbatch), gbs (global_batch),
+ *   sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm = rs-ag),
+ *   recompute (none|selective|full), zero (0|1), bucket (bytes, optional k/M/G or KiB/MiB/GiB
+ *   suffix, or "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp", innermost first),
+ *   schedule, placement, cross_node_tp (on/off).
+ * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
+ * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
+ */
+gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value, GError **error);
+
+/* Applies a comma-separated list of key=value pairs with ssim_parallel_set(), e.g.
+ * "dp=2,tp=4,pp=2,mb=1,gbs=64".  On error `par` may be partly updated. */
+gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error);
+
+/* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
+ * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
+ * order=tp-dp-pp,schedule=1f1b,placement=baseline,cross_node_tp=off").  Caller frees. */
+char *ssim_parallel_to_string(const SsimParallel *par);
+
+/*
+ * Checks that `par` can run `model` on `cluster` (which may be NULL to skip the cluster rules).
+ * The first failing rule is reported (SSIM_CONFIG_ERROR_VALUE), named in the message:
+ *   - dp, tp, pp, v, microbatch, global_batch >= 1; zero in {0,1}; order a permutation;
+ *     schedule and placement non-empty
+ *   - dp*tp*pp equals the cluster's GPU count
+ *   - heads % tp == 0, kv_heads % tp == 0, ffn % tp == 0
+ *   - layers % (pp*v) == 0
+ *   - global_batch % (dp*microbatch) == 0
+ *   - v > 1 needs pp > 1, and the number of microbatches a multiple of pp
+ *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
+ *   - every tensor-parallel group inside one node, unless allow_cross_node_tp
+ */
+gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
+                                const SsimCluster *cluster, GError **error);
+
+guint ssim_parallel_world(const SsimParallel *par); /* dp * tp * pp */
+/* m = global_batch / (dp * microbatch): microbatches per iteration per pipeline. */
+guint ssim_parallel_n_microbatches(const SsimParallel *par);
+/* Layers in one model chunk: layers / (pp * v). */
+guint ssim_parallel_layers_per_chunk(const SsimParallel *par, const SsimModel *model);
+/* The extent of `axis` (par->dp, ->tp or ->pp). */
+guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis);
+
+/* Global rank <-> coordinate under par->order.  Coordinates must be in range. */
+guint ssim_parallel_rank(const SsimParallel *par, SsimCoord coord);
+SsimCoord ssim_parallel_coord(const SsimParallel *par, guint rank);
+/* The component of `coord` along `axis`. */
+guint ssim_coord_get(SsimCoord coord, SsimAxis axis);
+
+/*
+ * Fills `ranks` (length ssim_parallel_size(par, axis)) with the global ranks of the group along
+ * `axis` that contains `rank`, in order of that axis's index (e.g. the TP group of rank 5).
+ */
+void ssim_parallel_group(const SsimParallel *par, guint rank, SsimAxis axis, guint *ranks);
+
+G_END_DECLS

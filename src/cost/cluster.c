@@ -1,0 +1,323 @@
+/*
+ * GPU cluster descriptions: parsing models/clusters/<name>.ini into SsimCluster.
+ *
+ * The file is split in groups by what a figure describes: [cluster] (identity and size), [gpu]
+ * (peaks, HBM), [nvlink] (inside a node), [network] (between nodes) and [efficiency] (the
+ * calibratable fractions of peak).  Each key carries its unit in its name (peak_tflops_bf16,
+ * bandwidth_GB_s, latency_us, ...), so a reader of the file never has to guess whether a
+ * bandwidth is in bits or bytes; this module converts everything to base units once.
+ *
+ * Invariant: a cluster handed out by this module has passed ssim_cluster_check().
+ */
+#include <shiftsim/cluster.h>
+
+#include "src/workload/ini-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FORMAT_VERSION 1
+
+static const char *const cluster_keys[] = {"format", "name", "gpu", "gpus_per_node", "nodes", NULL};
+static const char *const gpu_keys[] = {
+    "peak_tflops_fp8",  "peak_tflops_bf16", "peak_tflops_fp16",   "peak_tflops_tf32",
+    "peak_tflops_fp32", "hbm_capacity_MiB", "hbm_bandwidth_GB_s", NULL};
+static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
+static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
+                                           NULL};
+static const char *const efficiency_keys[] = {
+    "gemm", "gemm_half_gflop", "memory", "nvlink", "ib", "overlap_slowdown", "kernel_overhead_us",
+    NULL};
+
+static const SsimIniGroup cluster_groups[] = {
+    {"cluster", cluster_keys, TRUE},        {"gpu", gpu_keys, TRUE},
+    {"nvlink", nvlink_keys, TRUE},          {"network", network_keys, TRUE},
+    {"efficiency", efficiency_keys, FALSE}, {NULL, NULL, FALSE},
+};
+
+/* Efficiency defaults for a file without an [efficiency] group: middle-of-the-road figures for
+ * recent NVIDIA GPUs (the bundled cluster files give the reasoning). */
+static void set_default_efficiencies(SsimCluster *c)
+{
+    c->gemm_efficiency = 0.75;
+    c->gemm_half_flops = 2e9;
+    c->memory_efficiency = 0.85;
+    c->nvlink_efficiency = 0.8;
+    c->ib_efficiency = 0.85;
+    c->overlap_slowdown = 1.1;
+    c->kernel_overhead = 1 * SSIM_US;
+}
+
+static SsimCluster *cluster_new(void)
+{
+    SsimCluster *c = g_new0(SsimCluster, 1);
+    set_default_efficiencies(c);
+    return c;
+}
+
+SsimCluster *ssim_cluster_default(void)
+{
+    /* Keep in step with models/clusters/dgx-h200.ini (a test compares them). */
+    SsimCluster *c = cluster_new();
+    c->name = g_strdup("dgx-h200");
+    c->source = g_strdup("builtin");
+    c->gpu = g_strdup("NVIDIA H200 SXM 141GB");
+    c->gpus_per_node = 8;
+    c->nodes = 4;
+    c->peak_flops[SSIM_DTYPE_FP8] = 1979e12;
+    c->peak_flops[SSIM_DTYPE_BF16] = 989.5e12;
+    c->peak_flops[SSIM_DTYPE_FP16] = 989.5e12;
+    c->peak_flops[SSIM_DTYPE_TF32] = 494.7e12;
+    c->peak_flops[SSIM_DTYPE_FP32] = 67e12;
+    c->hbm_bytes = 143771ULL * 1024 * 1024;
+    c->hbm_bw = 4800e9;
+    c->nvlink_bw = 450e9;
+    c->nvlink_latency = 2 * SSIM_US;
+    c->nics_per_node = 8;
+    c->nic_bw = 400e9 / 8;
+    c->nic_latency = 5 * SSIM_US;
+    c->gemm_efficiency = 0.75;
+    c->gemm_half_flops = 4e9;
+    c->memory_efficiency = 0.85;
+    c->nvlink_efficiency = 0.8;
+    c->ib_efficiency = 0.9;
+    c->overlap_slowdown = 1.1;
+    c->kernel_overhead = 1 * SSIM_US;
+    return c;
+}
+
+SsimCluster *ssim_cluster_copy(const SsimCluster *cluster)
+{
+    g_return_val_if_fail(cluster != NULL, NULL);
+    SsimCluster *c = g_new(SsimCluster, 1);
+    *c = *cluster;
+    c->name = g_strdup(cluster->name);
+    c->source = g_strdup(cluster->source);
+    c->gpu = g_strdup(cluster->gpu);
+    return c;
+}
+
+void ssim_cluster_free(SsimCluster *cluster)
+{
+    if (cluster == NULL)
+        return;
+    g_free(cluster->name);
+    g_free(cluster->source);
+    g_free(cluster->gpu);
+    g_free(cluster);
+}
+
+void ssim_cluster_set_nodes(SsimCluster *cluster, guint nodes)
+{
+    g_return_if_fail(cluster != NULL && nodes >= 1);
+    cluster->nodes = nodes;
+}
+
+guint ssim_cluster_n_gpus(const SsimCluster *cluster)
+{
+    return cluster->gpus_per_node * cluster->nodes;
+}
+
+guint ssim_cluster_node_of(const SsimCluster *cluster, guint rank)
+{
+    return rank / cluster->gpus_per_node;
+}
+
+double ssim_cluster_peak_flops(const SsimCluster *cluster, SsimDtype dtype)
+{
+    g_return_val_if_fail((guint)dtype < SSIM_DTYPE_N, 0.0);
+    return cluster->peak_flops[dtype];
+}
+
+double ssim_cluster_node_net_bw(const SsimCluster *cluster)
+{
+    return cluster->nics_per_node * cluster->nic_bw;
+}
+
+/* Checks `c`; on failure sets `*group`/`*field` to the key at fault and `error` to
+ * "field: message". */
+static gboolean check_cluster(const SsimCluster *c, const char **group, const char **field,
+                              GError **error)
+{
+#define FAIL(g, f, ...)                                                                            \
+    do {                                                                                           \
+        *group = g;                                                                                \
+        *field = f;                                                                                \
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, f ": " __VA_ARGS__);        \
+        return FALSE;                                                                              \
+    } while (0)
+#define FRACTION(f, v)                                                                             \
+    if (!((v) > 0.0 && (v) <= 1.0))                                                                \
+    FAIL("efficiency", f, "%g is out of range (must be in (0, 1])", (v))
+
+    if (c->name == NULL || c->name[0] == '\0')
+        FAIL("cluster", "name", "must not be empty");
+    if (c->gpu == NULL || c->gpu[0] == '\0')
+        FAIL("cluster", "gpu", "must not be empty");
+    if (c->gpus_per_node == 0)
+        FAIL("cluster", "gpus_per_node", "must be a positive integer");
+    if (c->nodes == 0)
+        FAIL("cluster", "nodes", "must be a positive integer");
+    if (!(c->peak_flops[SSIM_DTYPE_BF16] > 0.0))
+        FAIL("gpu", "peak_tflops_bf16", "must be positive");
+    for (guint d = 0; d < SSIM_DTYPE_N; d++)
+        if (!(c->peak_flops[d] >= 0.0 && isfinite(c->peak_flops[d])))
+            FAIL("gpu", "peak_tflops_bf16", "peak for %s must be finite and >= 0",
+                 ssim_dtype_name((SsimDtype)d));
+    if (c->hbm_bytes == 0)
+        FAIL("gpu", "hbm_capacity_MiB", "must be a positive integer");
+    if (!(c->hbm_bw > 0.0))
+        FAIL("gpu", "hbm_bandwidth_GB_s", "must be positive");
+    if (!(c->nvlink_bw > 0.0))
+        FAIL("nvlink", "bandwidth_GB_s", "must be positive");
+    if (c->nvlink_latency < 0)
+        FAIL("nvlink", "latency_us", "must be >= 0");
+    if (c->nics_per_node == 0)
+        FAIL("network", "nics_per_node", "must be a positive integer");
+    if (!(c->nic_bw > 0.0))
+        FAIL("network", "nic_bandwidth_Gbit_s", "must be positive");
+    if (c->nic_latency < 0)
+        FAIL("network", "latency_us", "must be >= 0");
+    FRACTION("gemm", c->gemm_efficiency);
+    FRACTION("memory", c->memory_efficiency);
+    FRACTION("nvlink", c->nvlink_efficiency);
+    FRACTION("ib", c->ib_efficiency);
+    if (!(c->gemm_half_flops >= 0.0 && isfinite(c->gemm_half_flops)))
+        FAIL("efficiency", "gemm_half_gflop", "must be >= 0");
+    if (!(c->overlap_slowdown >= 1.0 && isfinite(c->overlap_slowdown)))
+        FAIL("efficiency", "overlap_slowdown", "%g is out of range (must be >= 1)",
+             c->overlap_slowdown);
+    if (c->kernel_overhead < 0)
+        FAIL("efficiency", "kernel_overhead_us", "must be >= 0");
+    return TRUE;
+#undef FRACTION
+#undef FAIL
+}
+
+gboolean ssim_cluster_check(const SsimCluster *cluster, GError **error)
+{
+    g_return_val_if_fail(cluster != NULL, FALSE);
+    const char *group = NULL, *field = NULL;
+    return check_cluster(cluster, &group, &field, error);
+}
+
+/* A double key scaled to base units; absent optional keys leave `*out` alone. */
+static gboolean read_scaled(const SsimIni *ini, const char *group, const char *key,
+                            gboolean required, double lo, gboolean lo_open, double hi, double scale,
+                            double *out, GError **error)
+{
+    double v = *out / scale;
+    if (!ssim_ini_double(ini, group, key, required, lo, lo_open, hi, &v, error))
+        return FALSE;
+    *out = v * scale;
+    return TRUE;
+}
+
+static gboolean read_time_us(const SsimIni *ini, const char *group, const char *key,
+                             gboolean required, SsimTime *out, GError **error)
+{
+    double us = ssim_time_to_seconds(*out) * 1e6;
+    if (!ssim_ini_double(ini, group, key, required, 0.0, FALSE, 1e9, &us, error))
+        return FALSE;
+    *out = ssim_time_from_seconds(us * 1e-6);
+    return TRUE;
+}
+
+/* Reads every group of `ini` into `c` (preset with defaults) and checks it. */
+static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error)
+{
+    const double T = 1e12, HUGE_V = 1e9;
+    /* The version first: a file from a newer shiftsim may well have keys this one lacks. */
+    if (!ssim_ini_check_format(ini, "cluster", FORMAT_VERSION, error) ||
+        !ssim_ini_check_keys(ini, cluster_groups, error))
+        return FALSE;
+
+    c->source = g_strdup(ini->path);
+    g_autofree char *base = g_path_get_basename(ini->path);
+    if (g_str_has_suffix(base, ".ini"))
+        base[strlen(base) - 4] = '\0';
+    c->name = g_strdup(base);
+
+    guint64 hbm_mib = 0;
+    if (!ssim_ini_string(ini, "cluster", "name", FALSE, &c->name, error) ||
+        !ssim_ini_string(ini, "cluster", "gpu", TRUE, &c->gpu, error) ||
+        !ssim_ini_uint(ini, "cluster", "gpus_per_node", TRUE, 1, &c->gpus_per_node, error) ||
+        !ssim_ini_uint(ini, "cluster", "nodes", TRUE, 1, &c->nodes, error) ||
+        !read_scaled(ini, "gpu", "peak_tflops_fp8", FALSE, 0, FALSE, HUGE_V, T,
+                     &c->peak_flops[SSIM_DTYPE_FP8], error) ||
+        !read_scaled(ini, "gpu", "peak_tflops_bf16", TRUE, 0, TRUE, HUGE_V, T,
+                     &c->peak_flops[SSIM_DTYPE_BF16], error) ||
+        !read_scaled(ini, "gpu", "peak_tflops_fp16", TRUE, 0, TRUE, HUGE_V, T,
+                     &c->peak_flops[SSIM_DTYPE_FP16], error) ||
+        !read_scaled(ini, "gpu", "peak_tflops_tf32", FALSE, 0, FALSE, HUGE_V, T,
+                     &c->peak_flops[SSIM_DTYPE_TF32], error) ||
+        !read_scaled(ini, "gpu", "peak_tflops_fp32", TRUE, 0, TRUE, HUGE_V, T,
+                     &c->peak_flops[SSIM_DTYPE_FP32], error) ||
+        !ssim_ini_u64(ini, "gpu", "hbm_capacity_MiB", TRUE, 1, &hbm_mib, error) ||
+        !read_scaled(ini, "gpu", "hbm_bandwidth_GB_s", TRUE, 0, TRUE, HUGE_V, 1e9, &c->hbm_bw,
+                     error) ||
+        !read_scaled(ini, "nvlink", "bandwidth_GB_s", TRUE, 0, TRUE, HUGE_V, 1e9, &c->nvlink_bw,
+                     error) ||
+        !read_time_us(ini, "nvlink", "latency_us", TRUE, &c->nvlink_latency, error) ||
+        !ssim_ini_uint(ini, "network", "nics_per_node", TRUE, 1, &c->nics_per_node, error) ||
+        !read_scaled(ini, "network", "nic_bandwidth_Gbit_s", TRUE, 0, TRUE, HUGE_V, 1e9 / 8,
+                     &c->nic_bw, error) ||
+        !read_time_us(ini, "network", "latency_us", TRUE, &c->nic_latency, error) ||
+        !ssim_ini_double(ini, "efficiency", "gemm", FALSE, 0, TRUE, 1, &c->gemm_efficiency,
+                         error) ||
+        !read_scaled(ini, "efficiency", "gemm_half_gflop", FALSE, 0, FALSE, HUGE_V, 1e9,
+                     &c->gemm_half_flops, error) ||
+        !ssim_ini_double(ini, "efficiency", "memory", FALSE, 0, TRUE, 1, &c->memory_efficiency,
+                         error) ||
+        !ssim_ini_double(ini, "efficiency", "nvlink", FALSE, 0, TRUE, 1, &c->nvlink_efficiency,
+                         error) ||
+        !ssim_ini_double(ini, "efficiency", "ib", FALSE, 0, TRUE, 1, &c->ib_efficiency, error) ||
+        !ssim_ini_double(ini, "efficiency", "overlap_slowdown", FALSE, 1, FALSE, 100,
+                         &c->overlap_slowdown, error) ||
+        !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error))
+        return FALSE;
+    if (hbm_mib > G_MAXUINT64 / (1024 * 1024)) {
+        ssim_ini_error(ini, error, SSIM_CONFIG_ERROR_VALUE, "gpu", "hbm_capacity_MiB",
+                       "%" G_GUINT64_FORMAT " is too large", hbm_mib);
+        return FALSE;
+    }
+    c->hbm_bytes = hbm_mib * 1024 * 1024;
+
+    const char *group = NULL, *field = NULL;
+    if (!check_cluster(c, &group, &field, error)) {
+        ssim_ini_prefix_error(ini, error, group, field);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+SsimCluster *ssim_cluster_load_data(const char *text, gssize length, const char *path,
+                                    GError **error)
+{
+    g_return_val_if_fail(text != NULL, NULL);
+    SsimIni ini = {0};
+    g_autoptr(SsimCluster) c = cluster_new();
+    gboolean ok = ssim_ini_init(&ini, text, length, path, error) && parse_cluster(&ini, c, error);
+    ssim_ini_clear(&ini);
+    return ok ? g_steal_pointer(&c) : NULL;
+}
+
+SsimCluster *ssim_cluster_load_file(const char *path, GError **error)
+{
+    g_return_val_if_fail(path != NULL, NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    GError *local = NULL;
+    if (!g_file_get_contents(path, &text, &len, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    return ssim_cluster_load_data(text, (gssize)len, path, error);
+}
+
+SsimCluster *ssim_cluster_load(const char *name_or_path, GError **error)
+{
+    g_autofree char *path = ssim_ini_resolve(name_or_path, "models/clusters", "cluster", error);
+    return path ? ssim_cluster_load_file(path, error) : NULL;
+}

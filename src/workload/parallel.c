@@ -1,0 +1,565 @@
+/*
+ * 3D-parallel configurations: defaults, text setters, the rank <-> grid mapping and validation.
+ *
+ * A rank is a mixed-radix number whose digits are the grid coordinates in `order`, innermost
+ * first; with the default tp, dp, pp, rank = tp_i + tp * (dp_i + dp * pp_i).  Validation checks
+ * the rules in the order a user fixing a configuration would want them (sizes, then the GPU
+ * count, then divisibility by the model, then batch, then schedule and placement constraints),
+ * and stops at the first failure, whose message starts with the rule ("heads % tp != 0: ...").
+ *
+ * Invariant: ssim_parallel_set() never leaves `par` half-changed; only whole-field updates.
+ */
+#include <shiftsim/parallel.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const axis_names[] = {"tp", "dp", "pp"};
+static const char *const tp_comm_names[] = {"allreduce", "rs-ag"};
+G_STATIC_ASSERT(G_N_ELEMENTS(axis_names) == SSIM_AXIS_N);
+G_STATIC_ASSERT(G_N_ELEMENTS(tp_comm_names) == SSIM_TP_COMM_N);
+
+const char *ssim_axis_name(SsimAxis axis)
+{
+    return (guint)axis < SSIM_AXIS_N ? axis_names[axis] : "?";
+}
+
+const char *ssim_tp_comm_name(SsimTpComm comm)
+{
+    return (guint)comm < SSIM_TP_COMM_N ? tp_comm_names[comm] : "?";
+}
+
+gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out)
+{
+    if (name == NULL)
+        return FALSE;
+    for (guint i = 0; i < SSIM_TP_COMM_N; i++) {
+        if (g_ascii_strcasecmp(name, tp_comm_names[i]) == 0) {
+            *out = (SsimTpComm)i;
+            return TRUE;
+        }
+    }
+    if (g_ascii_strcasecmp(name, "rs_ag") == 0 || g_ascii_strcasecmp(name, "rsag") == 0) {
+        *out = SSIM_TP_COMM_RS_AG;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+void ssim_parallel_init(SsimParallel *par)
+{
+    g_return_if_fail(par != NULL);
+    memset(par, 0, sizeof *par);
+    par->dp = par->tp = par->pp = 1;
+    par->virtual_stages = 1;
+    par->microbatch = 1;
+    par->global_batch = 1;
+    par->sequence_parallel = FALSE;
+    par->recompute = SSIM_RECOMPUTE_NONE;
+    par->zero_stage = 0;
+    par->dp_bucket_bytes = 0;
+    par->tp_comm = SSIM_TP_COMM_ALLREDUCE;
+    par->allow_cross_node_tp = FALSE;
+    par->order[0] = SSIM_AXIS_TP;
+    par->order[1] = SSIM_AXIS_DP;
+    par->order[2] = SSIM_AXIS_PP;
+    g_strlcpy(par->schedule, "1f1b", sizeof par->schedule);
+    g_strlcpy(par->placement, "baseline", sizeof par->placement);
+}
+
+/* ---- grid ------------------------------------------------------------------------------- */
+
+guint ssim_parallel_world(const SsimParallel *par)
+{
+    return par->dp * par->tp * par->pp;
+}
+
+guint ssim_parallel_n_microbatches(const SsimParallel *par)
+{
+    guint per = par->dp * par->microbatch;
+    return per ? par->global_batch / per : 0;
+}
+
+guint ssim_parallel_layers_per_chunk(const SsimParallel *par, const SsimModel *model)
+{
+    guint chunks = par->pp * par->virtual_stages;
+    return chunks ? model->layers / chunks : 0;
+}
+
+guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis)
+{
+    switch (axis) {
+    case SSIM_AXIS_TP:
+        return par->tp;
+    case SSIM_AXIS_DP:
+        return par->dp;
+    case SSIM_AXIS_PP:
+        return par->pp;
+    case SSIM_AXIS_N:
+        break;
+    }
+    g_return_val_if_reached(0);
+}
+
+guint ssim_coord_get(SsimCoord coord, SsimAxis axis)
+{
+    switch (axis) {
+    case SSIM_AXIS_TP:
+        return coord.tp;
+    case SSIM_AXIS_DP:
+        return coord.dp;
+    case SSIM_AXIS_PP:
+        return coord.pp;
+    case SSIM_AXIS_N:
+        break;
+    }
+    g_return_val_if_reached(0);
+}
+
+static void coord_set(SsimCoord *coord, SsimAxis axis, guint value)
+{
+    if (axis == SSIM_AXIS_TP)
+        coord->tp = value;
+    else if (axis == SSIM_AXIS_DP)
+        coord->dp = value;
+    else
+        coord->pp = value;
+}
+
+guint ssim_parallel_rank(const SsimParallel *par, SsimCoord coord)
+{
+    g_return_val_if_fail(coord.dp < par->dp && coord.tp < par->tp && coord.pp < par->pp, 0);
+    guint rank = 0;
+    for (int i = SSIM_AXIS_N - 1; i >= 0; i--)
+        rank = rank * ssim_parallel_size(par, par->order[i]) + ssim_coord_get(coord, par->order[i]);
+    return rank;
+}
+
+SsimCoord ssim_parallel_coord(const SsimParallel *par, guint rank)
+{
+    SsimCoord c = {0, 0, 0};
+    g_return_val_if_fail(rank < ssim_parallel_world(par), c);
+    for (guint i = 0; i < SSIM_AXIS_N; i++) {
+        guint n = ssim_parallel_size(par, par->order[i]);
+        coord_set(&c, par->order[i], rank % n);
+        rank /= n;
+    }
+    return c;
+}
+
+void ssim_parallel_group(const SsimParallel *par, guint rank, SsimAxis axis, guint *ranks)
+{
+    g_return_if_fail(ranks != NULL && (guint)axis < SSIM_AXIS_N);
+    SsimCoord c = ssim_parallel_coord(par, rank);
+    guint n = ssim_parallel_size(par, axis);
+    for (guint i = 0; i < n; i++) {
+        coord_set(&c, axis, i);
+        ranks[i] = ssim_parallel_rank(par, c);
+    }
+}
+
+/* ---- text ------------------------------------------------------------------------------- */
+
+static gboolean parse_uint(const char *key, const char *value, guint min, guint *out,
+                           GError **error)
+{
+    guint64 n = 0;
+    if (value == NULL || value[0] == '-' || value[0] == '+' ||
+        !g_ascii_string_to_unsigned(value, 10, min, G_MAXUINT32, &n, NULL)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not %s", key,
+                    value ? value : "", min ? "a positive integer" : "a non-negative integer");
+        return FALSE;
+    }
+    *out = (guint)n;
+    return TRUE;
+}
+
+static gboolean parse_switch(const char *key, const char *value, gboolean *out, GError **error)
+{
+    const char *on[] = {"on", "true", "yes", "1"}, *off[] = {"off", "false", "no", "0"};
+    for (guint i = 0; i < G_N_ELEMENTS(on); i++) {
+        if (value && g_ascii_strcasecmp(value, on[i]) == 0) {
+            *out = TRUE;
+            return TRUE;
+        }
+        if (value && g_ascii_strcasecmp(value, off[i]) == 0) {
+            *out = FALSE;
+            return TRUE;
+        }
+    }
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not on or off", key,
+                value ? value : "");
+    return FALSE;
+}
+
+/* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0. */
+static gboolean parse_bytes(const char *key, const char *value, guint64 *out, GError **error)
+{
+    if (value != NULL && g_ascii_strcasecmp(value, "off") == 0) {
+        *out = 0;
+        return TRUE;
+    }
+    char *end = NULL;
+    errno = 0;
+    guint64 n = value && g_ascii_isdigit(value[0]) ? g_ascii_strtoull(value, &end, 10) : 0;
+    static const struct {
+        const char *suffix;
+        guint64 scale;
+    } units[] = {{"", 1},
+                 {"B", 1},
+                 {"k", 1000},
+                 {"kB", 1000},
+                 {"K", 1000},
+                 {"KB", 1000},
+                 {"M", 1000000},
+                 {"MB", 1000000},
+                 {"G", 1000000000},
+                 {"GB", 1000000000},
+                 {"KiB", 1ULL << 10},
+                 {"MiB", 1ULL << 20},
+                 {"GiB", 1ULL << 30}};
+    if (end != NULL && errno == 0) {
+        for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
+            if (strcmp(end, units[i].suffix) == 0 && n <= G_MAXUINT64 / units[i].scale) {
+                *out = n * units[i].scale;
+                return TRUE;
+            }
+        }
+    }
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "%s: '%s' is not a byte count (e.g. 25MB, 32MiB, 0 or off)", key,
+                value ? value : "");
+    return FALSE;
+}
+
+static gboolean parse_order(const char *key, const char *value, SsimAxis *order, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(value ? value : "", "-", -1);
+    gboolean seen[SSIM_AXIS_N] = {FALSE, FALSE, FALSE};
+    SsimAxis got[SSIM_AXIS_N];
+    guint n = g_strv_length(parts);
+    gboolean ok = n == SSIM_AXIS_N;
+    for (guint i = 0; ok && i < n; i++) {
+        ok = FALSE;
+        for (guint a = 0; a < SSIM_AXIS_N; a++) {
+            if (g_ascii_strcasecmp(parts[i], axis_names[a]) == 0 && !seen[a]) {
+                seen[a] = TRUE;
+                got[i] = (SsimAxis)a;
+                ok = TRUE;
+            }
+        }
+    }
+    if (!ok) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: '%s' is not an order of tp, dp and pp (innermost first, e.g. tp-dp-pp)",
+                    key, value ? value : "");
+        return FALSE;
+    }
+    memcpy(order, got, sizeof got);
+    return TRUE;
+}
+
+static gboolean parse_name(const char *key, const char *value, char *out, GError **error)
+{
+    gsize n = value ? strlen(value) : 0;
+    if (n == 0 || n >= SSIM_PARALLEL_NAME_MAX) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: '%s' must be 1 to %d characters", key, value ? value : "",
+                    SSIM_PARALLEL_NAME_MAX - 1);
+        return FALSE;
+    }
+    g_strlcpy(out, value, SSIM_PARALLEL_NAME_MAX);
+    return TRUE;
+}
+
+static gboolean key_is(const char *key, const char *a, const char *b, const char *c)
+{
+    return strcmp(key, a) == 0 || (b && strcmp(key, b) == 0) || (c && strcmp(key, c) == 0);
+}
+
+gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value, GError **error)
+{
+    g_return_val_if_fail(par != NULL && key != NULL, FALSE);
+    g_autofree char *k = g_strdelimit(g_ascii_strdown(key, -1), "-", '_');
+    g_autofree char *v = g_strstrip(g_strdup(value ? value : ""));
+    SsimParallel p = *par;
+
+    if (strcmp(k, "dp") == 0) {
+        if (!parse_uint(k, v, 1, &p.dp, error))
+            return FALSE;
+    } else if (strcmp(k, "tp") == 0) {
+        if (!parse_uint(k, v, 1, &p.tp, error))
+            return FALSE;
+    } else if (strcmp(k, "pp") == 0) {
+        if (!parse_uint(k, v, 1, &p.pp, error))
+            return FALSE;
+    } else if (key_is(k, "v", "vpp", "virtual_stages")) {
+        if (!parse_uint(k, v, 1, &p.virtual_stages, error))
+            return FALSE;
+    } else if (key_is(k, "mb", "microbatch", "micro_batch")) {
+        if (!parse_uint(k, v, 1, &p.microbatch, error))
+            return FALSE;
+    } else if (key_is(k, "gbs", "global_batch", "batch")) {
+        if (!parse_uint(k, v, 1, &p.global_batch, error))
+            return FALSE;
+    } else if (key_is(k, "sp", "sequence_parallel", NULL)) {
+        if (!parse_switch(k, v, &p.sequence_parallel, error))
+            return FALSE;
+        if (p.sequence_parallel)
+            p.tp_comm = SSIM_TP_COMM_RS_AG;
+    } else if (strcmp(k, "recompute") == 0) {
+        if (!ssim_recompute_from_name(v, &p.recompute)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: '%s' is not one of none | selective | full", k, v);
+            return FALSE;
+        }
+    } else if (key_is(k, "zero", "zero_stage", NULL)) {
+        if (!parse_uint(k, v, 0, &p.zero_stage, error))
+            return FALSE;
+        if (p.zero_stage > 1) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: stage %u is not supported (0 or 1)", k, p.zero_stage);
+            return FALSE;
+        }
+    } else if (key_is(k, "bucket", "dp_bucket_bytes", "bucket_bytes")) {
+        if (!parse_bytes(k, v, &p.dp_bucket_bytes, error))
+            return FALSE;
+    } else if (key_is(k, "tp_comm", NULL, NULL)) {
+        if (!ssim_tp_comm_from_name(v, &p.tp_comm)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: '%s' is not one of allreduce | rs-ag", k, v);
+            return FALSE;
+        }
+    } else if (key_is(k, "order", "rank_order", NULL)) {
+        if (!parse_order(k, v, p.order, error))
+            return FALSE;
+    } else if (strcmp(k, "schedule") == 0) {
+        if (!parse_name(k, v, p.schedule, error))
+            return FALSE;
+    } else if (strcmp(k, "placement") == 0) {
+        if (!parse_name(k, v, p.placement, error))
+            return FALSE;
+    } else if (key_is(k, "cross_node_tp", "allow_cross_node_tp", NULL)) {
+        if (!parse_switch(k, v, &p.allow_cross_node_tp, error))
+            return FALSE;
+    } else {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
+                    "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp)",
+                    key);
+        return FALSE;
+    }
+    *par = p;
+    return TRUE;
+}
+
+gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error)
+{
+    g_return_val_if_fail(par != NULL && spec != NULL, FALSE);
+    g_auto(GStrv) items = g_strsplit(spec, ",", -1);
+    for (guint i = 0; items[i] != NULL; i++) {
+        char *item = g_strstrip(items[i]);
+        if (item[0] == '\0')
+            continue;
+        char *eq = strchr(item, '=');
+        if (eq == NULL) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "'%s': expected key=value in split '%s'", item, spec);
+            return FALSE;
+        }
+        *eq = '\0';
+        if (!ssim_parallel_set(par, g_strstrip(item), eq + 1, error))
+            return FALSE;
+    }
+    return TRUE;
+}
+
+char *ssim_parallel_to_string(const SsimParallel *par)
+{
+    g_return_val_if_fail(par != NULL, NULL);
+    return g_strdup_printf(
+        "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
+        "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
+        "placement=%s,cross_node_tp=%s",
+        par->dp, par->tp, par->pp, par->virtual_stages, par->microbatch, par->global_batch,
+        par->sequence_parallel ? "on" : "off", ssim_recompute_name(par->recompute), par->zero_stage,
+        par->dp_bucket_bytes, ssim_tp_comm_name(par->tp_comm), ssim_axis_name(par->order[0]),
+        ssim_axis_name(par->order[1]), ssim_axis_name(par->order[2]), par->schedule, par->placement,
+        par->allow_cross_node_tp ? "on" : "off");
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, __VA_ARGS__);               \
+        return FALSE;                                                                              \
+    } while (0)
+
+static gboolean order_is_permutation(const SsimParallel *par)
+{
+    guint seen = 0;
+    for (guint i = 0; i < SSIM_AXIS_N; i++) {
+        if ((guint)par->order[i] >= SSIM_AXIS_N)
+            return FALSE;
+        seen |= 1u << par->order[i];
+    }
+    return seen == 7u;
+}
+
+/* Every tensor-parallel group lies in one node. */
+static gboolean check_tp_in_node(const SsimParallel *par, const SsimCluster *cluster,
+                                 GError **error)
+{
+    if (par->tp == 1 || par->allow_cross_node_tp)
+        return TRUE;
+    if (par->tp > cluster->gpus_per_node)
+        FAIL("tp within a node: tp (%u) is larger than the GPUs per node (%u); set "
+             "cross_node_tp=on to allow tensor parallelism across nodes",
+             par->tp, cluster->gpus_per_node);
+    g_autofree guint *ranks = g_new(guint, par->tp);
+    guint world = ssim_parallel_world(par);
+    for (guint r = 0; r < world; r++) {
+        SsimCoord c = ssim_parallel_coord(par, r);
+        if (c.tp != 0)
+            continue;
+        ssim_parallel_group(par, r, SSIM_AXIS_TP, ranks);
+        guint node = ssim_cluster_node_of(cluster, ranks[0]);
+        for (guint i = 1; i < par->tp; i++) {
+            guint other = ssim_cluster_node_of(cluster, ranks[i]);
+            if (other != node)
+                FAIL("tp within a node: the tp group of ranks %u..%u spans nodes %u and %u "
+                     "(%u GPUs per node, order %s-%s-%s); put tp innermost, make tp divide the "
+                     "GPUs per node, or set cross_node_tp=on",
+                     ranks[0], ranks[par->tp - 1], node, other, cluster->gpus_per_node,
+                     ssim_axis_name(par->order[0]), ssim_axis_name(par->order[1]),
+                     ssim_axis_name(par->order[2]));
+        }
+    }
+    return TRUE;
+}
+
+gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
+                                const SsimCluster *cluster, GError **error)
+{
+    g_return_val_if_fail(par != NULL && model != NULL, FALSE);
+    static const char *const size_names[] = {"dp", "tp", "pp", "v", "microbatch", "global_batch"};
+    const guint sizes[] = {par->dp,         par->tp,          par->pp, par->virtual_stages,
+                           par->microbatch, par->global_batch};
+    for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
+        if (sizes[i] == 0)
+            FAIL("%s >= 1: %s is 0", size_names[i], size_names[i]);
+    if (par->zero_stage > 1)
+        FAIL("zero in {0, 1}: ZeRO stage %u is not supported", par->zero_stage);
+    if (!order_is_permutation(par))
+        FAIL("order: the rank order must name tp, dp and pp once each");
+    if (par->schedule[0] == '\0')
+        FAIL("schedule: must not be empty");
+    if (par->placement[0] == '\0')
+        FAIL("placement: must not be empty");
+    if ((guint)par->recompute >= SSIM_RECOMPUTE_N || (guint)par->tp_comm >= SSIM_TP_COMM_N)
+        FAIL("recompute/tp_comm: value out of range");
+
+    guint64 world = (guint64)par->dp * par->tp * par->pp;
+    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))
+        FAIL("dp*tp*pp != GPUs: %u*%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u GPUs "
+             "(%u nodes x %u)",
+             par->dp, par->tp, par->pp, world, cluster->name, ssim_cluster_n_gpus(cluster),
+             cluster->nodes, cluster->gpus_per_node);
+    if (world > G_MAXUINT32)
+        FAIL("dp*tp*pp: %" G_GUINT64_FORMAT " GPUs is too many", world);
+
+    if (model->heads % par->tp != 0)
+        FAIL("heads %% tp != 0: heads (%u) of %s is not divisible by tp (%u)", model->heads,
+             model->name, par->tp);
+    if (model->kv_heads % par->tp != 0)
+        FAIL("kv_heads %% tp != 0: kv_heads (%u) of %s is not divisible by tp (%u)",
+             model->kv_heads, model->name, par->tp);
+    if (model->ffn % par->tp != 0)
+        FAIL("ffn %% tp != 0: ffn (%u) of %s is not divisible by tp (%u)", model->ffn, model->name,
+             par->tp);
+    guint64 chunks = (guint64)par->pp * par->virtual_stages;
+    if (model->layers % chunks != 0)
+        FAIL("layers %% (pp*v) != 0: layers (%u) of %s is not divisible by pp*v = %u*%u = "
+             "%" G_GUINT64_FORMAT,
+             model->layers, model->name, par->pp, par->virtual_stages, chunks);
+
+    guint64 per_step = (guint64)par->dp * par->microbatch;
+    if (par->global_batch % per_step != 0)
+        FAIL("global_batch %% (dp*microbatch) != 0: global batch %u is not divisible by "
+             "dp*microbatch = %u*%u = %" G_GUINT64_FORMAT,
+             par->global_batch, par->dp, par->microbatch, per_step);
+    guint m = ssim_parallel_n_microbatches(par);
+
+    if (par->virtual_stages > 1 && par->pp == 1)
+        FAIL("interleaved needs pp > 1: v = %u model chunks per GPU with pp = 1",
+             par->virtual_stages);
+    if (par->virtual_stages > 1 && m % par->pp != 0)
+        FAIL("interleaved needs m %% pp == 0: %u microbatches (global batch %u / (dp %u * "
+             "microbatch %u)) is not a multiple of pp (%u)",
+             m, par->global_batch, par->dp, par->microbatch, par->pp);
+
+    if (par->sequence_parallel && par->tp == 1)
+        FAIL("sequence parallelism needs tp > 1: sp is on with tp = 1");
+    if (par->sequence_parallel && par->tp_comm != SSIM_TP_COMM_RS_AG)
+        FAIL("sequence parallelism needs tp_comm = rs-ag: sp is on with tp_comm = %s",
+             ssim_tp_comm_name(par->tp_comm));
+
+    if (cluster != NULL && !check_tp_in_node(par, cluster, error))
+        return FALSE;
+    return TRUE;
+}
+
+#undef FAIL
+
+/* ---- suggestion ------------------------------------------------------------------------- */
+
+/* Static bytes (16 per parameter) on the fullest stage's GPU, for tp and pp. */
+static double static_bytes(const SsimModel *model, guint tp, guint pp)
+{
+    guint64 most = 0;
+    for (guint s = 0; s < pp; s++)
+        most = MAX(most, ssim_model_stage_params(model, pp, s));
+    return 16.0 * (double)most / tp;
+}
+
+gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
+                               const SsimCluster *cluster, GError **error)
+{
+    g_return_val_if_fail(par != NULL && model != NULL && cluster != NULL, FALSE);
+    guint world = ssim_cluster_n_gpus(cluster);
+    double budget = 0.4 * (double)cluster->hbm_bytes;
+    guint best_tp = 0, best_pp = 0, max_tp = 0;
+
+    for (guint tp = 1; tp <= cluster->gpus_per_node && tp <= world; tp *= 2) {
+        if (model->heads % tp || model->kv_heads % tp || model->ffn % tp || world % tp ||
+            cluster->gpus_per_node % tp)
+            continue;
+        max_tp = tp;
+        if (best_tp == 0 && static_bytes(model, tp, 1) <= budget)
+            best_tp = tp, best_pp = 1;
+    }
+    if (best_tp == 0 && max_tp != 0) {
+        for (guint pp = 2; pp <= model->layers && best_pp == 0; pp++) {
+            if (model->layers % pp || (world / max_tp) % pp)
+                continue;
+            if (static_bytes(model, max_tp, pp) <= budget)
+                best_tp = max_tp, best_pp = pp;
+        }
+    }
+    if (best_tp == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "suggest: no dp x tp x pp split of %u GPUs holds the weights, gradients and "
+                    "optimizer state of %s (16 bytes/param) in 40%% of %s's memory",
+                    world, model->name, cluster->gpu);
+        return FALSE;
+    }
+    par->tp = best_tp;
+    par->pp = best_pp;
+    par->dp = world / (best_tp * best_pp);
+    par->virtual_stages = 1;
+    par->microbatch = 1;
+    par->global_batch = par->dp * MAX(8u, 4 * best_pp);
+    return ssim_parallel_validate(par, model, cluster, error);
+}

@@ -1,0 +1,154 @@
+/*
+ * Tests for the cluster module: the bundled DGX descriptions carry their datasheet figures in
+ * base units, the embedded default equals dgx-h200.ini, the node count can be overridden, and
+ * broken files are reported with file, line and key.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/cluster.h>
+#include <shiftsim/data.h>
+
+#include <string.h>
+
+#define assert_has(msg, needle)                                                                    \
+    cr_assert(strstr((msg), (needle)) != NULL, "message '%s' lacks '%s'", (msg), (needle))
+
+static SsimCluster *load_ok(const char *name)
+{
+    GError *error = NULL;
+    SsimCluster *c = ssim_cluster_load(name, &error);
+    cr_assert_not_null(c, "loading %s: %s", name, error ? error->message : "?");
+    return c;
+}
+
+static char *load_fail(const char *fixture)
+{
+    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "clusters", fixture, NULL);
+    GError *error = NULL;
+    SsimCluster *c = ssim_cluster_load(path, &error);
+    cr_assert_null(c, "%s loaded but should not", fixture);
+    cr_assert_eq(error->domain, SSIM_CONFIG_ERROR);
+    char *msg = g_strdup(error->message);
+    g_error_free(error);
+    return msg;
+}
+
+Test(cluster, bundled_datasheet_figures)
+{
+    g_autoptr(SsimCluster) a = load_ok("dgx-a100");
+    cr_assert_float_eq(ssim_cluster_peak_flops(a, SSIM_DTYPE_BF16), 312e12, 1e6);
+    cr_assert_float_eq(ssim_cluster_peak_flops(a, SSIM_DTYPE_FP8), 0.0, 1e-9);
+    cr_assert_eq(a->hbm_bytes, 80ULL << 30);
+    cr_assert_float_eq(a->hbm_bw, 2039e9, 1.0);
+    cr_assert_float_eq(a->nvlink_bw, 300e9, 1.0);
+    cr_assert_float_eq(a->nic_bw, 25e9, 1.0); /* 200 Gb/s */
+    cr_assert_eq(a->nics_per_node, 8);
+
+    g_autoptr(SsimCluster) h = load_ok("dgx-h100");
+    cr_assert_float_eq(ssim_cluster_peak_flops(h, SSIM_DTYPE_BF16), 989.5e12, 1e6);
+    cr_assert_float_eq(ssim_cluster_peak_flops(h, SSIM_DTYPE_FP8), 1979e12, 1e6);
+    cr_assert_float_eq(h->hbm_bw, 3350e9, 1.0);
+    cr_assert_float_eq(h->nic_bw, 50e9, 1.0); /* 400 Gb/s */
+    cr_assert_float_eq(ssim_cluster_node_net_bw(h), 400e9, 1.0);
+
+    g_autoptr(SsimCluster) x = load_ok("dgx-h200");
+    cr_assert_eq(x->hbm_bytes, 143771ULL << 20);
+    cr_assert_float_eq(x->hbm_bw, 4800e9, 1.0);
+    cr_assert_eq(x->nvlink_latency, 2 * SSIM_US);
+    cr_assert_eq(x->nic_latency, 5 * SSIM_US);
+    cr_assert_eq(x->kernel_overhead, 1 * SSIM_US);
+    cr_assert_float_eq(x->gemm_half_flops, 4e9, 1.0);
+}
+
+Test(cluster, default_matches_bundled_h200)
+{
+    g_autoptr(SsimCluster) d = ssim_cluster_default();
+    g_autoptr(SsimCluster) f = load_ok("dgx-h200");
+    cr_assert(ssim_cluster_check(d, NULL));
+    cr_assert_str_eq(d->name, f->name);
+    cr_assert_str_eq(d->gpu, f->gpu);
+    cr_assert_eq(d->gpus_per_node, f->gpus_per_node);
+    cr_assert_eq(d->nodes, f->nodes);
+    for (int t = 0; t < SSIM_DTYPE_N; t++)
+        cr_assert_float_eq(d->peak_flops[t], f->peak_flops[t], 1.0, "dtype %d", t);
+    cr_assert_eq(d->hbm_bytes, f->hbm_bytes);
+    cr_assert_float_eq(d->hbm_bw, f->hbm_bw, 1.0);
+    cr_assert_float_eq(d->nvlink_bw, f->nvlink_bw, 1.0);
+    cr_assert_eq(d->nvlink_latency, f->nvlink_latency);
+    cr_assert_eq(d->nics_per_node, f->nics_per_node);
+    cr_assert_float_eq(d->nic_bw, f->nic_bw, 1.0);
+    cr_assert_eq(d->nic_latency, f->nic_latency);
+    cr_assert_float_eq(d->gemm_efficiency, f->gemm_efficiency, 1e-12);
+    cr_assert_float_eq(d->gemm_half_flops, f->gemm_half_flops, 1.0);
+    cr_assert_float_eq(d->memory_efficiency, f->memory_efficiency, 1e-12);
+    cr_assert_float_eq(d->nvlink_efficiency, f->nvlink_efficiency, 1e-12);
+    cr_assert_float_eq(d->ib_efficiency, f->ib_efficiency, 1e-12);
+    cr_assert_float_eq(d->overlap_slowdown, f->overlap_slowdown, 1e-12);
+    cr_assert_eq(d->kernel_overhead, f->kernel_overhead);
+    cr_assert_eq(ssim_cluster_n_gpus(d), 32);
+}
+
+Test(cluster, set_nodes_and_rank_to_node)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    ssim_cluster_set_nodes(c, 128);
+    cr_assert_eq(ssim_cluster_n_gpus(c), 1024);
+    cr_assert_eq(ssim_cluster_node_of(c, 0), 0);
+    cr_assert_eq(ssim_cluster_node_of(c, 7), 0);
+    cr_assert_eq(ssim_cluster_node_of(c, 8), 1);
+    cr_assert_eq(ssim_cluster_node_of(c, 1023), 127);
+    g_autoptr(SsimCluster) copy = ssim_cluster_copy(c);
+    cr_assert_eq(copy->nodes, 128);
+    cr_assert_neq(copy->gpu, c->gpu);
+    cr_assert_str_eq(copy->gpu, c->gpu);
+}
+
+Test(cluster, efficiencies_default_when_group_absent)
+{
+    g_autofree char *path =
+        g_build_filename(SSIM_TEST_DATA, "clusters", "bad-efficiency.ini", NULL);
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    /* Cut the [efficiency] group off. */
+    *strstr(text, "[efficiency]") = '\0';
+    GError *error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load_data(text, -1, "test.ini", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert_str_eq(c->name, "test");
+    cr_assert_gt(c->gemm_efficiency, 0.0);
+    cr_assert_leq(c->gemm_efficiency, 1.0);
+    cr_assert_geq(c->overlap_slowdown, 1.0);
+    cr_assert_float_eq(ssim_cluster_peak_flops(c, SSIM_DTYPE_TF32), 0.0, 1e-9);
+}
+
+Test(cluster, error_bad_efficiency)
+{
+    g_autofree char *msg = load_fail("bad-efficiency.ini");
+    assert_has(msg, "bad-efficiency.ini:25: gemm: 1.5 is out of range");
+}
+
+Test(cluster, error_unknown_group)
+{
+    g_autofree char *msg = load_fail("unknown-group.ini");
+    assert_has(msg, "unknown-group.ini:7: [gpus]: unknown group");
+}
+
+Test(cluster, error_missing_key)
+{
+    g_autofree char *msg = load_fail("missing-key.ini");
+    assert_has(msg, "missing-key.ini:8: hbm_bandwidth_GB_s: missing (required in [gpu])");
+}
+
+Test(cluster, error_bad_version)
+{
+    g_autofree char *msg = load_fail("bad-version.ini");
+    assert_has(msg, "bad-version.ini:2: format: version 3 is not supported");
+}
+
+Test(cluster, error_unknown_name)
+{
+    GError *error = NULL;
+    cr_assert_null(ssim_cluster_load("dgx-z900", &error));
+    assert_has(error->message, "unknown cluster 'dgx-z900'");
+    g_clear_error(&error);
+}

@@ -1,0 +1,157 @@
+/*
+ * Tests for the memory module against Korthikanti et al. 2022 (activations) and the 16 bytes per
+ * parameter of mixed-precision Adam (static state), hand-computed for GPT-3 175B: s = 2048,
+ * h = 12288, a = 96, b = 1, so s b h = 25,165,824 and 5 a s / h = 80.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/memory.h>
+
+#include <string.h>
+
+#define assert_has(msg, needle)                                                                    \
+    cr_assert(strstr((msg), (needle)) != NULL, "message '%s' lacks '%s'", (msg), (needle))
+
+static SsimModel *gpt3;
+
+static void setup(void)
+{
+    GError *error = NULL;
+    gpt3 = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(gpt3, "%s", error ? error->message : "");
+}
+
+static void teardown(void)
+{
+    ssim_model_free(gpt3);
+}
+
+TestSuite(memory, .init = setup, .fini = teardown);
+
+static guint64 act(guint tp, gboolean sp, SsimRecompute r)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.tp = tp;
+    p.sequence_parallel = sp;
+    p.recompute = r;
+    return ssim_memory_activation_layer_bytes(gpt3, &p);
+}
+
+Test(memory, korthikanti_activation_per_layer)
+{
+    const guint64 sbh = 2048ULL * 12288;
+    cr_assert_eq(sbh, 25165824ULL);
+    /* No parallelism: s b h (34 + 5 a s / h) = 114 s b h. */
+    cr_assert_eq(act(1, FALSE, SSIM_RECOMPUTE_NONE), 2868903936ULL);
+    /* Tensor parallel t = 8: s b h (10 + 24/8 + 80/8) = 23 s b h. */
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_NONE), 578813952ULL);
+    /* Tensor + sequence parallel: 114 s b h / 8. */
+    cr_assert_eq(act(8, TRUE, SSIM_RECOMPUTE_NONE), 358612992ULL);
+    /* Selective recompute: s b h (10 + 24/8) without, 34 s b h / 8 with sequence parallel. */
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_SELECTIVE), 327155712ULL);
+    cr_assert_eq(act(8, TRUE, SSIM_RECOMPUTE_SELECTIVE), 106954752ULL);
+    /* Full recompute: the layer input, 2 s b h (sharded by sequence parallelism). */
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_FULL), 2 * sbh);
+    cr_assert_eq(act(8, TRUE, SSIM_RECOMPUTE_FULL), 2 * sbh / 8);
+    /* sp with tp = 1 is plain no-parallelism. */
+    cr_assert_eq(act(1, TRUE, SSIM_RECOMPUTE_NONE), 114 * sbh);
+}
+
+Test(memory, activations_scale_with_microbatch)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.tp = 8;
+    p.microbatch = 4;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 4 * 578813952ULL);
+}
+
+Test(memory, estimate_gpt3_1f1b_middle_stage)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_parse(&p,
+                                  "dp=8,tp=8,pp=16,mb=1,gbs=1536,sp=on,recompute=selective,"
+                                  "zero=1",
+                                  NULL));
+    SsimMemory mem;
+    /* 1F1B keeps pp - stage = 15 microbatches alive on stage 1. */
+    ssim_memory_estimate(&mem, gpt3, &p, 1, 15);
+    const guint64 h = 12288;
+    const guint64 layer = 12 * h * h + 13 * h; /* 1,812,099,072 */
+    const guint64 per_gpu = 6 * layer / 8;     /* 96/16 = 6 layers, sharded 8 ways */
+    cr_assert_eq(mem.stage, 1);
+    cr_assert_eq(mem.in_flight, 15);
+    cr_assert_eq(mem.params, per_gpu);
+    cr_assert_eq(mem.weights, 2 * per_gpu);
+    cr_assert_eq(mem.gradients, 2 * per_gpu);
+    cr_assert_eq(mem.optimizer, 12 * per_gpu / 8); /* ZeRO-1 over dp = 8 */
+    cr_assert_eq(mem.activation_layer, 106954752ULL);
+    cr_assert_eq(mem.activations, 106954752ULL * 6 * 15);
+    cr_assert_eq(mem.total, mem.weights + mem.gradients + mem.optimizer + mem.activations);
+    /* 16 bytes per parameter without ZeRO. */
+    p.zero_stage = 0;
+    ssim_memory_estimate(&mem, gpt3, &p, 1, 15);
+    cr_assert_eq(mem.weights + mem.gradients + mem.optimizer, 16 * per_gpu);
+}
+
+Test(memory, first_and_last_stage_hold_embeddings)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_parse(&p, "dp=1,tp=8,pp=16", NULL));
+    SsimMemory first, mid, last;
+    ssim_memory_estimate(&first, gpt3, &p, 0, 16);
+    ssim_memory_estimate(&mid, gpt3, &p, 5, 11);
+    ssim_memory_estimate(&last, gpt3, &p, 15, 1);
+    guint64 emb = (50257ULL * 12288 + 2048ULL * 12288) / 8; /* token + learned positions */
+    cr_assert_eq(first.params - mid.params, emb);
+    /* Last: final LayerNorm 2h and, tied, a copy of the token embedding. */
+    cr_assert_eq(last.params - mid.params, (2ULL * 12288 + 50257ULL * 12288) / 8);
+    /* No recompute, no sp: 23 s b h per layer, 6 layers, 16 microbatches in flight. */
+    cr_assert_eq(first.activations, 578813952ULL * 6 * 16);
+}
+
+Test(memory, interleaved_chunks_and_fp32)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_parse(&p, "dp=1,tp=8,pp=8,v=3,sp=on", NULL));
+    SsimMemory mem;
+    /* Interleaved 1F1B stage 0: v p + p - 1 = 31 chunk passes of 96/24 = 4 layers each. */
+    ssim_memory_estimate(&mem, gpt3, &p, 0, 31);
+    cr_assert_eq(mem.activations, 358612992ULL * 4 * 31);
+
+    g_autoptr(SsimModel) m = ssim_model_copy(gpt3);
+    m->dtype = SSIM_DTYPE_FP32;
+    ssim_memory_estimate(&mem, m, &p, 3, 1);
+    /* fp32: 4 + 4 + 8 bytes per parameter, activations doubled. */
+    cr_assert_eq(mem.optimizer, 2 * mem.weights);
+    cr_assert_eq(mem.gradients, mem.weights);
+    cr_assert_eq(mem.weights, 4 * mem.params);
+    cr_assert_eq(mem.activation_layer, 2 * 358612992ULL);
+}
+
+Test(memory, fits_and_message)
+{
+    g_autoptr(SsimCluster) a100 = ssim_cluster_load("dgx-a100", NULL);
+    cr_assert_not_null(a100);
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_parse(&p, "dp=8,tp=8,pp=16,sp=on,recompute=selective,zero=1", NULL));
+    SsimMemory mem;
+    ssim_memory_estimate(&mem, gpt3, &p, 0, 16);
+    GError *error = NULL;
+    cr_assert(ssim_memory_fits(&mem, a100, &error), "%s", error ? error->message : "");
+
+    cr_assert(ssim_parallel_parse(&p, "pp=2,zero=0,sp=off,tp_comm=allreduce,recompute=none", NULL));
+    ssim_memory_estimate(&mem, gpt3, &p, 0, 2);
+    cr_assert_not(ssim_memory_fits(&mem, a100, &error));
+    cr_assert_eq(error->domain, SSIM_CONFIG_ERROR);
+    assert_has(error->message, "memory: stage 0 needs ");
+    assert_has(error->message, "GiB per GPU (weights ");
+    assert_has(error->message, "for 2 microbatch passes in flight) but an NVIDIA A100 SXM4 80GB "
+                               "has 80.0 GiB");
+    g_clear_error(&error);
+}

@@ -1,0 +1,434 @@
+/*
+ * Tests for the model module: every bundled model parses and its parameter count from the shape
+ * is within 1% of the count its authors published; FLOPs agree with Narayanan et al.'s closed
+ * forms; GEMM shapes; and every kind of broken file yields "file:line: field: message".
+ *
+ * Oracles are independent of the code: published parameter counts, hand-expanded parameter
+ * formulas, and the closed-form FLOP expressions of the Megatron-LM paper.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/data.h>
+#include <shiftsim/model.h>
+
+#include <math.h>
+#include <string.h>
+
+static const char *const bundled[] = {
+    "gpt-j-6b",
+    "gpt-3-175b",
+    "llama-2-7b",
+    "llama-2-70b",
+    "bloom-176b",
+    "megatron-gpt-1.7b",
+    "megatron-gpt-3.6b",
+    "megatron-gpt-7.5b",
+    "megatron-gpt-18.4b",
+    "megatron-gpt-39.1b",
+    "megatron-gpt-76.1b",
+    "megatron-gpt-145.6b",
+    "megatron-gpt-310.1b",
+    "megatron-gpt-529.6b",
+    "megatron-gpt-1t",
+};
+
+static SsimModel *load_ok(const char *name)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load(name, &error);
+    cr_assert_not_null(m, "loading %s: %s", name, error ? error->message : "?");
+    return m;
+}
+
+/* Loads a broken fixture and returns its error message (caller frees). */
+static char *load_fail(const char *fixture)
+{
+    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "models", fixture, NULL);
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load(path, &error);
+    cr_assert_null(m, "%s loaded but should not", fixture);
+    cr_assert_not_null(error);
+    cr_assert_eq(error->domain, SSIM_CONFIG_ERROR);
+    char *msg = g_strdup(error->message);
+    g_error_free(error);
+    return msg;
+}
+
+#define assert_has(msg, needle)                                                                    \
+    cr_assert(strstr((msg), (needle)) != NULL, "message '%s' lacks '%s'", (msg), (needle))
+
+Test(model, bundled_params_within_one_percent)
+{
+    for (gsize i = 0; i < G_N_ELEMENTS(bundled); i++) {
+        g_autoptr(SsimModel) m = load_ok(bundled[i]);
+        cr_assert_str_eq(m->name, bundled[i]);
+        cr_assert_gt(m->declared_params, 0, "%s declares no params", bundled[i]);
+        double shape = (double)ssim_model_params(m);
+        double off = fabs(shape - (double)m->declared_params) / (double)m->declared_params;
+        cr_assert_leq(off, 0.01, "%s: shape %.0f vs declared %" G_GUINT64_FORMAT, bundled[i], shape,
+                      m->declared_params);
+    }
+}
+
+/* Every .ini under models/ is in the list above (so none escapes the 1% check). */
+Test(model, every_bundled_file_is_checked)
+{
+    g_autofree char *dir = ssim_data_find("models");
+    cr_assert_not_null(dir);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    cr_assert_not_null(d);
+    const char *name;
+    guint n = 0;
+    while ((name = g_dir_read_name(d)) != NULL) {
+        if (!g_str_has_suffix(name, ".ini"))
+            continue;
+        g_autofree char *stem = g_strndup(name, strlen(name) - 4);
+        gboolean listed = FALSE;
+        for (gsize i = 0; i < G_N_ELEMENTS(bundled); i++)
+            listed = listed || strcmp(bundled[i], stem) == 0;
+        cr_assert(listed, "models/%s is not in the test's list", name);
+        n++;
+    }
+    cr_assert_eq(n, G_N_ELEMENTS(bundled));
+}
+
+Test(model, gptj_params_by_hand)
+{
+    g_autoptr(SsimModel) m = load_ok("gpt-j-6b");
+    /* Embedding V h; per layer: one LayerNorm 2h, QKV 3h^2 and out h^2 without bias, fc_in
+     * h*4h + 4h, fc_out 4h*h + h; final LayerNorm 2h; LM head V h + V. */
+    guint64 h = 4096, V = 50400, l = 28, f = 16384;
+    guint64 layer = 2 * h + 3 * h * h + h * h + (h * f + f) + (f * h + h);
+    guint64 expect = V * h + l * layer + 2 * h + V * h + V;
+    cr_assert_eq(ssim_model_layer_params(m), layer);
+    cr_assert_eq(ssim_model_params(m), expect);
+    cr_assert_eq(expect, 6050882784ULL);
+    /* The model card says 6,053,381,344: 0.04% apart. */
+    cr_assert_eq(m->declared_params, 6053381344ULL);
+}
+
+Test(model, published_exact_counts)
+{
+    /* Released checkpoints (Hugging Face parameter totals). */
+    struct {
+        const char *name;
+        guint64 params;
+    } exact[] = {{"llama-2-7b", 6738415616ULL},
+                 {"llama-2-70b", 68976648192ULL},
+                 {"bloom-176b", 176247271424ULL}};
+    for (gsize i = 0; i < G_N_ELEMENTS(exact); i++) {
+        g_autoptr(SsimModel) m = load_ok(exact[i].name);
+        cr_assert_eq(ssim_model_params(m), exact[i].params, "%s: %" G_GUINT64_FORMAT, exact[i].name,
+                     ssim_model_params(m));
+    }
+}
+
+Test(model, megatron_param_formula)
+{
+    /* Narayanan et al. 2021, section 5.1: P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)); ours
+     * adds only the final LayerNorm (2h). */
+    const char *names[] = {"megatron-gpt-18.4b", "megatron-gpt-145.6b", "megatron-gpt-1t"};
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(SsimModel) m = load_ok(names[i]);
+        double l = m->layers, h = m->hidden, V = m->vocab, s = m->seq_len;
+        double p = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h)) + 2 * h;
+        cr_assert_float_eq((double)ssim_model_params(m), p, 1.0, "%s", names[i]);
+    }
+}
+
+Test(model, default_matches_bundled_gptj)
+{
+    g_autoptr(SsimModel) d = ssim_model_default();
+    g_autoptr(SsimModel) f = load_ok("gpt-j-6b");
+    cr_assert(ssim_model_check(d, NULL));
+    cr_assert_str_eq(d->name, f->name);
+    cr_assert_str_eq(d->source, "builtin");
+    cr_assert_eq(d->layers, f->layers);
+    cr_assert_eq(d->hidden, f->hidden);
+    cr_assert_eq(d->heads, f->heads);
+    cr_assert_eq(d->kv_heads, f->kv_heads);
+    cr_assert_eq(d->ffn, f->ffn);
+    cr_assert_eq(d->vocab, f->vocab);
+    cr_assert_eq(d->seq_len, f->seq_len);
+    cr_assert_eq(d->block, f->block);
+    cr_assert_eq(d->position, f->position);
+    cr_assert_eq(d->activation, f->activation);
+    cr_assert_eq(d->norm, f->norm);
+    cr_assert_eq(d->tied_embeddings, f->tied_embeddings);
+    cr_assert_eq(d->attention_bias, f->attention_bias);
+    cr_assert_eq(d->mlp_bias, f->mlp_bias);
+    cr_assert_eq(d->lm_head_bias, f->lm_head_bias);
+    cr_assert_eq(d->embedding_norm, f->embedding_norm);
+    cr_assert_eq(d->dtype, f->dtype);
+    cr_assert_eq(d->declared_params, f->declared_params);
+    cr_assert_eq(d->block, SSIM_BLOCK_PARALLEL);
+    cr_assert_eq(d->position, SSIM_POSITION_ROTARY);
+}
+
+Test(model, load_by_path_and_copy)
+{
+    g_autofree char *path = ssim_data_find("models/llama-2-70b.ini");
+    cr_assert_not_null(path);
+    g_autoptr(SsimModel) m = load_ok(path);
+    cr_assert_eq(m->kv_heads, 8);
+    cr_assert_eq(m->activation, SSIM_ACT_SWIGLU);
+    cr_assert_eq(m->norm, SSIM_NORM_RMSNORM);
+    cr_assert_str_eq(m->source, path);
+    g_autoptr(SsimModel) c = ssim_model_copy(m);
+    cr_assert_str_eq(c->name, m->name);
+    cr_assert_neq(c->name, m->name);
+    cr_assert_eq(ssim_model_params(c), ssim_model_params(m));
+}
+
+/* 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) and, with full recompute, 96 B s l h^2 (1 + s/(6h) +
+ * V/(16 l h)) (Narayanan et al. 2021, eq. 3 and appendix). */
+Test(model, flops_closed_form_gpt)
+{
+    const char *names[] = {"gpt-3-175b",          "megatron-gpt-1.7b",   "megatron-gpt-3.6b",
+                           "megatron-gpt-7.5b",   "megatron-gpt-18.4b",  "megatron-gpt-39.1b",
+                           "megatron-gpt-76.1b",  "megatron-gpt-145.6b", "megatron-gpt-310.1b",
+                           "megatron-gpt-529.6b", "megatron-gpt-1t"};
+    const guint64 batches[] = {1, 512, 1536};
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(SsimModel) m = load_ok(names[i]);
+        double l = m->layers, h = m->hidden, V = m->vocab, s = m->seq_len;
+        for (gsize j = 0; j < G_N_ELEMENTS(batches); j++) {
+            double B = (double)batches[j];
+            double f72 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+            double f96 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+            double got = ssim_model_iteration_flops(m, batches[j]);
+            double hw = ssim_model_hardware_flops(m, batches[j], SSIM_RECOMPUTE_FULL);
+            cr_assert_leq(fabs(got - f72) / f72, 0.01, "%s B=%g: %g vs %g", names[i], B, got, f72);
+            cr_assert_leq(fabs(hw - f96) / f96, 0.01, "%s B=%g: %g vs %g", names[i], B, hw, f96);
+            cr_assert_float_eq(ssim_model_hardware_flops(m, batches[j], SSIM_RECOMPUTE_NONE), got,
+                               got * 1e-12);
+        }
+    }
+}
+
+Test(model, selective_recompute_adds_attention_core)
+{
+    g_autoptr(SsimModel) m = load_ok("megatron-gpt-18.4b");
+    double B = 8, s = m->seq_len, h = m->hidden, l = m->layers;
+    double extra = l * 4 * B * s * s * h; /* Q K^T and P V forward, recomputed once */
+    double got = ssim_model_hardware_flops(m, 8, SSIM_RECOMPUTE_SELECTIVE) -
+                 ssim_model_iteration_flops(m, 8);
+    cr_assert_float_eq(got, extra, extra * 1e-9);
+}
+
+Test(model, gemm_shapes_gptj_tp4)
+{
+    g_autoptr(SsimModel) m = ssim_model_default();
+    guint b = 2, t = 4;
+    guint64 T = (guint64)b * 2048;
+    SsimGemm g = ssim_model_gemm(m, SSIM_GEMM_QKV, b, t);
+    cr_assert_eq(g.m, T);
+    cr_assert_eq(g.k, 4096);
+    cr_assert_eq(g.n, 3 * 4096 / 4);
+    cr_assert_float_eq(g.flops, 2.0 * T * 4096 * 3072, 1.0);
+    cr_assert_eq(g.bytes, 2 * (T * 4096 + 4096 * 3072 + T * 3072));
+    g = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, b, t);
+    cr_assert_eq(g.batch, 2 * 16 / 4);
+    cr_assert_eq(g.m, 2048);
+    cr_assert_eq(g.n, 2048);
+    cr_assert_eq(g.k, 256);
+    g = ssim_model_gemm(m, SSIM_GEMM_ATTN_CONTEXT, b, t);
+    cr_assert_eq(g.n, 256);
+    cr_assert_eq(g.k, 2048);
+    g = ssim_model_gemm(m, SSIM_GEMM_ATTN_OUT, b, t);
+    cr_assert_eq(g.k, 1024);
+    cr_assert_eq(g.n, 4096);
+    g = ssim_model_gemm(m, SSIM_GEMM_FFN_UP, b, t);
+    cr_assert_eq(g.n, 4096);
+    g = ssim_model_gemm(m, SSIM_GEMM_FFN_DOWN, b, t);
+    cr_assert_eq(g.k, 4096);
+    g = ssim_model_gemm(m, SSIM_GEMM_LM_HEAD, b, t);
+    cr_assert_eq(g.n, 50400 / 4);
+    /* A vocabulary that tp does not divide is padded up. */
+    g = ssim_model_gemm(m, SSIM_GEMM_LM_HEAD, 1, 7);
+    cr_assert_eq(g.n, (50400 + 6) / 7);
+    cr_assert_str_eq(ssim_gemm_kind_name(SSIM_GEMM_ATTN_OUT), "attn_out");
+}
+
+/* The per-rank GEMMs of a layer, times tp, add up to the layer's forward FLOPs. */
+Test(model, gemms_sum_to_layer_flops)
+{
+    const char *names[] = {"gpt-j-6b", "llama-2-70b", "bloom-176b"};
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(SsimModel) m = load_ok(names[i]);
+        guint t = 8, b = 3;
+        double sum = 0;
+        for (int k = 0; k < SSIM_GEMM_LM_HEAD; k++)
+            sum += ssim_model_gemm(m, (SsimGemmKind)k, b, t).flops;
+        double layer = ssim_model_layer_forward_flops(m, b);
+        cr_assert_float_eq(sum * t, layer, layer * 1e-12, "%s", names[i]);
+        double head = ssim_model_gemm(m, SSIM_GEMM_LM_HEAD, b, 1).flops;
+        cr_assert_float_eq(head, ssim_model_head_forward_flops(m, b), 1.0);
+    }
+}
+
+Test(model, llama_gqa_swiglu_shapes)
+{
+    g_autoptr(SsimModel) m = load_ok("llama-2-70b");
+    SsimGemm g = ssim_model_gemm(m, SSIM_GEMM_QKV, 1, 8);
+    cr_assert_eq(g.n, (8192 + 2 * 8 * 128) / 8);
+    g = ssim_model_gemm(m, SSIM_GEMM_FFN_UP, 1, 8);
+    cr_assert_eq(g.n, 2 * 28672 / 8);
+    cr_assert(ssim_activation_is_gated(m->activation));
+}
+
+Test(model, stage_params)
+{
+    g_autoptr(SsimModel) j = ssim_model_default(); /* untied */
+    guint64 sum = 0;
+    for (guint s = 0; s < 4; s++)
+        sum += ssim_model_stage_params(j, 4, s);
+    cr_assert_eq(sum, ssim_model_params(j));
+    cr_assert_eq(ssim_model_stage_params(j, 1, 0), ssim_model_params(j));
+
+    g_autoptr(SsimModel) g = load_ok("gpt-3-175b"); /* tied: the last stage keeps a copy */
+    sum = 0;
+    for (guint s = 0; s < 8; s++)
+        sum += ssim_model_stage_params(g, 8, s);
+    cr_assert_eq(sum, ssim_model_params(g) + (guint64)g->vocab * g->hidden);
+    cr_assert_eq(ssim_model_stage_params(g, 8, 3), 12 * ssim_model_layer_params(g));
+}
+
+Test(model, names_round_trip)
+{
+    for (int d = 0; d < SSIM_DTYPE_N; d++) {
+        SsimDtype out;
+        cr_assert(ssim_dtype_from_name(ssim_dtype_name((SsimDtype)d), &out));
+        cr_assert_eq((int)out, d);
+    }
+    cr_assert_eq(ssim_dtype_size(SSIM_DTYPE_BF16), 2);
+    cr_assert_eq(ssim_dtype_size(SSIM_DTYPE_FP32), 4);
+    SsimRecompute r;
+    cr_assert(ssim_recompute_from_name("selective", &r));
+    cr_assert_eq(r, SSIM_RECOMPUTE_SELECTIVE);
+    cr_assert_not(ssim_recompute_from_name("some", &r));
+    SsimBlock b;
+    cr_assert(ssim_block_from_name("parallel", &b));
+    cr_assert_str_eq(ssim_position_name(SSIM_POSITION_ALIBI), "alibi");
+}
+
+/* ---- broken files ---------------------------------------------------------------------- */
+
+Test(model, error_bad_version)
+{
+    g_autofree char *msg = load_fail("bad-version.ini");
+    assert_has(msg, "bad-version.ini:3: format: version 2 is not supported");
+}
+
+Test(model, error_missing_format)
+{
+    g_autofree char *msg = load_fail("missing-format.ini");
+    assert_has(msg, "missing-format.ini:2: format: missing");
+}
+
+Test(model, error_unknown_key)
+{
+    g_autofree char *msg = load_fail("unknown-key.ini");
+    assert_has(msg, "unknown-key.ini:6: num_layers: unknown key in [model]");
+}
+
+Test(model, error_negative_heads)
+{
+    g_autofree char *msg = load_fail("negative-heads.ini");
+    assert_has(msg, "negative-heads.ini:7: heads: must be a positive integer");
+}
+
+Test(model, error_param_mismatch)
+{
+    g_autofree char *msg = load_fail("param-mismatch.ini");
+    assert_has(msg, "param-mismatch.ini:13: params: declared 2,000,000 but the shape gives "
+                    "2,124,800");
+    assert_has(msg, "6.24%");
+}
+
+Test(model, error_bad_enum)
+{
+    g_autofree char *msg = load_fail("bad-enum.ini");
+    assert_has(msg, "bad-enum.ini:8: block: 'diagonal' is not one of sequential | parallel");
+}
+
+Test(model, error_heads_indivisible)
+{
+    g_autofree char *msg = load_fail("heads-indivisible.ini");
+    assert_has(msg, "heads-indivisible.ini:6: heads: hidden (100) is not divisible by heads (3)");
+}
+
+Test(model, error_syntax)
+{
+    g_autofree char *msg = load_fail("bad-syntax.ini");
+    assert_has(msg, "bad-syntax.ini:3: 'layers 2' is neither");
+}
+
+Test(model, error_duplicate_key)
+{
+    g_autofree char *msg = load_fail("duplicate-key.ini");
+    assert_has(msg, "duplicate-key.ini:6: layers: key repeated (first at line 3)");
+}
+
+Test(model, error_missing_required)
+{
+    g_autofree char *msg = load_fail("missing-vocab.ini");
+    assert_has(msg, "missing-vocab.ini:2: vocab: missing");
+}
+
+Test(model, error_unknown_name_and_file)
+{
+    GError *error = NULL;
+    cr_assert_null(ssim_model_load("no-such-model", &error));
+    assert_has(error->message, "unknown model 'no-such-model'");
+    g_clear_error(&error);
+    cr_assert_null(ssim_model_load("/nonexistent/x.ini", &error));
+    cr_assert_eq(error->code, SSIM_CONFIG_ERROR_IO);
+    g_clear_error(&error);
+}
+
+Test(model, error_inline_texts)
+{
+    struct {
+        const char *text, *needle;
+    } cases[] = {
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nkv_heads = 3\nvocab = 10\n"
+         "seq_len = 8\n",
+         "t.ini:6: kv_heads: heads (4) is not a multiple of kv_heads (3)"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\nseq_len = 8\n"
+         "dtype = fp8\n",
+         "t.ini:8: dtype: fp8 is not a training dtype"},
+        {"[model]\nformat = 1\nlayers = 2x\n", "t.ini:3: layers: must be a positive integer, "
+                                               "not '2x'"},
+        {"[model]\nformat = 1\nlayers = 0\n", "t.ini:3: layers: must be a positive integer"},
+        {"[model]\nformat = 1\ntied_embeddings = maybe\nlayers = 1\nhidden = 8\nheads = 1\n"
+         "vocab = 4\nseq_len = 4\n",
+         "t.ini:3: tied_embeddings: must be true or false"},
+        {"format = 1\n", "t.ini:1: format: key outside any [group]"},
+        {"[model]\nformat = 1\n[extra]\nx = 1\n", "t.ini:3: [extra]: unknown group"},
+        {"# nothing\n", "t.ini: [model]: required group missing"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *error = NULL;
+        SsimModel *m = ssim_model_load_data(cases[i].text, -1, "t.ini", &error);
+        cr_assert_null(m, "case %zu loaded", i);
+        assert_has(error->message, cases[i].needle);
+        g_clear_error(&error);
+    }
+}
+
+Test(model, defaults_for_optional_keys)
+{
+    const char *text = "[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\n"
+                       "seq_len = 8\n";
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load_data(text, -1, "dir/tiny.ini", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    cr_assert_str_eq(m->name, "tiny");
+    cr_assert_eq(m->kv_heads, 4);
+    cr_assert_eq(m->ffn, 256);
+    cr_assert_eq(m->block, SSIM_BLOCK_SEQUENTIAL);
+    cr_assert_eq(m->position, SSIM_POSITION_LEARNED);
+    cr_assert_eq(m->dtype, SSIM_DTYPE_BF16);
+    cr_assert_eq(m->declared_params, 0);
+}

@@ -1,0 +1,398 @@
+/*
+ * Tests for the parallel module: defaults, split strings, the rank <-> coordinate mapping
+ * (checked against a hand-written Megatron-style formula and as a bijection), and one test per
+ * validation rule asserting that the message names the rule.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/parallel.h>
+
+#include <string.h>
+
+#define assert_has(msg, needle)                                                                    \
+    cr_assert(strstr((msg), (needle)) != NULL, "message '%s' lacks '%s'", (msg), (needle))
+
+static SsimModel *gptj;
+static SsimCluster *h200; /* 4 nodes x 8 */
+
+static void setup(void)
+{
+    gptj = ssim_model_default();
+    h200 = ssim_cluster_default();
+}
+
+static void teardown(void)
+{
+    ssim_model_free(gptj);
+    ssim_cluster_free(h200);
+}
+
+TestSuite(parallel, .init = setup, .fini = teardown);
+
+/* dp=4, tp=4, pp=2 on 32 GPUs, 8 microbatches. */
+static SsimParallel good(void)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_parse(&p, "dp=4,tp=4,pp=2,mb=2,gbs=64", NULL));
+    return p;
+}
+
+/* Expects validation to fail with a message containing `needle`. */
+static void expect_rule(const SsimParallel *p, const SsimModel *m, const SsimCluster *c,
+                        const char *needle)
+{
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_validate(p, m, c, &error), "validated, expected '%s'", needle);
+    cr_assert_eq(error->domain, SSIM_CONFIG_ERROR);
+    assert_has(error->message, needle);
+    g_error_free(error);
+}
+
+/* Field-wise equality (memcmp would compare padding). */
+static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
+{
+    return a->dp == b->dp && a->tp == b->tp && a->pp == b->pp &&
+           a->virtual_stages == b->virtual_stages && a->microbatch == b->microbatch &&
+           a->global_batch == b->global_batch && a->sequence_parallel == b->sequence_parallel &&
+           a->recompute == b->recompute && a->zero_stage == b->zero_stage &&
+           a->dp_bucket_bytes == b->dp_bucket_bytes && a->tp_comm == b->tp_comm &&
+           a->allow_cross_node_tp == b->allow_cross_node_tp && a->order[0] == b->order[0] &&
+           a->order[1] == b->order[1] && a->order[2] == b->order[2] &&
+           strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0;
+}
+
+Test(parallel, defaults)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_eq(p.dp, 1);
+    cr_assert_eq(p.tp, 1);
+    cr_assert_eq(p.pp, 1);
+    cr_assert_eq(p.virtual_stages, 1);
+    cr_assert_str_eq(p.schedule, "1f1b");
+    cr_assert_str_eq(p.placement, "baseline");
+    cr_assert_eq(p.order[0], SSIM_AXIS_TP);
+    cr_assert_eq(p.order[1], SSIM_AXIS_DP);
+    cr_assert_eq(p.order[2], SSIM_AXIS_PP);
+    cr_assert_eq(p.recompute, SSIM_RECOMPUTE_NONE);
+    cr_assert_eq(p.tp_comm, SSIM_TP_COMM_ALLREDUCE);
+    cr_assert(ssim_parallel_validate(&p, gptj, NULL, NULL));
+}
+
+Test(parallel, parse_and_round_trip)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    GError *error = NULL;
+    cr_assert(ssim_parallel_parse(&p,
+                                  "dp=2, tp=4 ,pp=4,v=2,mb=1,gbs=64,sp=on,recompute=selective,"
+                                  "zero=1,bucket=25MB,order=tp-pp-dp,schedule=interleaved,"
+                                  "placement=commshift",
+                                  &error),
+              "%s", error ? error->message : "");
+    cr_assert_eq(p.dp, 2);
+    cr_assert_eq(p.tp, 4);
+    cr_assert_eq(p.pp, 4);
+    cr_assert_eq(p.virtual_stages, 2);
+    cr_assert(p.sequence_parallel);
+    cr_assert_eq(p.tp_comm, SSIM_TP_COMM_RS_AG); /* implied by sp=on */
+    cr_assert_eq(p.recompute, SSIM_RECOMPUTE_SELECTIVE);
+    cr_assert_eq(p.zero_stage, 1);
+    cr_assert_eq(p.dp_bucket_bytes, 25000000);
+    cr_assert_eq(p.order[1], SSIM_AXIS_PP);
+    cr_assert_str_eq(p.schedule, "interleaved");
+    cr_assert_str_eq(p.placement, "commshift");
+
+    g_autofree char *s = ssim_parallel_to_string(&p);
+    SsimParallel q;
+    ssim_parallel_init(&q);
+    cr_assert(ssim_parallel_parse(&q, s, NULL), "%s", s);
+    cr_assert(par_equal(&p, &q), "round trip of %s", s);
+
+    cr_assert(ssim_parallel_set(&p, "bucket", "32MiB", NULL));
+    cr_assert_eq(p.dp_bucket_bytes, 32u << 20);
+    cr_assert(ssim_parallel_set(&p, "bucket", "off", NULL));
+    cr_assert_eq(p.dp_bucket_bytes, 0);
+    cr_assert(ssim_parallel_set(&p, "tp-comm", "allreduce", NULL));
+    cr_assert_eq(p.tp_comm, SSIM_TP_COMM_ALLREDUCE);
+    cr_assert(ssim_parallel_set(&p, "global_batch", "1536", NULL));
+    cr_assert_eq(p.global_batch, 1536);
+}
+
+Test(parallel, set_errors_leave_value)
+{
+    SsimParallel p = good();
+    struct {
+        const char *key, *value, *needle;
+    } bad[] = {
+        {"tp", "0", "tp: '0' is not a positive integer"},
+        {"tp", "-2", "tp: '-2' is not a positive integer"},
+        {"dp", "four", "dp: 'four' is not a positive integer"},
+        {"sp", "maybe", "sp: 'maybe' is not on or off"},
+        {"recompute", "most", "recompute: 'most' is not one of none | selective | full"},
+        {"zero", "3", "zero: stage 3 is not supported"},
+        {"bucket", "12XB", "bucket: '12XB' is not a byte count"},
+        {"tp_comm", "ring", "tp_comm: 'ring' is not one of allreduce | rs-ag"},
+        {"order", "tp-dp", "order: 'tp-dp' is not an order of tp, dp and pp"},
+        {"order", "tp-tp-pp", "is not an order"},
+        {"schedule", "", "schedule: '' must be 1 to 31 characters"},
+        {"warp", "9", "warp: unknown parallel setting"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        SsimParallel before = p;
+        GError *error = NULL;
+        cr_assert_not(ssim_parallel_set(&p, bad[i].key, bad[i].value, &error), "%s=%s", bad[i].key,
+                      bad[i].value);
+        assert_has(error->message, bad[i].needle);
+        g_error_free(error);
+        cr_assert(par_equal(&before, &p));
+    }
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_parse(&p, "dp=2,tp", &error));
+    assert_has(error->message, "'tp': expected key=value");
+    g_error_free(error);
+}
+
+/* Megatron-LM's default order: rank = tp_i + tp * (dp_i + dp * pp_i). */
+Test(parallel, rank_mapping_default_order)
+{
+    SsimParallel p = good();
+    for (guint pp = 0; pp < p.pp; pp++)
+        for (guint dp = 0; dp < p.dp; dp++)
+            for (guint tp = 0; tp < p.tp; tp++) {
+                SsimCoord c = {.dp = dp, .tp = tp, .pp = pp};
+                guint r = ssim_parallel_rank(&p, c);
+                cr_assert_eq(r, tp + p.tp * (dp + p.dp * pp));
+                SsimCoord back = ssim_parallel_coord(&p, r);
+                cr_assert_eq(back.dp, dp);
+                cr_assert_eq(back.tp, tp);
+                cr_assert_eq(back.pp, pp);
+            }
+    guint tp_group[4], pp_group[2], dp_group[4];
+    ssim_parallel_group(&p, 13, SSIM_AXIS_TP, tp_group); /* 13 = tp 1, dp 3, pp 0 */
+    cr_assert_eq(tp_group[0], 12);
+    cr_assert_eq(tp_group[3], 15);
+    ssim_parallel_group(&p, 13, SSIM_AXIS_PP, pp_group);
+    cr_assert_eq(pp_group[0], 13);
+    cr_assert_eq(pp_group[1], 29);
+    ssim_parallel_group(&p, 13, SSIM_AXIS_DP, dp_group);
+    cr_assert_eq(dp_group[0], 1);
+    cr_assert_eq(dp_group[1], 5);
+    cr_assert_eq(dp_group[3], 13);
+}
+
+Test(parallel, rank_mapping_is_bijection_any_order)
+{
+    SsimParallel p = good();
+    const char *orders[] = {"tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "dp-pp-tp", "pp-tp-dp", "pp-dp-tp"};
+    for (gsize o = 0; o < G_N_ELEMENTS(orders); o++) {
+        cr_assert(ssim_parallel_set(&p, "order", orders[o], NULL));
+        guint world = ssim_parallel_world(&p);
+        g_autofree gboolean *seen = g_new0(gboolean, world);
+        for (guint r = 0; r < world; r++) {
+            SsimCoord c = ssim_parallel_coord(&p, r);
+            guint back = ssim_parallel_rank(&p, c);
+            cr_assert_eq(back, r, "%s", orders[o]);
+            cr_assert_not(seen[r]);
+            seen[r] = TRUE;
+        }
+        /* The innermost axis varies fastest. */
+        SsimCoord c1 = ssim_parallel_coord(&p, 1);
+        cr_assert_eq(ssim_coord_get(c1, p.order[0]), 1, "%s", orders[o]);
+    }
+}
+
+Test(parallel, microbatches_and_chunks)
+{
+    SsimParallel p = good();
+    cr_assert_eq(ssim_parallel_world(&p), 32);
+    cr_assert_eq(ssim_parallel_n_microbatches(&p), 64 / (4 * 2));
+    cr_assert_eq(ssim_parallel_layers_per_chunk(&p, gptj), 14);
+    p.virtual_stages = 2;
+    cr_assert_eq(ssim_parallel_layers_per_chunk(&p, gptj), 7);
+    cr_assert(ssim_parallel_validate(&p, gptj, h200, NULL));
+}
+
+/* ---- one test per rule ----------------------------------------------------------------- */
+
+Test(parallel, rule_sizes_positive)
+{
+    SsimParallel p = good();
+    p.microbatch = 0;
+    expect_rule(&p, gptj, h200, "microbatch >= 1: microbatch is 0");
+    p = good();
+    p.virtual_stages = 0;
+    expect_rule(&p, gptj, h200, "v >= 1");
+}
+
+Test(parallel, rule_world_equals_gpus)
+{
+    SsimParallel p = good();
+    p.dp = 2;
+    expect_rule(&p, gptj, h200,
+                "dp*tp*pp != GPUs: 2*4*2 = 16 but cluster dgx-h200 has 32 GPUs "
+                "(4 nodes x 8)");
+}
+
+Test(parallel, rule_heads_divisible)
+{
+    SsimParallel p = good();
+    g_autoptr(SsimModel) m = ssim_model_copy(gptj);
+    m->heads = 12;
+    m->kv_heads = 12;
+    m->hidden = 12 * 256;
+    p.tp = 8;
+    p.dp = 2;
+    expect_rule(&p, m, h200, "heads % tp != 0: heads (12) of gpt-j-6b is not divisible by tp (8)");
+}
+
+Test(parallel, rule_kv_heads_divisible)
+{
+    g_autoptr(SsimModel) m = ssim_model_copy(gptj);
+    m->kv_heads = 2; /* grouped-query attention with 2 KV heads */
+    SsimParallel p = good();
+    expect_rule(&p, m, h200,
+                "kv_heads % tp != 0: kv_heads (2) of gpt-j-6b is not divisible by "
+                "tp (4)");
+}
+
+Test(parallel, rule_ffn_divisible)
+{
+    g_autoptr(SsimModel) m = ssim_model_copy(gptj);
+    m->ffn = 16386;
+    SsimParallel p = good();
+    expect_rule(&p, m, h200, "ffn % tp != 0: ffn (16386)");
+}
+
+Test(parallel, rule_layers_divisible)
+{
+    SsimParallel p = good();
+    p.pp = 8;
+    p.dp = 1;
+    p.global_batch = 16;
+    /* 28 layers, pp*v = 8 */
+    expect_rule(&p, gptj, h200,
+                "layers % (pp*v) != 0: layers (28) of gpt-j-6b is not divisible "
+                "by pp*v = 8*1 = 8");
+    p.pp = 2, p.dp = 4, p.virtual_stages = 3;
+    expect_rule(&p, gptj, h200, "pp*v = 2*3 = 6");
+}
+
+Test(parallel, rule_batch_divisible)
+{
+    SsimParallel p = good();
+    p.global_batch = 60;
+    expect_rule(&p, gptj, h200,
+                "global_batch % (dp*microbatch) != 0: global batch 60 is not "
+                "divisible by dp*microbatch = 4*2 = 8");
+}
+
+Test(parallel, rule_interleaved_needs_pp)
+{
+    SsimParallel p = good();
+    p.pp = 1;
+    p.dp = 8;
+    p.global_batch = 64;
+    p.virtual_stages = 2;
+    expect_rule(&p, gptj, h200, "interleaved needs pp > 1");
+}
+
+Test(parallel, rule_interleaved_needs_m_multiple_of_pp)
+{
+    g_autoptr(SsimModel) m = ssim_model_copy(gptj);
+    m->layers = 32;
+    SsimParallel p = good();
+    p.pp = 4;
+    p.dp = 2;
+    p.virtual_stages = 2;
+    p.microbatch = 1;
+    p.global_batch = 12; /* m = 6 */
+    expect_rule(&p, m, h200, "interleaved needs m % pp == 0: 6 microbatches");
+    p.global_batch = 16;
+    cr_assert(ssim_parallel_validate(&p, m, h200, NULL));
+}
+
+Test(parallel, rule_sequence_parallel)
+{
+    SsimParallel p = good();
+    p.sequence_parallel = TRUE;
+    expect_rule(&p, gptj, h200, "sequence parallelism needs tp_comm = rs-ag");
+    p.tp_comm = SSIM_TP_COMM_RS_AG;
+    cr_assert(ssim_parallel_validate(&p, gptj, h200, NULL));
+    p.tp = 1;
+    p.dp = 16;
+    expect_rule(&p, gptj, h200, "sequence parallelism needs tp > 1");
+}
+
+Test(parallel, rule_tp_within_node)
+{
+    SsimParallel p = good();
+    p.tp = 16;
+    p.dp = 1;
+    p.global_batch = 16;
+    expect_rule(&p, gptj, h200, "tp within a node: tp (16) is larger than the GPUs per node (8)");
+    p.allow_cross_node_tp = TRUE;
+    cr_assert(ssim_parallel_validate(&p, gptj, h200, NULL));
+
+    /* tp = 4 outermost: a tp group is ranks {r, r+8, r+16, r+24}, one per node. */
+    p = good();
+    cr_assert(ssim_parallel_set(&p, "order", "dp-pp-tp", NULL));
+    expect_rule(&p, gptj, h200,
+                "tp within a node: the tp group of ranks 0..24 spans nodes 0 and 1");
+
+    /* tp = 2 on a 3-GPU node straddles a node boundary even innermost. */
+    g_autoptr(SsimCluster) odd = ssim_cluster_copy(h200);
+    odd->gpus_per_node = 3;
+    odd->nodes = 2;
+    SsimParallel q;
+    ssim_parallel_init(&q);
+    cr_assert(ssim_parallel_parse(&q, "dp=3,tp=2,pp=1,gbs=3", NULL));
+    expect_rule(&q, gptj, odd, "the tp group of ranks 2..3 spans nodes 0 and 1");
+}
+
+Test(parallel, rule_zero_and_names)
+{
+    SsimParallel p = good();
+    p.zero_stage = 2;
+    expect_rule(&p, gptj, h200, "zero in {0, 1}: ZeRO stage 2 is not supported");
+    p = good();
+    p.schedule[0] = '\0';
+    expect_rule(&p, gptj, h200, "schedule: must not be empty");
+    p = good();
+    p.placement[0] = '\0';
+    expect_rule(&p, gptj, h200, "placement: must not be empty");
+    p = good();
+    p.order[1] = SSIM_AXIS_TP;
+    expect_rule(&p, gptj, h200, "order: the rank order must name tp, dp and pp once each");
+}
+
+Test(parallel, suggest)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    GError *error = NULL;
+    cr_assert(ssim_parallel_suggest(&p, gptj, h200, &error), "%s", error ? error->message : "");
+    /* GPT-J: 16 B/param = 96.9 GB > 40% of 141 GB at tp 1; fits at tp 2. */
+    cr_assert_eq(p.tp, 2);
+    cr_assert_eq(p.pp, 1);
+    cr_assert_eq(p.dp, 16);
+    cr_assert_eq(ssim_parallel_n_microbatches(&p), 8);
+
+    g_autoptr(SsimModel) big = ssim_model_load("gpt-3-175b", NULL);
+    cr_assert_not_null(big);
+    g_autoptr(SsimCluster) a100 = ssim_cluster_load("dgx-a100", NULL);
+    cr_assert_not_null(a100);
+    ssim_cluster_set_nodes(a100, 128);
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_suggest(&p, big, a100, &error), "%s", error ? error->message : "");
+    cr_assert_eq(p.tp, 8);
+    cr_assert_gt(p.pp, 1);
+    cr_assert_eq(ssim_parallel_world(&p), 1024);
+
+    ssim_cluster_set_nodes(a100, 1); /* 8 A100s cannot hold 175B parameters' state */
+    ssim_parallel_init(&p);
+    cr_assert_not(ssim_parallel_suggest(&p, big, a100, &error));
+    assert_has(error->message, "suggest: no dp x tp x pp split of 8 GPUs");
+    g_clear_error(&error);
+}
