@@ -331,3 +331,110 @@ Test(runtime, zero_ops_and_unfinalized)
     cr_assert_not_null(t);
     cr_assert_eq(t->makespan, 0);
 }
+
+Test(runtime, interference_lengthens_only_the_overlapped_part)
+{
+    /* Rank 0 computes 1000 ns while a 400 ns transfer runs from t=0: at slowdown 1 (half
+     * speed) the first 400 ns do 200 ns of work, the remaining 800 ns run at full speed. */
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 c = t_compute(g, 0, "compute", 1000, NODEPS);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_SEND;
+    s.stream = ssim_graph_stream(g, 0, "pp");
+    s.peer = 1;
+    s.bytes = 64;
+    s.duration = 400;
+    guint32 snd = ssim_graph_add_op(g, &s, NODEPS);
+    s.kind = SSIM_OP_RECV;
+    s.stream = ssim_graph_stream(g, 1, "pp");
+    s.peer = 0;
+    ssim_graph_add_op(g, &s, NODEPS);
+    guint32 after = t_compute(g, 0, "compute", 100, NODEPS); /* starts at full speed */
+    guint32 other = t_compute(g, 2, "compute", 1000, NODEPS); /* another rank: unaffected */
+    cr_assert(ssim_graph_finalize(g, NULL));
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.overlap_slowdown = 1.0;
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->end[snd], 400);
+    cr_assert_eq(t->end[c], 1200);
+    cr_assert_eq(t->end[after], 1300);
+    cr_assert_eq(t->end[other], 1000);
+
+    /* An op that starts inside the communication is slowed from its start. */
+    g_autoptr(SsimGraph) h = ssim_graph_new();
+    s.kind = SSIM_OP_SEND;
+    s.stream = ssim_graph_stream(h, 0, "pp");
+    s.peer = 1;
+    s.duration = 1000;
+    ssim_graph_add_op(h, &s, NODEPS);
+    s.kind = SSIM_OP_RECV;
+    s.stream = ssim_graph_stream(h, 1, "pp");
+    s.peer = 0;
+    ssim_graph_add_op(h, &s, NODEPS);
+    guint32 k = t_compute(h, 0, "compute", 300, NODEPS);
+    cr_assert(ssim_graph_finalize(h, NULL));
+    cfg.overlap_slowdown = 0.5;
+    g_autoptr(SsimTimeline) u = ssim_runtime_run_config(h, &cfg, &error);
+    cr_assert_eq(u->end[k], 450);
+}
+
+/* A communication model that finishes every match 777 ns after it starts, by its own event. */
+typedef struct {
+    SsimEngine *engine;
+    SsimRun *run;
+    guint type;
+    guint started;
+} FakeNet;
+
+static void fake_done(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    (void)e, (void)b;
+    FakeNet *f = user;
+    ssim_run_finish_match(f->run, (guint32)a);
+}
+
+static gboolean fake_attach(gpointer data, SsimEngine *engine, SsimRun *run, const SsimGraph *g,
+                            GError **error)
+{
+    (void)g, (void)error;
+    FakeNet *f = data;
+    f->engine = engine;
+    f->run = run;
+    f->type = ssim_engine_register(engine, fake_done, f);
+    return TRUE;
+}
+
+static SsimTime fake_start(gpointer data, SsimRun *run, guint32 match)
+{
+    FakeNet *f = data;
+    cr_assert_eq(ssim_run_engine(run), f->engine);
+    f->started++;
+    ssim_engine_schedule(f->engine, ssim_engine_now(f->engine) + 777, f->type, match, 0);
+    return -1;
+}
+
+Test(runtime, asynchronous_communication_model)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "tp", 2, 0u, 1u);
+    guint32 c0 = t_compute(g, 0, "compute", 100, NODEPS);
+    guint32 a0 = t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 20, DEPS(c0));
+    guint32 a1 = t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 20, NODEPS);
+    guint32 s0 = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 64, DEPS(a0));
+    guint32 r1 = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 64, NODEPS);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    FakeNet f = {0};
+    SsimCommModel model = {&f, fake_attach, fake_start, NULL};
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.comm = &model;
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(f.started, 2);
+    ASSERT_OP(t, a0, 100, 100, 877);
+    ASSERT_OP(t, a1, 0, 100, 877);
+    ASSERT_OP(t, s0, 877, 877, 1654);
+    ASSERT_OP(t, r1, 0, 877, 1654);
+}

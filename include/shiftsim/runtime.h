@@ -76,4 +76,46 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimTimeline, ssim_timeline_free)
 SsimTimeline *ssim_runtime_run(const SsimGraph *graph, const SsimCostModel *model,
                                const SsimRunLimits *limits, GError **error);
 
+/*
+ * An asynchronous communication model: the flow-level network plugs in here.
+ *
+ * `attach` is called once before the run: the model registers its own event handlers on the
+ * engine and keeps `run`.  When a match (a collective instance or a send/recv pair; barriers
+ * are not communication) has all its members ready, the runtime calls `start` at the current
+ * simulated time.  The model returns the duration if it knows it now (>= 0), or -1 and later
+ * calls ssim_run_finish_match(run, match) from one of its own event handlers, at the simulated
+ * time the communication completes.  `detach` (may be NULL) is called after the run.
+ */
+typedef struct SsimRun SsimRun;
+typedef struct {
+    gpointer data;
+    gboolean (*attach)(gpointer data, SsimEngine *engine, SsimRun *run, const SsimGraph *graph,
+                       GError **error);
+    SsimTime (*start)(gpointer data, SsimRun *run, guint32 match);
+    void (*detach)(gpointer data, SsimRun *run);
+} SsimCommModel;
+
+/* Ends `match` at the engine's current time (only for a match whose start returned -1). */
+void ssim_run_finish_match(SsimRun *run, guint32 match);
+SsimEngine *ssim_run_engine(SsimRun *run);
+
+typedef struct {
+    const SsimCostModel *cost;  /* NULL: the simple model with its defaults */
+    const SsimCommModel *comm;  /* NULL: communication durations come from `cost` */
+    /*
+     * Interference: while a communication op (collective, send or recv) of a rank is running,
+     * that rank's compute ops progress at 1 / (1 + overlap_slowdown) of their speed, so only the
+     * overlapped part of a compute op is lengthened.  0 disables it.
+     */
+    double overlap_slowdown;
+    SsimRunLimits limits;
+} SsimRunConfig;
+
+#define SSIM_RUN_CONFIG_INIT                                                                       \
+    {.cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE}
+
+/* ssim_runtime_run() with every knob. */
+SsimTimeline *ssim_runtime_run_config(const SsimGraph *graph, const SsimRunConfig *config,
+                                      GError **error);
+
 G_END_DECLS

@@ -28,9 +28,10 @@ enum { WAITING, ARRIVED, RUNNING, DONE };
 #define STATE(w) ((w) >> STATE_SHIFT)
 #define WITH_STATE(w, s) (((w)&PENDING_MASK) | ((guint32)(s) << STATE_SHIFT))
 
-typedef struct {
+struct SsimRun {
     const SsimGraph *g;
     const SsimCostModel *cost;
+    const SsimCommModel *comm;
     SsimEngine *engine;
     SsimTime now;            /* the engine's clock, cached by the handlers */
     const SsimOp *ops;       /* the graph's arrays, fetched once */
@@ -41,7 +42,21 @@ typedef struct {
     SsimTime *ready, *start, *end;
     guint ev_op_end, ev_match_end;
     guint32 n_done;
-} Run;
+
+    /*
+     * Interference (only when slowdown > 0).  Each stream runs at most one op, so the progress
+     * of running compute is kept per stream: the work left at full speed as of `since`, and a
+     * version that invalidates the end event scheduled before the latest rate change.
+     */
+    double slowdown;
+    guint32 *comm_active;            /* per rank: running communication ops */
+    guint32 *rank_stream_first;      /* per rank: its streams, CSR */
+    guint32 *rank_streams;
+    guint32 *running;                /* per stream: the running compute op or SSIM_NONE */
+    SsimTime *work, *since;
+    guint32 *version;
+};
+typedef struct SsimRun Run;
 
 /* ---- the simple analytical cost model ---- */
 
@@ -112,6 +127,46 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 
 static void make_ready(Run *r, guint32 i);
 
+/* Duration at the rank's current speed of `work` ns of full-speed compute. */
+static SsimTime scaled(const Run *r, guint32 rank, SsimTime work)
+{
+    if (r->comm_active[rank] == 0)
+        return work;
+    return (SsimTime)llround((double)work * (1.0 + r->slowdown));
+}
+
+/*
+ * A rank's compute speed changes: bank the progress of its running compute ops at the old speed
+ * and reschedule their ends at the new one.  The stale end events are ignored when they fire.
+ */
+static void rerate(Run *r, guint32 rank, gboolean was_slow)
+{
+    for (guint32 k = r->rank_stream_first[rank]; k < r->rank_stream_first[rank + 1]; k++) {
+        guint32 s = r->rank_streams[k], i = r->running[s];
+        if (i == SSIM_NONE)
+            continue;
+        SsimTime elapsed = r->now - r->since[s];
+        SsimTime done = was_slow ? (SsimTime)llround((double)elapsed / (1.0 + r->slowdown))
+                                 : elapsed;
+        r->work[s] = MAX(r->work[s] - done, 0);
+        r->since[s] = r->now;
+        ssim_engine_schedule(r->engine, r->now + scaled(r, rank, r->work[s]), r->ev_op_end, i,
+                             ++r->version[s]);
+    }
+}
+
+/* Counts a match's communication in or out on each member rank (both ends of a p2p pair). */
+static void comm_change(Run *r, guint32 m, int delta)
+{
+    for (guint32 k = r->match_first[m]; k < r->match_first[m + 1]; k++) {
+        guint32 rank = r->ops[r->match_ops[k]].rank;
+        guint32 before = r->comm_active[rank];
+        r->comm_active[rank] = (guint32)((int)before + delta);
+        if ((before == 0) != (r->comm_active[rank] == 0))
+            rerate(r, rank, before > 0);
+    }
+}
+
 static void finish(Run *r, guint32 i)
 {
     r->end[i] = r->now;
@@ -141,7 +196,17 @@ static void make_ready(Run *r, guint32 i)
     if (op->kind == SSIM_OP_COMPUTE) {
         r->word[i] = WITH_STATE(0, RUNNING);
         r->start[i] = now;
-        ssim_engine_schedule(r->engine, now + op_duration(r, i, 1), r->ev_op_end, i, 0);
+        SsimTime d = op_duration(r, i, 1);
+        if (r->slowdown > 0) {
+            guint32 s = op->stream;
+            r->running[s] = i;
+            r->work[s] = d;
+            r->since[s] = now;
+            d = scaled(r, op->rank, d);
+            ssim_engine_schedule(r->engine, now + d, r->ev_op_end, i, ++r->version[s]);
+            return;
+        }
+        ssim_engine_schedule(r->engine, now + d, r->ev_op_end, i, 0);
         return;
     }
     r->word[i] = WITH_STATE(0, ARRIVED);
@@ -154,16 +219,52 @@ static void make_ready(Run *r, guint32 i)
         r->word[members[k]] = WITH_STATE(0, RUNNING);
         r->start[members[k]] = now;
     }
-    SsimTime d = op_duration(r, members[0], expected);
+    gboolean is_comm = op->kind != SSIM_OP_BARRIER;
+    if (is_comm && r->slowdown > 0)
+        comm_change(r, m, +1);
+    SsimTime d;
+    if (is_comm && r->comm != NULL && op->duration < 0) {
+        d = r->comm->start(r->comm->data, r, m);
+        if (d < 0)
+            return; /* the model calls ssim_run_finish_match() */
+    } else {
+        d = op_duration(r, members[0], expected);
+    }
     ssim_engine_schedule(r->engine, now + d, r->ev_match_end, m, 0);
+}
+
+static void end_match(Run *r, guint32 m)
+{
+    const SsimOp *first = &r->ops[r->match_ops[r->match_first[m]]];
+    if (first->kind != SSIM_OP_BARRIER && r->slowdown > 0)
+        comm_change(r, m, -1);
+    for (guint32 k = r->match_first[m]; k < r->match_first[m + 1]; k++)
+        finish(r, r->match_ops[k]);
+}
+
+void ssim_run_finish_match(SsimRun *r, guint32 m)
+{
+    r->now = ssim_engine_now(r->engine);
+    end_match(r, m);
+}
+
+SsimEngine *ssim_run_engine(SsimRun *r)
+{
+    return r->engine;
 }
 
 static void on_op_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
-    (void)b;
     Run *r = user;
+    guint32 i = (guint32)a;
+    if (r->slowdown > 0) {
+        guint32 s = r->ops[i].stream;
+        if (b != r->version[s])
+            return; /* superseded by a rate change */
+        r->running[s] = SSIM_NONE;
+    }
     r->now = ssim_engine_now(e);
-    finish(r, (guint32)a);
+    finish(r, i);
 }
 
 static void on_match_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
@@ -171,8 +272,7 @@ static void on_match_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
     (void)b;
     Run *r = user;
     r->now = ssim_engine_now(e);
-    for (guint32 k = r->match_first[a]; k < r->match_first[a + 1]; k++)
-        finish(r, r->match_ops[k]);
+    end_match(r, (guint32)a);
 }
 
 void ssim_timeline_free(SsimTimeline *t)
@@ -278,8 +378,13 @@ static void diagnose_deadlock(const Run *r, GError **error)
         listed++;
         g_string_append_printf(msg, "\n  rank %u stream %s: ", ssim_graph_stream_rank(g, s),
                                ssim_graph_stream_name(g, s));
+        char label[128];
         if (STATE(r->word[i]) == ARRIVED)
             describe_match_wait(r, i, msg);
+        else if (STATE(r->word[i]) == RUNNING)
+            g_string_append_printf(msg, "%s started but never completed (its communication "
+                                   "model did not finish it)",
+                                   ssim_graph_op_label(g, i, label, sizeof label));
         else
             describe_dep_wait(r, i, msg);
     }
@@ -292,6 +397,57 @@ static void diagnose_deadlock(const Run *r, GError **error)
 SsimTimeline *ssim_runtime_run(const SsimGraph *g, const SsimCostModel *cost,
                                const SsimRunLimits *limits, GError **error)
 {
+    SsimRunConfig config = SSIM_RUN_CONFIG_INIT;
+    config.cost = cost;
+    if (limits != NULL)
+        config.limits = *limits;
+    return ssim_runtime_run_config(g, &config, error);
+}
+
+static void setup_interference(Run *r, double slowdown)
+{
+    const SsimGraph *g = r->g;
+    guint32 nr = ssim_graph_n_ranks(g), ns = ssim_graph_n_streams(g);
+    r->slowdown = slowdown;
+    r->comm_active = g_new0(guint32, MAX(nr, 1));
+    r->rank_stream_first = g_new0(guint32, nr + 1);
+    r->rank_streams = g_new(guint32, MAX(ns, 1));
+    r->running = g_new(guint32, MAX(ns, 1));
+    r->work = g_new0(SsimTime, MAX(ns, 1));
+    r->since = g_new0(SsimTime, MAX(ns, 1));
+    r->version = g_new0(guint32, MAX(ns, 1));
+    for (guint32 s = 0; s < ns; s++) {
+        r->rank_stream_first[ssim_graph_stream_rank(g, s) + 1]++;
+        r->running[s] = SSIM_NONE;
+    }
+    for (guint32 k = 0; k < nr; k++)
+        r->rank_stream_first[k + 1] += r->rank_stream_first[k];
+    g_autofree guint32 *fill = g_memdup2(r->rank_stream_first, sizeof(guint32) * (nr + 1));
+    for (guint32 s = 0; s < ns; s++)
+        r->rank_streams[fill[ssim_graph_stream_rank(g, s)]++] = s;
+}
+
+static void clear_interference(Run *r)
+{
+    g_free(r->comm_active);
+    g_free(r->rank_stream_first);
+    g_free(r->rank_streams);
+    g_free(r->running);
+    g_free(r->work);
+    g_free(r->since);
+    g_free(r->version);
+}
+
+SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *config,
+                                      GError **error)
+{
+    const SsimCostModel *cost = config->cost;
+    const SsimRunLimits *limits = &config->limits;
+    if (!(config->overlap_slowdown >= 0) || config->overlap_slowdown > 1e6) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
+                    "overlap slowdown %g is out of range (0 to 1e6)", config->overlap_slowdown);
+        return NULL;
+    }
     if (!ssim_graph_is_finalized(g)) {
         g_set_error_literal(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
                             "the graph was not finalized");
@@ -304,15 +460,13 @@ SsimTimeline *ssim_runtime_run(const SsimGraph *g, const SsimCostModel *cost,
         simple = ssim_simple_cost_model(&defaults);
         cost = &simple;
     }
-    SsimRunLimits no_limits = SSIM_RUN_LIMITS_NONE;
-    if (limits == NULL)
-        limits = &no_limits;
 
     guint32 n = ssim_graph_n_ops(g), nm = ssim_graph_n_matches(g);
     g_autoptr(SsimEngine) engine = ssim_engine_new();
     Run r = {
         .g = g,
         .cost = cost,
+        .comm = config->comm,
         .engine = engine,
         .word = g_new(guint32, MAX(n, 1)),
         .arrived = g_new0(guint32, MAX(nm, 1)),
@@ -331,6 +485,18 @@ SsimTimeline *ssim_runtime_run(const SsimGraph *g, const SsimCostModel *cost,
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
     r.ev_op_end = ssim_engine_register(engine, on_op_end, &r);
     r.ev_match_end = ssim_engine_register(engine, on_match_end, &r);
+    if (config->overlap_slowdown > 0)
+        setup_interference(&r, config->overlap_slowdown);
+    if (r.comm != NULL && r.comm->attach != NULL &&
+        !r.comm->attach(r.comm->data, engine, &r, g, error)) {
+        clear_interference(&r);
+        g_free(r.word);
+        g_free(r.arrived);
+        g_free(r.ready);
+        g_free(r.start);
+        g_free(r.end);
+        return NULL;
+    }
     /* At most one pending event per stream (its running op) or per running match. */
     ssim_engine_reserve(engine, 2 * (gsize)ssim_graph_n_streams(g) + 16);
 
@@ -338,6 +504,10 @@ SsimTimeline *ssim_runtime_run(const SsimGraph *g, const SsimCostModel *cost,
         if (ssim_graph_n_preds(g, i) == 0)
             make_ready(&r, i);
     SsimEngineStop stop = ssim_engine_run(engine, limits->until, limits->max_events);
+
+    if (r.comm != NULL && r.comm->detach != NULL)
+        r.comm->detach(r.comm->data, &r);
+    clear_interference(&r);
 
     gboolean ok = TRUE;
     if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
