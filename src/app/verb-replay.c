@@ -8,6 +8,8 @@
 
 #include <shiftsim/data.h>
 #include <shiftsim/graphfile.h>
+#include <shiftsim/plot.h>
+#include <shiftsim/trace.h>
 #include <shiftsim/report.h>
 #include <shiftsim/runtime.h>
 
@@ -18,13 +20,22 @@
 int ssim_verb_replay(int argc, char **argv)
 {
     g_autofree char *timeline = NULL, *format_name = NULL, *until = NULL;
-    g_autofree char *link_bw = NULL, *alpha = NULL;
+    g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
+    gint plot_ranks = 8;
     gint64 max_events = 0;
     double tflops = 500, hbm = 3000;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
          "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,"
          "end_ns) to FILE ('-' for stdout)", "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
+         "Write a Chrome/Perfetto trace (JSON; open in ui.perfetto.dev): a process per rank, a "
+         "thread per stream, arrows for transfers", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+         "Write a Gantt chart of the streams to FILE (.png or .svg); FILE.dat and FILE.gp are "
+         "always written, rendering needs gnuplot", "FILE"},
+        {"plot-ranks", 0, 0, G_OPTION_ARG_INT, &plot_ranks,
+         "Ranks shown in --plot and --trace (0 = all; default 8 for the plot)", "N"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
          "Summary format: table (default), csv or json", "FMT"},
         {"until", 0, 0, G_OPTION_ARG_STRING, &until,
@@ -73,6 +84,8 @@ int ssim_verb_replay(int argc, char **argv)
             return ssim_cli_usage_error("replay", "--link-bw: '%s' is not a bandwidth in "
                                         "bytes/s", link_bw);
     }
+    if (plot_ranks < 0)
+        return ssim_cli_usage_error("replay", "--plot-ranks: must not be negative");
     if (max_events < 0)
         return ssim_cli_usage_error("replay", "--max-events: must not be negative");
     if (!(tflops > 0) || !(hbm > 0))
@@ -106,6 +119,19 @@ int ssim_verb_replay(int argc, char **argv)
         g_autoptr(GString) csv = ssim_report_timeline_csv(graph, t);
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
+    }
+    if (trace) {
+        g_autoptr(GString) json = ssim_trace_json(graph, t, 0);
+        if (!ssim_cli_emit(trace, json, &error))
+            return ssim_cli_runtime_error(error);
+    }
+    if (plot) {
+        SsimPlotStatus st;
+        if (!ssim_plot_gantt(graph, t, plot, (guint)plot_ranks, path, &st, &error))
+            return ssim_cli_runtime_error(error);
+        if (st == SSIM_PLOT_NO_GNUPLOT)
+            fprintf(stderr, "shiftsim: notice: gnuplot is not installed; wrote the plot's data "
+                            "and script next to %s (render with `gnuplot FILE.gp`)\n", plot);
     }
     g_autoptr(GString) summary = ssim_report_replay(graph, t, format, path);
     if (!ssim_cli_emit(NULL, summary, &error))

@@ -1,0 +1,35 @@
+/*
+ * gnuplot output.  A plot is always written as data (`.dat`) and script (`.gp`) next to the
+ * requested image, so it can be inspected, edited and re-rendered; rendering runs the external
+ * `gnuplot` program when it is on PATH, and its absence is reported, not an error.
+ */
+#pragma once
+
+#include <shiftsim/runtime.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+    SSIM_PLOT_RENDERED,     /* the image was written */
+    SSIM_PLOT_NO_GNUPLOT,   /* .dat and .gp written; gnuplot is not installed */
+} SsimPlotStatus;
+
+/* `image` with its extension replaced by `ext` (".dat", ".gp"); newly allocated. */
+char *ssim_plot_sibling(const char *image, const char *ext);
+
+/*
+ * Writes `script` to IMAGE.gp (the script refers to its data by the paths the caller wrote) and
+ * renders it with gnuplot when available.  The script must set its own terminal and output.
+ */
+gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStatus *status,
+                          GError **error);
+
+/* A Gantt chart of the streams (one row per rank and stream), coloured by op class. */
+gboolean ssim_plot_gantt(const SsimGraph *graph, const SsimTimeline *timeline, const char *image,
+                         guint max_ranks, const char *title, SsimPlotStatus *status,
+                         GError **error);
+
+/* Quotes `s` as a gnuplot string literal (single quotes, '' for a quote). */
+void ssim_plot_quote(GString *out, const char *s);
+
+G_END_DECLS
