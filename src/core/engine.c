@@ -78,9 +78,11 @@ void ssim_engine_reserve(SsimEngine *e, gsize n)
     }
 }
 
-static inline gboolean before(const HeapEntry *x, const HeapEntry *y)
+/* (time, seq) order, written without short-circuits so the compiler can avoid branches: which
+ * child is smaller is unpredictable, and a mispredicted branch costs more than both compares. */
+static inline int before(const HeapEntry *x, const HeapEntry *y)
 {
-    return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+    return (x->time < y->time) | ((x->time == y->time) & (x->seq < y->seq));
 }
 
 static guint32 slot_alloc(SsimEngine *e)
@@ -136,8 +138,7 @@ static void heap_pop(SsimEngine *e)
         gsize child = 2 * i + 1;
         if (child >= n)
             break;
-        if (child + 1 < n && before(&e->heap[child + 1], &e->heap[child]))
-            child++;
+        child += (gsize)((child + 1 < n) & before(&e->heap[child + 1], &e->heap[child]));
         if (!before(&e->heap[child], &last))
             break;
         e->heap[i] = e->heap[child];
