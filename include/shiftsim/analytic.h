@@ -1,0 +1,87 @@
+/*
+ * The analytical cost model: op durations from closed forms over a cluster's datasheet figures
+ * and efficiencies, used wherever no measured profile exists and kept as the fallback.
+ *
+ * Compute (roofline with size-dependent GEMM efficiency):
+ *   eff(F)  = gemm_efficiency * F / (F + gemm_half_flops)
+ *   t       = max(F / (peak * eff(F)), bytes / (hbm_bw * memory_efficiency)) + kernel_overhead
+ * where F is the op's FLOPs (an op with F = 0 is memory-bound: only the second term counts).
+ *
+ * Collectives (alpha-beta with nccl-tests' bus factors; S is the full buffer as nccl-tests counts
+ * it, n = k N members, k per node on N nodes; B_nv = nvlink_bw * nvlink_efficiency per GPU,
+ * B_ib = nics_per_node * nic_bw / gpus_per_node * ib_efficiency per GPU, a rail each):
+ *   inside one node (N = 1), a ring over NVLink:
+ *     all-reduce                 2 (n-1) a_nv + 2 (n-1)/n S / B_nv
+ *     all-gather, reduce-scatter   (n-1) a_nv +   (n-1)/n S / B_nv
+ *   one member per node (k = 1), a ring over InfiniBand: the same with a_ib, B_ib
+ *   otherwise hierarchical: reduce-scatter inside the node, the inter-node step on S / k per GPU
+ *   (all k rails in parallel), all-gather inside the node:
+ *     all-reduce   2 [(k-1) a_nv + (k-1)/k S/B_nv] + 2 (N-1) a_ib + 2 (N-1)/N (S/k) / B_ib
+ *     all-gather, reduce-scatter  (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib
+ *   all-to-all      (n-1) a + max((k-1)/n S / B_nv, (n-k)/n S / B_ib)
+ *   broadcast, reduce   ceil(log2 n) a + S / B       (B, a of the slowest link used)
+ *   send/recv and a pipeline (class "pp") collective, i.e. a collective-permute where every
+ *   member sends S to one neighbour:   a + S / B
+ *   barrier   2 ceil(log2 n) a
+ *
+ * A group's shape (n, N, k) comes from the global ranks of its members, which need not be the
+ * graph's ranks: a lowering that emits one representative rank charges a collective with its full
+ * logical group (see ssim_analytic_set_group).  Without that, the graph group's own ranks are
+ * used, mapped through the rank map when one is set.  Ranks sit on nodes node-major
+ * (rank / gpus_per_node).
+ *
+ * Ownership: ssim_analytic_new() returns a model the caller frees with ssim_analytic_free();
+ * ssim_analytic_cost_model() returns a value that borrows it.
+ */
+#pragma once
+
+#include <shiftsim/cluster.h>
+#include <shiftsim/runtime.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+    double peak_flops; /* FLOP/s of one GPU in the compute dtype */
+    double hbm_bw;     /* bytes/s */
+    double gemm_efficiency;
+    double gemm_half_flops;
+    double memory_efficiency;
+    SsimTime kernel_overhead;
+    double nvlink_bw; /* effective per-GPU bytes/s (efficiency applied) */
+    SsimTime nvlink_latency;
+    double ib_bw; /* effective per-GPU bytes/s (efficiency applied) */
+    SsimTime ib_latency;
+    guint gpus_per_node;
+} SsimAnalyticParams;
+
+/* Takes the figures of `cluster` for compute in `dtype`. */
+void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimCluster *cluster,
+                                       SsimDtype dtype);
+
+/* Closed forms, usable without a graph. */
+double ssim_analytic_gemm_efficiency(const SsimAnalyticParams *params, double flops);
+SsimTime ssim_analytic_compute_time(const SsimAnalyticParams *params, double flops, guint64 bytes);
+/* A collective of `kind` over `n_ranks` members on `n_nodes` nodes (at most per_node on one). */
+SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *params, SsimCollKind kind,
+                                       guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
+/* A point-to-point transfer (and a collective-permute), inside a node or across nodes. */
+SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *params, guint64 bytes,
+                                gboolean cross_node);
+
+typedef struct SsimAnalytic SsimAnalytic;
+
+SsimAnalytic *ssim_analytic_new(const SsimAnalyticParams *params);
+void ssim_analytic_free(SsimAnalytic *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimAnalytic, ssim_analytic_free)
+
+const SsimAnalyticParams *ssim_analytic_params(const SsimAnalytic *model);
+
+/* Maps graph rank i to global rank `global[i]` (copied), for p2p and unset groups. */
+void ssim_analytic_set_rank_map(SsimAnalytic *model, const guint32 *global, guint n);
+/* Charges graph group `group` as the logical group of global ranks `ranks` (copied). */
+void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *ranks, guint n);
+
+/* The SsimCostModel view of `model` (borrowed; `model` must outlive its use). */
+SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model);
+
+G_END_DECLS

@@ -1,0 +1,135 @@
+/*
+ * Lowering: model x parallel configuration x schedule -> the op graph every GPU runs in one
+ * training iteration.
+ *
+ * Each emitted rank gets the streams a Megatron-style framework issues on: "compute" (kernels),
+ * "tp" (tensor-parallel collectives), "pp.send.fwd", "pp.recv.fwd", "pp.send.bwd", "pp.recv.bwd"
+ * (pipeline transfers, one stream per direction so that sends and receives never queue behind
+ * each other; "pp" for the lock-step collective-permute) and "dp" (gradient reduction).  Phases
+ * run in the schedule's order; within a phase, per layer and microbatch, these ops are issued
+ * (t = tp, SP = sequence parallelism; "AR" is an all-reduce, or a reduce-scatter "RS" / all-gather
+ * "AG" under tp_comm = rs-ag):
+ *
+ *   sequential block, forward (12 kernels, 2 TP collectives; +2 AG under rs-ag):
+ *     norm1 [AG] qkv attn_score softmax attn_ctx attn_out AR|RS residual1
+ *     norm2 [AG] ffn_up act ffn_down AR|RS residual2
+ *   sequential block, backward (16 kernels, 2 TP collectives; +2 AG under rs-ag):
+ *     residual2.bwd [AG] ffn_down.dgrad ffn_down.wgrad act.bwd ffn_up.dgrad AR|RS ffn_up.wgrad
+ *     norm2.bwd residual1.bwd [AG] attn_out.dgrad attn_out.wgrad attn_ctx.bwd softmax.bwd
+ *     attn_score.bwd qkv.dgrad AR|RS qkv.wgrad norm1.bwd
+ *   parallel block (GPT-J), forward (11 kernels, 1 TP collective; +1 AG under rs-ag):
+ *     norm [AG] qkv attn_score softmax attn_ctx attn_out ffn_up act ffn_down branch_add AR|RS
+ *     residual
+ *   parallel block, backward (15 kernels, 1 TP collective; +1 AG under rs-ag):
+ *     residual.bwd [AG] ffn_down.dgrad ffn_down.wgrad act.bwd ffn_up.dgrad attn_out.dgrad
+ *     attn_out.wgrad attn_ctx.bwd softmax.bwd attn_score.bwd qkv.dgrad branch_add.bwd AR|RS
+ *     ffn_up.wgrad qkv.wgrad norm.bwd
+ *   full recompute: the layer's whole forward (kernels and TP collectives) again before its
+ *   backward, class "recompute"; selective: attn_score softmax attn_ctx again.
+ *
+ * The backward input-gradient collective is issued right after the dgrad that produces it and
+ * overlaps the following weight-gradient GEMM(s), as Megatron-LM's asynchronous all-reduce does;
+ * every other TP collective blocks the next kernel.  The first virtual stage adds `embed` (plus an
+ * AR|RS when t > 1) to a forward and `embed.bwd` (after an AG under rs-ag) to a backward; the last
+ * virtual stage adds `final_norm [AG] lm_head loss` (plus a small all-reduce for the
+ * vocabulary-parallel loss when t > 1) and `loss.bwd lm_head.dgrad [AR|RS] lm_head.wgrad
+ * final_norm.bwd`.  Between virtual stages a forward ends with a send of the activation
+ * (b s h / t elements: sharded by SP, or by Megatron's scatter-gather) and the next stage's
+ * forward begins with the matching receive; gradients go back the same way.  Under the XLA
+ * schedule every iteration ends in one collective-permute over the pipeline group instead.
+ *
+ * Gradients are reduced over dp once the last microbatch's backward has produced them: in
+ * buckets of dp_bucket_bytes, each issued after the weight-gradient kernel that fills it and
+ * overlapping the rest of the backward, or (bucket 0) one reduction per rank after its last
+ * backward.  Tied embeddings with pp > 1 add an all-reduce of the embedding gradient between the
+ * first and last stage.  The `optimizer` kernel waits for all of them; under ZeRO-1 the reduction
+ * is a reduce-scatter, the optimizer updates 1/dp of the state and an all-gather of the weights
+ * follows.
+ *
+ * FLOPs count matrix multiplications only (the model-FLOPs convention); norms, softmax,
+ * activations, residuals, embedding, loss and the optimizer are memory-bound and carry bytes
+ * only.  A GEMM's bytes are its operands and result; a backward GEMM has the forward's FLOPs and
+ * bytes.  Classes: compute ops "fwd", "bwd", "recompute", "optimizer"; communication "tp", "pp",
+ * "dp".  Gradients travel in the model's dtype.
+ *
+ * Ranks.  With `exact`, every GPU is a graph rank (graph rank = global rank).  Otherwise (the
+ * default) data-parallel replicas and the tensor-parallel ranks of a stage, which run the same
+ * program, are represented by one rank per pipeline stage (graph rank s = stage s, the GPU at
+ * dp 0, tp 0): its TP and DP collectives are one-member groups in the graph, and the lowering
+ * records each group's full logical membership (ssim_lowered_group_ranks) so that a cost model
+ * charges them as the real collective.  Both give the same times on an uncongested network.
+ *
+ * Ownership: ssim_lower() returns a result the caller frees with ssim_lowered_free(); every
+ * getter returns borrowed data that lives as long as the result.
+ */
+#pragma once
+
+#include <shiftsim/graph.h>
+#include <shiftsim/model.h>
+#include <shiftsim/parallel.h>
+#include <shiftsim/schedule.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+    gboolean exact; /* emit every GPU (default: one representative per stage) */
+} SsimLowerOptions;
+
+#define SSIM_LOWER_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        .exact = FALSE                                                                             \
+    }
+
+/* The op classes, in the order used by per-class figures. */
+#define SSIM_OPCLASS_LIST(X)                                                                       \
+    X(FWD, "fwd")                                                                                  \
+    X(BWD, "bwd")                                                                                  \
+    X(RECOMPUTE, "recompute")                                                                      \
+    X(OPTIMIZER, "optimizer")                                                                      \
+    X(TP, "tp")                                                                                    \
+    X(PP, "pp")                                                                                    \
+    X(DP, "dp")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_OPCLASS_##e,
+    SSIM_OPCLASS_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_OPCLASS_N
+} SsimOpClass;
+
+const char *ssim_opclass_name(SsimOpClass cls);
+/* FALSE for a label that is none of the above. */
+gboolean ssim_opclass_from_name(const char *name, SsimOpClass *out);
+
+typedef struct SsimLowered SsimLowered;
+
+/*
+ * Lowers one iteration.  `par` must have passed ssim_parallel_validate() for `model` and
+ * `schedule` must have been built for par->pp stages, par->virtual_stages chunks and
+ * ssim_parallel_n_microbatches(par) microbatches; a mismatch is reported through
+ * SSIM_CONFIG_ERROR_VALUE.  The graph comes back finalized.
+ */
+SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
+                        const SsimSchedule *schedule, const SsimLowerOptions *options,
+                        GError **error);
+void ssim_lowered_free(SsimLowered *lowered);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimLowered, ssim_lowered_free)
+
+const SsimGraph *ssim_lowered_graph(const SsimLowered *lowered);
+gboolean ssim_lowered_exact(const SsimLowered *lowered);
+/* How many GPUs each graph rank stands for (tp * dp when representative, 1 when exact). */
+guint ssim_lowered_weight(const SsimLowered *lowered);
+/* Global rank of graph rank `rank`, and the whole map (n = graph ranks). */
+guint32 ssim_lowered_global_rank(const SsimLowered *lowered, guint32 rank);
+const guint32 *ssim_lowered_rank_map(const SsimLowered *lowered, guint *n);
+/* Pipeline stage of graph rank `rank`. */
+guint ssim_lowered_stage(const SsimLowered *lowered, guint32 rank);
+/* Logical member global ranks of graph group `group`. */
+const guint32 *ssim_lowered_group_ranks(const SsimLowered *lowered, guint32 group, guint *n);
+/* Class of op `op` (every op the lowering emits has one). */
+SsimOpClass ssim_lowered_op_class(const SsimLowered *lowered, guint32 op);
+/* FLOPs of the iteration over all GPUs (graph FLOPs times the weight); recompute FLOPs only
+ * when `with_recompute`.  Equals the model FLOPs / hardware FLOPs of the iteration. */
+double ssim_lowered_flops(const SsimLowered *lowered, gboolean with_recompute);
+
+G_END_DECLS

@@ -1,0 +1,111 @@
+/*
+ * One simulated training iteration: validate the configuration, check memory, build the
+ * schedule, lower to an op graph, replay it on the runtime with a cost model, and derive the
+ * figures a user asks for (SsimResult).
+ *
+ * Definitions of the figures (all per iteration, "step" = the makespan of the lowered graph,
+ * from the first kernel to the end of the optimizer step and the last gradient collective):
+ *   tokens/s, samples/s      global_batch * seq_len / step, global_batch / step
+ *   model TFLOP/s per GPU    model FLOPs (matmuls, backward = 2 x forward, no recompute) /
+ *                            (step * GPUs); hardware TFLOP/s adds the recomputed FLOPs (this is
+ *                            the figure Megatron-LM reports)
+ *   MFU, HFU                 those divided by the GPU's dense peak in the model's dtype
+ *   pipeline bubble          the pipeline window is [first start, last end] of all forward,
+ *                            backward and recompute kernels; a rank's work is the union of its
+ *                            kernels and TP collectives inside the window, its bubble the rest of
+ *                            the window; the figure is mean over ranks of bubble / work, which is
+ *                            (p-1)/m for GPipe and 1F1B and (p-1)/(v m) for interleaved 1F1B
+ *                            when every phase costs the same and communication is free
+ *   exposed communication    for class c (tp, pp, dp) on a rank: the time some op of class c
+ *                            runs while no kernel (compute op) runs on that rank, i.e. the
+ *                            measure of union(c ops) minus union(kernels); reported as the mean
+ *                            over graph ranks (exposed) and the largest rank (exposed_max).  A
+ *                            moment with two classes exposed counts for both.
+ *   peak memory per GPU      the largest ssim_memory_estimate() over stages, with the schedule's
+ *                            in-flight count for each stage
+ *
+ * The replay applies the cluster's overlap_slowdown: a kernel that runs while a communication op
+ * of its GPU runs is slowed over the overlapped part (the runtime's interference model).
+ *
+ * Ownership: ssim_simulate() fills a caller-provided SsimResult (plain values); the optional
+ * lowered graph and timeline it hands back are the caller's to free.
+ */
+#pragma once
+
+#include <shiftsim/cluster.h>
+#include <shiftsim/lower.h>
+#include <shiftsim/memory.h>
+#include <shiftsim/model.h>
+#include <shiftsim/parallel.h>
+#include <shiftsim/report.h>
+#include <shiftsim/runtime.h>
+#include <shiftsim/schedule.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+    const SsimModel *model;
+    const SsimCluster *cluster;
+    const SsimParallel *par;
+    gboolean exact;            /* emit every GPU instead of one representative per stage */
+    gboolean ignore_memory;    /* simulate even when the memory estimate exceeds the GPU */
+    const SsimCostModel *cost; /* NULL: the analytic model of `cluster` */
+} SsimSimConfig;
+
+/* The communication classes reported separately. */
+typedef enum { SSIM_COMM_TP, SSIM_COMM_PP, SSIM_COMM_DP, SSIM_COMM_N } SsimCommClass;
+const char *ssim_comm_class_name(SsimCommClass cls); /* "tp", "pp", "dp" */
+
+typedef struct {
+    guint n_gpus;
+    guint m; /* microbatches per pipeline */
+    SsimScheduleKind schedule;
+    SsimTime step_time;
+    double tokens_per_s;
+    double samples_per_s;
+    double model_flops; /* per iteration, all GPUs */
+    double hardware_flops;
+    double model_tflops_per_gpu;
+    double hardware_tflops_per_gpu;
+    double mfu, hfu;                   /* fractions of peak */
+    double peak_flops;                 /* per GPU, model dtype */
+    double bubble;                     /* fraction (see above) */
+    SsimTime exposed[SSIM_COMM_N];     /* mean over graph ranks */
+    SsimTime exposed_max[SSIM_COMM_N]; /* worst graph rank */
+    SsimTime comm_busy[SSIM_COMM_N];   /* mean time some op of the class runs */
+    SsimMemory memory;                 /* the stage with the largest total */
+    guint64 memory_capacity;           /* HBM bytes of one GPU */
+    gboolean memory_fits;
+    guint n_graph_ranks;
+    guint32 n_ops;
+    guint64 events;
+} SsimResult;
+
+/*
+ * Simulates one iteration of `config`.  Fails (FALSE, `error` set) when the split is invalid
+ * (ssim_parallel_validate's message), the schedule is unknown or impossible, the memory estimate
+ * does not fit (unless ignore_memory), or the runtime deadlocks.  `lowered` and `timeline`, when
+ * not NULL, receive the graph and its per-op times.
+ */
+gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowered **lowered,
+                       SsimTimeline **timeline, GError **error);
+
+/*
+ * The validation and memory half of ssim_simulate(), without lowering: fills `peak` with the
+ * largest per-stage estimate and returns TRUE when it fits the GPU (FALSE with the same messages
+ * as ssim_simulate() otherwise; `peak` is filled whenever the split itself is valid).
+ */
+gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GError **error);
+
+/* Derives the timing figures of `result` (step, throughput, FLOP/s, bubble, exposure) from a
+ * replayed lowering; ssim_simulate() calls it, tests may call it on their own runs. */
+void ssim_result_measure(SsimResult *result, const SsimLowered *lowered,
+                         const SsimTimeline *timeline, const SsimModel *model,
+                         const SsimParallel *par, double peak_flops);
+
+/* The result as a table (with a header naming the configuration), one CSV row with a header
+ * line, or a JSON object. */
+GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *config,
+                            SsimFormat format);
+
+G_END_DECLS

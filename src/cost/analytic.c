@@ -1,0 +1,224 @@
+/*
+ * The analytical cost model (formulas in include/shiftsim/analytic.h).
+ *
+ * The model is a read-only table once built: cluster figures, an optional graph-rank to
+ * global-rank map, and an optional logical shape (members, nodes, members per node) per graph
+ * group.  op_time() does no allocation and no string hashing; it compares the op's class label
+ * with "pp" only for collectives, to recognise a pipeline collective-permute.
+ */
+#include <shiftsim/analytic.h>
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    guint n_ranks, n_nodes, per_node;
+} Shape;
+
+struct SsimAnalytic {
+    SsimAnalyticParams params;
+    GArray *rank_map; /* guint32 global rank per graph rank; empty = identity */
+    GArray *shapes;   /* Shape per graph group; n_ranks == 0 = not set */
+};
+
+void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimCluster *cluster,
+                                       SsimDtype dtype)
+{
+    double peak = ssim_cluster_peak_flops(cluster, dtype);
+    if (!(peak > 0))
+        peak = ssim_cluster_peak_flops(cluster, SSIM_DTYPE_BF16);
+    *params = (SsimAnalyticParams){
+        .peak_flops = peak,
+        .hbm_bw = cluster->hbm_bw,
+        .gemm_efficiency = cluster->gemm_efficiency,
+        .gemm_half_flops = cluster->gemm_half_flops,
+        .memory_efficiency = cluster->memory_efficiency,
+        .kernel_overhead = cluster->kernel_overhead,
+        .nvlink_bw = cluster->nvlink_bw * cluster->nvlink_efficiency,
+        .nvlink_latency = cluster->nvlink_latency,
+        .ib_bw = ssim_cluster_node_net_bw(cluster) / MAX(cluster->gpus_per_node, 1) *
+                 cluster->ib_efficiency,
+        .ib_latency = cluster->nic_latency,
+        .gpus_per_node = MAX(cluster->gpus_per_node, 1),
+    };
+}
+
+double ssim_analytic_gemm_efficiency(const SsimAnalyticParams *params, double flops)
+{
+    if (!(flops > 0))
+        return 0;
+    return params->gemm_efficiency * flops / (flops + MAX(params->gemm_half_flops, 0.0));
+}
+
+SsimTime ssim_analytic_compute_time(const SsimAnalyticParams *params, double flops, guint64 bytes)
+{
+    double t = 0;
+    if (flops > 0)
+        t = flops / (params->peak_flops * ssim_analytic_gemm_efficiency(params, flops));
+    double tm = (double)bytes / (params->hbm_bw * params->memory_efficiency);
+    return ssim_time_from_seconds(MAX(t, tm)) + params->kernel_overhead;
+}
+
+static guint ceil_log2(guint n)
+{
+    guint k = 0;
+    while ((1u << k) < n && k < 31)
+        k++;
+    return k;
+}
+
+SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind kind,
+                                       guint64 bytes, guint n_ranks, guint n_nodes, guint per_node)
+{
+    if (n_ranks <= 1)
+        return 0;
+    double S = (double)bytes;
+    double n = n_ranks;
+    double N = MAX(n_nodes, 1u);
+    double k = MAX(MIN(per_node, n_ranks), 1u);
+    double a_nv = ssim_time_to_seconds(p->nvlink_latency);
+    double a_ib = ssim_time_to_seconds(p->ib_latency);
+    gboolean cross = n_nodes > 1;
+    double t = 0;
+    switch (kind) {
+    case SSIM_COLL_ALLREDUCE:
+    case SSIM_COLL_ALLGATHER:
+    case SSIM_COLL_REDUCESCATTER: {
+        /* An all-reduce is a reduce-scatter followed by an all-gather: twice the steps. */
+        double f = kind == SSIM_COLL_ALLREDUCE ? 2.0 : 1.0;
+        if (!cross)
+            t = f * ((n - 1) * a_nv + (n - 1) / n * S / p->nvlink_bw);
+        else if (k <= 1)
+            t = f * ((n - 1) * a_ib + (n - 1) / n * S / p->ib_bw);
+        else
+            t = f * ((k - 1) * a_nv + (k - 1) / k * S / p->nvlink_bw) +
+                f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / p->ib_bw);
+        break;
+    }
+    case SSIM_COLL_ALLTOALL:
+        if (!cross)
+            t = (n - 1) * a_nv + (n - 1) / n * S / p->nvlink_bw;
+        else
+            t = (n - 1) * a_ib + MAX((k - 1) / n * S / p->nvlink_bw, (n - k) / n * S / p->ib_bw);
+        break;
+    case SSIM_COLL_BROADCAST:
+    case SSIM_COLL_REDUCE:
+    default:
+        t = ceil_log2(n_ranks) * (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : p->nvlink_bw);
+        break;
+    }
+    return ssim_time_from_seconds(t);
+}
+
+SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *p, guint64 bytes, gboolean cross_node)
+{
+    double a = ssim_time_to_seconds(cross_node ? p->ib_latency : p->nvlink_latency);
+    double bw = cross_node ? p->ib_bw : p->nvlink_bw;
+    return ssim_time_from_seconds(a + (double)bytes / bw);
+}
+
+SsimAnalytic *ssim_analytic_new(const SsimAnalyticParams *params)
+{
+    SsimAnalytic *m = g_new0(SsimAnalytic, 1);
+    m->params = *params;
+    if (m->params.gpus_per_node == 0)
+        m->params.gpus_per_node = 1;
+    m->rank_map = g_array_new(FALSE, FALSE, sizeof(guint32));
+    m->shapes = g_array_new(FALSE, TRUE, sizeof(Shape));
+    return m;
+}
+
+void ssim_analytic_free(SsimAnalytic *model)
+{
+    if (model == NULL)
+        return;
+    g_array_free(model->rank_map, TRUE);
+    g_array_free(model->shapes, TRUE);
+    g_free(model);
+}
+
+const SsimAnalyticParams *ssim_analytic_params(const SsimAnalytic *model)
+{
+    return &model->params;
+}
+
+void ssim_analytic_set_rank_map(SsimAnalytic *model, const guint32 *global, guint n)
+{
+    g_array_set_size(model->rank_map, 0);
+    g_array_append_vals(model->rank_map, global, n);
+}
+
+static guint32 global_rank(const SsimAnalytic *m, guint32 rank)
+{
+    if (rank < m->rank_map->len)
+        return g_array_index(m->rank_map, guint32, rank);
+    return rank;
+}
+
+/* Shape of a set of global ranks: members, distinct nodes, most members on one node. */
+static Shape shape_of(const SsimAnalytic *m, const guint32 *ranks, guint n, gboolean map)
+{
+    Shape sh = {.n_ranks = n};
+    guint gpn = m->params.gpus_per_node;
+    g_autoptr(GHashTable) per = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < n; i++) {
+        guint32 r = map ? global_rank(m, ranks[i]) : ranks[i];
+        gpointer key = GUINT_TO_POINTER(r / gpn + 1);
+        guint c = GPOINTER_TO_UINT(g_hash_table_lookup(per, key)) + 1;
+        g_hash_table_insert(per, key, GUINT_TO_POINTER(c));
+        sh.per_node = MAX(sh.per_node, c);
+    }
+    sh.n_nodes = g_hash_table_size(per);
+    return sh;
+}
+
+void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *ranks, guint n)
+{
+    if (group >= model->shapes->len)
+        g_array_set_size(model->shapes, group + 1);
+    g_array_index(model->shapes, Shape, group) = shape_of(model, ranks, n, FALSE);
+}
+
+static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32 idx, guint n)
+{
+    const SsimAnalytic *m = cm->data;
+    const SsimAnalyticParams *p = &m->params;
+    const SsimOp *op = ssim_graph_op(graph, idx);
+    (void)n;
+    switch ((SsimOpKind)op->kind) {
+    case SSIM_OP_COMPUTE:
+        return ssim_analytic_compute_time(p, op->flops, op->bytes);
+    case SSIM_OP_SEND:
+    case SSIM_OP_RECV: {
+        guint32 a = global_rank(m, op->rank), b = global_rank(m, op->peer);
+        return ssim_analytic_p2p_time(p, op->bytes, a / p->gpus_per_node != b / p->gpus_per_node);
+    }
+    case SSIM_OP_COLLECTIVE:
+    case SSIM_OP_BARRIER: {
+        Shape sh = {0};
+        if (op->group < m->shapes->len)
+            sh = g_array_index(m->shapes, Shape, op->group);
+        if (sh.n_ranks == 0) {
+            guint nr;
+            const guint32 *ranks = ssim_graph_group_ranks(graph, op->group, &nr);
+            sh = shape_of(m, ranks, nr, TRUE);
+        }
+        if (op->kind == SSIM_OP_BARRIER) {
+            double a = ssim_time_to_seconds(sh.n_nodes > 1 ? p->ib_latency : p->nvlink_latency);
+            return ssim_time_from_seconds(2.0 * ceil_log2(sh.n_ranks) * a);
+        }
+        const char *cls = ssim_graph_string(graph, op->cls);
+        if (cls != NULL && strcmp(cls, "pp") == 0)
+            return sh.n_ranks > 1 ? ssim_analytic_p2p_time(p, op->bytes, sh.n_nodes > 1) : 0;
+        return ssim_analytic_collective_time(p, (SsimCollKind)op->coll, op->bytes, sh.n_ranks,
+                                             sh.n_nodes, sh.per_node);
+    }
+    default:
+        return 0;
+    }
+}
+
+SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model)
+{
+    return (SsimCostModel){.op_time = op_time, .data = (gpointer)model};
+}

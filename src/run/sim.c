@@ -1,0 +1,489 @@
+/*
+ * The simulation driver (definitions of every figure are in include/shiftsim/sim.h).
+ *
+ * Order of work: validate the split, build the schedule, estimate memory for every stage and
+ * reject a misfit before anything expensive, lower, build the analytic cost model with each
+ * group's full logical membership, replay, measure.  Measuring walks the timeline once, files
+ * each op's [start, end) interval under its rank and class, then merges the intervals per rank
+ * (sort + sweep) to take unions and differences; no figure depends on the order ops were added,
+ * so the same inputs give the same numbers bit for bit.
+ */
+#include <shiftsim/analytic.h>
+#include <shiftsim/sim.h>
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+static const char *const comm_names[SSIM_COMM_N] = {"tp", "pp", "dp"};
+
+const char *ssim_comm_class_name(SsimCommClass cls)
+{
+    g_return_val_if_fail(cls < SSIM_COMM_N, "?");
+    return comm_names[cls];
+}
+
+/* ---- interval arithmetic ----------------------------------------------------------------- */
+
+typedef struct {
+    SsimTime a, b;
+} Iv;
+
+static gint iv_cmp(gconstpointer x, gconstpointer y)
+{
+    const Iv *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static void iv_push(GArray *a, SsimTime s, SsimTime e)
+{
+    if (e > s) {
+        Iv iv = {s, e};
+        g_array_append_val(a, iv);
+    }
+}
+
+/* Sorts and merges overlapping intervals in place. */
+static void iv_merge(GArray *a)
+{
+    if (a->len == 0)
+        return;
+    g_array_sort(a, iv_cmp);
+    guint w = 0;
+    Iv *v = (Iv *)a->data;
+    for (guint i = 1; i < a->len; i++) {
+        if (v[i].a <= v[w].b) {
+            v[w].b = MAX(v[w].b, v[i].b);
+        } else {
+            v[++w] = v[i];
+        }
+    }
+    g_array_set_size(a, w + 1);
+}
+
+static SsimTime iv_measure(const GArray *a)
+{
+    SsimTime t = 0;
+    for (guint i = 0; i < a->len; i++)
+        t += g_array_index(a, Iv, i).b - g_array_index(a, Iv, i).a;
+    return t;
+}
+
+/* Measure of the intersection of two merged lists. */
+static SsimTime iv_intersect(const GArray *x, const GArray *y)
+{
+    SsimTime t = 0;
+    guint i = 0, j = 0;
+    while (i < x->len && j < y->len) {
+        const Iv *p = &g_array_index(x, Iv, i), *q = &g_array_index(y, Iv, j);
+        SsimTime lo = MAX(p->a, q->a), hi = MIN(p->b, q->b);
+        if (hi > lo)
+            t += hi - lo;
+        if (p->b < q->b)
+            i++;
+        else
+            j++;
+    }
+    return t;
+}
+
+/* ---- measuring --------------------------------------------------------------------------- */
+
+typedef struct {
+    GArray *kernels; /* every compute op */
+    GArray *work;    /* phase kernels and TP collectives */
+    GArray *comm[SSIM_COMM_N];
+} RankIv;
+
+void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
+                         const SsimModel *model, const SsimParallel *par, double peak_flops)
+{
+    const SsimGraph *g = ssim_lowered_graph(lowered);
+    guint nr = 0;
+    ssim_lowered_rank_map(lowered, &nr);
+    guint32 n_ops = ssim_graph_n_ops(g);
+
+    r->n_gpus = ssim_parallel_world(par);
+    r->m = ssim_parallel_n_microbatches(par);
+    r->step_time = tl->makespan;
+    r->n_graph_ranks = nr;
+    r->n_ops = n_ops;
+    r->events = tl->events;
+    r->peak_flops = peak_flops;
+    r->model_flops = ssim_lowered_flops(lowered, FALSE);
+    r->hardware_flops = ssim_lowered_flops(lowered, TRUE);
+    double step = ssim_time_to_seconds(tl->makespan);
+    if (step > 0) {
+        r->samples_per_s = par->global_batch / step;
+        r->tokens_per_s = (double)par->global_batch * model->seq_len / step;
+        r->model_tflops_per_gpu = r->model_flops / step / r->n_gpus / 1e12;
+        r->hardware_tflops_per_gpu = r->hardware_flops / step / r->n_gpus / 1e12;
+        if (peak_flops > 0) {
+            r->mfu = r->model_tflops_per_gpu * 1e12 / peak_flops;
+            r->hfu = r->hardware_tflops_per_gpu * 1e12 / peak_flops;
+        }
+    }
+
+    RankIv *ri = g_new0(RankIv, nr);
+    for (guint i = 0; i < nr; i++) {
+        ri[i].kernels = g_array_new(FALSE, FALSE, sizeof(Iv));
+        ri[i].work = g_array_new(FALSE, FALSE, sizeof(Iv));
+        for (guint c = 0; c < SSIM_COMM_N; c++)
+            ri[i].comm[c] = g_array_new(FALSE, FALSE, sizeof(Iv));
+    }
+    SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;
+    for (guint32 i = 0; i < n_ops; i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        RankIv *x = &ri[op->rank];
+        SsimTime s = tl->start[i], e = tl->end[i];
+        switch (ssim_lowered_op_class(lowered, i)) {
+        case SSIM_OPCLASS_FWD:
+        case SSIM_OPCLASS_BWD:
+        case SSIM_OPCLASS_RECOMPUTE:
+            iv_push(x->kernels, s, e);
+            iv_push(x->work, s, e);
+            w0 = MIN(w0, s);
+            w1 = MAX(w1, e);
+            break;
+        case SSIM_OPCLASS_OPTIMIZER:
+            iv_push(x->kernels, s, e);
+            break;
+        case SSIM_OPCLASS_TP:
+            iv_push(x->comm[SSIM_COMM_TP], s, e);
+            iv_push(x->work, s, e);
+            break;
+        case SSIM_OPCLASS_PP:
+            iv_push(x->comm[SSIM_COMM_PP], s, e);
+            break;
+        case SSIM_OPCLASS_DP:
+            iv_push(x->comm[SSIM_COMM_DP], s, e);
+            break;
+        default:
+            break;
+        }
+    }
+    g_autoptr(GArray) window = g_array_new(FALSE, FALSE, sizeof(Iv));
+    iv_push(window, w0 == SSIM_TIME_NEVER ? 0 : w0, w1);
+    double bubble_sum = 0;
+    SsimTime exp_sum[SSIM_COMM_N] = {0}, busy_sum[SSIM_COMM_N] = {0};
+    memset(r->exposed_max, 0, sizeof r->exposed_max);
+    for (guint i = 0; i < nr; i++) {
+        iv_merge(ri[i].kernels);
+        iv_merge(ri[i].work);
+        SsimTime work = iv_intersect(ri[i].work, window);
+        SsimTime idle = iv_measure(window) - work;
+        if (work > 0)
+            bubble_sum += (double)idle / (double)work;
+        for (guint c = 0; c < SSIM_COMM_N; c++) {
+            iv_merge(ri[i].comm[c]);
+            SsimTime busy = iv_measure(ri[i].comm[c]);
+            SsimTime exposed = busy - iv_intersect(ri[i].comm[c], ri[i].kernels);
+            busy_sum[c] += busy;
+            exp_sum[c] += exposed;
+            r->exposed_max[c] = MAX(r->exposed_max[c], exposed);
+        }
+    }
+    r->bubble = nr ? bubble_sum / nr : 0;
+    for (guint c = 0; c < SSIM_COMM_N; c++) {
+        r->exposed[c] = nr ? exp_sum[c] / (SsimTime)nr : 0;
+        r->comm_busy[c] = nr ? busy_sum[c] / (SsimTime)nr : 0;
+    }
+    for (guint i = 0; i < nr; i++) {
+        g_array_free(ri[i].kernels, TRUE);
+        g_array_free(ri[i].work, TRUE);
+        for (guint c = 0; c < SSIM_COMM_N; c++)
+            g_array_free(ri[i].comm[c], TRUE);
+    }
+    g_free(ri);
+}
+
+/* ---- the driver -------------------------------------------------------------------------- */
+
+/* Validates the split, builds its schedule and fills the peak memory estimate. */
+static SsimSchedule *prepare(const SsimSimConfig *config, SsimMemory *peak, GError **error)
+{
+    const SsimParallel *par = config->par;
+    if (!ssim_parallel_validate(par, config->model, config->cluster, error))
+        return NULL;
+    SsimScheduleKind kind;
+    if (!ssim_schedule_kind_from_name(par->schedule, &kind)) {
+        g_autofree char *names = ssim_schedule_kind_list();
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "schedule: unknown schedule '%s' (known: %s)", par->schedule, names);
+        return NULL;
+    }
+    guint m = ssim_parallel_n_microbatches(par);
+    SsimSchedule *sched = ssim_schedule_new(kind, par->pp, par->virtual_stages, m, error);
+    if (sched == NULL)
+        return NULL;
+    for (guint s = 0; s < par->pp; s++) {
+        SsimMemory mem;
+        ssim_memory_estimate(&mem, config->model, par, s, ssim_schedule_in_flight(sched, s));
+        if (s == 0 || mem.total > peak->total)
+            *peak = mem;
+    }
+    return sched;
+}
+
+gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GError **error)
+{
+    g_return_val_if_fail(config && config->model && config->cluster && config->par, FALSE);
+    g_autoptr(SsimSchedule) sched = prepare(config, peak, error);
+    if (sched == NULL)
+        return FALSE;
+    if (!ssim_memory_fits(peak, config->cluster, error)) {
+        g_prefix_error(error, "%s on %s: ", config->model->name, config->cluster->name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowered **lowered_out,
+                       SsimTimeline **timeline_out, GError **error)
+{
+    g_return_val_if_fail(config && config->model && config->cluster && config->par, FALSE);
+    const SsimModel *model = config->model;
+    const SsimCluster *cluster = config->cluster;
+    const SsimParallel *par = config->par;
+    memset(result, 0, sizeof *result);
+
+    /* Memory first: a configuration that cannot run is rejected before it is simulated. */
+    g_autoptr(SsimSchedule) sched = prepare(config, &result->memory, error);
+    if (sched == NULL)
+        return FALSE;
+    result->schedule = ssim_schedule_kind(sched);
+    result->memory_capacity = cluster->hbm_bytes;
+    result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
+    if (!result->memory_fits && !config->ignore_memory) {
+        ssim_memory_fits(&result->memory, cluster, error);
+        g_prefix_error(error, "%s on %s: ", model->name, cluster->name);
+        return FALSE;
+    }
+
+    SsimLowerOptions opts = SSIM_LOWER_OPTIONS_INIT;
+    opts.exact = config->exact;
+    g_autoptr(SsimLowered) lowered = ssim_lower(model, par, sched, &opts, error);
+    if (lowered == NULL)
+        return FALSE;
+    const SsimGraph *graph = ssim_lowered_graph(lowered);
+
+    SsimAnalyticParams ap;
+    ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
+    g_autoptr(SsimAnalytic) analytic = ssim_analytic_new(&ap);
+    guint nr;
+    const guint32 *map = ssim_lowered_rank_map(lowered, &nr);
+    ssim_analytic_set_rank_map(analytic, map, nr);
+    for (guint32 gi = 0; gi < ssim_graph_n_groups(graph); gi++) {
+        guint n;
+        const guint32 *ranks = ssim_lowered_group_ranks(lowered, gi, &n);
+        ssim_analytic_set_group(analytic, gi, ranks, n);
+    }
+    SsimCostModel cm = ssim_analytic_cost_model(analytic);
+    const SsimCostModel *cost = config->cost ? config->cost : &cm;
+
+    /* The cluster's overlap_slowdown says compute runs that many times slower while a collective
+     * shares the GPU; the runtime takes the extra fraction. */
+    SsimRunConfig rc = SSIM_RUN_CONFIG_INIT;
+    rc.cost = cost;
+    rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
+    g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(graph, &rc, error);
+    if (tl == NULL) {
+        g_prefix_error(error, "simulate: ");
+        return FALSE;
+    }
+    ssim_result_measure(result, lowered, tl, model, par, ap.peak_flops);
+    if (lowered_out)
+        *lowered_out = g_steal_pointer(&lowered);
+    if (timeline_out)
+        *timeline_out = g_steal_pointer(&tl);
+    return TRUE;
+}
+
+/* ---- formatting -------------------------------------------------------------------------- */
+
+static double ms(SsimTime t)
+{
+    return (double)t / 1e6;
+}
+
+static double gib(guint64 b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+static double pct(SsimTime part, SsimTime whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c)
+{
+    const SsimParallel *p = c->par;
+    const SsimCluster *cl = c->cluster;
+    g_string_append_printf(o, "model       %s\n", c->model->name);
+    g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
+                           cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
+    g_string_append_printf(o,
+                           "split       dp %u x tp %u x pp %u, v %u, microbatch %u, global "
+                           "batch %u (%u microbatches), schedule %s\n",
+                           p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch, p->global_batch,
+                           r->m, ssim_schedule_kind_name(r->schedule));
+    g_string_append_printf(o, "options     seq-parallel %s, recompute %s, zero %u, bucket ",
+                           p->sequence_parallel ? "on" : "off", ssim_recompute_name(p->recompute),
+                           p->zero_stage);
+    if (p->dp_bucket_bytes)
+        g_string_append_printf(o, "%.0f MiB", (double)p->dp_bucket_bytes / 1048576.0);
+    else
+        g_string_append(o, "off");
+    g_string_append_printf(o, ", tp-comm %s\n\n", ssim_tp_comm_name(p->tp_comm));
+    g_string_append_printf(o, "step time                %12.3f ms\n", ms(r->step_time));
+    g_string_append_printf(o, "tokens/s                 %12.0f\n", r->tokens_per_s);
+    g_string_append_printf(o, "samples/s                %12.2f\n", r->samples_per_s);
+    g_string_append_printf(o, "model TFLOP/s per GPU    %12.1f\n", r->model_tflops_per_gpu);
+    g_string_append_printf(o, "hardware TFLOP/s per GPU %12.1f   (with recompute)\n",
+                           r->hardware_tflops_per_gpu);
+    g_string_append_printf(o, "MFU                      %12.1f %%  (of %.0f TFLOP/s %s)\n",
+                           100 * r->mfu, r->peak_flops / 1e12, ssim_dtype_name(c->model->dtype));
+    g_string_append_printf(o, "pipeline bubble          %12.1f %%\n", 100 * r->bubble);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        g_string_append_printf(o,
+                               "exposed %s comm           %12.3f ms  (%.1f %% of step; "
+                               "worst rank %.3f ms; busy %.3f ms)\n",
+                               comm_names[k], ms(r->exposed[k]), pct(r->exposed[k], r->step_time),
+                               ms(r->exposed_max[k]), ms(r->comm_busy[k]));
+    const SsimMemory *m = &r->memory;
+    g_string_append_printf(o,
+                           "peak memory per GPU      %12.1f GiB of %.1f GiB%s (stage %u: "
+                           "weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f)\n",
+                           gib(m->total), gib(r->memory_capacity),
+                           r->memory_fits ? "" : " -- DOES NOT FIT", m->stage, gib(m->weights),
+                           gib(m->gradients), gib(m->optimizer), gib(m->activations));
+    g_string_append_printf(
+        o, "simulated                %u rank%s (%s), %u ops, %" G_GUINT64_FORMAT " events\n",
+        r->n_graph_ranks, r->n_graph_ranks == 1 ? "" : "s",
+        c->exact ? "every GPU" : "one representative per stage", r->n_ops, r->events);
+}
+
+#define CSV_HEADER                                                                                 \
+    "model,cluster,gpus,dp,tp,pp,v,microbatch,global_batch,microbatches,schedule,seq_parallel,"    \
+    "recompute,zero,bucket_bytes,tp_comm,step_ms,tokens_per_s,samples_per_s,model_tflops_per_gpu," \
+    "hardware_tflops_per_gpu,mfu,hfu,bubble,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"            \
+    "peak_memory_gib,memory_capacity_gib,memory_fits\n"
+
+static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
+{
+    const SsimParallel *p = c->par;
+    g_string_append(o, CSV_HEADER);
+    g_string_append_printf(
+        o,
+        "%s,%s,%u,%u,%u,%u,%u,%u,%u,%u,%s,%d,%s,%u,%" G_GUINT64_FORMAT ",%s,%.6f,%.3f,%.4f,"
+        "%.3f,%.3f,%.5f,%.5f,%.5f,%.6f,%.6f,%.6f,%.3f,%.3f,%d\n",
+        c->model->name, c->cluster->name, r->n_gpus, p->dp, p->tp, p->pp, p->virtual_stages,
+        p->microbatch, p->global_batch, r->m, ssim_schedule_kind_name(r->schedule),
+        p->sequence_parallel ? 1 : 0, ssim_recompute_name(p->recompute), p->zero_stage,
+        p->dp_bucket_bytes, ssim_tp_comm_name(p->tp_comm), ms(r->step_time), r->tokens_per_s,
+        r->samples_per_s, r->model_tflops_per_gpu, r->hardware_tflops_per_gpu, r->mfu, r->hfu,
+        r->bubble, ms(r->exposed[0]), ms(r->exposed[1]), ms(r->exposed[2]), gib(r->memory.total),
+        gib(r->memory_capacity), r->memory_fits ? 1 : 0);
+}
+
+static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
+{
+    const SsimParallel *p = c->par;
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "model");
+    json_builder_add_string_value(b, c->model->name);
+    json_builder_set_member_name(b, "cluster");
+    json_builder_add_string_value(b, c->cluster->name);
+    json_builder_set_member_name(b, "gpus");
+    json_builder_add_int_value(b, r->n_gpus);
+    json_builder_set_member_name(b, "parallel");
+    g_autofree char *spec = ssim_parallel_to_string(p);
+    json_builder_add_string_value(b, spec);
+    json_builder_set_member_name(b, "microbatches");
+    json_builder_add_int_value(b, r->m);
+    json_builder_set_member_name(b, "step_ms");
+    json_builder_add_double_value(b, ms(r->step_time));
+    json_builder_set_member_name(b, "tokens_per_s");
+    json_builder_add_double_value(b, r->tokens_per_s);
+    json_builder_set_member_name(b, "samples_per_s");
+    json_builder_add_double_value(b, r->samples_per_s);
+    json_builder_set_member_name(b, "model_tflops_per_gpu");
+    json_builder_add_double_value(b, r->model_tflops_per_gpu);
+    json_builder_set_member_name(b, "hardware_tflops_per_gpu");
+    json_builder_add_double_value(b, r->hardware_tflops_per_gpu);
+    json_builder_set_member_name(b, "mfu");
+    json_builder_add_double_value(b, r->mfu);
+    json_builder_set_member_name(b, "hfu");
+    json_builder_add_double_value(b, r->hfu);
+    json_builder_set_member_name(b, "bubble");
+    json_builder_add_double_value(b, r->bubble);
+    json_builder_set_member_name(b, "exposed_ms");
+    json_builder_begin_object(b);
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        json_builder_set_member_name(b, comm_names[k]);
+        json_builder_add_double_value(b, ms(r->exposed[k]));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "exposed_max_ms");
+    json_builder_begin_object(b);
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        json_builder_set_member_name(b, comm_names[k]);
+        json_builder_add_double_value(b, ms(r->exposed_max[k]));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "stage");
+    json_builder_add_int_value(b, r->memory.stage);
+    json_builder_set_member_name(b, "total_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.total);
+    json_builder_set_member_name(b, "weights_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.weights);
+    json_builder_set_member_name(b, "gradients_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.gradients);
+    json_builder_set_member_name(b, "optimizer_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.optimizer);
+    json_builder_set_member_name(b, "activations_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.activations);
+    json_builder_set_member_name(b, "capacity_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory_capacity);
+    json_builder_set_member_name(b, "fits");
+    json_builder_add_boolean_value(b, r->memory_fits);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "ranks_simulated");
+    json_builder_add_int_value(b, r->n_graph_ranks);
+    json_builder_set_member_name(b, "exact");
+    json_builder_add_boolean_value(b, c->exact);
+    json_builder_set_member_name(b, "ops");
+    json_builder_add_int_value(b, r->n_ops);
+    json_builder_end_object(b);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    json_generator_set_pretty(gen, TRUE);
+    g_autofree char *text = json_generator_to_data(gen, NULL);
+    g_string_append(o, text);
+    g_string_append_c(o, '\n');
+}
+
+GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *config,
+                            SsimFormat format)
+{
+    GString *o = g_string_new(NULL);
+    switch (format) {
+    case SSIM_FORMAT_CSV:
+        format_csv(o, result, config);
+        break;
+    case SSIM_FORMAT_JSON:
+        format_json(o, result, config);
+        break;
+    case SSIM_FORMAT_TABLE:
+    default:
+        format_table(o, result, config);
+        break;
+    }
+    return o;
+}

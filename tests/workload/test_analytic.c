@@ -1,0 +1,194 @@
+/*
+ * The analytical cost model against closed forms computed by hand: the ring all-reduce and
+ * all-gather of nccl-tests (2(n-1)/n and (n-1)/n bus factors), the hierarchical NVLink + IB
+ * all-reduce, a flat ring across nodes, the roofline with its size-dependent GEMM efficiency, and
+ * the cost model reading a graph whose one-member group stands for a full logical group.
+ *
+ * Round parameters: peak 1 PFLOP/s, GEMM efficiency 0.8 reaching half at 1 GFLOP, HBM 3 TB/s at
+ * 0.9, NVLink 100 GB/s effective with 1 us latency, IB 25 GB/s effective per GPU with 5 us.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/analytic.h>
+
+#include <math.h>
+
+static SsimAnalyticParams round_params(void)
+{
+    return (SsimAnalyticParams){
+        .peak_flops = 1e15,
+        .hbm_bw = 3e12,
+        .gemm_efficiency = 0.8,
+        .gemm_half_flops = 1e9,
+        .memory_efficiency = 0.9,
+        .kernel_overhead = 0,
+        .nvlink_bw = 100e9,
+        .nvlink_latency = 1000,
+        .ib_bw = 25e9,
+        .ib_latency = 5000,
+        .gpus_per_node = 8,
+    };
+}
+
+#define assert_ns(got, want)                                                                       \
+    cr_assert(llabs((long long)(got) - (long long)(want)) <= 1, "%lld ns != %lld ns",              \
+              (long long)(got), (long long)(want))
+
+Test(analytic, ring_allreduce_inside_a_node)
+{
+    SsimAnalyticParams p = round_params();
+    /* n = 8, S = 1 GB: 2 * 7 * 1 us + 2 * 7/8 * 1e9 / 100e9 s = 14 us + 17.5 ms. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 8, 1, 8),
+              14000 + 17500000);
+    /* n = 2: 2 us + 1 * 1e9 / 100e9 = 10 ms. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 2, 1, 2),
+              2000 + 10000000);
+    /* One member: free. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 1, 1, 1), 0);
+}
+
+Test(analytic, allgather_and_reducescatter_inside_a_node)
+{
+    SsimAnalyticParams p = round_params();
+    /* 7 us + 7/8 * 10 ms. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLGATHER, 1000000000, 8, 1, 8),
+              7000 + 8750000);
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_REDUCESCATTER, 1000000000, 8, 1, 8),
+              7000 + 8750000);
+}
+
+Test(analytic, hierarchical_allreduce_across_nodes)
+{
+    SsimAnalyticParams p = round_params();
+    /* 16 ranks, 8 per node on 2 nodes, S = 1 GB:
+     *   2 [7 * 1 us + 7/8 * 1e9/100e9]       = 14 us + 17.5 ms   (RS + AG over NVLink)
+     *   2 * 1 * 5 us + 2 * 1/2 * (1e9/8)/25e9 = 10 us + 5 ms      (AR of S/8 over IB)   */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 16, 2, 8),
+              14000 + 17500000 + 10000 + 5000000);
+    /* All-gather: 7 us + 8.75 ms + 5 us + 1/2 * 5 ms. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLGATHER, 1000000000, 16, 2, 8),
+              7000 + 8750000 + 5000 + 2500000);
+}
+
+Test(analytic, flat_ring_one_member_per_node)
+{
+    SsimAnalyticParams p = round_params();
+    /* 4 nodes, one member each: 2 * 3 * 5 us + 2 * 3/4 * 1e9 / 25e9 = 30 us + 60 ms. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 4, 4, 1),
+              30000 + 60000000);
+}
+
+Test(analytic, p2p_and_broadcast)
+{
+    SsimAnalyticParams p = round_params();
+    assert_ns(ssim_analytic_p2p_time(&p, 100000000, FALSE), 1000 + 1000000);
+    assert_ns(ssim_analytic_p2p_time(&p, 100000000, TRUE), 5000 + 4000000);
+    /* Broadcast over 8 in a node: ceil(log2 8) = 3 steps of 1 us + S / B. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_BROADCAST, 100000000, 8, 1, 8),
+              3000 + 1000000);
+}
+
+Test(analytic, roofline_and_gemm_efficiency)
+{
+    SsimAnalyticParams p = round_params();
+    cr_assert_float_eq(ssim_analytic_gemm_efficiency(&p, 1e9), 0.4, 1e-12);
+    cr_assert_float_eq(ssim_analytic_gemm_efficiency(&p, 1e13), 0.8 * 1e13 / (1e13 + 1e9), 1e-12);
+    /* Compute-bound: 1e12 / (1e15 * 0.8 * 1e12 / (1e12 + 1e9)) s = 1.25125 ms. */
+    assert_ns(ssim_analytic_compute_time(&p, 1e12, 1000), 1251250);
+    /* A small GEMM at half efficiency: 1e9 / (1e15 * 0.4) = 2.5 us. */
+    assert_ns(ssim_analytic_compute_time(&p, 1e9, 1000), 2500);
+    /* Memory-bound: 2.7e9 bytes / (3e12 * 0.9) = 1 ms, whatever the FLOPs below that. */
+    assert_ns(ssim_analytic_compute_time(&p, 0, 2700000000ull), 1000000);
+    assert_ns(ssim_analytic_compute_time(&p, 1e9, 2700000000ull), 1000000);
+    p.kernel_overhead = 3000;
+    assert_ns(ssim_analytic_compute_time(&p, 0, 2700000000ull), 1003000);
+}
+
+Test(analytic, params_from_cluster)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    SsimAnalyticParams p;
+    ssim_analytic_params_from_cluster(&p, c, SSIM_DTYPE_BF16);
+    cr_assert_float_eq(p.peak_flops, c->peak_flops[SSIM_DTYPE_BF16], 1);
+    cr_assert_float_eq(p.nvlink_bw, c->nvlink_bw * c->nvlink_efficiency, 1);
+    cr_assert_float_eq(p.ib_bw, c->nics_per_node * c->nic_bw / c->gpus_per_node * c->ib_efficiency,
+                       1);
+    cr_assert_eq(p.gpus_per_node, c->gpus_per_node);
+}
+
+/* A graph with one rank whose all-reduce group has one member standing for 8 (one node), and a
+ * send from rank 0 to rank 1 where rank 1 is mapped to a global rank on another node. */
+Test(analytic, cost_model_uses_logical_groups_and_rank_map)
+{
+    SsimAnalyticParams p = round_params();
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 one = 0;
+    guint32 grp = ssim_graph_add_group(g, "tp.0", &one, 1, NULL);
+    guint32 dp = ssim_graph_add_group(g, "dp.0", &one, 1, NULL);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_COLLECTIVE;
+    s.coll = SSIM_COLL_ALLREDUCE;
+    s.stream = ssim_graph_stream(g, 0, "tp");
+    s.group = grp;
+    s.bytes = 1000000000;
+    s.cls = "tp";
+    guint32 ar = ssim_graph_add_op(g, &s, NULL, 0);
+    s.group = dp;
+    s.cls = "dp";
+    guint32 ar_dp = ssim_graph_add_op(g, &s, NULL, 0);
+    SsimOpSpec snd = SSIM_OP_SPEC_INIT;
+    snd.kind = SSIM_OP_SEND;
+    snd.stream = ssim_graph_stream(g, 0, "pp");
+    snd.peer = 1;
+    snd.bytes = 100000000;
+    guint32 send = ssim_graph_add_op(g, &snd, NULL, 0);
+    SsimOpSpec rcv = snd;
+    rcv.kind = SSIM_OP_RECV;
+    rcv.stream = ssim_graph_stream(g, 1, "pp");
+    rcv.peer = 0;
+    ssim_graph_add_op(g, &rcv, NULL, 0);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+
+    const guint32 tp_ranks[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const guint32 dp_ranks[] = {0, 8, 16, 24}; /* one per node on 4 nodes */
+    ssim_analytic_set_group(a, grp, tp_ranks, 8);
+    ssim_analytic_set_group(a, dp, dp_ranks, 4);
+    const guint32 map[] = {0, 8};
+    ssim_analytic_set_rank_map(a, map, 2);
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+    assert_ns(cm.op_time(&cm, g, ar, 1), 14000 + 17500000);
+    assert_ns(cm.op_time(&cm, g, ar_dp, 1), 30000 + 60000000);
+    assert_ns(cm.op_time(&cm, g, send, 2), 5000 + 4000000);
+
+    /* The whole graph replays with those costs. */
+    SsimTimeline *t = ssim_runtime_run(g, &cm, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->end[ar] - t->start[ar], cm.op_time(&cm, g, ar, 1));
+    ssim_timeline_free(t);
+}
+
+Test(analytic, pipeline_collective_is_a_permute)
+{
+    SsimAnalyticParams p = round_params();
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    const guint32 ranks[] = {0, 8};
+    guint32 grp = ssim_graph_add_group(g, "pp.0", ranks, 2, NULL);
+    guint32 ops[2];
+    for (guint r = 0; r < 2; r++) {
+        SsimOpSpec s = SSIM_OP_SPEC_INIT;
+        s.kind = SSIM_OP_COLLECTIVE;
+        s.coll = SSIM_COLL_ALLTOALL;
+        s.stream = ssim_graph_stream(g, ranks[r], "pp");
+        s.group = grp;
+        s.bytes = 100000000;
+        s.cls = "pp";
+        ops[r] = ssim_graph_add_op(g, &s, NULL, 0);
+    }
+    cr_assert(ssim_graph_finalize(g, NULL));
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+    /* Ranks 0 and 8 sit on different nodes: one IB hop, 5 us + 1e8 / 25e9 s. */
+    assert_ns(cm.op_time(&cm, g, ops[0], 2), 5000 + 4000000);
+}

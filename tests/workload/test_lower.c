@@ -1,0 +1,324 @@
+/*
+ * Lowering against hand counts and closed forms: ops per stage and class for sequential and
+ * parallel blocks, with and without tensor-parallel collectives, sequence parallelism and
+ * recompute; FLOPs per iteration against Narayanan et al.'s 72 B s l h^2 (1 + s/(6h) +
+ * V/(12 l h)) and, under full recompute, 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) for every bundled
+ * GPT shape; conservation of gradient bytes through DP bucketing; every schedule and option
+ * combination lowering to a graph that replays without deadlock.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/lower.h>
+#include <shiftsim/runtime.h>
+
+#include <math.h>
+#include <string.h>
+
+static SsimModel *load_model(const char *name, guint layers)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load(name, &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    if (layers)
+        m->layers = layers;
+    return m;
+}
+
+static SsimParallel split(guint dp, guint tp, guint pp, guint v, guint m, const char *schedule)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.dp = dp, p.tp = tp, p.pp = pp, p.virtual_stages = v, p.microbatch = 1;
+    p.global_batch = dp * m;
+    g_strlcpy(p.schedule, schedule, sizeof p.schedule);
+    return p;
+}
+
+static SsimLowered *lower(const SsimModel *model, const SsimParallel *par, gboolean exact)
+{
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(par, model, NULL, &error), "%s", error ? error->message : "");
+    SsimScheduleKind kind;
+    cr_assert(ssim_schedule_kind_from_name(par->schedule, &kind));
+    g_autoptr(SsimSchedule) s = ssim_schedule_new(kind, par->pp, par->virtual_stages,
+                                                  ssim_parallel_n_microbatches(par), &error);
+    cr_assert_not_null(s, "%s", error ? error->message : "");
+    SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+    o.exact = exact;
+    SsimLowered *l = ssim_lower(model, par, s, &o, &error);
+    cr_assert_not_null(l, "%s", error ? error->message : "");
+    return l;
+}
+
+/* Ops of graph rank `rank` in class `cls` (and, when kind >= 0, of that op kind). */
+static guint count(const SsimLowered *l, guint rank, SsimOpClass cls, int kind)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint n = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank == rank && ssim_lowered_op_class(l, i) == cls &&
+            (kind < 0 || op->kind == (guint)kind))
+            n++;
+    }
+    return n;
+}
+
+static guint kernels(const SsimLowered *l, guint rank)
+{
+    return count(l, rank, SSIM_OPCLASS_FWD, -1) + count(l, rank, SSIM_OPCLASS_BWD, -1) +
+           count(l, rank, SSIM_OPCLASS_RECOMPUTE, SSIM_OP_COMPUTE) +
+           count(l, rank, SSIM_OPCLASS_OPTIMIZER, -1);
+}
+
+Test(lower, op_counts_sequential_tp2_pp2)
+{
+    /* GPT-3 shape cut to 8 layers: 4 per stage, m = 4, tp 2, all-reduce, no recompute. */
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 8);
+    SsimParallel par = split(1, 2, 2, 1, 4, "1f1b");
+    g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+    cr_assert_eq(ssim_graph_n_ranks(ssim_lowered_graph(l)), 2);
+    /* Stage 0, per microbatch: embed + 4 x 12 forward kernels, 4 x 16 backward + embed.bwd;
+     * plus the optimizer.  TP: embed's all-reduce + 4 x 2 forward + 4 x 2 backward. */
+    cr_assert_eq(kernels(l, 0), 4 * (1 + 4 * 12 + 4 * 16 + 1) + 1);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_TP, SSIM_OP_COLLECTIVE), 4 * (1 + 4 * 2 + 4 * 2));
+    /* One send forward and one receive backward per microbatch. */
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_PP, SSIM_OP_SEND), 4);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_PP, SSIM_OP_RECV), 4);
+    /* Stage 1: 4 x 12 + final_norm lm_head loss; 4 x 16 + loss.bwd lm_head.dgrad lm_head.wgrad
+     * final_norm.bwd.  TP: 8 + the loss's all-reduce forward, 8 + the head input's backward. */
+    cr_assert_eq(kernels(l, 1), 4 * (4 * 12 + 3 + 4 * 16 + 4) + 1);
+    cr_assert_eq(count(l, 1, SSIM_OPCLASS_TP, SSIM_OP_COLLECTIVE), 4 * (8 + 1 + 8 + 1));
+    cr_assert_eq(count(l, 1, SSIM_OPCLASS_PP, SSIM_OP_RECV), 4);
+    cr_assert_eq(count(l, 1, SSIM_OPCLASS_PP, SSIM_OP_SEND), 4);
+    /* Tied embeddings and pp > 1: one embedding-gradient all-reduce on each end stage; dp = 1
+     * has no other gradient reduction. */
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_DP, -1), 1);
+    cr_assert_eq(count(l, 1, SSIM_OPCLASS_DP, -1), 1);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_RECOMPUTE, -1), 0);
+}
+
+Test(lower, op_counts_parallel_block_full_recompute)
+{
+    /* GPT-J's parallel block: one TP collective per block and direction, plus the recomputed
+     * forward (11 kernels and its collective) before every layer's backward. */
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    SsimParallel par = split(1, 4, 1, 1, 2, "1f1b");
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_FWD, SSIM_OP_COMPUTE), 2 * (1 + 4 * 11 + 3));
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_BWD, SSIM_OP_COMPUTE), 2 * (4 * 15 + 4 + 1));
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_RECOMPUTE, SSIM_OP_COMPUTE), 2 * 4 * 11);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_TP, -1), 2 * (1 + 4 + 1 + 4 + 1 + 4));
+    /* No pipeline, no data parallelism, untied: nothing else. */
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_PP, -1), 0);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_DP, -1), 0);
+}
+
+Test(lower, op_counts_sequence_parallel)
+{
+    /* Sequential block with SP: forward RS + AG around each of the two blocks, backward AG + RS;
+     * embedding RS, head AG forward, RS backward, embed.bwd AG; the loss all-reduce stays. */
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
+    SsimParallel par = split(1, 8, 1, 1, 1, "1f1b");
+    par.sequence_parallel = TRUE;
+    par.tp_comm = SSIM_TP_COMM_RS_AG;
+    g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint rs = 0, ag = 0, ar = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (ssim_lowered_op_class(l, i) != SSIM_OPCLASS_TP)
+            continue;
+        rs += op->coll == SSIM_COLL_REDUCESCATTER;
+        ag += op->coll == SSIM_COLL_ALLGATHER;
+        ar += op->coll == SSIM_COLL_ALLREDUCE;
+    }
+    cr_assert_eq(rs, 2 * 2 + 2 * 2 + 1 + 1);
+    cr_assert_eq(ag, 2 * 2 + 2 * 2 + 1 + 1);
+    cr_assert_eq(ar, 1);
+}
+
+Test(lower, xla_permute_every_iteration)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 4);
+    SsimParallel par = split(1, 1, 4, 1, 3, "xla");
+    g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+    for (guint s = 0; s < 4; s++) {
+        /* 2 (m + p - 1) = 12 permutes, no point-to-point. */
+        cr_assert_eq(count(l, s, SSIM_OPCLASS_PP, SSIM_OP_COLLECTIVE), 12);
+        cr_assert_eq(count(l, s, SSIM_OPCLASS_PP, SSIM_OP_SEND), 0);
+    }
+}
+
+/* Narayanan et al. 2021, eq. 3, with the 72 and 96 prefactors; Vterm 12 or 16. */
+static double narayanan(const SsimModel *m, double B, double prefactor, double vterm)
+{
+    double s = m->seq_len, l = m->layers, h = m->hidden, V = m->vocab;
+    return prefactor * B * s * l * h * h * (1 + s / (6 * h) + V / (vterm * l * h));
+}
+
+Test(lower, flops_match_narayanan_for_gpt_shapes)
+{
+    const char *names[] = {"gpt-3-175b",          "megatron-gpt-1.7b",   "megatron-gpt-3.6b",
+                           "megatron-gpt-7.5b",   "megatron-gpt-18.4b",  "megatron-gpt-39.1b",
+                           "megatron-gpt-76.1b",  "megatron-gpt-145.6b", "megatron-gpt-310.1b",
+                           "megatron-gpt-529.6b", "megatron-gpt-1t"};
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autoptr(SsimModel) model = load_model(names[i], 0);
+        guint pp = model->layers % 4 == 0 ? 4 : model->layers % 3 == 0 ? 3 : 1;
+        SsimParallel par = split(2, 2, pp, 1, pp, "1f1b");
+        double B = par.global_batch;
+        {
+            g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+            double want = narayanan(model, B, 72, 12);
+            double got = ssim_lowered_flops(l, FALSE);
+            cr_assert(fabs(got / want - 1) < 0.01, "%s: %g vs %g", names[i], got, want);
+            cr_assert_float_eq(ssim_lowered_flops(l, TRUE), got, got * 1e-12);
+        }
+        par.recompute = SSIM_RECOMPUTE_FULL;
+        {
+            g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+            double want = narayanan(model, B, 96, 16);
+            double got = ssim_lowered_flops(l, TRUE);
+            cr_assert(fabs(got / want - 1) < 0.01, "%s recompute: %g vs %g", names[i], got, want);
+            cr_assert(fabs(ssim_lowered_flops(l, FALSE) / narayanan(model, B, 72, 12) - 1) < 0.01);
+        }
+    }
+}
+
+Test(lower, flops_match_the_model_module_for_every_recompute_mode)
+{
+    /* LLaMA-2 70B: grouped-query attention and SwiGLU, which the 72 formula does not cover. */
+    g_autoptr(SsimModel) model = load_model("llama-2-70b", 0);
+    for (int mode = 0; mode < SSIM_RECOMPUTE_N; mode++) {
+        SsimParallel par = split(2, 8, 4, 1, 4, "1f1b");
+        par.recompute = (SsimRecompute)mode;
+        g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+        double want_model = ssim_model_iteration_flops(model, par.global_batch);
+        double want_hw = ssim_model_hardware_flops(model, par.global_batch, par.recompute);
+        cr_assert(fabs(ssim_lowered_flops(l, FALSE) / want_model - 1) < 1e-3, "mode %d", mode);
+        cr_assert(fabs(ssim_lowered_flops(l, TRUE) / want_hw - 1) < 1e-3, "mode %d", mode);
+    }
+}
+
+Test(lower, exact_and_representative_have_the_same_flops)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 4);
+    SsimParallel par = split(2, 2, 2, 1, 4, "1f1b");
+    g_autoptr(SsimLowered) rep = lower(model, &par, FALSE);
+    g_autoptr(SsimLowered) ex = lower(model, &par, TRUE);
+    cr_assert_eq(ssim_lowered_weight(rep), 4);
+    cr_assert_eq(ssim_lowered_weight(ex), 1);
+    cr_assert_eq(ssim_graph_n_ranks(ssim_lowered_graph(ex)), 8);
+    cr_assert_eq(ssim_graph_n_ops(ssim_lowered_graph(ex)),
+                 4 * ssim_graph_n_ops(ssim_lowered_graph(rep)));
+    cr_assert_float_eq(ssim_lowered_flops(rep, TRUE), ssim_lowered_flops(ex, TRUE), 1);
+    /* The representative TP group of stage 1 is one graph rank charged as its 2 GPUs. */
+    const SsimGraph *g = ssim_lowered_graph(rep);
+    guint32 grp = ssim_graph_find_group(g, "tp.4");
+    cr_assert_neq(grp, SSIM_NONE);
+    guint n, ng;
+    const guint32 *logical = ssim_lowered_group_ranks(rep, grp, &n);
+    ssim_graph_group_ranks(g, grp, &ng);
+    cr_assert_eq(ng, 1);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(logical[0], 4);
+    cr_assert_eq(logical[1], 5);
+    cr_assert_eq(ssim_lowered_global_rank(rep, 1), 4);
+    cr_assert_eq(ssim_lowered_stage(rep, 1), 1);
+}
+
+/* Sum of the bytes of rank `rank`'s gradient reductions (excluding the embedding's). */
+static guint64 dp_bytes(const SsimLowered *l, guint rank, guint *n_ops)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint64 sum = 0;
+    *n_ops = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank != rank || ssim_lowered_op_class(l, i) != SSIM_OPCLASS_DP ||
+            op->coll == SSIM_COLL_ALLGATHER ||
+            strcmp(ssim_graph_string(g, op->name), "emb.allreduce") == 0)
+            continue;
+        sum += op->bytes;
+        (*n_ops)++;
+    }
+    return sum;
+}
+
+Test(lower, gradient_bytes_are_conserved_by_bucketing)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 8);
+    SsimParallel par = split(2, 2, 2, 1, 4, "1f1b");
+    guint n_off, n_on;
+    g_autoptr(SsimLowered) off = lower(model, &par, FALSE);
+    par.dp_bucket_bytes = 40u << 20;
+    g_autoptr(SsimLowered) on = lower(model, &par, FALSE);
+    for (guint s = 0; s < 2; s++) {
+        guint64 a = dp_bytes(off, s, &n_off), b = dp_bytes(on, s, &n_on);
+        cr_assert_eq(n_off, 1, "bucket off: one reduction per GPU");
+        cr_assert(n_on > 4, "buckets: %u reductions", n_on);
+        cr_assert_eq(a, b);
+        /* Within 1% of the stage's parameters / tp in 16 bits. */
+        double want = (double)ssim_model_stage_params(model, 2, s) / 2 * 2;
+        cr_assert(fabs((double)a / want - 1) < 0.01, "stage %u: %g vs %g", s, (double)a, want);
+    }
+    /* ZeRO-1: reduce-scatter instead, then an all-gather of the weights. */
+    par.zero_stage = 1;
+    g_autoptr(SsimLowered) z = lower(model, &par, FALSE);
+    const SsimGraph *g = ssim_lowered_graph(z);
+    guint ag = 0, rs = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (ssim_lowered_op_class(z, i) != SSIM_OPCLASS_DP)
+            continue;
+        ag += op->coll == SSIM_COLL_ALLGATHER;
+        rs += op->coll == SSIM_COLL_REDUCESCATTER;
+    }
+    cr_assert_eq(ag, 2);
+    cr_assert(rs > 8);
+}
+
+Test(lower, every_schedule_and_option_replays)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 8);
+    const char *schedules[] = {"gpipe", "xla", "1f1b", "interleaved"};
+    for (gsize si = 0; si < G_N_ELEMENTS(schedules); si++) {
+        for (guint opt = 0; opt < 8; opt++) {
+            for (guint exact = 0; exact < 2; exact++) {
+                SsimParallel par = split(2, 2, 2, si == 3 ? 2 : 1, 4, schedules[si]);
+                par.recompute = (SsimRecompute)(opt % 3);
+                if (opt & 4) {
+                    par.sequence_parallel = TRUE;
+                    par.tp_comm = SSIM_TP_COMM_RS_AG;
+                }
+                if (opt == 3)
+                    par.tp_comm = SSIM_TP_COMM_RS_AG;
+                par.dp_bucket_bytes = opt & 1 ? (16u << 20) : 0;
+                par.zero_stage = opt >= 6;
+                g_autoptr(SsimLowered) l = lower(model, &par, exact);
+                GError *error = NULL;
+                SsimTimeline *t = ssim_runtime_run(ssim_lowered_graph(l), NULL, NULL, &error);
+                cr_assert_not_null(t, "%s opt %u exact %u: %s", schedules[si], opt, exact,
+                                   error ? error->message : "");
+                cr_assert_gt(t->makespan, 0);
+                ssim_timeline_free(t);
+            }
+        }
+    }
+}
+
+Test(lower, schedule_mismatch_is_an_error)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 8);
+    SsimParallel par = split(1, 1, 2, 1, 4, "1f1b");
+    g_autoptr(SsimSchedule) s = ssim_schedule_new(SSIM_SCHEDULE_1F1B, 2, 1, 8, NULL);
+    g_autoptr(GError) error = NULL;
+    SsimLowered *l = ssim_lower(model, &par, s, NULL, &error);
+    cr_assert_null(l);
+    cr_assert(strstr(error->message, "built for pp 2, v 1, m 8 but the configuration has pp 2, "
+                                     "v 1, m 4"),
+              "%s", error->message);
+}

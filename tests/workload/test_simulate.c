@@ -1,0 +1,333 @@
+/*
+ * The simulation driver end to end.  Oracles: with every layer kernel costing the same and
+ * communication free, the measured bubble is (p-1)/m for GPipe, 1F1B and the XLA lock-step
+ * schedule and (p-1)/(v m) for interleaved 1F1B (Narayanan et al. 2021); a hand-counted step and
+ * exposed TP time when collectives cost half a kernel; representative and exact lowering giving
+ * the same figures on an uncongested network; determinism; the memory check and every message
+ * the driver itself produces; the verb's exit codes.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/sim.h>
+#include "src/app/verbs.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Every layer kernel costs 1 us; the embedding, the head, the loss and the optimizer are free,
+ * so that all stages carry the same work; communication costs `comm` ns. */
+typedef struct {
+    SsimTime kernel, comm;
+    gboolean all_kernels; /* charge the head, embedding and optimizer kernels too */
+} Uniform;
+
+static SsimTime uniform_time(const SsimCostModel *cm, const SsimGraph *g, guint32 i, guint n)
+{
+    const Uniform *u = cm->data;
+    const SsimOp *op = ssim_graph_op(g, i);
+    (void)n;
+    if (op->kind != SSIM_OP_COMPUTE)
+        return u->comm;
+    if (u->all_kernels)
+        return u->kernel;
+    static const char *const free_kernels[] = {
+        "embed",    "embed.bwd",     "final_norm",    "lm_head",        "loss",
+        "loss.bwd", "lm_head.dgrad", "lm_head.wgrad", "final_norm.bwd", "optimizer"};
+    const char *name = ssim_graph_string(g, op->name);
+    for (gsize k = 0; k < G_N_ELEMENTS(free_kernels); k++)
+        if (strcmp(name, free_kernels[k]) == 0)
+            return 0;
+    return u->kernel;
+}
+
+static SsimParallel split(guint dp, guint tp, guint pp, guint v, guint m, const char *schedule)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.dp = dp, p.tp = tp, p.pp = pp, p.virtual_stages = v, p.microbatch = 1;
+    p.global_batch = dp * m;
+    g_strlcpy(p.schedule, schedule, sizeof p.schedule);
+    return p;
+}
+
+/* Lowers and replays `par` with cost model `u`, and measures. */
+static SsimResult run_uniform(const SsimModel *model, const SsimParallel *par, Uniform u)
+{
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(par, model, NULL, &error), "%s", error ? error->message : "");
+    SsimScheduleKind kind;
+    cr_assert(ssim_schedule_kind_from_name(par->schedule, &kind));
+    g_autoptr(SsimSchedule) s = ssim_schedule_new(kind, par->pp, par->virtual_stages,
+                                                  ssim_parallel_n_microbatches(par), &error);
+    cr_assert_not_null(s, "%s", error ? error->message : "");
+    g_autoptr(SsimLowered) l = ssim_lower(model, par, s, NULL, &error);
+    cr_assert_not_null(l, "%s", error ? error->message : "");
+    SsimCostModel cm = {.op_time = uniform_time, .data = &u};
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(ssim_lowered_graph(l), &cm, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    SsimResult r = {0};
+    ssim_result_measure(&r, l, t, model, par, 1e15);
+    return r;
+}
+
+static void expect_bubble(const char *schedule, guint p, guint v, guint m, double want)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 8;
+    SsimParallel par = split(1, 1, p, v, m, schedule);
+    SsimResult r = run_uniform(model, &par, (Uniform){.kernel = 1000, .comm = 0});
+    cr_assert(fabs(r.bubble - want) < 1e-9, "%s p %u v %u m %u: bubble %.6f, want %.6f", schedule,
+              p, v, m, r.bubble, want);
+}
+
+Test(simulate, bubble_gpipe)
+{
+    expect_bubble("gpipe", 4, 1, 8, 3.0 / 8);
+    expect_bubble("gpipe", 2, 1, 5, 1.0 / 5);
+}
+
+Test(simulate, bubble_1f1b)
+{
+    expect_bubble("1f1b", 4, 1, 8, 3.0 / 8);
+    expect_bubble("1f1b", 8, 1, 16, 7.0 / 16);
+    expect_bubble("1f1b", 4, 1, 3, 3.0 / 3);
+    expect_bubble("1f1b", 1, 1, 4, 0.0);
+}
+
+Test(simulate, bubble_interleaved)
+{
+    expect_bubble("interleaved", 4, 2, 8, 3.0 / 16);
+    expect_bubble("interleaved", 2, 4, 4, 1.0 / 16);
+    expect_bubble("interleaved", 4, 2, 4, 3.0 / 8);
+}
+
+Test(simulate, bubble_xla_lockstep)
+{
+    expect_bubble("xla", 4, 1, 8, 3.0 / 8);
+    expect_bubble("xla", 2, 1, 3, 1.0 / 3);
+}
+
+Test(simulate, xla_lockstep_by_hand)
+{
+    /* p = 2, m = 2, one layer per stage, tp 1: a forward phase is 12 kernels (12 us), a backward
+     * 16 (16 us), and every collective-permute costs 0.5 us.  Lock-step: 3 forward iterations of
+     * 12 + 0.5 us and 3 backward iterations of 16 + 0.5 us, whatever stage is idle in each. */
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 2;
+    model->block = SSIM_BLOCK_SEQUENTIAL;
+    SsimParallel par = split(1, 1, 2, 1, 2, "xla");
+    SsimResult r = run_uniform(model, &par, (Uniform){.kernel = 1000, .comm = 500});
+    cr_assert_eq(r.step_time, 3 * (12000 + 500) + 3 * (16000 + 500));
+    /* Every permute runs while the GPU computes nothing. */
+    cr_assert_eq(r.exposed[SSIM_COMM_PP], 6 * 500);
+}
+
+Test(simulate, exposed_tp_and_step_by_hand)
+{
+    /* GPT-3 shape cut to 2 layers, tp 2, one stage, 2 microbatches; every kernel 1 us, every
+     * collective 0.5 us.  Per microbatch the blocking TP collectives are 2 per layer forward,
+     * the embedding's and the loss's: 6; the backward's 2 per layer and the head's overlap a
+     * weight-gradient kernel and hide completely.  Kernels per microbatch: embed + 2 x 12 +
+     * 3 (head) forward, 4 (head) + 2 x 16 + embed.bwd backward = 65; plus the optimizer. */
+    GError *error = NULL;
+    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(model);
+    model->layers = 2;
+    SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
+    SsimResult r = run_uniform(model, &par, (Uniform){1000, 500, TRUE});
+    cr_assert_eq(r.exposed[SSIM_COMM_TP], 2 * 6 * 500);
+    cr_assert_eq(r.comm_busy[SSIM_COMM_TP], 2 * (6 + 5) * 500);
+    cr_assert_eq(r.exposed[SSIM_COMM_PP], 0);
+    cr_assert_eq(r.exposed[SSIM_COMM_DP], 0);
+    cr_assert_eq(r.step_time, (2 * 65 + 1) * 1000 + 2 * 6 * 500);
+    /* With full recompute the recomputed forward's 2 collectives per layer block too. */
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    r = run_uniform(model, &par, (Uniform){1000, 500, TRUE});
+    cr_assert_eq(r.exposed[SSIM_COMM_TP], 2 * (6 + 4) * 500);
+}
+
+static SsimCluster *cluster_nodes(guint nodes)
+{
+    SsimCluster *c = ssim_cluster_default();
+    ssim_cluster_set_nodes(c, nodes);
+    return c;
+}
+
+Test(simulate, representative_equals_exact)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(2);
+    SsimParallel par = split(4, 2, 2, 1, 4, "1f1b");
+    par.dp_bucket_bytes = 64u << 20;
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult a, b;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
+    c.exact = TRUE;
+    cr_assert(ssim_simulate(&c, &b, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_eq(b.n_graph_ranks, 16);
+    cr_assert_eq(a.n_graph_ranks, 2);
+    cr_assert_eq(a.step_time, b.step_time);
+    cr_assert_float_eq(a.bubble, b.bubble, 1e-12);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        cr_assert_eq(a.exposed[k], b.exposed[k], "class %u", k);
+    cr_assert_float_eq(a.model_tflops_per_gpu, b.model_tflops_per_gpu, 1e-9);
+}
+
+Test(simulate, default_configuration)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert(ssim_parallel_suggest(&par, model, cluster, NULL));
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&c, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_gt(r.step_time, 0);
+    cr_assert(r.mfu > 0.05 && r.mfu < 1, "mfu %g", r.mfu);
+    cr_assert_float_eq(r.tokens_per_s, r.samples_per_s * model->seq_len, 1e-6 * r.tokens_per_s);
+    cr_assert_float_eq(r.model_flops, ssim_model_iteration_flops(model, par.global_batch),
+                       1e-6 * r.model_flops);
+    cr_assert(r.memory_fits);
+    cr_assert_gt(r.memory.total, 0);
+}
+
+Test(simulate, deterministic)
+{
+    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", NULL);
+    cr_assert_not_null(model);
+    model->layers = 16;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(4);
+    SsimParallel par = split(2, 4, 4, 2, 8, "interleaved");
+    par.recompute = SSIM_RECOMPUTE_SELECTIVE;
+    par.dp_bucket_bytes = 32u << 20;
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par, .ignore_memory = TRUE};
+    SsimResult a, b;
+    cr_assert(ssim_simulate(&c, &a, NULL, NULL, NULL));
+    cr_assert(ssim_simulate(&c, &b, NULL, NULL, NULL));
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+    for (int f = SSIM_FORMAT_TABLE; f <= SSIM_FORMAT_JSON; f++) {
+        g_autoptr(GString) x = ssim_result_format(&a, &c, (SsimFormat)f);
+        g_autoptr(GString) y = ssim_result_format(&b, &c, (SsimFormat)f);
+        cr_assert_str_eq(x->str, y->str);
+    }
+}
+
+Test(simulate, formats)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(2, 2, 2, 1, 4, "gpipe");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    cr_assert(ssim_simulate(&c, &r, NULL, NULL, NULL));
+    g_autoptr(GString) table = ssim_result_format(&r, &c, SSIM_FORMAT_TABLE);
+    const char *rows[] = {"step time",
+                          "tokens/s",
+                          "samples/s",
+                          "model TFLOP/s per GPU",
+                          "MFU",
+                          "pipeline bubble",
+                          "exposed tp comm",
+                          "exposed pp comm",
+                          "exposed dp comm",
+                          "peak memory per GPU"};
+    for (gsize i = 0; i < G_N_ELEMENTS(rows); i++)
+        cr_assert(strstr(table->str, rows[i]), "table lacks '%s'", rows[i]);
+    g_autoptr(GString) csv = ssim_result_format(&r, &c, SSIM_FORMAT_CSV);
+    g_auto(GStrv) lines = g_strsplit(csv->str, "\n", -1);
+    cr_assert_eq(g_strv_length(lines), 3); /* header, row, "" */
+    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
+    g_auto(GStrv) row = g_strsplit(lines[1], ",", -1);
+    cr_assert_eq(g_strv_length(head), g_strv_length(row));
+    g_autoptr(GString) json = ssim_result_format(&r, &c, SSIM_FORMAT_JSON);
+    cr_assert(strstr(json->str, "\"step_ms\""));
+    cr_assert(strstr(json->str, "\"exposed_ms\""));
+}
+
+Test(simulate, memory_check)
+{
+    /* GPT-3 175B on one H200 node with tp 8 needs 16 bytes x 175e9 / 8 = 350 GB per GPU. */
+    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", NULL);
+    cr_assert_not_null(model);
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(1, 8, 1, 1, 1, "1f1b");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+    cr_assert_eq(error->domain, SSIM_CONFIG_ERROR);
+    cr_assert(strstr(error->message, "gpt-3-175b on dgx-h200: memory: stage 0 needs"), "%s",
+              error->message);
+    cr_assert(strstr(error->message, "GiB"), "%s", error->message);
+    c.ignore_memory = TRUE;
+    cr_assert(ssim_simulate(&c, &r, NULL, NULL, NULL));
+    cr_assert_not(r.memory_fits);
+    cr_assert_gt(r.memory.total, r.memory_capacity);
+}
+
+Test(simulate, messages)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(2, 2, 2, 1, 4, "zb-h1");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    model->layers = 4;
+    {
+        g_autoptr(GError) error = NULL;
+        cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+        cr_assert_str_eq(error->message, "schedule: unknown schedule 'zb-h1' (known: gpipe, xla, "
+                                         "1f1b, interleaved)");
+    }
+    {
+        g_strlcpy(par.schedule, "1f1b", sizeof par.schedule);
+        par.dp = 1;
+        g_autoptr(GError) error = NULL;
+        cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+        cr_assert_eq(error->domain, SSIM_CONFIG_ERROR);
+    }
+    {
+        par.dp = 2;
+        par.virtual_stages = 2;
+        g_autoptr(GError) error = NULL;
+        cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+        cr_assert(strstr(error->message, "1f1b runs one model chunk per GPU but v = 2"), "%s",
+                  error->message);
+    }
+}
+
+Test(simulate, timeline_out)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 2;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(4, 1, 2, 1, 2, "1f1b");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    g_autoptr(SsimLowered) l = NULL;
+    g_autoptr(SsimTimeline) t = NULL;
+    cr_assert(ssim_simulate(&c, &r, &l, &t, NULL));
+    cr_assert_eq(t->n_ops, ssim_graph_n_ops(ssim_lowered_graph(l)));
+    cr_assert_eq(t->makespan, r.step_time);
+}
+
+Test(simulate, verb_exit_codes)
+{
+    char *ok[] = {"simulate", "--nodes", "1", "--tp", "2", "--pp", "2", "--format", "csv", NULL};
+    cr_assert_eq(ssim_verb_simulate(9, ok), SSIM_EXIT_OK);
+    char *bad_format[] = {"simulate", "--format", "xml", NULL};
+    cr_assert_eq(ssim_verb_simulate(3, bad_format), SSIM_EXIT_USAGE);
+    char *bad_int[] = {"simulate", "--tp", "0", NULL};
+    cr_assert_eq(ssim_verb_simulate(3, bad_int), SSIM_EXIT_USAGE);
+    char *bad_schedule[] = {"simulate", "--schedule", "zb", NULL};
+    cr_assert_eq(ssim_verb_simulate(3, bad_schedule), SSIM_EXIT_RUNTIME);
+    char *no_fit[] = {"simulate", "--model", "gpt-3-175b", "--nodes", "1", "--tp", "8", NULL};
+    cr_assert_eq(ssim_verb_simulate(7, no_fit), SSIM_EXIT_RUNTIME);
+    char *bad_split[] = {"simulate", "--nodes", "1", "--tp", "3", NULL};
+    cr_assert_eq(ssim_verb_simulate(5, bad_split), SSIM_EXIT_RUNTIME);
+}
