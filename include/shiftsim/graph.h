@@ -28,14 +28,18 @@ G_BEGIN_DECLS
 
 #define SSIM_TAG_AUTO G_MAXUINT32
 
-/* Collective algorithms' operations: one X-macro yields the enum and the name table. */
+/*
+ * Collective operations: one X-macro yields the enum and the name table.  `permute` is XLA's
+ * collective-permute: every member sends its buffer to the next member of the group.
+ */
 #define SSIM_COLL_LIST(X)                                                                          \
     X(ALLREDUCE, "allreduce")                                                                      \
     X(ALLGATHER, "allgather")                                                                      \
     X(REDUCESCATTER, "reducescatter")                                                              \
     X(ALLTOALL, "alltoall")                                                                        \
     X(BROADCAST, "broadcast")                                                                      \
-    X(REDUCE, "reduce")
+    X(REDUCE, "reduce")                                                                            \
+    X(PERMUTE, "permute")
 
 typedef enum {
 #define SSIM_X(e, s) SSIM_COLL_##e,

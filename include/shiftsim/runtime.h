@@ -35,7 +35,7 @@ struct SsimCostModel {
  * The analytical model used when nothing else is plugged in: compute is flops / flops_per_s
  * (or bytes / mem_bw when that is longer); collectives are alpha-beta ring costs
  * (all-reduce 2(n-1)a + 2(n-1)/n S/B; all-gather, reduce-scatter and all-to-all (n-1)a +
- * (n-1)/n S/B; broadcast and reduce a*ceil(log2 n) + S/B); p2p a + S/B; a barrier
+ * (n-1)/n S/B; broadcast and reduce a*ceil(log2 n) + S/B; permute a + S/B); p2p a + S/B; a barrier
  * 2a*ceil(log2 n).  S is the op's bytes (the full buffer, as nccl-tests counts it).
  */
 typedef struct {

@@ -110,6 +110,9 @@ static SsimTime simple_op_time(const SsimCostModel *model, const SsimGraph *g, g
         case SSIM_COLL_N:
             t = a * ceil_log2(n) + s / b;
             break;
+        case SSIM_COLL_PERMUTE:
+            t = a + s / b;
+            break;
         }
         break;
     case SSIM_OP_N:
