@@ -7,4 +7,14 @@
 #include <shiftsim/runtime.h>
 #include <shiftsim/graphfile.h>
 #include <shiftsim/report.h>
+#include <shiftsim/trace.h>
+#include <shiftsim/plot.h>
 #include <shiftsim/data.h>
+#include <shiftsim/model.h>
+#include <shiftsim/cluster.h>
+#include <shiftsim/parallel.h>
+#include <shiftsim/memory.h>
+#include <shiftsim/schedule.h>
+#include <shiftsim/lower.h>
+#include <shiftsim/analytic.h>
+#include <shiftsim/sim.h>
