@@ -17,7 +17,8 @@
 
 #define SSIM_VERB_LIST(X)                                                                          \
     X(replay, "run an op graph file and print its timeline summary")                             \
-    X(simulate, "simulate one training configuration: step time, TFLOP/s, bubble, memory")
+    X(simulate, "simulate one training configuration: step time, TFLOP/s, bubble, memory")     \
+    X(profile, "import, show and query measured cost profiles (nccl-tests, vTrain, bench)")   \
 
 #define SSIM_X(name, summary) int ssim_verb_##name(int argc, char **argv);
 SSIM_VERB_LIST(SSIM_X)

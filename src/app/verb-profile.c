@@ -1,0 +1,183 @@
+/*
+ * `shiftsim profile import|show|query`: converts measurements into a shiftsim profile, shows
+ * what a profile holds, and asks it for one op's cost (with where the answer came from).
+ *
+ *   shiftsim profile import --from nccl-tests|nccl-tests-json|vtrain FILE... [-o OUT.csv]
+ *   shiftsim profile show PROFILE
+ *   shiftsim profile query PROFILE --comm allreduce --bytes 1048576 --ranks 8 [--per-node 8]
+ *   shiftsim profile query PROFILE --gemm 4096x12288x4096[x1] [--dtype bf16]
+ *   shiftsim profile query PROFILE --memory layernorm|--copy d2d --bytes N
+ */
+#include "verbs.h"
+
+#include <shiftsim/nccltests.h>
+#include <shiftsim/profile.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#define VERB "profile"
+
+static int profile_import(int argc, char **argv)
+{
+    g_autofree char *from = NULL, *out = NULL, *op = NULL;
+    GOptionEntry entries[] = {
+        {"from", 0, 0, G_OPTION_ARG_STRING, &from,
+         "What FILE is: nccl-tests (text output), nccl-tests-json (-J output) or vtrain "
+         "(AR_GPU<n>_*_LUT.csv, or a directory of them)",
+         "KIND"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+         "Write the profile to OUT ('-' or none: "
+         "stdout)",
+         "OUT"},
+        {"op", 0, 0, G_OPTION_ARG_STRING, &op,
+         "The collective measured (allreduce, allgather, ...) when the input does not say", "OP"},
+        {NULL}};
+    g_autoptr(GOptionContext) ctx = g_option_context_new("FILE... - import measurements");
+    g_option_context_set_summary(ctx, "Converts nccl-tests output or vTrain's all-reduce tables "
+                                      "into one '# shiftsim-profile v1' CSV.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB " import"))
+        return SSIM_EXIT_USAGE;
+    if (from == NULL)
+        return ssim_cli_usage_error(VERB " import", "--from is required");
+    SsimImportKind kind;
+    if (!ssim_import_kind_from_name(from, &kind))
+        return ssim_cli_usage_error(VERB " import",
+                                    "--from: '%s' is not nccl-tests, "
+                                    "nccl-tests-json or vtrain",
+                                    from);
+    if (argc < 2)
+        return ssim_cli_usage_error(VERB " import", "expected at least one FILE");
+    g_autoptr(SsimProfile) profile = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    for (int i = 1; i < argc; i++)
+        if (!ssim_profile_import_into(profile, kind, argv[i], op, &error))
+            return ssim_cli_runtime_error(error);
+    g_autoptr(GString) text = ssim_profile_write(profile);
+    if (!ssim_cli_emit(out, text, &error))
+        return ssim_cli_runtime_error(error);
+    return SSIM_EXIT_OK;
+}
+
+static int profile_show(int argc, char **argv)
+{
+    g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - summarize a profile");
+    g_option_context_set_summary(ctx, "Prints a profile's metadata, its rows per kind and the "
+                                      "measured range of every curve.  PROFILE is a file or a "
+                                      "directory of *.csv.");
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB " show"))
+        return SSIM_EXIT_USAGE;
+    if (argc != 2)
+        return ssim_cli_usage_error(VERB " show", "expected one PROFILE");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
+    if (profile == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(GString) text = ssim_profile_summary(profile);
+    fwrite(text->str, 1, text->len, stdout);
+    return SSIM_EXIT_OK;
+}
+
+static int profile_query(int argc, char **argv)
+{
+    g_autofree char *comm = NULL, *gemm = NULL, *memory = NULL, *copy = NULL, *dtype_s = NULL;
+    gint64 bytes = 0;
+    gint ranks = 1, per_node = 0;
+    GOptionEntry entries[] = {
+        {"comm", 0, 0, G_OPTION_ARG_STRING, &comm, "A collective (allreduce, allgather, ...)",
+         "OP"},
+        {"gemm", 0, 0, G_OPTION_ARG_STRING, &gemm, "A GEMM of shape MxNxK[xBATCH]", "SHAPE"},
+        {"memory", 0, 0, G_OPTION_ARG_STRING, &memory, "A memory-bound kernel (layernorm, ...)",
+         "OP"},
+        {"copy", 0, 0, G_OPTION_ARG_STRING, &copy, "A copy (d2d, p2p, h2d, d2h)", "OP"},
+        {"bytes", 0, 0, G_OPTION_ARG_INT64, &bytes, "Bytes (nccl-tests size for collectives)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_INT, &ranks, "Ranks of the collective", "N"},
+        {"per-node", 0, 0, G_OPTION_ARG_INT, &per_node, "Ranks per node (default: all on one)",
+         "N"},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &dtype_s, "bf16 (default), fp16, fp32, tf32, fp8",
+         "T"},
+        {NULL}};
+    g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - look one op up");
+    g_option_context_set_summary(ctx, "Prints the time PROFILE gives one op and where it came "
+                                      "from (exact, interpolated, extrapolated; 'none' when the "
+                                      "profile has nothing relevant).");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB " query"))
+        return SSIM_EXIT_USAGE;
+    if (argc != 2)
+        return ssim_cli_usage_error(VERB " query", "expected one PROFILE");
+    if ((comm != NULL) + (gemm != NULL) + (memory != NULL) + (copy != NULL) != 1)
+        return ssim_cli_usage_error(VERB " query", "give exactly one of --comm, --gemm, "
+                                                   "--memory, --copy");
+    SsimDtype dtype = SSIM_DTYPE_BF16;
+    if (dtype_s && !ssim_dtype_from_name(dtype_s, &dtype))
+        return ssim_cli_usage_error(VERB " query", "--dtype: unknown dtype '%s'", dtype_s);
+    if (bytes < 0 || ranks < 1 || per_node < 0)
+        return ssim_cli_usage_error(VERB " query", "--bytes, --ranks and --per-node must not "
+                                                   "be negative (ranks at least 1)");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
+    if (profile == NULL)
+        return ssim_cli_runtime_error(error);
+    SsimCostEstimate est;
+    gboolean ok;
+    if (comm) {
+        SsimProfileComm op;
+        if (!ssim_profile_comm_from_name(comm, &op))
+            return ssim_cli_usage_error(VERB " query", "--comm: unknown collective '%s'", comm);
+        ok = ssim_profile_comm_time(profile, op, dtype_s ? (int)dtype : SSIM_PROFILE_NO_DTYPE,
+                                    (guint64)bytes, (guint)ranks,
+                                    per_node ? (guint)per_node : (guint)ranks, NULL, NULL, &est);
+    } else if (gemm) {
+        guint64 d[4] = {0, 0, 0, 1};
+        g_auto(GStrv) parts = g_strsplit(gemm, "x", -1);
+        guint np = g_strv_length(parts);
+        gboolean good = np == 3 || np == 4;
+        for (guint i = 0; good && i < np; i++)
+            good = g_ascii_string_to_unsigned(parts[i], 10, 1, G_MAXUINT32, &d[i], NULL);
+        if (!good)
+            return ssim_cli_usage_error(VERB " query", "--gemm: '%s' is not MxNxK[xBATCH]", gemm);
+        ok = ssim_profile_gemm_time(profile, d[0], d[1], d[2], d[3], dtype, NULL, &est);
+    } else if (memory) {
+        ok = ssim_profile_memory_time(profile, memory, (int)dtype, (guint64)bytes, NULL, &est);
+    } else {
+        ok = ssim_profile_copy_time(profile, copy, (guint64)bytes, NULL, &est);
+    }
+    if (!ok)
+        printf("none: the profile has nothing relevant (the simulator uses the analytical "
+               "model)\n");
+    else
+        printf("%.6g us (%s)\n", est.time_us, ssim_cost_source_name(est.source));
+    return SSIM_EXIT_OK;
+}
+
+int ssim_verb_profile(int argc, char **argv)
+{
+    static const char usage[] =
+        "Usage: shiftsim profile import|show|query ...\n"
+        "  import --from nccl-tests|nccl-tests-json|vtrain FILE... [-o OUT.csv]\n"
+        "  show PROFILE\n"
+        "  query PROFILE --comm OP --bytes N --ranks R [--per-node K] | --gemm MxNxK[xB] |\n"
+        "        --memory OP --bytes N | --copy OP --bytes N  [--dtype T]\n"
+        "`shiftsim profile SUBCOMMAND --help` lists a subcommand's options.\n";
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return SSIM_EXIT_USAGE;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+        fputs(usage, stdout);
+        return SSIM_EXIT_OK;
+    }
+    static char prog[64];
+    g_snprintf(prog, sizeof prog, "shiftsim profile %s", sub);
+    argv[1] = prog;
+    if (strcmp(sub, "import") == 0)
+        return profile_import(argc - 1, argv + 1);
+    if (strcmp(sub, "show") == 0)
+        return profile_show(argc - 1, argv + 1);
+    if (strcmp(sub, "query") == 0)
+        return profile_query(argc - 1, argv + 1);
+    return ssim_cli_usage_error(VERB, "unknown subcommand '%s' (import, show or query)", sub);
+}

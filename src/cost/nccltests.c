@@ -1,0 +1,753 @@
+/*
+ * Importers of collective measurements (nccl-tests text and JSON output, vTrain's all-reduce
+ * tables) into profile rows; the formats and conventions are described in
+ * include/shiftsim/nccltests.h.
+ *
+ * nccl-tests prints, per size, one out-of-place and one in-place measurement, each the mean of
+ * `iters` timed operations; the importer keeps both as the two samples of one row.  Its "size"
+ * already follows the profile's bytes convention (the full buffer for all-reduce, the output for
+ * all-gather, the input for reduce-scatter), so sizes are copied unchanged.  The text importer
+ * reads the column names from the table's header line rather than assuming positions, so both
+ * the old (no root column) and current layouts, and trailing timestamp columns, are understood.
+ *
+ * Invariants: an importer either appends every row of its input or fails and leaves `dst`
+ * exactly as it was (rows go to a scratch profile first and are merged at the end).
+ */
+#include <shiftsim/nccltests.h>
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const import_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_IMPORT_KIND_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+const char *ssim_import_kind_name(SsimImportKind kind)
+{
+    return (unsigned)kind < SSIM_IMPORT_N ? import_names[kind] : "?";
+}
+
+gboolean ssim_import_kind_from_name(const char *name, SsimImportKind *out)
+{
+    for (guint i = 0; i < SSIM_IMPORT_N; i++)
+        if (g_strcmp0(name, import_names[i]) == 0) {
+            *out = (SsimImportKind)i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+/* nccl-tests' data type names. */
+static gboolean dtype_from_nccl(const char *type, SsimDtype *out)
+{
+    static const struct {
+        const char *nccl;
+        SsimDtype dtype;
+    } map[] = {
+        {"float", SSIM_DTYPE_FP32},   {"float32", SSIM_DTYPE_FP32},  {"half", SSIM_DTYPE_FP16},
+        {"float16", SSIM_DTYPE_FP16}, {"bfloat16", SSIM_DTYPE_BF16}, {"f8e4m3", SSIM_DTYPE_FP8},
+        {"f8e5m2", SSIM_DTYPE_FP8},   {"fp8_e4m3", SSIM_DTYPE_FP8},  {"fp8_e5m2", SSIM_DTYPE_FP8},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(map); i++)
+        if (strcmp(type, map[i].nccl) == 0) {
+            *out = map[i].dtype;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+/* A collective from a program name such as "./build/all_reduce_perf" or a file name. */
+static gboolean op_from_program(const char *name, SsimProfileComm *out)
+{
+    static const struct {
+        const char *stem;
+        SsimProfileComm op;
+    } map[] = {
+        {"all_reduce", SSIM_PCOMM_ALLREDUCE},
+        {"allreduce", SSIM_PCOMM_ALLREDUCE},
+        {"all_gather", SSIM_PCOMM_ALLGATHER},
+        {"allgather", SSIM_PCOMM_ALLGATHER},
+        {"reduce_scatter", SSIM_PCOMM_REDUCESCATTER},
+        {"reducescatter", SSIM_PCOMM_REDUCESCATTER},
+        {"alltoall", SSIM_PCOMM_ALLTOALL},
+        {"all_to_all", SSIM_PCOMM_ALLTOALL},
+        {"broadcast", SSIM_PCOMM_BROADCAST},
+        {"sendrecv", SSIM_PCOMM_SENDRECV},
+        {"reduce", SSIM_PCOMM_REDUCE}, /* last: "reduce" is inside the names above */
+    };
+    g_autofree char *base = g_path_get_basename(name);
+    for (guint i = 0; i < G_N_ELEMENTS(map); i++)
+        if (strstr(base, map[i].stem)) {
+            *out = map[i].op;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+/* NCCL_VERSION_CODE (2.9 and later: major*10000 + minor*100 + patch) as "2.18.3". */
+static char *nccl_version_string(long code)
+{
+    if (code >= 10000)
+        return g_strdup_printf("%ld.%ld.%ld", code / 10000, code / 100 % 100, code % 100);
+    return g_strdup_printf("%ld.%ld.%ld", code / 1000, code / 100 % 10, code % 100);
+}
+
+/* Appends the row of one measured size with `n` (1 or 2) sample times in microseconds. */
+static gboolean add_size_row(SsimProfile *p, SsimProfileComm op, SsimDtype dtype, guint64 bytes,
+                             guint ranks, guint rpn, const double *t, guint n, GError **error)
+{
+    SsimProfileRow row;
+    ssim_profile_row_init(&row, SSIM_PROFILE_COMM);
+    row.op = ssim_profile_comm_name(op);
+    row.dtype = (int)dtype;
+    row.bytes = bytes;
+    row.ranks = ranks;
+    row.ranks_per_node = rpn;
+    row.samples = n;
+    if (n == 2) {
+        row.time_us = row.median_us = (t[0] + t[1]) / 2;
+        row.min_us = MIN(t[0], t[1]);
+        row.stddev_us = fabs(t[0] - t[1]) / G_SQRT2;
+    } else {
+        row.time_us = row.median_us = row.min_us = t[0];
+    }
+    return ssim_profile_add_row(p, &row, error);
+}
+
+static void set_meta_default(SsimProfile *p, const char *key, const char *value)
+{
+    if (value && ssim_profile_get_meta(p, key) == NULL)
+        ssim_profile_set_meta(p, key, value);
+}
+
+/* ---- nccl-tests text --------------------------------------------------------------------- */
+
+typedef struct {
+    char *text;
+    guint col;
+} Tok;
+
+/* Splits `line` at blanks into `toks` (whose clear function frees the texts); columns are
+ * 1-based byte offsets into the line. */
+static void tokenize(GArray *toks, const char *line)
+{
+    g_array_set_size(toks, 0);
+    for (const char *c = line; *c;) {
+        while (*c == ' ' || *c == '\t')
+            c++;
+        if (*c == '\0')
+            break;
+        const char *s = c;
+        while (*c && *c != ' ' && *c != '\t')
+            c++;
+        Tok t = {g_strndup(s, (gsize)(c - s)), (guint)(s - line) + 1};
+        g_array_append_val(toks, t);
+    }
+}
+
+static gboolean all_digits(const char *s)
+{
+    if (*s == '\0')
+        return FALSE;
+    for (; *s; s++)
+        if (!g_ascii_isdigit(*s))
+            return FALSE;
+    return TRUE;
+}
+
+static void tok_clear(gpointer p)
+{
+    g_free(((Tok *)p)->text);
+}
+
+gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize length,
+                                    const char *path, const char *op, GError **error)
+{
+    g_return_val_if_fail(dst != NULL && text != NULL, FALSE);
+    if (path == NULL)
+        path = "<nccl-tests>";
+    gsize len = length < 0 ? strlen(text) : (gsize)length;
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GArray) toks = g_array_new(FALSE, FALSE, sizeof(Tok));
+    g_array_set_clear_func(toks, tok_clear);
+    g_autoptr(GHashTable) hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    SsimProfileComm cur = SSIM_PCOMM_ALLREDUCE;
+    gboolean have_op = FALSE;
+    if (op) {
+        if (!ssim_profile_comm_from_name(op, &cur)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: op: unknown collective '%s'", path, op);
+            return FALSE;
+        }
+        have_op = TRUE;
+    }
+    guint nthreads = 0, ngpus = 0, rank_lines = 0, rpn = 0;
+    int i_size = -1, i_type = -1, i_time[2] = {-1, -1}, n_head = 0;
+    guint n_rows = 0;
+    g_autofree char *copy = g_strndup(text, len);
+    char **lines = g_strsplit(copy, "\n", -1);
+    gboolean ok = TRUE;
+    for (guint ln = 0; ok && lines[ln]; ln++) {
+        char *line = lines[ln];
+        g_strchomp(line); /* drops a trailing '\r' too */
+        guint lno = ln + 1;
+        if (line[0] == '#') {
+            const char *rest = line + 1;
+            while (*rest == ' ')
+                rest++;
+            unsigned a, b;
+            if (sscanf(rest, "nThread %u nGpus %u", &a, &b) == 2) {
+                nthreads = a;
+                ngpus = b;
+            } else if (g_str_has_prefix(rest, "Rank ")) {
+                tokenize(toks, rest);
+                rank_lines++;
+                for (guint i = 0; i + 1 < toks->len; i++)
+                    if (strcmp(g_array_index(toks, Tok, i).text, "on") == 0) {
+                        const char *host = g_array_index(toks, Tok, i + 1).text;
+                        guint n = GPOINTER_TO_UINT(g_hash_table_lookup(hosts, host)) + 1;
+                        g_hash_table_replace(hosts, g_strdup(host), GUINT_TO_POINTER(n));
+                        rpn = MAX(rpn, n);
+                        break;
+                    }
+                const char *br = strstr(rest, "] ");
+                if (br) {
+                    g_autofree char *gpu = g_strstrip(g_strdup(br + 2));
+                    set_meta_default(p, "gpu", gpu);
+                }
+            } else if (g_str_has_prefix(rest, "Collective test starting:")) {
+                if (!op) {
+                    g_autofree char *prog =
+                        g_strstrip(g_strdup(rest + strlen("Collective test starting:")));
+                    have_op = op_from_program(prog, &cur);
+                    if (!have_op) {
+                        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                                    "%s:%u:%u: op: '%s' is not a collective shiftsim knows "
+                                    "(allreduce, allgather, reducescatter, alltoall, broadcast, "
+                                    "reduce, sendrecv)",
+                                    path, lno, (guint)(strstr(line, prog) - line) + 1, prog);
+                        ok = FALSE;
+                    }
+                }
+            } else if (g_str_has_prefix(rest, "nccl-tests version")) {
+                const char *lib = strstr(rest, "nccl-library=");
+                if (lib) {
+                    g_autofree char *v = nccl_version_string(atol(lib + 13));
+                    set_meta_default(p, "nccl", v);
+                }
+            } else if (g_str_has_prefix(rest, "size ") || g_str_has_prefix(rest, "size\t")) {
+                tokenize(toks, rest);
+                n_head = (int)toks->len;
+                i_size = 0;
+                i_type = -1;
+                i_time[0] = i_time[1] = -1;
+                for (guint i = 0; i < toks->len; i++) {
+                    const char *t = g_array_index(toks, Tok, i).text;
+                    if (strcmp(t, "type") == 0)
+                        i_type = (int)i;
+                    else if ((strcmp(t, "time") == 0 || strcmp(t, "cputime") == 0) && i_time[1] < 0)
+                        i_time[i_time[0] < 0 ? 0 : 1] = (int)i;
+                }
+                if (i_type < 0 || i_time[0] < 0) {
+                    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                                "%s:%u:1: header: a nccl-tests table header names 'type' and "
+                                "'time' columns",
+                                path, lno);
+                    ok = FALSE;
+                }
+            }
+            continue;
+        }
+        if (g_str_has_prefix(line, "NCCL version ")) {
+            g_autofree char *v = g_strdup(line + 13);
+            char *plus = strchr(v, '+');
+            if (plus)
+                *plus = '\0';
+            set_meta_default(p, "nccl", g_strstrip(v));
+            continue;
+        }
+        tokenize(toks, line);
+        if (toks->len == 0 || !all_digits(g_array_index(toks, Tok, 0).text) || i_size < 0)
+            continue; /* NCCL INFO lines, warnings, blank lines */
+        Tok *t = (Tok *)(void *)toks->data;
+        int ntok = (int)toks->len;
+        /* Trace replay prints no out-of-place block: only one time then. */
+        gboolean one = i_time[1] >= 0 && ntok < n_head && ntok >= n_head - 4;
+        int need = one ? i_time[0] + 1 : (i_time[1] >= 0 ? i_time[1] : i_time[0]) + 1;
+        if (ntok < need) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u:%u: time: missing: the row has %d fields, the table header %d", path,
+                        lno, (guint)strlen(line) + 1, ntok, n_head);
+            ok = FALSE;
+            break;
+        }
+        if (!have_op) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                        "%s:%u:1: op: which collective this is cannot be told (no '# Collective "
+                        "test starting:' line, no collective in the file name): name it",
+                        path, lno);
+            ok = FALSE;
+            break;
+        }
+        guint ranks = rank_lines ? rank_lines : nthreads * ngpus;
+        if (ranks == 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                        "%s:%u:1: ranks: no '# nThread .. nGpus ..' or '#  Rank' line before the "
+                        "table",
+                        path, lno);
+            ok = FALSE;
+            break;
+        }
+        guint64 bytes;
+        if (!g_ascii_string_to_unsigned(t[i_size].text, 10, 0, G_MAXUINT64, &bytes, NULL)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u:%u: size: '%s' is not a byte count", path, lno, t[i_size].col,
+                        t[i_size].text);
+            ok = FALSE;
+            break;
+        }
+        SsimDtype dtype;
+        if (i_type >= ntok || !dtype_from_nccl(t[i_type].text, &dtype)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u:%u: type: '%s' has no shiftsim dtype (float, half, bfloat16, "
+                        "f8e4m3, f8e5m2)",
+                        path, lno, t[MIN(i_type, ntok - 1)].col, t[MIN(i_type, ntok - 1)].text);
+            ok = FALSE;
+            break;
+        }
+        double times[2];
+        guint n = 0;
+        int idx[2] = {i_time[0], one ? -1 : i_time[1]};
+        for (int s = 0; s < 2; s++) {
+            if (idx[s] < 0)
+                continue;
+            const Tok *tt = &t[idx[s]];
+            char *end;
+            double v = g_ascii_strtod(tt->text, &end);
+            if (*end != '\0' || !isfinite(v) || v <= 0) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s:%u:%u: time: '%s' is not a positive time in microseconds", path,
+                            lno, tt->col, tt->text);
+                ok = FALSE;
+                break;
+            }
+            times[n++] = v;
+        }
+        if (!ok)
+            break;
+        if (bytes == 0)
+            continue;
+        g_autoptr(GError) err = NULL;
+        if (!add_size_row(p, cur, dtype, bytes, ranks, rpn ? rpn : ranks, times, n, &err)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u:1: %s", path, lno,
+                        err->message);
+            ok = FALSE;
+            break;
+        }
+        n_rows++;
+    }
+    g_strfreev(lines);
+    if (ok && n_rows == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s:1:1: table: no nccl-tests result rows (expected the '#  size count type "
+                    "redop root time algbw busbw ...' table)",
+                    path);
+        ok = FALSE;
+    }
+    if (!ok)
+        return FALSE;
+    set_meta_default(p, "tool", "nccl-tests (imported by shiftsim profile import)");
+    return ssim_profile_merge(dst, p, error);
+}
+
+/* ---- nccl-tests JSON --------------------------------------------------------------------- */
+
+static JsonNode *member(JsonObject *o, const char *key)
+{
+    return o && json_object_has_member(o, key) ? json_object_get_member(o, key) : NULL;
+}
+
+static JsonObject *member_object(JsonObject *o, const char *key)
+{
+    JsonNode *n = member(o, key);
+    return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+static gboolean node_number(JsonNode *n, double *out)
+{
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
+        return FALSE;
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) {
+        *out = json_node_get_double(n);
+        return TRUE;
+    }
+    return FALSE;
+}
+
+gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize length,
+                                    const char *path, const char *op, GError **error)
+{
+    g_return_val_if_fail(dst != NULL && text != NULL, FALSE);
+    if (path == NULL)
+        path = "<nccl-tests json>";
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) err = NULL;
+    if (!json_parser_load_from_data(parser, text, length, &err)) {
+        /* json-glib's message is "<data>:line:column: Parse error: ...". */
+        const char *m = err->message;
+        if (g_str_has_prefix(m, "<data>:"))
+            m += strlen("<data>:");
+        const char *colon = strstr(m, ": ");
+        if (colon && g_ascii_isdigit(m[0]))
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s:%.*s: json: %s",
+                        path, (int)(colon - m), m, colon + 2);
+        else
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: json: %s", path, m);
+        return FALSE;
+    }
+#define JFAIL(code, ...)                                                                           \
+    do {                                                                                           \
+        g_autofree char *m_ = g_strdup_printf(__VA_ARGS__);                                        \
+        g_set_error(error, SSIM_CONFIG_ERROR, code, "%s: %s", path, m_);                           \
+        return FALSE;                                                                              \
+    } while (0)
+    JsonNode *root = json_parser_get_root(parser);
+    JsonObject *top = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    if (top == NULL)
+        JFAIL(SSIM_CONFIG_ERROR_PARSE, "$: not a JSON object (expected nccl-tests' -J output)");
+    double version = 0;
+    if (!node_number(member(top, "version"), &version))
+        JFAIL(SSIM_CONFIG_ERROR_VERSION, "$.version: missing (expected nccl-tests' -J output, "
+                                         "version 2)");
+    if (version != 2)
+        JFAIL(SSIM_CONFIG_ERROR_VERSION,
+              "$.version: %g is not supported (this shiftsim reads "
+              "nccl-tests JSON version 2)",
+              version);
+    SsimProfileComm cur = SSIM_PCOMM_ALLREDUCE;
+    gboolean have_op = FALSE;
+    if (op) {
+        if (!ssim_profile_comm_from_name(op, &cur))
+            JFAIL(SSIM_CONFIG_ERROR_VALUE, "op: unknown collective '%s'", op);
+        have_op = TRUE;
+    } else {
+        JsonNode *args = member(top, "args");
+        if (args && JSON_NODE_HOLDS_ARRAY(args) &&
+            json_array_get_length(json_node_get_array(args)) > 0) {
+            const char *prog = json_array_get_string_element(json_node_get_array(args), 0);
+            have_op = prog && op_from_program(prog, &cur);
+        }
+        if (!have_op)
+            have_op = op_from_program(path, &cur);
+        if (!have_op)
+            JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.args[0]: which collective this is cannot be "
+                                             "told from the program name: name it");
+    }
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    JsonObject *config = member_object(top, "config");
+    guint ranks = 0, rpn = 0;
+    JsonNode *devn = member(config, "devices");
+    if (devn && JSON_NODE_HOLDS_ARRAY(devn)) {
+        JsonArray *devs = json_node_get_array(devn);
+        g_autoptr(GHashTable) hosts = g_hash_table_new(g_str_hash, g_str_equal);
+        ranks = json_array_get_length(devs);
+        for (guint i = 0; i < ranks; i++) {
+            JsonObject *d = json_array_get_object_element(devs, i);
+            JsonNode *h = member(d, "hostname"), *info = member(d, "device_info");
+            const char *host = h && JSON_NODE_HOLDS_VALUE(h) ? json_node_get_string(h) : NULL;
+            if (host) {
+                guint n = GPOINTER_TO_UINT(g_hash_table_lookup(hosts, host)) + 1;
+                g_hash_table_replace(hosts, (gpointer)host, GUINT_TO_POINTER(n));
+                rpn = MAX(rpn, n);
+            }
+            if (info && JSON_NODE_HOLDS_VALUE(info) && json_node_get_string(info))
+                set_meta_default(p, "gpu", json_node_get_string(info));
+        }
+    }
+    if (ranks == 0) {
+        double t = 0, g = 0;
+        if (node_number(member(config, "nthreads"), &t) && node_number(member(config, "ngpus"), &g))
+            ranks = (guint)(t * g);
+    }
+    if (ranks == 0)
+        JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.config.devices: missing: the rank count is unknown");
+    double nv;
+    if (node_number(member(top, "nccl_version"), &nv)) {
+        g_autofree char *v = nccl_version_string((long)nv);
+        set_meta_default(p, "nccl", v);
+    }
+    JsonNode *resn = member(top, "results");
+    if (resn == NULL || !JSON_NODE_HOLDS_ARRAY(resn))
+        JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.results: missing or not a list");
+    JsonArray *res = json_node_get_array(resn);
+    guint n_rows = 0;
+    for (guint i = 0; i < json_array_get_length(res); i++) {
+        JsonObject *r = json_array_get_object_element(res, i);
+        double size;
+        if (!node_number(member(r, "size"), &size) || size < 0 || size != floor(size))
+            JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].size: missing or not a byte count", i);
+        JsonNode *tn = member(r, "type");
+        const char *type = tn && JSON_NODE_HOLDS_VALUE(tn) ? json_node_get_string(tn) : NULL;
+        SsimDtype dtype;
+        if (type == NULL || !dtype_from_nccl(type, &dtype))
+            JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].type: '%s' has no shiftsim dtype", i,
+                  type ? type : "(missing)");
+        double times[2];
+        guint n = 0;
+        const char *blocks[] = {"out_of_place", "in_place"};
+        for (int b = 0; b < 2; b++) {
+            JsonObject *o = member_object(r, blocks[b]);
+            double t;
+            if (o == NULL)
+                continue; /* null: not measured */
+            JsonNode *timen = member(o, "time") ? member(o, "time") : member(o, "cpu_time");
+            if (!node_number(timen, &t) || !(t > 0) || !isfinite(t))
+                JFAIL(SSIM_CONFIG_ERROR_VALUE,
+                      "$.results[%u].%s.time: missing or not a "
+                      "positive time in microseconds",
+                      i, blocks[b]);
+            times[n++] = t;
+        }
+        if (n == 0)
+            JFAIL(SSIM_CONFIG_ERROR_MISSING,
+                  "$.results[%u]: neither out_of_place nor in_place "
+                  "has a time",
+                  i);
+        if (size == 0)
+            continue;
+        if (!add_size_row(p, cur, dtype, (guint64)size, ranks, rpn ? rpn : ranks, times, n, &err))
+            JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u]: %s", i, err->message);
+        n_rows++;
+    }
+    if (n_rows == 0)
+        JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.results: no result with a size above 0");
+#undef JFAIL
+    set_meta_default(p, "tool", "nccl-tests -J (imported by shiftsim profile import)");
+    return ssim_profile_merge(dst, p, error);
+}
+
+/* ---- vTrain all-reduce tables ------------------------------------------------------------ */
+
+#define VTRAIN_HEADER "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)"
+
+/* The n of AR_GPU<n>_..., or 0. */
+static guint vtrain_ranks(const char *path)
+{
+    g_autofree char *base = g_path_get_basename(path);
+    if (!g_str_has_prefix(base, "AR_GPU"))
+        return 0;
+    char *end;
+    unsigned long n = strtoul(base + 6, &end, 10);
+    return (*end == '_' && n >= 1 && n <= 1u << 20) ? (guint)n : 0;
+}
+
+gboolean ssim_vtrain_import_lut(SsimProfile *dst, const char *text, gssize length, const char *path,
+                                GError **error)
+{
+    g_return_val_if_fail(dst != NULL && text != NULL && path != NULL, FALSE);
+    guint ranks = vtrain_ranks(path);
+    if (ranks == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s:1:1: ranks: the file name does not start with AR_GPU<n>_ (n GPUs on one "
+                    "node)",
+                    path);
+        return FALSE;
+    }
+    g_autofree char *copy = g_strndup(text, length < 0 ? strlen(text) : (gsize)length);
+    char **lines = g_strsplit(copy, "\n", -1);
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    gboolean ok = TRUE;
+    guint n_rows = 0;
+    for (guint ln = 0; ok && lines[ln]; ln++) {
+        char *line = g_strchomp(lines[ln]);
+        guint lno = ln + 1;
+        if (ln == 0) {
+            if (strcmp(line, VTRAIN_HEADER) != 0) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s:1:1: header: expected '" VTRAIN_HEADER "'", path);
+                ok = FALSE;
+            }
+            continue;
+        }
+        if (line[0] == '\0')
+            continue;
+        char **f = g_strsplit(line, ",", -1);
+        guint nf = g_strv_length(f), col[8] = {1};
+        for (guint i = 1; i < nf && i < 8; i++)
+            col[i] = col[i - 1] + (guint)strlen(f[i - 1]) + 1;
+        guint64 bytes = 0;
+        SsimDtype dtype = SSIM_DTYPE_FP32;
+        double t[2] = {0, 0};
+        if (nf != 7) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u:1: columns: %u fields, expected 7 (" VTRAIN_HEADER ")", path, lno,
+                        nf);
+            ok = FALSE;
+        } else if (!g_ascii_string_to_unsigned(f[0], 10, 1, G_MAXUINT64, &bytes, NULL)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u:1: size(B): '%s' is not a positive byte count", path, lno, f[0]);
+            ok = FALSE;
+        } else if (!dtype_from_nccl(f[2], &dtype)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u:%u: type: '%s' has no shiftsim dtype", path, lno, col[2], f[2]);
+            ok = FALSE;
+        } else {
+            for (int s = 0; s < 2 && ok; s++) {
+                guint c = s == 0 ? 3 : 5;
+                guint64 ns;
+                if (!g_ascii_string_to_unsigned(f[c], 10, 1, G_MAXUINT64, &ns, NULL)) {
+                    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                                "%s:%u:%u: time(ns): '%s' is not a positive whole number of "
+                                "nanoseconds",
+                                path, lno, col[c], f[c]);
+                    ok = FALSE;
+                }
+                t[s] = (double)ns;
+            }
+        }
+        g_strfreev(f);
+        if (!ok)
+            break;
+        /* Statistics in nanoseconds first, then one division: exact decimals stay exact. */
+        SsimProfileRow row;
+        ssim_profile_row_init(&row, SSIM_PROFILE_COMM);
+        row.op = "allreduce";
+        row.dtype = (int)dtype;
+        row.bytes = bytes;
+        row.ranks = row.ranks_per_node = ranks;
+        row.samples = 2;
+        row.time_us = row.median_us = (t[0] + t[1]) / 2 / 1000;
+        row.min_us = MIN(t[0], t[1]) / 1000;
+        row.stddev_us = fabs(t[0] - t[1]) / G_SQRT2 / 1000;
+        g_autoptr(GError) err = NULL;
+        if (!ssim_profile_add_row(p, &row, &err)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u:1: %s", path, lno,
+                        err->message);
+            ok = FALSE;
+        }
+        n_rows++;
+    }
+    g_strfreev(lines);
+    if (ok && n_rows == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s:2:1: rows: the table has no measurements", path);
+        ok = FALSE;
+    }
+    if (!ok)
+        return FALSE;
+    return ssim_profile_merge(dst, p, error);
+}
+
+/* ---- Dispatch ---------------------------------------------------------------------------- */
+
+static gint cmp_vtrain(gconstpointer a, gconstpointer b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    guint nx = vtrain_ranks(x), ny = vtrain_ranks(y);
+    return nx != ny ? (nx > ny) - (nx < ny) : strcmp(x, y);
+}
+
+static gboolean import_file(SsimProfile *dst, SsimImportKind kind, const char *path, const char *op,
+                            GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    g_autoptr(GError) err = NULL;
+    if (!g_file_get_contents(path, &text, &len, &err)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
+        return FALSE;
+    }
+    switch (kind) {
+    case SSIM_IMPORT_NCCL_TESTS:
+        if (op == NULL) {
+            /* The file name may be all that says which collective this is. */
+            SsimProfileComm c;
+            if (strstr(text, "Collective test starting:") == NULL && op_from_program(path, &c))
+                op = ssim_profile_comm_name(c);
+        }
+        return ssim_nccltests_import_text(dst, text, (gssize)len, path, op, error);
+    case SSIM_IMPORT_NCCL_TESTS_JSON:
+        return ssim_nccltests_import_json(dst, text, (gssize)len, path, op, error);
+    case SSIM_IMPORT_VTRAIN:
+        return ssim_vtrain_import_lut(dst, text, (gssize)len, path, error);
+    default:
+        g_return_val_if_reached(FALSE);
+    }
+}
+
+gboolean ssim_profile_import_into(SsimProfile *dst, SsimImportKind kind, const char *path,
+                                  const char *op, GError **error)
+{
+    g_return_val_if_fail(dst != NULL && path != NULL, FALSE);
+    if (kind == SSIM_IMPORT_VTRAIN) {
+        set_meta_default(dst, "gpu", "NVIDIA A100 (vTrain's nodes of 8, NVLink)");
+        set_meta_default(dst, "tool",
+                         "nccl-tests all-reduce via vTrain's LUTs (imported by "
+                         "shiftsim profile import --from vtrain)");
+        set_meta_default(dst, "source",
+                         "vTrain, Bang et al., MICRO 2024 (arXiv 2312.12391), "
+                         "MIT licence");
+    }
+    if (kind != SSIM_IMPORT_VTRAIN || !g_file_test(path, G_FILE_TEST_IS_DIR)) {
+        g_autoptr(SsimProfile) scratch = ssim_profile_new();
+        if (!ssim_profile_merge(scratch, dst, error) ||
+            !import_file(scratch, kind, path, op, error))
+            return FALSE;
+        g_autofree char *base = g_path_get_basename(path);
+        set_meta_default(dst, "source", base);
+        for (guint i = 0; i < ssim_profile_n_meta(scratch); i++)
+            set_meta_default(dst, ssim_profile_meta_key(scratch, i),
+                             ssim_profile_meta_value(scratch, i));
+        for (guint i = ssim_profile_n_rows(dst); i < ssim_profile_n_rows(scratch); i++)
+            if (!ssim_profile_add_row(dst, ssim_profile_row(scratch, i), error))
+                return FALSE;
+        return TRUE;
+    }
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GDir) dir = g_dir_open(path, 0, &err);
+    if (dir == NULL) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
+        return FALSE;
+    }
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while ((name = g_dir_read_name(dir)) != NULL)
+        if (vtrain_ranks(name) > 0 && g_str_has_suffix(name, "_LUT.csv"))
+            g_ptr_array_add(files, g_build_filename(path, name, NULL));
+    if (files->len == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s: no AR_GPU<n>_*_LUT.csv table in this directory", path);
+        return FALSE;
+    }
+    g_ptr_array_sort(files, cmp_vtrain);
+    g_autoptr(SsimProfile) scratch = ssim_profile_new();
+    if (!ssim_profile_merge(scratch, dst, error))
+        return FALSE;
+    for (guint i = 0; i < files->len; i++)
+        if (!import_file(scratch, kind, files->pdata[i], NULL, error))
+            return FALSE;
+    for (guint i = ssim_profile_n_rows(dst); i < ssim_profile_n_rows(scratch); i++)
+        if (!ssim_profile_add_row(dst, ssim_profile_row(scratch, i), error))
+            return FALSE;
+    return TRUE;
+}
+
+SsimProfile *ssim_profile_import(const char *kind, const char *path, GError **error)
+{
+    SsimImportKind k;
+    if (!ssim_import_kind_from_name(kind, &k)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--from: '%s' is not nccl-tests, nccl-tests-json or vtrain", kind);
+        return NULL;
+    }
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    if (!ssim_profile_import_into(p, k, path, NULL, error))
+        return NULL;
+    return g_steal_pointer(&p);
+}

@@ -1,0 +1,28 @@
+/*
+ * The inside of SsimProfile, shared by profile.c (rows, metadata, text form) and
+ * profile-lookup.c (the lookup index and interpolation).  Nothing else includes this.
+ *
+ * Invariants: every row in `rows` passed ssim_profile_add_row()'s checks and its strings point
+ * into `strings`; `index` is NULL or was built from exactly the current rows (any change to the
+ * rows frees it); `index_lock` guards building it so that concurrent const lookups are safe.
+ */
+#pragma once
+
+#include <shiftsim/profile.h>
+
+typedef struct ProfileIndex ProfileIndex;
+
+struct SsimProfile {
+    GArray *rows;          /* SsimProfileRow */
+    GStringChunk *strings; /* op and algo strings of the rows */
+    GPtrArray *meta_keys;  /* char *, owned */
+    GPtrArray *meta_values;
+    GMutex index_lock;
+    ProfileIndex *index; /* built on first lookup; read through g_atomic_pointer_get */
+};
+
+/* Frees the lookup index (profile-lookup.c); called whenever the rows change. */
+void ssim_profile_index_free(ProfileIndex *index);
+
+/* Appends the per-curve measured ranges to a summary (profile-lookup.c). */
+void ssim_profile_summary_ranges(const SsimProfile *profile, GString *out);

@@ -1,0 +1,241 @@
+/*
+ * Importers: nccl-tests text output (fixtures in tests/data/nccltests/ laid out exactly as
+ * nccl-tests 2.17 prints them, plus an older layout without the root column), nccl-tests JSON
+ * (-J) output, vTrain's LUT files, their error messages, and `shiftsim profile` driven through
+ * ssim_cli_main().
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <shiftsim/cli.h>
+#include <shiftsim/nccltests.h>
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+static char *fixture(const char *name)
+{
+    return g_build_filename(SSIM_TEST_DATA, "nccltests", name, NULL);
+}
+
+static SsimProfile *import_ok(SsimImportKind kind, const char *name)
+{
+    g_autofree char *path = fixture(name);
+    g_autoptr(GError) error = NULL;
+    SsimProfile *p = ssim_profile_new();
+    cr_assert(ssim_profile_import_into(p, kind, path, NULL, &error), "%s: %s", name,
+              error ? error->message : "");
+    return p;
+}
+
+static void import_fails(SsimImportKind kind, const char *name, const char *where,
+                         const char *fragment)
+{
+    g_autofree char *path = fixture(name);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    cr_assert_not(ssim_profile_import_into(p, kind, path, NULL, &error), "%s imported", name);
+    g_autofree char *prefix = g_strdup_printf("%s%s", path, where);
+    cr_assert(g_str_has_prefix(error->message, prefix), "'%s' lacks prefix '%s'", error->message,
+              prefix);
+    cr_assert(strstr(error->message, fragment), "'%s' lacks '%s'", error->message, fragment);
+    cr_assert_eq(ssim_profile_n_rows(p), 0, "a failed import left rows behind");
+}
+
+Test(profile, import_text_single_node)
+{
+    g_autoptr(SsimProfile) p = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_reduce_8gpu.txt");
+    cr_assert_eq(ssim_profile_n_rows(p), 11);
+    const SsimProfileRow *r = ssim_profile_row(p, 0);
+    cr_assert_eq(r->kind, SSIM_PROFILE_COMM);
+    cr_assert_str_eq(r->op, "allreduce");
+    cr_assert_eq(r->dtype, SSIM_DTYPE_FP32);
+    cr_assert_eq(r->bytes, 1048576);
+    cr_assert_eq(r->ranks, 8);
+    cr_assert_eq(r->ranks_per_node, 8);
+    cr_assert_float_eq(r->time_us, (17.00 + 16.74) / 2, 1e-12);
+    cr_assert_float_eq(r->min_us, 16.74, 1e-12);
+    cr_assert_float_eq(r->stddev_us, 0.26 / G_SQRT2, 1e-12);
+    cr_assert_eq(r->samples, 2);
+    r = ssim_profile_row(p, 10);
+    cr_assert_eq(r->bytes, G_GUINT64_CONSTANT(1) << 30);
+    cr_assert_float_eq(r->time_us, (5006.43 + 4932.08) / 2, 1e-9);
+    cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "NVIDIA H200");
+    cr_assert_str_eq(ssim_profile_get_meta(p, "nccl"), "2.27.3");
+    cr_assert_str_eq(ssim_profile_get_meta(p, "source"), "all_reduce_8gpu.txt");
+    /* And the lookup replays it. */
+    SsimCostEstimate e;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_PROFILE_NO_DTYPE, 1048576, 8, 8,
+                                     NULL, NULL, &e));
+    cr_assert_eq(e.source, SSIM_COST_EXACT);
+    cr_assert_float_eq(e.time_us, 16.87, 1e-9);
+}
+
+Test(profile, import_text_two_nodes)
+{
+    g_autoptr(SsimProfile) p = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_gather_2x8.txt");
+    cr_assert_eq(ssim_profile_n_rows(p), 6);
+    const SsimProfileRow *r = ssim_profile_row(p, 0);
+    cr_assert_str_eq(r->op, "allgather");
+    cr_assert_eq(r->ranks, 16);
+    cr_assert_eq(r->ranks_per_node, 8);
+    cr_assert_float_eq(r->time_us, (69.38 + 68.35) / 2, 1e-12);
+    /* Inter-node scope: an intra-node query of 16 ranks does not take these. */
+    SsimCostEstimate e;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLGATHER, SSIM_PROFILE_NO_DTYPE, 1 << 21, 16, 8,
+                                     NULL, NULL, &e));
+    cr_assert_eq(e.source, SSIM_COST_EXACT);
+    cr_assert_not(ssim_profile_comm_time(p, SSIM_PCOMM_ALLGATHER, SSIM_PROFILE_NO_DTYPE, 1 << 21,
+                                         16, 16, NULL, NULL, &e));
+}
+
+Test(profile, import_text_old_layout_op_from_file_name)
+{
+    g_autoptr(SsimProfile) p = import_ok(SSIM_IMPORT_NCCL_TESTS, "reduce_scatter_old.txt");
+    cr_assert_eq(ssim_profile_n_rows(p), 4);
+    const SsimProfileRow *r = ssim_profile_row(p, 0);
+    cr_assert_str_eq(r->op, "reducescatter");
+    cr_assert_eq(r->bytes, 8);
+    cr_assert_eq(r->ranks, 4);
+    cr_assert_float_eq(r->time_us, (18.40 + 18.18) / 2, 1e-12);
+    cr_assert_float_eq(ssim_profile_row(p, 3)->time_us, (1006.7 + 1004.1) / 2, 1e-9);
+    cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "A100-SXM4-40GB");
+}
+
+Test(profile, import_text_errors)
+{
+    import_fails(SSIM_IMPORT_NCCL_TESTS, "bad-time.txt",
+                 ":19:57: time: ", "'xxxxx' is not a positive time");
+    import_fails(SSIM_IMPORT_NCCL_TESTS, "bad-type.txt",
+                 ":20:33: type: ", "'int8' has no shiftsim dtype");
+    import_fails(SSIM_IMPORT_NCCL_TESTS, "mystery.txt",
+                 ":17:1: op: ", "which collective this is cannot be told");
+    /* Naming the collective resolves the last one. */
+    g_autofree char *path = fixture("mystery.txt");
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    cr_assert(ssim_profile_import_into(p, SSIM_IMPORT_NCCL_TESTS, path, "allreduce", NULL));
+    cr_assert_eq(ssim_profile_n_rows(p), 11);
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(
+        ssim_nccltests_import_text(p, "# just a comment\n", -1, "x.txt", "allreduce", &error));
+    cr_assert(strstr(error->message, "x.txt:1:1: table: no nccl-tests result rows"), "%s",
+              error->message);
+}
+
+Test(profile, import_json_matches_text)
+{
+    g_autoptr(SsimProfile) j = import_ok(SSIM_IMPORT_NCCL_TESTS_JSON, "all_reduce_8gpu.json");
+    g_autoptr(SsimProfile) t = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_reduce_8gpu.txt");
+    cr_assert_eq(ssim_profile_n_rows(j), ssim_profile_n_rows(t));
+    for (guint i = 0; i < ssim_profile_n_rows(j); i++) {
+        const SsimProfileRow *a = ssim_profile_row(j, i), *b = ssim_profile_row(t, i);
+        cr_assert_str_eq(a->op, b->op);
+        cr_assert(a->bytes == b->bytes && a->ranks == b->ranks && a->dtype == b->dtype);
+        cr_assert(a->ranks_per_node == b->ranks_per_node);
+        cr_assert_float_eq(a->time_us, b->time_us, 1e-9);
+    }
+    cr_assert_str_eq(ssim_profile_get_meta(j, "gpu"), "NVIDIA H200");
+    cr_assert_str_eq(ssim_profile_get_meta(j, "nccl"), "2.27.3");
+}
+
+Test(profile, import_json_errors)
+{
+    import_fails(SSIM_IMPORT_NCCL_TESTS_JSON, "bad-version.json",
+                 ": $.version: ", "3 is not supported");
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_nccltests_import_json(p, "{\"version\": 2,", -1, "t.json", NULL, &error));
+    cr_assert(g_str_has_prefix(error->message, "t.json:1:14: json: "), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_nccltests_import_json(
+        p,
+        "{\"version\":2,\"args\":[\"./all_reduce_perf\"],\"config\":{\"nthreads\":1,"
+        "\"ngpus\":2},\"results\":[{\"size\":1024,\"type\":\"float\",\"out_of_place\":"
+        "{\"time\":-1}}]}",
+        -1, "t.json", NULL, &error));
+    cr_assert(strstr(error->message, "t.json: $.results[0].out_of_place.time: "), "%s",
+              error->message);
+}
+
+Test(profile, import_vtrain_lut)
+{
+    const char *lut = "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n"
+                      "1048576,262144,float,44210,23.72,45100,23.25\n"
+                      "2097152,524288,float,53430,39.25,51130,41.01\n";
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_vtrain_import_lut(p, lut, -1, "dir/AR_GPU4_1M_1024M_LUT.csv", &error));
+    cr_assert_eq(ssim_profile_n_rows(p), 2);
+    const SsimProfileRow *r = ssim_profile_row(p, 1);
+    cr_assert_eq(r->ranks, 4);
+    cr_assert_eq(r->ranks_per_node, 4);
+    cr_assert_float_eq(r->time_us, 52.28, 1e-12);
+    cr_assert_float_eq(r->min_us, 51.13, 1e-12);
+    cr_assert_not(ssim_vtrain_import_lut(p, lut, -1, "allreduce.csv", &error));
+    cr_assert(strstr(error->message, "allreduce.csv:1:1: ranks: "), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_vtrain_import_lut(p, "size,count\n", -1, "AR_GPU2_x.csv", &error));
+    cr_assert(strstr(error->message, "AR_GPU2_x.csv:1:1: header: "), "%s", error->message);
+    g_clear_error(&error);
+    const char *bad = "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n"
+                      "1048576,262144,float,44210,23.72,4x5100,23.25\n";
+    cr_assert_not(ssim_vtrain_import_lut(p, bad, -1, "AR_GPU2_x.csv", &error));
+    cr_assert(strstr(error->message, "AR_GPU2_x.csv:2:34: time(ns): '4x5100'"), "%s",
+              error->message);
+    cr_assert_eq(ssim_profile_n_rows(p), 2);
+}
+
+/* ---- The verb ---------------------------------------------------------------------------- */
+
+static void redirect_both(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+static int run(int argc, const char **argv)
+{
+    return ssim_cli_main(argc, (char **)argv);
+}
+
+Test(profile, import_verb_import_show_query, .init = redirect_both)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-verb-XXXXXX", NULL);
+    g_autofree char *out = g_build_filename(dir, "ar.csv", NULL);
+    g_autofree char *in = fixture("all_reduce_8gpu.txt");
+    const char *imp[] = {"shiftsim", "profile", "import", "--from", "nccl-tests", in, "-o", out};
+    cr_assert_eq(run(G_N_ELEMENTS(imp), imp), 0);
+    g_autoptr(SsimProfile) p = ssim_profile_load(out, NULL);
+    cr_assert_not_null(p);
+    cr_assert_eq(ssim_profile_n_rows(p), 11);
+    const char *show[] = {"shiftsim", "profile", "show", out};
+    cr_assert_eq(run(G_N_ELEMENTS(show), show), 0);
+    const char *query[] = {"shiftsim",  "profile", "query",   out,       "--comm",
+                           "allreduce", "--bytes", "1048576", "--ranks", "8"};
+    cr_assert_eq(run(G_N_ELEMENTS(query), query), 0);
+    const char *bad[] = {"shiftsim", "profile", "import", "--from", "csv", in};
+    cr_assert_eq(run(G_N_ELEMENTS(bad), bad), 2);
+    fflush(stdout);
+    FILE *f = cr_get_redirected_stdout();
+    char buf[4096] = {0};
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    (void)got;
+    cr_assert_str_eq(
+        buf, "metadata:\n"
+             "  source         all_reduce_8gpu.txt\n"
+             "  nccl           2.27.3\n"
+             "  gpu            NVIDIA H200\n"
+             "  tool           nccl-tests (imported by shiftsim profile import)\n"
+             "rows: 11\n"
+             "  gemm           0\n"
+             "  attention      0\n"
+             "  memory         0\n"
+             "  comm           11\n"
+             "  copy           0\n"
+             "measured ranges:\n"
+             "  comm allreduce fp32 ranks 8 (8 per node): 11 sizes, 1 MiB .. 1 GiB, 16.87 .. "
+             "4969 us\n"
+             "16.87 us (exact)\n");
+    g_unlink(out);
+    g_rmdir(dir);
+}
