@@ -8,7 +8,8 @@
  * a plain struct.  All quantities are stored in base units (FLOP/s, bytes, bytes/s, SsimTime
  * nanoseconds) whatever unit the file's key names.  The struct will grow (topology: leaf/spine,
  * oversubscription, rails) -- allocate it only through the functions here, never on the stack by
- * hand, and read fields by name.
+ * hand, and read fields by name.  The topology fields are filled in (from [topology] or derived
+ * defaults) by every loader and by ssim_cluster_default().
  *
  * Ownership: ssim_cluster_default(), ssim_cluster_load*() and ssim_cluster_copy() return a
  * cluster the caller owns and frees with ssim_cluster_free() (g_autoptr(SsimCluster) works).
@@ -51,7 +52,48 @@ typedef struct {
     double overlap_slowdown;  /* compute runs this many times slower (>= 1) while a
                                  collective shares the GPU */
     SsimTime kernel_overhead; /* fixed cost added to every kernel (launch, tail) */
+
+    /*
+     * Topology ([topology], every key optional; see README "Network model").  Each GPU has
+     * nvlink_ports ports into its node's NVSwitch plane (their sum is nvlink_bw) and a PCIe link
+     * to its NIC; gpus_per_nic GPUs share a NIC; NIC k of a node sits on rail k % rails, and the
+     * NICs of one rail of nodes_per_leaf consecutive nodes meet in one leaf switch, whose uplinks
+     * to the spine carry 1 / oversubscription of its downlink capacity.  A path's latency is the
+     * sum of its links' latencies: nvlink_latency/2 per NVLink hop, pcie_latency per PCIe
+     * crossing, (nic_latency - 2 pcie_latency)/2 per NIC-leaf cable and spine_latency per
+     * leaf-spine hop, so a same-leaf inter-node path costs exactly nic_latency.
+     */
+    guint nvlink_ports;       /* NVLink ports per GPU (default 18) */
+    double pcie_bw;           /* per GPU to its NIC, per direction, bytes/s (default nic_bw *
+                                 gpus_per_nic, which never limits below the NIC) */
+    SsimTime pcie_latency;    /* per PCIe crossing (default 0, <= nic_latency / 2) */
+    guint rails;              /* default nics_per_node */
+    guint gpus_per_nic;       /* default max(1, gpus_per_node / nics_per_node) */
+    guint nodes_per_leaf;     /* default 32 */
+    double oversubscription;  /* leaf downlink : uplink capacity, >= 1 (default 1) */
+    SsimTime spine_latency;   /* per leaf-spine hop (default 0) */
+
+    /* The flow network's knobs ([network]). */
+    guint net_algorithm;      /* SsimNetAlgorithm (default SSIM_NET_ALGO_AUTO) */
+    SsimTime step_overhead;   /* software overhead added to every collective step (default 0) */
 } SsimCluster;
+
+/* Collective algorithms the flow network can use: one X-macro yields the enum and the names. */
+#define SSIM_NET_ALGO_LIST(X)                                                                      \
+    X(AUTO, "auto")                                                                                \
+    X(RING, "ring")                                                                                \
+    X(TREE, "tree")                                                                                \
+    X(HIERARCHICAL, "hierarchical")                                                                \
+    X(DIRECT, "direct")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_NET_ALGO_##e,
+    SSIM_NET_ALGO_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_NET_ALGO_N
+} SsimNetAlgorithm;
+
+const char *ssim_net_algorithm_name(SsimNetAlgorithm algorithm);
 
 /* A bundled-identical DGX H200 cluster of 4 nodes (models/clusters/dgx-h200.ini). */
 SsimCluster *ssim_cluster_default(void);
@@ -84,5 +126,11 @@ guint ssim_cluster_node_of(const SsimCluster *cluster, guint rank);
 double ssim_cluster_peak_flops(const SsimCluster *cluster, SsimDtype dtype);
 /* Total per-node inter-node bandwidth, bytes/s (nics_per_node * nic_bw). */
 double ssim_cluster_node_net_bw(const SsimCluster *cluster);
+
+/* Number of leaf switches per rail (ceil(nodes / nodes_per_leaf)). */
+guint ssim_cluster_n_leaves(const SsimCluster *cluster);
+/* The NIC (0 .. nics_per_node-1) a GPU of local index `local` uses, and the rail of a NIC. */
+guint ssim_cluster_nic_of(const SsimCluster *cluster, guint local);
+guint ssim_cluster_rail_of(const SsimCluster *cluster, guint nic);
 
 G_END_DECLS

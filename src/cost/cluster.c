@@ -3,9 +3,11 @@
  *
  * The file is split in groups by what a figure describes: [cluster] (identity and size), [gpu]
  * (peaks, HBM), [nvlink] (inside a node), [network] (between nodes) and [efficiency] (the
- * calibratable fractions of peak).  Each key carries its unit in its name (peak_tflops_bf16,
- * bandwidth_GB_s, latency_us, ...), so a reader of the file never has to guess whether a
- * bandwidth is in bits or bytes; this module converts everything to base units once.
+ * calibratable fractions of peak), plus the optional [topology] (NVLink ports, PCIe, rails, leaf
+ * and spine switches) that the flow-level network (net.c) builds its links from.  Each key
+ * carries its unit in its name (peak_tflops_bf16, bandwidth_GB_s, latency_us, ...), so a reader
+ * of the file never has to guess whether a bandwidth is in bits or bytes; this module converts
+ * everything to base units once.
  *
  * Invariant: a cluster handed out by this module has passed ssim_cluster_check().
  */
@@ -24,7 +26,25 @@ static const char *const gpu_keys[] = {
     "peak_tflops_fp32", "hbm_capacity_MiB", "hbm_bandwidth_GB_s", NULL};
 static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
 static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
-                                           NULL};
+                                           "algorithm", "step_overhead_us", NULL};
+static const char *const topology_keys[] = {
+    "kind",           "nvlink_ports",     "pcie_bandwidth_GB_s", "pcie_latency_us", "rails",
+    "gpus_per_nic",   "nodes_per_leaf",   "oversubscription",    "spine_latency_us", NULL};
+
+static const char *const algorithm_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_NET_ALGO_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+/* The topologies the network model knows; a file names one with [topology] kind. */
+static const char *const topology_kinds[] = {"rail-fat-tree"};
+
+const char *ssim_net_algorithm_name(SsimNetAlgorithm algorithm)
+{
+    g_return_val_if_fail((guint)algorithm < SSIM_NET_ALGO_N, "?");
+    return algorithm_names[algorithm];
+}
 static const char *const efficiency_keys[] = {
     "gemm", "gemm_half_gflop", "memory", "nvlink", "ib", "overlap_slowdown", "kernel_overhead_us",
     NULL};
@@ -32,7 +52,8 @@ static const char *const efficiency_keys[] = {
 static const SsimIniGroup cluster_groups[] = {
     {"cluster", cluster_keys, TRUE},        {"gpu", gpu_keys, TRUE},
     {"nvlink", nvlink_keys, TRUE},          {"network", network_keys, TRUE},
-    {"efficiency", efficiency_keys, FALSE}, {NULL, NULL, FALSE},
+    {"efficiency", efficiency_keys, FALSE}, {"topology", topology_keys, FALSE},
+    {NULL, NULL, FALSE},
 };
 
 /* Efficiency defaults for a file without an [efficiency] group: middle-of-the-road figures for
@@ -48,10 +69,38 @@ static void set_default_efficiencies(SsimCluster *c)
     c->kernel_overhead = 1 * SSIM_US;
 }
 
+/* Topology defaults that depend on nothing else; 0 marks the ones derive_topology() fills. */
+static void set_default_topology(SsimCluster *c)
+{
+    c->nvlink_ports = 18;
+    c->pcie_bw = 0.0;
+    c->pcie_latency = 0;
+    c->rails = 0;
+    c->gpus_per_nic = 0;
+    c->nodes_per_leaf = 32;
+    c->oversubscription = 1.0;
+    c->spine_latency = 0;
+    c->net_algorithm = SSIM_NET_ALGO_AUTO;
+    c->step_overhead = 0;
+}
+
+/* Fills the topology fields left 0 from the [network] figures, so that a file without
+ * [topology] describes a non-blocking fabric where only the NICs limit inter-node traffic. */
+static void derive_topology(SsimCluster *c)
+{
+    if (c->rails == 0)
+        c->rails = c->nics_per_node;
+    if (c->gpus_per_nic == 0)
+        c->gpus_per_nic = MAX(1u, c->gpus_per_node / MAX(1u, c->nics_per_node));
+    if (c->pcie_bw == 0.0)
+        c->pcie_bw = c->nic_bw * c->gpus_per_nic;
+}
+
 static SsimCluster *cluster_new(void)
 {
     SsimCluster *c = g_new0(SsimCluster, 1);
     set_default_efficiencies(c);
+    set_default_topology(c);
     return c;
 }
 
@@ -83,6 +132,14 @@ SsimCluster *ssim_cluster_default(void)
     c->ib_efficiency = 0.9;
     c->overlap_slowdown = 1.1;
     c->kernel_overhead = 1 * SSIM_US;
+    c->nvlink_ports = 18;
+    c->pcie_bw = 64e9;
+    c->pcie_latency = 1 * SSIM_US;
+    c->rails = 8;
+    c->gpus_per_nic = 1;
+    c->nodes_per_leaf = 32;
+    c->oversubscription = 1.0;
+    c->spine_latency = 500;
     return c;
 }
 
@@ -132,6 +189,21 @@ double ssim_cluster_peak_flops(const SsimCluster *cluster, SsimDtype dtype)
 double ssim_cluster_node_net_bw(const SsimCluster *cluster)
 {
     return cluster->nics_per_node * cluster->nic_bw;
+}
+
+guint ssim_cluster_n_leaves(const SsimCluster *cluster)
+{
+    return (cluster->nodes + cluster->nodes_per_leaf - 1) / cluster->nodes_per_leaf;
+}
+
+guint ssim_cluster_nic_of(const SsimCluster *cluster, guint local)
+{
+    return (local / cluster->gpus_per_nic) % cluster->nics_per_node;
+}
+
+guint ssim_cluster_rail_of(const SsimCluster *cluster, guint nic)
+{
+    return nic % cluster->rails;
 }
 
 /* Checks `c`; on failure sets `*group`/`*field` to the key at fault and `error` to
@@ -189,6 +261,31 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
              c->overlap_slowdown);
     if (c->kernel_overhead < 0)
         FAIL("efficiency", "kernel_overhead_us", "must be >= 0");
+    if (c->nvlink_ports == 0)
+        FAIL("topology", "nvlink_ports", "must be a positive integer");
+    if (!(c->pcie_bw > 0.0 && isfinite(c->pcie_bw)))
+        FAIL("topology", "pcie_bandwidth_GB_s", "must be positive");
+    if (c->pcie_latency < 0 || 2 * c->pcie_latency > c->nic_latency)
+        FAIL("topology", "pcie_latency_us",
+             "must be in [0, latency_us / 2] (two PCIe crossings are part of [network] "
+             "latency_us)");
+    if (c->rails == 0 || c->rails > c->nics_per_node)
+        FAIL("topology", "rails", "%u is out of range (must be in [1, nics_per_node = %u])",
+             c->rails, c->nics_per_node);
+    if (c->gpus_per_nic == 0 || c->gpus_per_nic > c->gpus_per_node)
+        FAIL("topology", "gpus_per_nic", "%u is out of range (must be in [1, gpus_per_node = %u])",
+             c->gpus_per_nic, c->gpus_per_node);
+    if (c->nodes_per_leaf == 0)
+        FAIL("topology", "nodes_per_leaf", "must be a positive integer");
+    if (!(c->oversubscription >= 1.0 && isfinite(c->oversubscription)))
+        FAIL("topology", "oversubscription", "%g is out of range (must be >= 1)",
+             c->oversubscription);
+    if (c->spine_latency < 0)
+        FAIL("topology", "spine_latency_us", "must be >= 0");
+    if (c->net_algorithm >= SSIM_NET_ALGO_N || c->net_algorithm == SSIM_NET_ALGO_DIRECT)
+        FAIL("network", "algorithm", "must be auto, ring, tree or hierarchical");
+    if (c->step_overhead < 0)
+        FAIL("network", "step_overhead_us", "must be >= 0");
     return TRUE;
 #undef FRACTION
 #undef FAIL
@@ -276,6 +373,24 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
                          &c->overlap_slowdown, error) ||
         !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error))
         return FALSE;
+    guint kind = 0;
+    if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names,
+                       SSIM_NET_ALGO_DIRECT, &c->net_algorithm, error) ||
+        !read_time_us(ini, "network", "step_overhead_us", FALSE, &c->step_overhead, error) ||
+        !ssim_ini_enum(ini, "topology", "kind", FALSE, topology_kinds,
+                       G_N_ELEMENTS(topology_kinds), &kind, error) ||
+        !ssim_ini_uint(ini, "topology", "nvlink_ports", FALSE, 1, &c->nvlink_ports, error) ||
+        !read_scaled(ini, "topology", "pcie_bandwidth_GB_s", FALSE, 0, TRUE, HUGE_V, 1e9,
+                     &c->pcie_bw, error) ||
+        !read_time_us(ini, "topology", "pcie_latency_us", FALSE, &c->pcie_latency, error) ||
+        !ssim_ini_uint(ini, "topology", "rails", FALSE, 1, &c->rails, error) ||
+        !ssim_ini_uint(ini, "topology", "gpus_per_nic", FALSE, 1, &c->gpus_per_nic, error) ||
+        !ssim_ini_uint(ini, "topology", "nodes_per_leaf", FALSE, 1, &c->nodes_per_leaf, error) ||
+        !ssim_ini_double(ini, "topology", "oversubscription", FALSE, 1, FALSE, 1e6,
+                         &c->oversubscription, error) ||
+        !read_time_us(ini, "topology", "spine_latency_us", FALSE, &c->spine_latency, error))
+        return FALSE;
+    derive_topology(c);
     if (hbm_mib > G_MAXUINT64 / (1024 * 1024)) {
         ssim_ini_error(ini, error, SSIM_CONFIG_ERROR_VALUE, "gpu", "hbm_capacity_MiB",
                        "%" G_GUINT64_FORMAT " is too large", hbm_mib);

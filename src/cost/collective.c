@@ -1,0 +1,701 @@
+/*
+ * Collective algorithms as flows on the network, and the runtime plug-in that drives them.
+ *
+ * Each communication match becomes a sequence of steps; a step is a set of flows that start
+ * together, one latency term after the previous step's flows have all finished (the slowest
+ * flow ends a step, which is how a contended link slows a whole collective).  A step's latency
+ * is the largest route latency among its edges plus the configured per-step software overhead,
+ * as NCCL's tuning model charges a base plus a per-hop latency per step.  S is the op's bytes,
+ * the full buffer as nccl-tests counts it; n the members, sorted by rank so that the members of
+ * one node are consecutive (N nodes of k members each when the group is uniform).
+ *
+ *   ring          all-reduce 2(n-1) steps (reduce-scatter then all-gather), all-gather and
+ *                 reduce-scatter n-1 steps; in each step every rank sends S/n to its successor.
+ *                 Across nodes a uniform group runs k rings (NCCL's channels), ring c entering
+ *                 each node at its c-th member, each carrying S/(kn) per step, so every NIC
+ *                 carries one ring as NCCL's rail-aligned rings do.
+ *   chain         broadcast and reduce: a pipeline along the sorted members in C chunks of S/C
+ *                 (C + n - 2 steps), rooted at the first member.
+ *   tree          all-reduce on NCCL's double binary tree over the sorted members: each tree
+ *                 reduces then broadcasts S/2 pipelined in C chunks, a node forwarding chunk j
+ *                 at step j + its height (reduce) or its parent's depth (broadcast):
+ *                 2 (C + H - 1) steps for trees of height H.
+ *   hierarchical  all-reduce over a uniform multi-node group: reduce-scatter on each node's
+ *                 ring (k-1 steps of S/k over NVLink), all-reduce of S/k on k rings of
+ *                 same-rail members across the N nodes (2(N-1) steps of S/(kN)), all-gather on
+ *                 each node (k-1 steps of S/k).
+ *   direct        all-to-all: one step, every rank sends S/n to each of the others.
+ *   permute       XLA's collective-permute: one step, every member sends S to the next member
+ *                 in group order (cyclically).
+ *   p2p           a send/receive pair: one flow of the send's bytes.
+ *
+ * Steps are generated on the fly from (algorithm, step index) and a per-group plan (sorted
+ * members, tree shapes, per-phase latencies), built on a group's first use and cached for the
+ * run, so the steady state allocates nothing: instances come from a pool with a free list.
+ */
+#include "src/cost/net-private.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    gboolean built;
+    gboolean has_tree;
+    guint n, n_nodes, k; /* k: members per node when uniform, else 0 */
+    guint channels;      /* rings of the ring algorithm */
+    guint32 *sorted;
+    guint32 *order;    /* the members in group order (permute) */
+    gint32 *parent[2]; /* tree parent position or -1 */
+    guint16 *height[2], *depth[2];
+    guint tree_h; /* the larger root height of the two trees */
+    SsimTime a_ring, a_chain, a_intra, a_inter, a_tree, a_direct, a_permute;
+    double b_intra, b_inter; /* one flow alone inside a node / across nodes */
+} Plan;
+
+typedef struct {
+    guint32 match;
+    guint8 algo; /* SsimNetAlgorithm, or ALGO_P2P */
+    guint8 coll;
+    guint32 group;    /* plan index, or SSIM_NONE for p2p */
+    guint32 src, dst; /* p2p */
+    guint64 bytes;
+    guint32 chunks;
+    guint32 step, n_steps;
+    guint32 pending;
+    guint32 next_free;
+} Inst;
+
+#define ALGO_P2P SSIM_NET_ALGO_N
+
+typedef struct {
+    SsimNet *net;
+    SsimEngine *engine;
+    SsimRun *run;
+    const SsimGraph *graph;
+    Plan *plans;
+    guint n_plans;
+    Inst *insts;
+    guint32 n_insts, cap_insts, free_head;
+    guint ev_step, ev_wake;
+    SsimTime wake_at;
+    SsimNetMapping map;
+    GArray *scratch; /* guint32: a group's members mapped to GPUs */
+} Comm;
+
+/* --- Plans ------------------------------------------------------------------------------ */
+
+static int cmp_u32(gconstpointer a, gconstpointer b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): the parent of position r of n. */
+static gint32 btree_parent(gint32 n, gint32 r)
+{
+    if (r == 0)
+        return -1;
+    gint32 bit = 1;
+    while (bit < n && !(bit & r))
+        bit <<= 1;
+    gint32 up = (r ^ bit) | (bit << 1);
+    return up >= n ? (r ^ bit) : up;
+}
+
+/* NCCL's second tree (ncclGetDtree): mirrored for even n, shifted by one for odd n. */
+static gint32 dtree_parent(gint32 n, gint32 r)
+{
+    if (n % 2 == 1) {
+        gint32 u = btree_parent(n, (r - 1 + n) % n);
+        return u < 0 ? -1 : (u + 1) % n;
+    }
+    gint32 u = btree_parent(n, n - 1 - r);
+    return u < 0 ? -1 : n - 1 - u;
+}
+
+static void plan_clear(Plan *p)
+{
+    g_free(p->sorted);
+    g_free(p->order);
+    for (int t = 0; t < 2; t++) {
+        g_free(p->parent[t]);
+        g_free(p->height[t]);
+        g_free(p->depth[t]);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+static SsimTime lat(const SsimNet *net, guint32 a, guint32 b)
+{
+    return a == b ? 0 : ssim_net_path_latency(net, a, b);
+}
+
+/* Position-based ring edges: the successor of position p of channel c. */
+static inline void ring_edge(const Plan *p, guint c, guint i, guint32 *src, guint32 *dst)
+{
+    if (p->channels == 1) {
+        *src = p->sorted[i];
+        *dst = p->sorted[(i + 1) % p->n];
+        return;
+    }
+    guint k = p->k, j = i / k, q = i % k;
+    *src = p->sorted[j * k + (c + q) % k];
+    *dst = q + 1 < k ? p->sorted[j * k + (c + q + 1) % k]
+                     : p->sorted[((j + 1) % p->n_nodes) * k + c % k];
+}
+
+static void plan_build_tree(Plan *p, const SsimNet *net)
+{
+    guint n = p->n;
+    p->tree_h = 0;
+    p->a_tree = 0;
+    for (int t = 0; t < 2; t++) {
+        p->parent[t] = g_new(gint32, n);
+        p->height[t] = g_new0(guint16, n);
+        p->depth[t] = g_new0(guint16, n);
+        for (guint r = 0; r < n; r++)
+            p->parent[t][r] =
+                t == 0 ? btree_parent((gint32)n, (gint32)r) : dtree_parent((gint32)n, (gint32)r);
+        for (guint r = 0; r < n; r++) {
+            guint d = 0, h = 0;
+            for (gint32 x = p->parent[t][r]; x >= 0; x = p->parent[t][x])
+                d++;
+            p->depth[t][r] = (guint16)d;
+            for (gint32 x = p->parent[t][r]; x >= 0; x = p->parent[t][x]) {
+                h++;
+                if (p->height[t][x] >= h)
+                    break; /* its ancestors were raised when it was */
+                p->height[t][x] = (guint16)h;
+            }
+            if (p->parent[t][r] >= 0) {
+                guint32 a = p->sorted[r], b = p->sorted[p->parent[t][r]];
+                p->a_tree = MAX(p->a_tree, MAX(lat(net, a, b), lat(net, b, a)));
+            }
+        }
+        for (guint r = 0; r < n; r++)
+            if (p->parent[t][r] < 0)
+                p->tree_h = MAX(p->tree_h, p->height[t][r]);
+    }
+    p->has_tree = TRUE;
+}
+
+static void plan_build(Plan *p, const SsimNet *net, const guint32 *ranks, guint n)
+{
+    guint gpn = ssim_net_gpus_per_node(net);
+    p->n = n;
+    p->sorted = g_memdup2(ranks, n * sizeof *ranks);
+    p->order = g_memdup2(ranks, n * sizeof *ranks);
+    for (guint i = 0; i < n; i++)
+        p->a_permute = MAX(p->a_permute, lat(net, ranks[i], ranks[(i + 1) % n]));
+    qsort(p->sorted, n, sizeof *p->sorted, cmp_u32);
+    p->n_nodes = 0;
+    guint run = 0, k = 0;
+    gboolean uniform = TRUE;
+    for (guint i = 0; i < n; i++) {
+        if (i == 0 || p->sorted[i] / gpn != p->sorted[i - 1] / gpn) {
+            if (p->n_nodes > 0) {
+                if (k == 0)
+                    k = run;
+                uniform = uniform && run == k;
+            }
+            p->n_nodes++;
+            run = 0;
+        }
+        run++;
+    }
+    if (k == 0)
+        k = run;
+    uniform = uniform && run == k;
+    p->k = uniform ? k : 0;
+    p->channels = uniform && p->n_nodes > 1 ? k : 1;
+    p->b_intra = p->b_inter = INFINITY;
+
+    for (guint c = 0; c < p->channels; c++)
+        for (guint i = 0; i < n; i++) {
+            guint32 s, d;
+            ring_edge(p, c, i, &s, &d);
+            p->a_ring = MAX(p->a_ring, lat(net, s, d));
+            if (s == d)
+                continue;
+            double bw = ssim_net_path_bandwidth(net, s, d);
+            if (s / gpn == d / gpn)
+                p->b_intra = MIN(p->b_intra, bw);
+            else
+                p->b_inter = MIN(p->b_inter, bw);
+        }
+    for (guint i = 0; i + 1 < n; i++)
+        p->a_chain = MAX(p->a_chain, lat(net, p->sorted[i], p->sorted[i + 1]));
+    if (p->k > 0) {
+        for (guint j = 0; j < p->n_nodes; j++)
+            for (guint q = 0; q < k; q++) {
+                guint32 s = p->sorted[j * k + q];
+                p->a_intra = MAX(p->a_intra, lat(net, s, p->sorted[j * k + (q + 1) % k]));
+                p->a_inter =
+                    MAX(p->a_inter, lat(net, s, p->sorted[((j + 1) % p->n_nodes) * k + q]));
+            }
+    }
+    for (guint i = 1; i < n; i++)
+        p->a_direct = MAX(p->a_direct, MAX(lat(net, p->sorted[0], p->sorted[i]),
+                                           lat(net, p->sorted[i], p->sorted[0])));
+    if (!isfinite(p->b_intra))
+        p->b_intra = p->b_inter;
+    if (!isfinite(p->b_inter))
+        p->b_inter = p->b_intra;
+    p->built = TRUE;
+}
+
+static guint32 chunks_for(const SsimNet *net, guint64 bytes)
+{
+    const SsimNetConfig *cfg = ssim_net_config(net);
+    guint64 c = (bytes + cfg->chunk_bytes - 1) / cfg->chunk_bytes;
+    return (guint32)CLAMP(c, 1, (guint64)cfg->max_chunks);
+}
+
+static double estimate_plan(Plan *p, const SsimNet *net, SsimCollKind kind, SsimNetAlgorithm algo,
+                            guint64 bytes)
+{
+    double S = (double)bytes, n = p->n,
+           ov = ssim_time_to_seconds(ssim_net_config(net)->step_overhead);
+    if (p->n <= 1 || bytes == 0)
+        return 0.0;
+    double b_ring = p->n_nodes > 1 ? MIN(p->b_intra, p->channels * p->b_inter) : p->b_intra;
+    double a_ring = ssim_time_to_seconds(p->a_ring) + ov;
+    switch (algo) {
+    case SSIM_NET_ALGO_TREE: {
+        if (!p->has_tree)
+            plan_build_tree(p, net);
+        double C = chunks_for(net, bytes / 2), steps = 2 * (C + p->tree_h - 1);
+        double b = p->n_nodes > 1 ? p->b_inter : p->b_intra;
+        return steps * (ssim_time_to_seconds(p->a_tree) + ov + S / (C * b));
+    }
+    case SSIM_NET_ALGO_HIERARCHICAL: {
+        double k = p->k, N = p->n_nodes;
+        return 2 * (k - 1) * (ssim_time_to_seconds(p->a_intra) + ov + S / (k * p->b_intra)) +
+               2 * (N - 1) * (ssim_time_to_seconds(p->a_inter) + ov + S / (k * N * p->b_inter));
+    }
+    case SSIM_NET_ALGO_DIRECT:
+        return ssim_time_to_seconds(p->a_direct) + ov + (n - 1) / n * S / b_ring;
+    default:
+        break;
+    }
+    if (kind == SSIM_COLL_PERMUTE)
+        return ssim_time_to_seconds(p->a_permute) + ov + S / MIN(p->b_intra, p->b_inter);
+    if (kind == SSIM_COLL_BROADCAST || kind == SSIM_COLL_REDUCE) {
+        double C = chunks_for(net, bytes);
+        return (C + n - 2) * (ssim_time_to_seconds(p->a_chain) + ov + S / C / p->b_intra);
+    }
+    double steps = kind == SSIM_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    return steps * (a_ring + S / n / b_ring);
+}
+
+static gboolean hier_ok(const Plan *p)
+{
+    return p->k > 1 && p->n_nodes > 1;
+}
+
+static SsimNetAlgorithm choose_plan(Plan *p, SsimNet *net, SsimCollKind kind, guint64 bytes)
+{
+    if (kind == SSIM_COLL_ALLTOALL)
+        return SSIM_NET_ALGO_DIRECT;
+    if (kind != SSIM_COLL_ALLREDUCE || p->n <= 1)
+        return SSIM_NET_ALGO_RING;
+    SsimNetAlgorithm fixed = ssim_net_config(net)->algorithm;
+    if (fixed == SSIM_NET_ALGO_HIERARCHICAL)
+        return hier_ok(p) ? fixed : SSIM_NET_ALGO_RING;
+    if (fixed == SSIM_NET_ALGO_RING || fixed == SSIM_NET_ALGO_TREE)
+        return fixed;
+    if (p->n_nodes <= 1)
+        return SSIM_NET_ALGO_RING;
+    SsimNetAlgorithm best = SSIM_NET_ALGO_RING;
+    double t_best = estimate_plan(p, net, kind, SSIM_NET_ALGO_RING, bytes);
+    double t = estimate_plan(p, net, kind, SSIM_NET_ALGO_TREE, bytes);
+    if (t < t_best) {
+        best = SSIM_NET_ALGO_TREE;
+        t_best = t;
+    }
+    if (hier_ok(p) && estimate_plan(p, net, kind, SSIM_NET_ALGO_HIERARCHICAL, bytes) < t_best)
+        best = SSIM_NET_ALGO_HIERARCHICAL;
+    return best;
+}
+
+SsimNetAlgorithm ssim_net_choose(SsimNet *net, SsimCollKind kind, const guint32 *ranks, guint n,
+                                 guint64 bytes)
+{
+    g_return_val_if_fail(net != NULL && ranks != NULL && n > 0, SSIM_NET_ALGO_RING);
+    Plan p = {0};
+    plan_build(&p, net, ranks, n);
+    SsimNetAlgorithm a = choose_plan(&p, net, kind, bytes);
+    plan_clear(&p);
+    return a;
+}
+
+SsimTime ssim_net_estimate(SsimNet *net, SsimCollKind kind, SsimNetAlgorithm algorithm,
+                           const guint32 *ranks, guint n, guint64 bytes)
+{
+    g_return_val_if_fail(net != NULL && ranks != NULL && n > 0, 0);
+    Plan p = {0};
+    plan_build(&p, net, ranks, n);
+    double t = estimate_plan(&p, net, kind, algorithm, bytes);
+    plan_clear(&p);
+    return ssim_time_from_seconds(t);
+}
+
+/* --- Steps ------------------------------------------------------------------------------ */
+
+static inline guint64 div_up(guint64 a, guint64 b)
+{
+    return (a + b - 1) / b;
+}
+
+/* The latency charged before step `s` of `in`. */
+static SsimTime step_alpha(const Comm *cm, const Inst *in, const Plan *p)
+{
+    SsimTime ov = ssim_net_config(cm->net)->step_overhead, a = 0;
+    switch (in->algo) {
+    case ALGO_P2P:
+        a = lat(cm->net, in->src, in->dst);
+        break;
+    case SSIM_NET_ALGO_TREE:
+        a = p->a_tree;
+        break;
+    case SSIM_NET_ALGO_DIRECT:
+        a = p->a_direct;
+        break;
+    case SSIM_NET_ALGO_HIERARCHICAL: {
+        guint32 intra = p->k - 1, inter = 2 * (p->n_nodes - 1);
+        a = in->step < intra || in->step >= intra + inter ? p->a_intra : p->a_inter;
+        break;
+    }
+    default:
+        a = in->coll == SSIM_COLL_BROADCAST || in->coll == SSIM_COLL_REDUCE ? p->a_chain
+            : in->coll == SSIM_COLL_PERMUTE                                 ? p->a_permute
+                                                                            : p->a_ring;
+    }
+    return a + ov;
+}
+
+/* Starts the flows of the current step of instance `id`; returns how many. */
+static guint32 start_step(Comm *cm, guint32 id)
+{
+    Inst *in = &cm->insts[id];
+    SsimNet *net = cm->net;
+    const Plan *p = in->group == SSIM_NONE ? NULL : &cm->plans[in->group];
+    guint32 count = 0, s = in->step;
+#define FLOW(a, b, bytes)                                                                          \
+    do {                                                                                           \
+        ssim_net_flow_start(net, (a), (b), (bytes), id);                                           \
+        count++;                                                                                   \
+    } while (0)
+    switch (in->algo) {
+    case ALGO_P2P:
+        FLOW(in->src, in->dst, in->bytes);
+        break;
+    case SSIM_NET_ALGO_DIRECT: {
+        guint64 b = div_up(in->bytes, p->n);
+        for (guint i = 0; i < p->n; i++)
+            for (guint j = 0; j < p->n; j++)
+                if (i != j)
+                    FLOW(p->sorted[i], p->sorted[j], b);
+        break;
+    }
+    case SSIM_NET_ALGO_TREE: {
+        guint32 half = in->chunks + p->tree_h - 1;
+        gboolean reduce = s < half;
+        guint32 t0 = reduce ? s : s - half;
+        guint64 b = div_up(div_up(in->bytes, 2), in->chunks);
+        for (int t = 0; t < 2; t++)
+            for (guint r = 0; r < p->n; r++) {
+                gint32 up = p->parent[t][r];
+                if (up < 0)
+                    continue;
+                guint32 lag = reduce ? p->height[t][r] : p->depth[t][up];
+                if (t0 < lag || t0 - lag >= in->chunks)
+                    continue;
+                if (reduce)
+                    FLOW(p->sorted[r], p->sorted[up], b);
+                else
+                    FLOW(p->sorted[up], p->sorted[r], b);
+            }
+        break;
+    }
+    case SSIM_NET_ALGO_HIERARCHICAL: {
+        guint k = p->k, N = p->n_nodes;
+        guint32 intra = k - 1, inter = 2 * (N - 1);
+        if (s < intra || s >= intra + inter) {
+            guint64 b = div_up(in->bytes, k);
+            for (guint j = 0; j < N; j++)
+                for (guint q = 0; q < k; q++)
+                    FLOW(p->sorted[j * k + q], p->sorted[j * k + (q + 1) % k], b);
+        } else {
+            guint64 b = div_up(in->bytes, (guint64)k * N);
+            for (guint q = 0; q < k; q++)
+                for (guint j = 0; j < N; j++)
+                    FLOW(p->sorted[j * k + q], p->sorted[((j + 1) % N) * k + q], b);
+        }
+        break;
+    }
+    default:
+        if (in->coll == SSIM_COLL_PERMUTE) {
+            for (guint i = 0; i < p->n; i++)
+                FLOW(p->order[i], p->order[(i + 1) % p->n], in->bytes);
+        } else if (in->coll == SSIM_COLL_BROADCAST || in->coll == SSIM_COLL_REDUCE) {
+            guint64 b = div_up(in->bytes, in->chunks);
+            for (guint e = 0; e + 1 < p->n; e++) {
+                if (s < e || s - e >= in->chunks)
+                    continue;
+                if (in->coll == SSIM_COLL_BROADCAST)
+                    FLOW(p->sorted[e], p->sorted[e + 1], b);
+                else
+                    FLOW(p->sorted[p->n - 1 - e], p->sorted[p->n - 2 - e], b);
+            }
+        } else {
+            guint64 b = div_up(in->bytes, (guint64)p->n * p->channels);
+            for (guint c = 0; c < p->channels; c++)
+                for (guint i = 0; i < p->n; i++) {
+                    guint32 a, d;
+                    ring_edge(p, c, i, &a, &d);
+                    FLOW(a, d, b);
+                }
+        }
+    }
+#undef FLOW
+    return count;
+}
+
+/* --- Engine glue ------------------------------------------------------------------------ */
+
+static void ensure_wake(Comm *cm)
+{
+    SsimTime next = ssim_net_next_completion(cm->net);
+    if (next != SSIM_TIME_NEVER && next < cm->wake_at) {
+        cm->wake_at = next;
+        ssim_engine_schedule(cm->engine, next, cm->ev_wake, 0, 0);
+    }
+}
+
+static void inst_free(Comm *cm, guint32 id)
+{
+    cm->insts[id].next_free = cm->free_head;
+    cm->free_head = id;
+}
+
+/* The current step of `id` is done: schedule the next one, or finish the match. */
+static void step_done(Comm *cm, guint32 id)
+{
+    Inst *in = &cm->insts[id];
+    in->step++;
+    if (in->step >= in->n_steps) {
+        guint32 match = in->match;
+        inst_free(cm, id);
+        ssim_run_finish_match(cm->run, match);
+        return;
+    }
+    const Plan *p = in->group == SSIM_NONE ? NULL : &cm->plans[in->group];
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, p);
+    ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
+}
+
+static void on_step(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)b;
+    Comm *cm = user_data;
+    guint32 id = (guint32)a;
+    ssim_net_advance(cm->net, ssim_engine_now(engine));
+    guint32 n = start_step(cm, id);
+    cm->insts[id].pending = n;
+    if (n == 0)
+        step_done(cm, id);
+    ensure_wake(cm);
+}
+
+static void on_wake(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)a;
+    (void)b;
+    Comm *cm = user_data;
+    SsimTime now = ssim_engine_now(engine);
+    if (now != cm->wake_at)
+        return; /* superseded by an earlier wake-up */
+    cm->wake_at = SSIM_TIME_NEVER;
+    guint64 owner;
+    while (ssim_net_pop_completion(cm->net, now, &owner, NULL)) {
+        Inst *in = &cm->insts[owner];
+        if (--in->pending == 0)
+            step_done(cm, (guint32)owner);
+    }
+    ensure_wake(cm);
+}
+
+static void comm_reset(Comm *cm)
+{
+    for (guint i = 0; i < cm->n_plans; i++)
+        plan_clear(&cm->plans[i]);
+    g_free(cm->plans);
+    cm->plans = NULL;
+    cm->n_plans = 0;
+    cm->n_insts = 0;
+    cm->free_head = SSIM_NONE;
+    cm->graph = NULL;
+    cm->run = NULL;
+    cm->engine = NULL;
+}
+
+static void comm_free(gpointer data)
+{
+    Comm *cm = data;
+    comm_reset(cm);
+    g_free(cm->insts);
+    if (cm->scratch != NULL)
+        g_array_free(cm->scratch, TRUE);
+    g_free(cm);
+}
+
+static inline guint32 gpu_of(const Comm *cm, guint32 rank)
+{
+    return cm->map.rank_map != NULL && rank < cm->map.n_ranks ? cm->map.rank_map[rank] : rank;
+}
+
+static gboolean comm_attach(gpointer data, SsimEngine *engine, SsimRun *run, const SsimGraph *graph,
+                            GError **error)
+{
+    Comm *cm = data;
+    comm_reset(cm);
+    guint n_gpus = ssim_net_n_gpus(cm->net), n_ranks = ssim_graph_n_ranks(graph);
+    if (cm->map.rank_map == NULL && n_ranks > n_gpus) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "network: the graph has %u ranks but the cluster only %u GPUs", n_ranks,
+                    n_gpus);
+        return FALSE;
+    }
+    for (guint32 r = 0; cm->map.rank_map != NULL && r < n_ranks; r++)
+        if (r >= cm->map.n_ranks || cm->map.rank_map[r] >= n_gpus) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "network: graph rank %u has no GPU in the rank map (the cluster has "
+                        "%u GPUs)",
+                        r, n_gpus);
+            return FALSE;
+        }
+    ssim_net_reset(cm->net);
+    cm->engine = engine;
+    cm->run = run;
+    cm->graph = graph;
+    cm->n_plans = ssim_graph_n_groups(graph);
+    cm->plans = g_new0(Plan, MAX(cm->n_plans, 1u));
+    cm->wake_at = SSIM_TIME_NEVER;
+    cm->ev_step = ssim_engine_register(engine, on_step, cm);
+    cm->ev_wake = ssim_engine_register(engine, on_wake, cm);
+    return TRUE;
+}
+
+static void comm_detach(gpointer data, SsimRun *run)
+{
+    (void)run;
+    comm_reset(data);
+}
+
+static guint32 inst_alloc(Comm *cm)
+{
+    if (cm->free_head != SSIM_NONE) {
+        guint32 id = cm->free_head;
+        cm->free_head = cm->insts[id].next_free;
+        return id;
+    }
+    if (cm->n_insts == cm->cap_insts) {
+        cm->cap_insts = cm->cap_insts ? cm->cap_insts * 2 : 64;
+        cm->insts = g_renew(Inst, cm->insts, cm->cap_insts);
+    }
+    return cm->n_insts++;
+}
+
+static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
+{
+    (void)run;
+    Comm *cm = data;
+    const guint32 *mfirst, *mops, *expected;
+    ssim_graph_match_csr(cm->graph, &mfirst, &mops, &expected);
+    const SsimOp *op = ssim_graph_op(cm->graph, mops[mfirst[match]]);
+    Inst in = {.match = match, .coll = op->coll, .group = SSIM_NONE, .bytes = op->bytes};
+    ssim_net_count_collective(cm->net);
+    if (op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV) {
+        in.algo = ALGO_P2P;
+        in.src = gpu_of(cm, op->kind == SSIM_OP_SEND ? op->rank : op->peer);
+        in.dst = gpu_of(cm, op->kind == SSIM_OP_SEND ? op->peer : op->rank);
+        in.n_steps = 1;
+    } else if (op->kind == SSIM_OP_COLLECTIVE && op->group < cm->n_plans) {
+        Plan *p = &cm->plans[op->group];
+        if (!p->built) {
+            guint n = 0;
+            const guint32 *ranks = cm->map.group_members != NULL
+                                       ? cm->map.group_members(cm->map.data, op->group, &n)
+                                       : NULL;
+            if (ranks == NULL) {
+                ranks = ssim_graph_group_ranks(cm->graph, op->group, &n);
+                g_array_set_size(cm->scratch, n);
+                for (guint i = 0; i < n; i++)
+                    g_array_index(cm->scratch, guint32, i) = gpu_of(cm, ranks[i]);
+                ranks = (const guint32 *)(void *)cm->scratch->data;
+            }
+            for (guint i = 0; i < n; i++)
+                g_return_val_if_fail(ranks[i] < ssim_net_n_gpus(cm->net), 0);
+            plan_build(p, cm->net, ranks, n);
+        }
+        if (p->n <= 1 || op->bytes == 0)
+            return 0;
+        in.group = op->group;
+        in.algo = (guint8)choose_plan(p, cm->net, op->coll, op->bytes);
+        switch (in.algo) {
+        case SSIM_NET_ALGO_TREE:
+            if (!p->has_tree)
+                plan_build_tree(p, cm->net);
+            in.chunks = chunks_for(cm->net, op->bytes / 2);
+            in.n_steps = 2 * (in.chunks + p->tree_h - 1);
+            break;
+        case SSIM_NET_ALGO_HIERARCHICAL:
+            in.n_steps = 2 * (p->k - 1) + 2 * (p->n_nodes - 1);
+            break;
+        case SSIM_NET_ALGO_DIRECT:
+            in.n_steps = 1;
+            break;
+        default:
+            if (op->coll == SSIM_COLL_PERMUTE) {
+                in.n_steps = 1;
+            } else if (op->coll == SSIM_COLL_BROADCAST || op->coll == SSIM_COLL_REDUCE) {
+                in.chunks = chunks_for(cm->net, op->bytes);
+                in.n_steps = in.chunks + p->n - 2;
+            } else {
+                in.n_steps = (op->coll == SSIM_COLL_ALLREDUCE ? 2 : 1) * (p->n - 1);
+            }
+        }
+    } else {
+        return 0; /* barriers and the like carry no data */
+    }
+    guint32 id = inst_alloc(cm);
+    cm->insts[id] = in;
+    const Plan *p = in.group == SSIM_NONE ? NULL : &cm->plans[in.group];
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], p);
+    ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
+    return -1;
+}
+
+SsimCommModel ssim_net_comm_model(SsimNet *net)
+{
+    gpointer *slot = ssim_net_comm_slot(net, comm_free);
+    if (*slot == NULL) {
+        Comm *cm = g_new0(Comm, 1);
+        cm->net = net;
+        cm->free_head = SSIM_NONE;
+        cm->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
+        *slot = cm;
+    }
+    return (SsimCommModel){
+        .data = *slot, .attach = comm_attach, .start = comm_start, .detach = comm_detach};
+}
+
+void ssim_net_set_mapping(SsimNet *net, const SsimNetMapping *mapping)
+{
+    g_return_if_fail(net != NULL);
+    ssim_net_comm_model(net);
+    GDestroyNotify unused = comm_free;
+    Comm *cm = *ssim_net_comm_slot(net, unused);
+    cm->map = mapping != NULL ? *mapping : (SsimNetMapping){0};
+}

@@ -1,0 +1,20 @@
+/*
+ * What net.c (topology, flows) shares with collective.c (algorithms, the runtime plug-in).
+ *
+ * The comm model object lives in the network (created by ssim_net_comm_model(), freed with the
+ * network through comm_free), so the public API can hand out a model by value.
+ */
+#pragma once
+
+#include <shiftsim/net.h>
+
+struct SsimNetTopo {
+    guint gpus_per_node, nodes, nics_per_node, gpus_per_nic, rails, n_leaves, nodes_per_leaf;
+};
+
+/* The topology figures of `net` (zeros for a network made by ssim_net_new_links()). */
+const struct SsimNetTopo *ssim_net_topo(const SsimNet *net);
+/* The comm model's slot in the network; `free_fn` frees what it holds with the network. */
+gpointer *ssim_net_comm_slot(SsimNet *net, GDestroyNotify free_fn);
+/* Counts one more match handled by the comm model. */
+void ssim_net_count_collective(SsimNet *net);

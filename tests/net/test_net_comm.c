@@ -1,0 +1,340 @@
+/*
+ * Tests for collectives as flows, through the runtime (ssim_runtime_run_config with the network's
+ * comm model).  Oracles are closed forms for uncongested runs (ring all-reduce
+ * 2(n-1) alpha + 2(n-1)/n S/B, hierarchical, direct all-to-all, a single p2p flow), the doubling
+ * of the bandwidth term when two collectives share the same links, the choice rule's expected
+ * answers, and bit-identical reruns.  Figures are round (bytes/ns) so the times are exact.
+ */
+#include "tests/test_common.h"
+
+#include <shiftsim/cluster.h>
+#include <shiftsim/net.h>
+
+#include <math.h>
+#include <string.h>
+
+/* gpn GPUs (and NICs) per node; NVLink 4 bytes/ns, NIC 1 byte/ns, PCIe 2 bytes/ns; latencies
+ * 2 us (NVLink), 5 us (inter-node path), no efficiencies. */
+static SsimCluster *cluster(guint nodes, guint gpn)
+{
+    SsimCluster *c = ssim_cluster_default();
+    c->gpus_per_node = gpn;
+    c->nics_per_node = gpn;
+    c->rails = gpn;
+    c->gpus_per_nic = 1;
+    c->nodes = nodes;
+    c->nodes_per_leaf = 32;
+    c->oversubscription = 1.0;
+    c->nvlink_bw = 4e9;
+    c->nic_bw = 1e9;
+    c->pcie_bw = 2e9;
+    c->nvlink_latency = 2 * SSIM_US;
+    c->nic_latency = 5 * SSIM_US;
+    c->pcie_latency = 1 * SSIM_US;
+    c->spine_latency = 0;
+    c->nvlink_efficiency = 1.0;
+    c->ib_efficiency = 1.0;
+    return c;
+}
+
+static SsimNet *net_for(const SsimCluster *c, SsimNetAlgorithm algo, SsimTime overhead)
+{
+    SsimNetConfig cfg;
+    ssim_net_config_init(&cfg, c);
+    cfg.algorithm = algo;
+    cfg.step_overhead = overhead;
+    GError *error = NULL;
+    SsimNet *net = ssim_net_new_config(c, &cfg, &error);
+    cr_assert_not_null(net, "%s", error ? error->message : "");
+    return net;
+}
+
+static guint32 group_of(SsimGraph *g, const char *name, const guint32 *ranks, guint n)
+{
+    guint32 gi = ssim_graph_add_group(g, name, ranks, n, NULL);
+    cr_assert_neq(gi, SSIM_NONE);
+    return gi;
+}
+
+/* One collective of `kind` over `ranks` on stream `stream`, repeated in `copies` groups. */
+static SsimGraph *coll_graph(SsimCollKind kind, const guint32 *ranks, guint n, guint64 bytes,
+                             guint copies)
+{
+    SsimGraph *g = ssim_graph_new();
+    for (guint k = 0; k < copies; k++) {
+        char name[16], stream[16];
+        g_snprintf(name, sizeof name, "g%u", k);
+        g_snprintf(stream, sizeof stream, "s%u", k);
+        guint32 gi = group_of(g, name, ranks, n);
+        for (guint i = 0; i < n; i++)
+            t_coll(g, ranks[i], stream, gi, kind, bytes, NODEPS);
+    }
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    return g;
+}
+
+static SsimTime run_makespan(const SsimGraph *g, SsimNet *net)
+{
+    SsimCommModel comm = ssim_net_comm_model(net);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.comm = &comm;
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(tl, "%s", error ? error->message : "");
+    return tl->makespan;
+}
+
+static void range(guint32 *r, guint n, guint32 first, guint32 stride)
+{
+    for (guint i = 0; i < n; i++)
+        r[i] = first + i * stride;
+}
+
+/* 2(n-1) alpha + 2(n-1)/n S/B, in ns, with B in bytes/ns. */
+static SsimTime ring_allreduce(guint n, SsimTime alpha, guint64 S, double B)
+{
+    return (SsimTime)(2 * (n - 1)) * alpha + (SsimTime)llround(2.0 * (n - 1) / n * S / B);
+}
+
+Test(net_comm, ring_allreduce_closed_form_one_node)
+{
+    g_autoptr(SsimCluster) c = cluster(1, 8);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 300);
+    guint32 r[8];
+    range(r, 8, 0, 1);
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, 8 * 4 * 1000, 1);
+    /* alpha = NVLink latency + software overhead; B = NVLink. */
+    cr_assert_eq(run_makespan(g, net), ring_allreduce(8, 2000 + 300, 32000, 4.0));
+}
+
+Test(net_comm, ring_allreduce_closed_form_across_nodes)
+{
+    /* 2 nodes x 4 GPUs: 4 rail-aligned rings; per step every GPU sends S/8 over NVLink
+     * (4 bytes/ns) and each NIC carries one ring's S/32 (1 byte/ns): B = 4 bytes/ns.  Every
+     * ring's node crossing goes through PXN: alpha = NVLink + inter-node latency. */
+    g_autoptr(SsimCluster) c = cluster(2, 4);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
+    guint32 r[8];
+    range(r, 8, 0, 1);
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, 32 * 1000, 1);
+    cr_assert_eq(run_makespan(g, net), ring_allreduce(8, 7000, 32000, 4.0));
+
+    /* One GPU per node (a data-parallel group): same rail, NIC-limited, alpha = 5 us. */
+    g_autoptr(SsimCluster) c4 = cluster(4, 4);
+    g_autoptr(SsimNet) net4 = net_for(c4, SSIM_NET_ALGO_AUTO, 0);
+    guint32 dp[4];
+    range(dp, 4, 1, 4);
+    g_autoptr(SsimGraph) g4 = coll_graph(SSIM_COLL_ALLREDUCE, dp, 4, 4000000, 1);
+    cr_assert_eq(ssim_net_choose(net4, SSIM_COLL_ALLREDUCE, dp, 4, 4000000), SSIM_NET_ALGO_RING);
+    cr_assert_eq(run_makespan(g4, net4), ring_allreduce(4, 5000, 4000000, 1.0));
+}
+
+Test(net_comm, concurrent_collectives_share_links)
+{
+    /* Two all-reduces over the same 4 GPUs at once: each gets half of every NVLink, so the
+     * bandwidth term doubles while the latency term stays. */
+    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
+    guint32 r[4];
+    range(r, 4, 0, 1);
+    g_autoptr(SsimGraph) one = coll_graph(SSIM_COLL_ALLREDUCE, r, 4, 16000, 1);
+    g_autoptr(SsimGraph) two = coll_graph(SSIM_COLL_ALLREDUCE, r, 4, 16000, 2);
+    cr_assert_eq(run_makespan(one, net), ring_allreduce(4, 2000, 16000, 4.0));
+    cr_assert_eq(run_makespan(two, net), ring_allreduce(4, 2000, 16000, 2.0));
+}
+
+Test(net_comm, hierarchical_closed_form)
+{
+    /* 2 nodes x 4: reduce-scatter on each node (3 steps of S/4 at 4 bytes/ns + 2 us), all-reduce
+     * of S/4 on 4 same-rail rings across 2 nodes (2 steps of S/8 at 1 byte/ns + 5 us),
+     * all-gather on each node (3 steps as the first phase). */
+    g_autoptr(SsimCluster) c = cluster(2, 4);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_HIERARCHICAL, 0);
+    guint32 r[8];
+    range(r, 8, 0, 1);
+    const guint64 S = 64000;
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, S, 1);
+    SsimTime want = 2 * 3 * (2000 + S / 4 / 4) + 2 * 1 * (5000 + S / 8 / 1);
+    cr_assert_eq(run_makespan(g, net), want);
+    cr_assert_eq(ssim_net_estimate(net, SSIM_COLL_ALLREDUCE, SSIM_NET_ALGO_HIERARCHICAL, r, 8, S),
+                 want);
+}
+
+Test(net_comm, alltoall_direct_and_p2p)
+{
+    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
+    guint32 r[4];
+    range(r, 4, 0, 1);
+    /* Each GPU sends S/4 to each of 3 others through its NVLink: 3 S/4 / B after one alpha. */
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLTOALL, r, 4, 16000, 1);
+    cr_assert_eq(run_makespan(g, net), 2000 + 3 * 4000 / 4);
+
+    /* A send/recv pair across nodes: one flow, NIC-limited, after the path latency. */
+    g_autoptr(SsimCluster) c2 = cluster(2, 4);
+    g_autoptr(SsimNet) net2 = net_for(c2, SSIM_NET_ALGO_AUTO, 0);
+    g_autoptr(SsimGraph) p = ssim_graph_new();
+    t_p2p(p, SSIM_OP_SEND, 1, "pp", 5, 1000000, NODEPS);
+    t_p2p(p, SSIM_OP_RECV, 5, "pp", 1, 1000000, NODEPS);
+    cr_assert(ssim_graph_finalize(p, NULL));
+    cr_assert_eq(run_makespan(p, net2), 5000 + 1000000);
+
+    /* A collective-permute between two nodes: both directions at once, each one NIC flow. */
+    guint32 pp[2] = {1, 5};
+    g_autoptr(SsimGraph) q = coll_graph(SSIM_COLL_PERMUTE, pp, 2, 1000000, 1);
+    cr_assert_eq(run_makespan(q, net2), 5000 + 1000000);
+}
+
+Test(net_comm, choice_by_size_and_scope)
+{
+    /* The bundled DGX H200 at 16 nodes: tree for small all-reduces across nodes (few steps),
+     * hierarchical in the middle (2(k-1) + 2(N-1) steps instead of 2(n-1)), the ring for the
+     * largest (it overlaps NVLink and NIC time, which hierarchical serializes); a ring inside
+     * a node. */
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    ssim_cluster_set_nodes(c, 16);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
+    guint32 node[8], world[128];
+    range(node, 8, 0, 1);
+    range(world, 128, 0, 1);
+    cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLREDUCE, node, 8, 1 << 30), SSIM_NET_ALGO_RING);
+    cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLREDUCE, world, 128, 4096), SSIM_NET_ALGO_TREE);
+    cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLREDUCE, world, 128, 16 << 20),
+                 SSIM_NET_ALGO_HIERARCHICAL);
+    cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLREDUCE, world, 128, 4ULL << 30),
+                 SSIM_NET_ALGO_RING);
+    /* The choice is the smallest estimate at every size. */
+    for (guint64 s = 1024; s <= (4ULL << 30); s *= 4) {
+        SsimNetAlgorithm best = SSIM_NET_ALGO_RING;
+        SsimTime t_best = ssim_net_estimate(net, SSIM_COLL_ALLREDUCE, best, world, 128, s);
+        for (SsimNetAlgorithm a = SSIM_NET_ALGO_TREE; a <= SSIM_NET_ALGO_HIERARCHICAL; a++) {
+            SsimTime t = ssim_net_estimate(net, SSIM_COLL_ALLREDUCE, a, world, 128, s);
+            if (t < t_best) {
+                best = a;
+                t_best = t;
+            }
+        }
+        cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLREDUCE, world, 128, s), best, "%lu",
+                     (unsigned long)s);
+    }
+    cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLGATHER, world, 128, 4096), SSIM_NET_ALGO_RING);
+    cr_assert_eq(ssim_net_choose(net, SSIM_COLL_ALLTOALL, world, 128, 4096), SSIM_NET_ALGO_DIRECT);
+    /* A fixed algorithm wins where it applies. */
+    g_autoptr(SsimNet) fixed = net_for(c, SSIM_NET_ALGO_RING, 0);
+    cr_assert_eq(ssim_net_choose(fixed, SSIM_COLL_ALLREDUCE, world, 128, 4096), SSIM_NET_ALGO_RING);
+}
+
+Test(net_comm, tree_broadcast_reduce_complete_and_beat_ring_when_small)
+{
+    g_autoptr(SsimCluster) c = cluster(8, 4);
+    guint32 r[32];
+    range(r, 32, 0, 1);
+    g_autoptr(SsimNet) tree = net_for(c, SSIM_NET_ALGO_TREE, 0);
+    g_autoptr(SsimNet) ring = net_for(c, SSIM_NET_ALGO_RING, 0);
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 32, 8192, 1);
+    SsimTime t_tree = run_makespan(g, tree), t_ring = run_makespan(g, ring);
+    cr_assert_lt(t_tree, t_ring);
+    /* At least one latency per tree level up and down (height 5 for 32 ranks). */
+    cr_assert_geq(t_tree, 2 * 5 * 2000);
+
+    for (int k = 0; k < 2; k++) {
+        SsimCollKind kind = k ? SSIM_COLL_REDUCE : SSIM_COLL_BROADCAST;
+        g_autoptr(SsimGraph) b = coll_graph(kind, r, 32, 1 << 20, 1);
+        SsimTime t = run_makespan(b, ring);
+        /* At least S over one NIC, at most store-and-forward along the chain. */
+        cr_assert_geq(t, (1 << 20) / 1);
+        cr_assert_lt(t, 31 * (7000 + (1 << 20)));
+    }
+}
+
+Test(net_comm, deterministic_and_reusable)
+{
+    g_autoptr(SsimCluster) c = cluster(4, 8);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 100);
+    guint32 r[32];
+    range(r, 32, 0, 1);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 world = group_of(g, "world", r, 32);
+    guint32 tp[4];
+    for (guint k = 0; k < 4; k++) {
+        char name[8];
+        g_snprintf(name, sizeof name, "tp%u", k);
+        tp[k] = group_of(g, name, r + 8 * k, 8);
+    }
+    for (guint i = 0; i < 32; i++) {
+        guint32 prev = SSIM_NONE;
+        for (guint s = 0; s < 6; s++) {
+            guint32 a = t_coll(g, i, "tp", tp[i / 8], SSIM_COLL_ALLREDUCE, 1000000 + s * 77777,
+                               prev == SSIM_NONE ? NULL : &prev, prev == SSIM_NONE ? 0 : 1);
+            prev = a;
+        }
+        t_coll(g, i, "dp", world, SSIM_COLL_ALLREDUCE, 50000000, NODEPS);
+        t_coll(g, i, "ep", world, SSIM_COLL_ALLTOALL, 3000000, NODEPS);
+    }
+    cr_assert(ssim_graph_finalize(g, NULL));
+    SsimCommModel comm = ssim_net_comm_model(net);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.comm = &comm;
+    g_autoptr(SsimTimeline) a = ssim_runtime_run_config(g, &cfg, NULL);
+    g_autoptr(SsimTimeline) b = ssim_runtime_run_config(g, &cfg, NULL);
+    cr_assert_not_null(a);
+    cr_assert_not_null(b);
+    cr_assert_eq(a->makespan, b->makespan);
+    for (guint32 i = 0; i < a->n_ops; i++)
+        cr_assert_eq(a->end[i], b->end[i], "op %u", i);
+    SsimNetStats st;
+    ssim_net_stats(net, &st);
+    cr_assert_eq(st.flows_started, st.flows_finished);
+}
+
+Test(net_comm, too_many_ranks)
+{
+    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
+    guint32 r[8];
+    range(r, 8, 0, 1);
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, 1000, 1);
+    SsimCommModel comm = ssim_net_comm_model(net);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.comm = &comm;
+    GError *error = NULL;
+    cr_assert_null(ssim_runtime_run_config(g, &cfg, &error));
+    cr_assert(strstr(error->message, "8 ranks but the cluster only 4 GPUs") != NULL, "%s",
+              error->message);
+    g_clear_error(&error);
+}
+
+static const guint32 *eight_gpus(gpointer data, guint32 group, guint *n)
+{
+    (void)group;
+    *n = 8;
+    return data;
+}
+
+Test(net_comm, representative_mapping)
+{
+    /* One graph rank stands for GPU 8 (node 1); its one-member group is really GPUs 8..15. */
+    g_autoptr(SsimCluster) c = cluster(2, 8);
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
+    static guint32 members[8] = {8, 9, 10, 11, 12, 13, 14, 15};
+    static const guint32 map[2] = {8, 0};
+    SsimNetMapping m = {
+        .rank_map = map, .n_ranks = 2, .group_members = eight_gpus, .data = members};
+    ssim_net_set_mapping(net, &m);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 one = 0;
+    guint32 gi = group_of(g, "tp", &one, 1);
+    t_coll(g, 0, "tp", gi, SSIM_COLL_ALLREDUCE, 32000, NODEPS);
+    /* And a send from graph rank 0 (GPU 8) to graph rank 1 (GPU 0): across nodes, same rail. */
+    t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, NODEPS);
+    t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    SsimCommModel comm = ssim_net_comm_model(net);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.comm = &comm;
+    g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(g, &cfg, NULL);
+    cr_assert_not_null(tl);
+    cr_assert_eq(tl->end[0], ring_allreduce(8, 2000, 32000, 4.0));
+    cr_assert_eq(tl->end[1], 5000 + 1000);
+}
