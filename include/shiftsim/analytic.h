@@ -20,7 +20,7 @@
  *     all-gather, reduce-scatter  (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib
  *   all-to-all      (n-1) a + max((k-1)/n S / B_nv, (n-k)/n S / B_ib)
  *   broadcast, reduce   ceil(log2 n) a + S / B       (B, a of the slowest link used)
- *   send/recv and a pipeline (class "pp") collective, i.e. a collective-permute where every
+ *   send/recv and a collective-permute (SSIM_COLL_PERMUTE), where every
  *   member sends S to one neighbour:   a + S / B
  *   barrier   2 ceil(log2 n) a
  *
@@ -80,6 +80,15 @@ const SsimAnalyticParams *ssim_analytic_params(const SsimAnalytic *model);
 void ssim_analytic_set_rank_map(SsimAnalytic *model, const guint32 *global, guint n);
 /* Charges graph group `group` as the logical group of global ranks `ranks` (copied). */
 void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *ranks, guint n);
+
+/*
+ * The shape `model` charges communication op `op` of `graph` with: for a collective or barrier
+ * its logical group's members, distinct nodes and most members on one node (the group set by
+ * ssim_analytic_set_group(), else the graph group's ranks through the rank map); for a send or
+ * receive its two ends (2 members, on 1 or 2 nodes).  FALSE, outputs untouched, for compute ops.
+ */
+gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                   guint *n_ranks, guint *n_nodes, guint *per_node);
 
 /* The SsimCostModel view of `model` (borrowed; `model` must outlive its use). */
 SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model);

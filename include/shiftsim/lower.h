@@ -36,7 +36,15 @@
  * final_norm.bwd`.  Between virtual stages a forward ends with a send of the activation
  * (b s h / t elements: sharded by SP, or by Megatron's scatter-gather) and the next stage's
  * forward begins with the matching receive; gradients go back the same way.  Under the XLA
- * schedule every iteration ends in one collective-permute over the pipeline group instead.
+ * schedule every iteration ends in one collective-permute (SSIM_COLL_PERMUTE) over the pipeline
+ * group instead.
+ *
+ * Placement.  The lowering writes a placement-neutral plan (place.h): data dependencies plus,
+ * for every communication op, the issue and wait points described here, which are Megatron-LM's
+ * placement; gradients are emitted as one piece per weight-gradient kernel, and the bucket rule
+ * below only decides where the pieces are issued (pieces with the same points fuse into one
+ * reduction when the graph is built).  A placement pass (options->placement) may move those
+ * points before the graph is built.
  *
  * Gradients are reduced over dp once the last microbatch's backward has produced them: in
  * buckets of dp_bucket_bytes, each issued after the weight-gradient kernel that fills it and
@@ -67,17 +75,24 @@
 #include <shiftsim/graph.h>
 #include <shiftsim/model.h>
 #include <shiftsim/parallel.h>
+#include <shiftsim/place.h>
 #include <shiftsim/schedule.h>
 
 G_BEGIN_DECLS
 
 typedef struct {
     gboolean exact; /* emit every GPU (default: one representative per stage) */
+    /* The placement pass applied before the graph is built; NULL keeps the lowering's own
+     * placement (Megatron-LM's, see place-megatron.c).  `eval` is needed by auto only; `report`
+     * (may be NULL) receives what the pass did. */
+    const SsimPlacement *placement;
+    const SsimPlaceEvaluator *eval;
+    SsimPlaceReport *report;
 } SsimLowerOptions;
 
 #define SSIM_LOWER_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        .exact = FALSE                                                                             \
+        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL                            \
     }
 
 /* The op classes, in the order used by per-class figures. */
@@ -116,6 +131,20 @@ void ssim_lowered_free(SsimLowered *lowered);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimLowered, ssim_lowered_free)
 
 const SsimGraph *ssim_lowered_graph(const SsimLowered *lowered);
+/* The placement-neutral plan the graph was built from (borrowed; see place.h). */
+SsimPlan *ssim_lowered_plan(SsimLowered *lowered);
+/* The plan op graph op `op` realises (the first of a fused run). */
+guint32 ssim_lowered_plan_op(const SsimLowered *lowered, guint32 op);
+/*
+ * Re-places the plan with `placement` (from the lowering's placement) and rebuilds the graph;
+ * the previous graph, classes and anything borrowed from them are invalidated.  FALSE with
+ * `error` set (the previous graph kept) when the pass or the checker refuses.
+ */
+gboolean ssim_lowered_place(SsimLowered *lowered, const SsimPlacement *placement,
+                            const SsimPlaceEvaluator *eval, SsimPlaceReport *report,
+                            GError **error);
+/* Bytes per GPU the current placement keeps alive beyond the lowering's (ssim_plan_extra_bytes). */
+guint64 ssim_lowered_extra_bytes(const SsimLowered *lowered);
 gboolean ssim_lowered_exact(const SsimLowered *lowered);
 /* How many GPUs each graph rank stands for (tp * dp when representative, 1 when exact). */
 guint ssim_lowered_weight(const SsimLowered *lowered);

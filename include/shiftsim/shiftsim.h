@@ -15,6 +15,10 @@
 #include <shiftsim/parallel.h>
 #include <shiftsim/memory.h>
 #include <shiftsim/schedule.h>
+#include <shiftsim/place.h>
 #include <shiftsim/lower.h>
 #include <shiftsim/analytic.h>
 #include <shiftsim/sim.h>
+#include <shiftsim/sweep.h>
+#include <shiftsim/calibrate.h>
+#include <shiftsim/kineto.h>

@@ -22,7 +22,8 @@
  *                            over graph ranks (exposed) and the largest rank (exposed_max).  A
  *                            moment with two classes exposed counts for both.
  *   peak memory per GPU      the largest ssim_memory_estimate() over stages, with the schedule's
- *                            in-flight count for each stage
+ *                            in-flight count for each stage, plus the buffers the placement
+ *                            keeps alive longer (ssim_plan_extra_bytes)
  *
  * The replay applies the cluster's overlap_slowdown: a kernel that runs while a communication op
  * of its GPU runs is slowed over the overlapped part (the runtime's interference model).
@@ -32,11 +33,13 @@
  */
 #pragma once
 
+#include <shiftsim/budget.h>
 #include <shiftsim/cluster.h>
 #include <shiftsim/lower.h>
 #include <shiftsim/memory.h>
 #include <shiftsim/model.h>
 #include <shiftsim/parallel.h>
+#include <shiftsim/profiled.h>
 #include <shiftsim/report.h>
 #include <shiftsim/runtime.h>
 #include <shiftsim/schedule.h>
@@ -50,6 +53,23 @@ typedef struct {
     gboolean exact;            /* emit every GPU instead of one representative per stage */
     gboolean ignore_memory;    /* simulate even when the memory estimate exceeds the GPU */
     const SsimCostModel *cost; /* NULL: the analytic model of `cluster` */
+    /* A measured profile answering costs first, the analytic model the rest (profiled.h);
+     * NULL: the analytic model alone.  Ignored when `cost` is set. */
+    const SsimProfile *profile;
+    /* When not NULL (with `profile`), receive where each op's cost came from, per op kind and
+     * per lowering class (added to what they hold). */
+    SsimCostExplain *explain;
+    SsimClassExplain *class_explain;
+    /* The placement pass (place.h); NULL simulates the graph as lowered, which is Megatron-LM's
+     * placement.  par->placement is only a name: callers resolve it into this. */
+    const SsimPlacement *placement;
+    SsimPlaceReport *report; /* may be NULL: what the placement pass did */
+    /* Limits (include/shiftsim/budget.h): the lowering's estimated op count (0: the default
+     * SSIM_MAX_OPS_DEFAULT, G_MAXUINT64: none) and the replay's event budget (0: none).  A
+     * configuration over the first is refused before it is lowered; a run that hits the second
+     * fails with SSIM_RUN_ERROR_LIMIT and no figures. */
+    guint64 max_ops;
+    guint64 max_events;
 } SsimSimConfig;
 
 /* The communication classes reported separately. */
@@ -73,7 +93,9 @@ typedef struct {
     SsimTime exposed[SSIM_COMM_N];     /* mean over graph ranks */
     SsimTime exposed_max[SSIM_COMM_N]; /* worst graph rank */
     SsimTime comm_busy[SSIM_COMM_N];   /* mean time some op of the class runs */
-    SsimMemory memory;                 /* the stage with the largest total */
+    SsimMemory memory;                 /* the stage with the largest total (its total includes
+                                          placement_extra) */
+    guint64 placement_extra;           /* bytes per GPU the placement keeps alive (place.h) */
     guint64 memory_capacity;           /* HBM bytes of one GPU */
     gboolean memory_fits;
     guint n_graph_ranks;

@@ -6,6 +6,7 @@
  */
 #include "verbs.h"
 
+#include <shiftsim/chakra.h>
 #include <shiftsim/data.h>
 #include <shiftsim/graphfile.h>
 #include <shiftsim/plot.h>
@@ -21,6 +22,7 @@ int ssim_verb_replay(int argc, char **argv)
 {
     g_autofree char *timeline = NULL, *format_name = NULL, *until = NULL;
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
+    g_autofree char *chakra = NULL, *comm_group = NULL;
     gint plot_ranks = 8;
     gint64 max_events = 0;
     double tflops = 500, hbm = 3000;
@@ -51,6 +53,12 @@ int ssim_verb_replay(int argc, char **argv)
          "Compute throughput for ops with flops= and no dur=, in TFLOP/s (default 500)", "X"},
         {"hbm-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &hbm,
          "Memory bandwidth for ops with bytes= and no dur=, in GB/s (default 3000)", "X"},
+        {"chakra", 0, 0, G_OPTION_ARG_FILENAME, &chakra,
+         "Replay the Chakra execution traces PREFIX.0.et, PREFIX.1.et, ... (ASTRA-sim's input) "
+         "instead of a graph file", "PREFIX"},
+        {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group,
+         "Chakra comm-group JSON (default: PREFIX.json, else the only *.json beside the traces)",
+         "FILE"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH] - replay an op graph");
     g_option_context_set_summary(
@@ -95,7 +103,24 @@ int ssim_verb_replay(int argc, char **argv)
     cost.mem_bw = hbm * 1e9;
 
     g_autofree char *path = NULL;
-    if (argc == 2) {
+    g_autoptr(SsimGraph) graph = NULL;
+    if (chakra) {
+        if (argc > 1)
+            return ssim_cli_usage_error("replay", "--chakra and a GRAPH file exclude each other");
+        SsimChakraStats stats;
+        ssim_chakra_stats_init(&stats);
+        graph = ssim_chakra_load(chakra, comm_group, NULL, &stats, &error);
+        if (graph) {
+            g_autoptr(GString) report = ssim_chakra_stats_format(&stats);
+            fputs(report->str, stderr);
+        }
+        ssim_chakra_stats_clear(&stats);
+        if (graph == NULL)
+            return ssim_cli_runtime_error(error);
+        path = g_strdup(chakra);
+    } else if (comm_group) {
+        return ssim_cli_usage_error("replay", "--comm-group needs --chakra");
+    } else if (argc == 2) {
         path = g_strdup(argv[1]);
     } else {
         path = ssim_data_find(DEFAULT_GRAPH);
@@ -105,7 +130,8 @@ int ssim_verb_replay(int argc, char **argv)
             return SSIM_EXIT_RUNTIME;
         }
     }
-    g_autoptr(SsimGraph) graph = ssim_graphfile_load(path, &error);
+    if (graph == NULL)
+        graph = ssim_graphfile_load(path, &error);
     if (graph == NULL)
         return ssim_cli_runtime_error(error);
 

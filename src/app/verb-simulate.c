@@ -8,12 +8,15 @@
  * not given it is dp * microbatch * max(8, 4 pp) so the pipeline has work to fill.  When no
  * recompute mode is given, the cheapest of none, selective and full whose memory estimate fits
  * is used (and named on stderr); a configuration that fits under none of them is reported with
- * its full-recompute figure.  The placement field is carried but not applied yet: the graph is
- * simulated as lowered.
+ * its full-recompute figure.  --placement NAME (and --shift) applies that placement pass and,
+ * unless --schedule is given, the policy's schedule; without it the graph is simulated as
+ * lowered (Megatron-LM's placement).
  */
 #include "verbs.h"
 
 #include <shiftsim/sim.h>
+
+#include <json-glib/json-glib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +36,46 @@ static gboolean set_field(SsimParallel *par, const char *key, const char *value,
     return TRUE;
 }
 
+/* --explain-costs: two tables after the figures (per lowering class, per op kind), the per-kind
+ * CSV after a blank line, or a "cost_sources" member of the JSON object. */
+static void append_explain(GString *out, SsimFormat format, const char *path,
+                           const SsimCostExplain *kinds, const SsimClassExplain *classes)
+{
+    if (format == SSIM_FORMAT_CSV) {
+        g_autoptr(GString) csv = ssim_cost_explain_csv(kinds);
+        g_string_append_printf(out, "\n%s", csv->str);
+        return;
+    }
+    if (format == SSIM_FORMAT_JSON) {
+        g_autoptr(JsonParser) parser = json_parser_new();
+        if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
+            return;
+        JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+        JsonObject *src = json_object_new();
+        for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++) {
+            JsonObject *row = json_object_new();
+            for (guint s = 0; s < SSIM_COST_N; s++)
+                json_object_set_int_member(row, ssim_cost_source_name(s),
+                                           (gint64)kinds->count[k][s]);
+            json_object_set_object_member(src, ssim_profile_kind_name(k), row);
+        }
+        json_object_set_object_member(root, "cost_sources", src);
+        g_autoptr(JsonGenerator) gen = json_generator_new();
+        json_generator_set_root(gen, json_parser_get_root(parser));
+        json_generator_set_pretty(gen, TRUE);
+        g_autofree char *text = json_generator_to_data(gen, NULL);
+        g_string_assign(out, text);
+        g_string_append_c(out, '\n');
+        return;
+    }
+    g_autoptr(GString) by_class = ssim_class_explain_table(classes);
+    g_autoptr(GString) by_kind = ssim_cost_explain_table(kinds);
+    g_string_replace(by_kind, "op class", "op kind ", 1);
+    g_string_append_printf(out, "\ncost sources (%s)\n%s\n%s",
+                           path ? path : "no profile: analytical model", by_class->str,
+                           by_kind->str);
+}
+
 int ssim_verb_simulate(int argc, char **argv)
 {
     g_autofree char *model_name = NULL, *cluster_name = NULL, *schedule = NULL;
@@ -40,6 +83,10 @@ int ssim_verb_simulate(int argc, char **argv)
     g_autofree char *format_name = NULL, *timeline = NULL, *split = NULL, *order = NULL;
     gint nodes = -1, dp = -1, tp = -1, pp = -1, vstages = -1, mb = -1, gbs = -1;
     gboolean seq_parallel = FALSE, ignore_memory = FALSE, exact = FALSE;
+    g_autofree char *profile_path = NULL;
+    gboolean explain_costs = FALSE;
+    gint64 max_ops = 0, max_events = 0;
+    g_autofree char *placement_name = NULL, *shift_list = NULL;
     GOptionEntry entries[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
          "Model: a bundled name (gpt-j-6b, gpt-3-175b, llama-2-70b, ...: models/NAME.ini) or an "
@@ -93,6 +140,28 @@ int ssim_verb_simulate(int argc, char **argv)
          "Simulate every GPU instead of one representative rank per pipeline stage", NULL},
         {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &ignore_memory,
          "Simulate even when the memory estimate exceeds a GPU's HBM", NULL},
+        {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile_path,
+         "Measured profile (a # shiftsim-profile v1 CSV, or a directory of them): costs come from "
+         "its rows where it has them, from the analytical model elsewhere",
+         "PATH"},
+        {"explain-costs", 0, 0, G_OPTION_ARG_NONE, &explain_costs,
+         "After the figures, count per op class and kind how many op costs were exact, "
+         "interpolated, extrapolated or analytical",
+         NULL},
+        {"max-ops", 0, 0, G_OPTION_ARG_INT64, &max_ops,
+         "Refuse a configuration whose lowering is estimated at more than N ops (default "
+         "200000000; 0 for the default)",
+         "N"},
+        {"max-events", 0, 0, G_OPTION_ARG_INT64, &max_events,
+         "Stop the replay after N events and fail without figures (default: no limit)", "N"},
+        {"placement", 'p', 0, G_OPTION_ARG_STRING, &placement_name,
+         "Placement pass: baseline (XLA), megatron, commshift, auto; without it the graph runs as "
+         "lowered (Megatron-LM's placement).  Sets the policy's schedule unless --schedule is "
+         "given",
+         "NAME"},
+        {"shift", 0, 0, G_OPTION_ARG_STRING, &shift_list,
+         "Relocations commshift and auto may make: a list of dp, pp, tp (default all), or none",
+         "LIST"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
          "Output: table (default), csv (header + one row) or json", "FMT"},
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
@@ -113,7 +182,9 @@ int ssim_verb_simulate(int argc, char **argv)
              "  shiftsim simulate\n"
              "  shiftsim simulate --model gpt-3-175b --cluster dgx-a100 --nodes 128 --tp 8 "
              "--pp 16 \\\n      --global-batch 1536 --schedule interleaved -v 2 --recompute "
-             "full\n\n"
+             "full\n"
+             "  shiftsim simulate --profile traces/vtrain-a100 --cluster dgx-a100 --nodes 1 "
+             "--explain-costs\n\n"
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
              "failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -132,6 +203,10 @@ int ssim_verb_simulate(int argc, char **argv)
             return ssim_cli_usage_error(VERB, "--%s: must be a positive integer", int_names[i]);
     if (nodes != -1 && nodes < 1)
         return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
+    if (max_ops < 0)
+        return ssim_cli_usage_error(VERB, "--max-ops: must not be negative");
+    if (max_events < 0)
+        return ssim_cli_usage_error(VERB, "--max-events: must not be negative");
 
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimModel) model =
@@ -145,6 +220,16 @@ int ssim_verb_simulate(int argc, char **argv)
     if (nodes != -1)
         ssim_cluster_set_nodes(cluster, (guint)nodes);
     guint world = ssim_cluster_n_gpus(cluster);
+    /* Loaded once; without --profile, --explain-costs counts against an empty one (all
+     * analytical). */
+    g_autoptr(SsimProfile) profile = NULL;
+    if (profile_path) {
+        profile = ssim_profile_load(profile_path, &error);
+        if (profile == NULL)
+            return ssim_cli_runtime_error(error);
+    } else if (explain_costs) {
+        profile = ssim_profile_new();
+    }
 
     SsimParallel par;
     ssim_parallel_init(&par);
@@ -195,6 +280,35 @@ int ssim_verb_simulate(int argc, char **argv)
                             .par = &par,
                             .exact = exact,
                             .ignore_memory = ignore_memory};
+    SsimCostExplain explain;
+    SsimClassExplain class_explain;
+    ssim_cost_explain_init(&explain);
+    ssim_class_explain_init(&class_explain);
+    config.max_ops = (guint64)max_ops;
+    config.max_events = (guint64)max_events;
+    config.profile = profile;
+    config.explain = explain_costs ? &explain : NULL;
+    config.class_explain = explain_costs ? &class_explain : NULL;
+    SsimPlacement placement = SSIM_PLACEMENT_INIT;
+    g_auto(SsimPlaceReport) place_report = {0};
+    ssim_place_report_init(&place_report);
+    if (placement_name || shift_list) {
+        if (placement_name == NULL)
+            placement_name = g_strdup("commshift");
+        if (!ssim_placement_kind_from_name(placement_name, &placement.kind)) {
+            g_autofree char *names = ssim_placement_kind_list();
+            return ssim_cli_usage_error(VERB, "--placement: unknown placement '%s' (known: %s)",
+                                        placement_name, names);
+        }
+        if (shift_list && !ssim_shift_parse(shift_list, &placement.shifts, &error))
+            return ssim_cli_usage_error(VERB, "--shift: %s", error->message);
+        g_strlcpy(par.placement, placement_name, sizeof par.placement);
+        if (schedule == NULL && !(split && strstr(split, "schedule")))
+            g_strlcpy(par.schedule, ssim_placement_kind_schedule(placement.kind),
+                      sizeof par.schedule);
+        config.placement = &placement;
+        config.report = &place_report;
+    }
     /* Without an explicit recompute mode, take the cheapest one that fits (none, selective,
      * full), saying so on stderr. */
     gboolean recompute_given = recompute != NULL || (split && strstr(split, "recompute"));
@@ -227,6 +341,8 @@ int ssim_verb_simulate(int argc, char **argv)
             return ssim_cli_runtime_error(error);
     }
     g_autoptr(GString) out = ssim_result_format(&result, &config, format);
+    if (explain_costs)
+        append_explain(out, format, profile_path, &explain, &class_explain);
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

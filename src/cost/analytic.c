@@ -3,8 +3,8 @@
  *
  * The model is a read-only table once built: cluster figures, an optional graph-rank to
  * global-rank map, and an optional logical shape (members, nodes, members per node) per graph
- * group.  op_time() does no allocation and no string hashing; it compares the op's class label
- * with "pp" only for collectives, to recognise a pipeline collective-permute.
+ * group.  op_time() does no allocation and no string hashing; a pipeline collective-permute is
+ * recognised by its kind (SSIM_COLL_PERMUTE), priced as one point-to-point step.
  */
 #include <shiftsim/analytic.h>
 
@@ -100,6 +100,11 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
             t = (n - 1) * a_nv + (n - 1) / n * S / p->nvlink_bw;
         else
             t = (n - 1) * a_ib + MAX((k - 1) / n * S / p->nvlink_bw, (n - k) / n * S / p->ib_bw);
+        break;
+    case SSIM_COLL_PERMUTE:
+        /* Every member sends S to its neighbour at once, each over its own link; all end
+         * together, so the slowest link (InfiniBand when the ring leaves a node) sets the time. */
+        t = (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : p->nvlink_bw);
         break;
     case SSIM_COLL_BROADCAST:
     case SSIM_COLL_REDUCE:
@@ -207,15 +212,44 @@ static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32
             double a = ssim_time_to_seconds(sh.n_nodes > 1 ? p->ib_latency : p->nvlink_latency);
             return ssim_time_from_seconds(2.0 * ceil_log2(sh.n_ranks) * a);
         }
-        const char *cls = ssim_graph_string(graph, op->cls);
-        if (cls != NULL && strcmp(cls, "pp") == 0)
-            return sh.n_ranks > 1 ? ssim_analytic_p2p_time(p, op->bytes, sh.n_nodes > 1) : 0;
         return ssim_analytic_collective_time(p, (SsimCollKind)op->coll, op->bytes, sh.n_ranks,
                                              sh.n_nodes, sh.per_node);
     }
     default:
         return 0;
     }
+}
+
+gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *graph, guint32 idx,
+                                   guint *n_ranks, guint *n_nodes, guint *per_node)
+{
+    const SsimOp *op = ssim_graph_op(graph, idx);
+    Shape sh = {0};
+    switch ((SsimOpKind)op->kind) {
+    case SSIM_OP_SEND:
+    case SSIM_OP_RECV: {
+        guint gpn = model->params.gpus_per_node;
+        gboolean cross = global_rank(model, op->rank) / gpn != global_rank(model, op->peer) / gpn;
+        sh = (Shape){.n_ranks = 2, .n_nodes = cross ? 2 : 1, .per_node = cross ? 1 : 2};
+        break;
+    }
+    case SSIM_OP_COLLECTIVE:
+    case SSIM_OP_BARRIER:
+        if (op->group < model->shapes->len)
+            sh = g_array_index(model->shapes, Shape, op->group);
+        if (sh.n_ranks == 0) {
+            guint nr;
+            const guint32 *ranks = ssim_graph_group_ranks(graph, op->group, &nr);
+            sh = shape_of(model, ranks, nr, TRUE);
+        }
+        break;
+    default:
+        return FALSE;
+    }
+    *n_ranks = sh.n_ranks;
+    *n_nodes = sh.n_nodes;
+    *per_node = sh.per_node;
+    return TRUE;
 }
 
 SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model)

@@ -272,13 +272,24 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             continue;
         }
         tokenize(toks, line);
+        if (toks->len > 0 && i_size >= 0) {
+            const char *t0 = g_array_index(toks, Tok, 0).text;
+            if (t0[0] == '-' && g_ascii_isdigit(t0[1])) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s:%u:%u: size: '%s' is not a byte count", path, lno,
+                            g_array_index(toks, Tok, 0).col, t0);
+                ok = FALSE;
+                break;
+            }
+        }
         if (toks->len == 0 || !all_digits(g_array_index(toks, Tok, 0).text) || i_size < 0)
             continue; /* NCCL INFO lines, warnings, blank lines */
         Tok *t = (Tok *)(void *)toks->data;
         int ntok = (int)toks->len;
-        /* Trace replay prints no out-of-place block: only one time then. */
-        gboolean one = i_time[1] >= 0 && ntok < n_head && ntok >= n_head - 4;
-        int need = one ? i_time[0] + 1 : (i_time[1] >= 0 ? i_time[1] : i_time[0]) + 1;
+        /* Trace replay prints no out-of-place block: only one time then.  Any other row shorter
+         * than the header was cut off (a run killed mid-line) and its last number may be too. */
+        gboolean one = i_time[1] >= 0 && ntok == n_head - 4;
+        int need = one ? i_time[0] + 1 : n_head;
         if (ntok < need) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                         "%s:%u:%u: time: missing: the row has %d fields, the table header %d", path,

@@ -19,9 +19,11 @@
 #include <shiftsim/model.h>
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ssim-config.h"
 
@@ -407,15 +409,49 @@ static GPtrArray *metadata(const Plan *p, const SsimBenchDeviceInfo *info, int a
     return kv;
 }
 
-static FILE *open_out(const char *path, GError **error)
+/*
+ * Opens an output.  A file is written under a temporary name beside it (`*tmp`, caller frees)
+ * and renamed over `path` by close_out() once complete, so a run that fails or is killed never
+ * leaves a truncated CSV under the real name (a killed run leaves its rows in PATH.XXXXXX).
+ * "-" or NULL is stdout (`*tmp` NULL).
+ */
+static FILE *open_out(const char *path, char **tmp, GError **error)
 {
+    *tmp = NULL;
     if (path == NULL || strcmp(path, "-") == 0)
         return stdout;
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
+    char *name = g_strdup_printf("%s.XXXXXX", path);
+    int fd = g_mkstemp(name);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path,
                     g_strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            g_unlink(name);
+        }
+        g_free(name);
+        return NULL;
+    }
+    *tmp = name;
     return f;
+}
+
+/* Closes an output from open_out(): renames the temporary file over `path` when `ok` and the
+ * close succeeds, removes it otherwise.  Returns FALSE when the output is not complete. */
+static gboolean close_out(FILE *f, const char *path, char *tmp, gboolean ok)
+{
+    if (f == stdout)
+        return ok;
+    ok = fclose(f) == 0 && ok;
+    if (ok && g_rename(tmp, path) != 0) {
+        fprintf(stderr, TOOL_NAME ": %s: %s\n", path, g_strerror(errno));
+        ok = FALSE;
+    }
+    if (!ok)
+        g_unlink(tmp);
+    g_free(tmp);
+    return ok;
 }
 
 /* Opens the outputs, writes the metadata and runs every module asked for; returns the exit
@@ -444,16 +480,16 @@ static int measure(const Options *o, Plan *p, int argc_orig, char **argv_orig)
         fprintf(stderr, TOOL_NAME ": %s\n", why);
         return 1;
     }
-    FILE *out = open_out(o->out, &error);
+    char *out_tmp = NULL, *raw_tmp = NULL;
+    FILE *out = open_out(o->out, &out_tmp, &error);
     if (out == NULL) {
         fprintf(stderr, TOOL_NAME ": %s\n", error->message);
         return 1;
     }
     FILE *raw = NULL;
-    if (o->raw != NULL && (raw = open_out(o->raw, &error)) == NULL) {
+    if (o->raw != NULL && (raw = open_out(o->raw, &raw_tmp, &error)) == NULL) {
         fprintf(stderr, TOOL_NAME ": %s\n", error->message);
-        if (out != stdout)
-            fclose(out);
+        close_out(out, o->out, out_tmp, FALSE);
         return 1;
     }
     if (!o->quiet)
@@ -483,9 +519,12 @@ static int measure(const Options *o, Plan *p, int argc_orig, char **argv_orig)
     if (!o->quiet)
         fprintf(stderr, TOOL_NAME ": %u rows written to %s\n", ssim_bench_run_rows(run),
                 o->out != NULL ? o->out : "standard output");
-    if (out != stdout && fclose(out) != 0)
+    /* A case that failed is reported and missing from the rows, but the rows written are
+     * whole: the file is kept unless writing itself failed. */
+    gboolean written = ssim_bench_run_ok(run);
+    if (!close_out(out, o->out, out_tmp, written))
         failed = 1;
-    if (raw != NULL && raw != stdout && fclose(raw) != 0)
+    if (raw != NULL && !close_out(raw, o->raw, raw_tmp, written))
         failed = 1;
     return failed ? 1 : 0;
 }

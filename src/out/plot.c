@@ -9,6 +9,7 @@
 #include <shiftsim/plot.h>
 #include <shiftsim/report.h>
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 static void free_gstring(gpointer s)
@@ -58,6 +59,9 @@ gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStat
         return FALSE;
     }
     if (!g_spawn_check_wait_status(wait_status, NULL)) {
+        /* gnuplot writes the image itself, so a failure can leave it half drawn: remove it (the
+         * script and data beside it are whole, written by ssim_write_file). */
+        g_unlink(image);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: gnuplot failed: %s", gp,
                     err_text ? g_strstrip(err_text) : "");
         return FALSE;

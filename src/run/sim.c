@@ -200,11 +200,20 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
 
 /* ---- the driver -------------------------------------------------------------------------- */
 
+/* Auto's evaluator: one replay of a candidate graph under the run configuration. */
+static SsimTimeline *eval_run(gpointer data, const SsimGraph *graph, GError **error)
+{
+    return ssim_runtime_run_config(graph, data, error);
+}
+
 /* Validates the split, builds its schedule and fills the peak memory estimate. */
 static SsimSchedule *prepare(const SsimSimConfig *config, SsimMemory *peak, GError **error)
 {
     const SsimParallel *par = config->par;
     if (!ssim_parallel_validate(par, config->model, config->cluster, error))
+        return NULL;
+    /* Before the schedule and the lowering allocate anything (include/shiftsim/budget.h). */
+    if (!ssim_budget_check(config->model, par, config->exact, config->max_ops, error))
         return NULL;
     SsimScheduleKind kind;
     if (!ssim_schedule_kind_from_name(par->schedule, &kind)) {
@@ -280,6 +289,13 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         ssim_analytic_set_group(analytic, gi, ranks, n);
     }
     SsimCostModel cm = ssim_analytic_cost_model(analytic);
+    /* A measured profile answers first; the analytic model, with the logical groups above,
+     * prices what it has not measured. */
+    g_autoptr(SsimProfiled) profiled = NULL;
+    if (config->profile && config->cost == NULL) {
+        profiled = ssim_profiled_new(config->profile, analytic, model->dtype);
+        cm = ssim_profiled_cost_model(profiled);
+    }
     const SsimCostModel *cost = config->cost ? config->cost : &cm;
 
     /* The cluster's overlap_slowdown says compute runs that many times slower while a collective
@@ -287,12 +303,39 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     SsimRunConfig rc = SSIM_RUN_CONFIG_INIT;
     rc.cost = cost;
     rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
+    rc.limits.max_events = config->max_events;
+    /* Placement: group indices are the plan's, so the cost model built above serves every
+     * placement of this lowering, including the candidates auto evaluates. */
+    if (config->placement != NULL) {
+        SsimPlaceEvaluator eval = {eval_run, &rc};
+        if (!ssim_lowered_place(lowered, config->placement, &eval, config->report, error))
+            return FALSE;
+        graph = ssim_lowered_graph(lowered);
+        result->placement_extra = ssim_lowered_extra_bytes(lowered);
+        result->memory.total += result->placement_extra;
+        result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
+        if (!result->memory_fits && !config->ignore_memory) {
+            ssim_memory_fits(&result->memory, cluster, error);
+            g_prefix_error(error, "%s on %s under placement %s (+%.1f MiB of buffers): ",
+                           model->name, cluster->name,
+                           ssim_placement_kind_name(config->placement->kind),
+                           (double)result->placement_extra / 1048576.0);
+            return FALSE;
+        }
+    }
+    /* Count only the final replay, not the candidates a placement search replayed. */
+    if (profiled)
+        ssim_profiled_reset_explain(profiled);
     g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(graph, &rc, error);
     if (tl == NULL) {
         g_prefix_error(error, "simulate: ");
         return FALSE;
     }
     ssim_result_measure(result, lowered, tl, model, par, ap.peak_flops);
+    if (profiled && config->explain)
+        ssim_cost_explain_merge(config->explain, ssim_profiled_explain(profiled));
+    if (profiled && config->class_explain)
+        ssim_class_explain_merge(config->class_explain, ssim_profiled_class_explain(profiled));
     if (lowered_out)
         *lowered_out = g_steal_pointer(&lowered);
     if (timeline_out)
@@ -336,7 +379,21 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append_printf(o, "%.0f MiB", (double)p->dp_bucket_bytes / 1048576.0);
     else
         g_string_append(o, "off");
-    g_string_append_printf(o, ", tp-comm %s\n\n", ssim_tp_comm_name(p->tp_comm));
+    g_string_append_printf(o, ", tp-comm %s\n", ssim_tp_comm_name(p->tp_comm));
+    if (c->placement) {
+        g_autofree char *sh = ssim_shift_to_string(c->placement->shifts);
+        g_string_append_printf(o, "placement   %s", ssim_placement_kind_name(c->placement->kind));
+        if (c->placement->kind == SSIM_PLACEMENT_COMMSHIFT ||
+            c->placement->kind == SSIM_PLACEMENT_AUTO)
+            g_string_append_printf(o, " (shift %s)", sh);
+        g_string_append_printf(o, ", +%.1f MiB of buffers kept alive\n",
+                               (double)r->placement_extra / 1048576.0);
+        if (c->report && c->report->moves)
+            for (guint i = 0; i < c->report->moves->len; i++)
+                g_string_append_printf(o, "  moved     %s\n",
+                                       (const char *)g_ptr_array_index(c->report->moves, i));
+    }
+    g_string_append_c(o, '\n');
     g_string_append_printf(o, "step time                %12.3f ms\n", ms(r->step_time));
     g_string_append_printf(o, "tokens/s                 %12.0f\n", r->tokens_per_s);
     g_string_append_printf(o, "samples/s                %12.2f\n", r->samples_per_s);

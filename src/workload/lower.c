@@ -307,7 +307,9 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
 /* ---- the lowered result ------------------------------------------------------------------ */
 
 struct SsimLowered {
-    SsimGraph *graph;
+    SsimPlan *plan;   /* the placement-neutral description */
+    SsimGraph *graph; /* the plan built under the current placement */
+    GArray *plan_of;  /* guint32 plan op per graph op */
     gboolean exact;
     guint weight;
     GArray *global_of;   /* guint32 per graph rank */
@@ -322,7 +324,9 @@ void ssim_lowered_free(SsimLowered *l)
     if (l == NULL)
         return;
     ssim_graph_free(l->graph);
-    GArray *arrays[] = {l->global_of, l->stage_of, l->group_first, l->group_ranks, l->op_class};
+    ssim_plan_free(l->plan);
+    GArray *arrays[] = {l->global_of,   l->stage_of, l->group_first,
+                        l->group_ranks, l->op_class, l->plan_of};
     for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++)
         if (arrays[i])
             g_array_free(arrays[i], TRUE);
@@ -332,6 +336,48 @@ void ssim_lowered_free(SsimLowered *l)
 const SsimGraph *ssim_lowered_graph(const SsimLowered *l)
 {
     return l->graph;
+}
+
+SsimPlan *ssim_lowered_plan(SsimLowered *l)
+{
+    return l->plan;
+}
+
+guint32 ssim_lowered_plan_op(const SsimLowered *l, guint32 op)
+{
+    g_return_val_if_fail(op < l->plan_of->len, SSIM_NONE);
+    return g_array_index(l->plan_of, guint32, op);
+}
+
+/* Builds the graph of the plan's current placement (and its class and plan maps). */
+static gboolean rebuild(SsimLowered *l, GError **error)
+{
+    GArray *cls = NULL, *pof = NULL;
+    SsimGraph *g = ssim_plan_build(l->plan, &cls, &pof, error);
+    if (g == NULL)
+        return FALSE;
+    ssim_graph_free(l->graph);
+    if (l->op_class)
+        g_array_free(l->op_class, TRUE);
+    if (l->plan_of)
+        g_array_free(l->plan_of, TRUE);
+    l->graph = g;
+    l->op_class = cls;
+    l->plan_of = pof;
+    return TRUE;
+}
+
+gboolean ssim_lowered_place(SsimLowered *l, const SsimPlacement *placement,
+                            const SsimPlaceEvaluator *eval, SsimPlaceReport *report, GError **error)
+{
+    if (!ssim_place_apply(l->plan, placement, eval, report, error))
+        return FALSE;
+    return rebuild(l, error);
+}
+
+guint64 ssim_lowered_extra_bytes(const SsimLowered *l)
+{
+    return ssim_plan_extra_bytes(l->plan);
 }
 
 gboolean ssim_lowered_exact(const SsimLowered *l)
@@ -400,7 +446,7 @@ typedef struct {
 
 typedef struct {
     SsimLowered *L;
-    SsimGraph *g;
+    SsimPlan *g;
     const SsimModel *model;
     const SsimParallel *par;
     const SsimSchedule *sched;
@@ -415,28 +461,34 @@ typedef struct {
     guint32 st_compute, st_tp, st_dp, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
     guint32 tp_group, dp_group, pp_group, emb_group;
     guint32 last;
-    GArray *pending;  /* guint32 */
-    GArray *deferred; /* Deferred */
-    GArray *dp_ops;   /* guint32 */
+    GArray *pending;         /* guint32 */
+    GArray *deferred;        /* Deferred */
+    GArray *dp_ops;          /* guint32 */
+    GArray *open;            /* guint32: gradient pieces waiting for their bucket's issue point */
+    GArray *permutes;        /* guint32 per lock-step slot of this rank: its permute, or NONE */
+    GPtrArray *all_permutes; /* per graph rank: its `permutes` (owned) */
     guint64 bucket;
+    guint32 site; /* gradient site counter of this rank */
     gboolean collect_grads;
 } Emit;
 
-static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, const guint32 *deps,
-                   guint n_deps)
+/* Adds a plan op of this rank; a communication op is issued after `issue` (the lowering's
+ * placement) and `order` lists earlier communication it must follow. */
+static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 issue,
+                   const guint32 *order, guint n_order)
 {
     SsimOpSpec sp = *spec;
     sp.cls = class_names[cls];
-    guint32 idx = ssim_graph_add_op(e->g, &sp, deps, n_deps);
-    guint8 c = (guint8)cls;
-    g_array_append_val(e->L->op_class, c);
+    guint32 idx = ssim_plan_add(e->g, &sp, e->rank, (guint8)cls, order, n_order);
+    if (spec->kind != SSIM_OP_COMPUTE)
+        ssim_plan_set_points(e->g, idx, issue, SSIM_NONE);
     return idx;
 }
 
 static guint32 stream(Emit *e, guint32 *cache, const char *name)
 {
     if (*cache == SSIM_NONE)
-        *cache = ssim_graph_stream(e->g, e->rank, name);
+        *cache = ssim_plan_stream(e->g, e->rank, name);
     return *cache;
 }
 
@@ -448,7 +500,17 @@ static void kernel(Emit *e, const Step *st, SsimOpClass cls)
     spec.name = st->name;
     spec.flops = st->flops;
     spec.bytes = st->bytes;
-    e->last = add(e, &spec, cls, (const guint32 *)e->pending->data, e->pending->len);
+    e->last = add(e, &spec, cls, SSIM_NONE, NULL, 0);
+    /* This kernel is where the pending communication is waited for; it reads the result of all
+     * of it but a lock-step permute of a slot whose successor receives nothing. */
+    for (guint i = 0; i < e->pending->len; i++) {
+        guint32 c = g_array_index(e->pending, guint32, i);
+        SsimPlanOp *o = ssim_plan_op_mut(e->g, c);
+        if (o->wait0 == SSIM_NONE)
+            o->wait = o->wait0 = e->last;
+        if (!(o->flags & SSIM_PLAN_PERMUTE) || o->recv_peer != SSIM_NONE)
+            ssim_plan_data(e->g, c, e->last);
+    }
     g_array_set_size(e->pending, 0);
     for (guint i = 0; i < e->deferred->len;) {
         Deferred *d = &g_array_index(e->deferred, Deferred, i);
@@ -461,13 +523,20 @@ static void kernel(Emit *e, const Step *st, SsimOpClass cls)
     }
 }
 
-/* A communication op waiting for the last kernel and what that kernel waited for. */
+/* A communication op issued after the last kernel, reading its output and that of the
+ * communication the kernel after it would have waited for. */
 static guint32 comm(Emit *e, SsimOpSpec *spec, SsimOpClass cls)
 {
-    g_autoptr(GArray) deps = g_array_copy(e->pending);
+    guint32 idx = add(e, spec, cls, e->last, NULL, 0);
     if (e->last != SSIM_NONE)
-        g_array_append_val(deps, e->last);
-    return add(e, spec, cls, (const guint32 *)deps->data, deps->len);
+        ssim_plan_data(e->g, e->last, idx);
+    for (guint i = 0; i < e->pending->len; i++) {
+        guint32 c = g_array_index(e->pending, guint32, i);
+        const SsimPlanOp *o = ssim_plan_op(e->g, c);
+        if (!(o->flags & SSIM_PLAN_PERMUTE) || o->recv_peer != SSIM_NONE)
+            ssim_plan_data(e->g, c, idx);
+    }
+    return idx;
 }
 
 static void tp_coll(Emit *e, const Step *st)
@@ -489,12 +558,12 @@ static void tp_coll(Emit *e, const Step *st)
     }
 }
 
-static void flush_dp(Emit *e)
+/* The gradient piece of the weight-gradient kernel just issued: a reduction of its bytes over
+ * dp, whose issue point is decided when its bucket is flushed. */
+static void grad_piece(Emit *e, guint64 bytes)
 {
-    if (e->bucket == 0 || e->dp_group == SSIM_NONE) {
-        e->bucket = 0;
+    if (e->dp_group == SSIM_NONE)
         return;
-    }
     SsimOpSpec spec = SSIM_OP_SPEC_INIT;
     spec.kind = SSIM_OP_COLLECTIVE;
     gboolean zero = e->par->zero_stage >= 1;
@@ -502,16 +571,32 @@ static void flush_dp(Emit *e)
     spec.name = zero ? "dp.reducescatter" : "dp.allreduce";
     spec.stream = stream(e, &e->st_dp, "dp");
     spec.group = e->dp_group;
-    spec.bytes = e->bucket;
-    SsimOpSpec s2 = spec;
-    guint32 deps[1] = {e->last};
-    guint32 idx = add(e, &s2, SSIM_OPCLASS_DP, deps, e->last == SSIM_NONE ? 0 : 1);
-    g_array_append_val(e->dp_ops, idx);
+    spec.bytes = bytes;
+    guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, SSIM_NONE, NULL, 0);
+    SsimPlanOp *o = ssim_plan_op_mut(e->g, idx);
+    o->flags |= SSIM_PLAN_FUSABLE;
+    o->site = e->site;
+    ssim_plan_data(e->g, e->last, idx);
+    g_array_append_val(e->open, idx);
+}
+
+/* Closes the current bucket: its pieces are issued after the last kernel (and fuse into one
+ * reduction when built as lowered). */
+static void flush_dp(Emit *e)
+{
+    for (guint i = 0; i < e->open->len; i++) {
+        guint32 idx = g_array_index(e->open, guint32, i);
+        ssim_plan_set_points(e->g, idx, e->last, SSIM_NONE);
+        g_array_append_val(e->dp_ops, idx);
+    }
+    g_array_set_size(e->open, 0);
     e->bucket = 0;
 }
 
 static void run_program(Emit *e, const GArray *prog, SsimOpClass cls)
 {
+    if (e->collect_grads)
+        e->site++;
     for (guint i = 0; i < prog->len; i++) {
         const Step *st = &g_array_index(prog, Step, i);
         if (st->kind == ST_TP) {
@@ -520,6 +605,7 @@ static void run_program(Emit *e, const GArray *prog, SsimOpClass cls)
         }
         kernel(e, st, cls);
         if (e->collect_grads && st->grad_bytes > 0) {
+            grad_piece(e, st->grad_bytes);
             e->bucket += st->grad_bytes;
             if (e->par->dp_bucket_bytes > 0 && e->bucket >= e->par->dp_bucket_bytes)
                 flush_dp(e);
@@ -547,10 +633,11 @@ static void p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, guin
     spec.name = kind == SSIM_OP_SEND ? "pp.send" : "pp.recv";
     spec.bytes = e->act_bytes;
     if (kind == SSIM_OP_SEND) {
-        guint32 deps[1] = {e->last};
-        add(e, &spec, SSIM_OPCLASS_PP, deps, e->last == SSIM_NONE ? 0 : 1);
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, e->last, NULL, 0);
+        if (e->last != SSIM_NONE)
+            ssim_plan_data(e->g, e->last, idx);
     } else {
-        guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, NULL, 0);
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, SSIM_NONE, NULL, 0);
         g_array_append_val(e->pending, idx);
     }
 }
@@ -560,7 +647,28 @@ static guint32 tag_of(const Emit *e, SsimPhaseDir dir, guint dst_vs, guint micro
     return ((guint32)dir * e->pv + dst_vs) * e->m + micro;
 }
 
-static void emit_phase(Emit *e, const SsimPhase *ph)
+/* Graph rank of the stage that slot `j` of `stage` exchanges with in direction `dir` (+1 the
+ * next stage, -1 the previous), when both run the same microbatch in the same direction in
+ * consecutive slots (`sender` tells which of the two slots is this stage's); else SSIM_NONE. */
+static guint32 lockstep_peer(Emit *e, guint j, gboolean sender)
+{
+    guint p = e->par->pp, n, nn;
+    const SsimPhase *mine = ssim_schedule_phases(e->sched, e->stage, &n);
+    guint js = sender ? j : j + 1; /* this stage's slot */
+    if (j + 1 >= n || mine[js].micro == SSIM_NONE)
+        return SSIM_NONE;
+    gint step = mine[js].dir == SSIM_PHASE_FWD ? 1 : -1;
+    gint other = (gint)e->stage + (sender ? step : -step);
+    if (other < 0 || other >= (gint)p)
+        return SSIM_NONE;
+    const SsimPhase *theirs = ssim_schedule_phases(e->sched, (guint)other, &nn);
+    guint jo = sender ? j + 1 : j;
+    if (jo >= nn || theirs[jo].micro != mine[js].micro || theirs[jo].dir != mine[js].dir)
+        return SSIM_NONE;
+    return stage_rank(e, (guint)other);
+}
+
+static void emit_phase(Emit *e, const SsimPhase *ph, guint slot)
 {
     guint p = e->par->pp;
     guint lpc = ssim_parallel_layers_per_chunk(e->par, e->model);
@@ -606,12 +714,23 @@ static void emit_phase(Emit *e, const SsimPhase *ph)
     if (lock && p > 1) {
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
         spec.kind = SSIM_OP_COLLECTIVE;
-        spec.coll = SSIM_COLL_ALLTOALL;
+        spec.coll = SSIM_COLL_PERMUTE;
         spec.stream = stream(e, &e->st_pp, "pp");
         spec.group = e->pp_group;
         spec.name = "pp.permute";
         spec.bytes = e->act_bytes;
-        guint32 idx = comm(e, &spec, SSIM_OPCLASS_PP);
+        /* It follows what the next kernel would have waited for, but reads only the slot's
+         * output, and that only when the next stage runs this microbatch next. */
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, e->last, (const guint32 *)e->pending->data,
+                          e->pending->len);
+        SsimPlanOp *o = ssim_plan_op_mut(e->g, idx);
+        o->flags |= SSIM_PLAN_PERMUTE;
+        o->site = slot;
+        o->send_peer = lockstep_peer(e, slot, TRUE);
+        o->recv_peer = lockstep_peer(e, slot, FALSE);
+        if (o->send_peer != SSIM_NONE && e->last != SSIM_NONE)
+            ssim_plan_data(e->g, e->last, idx);
+        g_array_index(e->permutes, guint32, slot) = idx;
         g_array_set_size(e->pending, 0);
         g_array_append_val(e->pending, idx);
     }
@@ -625,7 +744,7 @@ static guint32 group(Emit *e, const char *prefix, const guint *logical, guint n,
     for (guint i = 1; i < n; i++)
         lo = MIN(lo, logical[i]);
     g_snprintf(name, sizeof name, "%s.%u", prefix, lo);
-    guint32 gi = ssim_graph_find_group(e->g, name);
+    guint32 gi = ssim_plan_find_group(e->g, name);
     if (gi != SSIM_NONE)
         return gi;
     g_autoptr(GArray) members = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -634,7 +753,7 @@ static guint32 group(Emit *e, const char *prefix, const guint *logical, guint n,
         if (gr != SSIM_NONE)
             g_array_append_val(members, gr);
     }
-    gi = ssim_graph_add_group(e->g, name, (const guint32 *)members->data, members->len, error);
+    gi = ssim_plan_add_group(e->g, name, (const guint32 *)members->data, members->len, error);
     if (gi == SSIM_NONE)
         return SSIM_NONE;
     GArray *first = e->L->group_first;
@@ -656,7 +775,11 @@ static gboolean emit_rank(Emit *e, guint32 rank, GError **error)
     e->tp_group = e->dp_group = e->pp_group = e->emb_group = SSIM_NONE;
     e->last = SSIM_NONE;
     e->bucket = 0;
+    e->site = 0;
     e->collect_grads = FALSE;
+    g_array_set_size(e->open, 0);
+    e->permutes = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_ptr_array_add(e->all_permutes, e->permutes);
     g_array_set_size(e->pending, 0);
     g_array_set_size(e->deferred, 0);
     g_array_set_size(e->dp_ops, 0);
@@ -692,8 +815,11 @@ static gboolean emit_rank(Emit *e, guint32 rank, GError **error)
 
     guint n;
     const SsimPhase *ph = ssim_schedule_phases(e->sched, e->stage, &n);
+    g_array_set_size(e->permutes, n);
     for (guint i = 0; i < n; i++)
-        emit_phase(e, &ph[i]);
+        g_array_index(e->permutes, guint32, i) = SSIM_NONE;
+    for (guint i = 0; i < n; i++)
+        emit_phase(e, &ph[i], i);
     flush_dp(e);
     if (emb_ar) {
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
@@ -704,8 +830,9 @@ static gboolean emit_rank(Emit *e, guint32 rank, GError **error)
         spec.name = "emb.allreduce";
         spec.bytes = (guint64)cdiv(e->model->vocab, par->tp) * e->model->hidden *
                      ssim_dtype_size(e->model->dtype);
-        guint32 deps[1] = {e->last};
-        guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, deps, e->last == SSIM_NONE ? 0 : 1);
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
+        if (e->last != SSIM_NONE)
+            ssim_plan_data(e->g, e->last, idx);
         g_array_append_val(e->dp_ops, idx);
     }
 
@@ -727,8 +854,8 @@ static gboolean emit_rank(Emit *e, guint32 rank, GError **error)
         spec.group = e->dp_group;
         spec.name = "dp.allgather";
         spec.bytes = params * dt;
-        guint32 deps[1] = {e->last};
-        add(e, &spec, SSIM_OPCLASS_DP, deps, 1);
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
+        ssim_plan_data(e->g, e->last, idx);
     }
     return TRUE;
 }
@@ -759,14 +886,13 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
     }
 
     g_autoptr(SsimLowered) L = g_new0(SsimLowered, 1);
-    L->graph = ssim_graph_new();
+    L->plan = ssim_plan_new();
     L->exact = options->exact;
     L->weight = options->exact ? 1 : par->tp * par->dp;
     L->global_of = g_array_new(FALSE, FALSE, sizeof(guint32));
     L->stage_of = g_array_new(FALSE, FALSE, sizeof(guint32));
     L->group_first = g_array_new(FALSE, FALSE, sizeof(guint32));
     L->group_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
-    L->op_class = g_array_new(FALSE, FALSE, sizeof(guint8));
     guint32 zero = 0;
     g_array_append_val(L->group_first, zero);
 
@@ -795,7 +921,7 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
     programs_build(&pr, model, par);
     Emit e = {
         .L = L,
-        .g = L->graph,
+        .g = L->plan,
         .model = model,
         .par = par,
         .sched = schedule,
@@ -808,17 +934,40 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
         .pending = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
+        .open = g_array_new(FALSE, FALSE, sizeof(guint32)),
+        .all_permutes = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref),
     };
     gboolean ok = TRUE;
     for (guint32 r = 0; ok && r < L->global_of->len; r++)
         ok = emit_rank(&e, r, error);
+    /* Across ranks: the kernel after which a stage sends a lock-step slot's output feeds the
+     * kernel of the next stage that reads it in the next slot. */
+    for (guint32 r = 0; ok && r < e.all_permutes->len; r++) {
+        GArray *mine = g_ptr_array_index(e.all_permutes, r);
+        for (guint j = 0; j < mine->len; j++) {
+            guint32 idx = g_array_index(mine, guint32, j);
+            const SsimPlanOp *o = idx == SSIM_NONE ? NULL : ssim_plan_op(L->plan, idx);
+            if (o == NULL || o->send_peer == SSIM_NONE || o->issue0 == SSIM_NONE)
+                continue;
+            GArray *theirs = g_ptr_array_index(e.all_permutes, o->send_peer);
+            guint32 q = g_array_index(theirs, guint32, j);
+            guint32 consumer = ssim_plan_op(L->plan, q)->wait0;
+            if (consumer != SSIM_NONE)
+                ssim_plan_data(L->plan, o->issue0, consumer);
+        }
+    }
     g_array_free(e.pending, TRUE);
     g_array_free(e.deferred, TRUE);
     g_array_free(e.dp_ops, TRUE);
+    g_array_free(e.open, TRUE);
+    g_ptr_array_free(e.all_permutes, TRUE);
     programs_clear(&pr);
     if (!ok)
         return NULL;
-    if (!ssim_graph_finalize(L->graph, error)) {
+    if (options->placement != NULL &&
+        !ssim_place_apply(L->plan, options->placement, options->eval, options->report, error))
+        return NULL;
+    if (!rebuild(L, error)) {
         g_prefix_error(error, "lower: ");
         return NULL;
     }

@@ -180,7 +180,9 @@ Test(analytic, pipeline_collective_is_a_permute)
     for (guint r = 0; r < 2; r++) {
         SsimOpSpec s = SSIM_OP_SPEC_INIT;
         s.kind = SSIM_OP_COLLECTIVE;
-        s.coll = SSIM_COLL_ALLTOALL;
+        /* The lowering emits XLA's collective-permute as SSIM_COLL_PERMUTE (it used to borrow
+         * ALLTOALL with a "pp" class label); the cost follows the kind now. */
+        s.coll = SSIM_COLL_PERMUTE;
         s.stream = ssim_graph_stream(g, ranks[r], "pp");
         s.group = grp;
         s.bytes = 100000000;

@@ -1,0 +1,120 @@
+/*
+ * Import of Chakra execution traces (MLCommons Chakra, the input format of ASTRA-sim 2.x).
+ *
+ * A Chakra workload is one trace per rank, PREFIX.<rank>.et for rank = 0, 1, ... (the first
+ * missing number ends the set), each a stream of varint-length-prefixed protobuf messages: one
+ * GlobalMetadata, then Nodes; plus, optionally, a comm-group JSON ({"5": [0, 2], ...}) mapping a
+ * process-group id (a collective's pg_name) to its ranks.  ssim_chakra_load() turns the set into
+ * a finalized SsimGraph that ssim_runtime_run() replays.
+ *
+ * The mapping (README "Replaying Chakra traces" has the user's view):
+ *   - COMP_NODE -> a compute op.  Its duration is duration_micros when that is non-zero (unless
+ *     options.use_roofline), else the cost model's answer for flops = num_ops and bytes =
+ *     tensor_size (the roofline ASTRA-sim uses), else zero.  is_cpu_op nodes go on the CPU stream.
+ *   - COMM_COLL_NODE -> a collective of comm_type on group pg_name (all ranks when pg_name is
+ *     absent) moving comm_size bytes.  ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER(_BLOCK),
+ *     ALL_TO_ALL, BROADCAST and REDUCE map one to one, BARRIER to a barrier; GATHER and SCATTER
+ *     have no shiftsim equivalent and are replayed as an all-gather and a reduce-scatter of the
+ *     same size (same ring cost), and counted as approximated.  Collectives are matched across
+ *     ranks by comm_tag when the node has one, else by their order of issue within the group.
+ *     comm_size is taken as the whole buffer, as ASTRA-sim and nccl-tests count it.
+ *   - COMM_SEND_NODE / COMM_RECV_NODE -> a send to comm_dst / a receive from comm_src of
+ *     comm_size bytes, matched by (source, destination, comm_tag), by order when untagged.
+ *   - MEM_LOAD_NODE / MEM_STORE_NODE -> a memory-bound op of tensor_size bytes on the memory
+ *     stream (approximated: shiftsim has no remote-memory model).
+ *   - METADATA_NODE and the node types shiftsim cannot model (INVALID, STORAGE, BATCH,
+ *     CHECKPOINT) are elided: counted by type, and their dependents inherit their dependencies,
+ *     so no ordering is lost.  With options.strict they are errors instead.
+ *   - data_deps and ctrl_deps both become dependencies; node ids are per trace.
+ *   - start_time_micros, and the duration_micros of communication nodes, are not used: shiftsim
+ *     predicts when things start and how long communication takes (as ASTRA-sim does).
+ *   - Streams: a node's "stream" attribute names its stream when present; otherwise compute,
+ *     CPU, memory, collective, send and receive ops go on the streams named in the options.
+ *     A stream runs its ops in issue order, which the importer takes to be a topological order
+ *     of the trace that prefers the smallest node id among ready nodes (the order of Chakra's
+ *     own feeder).
+ *   - Every attribute the mapping does not read (inputs, outputs, op_type, ...) is counted by
+ *     name in the stats, and ssim_chakra_stats_format() reports them: nothing is dropped
+ *     silently.
+ *
+ * Errors are SSIM_CONFIG_ERROR and name the file and, where one is involved, the node id or the
+ * byte offset: truncated or corrupt files, unknown enum values, dangling dependencies, cycles,
+ * duplicate node ids, peers or group members beyond the last rank file, bad JSON.
+ */
+#pragma once
+
+#include <shiftsim/graph.h>
+
+G_BEGIN_DECLS
+
+/* Chakra's NodeType values, 0..10, as they appear in the files. */
+#define SSIM_CHAKRA_N_NODE_TYPES 11
+
+/* Chakra's name for NodeType `type` ("COMP_NODE"), or "?" when out of range. */
+const char *ssim_chakra_node_type_name(guint type);
+
+typedef struct {
+    const char *compute_stream; /* GPU compute nodes: "compute" */
+    const char *cpu_stream;     /* compute nodes with is_cpu_op: "cpu" */
+    const char *mem_stream;     /* MEM_LOAD / MEM_STORE nodes: "mem" */
+    const char *coll_stream;    /* collectives: "comm" */
+    /*
+     * Sends and receives: "send" and "recv".  Set them to coll_stream for a single communication
+     * stream; beware that a receive with no dependencies is issued early (ASTRA-sim posts it
+     * without blocking anything), and on a shared stream it then blocks the rank's later
+     * communication, which deadlocks pipeline-parallel traces.
+     */
+    const char *send_stream;
+    const char *recv_stream;
+    /*
+     * One collective stream per process group ("comm:<pg>"), as NCCL runs one communicator's
+     * operations in order but different communicators concurrently; and one send and one
+     * receive stream per peer ("send:<peer>", "recv:<peer>").  Both off by default.
+     */
+    gboolean stream_per_group;
+    gboolean stream_per_peer;
+    gboolean use_roofline; /* price compute by num_ops/tensor_size even if it has a duration */
+    gboolean strict;       /* elided node types and approximated collectives are errors */
+    gboolean keep_names;   /* label ops with their node names (default TRUE) */
+} SsimChakraOptions;
+
+/* Fills `opts` with the defaults above. */
+void ssim_chakra_options_init(SsimChakraOptions *opts);
+
+/* What a load read and how it mapped it.  Owned by the caller: init, then clear. */
+typedef struct {
+    guint n_ranks;                             /* trace files read */
+    guint n_groups;                            /* process groups defined */
+    char *comm_group_path;                     /* the JSON used, or NULL (one group) */
+    char *version;                             /* rank 0's GlobalMetadata.version */
+    guint64 n_nodes;                           /* nodes read, all ranks */
+    guint64 by_type[SSIM_CHAKRA_N_NODE_TYPES]; /* nodes read, by NodeType */
+    guint64 n_compute_timed;                   /* compute ops with a trace duration */
+    guint64 n_compute_roofline;                /* compute ops priced by the cost model */
+    guint64 n_compute_empty;                   /* compute nodes with neither: zero time */
+    guint64 n_collectives, n_barriers, n_sends, n_recvs, n_mem;
+    guint64 n_elided; /* nodes not replayed (deps forwarded) */
+    guint64 elided_by_type[SSIM_CHAKRA_N_NODE_TYPES];
+    guint64 n_approximated;    /* GATHER, SCATTER, MEM_* nodes */
+    guint64 n_ops;             /* ops in the graph */
+    guint64 n_deps;            /* dependency edges in the graph */
+    guint64 n_ignored_attrs;   /* attribute instances not read */
+    GHashTable *ignored_attrs; /* name -> count (GUINT_TO_POINTER) */
+} SsimChakraStats;
+
+void ssim_chakra_stats_init(SsimChakraStats *stats);
+void ssim_chakra_stats_clear(SsimChakraStats *stats);
+/* A human-readable summary: node counts by type, how they were mapped, what was not read. */
+GString *ssim_chakra_stats_format(const SsimChakraStats *stats);
+
+/*
+ * Reads PREFIX.0.et, PREFIX.1.et, ... (PREFIX may also be a directory holding exactly one set)
+ * and the comm-group JSON `comm_group_json` (NULL: PREFIX.json
+ * when it exists, else the only *.json beside the traces, else one group of all ranks) and
+ * returns the finalized graph (caller owns), or NULL with `error` set.  `opts` NULL means the
+ * defaults; `stats` may be NULL, else it must have been initialised and is filled in.
+ */
+SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
+                            const SsimChakraOptions *opts, SsimChakraStats *stats, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,41 @@
+/*
+ * PyTorch profiler (Kineto) Chrome-trace import: the GPU kernels of a trace become rows of a
+ * measured profile (SsimProfile), and its ProfilerStep#N ranges become a measured step time.
+ *
+ * What is read (json-glib): `traceEvents`, complete events (ph "X") only.
+ *   - cat "kernel": a GPU kernel.  A GEMM when the CPU op that launched it (linked by args
+ *     "External id") is aten::mm, aten::addmm, aten::bmm, aten::baddbmm or aten::matmul with
+ *     args "Input Dims" (m x k by k x n, batched for bmm) -> a gemm row; an NCCL kernel (name
+ *     containing "nccl") with "In msg nelems" / "Out msg nelems" / "Group size" / "dtype" (on the
+ *     kernel or on its CPU op) -> a comm row; anything else is counted as unmapped (no shape).
+ *   - cat "gpu_memcpy": a copy (name Memcpy DtoD / HtoD / DtoH / PtoP, args "bytes") -> copy row.
+ *   - cat "cpu_op" / "user_annotation" named "ProfilerStep#N": one training step.
+ * Kernels of the same row key (kind, op, dtype, shape, bytes, ranks) are merged: time_us is the
+ * mean, with median, min, stddev and the sample count.  Without a ProfilerStep range the step
+ * time is the span from the first kernel start to the last kernel end.
+ *
+ * Ownership: ssim_kineto_load*() return a profile the caller frees with ssim_profile_free().
+ */
+#pragma once
+
+#include <shiftsim/profile.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+    guint kernels;          /* GPU kernels seen */
+    guint gemm, comm, copy; /* events mapped to rows of each kind */
+    guint unmapped;         /* kernels with no shape to key them by */
+    guint steps;            /* ProfilerStep ranges */
+    double step_ms;         /* mean step time (ms); 0 when the trace has no kernel */
+    double step_ms_min, step_ms_max;
+    double kernel_ms; /* sum of mapped and unmapped kernel time */
+} SsimKinetoSummary;
+
+/* Reads a Kineto trace.  NULL with `error` set (SSIM_CONFIG_ERROR, "file: ...") when it is not
+ * JSON or has no traceEvents array.  `summary` may be NULL. */
+SsimProfile *ssim_kineto_load(const char *path, SsimKinetoSummary *summary, GError **error);
+SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *path,
+                                   SsimKinetoSummary *summary, GError **error);
+
+G_END_DECLS

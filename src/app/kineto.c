@@ -1,0 +1,446 @@
+/*
+ * Kineto (PyTorch profiler) Chrome-trace import (what is read: include/shiftsim/kineto.h).
+ *
+ * Two passes over traceEvents: the first indexes CPU ops by their "External id" (the id the
+ * profiler also stamps on the runtime calls and GPU kernels an op launches) and collects the
+ * ProfilerStep ranges; the second keys each GPU kernel and memcpy by the profile row it belongs
+ * to and collects its durations.  Rows are then emitted in order of first appearance, so the
+ * same trace always gives the same profile.  Kernels launched outside any recorded shape (an
+ * elementwise kernel has no byte count in a trace) cannot be keyed and are only counted.
+ *
+ * Assumptions a reader should know: a collective's ranks are its "Group size" and all of them
+ * are taken to share a node (a single-node trace; edit ranks_per_node otherwise); durations are
+ * the trace's microseconds.
+ */
+#include <shiftsim/kineto.h>
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    SsimProfileRow row; /* op and algo point into `op` below */
+    char *op;
+    GArray *times; /* double, us */
+} Bucket;
+
+static void bucket_free(gpointer p)
+{
+    Bucket *b = p;
+    g_free(b->op);
+    g_array_free(b->times, TRUE);
+    g_free(b);
+}
+
+static gint64 member_int(JsonObject *o, const char *name, gint64 dflt)
+{
+    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
+        return dflt;
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64)
+        return json_node_get_int(n);
+    if (t == G_TYPE_DOUBLE)
+        return (gint64)json_node_get_double(n);
+    if (t == G_TYPE_STRING) {
+        const char *s = json_node_get_string(n);
+        char *end = NULL;
+        gint64 v = g_ascii_strtoll(s, &end, 10);
+        return end != s ? v : dflt;
+    }
+    return dflt;
+}
+
+static double member_double(JsonObject *o, const char *name, double dflt)
+{
+    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
+        return dflt;
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64)
+        return (double)json_node_get_int(n);
+    if (t == G_TYPE_DOUBLE)
+        return json_node_get_double(n);
+    return dflt;
+}
+
+static const char *member_string(JsonObject *o, const char *name)
+{
+    JsonNode *n = o ? json_object_get_member(o, name) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
+        return NULL;
+    return json_node_get_string(n);
+}
+
+static JsonObject *args_of(JsonObject *ev)
+{
+    JsonNode *n = json_object_get_member(ev, "args");
+    return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+/* Element size of a torch dtype name ("c10::BFloat16", "BFloat16", "float", "Half", ...). */
+static guint elem_size(const char *t, int *dtype)
+{
+    *dtype = SSIM_PROFILE_NO_DTYPE;
+    if (t == NULL)
+        return 0;
+    g_autofree char *l = g_ascii_strdown(t, -1);
+    if (strstr(l, "bfloat16") || strstr(l, "bf16")) {
+        *dtype = SSIM_DTYPE_BF16;
+        return 2;
+    }
+    if (strstr(l, "half") || strstr(l, "float16") || strstr(l, "fp16")) {
+        *dtype = SSIM_DTYPE_FP16;
+        return 2;
+    }
+    if (strstr(l, "double") || strstr(l, "long") || strstr(l, "int64"))
+        return 8;
+    if (strstr(l, "float") || strstr(l, "fp32")) {
+        *dtype = SSIM_DTYPE_FP32;
+        return 4;
+    }
+    if (strstr(l, "int"))
+        return 4;
+    if (strstr(l, "byte") || strstr(l, "char") || strstr(l, "bool"))
+        return 1;
+    return 0;
+}
+
+/* The dims of input `i` of a CPU op's "Input Dims" (NULL when absent). */
+static JsonArray *input_dims(JsonObject *args, guint i)
+{
+    JsonNode *n = args ? json_object_get_member(args, "Input Dims") : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_ARRAY(n))
+        return NULL;
+    JsonArray *a = json_node_get_array(n);
+    if (i >= json_array_get_length(a))
+        return NULL;
+    JsonNode *d = json_array_get_element(a, i);
+    return JSON_NODE_HOLDS_ARRAY(d) ? json_node_get_array(d) : NULL;
+}
+
+static gint64 dim_at(JsonArray *d, gint i)
+{
+    guint len = json_array_get_length(d);
+    if (i < 0)
+        i += (gint)len;
+    if (i < 0 || (guint)i >= len)
+        return -1;
+    return json_array_get_int_element(d, (guint)i);
+}
+
+/* Fills m, n, k, batch and dtype of a GEMM from its CPU op; FALSE when it is no GEMM. */
+static gboolean gemm_shape(JsonObject *cpu, SsimProfileRow *row, const char **label)
+{
+    const char *name = member_string(cpu, "name");
+    if (name == NULL)
+        return FALSE;
+    guint ia, ib;
+    if (strcmp(name, "aten::mm") == 0 || strcmp(name, "aten::bmm") == 0 ||
+        strcmp(name, "aten::matmul") == 0)
+        ia = 0, ib = 1;
+    else if (strcmp(name, "aten::addmm") == 0 || strcmp(name, "aten::baddbmm") == 0)
+        ia = 1, ib = 2;
+    else
+        return FALSE;
+    JsonObject *args = args_of(cpu);
+    JsonArray *A = input_dims(args, ia), *B = input_dims(args, ib);
+    if (A == NULL || B == NULL || json_array_get_length(A) < 2 || json_array_get_length(B) < 2)
+        return FALSE;
+    guint la = json_array_get_length(A), lb = json_array_get_length(B);
+    gint64 k = dim_at(A, -1), n = dim_at(B, -1), m = dim_at(A, -2), batch = 1;
+    if (lb == 2) {
+        for (guint i = 0; i + 2 < la; i++)
+            m *= dim_at(A, (gint)i); /* [.., s, k] x [k, n]: one GEMM of all rows */
+    } else {
+        for (guint i = 0; i + 2 < la; i++)
+            batch *= dim_at(A, (gint)i);
+    }
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return FALSE;
+    row->m = (guint64)m;
+    row->n = (guint64)n;
+    row->k = (guint64)k;
+    row->batch = (guint64)batch;
+    JsonNode *types = args ? json_object_get_member(args, "Input type") : NULL;
+    int dtype = SSIM_DTYPE_BF16;
+    if (types && JSON_NODE_HOLDS_ARRAY(types) &&
+        json_array_get_length(json_node_get_array(types)) > ia) {
+        JsonNode *t = json_array_get_element(json_node_get_array(types), ia);
+        if (JSON_NODE_HOLDS_VALUE(t) && json_node_get_value_type(t) == G_TYPE_STRING) {
+            int d;
+            elem_size(json_node_get_string(t), &d);
+            if (d != SSIM_PROFILE_NO_DTYPE)
+                dtype = d;
+        }
+    }
+    row->dtype = dtype;
+    *label = name + strlen("aten::");
+    return TRUE;
+}
+
+static gboolean comm_op_of(const char *kernel, const char *coll, SsimProfileComm *op)
+{
+    g_autofree char *l = g_ascii_strdown(kernel, -1);
+    g_autofree char *c = coll ? g_ascii_strdown(coll, -1) : g_strdup("");
+    static const struct {
+        const char *pat;
+        SsimProfileComm op;
+    } pats[] = {{"allreduce", SSIM_PCOMM_ALLREDUCE},
+                {"all_reduce", SSIM_PCOMM_ALLREDUCE},
+                {"allgather", SSIM_PCOMM_ALLGATHER},
+                {"all_gather", SSIM_PCOMM_ALLGATHER},
+                {"reducescatter", SSIM_PCOMM_REDUCESCATTER},
+                {"reduce_scatter", SSIM_PCOMM_REDUCESCATTER},
+                {"alltoall", SSIM_PCOMM_ALLTOALL},
+                {"all_to_all", SSIM_PCOMM_ALLTOALL},
+                {"broadcast", SSIM_PCOMM_BROADCAST},
+                {"sendrecv", SSIM_PCOMM_SENDRECV},
+                {"send", SSIM_PCOMM_SENDRECV},
+                {"recv", SSIM_PCOMM_SENDRECV},
+                {"reduce", SSIM_PCOMM_REDUCE}};
+    for (guint i = 0; i < G_N_ELEMENTS(pats); i++)
+        if (strstr(l, pats[i].pat) || strstr(c, pats[i].pat)) {
+            *op = pats[i].op;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+/* Fills a comm row from the kernel's args or, failing that, its CPU op's. */
+static gboolean comm_shape(const char *kname, JsonObject *kargs, JsonObject *cpu,
+                           SsimProfileRow *row)
+{
+    JsonObject *cargs = cpu ? args_of(cpu) : NULL;
+    JsonObject *src = member_int(kargs, "In msg nelems", -1) >= 0 ? kargs : cargs;
+    SsimProfileComm op;
+    if (!comm_op_of(kname, member_string(src, "Collective name"), &op))
+        return FALSE;
+    gint64 in = member_int(src, "In msg nelems", -1), out = member_int(src, "Out msg nelems", -1);
+    gint64 ranks = member_int(src, "Group size", -1);
+    int dtype;
+    guint es = elem_size(member_string(src, "dtype"), &dtype);
+    gint64 nel = op == SSIM_PCOMM_ALLGATHER ? out : in;
+    if (nel <= 0 || es == 0 || ranks < 1)
+        return FALSE;
+    row->op = ssim_profile_comm_name(op);
+    row->dtype = dtype;
+    row->bytes = (guint64)nel * es;
+    row->ranks = (guint)(op == SSIM_PCOMM_SENDRECV ? MAX(ranks, 2) : ranks);
+    row->ranks_per_node = row->ranks;
+    return TRUE;
+}
+
+static const char *copy_op_of(const char *name)
+{
+    if (strstr(name, "DtoD"))
+        return "d2d";
+    if (strstr(name, "HtoD"))
+        return "h2d";
+    if (strstr(name, "DtoH"))
+        return "d2h";
+    if (strstr(name, "PtoP"))
+        return "p2p";
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static char *row_key(const SsimProfileRow *r)
+{
+    return g_strdup_printf("%d|%s|%d|%" G_GUINT64_FORMAT "|%" G_GUINT64_FORMAT "|%" G_GUINT64_FORMAT
+                           "|%" G_GUINT64_FORMAT "|%" G_GUINT64_FORMAT "|%u|%u",
+                           (int)r->kind, r->op, r->dtype, r->m, r->n, r->k, r->batch, r->bytes,
+                           r->ranks, r->ranks_per_node);
+}
+
+SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *path,
+                                   SsimKinetoSummary *summary, GError **error)
+{
+    SsimKinetoSummary sum = {0};
+    g_autoptr(JsonParser) parser = json_parser_new();
+    GError *local = NULL;
+    if (!json_parser_load_from_data(parser, text, length, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: not JSON: %s", path,
+                    local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    JsonNode *evn = root && JSON_NODE_HOLDS_OBJECT(root)
+                        ? json_object_get_member(json_node_get_object(root), "traceEvents")
+                        : NULL;
+    if (evn == NULL || !JSON_NODE_HOLDS_ARRAY(evn)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s: traceEvents: missing (not a PyTorch profiler / Chrome trace)", path);
+        return NULL;
+    }
+    JsonArray *events = json_node_get_array(evn);
+    guint n_ev = json_array_get_length(events);
+
+    /* Pass 1: CPU ops by External id, profiler steps. */
+    g_autoptr(GHashTable) cpu_ops = g_hash_table_new(g_int64_hash, g_int64_equal);
+    g_autoptr(GArray) ext_ids = g_array_sized_new(FALSE, FALSE, sizeof(gint64), n_ev);
+    g_array_set_size(ext_ids, n_ev);
+    g_autoptr(GArray) steps = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < n_ev; i++) {
+        JsonNode *en = json_array_get_element(events, i);
+        if (!JSON_NODE_HOLDS_OBJECT(en))
+            continue;
+        JsonObject *ev = json_node_get_object(en);
+        const char *ph = member_string(ev, "ph"), *cat = member_string(ev, "cat");
+        const char *name = member_string(ev, "name");
+        if (ph == NULL || strcmp(ph, "X") != 0 || cat == NULL || name == NULL)
+            continue;
+        if ((strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0) &&
+            g_str_has_prefix(name, "ProfilerStep#")) {
+            double d = member_double(ev, "dur", 0);
+            if (d > 0)
+                g_array_append_val(steps, d);
+            continue;
+        }
+        if (strcmp(cat, "cpu_op") == 0) {
+            gint64 id = member_int(args_of(ev), "External id", -1);
+            if (id < 0)
+                continue;
+            g_array_index(ext_ids, gint64, i) = id;
+            /* The innermost op wins: a later (nested) op with the same id replaces an outer one
+             * only when it has shapes. */
+            JsonObject *prev = g_hash_table_lookup(cpu_ops, &g_array_index(ext_ids, gint64, i));
+            if (prev == NULL || input_dims(args_of(ev), 0) != NULL)
+                g_hash_table_insert(cpu_ops, &g_array_index(ext_ids, gint64, i), ev);
+        }
+    }
+
+    /* Pass 2: kernels and copies. */
+    g_autoptr(GHashTable) buckets = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(bucket_free);
+    double first = INFINITY, last = -INFINITY;
+    for (guint i = 0; i < n_ev; i++) {
+        JsonNode *en = json_array_get_element(events, i);
+        if (!JSON_NODE_HOLDS_OBJECT(en))
+            continue;
+        JsonObject *ev = json_node_get_object(en);
+        const char *ph = member_string(ev, "ph"), *cat = member_string(ev, "cat");
+        const char *name = member_string(ev, "name");
+        if (ph == NULL || strcmp(ph, "X") != 0 || cat == NULL || name == NULL)
+            continue;
+        gboolean kernel = strcmp(cat, "kernel") == 0, memcpy_ev = strcmp(cat, "gpu_memcpy") == 0;
+        if (!kernel && !memcpy_ev)
+            continue;
+        double ts = member_double(ev, "ts", NAN), dur = member_double(ev, "dur", NAN);
+        if (!isfinite(ts) || !(dur > 0))
+            continue;
+        first = MIN(first, ts);
+        last = MAX(last, ts + dur);
+        JsonObject *args = args_of(ev);
+        gint64 ext = member_int(args, "External id", -1);
+        JsonObject *cpu = ext >= 0 ? g_hash_table_lookup(cpu_ops, &ext) : NULL;
+        SsimProfileRow row;
+        const char *label = NULL;
+        gboolean ok = FALSE;
+        if (kernel) {
+            sum.kernels++;
+            sum.kernel_ms += dur / 1e3;
+            if (strstr(name, "nccl") || strstr(name, "NCCL")) {
+                ssim_profile_row_init(&row, SSIM_PROFILE_COMM);
+                ok = comm_shape(name, args, cpu, &row);
+                label = row.op;
+                sum.comm += ok;
+            } else if (cpu) {
+                ssim_profile_row_init(&row, SSIM_PROFILE_GEMM);
+                ok = gemm_shape(cpu, &row, &label);
+                sum.gemm += ok;
+            }
+            sum.unmapped += !ok;
+        } else {
+            ssim_profile_row_init(&row, SSIM_PROFILE_COPY);
+            label = copy_op_of(name);
+            gint64 bytes = member_int(args, "bytes", -1);
+            ok = label != NULL && bytes > 0;
+            if (ok) {
+                row.bytes = (guint64)bytes;
+                row.dtype = SSIM_PROFILE_NO_DTYPE;
+                sum.copy++;
+            }
+        }
+        if (!ok)
+            continue;
+        row.op = label;
+        g_autofree char *key = row_key(&row);
+        Bucket *b = g_hash_table_lookup(buckets, key);
+        if (b == NULL) {
+            b = g_new0(Bucket, 1);
+            b->row = row;
+            b->op = g_strdup(label);
+            b->row.op = b->op;
+            b->times = g_array_new(FALSE, FALSE, sizeof(double));
+            g_ptr_array_add(order, b);
+            g_hash_table_insert(buckets, g_steal_pointer(&key), b);
+        }
+        g_array_append_val(b->times, dur);
+    }
+
+    g_autoptr(SsimProfile) profile = ssim_profile_new();
+    ssim_profile_set_meta(profile, "tool", "shiftsim kineto import");
+    g_autofree char *base = g_path_get_basename(path);
+    ssim_profile_set_meta(profile, "source", base);
+    for (guint i = 0; i < order->len; i++) {
+        Bucket *b = order->pdata[i];
+        double *t = (double *)b->times->data;
+        guint n = b->times->len;
+        double mean = 0, var = 0;
+        for (guint j = 0; j < n; j++)
+            mean += t[j];
+        mean /= n;
+        for (guint j = 0; j < n; j++)
+            var += (t[j] - mean) * (t[j] - mean);
+        qsort(t, n, sizeof(double), cmp_double);
+        b->row.time_us = mean;
+        b->row.median_us = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+        b->row.min_us = t[0];
+        b->row.stddev_us = n > 1 ? sqrt(var / (n - 1)) : 0;
+        b->row.samples = n;
+        if (!ssim_profile_add_row(profile, &b->row, error)) {
+            g_prefix_error(error, "%s: %s row: ", path, b->op);
+            return NULL;
+        }
+    }
+    if (steps->len > 0) {
+        double s = 0, lo = INFINITY, hi = 0;
+        for (guint i = 0; i < steps->len; i++) {
+            double d = g_array_index(steps, double, i);
+            s += d;
+            lo = MIN(lo, d);
+            hi = MAX(hi, d);
+        }
+        sum.steps = steps->len;
+        sum.step_ms = s / steps->len / 1e3;
+        sum.step_ms_min = lo / 1e3;
+        sum.step_ms_max = hi / 1e3;
+    } else if (last > first) {
+        sum.steps = 1;
+        sum.step_ms = sum.step_ms_min = sum.step_ms_max = (last - first) / 1e3;
+    }
+    if (summary)
+        *summary = sum;
+    return g_steal_pointer(&profile);
+}
+
+SsimProfile *ssim_kineto_load(const char *path, SsimKinetoSummary *summary, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    GError *local = NULL;
+    if (!g_file_get_contents(path, &text, &len, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    return ssim_kineto_load_data(text, (gssize)len, path, summary, error);
+}

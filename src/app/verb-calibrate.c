@@ -1,0 +1,325 @@
+/*
+ * `shiftsim calibrate`: fit the cost model's free parameters to measured runs and report the
+ * k-fold cross-validated error; also the two importers that produce calibration data.
+ *
+ *   shiftsim calibrate --runs FILE [--cluster C] [--params LIST] [--folds K] [--every S]
+ *                      [-o CALIBRATED.ini]
+ *       fits on every S-th row (a deterministic subset, for speed), prints the parameters
+ *       before and after, the training error before and after, and the held-out error of a
+ *       K-fold cross-validation on the same rows (row j of the subset is in fold j % K); with
+ *       --validate-all also the error of the fitted parameters on every row of the file.
+ *       -o writes the start cluster with the fitted figures and their provenance.
+ *   shiftsim calibrate --kineto TRACE.json [--emit-profile OUT.csv] [--emit-run OUT.csv
+ *                      --model M --split SPEC [--cluster C] [--nodes N]]
+ *       imports a PyTorch profiler trace: its kernels as a profile, its step time as a run.
+ *   shiftsim calibrate --convert-vtrain ground_truth_single.csv [--cluster C] -o RUNS.csv
+ *       converts vTrain's measured table to the runs format.
+ */
+#include "verbs.h"
+
+#include <shiftsim/calibrate.h>
+#include <shiftsim/data.h>
+#include <shiftsim/kineto.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define VERB "calibrate"
+
+static void print_stats(GString *out, const char *title, const SsimErrorStats *s)
+{
+    g_string_append_printf(out, "%s\n", title);
+    ssim_error_stats_append(out, s, "  ");
+}
+
+static void stats_of(const SsimRunSet *set, const guint *idx, guint n, const double *pred,
+                     SsimErrorStats *out)
+{
+    g_autofree double *meas = g_new(double, MAX(n, 1u));
+    for (guint j = 0; j < n; j++)
+        meas[j] = ssim_run_set_measured_ms(set, idx ? idx[j] : j);
+    g_autofree guint *groups = ssim_run_set_groups(set, idx, n);
+    ssim_error_stats(pred, meas, groups, n, out);
+}
+
+static int do_convert(const char *vtrain, const char *cluster, const char *out_path)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs =
+        ssim_runs_from_vtrain(vtrain, cluster ? cluster : "dgx-a100", &error);
+    if (runs == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(GString) text = ssim_runs_write(runs);
+    if (!ssim_cli_emit(out_path, text, &error))
+        return ssim_cli_runtime_error(error);
+    fprintf(stderr, "shiftsim calibrate: %u vTrain rows converted\n", ssim_runs_n(runs));
+    return SSIM_EXIT_OK;
+}
+
+static int do_kineto(const char *trace, const char *emit_profile, const char *emit_run,
+                     const char *model, const char *split, const char *cluster, gint nodes)
+{
+    g_autoptr(GError) error = NULL;
+    SsimKinetoSummary sum;
+    g_autoptr(SsimProfile) profile = ssim_kineto_load(trace, &sum, &error);
+    if (profile == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(GString) out = g_string_new(NULL);
+    g_string_append_printf(out, "trace          %s\n", trace);
+    g_string_append_printf(out, "kernels        %u (%.3f ms of GPU time)\n", sum.kernels,
+                           sum.kernel_ms);
+    g_string_append_printf(out,
+                           "profile rows   %u (from %u GEMM, %u collective, %u copy events; "
+                           "%u kernels without a shape left out)\n",
+                           ssim_profile_n_rows(profile), sum.gemm, sum.comm, sum.copy,
+                           sum.unmapped);
+    g_string_append_printf(out, "steps          %u, mean %.3f ms (min %.3f, max %.3f)\n", sum.steps,
+                           sum.step_ms, sum.step_ms_min, sum.step_ms_max);
+    if (emit_profile) {
+        g_autoptr(GString) csv = ssim_profile_write(profile);
+        if (!ssim_cli_emit(emit_profile, csv, &error))
+            return ssim_cli_runtime_error(error);
+    }
+    if (emit_run) {
+        SsimMeasuredRun run;
+        ssim_measured_run_init(&run);
+        g_strlcpy(run.model, model, sizeof run.model);
+        g_strlcpy(run.cluster, cluster ? cluster : "dgx-a100", sizeof run.cluster);
+        run.nodes = nodes > 0 ? (guint)nodes : 1;
+        if (!ssim_parallel_parse(&run.par, split, &error))
+            return ssim_cli_usage_error(VERB, "--split: %s", error->message);
+        if (!(sum.step_ms > 0)) {
+            fprintf(stderr, "shiftsim: %s: no step time (no ProfilerStep range, no kernel)\n",
+                    trace);
+            return SSIM_EXIT_RUNTIME;
+        }
+        run.iteration_ms = sum.step_ms;
+        g_autofree char *base = g_path_get_basename(trace);
+        g_snprintf(run.source, sizeof run.source, "PyTorch profiler trace %s (%u steps)", base,
+                   sum.steps);
+        g_autoptr(SsimRuns) runs = ssim_runs_new(emit_run);
+        ssim_runs_set_meta(runs, "source", base);
+        ssim_runs_add(runs, &run);
+        g_autoptr(GString) csv = ssim_runs_write(runs);
+        if (!ssim_cli_emit(emit_run, csv, &error))
+            return ssim_cli_runtime_error(error);
+    }
+    if (!ssim_cli_emit(NULL, out, &error))
+        return ssim_cli_runtime_error(error);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_verb_calibrate(int argc, char **argv)
+{
+    g_autofree char *runs_path = NULL, *cluster_name = NULL, *param_list = NULL;
+    g_autofree char *out_path = NULL, *kineto = NULL, *emit_profile = NULL, *emit_run = NULL;
+    g_autofree char *model = NULL, *split = NULL, *vtrain = NULL;
+    gint folds = 5, every = 1, max_iter = 200, jobs = 0, nodes = -1;
+    gdouble tolerance = 1e-3;
+    gboolean validate_all = FALSE;
+    GOptionEntry entries[] = {
+        {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
+         "Measured runs to fit (# shiftsim-runs v1 CSV)", "FILE"},
+        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
+         "Start cluster (the parameters' start values and the base of -o; default: the first "
+         "run's cluster); every run keeps its own cluster's other figures",
+         "NAME|PATH"},
+        {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
+         "Parameters to fit (default gemm,gemm_half_gflop,memory,nvlink,overlap_slowdown,"
+         "kernel_overhead_us; also nvlink_latency_us, ib, ib_latency_us)",
+         "LIST"},
+        {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
+         "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K)", "K"},
+        {"every", 0, 0, G_OPTION_ARG_INT, &every,
+         "Fit on every N-th row only (rows 0, N, 2N, ...; default 1 = all)", "N"},
+        {"max-iter", 0, 0, G_OPTION_ARG_INT, &max_iter,
+         "Nelder-Mead iterations per fit (default 200)", "N"},
+        {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance,
+         "Stop when the simplex size is below this (default 1e-3)", "X"},
+        {"validate-all", 0, 0, G_OPTION_ARG_NONE, &validate_all,
+         "After fitting, report the error of the fitted parameters on every row of the file", NULL},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+         "Write the calibrated cluster INI (with --convert-vtrain: the runs CSV)", "FILE"},
+        {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
+         "Import a PyTorch profiler (Kineto) Chrome trace instead of fitting", "TRACE.json"},
+        {"emit-profile", 0, 0, G_OPTION_ARG_FILENAME, &emit_profile,
+         "With --kineto: write its GPU kernels as a # shiftsim-profile v1 CSV", "OUT.csv"},
+        {"emit-run", 0, 0, G_OPTION_ARG_FILENAME, &emit_run,
+         "With --kineto: write its step time as a measured run (needs --model and --split)",
+         "OUT.csv"},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &model, "With --emit-run: the run's model", "NAME"},
+        {"split", 0, 0, G_OPTION_ARG_STRING, &split,
+         "With --emit-run: the run's configuration, e.g. dp=1,tp=8,pp=1,mb=1,gbs=8", "SPEC"},
+        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "With --emit-run: the run's nodes", "N"},
+        {"convert-vtrain", 0, 0, G_OPTION_ARG_FILENAME, &vtrain,
+         "Convert vTrain's ground_truth_single.csv to the runs format (to -o)", "FILE"},
+        {NULL}};
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- fit the cost model to measured runs");
+    g_option_context_set_summary(
+        ctx, "Fits the analytical cost model's free parameters (GEMM efficiency curve, memory\n"
+             "efficiency, NVLink/IB efficiency and latency, overlap slowdown, kernel overhead)\n"
+             "to measured runs with GSL's Nelder-Mead simplex, minimising the mean squared log\n"
+             "error, and reports the K-fold cross-validated (held-out) error next to the\n"
+             "training error.  Also imports PyTorch profiler traces and vTrain's table.");
+    g_option_context_set_description(
+        ctx, "Examples:\n"
+             "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv --every 12 \\\n"
+             "      --folds 4 -o models/clusters/dgx-a100-calibrated.ini\n"
+             "  shiftsim calibrate --kineto trace.json --emit-profile prof.csv \\\n"
+             "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
+             "Exit status: 0 success; 1 bad input; 2 usage error.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
+        return SSIM_EXIT_USAGE;
+    if (argc > 1)
+        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+
+    if (vtrain)
+        return do_convert(vtrain, cluster_name, out_path);
+    if (kineto) {
+        if (emit_run && (model == NULL || split == NULL))
+            return ssim_cli_usage_error(VERB, "--emit-run needs --model and --split");
+        return do_kineto(kineto, emit_profile, emit_run, model, split, cluster_name, nodes);
+    }
+    if (emit_profile || emit_run)
+        return ssim_cli_usage_error(VERB, "--emit-profile and --emit-run need --kineto");
+    if (runs_path == NULL)
+        return ssim_cli_usage_error(VERB, "--runs FILE is required (or --kineto, "
+                                          "--convert-vtrain)");
+    if (folds < 0 || folds == 1)
+        return ssim_cli_usage_error(VERB, "--folds: must be 0 (no cross-validation) or >= 2");
+    if (every < 1 || max_iter < 1 || jobs < 0 || !(tolerance > 0))
+        return ssim_cli_usage_error(VERB, "--every, --max-iter and --tolerance must be positive");
+    g_autoptr(GError) error = NULL;
+    SsimCalibOptions opt = {.mask = ssim_calib_params_default(),
+                            .max_iter = (guint)max_iter,
+                            .tolerance = tolerance,
+                            .threads = (guint)jobs};
+    if (param_list && !ssim_calib_params_parse(param_list, &opt.mask, &error))
+        return ssim_cli_usage_error(VERB, "--params: %s", error->message);
+
+    g_autoptr(SsimRuns) runs = ssim_runs_load(runs_path, &error);
+    if (runs == NULL)
+        return ssim_cli_runtime_error(error);
+    if (ssim_runs_n(runs) == 0) {
+        fprintf(stderr, "shiftsim: %s: no runs\n", runs_path);
+        return SSIM_EXIT_RUNTIME;
+    }
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    if (set == NULL)
+        return ssim_cli_runtime_error(error);
+    const char *start_name = cluster_name ? cluster_name : ssim_runs_get(runs, 0)->cluster;
+    g_autoptr(SsimCluster) start = ssim_cluster_load(start_name, &error);
+    if (start == NULL)
+        return ssim_cli_runtime_error(error);
+
+    guint n_all = ssim_run_set_n(set), n = 0;
+    g_autofree guint *idx = g_new(guint, n_all);
+    for (guint i = 0; i < n_all; i += (guint)every)
+        idx[n++] = i;
+    if (folds > 0 && (guint)folds > n)
+        return ssim_cli_usage_error(VERB, "--folds %d: only %u runs to fit", folds, n);
+
+    g_autoptr(GString) out = g_string_new(NULL);
+    g_string_append_printf(out, "runs           %s: %u rows, fitting on %u (every %d-th)\n",
+                           runs_path, n_all, n, every);
+    g_string_append_printf(out, "start cluster  %s\n", start->source);
+    gint64 t0 = g_get_monotonic_time();
+    SsimCalibFit fit;
+    fprintf(stderr, "shiftsim calibrate: fitting %u parameters on %u runs...\n",
+            (guint)__builtin_popcountll(opt.mask), n);
+    if (!ssim_calibrate_fit(set, idx, n, start, &opt, &fit, &error))
+        return ssim_cli_runtime_error(error);
+    if (folds > 0)
+        fprintf(stderr, "shiftsim calibrate: %u iterations; now %d-fold cross-validation...\n",
+                fit.iterations, folds);
+    g_autofree double *pred = g_new(double, MAX(n_all, 1u));
+    SsimErrorStats before, after, cv = {0}, all = {0};
+    ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, NULL);
+    stats_of(set, idx, n, pred, &before);
+    ssim_run_set_predict(set, idx, n, &fit.fitted, opt.threads, pred, NULL);
+    stats_of(set, idx, n, pred, &after);
+    if (folds > 0) {
+        if (!ssim_calibrate_cross_validate(set, idx, n, (guint)folds, start, &opt, pred, &error))
+            return ssim_cli_runtime_error(error);
+        stats_of(set, idx, n, pred, &cv);
+    }
+    if (validate_all) {
+        ssim_run_set_predict(set, NULL, n_all, &fit.fitted, opt.threads, pred, NULL);
+        stats_of(set, NULL, n_all, pred, &all);
+    }
+    double secs = (double)(g_get_monotonic_time() - t0) / 1e6;
+
+    g_string_append_printf(out,
+                           "fit            GSL Nelder-Mead (nmsimplex2), mean squared log "
+                           "error, %u iterations%s, %.1f s\n\n",
+                           fit.iterations, fit.converged ? " (converged)" : " (iteration limit)",
+                           secs);
+    g_string_append_printf(out, "%-20s %12s %12s\n", "parameter", "start", "fitted");
+    for (guint p = 0; p < SSIM_CALIB_N; p++)
+        if (opt.mask & (G_GUINT64_CONSTANT(1) << p))
+            g_string_append_printf(out, "%-20s %12.5g %12.5g\n",
+                                   ssim_calib_param_name((SsimCalibParam)p), fit.start.value[p],
+                                   fit.fitted.value[p]);
+    g_string_append_c(out, '\n');
+    print_stats(out, "training error before (start parameters)", &before);
+    print_stats(out, "training error after (fitted on these rows)", &after);
+    if (folds > 0) {
+        g_autofree char *t =
+            g_strdup_printf("cross-validated error (%d folds, held-out rows)", folds);
+        print_stats(out, t, &cv);
+    }
+    if (validate_all)
+        print_stats(out, "fitted parameters on every row of the file", &all);
+
+    if (out_path) {
+        g_autoptr(SsimCluster) cal = ssim_cluster_copy(start);
+        ssim_calib_values_apply(&fit.fitted, cal);
+        g_autofree char *base = g_path_get_basename(out_path);
+        if (g_str_has_suffix(base, ".ini"))
+            base[strlen(base) - 4] = '\0';
+        g_free(cal->name);
+        cal->name = g_strdup(base);
+        g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+        g_autofree char *date = g_date_time_format(now, "%Y-%m-%d %H:%M UTC");
+        g_autoptr(GString) c = g_string_new(NULL);
+        g_string_append_printf(c, "%s calibrated by shiftsim %s calibrate on %s.\n", start->name,
+                               ssim_version(), date);
+        g_string_append_printf(c, "Data: %s (%u rows; fitted on every %d-th: %u rows).\n",
+                               runs_path, n_all, every, n);
+        const char *src = ssim_runs_get_meta(runs, "source");
+        if (src)
+            g_string_append_printf(c, "Source: %s.\n", src);
+        g_string_append(c, "Fitted (GSL Nelder-Mead, mean squared log error of iteration time):");
+        for (guint p = 0; p < SSIM_CALIB_N; p++)
+            if (opt.mask & (G_GUINT64_CONSTANT(1) << p))
+                g_string_append_printf(c, " %s %.4g -> %.4g;",
+                                       ssim_calib_param_name((SsimCalibParam)p), fit.start.value[p],
+                                       fit.fitted.value[p]);
+        g_string_append_printf(c, "\nTraining MAPE %.2f%% before, %.2f%% after (max %.2f%%).\n",
+                               100 * before.mape, 100 * after.mape, 100 * after.max);
+        if (folds > 0)
+            g_string_append_printf(c,
+                                   "%d-fold cross-validated MAPE %.2f%%, median %.2f%%, max "
+                                   "%.2f%%, Kendall tau %.3f.\n",
+                                   folds, 100 * cv.mape, 100 * cv.median, 100 * cv.max, cv.tau);
+        if (validate_all)
+            g_string_append_printf(c, "On all %u rows: MAPE %.2f%%, max %.2f%%.\n", n_all,
+                                   100 * all.mape, 100 * all.max);
+        g_string_append_printf(c, "Figures not fitted are those of %s.\n", start->source);
+        g_autoptr(GString) ini = ssim_cluster_write_ini(cal, c->str);
+        /* The writer must round-trip through the loader: check before writing. */
+        g_autoptr(SsimCluster) back =
+            ssim_cluster_load_data(ini->str, (gssize)ini->len, out_path, &error);
+        if (back == NULL)
+            return ssim_cli_runtime_error(error);
+        if (!ssim_cli_emit(out_path, ini, &error))
+            return ssim_cli_runtime_error(error);
+        g_string_append_printf(out, "\nwrote %s\n", out_path);
+    }
+    if (!ssim_cli_emit(NULL, out, &error))
+        return ssim_cli_runtime_error(error);
+    return SSIM_EXIT_OK;
+}

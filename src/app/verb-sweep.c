@@ -1,0 +1,293 @@
+/*
+ * `shiftsim sweep`: every dp x tp x pp split (with virtual stages, microbatch sizes, schedules,
+ * recompute modes and placements) of N GPUs, simulated on a thread pool, ranked by tokens/s and
+ * written as CSV and plots.  The work is the library's (include/shiftsim/sweep.h); this file is
+ * options, progress and output.
+ *
+ * What is printed on stdout (the top K and the counts) and the CSV depend only on the command
+ * line, never on -j, --shard composition or the MPI rank count; timing and progress go to stderr.
+ * Under `mpirun -n K` (a build with -Dmpi=enabled) every rank parses the same options, evaluates
+ * its share, and rank 0 alone prints and writes.  A launcher environment with more than one
+ * process but a build without MPI is refused, so K copies never race to write one file.
+ */
+#include "verbs.h"
+
+#include <shiftsim/report.h>
+#include <shiftsim/sweep.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define VERB "sweep"
+
+typedef struct {
+    gboolean tty;
+    double last;
+    const char *what;
+} Progress;
+
+static void progress_cb(guint done, guint total, double elapsed, gpointer user)
+{
+    Progress *p = user;
+    double rate = elapsed > 0 ? done / elapsed : 0;
+    double eta = rate > 0 ? (total - done) / rate : 0;
+    if (p->tty) {
+        guint width = 30, fill = total ? (guint)((guint64)width * done / total) : width;
+        char bar[64];
+        for (guint i = 0; i < width; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[width] = '\0';
+        fprintf(stderr, "\r%s [%s] %u/%u %3.0f%%  %.1f/s  ETA %d:%02d ", p->what, bar, done, total,
+                total ? 100.0 * done / total : 100.0, rate, (int)eta / 60, (int)eta % 60);
+        if (done == total)
+            fputc('\n', stderr);
+        fflush(stderr);
+    } else if (done < total && elapsed - p->last >= 10.0) {
+        p->last = elapsed;
+        fprintf(stderr, "%s: %u/%u configurations (%.0f%%), %.1f/s, ETA %.0f s\n", p->what, done,
+                total, total ? 100.0 * done / total : 100.0, rate, eta);
+    }
+}
+
+static gboolean parse_list(const char *text, const char *opt, SsimSweepInts *list, int *rc)
+{
+    g_autoptr(GError) error = NULL;
+    if (text && !ssim_sweep_ints_parse(list, text, &error)) {
+        *rc = ssim_cli_usage_error(VERB, "--%s: %s", opt, error->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean parse_names(const char *text, const char *opt, SsimSweepNames *list, int *rc)
+{
+    g_autoptr(GError) error = NULL;
+    if (text && !ssim_sweep_names_parse(list, text, &error)) {
+        *rc = ssim_cli_usage_error(VERB, "--%s: %s", opt, error->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean set_field(SsimParallel *par, const char *key, const char *value, const char *opt,
+                          int *rc)
+{
+    g_autoptr(GError) error = NULL;
+    if (value && !ssim_parallel_set(par, key, value, &error)) {
+        *rc = ssim_cli_usage_error(VERB, "--%s: %s", opt, error->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The process count a launcher (mpirun, srun) announces; 1 when none. */
+static guint launched_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+    if (!ssim_sweep_mpi_launched())
+        return 1;
+    for (gsize i = 0; i < G_N_ELEMENTS(vars); i++) {
+        const char *v = g_getenv(vars[i]);
+        if (v)
+            return (guint)MAX(1, atoi(v));
+    }
+    return 1;
+}
+
+static int run(int argc, char **argv, gboolean *mpi_started)
+{
+    g_autofree char *model_name = NULL, *cluster_name = NULL, *tp_list = NULL, *pp_list = NULL;
+    g_autofree char *v_list = NULL, *mb_list = NULL, *sched_list = NULL, *place_list = NULL;
+    g_autofree char *recompute = NULL, *zero = NULL, *bucket = NULL, *tp_comm = NULL;
+    g_autofree char *order = NULL, *output = NULL, *plot = NULL, *shard = NULL;
+    gint nodes = -1, gpus = -1, gbs = -1, jobs = 0, top = 10;
+    gboolean seq_parallel = FALSE, exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
+    GOptionEntry entries[] = {
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
+         "Model: a bundled name (gpt-j-6b, gpt-3-175b, ...) or an INI path (default GPT-J 6B)",
+         "NAME|PATH"},
+        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
+         "Cluster: dgx-a100, dgx-h100, dgx-h200 or an INI path (default the embedded DGX H200)",
+         "NAME|PATH"},
+        {"gpus", 'N', 0, G_OPTION_ARG_INT, &gpus,
+         "GPUs to split (a multiple of the GPUs per node; default all of the cluster's)", "N"},
+        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "Nodes (instead of --gpus)", "N"},
+        {"global-batch", 'B', 0, G_OPTION_ARG_INT, &gbs,
+         "Sequences per iteration, the same for every split (default 2 x GPUs)", "N"},
+        {"tp", 0, 0, G_OPTION_ARG_STRING, &tp_list,
+         "Tensor-parallel sizes (default powers of two up to the GPUs per node, or up to N with "
+         "--cross-node-tp)",
+         "LIST"},
+        {"pp", 0, 0, G_OPTION_ARG_STRING, &pp_list, "Pipeline stages (default every divisor of N)",
+         "LIST"},
+        {"vstages", 'v', 0, G_OPTION_ARG_STRING, &v_list, "Virtual stages per GPU (default 1,2)",
+         "LIST"},
+        {"microbatch", 'b', 0, G_OPTION_ARG_STRING, &mb_list,
+         "Sequences per microbatch (default 1,2)", "LIST"},
+        {"schedules", 's', 0, G_OPTION_ARG_STRING, &sched_list,
+         "Schedules: gpipe, xla, 1f1b, interleaved (default 1f1b,interleaved)", "LIST"},
+        {"placements", 'p', 0, G_OPTION_ARG_STRING, &place_list,
+         "Placement passes, e.g. baseline,commshift (default baseline)", "LIST"},
+        {"recompute", 'r', 0, G_OPTION_ARG_STRING, &recompute,
+         "Recompute modes: auto (default: the first of none, selective, full that fits) or a "
+         "list of none, selective, full",
+         "LIST"},
+        {"cross-node-tp", 0, 0, G_OPTION_ARG_NONE, &cross_node_tp,
+         "Allow tensor-parallel groups that span nodes", NULL},
+        {"seq-parallel", 0, 0, G_OPTION_ARG_NONE, &seq_parallel,
+         "Sequence parallelism in every configuration (implies --tp-comm rs-ag)", NULL},
+        {"zero", 'z', 0, G_OPTION_ARG_STRING, &zero, "ZeRO stage 0 or 1", "0|1"},
+        {"bucket", 0, 0, G_OPTION_ARG_STRING, &bucket, "DP gradient bucket (e.g. 25MiB) or off",
+         "BYTES|off"},
+        {"tp-comm", 0, 0, G_OPTION_ARG_STRING, &tp_comm, "allreduce (default) or rs-ag", "STYLE"},
+        {"order", 0, 0, G_OPTION_ARG_STRING, &order, "Rank order, innermost first (tp-dp-pp)",
+         "AXES"},
+        {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
+         "Simulate every GPU instead of one representative per stage", NULL},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &shard,
+         "Evaluate only configurations k with k mod N = I (0 <= I < N), for job arrays; "
+         "join the CSVs with 'shiftsim merge'",
+         "I/N"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+         "Write every row to FILE.csv (atomically; '-' for stdout)", "FILE"},
+        {"top", 'k', 0, G_OPTION_ARG_INT, &top, "Print the K best configurations (default 10)",
+         "K"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+         "Write PREFIX-throughput.png and PREFIX-heatmap.png (with their .dat and .gp)", "PREFIX"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress or timing on stderr", NULL},
+        {NULL}};
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate every split of N GPUs");
+    g_option_context_set_summary(
+        ctx, "Enumerates every dp x tp x pp = N split with each virtual-stage count, microbatch\n"
+             "size, schedule, recompute mode and placement of the lists, drops the illegal and\n"
+             "the memory-infeasible ones (counting each reason), simulates the rest in\n"
+             "parallel and prints the best by tokens/s.  The CSV has every configuration, its\n"
+             "status, reason and figures, in configuration order whatever -j.");
+    g_option_context_set_description(
+        ctx, "Examples:\n"
+             "  shiftsim sweep --model gpt-j-6b --cluster dgx-h100 --gpus 32 -o sweep.csv\n"
+             "  shiftsim sweep --model gpt-3-175b --cluster dgx-h100 --gpus 1024 "
+             "--global-batch 1536 \\\n      --tp 4,8 --pp 8,16,32 --microbatch 1 "
+             "--schedules 1f1b -j 2 -o gpt3.csv\n"
+             "  shiftsim sweep ... --shard 0/4 -o part0.csv; shiftsim merge part*.csv -o all.csv\n"
+             "  mpirun -n 4 shiftsim sweep ... -o all.csv      (built with -Dmpi=enabled)\n\n"
+             "Exit status: 0 success (also when nothing fits); 1 bad input; 2 usage error.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
+        return SSIM_EXIT_USAGE;
+    if (argc > 1)
+        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    if (jobs < 0 || top < 0)
+        return ssim_cli_usage_error(VERB, "--%s: must not be negative", jobs < 0 ? "jobs" : "top");
+    if ((gpus != -1 && gpus < 1) || (nodes != -1 && nodes < 1) || (gbs != -1 && gbs < 1))
+        return ssim_cli_usage_error(VERB, "--gpus, --nodes and --global-batch must be positive");
+    guint shard_i = 0, shard_n = 1;
+    if (shard) {
+        char *end = NULL;
+        guint64 i = g_ascii_strtoull(shard, &end, 10);
+        guint64 n = end && *end == '/' ? g_ascii_strtoull(end + 1, &end, 10) : 0;
+        if (end == NULL || *end != '\0' || n < 1 || n > G_MAXINT || i >= n)
+            return ssim_cli_usage_error(VERB, "--shard: '%s' is not I/N with 0 <= I < N", shard);
+        shard_i = (guint)i;
+        shard_n = (guint)n;
+    }
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimModel) model =
+        model_name ? ssim_model_load(model_name, &error) : ssim_model_default();
+    if (model == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(SsimCluster) cluster =
+        cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
+    if (cluster == NULL)
+        return ssim_cli_runtime_error(error);
+    if (nodes != -1)
+        ssim_cluster_set_nodes(cluster, (guint)nodes);
+    guint n_gpus = gpus != -1 ? (guint)gpus : ssim_cluster_n_gpus(cluster);
+
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, cluster, n_gpus);
+    spec.exact = exact;
+    spec.base.allow_cross_node_tp = cross_node_tp;
+    if (cross_node_tp)
+        ssim_sweep_spec_default_tp(&spec, cluster);
+    if (gbs != -1)
+        spec.base.global_batch = (guint)gbs;
+    int rc = SSIM_EXIT_OK;
+    if (!set_field(&spec.base, "zero", zero, "zero", &rc) ||
+        !set_field(&spec.base, "bucket", bucket, "bucket", &rc) ||
+        !set_field(&spec.base, "tp_comm", tp_comm, "tp-comm", &rc) ||
+        !set_field(&spec.base, "order", order, "order", &rc) ||
+        !set_field(&spec.base, "sp", seq_parallel ? "on" : NULL, "seq-parallel", &rc) ||
+        !parse_list(tp_list, "tp", &spec.tp, &rc) || !parse_list(pp_list, "pp", &spec.pp, &rc) ||
+        !parse_list(v_list, "vstages", &spec.vstages, &rc) ||
+        !parse_list(mb_list, "microbatch", &spec.microbatch, &rc) ||
+        !parse_names(sched_list, "schedules", &spec.schedules, &rc) ||
+        !parse_names(place_list, "placements", &spec.placements, &rc))
+        return rc;
+    if (recompute && !ssim_sweep_recompute_parse(&spec.recompute, recompute, &error))
+        return ssim_cli_usage_error(VERB, "--recompute: %s", error->message);
+
+    g_autoptr(SsimSweep) sweep = ssim_sweep_new(model, cluster, &spec, &error);
+    if (sweep == NULL)
+        return ssim_cli_runtime_error(error);
+
+    /* Under a launcher, join MPI (or refuse when this build cannot). */
+    guint rank = 0, size = 1;
+    if (launched_size() > 1 || (ssim_sweep_mpi_launched() && ssim_sweep_mpi_available())) {
+        if (!ssim_sweep_mpi_init(&argc, &argv, &rank, &size, &error)) {
+            g_prefix_error(&error, "started by an MPI launcher, but ");
+            return ssim_cli_runtime_error(error);
+        }
+        *mpi_started = TRUE;
+    }
+    guint first = shard_i + shard_n * rank, stride = shard_n * size;
+    guint threads = jobs > 0 ? (guint)jobs : g_get_num_processors();
+    Progress prog = {.tty = isatty(STDERR_FILENO) == 1, .last = 0, .what = "shiftsim sweep"};
+    gint64 t0 = g_get_monotonic_time();
+    guint evaluated =
+        ssim_sweep_run(sweep, first, stride, threads, quiet || rank != 0 ? NULL : progress_cb,
+                       &prog, prog.tty ? 200 : 1000);
+    double wall = (double)(g_get_monotonic_time() - t0) / 1e6;
+    if (size > 1 && !ssim_sweep_mpi_gather(sweep, &error))
+        return ssim_cli_runtime_error(error);
+    if (rank != 0)
+        return SSIM_EXIT_OK;
+    if (!quiet)
+        fprintf(stderr,
+                "shiftsim sweep: evaluated %u configurations in %.2f s (%.1f/s) on %u thread%s%s"
+                "\n",
+                evaluated, wall, wall > 0 ? evaluated / wall : 0.0, threads,
+                threads == 1 ? "" : "s", size > 1 ? " per rank (rank 0's share)" : "");
+
+    g_autoptr(GString) summary = ssim_sweep_summary(sweep, (guint)top);
+    gboolean csv_to_stdout = output && strcmp(output, "-") == 0;
+    if (!ssim_cli_emit(NULL, summary, &error))
+        return ssim_cli_runtime_error(error);
+    if (output) {
+        g_autoptr(GString) csv = ssim_sweep_csv(sweep);
+        if (!ssim_cli_emit(csv_to_stdout ? NULL : output, csv, &error))
+            return ssim_cli_runtime_error(error);
+    }
+    if (plot) {
+        SsimPlotStatus status;
+        if (!ssim_sweep_plot(sweep, plot, &status, &error))
+            return ssim_cli_runtime_error(error);
+        if (status == SSIM_PLOT_NO_GNUPLOT && !quiet)
+            fprintf(stderr, "shiftsim sweep: gnuplot not found: wrote %s-*.dat and .gp only\n",
+                    plot);
+    }
+    return SSIM_EXIT_OK;
+}
+
+int ssim_verb_sweep(int argc, char **argv)
+{
+    gboolean mpi = FALSE;
+    int rc = run(argc, argv, &mpi);
+    if (mpi)
+        ssim_sweep_mpi_finalize();
+    return rc;
+}

@@ -1,0 +1,117 @@
+/*
+ * `shiftsim validate`: simulate every run of a measured-runs file and print predicted vs
+ * measured iteration time, the error of each row, and MAPE, median and max error, the mean
+ * signed error and Kendall's tau of the ranking within groups of rows sharing a model and GPU
+ * count.  With no --runs it validates the bundled vTrain single-node A100 rows.
+ *
+ * Rows are simulated as measured: memory is not checked (the run happened), each row on its own
+ * copy of its cluster, in parallel over --jobs threads; output does not depend on the thread
+ * count.  A row whose simulation fails is listed with the reason and left out of the figures.
+ */
+#include "verbs.h"
+
+#include <shiftsim/calibrate.h>
+#include <shiftsim/data.h>
+
+#include <math.h>
+#include <stdio.h>
+
+#define VERB         "validate"
+#define DEFAULT_RUNS "traces/validation/vtrain-a100-single.csv"
+
+int ssim_verb_validate(int argc, char **argv)
+{
+    g_autofree char *runs_path = NULL, *cluster_name = NULL, *format_name = NULL;
+    g_autofree char *csv_out = NULL, *plot = NULL;
+    gint jobs = 0, every = 1;
+    GOptionEntry entries[] = {
+        {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
+         "Measured runs (# shiftsim-runs v1 CSV; default the bundled " DEFAULT_RUNS ")", "FILE"},
+        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
+         "Simulate every row on this cluster (name or INI path, e.g. a calibrated one) instead of "
+         "the row's own, keeping its node count",
+         "NAME|PATH"},
+        {"every", 0, 0, G_OPTION_ARG_INT, &every,
+         "Use every N-th row only (rows 0, N, 2N, ... in file order; default 1 = all)", "N"},
+        {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
+         "Output: table (default), csv (one row per run) or json", "FMT"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &csv_out, "Also write the per-run CSV to FILE",
+         "FILE.csv"},
+        {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot,
+         "Predicted-vs-measured scatter (log-log, y = x): writes FILE's .dat and .gp, and the "
+         "image when gnuplot is installed",
+         "FILE.png"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
+        {NULL}};
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- compare predictions with measured runs");
+    g_option_context_set_summary(
+        ctx, "Simulates every run of a measured-runs file and prints predicted vs measured\n"
+             "iteration time, the error of each run, MAPE, median and max error, and Kendall's\n"
+             "tau of the ranking within groups of runs that share a model and GPU count.");
+    g_option_context_set_description(
+        ctx, "Examples:\n"
+             "  shiftsim validate\n"
+             "  shiftsim validate --runs traces/validation/published-a100.csv --format csv\n"
+             "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n\n"
+             "Exit status: 0 success; 1 bad input; 2 usage error.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
+        return SSIM_EXIT_USAGE;
+    if (argc > 1)
+        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    SsimFormat format = SSIM_FORMAT_TABLE;
+    if (format_name && !ssim_format_from_name(format_name, &format))
+        return ssim_cli_usage_error(VERB, "--format: '%s' is not table, csv or json", format_name);
+    if (every < 1)
+        return ssim_cli_usage_error(VERB, "--every: must be a positive integer");
+    if (jobs < 0)
+        return ssim_cli_usage_error(VERB, "--jobs: must be >= 0");
+
+    g_autoptr(GError) error = NULL;
+    g_autofree char *found = runs_path ? NULL : ssim_data_find(DEFAULT_RUNS);
+    const char *path = runs_path ? runs_path : found;
+    if (path == NULL) {
+        fprintf(stderr, "shiftsim: %s: not found (give --runs FILE)\n", DEFAULT_RUNS);
+        return SSIM_EXIT_RUNTIME;
+    }
+    g_autoptr(SsimRuns) all = ssim_runs_load(path, &error);
+    if (all == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(SsimRuns) runs = ssim_runs_new(path);
+    for (guint i = 0; i < ssim_runs_n(all); i += (guint)every)
+        ssim_runs_add(runs, ssim_runs_get(all, i));
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, cluster_name, &error);
+    if (set == NULL)
+        return ssim_cli_runtime_error(error);
+    guint n = ssim_run_set_n(set);
+    g_autofree double *pred = g_new0(double, MAX(n, 1u));
+    g_autofree double *meas = g_new0(double, MAX(n, 1u));
+    char **errors = g_new0(char *, n + 1);
+    ssim_run_set_predict(set, NULL, n, NULL, (guint)jobs, pred, errors);
+    for (guint i = 0; i < n; i++)
+        meas[i] = ssim_run_set_measured_ms(set, i);
+    g_autofree guint *groups = ssim_run_set_groups(set, NULL, n);
+    SsimErrorStats stats;
+    ssim_error_stats(pred, meas, groups, n, &stats);
+
+    int rc = SSIM_EXIT_OK;
+    g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
+    if (!ssim_cli_emit(NULL, out, &error))
+        rc = ssim_cli_runtime_error(error);
+    if (rc == SSIM_EXIT_OK && csv_out) {
+        g_autoptr(GString) csv = ssim_validation_format(set, pred, errors, &stats, SSIM_FORMAT_CSV);
+        if (!ssim_cli_emit(csv_out, csv, &error))
+            rc = ssim_cli_runtime_error(error);
+    }
+    if (rc == SSIM_EXIT_OK && plot) {
+        gboolean rendered = FALSE;
+        if (!ssim_validation_plot(set, pred, plot, NULL, &rendered, &error))
+            rc = ssim_cli_runtime_error(error);
+        else if (!rendered)
+            fprintf(stderr, "shiftsim validate: gnuplot not found; wrote the .dat and .gp of %s\n",
+                    plot);
+    }
+    g_strfreev(errors);
+    return rc;
+}

@@ -1,0 +1,362 @@
+/*
+ * The profiled cost model (what it asks the profile for each op is in include/shiftsim/profiled.h).
+ *
+ * The runtime asks for every op, and a lowered iteration has thousands of ops but only a few
+ * dozen distinct costs: the same GEMM in every layer, the same all-reduce after every block.
+ * So each answer is cached under a key of everything it depends on: what is asked (a GEMM by
+ * FLOPs, a memory-bound kernel, a collective of a kind, a point-to-point transfer), bytes, FLOPs,
+ * the mapped kernel name and the logical group shape.  The key holds no pointers and its padding
+ * is zeroed, so it hashes and compares as plain bytes.  Kernel names and class labels are graph
+ * string ids; their mapping (to a profile memory op, to a lowering class) is computed once per id
+ * and kept in arrays indexed by id, so a cache hit costs one hash of 40 bytes and no string
+ * work beyond comparing the name with the copy its entry was made from (a model may see several
+ * graphs, e.g. the candidates of a placement search, whose string ids need not agree).
+ *
+ * A miss asks the profile without a fallback, so "nothing relevant measured" is visible, and then
+ * asks the analytical model's own op_time(): a fallback answer is exactly what the analytical
+ * model alone would charge, logical groups and roofline bytes term included.
+ */
+#include <shiftsim/profiled.h>
+
+#include <string.h>
+
+/* What a cache key asks. */
+enum { ASK_FLOPS, ASK_MEMORY, ASK_COLL, ASK_P2P, ASK_BARRIER };
+
+typedef struct {
+    guint64 bytes;
+    double flops;
+    guint32 n_ranks, n_nodes, per_node;
+    guint32 mem; /* index into mem_names, ASK_MEMORY only */
+    guint8 ask;
+    guint8 coll;
+} Key;
+
+typedef struct {
+    SsimCostEstimate est;
+    SsimProfileKind kind;
+} Answer;
+
+/* A string id's mapping, and the string it was computed from (owned; NULL: not yet). */
+typedef struct {
+    char *from;
+    guint32 to;
+} IdMap;
+
+struct SsimProfiled {
+    const SsimProfile *profile;
+    const SsimAnalytic *analytic;
+    SsimCostModel fallback; /* the analytical model's view */
+    SsimDtype dtype;
+    GHashTable *cache;    /* Key -> Answer, both owned */
+    GPtrArray *mem_names; /* distinct profile memory op names (owned strings) */
+    GArray *name_map;     /* IdMap per name string id: index into mem_names */
+    GArray *cls_map;      /* IdMap per class string id: SsimOpClass, SSIM_OPCLASS_N: other */
+    SsimCostExplain explain;
+    SsimClassExplain class_explain;
+    guint64 n_lookups;
+};
+
+/* ---- class explain ----------------------------------------------------------------------- */
+
+void ssim_class_explain_init(SsimClassExplain *explain)
+{
+    memset(explain, 0, sizeof *explain);
+}
+
+void ssim_class_explain_merge(SsimClassExplain *dst, const SsimClassExplain *src)
+{
+    for (guint c = 0; c < SSIM_PROFILED_N_CLASSES; c++)
+        for (guint s = 0; s < SSIM_COST_N; s++)
+            dst->count[c][s] += src->count[c][s];
+}
+
+guint64 ssim_class_explain_n_ops(const SsimClassExplain *explain)
+{
+    guint64 n = 0;
+    for (guint c = 0; c < SSIM_PROFILED_N_CLASSES; c++)
+        for (guint s = 0; s < SSIM_COST_N; s++)
+            n += explain->count[c][s];
+    return n;
+}
+
+GString *ssim_class_explain_table(const SsimClassExplain *e)
+{
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out, "%-10s", "op class");
+    for (guint s = 0; s < SSIM_COST_N; s++)
+        g_string_append_printf(out, " %13s", ssim_cost_source_name(s));
+    g_string_append_printf(out, " %10s\n", "total");
+    guint64 col[SSIM_COST_N] = {0}, all = 0;
+    for (guint c = 0; c <= SSIM_PROFILED_N_CLASSES; c++) {
+        gboolean total = c == SSIM_PROFILED_N_CLASSES;
+        guint64 sum = 0;
+        for (guint s = 0; s < SSIM_COST_N; s++)
+            sum += total ? col[s] : e->count[c][s];
+        if (!total && sum == 0)
+            continue;
+        const char *name = total                ? "total"
+                           : c < SSIM_OPCLASS_N ? ssim_opclass_name((SsimOpClass)c)
+                                                : "other";
+        g_string_append_printf(out, "%-10s", name);
+        for (guint s = 0; s < SSIM_COST_N; s++) {
+            guint64 v = total ? col[s] : e->count[c][s];
+            if (!total)
+                col[s] += v;
+            g_string_append_printf(out, " %13" G_GUINT64_FORMAT, v);
+        }
+        if (!total)
+            all += sum;
+        g_string_append_printf(out, " %10" G_GUINT64_FORMAT "\n", total ? all : sum);
+    }
+    return out;
+}
+
+/* ---- the model --------------------------------------------------------------------------- */
+
+static void clear_idmap(gpointer p)
+{
+    g_free(((IdMap *)p)->from);
+}
+
+static guint key_hash(gconstpointer p)
+{
+    /* FNV-1a over the key's bytes (padding is zeroed). */
+    const guint8 *b = p;
+    guint32 h = 2166136261u;
+    for (gsize i = 0; i < sizeof(Key); i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(Key)) == 0;
+}
+
+SsimProfiled *ssim_profiled_new(const SsimProfile *profile, const SsimAnalytic *analytic,
+                                SsimDtype dtype)
+{
+    g_return_val_if_fail(profile != NULL && analytic != NULL, NULL);
+    SsimProfiled *m = g_new0(SsimProfiled, 1);
+    m->profile = profile;
+    m->analytic = analytic;
+    m->fallback = ssim_analytic_cost_model(analytic);
+    m->dtype = dtype;
+    m->cache = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
+    m->mem_names = g_ptr_array_new_with_free_func(g_free);
+    m->name_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
+    m->cls_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
+    g_array_set_clear_func(m->name_map, clear_idmap);
+    g_array_set_clear_func(m->cls_map, clear_idmap);
+    ssim_cost_explain_init(&m->explain);
+    ssim_class_explain_init(&m->class_explain);
+    return m;
+}
+
+void ssim_profiled_free(SsimProfiled *model)
+{
+    if (model == NULL)
+        return;
+    g_hash_table_destroy(model->cache);
+    g_ptr_array_free(model->mem_names, TRUE);
+    g_array_free(model->name_map, TRUE);
+    g_array_free(model->cls_map, TRUE);
+    g_free(model);
+}
+
+/* The profile memory op a lowering kernel name stands for (see profiled.h). */
+static char *memory_op_name(const char *name)
+{
+    static const struct {
+        const char *prefix, *op;
+    } map[] = {
+        {"final_norm", "layernorm"}, {"norm", "layernorm"}, {"softmax", "softmax"}, {"act", "gelu"},
+        {"residual", "add"},         {"branch_add", "add"}, {"optimizer", "adam"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(map); i++)
+        if (g_str_has_prefix(name, map[i].prefix))
+            return g_strdup(map[i].op);
+    const char *dot = strchr(name, '.');
+    return dot ? g_strndup(name, (gsize)(dot - name)) : g_strdup(name);
+}
+
+/* The entry of string id `id` in `map`, valid for `str` (recomputed when it was made from
+ * another string); *fresh says the caller must fill `to`. */
+static IdMap *id_entry(GArray *map, guint32 id, const char *str, gboolean *fresh)
+{
+    if (id >= map->len)
+        g_array_set_size(map, id + 1);
+    IdMap *e = &g_array_index(map, IdMap, id);
+    *fresh = e->from == NULL || strcmp(e->from, str) != 0;
+    if (*fresh) {
+        g_free(e->from);
+        e->from = g_strdup(str);
+    }
+    return e;
+}
+
+static guint32 mem_index(SsimProfiled *m, const SsimGraph *graph, guint32 name)
+{
+    const char *str = ssim_graph_string(graph, name);
+    gboolean fresh;
+    IdMap *e = id_entry(m->name_map, name == SSIM_NONE ? 0 : name, str, &fresh);
+    if (fresh) {
+        g_autofree char *op = memory_op_name(str);
+        guint i;
+        for (i = 0; i < m->mem_names->len; i++)
+            if (strcmp(g_ptr_array_index(m->mem_names, i), op) == 0)
+                break;
+        if (i == m->mem_names->len)
+            g_ptr_array_add(m->mem_names, g_steal_pointer(&op));
+        e->to = i;
+    }
+    return e->to;
+}
+
+static guint class_index(SsimProfiled *m, const SsimGraph *graph, guint16 cls)
+{
+    const char *str = ssim_graph_string(graph, cls);
+    gboolean fresh;
+    IdMap *e = id_entry(m->cls_map, cls, str, &fresh);
+    if (fresh) {
+        SsimOpClass c;
+        e->to = ssim_opclass_from_name(str, &c) ? (guint32)c : SSIM_OPCLASS_N;
+    }
+    return e->to;
+}
+
+/* Fills `key` for op `idx`; FALSE for an op kind the model does not price (returns 0). */
+static gboolean make_key(SsimProfiled *m, const SsimGraph *graph, guint32 idx, Key *key)
+{
+    const SsimOp *op = ssim_graph_op(graph, idx);
+    memset(key, 0, sizeof *key);
+    key->bytes = op->bytes;
+    switch ((SsimOpKind)op->kind) {
+    case SSIM_OP_COMPUTE:
+        if (op->flops > 0) {
+            key->ask = ASK_FLOPS;
+            key->flops = op->flops;
+        } else {
+            key->ask = ASK_MEMORY;
+            key->mem = mem_index(m, graph, op->name);
+        }
+        return TRUE;
+    case SSIM_OP_SEND:
+    case SSIM_OP_RECV:
+    case SSIM_OP_COLLECTIVE:
+    case SSIM_OP_BARRIER: {
+        guint n = 0, nodes = 0, per = 0;
+        ssim_analytic_group_shape(m->analytic, graph, idx, &n, &nodes, &per);
+        key->n_ranks = n, key->n_nodes = nodes, key->per_node = per;
+        key->coll = op->coll;
+        key->ask = op->kind == SSIM_OP_BARRIER      ? ASK_BARRIER
+                   : op->kind != SSIM_OP_COLLECTIVE ? ASK_P2P
+                   : op->coll == SSIM_COLL_PERMUTE  ? ASK_P2P
+                                                    : ASK_COLL;
+        return TRUE;
+    }
+    default:
+        return FALSE;
+    }
+}
+
+/* Asks the profile (no fallback); FALSE when it has nothing relevant. */
+static gboolean ask_profile(const SsimProfiled *m, const Key *key, SsimCostEstimate *est)
+{
+    switch (key->ask) {
+    case ASK_FLOPS:
+        return ssim_profile_flops_time(m->profile, key->flops, m->dtype, NULL, est);
+    case ASK_MEMORY:
+        return ssim_profile_memory_time(m->profile, g_ptr_array_index(m->mem_names, key->mem),
+                                        (int)m->dtype, key->bytes, NULL, est);
+    case ASK_COLL:
+        if (key->n_ranks <= 1)
+            return FALSE;
+        return ssim_profile_comm_time(
+            m->profile, ssim_profile_comm_from_coll(key->coll), (int)m->dtype, key->bytes,
+            key->n_ranks, key->n_nodes > 1 ? key->per_node : key->n_ranks, NULL, NULL, est);
+    case ASK_P2P:
+        if (key->n_ranks <= 1)
+            return FALSE;
+        /* One step between two ranks, one per node when the transfer leaves the node. */
+        return ssim_profile_comm_time(m->profile, SSIM_PCOMM_SENDRECV, (int)m->dtype, key->bytes, 2,
+                                      key->n_nodes > 1 ? 1 : 2, NULL, NULL, est);
+    default:
+        return FALSE;
+    }
+}
+
+/* The cached answer for op `idx` (computing it on a miss). */
+static const Answer *answer(SsimProfiled *m, const SsimGraph *graph, guint32 idx, guint n)
+{
+    static const Answer none = {.est = {0, 0, SSIM_COST_ANALYTICAL}, .kind = SSIM_PROFILE_COMM};
+    Key key;
+    if (!make_key(m, graph, idx, &key))
+        return &none;
+    const Answer *hit = g_hash_table_lookup(m->cache, &key);
+    if (hit)
+        return hit;
+    Answer *a = g_new0(Answer, 1);
+    a->kind = key.ask == ASK_FLOPS    ? SSIM_PROFILE_GEMM
+              : key.ask == ASK_MEMORY ? SSIM_PROFILE_MEMORY
+                                      : SSIM_PROFILE_COMM;
+    m->n_lookups++;
+    if (!ask_profile(m, &key, &a->est)) {
+        SsimTime t = m->fallback.op_time(&m->fallback, graph, idx, n);
+        a->est = (SsimCostEstimate){
+            .time_us = (double)t * 1e-3, .time = t, .source = SSIM_COST_ANALYTICAL};
+    }
+    g_hash_table_insert(m->cache, g_memdup2(&key, sizeof key), a);
+    return a;
+}
+
+SsimProfileKind ssim_profiled_estimate(SsimProfiled *model, const SsimGraph *graph, guint32 op,
+                                       SsimCostEstimate *out)
+{
+    g_return_val_if_fail(model != NULL && graph != NULL && out != NULL, SSIM_PROFILE_COMM);
+    const Answer *a = answer(model, graph, op, 1);
+    *out = a->est;
+    return a->kind;
+}
+
+static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32 idx, guint n)
+{
+    SsimProfiled *m = cm->data;
+    const Answer *a = answer(m, graph, idx, n);
+    const SsimOp *op = ssim_graph_op(graph, idx);
+    /* The runtime asks once per compute op, per collective instance (n members) and per
+     * send/receive pair: count every op the answer prices. */
+    guint64 weight = op->kind == SSIM_OP_COMPUTE                            ? 1
+                     : op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV ? 2
+                                                                            : MAX(n, 1u);
+    guint cls = class_index(m, graph, op->cls);
+    m->explain.count[a->kind][a->est.source] += weight;
+    m->class_explain.count[cls][a->est.source] += weight;
+    return a->est.time;
+}
+
+SsimCostModel ssim_profiled_cost_model(SsimProfiled *model)
+{
+    return (SsimCostModel){.op_time = op_time, .data = model};
+}
+
+const SsimCostExplain *ssim_profiled_explain(const SsimProfiled *model)
+{
+    return &model->explain;
+}
+
+const SsimClassExplain *ssim_profiled_class_explain(const SsimProfiled *model)
+{
+    return &model->class_explain;
+}
+
+void ssim_profiled_reset_explain(SsimProfiled *model)
+{
+    ssim_cost_explain_init(&model->explain);
+    ssim_class_explain_init(&model->class_explain);
+}
+
+guint64 ssim_profiled_n_lookups(const SsimProfiled *model)
+{
+    return model->n_lookups;
+}

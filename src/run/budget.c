@@ -1,0 +1,66 @@
+/*
+ * The op budget of a lowering (include/shiftsim/budget.h).
+ *
+ * ssim_lower() emits, per graph rank, the same programs for every layer and microbatch: a
+ * layer's forward (about 12 kernels and 2 to 4 TP collectives), its recompute (as many again at
+ * most) and its backward (about twice the forward), plus per microbatch and model chunk the
+ * pipeline sends and receives, the embedding and the head, and per rank the gradient reductions
+ * and the optimizer.  The constants below round each of those up, so the estimate errs high by
+ * a small factor (tests/test_budget.c checks it against real lowerings); a limit is a budget,
+ * not a prediction, and refusing a little early is safer than exhausting memory.
+ */
+#include <shiftsim/budget.h>
+
+#include <shiftsim/types.h>
+
+/* Ops per layer and microbatch, all of forward, recompute, backward and their TP collectives. */
+#define OPS_PER_LAYER 64
+/* Ops per microbatch and model chunk outside the layers: sends, receives, embedding, head. */
+#define OPS_PER_CHUNK 16
+/* Ops per layer once per iteration (gradient reductions, optimizer pieces), and per rank. */
+#define OPS_PER_LAYER_ONCE 8
+#define OPS_PER_RANK       32
+
+void ssim_budget_estimate(const SsimModel *model, const SsimParallel *par, gboolean exact,
+                          SsimOpEstimate *out)
+{
+    guint pp = MAX(par->pp, 1u), v = MAX(par->virtual_stages, 1u);
+    out->ranks = exact ? (guint64)ssim_parallel_world(par) : pp;
+    out->layers_per_rank = (model->layers + pp - 1) / pp;
+    out->microbatches = ssim_parallel_n_microbatches(par);
+    out->ops_per_layer = OPS_PER_LAYER;
+    double per_rank = (double)out->layers_per_rank * (double)out->microbatches * OPS_PER_LAYER +
+                      (double)out->microbatches * v * OPS_PER_CHUNK +
+                      (double)out->layers_per_rank * OPS_PER_LAYER_ONCE + OPS_PER_RANK;
+    out->ops = (double)out->ranks * per_rank;
+}
+
+gboolean ssim_budget_check(const SsimModel *model, const SsimParallel *par, gboolean exact,
+                           guint64 max_ops, GError **error)
+{
+    SsimOpEstimate est;
+    ssim_budget_estimate(model, par, exact, &est);
+    if (est.microbatches > SSIM_MAX_MICROBATCHES) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "global_batch: %" G_GUINT64_FORMAT " microbatches per pipeline (global batch "
+                    "%u / (dp %u x microbatch %u)) is over the limit of %u",
+                    est.microbatches, par->global_batch, par->dp, par->microbatch,
+                    SSIM_MAX_MICROBATCHES);
+        return FALSE;
+    }
+    if (max_ops == 0)
+        max_ops = SSIM_MAX_OPS_DEFAULT;
+    if (max_ops != G_MAXUINT64 && est.ops > (double)max_ops) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "the lowering would build about %.3g ops (%" G_GUINT64_FORMAT
+                    " layers per rank x %" G_GUINT64_FORMAT " microbatches x %" G_GUINT64_FORMAT
+                    " ops per layer x %" G_GUINT64_FORMAT
+                    " graph ranks), over the limit of %" G_GUINT64_FORMAT
+                    " ops (--max-ops); use fewer microbatches%s or raise "
+                    "--max-ops",
+                    est.ops, est.layers_per_rank, est.microbatches, est.ops_per_layer, est.ranks,
+                    max_ops, exact ? ", drop --exact" : "");
+        return FALSE;
+    }
+    return TRUE;
+}

@@ -1,0 +1,312 @@
+/*
+ * Placement `auto`: a greedy search over legal moves, guided by the critical path.
+ *
+ * The moves are grouped so that one decision covers ops that run the same program, and every
+ * member of a collective's group makes the same decision (replicas must fuse their gradient
+ * pieces alike, or their reductions would not match): the TP collectives of one TP group issued
+ * after the same kernel (say every "tp.allreduce after branch_add.bwd": waited for by the next
+ * kernel, or by the first one that reads it), the gradient pieces of one layer (or head, or
+ * embedding) of one DP group (issued right after that layer's last backward, or after the whole
+ * backward), and the lock-step permutes of all stages together (collective-permute, or
+ * double-buffered send/receive: both ends must agree).  Only the classes in placement->shifts move.
+ *
+ * Search: evaluate baseline and commshift and start from the better (ties go to commshift).
+ * Then repeatedly take the critical path of the current best, charge each group with the time
+ * its ops spend on that path, and flip the untried group with the most; keep the flip when the
+ * step gets shorter, undo it otherwise.  When no group on the path is left untried, the other
+ * groups are tried in order (a reduction moved late can help by no longer slowing the compute
+ * it overlaps).  It stops after placement->budget evaluations.  Because only improvements are
+ * kept, the result is never worse than the start, hence never worse than either policy.
+ *
+ * Invariant: every flip goes through the shared move helpers, i.e. ssim_plan_move(); the graph
+ * builder checks each candidate before it is evaluated.
+ */
+#include <shiftsim/lower.h>
+#include <shiftsim/place.h>
+
+#include <string.h>
+
+typedef enum { G_TP, G_DP, G_PP } GroupKind;
+
+typedef struct {
+    char *label;
+    GroupKind kind;
+    gboolean shifted; /* current state: commshift's point (TRUE) or baseline's */
+    gboolean tried;
+    GArray *ops; /* guint32 plan ops */
+    SsimTime on_path;
+} Group;
+
+static void group_clear(gpointer p)
+{
+    Group *g = p;
+    g_free(g->label);
+    g_array_free(g->ops, TRUE);
+}
+
+static void group_set(SsimPlan *plan, Group *g, gboolean shifted)
+{
+    for (guint i = 0; i < g->ops->len; i++) {
+        guint32 op = g_array_index(g->ops, guint32, i);
+        switch (g->kind) {
+        case G_TP:
+            shifted ? ssim_place_tp_late(plan, op) : ssim_place_tp_early(plan, op);
+            break;
+        case G_DP:
+            shifted ? ssim_place_dp_early(plan, op) : ssim_place_dp_late(plan, op);
+            break;
+        case G_PP:
+            ssim_plan_split(plan, op, shifted);
+            break;
+        }
+    }
+    g->shifted = shifted;
+}
+
+/* The issue point commshift gives gradient piece `op` (its site's last producer). */
+static guint32 site_last(SsimPlan *plan, guint32 op)
+{
+    guint32 keep = ssim_plan_op(plan, op)->issue;
+    ssim_place_dp_early(plan, op);
+    guint32 early = ssim_plan_op(plan, op)->issue;
+    ssim_plan_op_mut(plan, op)->issue = keep;
+    return early;
+}
+
+/* Re-anchors the reductions left after the loop once the loop's end moved (a permute flip). */
+static void relate_dp(SsimPlan *plan, Group *gs, guint n)
+{
+    for (guint i = 0; i < n; i++)
+        if (gs[i].kind == G_DP && !gs[i].shifted)
+            group_set(plan, &gs[i], FALSE);
+}
+
+/* The movable groups of `plan` under `shifts`; `group_of` gets each plan op's group or NONE. */
+static GArray *find_groups(SsimPlan *plan, guint shifts, GArray *group_of)
+{
+    GArray *groups = g_array_new(FALSE, TRUE, sizeof(Group));
+    g_array_set_clear_func(groups, group_clear);
+    g_autoptr(GHashTable) index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint32 n = ssim_plan_n_ops(plan);
+    g_array_set_size(group_of, n);
+    for (guint32 i = 0; i < n; i++) {
+        g_array_index(group_of, guint32, i) = SSIM_NONE;
+        const SsimPlanOp *o = ssim_plan_op(plan, i);
+        if (o->kind == SSIM_OP_COMPUTE)
+            continue;
+        char key[160];
+        GroupKind kind;
+        if ((shifts & SSIM_SHIFT_TP) && o->cls == SSIM_OPCLASS_TP && o->issue != SSIM_NONE) {
+            guint nc;
+            const guint32 *cons = ssim_plan_consumers(plan, i, &nc);
+            guint32 first = SSIM_NONE;
+            for (guint k = 0; k < nc; k++)
+                if (ssim_plan_op(plan, cons[k])->kind == SSIM_OP_COMPUTE &&
+                    ssim_plan_op(plan, cons[k])->rank == o->rank)
+                    first = MIN(first, cons[k]);
+            if (first == SSIM_NONE || first == ssim_plan_next_kernel(plan, o->rank, o->issue))
+                continue; /* nothing to overlap: both placements agree */
+            g_snprintf(key, sizeof key, "%s: %s after %s", ssim_plan_group_name(plan, o->group),
+                       o->name, ssim_plan_op(plan, o->issue)->name);
+            kind = G_TP;
+        } else if ((shifts & SSIM_SHIFT_DP) && (o->flags & SSIM_PLAN_FUSABLE) &&
+                   o->site != SSIM_NONE) {
+            g_snprintf(key, sizeof key, "%s: gradient site %u",
+                       ssim_plan_group_name(plan, o->group), o->site);
+            kind = G_DP;
+        } else if ((shifts & SSIM_SHIFT_PP) && (o->flags & SSIM_PLAN_PERMUTE)) {
+            g_snprintf(key, sizeof key, "every lock-step permute");
+            kind = G_PP;
+        } else {
+            continue;
+        }
+        gpointer v = g_hash_table_lookup(index, key);
+        guint gi;
+        if (v == NULL) {
+            Group g = {.label = g_strdup(key),
+                       .kind = kind,
+                       .ops = g_array_new(FALSE, FALSE, sizeof(guint32))};
+            g_array_append_val(groups, g);
+            gi = groups->len - 1;
+            g_hash_table_insert(index, g_strdup(key), GUINT_TO_POINTER(gi + 1));
+        } else {
+            gi = GPOINTER_TO_UINT(v) - 1;
+        }
+        g_array_append_val(g_array_index(groups, Group, gi).ops, i);
+        g_array_index(group_of, guint32, i) = gi;
+    }
+    return groups;
+}
+
+/* Builds and replays the plan's current placement; the timeline and graph come back. */
+static SsimTime evaluate(const SsimPlan *plan, const SsimPlaceEvaluator *eval, SsimGraph **graph,
+                         SsimTimeline **tl, GArray **plan_of, GError **error)
+{
+    *graph = ssim_plan_build(plan, NULL, plan_of, error);
+    if (*graph == NULL)
+        return -1;
+    *tl = eval->run(eval->data, *graph, error);
+    if (*tl == NULL) {
+        ssim_graph_free(*graph);
+        *graph = NULL;
+        g_array_free(*plan_of, TRUE);
+        *plan_of = NULL;
+        return -1;
+    }
+    return (*tl)->makespan;
+}
+
+typedef struct {
+    SsimGraph *graph;
+    SsimTimeline *tl;
+    GArray *plan_of;
+} Eval;
+
+static void eval_clear(Eval *e)
+{
+    ssim_graph_free(e->graph);
+    ssim_timeline_free(e->tl);
+    if (e->plan_of)
+        g_array_free(e->plan_of, TRUE);
+    memset(e, 0, sizeof *e);
+}
+
+/* Applies baseline or commshift and evaluates it. */
+static SsimTime try_policy(SsimPlan *plan, const SsimPlacement *placement, gboolean shift,
+                           const SsimPlaceEvaluator *eval, Eval *out, SsimPlaceReport *report,
+                           GError **error)
+{
+    ssim_plan_reset(plan);
+    gboolean ok = shift ? ssim_place_commshift(plan, placement, eval, report, error)
+                        : ssim_place_baseline(plan, placement, eval, NULL, error);
+    if (!ok)
+        return -1;
+    return evaluate(plan, eval, &out->graph, &out->tl, &out->plan_of, error);
+}
+
+static gint by_path(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const Group *g = data;
+    guint x = *(const guint *)a, y = *(const guint *)b;
+    if (g[x].on_path != g[y].on_path)
+        return g[x].on_path > g[y].on_path ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+gboolean ssim_place_auto(SsimPlan *plan, const SsimPlacement *placement,
+                         const SsimPlaceEvaluator *eval, SsimPlaceReport *report, GError **error)
+{
+    if (eval == NULL || eval->run == NULL) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "place: auto needs an evaluator to replay its candidates");
+        return FALSE;
+    }
+    Eval best = {0}, cand = {0};
+    g_auto(SsimPlaceReport) shift_report = {0};
+    ssim_place_report_init(&shift_report);
+    SsimTime t_base = try_policy(plan, placement, FALSE, eval, &best, NULL, error);
+    if (t_base < 0)
+        return FALSE;
+    SsimTime t_shift = try_policy(plan, placement, TRUE, eval, &cand, &shift_report, error);
+    if (t_shift < 0) {
+        eval_clear(&best);
+        return FALSE;
+    }
+    gboolean from_shift = t_shift <= t_base;
+    SsimTime t_best = from_shift ? t_shift : t_base;
+    if (from_shift) {
+        eval_clear(&best);
+        best = cand;
+        memset(&cand, 0, sizeof cand);
+    } else {
+        eval_clear(&cand);
+        ssim_plan_reset(plan);
+        ssim_place_baseline(plan, placement, eval, NULL, NULL);
+    }
+    guint evaluations = 2;
+
+    g_autoptr(GArray) group_of = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autoptr(GArray) groups = find_groups(plan, placement->shifts, group_of);
+    Group *gs = (Group *)groups->data;
+    /* The state of each group in the start placement. */
+    for (guint i = 0; i < groups->len; i++) {
+        guint32 op = g_array_index(gs[i].ops, guint32, 0);
+        const SsimPlanOp *o = ssim_plan_op(plan, op);
+        gs[i].shifted = gs[i].kind == G_PP ? (o->flags & SSIM_PLAN_SPLIT) != 0
+                        : gs[i].kind == G_DP
+                            ? o->issue == site_last(plan, op)
+                            : o->wait != ssim_plan_next_kernel(plan, o->rank, o->issue);
+    }
+    g_autoptr(GPtrArray) kept = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+    gboolean ok = TRUE;
+    while (ok && evaluations < MAX(placement->budget, 2u) && groups->len > 0) {
+        /* Charge each group with its ops' time on the current critical path. */
+        for (guint i = 0; i < groups->len; i++)
+            gs[i].on_path = 0;
+        g_autoptr(GArray) path = ssim_critical_path(best.graph, best.tl);
+        for (guint i = 0; i < path->len; i++) {
+            guint32 op = g_array_index(path, guint32, i);
+            guint32 p = g_array_index(best.plan_of, guint32, op);
+            guint32 gi = p == SSIM_NONE ? SSIM_NONE : g_array_index(group_of, guint32, p);
+            if (gi != SSIM_NONE)
+                gs[gi].on_path += best.tl->end[op] - best.tl->start[op];
+        }
+        g_array_set_size(order, 0);
+        for (guint i = 0; i < groups->len; i++)
+            if (!gs[i].tried)
+                g_array_append_val(order, i);
+        if (order->len == 0)
+            break;
+        g_array_sort_with_data(order, by_path, gs);
+        guint pick = g_array_index(order, guint, 0);
+        Group *g = &gs[pick];
+        g->tried = TRUE;
+        gboolean before = g->shifted;
+        group_set(plan, g, !before);
+        if (g->kind == G_PP)
+            relate_dp(plan, gs, groups->len);
+        SsimTime t = evaluate(plan, eval, &cand.graph, &cand.tl, &cand.plan_of, error);
+        evaluations++;
+        if (t < 0) {
+            ok = FALSE;
+            break;
+        }
+        if (t < t_best) {
+            g_ptr_array_add(kept, g_strdup_printf("%s -> %s (%.3f ms shorter)", g->label,
+                                                  g->shifted ? "shifted" : "baseline point",
+                                                  (double)(t_best - t) / 1e6));
+            t_best = t;
+            eval_clear(&best);
+            best = cand;
+            memset(&cand, 0, sizeof cand);
+            for (guint i = 0; i < groups->len; i++)
+                gs[i].tried = FALSE;
+            g->tried = TRUE; /* flipping it straight back cannot help */
+        } else {
+            group_set(plan, g, before);
+            if (g->kind == G_PP)
+                relate_dp(plan, gs, groups->len);
+            eval_clear(&cand);
+        }
+    }
+    eval_clear(&best);
+    eval_clear(&cand);
+    if (!ok)
+        return FALSE;
+    if (report) {
+        report->evaluations = evaluations;
+        report->start_step = from_shift ? t_shift : t_base;
+        report->best_step = t_best;
+        g_strlcpy(report->start, from_shift ? "commshift" : "baseline", sizeof report->start);
+        for (guint i = 0; from_shift && i < shift_report.moves->len; i++)
+            g_ptr_array_add(report->moves, g_strdup(g_ptr_array_index(shift_report.moves, i)));
+        for (guint i = 0; i < kept->len; i++)
+            g_ptr_array_add(report->moves, g_strdup(g_ptr_array_index(kept, i)));
+        if (kept->len == 0)
+            g_ptr_array_add(
+                report->moves,
+                g_strdup_printf("no flip of the %u move groups shortened the step", groups->len));
+    }
+    return TRUE;
+}

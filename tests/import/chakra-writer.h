@@ -1,0 +1,85 @@
+/*
+ * A small Chakra trace encoder for tests and the example generator: it writes PREFIX.<rank>.et
+ * files exactly as Chakra's tools do (a varint length before each message; a GlobalMetadata,
+ * then Nodes) using the protobuf-c code generated from src/import/chakra.proto, and the
+ * comm-group JSON.  It is an independent path to the bytes: the importer's tests read back what
+ * this wrote, so a wrong field number on either side shows up as a failed round trip (and the
+ * real ASTRA-sim traces under traces/chakra/ pin the schema from the other side).
+ *
+ * A writer buffers one file in memory and writes it atomically at cw_close().
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Chakra NodeType and CollectiveCommType values (et_def.proto). */
+enum {
+    CW_METADATA = 1,
+    CW_MEM_LOAD = 2,
+    CW_MEM_STORE = 3,
+    CW_COMP = 4,
+    CW_SEND = 5,
+    CW_RECV = 6,
+    CW_COLL = 7,
+    CW_STORAGE = 8,
+};
+enum {
+    CW_ALL_REDUCE = 0,
+    CW_REDUCE = 1,
+    CW_ALL_GATHER = 2,
+    CW_GATHER = 3,
+    CW_SCATTER = 4,
+    CW_BROADCAST = 5,
+    CW_ALL_TO_ALL = 6,
+    CW_REDUCE_SCATTER = 7,
+    CW_BARRIER = 9,
+};
+
+#define CW_ABSENT (-1)
+
+/* One node; integer attributes equal to CW_ABSENT and NULL strings are left out. */
+typedef struct {
+    guint64 id;
+    const char *name;
+    int type;
+    const guint64 *data_deps;
+    guint n_data_deps;
+    const guint64 *ctrl_deps;
+    guint n_ctrl_deps;
+    guint64 duration_micros;
+    gint64 comm_type, comm_size, comm_src, comm_dst, comm_tag;
+    const char *pg_name;
+    double num_ops; /* < 0: absent */
+    gint64 tensor_size;
+    gint64 is_cpu_op;       /* written as bool_val */
+    const char *stream;     /* a "stream" string attribute */
+    const char *extra_attr; /* the name of an extra string attribute the importer does not read */
+} CwNode;
+
+#define CW_NODE_INIT                                                                               \
+    {                                                                                              \
+        .comm_type = CW_ABSENT, .comm_size = CW_ABSENT, .comm_src = CW_ABSENT,                     \
+        .comm_dst = CW_ABSENT, .comm_tag = CW_ABSENT, .num_ops = -1, .tensor_size = CW_ABSENT,     \
+        .is_cpu_op = CW_ABSENT                                                                     \
+    }
+
+typedef struct CwWriter CwWriter;
+
+/* Starts a trace at `path` with a GlobalMetadata of `version` ("0.0.4"). */
+CwWriter *cw_open(const char *path, const char *version);
+void cw_node(CwWriter *w, const CwNode *node);
+/* Appends raw bytes (to build corrupt files). */
+void cw_raw(CwWriter *w, const void *bytes, gsize len);
+/* Writes the file and frees the writer; FALSE with `error` set when the write fails. */
+gboolean cw_close(CwWriter *w, GError **error);
+
+/* "PREFIX.<rank>.et", newly allocated. */
+char *cw_rank_path(const char *prefix, guint rank);
+
+/* Writes {"<id>": [ranks...], ...}: groups[i] holds n_ranks[i] ranks and is named ids[i]. */
+gboolean cw_write_groups(const char *path, guint n_groups, const char *const *ids,
+                         const guint32 *const *groups, const guint *n_ranks, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,419 @@
+/*
+ * The sweep: enumeration counts and order against a hand count, every rejection reason on a
+ * one-configuration sweep, the status tally of a small sweep counted by hand from the model's
+ * shape, byte-identical CSVs for -j 1 and -j 2, shards merged back into the whole, the merge's
+ * refusals (foreign headers, overlaps, gaps), and the plot files (text only: no gnuplot needed).
+ * Every sweep here is GPT-J 6B or Megatron GPT 1.7B on 8 or 16 H100s, so the suite stays fast
+ * under the sanitizers too.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+
+#include <shiftsim/sweep.h>
+#include "src/app/verbs.h"
+
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+
+static SsimModel *load_model(const char *name)
+{
+    g_autoptr(GError) error = NULL;
+    SsimModel *m = ssim_model_load(name, &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    return m;
+}
+
+static SsimCluster *h100(void)
+{
+    g_autoptr(GError) error = NULL;
+    SsimCluster *c = ssim_cluster_load("dgx-h100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    return c;
+}
+
+static void set_list(SsimSweepInts *l, const char *text)
+{
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_sweep_ints_parse(l, text, &error), "%s", error ? error->message : "");
+}
+
+static void set_names(SsimSweepNames *l, const char *text)
+{
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_sweep_names_parse(l, text, &error), "%s", error ? error->message : "");
+}
+
+Test(sweep, default_enumeration_hand_count)
+{
+    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = h100();
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 8);
+    /* tp {1,2,4,8} x pp {1,2,4,8}: the 10 pairs with tp*pp | 8, 6 left out; each with
+     * v {1,2} x mb {1,2} x {1f1b, interleaved} x auto x baseline = 8 configurations. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, &error);
+    cr_assert_not_null(s);
+    cr_assert_eq(ssim_sweep_n_configs(s), 80);
+    cr_assert_eq(ssim_sweep_skipped_pairs(s), 6);
+    cr_assert_eq(spec.base.global_batch, 16);
+    /* With --cross-node-tp on 16 GPUs: tp up to 16, pp the 5 divisors of 16: pairs with
+     * tp*pp | 16 number 5+4+3+2+1 = 15. */
+    ssim_sweep_spec_init(&spec, c, 16);
+    spec.base.allow_cross_node_tp = TRUE;
+    ssim_sweep_spec_default_tp(&spec, c);
+    cr_assert_eq(spec.tp.n, 5);
+    g_autoptr(SsimSweep) s16 = ssim_sweep_new(m, c, &spec, &error);
+    cr_assert_eq(ssim_sweep_n_configs(s16), 15 * 8);
+    cr_assert_eq(ssim_sweep_skipped_pairs(s16), 10);
+}
+
+Test(sweep, order_placements_innermost)
+{
+    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = h100();
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 8);
+    set_list(&spec.tp, "2,1");
+    set_list(&spec.pp, "1,2,3");
+    set_list(&spec.vstages, "1");
+    set_list(&spec.microbatch, "1,2");
+    set_names(&spec.schedules, "1f1b");
+    set_names(&spec.placements, "baseline,commshift");
+    g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
+    /* pairs in list order: (2,1), (2,2), (1,1), (1,2); pp 3 divides nothing: 2 skipped. */
+    cr_assert_eq(ssim_sweep_n_configs(s), 4 * 2 * 2);
+    cr_assert_eq(ssim_sweep_skipped_pairs(s), 2);
+    const SsimSweepRow *r5 = ssim_sweep_row(s, 5);
+    cr_assert_eq(r5->par.tp, 2);
+    cr_assert_eq(r5->par.pp, 2);
+    cr_assert_eq(r5->par.dp, 2);
+    cr_assert_eq(r5->par.microbatch, 1);
+    cr_assert_str_eq(r5->par.placement, "commshift");
+    const SsimSweepRow *r10 = ssim_sweep_row(s, 10);
+    cr_assert_eq(r10->par.tp, 1);
+    cr_assert_eq(r10->par.pp, 1);
+    cr_assert_eq(r10->par.dp, 8);
+    cr_assert_eq(r10->par.microbatch, 2);
+    cr_assert_str_eq(r10->par.placement, "baseline");
+    for (guint i = 0; i < ssim_sweep_n_configs(s); i++)
+        cr_assert_eq(ssim_sweep_row(s, i)->status, SSIM_SWEEP_PENDING);
+}
+
+Test(sweep, bad_specs)
+{
+    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = h100();
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 12);
+    g_autoptr(GError) error = NULL;
+    cr_assert_null(ssim_sweep_new(m, c, &spec, &error));
+    cr_assert(strstr(error->message, "not a positive multiple of the 8 GPUs per node"));
+    SsimSweepInts l;
+    g_clear_error(&error);
+    cr_assert_not(ssim_sweep_ints_parse(&l, "1,x", &error));
+    cr_assert_str_eq(error->message, "'x' is not a positive integer");
+    g_clear_error(&error);
+    cr_assert_not(ssim_sweep_ints_parse(&l, "0", &error));
+    cr_assert(ssim_sweep_ints_parse(&l, "4, 2,4,1", NULL));
+    cr_assert_eq(l.n, 3);
+    cr_assert_eq(l.v[0], 4);
+    cr_assert_eq(l.v[2], 1);
+    g_clear_error(&error);
+    cr_assert_not(ssim_sweep_recompute_parse(&l, "auto,some", &error));
+    cr_assert(ssim_sweep_recompute_parse(&l, "auto,full", NULL));
+    g_autofree char *txt = ssim_sweep_recompute_format(&l);
+    cr_assert_str_eq(txt, "auto,full");
+}
+
+/* One configuration, evaluated alone, and the status and reason it must get. */
+typedef struct {
+    char model[32];
+    guint gpus, tp, pp, v, mb, gbs;
+    char schedules[32];
+    gboolean cross;
+    SsimSweepStatus status;
+    char reason[64];
+} Case;
+
+Test(sweep, every_rejection_reason)
+{
+    static const Case cases[] = {
+        {"megatron-gpt-1.7b", 16, 16, 1, 1, 1, 16, "1f1b", TRUE, SSIM_SWEEP_ILLEGAL,
+         "heads % tp != 0"},
+        {"gpt-j-6b", 16, 16, 1, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_ILLEGAL, "tp within a node"},
+        {"gpt-j-6b", 8, 1, 8, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_ILLEGAL, "layers % (pp*v) != 0"},
+        {"gpt-j-6b", 8, 1, 1, 1, 1, 12, "1f1b", FALSE, SSIM_SWEEP_ILLEGAL,
+         "global_batch % (dp*microbatch) != 0"},
+        {"gpt-j-6b", 8, 8, 1, 2, 1, 16, "interleaved", FALSE, SSIM_SWEEP_ILLEGAL,
+         "interleaved needs pp > 1"},
+        {"gpt-j-6b", 8, 1, 2, 2, 1, 12, "interleaved", FALSE, SSIM_SWEEP_ILLEGAL,
+         "interleaved needs m % pp == 0"},
+        {"gpt-j-6b", 8, 4, 2, 2, 1, 16, "1f1b", FALSE, SSIM_SWEEP_ILLEGAL, "schedule"},
+        {"gpt-j-6b", 8, 4, 2, 1, 1, 16, "nosuch", FALSE, SSIM_SWEEP_ILLEGAL, "schedule"},
+        {"gpt-j-6b", 8, 4, 2, 1, 1, 16, "1f1b,interleaved", FALSE, SSIM_SWEEP_ILLEGAL, "duplicate"},
+        {"gpt-j-6b", 8, 1, 1, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_MEMORY, "does not fit in HBM"},
+        {"gpt-j-6b", 8, 4, 2, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_ILLEGAL, "placement"},
+        {"gpt-j-6b", 8, 4, 2, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_OK, ""},
+    };
+    g_autoptr(SsimCluster) c = h100();
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const Case *k = &cases[i];
+        g_autoptr(SsimModel) m = load_model(k->model);
+        SsimSweepSpec spec;
+        ssim_sweep_spec_init(&spec, c, k->gpus);
+        spec.base.global_batch = k->gbs;
+        spec.base.allow_cross_node_tp = k->cross;
+        spec.tp.n = spec.pp.n = spec.vstages.n = spec.microbatch.n = 1;
+        spec.tp.v[0] = k->tp;
+        spec.pp.v[0] = k->pp;
+        spec.vstages.v[0] = k->v;
+        spec.microbatch.v[0] = k->mb;
+        set_names(&spec.schedules, k->schedules);
+        if (strcmp(k->reason, "placement") == 0)
+            set_names(&spec.placements, "nosuch");
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, &error);
+        cr_assert_not_null(s, "case %zu: %s", i, error ? error->message : "");
+        /* The last configuration: under "1f1b,interleaved" that is the interleaved one. */
+        guint last = ssim_sweep_n_configs(s) - 1;
+        SsimSweepRow row;
+        ssim_sweep_eval(s, last, &row);
+        cr_expect_eq(row.status, k->status, "case %zu: status %s (%s)", i,
+                     ssim_sweep_status_name(row.status), row.detail);
+        cr_expect_str_eq(row.reason, k->reason, "case %zu: reason '%s' (%s)", i, row.reason,
+                         row.detail);
+        if (row.status == SSIM_SWEEP_MEMORY) {
+            cr_expect(row.has_memory);
+            cr_expect_eq(row.par.recompute, SSIM_RECOMPUTE_FULL); /* auto tried all three */
+            cr_expect(strstr(row.detail, "memory: stage 0 needs"));
+        }
+        if (row.status == SSIM_SWEEP_OK)
+            cr_expect_gt(row.result.tokens_per_s, 0);
+    }
+}
+
+Test(sweep, status_tally_hand_count)
+{
+    /* GPT-J (28 layers, 16 heads) on 8 H100s, global batch 16, tp and pp in {1,2,4,8}, v {1,2},
+     * 1f1b only, two placements.  Per placement, of the 10 pairs:
+     *   v = 1: pp 8 breaks layers % pp (1); tp 1 pp 1 needs ~90 GiB even with full recompute
+     *          (memory, 1); the other 8 run;
+     *   v = 2: pp 1 -> "interleaved needs pp > 1" (4 pairs), pp 4 and 8 -> layers % (pp v)
+     *          (3 pairs), pp 2 -> 1f1b cannot take two chunks, "schedule" (3 pairs). */
+    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = h100();
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 8);
+    set_list(&spec.microbatch, "1");
+    set_names(&spec.schedules, "1f1b");
+    set_names(&spec.placements, "baseline,commshift");
+    g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
+    cr_assert_eq(ssim_sweep_n_configs(s), 40);
+    cr_assert_eq(ssim_sweep_run(s, 0, 1, 2, NULL, NULL, 100), 40);
+    guint ok = 0, mem = 0, layers = 0, pp1 = 0, sched = 0;
+    for (guint i = 0; i < 40; i++) {
+        const SsimSweepRow *r = ssim_sweep_row(s, i);
+        ok += r->status == SSIM_SWEEP_OK;
+        mem += r->status == SSIM_SWEEP_MEMORY;
+        layers += strcmp(r->reason, "layers % (pp*v) != 0") == 0;
+        pp1 += strcmp(r->reason, "interleaved needs pp > 1") == 0;
+        sched += strcmp(r->reason, "schedule") == 0;
+    }
+    cr_expect_eq(ok, 16);
+    cr_expect_eq(mem, 2);
+    cr_expect_eq(layers, 8);
+    cr_expect_eq(pp1, 8);
+    cr_expect_eq(sched, 6);
+    /* The ranking is by tokens/s, ties broken by the lower index. */
+    g_autoptr(GArray) rank = ssim_sweep_ranking(s);
+    cr_assert_eq(rank->len, 16);
+    for (guint i = 1; i < rank->len; i++) {
+        const SsimSweepRow *a = ssim_sweep_row(s, g_array_index(rank, guint, i - 1));
+        const SsimSweepRow *b = ssim_sweep_row(s, g_array_index(rank, guint, i));
+        cr_assert(a->result.tokens_per_s > b->result.tokens_per_s ||
+                  (a->result.tokens_per_s == b->result.tokens_per_s && a->index < b->index));
+    }
+    g_autoptr(GString) sum = ssim_sweep_summary(s, 3);
+    cr_expect(strstr(sum->str, "40 configurations of gpt-j-6b on 8 GPUs (40 evaluated); 16 "
+                               "simulated and ranked; 6 tp x pp pairs"));
+}
+
+/* ---- the verbs, end to end, on files ------------------------------------------------------ */
+
+static char *tmpdir;
+
+static void setup(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+    tmpdir = g_dir_make_tmp("ssim-sweep-XXXXXX", NULL);
+    cr_assert_not_null(tmpdir);
+}
+
+static void teardown(void)
+{
+    GDir *d = g_dir_open(tmpdir, 0, NULL);
+    const char *n;
+    while (d && (n = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(tmpdir, n, NULL);
+        g_unlink(p);
+    }
+    if (d)
+        g_dir_close(d);
+    g_rmdir(tmpdir);
+    g_free(tmpdir);
+}
+
+static char *tmp(const char *name)
+{
+    return g_build_filename(tmpdir, name, NULL);
+}
+
+static char *slurp(const char *path)
+{
+    char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
+    return text;
+}
+
+/* `shiftsim sweep` on GPT-J, 16 H100s, a small list set, plus `extra` options. */
+static int sweep_verb(const char *out, const char *const *extra, int n_extra)
+{
+    const char *base[] = {"sweep", "--model", "gpt-j-6b", "--cluster", "dgx-h100", "--gpus", "16",
+                          "--tp",  "2,4,8",   "--pp",     "1,2,4",     "-v",       "1,2",    "-b",
+                          "1",     "--quiet", "-k",       "3",         "-o",       out};
+    GPtrArray *argv = g_ptr_array_new();
+    for (gsize i = 0; i < G_N_ELEMENTS(base); i++)
+        g_ptr_array_add(argv, (gpointer)base[i]);
+    for (int i = 0; i < n_extra; i++)
+        g_ptr_array_add(argv, (gpointer)extra[i]);
+    g_ptr_array_add(argv, NULL);
+    int rc = ssim_verb_sweep((int)argv->len - 1, (char **)argv->pdata);
+    g_ptr_array_free(argv, TRUE);
+    fflush(stdout);
+    return rc;
+}
+
+static int merge_verb(const char *out, const char *const *in, int n_in, gboolean partial)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer) "merge");
+    g_ptr_array_add(argv, (gpointer) "-o");
+    g_ptr_array_add(argv, (gpointer)out);
+    if (partial)
+        g_ptr_array_add(argv, (gpointer) "--partial");
+    for (int i = 0; i < n_in; i++)
+        g_ptr_array_add(argv, (gpointer)in[i]);
+    g_ptr_array_add(argv, NULL);
+    int rc = ssim_verb_merge((int)argv->len - 1, (char **)argv->pdata);
+    g_ptr_array_free(argv, TRUE);
+    fflush(stderr);
+    return rc;
+}
+
+Test(sweep, threads_do_not_change_bytes, .init = setup, .fini = teardown)
+{
+    g_autofree char *a = tmp("j1.csv"), *b = tmp("j2.csv");
+    const char *j1[] = {"-j", "1"}, *j2[] = {"-j", "2"};
+    cr_assert_eq(sweep_verb(a, j1, 2), 0);
+    cr_assert_eq(sweep_verb(b, j2, 2), 0);
+    g_autofree char *x = slurp(a), *y = slurp(b);
+    cr_assert_str_eq(x, y);
+    cr_assert(g_str_has_prefix(x, "# shiftsim-sweep v1\n# model=gpt-j-6b cluster=dgx-h100 "
+                                  "gpus=16 configurations=32 "));
+    /* 8 pairs (tp 8 pp 4 is 32 GPUs) x v {1,2} x {1f1b, interleaved}; metadata, header and one line
+     * each. */
+    guint lines = 0;
+    for (const char *p = x; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 3 + 32);
+    cr_assert(strstr(x, "\n0,8,2,1,1,1,32,4,1f1b,baseline,"));
+}
+
+Test(sweep, shards_merge_to_the_whole, .init = setup, .fini = teardown)
+{
+    g_autofree char *whole = tmp("whole.csv"), *merged = tmp("merged.csv");
+    g_autofree char *p0 = tmp("p0.csv"), *p1 = tmp("p1.csv"), *p2 = tmp("p2.csv");
+    cr_assert_eq(sweep_verb(whole, NULL, 0), 0);
+    const char *s0[] = {"--shard", "0/3", "-j", "2"}, *s1[] = {"--shard", "1/3"},
+               *s2[] = {"--shard", "2/3"};
+    cr_assert_eq(sweep_verb(p0, s0, 4), 0);
+    cr_assert_eq(sweep_verb(p1, s1, 2), 0);
+    cr_assert_eq(sweep_verb(p2, s2, 2), 0);
+    const char *in[] = {p2, p0, p1};
+    cr_assert_eq(merge_verb(merged, in, 3, FALSE), 0);
+    g_autofree char *w = slurp(whole), *m = slurp(merged);
+    cr_assert_str_eq(m, w);
+    /* A shard holds configurations k = 1 (mod 3) only. */
+    g_autofree char *t1 = slurp(p1);
+    cr_assert(strstr(t1, "\n1,") && strstr(t1, "\n4,") && !strstr(t1, "\n0,") &&
+              !strstr(t1, "\n2,"));
+    /* Two of three shards: a gap, unless --partial. */
+    const char *two[] = {p0, p1};
+    g_autofree char *part = tmp("part.csv");
+    cr_assert_eq(merge_verb(part, two, 2, FALSE), 1);
+    cr_assert_eq(merge_verb(part, two, 2, TRUE), 0);
+    /* The same shard twice: overlap. */
+    const char *dup[] = {p0, p1, p2, p1};
+    cr_assert_eq(merge_verb(part, dup, 4, FALSE), 1);
+}
+
+Test(sweep, merge_rejects_other_sweeps, .init = setup, .fini = teardown)
+{
+    g_autofree char *a = tmp("a.csv"), *b = tmp("b.csv"), *out = tmp("out.csv");
+    const char *sa[] = {"--shard", "0/2"}, *sb[] = {"--shard", "1/2", "--global-batch", "64"};
+    cr_assert_eq(sweep_verb(a, sa, 2), 0);
+    cr_assert_eq(sweep_verb(b, sb, 4), 0);
+    g_autoptr(GError) error = NULL;
+    const char *in[] = {a, b};
+    g_autoptr(GString) m = ssim_sweep_merge(in, 2, TRUE, &error);
+    cr_assert_null(m);
+    cr_assert(strstr(error->message, "differ"), "%s", error->message);
+    /* A column renamed in the header line. */
+    g_autofree char *text = slurp(b);
+    char *col = strstr(text, ",tokens_per_s,");
+    cr_assert_not_null(col);
+    memcpy(col + 1, "TOKENS", 6);
+    g_autofree char *c = tmp("c.csv");
+    cr_assert(g_file_set_contents(c, text, -1, NULL));
+    const char *in2[] = {a, c};
+    g_clear_error(&error);
+    cr_assert_null(ssim_sweep_merge(in2, 2, TRUE, &error));
+    cr_assert(strstr(error->message, "not a shiftsim sweep CSV"), "%s", error->message);
+    const char *in3[] = {a, out};
+    g_clear_error(&error);
+    cr_assert_null(ssim_sweep_merge(in3, 2, TRUE, &error)); /* missing file */
+}
+
+Test(sweep, plots_written_as_text, .init = setup, .fini = teardown)
+{
+    g_autofree char *csv = tmp("p.csv"), *prefix = tmp("s");
+    const char *extra[] = {"--placements", "baseline,commshift", "--plot", prefix};
+    cr_assert_eq(sweep_verb(csv, extra, 4), 0);
+    g_autofree char *td = g_strdup_printf("%s-throughput.dat", prefix);
+    g_autofree char *tg = g_strdup_printf("%s-throughput.gp", prefix);
+    g_autofree char *hd = g_strdup_printf("%s-heatmap.dat", prefix);
+    g_autofree char *hg = g_strdup_printf("%s-heatmap.gp", prefix);
+    g_autofree char *a = slurp(td), *b = slurp(tg), *c = slurp(hd), *d = slurp(hg);
+    cr_assert(g_str_has_prefix(a, "# split baseline commshift"));
+    cr_assert(strstr(a, "\n\"dp4 tp2 pp2\" "));
+    cr_assert(strstr(b, "using 2:xtic(1) title 'baseline'") && strstr(b, "title 'commshift'"));
+    cr_assert(strstr(c, "# placement baseline\n") && strstr(c, "# placement commshift\n"));
+    cr_assert(strstr(d, "set multiplot layout 1,2") && strstr(d, "with image"));
+    cr_assert(strstr(d, "set xtics ('2' 0, '4' 1, '8' 2)"));
+}
+
+Test(sweep, usage_errors, .init = setup, .fini = teardown)
+{
+    g_autofree char *out = tmp("x.csv");
+    const char *bad_shard[] = {"--shard", "3/3"};
+    cr_assert_eq(sweep_verb(out, bad_shard, 2), 2);
+    const char *bad_list[] = {"--tp", "2,zero"};
+    cr_assert_eq(sweep_verb(out, bad_list, 2), 2);
+    const char *bad_gpus[] = {"--gpus", "12"};
+    cr_assert_eq(sweep_verb(out, bad_gpus, 2), 1);
+    const char *none[] = {NULL};
+    cr_assert_eq(merge_verb(out, none, 0, FALSE), 2);
+}

@@ -1,0 +1,300 @@
+/*
+ * The bad-input corpus (tests/data/bad/): every broken file, fed to the verb that reads its
+ * format through ssim_cli_main(), must give a non-zero exit and a message on stderr naming the
+ * file and, where the format has them, the line and the field.  Then the limits (an op budget
+ * checked before lowering, an event budget on the replay) and the guarantee that a failing run
+ * leaves neither a half-written output nor a temporary file behind.  Inputs the fuzzers
+ * (tests/fuzz/) found crashing are kept here as regression cases too.
+ *
+ * Parameters are inline arrays, not pointers: Criterion copies them into the test's process.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <criterion/redirect.h>
+#include <shiftsim/cli.h>
+#include <shiftsim/graphfile.h>
+#include <shiftsim/nccltests.h>
+#include <shiftsim/profile.h>
+
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef enum { K_MODEL, K_CLUSTER, K_GRAPH, K_PROFILE, K_NCCL, K_NCCL_JSON, K_RUNS, K_KINETO } Kind;
+
+typedef struct {
+    char file[40];  /* under tests/data/bad/ */
+    int kind;       /* Kind: which verb reads it */
+    int line;       /* the line the message names right after the file name; 0: none */
+    char field[24]; /* the field (key, column) the message names; "": none */
+} Bad;
+
+static Bad bad_cases[] = {
+    /* model INI: shiftsim simulate --model FILE */
+    {"model-empty.ini", K_MODEL, 0, "[model]"},
+    {"model-truncated.ini", K_MODEL, 5, ""},
+    {"model-zero-layers.ini", K_MODEL, 4, "layers"},
+    {"model-negative-hidden.ini", K_MODEL, 5, "hidden"},
+    {"model-nan-heads.ini", K_MODEL, 6, "heads"},
+    {"model-huge-layers.ini", K_MODEL, 4, "layers"},
+    {"model-wrong-type.ini", K_MODEL, 10, "seq_len"},
+    {"model-float-layers.ini", K_MODEL, 4, "layers"},
+    {"model-duplicate-key.ini", K_MODEL, 13, "layers"},
+    {"model-unknown-key.ini", K_MODEL, 13, "dropout"},
+    {"model-version-2.ini", K_MODEL, 2, "format"},
+    {"model-unknown-dtype.ini", K_MODEL, 11, "dtype"},
+    {"model-binary.ini", K_MODEL, 1, ""},
+    /* cluster INI: shiftsim simulate --cluster FILE */
+    {"cluster-empty.ini", K_CLUSTER, 0, "[cluster]"},
+    {"cluster-truncated.ini", K_CLUSTER, 17, "bandw"},
+    {"cluster-zero-gpus.ini", K_CLUSTER, 5, "gpus_per_node"},
+    {"cluster-negative-bandwidth.ini", K_CLUSTER, 17, "bandwidth_GB_s"},
+    {"cluster-nan-peak.ini", K_CLUSTER, 9, "peak_tflops_bf16"},
+    {"cluster-inf-latency.ini", K_CLUSTER, 23, "latency_us"},
+    {"cluster-huge-nodes.ini", K_CLUSTER, 6, "nodes"},
+    {"cluster-duplicate-key.ini", K_CLUSTER, 6, "gpus_per_node"},
+    {"cluster-unknown-key.ini", K_CLUSTER, 43, "rail_colour"},
+    {"cluster-version-0.ini", K_CLUSTER, 2, "format"},
+    {"cluster-wrong-type.ini", K_CLUSTER, 13, "hbm_capacity_MiB"},
+    {"cluster-binary.ini", K_CLUSTER, 0, ""},
+    /* op graph: shiftsim replay FILE */
+    {"graph-empty.graph", K_GRAPH, 1, "version"},
+    {"graph-truncated.graph", K_GRAPH, 4, ""},
+    {"graph-version-9.graph", K_GRAPH, 1, "version"},
+    {"graph-nan-flops.graph", K_GRAPH, 2, "flops"},
+    {"graph-negative-bytes.graph", K_GRAPH, 3, "bytes"},
+    {"graph-huge-duration.graph", K_GRAPH, 2, "dur"},
+    {"graph-duplicate-key.graph", K_GRAPH, 2, "dur"},
+    {"graph-unknown-key.graph", K_GRAPH, 2, "colour"},
+    {"graph-zero-rank-group.graph", K_GRAPH, 2, "group"},
+    {"graph-binary.graph", K_GRAPH, 0, ""},
+    /* profile CSV: shiftsim profile show FILE */
+    {"profile-empty.csv", K_PROFILE, 1, "version"},
+    {"profile-version-3.csv", K_PROFILE, 1, "version"},
+    {"profile-truncated.csv", K_PROFILE, 4, "k"},
+    {"profile-nan-time.csv", K_PROFILE, 3, "time_us"},
+    {"profile-negative-m.csv", K_PROFILE, 3, "m"},
+    {"profile-huge-bytes.csv", K_PROFILE, 3, "bytes"},
+    {"profile-wrong-type.csv", K_PROFILE, 3, "time_us"},
+    {"profile-duplicate-column.csv", K_PROFILE, 2, "header"},
+    {"profile-unknown-column.csv", K_PROFILE, 2, "header"},
+    {"profile-binary.csv", K_PROFILE, 1, "version"},
+    /* nccl-tests: shiftsim profile import --from nccl-tests[-json] FILE */
+    {"nccl-empty.txt", K_NCCL, 1, "table"},
+    {"nccl-truncated.txt", K_NCCL, 19, "time"},
+    {"nccl-negative-size.txt", K_NCCL, 18, "size"},
+    {"nccl-truncated.json", K_NCCL_JSON, 1, "json"},
+    /* measured runs: shiftsim validate --runs FILE */
+    {"runs-empty.csv", K_RUNS, 1, "version"},
+    {"runs-binary.csv", K_RUNS, 1, "version"},
+    {"runs-version-2.csv", K_RUNS, 1, "version"},
+    {"runs-nan-time.csv", K_RUNS, 3, "iteration_ms"},
+    {"runs-zero-layers.csv", K_RUNS, 3, "layers"},
+    {"runs-huge-nodes.csv", K_RUNS, 3, "nodes"},
+    {"runs-unknown-cluster.csv", K_RUNS, 3, "cluster"},
+    /* Kineto JSON: shiftsim calibrate --kineto FILE */
+    {"kineto-empty.json", K_KINETO, 0, "traceEvents"},
+    {"kineto-truncated.json", K_KINETO, 0, "not JSON"},
+    {"kineto-wrong-type.json", K_KINETO, 0, "traceEvents"},
+};
+
+static void redirect(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+static int cli(int argc, const char **argv)
+{
+    int rc = ssim_cli_main(argc, (char **)argv);
+    fflush(stdout);
+    fflush(stderr);
+    return rc;
+}
+
+/* Everything the redirected stream received (caller frees). */
+static char *slurp(FILE *f)
+{
+    GString *s = g_string_new(NULL);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        g_string_append_len(s, buf, (gssize)n);
+    return g_string_free(s, FALSE);
+}
+
+static char *bad_path(const char *file)
+{
+    return g_build_filename(SSIM_TEST_DATA, "bad", file, NULL);
+}
+
+ParameterizedTestParameters(badinputs, corpus)
+{
+    return cr_make_param_array(Bad, bad_cases, G_N_ELEMENTS(bad_cases));
+}
+
+ParameterizedTest(Bad *c, badinputs, corpus, .init = redirect, .timeout = 60)
+{
+    g_autofree char *path = bad_path(c->file);
+    cr_assert(g_file_test(path, G_FILE_TEST_IS_REGULAR), "%s: fixture missing", path);
+    const char *argv[8] = {"shiftsim"};
+    int n = 1;
+    switch ((Kind)c->kind) {
+    case K_MODEL:
+        argv[n++] = "simulate", argv[n++] = "--model";
+        break;
+    case K_CLUSTER:
+        argv[n++] = "simulate", argv[n++] = "--cluster";
+        break;
+    case K_GRAPH:
+        argv[n++] = "replay";
+        break;
+    case K_PROFILE:
+        argv[n++] = "profile", argv[n++] = "show";
+        break;
+    case K_NCCL:
+    case K_NCCL_JSON:
+        argv[n++] = "profile", argv[n++] = "import", argv[n++] = "--from";
+        argv[n++] = c->kind == K_NCCL ? "nccl-tests" : "nccl-tests-json";
+        break;
+    case K_RUNS:
+        argv[n++] = "validate", argv[n++] = "--runs";
+        break;
+    case K_KINETO:
+        argv[n++] = "calibrate", argv[n++] = "--kineto";
+        break;
+    }
+    argv[n++] = path;
+    int rc = cli(n, argv);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_neq(rc, 0, "%s: exit 0; stderr: %s", c->file, err);
+    g_autofree char *where =
+        c->line ? g_strdup_printf("%s:%d:", path, c->line) : g_strdup_printf("%s:", path);
+    cr_assert(strstr(err, where) != NULL, "%s: the message should name '%s': %s", c->file, where,
+              err);
+    if (c->field[0])
+        cr_assert(strstr(err, c->field) != NULL, "%s: the message should name '%s': %s", c->file,
+                  c->field, err);
+}
+
+/* ---- limits --------------------------------------------------------------------------------- */
+
+Test(badinputs, absurd_microbatch_count_is_refused, .init = redirect, .timeout = 60)
+{
+    const char *argv[] = {"shiftsim",    "simulate", "--nodes",        "1",
+                          "--tp",        "8",        "--pp",           "1",
+                          "--dp",        "1",        "--global-batch", "2000000000",
+                          "--recompute", "full",     "--ignore-memory"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "2000000000 microbatches") && strstr(err, "over the limit of 1000000"),
+              "%s", err);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_str_empty(out);
+}
+
+Test(badinputs, op_estimate_over_max_ops_is_refused, .init = redirect, .timeout = 60)
+{
+    const char *argv[] = {"shiftsim",       "simulate", "--nodes",        "1", "--tp",      "8",
+                          "--pp",           "1",        "--dp",           "1", "--max-ops", "1000",
+                          "--global-batch", "64",       "--ignore-memory"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    /* GPT-J: 28 layers on one stage, 64 microbatches, one graph rank. */
+    cr_assert(strstr(err, "28 layers per rank x 64 microbatches") &&
+                  strstr(err, "over the limit of 1000 ops (--max-ops)"),
+              "%s", err);
+}
+
+Test(badinputs, default_op_limit_refuses_billions_of_ops, .init = redirect, .timeout = 60)
+{
+    /* 1024 GPUs, every one simulated, 512 microbatches of a 96-layer model: billions of ops. */
+    const char *argv[] = {"shiftsim",       "simulate", "--model", "gpt-3-175b",
+                          "--cluster",      "dgx-a100", "--nodes", "128",
+                          "--tp",           "8",        "--pp",    "8",
+                          "--global-batch", "8192",     "--exact", "--ignore-memory"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "over the limit of 200000000 ops"), "%s", err);
+}
+
+Test(badinputs, max_events_stops_the_run_without_figures, .init = redirect, .timeout = 60)
+{
+    const char *argv[] = {"shiftsim", "simulate", "--max-events", "50"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "event budget") && strstr(err, "no figures"), "%s", err);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_str_empty(out);
+}
+
+Test(badinputs, negative_limits_are_usage_errors, .init = redirect)
+{
+    const char *a[] = {"shiftsim", "simulate", "--max-events", "-1"};
+    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 2);
+    const char *b[] = {"shiftsim", "simulate", "--max-ops", "-5"};
+    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 2);
+}
+
+/* ---- outputs are never half-written ------------------------------------------------------- */
+
+static guint n_entries(const char *dir)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    cr_assert_not_null(d);
+    guint n = 0;
+    while (g_dir_read_name(d))
+        n++;
+    return n;
+}
+
+Test(badinputs, failed_simulation_writes_no_timeline, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *out = g_build_filename(dir, "timeline.csv", NULL);
+    const char *argv[] = {"shiftsim", "simulate", "--max-events", "50", "--timeline", out};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    cr_assert_eq(n_entries(dir), 0, "a failed run left a file in %s", dir);
+    g_rmdir(dir);
+}
+
+Test(badinputs, output_into_missing_directory_leaves_nothing, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *out = g_build_filename(dir, "no-such-dir", "timeline.csv", NULL);
+    const char *argv[] = {"shiftsim", "replay", "--timeline", out};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, out), "the message should name %s: %s", out, err);
+    cr_assert_eq(n_entries(dir), 0);
+    g_rmdir(dir);
+}
+
+Test(badinputs, failed_import_keeps_the_old_output, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *out = g_build_filename(dir, "profile.csv", NULL);
+    cr_assert(g_file_set_contents(out, "old contents\n", -1, NULL));
+    g_autofree char *in = bad_path("nccl-truncated.txt");
+    const char *argv[] = {"shiftsim", "profile", "import", "--from", "nccl-tests", in, "-o", out};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(out, &text, NULL, NULL));
+    cr_assert_str_eq(text, "old contents\n");
+    cr_assert_eq(n_entries(dir), 1, "a temporary file was left in %s", dir);
+    g_unlink(out);
+    g_rmdir(dir);
+}
+
+/* A deadlocked graph: replay fails after parsing, before anything is written. */
+Test(badinputs, deadlocked_replay_writes_no_trace, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *csv = g_build_filename(dir, "t.csv", NULL);
+    g_autofree char *json = g_build_filename(dir, "t.json", NULL);
+    g_autofree char *graph = g_build_filename(SSIM_TEST_DATA, "graphs", "deadlock.graph", NULL);
+    const char *argv[] = {"shiftsim", "replay", graph, "--timeline", csv, "--trace", json};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    cr_assert_eq(n_entries(dir), 0);
+    g_rmdir(dir);
+}
