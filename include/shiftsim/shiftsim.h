@@ -22,3 +22,7 @@
 #include <shiftsim/sweep.h>
 #include <shiftsim/calibrate.h>
 #include <shiftsim/kineto.h>
+#include <shiftsim/chakra.h>
+#include <shiftsim/profile.h>
+#include <shiftsim/profiled.h>
+#include <shiftsim/net.h>

@@ -53,6 +53,9 @@ typedef struct {
     gboolean exact;            /* emit every GPU instead of one representative per stage */
     gboolean ignore_memory;    /* simulate even when the memory estimate exceeds the GPU */
     const SsimCostModel *cost; /* NULL: the analytic model of `cluster` */
+    /* Communication through the flow-level network (net.h: max-min shared links, collectives
+     * as their algorithm's flows) instead of the analytic closed forms. */
+    gboolean flow_network;
     /* A measured profile answering costs first, the analytic model the rest (profiled.h);
      * NULL: the analytic model alone.  Ignored when `cost` is set. */
     const SsimProfile *profile;

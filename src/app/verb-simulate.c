@@ -83,7 +83,7 @@ int ssim_verb_simulate(int argc, char **argv)
     g_autofree char *format_name = NULL, *timeline = NULL, *split = NULL, *order = NULL;
     gint nodes = -1, dp = -1, tp = -1, pp = -1, vstages = -1, mb = -1, gbs = -1;
     gboolean seq_parallel = FALSE, ignore_memory = FALSE, exact = FALSE;
-    g_autofree char *profile_path = NULL;
+    g_autofree char *profile_path = NULL, *network_name = NULL;
     gboolean explain_costs = FALSE;
     gint64 max_ops = 0, max_events = 0;
     g_autofree char *placement_name = NULL, *shift_list = NULL;
@@ -140,6 +140,11 @@ int ssim_verb_simulate(int argc, char **argv)
          "Simulate every GPU instead of one representative rank per pipeline stage", NULL},
         {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &ignore_memory,
          "Simulate even when the memory estimate exceeds a GPU's HBM", NULL},
+        {"network", 0, 0, G_OPTION_ARG_STRING, &network_name,
+         "Communication model: analytic (closed forms, default) or flow (flow-level network: "
+         "links shared max-min fairly, so concurrent TP, PP and DP traffic slow each other; "
+         "collectives as ring/tree/hierarchical flows)",
+         "MODEL"},
         {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile_path,
          "Measured profile (a # shiftsim-profile v1 CSV, or a directory of them): costs come from "
          "its rows where it has them, from the analytical model elsewhere",
@@ -284,6 +289,9 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimClassExplain class_explain;
     ssim_cost_explain_init(&explain);
     ssim_class_explain_init(&class_explain);
+    if (network_name && strcmp(network_name, "flow") != 0 && strcmp(network_name, "analytic") != 0)
+        return ssim_cli_usage_error(VERB, "--network: '%s' is not analytic or flow", network_name);
+    config.flow_network = network_name && strcmp(network_name, "flow") == 0;
     config.max_ops = (guint64)max_ops;
     config.max_events = (guint64)max_events;
     config.profile = profile;

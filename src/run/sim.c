@@ -10,6 +10,7 @@
  */
 #include <shiftsim/analytic.h>
 #include <shiftsim/sim.h>
+#include <shiftsim/net.h>
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -200,6 +201,12 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
 
 /* ---- the driver -------------------------------------------------------------------------- */
 
+/* The flow network's view of a graph group: the global ranks its collective really involves. */
+static const guint32 *lowered_group_members(gpointer data, guint32 group, guint *n)
+{
+    return ssim_lowered_group_ranks(data, group, n);
+}
+
 /* Auto's evaluator: one replay of a candidate graph under the run configuration. */
 static SsimTimeline *eval_run(gpointer data, const SsimGraph *graph, GError **error)
 {
@@ -304,6 +311,19 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.cost = cost;
     rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
     rc.limits.max_events = config->max_events;
+    g_autoptr(SsimNet) net = NULL;
+    SsimCommModel comm;
+    if (config->flow_network) {
+        net = ssim_net_new(cluster, error);
+        if (net == NULL)
+            return FALSE;
+        SsimNetMapping mapping = {.rank_map = map, .n_ranks = nr,
+                                  .group_members = lowered_group_members,
+                                  .data = lowered};
+        ssim_net_set_mapping(net, &mapping);
+        comm = ssim_net_comm_model(net);
+        rc.comm = &comm;
+    }
     /* Placement: group indices are the plan's, so the cost model built above serves every
      * placement of this lowering, including the candidates auto evaluates. */
     if (config->placement != NULL) {

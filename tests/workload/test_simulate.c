@@ -175,6 +175,32 @@ Test(simulate, representative_equals_exact)
     cr_assert_float_eq(a.model_tflops_per_gpu, b.model_tflops_per_gpu, 1e-9);
 }
 
+/* The flow-level network in place of the closed forms: on this uncongested 2-node split both
+ * price the TP ring and the inter-node DP reduction alike, so the step agrees closely; in
+ * representative mode the network must still charge each collective with its logical group
+ * (a one-member group would make communication free and the step much shorter). */
+Test(simulate, flow_network_agrees_when_uncongested)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(2);
+    SsimParallel par = split(4, 2, 2, 1, 4, "1f1b");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult a, b, e;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
+    c.flow_network = TRUE;
+    cr_assert(ssim_simulate(&c, &b, NULL, NULL, &error), "%s", error ? error->message : "");
+    c.exact = TRUE;
+    cr_assert(ssim_simulate(&c, &e, NULL, NULL, &error), "%s", error ? error->message : "");
+    double rel = fabs((double)(b.step_time - a.step_time)) / (double)a.step_time;
+    cr_assert(rel < 0.01, "flow %" G_GINT64_FORMAT " vs analytic %" G_GINT64_FORMAT,
+              b.step_time, a.step_time);
+    cr_assert_gt(b.comm_busy[SSIM_COMM_TP], 0);
+    cr_assert_gt(b.comm_busy[SSIM_COMM_DP], 0);
+    cr_assert(fabs((double)(e.step_time - b.step_time)) / (double)b.step_time < 0.01);
+}
+
 Test(simulate, default_configuration)
 {
     g_autoptr(SsimModel) model = ssim_model_default();
