@@ -13,6 +13,10 @@ G_BEGIN_DECLS
  * unchanged (copied). */
 char *ssim_data_find(const char *rel);
 
+/* Reads the whole file at `path` (newly allocated, NUL-terminated; its length in `len`), or
+ * NULL with SSIM_CONFIG_ERROR_IO "PATH: cannot read: why". */
+char *ssim_read_file(const char *path, gsize *len, GError **error);
+
 const char *ssim_version(void);
 
 G_END_DECLS

@@ -30,6 +30,10 @@ GString *ssim_report_replay(const SsimGraph *graph, const SsimTimeline *timeline
 /* One row per op: id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,end_ns. */
 GString *ssim_report_timeline_csv(const SsimGraph *graph, const SsimTimeline *timeline);
 
+typedef struct _JsonBuilder JsonBuilder;
+/* Appends the document `builder` holds (pretty-printed or compact) and a newline to `out`. */
+void ssim_json_append(GString *out, JsonBuilder *builder, gboolean pretty);
+
 /* Writes `contents` to `path` atomically (temporary file, then rename). */
 gboolean ssim_write_file(const char *path, const GString *contents, GError **error);
 

@@ -1000,13 +1000,7 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         json_builder_add_int_value(b, stats->pairs);
         json_builder_end_object(b);
         json_builder_end_object(b);
-        g_autoptr(JsonGenerator) gen = json_generator_new();
-        g_autoptr(JsonNode) root = json_builder_get_root(b);
-        json_generator_set_root(gen, root);
-        json_generator_set_pretty(gen, TRUE);
-        g_autofree char *text = json_generator_to_data(gen, NULL);
-        g_string_append(out, text);
-        g_string_append_c(out, '\n');
+        ssim_json_append(out, b, TRUE);
         return out;
     }
     g_string_append_printf(out, "%6s  %-16s %5s %9s %4s %4s %9s %12s %12s %8s\n", "line", "model",

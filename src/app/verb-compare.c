@@ -315,13 +315,7 @@ static void format_json(GString *o, Run *runs, guint n, const SsimModel *model,
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    g_string_append(o, text);
-    g_string_append_c(o, '\n');
+    ssim_json_append(o, b, TRUE);
 }
 
 /* The policy bar chart: per policy, the step split into exposed TP, PP, DP and the rest. */

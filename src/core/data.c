@@ -2,6 +2,7 @@
 #include "ssim-config.h"
 
 #include <shiftsim/data.h>
+#include <shiftsim/types.h>
 
 char *ssim_data_find(const char *rel)
 {
@@ -19,6 +20,19 @@ char *ssim_data_find(const char *rel)
         g_free(path);
     }
     return NULL;
+}
+
+char *ssim_read_file(const char *path, gsize *len, GError **error)
+{
+    char *text = NULL;
+    GError *local = NULL;
+    if (!g_file_get_contents(path, &text, len, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot read: %s", path,
+                    local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    return text;
 }
 
 const char *ssim_version(void)

@@ -14,6 +14,7 @@
  * `file:line: field: what is wrong`; structural errors found by ssim_graph_finalize() (cycles,
  * a rank entering one collective twice) name the op's id instead.
  */
+#include <shiftsim/data.h>
 #include <shiftsim/graphfile.h>
 
 #include <errno.h>
@@ -467,15 +468,10 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
 
 SsimGraph *ssim_graphfile_load(const char *path, GError **error)
 {
-    g_autofree char *text = NULL;
-    gsize len;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot read: %s", path,
-                    local->message);
-        g_error_free(local);
+    gsize len = 0;
+    g_autofree char *text = ssim_read_file(path, &len, error);
+    if (text == NULL)
         return NULL;
-    }
     return ssim_graphfile_parse(path, text, (gssize)len, error);
 }
 

@@ -11,6 +11,7 @@
  *
  * Invariant: a cluster handed out by this module has passed ssim_cluster_check().
  */
+#include <shiftsim/data.h>
 #include <shiftsim/cluster.h>
 
 #include "src/workload/ini-private.h"
@@ -420,14 +421,10 @@ SsimCluster *ssim_cluster_load_data(const char *text, gssize length, const char 
 SsimCluster *ssim_cluster_load_file(const char *path, GError **error)
 {
     g_return_val_if_fail(path != NULL, NULL);
-    g_autofree char *text = NULL;
     gsize len = 0;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
-        g_error_free(local);
+    g_autofree char *text = ssim_read_file(path, &len, error);
+    if (text == NULL)
         return NULL;
-    }
     return ssim_cluster_load_data(text, (gssize)len, path, error);
 }
 

@@ -179,15 +179,21 @@ GString *ssim_report_replay(const SsimGraph *g, const SsimTimeline *t, SsimForma
         }
         json_builder_end_array(b);
         json_builder_end_object(b);
-        g_autoptr(JsonGenerator) gen = json_generator_new();
-        g_autoptr(JsonNode) root = json_builder_get_root(b);
-        json_generator_set_root(gen, root);
-        json_generator_set_pretty(gen, TRUE);
-        g_autofree char *text = json_generator_to_data(gen, NULL);
-        g_string_append(out, text);
-        g_string_append_c(out, '\n');
+        ssim_json_append(out, b, TRUE);
     }
     return out;
+}
+
+void ssim_json_append(GString *out, JsonBuilder *b, gboolean pretty)
+{
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    json_generator_set_pretty(gen, pretty);
+    gsize len;
+    g_autofree char *text = json_generator_to_data(gen, &len);
+    g_string_append_len(out, text, (gssize)len);
+    g_string_append_c(out, '\n');
 }
 
 /* CSV-quotes a field when it holds a comma, quote or newline. */

@@ -7,6 +7,7 @@
  * Perfetto draws the pipeline transfers as arrows.
  */
 #include <shiftsim/trace.h>
+#include <shiftsim/report.h>
 
 #include <json-glib/json-glib.h>
 
@@ -144,12 +145,7 @@ GString *ssim_trace_json(const SsimGraph *g, const SsimTimeline *t, guint max_ra
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    gsize len;
-    g_autofree char *text = json_generator_to_data(gen, &len);
-    GString *out = g_string_new_len(text, (gssize)len);
-    g_string_append_c(out, '\n');
+    GString *out = g_string_new(NULL);
+    ssim_json_append(out, b, FALSE);
     return out;
 }

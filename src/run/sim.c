@@ -537,13 +537,7 @@ static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
     json_builder_set_member_name(b, "ops");
     json_builder_add_int_value(b, r->n_ops);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    g_string_append(o, text);
-    g_string_append_c(o, '\n');
+    ssim_json_append(o, b, TRUE);
 }
 
 GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *config,

@@ -11,6 +11,7 @@
  * Invariant: a model handed out by this module has passed ssim_model_check(), so every size is
  * positive, hidden % heads == 0 and heads % kv_heads == 0.
  */
+#include <shiftsim/data.h>
 #include <shiftsim/model.h>
 
 #include "src/workload/ini-private.h"
@@ -495,14 +496,10 @@ SsimModel *ssim_model_load_data(const char *text, gssize length, const char *pat
 SsimModel *ssim_model_load_file(const char *path, GError **error)
 {
     g_return_val_if_fail(path != NULL, NULL);
-    g_autofree char *text = NULL;
     gsize len = 0;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
-        g_error_free(local);
+    g_autofree char *text = ssim_read_file(path, &len, error);
+    if (text == NULL)
         return NULL;
-    }
     return ssim_model_load_data(text, (gssize)len, path, error);
 }
 
