@@ -466,52 +466,47 @@ static gboolean check_ids(SsimGraph *g, GError **error)
     return TRUE;
 }
 
-/* Walks predecessors from an op left over by Kahn's algorithm until one repeats. */
+/* An unfinished predecessor of `op` (dependency, stream predecessor or gate), or SSIM_NONE. */
+static guint32 left_pred(const SsimGraph *g, const guint32 *left, guint32 op)
+{
+    guint nd;
+    const guint32 *d = ssim_graph_deps(g, op, &nd);
+    for (guint i = 0; i < nd; i++)
+        if (left[d[i]] > 0)
+            return d[i];
+    if (g->stream_prev[op] != SSIM_NONE && left[g->stream_prev[op]])
+        return g->stream_prev[op];
+    if (g->gate[op] != SSIM_NONE && left[g->gate[op]])
+        return g->gate[op];
+    return SSIM_NONE;
+}
+
+/*
+ * Every op Kahn's algorithm left over waits for another left-over op, so walking predecessors
+ * from one of them must revisit an op: the walk from that op's first visit is the cycle.
+ */
 static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
 {
     guint32 n = g->ops->len, cur = SSIM_NONE;
     for (guint32 i = 0; i < n && cur == SSIM_NONE; i++)
         if (left[i] > 0)
             cur = i;
-    g_autofree guint32 *seen = g_new0(guint32, n);
-    GString *path = g_string_new(NULL);
-    guint32 step = 1;
+    g_autofree guint32 *seen = g_new0(guint32, n); /* 1 + position in walk, 0 = unvisited */
+    g_autofree guint32 *walk = g_new(guint32, n);
+    guint32 steps = 0;
     while (seen[cur] == 0) {
-        seen[cur] = step++;
-        guint nd;
-        const guint32 *d = ssim_graph_deps(g, cur, &nd);
-        guint32 next = SSIM_NONE;
-        for (guint i = 0; i < nd && next == SSIM_NONE; i++)
-            if (left[d[i]] > 0)
-                next = d[i];
-        if (next == SSIM_NONE && g->stream_prev[cur] != SSIM_NONE && left[g->stream_prev[cur]])
-            next = g->stream_prev[cur];
-        if (next == SSIM_NONE && g->gate[cur] != SSIM_NONE && left[g->gate[cur]])
-            next = g->gate[cur];
-        g_assert(next != SSIM_NONE);
-        cur = next;
+        walk[steps] = cur;
+        seen[cur] = ++steps;
+        cur = left_pred(g, left, cur);
+        g_assert(cur != SSIM_NONE);
     }
-    /* cur is on the cycle: print it from cur around. */
-    guint32 start = cur;
+    GString *path = g_string_new(NULL);
     char label[128];
-    do {
-        g_string_append_printf(path, "%s%s", path->len ? " <- " : "",
-                               ssim_graph_op_label(g, cur, label, sizeof label));
-        guint nd;
-        const guint32 *d = ssim_graph_deps(g, cur, &nd);
-        guint32 next = SSIM_NONE;
-        for (guint i = 0; i < nd && next == SSIM_NONE; i++)
-            if (left[d[i]] > 0 && seen[d[i]])
-                next = d[i];
-        if (next == SSIM_NONE && g->stream_prev[cur] != SSIM_NONE && left[g->stream_prev[cur]])
-            next = g->stream_prev[cur];
-        if (next == SSIM_NONE && g->gate[cur] != SSIM_NONE && left[g->gate[cur]])
-            next = g->gate[cur];
-        cur = next;
-    } while (cur != start && path->len < 2000);
-    g_string_append_printf(path, " <- %s", ssim_graph_op_label(g, start, label, sizeof label));
+    for (guint32 k = seen[cur] - 1; k < steps && path->len < 2000; k++)
+        g_string_append_printf(path, "%s <- ", ssim_graph_op_label(g, walk[k], label, sizeof label));
+    g_string_append(path, ssim_graph_op_label(g, cur, label, sizeof label));
     g_autofree char *text = g_string_free(path, FALSE);
-    return fail(error, g, start, "dependency cycle (each op waits for the next): %s", text);
+    return fail(error, g, cur, "dependency cycle (each op waits for the next): %s", text);
 }
 
 typedef struct {
