@@ -88,11 +88,14 @@ typedef struct {
     const SsimPlacement *placement;
     const SsimPlaceEvaluator *eval;
     SsimPlaceReport *report;
+    /* An estimate of the ops the lowering will emit (ssim_budget_estimate's), or 0: the plan
+     * reserves that many up front instead of growing by doubling (no effect on the result). */
+    gsize expected_ops;
 } SsimLowerOptions;
 
 #define SSIM_LOWER_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL                            \
+        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL, .expected_ops = 0          \
     }
 
 /* The op classes, in the order used by per-class figures. */

@@ -81,6 +81,8 @@ typedef struct {
 typedef struct SsimPlan SsimPlan;
 
 SsimPlan *ssim_plan_new(void);
+/* Reserves room for `n_ops` ops and as many order and data edges (an empty plan only). */
+void ssim_plan_reserve(SsimPlan *plan, gsize n_ops);
 void ssim_plan_free(SsimPlan *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimPlan, ssim_plan_free)
 

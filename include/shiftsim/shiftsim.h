@@ -9,7 +9,8 @@
 #include <shiftsim/report.h>
 #include <shiftsim/trace.h>
 #include <shiftsim/plot.h>
-#include <shiftsim/data.h>
+include <shiftsim/data.h>
+#include <shiftsim/alloc.h>
 #include <shiftsim/model.h>
 #include <shiftsim/cluster.h>
 #include <shiftsim/parallel.h>

@@ -73,7 +73,19 @@ typedef struct {
      * fails with SSIM_RUN_ERROR_LIMIT and no figures. */
     guint64 max_ops;
     guint64 max_events;
+    /* When not NULL, receives the processor time each phase took (benchmarks; never printed by
+     * the reporters, since it differs between runs). */
+    struct SsimSimTimes *times;
 } SsimSimConfig;
+
+/* Processor seconds of the calling thread spent in each phase of ssim_simulate(). */
+typedef struct SsimSimTimes {
+    double prepare; /* validation, budget, schedule, memory estimate */
+    double lower;   /* the plan and its graph (ssim_lower) */
+    double place;   /* the placement pass and the graph rebuilt from it (0 without one) */
+    double replay;  /* the runtime */
+    double measure; /* the figures from the timeline */
+} SsimSimTimes;
 
 /* The communication classes reported separately. */
 typedef enum { SSIM_COMM_TP, SSIM_COMM_PP, SSIM_COMM_DP, SSIM_COMM_N } SsimCommClass;

@@ -14,6 +14,7 @@
  * its group and no rank appears twice in an instance; members of an instance agree on kind and
  * bytes; a (source, destination, tag) has at most one send and one receive.
  */
+#include <shiftsim/alloc.h>
 #include <shiftsim/graph.h>
 
 #include <stdio.h>
@@ -146,13 +147,13 @@ void ssim_graph_reserve(SsimGraph *g, gsize n_ops, gsize n_deps)
     /* GArray has no reserve: swap in pre-sized arrays while the graph is still empty. */
     if (g->ops->len == 0 && n_ops > 0) {
         g_array_unref(g->ops);
-        g->ops = g_array_sized_new(FALSE, FALSE, sizeof(SsimOp), (guint)n_ops);
+        g->ops = ssim_array_new_large(sizeof(SsimOp), n_ops);
         g_array_unref(g->dep_first);
-        g->dep_first = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)n_ops);
+        g->dep_first = ssim_array_new_large(sizeof(guint32), n_ops);
     }
     if (g->deps->len == 0 && n_deps > 0) {
         g_array_unref(g->deps);
-        g->deps = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)n_deps);
+        g->deps = ssim_array_new_large(sizeof(guint32), n_deps);
     }
 }
 
@@ -455,7 +456,7 @@ static gboolean check_ids(SsimGraph *g, GError **error)
         g->ids_identity = ssim_graph_op(g, i)->id == i;
     if (g->ids_identity)
         return TRUE;
-    g->id_sorted = g_new(guint64, MAX(n, 1));
+    g->id_sorted = ssim_new_large(guint64, MAX(n, 1));
     for (guint32 i = 0; i < n; i++)
         g->id_sorted[i] = ((guint64)ssim_graph_op(g, i)->id << 32) | i;
     qsort(g->id_sorted, n, sizeof(guint64), cmp_u64);
@@ -491,8 +492,8 @@ static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
     for (guint32 i = 0; i < n && cur == SSIM_NONE; i++)
         if (left[i] > 0)
             cur = i;
-    g_autofree guint32 *seen = g_new0(guint32, n); /* 1 + position in walk, 0 = unvisited */
-    g_autofree guint32 *walk = g_new(guint32, n);
+    g_autofree guint32 *seen = ssim_new0_large(guint32, n); /* 1 + position in walk, 0 = unvisited */
+    g_autofree guint32 *walk = ssim_new_large(guint32, n);
     guint32 steps = 0;
     while (seen[cur] == 0) {
         walk[steps] = cur;
@@ -528,14 +529,14 @@ static gboolean key3_equal(gconstpointer x, gconstpointer y)
 static gboolean build_matches(SsimGraph *g, GError **error)
 {
     guint32 n = g->ops->len;
-    g_autofree Key3 *ord_keys = g_new(Key3, MAX(n, 1));
-    g_autofree Key3 *inst_keys = g_new(Key3, MAX(n, 1));
+    g_autofree Key3 *ord_keys = ssim_new_large(Key3, MAX(n, 1));
+    g_autofree Key3 *inst_keys = ssim_new_large(Key3, MAX(n, 1));
     guint32 n_ord = 0, n_inst = 0;
     g_autoptr(GHashTable) ord = g_hash_table_new(key3_hash, key3_equal);
     g_autoptr(GHashTable) inst = g_hash_table_new(key3_hash, key3_equal);
-    g_autofree guint32 *inst_kind = g_new(guint32, MAX(n, 1));
-    g_autofree guint32 *inst_count = g_new0(guint32, MAX(n, 1));
-    g_autofree guint32 *ord_count = g_new0(guint32, MAX(n, 1));
+    g_autofree guint32 *inst_kind = ssim_new_large(guint32, MAX(n, 1));
+    g_autofree guint32 *inst_count = ssim_new0_large(guint32, MAX(n, 1));
+    g_autofree guint32 *ord_count = ssim_new0_large(guint32, MAX(n, 1));
 
     for (guint32 i = 0; i < n; i++) {
         SsimOp *o = &g_array_index(g->ops, SsimOp, i);
@@ -596,9 +597,9 @@ static gboolean build_matches(SsimGraph *g, GError **error)
         inst_count[m]++;
     }
     g->n_matches = n_inst;
-    g->match_first = g_new(guint32, n_inst + 1);
-    g->match_expected = g_new(guint32, MAX(n_inst, 1));
-    g->match_kind = g_new(guint8, MAX(n_inst, 1));
+    g->match_first = ssim_new_large(guint32, n_inst + 1);
+    g->match_expected = ssim_new_large(guint32, MAX(n_inst, 1));
+    g->match_kind = ssim_new_large(guint8, MAX(n_inst, 1));
     guint32 total = 0;
     for (guint32 m = 0; m < n_inst; m++) {
         g->match_first[m] = total;
@@ -614,8 +615,8 @@ static gboolean build_matches(SsimGraph *g, GError **error)
         }
     }
     g->match_first[n_inst] = total;
-    g->match_ops = g_new(guint32, MAX(total, 1));
-    g_autofree guint32 *fill = g_new0(guint32, MAX(n_inst, 1));
+    g->match_ops = ssim_new_large(guint32, MAX(total, 1));
+    g_autofree guint32 *fill = ssim_new0_large(guint32, MAX(n_inst, 1));
     for (guint32 m = 0; m < n_inst; m++)
         if (inst_kind[m] == MATCH_P2P)
             g->match_ops[g->match_first[m]] = g->match_ops[g->match_first[m] + 1] = SSIM_NONE;
@@ -675,8 +676,8 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     }
 
     /* Stream order and barrier gates. */
-    g->stream_prev = g_new(guint32, MAX(n, 1));
-    g->gate = g_new(guint32, MAX(n, 1));
+    g->stream_prev = ssim_new_large(guint32, MAX(n, 1));
+    g->gate = ssim_new_large(guint32, MAX(n, 1));
     g_autofree guint32 *last = g_new(guint32, MAX(n_streams, 1));
     g_autofree guint32 *gated_epoch = g_new0(guint32, MAX(n_streams, 1));
     g_autofree guint32 *barrier = g_new(guint32, MAX(g->n_ranks, 1));
@@ -701,8 +702,8 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     }
 
     /* Predecessor counts and CSR successors. */
-    g->n_preds = g_new0(guint32, MAX(n, 1));
-    g->succ_first = g_new0(guint32, n + 1);
+    g->n_preds = ssim_new0_large(guint32, MAX(n, 1));
+    g->succ_first = ssim_new0_large(guint32, n + 1);
     for (guint32 i = 0; i < n; i++) {
         guint nd;
         const guint32 *d = ssim_graph_deps(g, i, &nd);
@@ -716,8 +717,8 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     }
     for (guint32 i = 0; i < n; i++)
         g->succ_first[i + 1] += g->succ_first[i];
-    g->succs = g_new(guint32, MAX(g->succ_first[n], 1));
-    g_autofree guint32 *pos = g_memdup2(g->succ_first, sizeof(guint32) * (n + 1));
+    g->succs = ssim_new_large(guint32, MAX(g->succ_first[n], 1));
+    g_autofree guint32 *pos = ssim_memdup_large(g->succ_first, sizeof(guint32) * (n + 1));
     for (guint32 i = 0; i < n; i++) {
         guint nd;
         const guint32 *d = ssim_graph_deps(g, i, &nd);
@@ -730,8 +731,8 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     }
 
     /* Kahn's algorithm proves the edge relation acyclic. */
-    g_autofree guint32 *left = g_memdup2(g->n_preds, sizeof(guint32) * MAX(n, 1));
-    g_autofree guint32 *queue = g_new(guint32, MAX(n, 1));
+    g_autofree guint32 *left = ssim_memdup_large(g->n_preds, sizeof(guint32) * MAX(n, 1));
+    g_autofree guint32 *queue = ssim_new_large(guint32, MAX(n, 1));
     guint32 head = 0, tail = 0;
     for (guint32 i = 0; i < n; i++)
         if (left[i] == 0)

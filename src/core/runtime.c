@@ -12,6 +12,7 @@
  * Ties: ops made ready at the same time are handled in successor-list order, and their end
  * events fire in scheduling order; both are fixed by the graph, so runs are deterministic.
  */
+#include <shiftsim/alloc.h>
 #include <shiftsim/runtime.h>
 
 #include <math.h>
@@ -471,11 +472,11 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         .cost = cost,
         .comm = config->comm,
         .engine = engine,
-        .word = g_new(guint32, MAX(n, 1)),
-        .arrived = g_new0(guint32, MAX(nm, 1)),
-        .ready = g_new(SsimTime, MAX(n, 1)),
-        .start = g_new(SsimTime, MAX(n, 1)),
-        .end = g_new(SsimTime, MAX(n, 1)),
+        .word = ssim_new_large(guint32, MAX(n, 1)),
+        .arrived = ssim_new0_large(guint32, MAX(nm, 1)),
+        .ready = ssim_new_large(SsimTime, MAX(n, 1)),
+        .start = ssim_new_large(SsimTime, MAX(n, 1)),
+        .end = ssim_new_large(SsimTime, MAX(n, 1)),
     };
     for (guint32 i = 0; i < n; i++) {
         guint32 preds = ssim_graph_n_preds(g, i);

@@ -8,12 +8,14 @@
  * (sort + sweep) to take unions and differences; no figure depends on the order ops were added,
  * so the same inputs give the same numbers bit for bit.
  */
+#include <shiftsim/alloc.h>
 #include <shiftsim/analytic.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/net.h>
 
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const comm_names[SSIM_COMM_N] = {"tp", "pp", "dp"};
 
@@ -45,12 +47,18 @@ static void iv_push(GArray *a, SsimTime s, SsimTime e)
     }
 }
 
-/* Sorts and merges overlapping intervals in place. */
+/* Sorts and merges overlapping intervals in place.  The ops of one stream run in order, so most
+ * lists arrive sorted and the sort is skipped. */
 static void iv_merge(GArray *a)
 {
     if (a->len == 0)
         return;
-    g_array_sort(a, iv_cmp);
+    const Iv *u = (const Iv *)a->data;
+    for (guint i = 1; i < a->len; i++)
+        if (iv_cmp(&u[i - 1], &u[i]) > 0) {
+            g_array_sort(a, iv_cmp);
+            break;
+        }
     guint w = 0;
     Iv *v = (Iv *)a->data;
     for (guint i = 1; i < a->len; i++) {
@@ -61,6 +69,24 @@ static void iv_merge(GArray *a)
         }
     }
     g_array_set_size(a, w + 1);
+}
+
+/* The union of two merged lists, merged (a linear merge of the two). */
+static GArray *iv_union(const GArray *x, const GArray *y)
+{
+    GArray *out = ssim_array_new_large(sizeof(Iv), (gsize)x->len + y->len);
+    const Iv *p = (const Iv *)x->data, *q = (const Iv *)y->data;
+    guint i = 0, j = 0;
+    while (i < x->len || j < y->len) {
+        const Iv *next = j >= y->len || (i < x->len && iv_cmp(&p[i], &q[j]) <= 0) ? &p[i++]
+                                                                                 : &q[j++];
+        Iv *last = out->len ? &g_array_index(out, Iv, out->len - 1) : NULL;
+        if (last != NULL && next->a <= last->b)
+            last->b = MAX(last->b, next->b);
+        else
+            g_array_append_val(out, *next);
+    }
+    return out;
 }
 
 static SsimTime iv_measure(const GArray *a)
@@ -92,8 +118,8 @@ static SsimTime iv_intersect(const GArray *x, const GArray *y)
 /* ---- measuring --------------------------------------------------------------------------- */
 
 typedef struct {
-    GArray *kernels; /* every compute op */
-    GArray *work;    /* phase kernels and TP collectives */
+    GArray *phase;     /* forward, backward and recompute kernels */
+    GArray *optimizer; /* the other kernels */
     GArray *comm[SSIM_COMM_N];
 } RankIv;
 
@@ -126,10 +152,14 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         }
     }
 
+    /* Each rank's lists are sized by its op count first, so they are allocated once. */
+    g_autofree guint32 *per_rank = g_new0(guint32, MAX(nr, 1));
+    for (guint32 i = 0; i < n_ops; i++)
+        per_rank[ssim_graph_op(g, i)->rank]++;
     RankIv *ri = g_new0(RankIv, nr);
     for (guint i = 0; i < nr; i++) {
-        ri[i].kernels = g_array_new(FALSE, FALSE, sizeof(Iv));
-        ri[i].work = g_array_new(FALSE, FALSE, sizeof(Iv));
+        ri[i].phase = ssim_array_new_large(sizeof(Iv), per_rank[i]);
+        ri[i].optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
         for (guint c = 0; c < SSIM_COMM_N; c++)
             ri[i].comm[c] = g_array_new(FALSE, FALSE, sizeof(Iv));
     }
@@ -142,17 +172,15 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         case SSIM_OPCLASS_FWD:
         case SSIM_OPCLASS_BWD:
         case SSIM_OPCLASS_RECOMPUTE:
-            iv_push(x->kernels, s, e);
-            iv_push(x->work, s, e);
+            iv_push(x->phase, s, e);
             w0 = MIN(w0, s);
             w1 = MAX(w1, e);
             break;
         case SSIM_OPCLASS_OPTIMIZER:
-            iv_push(x->kernels, s, e);
+            iv_push(x->optimizer, s, e);
             break;
         case SSIM_OPCLASS_TP:
             iv_push(x->comm[SSIM_COMM_TP], s, e);
-            iv_push(x->work, s, e);
             break;
         case SSIM_OPCLASS_PP:
             iv_push(x->comm[SSIM_COMM_PP], s, e);
@@ -170,16 +198,20 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     SsimTime exp_sum[SSIM_COMM_N] = {0}, busy_sum[SSIM_COMM_N] = {0};
     memset(r->exposed_max, 0, sizeof r->exposed_max);
     for (guint i = 0; i < nr; i++) {
-        iv_merge(ri[i].kernels);
-        iv_merge(ri[i].work);
-        SsimTime work = iv_intersect(ri[i].work, window);
+        iv_merge(ri[i].phase);
+        iv_merge(ri[i].optimizer);
+        for (guint c = 0; c < SSIM_COMM_N; c++)
+            iv_merge(ri[i].comm[c]);
+        /* Kernels: every compute op; work: phase kernels and TP collectives. */
+        g_autoptr(GArray) kernels = iv_union(ri[i].phase, ri[i].optimizer);
+        g_autoptr(GArray) work_iv = iv_union(ri[i].phase, ri[i].comm[SSIM_COMM_TP]);
+        SsimTime work = iv_intersect(work_iv, window);
         SsimTime idle = iv_measure(window) - work;
         if (work > 0)
             bubble_sum += (double)idle / (double)work;
         for (guint c = 0; c < SSIM_COMM_N; c++) {
-            iv_merge(ri[i].comm[c]);
             SsimTime busy = iv_measure(ri[i].comm[c]);
-            SsimTime exposed = busy - iv_intersect(ri[i].comm[c], ri[i].kernels);
+            SsimTime exposed = busy - iv_intersect(ri[i].comm[c], kernels);
             busy_sum[c] += busy;
             exp_sum[c] += exposed;
             r->exposed_max[c] = MAX(r->exposed_max[c], exposed);
@@ -191,8 +223,8 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         r->comm_busy[c] = nr ? busy_sum[c] / (SsimTime)nr : 0;
     }
     for (guint i = 0; i < nr; i++) {
-        g_array_free(ri[i].kernels, TRUE);
-        g_array_free(ri[i].work, TRUE);
+        g_array_free(ri[i].phase, TRUE);
+        g_array_free(ri[i].optimizer, TRUE);
         for (guint c = 0; c < SSIM_COMM_N; c++)
             g_array_free(ri[i].comm[c], TRUE);
     }
@@ -200,6 +232,24 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
 }
 
 /* ---- the driver -------------------------------------------------------------------------- */
+
+/* Processor time of this thread, for SsimSimTimes. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Adds the time since *mark to *slot (when timing is on) and restarts the mark. */
+static void lap(const SsimSimConfig *config, double *mark, double *slot)
+{
+    if (config->times == NULL)
+        return;
+    double t = cpu_now();
+    *slot += t - *mark;
+    *mark = t;
+}
 
 /* The flow network's view of a graph group: the global ranks its collective really involves. */
 static const guint32 *lowered_group_members(gpointer data, guint32 group, guint *n)
@@ -263,6 +313,11 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     const SsimCluster *cluster = config->cluster;
     const SsimParallel *par = config->par;
     memset(result, 0, sizeof *result);
+    SsimSimTimes *times = config->times, unused;
+    if (times == NULL)
+        times = &unused;
+    memset(times, 0, sizeof *times);
+    double mark = config->times ? cpu_now() : 0;
 
     /* Memory first: a configuration that cannot run is rejected before it is simulated. */
     g_autoptr(SsimSchedule) sched = prepare(config, &result->memory, error);
@@ -279,9 +334,14 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
 
     SsimLowerOptions opts = SSIM_LOWER_OPTIONS_INIT;
     opts.exact = config->exact;
+    SsimOpEstimate est;
+    ssim_budget_estimate(model, par, config->exact, &est);
+    opts.expected_ops = est.ops < 1e9 ? (gsize)est.ops : 0;
+    lap(config, &mark, &times->prepare);
     g_autoptr(SsimLowered) lowered = ssim_lower(model, par, sched, &opts, error);
     if (lowered == NULL)
         return FALSE;
+    lap(config, &mark, &times->lower);
     const SsimGraph *graph = ssim_lowered_graph(lowered);
 
     SsimAnalyticParams ap;
@@ -346,12 +406,15 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     /* Count only the final replay, not the candidates a placement search replayed. */
     if (profiled)
         ssim_profiled_reset_explain(profiled);
+    lap(config, &mark, &times->place);
     g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(graph, &rc, error);
     if (tl == NULL) {
         g_prefix_error(error, "simulate: ");
         return FALSE;
     }
+    lap(config, &mark, &times->replay);
     ssim_result_measure(result, lowered, tl, model, par, ap.peak_flops);
+    lap(config, &mark, &times->measure);
     if (profiled && config->explain)
         ssim_cost_explain_merge(config->explain, ssim_profiled_explain(profiled));
     if (profiled && config->class_explain)

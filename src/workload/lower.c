@@ -887,6 +887,7 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
 
     g_autoptr(SsimLowered) L = g_new0(SsimLowered, 1);
     L->plan = ssim_plan_new();
+    ssim_plan_reserve(L->plan, options->expected_ops);
     L->exact = options->exact;
     L->weight = options->exact ? 1 : par->tp * par->dp;
     L->global_of = g_array_new(FALSE, FALSE, sizeof(guint32));

@@ -16,6 +16,7 @@
  * send/receive), stopping at the consumer.  Almost every dependency is a few hops long, so the
  * check costs about one pass over the ops; a pathological plan costs O(ops) per dependency.
  */
+#include <shiftsim/alloc.h>
 #include <shiftsim/lower.h>
 #include <shiftsim/place.h>
 
@@ -117,6 +118,19 @@ SsimPlan *ssim_plan_new(void)
     p->last_permute = g_array_new(FALSE, FALSE, sizeof(guint32));
     p->dirty = TRUE;
     return p;
+}
+
+void ssim_plan_reserve(SsimPlan *p, gsize n_ops)
+{
+    g_return_if_fail(p->ops->len == 0 && p->order->len == 0 && p->data->len == 0);
+    if (n_ops == 0)
+        return;
+    GArray **arrays[] = {&p->ops, &p->order, &p->data};
+    const guint sizes[] = {sizeof(SsimPlanOp), sizeof(Pair), sizeof(Pair)};
+    for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++) {
+        g_array_free(*arrays[i], TRUE);
+        *arrays[i] = ssim_array_new_large(sizes[i], n_ops);
+    }
 }
 
 void ssim_plan_free(SsimPlan *p)
@@ -266,6 +280,7 @@ gboolean ssim_plan_is_comm(const SsimPlan *p, guint32 op)
 static void csr(const GArray *pairs, gboolean by_consumer, guint32 n, GArray *first, GArray *list)
 {
     g_array_set_size(first, n + 1);
+    ssim_mem_advise(first->data, (gsize)(n + 1) * sizeof(guint32));
     guint32 *f = (guint32 *)first->data;
     memset(f, 0, (n + 1) * sizeof(guint32));
     for (guint i = 0; i < pairs->len; i++) {
@@ -275,7 +290,8 @@ static void csr(const GArray *pairs, gboolean by_consumer, guint32 n, GArray *fi
     for (guint32 i = 0; i < n; i++)
         f[i + 1] += f[i];
     g_array_set_size(list, pairs->len);
-    g_autofree guint32 *fill = g_memdup2(f, n * sizeof(guint32));
+    ssim_mem_advise(list->data, (gsize)pairs->len * sizeof(guint32));
+    g_autofree guint32 *fill = ssim_memdup_large(f, n * sizeof(guint32));
     for (guint i = 0; i < pairs->len; i++) {
         const Pair *pr = &g_array_index(pairs, Pair, i);
         guint32 key = by_consumer ? pr->b : pr->a;
@@ -292,9 +308,10 @@ static void refresh(const SsimPlan *cp)
     csr(p->data, FALSE, p->ops->len, p->cfirst, p->cl);
     /* Last producer of each gradient site (rank, site), for ssim_place_dp_early. */
     g_autoptr(GHashTable) last = g_hash_table_new(g_int64_hash, g_int64_equal);
-    g_autoptr(GArray) keys = g_array_sized_new(FALSE, FALSE, sizeof(gint64), p->ops->len);
+    g_autoptr(GArray) keys = ssim_array_new_large(sizeof(gint64), p->ops->len);
     g_array_set_size(keys, p->ops->len);
     g_array_set_size(p->site_last, p->ops->len);
+    ssim_mem_advise(p->site_last->data, (gsize)p->ops->len * sizeof(guint32));
     for (guint32 i = 0; i < p->ops->len; i++) {
         const SsimPlanOp *o = &g_array_index(p->ops, SsimPlanOp, i);
         g_array_index(p->site_last, guint32, i) = SSIM_NONE;
@@ -513,16 +530,28 @@ typedef struct {
     guint32 last;  /* last plan op of a fused run */
 } Real;
 
-typedef struct {
-    guint32 anchor, idx;
-} Key;
-
-static gint key_cmp(gconstpointer x, gconstpointer y)
+/*
+ * The order graph ops are created in: plan ops by (anchor, index), where a communication's
+ * anchor is its issue point and any other op's is itself, so a communication follows the kernel
+ * that issues it.  A counting sort on the anchor, stable in the index: O(n), no comparisons.
+ */
+static guint32 *issue_order(const SsimPlan *p, guint32 n)
 {
-    const Key *a = x, *b = y;
-    if (a->anchor != b->anchor)
-        return a->anchor < b->anchor ? -1 : 1;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
+    g_autofree guint32 *first = ssim_new0_large(guint32, (gsize)n + 1);
+    for (guint32 i = 0; i < n; i++) {
+        const SsimPlanOp *o = ssim_plan_op(p, i);
+        guint32 anchor = o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i;
+        first[anchor + 1]++;
+    }
+    for (guint32 a = 0; a < n; a++)
+        first[a + 1] += first[a];
+    guint32 *order = ssim_new_large(guint32, MAX(n, 1));
+    for (guint32 i = 0; i < n; i++) {
+        const SsimPlanOp *o = ssim_plan_op(p, i);
+        guint32 anchor = o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i;
+        order[first[anchor]++] = i;
+    }
+    return order;
 }
 
 static void push_dep(GArray *deps, guint32 d)
@@ -539,23 +568,17 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
 {
     refresh(p);
     guint32 n = p->ops->len;
-    g_autoptr(GArray) keys = g_array_sized_new(FALSE, FALSE, sizeof(Key), n);
-    for (guint32 i = 0; i < n; i++) {
-        const SsimPlanOp *o = ssim_plan_op(p, i);
-        Key k = {o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i, i};
-        g_array_append_val(keys, k);
-    }
-    g_array_sort(keys, key_cmp);
+    g_autofree guint32 *order = issue_order(p, n);
 
     /* Realisation: one graph op per plan op, except fused runs and split permutes. */
-    g_autofree guint32 *head = g_new(guint32, n);
-    g_autofree guint32 *tail = g_new(guint32, n);
-    g_autoptr(GArray) real = g_array_new(FALSE, FALSE, sizeof(Real));
+    g_autofree guint32 *head = ssim_new_large(guint32, n);
+    g_autofree guint32 *tail = ssim_new_large(guint32, n);
+    g_autoptr(GArray) real = ssim_array_new_large(sizeof(Real), n);
     g_autofree guint32 *last_on_stream = g_new(guint32, p->streams->len + 1);
     for (guint i = 0; i <= p->streams->len; i++)
         last_on_stream[i] = SSIM_NONE;
     for (guint k = 0; k < n; k++) {
-        guint32 i = g_array_index(keys, Key, k).idx;
+        guint32 i = order[k];
         const SsimPlanOp *o = ssim_plan_op(p, i);
         head[i] = tail[i] = SSIM_NONE;
         if ((o->flags & SSIM_PLAN_PERMUTE) && (o->flags & SSIM_PLAN_SPLIT)) {
@@ -623,8 +646,8 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
             return NULL;
         }
     }
-    GArray *cls = g_array_sized_new(FALSE, FALSE, sizeof(guint8), real->len);
-    GArray *pof = g_array_sized_new(FALSE, FALSE, sizeof(guint32), real->len);
+    GArray *cls = ssim_array_new_large(sizeof(guint8), real->len);
+    GArray *pof = ssim_array_new_large(sizeof(guint32), real->len);
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     const guint32 *wf = (const guint32 *)wfirst->data, *of = (const guint32 *)ofirst->data;
     const guint32 *pf = (const guint32 *)p->pfirst->data;

@@ -1,0 +1,54 @@
+/* Large-array allocation with transparent huge pages (see include/shiftsim/alloc.h). */
+#include <shiftsim/alloc.h>
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_PAGE ((gsize)2 << 20)
+#define LARGE     ((gsize)2 << 20)
+
+void ssim_mem_advise(gpointer p, gsize bytes)
+{
+#ifdef MADV_HUGEPAGE
+    if (p == NULL || bytes < LARGE)
+        return;
+    uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    uintptr_t b = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+gpointer ssim_alloc_large(gsize n, gsize size, gboolean zero)
+{
+    if (n > 0 && size > G_MAXSIZE / n)
+        g_error("ssim_alloc_large: %" G_GSIZE_FORMAT " x %" G_GSIZE_FORMAT " bytes overflows", n,
+                size);
+    gsize bytes = n * size;
+    /* Advise before the first touch: zeroing after the advice faults in huge pages. */
+    gpointer p = g_malloc(bytes);
+    ssim_mem_advise(p, bytes);
+    if (zero && p != NULL)
+        memset(p, 0, bytes);
+    return p;
+}
+
+gpointer ssim_memdup_large(gconstpointer src, gsize bytes)
+{
+    gpointer p = ssim_alloc_large(bytes, 1, FALSE);
+    if (bytes > 0)
+        memcpy(p, src, bytes);
+    return p;
+}
+
+GArray *ssim_array_new_large(guint elt, gsize reserve)
+{
+    g_return_val_if_fail(reserve <= G_MAXUINT, NULL);
+    GArray *a = g_array_sized_new(FALSE, FALSE, elt, (guint)reserve);
+    ssim_mem_advise(a->data, (gsize)elt * reserve);
+    return a;
+}

@@ -1,0 +1,211 @@
+/*
+ * Scale benchmark (issue #10): how long one simulated training step takes to simulate, and how
+ * much memory it needs, as the cluster and the microbatch count grow, in the reduced
+ * (one representative rank per pipeline stage) and the exact (every GPU) lowering.
+ *
+ * Every case runs in a child process, so its peak RSS is its own (wait4's ru_maxrss), and each
+ * figure is the child's: wall time, processor time (user + system), the processor time of each
+ * phase of ssim_simulate() (SsimSimTimes), ops, events and events per processor second.  A case
+ * whose op estimate exceeds the budget is refused by ssim_simulate() as it would be from the CLI
+ * (the limit is printed instead of figures); `--max-ops N` raises it.
+ *
+ * The configuration is the one Narayanan et al. 2021 ran: GPT-3 175B, tp 8, pp 16, microbatch 1,
+ * full recompute, 1F1B, on DGX H100 nodes, analytical costs (the uncongested model under which
+ * reduced and exact give the same step to the nanosecond).
+ *
+ * Usage: bench-scale [--quick] [--exact] [--max-ops N] [--only LIST]
+ *   (default)   the 1024- and 8192-GPU steps with global batch 1536, reduced only
+ *   --exact     add the exact mode to each case (slow: tens of millions of ops)
+ *   --quick     smaller growth series (for a first look)
+ *   --only      comma-separated case groups: headline, gpus, micro
+ */
+#include <shiftsim/sim.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+    int ok;
+    double wall, cpu;
+    SsimSimTimes times;
+    guint32 n_ops;
+    guint64 events;
+    guint n_ranks;
+    SsimTime step;
+    char message[512];
+} Outcome;
+
+typedef struct {
+    guint gpus, dp, global_batch;
+    gboolean exact;
+} Case;
+
+static guint64 max_ops;
+
+/* Runs in the child: one simulation, its outcome written to `fd`. */
+static void run_case(const Case *c, int fd)
+{
+    Outcome out = {0};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
+    g_autoptr(SsimCluster) cluster = model ? ssim_cluster_load("dgx-h100", &error) : NULL;
+    if (cluster != NULL) {
+        ssim_cluster_set_nodes(cluster, c->gpus / cluster->gpus_per_node);
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        par.tp = 8;
+        par.pp = 16;
+        par.dp = c->dp;
+        par.microbatch = 1;
+        par.global_batch = c->global_batch;
+        par.recompute = SSIM_RECOMPUTE_FULL;
+        SsimSimConfig config = {
+            .model = model,
+            .cluster = cluster,
+            .par = &par,
+            .exact = c->exact,
+            .max_ops = max_ops,
+            .times = &out.times,
+        };
+        SsimResult result;
+        gint64 t0 = g_get_monotonic_time();
+        out.ok = ssim_simulate(&config, &result, NULL, NULL, &error);
+        out.wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
+        if (out.ok) {
+            out.n_ops = result.n_ops;
+            out.events = result.events;
+            out.n_ranks = result.n_graph_ranks;
+            out.step = result.step_time;
+        }
+    }
+    if (!out.ok && error != NULL)
+        g_strlcpy(out.message, error->message, sizeof out.message);
+    if (write(fd, &out, sizeof out) != (ssize_t)sizeof out)
+        _exit(3);
+    _exit(0);
+}
+
+/* Forks, runs `c` in the child, fills `out` and the child's peak RSS in MiB. */
+static gboolean fork_case(const Case *c, Outcome *out, double *rss_mib)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return FALSE;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return FALSE;
+    if (pid == 0) {
+        close(fds[0]);
+        run_case(c, fds[1]);
+    }
+    close(fds[1]);
+    ssize_t got = 0;
+    while (got < (ssize_t)sizeof *out) {
+        ssize_t k = read(fds[0], (char *)out + got, sizeof *out - (size_t)got);
+        if (k <= 0)
+            break;
+        got += k;
+    }
+    close(fds[0]);
+    int status = 0;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) < 0 || got != (ssize_t)sizeof *out)
+        return FALSE;
+    out->cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    *rss_mib = (double)ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
+    return TRUE;
+}
+
+static void header(void)
+{
+    printf("%6s %4s %5s %6s %-5s %7s %10s %10s %8s %8s %9s | %7s %7s %7s %7s %7s\n", "gpus", "dp",
+           "m", "gbs", "mode", "ranks", "ops", "events", "wall s", "cpu s", "RSS MiB", "lower",
+           "place", "replay", "measure", "Mev/s");
+}
+
+static void one(const Case *c)
+{
+    Outcome out;
+    double rss = 0;
+    guint m = c->global_batch / c->dp;
+    if (!fork_case(c, &out, &rss)) {
+        printf("%6u %4u %5u %6u %-5s  (the child failed)\n", c->gpus, c->dp, m, c->global_batch,
+               c->exact ? "exact" : "rep");
+        return;
+    }
+    if (!out.ok) {
+        printf("%6u %4u %5u %6u %-5s  refused: %s\n", c->gpus, c->dp, m, c->global_batch,
+               c->exact ? "exact" : "rep", out.message);
+        return;
+    }
+    printf("%6u %4u %5u %6u %-5s %7u %10u %10" G_GUINT64_FORMAT " %8.3f %8.3f %9.1f | %7.3f %7.3f "
+           "%7.3f %7.3f %7.2f\n",
+           c->gpus, c->dp, m, c->global_batch, c->exact ? "exact" : "rep", out.n_ranks, out.n_ops,
+           out.events, out.wall, out.cpu, rss, out.times.lower, out.times.place, out.times.replay,
+           out.times.measure, out.times.replay > 0 ? out.events / out.times.replay / 1e6 : 0);
+    fflush(stdout);
+}
+
+static gboolean wanted(const char *only, const char *group)
+{
+    if (only == NULL)
+        return TRUE;
+    g_auto(GStrv) words = g_strsplit(only, ",", -1);
+    return g_strv_contains((const gchar *const *)words, group);
+}
+
+int main(int argc, char **argv)
+{
+    gboolean quick = FALSE, exact = FALSE;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = TRUE;
+        } else if (strcmp(argv[i], "--exact") == 0) {
+            exact = TRUE;
+        } else if (strcmp(argv[i], "--max-ops") == 0 && i + 1 < argc) {
+            max_ops = g_ascii_strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            fprintf(stderr, "usage: bench-scale [--quick] [--exact] [--max-ops N] "
+                            "[--only headline,gpus,micro]\n");
+            return 2;
+        }
+    }
+    printf("GPT-3 175B, tp 8 x pp 16, microbatch 1, full recompute, 1F1B, DGX H100, analytical "
+           "costs; times are processor seconds of one core unless 'wall'\n");
+    header();
+    if (wanted(only, "headline")) {
+        printf("-- the issue's steps: global batch 1536 on 1024 and 8192 GPUs\n");
+        for (guint e = 0; e <= (guint)exact; e++) {
+            Case a = {1024, 8, 1536, e};
+            one(&a);
+            Case b = {8192, 64, 1536, e};
+            one(&b);
+        }
+    }
+    if (wanted(only, "gpus")) {
+        printf("-- GPUs: 128 to 8192 (dp 1 to 64), 16 microbatches per pipeline\n");
+        for (guint e = 0; e <= (guint)exact; e++)
+            for (guint dp = 1; dp <= (quick ? 8u : 64u); dp *= 2) {
+                Case c = {128 * dp, dp, 16 * dp, e};
+                one(&c);
+            }
+    }
+    if (wanted(only, "micro")) {
+        printf("-- microbatches: 8 to 256 per pipeline on 1024 GPUs (dp 8)\n");
+        for (guint e = 0; e <= (guint)exact; e++)
+            for (guint m = 8; m <= (quick ? 64u : 256u); m *= 2) {
+                Case c = {1024, 8, 8 * m, e};
+                one(&c);
+            }
+    }
+    return 0;
+}
