@@ -151,6 +151,13 @@ guint64 ssim_lowered_extra_bytes(const SsimLowered *lowered);
 gboolean ssim_lowered_exact(const SsimLowered *lowered);
 /* How many GPUs each graph rank stands for (tp * dp when representative, 1 when exact). */
 guint ssim_lowered_weight(const SsimLowered *lowered);
+/*
+ * The symmetric copies a representative stands for: copy c (0 <= c < weight; 0 is the GPU
+ * itself) of global rank `gpu` is the GPU whose tensor-parallel and data-parallel coordinates
+ * are shifted by (c mod tp, c / tp), cyclically, in the same pipeline stage.  Every program the
+ * representative runs, its copies run too on their GPUs (exact mode: weight 1, no copies).
+ */
+guint32 ssim_lowered_copy_gpu(const SsimLowered *lowered, guint32 gpu, guint copy);
 /* Global rank of graph rank `rank`, and the whole map (n = graph ranks). */
 guint32 ssim_lowered_global_rank(const SsimLowered *lowered, guint32 rank);
 const guint32 *ssim_lowered_rank_map(const SsimLowered *lowered, guint *n);

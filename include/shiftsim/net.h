@@ -157,14 +157,24 @@ SsimCommModel ssim_net_comm_model(SsimNet *net);
  * the identity) and `group_members(data, group, &n)` returns the GPUs a graph group's collective
  * really involves (NULL: the graph's own members mapped through rank_map).  A collective is then
  * simulated with all its logical members' flows, so its own traffic contends with itself and with
- * whatever else runs on those links; the symmetric copies that the representative stands for
- * (other replicas' identical collectives) are not added.  The arrays and callback must stay
- * valid while runs use the model; the mapping applies to the runs after the call.
+ * whatever else runs on those links.
+ *
+ * Copies.  A representative also stands for symmetric copies of itself (the other data-parallel
+ * replicas and tensor-parallel ranks of its stage), which issue the same communication at the
+ * same moments on other GPUs.  With `n_copies` > 1, copy c (1 <= c < n_copies) of GPU g is
+ * copy_gpu(data, g, c); every transfer and collective then also starts, as load only, on each
+ * distinct copy of its members (a copy whose members are the original's, or an earlier copy's,
+ * is the same collective and is not repeated), so shared links (a NIC several GPUs use, an
+ * oversubscribed spine) carry the traffic of every GPU, as in an exact run; only the
+ * representative's own flows decide when the op ends.  The arrays and callbacks must stay valid
+ * while runs use the model; the mapping applies to the runs after the call.
  */
 typedef struct {
     const guint32 *rank_map;
     guint n_ranks;
     const guint32 *(*group_members)(gpointer data, guint32 group, guint *n);
+    guint n_copies; /* 0 or 1: none */
+    guint32 (*copy_gpu)(gpointer data, guint32 gpu, guint copy);
     gpointer data;
 } SsimNetMapping;
 

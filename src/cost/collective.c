@@ -63,6 +63,7 @@ typedef struct {
     guint32 step, n_steps;
     guint32 pending;
     guint32 next_free;
+    guint8 shadow; /* a copy's traffic (SsimNetMapping): load only, finishes no match */
 } Inst;
 
 #define ALGO_P2P SSIM_NET_ALGO_N
@@ -80,7 +81,19 @@ typedef struct {
     SsimTime wake_at;
     SsimNetMapping map;
     GArray *scratch; /* guint32: a group's members mapped to GPUs */
+    /* The distinct copies of each graph group (SsimNetMapping), built on the group's first use:
+     * plan index n_plans + copy_first[g] + k is copy k of group g. */
+    GArray *copy_plans;  /* Plan */
+    guint32 *copy_first; /* per group, SSIM_NONE until built */
+    guint32 *copy_n;
 } Comm;
+
+/* Plan `id`: a graph group's, or past them a copy's. */
+static inline Plan *plan_at(const Comm *cm, guint32 id)
+{
+    return id < cm->n_plans ? &cm->plans[id]
+                            : &g_array_index(cm->copy_plans, Plan, id - cm->n_plans);
+}
 
 /* --- Plans ------------------------------------------------------------------------------ */
 
@@ -379,7 +392,7 @@ static guint32 start_step(Comm *cm, guint32 id)
 {
     Inst *in = &cm->insts[id];
     SsimNet *net = cm->net;
-    const Plan *p = in->group == SSIM_NONE ? NULL : &cm->plans[in->group];
+    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
     guint32 count = 0, s = in->step;
 #define FLOW(a, b, bytes)                                                                          \
     do {                                                                                           \
@@ -486,11 +499,13 @@ static void step_done(Comm *cm, guint32 id)
     in->step++;
     if (in->step >= in->n_steps) {
         guint32 match = in->match;
+        gboolean shadow = in->shadow;
         inst_free(cm, id);
-        ssim_run_finish_match(cm->run, match);
+        if (!shadow)
+            ssim_run_finish_match(cm->run, match);
         return;
     }
-    const Plan *p = in->group == SSIM_NONE ? NULL : &cm->plans[in->group];
+    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
     SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, p);
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
@@ -533,6 +548,12 @@ static void comm_reset(Comm *cm)
     g_free(cm->plans);
     cm->plans = NULL;
     cm->n_plans = 0;
+    for (guint i = 0; cm->copy_plans != NULL && i < cm->copy_plans->len; i++)
+        plan_clear(&g_array_index(cm->copy_plans, Plan, i));
+    if (cm->copy_plans != NULL)
+        g_array_set_size(cm->copy_plans, 0);
+    g_clear_pointer(&cm->copy_first, g_free);
+    g_clear_pointer(&cm->copy_n, g_free);
     cm->n_insts = 0;
     cm->free_head = SSIM_NONE;
     cm->graph = NULL;
@@ -547,6 +568,8 @@ static void comm_free(gpointer data)
     g_free(cm->insts);
     if (cm->scratch != NULL)
         g_array_free(cm->scratch, TRUE);
+    if (cm->copy_plans != NULL)
+        g_array_free(cm->copy_plans, TRUE);
     g_free(cm);
 }
 
@@ -581,6 +604,10 @@ static gboolean comm_attach(gpointer data, SsimEngine *engine, SsimRun *run, con
     cm->graph = graph;
     cm->n_plans = ssim_graph_n_groups(graph);
     cm->plans = g_new0(Plan, MAX(cm->n_plans, 1u));
+    cm->copy_first = g_new(guint32, MAX(cm->n_plans, 1u));
+    cm->copy_n = g_new0(guint32, MAX(cm->n_plans, 1u));
+    for (guint i = 0; i < cm->n_plans; i++)
+        cm->copy_first[i] = SSIM_NONE;
     cm->wake_at = SSIM_TIME_NEVER;
     cm->ev_step = ssim_engine_register(engine, on_step, cm);
     cm->ev_wake = ssim_engine_register(engine, on_wake, cm);
@@ -605,6 +632,111 @@ static guint32 inst_alloc(Comm *cm)
         cm->insts = g_renew(Inst, cm->insts, cm->cap_insts);
     }
     return cm->n_insts++;
+}
+
+/* Fills the algorithm, chunks and steps of `in`, a collective of `coll` and in->bytes on plan
+ * `plan_id`; FALSE when it moves nothing (one member, or no bytes). */
+static gboolean setup_collective(Comm *cm, Inst *in, guint32 plan_id)
+{
+    Plan *p = plan_at(cm, plan_id);
+    if (p->n <= 1 || in->bytes == 0)
+        return FALSE;
+    in->group = plan_id;
+    in->algo = (guint8)choose_plan(p, cm->net, in->coll, in->bytes);
+    switch (in->algo) {
+    case SSIM_NET_ALGO_TREE:
+        if (!p->has_tree)
+            plan_build_tree(p, cm->net);
+        in->chunks = chunks_for(cm->net, in->bytes / 2);
+        in->n_steps = 2 * (in->chunks + p->tree_h - 1);
+        break;
+    case SSIM_NET_ALGO_HIERARCHICAL:
+        in->n_steps = 2 * (p->k - 1) + 2 * (p->n_nodes - 1);
+        break;
+    case SSIM_NET_ALGO_DIRECT:
+        in->n_steps = 1;
+        break;
+    default:
+        if (in->coll == SSIM_COLL_PERMUTE) {
+            in->n_steps = 1;
+        } else if (in->coll == SSIM_COLL_BROADCAST || in->coll == SSIM_COLL_REDUCE) {
+            in->chunks = chunks_for(cm->net, in->bytes);
+            in->n_steps = in->chunks + p->n - 2;
+        } else {
+            in->n_steps = (in->coll == SSIM_COLL_ALLREDUCE ? 2 : 1) * (p->n - 1);
+        }
+    }
+    return TRUE;
+}
+
+/* Starts instance `in`: its first step after the step's latency. */
+static void launch(Comm *cm, const Inst *in)
+{
+    guint32 id = inst_alloc(cm);
+    cm->insts[id] = *in;
+    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], p);
+    ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
+}
+
+static gint cmp_ranks(const guint32 *a, const guint32 *b, guint n)
+{
+    return memcmp(a, b, n * sizeof *a);
+}
+
+/* The distinct copies of graph group `g` (built), as plans appended to copy_plans. */
+static void build_copies(Comm *cm, guint32 g)
+{
+    guint n = cm->plans[g].n;
+    cm->copy_first[g] = cm->copy_plans->len;
+    cm->copy_n[g] = 0;
+    if (n <= 1)
+        return;
+    g_autofree guint32 *ranks = g_new(guint32, n);
+    g_autofree guint32 *sorted = g_new(guint32, n);
+    for (guint c = 1; c < cm->map.n_copies; c++) {
+        for (guint i = 0; i < n; i++) {
+            ranks[i] = cm->map.copy_gpu(cm->map.data, cm->plans[g].order[i], c);
+            g_return_if_fail(ranks[i] < ssim_net_n_gpus(cm->net));
+        }
+        memcpy(sorted, ranks, n * sizeof *ranks);
+        qsort(sorted, n, sizeof *sorted, cmp_u32);
+        gboolean same = cmp_ranks(sorted, cm->plans[g].sorted, n) == 0;
+        for (guint k = 0; !same && k < cm->copy_n[g]; k++)
+            same = cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted,
+                             n) == 0;
+        if (same)
+            continue;
+        Plan copy = {0};
+        plan_build(&copy, cm->net, ranks, n);
+        g_array_append_val(cm->copy_plans, copy);
+        cm->copy_n[g]++;
+    }
+}
+
+/* Starts, as load only, the copies of the representative's instance `in` (SsimNetMapping). */
+static void launch_copies(Comm *cm, const Inst *in)
+{
+    Inst copy = *in;
+    copy.shadow = 1;
+    if (in->algo == ALGO_P2P) {
+        for (guint c = 1; c < cm->map.n_copies; c++) {
+            copy.src = cm->map.copy_gpu(cm->map.data, in->src, c);
+            copy.dst = cm->map.copy_gpu(cm->map.data, in->dst, c);
+            g_return_if_fail(copy.src < ssim_net_n_gpus(cm->net) &&
+                             copy.dst < ssim_net_n_gpus(cm->net));
+            launch(cm, &copy);
+        }
+        return;
+    }
+    guint32 g = in->group;
+    if (cm->copy_first[g] == SSIM_NONE)
+        build_copies(cm, g);
+    for (guint32 k = 0; k < cm->copy_n[g]; k++) {
+        copy.chunks = 0;
+        if (setup_collective(cm, &copy, cm->n_plans + cm->copy_first[g] + k))
+            launch(cm, &copy);
+    }
 }
 
 static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
@@ -639,41 +771,14 @@ static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
                 g_return_val_if_fail(ranks[i] < ssim_net_n_gpus(cm->net), 0);
             plan_build(p, cm->net, ranks, n);
         }
-        if (p->n <= 1 || op->bytes == 0)
+        if (!setup_collective(cm, &in, op->group))
             return 0;
-        in.group = op->group;
-        in.algo = (guint8)choose_plan(p, cm->net, op->coll, op->bytes);
-        switch (in.algo) {
-        case SSIM_NET_ALGO_TREE:
-            if (!p->has_tree)
-                plan_build_tree(p, cm->net);
-            in.chunks = chunks_for(cm->net, op->bytes / 2);
-            in.n_steps = 2 * (in.chunks + p->tree_h - 1);
-            break;
-        case SSIM_NET_ALGO_HIERARCHICAL:
-            in.n_steps = 2 * (p->k - 1) + 2 * (p->n_nodes - 1);
-            break;
-        case SSIM_NET_ALGO_DIRECT:
-            in.n_steps = 1;
-            break;
-        default:
-            if (op->coll == SSIM_COLL_PERMUTE) {
-                in.n_steps = 1;
-            } else if (op->coll == SSIM_COLL_BROADCAST || op->coll == SSIM_COLL_REDUCE) {
-                in.chunks = chunks_for(cm->net, op->bytes);
-                in.n_steps = in.chunks + p->n - 2;
-            } else {
-                in.n_steps = (op->coll == SSIM_COLL_ALLREDUCE ? 2 : 1) * (p->n - 1);
-            }
-        }
     } else {
         return 0; /* barriers and the like carry no data */
     }
-    guint32 id = inst_alloc(cm);
-    cm->insts[id] = in;
-    const Plan *p = in.group == SSIM_NONE ? NULL : &cm->plans[in.group];
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], p);
-    ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
+    launch(cm, &in);
+    if (cm->map.n_copies > 1 && cm->map.copy_gpu != NULL)
+        launch_copies(cm, &in);
     return -1;
 }
 
@@ -685,6 +790,7 @@ SsimCommModel ssim_net_comm_model(SsimNet *net)
         cm->net = net;
         cm->free_head = SSIM_NONE;
         cm->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
+        cm->copy_plans = g_array_new(FALSE, FALSE, sizeof(Plan));
         *slot = cm;
     }
     return (SsimCommModel){

@@ -257,6 +257,12 @@ static const guint32 *lowered_group_members(gpointer data, guint32 group, guint 
     return ssim_lowered_group_ranks(data, group, n);
 }
 
+/* The flow network's view of a representative's copies. */
+static guint32 lowered_copy_gpu(gpointer data, guint32 gpu, guint copy)
+{
+    return ssim_lowered_copy_gpu(data, gpu, copy);
+}
+
 /* Auto's evaluator: one replay of a candidate graph under the run configuration. */
 static SsimTimeline *eval_run(gpointer data, const SsimGraph *graph, GError **error)
 {
@@ -377,8 +383,11 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         net = ssim_net_new(cluster, error);
         if (net == NULL)
             return FALSE;
+        /* A representative's copies (the GPUs it stands for) load the links too. */
         SsimNetMapping mapping = {.rank_map = map, .n_ranks = nr,
                                   .group_members = lowered_group_members,
+                                  .n_copies = ssim_lowered_weight(lowered),
+                                  .copy_gpu = lowered_copy_gpu,
                                   .data = lowered};
         ssim_net_set_mapping(net, &mapping);
         comm = ssim_net_comm_model(net);

@@ -317,6 +317,7 @@ struct SsimLowered {
     GArray *group_first; /* guint32 per group: offset into group_ranks; one extra at the end */
     GArray *group_ranks; /* guint32 logical members, flat */
     GArray *op_class;    /* guint8 SsimOpClass per op */
+    SsimParallel par;    /* the split, for the copies of a representative */
 };
 
 void ssim_lowered_free(SsimLowered *l)
@@ -388,6 +389,15 @@ gboolean ssim_lowered_exact(const SsimLowered *l)
 guint ssim_lowered_weight(const SsimLowered *l)
 {
     return l->weight;
+}
+
+guint32 ssim_lowered_copy_gpu(const SsimLowered *l, guint32 gpu, guint copy)
+{
+    g_return_val_if_fail(gpu < ssim_parallel_world(&l->par), SSIM_NONE);
+    SsimCoord c = ssim_parallel_coord(&l->par, gpu);
+    c.tp = (c.tp + copy % l->par.tp) % l->par.tp;
+    c.dp = (c.dp + copy / l->par.tp) % l->par.dp;
+    return ssim_parallel_rank(&l->par, c);
 }
 
 guint32 ssim_lowered_global_rank(const SsimLowered *l, guint32 rank)
@@ -890,6 +900,7 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
     ssim_plan_reserve(L->plan, options->expected_ops);
     L->exact = options->exact;
     L->weight = options->exact ? 1 : par->tp * par->dp;
+    L->par = *par;
     L->global_of = g_array_new(FALSE, FALSE, sizeof(guint32));
     L->stage_of = g_array_new(FALSE, FALSE, sizeof(guint32));
     L->group_first = g_array_new(FALSE, FALSE, sizeof(guint32));
