@@ -92,8 +92,9 @@ struct SsimPlan {
     GArray *order;         /* Pair (before, op) */
     GArray *data;          /* Pair (producer, consumer) */
     GPtrArray *kernels;    /* per rank: GArray of guint32 kernel indices, ascending */
-    /* Lazily built adjacency of `data`. */
-    gboolean dirty;
+    /* Lazily built adjacency of `data`: producers (what building a graph needs) and the rest
+     * (consumers and the per-site and per-rank caches, what placement passes need). */
+    gboolean dirty, dirty_producers;
     GArray *pfirst, *pl, *cfirst, *cl;
     GArray *site_last;    /* guint32 per op: last producer of its gradient site */
     GArray *last_permute; /* guint32 per rank: its last lock-step permute, or NONE */
@@ -116,7 +117,7 @@ SsimPlan *ssim_plan_new(void)
     p->cl = g_array_new(FALSE, FALSE, sizeof(guint32));
     p->site_last = g_array_new(FALSE, FALSE, sizeof(guint32));
     p->last_permute = g_array_new(FALSE, FALSE, sizeof(guint32));
-    p->dirty = TRUE;
+    p->dirty = p->dirty_producers = TRUE;
     return p;
 }
 
@@ -232,7 +233,7 @@ guint32 ssim_plan_add(SsimPlan *p, const SsimOpSpec *spec, guint32 rank, guint8 
         Pair pr = {order[i], idx};
         g_array_append_val(p->order, pr);
     }
-    p->dirty = TRUE;
+    p->dirty = p->dirty_producers = TRUE;
     return idx;
 }
 
@@ -240,7 +241,7 @@ void ssim_plan_data(SsimPlan *p, guint32 producer, guint32 consumer)
 {
     Pair pr = {producer, consumer};
     g_array_append_val(p->data, pr);
-    p->dirty = TRUE;
+    p->dirty = p->dirty_producers = TRUE;
 }
 
 void ssim_plan_set_points(SsimPlan *p, guint32 op, guint32 issue, guint32 wait)
@@ -299,12 +300,21 @@ static void csr(const GArray *pairs, gboolean by_consumer, guint32 n, GArray *fi
     }
 }
 
+static void refresh_producers(const SsimPlan *cp)
+{
+    SsimPlan *p = (SsimPlan *)cp; /* the caches are logically const */
+    if (!p->dirty_producers)
+        return;
+    csr(p->data, TRUE, p->ops->len, p->pfirst, p->pl);
+    p->dirty_producers = FALSE;
+}
+
 static void refresh(const SsimPlan *cp)
 {
     SsimPlan *p = (SsimPlan *)cp; /* the caches are logically const */
     if (!p->dirty)
         return;
-    csr(p->data, TRUE, p->ops->len, p->pfirst, p->pl);
+    refresh_producers(p);
     csr(p->data, FALSE, p->ops->len, p->cfirst, p->cl);
     /* Last producer of each gradient site (rank, site), for ssim_place_dp_early. */
     g_autoptr(GHashTable) last = g_hash_table_new(g_int64_hash, g_int64_equal);
@@ -348,7 +358,7 @@ static void refresh(const SsimPlan *cp)
 
 const guint32 *ssim_plan_producers(const SsimPlan *p, guint32 op, guint *n)
 {
-    refresh(p);
+    refresh_producers(p);
     const guint32 *f = (const guint32 *)p->pfirst->data;
     *n = f[op + 1] - f[op];
     return &g_array_index(p->pl, guint32, f[op]);
@@ -566,7 +576,7 @@ static void push_dep(GArray *deps, guint32 d)
 
 SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_out, GError **error)
 {
-    refresh(p);
+    refresh_producers(p);
     guint32 n = p->ops->len;
     g_autofree guint32 *order = issue_order(p, n);
 

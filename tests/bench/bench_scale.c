@@ -13,11 +13,14 @@
  * full recompute, 1F1B, on DGX H100 nodes, analytical costs (the uncongested model under which
  * reduced and exact give the same step to the nanosecond).
  *
- * Usage: bench-scale [--quick] [--exact] [--max-ops N] [--only LIST]
- *   (default)   the 1024- and 8192-GPU steps with global batch 1536, reduced only
- *   --exact     add the exact mode to each case (slow: tens of millions of ops)
+ * Usage: bench-scale [--quick] [--exact] [--exact-cap MOPS] [--max-ops N] [--only LIST]
+ *   (default)   every group, representative mode only
+ *   --exact     add the exact mode to each case whose estimate is under the cap
+ *   --exact-cap exact cases above MOPS million estimated ops are skipped (default 12)
  *   --quick     smaller growth series (for a first look)
- *   --only      comma-separated case groups: headline, gpus, micro
+ *   --only      comma-separated case groups: headline (global batch 1536 on 1024 and 8192
+ *               GPUs), gpus (128 to 8192 GPUs, 16 microbatches), micro (8 to 256 microbatches
+ *               on 1024 GPUs)
  */
 #include <shiftsim/sim.h>
 
@@ -45,6 +48,9 @@ typedef struct {
 } Case;
 
 static guint64 max_ops;
+/* Exact cases above this many estimated ops are skipped (--exact-cap), so the series fits in the
+ * memory of a small machine: the explicit exact graph costs about 270 bytes an op. */
+static double exact_cap = 12e6;
 
 /* Runs in the child: one simulation, its outcome written to `fd`. */
 static void run_case(const Case *c, int fd)
@@ -134,6 +140,22 @@ static void one(const Case *c)
     Outcome out;
     double rss = 0;
     guint m = c->global_batch / c->dp;
+    if (c->exact) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        par.tp = 8, par.pp = 16, par.dp = c->dp, par.global_batch = c->global_batch;
+        SsimOpEstimate est;
+        if (model != NULL)
+            ssim_budget_estimate(model, &par, TRUE, &est);
+        if (model != NULL && est.ops > exact_cap) {
+            printf("%6u %4u %5u %6u %-5s  skipped: about %.0f M ops (estimate) is over "
+                   "--exact-cap %.0f M\n",
+                   c->gpus, c->dp, m, c->global_batch, "exact", est.ops / 1e6, exact_cap / 1e6);
+            return;
+        }
+    }
     if (!fork_case(c, &out, &rss)) {
         printf("%6u %4u %5u %6u %-5s  (the child failed)\n", c->gpus, c->dp, m, c->global_batch,
                c->exact ? "exact" : "rep");
@@ -173,9 +195,11 @@ int main(int argc, char **argv)
             max_ops = g_ascii_strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "--exact-cap") == 0 && i + 1 < argc) {
+            exact_cap = g_ascii_strtod(argv[++i], NULL) * 1e6;
         } else {
-            fprintf(stderr, "usage: bench-scale [--quick] [--exact] [--max-ops N] "
-                            "[--only headline,gpus,micro]\n");
+            fprintf(stderr, "usage: bench-scale [--quick] [--exact] [--exact-cap MOPS] "
+                            "[--max-ops N] [--only headline,gpus,micro]\n");
             return 2;
         }
     }
