@@ -139,6 +139,11 @@ const char *ssim_graph_string(const SsimGraph *graph, guint32 id);
  */
 guint32 ssim_graph_add_op(SsimGraph *graph, const SsimOpSpec *spec, const guint32 *deps,
                           guint n_deps);
+/* The same with the label and class given as string ids (ssim_graph_intern; SSIM_NONE: no label,
+ * 0: no class); spec->name and spec->cls are ignored.  For builders that add many ops with a few
+ * labels and would otherwise hash each label again. */
+guint32 ssim_graph_add_op_ids(SsimGraph *graph, const SsimOpSpec *spec, guint32 name_id,
+                              guint32 cls_id, const guint32 *deps, guint n_deps);
 
 /* Checks legality and builds successors and matchings (see the top of this file). */
 gboolean ssim_graph_finalize(SsimGraph *graph, GError **error);

@@ -241,19 +241,29 @@ guint32 ssim_graph_find_group(const SsimGraph *g, const char *name)
 
 guint32 ssim_graph_add_op(SsimGraph *g, const SsimOpSpec *spec, const guint32 *deps, guint n_deps)
 {
+    return ssim_graph_add_op_ids(g, spec,
+                                 spec->name ? ssim_graph_intern(g, spec->name) : SSIM_NONE,
+                                 spec->cls ? ssim_graph_intern(g, spec->cls) : 0, deps, n_deps);
+}
+
+guint32 ssim_graph_add_op_ids(SsimGraph *g, const SsimOpSpec *spec, guint32 name_id,
+                              guint32 cls_id, const guint32 *deps, guint n_deps)
+{
     g_return_val_if_fail(spec->stream < g->stream_rank->len, SSIM_NONE);
+    g_return_val_if_fail(cls_id < g->strings->len, SSIM_NONE);
+    g_return_val_if_fail(name_id == SSIM_NONE || name_id < g->strings->len, SSIM_NONE);
     guint32 index = g->ops->len;
     SsimOp op = {
         .kind = (guint8)spec->kind,
         .coll = (guint8)spec->coll,
-        .cls = (guint16)(spec->cls ? ssim_graph_intern(g, spec->cls) : 0),
+        .cls = (guint16)cls_id,
         .id = spec->id == SSIM_NONE ? index : spec->id,
         .stream = spec->stream,
         .rank = g_array_index(g->stream_rank, guint32, spec->stream),
         .group = spec->group,
         .peer = spec->peer,
         .tag = spec->tag,
-        .name = spec->name ? ssim_graph_intern(g, spec->name) : SSIM_NONE,
+        .name = name_id,
         .n_deps = n_deps,
         .match = SSIM_NONE,
         .duration = spec->duration,

@@ -564,6 +564,18 @@ static guint32 *issue_order(const SsimPlan *p, guint32 n)
     return order;
 }
 
+/* The graph's string id of `s`, a string with static storage or interned with g_intern_string
+ * (its address names it for the run), looked up by address so each label is hashed once. */
+static guint32 string_id(GHashTable *ids, SsimGraph *g, const char *s)
+{
+    gpointer v = g_hash_table_lookup(ids, s);
+    if (v != NULL)
+        return GPOINTER_TO_UINT(v) - 1;
+    guint32 id = ssim_graph_intern(g, s);
+    g_hash_table_insert(ids, (gpointer)s, GUINT_TO_POINTER(id + 1));
+    return id;
+}
+
 static void push_dep(GArray *deps, guint32 d)
 {
     if (d == SSIM_NONE)
@@ -659,6 +671,7 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
     GArray *cls = ssim_array_new_large(sizeof(guint8), real->len);
     GArray *pof = ssim_array_new_large(sizeof(guint32), real->len);
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     const guint32 *wf = (const guint32 *)wfirst->data, *of = (const guint32 *)ofirst->data;
     const guint32 *pf = (const guint32 *)p->pfirst->data;
     for (guint ri = 0; ri < real->len; ri++) {
@@ -721,7 +734,10 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
                 g_array_remove_index(deps, d);
             else
                 d++;
-        ssim_graph_add_op(g, &spec, (const guint32 *)deps->data, deps->len);
+        /* The class first, then the label: the order ssim_graph_add_op interns them in. */
+        guint32 cls_id = string_id(ids, g, spec.cls);
+        ssim_graph_add_op_ids(g, &spec, string_id(ids, g, spec.name), cls_id,
+                              (const guint32 *)deps->data, deps->len);
         guint8 c = o->cls;
         g_array_append_val(cls, c);
         g_array_append_val(pof, r->plan);
