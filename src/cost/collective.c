@@ -63,7 +63,7 @@ typedef struct {
     guint32 step, n_steps;
     guint32 pending;
     guint32 next_free;
-    guint8 shadow; /* a copy's traffic (SsimNetMapping): load only, finishes no match */
+    guint8 load_only; /* a copy's traffic (SsimNetMapping): finishes no match */
 } Inst;
 
 #define ALGO_P2P SSIM_NET_ALGO_N
@@ -499,9 +499,9 @@ static void step_done(Comm *cm, guint32 id)
     in->step++;
     if (in->step >= in->n_steps) {
         guint32 match = in->match;
-        gboolean shadow = in->shadow;
+        gboolean load_only = in->load_only;
         inst_free(cm, id);
-        if (!shadow)
+        if (!load_only)
             ssim_run_finish_match(cm->run, match);
         return;
     }
@@ -718,7 +718,7 @@ static void build_copies(Comm *cm, guint32 g)
 static void launch_copies(Comm *cm, const Inst *in)
 {
     Inst copy = *in;
-    copy.shadow = 1;
+    copy.load_only = 1;
     if (in->algo == ALGO_P2P) {
         for (guint c = 1; c < cm->map.n_copies; c++) {
             copy.src = cm->map.copy_gpu(cm->map.data, in->src, c);
