@@ -98,6 +98,12 @@ struct SsimPlan {
     GArray *pfirst, *pl, *cfirst, *cl;
     GArray *site_last;    /* guint32 per op: last producer of its gradient site */
     GArray *last_permute; /* guint32 per rank: its last lock-step permute, or NONE */
+    /* Recently interned labels by the caller's pointer, each checked by content before use:
+     * g_intern_string takes a global lock and hashes, and a lowering names a million ops with a
+     * few dozen labels. */
+    struct {
+        const char *given, *interned;
+    } names[64];
 };
 
 SsimPlan *ssim_plan_new(void)
@@ -191,6 +197,18 @@ const char *ssim_plan_group_name(const SsimPlan *p, guint32 group)
     return g_array_index(p->groups, Group, group).name;
 }
 
+/* g_intern_string(name), through the plan's small cache. */
+static const char *intern_name(SsimPlan *p, const char *name)
+{
+    guint slot = (guint)(((guintptr)name >> 3) ^ ((guintptr)name >> 9)) % G_N_ELEMENTS(p->names);
+    if (p->names[slot].given == name && strcmp(p->names[slot].interned, name) == 0)
+        return p->names[slot].interned;
+    const char *interned = g_intern_string(name);
+    p->names[slot].given = name;
+    p->names[slot].interned = interned;
+    return interned;
+}
+
 static GArray *rank_kernels(SsimPlan *p, guint32 rank)
 {
     while (p->kernels->len <= rank)
@@ -209,7 +227,7 @@ guint32 ssim_plan_add(SsimPlan *p, const SsimOpSpec *spec, guint32 rank, guint8 
         .group = spec->group,
         .peer = spec->peer,
         .tag = spec->tag,
-        .name = g_intern_string(spec->name ? spec->name : ssim_op_kind_name(spec->kind)),
+        .name = intern_name(p, spec->name ? spec->name : ssim_op_kind_name(spec->kind)),
         .cls = cls,
         .flags = spec->kind == SSIM_OP_RECV ? 0 : SSIM_PLAN_ISSUE_DEP,
         .site = SSIM_NONE,
@@ -564,15 +582,32 @@ static guint32 *issue_order(const SsimPlan *p, guint32 n)
     return order;
 }
 
-/* The graph's string id of `s`, a string with static storage or interned with g_intern_string
- * (its address names it for the run), looked up by address so each label is hashed once. */
-static guint32 string_id(GHashTable *ids, SsimGraph *g, const char *s)
+/* The graph's string ids of strings with static storage or interned with g_intern_string (the
+ * address names the string for the run): a direct-mapped cache in front of a table by address,
+ * so each label is hashed once per graph and most ops find theirs in one probe. */
+typedef struct {
+    GHashTable *by_address;
+    struct {
+        const char *s;
+        guint32 id;
+    } slot[256];
+} StringIds;
+
+static guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
 {
-    gpointer v = g_hash_table_lookup(ids, s);
-    if (v != NULL)
-        return GPOINTER_TO_UINT(v) - 1;
-    guint32 id = ssim_graph_intern(g, s);
-    g_hash_table_insert(ids, (gpointer)s, GUINT_TO_POINTER(id + 1));
+    guint k = (guint)(((guintptr)s >> 3) ^ ((guintptr)s >> 11)) % G_N_ELEMENTS(ids->slot);
+    if (ids->slot[k].s == s)
+        return ids->slot[k].id;
+    gpointer v = g_hash_table_lookup(ids->by_address, s);
+    guint32 id;
+    if (v != NULL) {
+        id = GPOINTER_TO_UINT(v) - 1;
+    } else {
+        id = ssim_graph_intern(g, s);
+        g_hash_table_insert(ids->by_address, (gpointer)s, GUINT_TO_POINTER(id + 1));
+    }
+    ids->slot[k].s = s;
+    ids->slot[k].id = id;
     return id;
 }
 
@@ -671,7 +706,8 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
     GArray *cls = ssim_array_new_large(sizeof(guint8), real->len);
     GArray *pof = ssim_array_new_large(sizeof(guint32), real->len);
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
-    g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) by_address = g_hash_table_new(g_direct_hash, g_direct_equal);
+    StringIds ids = {.by_address = by_address};
     const guint32 *wf = (const guint32 *)wfirst->data, *of = (const guint32 *)ofirst->data;
     const guint32 *pf = (const guint32 *)p->pfirst->data;
     for (guint ri = 0; ri < real->len; ri++) {
@@ -735,8 +771,8 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
             else
                 d++;
         /* The class first, then the label: the order ssim_graph_add_op interns them in. */
-        guint32 cls_id = string_id(ids, g, spec.cls);
-        ssim_graph_add_op_ids(g, &spec, string_id(ids, g, spec.name), cls_id,
+        guint32 cls_id = string_id(&ids, g, spec.cls);
+        ssim_graph_add_op_ids(g, &spec, string_id(&ids, g, spec.name), cls_id,
                               (const guint32 *)deps->data, deps->len);
         guint8 c = o->cls;
         g_array_append_val(cls, c);
