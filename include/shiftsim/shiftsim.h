@@ -26,3 +26,4 @@
 #include <shiftsim/profile.h>
 #include <shiftsim/profiled.h>
 #include <shiftsim/net.h>
+#include <shiftsim/netcal.h>
