@@ -14,7 +14,9 @@
 
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
+#include "src/app/verbs.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -405,4 +407,168 @@ Test(net_calib, two_classes_sharing_a_link_slow_each_other_by_hand)
     ssim_contention_sum(h, tl2, unc, nm, extra, alone, NULL);
     cr_assert_eq(tl2->makespan, 8000 + 4000);
     cr_assert_eq(extra[SSIM_COMM_TP] + extra[SSIM_COMM_PP], 0);
+}
+
+/* ---- through ssim_simulate ----------------------------------------------------------------- */
+
+static SsimParallel split(guint dp, guint tp, guint pp, guint m)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.dp = dp, p.tp = tp, p.pp = pp, p.microbatch = 1;
+    p.global_batch = dp * m;
+    p.dp_bucket_bytes = 25u << 20;
+    return p;
+}
+
+static SsimResult simulate(SsimSimConfig *c)
+{
+    SsimResult r;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(c, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    return r;
+}
+
+Test(net_calib, simulate_pipeline_sends_slowed_by_an_oversubscribed_spine)
+{
+    /*
+     * 4 DGX H200 nodes, 2 per leaf, spine 4:1 oversubscribed, dp 4 x tp 4 x pp 2: the first
+     * stage is nodes 0-1 (one leaf), the second nodes 2-3 (the other).  A rail's leaf uplink
+     * then carries 2 x 50 GB/s / 4 = half a NIC, so one pipeline send alone gets half a NIC;
+     * simulating every GPU, the sends of both nodes of a leaf cross it together and get a
+     * quarter: the bandwidth part doubles, so the pp slowdown is between half and all of the
+     * pp uncontended time (latency excluded).  Simulating one representative per stage, the
+     * other replicas' sends are not there to share the spine.
+     */
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
+    ssim_cluster_set_nodes(cluster, 4);
+    cluster->nodes_per_leaf = 2;
+    cluster->oversubscription = 4;
+    SsimParallel par = split(4, 4, 2, 8);
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult analytic = simulate(&c);
+    cr_assert_not(analytic.has_contention);
+    c.flow_network = TRUE;
+    SsimResult rep = simulate(&c);
+    c.exact = TRUE;
+    SsimResult exact = simulate(&c);
+    cr_assert(rep.has_contention && exact.has_contention);
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        cr_assert_geq(rep.contention[k], 0, "class %u", k);
+        cr_assert_geq(exact.contention[k], 0, "class %u", k);
+        cr_assert_gt(exact.uncontended[k], 0, "class %u", k);
+        /* What each op takes alone does not depend on the others. */
+        cr_assert_eq(rep.uncontended[k], exact.uncontended[k], "class %u", k);
+    }
+    SsimTime pp = exact.contention[SSIM_COMM_PP], alone = exact.uncontended[SSIM_COMM_PP];
+    cr_assert(pp > alone / 2 && pp <= alone,
+              "pp slowed %" G_GINT64_FORMAT " over %" G_GINT64_FORMAT, pp, alone);
+    cr_assert_lt(rep.contention[SSIM_COMM_PP], alone / 10);
+    cr_assert_gt(exact.step_time, rep.step_time);
+
+    /* The figures appear in every format with the flow network only. */
+    g_autoptr(GString) table = ssim_result_format(&exact, &c, SSIM_FORMAT_TABLE);
+    cr_assert(strstr(table->str, "contention pp"), "%s", table->str);
+    g_autoptr(GString) csv = ssim_result_format(&exact, &c, SSIM_FORMAT_CSV);
+    g_auto(GStrv) lines = g_strsplit(csv->str, "\n", -1);
+    g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
+    g_auto(GStrv) row = g_strsplit(lines[1], ",", -1);
+    cr_assert_eq(g_strv_length(head), g_strv_length(row));
+    cr_assert_str_eq(head[g_strv_length(head) - 4], "contention_dp_ms");
+    g_autoptr(GString) json = ssim_result_format(&exact, &c, SSIM_FORMAT_JSON);
+    cr_assert(strstr(json->str, "\"contention_ms\"") && strstr(json->str, "\"uncontended_ms\""));
+    c.flow_network = FALSE;
+    g_autoptr(GString) plain = ssim_result_format(&analytic, &c, SSIM_FORMAT_TABLE);
+    cr_assert_null(strstr(plain->str, "contention"));
+}
+
+Test(net_calib, simulate_profile_through_the_network_matches_the_profile_alone)
+{
+    /* One DGX A100 with tp 8: the TP all-reduces run one at a time, so the calibrated network
+     * charges each its measured time, as the profile alone does; the comm ops are counted
+     * under the same sources either way. */
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = dgx_a100();
+    g_autoptr(SsimProfile) profile = load_vtrain();
+    SsimParallel par = split(1, 8, 1, 4);
+    SsimCostExplain ea, eb;
+    SsimClassExplain ca, cb;
+    ssim_cost_explain_init(&ea);
+    ssim_cost_explain_init(&eb);
+    ssim_class_explain_init(&ca);
+    ssim_class_explain_init(&cb);
+    SsimSimConfig c = {.model = model,
+                       .cluster = cluster,
+                       .par = &par,
+                       .profile = profile,
+                       .explain = &ea,
+                       .class_explain = &ca};
+    SsimResult a = simulate(&c);
+    c.flow_network = TRUE;
+    c.explain = &eb;
+    c.class_explain = &cb;
+    SsimResult b = simulate(&c);
+    double rel = fabs((double)(b.comm_busy[SSIM_COMM_TP] - a.comm_busy[SSIM_COMM_TP])) /
+                 (double)a.comm_busy[SSIM_COMM_TP];
+    cr_assert_lt(rel, 1e-4,
+                 "tp busy %" G_GINT64_FORMAT " through the network, %" G_GINT64_FORMAT
+                 " from the profile",
+                 b.comm_busy[SSIM_COMM_TP], a.comm_busy[SSIM_COMM_TP]);
+    cr_assert_eq(b.contention[SSIM_COMM_TP], 0);
+    for (guint s = 0; s < SSIM_COST_N; s++) {
+        cr_assert_eq(ea.count[SSIM_PROFILE_COMM][s], eb.count[SSIM_PROFILE_COMM][s], "source %u",
+                     s);
+        cr_assert_eq(ca.count[SSIM_OPCLASS_TP][s], cb.count[SSIM_OPCLASS_TP][s], "source %u", s);
+    }
+    cr_assert_gt(eb.count[SSIM_PROFILE_COMM][SSIM_COST_EXACT], 0);
+}
+
+/* The timeline of `simulate --nodes 1 --tp 2 --pp 2` plus `extra`, as lines. */
+static GStrv timeline_lines(const char *extra)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-tl-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "tl.csv", NULL);
+    char *argv[] = {"simulate", "--nodes",    "1",  "--tp",        "2", "--pp",
+                    "2",        "--timeline", path, (char *)extra, NULL};
+    int argc = extra ? 10 : 9;
+    FILE *saved = stdout;
+    stdout = fopen("/dev/null", "w");
+    int rc = ssim_verb_simulate(argc, argv);
+    fclose(stdout);
+    stdout = saved;
+    cr_assert_eq(rc, SSIM_EXIT_OK);
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_unlink(path);
+    g_rmdir(dir);
+    return g_strsplit(text, "\n", -1);
+}
+
+Test(net_calib, timeline_has_uncontended_column_with_the_flow_network)
+{
+    g_auto(GStrv) plain = timeline_lines(NULL);
+    cr_assert(g_str_has_suffix(plain[0], ",end_ns"), "%s", plain[0]);
+    g_auto(GStrv) flow = timeline_lines("--network=flow");
+    cr_assert(g_str_has_suffix(flow[0], ",end_ns,uncontended_ns"), "%s", flow[0]);
+    guint comm = 0, compute = 0;
+    for (guint i = 1; flow[i] != NULL && flow[i][0] != '\0'; i++) {
+        g_auto(GStrv) f = g_strsplit(flow[i], ",", -1);
+        guint n = g_strv_length(f);
+        cr_assert_eq(n, 12, "%s", flow[i]);
+        gboolean is_compute = strcmp(f[4], "compute") == 0;
+        if (is_compute) {
+            cr_assert_str_empty(f[11]);
+            compute++;
+        } else if (strcmp(f[4], "barrier") != 0) {
+            /* A communication op took at least its time alone. */
+            gint64 took = g_ascii_strtoll(f[10], NULL, 10) - g_ascii_strtoll(f[9], NULL, 10);
+            cr_assert_geq(took, g_ascii_strtoll(f[11], NULL, 10), "%s", flow[i]);
+            comm++;
+        }
+    }
+    cr_assert_gt(comm, 0);
+    cr_assert_gt(compute, 0);
 }
