@@ -38,7 +38,8 @@ static gboolean set_field(SsimParallel *par, const char *key, const char *value,
 }
 
 /* With the flow network and a profile: the fitted figures that calibrate it, as a table after
- * the others or a "network_calibration" array of the JSON object. */
+ * the others, a CSV block after a blank line, or a "network_calibration" array of the JSON
+ * object. */
 static void append_calibration(GString *out, SsimFormat format, const char *path,
                                const SsimNetCal *cal)
 {
@@ -51,8 +52,21 @@ static void append_calibration(GString *out, SsimFormat format, const char *path
                                path, table->len ? table->str : "(no collective curves)\n");
         return;
     }
-    if (format != SSIM_FORMAT_JSON)
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "\nop,ranks,ranks_per_node,intra,algo,points,min_bytes,max_bytes,"
+                             "latency_us,step_latency_us,busbw_GB_s,link_GB_s,efficiency\n");
+        for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
+            const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
+            g_string_append_printf(out,
+                                   "%s,%u,%u,%d,%s,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                   ",%.4f,%.4f,%.4f,%.4f,%.5f\n",
+                                   ssim_profile_comm_name(f->op), f->ranks, f->ranks_per_node,
+                                   f->intra ? 1 : 0, f->algo, f->n_points, f->min_bytes,
+                                   f->max_bytes, f->latency_us, f->step_latency_us, f->busbw / 1e9,
+                                   f->link_bw / 1e9, f->efficiency);
+        }
         return;
+    }
     g_autoptr(JsonParser) parser = json_parser_new();
     if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
         return;

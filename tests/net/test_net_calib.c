@@ -572,3 +572,47 @@ Test(net_calib, timeline_has_uncontended_column_with_the_flow_network)
     cr_assert_gt(comm, 0);
     cr_assert_gt(compute, 0);
 }
+
+/* What `simulate ARGS` prints on stdout (exit status 0 asserted). */
+static char *simulate_stdout(char **argv, int argc)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-out-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "out.txt", NULL);
+    FILE *saved = stdout;
+    stdout = fopen(path, "w");
+    int rc = ssim_verb_simulate(argc, argv);
+    fclose(stdout);
+    stdout = saved;
+    cr_assert_eq(rc, SSIM_EXIT_OK);
+    char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_unlink(path);
+    g_rmdir(dir);
+    return text;
+}
+
+Test(net_calib, explain_costs_prints_the_fitted_figures_in_every_format)
+{
+    g_autofree char *profile =
+        g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "vtrain-a100", "allreduce.csv", NULL);
+    g_autofree char *cluster =
+        g_build_filename(SHIFTSIM_SOURCE_ROOT, "models", "clusters", "dgx-a100.ini", NULL);
+    const char *formats[] = {"table", "csv", "json"};
+    const char *expect[] = {"allreduce          8         8  nvlink  -      1 MiB..1 GiB",
+                            "\nallreduce,8,8,1,,1024,1048576,1073741824,",
+                            "\"network_calibration\""};
+    for (guint f = 0; f < 3; f++) {
+        char *argv[] = {"simulate", "--profile",        profile, "--cluster",
+                        cluster,    "--nodes",          "1",     "--tp",
+                        "8",        "--network",        "flow",  "--explain-costs",
+                        "--format", (char *)formats[f], NULL};
+        g_autofree char *out = simulate_stdout(argv, 14);
+        cr_assert(strstr(out, expect[f]), "%s: %s", formats[f], out);
+    }
+    /* Without the flow network, the profile prices collectives itself: no calibration. */
+    char *argv[] = {"simulate", "--profile", profile, "--cluster",       cluster, "--nodes",
+                    "1",        "--tp",      "8",     "--explain-costs", NULL};
+    g_autofree char *out = simulate_stdout(argv, 10);
+    cr_assert_null(strstr(out, "network calibration"));
+    cr_assert_null(strstr(out, "contention"));
+}
