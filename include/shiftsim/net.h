@@ -181,6 +181,38 @@ typedef struct {
 void ssim_net_set_mapping(SsimNet *net, const SsimNetMapping *mapping);
 
 /*
+ * Calibration from measurements (see netcal.h, which builds one from a profile's collective
+ * rows).  Before a collective or a send/receive pair of `bytes` over `n` GPUs, `ranks_per_node`
+ * of them per node (n when they share one node), starts with `algorithm` (p2p: `kind` is
+ * SSIM_COLL_N and n is 2), the model asks `lookup`; when it answers TRUE with the measured
+ * uncontended time `*total` and the part of it that is latency `*latency` (0 <= latency <=
+ * total), the instance is calibrated: `*latency` replaces its route latencies and step overheads
+ * (spread evenly over its steps), and every one of its flows carries its bytes times the factor
+ * that makes the flows' uncontended time (the collective alone on the network) total - latency.
+ * So the collective alone takes `total` (within a nanosecond per step), and when it shares links
+ * its bandwidth part slows as any flow does.  `graph` and `op` (the match's first op) are for
+ * the callback's bookkeeping.  NULL (the default) or a FALSE answer: the nominal link figures.
+ * The callback must stay valid while runs use the model.
+ */
+typedef struct {
+    gboolean (*lookup)(gpointer data, const SsimGraph *graph, guint32 op, SsimCollKind kind,
+                       SsimNetAlgorithm algorithm, guint n, guint ranks_per_node, guint64 bytes,
+                       SsimTime *total, SsimTime *latency);
+    gpointer data;
+} SsimNetCalibration;
+
+void ssim_net_set_calibration(SsimNet *net, const SsimNetCalibration *calibration);
+
+/*
+ * Each match's uncontended time in the last run through the comm model: how long it would have
+ * taken alone on the network (its algorithm's flows, calibrated if it was, with nothing else
+ * active), indexed by match; 0 for matches that carried no data.  The actual time is the
+ * timeline's end - start of the match's ops; the difference is the slowdown from contention.
+ * Borrowed, valid until the next run or the network's end; NULL before any run.
+ */
+const SsimTime *ssim_net_uncontended(SsimNet *net, guint *n_matches);
+
+/*
  * The algorithm the model uses for a collective of `kind` and `bytes` over `ranks` (sorted or
  * not): the fixed one from the configuration where it applies, else NCCL-like: all-to-all is
  * direct; all-gather, reduce-scatter, broadcast and reduce use rings; an all-reduce inside one

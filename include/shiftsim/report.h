@@ -29,6 +29,10 @@ GString *ssim_report_replay(const SsimGraph *graph, const SsimTimeline *timeline
 
 /* One row per op: id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,end_ns. */
 GString *ssim_report_timeline_csv(const SsimGraph *graph, const SsimTimeline *timeline);
+/* The same with a last column uncontended_ns: `uncontended[op]` (a communication op's time alone
+ * on the flow network), empty where it is negative. */
+GString *ssim_report_timeline_csv_uncontended(const SsimGraph *graph, const SsimTimeline *timeline,
+                                              const SsimTime *uncontended);
 
 typedef struct _JsonBuilder JsonBuilder;
 /* Appends the document `builder` holds (pretty-printed or compact) and a newline to `out`. */

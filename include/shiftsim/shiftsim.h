@@ -27,3 +27,4 @@ include <shiftsim/data.h>
 #include <shiftsim/profile.h>
 #include <shiftsim/profiled.h>
 #include <shiftsim/net.h>
+#include <shiftsim/netcal.h>

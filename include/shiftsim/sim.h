@@ -56,8 +56,12 @@ typedef struct {
     /* Communication through the flow-level network (net.h: max-min shared links, collectives
      * as their algorithm's flows) instead of the analytic closed forms. */
     gboolean flow_network;
+    /* With flow_network, when not NULL: receives each op's uncontended time (SsimTime per op of
+     * the final graph: its time alone on the network; -1 for ops that are not communication). */
+    GArray *uncontended;
     /* A measured profile answering costs first, the analytic model the rest (profiled.h);
-     * NULL: the analytic model alone.  Ignored when `cost` is set. */
+     * NULL: the analytic model alone.  Ignored when `cost` is set.  With flow_network its
+     * collective rows calibrate the network (netcal.h) instead of pricing collectives. */
     const SsimProfile *profile;
     /* When not NULL (with `profile`), receive where each op's cost came from, per op kind and
      * per lowering class (added to what they hold). */
@@ -116,6 +120,12 @@ typedef struct {
     guint n_graph_ranks;
     guint32 n_ops;
     guint64 events;
+    /* The flow network only (has_contention): per class, the mean over graph ranks of the time
+     * its communication ops took beyond their uncontended time (alone on the network, net.h:
+     * the slowdown from sharing links with other traffic), and of that uncontended time. */
+    gboolean has_contention;
+    SsimTime contention[SSIM_COMM_N];
+    SsimTime uncontended[SSIM_COMM_N];
 } SsimResult;
 
 /*
@@ -139,6 +149,22 @@ gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GEr
 void ssim_result_measure(SsimResult *result, const SsimLowered *lowered,
                          const SsimTimeline *timeline, const SsimModel *model,
                          const SsimParallel *par, double peak_flops);
+
+/*
+ * Fills the contention figures of `result` (and sets has_contention) from a replay through the
+ * flow network: `uncontended` is ssim_net_uncontended()'s per-match array (n_matches entries).
+ * A communication op's slowdown is end - start - uncontended of its match, filed under its
+ * lowering class (tp, pp, dp; others are left out).  When `per_op` is not NULL it is resized
+ * to the graph's ops and receives each op's uncontended time (-1 for other ops).
+ */
+void ssim_result_measure_contention(SsimResult *result, const SsimLowered *lowered,
+                                    const SsimTimeline *timeline, const SsimTime *uncontended,
+                                    guint n_matches, GArray *per_op);
+/* The sums behind it for any graph, classes taken from the ops' labels ("tp", "pp", "dp"):
+ * `extra[c]` the time beyond uncontended, `alone[c]` the uncontended time, over every op. */
+void ssim_contention_sum(const SsimGraph *graph, const SsimTimeline *timeline,
+                         const SsimTime *uncontended, guint n_matches, SsimTime extra[SSIM_COMM_N],
+                         SsimTime alone[SSIM_COMM_N], GArray *per_op);
 
 /* The result as a table (with a header naming the configuration), one CSV row with a header
  * line, or a JSON object. */

@@ -14,6 +14,7 @@
  */
 #include "verbs.h"
 
+#include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
 
 #include <json-glib/json-glib.h>
@@ -34,6 +35,66 @@ static gboolean set_field(SsimParallel *par, const char *key, const char *value,
         return FALSE;
     }
     return TRUE;
+}
+
+/* With the flow network and a profile: the fitted figures that calibrate it, as a table after
+ * the others, a CSV block after a blank line, or a "network_calibration" array of the JSON
+ * object. */
+static void append_calibration(GString *out, SsimFormat format, const char *path,
+                               const SsimNetCal *cal)
+{
+    if (format == SSIM_FORMAT_TABLE) {
+        g_autoptr(GString) table = ssim_netcal_table(cal);
+        g_string_append_printf(out,
+                               "\nnetwork calibration (%s): collectives run on the flow network "
+                               "with the measured time\nalone; latency and bus bandwidth fitted "
+                               "as t = a + b*bytes on the smallest and largest sizes\n%s",
+                               path, table->len ? table->str : "(no collective curves)\n");
+        return;
+    }
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "\nop,ranks,ranks_per_node,intra,algo,points,min_bytes,max_bytes,"
+                             "latency_us,step_latency_us,busbw_GB_s,link_GB_s,efficiency\n");
+        for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
+            const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
+            g_string_append_printf(out,
+                                   "%s,%u,%u,%d,%s,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                   ",%.4f,%.4f,%.4f,%.4f,%.5f\n",
+                                   ssim_profile_comm_name(f->op), f->ranks, f->ranks_per_node,
+                                   f->intra ? 1 : 0, f->algo, f->n_points, f->min_bytes,
+                                   f->max_bytes, f->latency_us, f->step_latency_us, f->busbw / 1e9,
+                                   f->link_bw / 1e9, f->efficiency);
+        }
+        return;
+    }
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
+        return;
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonArray *fits = json_array_new();
+    for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
+        const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
+        JsonObject *o = json_object_new();
+        json_object_set_string_member(o, "op", ssim_profile_comm_name(f->op));
+        json_object_set_int_member(o, "ranks", f->ranks);
+        json_object_set_int_member(o, "ranks_per_node", f->ranks_per_node);
+        json_object_set_string_member(o, "algo", f->algo);
+        json_object_set_int_member(o, "points", f->n_points);
+        json_object_set_int_member(o, "min_bytes", (gint64)f->min_bytes);
+        json_object_set_int_member(o, "max_bytes", (gint64)f->max_bytes);
+        json_object_set_double_member(o, "latency_us", f->latency_us);
+        json_object_set_double_member(o, "step_latency_us", f->step_latency_us);
+        json_object_set_double_member(o, "busbw_GB_s", f->busbw / 1e9);
+        json_object_set_double_member(o, "efficiency", f->efficiency);
+        json_array_add_object_element(fits, o);
+    }
+    json_object_set_array_member(root, "network_calibration", fits);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, json_parser_get_root(parser));
+    json_generator_set_pretty(gen, TRUE);
+    g_autofree char *text = json_generator_to_data(gen, NULL);
+    g_string_assign(out, text);
+    g_string_append_c(out, '\n');
 }
 
 /* --explain-costs: two tables after the figures (per lowering class, per op kind), the per-kind
@@ -143,11 +204,13 @@ int ssim_verb_simulate(int argc, char **argv)
         {"network", 0, 0, G_OPTION_ARG_STRING, &network_name,
          "Communication model: analytic (closed forms, default) or flow (flow-level network: "
          "links shared max-min fairly, so concurrent TP, PP and DP traffic slow each other; "
-         "collectives as ring/tree/hierarchical flows)",
+         "collectives as ring/tree/hierarchical flows; adds the slowdown from contention per "
+         "class, and an uncontended_ns column to --timeline)",
          "MODEL"},
         {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile_path,
          "Measured profile (a # shiftsim-profile v1 CSV, or a directory of them): costs come from "
-         "its rows where it has them, from the analytical model elsewhere",
+         "its rows where it has them, from the analytical model elsewhere; with --network flow "
+         "its collective rows calibrate the network's bandwidth and latency instead",
          "PATH"},
         {"explain-costs", 0, 0, G_OPTION_ARG_NONE, &explain_costs,
          "After the figures, count per op class and kind how many op costs were exact, "
@@ -338,19 +401,29 @@ int ssim_verb_simulate(int argc, char **argv)
                     ssim_recompute_name((SsimRecompute)(mode + 1)));
         }
     }
+    g_autoptr(GArray) uncontended = g_array_new(FALSE, FALSE, sizeof(SsimTime));
+    if (config.flow_network && timeline)
+        config.uncontended = uncontended;
     SsimResult result;
     g_autoptr(SsimLowered) lowered = NULL;
     g_autoptr(SsimTimeline) tl = NULL;
     if (!ssim_simulate(&config, &result, timeline ? &lowered : NULL, timeline ? &tl : NULL, &error))
         return ssim_cli_runtime_error(error);
     if (timeline) {
-        g_autoptr(GString) csv = ssim_report_timeline_csv(ssim_lowered_graph(lowered), tl);
+        const SsimTime *unc =
+            config.uncontended ? (const SsimTime *)(void *)uncontended->data : NULL;
+        g_autoptr(GString) csv =
+            ssim_report_timeline_csv_uncontended(ssim_lowered_graph(lowered), tl, unc);
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
     }
     g_autoptr(GString) out = ssim_result_format(&result, &config, format);
     if (explain_costs)
         append_explain(out, format, profile_path, &explain, &class_explain);
+    if (explain_costs && config.flow_network && profile_path) {
+        g_autoptr(SsimNetCal) cal = ssim_netcal_new(profile, cluster, model->dtype);
+        append_calibration(out, format, profile_path, cal);
+    }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

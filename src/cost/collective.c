@@ -63,7 +63,10 @@ typedef struct {
     guint32 step, n_steps;
     guint32 pending;
     guint32 next_free;
-    guint8 load_only; /* a copy's traffic (SsimNetMapping): finishes no match */
+    gboolean calibrated;
+    double scale;       /* flow bytes factor (1 when not calibrated) */
+    SsimTime lat_total; /* calibrated: the latency spread over the steps */
+    guint8 load_only;   /* a copy's traffic (SsimNetMapping): finishes no match */
 } Inst;
 
 #define ALGO_P2P SSIM_NET_ALGO_N
@@ -81,6 +84,10 @@ typedef struct {
     SsimTime wake_at;
     SsimNetMapping map;
     GArray *scratch; /* guint32: a group's members mapped to GPUs */
+    SsimNetCalibration cal;
+    SsimNet *shadow;     /* scratch network for timing an instance alone (lazily made) */
+    GHashTable *alone;   /* AloneKey -> AloneVal, for the current graph */
+    GArray *uncontended; /* SsimTime per match of the last run */
     /* The distinct copies of each graph group (SsimNetMapping), built on the group's first use:
      * plan index n_plans + copy_first[g] + k is copy k of group g. */
     GArray *copy_plans;  /* Plan */
@@ -94,6 +101,21 @@ static inline Plan *plan_at(const Comm *cm, guint32 id)
     return id < cm->n_plans ? &cm->plans[id]
                             : &g_array_index(cm->copy_plans, Plan, id - cm->n_plans);
 }
+
+/* What an instance's time alone depends on, besides its calibration (zeroed padding). */
+typedef struct {
+    guint64 bytes;
+    guint32 group, src, dst;
+    guint8 algo, coll;
+} AloneKey;
+
+typedef struct {
+    SsimTime flows;          /* its flows' time alone at scale 1, latencies left out */
+    SsimTime nominal;        /* uncalibrated: the whole time alone */
+    SsimTime total, latency; /* the last calibration seen, and its time alone */
+    SsimTime calibrated;
+    double scale;
+} AloneVal;
 
 /* --- Plans ------------------------------------------------------------------------------ */
 
@@ -360,9 +382,14 @@ static inline guint64 div_up(guint64 a, guint64 b)
     return (a + b - 1) / b;
 }
 
-/* The latency charged before step `s` of `in`. */
-static SsimTime step_alpha(const Comm *cm, const Inst *in, const Plan *p)
+/* The latency charged before step `s` of `in`: a calibrated instance's latency spread evenly
+ * (the steps' shares add up to it exactly), else the step's route latency and overhead. */
+static SsimTime step_alpha(const Comm *cm, const Inst *in, const Plan *p, guint32 s)
 {
+    if (in->calibrated) {
+        guint64 n = MAX(in->n_steps, 1u), l = (guint64)in->lat_total;
+        return (SsimTime)((s + 1) * l / n - s * l / n);
+    }
     SsimTime ov = ssim_net_config(cm->net)->step_overhead, a = 0;
     switch (in->algo) {
     case ALGO_P2P:
@@ -376,7 +403,7 @@ static SsimTime step_alpha(const Comm *cm, const Inst *in, const Plan *p)
         break;
     case SSIM_NET_ALGO_HIERARCHICAL: {
         guint32 intra = p->k - 1, inter = 2 * (p->n_nodes - 1);
-        a = in->step < intra || in->step >= intra + inter ? p->a_intra : p->a_inter;
+        a = s < intra || s >= intra + inter ? p->a_intra : p->a_inter;
         break;
     }
     default:
@@ -387,16 +414,17 @@ static SsimTime step_alpha(const Comm *cm, const Inst *in, const Plan *p)
     return a + ov;
 }
 
-/* Starts the flows of the current step of instance `id`; returns how many. */
-static guint32 start_step(Comm *cm, guint32 id)
+/* Starts the flows of step `in->step` of `in` on `net`, owned by `id`; returns how many.  A
+ * calibrated instance's flows carry their bytes times its scale. */
+static guint32 start_flows(SsimNet *net, const Inst *in, const Plan *p, guint64 id)
 {
-    Inst *in = &cm->insts[id];
-    SsimNet *net = cm->net;
-    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
     guint32 count = 0, s = in->step;
 #define FLOW(a, b, bytes)                                                                          \
     do {                                                                                           \
-        ssim_net_flow_start(net, (a), (b), (bytes), id);                                           \
+        guint64 bytes_ = (bytes);                                                                  \
+        if (in->calibrated)                                                                        \
+            bytes_ = (guint64)llround((double)bytes_ * in->scale);                                 \
+        ssim_net_flow_start(net, (a), (b), bytes_, id);                                            \
         count++;                                                                                   \
     } while (0)
     switch (in->algo) {
@@ -475,6 +503,129 @@ static guint32 start_step(Comm *cm, guint32 id)
     return count;
 }
 
+/* Starts the flows of the current step of instance `id`; returns how many. */
+static guint32 start_step(Comm *cm, guint32 id)
+{
+    const Inst *in = &cm->insts[id];
+    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
+    return start_flows(cm->net, in, p, id);
+}
+
+/* --- Uncontended times ------------------------------------------------------------------ */
+
+/* The time step `s` of `in` takes alone on the scratch network (its latency left out). */
+static SsimTime alone_step(Comm *cm, const Inst *in, const Plan *p, guint32 s)
+{
+    if (cm->shadow == NULL)
+        cm->shadow = ssim_net_new_like(cm->net);
+    SsimNet *net = cm->shadow;
+    ssim_net_reset(net);
+    Inst tmp = *in;
+    tmp.step = s;
+    start_flows(net, &tmp, p, 0);
+    while (ssim_net_pop_completion(net, SSIM_TIME_NEVER, NULL, NULL))
+        ;
+    return ssim_net_now(net);
+}
+
+/*
+ * The time the flows of `in` take alone, step after step, latencies left out.  Steps with the
+ * same flows take the same time, so a ring's steps are timed once and a hierarchical
+ * all-reduce's two kinds of step once each; trees and chains (whose steps differ as their
+ * pipelines fill and drain) and one-step algorithms are timed step by step.
+ */
+static SsimTime alone_flows(Comm *cm, const Inst *in, const Plan *p)
+{
+    gboolean ring = in->algo == SSIM_NET_ALGO_RING && in->coll != SSIM_COLL_BROADCAST &&
+                    in->coll != SSIM_COLL_REDUCE;
+    if (ring)
+        return (SsimTime)in->n_steps * alone_step(cm, in, p, 0);
+    if (in->algo == SSIM_NET_ALGO_HIERARCHICAL) {
+        guint32 intra = p->k - 1, inter = 2 * (p->n_nodes - 1);
+        return (SsimTime)(2 * intra) * alone_step(cm, in, p, 0) +
+               (SsimTime)inter * alone_step(cm, in, p, intra);
+    }
+    SsimTime t = 0;
+    for (guint32 s = 0; s < in->n_steps; s++)
+        t += alone_step(cm, in, p, s);
+    return t;
+}
+
+static SsimTime alone_alphas(const Comm *cm, const Inst *in, const Plan *p)
+{
+    SsimTime t = 0;
+    for (guint32 s = 0; s < in->n_steps; s++)
+        t += step_alpha(cm, in, p, s);
+    return t;
+}
+
+static guint alone_hash(gconstpointer k)
+{
+    const guint8 *b = k;
+    guint32 h = 2166136261u;
+    for (gsize i = 0; i < sizeof(AloneKey); i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+static gboolean alone_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(AloneKey)) == 0;
+}
+
+/*
+ * Calibrates `in` (fresh from comm_start, step 0) when the calibration answers for it, and
+ * returns its uncontended time.  Times alone are cached per (group, kind, algorithm, bytes) for
+ * the graph: a lowered iteration repeats a few shapes thousands of times.
+ */
+static SsimTime prepare_inst(Comm *cm, Inst *in, const Plan *p, guint32 first_op)
+{
+    AloneKey key;
+    memset(&key, 0, sizeof key);
+    key.bytes = in->bytes;
+    key.group = in->group;
+    key.src = in->src;
+    key.dst = in->dst;
+    key.algo = in->algo;
+    key.coll = in->coll;
+    AloneVal *v = g_hash_table_lookup(cm->alone, &key);
+    if (v == NULL) {
+        v = g_new0(AloneVal, 1);
+        v->flows = alone_flows(cm, in, p);
+        v->nominal = v->flows + alone_alphas(cm, in, p);
+        v->total = v->latency = -1;
+        g_hash_table_insert(cm->alone, g_memdup2(&key, sizeof key), v);
+    }
+    SsimTime total = 0, latency = 0;
+    if (cm->cal.lookup == NULL) {
+        return v->nominal;
+    }
+    guint n = in->algo == ALGO_P2P ? 2 : p->n;
+    guint gpn = ssim_net_gpus_per_node(cm->net);
+    guint per_node = in->algo == ALGO_P2P ? (in->src / gpn == in->dst / gpn ? 2 : 1)
+                     : p->n_nodes <= 1    ? p->n
+                     : p->k > 0           ? p->k
+                                          : (p->n + p->n_nodes - 1) / p->n_nodes;
+    SsimCollKind kind = in->algo == ALGO_P2P ? SSIM_COLL_N : (SsimCollKind)in->coll;
+    SsimNetAlgorithm algo = in->algo == ALGO_P2P ? SSIM_NET_ALGO_AUTO : in->algo;
+    if (!cm->cal.lookup(cm->cal.data, cm->graph, first_op, kind, algo, n, per_node, in->bytes,
+                        &total, &latency) ||
+        v->flows <= 0)
+        return v->nominal;
+    latency = CLAMP(latency, 0, total);
+    in->calibrated = TRUE;
+    in->lat_total = latency;
+    if (v->total != total || v->latency != latency) {
+        v->total = total;
+        v->latency = latency;
+        v->scale = (double)(total - latency) / (double)v->flows;
+        in->scale = v->scale;
+        v->calibrated = latency + alone_flows(cm, in, p);
+    }
+    in->scale = v->scale;
+    return v->calibrated;
+}
+
 /* --- Engine glue ------------------------------------------------------------------------ */
 
 static void ensure_wake(Comm *cm)
@@ -506,7 +657,7 @@ static void step_done(Comm *cm, guint32 id)
         return;
     }
     const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, p);
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, p, in->step);
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
 
@@ -559,6 +710,7 @@ static void comm_reset(Comm *cm)
     cm->graph = NULL;
     cm->run = NULL;
     cm->engine = NULL;
+    g_hash_table_remove_all(cm->alone);
 }
 
 static void comm_free(gpointer data)
@@ -568,6 +720,9 @@ static void comm_free(gpointer data)
     g_free(cm->insts);
     if (cm->scratch != NULL)
         g_array_free(cm->scratch, TRUE);
+    g_hash_table_destroy(cm->alone);
+    g_array_free(cm->uncontended, TRUE);
+    ssim_net_free(cm->shadow);
     if (cm->copy_plans != NULL)
         g_array_free(cm->copy_plans, TRUE);
     g_free(cm);
@@ -609,6 +764,8 @@ static gboolean comm_attach(gpointer data, SsimEngine *engine, SsimRun *run, con
     for (guint i = 0; i < cm->n_plans; i++)
         cm->copy_first[i] = SSIM_NONE;
     cm->wake_at = SSIM_TIME_NEVER;
+    g_array_set_size(cm->uncontended, 0);
+    g_array_set_size(cm->uncontended, ssim_graph_n_matches(graph));
     cm->ev_step = ssim_engine_register(engine, on_step, cm);
     cm->ev_wake = ssim_engine_register(engine, on_wake, cm);
     return TRUE;
@@ -675,7 +832,7 @@ static void launch(Comm *cm, const Inst *in)
     guint32 id = inst_alloc(cm);
     cm->insts[id] = *in;
     const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], p);
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], p, 0);
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
 
@@ -776,7 +933,11 @@ static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
     } else {
         return 0; /* barriers and the like carry no data */
     }
+    in.scale = 1.0;
+    const Plan *p = in.group == SSIM_NONE ? NULL : plan_at(cm, in.group);
+    g_array_index(cm->uncontended, SsimTime, match) = prepare_inst(cm, &in, p, mops[mfirst[match]]);
     launch(cm, &in);
+    /* The copies carry the representative's calibration (they are the same collective). */
     if (cm->map.n_copies > 1 && cm->map.copy_gpu != NULL)
         launch_copies(cm, &in);
     return -1;
@@ -790,6 +951,8 @@ SsimCommModel ssim_net_comm_model(SsimNet *net)
         cm->net = net;
         cm->free_head = SSIM_NONE;
         cm->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
+        cm->alone = g_hash_table_new_full(alone_hash, alone_equal, g_free, g_free);
+        cm->uncontended = g_array_new(FALSE, TRUE, sizeof(SsimTime));
         cm->copy_plans = g_array_new(FALSE, FALSE, sizeof(Plan));
         *slot = cm;
     }
@@ -804,4 +967,22 @@ void ssim_net_set_mapping(SsimNet *net, const SsimNetMapping *mapping)
     GDestroyNotify unused = comm_free;
     Comm *cm = *ssim_net_comm_slot(net, unused);
     cm->map = mapping != NULL ? *mapping : (SsimNetMapping){0};
+}
+
+void ssim_net_set_calibration(SsimNet *net, const SsimNetCalibration *calibration)
+{
+    g_return_if_fail(net != NULL);
+    ssim_net_comm_model(net);
+    Comm *cm = *ssim_net_comm_slot(net, comm_free);
+    cm->cal = calibration != NULL ? *calibration : (SsimNetCalibration){0};
+}
+
+const SsimTime *ssim_net_uncontended(SsimNet *net, guint *n_matches)
+{
+    g_return_val_if_fail(net != NULL, NULL);
+    ssim_net_comm_model(net);
+    Comm *cm = *ssim_net_comm_slot(net, comm_free);
+    if (n_matches != NULL)
+        *n_matches = cm->uncontended->len;
+    return cm->uncontended->len > 0 ? (const SsimTime *)(void *)cm->uncontended->data : NULL;
 }

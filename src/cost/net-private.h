@@ -18,3 +18,6 @@ const struct SsimNetTopo *ssim_net_topo(const SsimNet *net);
 gpointer *ssim_net_comm_slot(SsimNet *net, GDestroyNotify free_fn);
 /* Counts one more match handled by the comm model. */
 void ssim_net_count_collective(SsimNet *net);
+/* An empty network with the links, topology and configuration of `net` (no flows, clock 0, no
+ * comm model): the scratch network the comm model times collectives alone on. */
+SsimNet *ssim_net_new_like(const SsimNet *net);

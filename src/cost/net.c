@@ -255,6 +255,19 @@ SsimNet *ssim_net_new(const SsimCluster *cluster, GError **error)
     return ssim_net_new_config(cluster, &config, error);
 }
 
+SsimNet *ssim_net_new_like(const SsimNet *src)
+{
+    SsimNet *net = net_alloc(src->n_links);
+    net->config = src->config;
+    net->topo = src->topo;
+    net->n_gpus = src->n_gpus;
+    net->base_nic = src->base_nic;
+    net->base_leaf = src->base_leaf;
+    for (guint i = 0; i < src->n_links; i++)
+        net->links[i].pub = src->links[i].pub;
+    return net;
+}
+
 SsimNet *ssim_net_new_links(const double *capacities, guint n_links)
 {
     SsimNet *net = net_alloc(n_links);

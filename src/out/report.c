@@ -214,8 +214,15 @@ static void csv_field(GString *out, const char *s)
 
 GString *ssim_report_timeline_csv(const SsimGraph *g, const SsimTimeline *t)
 {
+    return ssim_report_timeline_csv_uncontended(g, t, NULL);
+}
+
+GString *ssim_report_timeline_csv_uncontended(const SsimGraph *g, const SsimTimeline *t,
+                                              const SsimTime *uncontended)
+{
     GString *out = g_string_sized_new(64 + (gsize)t->n_ops * 64);
-    g_string_append(out, "id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,end_ns\n");
+    g_string_append(out, "id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,end_ns");
+    g_string_append(out, uncontended ? ",uncontended_ns\n" : "\n");
     char label[128], flops[G_ASCII_DTOSTR_BUF_SIZE];
     for (guint32 i = 0; i < t->n_ops; i++) {
         const SsimOp *o = ssim_graph_op(g, i);
@@ -228,9 +235,14 @@ GString *ssim_report_timeline_csv(const SsimGraph *g, const SsimTimeline *t)
                                                 : ssim_op_kind_name(o->kind));
         csv_field(out, ssim_graph_string(g, o->cls));
         g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%s,%" G_GINT64_FORMAT
-                               ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n", o->bytes,
+                               ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, o->bytes,
                                g_ascii_formatd(flops, sizeof flops, "%.17g", o->flops),
                                t->ready[i], t->start[i], t->end[i]);
+        if (uncontended && uncontended[i] >= 0)
+            g_string_append_printf(out, ",%" G_GINT64_FORMAT, uncontended[i]);
+        else if (uncontended)
+            g_string_append_c(out, ',');
+        g_string_append_c(out, '\n');
     }
     return out;
 }

@@ -12,6 +12,7 @@
 #include <shiftsim/analytic.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/net.h>
+#include <shiftsim/netcal.h>
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -378,6 +379,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
     rc.limits.max_events = config->max_events;
     g_autoptr(SsimNet) net = NULL;
+    g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;
     if (config->flow_network) {
         net = ssim_net_new(cluster, error);
@@ -390,6 +392,12 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
                                   .copy_gpu = lowered_copy_gpu,
                                   .data = lowered};
         ssim_net_set_mapping(net, &mapping);
+        /* A profile's collective rows calibrate the network rather than bypass it. */
+        if (profiled) {
+            netcal = ssim_netcal_new(config->profile, cluster, model->dtype);
+            SsimNetCalibration cal = ssim_netcal_calibration(netcal);
+            ssim_net_set_calibration(net, &cal);
+        }
         comm = ssim_net_comm_model(net);
         rc.comm = &comm;
     }
@@ -415,6 +423,8 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     /* Count only the final replay, not the candidates a placement search replayed. */
     if (profiled)
         ssim_profiled_reset_explain(profiled);
+    if (netcal)
+        ssim_netcal_reset_explain(netcal);
     lap(config, &mark, &times->place);
     g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(graph, &rc, error);
     if (tl == NULL) {
@@ -423,11 +433,20 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     }
     lap(config, &mark, &times->replay);
     ssim_result_measure(result, lowered, tl, model, par, ap.peak_flops);
-    lap(config, &mark, &times->measure);
     if (profiled && config->explain)
         ssim_cost_explain_merge(config->explain, ssim_profiled_explain(profiled));
     if (profiled && config->class_explain)
         ssim_class_explain_merge(config->class_explain, ssim_profiled_class_explain(profiled));
+    if (netcal && config->explain)
+        ssim_cost_explain_merge(config->explain, ssim_netcal_explain(netcal));
+    if (netcal && config->class_explain)
+        ssim_class_explain_merge(config->class_explain, ssim_netcal_class_explain(netcal));
+    if (net) {
+        guint n_matches;
+        const SsimTime *unc = ssim_net_uncontended(net, &n_matches);
+        ssim_result_measure_contention(result, lowered, tl, unc, n_matches, config->uncontended);
+    }
+    lap(config, &mark, &times->measure);
     if (lowered_out)
         *lowered_out = g_steal_pointer(&lowered);
     if (timeline_out)
@@ -501,6 +520,12 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
                                "worst rank %.3f ms; busy %.3f ms)\n",
                                comm_names[k], ms(r->exposed[k]), pct(r->exposed[k], r->step_time),
                                ms(r->exposed_max[k]), ms(r->comm_busy[k]));
+    for (guint k = 0; r->has_contention && k < SSIM_COMM_N; k++)
+        g_string_append_printf(o,
+                               "contention %s            %12.3f ms  (+%.1f %% over %.3f ms "
+                               "uncontended)\n",
+                               comm_names[k], ms(r->contention[k]),
+                               pct(r->contention[k], r->uncontended[k]), ms(r->uncontended[k]));
     const SsimMemory *m = &r->memory;
     g_string_append_printf(o,
                            "peak memory per GPU      %12.1f GiB of %.1f GiB%s (stage %u: "
@@ -523,7 +548,13 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
 static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
 {
     const SsimParallel *p = c->par;
-    g_string_append(o, CSV_HEADER);
+    g_autoptr(GString) header = g_string_new(CSV_HEADER);
+    if (r->has_contention) {
+        g_string_truncate(header, header->len - 1);
+        g_string_append(header, ",contention_tp_ms,contention_pp_ms,contention_dp_ms,"
+                                "uncontended_tp_ms,uncontended_pp_ms,uncontended_dp_ms\n");
+    }
+    g_string_append(o, header->str);
     g_string_append_printf(
         o,
         "%s,%s,%u,%u,%u,%u,%u,%u,%u,%u,%s,%d,%s,%u,%" G_GUINT64_FORMAT ",%s,%.6f,%.3f,%.4f,"
@@ -535,6 +566,14 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
         r->samples_per_s, r->model_tflops_per_gpu, r->hardware_tflops_per_gpu, r->mfu, r->hfu,
         r->bubble, ms(r->exposed[0]), ms(r->exposed[1]), ms(r->exposed[2]), gib(r->memory.total),
         gib(r->memory_capacity), r->memory_fits ? 1 : 0);
+    if (r->has_contention) {
+        g_string_truncate(o, o->len - 1);
+        for (guint k = 0; k < SSIM_COMM_N; k++)
+            g_string_append_printf(o, ",%.6f", ms(r->contention[k]));
+        for (guint k = 0; k < SSIM_COMM_N; k++)
+            g_string_append_printf(o, ",%.6f", ms(r->uncontended[k]));
+        g_string_append_c(o, '\n');
+    }
 }
 
 static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
@@ -583,6 +622,15 @@ static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
         json_builder_add_double_value(b, ms(r->exposed_max[k]));
     }
     json_builder_end_object(b);
+    for (int u = 0; r->has_contention && u < 2; u++) {
+        json_builder_set_member_name(b, u ? "uncontended_ms" : "contention_ms");
+        json_builder_begin_object(b);
+        for (guint k = 0; k < SSIM_COMM_N; k++) {
+            json_builder_set_member_name(b, comm_names[k]);
+            json_builder_add_double_value(b, ms(u ? r->uncontended[k] : r->contention[k]));
+        }
+        json_builder_end_object(b);
+    }
     json_builder_set_member_name(b, "memory");
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "stage");
