@@ -10,8 +10,8 @@
  * (the limit is printed instead of figures); `--max-ops N` raises it.
  *
  * The configuration is the one Narayanan et al. 2021 ran: GPT-3 175B, tp 8, pp 16, microbatch 1,
- * full recompute, 1F1B, on DGX H100 nodes, analytical costs (the uncongested model under which
- * reduced and exact give the same step to the nanosecond).
+ * full recompute, 1F1B, on DGX H100 nodes, analytical costs ("rep", "exact"), or the flow-level
+ * network ("r+net", "x+net"); both modes give the same step to the nanosecond under either.
  *
  * Usage: bench-scale [--quick] [--exact] [--exact-cap MOPS] [--max-ops N] [--only LIST]
  *   (default)   every group, representative mode only
@@ -19,8 +19,8 @@
  *   --exact-cap exact cases above MOPS million estimated ops are skipped (default 12)
  *   --quick     smaller growth series (for a first look)
  *   --only      comma-separated case groups: headline (global batch 1536 on 1024 and 8192
- *               GPUs), gpus (128 to 8192 GPUs, 16 microbatches), micro (8 to 256 microbatches
- *               on 1024 GPUs)
+ *               GPUs), flow (1024 GPUs under the flow network), gpus (128 to 8192 GPUs, 16
+ *               microbatches), micro (8 to 256 microbatches on 1024 GPUs)
  */
 #include <shiftsim/sim.h>
 
@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     guint gpus, dp, global_batch;
     gboolean exact;
+    gboolean flow; /* the flow-level network instead of the analytical collectives */
 } Case;
 
 static guint64 max_ops;
@@ -74,6 +75,7 @@ static void run_case(const Case *c, int fd)
             .cluster = cluster,
             .par = &par,
             .exact = c->exact,
+            .flow_network = c->flow,
             .max_ops = max_ops,
             .times = &out.times,
         };
@@ -128,6 +130,11 @@ static gboolean fork_case(const Case *c, Outcome *out, double *rss_mib)
     return TRUE;
 }
 
+static const char *mode_name(const Case *c)
+{
+    return c->flow ? (c->exact ? "x+net" : "r+net") : (c->exact ? "exact" : "rep");
+}
+
 static void header(void)
 {
     printf("%6s %4s %5s %6s %-5s %7s %10s %10s %8s %8s %9s | %7s %7s %7s %7s %7s\n", "gpus", "dp",
@@ -152,23 +159,24 @@ static void one(const Case *c)
         if (model != NULL && est.ops > exact_cap) {
             printf("%6u %4u %5u %6u %-5s  skipped: about %.0f M ops (estimate) is over "
                    "--exact-cap %.0f M\n",
-                   c->gpus, c->dp, m, c->global_batch, "exact", est.ops / 1e6, exact_cap / 1e6);
+                   c->gpus, c->dp, m, c->global_batch, mode_name(c), est.ops / 1e6,
+                   exact_cap / 1e6);
             return;
         }
     }
     if (!fork_case(c, &out, &rss)) {
         printf("%6u %4u %5u %6u %-5s  (the child failed)\n", c->gpus, c->dp, m, c->global_batch,
-               c->exact ? "exact" : "rep");
+               mode_name(c));
         return;
     }
     if (!out.ok) {
         printf("%6u %4u %5u %6u %-5s  refused: %s\n", c->gpus, c->dp, m, c->global_batch,
-               c->exact ? "exact" : "rep", out.message);
+               mode_name(c), out.message);
         return;
     }
     printf("%6u %4u %5u %6u %-5s %7u %10u %10" G_GUINT64_FORMAT " %8.3f %8.3f %9.1f | %7.3f %7.3f "
            "%7.3f %7.3f %7.2f\n",
-           c->gpus, c->dp, m, c->global_batch, c->exact ? "exact" : "rep", out.n_ranks, out.n_ops,
+           c->gpus, c->dp, m, c->global_batch, mode_name(c), out.n_ranks, out.n_ops,
            out.events, out.wall, out.cpu, rss, out.times.lower, out.times.place, out.times.replay,
            out.times.measure, out.times.replay > 0 ? out.events / out.times.replay / 1e6 : 0);
     fflush(stdout);
@@ -199,27 +207,38 @@ int main(int argc, char **argv)
             exact_cap = g_ascii_strtod(argv[++i], NULL) * 1e6;
         } else {
             fprintf(stderr, "usage: bench-scale [--quick] [--exact] [--exact-cap MOPS] "
-                            "[--max-ops N] [--only headline,gpus,micro]\n");
+                            "[--max-ops N] [--only headline,flow,gpus,micro]\n");
             return 2;
         }
     }
-    printf("GPT-3 175B, tp 8 x pp 16, microbatch 1, full recompute, 1F1B, DGX H100, analytical "
-           "costs; times are processor seconds of one core unless 'wall'\n");
+    printf("GPT-3 175B, tp 8 x pp 16, microbatch 1, full recompute, 1F1B, DGX H100; rep/exact: "
+           "analytical costs, r+net/x+net: the flow network; times are processor seconds of one "
+           "core unless 'wall'\n");
     header();
     if (wanted(only, "headline")) {
         printf("-- the issue's steps: global batch 1536 on 1024 and 8192 GPUs\n");
         for (guint e = 0; e <= (guint)exact; e++) {
-            Case a = {1024, 8, 1536, e};
+            Case a = {1024, 8, 1536, e, FALSE};
             one(&a);
-            Case b = {8192, 64, 1536, e};
+            Case b = {8192, 64, 1536, e, FALSE};
             one(&b);
         }
+    }
+    if (wanted(only, "flow")) {
+        printf("-- the flow-level network (--network flow) on 1024 GPUs: representative runs with "
+               "their copies' traffic, and exact runs\n");
+        guint gbs[] = {128, 1536};
+        for (guint e = 0; e <= (guint)exact; e++)
+            for (guint i = 0; i < G_N_ELEMENTS(gbs); i++) {
+                Case c = {1024, 8, gbs[i], e, TRUE};
+                one(&c);
+            }
     }
     if (wanted(only, "gpus")) {
         printf("-- GPUs: 128 to 8192 (dp 1 to 64), 16 microbatches per pipeline\n");
         for (guint e = 0; e <= (guint)exact; e++)
             for (guint dp = 1; dp <= (quick ? 8u : 64u); dp *= 2) {
-                Case c = {128 * dp, dp, 16 * dp, e};
+                Case c = {128 * dp, dp, 16 * dp, e, FALSE};
                 one(&c);
             }
     }
@@ -227,7 +246,7 @@ int main(int argc, char **argv)
         printf("-- microbatches: 8 to 256 per pipeline on 1024 GPUs (dp 8)\n");
         for (guint e = 0; e <= (guint)exact; e++)
             for (guint m = 8; m <= (quick ? 64u : 256u); m *= 2) {
-                Case c = {1024, 8, 8 * m, e};
+                Case c = {1024, 8, 8 * m, e, FALSE};
                 one(&c);
             }
     }
