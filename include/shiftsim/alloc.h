@@ -30,6 +30,25 @@ gpointer ssim_memdup_large(gconstpointer src, gsize bytes);
 /* g_array_sized_new(FALSE, FALSE, elt, reserve) with its storage advised as above. */
 GArray *ssim_array_new_large(guint elt, gsize reserve);
 
+/*
+ * Appends for the arrays a builder fills one element at a time, a million times a run: a
+ * GArray that is neither zero-terminated nor cleared, with `*cap` the number of elements it is
+ * known to have room for (the reserve given to ssim_array_new_large, or 0).  While there is room
+ * the new elements' slot is returned and `len` advanced in place, which is what
+ * g_array_append_vals does but without its call and copy; when full, the array grows through
+ * GLib (g_array_set_size to twice the length guarantees the room, then back to the length) and
+ * `*cap` records the new room.  Returns a pointer to the `n` new (uninitialised) elements.
+ */
+void ssim_array_make_room(GArray *a, gsize *cap, guint n);
+static inline gpointer ssim_array_push(GArray *a, gsize *cap, guint elt, guint n)
+{
+    if (G_UNLIKELY((gsize)a->len + n > *cap))
+        ssim_array_make_room(a, cap, n);
+    gpointer slot = a->data + (gsize)a->len * elt;
+    a->len += n;
+    return slot;
+}
+
 /* Advises [p, p + bytes) (the 2 MiB-aligned part inside it); a no-op for small ranges. */
 void ssim_mem_advise(gpointer p, gsize bytes);
 

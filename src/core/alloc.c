@@ -52,3 +52,13 @@ GArray *ssim_array_new_large(guint elt, gsize reserve)
     ssim_mem_advise(a->data, (gsize)elt * reserve);
     return a;
 }
+
+void ssim_array_make_room(GArray *a, gsize *cap, guint n)
+{
+    guint len = a->len;
+    gsize want = MAX(2 * ((gsize)len + n), (gsize)16);
+    g_return_if_fail(want <= G_MAXUINT);
+    g_array_set_size(a, (guint)want); /* the room exists once the elements do */
+    g_array_set_size(a, len);         /* GLib never shrinks the storage */
+    *cap = want;
+}

@@ -59,6 +59,7 @@ struct SsimGraph {
     GArray *ops;             /* SsimOp */
     GArray *deps;            /* guint32 */
     GArray *dep_first;       /* guint32 per op: its first entry in deps */
+    gsize ops_room, deps_room, dep_first_room; /* elements each has room for (ssim_array_push) */
     GPtrArray *strings;      /* owned char * */
     GHashTable *string_ids;  /* borrowed char * -> id + 1 */
     GArray *stream_rank;     /* guint32 per stream */
@@ -150,10 +151,12 @@ void ssim_graph_reserve(SsimGraph *g, gsize n_ops, gsize n_deps)
         g->ops = ssim_array_new_large(sizeof(SsimOp), n_ops);
         g_array_unref(g->dep_first);
         g->dep_first = ssim_array_new_large(sizeof(guint32), n_ops);
+        g->ops_room = g->dep_first_room = n_ops;
     }
     if (g->deps->len == 0 && n_deps > 0) {
         g_array_unref(g->deps);
         g->deps = ssim_array_new_large(sizeof(guint32), n_deps);
+        g->deps_room = n_deps;
     }
 }
 
@@ -271,9 +274,11 @@ guint32 ssim_graph_add_op_ids(SsimGraph *g, const SsimOpSpec *spec, guint32 name
         .flops = spec->flops,
     };
     guint32 first = g->deps->len;
-    g_array_append_vals(g->deps, deps, n_deps);
-    g_array_append_val(g->dep_first, first);
-    g_array_append_val(g->ops, op);
+    if (n_deps > 0)
+        memcpy(ssim_array_push(g->deps, &g->deps_room, sizeof(guint32), n_deps), deps,
+               n_deps * sizeof(guint32));
+    *(guint32 *)ssim_array_push(g->dep_first, &g->dep_first_room, sizeof(guint32), 1) = first;
+    *(SsimOp *)ssim_array_push(g->ops, &g->ops_room, sizeof(SsimOp), 1) = op;
     clear_finalized(g);
     return index;
 }

@@ -40,12 +40,10 @@ static gint iv_cmp(gconstpointer x, gconstpointer y)
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
-static void iv_push(GArray *a, SsimTime s, SsimTime e)
+static void iv_push(GArray *a, gsize *room, SsimTime s, SsimTime e)
 {
-    if (e > s) {
-        Iv iv = {s, e};
-        g_array_append_val(a, iv);
-    }
+    if (e > s)
+        *(Iv *)ssim_array_push(a, room, sizeof(Iv), 1) = (Iv){s, e};
 }
 
 /* Sorts and merges overlapping intervals in place.  The ops of one stream run in order, so most
@@ -122,6 +120,7 @@ typedef struct {
     GArray *phase;     /* forward, backward and recompute kernels */
     GArray *optimizer; /* the other kernels */
     GArray *comm[SSIM_COMM_N];
+    gsize phase_room, optimizer_room, comm_room[SSIM_COMM_N]; /* ssim_array_push */
 } RankIv;
 
 void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
@@ -160,6 +159,7 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     RankIv *ri = g_new0(RankIv, nr);
     for (guint i = 0; i < nr; i++) {
         ri[i].phase = ssim_array_new_large(sizeof(Iv), per_rank[i]);
+        ri[i].phase_room = per_rank[i];
         ri[i].optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
         for (guint c = 0; c < SSIM_COMM_N; c++)
             ri[i].comm[c] = g_array_new(FALSE, FALSE, sizeof(Iv));
@@ -173,28 +173,29 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         case SSIM_OPCLASS_FWD:
         case SSIM_OPCLASS_BWD:
         case SSIM_OPCLASS_RECOMPUTE:
-            iv_push(x->phase, s, e);
+            iv_push(x->phase, &x->phase_room, s, e);
             w0 = MIN(w0, s);
             w1 = MAX(w1, e);
             break;
         case SSIM_OPCLASS_OPTIMIZER:
-            iv_push(x->optimizer, s, e);
+            iv_push(x->optimizer, &x->optimizer_room, s, e);
             break;
         case SSIM_OPCLASS_TP:
-            iv_push(x->comm[SSIM_COMM_TP], s, e);
+            iv_push(x->comm[SSIM_COMM_TP], &x->comm_room[SSIM_COMM_TP], s, e);
             break;
         case SSIM_OPCLASS_PP:
-            iv_push(x->comm[SSIM_COMM_PP], s, e);
+            iv_push(x->comm[SSIM_COMM_PP], &x->comm_room[SSIM_COMM_PP], s, e);
             break;
         case SSIM_OPCLASS_DP:
-            iv_push(x->comm[SSIM_COMM_DP], s, e);
+            iv_push(x->comm[SSIM_COMM_DP], &x->comm_room[SSIM_COMM_DP], s, e);
             break;
         default:
             break;
         }
     }
     g_autoptr(GArray) window = g_array_new(FALSE, FALSE, sizeof(Iv));
-    iv_push(window, w0 == SSIM_TIME_NEVER ? 0 : w0, w1);
+    gsize window_room = 0;
+    iv_push(window, &window_room, w0 == SSIM_TIME_NEVER ? 0 : w0, w1);
     double bubble_sum = 0;
     SsimTime exp_sum[SSIM_COMM_N] = {0}, busy_sum[SSIM_COMM_N] = {0};
     memset(r->exposed_max, 0, sizeof r->exposed_max);

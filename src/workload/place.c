@@ -92,6 +92,7 @@ struct SsimPlan {
     GArray *order;         /* Pair (before, op) */
     GArray *data;          /* Pair (producer, consumer) */
     GPtrArray *kernels;    /* per rank: GArray of guint32 kernel indices, ascending */
+    gsize ops_room, order_room, data_room; /* ssim_array_push */
     /* Lazily built adjacency of `data`: producers (what building a graph needs) and the rest
      * (consumers and the per-site and per-rank caches, what placement passes need). */
     gboolean dirty, dirty_producers;
@@ -133,10 +134,12 @@ void ssim_plan_reserve(SsimPlan *p, gsize n_ops)
     if (n_ops == 0)
         return;
     GArray **arrays[] = {&p->ops, &p->order, &p->data};
+    gsize *rooms[] = {&p->ops_room, &p->order_room, &p->data_room};
     const guint sizes[] = {sizeof(SsimPlanOp), sizeof(Pair), sizeof(Pair)};
     for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_array_free(*arrays[i], TRUE);
         *arrays[i] = ssim_array_new_large(sizes[i], n_ops);
+        *rooms[i] = n_ops;
     }
 }
 
@@ -242,23 +245,20 @@ guint32 ssim_plan_add(SsimPlan *p, const SsimOpSpec *spec, guint32 rank, guint8 
         .flops = spec->flops,
     };
     guint32 idx = p->ops->len;
-    g_array_append_val(p->ops, op);
+    *(SsimPlanOp *)ssim_array_push(p->ops, &p->ops_room, sizeof op, 1) = op;
     if (spec->kind == SSIM_OP_COMPUTE)
         g_array_append_val(rank_kernels(p, rank), idx);
     else
         rank_kernels(p, rank);
-    for (guint i = 0; i < n_order; i++) {
-        Pair pr = {order[i], idx};
-        g_array_append_val(p->order, pr);
-    }
+    for (guint i = 0; i < n_order; i++)
+        *(Pair *)ssim_array_push(p->order, &p->order_room, sizeof(Pair), 1) = (Pair){order[i], idx};
     p->dirty = p->dirty_producers = TRUE;
     return idx;
 }
 
 void ssim_plan_data(SsimPlan *p, guint32 producer, guint32 consumer)
 {
-    Pair pr = {producer, consumer};
-    g_array_append_val(p->data, pr);
+    *(Pair *)ssim_array_push(p->data, &p->data_room, sizeof(Pair), 1) = (Pair){producer, consumer};
     p->dirty = p->dirty_producers = TRUE;
 }
 
@@ -611,14 +611,14 @@ static guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
     return id;
 }
 
-static void push_dep(GArray *deps, guint32 d)
+static void push_dep(GArray *deps, gsize *room, guint32 d)
 {
     if (d == SSIM_NONE)
         return;
     for (guint i = 0; i < deps->len; i++)
         if (g_array_index(deps, guint32, i) == d)
             return;
-    g_array_append_val(deps, d);
+    *(guint32 *)ssim_array_push(deps, room, sizeof d, 1) = d;
 }
 
 SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_out, GError **error)
@@ -631,6 +631,7 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
     g_autofree guint32 *head = ssim_new_large(guint32, n);
     g_autofree guint32 *tail = ssim_new_large(guint32, n);
     g_autoptr(GArray) real = ssim_array_new_large(sizeof(Real), n);
+    gsize real_room = n;
     g_autofree guint32 *last_on_stream = g_new(guint32, p->streams->len + 1);
     for (guint i = 0; i <= p->streams->len; i++)
         last_on_stream[i] = SSIM_NONE;
@@ -640,13 +641,13 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
         head[i] = tail[i] = SSIM_NONE;
         if ((o->flags & SSIM_PLAN_PERMUTE) && (o->flags & SSIM_PLAN_SPLIT)) {
             if (o->send_peer != SSIM_NONE) {
-                Real r = {i, PART_SEND, o->bytes, i};
-                g_array_append_val(real, r);
+                *(Real *)ssim_array_push(real, &real_room, sizeof(Real), 1) =
+                    (Real){i, PART_SEND, o->bytes, i};
                 head[i] = real->len - 1;
             }
             if (o->recv_peer != SSIM_NONE) {
-                Real r = {i, PART_RECV, o->bytes, i};
-                g_array_append_val(real, r);
+                *(Real *)ssim_array_push(real, &real_room, sizeof(Real), 1) =
+                    (Real){i, PART_RECV, o->bytes, i};
                 tail[i] = real->len - 1;
             }
             continue;
@@ -664,8 +665,8 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
                 continue;
             }
         }
-        Real r = {i, PART_WHOLE, o->bytes, i};
-        g_array_append_val(real, r);
+        *(Real *)ssim_array_push(real, &real_room, sizeof(Real), 1) =
+            (Real){i, PART_WHOLE, o->bytes, i};
         head[i] = tail[i] = real->len - 1;
         last_on_stream[o->stream] = real->len - 1;
     }
@@ -705,6 +706,7 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
     }
     GArray *cls = ssim_array_new_large(sizeof(guint8), real->len);
     GArray *pof = ssim_array_new_large(sizeof(guint32), real->len);
+    gsize cls_room = real->len, pof_room = real->len, deps_room = 0;
     g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_autoptr(GHashTable) by_address = g_hash_table_new(g_direct_hash, g_direct_equal);
     StringIds ids = {.by_address = by_address};
@@ -744,20 +746,20 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
                 goto next_member;
             if (q->kind == SSIM_OP_COMPUTE) {
                 for (guint32 w = wf[k]; w < wf[k + 1]; w++)
-                    push_dep(deps, tail[g_array_index(wlist, guint32, w)]);
+                    push_dep(deps, &deps_room, tail[g_array_index(wlist, guint32, w)]);
                 for (guint32 w = of[k]; w < of[k + 1]; w++)
-                    push_dep(deps, tail[g_array_index(olist, guint32, w)]);
+                    push_dep(deps, &deps_room, tail[g_array_index(olist, guint32, w)]);
             } else if (r->part != PART_RECV) {
                 if ((q->flags & SSIM_PLAN_ISSUE_DEP) && q->issue != SSIM_NONE)
-                    push_dep(deps, tail[q->issue]);
+                    push_dep(deps, &deps_room, tail[q->issue]);
                 if (r->part == PART_WHOLE)
                     for (guint32 w = of[k]; w < of[k + 1]; w++)
-                        push_dep(deps, tail[g_array_index(olist, guint32, w)]);
+                        push_dep(deps, &deps_room, tail[g_array_index(olist, guint32, w)]);
                 for (guint32 w = pf[k]; w < pf[k + 1]; w++) {
                     guint32 pr = g_array_index(p->pl, guint32, w);
                     const SsimPlanOp *po = ssim_plan_op(p, pr);
                     if (po->rank == q->rank && po->kind != SSIM_OP_COMPUTE)
-                        push_dep(deps, tail[pr]);
+                        push_dep(deps, &deps_room, tail[pr]);
                 }
             }
         next_member:
@@ -774,9 +776,8 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
         guint32 cls_id = string_id(&ids, g, spec.cls);
         ssim_graph_add_op_ids(g, &spec, string_id(&ids, g, spec.name), cls_id,
                               (const guint32 *)deps->data, deps->len);
-        guint8 c = o->cls;
-        g_array_append_val(cls, c);
-        g_array_append_val(pof, r->plan);
+        *(guint8 *)ssim_array_push(cls, &cls_room, 1, 1) = o->cls;
+        *(guint32 *)ssim_array_push(pof, &pof_room, sizeof(guint32), 1) = r->plan;
     }
     gboolean ok = ssim_graph_finalize(g, error);
     if (!ok)
