@@ -718,7 +718,7 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
         spec.kind = o->kind;
         spec.coll = o->coll;
-        g_array_set_size(deps, 0);
+        deps->len = 0; /* keeps the room (ssim_array_push) */
         if (r->part == PART_WHOLE) {
             const Stream *st = &g_array_index(p->streams, Stream, o->stream);
             if (gstream[o->stream] == SSIM_NONE)
