@@ -166,7 +166,8 @@ gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const c
     X(IB, "ib", 0.05, 1.0, FALSE)                                                                  \
     X(IB_LATENCY, "ib_latency_us", 0.0, 200.0, FALSE)                                              \
     X(OVERLAP, "overlap_slowdown", 1.0, 3.0, FALSE)                                                \
-    X(KERNEL_OVERHEAD, "kernel_overhead_us", 0.0, 200.0, FALSE)
+    X(KERNEL_OVERHEAD, "kernel_overhead_us", 0.0, 200.0, FALSE)                                    \
+    X(KERNEL_FLOOR, "kernel_floor_us", 0.0, 500.0, FALSE)
 
 typedef enum {
 #define SSIM_X(e, k, lo, hi, lg) SSIM_CALIB_##e,

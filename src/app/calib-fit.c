@@ -106,6 +106,8 @@ double ssim_calib_param_get(const SsimCluster *c, SsimCalibParam p)
         return c->overlap_slowdown;
     case SSIM_CALIB_KERNEL_OVERHEAD:
         return us_of(c->kernel_overhead);
+    case SSIM_CALIB_KERNEL_FLOOR:
+        return us_of(c->kernel_floor);
     default:
         g_return_val_if_reached(NAN);
     }
@@ -140,6 +142,9 @@ void ssim_calib_param_set(SsimCluster *c, SsimCalibParam p, double v)
         break;
     case SSIM_CALIB_KERNEL_OVERHEAD:
         c->kernel_overhead = ssim_time_from_seconds(v * 1e-6);
+        break;
+    case SSIM_CALIB_KERNEL_FLOOR:
+        c->kernel_floor = ssim_time_from_seconds(v * 1e-6);
         break;
     default:
         g_return_if_reached();
@@ -369,6 +374,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "ib", c->ib_efficiency);
     kv(out, "overlap_slowdown", c->overlap_slowdown);
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
+    if (c->kernel_floor > 0)
+        kv(out, "kernel_floor_us", us_of(c->kernel_floor));
     g_string_append_printf(out, "\n[topology]\nkind = rail-fat-tree\nnvlink_ports = %u\n",
                            c->nvlink_ports);
     kv(out, "pcie_bandwidth_GB_s", c->pcie_bw / 1e9);
