@@ -24,6 +24,14 @@
  *   member sends S to one neighbour:   a + S / B
  *   barrier   2 ceil(log2 n) a
  *
+ * Host floor: the cost model (op_time) never prices a kernel, collective or transfer below
+ * kernel_floor (0, the default, is no floor), so t_op = max(t above, kernel_floor).  It stands
+ * for the host: a framework such as Megatron-DeepSpeed issues each op from Python, and when the
+ * GPU work of an op is shorter than the time the host takes to issue the next one, the stream
+ * idles until it arrives.  A per-op max is the steady state of a host-bound stream; it
+ * overestimates a mix of long and short kernels (the host runs ahead during the long ones).
+ * The closed forms above (ssim_analytic_compute_time, ...) do not apply it.
+ *
  * A group's shape (n, N, k) comes from the global ranks of its members, which need not be the
  * graph's ranks: a lowering that emits one representative rank charges a collective with its full
  * logical group (see ssim_analytic_set_group).  Without that, the graph group's own ranks are
@@ -47,6 +55,7 @@ typedef struct {
     double gemm_half_flops;
     double memory_efficiency;
     SsimTime kernel_overhead;
+    SsimTime kernel_floor; /* shortest time of any op (host issue interval; 0 = none) */
     double nvlink_bw; /* effective per-GPU bytes/s (efficiency applied) */
     SsimTime nvlink_latency;
     double ib_bw; /* effective per-GPU bytes/s (efficiency applied) */

@@ -166,7 +166,8 @@ gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const c
     X(IB, "ib", 0.05, 1.0, FALSE)                                                                  \
     X(IB_LATENCY, "ib_latency_us", 0.0, 200.0, FALSE)                                              \
     X(OVERLAP, "overlap_slowdown", 1.0, 3.0, FALSE)                                                \
-    X(KERNEL_OVERHEAD, "kernel_overhead_us", 0.0, 200.0, FALSE)
+    X(KERNEL_OVERHEAD, "kernel_overhead_us", 0.0, 200.0, FALSE)                                    \
+    X(KERNEL_FLOOR, "kernel_floor_us", 0.0, 500.0, FALSE)
 
 typedef enum {
 #define SSIM_X(e, k, lo, hi, lg) SSIM_CALIB_##e,
@@ -178,7 +179,8 @@ typedef enum {
 const char *ssim_calib_param_name(SsimCalibParam p);
 /* Parses "gemm,memory,kernel_overhead_us" into a mask; FALSE with a message naming the bad one. */
 gboolean ssim_calib_params_parse(const char *list, guint64 *mask, GError **error);
-/* The default set: gemm, gemm_half_gflop, memory, nvlink, overlap_slowdown, kernel_overhead_us. */
+/* The default set: gemm, memory, nvlink, nvlink_latency_us, kernel_overhead_us, kernel_floor_us
+ * (gemm_half_gflop, overlap_slowdown, ib and ib_latency_us on request). */
 guint64 ssim_calib_params_default(void);
 /* The figure of `cluster` for p, in the unit of its key (us for latencies, GFLOP for half). */
 double ssim_calib_param_get(const SsimCluster *cluster, SsimCalibParam p);
@@ -191,6 +193,8 @@ typedef struct {
     guint max_iter;   /* Nelder-Mead iterations (default 200) */
     double tolerance; /* stop when the simplex size falls below this (default 1e-3) */
     guint threads;    /* 0: g_get_num_processors() */
+    guint scan;       /* before the simplex, try this many points across each parameter's
+                         range in turn, keeping the best (0: start at the start values) */
 } SsimCalibOptions;
 
 typedef struct {
@@ -205,6 +209,9 @@ typedef struct {
  * error with GSL's Nelder-Mead simplex (gsl_multimin_fminimizer_nmsimplex2), starting from the
  * figures of `start` (a cluster; its other figures are what each row's cluster has).  Each
  * parameter is searched inside its bounds through a logistic map (log scale where listed).
+ * With options->scan = S > 0 the simplex starts from the result of one coordinate pass: for
+ * each fitted parameter in list order, the loss at S points evenly spread over its range (in
+ * the logistic domain) and at the current point, keeping the best; S dim extra evaluations.
  */
 gboolean ssim_calibrate_fit(const SsimRunSet *set, const guint *idx, guint n,
                             const SsimCluster *start, const SsimCalibOptions *options,

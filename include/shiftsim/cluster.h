@@ -52,6 +52,9 @@ typedef struct {
     double overlap_slowdown;  /* compute runs this many times slower (>= 1) while a
                                  collective shares the GPU */
     SsimTime kernel_overhead; /* fixed cost added to every kernel (launch, tail) */
+    SsimTime kernel_floor;    /* shortest time a kernel, collective or transfer holds its
+                                 stream: the host's issue interval when the framework, not
+                                 the GPU, is the bottleneck (0 = no floor, the default) */
 
     /*
      * Topology ([topology], every key optional; see README "Network model").  Each GPU has

@@ -102,6 +102,9 @@ typedef struct {
     gboolean mlp_bias;        /* MLP matrices have biases */
     gboolean lm_head_bias;    /* the LM head has a bias (GPT-J) */
     gboolean embedding_norm;  /* a norm right after the input embedding (BLOOM) */
+    gboolean attention_dropout; /* dropout on the attention probabilities (Megatron-LM's
+                                   default): a mask over the b a s^2 scores written in the
+                                   forward and read in the backward (default FALSE) */
     SsimDtype dtype;          /* training (compute and weight) dtype: bf16, fp16 or fp32 */
     guint64 declared_params;  /* from the file; 0 when not declared */
 } SsimModel;

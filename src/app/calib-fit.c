@@ -75,9 +75,9 @@ gboolean ssim_calib_params_parse(const char *list, guint64 *mask, GError **error
 
 guint64 ssim_calib_params_default(void)
 {
-    return (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_GEMM_HALF) | (1u << SSIM_CALIB_MEMORY) |
-           (1u << SSIM_CALIB_NVLINK) | (1u << SSIM_CALIB_OVERLAP) |
-           (1u << SSIM_CALIB_KERNEL_OVERHEAD);
+    return (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_MEMORY) | (1u << SSIM_CALIB_NVLINK) |
+           (1u << SSIM_CALIB_NVLINK_LATENCY) | (1u << SSIM_CALIB_KERNEL_OVERHEAD) |
+           (1u << SSIM_CALIB_KERNEL_FLOOR);
 }
 
 static double us_of(SsimTime t)
@@ -106,6 +106,8 @@ double ssim_calib_param_get(const SsimCluster *c, SsimCalibParam p)
         return c->overlap_slowdown;
     case SSIM_CALIB_KERNEL_OVERHEAD:
         return us_of(c->kernel_overhead);
+    case SSIM_CALIB_KERNEL_FLOOR:
+        return us_of(c->kernel_floor);
     default:
         g_return_val_if_reached(NAN);
     }
@@ -140,6 +142,9 @@ void ssim_calib_param_set(SsimCluster *c, SsimCalibParam p, double v)
         break;
     case SSIM_CALIB_KERNEL_OVERHEAD:
         c->kernel_overhead = ssim_time_from_seconds(v * 1e-6);
+        break;
+    case SSIM_CALIB_KERNEL_FLOOR:
+        c->kernel_floor = ssim_time_from_seconds(v * 1e-6);
         break;
     default:
         g_return_if_reached();
@@ -218,6 +223,27 @@ static double objective_f(const gsl_vector *x, void *data)
     return loss_of(o, &v);
 }
 
+/* One coordinate pass over a coarse grid (see ssim_calibrate_fit): a deterministic start that
+ * puts a parameter whose start value is far off (a new term left at 0) near its basin, which the
+ * simplex's local search would not reach.  Grid point i of S is at the logistic fraction
+ * (i + 0.5) / S of the parameter's range. */
+static void coordinate_scan(const Objective *o, gsl_vector *x, guint points, double best)
+{
+    for (guint d = 0; d < o->dim; d++) {
+        double keep = gsl_vector_get(x, d);
+        for (guint i = 0; i < points; i++) {
+            double s = (i + 0.5) / points;
+            gsl_vector_set(x, d, log(s / (1 - s)));
+            double l = objective_f(x, (void *)o);
+            if (l < best) {
+                best = l;
+                keep = gsl_vector_get(x, d);
+            }
+        }
+        gsl_vector_set(x, d, keep);
+    }
+}
+
 gboolean ssim_calibrate_fit(const SsimRunSet *set, const guint *idx, guint n,
                             const SsimCluster *start, const SsimCalibOptions *options,
                             SsimCalibFit *fit, GError **error)
@@ -255,6 +281,8 @@ gboolean ssim_calibrate_fit(const SsimRunSet *set, const guint *idx, guint n,
         gsl_vector_set(x, d, to_x((SsimCalibParam)o.order[d], o.base.value[o.order[d]]));
         gsl_vector_set(step, d, 0.5);
     }
+    if (options->scan > 0)
+        coordinate_scan(&o, x, options->scan, fit->loss_before);
     gsl_multimin_function fn = {.n = o.dim, .f = objective_f, .params = &o};
     gsl_multimin_fminimizer *s =
         gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, o.dim);
@@ -369,6 +397,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "ib", c->ib_efficiency);
     kv(out, "overlap_slowdown", c->overlap_slowdown);
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
+    if (c->kernel_floor > 0)
+        kv(out, "kernel_floor_us", us_of(c->kernel_floor));
     g_string_append_printf(out, "\n[topology]\nkind = rail-fat-tree\nnvlink_ports = %u\n",
                            c->nvlink_ports);
     kv(out, "pcie_bandwidth_GB_s", c->pcie_bw / 1e9);

@@ -115,7 +115,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_autofree char *runs_path = NULL, *cluster_name = NULL, *param_list = NULL;
     g_autofree char *out_path = NULL, *kineto = NULL, *emit_profile = NULL, *emit_run = NULL;
     g_autofree char *model = NULL, *split = NULL, *vtrain = NULL;
-    gint folds = 5, every = 1, max_iter = 200, jobs = 0, nodes = -1;
+    gint folds = 5, every = 1, max_iter = 200, jobs = 0, nodes = -1, scan = 5;
     gdouble tolerance = 1e-3;
     gboolean validate_all = FALSE;
     GOptionEntry entries[] = {
@@ -126,8 +126,8 @@ int ssim_verb_calibrate(int argc, char **argv)
          "run's cluster); every run keeps its own cluster's other figures",
          "NAME|PATH"},
         {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
-         "Parameters to fit (default gemm,gemm_half_gflop,memory,nvlink,overlap_slowdown,"
-         "kernel_overhead_us; also nvlink_latency_us, ib, ib_latency_us)",
+         "Parameters to fit (default gemm,memory,nvlink,nvlink_latency_us,kernel_overhead_us,"
+         "kernel_floor_us; also gemm_half_gflop, overlap_slowdown, ib, ib_latency_us)",
          "LIST"},
         {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
          "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K)", "K"},
@@ -135,6 +135,10 @@ int ssim_verb_calibrate(int argc, char **argv)
          "Fit on every N-th row only (rows 0, N, 2N, ...; default 1 = all)", "N"},
         {"max-iter", 0, 0, G_OPTION_ARG_INT, &max_iter,
          "Nelder-Mead iterations per fit (default 200)", "N"},
+        {"scan", 0, 0, G_OPTION_ARG_INT, &scan,
+         "Before the simplex, try N points across each parameter's range in turn and start "
+         "from the best (default 5; 0 = start at the start cluster's values)",
+         "N"},
         {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance,
          "Stop when the simplex size is below this (default 1e-3)", "X"},
         {"validate-all", 0, 0, G_OPTION_ARG_NONE, &validate_all,
@@ -159,14 +163,14 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = g_option_context_new("- fit the cost model to measured runs");
     g_option_context_set_summary(
         ctx, "Fits the analytical cost model's free parameters (GEMM efficiency curve, memory\n"
-             "efficiency, NVLink/IB efficiency and latency, overlap slowdown, kernel overhead)\n"
-             "to measured runs with GSL's Nelder-Mead simplex, minimising the mean squared log\n"
-             "error, and reports the K-fold cross-validated (held-out) error next to the\n"
-             "training error.  Also imports PyTorch profiler traces and vTrain's table.");
+             "efficiency, NVLink/IB efficiency and latency, overlap slowdown, kernel overhead,\n"
+             "host floor) to measured runs with GSL's Nelder-Mead simplex, minimising the mean\n"
+             "squared log error, and reports the K-fold cross-validated (held-out) error next\n"
+             "to the training error.  Also imports PyTorch profiler traces and vTrain's table.");
     g_option_context_set_description(
         ctx, "Examples:\n"
-             "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv --every 12 \\\n"
-             "      --folds 4 -o models/clusters/dgx-a100-calibrated.ini\n"
+             "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv --every 16 \\\n"
+             "      --folds 3 -o models/clusters/dgx-a100-calibrated.ini\n"
              "  shiftsim calibrate --kineto trace.json --emit-profile prof.csv \\\n"
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
@@ -190,13 +194,14 @@ int ssim_verb_calibrate(int argc, char **argv)
                                           "--convert-vtrain)");
     if (folds < 0 || folds == 1)
         return ssim_cli_usage_error(VERB, "--folds: must be 0 (no cross-validation) or >= 2");
-    if (every < 1 || max_iter < 1 || jobs < 0 || !(tolerance > 0))
+    if (every < 1 || max_iter < 1 || jobs < 0 || scan < 0 || !(tolerance > 0))
         return ssim_cli_usage_error(VERB, "--every, --max-iter and --tolerance must be positive");
     g_autoptr(GError) error = NULL;
     SsimCalibOptions opt = {.mask = ssim_calib_params_default(),
                             .max_iter = (guint)max_iter,
                             .tolerance = tolerance,
-                            .threads = (guint)jobs};
+                            .threads = (guint)jobs,
+                            .scan = (guint)scan};
     if (param_list && !ssim_calib_params_parse(param_list, &opt.mask, &error))
         return ssim_cli_usage_error(VERB, "--params: %s", error->message);
 
@@ -252,11 +257,13 @@ int ssim_verb_calibrate(int argc, char **argv)
     }
     double secs = (double)(g_get_monotonic_time() - t0) / 1e6;
 
+    g_autofree char *scan_text =
+        scan > 0 ? g_strdup_printf("a %d-point scan of each parameter, then ", scan) : g_strdup("");
     g_string_append_printf(out,
-                           "fit            GSL Nelder-Mead (nmsimplex2), mean squared log "
+                           "fit            %sGSL Nelder-Mead (nmsimplex2), mean squared log "
                            "error, %u iterations%s, %.1f s\n\n",
-                           fit.iterations, fit.converged ? " (converged)" : " (iteration limit)",
-                           secs);
+                           scan_text, fit.iterations,
+                           fit.converged ? " (converged)" : " (iteration limit)", secs);
     g_string_append_printf(out, "%-20s %12s %12s\n", "parameter", "start", "fitted");
     for (guint p = 0; p < SSIM_CALIB_N; p++)
         if (opt.mask & (G_GUINT64_CONSTANT(1) << p))
@@ -292,7 +299,10 @@ int ssim_verb_calibrate(int argc, char **argv)
         const char *src = ssim_runs_get_meta(runs, "source");
         if (src)
             g_string_append_printf(c, "Source: %s.\n", src);
-        g_string_append(c, "Fitted (GSL Nelder-Mead, mean squared log error of iteration time):");
+        g_string_append_printf(c,
+                               "Fitted (%sGSL Nelder-Mead, at most %d iterations, mean squared log "
+                               "error of iteration time):",
+                               scan_text, max_iter);
         for (guint p = 0; p < SSIM_CALIB_N; p++)
             if (opt.mask & (G_GUINT64_CONSTANT(1) << p))
                 g_string_append_printf(c, " %s %.4g -> %.4g;",

@@ -34,6 +34,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .gemm_half_flops = cluster->gemm_half_flops,
         .memory_efficiency = cluster->memory_efficiency,
         .kernel_overhead = cluster->kernel_overhead,
+        .kernel_floor = cluster->kernel_floor,
         .nvlink_bw = cluster->nvlink_bw * cluster->nvlink_efficiency,
         .nvlink_latency = cluster->nvlink_latency,
         .ib_bw = ssim_cluster_node_net_bw(cluster) / MAX(cluster->gpus_per_node, 1) *
@@ -184,12 +185,10 @@ void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *
     g_array_index(model->shapes, Shape, group) = shape_of(model, ranks, n, FALSE);
 }
 
-static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32 idx, guint n)
+static SsimTime op_time_raw(const SsimAnalytic *m, const SsimGraph *graph, guint32 idx)
 {
-    const SsimAnalytic *m = cm->data;
     const SsimAnalyticParams *p = &m->params;
     const SsimOp *op = ssim_graph_op(graph, idx);
-    (void)n;
     switch ((SsimOpKind)op->kind) {
     case SSIM_OP_COMPUTE:
         return ssim_analytic_compute_time(p, op->flops, op->bytes);
@@ -218,6 +217,17 @@ static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32
     default:
         return 0;
     }
+}
+
+static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32 idx, guint n)
+{
+    const SsimAnalytic *m = cm->data;
+    SsimTime t = op_time_raw(m, graph, idx);
+    (void)n;
+    /* The host floor (see analytic.h): a barrier is a synchronisation, not an issued op. */
+    if (m->params.kernel_floor > t && ssim_graph_op(graph, idx)->kind != SSIM_OP_BARRIER)
+        t = m->params.kernel_floor;
+    return t;
 }
 
 gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *graph, guint32 idx,

@@ -48,7 +48,7 @@ const char *ssim_net_algorithm_name(SsimNetAlgorithm algorithm)
 }
 static const char *const efficiency_keys[] = {
     "gemm", "gemm_half_gflop", "memory", "nvlink", "ib", "overlap_slowdown", "kernel_overhead_us",
-    NULL};
+    "kernel_floor_us", NULL};
 
 static const SsimIniGroup cluster_groups[] = {
     {"cluster", cluster_keys, TRUE},        {"gpu", gpu_keys, TRUE},
@@ -262,6 +262,8 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
              c->overlap_slowdown);
     if (c->kernel_overhead < 0)
         FAIL("efficiency", "kernel_overhead_us", "must be >= 0");
+    if (c->kernel_floor < 0)
+        FAIL("efficiency", "kernel_floor_us", "must be >= 0");
     if (c->nvlink_ports == 0)
         FAIL("topology", "nvlink_ports", "must be a positive integer");
     if (!(c->pcie_bw > 0.0 && isfinite(c->pcie_bw)))
@@ -372,7 +374,8 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !ssim_ini_double(ini, "efficiency", "ib", FALSE, 0, TRUE, 1, &c->ib_efficiency, error) ||
         !ssim_ini_double(ini, "efficiency", "overlap_slowdown", FALSE, 1, FALSE, 100,
                          &c->overlap_slowdown, error) ||
-        !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error))
+        !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error) ||
+        !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error))
         return FALSE;
     guint kind = 0;
     if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names,

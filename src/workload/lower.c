@@ -163,6 +163,10 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
     const gboolean sp = par->sequence_parallel && t > 1;
     const guint64 Tl = sp ? cdiv(T, t) : T;
     const guint64 E = b * cdiv(model->heads, t) * s * s;
+    /* Attention dropout rides on the softmax kernels: the forward reads the probabilities and
+     * writes the dropped ones and a byte mask, the backward reads the gradient and the mask and
+     * writes the gradient (and a full recompute repeats the forward's share). */
+    const guint64 D = model->attention_dropout ? E * (2 * dt + 1) : 0;
     const guint64 F = cdiv(model->ffn, t);
     const guint64 g = ssim_activation_is_gated(model->activation) ? 2 : 1;
     const guint64 Vt = cdiv(model->vocab, t);
@@ -195,7 +199,7 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         kernel_step(f, "attn_score", score.flops, score.bytes, 0);
-        kernel_step(f, "softmax", 0, 4 * E * dt, 0);
+        kernel_step(f, "softmax", 0, 4 * E * dt + D, 0);
         kernel_step(f, "attn_ctx", ctx.flops, ctx.bytes, 0);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
@@ -214,7 +218,7 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         kernel_step(bw, "attn_ctx.bwd", 2 * ctx.flops, 2 * ctx.bytes, 0);
-        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt, 0);
+        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
         kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
@@ -227,7 +231,7 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         kernel_step(f, "attn_score", score.flops, score.bytes, 0);
-        kernel_step(f, "softmax", 0, 4 * E * dt, 0);
+        kernel_step(f, "softmax", 0, 4 * E * dt + D, 0);
         kernel_step(f, "attn_ctx", ctx.flops, ctx.bytes, 0);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         tp_g_forward(f, &ts);
@@ -254,7 +258,7 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         kernel_step(bw, "attn_ctx.bwd", 2 * ctx.flops, 2 * ctx.bytes, 0);
-        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt, 0);
+        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
         kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         tp_f_backward(bw, &ts, 1);
@@ -266,7 +270,7 @@ static void programs_build(Programs *pr, const SsimModel *model, const SsimParal
         g_array_append_vals(pr->layer_recompute, f->data, f->len);
     } else if (par->recompute == SSIM_RECOMPUTE_SELECTIVE) {
         kernel_step(pr->layer_recompute, "attn_score", score.flops, score.bytes, 0);
-        kernel_step(pr->layer_recompute, "softmax", 0, 4 * E * dt, 0);
+        kernel_step(pr->layer_recompute, "softmax", 0, 4 * E * dt + D, 0);
         kernel_step(pr->layer_recompute, "attn_ctx", ctx.flops, ctx.bytes, 0);
     }
 

@@ -412,7 +412,7 @@ static const char *const model_keys[] = {
     "kv_heads", "ffn",          "vocab",          "seq_len",         "block",
     "position", "activation",   "norm",           "tied_embeddings", "attention_bias",
     "mlp_bias", "lm_head_bias", "embedding_norm", "dtype",           "params",
-    NULL};
+    "attention_dropout", NULL};
 
 static const SsimIniGroup model_groups[] = {
     {"model", model_keys, TRUE},
@@ -466,6 +466,7 @@ static gboolean parse_model(const SsimIni *ini, SsimModel *m, GError **error)
         !ssim_ini_bool(ini, G, "mlp_bias", FALSE, &m->mlp_bias, error) ||
         !ssim_ini_bool(ini, G, "lm_head_bias", FALSE, &m->lm_head_bias, error) ||
         !ssim_ini_bool(ini, G, "embedding_norm", FALSE, &m->embedding_norm, error) ||
+        !ssim_ini_bool(ini, G, "attention_dropout", FALSE, &m->attention_dropout, error) ||
         !ssim_ini_enum(ini, G, "dtype", FALSE, dtype_names, SSIM_DTYPE_N, &dtype, error) ||
         !ssim_ini_u64(ini, G, "params", FALSE, 1, &m->declared_params, error))
         return FALSE;

@@ -194,3 +194,50 @@ Test(analytic, pipeline_collective_is_a_permute)
     /* Ranks 0 and 8 sit on different nodes: one IB hop, 5 us + 1e8 / 25e9 s. */
     assert_ns(cm.op_time(&cm, g, ops[0], 2), 5000 + 4000000);
 }
+
+/* The host floor: an op whose priced time is below kernel_floor costs the floor; a longer op,
+ * and a barrier (a synchronisation, not an issued op), keep their own time; 0 is no floor. */
+Test(analytic, host_floor_under_every_issued_op)
+{
+    SsimAnalyticParams p = round_params();
+    p.kernel_floor = 50000; /* 50 us */
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    const guint32 ranks[] = {0, 1};
+    guint32 grp = ssim_graph_add_group(g, "tp.0", ranks, 2, NULL);
+    SsimOpSpec k = SSIM_OP_SPEC_INIT;
+    k.stream = ssim_graph_stream(g, 0, "compute");
+    k.bytes = 27000000; /* 27e6 / (3e12 * 0.9) = 10 us: floored */
+    guint32 small = ssim_graph_add_op(g, &k, NULL, 0);
+    k.bytes = 270000000; /* 100 us: above the floor */
+    guint32 big = ssim_graph_add_op(g, &k, NULL, 0);
+    guint32 coll[2], bar[2];
+    for (guint r = 0; r < 2; r++) {
+        SsimOpSpec s = SSIM_OP_SPEC_INIT;
+        s.kind = SSIM_OP_COLLECTIVE;
+        s.coll = SSIM_COLL_ALLREDUCE;
+        s.stream = ssim_graph_stream(g, r, "tp");
+        s.group = grp;
+        s.bytes = 1000000; /* 2 us + 1e6 / 100e9 s = 12 us: floored */
+        coll[r] = ssim_graph_add_op(g, &s, NULL, 0);
+        SsimOpSpec b = SSIM_OP_SPEC_INIT;
+        b.kind = SSIM_OP_BARRIER;
+        b.stream = s.stream;
+        b.group = grp;
+        bar[r] = ssim_graph_add_op(g, &b, NULL, 0);
+    }
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+    assert_ns(cm.op_time(&cm, g, small, 1), 50000);
+    assert_ns(cm.op_time(&cm, g, big, 1), 100000);
+    assert_ns(cm.op_time(&cm, g, coll[0], 2), 50000);
+    /* Barrier over 2 inside a node: 2 ceil(log2 2) 1 us = 2 us, below the floor but kept. */
+    assert_ns(cm.op_time(&cm, g, bar[1], 2), 2000);
+
+    SsimAnalyticParams q = round_params();
+    g_autoptr(SsimAnalytic) nofloor = ssim_analytic_new(&q);
+    SsimCostModel cm0 = ssim_analytic_cost_model(nofloor);
+    assert_ns(cm0.op_time(&cm0, g, small, 1), 10000);
+    assert_ns(cm0.op_time(&cm0, g, coll[0], 2), 12000);
+}

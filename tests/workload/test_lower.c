@@ -322,3 +322,32 @@ Test(lower, schedule_mismatch_is_an_error)
                                      "v 1, m 4"),
               "%s", error->message);
 }
+
+/* Attention dropout adds, to every softmax kernel (forward, its recompute, backward), the mask
+ * traffic over the b (a / t) s^2 scores: E (2 dt + 1) bytes, dt = 2 for bf16; nothing else. */
+Test(lower, attention_dropout_adds_mask_traffic_to_softmax_only)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
+    SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    g_autoptr(SsimLowered) off = lower(model, &par, FALSE);
+    model->attention_dropout = TRUE;
+    g_autoptr(SsimLowered) on = lower(model, &par, FALSE);
+    const SsimGraph *a = ssim_lowered_graph(off), *b = ssim_lowered_graph(on);
+    cr_assert_eq(ssim_graph_n_ops(a), ssim_graph_n_ops(b));
+    /* b = 1, a = 96 heads over tp 2, s = 2048. */
+    const guint64 E = 1ull * 48 * 2048 * 2048, D = E * (2 * 2 + 1);
+    guint fwd = 0, bwd = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(a); i++) {
+        const SsimOp *x = ssim_graph_op(a, i), *y = ssim_graph_op(b, i);
+        const char *name = x->name == SSIM_NONE ? NULL : ssim_graph_string(a, x->name);
+        gboolean sm = name && (strcmp(name, "softmax") == 0 || strcmp(name, "softmax.bwd") == 0);
+        fwd += name && strcmp(name, "softmax") == 0;
+        bwd += name && strcmp(name, "softmax.bwd") == 0;
+        cr_assert_eq(y->bytes, x->bytes + (sm ? D : 0), "op %u (%s)", i, name ? name : "?");
+        cr_assert_float_eq(y->flops, x->flops, 1e-9);
+    }
+    /* 2 layers x 2 microbatches: a forward and a recompute each, and a backward. */
+    cr_assert_eq(fwd, 8);
+    cr_assert_eq(bwd, 4);
+}
