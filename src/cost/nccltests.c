@@ -282,6 +282,21 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 break;
             }
         }
+        /* A line with the table's shape (as many fields as the header, or as a trace-replay
+         * row, and a NCCL type where the type goes) is a row even when its size is not a
+         * number: an edited or corrupted row, not a log line to skip. */
+        if (i_size >= 0 && i_type >= 0 && toks->len > (guint)i_type &&
+            !all_digits(g_array_index(toks, Tok, 0).text) &&
+            ((int)toks->len == n_head || (i_time[1] >= 0 && (int)toks->len == n_head - 4))) {
+            SsimDtype ignored;
+            if (dtype_from_nccl(g_array_index(toks, Tok, i_type).text, &ignored)) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s:%u:%u: size: '%s' is not a byte count", path, lno,
+                            g_array_index(toks, Tok, 0).col, g_array_index(toks, Tok, 0).text);
+                ok = FALSE;
+                break;
+            }
+        }
         if (toks->len == 0 || !all_digits(g_array_index(toks, Tok, 0).text) || i_size < 0)
             continue; /* NCCL INFO lines, warnings, blank lines */
         Tok *t = (Tok *)(void *)toks->data;
@@ -501,7 +516,9 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     for (guint i = 0; i < json_array_get_length(res); i++) {
         JsonObject *r = json_array_get_object_element(res, i);
         double size;
-        if (!node_number(member(r, "size"), &size) || size < 0 || size != floor(size))
+        /* 2^63 bounds a byte count and keeps the conversion to guint64 defined. */
+        if (!node_number(member(r, "size"), &size) || size < 0 || size != floor(size) ||
+            size >= 9.2e18)
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].size: missing or not a byte count", i);
         JsonNode *tn = member(r, "type");
         const char *type = tn && JSON_NODE_HOLDS_VALUE(tn) ? json_node_get_string(tn) : NULL;
