@@ -125,6 +125,9 @@ static Bad bad_cases[] = {
     {"kineto-truncated.json", K_KINETO, 0, "not JSON"},
     {"kineto-wrong-type.json", K_KINETO, 0, "traceEvents"},
     {"kineto-binary.json", K_KINETO, 0, "not JSON"},
+    {"kineto-negative-dur.json", K_KINETO, 0, "traceEvents[0].dur: -10000"},
+    {"kineto-huge-dur.json", K_KINETO, 0, "dur: 1.0000000000000001e+300"},
+    {"kineto-wrong-type-dur.json", K_KINETO, 0, "traceEvents[0].dur: \"long\""},
     /* Chakra traces: shiftsim replay --chakra PREFIX (the file is PREFIX.0.et); "line" is the
      * byte offset the message gives. */
     {"chakra/empty.0.et", K_CHAKRA, 0, "GlobalMetadata"},
