@@ -92,6 +92,7 @@ static Bad bad_cases[] = {
     {"profile-duplicate-column.csv", K_PROFILE, 2, "header"},
     {"profile-unknown-column.csv", K_PROFILE, 2, "header"},
     {"profile-binary.csv", K_PROFILE, 1, "version"},
+    {"profile-huge-time.csv", K_PROFILE, 4, "time_us"},
     /* nccl-tests: shiftsim profile import --from nccl-tests[-json] FILE */
     {"nccl-empty.txt", K_NCCL, 1, "table"},
     {"nccl-truncated.txt", K_NCCL, 19, "time"},
