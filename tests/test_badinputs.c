@@ -107,6 +107,8 @@ static Bad bad_cases[] = {
     {"nccl-wrong-type.json", K_NCCL_JSON, 0, "$.results[0].size"},
     {"nccl-negative-time.json", K_NCCL_JSON, 0, "$.results[0].out_of_place.time"},
     {"nccl-huge-size.json", K_NCCL_JSON, 0, "$.results[0].size"},
+    /* Found by the nccltests fuzzer: an nthreads past 2^63 overflowed nthreads x ngpus. */
+    {"nccl-fuzz-huge-nthreads.json", K_NCCL_JSON, 0, "$.config.devices"},
     /* measured runs: shiftsim validate --runs FILE */
     {"runs-empty.csv", K_RUNS, 1, "version"},
     {"runs-binary.csv", K_RUNS, 1, "version"},
@@ -233,6 +235,23 @@ ParameterizedTest(Bad *c, badinputs, corpus, .init = redirect, .timeout = 60)
     if (c->field[0])
         cr_assert(strstr(err, c->field) != NULL, "%s: the message should name '%s': %s", c->file,
                   c->field, err);
+}
+
+/* Found by the nccltests fuzzer: a device_info with a line break failed
+ * ssim_profile_set_meta()'s precondition (a GLib critical, the metadata lost).  The break is now
+ * a space. */
+Test(badinputs, nccl_json_device_name_with_a_line_break)
+{
+    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "nccltests", "newline-device.json",
+                                             NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(path, &text, &len, NULL));
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    GError *error = NULL;
+    cr_assert(ssim_nccltests_import_json(p, text, (gssize)len, path, NULL, &error), "%s",
+              error ? error->message : "");
+    cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "NVIDIA H200");
 }
 
 /* ---- limits --------------------------------------------------------------------------------- */

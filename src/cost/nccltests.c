@@ -13,6 +13,7 @@
  * Invariants: an importer either appends every row of its input or fails and leaves `dst`
  * exactly as it was (rows go to a scratch profile first and are merged at the end).
  */
+#include <shiftsim/cluster.h>
 #include <shiftsim/nccltests.h>
 
 #include <json-glib/json-glib.h>
@@ -121,8 +122,15 @@ static gboolean add_size_row(SsimProfile *p, SsimProfileComm op, SsimDtype dtype
 
 static void set_meta_default(SsimProfile *p, const char *key, const char *value)
 {
-    if (value && ssim_profile_get_meta(p, key) == NULL)
-        ssim_profile_set_meta(p, key, value);
+    if (value == NULL || ssim_profile_get_meta(p, key) != NULL)
+        return;
+    /* A metadata value is one line: a JSON string may hold line breaks (the fuzzer found
+     * ssim_profile_set_meta()'s precondition failing on one); they become spaces. */
+    g_autofree char *line = g_strdup(value);
+    for (char *c = line; *c; c++)
+        if (*c == '\r' || *c == '\n')
+            *c = ' ';
+    ssim_profile_set_meta(p, key, line);
 }
 
 /* ---- nccl-tests text --------------------------------------------------------------------- */
@@ -498,7 +506,9 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     }
     if (ranks == 0) {
         double t = 0, g = 0;
-        if (node_number(member(config, "nthreads"), &t) && node_number(member(config, "ngpus"), &g))
+        /* Bounded before the conversion (the fuzzer found an nthreads past 2^63). */
+        if (node_number(member(config, "nthreads"), &t) && node_number(member(config, "ngpus"), &g) &&
+            t >= 1 && g >= 1 && t * g <= SSIM_MAX_GPUS)
             ranks = (guint)(t * g);
     }
     if (ranks == 0)
