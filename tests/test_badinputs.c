@@ -254,6 +254,23 @@ Test(badinputs, nccl_json_device_name_with_a_line_break)
     cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "NVIDIA H200");
 }
 
+/* Found by the nccltests fuzzer: "nccl_version": 2E703 is infinite, and its conversion to long
+ * was undefined.  The rows import; the version is left out of the metadata. */
+Test(badinputs, nccl_json_infinite_version)
+{
+    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "nccltests", "infinite-version.json",
+                                             NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(path, &text, &len, NULL));
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    GError *error = NULL;
+    cr_assert(ssim_nccltests_import_json(p, text, (gssize)len, path, NULL, &error), "%s",
+              error ? error->message : "");
+    cr_assert_gt(ssim_profile_n_rows(p), 0);
+    cr_assert_null(ssim_profile_get_meta(p, "nccl"));
+}
+
 /* ---- limits --------------------------------------------------------------------------------- */
 
 Test(badinputs, absurd_microbatch_count_is_refused, .init = redirect, .timeout = 60)
