@@ -92,6 +92,9 @@ typedef struct SsimRunSet SsimRunSet;
 SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override, GError **error);
 void ssim_run_set_free(SsimRunSet *set);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimRunSet, ssim_run_set_free)
+/* The limits every simulation of the set runs under (SsimSimConfig.max_ops and .max_events;
+ * 0, the default, for each: SSIM_MAX_OPS_DEFAULT and no event budget). */
+void ssim_run_set_set_limits(SsimRunSet *set, guint64 max_ops, guint64 max_events);
 guint ssim_run_set_n(const SsimRunSet *set);
 const SsimMeasuredRun *ssim_run_set_run(const SsimRunSet *set, guint i);
 const SsimCluster *ssim_run_set_cluster(const SsimRunSet *set, guint i);
@@ -113,9 +116,11 @@ typedef struct {
 /*
  * Simulates rows `idx[0..n)` (all rows when idx is NULL, n ignored) with `values` applied (may
  * be NULL), on `threads` threads, writing the predicted iteration time in ms to pred[j] (NAN
- * and a message in errors[j], when errors is not NULL, for a row that fails).  Deterministic:
+ * and a message in errors[j], when errors is not NULL, for a row that fails; the message starts
+ * with SSIM_RUN_SET_LIMIT_PREFIX when a limit refused or stopped the row).  Deterministic:
  * each row's result does not depend on the thread count.
  */
+#define SSIM_RUN_SET_LIMIT_PREFIX "limit: "
 void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,
                           const SsimCalibValues *values, guint threads, double *pred,
                           char **errors);

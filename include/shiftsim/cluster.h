@@ -119,8 +119,17 @@ SsimCluster *ssim_cluster_copy(const SsimCluster *cluster);
 void ssim_cluster_free(SsimCluster *cluster);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimCluster, ssim_cluster_free)
 
-/* Overrides the node count (nodes >= 1). */
+/* The most GPUs a cluster (gpus_per_node x nodes) or a split may have: 2^20, several times the
+ * largest machines built so far.  Loops over the ranks of a cluster then stay well under a second
+ * and every GPU count fits a guint; a larger one is refused up front (include/shiftsim/budget.h).
+ */
+#define SSIM_MAX_GPUS 1048576u
+
+/* Overrides the node count (nodes >= 1; check it first with ssim_cluster_check_nodes()). */
 void ssim_cluster_set_nodes(SsimCluster *cluster, guint nodes);
+/* FALSE (SSIM_CONFIG_ERROR_VALUE, "N nodes x G GPUs per node = T GPUs is over the limit of
+ * SSIM_MAX_GPUS GPUs") when `nodes` nodes of `cluster` would hold more than SSIM_MAX_GPUS GPUs. */
+gboolean ssim_cluster_check_nodes(const SsimCluster *cluster, guint nodes, GError **error);
 
 guint ssim_cluster_n_gpus(const SsimCluster *cluster); /* gpus_per_node * nodes */
 /* The node of global rank `rank` (ranks are numbered node-major: rank / gpus_per_node). */

@@ -14,9 +14,11 @@
  * or the placement registry refuses it; the reason is the rule's name, the text before the
  * first ": " of the message, e.g. "heads % tp != 0", "schedule" or "placement"; "duplicate" marks
  * interleaved with v = 1 when 1f1b is swept too, the same schedule), memory (even the last
- * recompute mode tried does not fit), failed (the simulation itself failed, e.g. a deadlock or a
- * limit), or ok with its figures.  A row is a plain value (inline strings, no pointers), so rows
- * are copied, sent over MPI as bytes and compared field by field.
+ * recompute mode tried does not fit), limit (a limit of include/shiftsim/budget.h refused it or
+ * stopped its replay: reason "max_ops" or "global_batch" for the op and microbatch budgets checked
+ * before lowering, "max_events" for the event budget; no figures), failed (the simulation itself
+ * failed, e.g. a deadlock), or ok with its figures.  A row is a plain value (inline strings, no
+ * pointers), so rows are copied, sent over MPI as bytes and compared field by field.
  *
  * Determinism: a row depends only on its configuration, never on the thread or rank that ran it;
  * rows are written into a preallocated array at their number, and everything printed is derived
@@ -62,6 +64,8 @@ typedef struct {
     SsimSweepInts recompute; /* SsimRecompute values or SSIM_SWEEP_RECOMPUTE_AUTO */
     SsimSweepNames schedules, placements;
     gboolean exact; /* simulate every GPU (SsimSimConfig.exact) */
+    /* Limits of each configuration (SsimSimConfig.max_ops, .max_events; 0: the defaults). */
+    guint64 max_ops, max_events;
 } SsimSweepSpec;
 
 /*
@@ -93,6 +97,7 @@ typedef enum {
     SSIM_SWEEP_ILLEGAL,
     SSIM_SWEEP_MEMORY,
     SSIM_SWEEP_FAILED,
+    SSIM_SWEEP_LIMIT, /* refused or stopped by a limit (budget.h): no figures */
     SSIM_SWEEP_STATUS_N
 } SsimSweepStatus;
 
@@ -103,7 +108,8 @@ typedef struct {
     SsimParallel par; /* as simulated (recompute: the mode chosen under auto) */
     gboolean auto_recompute;
     SsimSweepStatus status;
-    /* "" when ok; the rule broken, "does not fit in HBM" (memory) or "simulate" (failed) */
+    /* "" when ok; the rule broken, "does not fit in HBM" (memory), "simulate" (failed) or the
+     * limit hit ("max_ops", "global_batch", "max_events") */
     char reason[SSIM_SWEEP_REASON_MAX];
     char detail[SSIM_SWEEP_DETAIL_MAX]; /* the whole message ("" when ok) */
     gboolean has_memory;                /* result.memory is filled (split valid) */
@@ -114,8 +120,8 @@ typedef struct SsimSweep SsimSweep;
 
 /*
  * Sets the cluster to N / gpus_per_node nodes (a private copy) and enumerates the space.  Fails
- * (SSIM_CONFIG_ERROR) when N is not a multiple of the GPUs per node, a list is empty, or the
- * space is empty or larger than G_MAXINT configurations.
+ * (SSIM_CONFIG_ERROR) when N is not a multiple of the GPUs per node or is over SSIM_MAX_GPUS, a
+ * list is empty, or the space is empty or larger than G_MAXINT configurations.
  */
 SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                           const SsimSweepSpec *spec, GError **error);

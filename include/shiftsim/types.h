@@ -41,9 +41,10 @@ typedef enum {
 #define SSIM_RUN_ERROR (ssim_run_error_quark())
 GQuark ssim_run_error_quark(void);
 typedef enum {
-    SSIM_RUN_ERROR_DEADLOCK,    /* no event left but some ops never finished */
-    SSIM_RUN_ERROR_LIMIT,       /* the time limit or event budget ran out first */
-    SSIM_RUN_ERROR_GRAPH,       /* the graph is not legal (cycle, dangling dependency) */
+    SSIM_RUN_ERROR_DEADLOCK, /* no event left but some ops never finished */
+    SSIM_RUN_ERROR_LIMIT,    /* a limit: the op or microbatch budget refused the configuration
+                                (budget.h), or the time limit or event budget ran out first */
+    SSIM_RUN_ERROR_GRAPH,    /* the graph is not legal (cycle, dangling dependency) */
 } SsimRunError;
 
 G_END_DECLS

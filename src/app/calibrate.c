@@ -636,7 +636,8 @@ typedef struct {
 } SetRow;
 
 struct SsimRunSet {
-    GArray *rows; /* SetRow */
+    GArray *rows;                /* SetRow */
+    guint64 max_ops, max_events; /* SsimSimConfig's limits (0: the defaults) */
 };
 
 static void set_row_clear(gpointer p)
@@ -688,6 +689,11 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
             ssim_run_set_free(set);
             return NULL;
         }
+        if (!ssim_cluster_check_nodes(base, r->nodes, error)) {
+            g_prefix_error(error, "%s:%u: nodes: ", runs->path, r->line);
+            ssim_run_set_free(set);
+            return NULL;
+        }
         row.cluster = ssim_cluster_copy(base);
         ssim_cluster_set_nodes(row.cluster, r->nodes);
         /* A run on part of each node (vTrain's 2- and 4-GPU runs) sees a node of that many
@@ -713,6 +719,12 @@ void ssim_run_set_free(SsimRunSet *set)
         return;
     g_array_free(set->rows, TRUE);
     g_free(set);
+}
+
+void ssim_run_set_set_limits(SsimRunSet *set, guint64 max_ops, guint64 max_events)
+{
+    set->max_ops = max_ops;
+    set->max_events = max_events;
 }
 
 guint ssim_run_set_n(const SsimRunSet *set)
@@ -787,8 +799,12 @@ static gpointer predict_worker(gpointer data)
         g_autoptr(SsimCluster) cluster = ssim_cluster_copy(row->cluster);
         if (job->values)
             ssim_calib_values_apply(job->values, cluster);
-        SsimSimConfig config = {
-            .model = row->model, .cluster = cluster, .par = &row->run.par, .ignore_memory = TRUE};
+        SsimSimConfig config = {.model = row->model,
+                                .cluster = cluster,
+                                .par = &row->run.par,
+                                .ignore_memory = TRUE,
+                                .max_ops = job->set->max_ops,
+                                .max_events = job->set->max_events};
         SsimResult result;
         g_autoptr(GError) error = NULL;
         if (ssim_simulate(&config, &result, NULL, NULL, &error)) {
@@ -796,7 +812,9 @@ static gpointer predict_worker(gpointer data)
         } else {
             job->pred[j] = NAN;
             if (job->errors)
-                job->errors[j] = g_strdup(error->message);
+                job->errors[j] = g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT)
+                                     ? g_strconcat(SSIM_RUN_SET_LIMIT_PREFIX, error->message, NULL)
+                                     : g_strdup(error->message);
         }
     }
     return NULL;

@@ -65,6 +65,25 @@ static double member_double(JsonObject *o, const char *name, double dflt)
     return dflt;
 }
 
+/* The "dur" of event `i`, which the importer uses (a profiler step, a kernel, a copy): a number
+ * of microseconds in [0, 1e12) (11.6 days), or an error naming the event.  A broken duration is
+ * refused rather than skipped, so a step is never left out of the mean without a word. */
+static gboolean event_dur(JsonObject *ev, guint i, const char *path, double *out, GError **error)
+{
+    JsonNode *n = json_object_get_member(ev, "dur");
+    double v = n && JSON_NODE_HOLDS_VALUE(n) ? member_double(ev, "dur", NAN) : NAN;
+    if (!(v >= 0 && v < 1e12)) {
+        g_autofree char *text = n ? json_to_string(n, FALSE) : g_strdup("missing");
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: traceEvents[%u].dur: %s is not a duration in microseconds (a number in "
+                    "[0, 1e12))",
+                    path, i, text);
+        return FALSE;
+    }
+    *out = v;
+    return TRUE;
+}
+
 static const char *member_string(JsonObject *o, const char *name)
 {
     JsonNode *n = o ? json_object_get_member(o, name) : NULL;
@@ -299,7 +318,9 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
             continue;
         if ((strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0) &&
             g_str_has_prefix(name, "ProfilerStep#")) {
-            double d = member_double(ev, "dur", 0);
+            double d;
+            if (!event_dur(ev, i, path, &d, error))
+                return NULL;
             if (d > 0)
                 g_array_append_val(steps, d);
             continue;
@@ -333,7 +354,9 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
         gboolean kernel = strcmp(cat, "kernel") == 0, memcpy_ev = strcmp(cat, "gpu_memcpy") == 0;
         if (!kernel && !memcpy_ev)
             continue;
-        double ts = member_double(ev, "ts", NAN), dur = member_double(ev, "dur", NAN);
+        double ts = member_double(ev, "ts", NAN), dur;
+        if (!event_dur(ev, i, path, &dur, error))
+            return NULL;
         if (!isfinite(ts) || !(dur > 0))
             continue;
         first = MIN(first, ts);

@@ -37,8 +37,8 @@ struct SsimSweep {
     "model_tflops_per_gpu,mfu,bubble,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,peak_memory_gib,"   \
     "detail"
 
-static const char *const status_names[SSIM_SWEEP_STATUS_N] = {"pending", "ok", "illegal", "memory",
-                                                              "failed"};
+static const char *const status_names[SSIM_SWEEP_STATUS_N] = {"pending", "ok",     "illegal",
+                                                              "memory",  "failed", "limit"};
 
 const char *ssim_sweep_status_name(SsimSweepStatus status)
 {
@@ -212,6 +212,11 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                     cluster->gpus_per_node, cluster->name);
         return NULL;
     }
+    if (n > SSIM_MAX_GPUS) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "gpus: %u GPUs is over the limit of %u GPUs", n, SSIM_MAX_GPUS);
+        return NULL;
+    }
     const char *empty = spec->tp.n == 0           ? "tp"
                         : spec->pp.n == 0         ? "pp"
                         : spec->vstages.n == 0    ? "vstages"
@@ -366,7 +371,9 @@ void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
     SsimSimConfig config = {.model = sweep->model,
                             .cluster = sweep->cluster,
                             .par = &row->par,
-                            .exact = sweep->spec.exact};
+                            .exact = sweep->spec.exact,
+                            .max_ops = sweep->spec.max_ops,
+                            .max_events = sweep->spec.max_events};
     /* The memory half first: it tells an illegal split (no peak) from one that does not fit, and
      * under auto it picks the first recompute mode that fits. */
     guint first = row->auto_recompute ? SSIM_RECOMPUTE_NONE : row->par.recompute;
@@ -407,6 +414,12 @@ void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
             row->has_memory = TRUE;
             break;
         }
+        if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT)) {
+            /* The op or microbatch budget, checked before the schedule: the reason is the
+             * message's field ("max_ops", "global_batch"). */
+            reject(row, SSIM_SWEEP_LIMIT, NULL, error);
+            return;
+        }
         if (peak.total == 0) { /* the schedule refused: no estimate was made */
             reject(row, SSIM_SWEEP_ILLEGAL, NULL, error);
             return;
@@ -422,7 +435,10 @@ void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
     SsimMemory peak = row->result.memory;
     if (!ssim_simulate(&config, &row->result, NULL, NULL, &error)) {
         row->result.memory = peak;
-        reject(row, SSIM_SWEEP_FAILED, "simulate", error);
+        if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT))
+            reject(row, SSIM_SWEEP_LIMIT, "max_events", error);
+        else
+            reject(row, SSIM_SWEEP_FAILED, "simulate", error);
         return;
     }
     row->status = SSIM_SWEEP_OK;
@@ -676,12 +692,30 @@ typedef struct {
     guint index;
     const char *line; /* into a file's text, without its newline */
     gsize len;
+    guint file, lineno; /* where it came from, for messages */
 } Line;
+
+/* Fields of one CSV line of `n` bytes (commas outside double quotes, plus one). */
+static guint csv_n_fields(const char *q, gsize n)
+{
+    guint fields = 1;
+    gboolean quoted = FALSE;
+    for (gsize i = 0; i < n; i++)
+        if (q[i] == '"')
+            quoted = !quoted;
+        else if (q[i] == ',' && !quoted)
+            fields++;
+    return fields;
+}
 
 static gint line_cmp(gconstpointer a, gconstpointer b)
 {
     const Line *x = a, *y = b;
-    return x->index < y->index ? -1 : x->index > y->index;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    if (x->file != y->file) /* duplicates: the earlier place first, so messages are stable */
+        return x->file < y->file ? -1 : 1;
+    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
 }
 
 GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean partial, GError **error)
@@ -708,15 +742,19 @@ GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean part
             p = nl ? nl + 1 : p + strlen(p);
         }
         const char *nl = strchr(p, '\n');
-        if (!g_str_has_prefix(text, CSV_FORMAT "\n") || nl == NULL ||
-            strncmp(p, CSV_HEADER "\n", (gsize)(nl - p) + 1) != 0) {
+        gboolean version_ok = g_str_has_prefix(text, CSV_FORMAT "\n");
+        if (!version_ok || nl == NULL || strncmp(p, CSV_HEADER "\n", (gsize)(nl - p) + 1) != 0) {
+            guint at = 1;
+            for (const char *q = text; version_ok && q < p; q++)
+                at += *q == '\n';
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VERSION,
-                        "%s: not a shiftsim sweep CSV (expected '" CSV_FORMAT
+                        "%s:%u: %s: not a shiftsim sweep CSV (expected '" CSV_FORMAT
                         "' and the v1 header)",
-                        paths[f]);
+                        paths[f], at, version_ok ? "header" : "version");
             return NULL;
         }
         const char *body = nl + 1;
+        const guint n_columns = csv_n_fields(CSV_HEADER, strlen(CSV_HEADER));
         g_autofree char *this_head = g_strndup(text, (gsize)(body - text));
         if (head == NULL) {
             head = g_steal_pointer(&this_head);
@@ -742,12 +780,23 @@ GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean part
                 if (end == q || *end != ',' || idx >= G_MAXUINT ||
                     (configurations && idx >= configurations)) {
                     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                                "%s:%u: a row must start with a configuration index below "
+                                "%s:%u: index: a row must start with a configuration index below "
                                 "%" G_GUINT64_FORMAT,
                                 paths[f], lineno, configurations);
                     return NULL;
                 }
-                Line l = {(guint)idx, q, n};
+                /* A row cut short (a killed job, a truncated copy) has fewer fields or no
+                 * newline: refuse it rather than merge half a row. */
+                guint fields = csv_n_fields(q, n);
+                if (fields != n_columns || e == NULL) {
+                    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                                "%s:%u: row: %u fields%s where the header has %u (a truncated "
+                                "file?)",
+                                paths[f], lineno, fields, e == NULL ? " and no end of line" : "",
+                                n_columns);
+                    return NULL;
+                }
+                Line l = {(guint)idx, q, n, f, lineno};
                 g_array_append_val(lines, l);
             }
             q += n + (e ? 1 : 0);
@@ -756,9 +805,11 @@ GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean part
     g_array_sort(lines, line_cmp);
     for (guint i = 1; i < lines->len; i++)
         if (g_array_index(lines, Line, i).index == g_array_index(lines, Line, i - 1).index) {
+            const Line *a = &g_array_index(lines, Line, i - 1), *b = &g_array_index(lines, Line, i);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "configuration %u appears twice (overlapping shards?)",
-                        g_array_index(lines, Line, i).index);
+                        "%s:%u: index: configuration %u appears twice (also %s:%u; overlapping "
+                        "shards?)",
+                        paths[b->file], b->lineno, b->index, paths[a->file], a->lineno);
             return NULL;
         }
     if (!partial && lines->len != configurations) {

@@ -43,6 +43,21 @@ static void stats_of(const SsimRunSet *set, const guint *idx, guint n, const dou
     ssim_error_stats(pred, meas, groups, n, out);
 }
 
+/* Prints every row of idx[0..n) that a limit refused or stopped ("FILE:LINE: limit: ...") and
+ * returns how many there were. */
+static guint report_limited(const SsimRunSet *set, const char *path, const guint *idx, guint n,
+                            char *const *errors)
+{
+    guint limited = 0;
+    for (guint j = 0; j < n; j++)
+        if (errors[j] && g_str_has_prefix(errors[j], SSIM_RUN_SET_LIMIT_PREFIX)) {
+            fprintf(stderr, "shiftsim: %s:%u: %s\n", path, ssim_run_set_run(set, idx[j])->line,
+                    errors[j]);
+            limited++;
+        }
+    return limited;
+}
+
 static int do_convert(const char *vtrain, const char *cluster, const char *out_path)
 {
     g_autoptr(GError) error = NULL;
@@ -118,6 +133,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     gint folds = 5, every = 1, max_iter = 200, jobs = 0, nodes = -1, scan = 5;
     gdouble tolerance = 1e-3;
     gboolean validate_all = FALSE;
+    SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs to fit (# shiftsim-runs v1 CSV)", "FILE"},
@@ -175,10 +191,14 @@ int ssim_verb_calibrate(int argc, char **argv)
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_limits(ctx, &limits);
     if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
         return SSIM_EXIT_USAGE;
     if (argc > 1)
         return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    int rc = ssim_cli_check_limits(VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
 
     if (vtrain)
         return do_convert(vtrain, cluster_name, out_path);
@@ -215,6 +235,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     if (set == NULL)
         return ssim_cli_runtime_error(error);
+    ssim_run_set_set_limits(set, (guint64)limits.max_ops, (guint64)limits.max_events);
     const char *start_name = cluster_name ? cluster_name : ssim_runs_get(runs, 0)->cluster;
     g_autoptr(SsimCluster) start = ssim_cluster_load(start_name, &error);
     if (start == NULL)
@@ -232,6 +253,23 @@ int ssim_verb_calibrate(int argc, char **argv)
                            runs_path, n_all, n, every);
     g_string_append_printf(out, "start cluster  %s\n", start->source);
     gint64 t0 = g_get_monotonic_time();
+    /* The start parameters' predictions first: a row that a limit refuses or stops would only be
+     * a penalty to the fit and a "failed" count in the figures, so it is refused here. */
+    g_autofree double *pred = g_new(double, MAX(n_all, 1u));
+    SsimErrorStats before, after, cv = {0}, all = {0};
+    {
+        g_auto(GStrv) errors = g_new0(char *, n + 1);
+        ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, errors);
+        guint limited = report_limited(set, runs_path, idx, n, errors);
+        if (limited > 0) {
+            fprintf(stderr,
+                    "shiftsim calibrate: %u of the %u runs to fit hit a limit; raise --max-ops "
+                    "or --max-events, or leave them out\n",
+                    limited, n);
+            return SSIM_EXIT_RUNTIME;
+        }
+    }
+    stats_of(set, idx, n, pred, &before);
     SsimCalibFit fit;
     fprintf(stderr, "shiftsim calibrate: fitting %u parameters on %u runs...\n",
             (guint)__builtin_popcountll(opt.mask), n);
@@ -240,10 +278,6 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (folds > 0)
         fprintf(stderr, "shiftsim calibrate: %u iterations; now %d-fold cross-validation...\n",
                 fit.iterations, folds);
-    g_autofree double *pred = g_new(double, MAX(n_all, 1u));
-    SsimErrorStats before, after, cv = {0}, all = {0};
-    ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, NULL);
-    stats_of(set, idx, n, pred, &before);
     ssim_run_set_predict(set, idx, n, &fit.fitted, opt.threads, pred, NULL);
     stats_of(set, idx, n, pred, &after);
     if (folds > 0) {

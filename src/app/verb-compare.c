@@ -386,6 +386,7 @@ int ssim_verb_compare(int argc, char **argv)
     g_autofree char *trace = NULL, *plot = NULL, *output = NULL;
     gint nodes = 2, dp = -1, tp = -1, pp = -1, mb = -1, gbs = -1, top = 8, budget = -1;
     gboolean exact = FALSE, ignore_memory = FALSE, seq_parallel = FALSE;
+    SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
          "Model: a bundled name or an INI path (default: the embedded GPT-J 6B)", "NAME|PATH"},
@@ -450,6 +451,7 @@ int ssim_verb_compare(int argc, char **argv)
              "  shiftsim compare --trace out/gptj --plot out/gptj.png\n\n"
              "Exit status: 0 success; 1 bad input or simulation failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_limits(ctx, &limits);
     if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
         return SSIM_EXIT_USAGE;
     if (argc > 1)
@@ -464,6 +466,11 @@ int ssim_verb_compare(int argc, char **argv)
             return ssim_cli_usage_error(VERB, "--%s: must be a positive integer", int_names[i]);
     if (top < 1)
         return ssim_cli_usage_error(VERB, "--top: must be a positive integer");
+    if (nodes < 1) /* -1 is no sentinel here: the default is 2 */
+        return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
+    int rc = ssim_cli_check_limits(VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
 
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
     g_autoptr(GError) error = NULL;
@@ -501,7 +508,8 @@ int ssim_verb_compare(int argc, char **argv)
         cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
     if (cluster == NULL)
         return ssim_cli_runtime_error(error);
-    ssim_cluster_set_nodes(cluster, (guint)nodes);
+    if ((rc = ssim_cli_set_nodes(VERB, cluster, nodes)) != SSIM_EXIT_OK)
+        return rc;
     guint world = ssim_cluster_n_gpus(cluster);
 
     SsimParallel par;
@@ -525,7 +533,6 @@ int ssim_verb_compare(int argc, char **argv)
         par.dp = world / (par.tp * par.pp);
     if (mb != -1)
         par.microbatch = (guint)mb;
-    int rc = SSIM_EXIT_OK;
     if (!set_field(&par, "schedule", schedule, "schedule", &rc) ||
         !set_field(&par, "recompute", recompute, "recompute", &rc) ||
         !set_field(&par, "zero", zero, "zero", &rc) ||
@@ -576,7 +583,9 @@ int ssim_verb_compare(int argc, char **argv)
                                 .exact = exact,
                                 .ignore_memory = ignore_memory,
                                 .placement = &pl,
-                                .report = &r->report};
+                                .report = &r->report,
+                                .max_ops = (guint64)limits.max_ops,
+                                .max_events = (guint64)limits.max_events};
         ok = ssim_simulate(&config, &r->result, &r->lowered, &r->timeline, &error);
         if (ok) {
             measure_path(r);

@@ -146,7 +146,7 @@ int ssim_verb_simulate(int argc, char **argv)
     gboolean seq_parallel = FALSE, ignore_memory = FALSE, exact = FALSE;
     g_autofree char *profile_path = NULL, *network_name = NULL;
     gboolean explain_costs = FALSE;
-    gint64 max_ops = 0, max_events = 0;
+    SsimCliLimits limits;
     g_autofree char *placement_name = NULL, *shift_list = NULL;
     GOptionEntry entries[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
@@ -216,12 +216,6 @@ int ssim_verb_simulate(int argc, char **argv)
          "After the figures, count per op class and kind how many op costs were exact, "
          "interpolated, extrapolated or analytical",
          NULL},
-        {"max-ops", 0, 0, G_OPTION_ARG_INT64, &max_ops,
-         "Refuse a configuration whose lowering is estimated at more than N ops (default "
-         "200000000; 0 for the default)",
-         "N"},
-        {"max-events", 0, 0, G_OPTION_ARG_INT64, &max_events,
-         "Stop the replay after N events and fail without figures (default: no limit)", "N"},
         {"placement", 'p', 0, G_OPTION_ARG_STRING, &placement_name,
          "Placement pass: baseline (XLA), megatron, commshift, auto; without it the graph runs as "
          "lowered (Megatron-LM's placement).  Sets the policy's schedule unless --schedule is "
@@ -256,6 +250,7 @@ int ssim_verb_simulate(int argc, char **argv)
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
              "failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_limits(ctx, &limits);
     if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
         return SSIM_EXIT_USAGE;
     if (argc > 1)
@@ -271,10 +266,9 @@ int ssim_verb_simulate(int argc, char **argv)
             return ssim_cli_usage_error(VERB, "--%s: must be a positive integer", int_names[i]);
     if (nodes != -1 && nodes < 1)
         return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
-    if (max_ops < 0)
-        return ssim_cli_usage_error(VERB, "--max-ops: must not be negative");
-    if (max_events < 0)
-        return ssim_cli_usage_error(VERB, "--max-events: must not be negative");
+    int rc = ssim_cli_check_limits(VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimModel) model =
@@ -285,8 +279,8 @@ int ssim_verb_simulate(int argc, char **argv)
         cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
     if (cluster == NULL)
         return ssim_cli_runtime_error(error);
-    if (nodes != -1)
-        ssim_cluster_set_nodes(cluster, (guint)nodes);
+    if ((rc = ssim_cli_set_nodes(VERB, cluster, nodes)) != SSIM_EXIT_OK)
+        return rc;
     guint world = ssim_cluster_n_gpus(cluster);
     /* Loaded once; without --profile, --explain-costs counts against an empty one (all
      * analytical). */
@@ -329,7 +323,6 @@ int ssim_verb_simulate(int argc, char **argv)
         par.virtual_stages = (guint)vstages;
     if (mb != -1)
         par.microbatch = (guint)mb;
-    int rc = SSIM_EXIT_OK;
     if (!set_field(&par, "schedule", schedule, "schedule", &rc) ||
         !set_field(&par, "recompute", recompute, "recompute", &rc) ||
         !set_field(&par, "zero", zero, "zero", &rc) ||
@@ -355,8 +348,8 @@ int ssim_verb_simulate(int argc, char **argv)
     if (network_name && strcmp(network_name, "flow") != 0 && strcmp(network_name, "analytic") != 0)
         return ssim_cli_usage_error(VERB, "--network: '%s' is not analytic or flow", network_name);
     config.flow_network = network_name && strcmp(network_name, "flow") == 0;
-    config.max_ops = (guint64)max_ops;
-    config.max_events = (guint64)max_events;
+    config.max_ops = (guint64)limits.max_ops;
+    config.max_events = (guint64)limits.max_events;
     config.profile = profile;
     config.explain = explain_costs ? &explain : NULL;
     config.class_explain = explain_costs ? &class_explain : NULL;

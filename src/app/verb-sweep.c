@@ -104,6 +104,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     g_autofree char *order = NULL, *output = NULL, *plot = NULL, *shard = NULL;
     gint nodes = -1, gpus = -1, gbs = -1, jobs = 0, top = 10;
     gboolean seq_parallel = FALSE, exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
+    SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
          "Model: a bundled name (gpt-j-6b, gpt-3-175b, ...) or an INI path (default GPT-J 6B)",
@@ -176,6 +177,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
              "  mpirun -n 4 shiftsim sweep ... -o all.csv      (built with -Dmpi=enabled)\n\n"
              "Exit status: 0 success (also when nothing fits); 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_limits(ctx, &limits);
     if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
         return SSIM_EXIT_USAGE;
     if (argc > 1)
@@ -184,6 +186,12 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         return ssim_cli_usage_error(VERB, "--%s: must not be negative", jobs < 0 ? "jobs" : "top");
     if ((gpus != -1 && gpus < 1) || (nodes != -1 && nodes < 1) || (gbs != -1 && gbs < 1))
         return ssim_cli_usage_error(VERB, "--gpus, --nodes and --global-batch must be positive");
+    if (gpus > (gint)SSIM_MAX_GPUS)
+        return ssim_cli_usage_error(VERB, "--gpus: %d GPUs is over the limit of %u GPUs", gpus,
+                                    SSIM_MAX_GPUS);
+    int rc = ssim_cli_check_limits(VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     guint shard_i = 0, shard_n = 1;
     if (shard) {
         char *end = NULL;
@@ -204,19 +212,20 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
     if (cluster == NULL)
         return ssim_cli_runtime_error(error);
-    if (nodes != -1)
-        ssim_cluster_set_nodes(cluster, (guint)nodes);
+    if ((rc = ssim_cli_set_nodes(VERB, cluster, nodes)) != SSIM_EXIT_OK)
+        return rc;
     guint n_gpus = gpus != -1 ? (guint)gpus : ssim_cluster_n_gpus(cluster);
 
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, cluster, n_gpus);
     spec.exact = exact;
+    spec.max_ops = (guint64)limits.max_ops;
+    spec.max_events = (guint64)limits.max_events;
     spec.base.allow_cross_node_tp = cross_node_tp;
     if (cross_node_tp)
         ssim_sweep_spec_default_tp(&spec, cluster);
     if (gbs != -1)
         spec.base.global_batch = (guint)gbs;
-    int rc = SSIM_EXIT_OK;
     if (!set_field(&spec.base, "zero", zero, "zero", &rc) ||
         !set_field(&spec.base, "bucket", bucket, "bucket", &rc) ||
         !set_field(&spec.base, "tp_comm", tp_comm, "tp-comm", &rc) ||

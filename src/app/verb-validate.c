@@ -7,6 +7,9 @@
  * Rows are simulated as measured: memory is not checked (the run happened), each row on its own
  * copy of its cluster, in parallel over --jobs threads; output does not depend on the thread
  * count.  A row whose simulation fails is listed with the reason and left out of the figures.
+ * A row that a limit (--max-ops, --max-events) refused or stopped is listed the same way, and
+ * the verb then fails (exit 1, after writing its outputs) saying how many rows the figures miss,
+ * since figures over part of the file are not the figures that were asked for.
  */
 #include "verbs.h"
 
@@ -15,6 +18,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #define VERB         "validate"
 #define DEFAULT_RUNS "traces/validation/vtrain-a100-single.csv"
@@ -24,6 +28,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_autofree char *runs_path = NULL, *cluster_name = NULL, *format_name = NULL;
     g_autofree char *csv_out = NULL, *plot = NULL;
     gint jobs = 0, every = 1;
+    SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs (# shiftsim-runs v1 CSV; default the bundled " DEFAULT_RUNS ")", "FILE"},
@@ -56,6 +61,7 @@ int ssim_verb_validate(int argc, char **argv)
              "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_limits(ctx, &limits);
     if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
         return SSIM_EXIT_USAGE;
     if (argc > 1)
@@ -67,6 +73,9 @@ int ssim_verb_validate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--every: must be a positive integer");
     if (jobs < 0)
         return ssim_cli_usage_error(VERB, "--jobs: must be >= 0");
+    int rc = ssim_cli_check_limits(VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autofree char *found = runs_path ? NULL : ssim_data_find(DEFAULT_RUNS);
@@ -84,6 +93,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, cluster_name, &error);
     if (set == NULL)
         return ssim_cli_runtime_error(error);
+    ssim_run_set_set_limits(set, (guint64)limits.max_ops, (guint64)limits.max_events);
     guint n = ssim_run_set_n(set);
     g_autofree double *pred = g_new0(double, MAX(n, 1u));
     g_autofree double *meas = g_new0(double, MAX(n, 1u));
@@ -95,7 +105,6 @@ int ssim_verb_validate(int argc, char **argv)
     SsimErrorStats stats;
     ssim_error_stats(pred, meas, groups, n, &stats);
 
-    int rc = SSIM_EXIT_OK;
     g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
     if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);
@@ -111,6 +120,16 @@ int ssim_verb_validate(int argc, char **argv)
         else if (!rendered)
             fprintf(stderr, "shiftsim validate: gnuplot not found; wrote the .dat and .gp of %s\n",
                     plot);
+    }
+    guint limited = 0;
+    for (guint i = 0; i < n; i++)
+        limited += errors[i] && g_str_has_prefix(errors[i], SSIM_RUN_SET_LIMIT_PREFIX);
+    if (rc == SSIM_EXIT_OK && limited > 0) {
+        fprintf(stderr,
+                "shiftsim validate: %s: %u of %u runs hit a limit (--max-ops, --max-events) and "
+                "are left out of the figures\n",
+                path, limited, n);
+        rc = SSIM_EXIT_RUNTIME;
     }
     g_strfreev(errors);
     return rc;

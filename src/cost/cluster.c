@@ -171,6 +171,20 @@ void ssim_cluster_set_nodes(SsimCluster *cluster, guint nodes)
     cluster->nodes = nodes;
 }
 
+gboolean ssim_cluster_check_nodes(const SsimCluster *cluster, guint nodes, GError **error)
+{
+    g_return_val_if_fail(cluster != NULL, FALSE);
+    guint64 gpus = (guint64)nodes * cluster->gpus_per_node; /* both < 2^32: no overflow */
+    if (gpus > SSIM_MAX_GPUS) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%u nodes x %u GPUs per node = %" G_GUINT64_FORMAT
+                    " GPUs is over the limit of %u GPUs",
+                    nodes, cluster->gpus_per_node, gpus, SSIM_MAX_GPUS);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 guint ssim_cluster_n_gpus(const SsimCluster *cluster)
 {
     return cluster->gpus_per_node * cluster->nodes;
@@ -231,6 +245,11 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
         FAIL("cluster", "gpus_per_node", "must be a positive integer");
     if (c->nodes == 0)
         FAIL("cluster", "nodes", "must be a positive integer");
+    if ((guint64)c->nodes * c->gpus_per_node > SSIM_MAX_GPUS)
+        FAIL("cluster", "nodes",
+             "%u nodes x %u GPUs per node = %" G_GUINT64_FORMAT
+             " GPUs is over the limit of %u GPUs",
+             c->nodes, c->gpus_per_node, (guint64)c->nodes * c->gpus_per_node, SSIM_MAX_GPUS);
     if (!(c->peak_flops[SSIM_DTYPE_BF16] > 0.0))
         FAIL("gpu", "peak_tflops_bf16", "must be positive");
     for (guint d = 0; d < SSIM_DTYPE_N; d++)

@@ -13,6 +13,7 @@
  * Invariants: an importer either appends every row of its input or fails and leaves `dst`
  * exactly as it was (rows go to a scratch profile first and are merged at the end).
  */
+#include <shiftsim/cluster.h>
 #include <shiftsim/nccltests.h>
 
 #include <json-glib/json-glib.h>
@@ -121,8 +122,15 @@ static gboolean add_size_row(SsimProfile *p, SsimProfileComm op, SsimDtype dtype
 
 static void set_meta_default(SsimProfile *p, const char *key, const char *value)
 {
-    if (value && ssim_profile_get_meta(p, key) == NULL)
-        ssim_profile_set_meta(p, key, value);
+    if (value == NULL || ssim_profile_get_meta(p, key) != NULL)
+        return;
+    /* A metadata value is one line: a JSON string may hold line breaks (the fuzzer found
+     * ssim_profile_set_meta()'s precondition failing on one); they become spaces. */
+    g_autofree char *line = g_strdup(value);
+    for (char *c = line; *c; c++)
+        if (*c == '\r' || *c == '\n')
+            *c = ' ';
+    ssim_profile_set_meta(p, key, line);
 }
 
 /* ---- nccl-tests text --------------------------------------------------------------------- */
@@ -278,6 +286,21 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                             "%s:%u:%u: size: '%s' is not a byte count", path, lno,
                             g_array_index(toks, Tok, 0).col, t0);
+                ok = FALSE;
+                break;
+            }
+        }
+        /* A line with the table's shape (as many fields as the header, or as a trace-replay
+         * row, and a NCCL type where the type goes) is a row even when its size is not a
+         * number: an edited or corrupted row, not a log line to skip. */
+        if (i_size >= 0 && i_type >= 0 && toks->len > (guint)i_type &&
+            !all_digits(g_array_index(toks, Tok, 0).text) &&
+            ((int)toks->len == n_head || (i_time[1] >= 0 && (int)toks->len == n_head - 4))) {
+            SsimDtype ignored;
+            if (dtype_from_nccl(g_array_index(toks, Tok, i_type).text, &ignored)) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s:%u:%u: size: '%s' is not a byte count", path, lno,
+                            g_array_index(toks, Tok, 0).col, g_array_index(toks, Tok, 0).text);
                 ok = FALSE;
                 break;
             }
@@ -483,13 +506,17 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     }
     if (ranks == 0) {
         double t = 0, g = 0;
-        if (node_number(member(config, "nthreads"), &t) && node_number(member(config, "ngpus"), &g))
+        /* Bounded before the conversion (the fuzzer found an nthreads past 2^63). */
+        if (node_number(member(config, "nthreads"), &t) && node_number(member(config, "ngpus"), &g) &&
+            t >= 1 && g >= 1 && t * g <= SSIM_MAX_GPUS)
             ranks = (guint)(t * g);
     }
     if (ranks == 0)
         JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.config.devices: missing: the rank count is unknown");
     double nv;
-    if (node_number(member(top, "nccl_version"), &nv)) {
+    /* NCCL codes its version as major * 10000 + minor * 100 + patch; anything else (the fuzzer
+     * found an infinite one, which no conversion to long survives) is left out of the metadata. */
+    if (node_number(member(top, "nccl_version"), &nv) && nv >= 0 && nv < 1e9) {
         g_autofree char *v = nccl_version_string((long)nv);
         set_meta_default(p, "nccl", v);
     }
@@ -501,7 +528,9 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     for (guint i = 0; i < json_array_get_length(res); i++) {
         JsonObject *r = json_array_get_object_element(res, i);
         double size;
-        if (!node_number(member(r, "size"), &size) || size < 0 || size != floor(size))
+        /* 2^63 bounds a byte count and keeps the conversion to guint64 defined. */
+        if (!node_number(member(r, "size"), &size) || size < 0 || size != floor(size) ||
+            size >= 9.2e18)
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].size: missing or not a byte count", i);
         JsonNode *tn = member(r, "type");
         const char *type = tn && JSON_NODE_HOLDS_VALUE(tn) ? json_node_get_string(tn) : NULL;

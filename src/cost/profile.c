@@ -204,12 +204,14 @@ static gboolean row_check(const SsimProfileRow *r, Column *bad, char **why)
         FAIL(COL_RPN, "%u is more than the row's %u ranks", r->ranks_per_node, r->ranks);
     if (r->algo == NULL)
         FAIL(COL_ALGO, "NULL (use \"\")");
-    if (!(r->time_us > 0) || !isfinite(r->time_us))
-        FAIL(COL_TIME, "must be a positive, finite number of microseconds");
+    /* An op of more than 10^12 us (11.6 days) is a unit error, and would make interpolated
+     * costs overflow simulated time (int64 ns) into ops that never finish. */
+    if (!(r->time_us > 0) || !(r->time_us <= 1e12))
+        FAIL(COL_TIME, "must be a positive number of microseconds, at most 1e12");
     const double stats[] = {r->median_us, r->min_us, r->stddev_us};
     for (guint i = 0; i < 3; i++)
-        if (!isnan(stats[i]) && (stats[i] < 0 || !isfinite(stats[i])))
-            FAIL((Column)(COL_MEDIAN + i), "must be empty or a non-negative, finite number");
+        if (!isnan(stats[i]) && !(stats[i] >= 0 && stats[i] <= 1e12))
+            FAIL((Column)(COL_MEDIAN + i), "must be empty or a non-negative number, at most 1e12");
     return TRUE;
 #undef FAIL
 }

@@ -41,7 +41,7 @@ gboolean ssim_budget_check(const SsimModel *model, const SsimParallel *par, gboo
     SsimOpEstimate est;
     ssim_budget_estimate(model, par, exact, &est);
     if (est.microbatches > SSIM_MAX_MICROBATCHES) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
                     "global_batch: %" G_GUINT64_FORMAT " microbatches per pipeline (global batch "
                     "%u / (dp %u x microbatch %u)) is over the limit of %u",
                     est.microbatches, par->global_batch, par->dp, par->microbatch,
@@ -51,8 +51,8 @@ gboolean ssim_budget_check(const SsimModel *model, const SsimParallel *par, gboo
     if (max_ops == 0)
         max_ops = SSIM_MAX_OPS_DEFAULT;
     if (max_ops != G_MAXUINT64 && est.ops > (double)max_ops) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "the lowering would build about %.3g ops (%" G_GUINT64_FORMAT
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+                    "max_ops: the lowering would build about %.3g ops (%" G_GUINT64_FORMAT
                     " layers per rank x %" G_GUINT64_FORMAT " microbatches x %" G_GUINT64_FORMAT
                     " ops per layer x %" G_GUINT64_FORMAT
                     " graph ranks), over the limit of %" G_GUINT64_FORMAT
@@ -60,6 +60,27 @@ gboolean ssim_budget_check(const SsimModel *model, const SsimParallel *par, gboo
                     "--max-ops",
                     est.ops, est.layers_per_rank, est.microbatches, est.ops_per_layer, est.ranks,
                     max_ops, exact ? ", drop --exact" : "");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean ssim_budget_check_time(const SsimModel *model, const SsimCluster *cluster,
+                                const SsimParallel *par, GError **error)
+{
+    double flops = ssim_model_hardware_flops(model, par->global_batch, par->recompute);
+    guint64 gpus = (guint64)par->dp * par->tp * par->pp;
+    double peak = ssim_cluster_peak_flops(cluster, model->dtype);
+    if (!(peak > 0))
+        peak = ssim_cluster_peak_flops(cluster, SSIM_DTYPE_BF16);
+    double least = flops / ((double)MAX(gpus, 1u) * peak);
+    if (!(least <= SSIM_MAX_STEP_SECONDS)) { /* also NaN */
+        g_set_error(
+            error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+            "step_time: one iteration needs at least %.3g s (%.3g FLOPs / (%" G_GUINT64_FORMAT
+            " GPUs x %.3g FLOP/s peak)), over the limit of %.0f s; check the model's "
+            "shape and the batch",
+            least, flops, gpus, peak, SSIM_MAX_STEP_SECONDS);
         return FALSE;
     }
     return TRUE;

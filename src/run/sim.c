@@ -278,7 +278,8 @@ static SsimSchedule *prepare(const SsimSimConfig *config, SsimMemory *peak, GErr
     if (!ssim_parallel_validate(par, config->model, config->cluster, error))
         return NULL;
     /* Before the schedule and the lowering allocate anything (include/shiftsim/budget.h). */
-    if (!ssim_budget_check(config->model, par, config->exact, config->max_ops, error))
+    if (!ssim_budget_check(config->model, par, config->exact, config->max_ops, error) ||
+        !ssim_budget_check_time(config->model, config->cluster, par, error))
         return NULL;
     SsimScheduleKind kind;
     if (!ssim_schedule_kind_from_name(par->schedule, &kind)) {

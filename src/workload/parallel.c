@@ -467,8 +467,10 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
              "(%u nodes x %u)",
              par->dp, par->tp, par->pp, world, cluster->name, ssim_cluster_n_gpus(cluster),
              cluster->nodes, cluster->gpus_per_node);
-    if (world > G_MAXUINT32)
-        FAIL("dp*tp*pp: %" G_GUINT64_FORMAT " GPUs is too many", world);
+    /* Before anything loops over the ranks (check_tp_in_node below, the lowering). */
+    if (world > SSIM_MAX_GPUS)
+        FAIL("dp*tp*pp: %" G_GUINT64_FORMAT " GPUs is over the limit of %u GPUs", world,
+             SSIM_MAX_GPUS);
 
     if (model->heads % par->tp != 0)
         FAIL("heads %% tp != 0: heads (%u) of %s is not divisible by tp (%u)", model->heads,
@@ -541,7 +543,8 @@ gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
             best_tp = tp, best_pp = 1;
     }
     if (best_tp == 0 && max_tp != 0) {
-        for (guint pp = 2; pp <= model->layers && best_pp == 0; pp++) {
+        /* pp divides world / max_tp, so the loop stops there however many layers there are. */
+        for (guint pp = 2; pp <= model->layers && pp <= world / max_tp && best_pp == 0; pp++) {
             if (model->layers % pp || (world / max_tp) % pp)
                 continue;
             if (static_bytes(model, max_tp, pp) <= budget)
