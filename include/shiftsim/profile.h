@@ -79,6 +79,9 @@ typedef enum {
 const char *ssim_profile_comm_name(SsimProfileComm op);
 gboolean ssim_profile_comm_from_name(const char *name, SsimProfileComm *out);
 SsimProfileComm ssim_profile_comm_from_coll(SsimCollKind kind);
+/* nccl-tests' bus-bandwidth factor of `op` over `n` ranks: busbw = algbw * factor
+ * (2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, else 1). */
+double ssim_profile_bus_factor(SsimProfileComm op, guint n);
 
 /* A dtype cell left empty (copies). */
 #define SSIM_PROFILE_NO_DTYPE (-1)

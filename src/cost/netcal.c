@@ -37,21 +37,7 @@ struct SsimNetCal {
     SsimClassExplain class_explain;
 };
 
-/* nccl-tests' bus-bandwidth factor and the ring's step count for `op` over `n` ranks. */
-static double bus_factor(SsimProfileComm op, guint n)
-{
-    switch (op) {
-    case SSIM_PCOMM_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case SSIM_PCOMM_ALLGATHER:
-    case SSIM_PCOMM_REDUCESCATTER:
-    case SSIM_PCOMM_ALLTOALL:
-        return (double)(n - 1) / n;
-    default:
-        return 1.0;
-    }
-}
-
+/* The ring's step count for `op` over `n` ranks (ssim_profile_bus_factor gives its bus factor). */
 static double ring_steps(SsimProfileComm op, guint n)
 {
     switch (op) {
@@ -125,7 +111,7 @@ static void fit_curve(SsimNetCalFit *f, GArray *points, const SsimCluster *clust
     while (large > 0 && pts[large - 1].bytes >= pts[n - 1].bytes / 2)
         large--;
     large = MIN(large, n >= 2 ? n - 2 : 0);
-    double bf = bus_factor(f->op, f->ranks);
+    double bf = ssim_profile_bus_factor(f->op, f->ranks);
     if (fit_line(pts, large, n, &a, &b) && b > 0)
         f->busbw = bf / b * 1e6;
     else

@@ -433,8 +433,7 @@ static gboolean analytical(SsimCostEstimate *out, const SsimAnalyticParams *fb, 
 
 /* ---- Collectives ------------------------------------------------------------------------- */
 
-/* nccl-tests' bus-bandwidth factor: busbw = algbw * factor. */
-static double bus_factor(SsimProfileComm op, guint n)
+double ssim_profile_bus_factor(SsimProfileComm op, guint n)
 {
     switch (op) {
     case SSIM_PCOMM_ALLREDUCE:
@@ -545,7 +544,7 @@ gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, 
         guint rpn = intra ? nr[side] : ranks_per_node;
         double ti;
         if (comm_at_ranks(ix, op, dtype, x, nr[side], rpn, algo, &ti, &s[side])) {
-            bw[side] = bus_factor(op, nr[side]) * x / ti;
+            bw[side] = ssim_profile_bus_factor(op, nr[side]) * x / ti;
             have[side] = TRUE;
         }
     }
@@ -560,7 +559,7 @@ gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, 
             b = have[0] ? bw[0] : bw[1];
             source = SSIM_COST_EXTRAPOLATED;
         }
-        return finish(out, bus_factor(op, ranks) * x / b, source);
+        return finish(out, ssim_profile_bus_factor(op, ranks) * x / b, source);
     }
 
     if (fallback == NULL)
