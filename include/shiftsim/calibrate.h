@@ -118,12 +118,15 @@ typedef struct {
  * be NULL), on `threads` threads, writing the predicted iteration time in ms to pred[j] (NAN
  * and a message in errors[j], when errors is not NULL, for a row that fails; the message starts
  * with SSIM_RUN_SET_LIMIT_PREFIX when a limit refused or stopped the row).  Deterministic:
- * each row's result does not depend on the thread count.
+ * each row's result does not depend on the thread count.  `errors` has holes (NULL for the rows
+ * that succeeded), so it is freed with ssim_run_set_errors_free(), not g_strfreev().
  */
 #define SSIM_RUN_SET_LIMIT_PREFIX "limit: "
 void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,
                           const SsimCalibValues *values, guint threads, double *pred,
                           char **errors);
+/* Frees errors[0..n) and the array (NULL: nothing). */
+void ssim_run_set_errors_free(char **errors, guint n);
 
 /* ---- error statistics ------------------------------------------------------------------ */
 

@@ -691,6 +691,7 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
         }
         if (!ssim_cluster_check_nodes(base, r->nodes, error)) {
             g_prefix_error(error, "%s:%u: nodes: ", runs->path, r->line);
+            ssim_model_free(row.model); /* not in the set yet */
             ssim_run_set_free(set);
             return NULL;
         }
@@ -840,6 +841,15 @@ void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,
         g_thread_join(th[t]);
     g_free(th);
     g_free(jobs);
+}
+
+void ssim_run_set_errors_free(char **errors, guint n)
+{
+    if (errors == NULL)
+        return;
+    for (guint j = 0; j < n; j++)
+        g_free(errors[j]);
+    g_free(errors);
 }
 
 /* ---- statistics ------------------------------------------------------------------------- */

@@ -258,9 +258,10 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_autofree double *pred = g_new(double, MAX(n_all, 1u));
     SsimErrorStats before, after, cv = {0}, all = {0};
     {
-        g_auto(GStrv) errors = g_new0(char *, n + 1);
+        char **errors = g_new0(char *, MAX(n, 1u));
         ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, errors);
         guint limited = report_limited(set, runs_path, idx, n, errors);
+        ssim_run_set_errors_free(errors, n);
         if (limited > 0) {
             fprintf(stderr,
                     "shiftsim calibrate: %u of the %u runs to fit hit a limit; raise --max-ops "

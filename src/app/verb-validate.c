@@ -131,6 +131,6 @@ int ssim_verb_validate(int argc, char **argv)
                 path, limited, n);
         rc = SSIM_EXIT_RUNTIME;
     }
-    g_strfreev(errors);
+    ssim_run_set_errors_free(errors, n);
     return rc;
 }
