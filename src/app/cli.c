@@ -128,6 +128,17 @@ int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits)
     return SSIM_EXIT_OK;
 }
 
+int ssim_cli_parse_limited(GOptionContext *context, int *argc, char ***argv, const char *verb,
+                           SsimCliLimits *limits)
+{
+    ssim_cli_add_limits(context, limits);
+    if (!ssim_cli_parse(context, argc, argv, verb))
+        return SSIM_EXIT_USAGE;
+    if (*argc > 1)
+        return ssim_cli_usage_error(verb, "unexpected argument '%s'", (*argv)[1]);
+    return ssim_cli_check_limits(verb, limits);
+}
+
 int ssim_cli_set_nodes(const char *verb, SsimCluster *cluster, gint nodes)
 {
     if (nodes == -1)

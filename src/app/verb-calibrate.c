@@ -191,12 +191,7 @@ int ssim_verb_calibrate(int argc, char **argv)
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    ssim_cli_add_limits(ctx, &limits);
-    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
-        return SSIM_EXIT_USAGE;
-    if (argc > 1)
-        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
-    int rc = ssim_cli_check_limits(VERB, &limits);
+    int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
 

@@ -451,11 +451,9 @@ int ssim_verb_compare(int argc, char **argv)
              "  shiftsim compare --trace out/gptj --plot out/gptj.png\n\n"
              "Exit status: 0 success; 1 bad input or simulation failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    ssim_cli_add_limits(ctx, &limits);
-    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
-        return SSIM_EXIT_USAGE;
-    if (argc > 1)
-        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     SsimFormat format = SSIM_FORMAT_TABLE;
     if (format_name && !ssim_format_from_name(format_name, &format))
         return ssim_cli_usage_error(VERB, "--format: '%s' is not table, csv or json", format_name);
@@ -468,9 +466,6 @@ int ssim_verb_compare(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--top: must be a positive integer");
     if (nodes < 1) /* -1 is no sentinel here: the default is 2 */
         return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
-    int rc = ssim_cli_check_limits(VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
-        return rc;
 
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
     g_autoptr(GError) error = NULL;

@@ -250,11 +250,9 @@ int ssim_verb_simulate(int argc, char **argv)
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
              "failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    ssim_cli_add_limits(ctx, &limits);
-    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
-        return SSIM_EXIT_USAGE;
-    if (argc > 1)
-        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
 
     SsimFormat format = SSIM_FORMAT_TABLE;
     if (format_name && !ssim_format_from_name(format_name, &format))
@@ -266,9 +264,6 @@ int ssim_verb_simulate(int argc, char **argv)
             return ssim_cli_usage_error(VERB, "--%s: must be a positive integer", int_names[i]);
     if (nodes != -1 && nodes < 1)
         return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
-    int rc = ssim_cli_check_limits(VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
-        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimModel) model =

@@ -177,11 +177,9 @@ static int run(int argc, char **argv, gboolean *mpi_started)
              "  mpirun -n 4 shiftsim sweep ... -o all.csv      (built with -Dmpi=enabled)\n\n"
              "Exit status: 0 success (also when nothing fits); 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    ssim_cli_add_limits(ctx, &limits);
-    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
-        return SSIM_EXIT_USAGE;
-    if (argc > 1)
-        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     if (jobs < 0 || top < 0)
         return ssim_cli_usage_error(VERB, "--%s: must not be negative", jobs < 0 ? "jobs" : "top");
     if ((gpus != -1 && gpus < 1) || (nodes != -1 && nodes < 1) || (gbs != -1 && gbs < 1))
@@ -189,9 +187,6 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     if (gpus > (gint)SSIM_MAX_GPUS)
         return ssim_cli_usage_error(VERB, "--gpus: %d GPUs is over the limit of %u GPUs", gpus,
                                     SSIM_MAX_GPUS);
-    int rc = ssim_cli_check_limits(VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
-        return rc;
     guint shard_i = 0, shard_n = 1;
     if (shard) {
         char *end = NULL;

@@ -61,11 +61,9 @@ int ssim_verb_validate(int argc, char **argv)
              "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    ssim_cli_add_limits(ctx, &limits);
-    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
-        return SSIM_EXIT_USAGE;
-    if (argc > 1)
-        return ssim_cli_usage_error(VERB, "unexpected argument '%s'", argv[1]);
+    int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     SsimFormat format = SSIM_FORMAT_TABLE;
     if (format_name && !ssim_format_from_name(format_name, &format))
         return ssim_cli_usage_error(VERB, "--format: '%s' is not table, csv or json", format_name);
@@ -73,9 +71,6 @@ int ssim_verb_validate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--every: must be a positive integer");
     if (jobs < 0)
         return ssim_cli_usage_error(VERB, "--jobs: must be >= 0");
-    int rc = ssim_cli_check_limits(VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
-        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autofree char *found = runs_path ? NULL : ssim_data_find(DEFAULT_RUNS);

@@ -55,6 +55,13 @@ void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits);
 /* SSIM_EXIT_OK, or (after printing the message) SSIM_EXIT_USAGE for a negative value. */
 int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits);
 /*
+ * The parse of a verb that simulates and takes no positional argument: adds the limits, parses
+ * (ssim_cli_parse), refuses a leftover argument and checks the limits.  SSIM_EXIT_OK, or (after
+ * printing the message) SSIM_EXIT_USAGE.
+ */
+int ssim_cli_parse_limited(GOptionContext *context, int *argc, char ***argv, const char *verb,
+                           SsimCliLimits *limits);
+/*
  * Applies --nodes N (-1: not given, nothing to do) to `cluster`: SSIM_EXIT_OK, or (after
  * printing the message) SSIM_EXIT_USAGE when N < 1 or N nodes exceed SSIM_MAX_GPUS GPUs.
  */

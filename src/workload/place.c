@@ -563,22 +563,22 @@ typedef struct {
  * anchor is its issue point and any other op's is itself, so a communication follows the kernel
  * that issues it.  A counting sort on the anchor, stable in the index: O(n), no comparisons.
  */
+static guint32 anchor_of(const SsimPlan *p, guint32 i)
+{
+    const SsimPlanOp *o = ssim_plan_op(p, i);
+    return o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i;
+}
+
 static guint32 *issue_order(const SsimPlan *p, guint32 n)
 {
     g_autofree guint32 *first = ssim_new0_large(guint32, (gsize)n + 1);
-    for (guint32 i = 0; i < n; i++) {
-        const SsimPlanOp *o = ssim_plan_op(p, i);
-        guint32 anchor = o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i;
-        first[anchor + 1]++;
-    }
+    for (guint32 i = 0; i < n; i++)
+        first[anchor_of(p, i) + 1]++;
     for (guint32 a = 0; a < n; a++)
         first[a + 1] += first[a];
     guint32 *order = ssim_new_large(guint32, MAX(n, 1));
-    for (guint32 i = 0; i < n; i++) {
-        const SsimPlanOp *o = ssim_plan_op(p, i);
-        guint32 anchor = o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i;
-        order[first[anchor]++] = i;
-    }
+    for (guint32 i = 0; i < n; i++)
+        order[first[anchor_of(p, i)]++] = i;
     return order;
 }
 

@@ -6,6 +6,7 @@
  * capacity on saturated links, and bit-identical reruns.
  */
 #include <criterion/criterion.h>
+#include "tests/net/net-fixtures.h"
 
 #include <shiftsim/cluster.h>
 #include <shiftsim/net.h>
@@ -127,26 +128,14 @@ Test(net, topology_key_errors)
 
 /* --- Links and routes --------------------------------------------------------------------- */
 
-/* A small cluster with round figures: 4 GPUs and 4 NICs per node, 1 byte/ns everywhere. */
+/* t_round_cluster with 4 GPUs per node, a leaf group of `nodes_per_leaf` nodes, uplinks
+ * oversubscribed `oversub`:1 and 300 ns per spine hop. */
 static SsimCluster *small_cluster(guint nodes, guint nodes_per_leaf, double oversub)
 {
-    SsimCluster *c = ssim_cluster_default();
-    c->gpus_per_node = 4;
-    c->nics_per_node = 4;
-    c->rails = 4;
-    c->gpus_per_nic = 1;
-    c->nodes = nodes;
+    SsimCluster *c = t_round_cluster(nodes, 4);
     c->nodes_per_leaf = nodes_per_leaf;
     c->oversubscription = oversub;
-    c->nvlink_bw = 4e9;
-    c->nic_bw = 1e9;
-    c->pcie_bw = 2e9;
-    c->nvlink_latency = 2 * SSIM_US;
-    c->nic_latency = 5 * SSIM_US;
-    c->pcie_latency = 1 * SSIM_US;
     c->spine_latency = 300;
-    c->nvlink_efficiency = 1.0;
-    c->ib_efficiency = 1.0;
     return c;
 }
 

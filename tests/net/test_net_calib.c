@@ -11,6 +11,7 @@
  * least-squares figures.
  */
 #include "tests/test_common.h"
+#include "tests/net/net-fixtures.h"
 
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
@@ -20,31 +21,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* gpn GPUs (and NICs) per node; NVLink 4 bytes/ns, NIC 1 byte/ns, PCIe 2 bytes/ns; latencies
- * 2 us (NVLink), 5 us (inter-node path), no efficiencies (as in test_net_comm.c). */
-static SsimCluster *cluster(guint nodes, guint gpn)
-{
-    SsimCluster *c = ssim_cluster_default();
-    c->gpus_per_node = gpn;
-    c->nics_per_node = gpn;
-    c->rails = gpn;
-    c->gpus_per_nic = 1;
-    c->nodes = nodes;
-    c->nodes_per_leaf = 32;
-    c->oversubscription = 1.0;
-    c->nvlink_bw = 4e9;
-    c->nic_bw = 1e9;
-    c->pcie_bw = 2e9;
-    c->nvlink_latency = 2 * SSIM_US;
-    c->nic_latency = 5 * SSIM_US;
-    c->pcie_latency = 1 * SSIM_US;
-    c->spine_latency = 0;
-    c->nvlink_efficiency = 1.0;
-    c->ib_efficiency = 1.0;
-    c->step_overhead = 0;
-    return c;
-}
 
 static SsimNet *net_of(const SsimCluster *c)
 {
@@ -112,7 +88,7 @@ Test(net_calib, calibrated_collective_alone_takes_its_calibrated_time)
     /* Ring all-reduce over 4 GPUs of 48000 bytes: 6 steps of 12000 bytes per flow, 3000 ns each
      * at 4 bytes/ns, so the flows take 18000 ns alone.  Calibrated to 102 us of which 12 us
      * latency: flows scaled by 90000 / 18000 = 5, 2 us latency per step. */
-    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 4);
     g_autoptr(SsimNet) net = net_of(c);
     Fixed f = {.total = 102000, .latency = 12000};
     SsimNetCalibration cal = {fixed_lookup, &f};
@@ -133,7 +109,7 @@ Test(net_calib, calibrated_collective_alone_takes_its_calibrated_time)
 Test(net_calib, unanswered_collective_keeps_the_nominal_network)
 {
     /* The nominal ring: 6 (2 us + 3000 ns) = 30 us. */
-    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 4);
     g_autoptr(SsimNet) net = net_of(c);
     Fixed f = {.total = 0};
     SsimNetCalibration cal = {fixed_lookup, &f};
@@ -149,7 +125,7 @@ Test(net_calib, two_calibrated_collectives_on_shared_links_share_the_bandwidth_p
     /* The same two all-reduces at once on the same GPUs: every NVLink direction carries both
      * rings' flows, each at half rate, so each step's flows take 2 x 15000 ns while the latency
      * is paid once per step: 12000 + 2 x 90000 = 192000 ns for both, against 102000 alone. */
-    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 4);
     g_autoptr(SsimNet) net = net_of(c);
     Fixed f = {.total = 102000, .latency = 12000};
     SsimNetCalibration cal = {fixed_lookup, &f};
@@ -306,7 +282,7 @@ Test(net_calib, least_squares_figures_of_a_linear_curve)
     for (guint k = 1; k <= 64; k *= 2)
         add_comm(p, "allreduce", 4, 4, (guint64)k << 20, 30.0 + (double)((guint64)k << 20) / 1e5);
     add_comm(p, "sendrecv", 2, 2, 1 << 20, 10.0); /* one size: no fit */
-    g_autoptr(SsimCluster) c = cluster(1, 8);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 8);
     g_autoptr(SsimNetCal) cal = ssim_netcal_new(p, c, SSIM_DTYPE_BF16);
     cr_assert_eq(ssim_netcal_n_fits(cal), 1);
     const SsimNetCalFit *f = ssim_netcal_fit(cal, 0);
@@ -367,7 +343,7 @@ Test(net_calib, two_classes_sharing_a_link_slow_each_other_by_hand)
      *   pp: took 6 us, alone 2 + 2 = 4 us: 2 us slower, for each of its 2 ops;
      *   tp: took 10 us, alone 2 (2 + 2) = 8 us: 2 us slower, for each of its 2 ops.
      */
-    g_autoptr(SsimCluster) c = cluster(1, 2);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 2);
     g_autoptr(SsimNet) net = net_of(c);
     g_autoptr(SsimGraph) g = ssim_graph_new();
     guint32 ranks[2] = {0, 1};

@@ -6,36 +6,13 @@
  * answers, and bit-identical reruns.  Figures are round (bytes/ns) so the times are exact.
  */
 #include "tests/test_common.h"
+#include "tests/net/net-fixtures.h"
 
 #include <shiftsim/cluster.h>
 #include <shiftsim/net.h>
 
 #include <math.h>
 #include <string.h>
-
-/* gpn GPUs (and NICs) per node; NVLink 4 bytes/ns, NIC 1 byte/ns, PCIe 2 bytes/ns; latencies
- * 2 us (NVLink), 5 us (inter-node path), no efficiencies. */
-static SsimCluster *cluster(guint nodes, guint gpn)
-{
-    SsimCluster *c = ssim_cluster_default();
-    c->gpus_per_node = gpn;
-    c->nics_per_node = gpn;
-    c->rails = gpn;
-    c->gpus_per_nic = 1;
-    c->nodes = nodes;
-    c->nodes_per_leaf = 32;
-    c->oversubscription = 1.0;
-    c->nvlink_bw = 4e9;
-    c->nic_bw = 1e9;
-    c->pcie_bw = 2e9;
-    c->nvlink_latency = 2 * SSIM_US;
-    c->nic_latency = 5 * SSIM_US;
-    c->pcie_latency = 1 * SSIM_US;
-    c->spine_latency = 0;
-    c->nvlink_efficiency = 1.0;
-    c->ib_efficiency = 1.0;
-    return c;
-}
 
 static SsimNet *net_for(const SsimCluster *c, SsimNetAlgorithm algo, SsimTime overhead)
 {
@@ -99,7 +76,7 @@ static SsimTime ring_allreduce(guint n, SsimTime alpha, guint64 S, double B)
 
 Test(net_comm, ring_allreduce_closed_form_one_node)
 {
-    g_autoptr(SsimCluster) c = cluster(1, 8);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 8);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 300);
     guint32 r[8];
     range(r, 8, 0, 1);
@@ -113,7 +90,7 @@ Test(net_comm, ring_allreduce_closed_form_across_nodes)
     /* 2 nodes x 4 GPUs: 4 rail-aligned rings; per step every GPU sends S/8 over NVLink
      * (4 bytes/ns) and each NIC carries one ring's S/32 (1 byte/ns): B = 4 bytes/ns.  Every
      * ring's node crossing goes through PXN: alpha = NVLink + inter-node latency. */
-    g_autoptr(SsimCluster) c = cluster(2, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
     guint32 r[8];
     range(r, 8, 0, 1);
@@ -121,7 +98,7 @@ Test(net_comm, ring_allreduce_closed_form_across_nodes)
     cr_assert_eq(run_makespan(g, net), ring_allreduce(8, 7000, 32000, 4.0));
 
     /* One GPU per node (a data-parallel group): same rail, NIC-limited, alpha = 5 us. */
-    g_autoptr(SsimCluster) c4 = cluster(4, 4);
+    g_autoptr(SsimCluster) c4 = t_round_cluster(4, 4);
     g_autoptr(SsimNet) net4 = net_for(c4, SSIM_NET_ALGO_AUTO, 0);
     guint32 dp[4];
     range(dp, 4, 1, 4);
@@ -134,7 +111,7 @@ Test(net_comm, concurrent_collectives_share_links)
 {
     /* Two all-reduces over the same 4 GPUs at once: each gets half of every NVLink, so the
      * bandwidth term doubles while the latency term stays. */
-    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 4);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
     guint32 r[4];
     range(r, 4, 0, 1);
@@ -149,7 +126,7 @@ Test(net_comm, hierarchical_closed_form)
     /* 2 nodes x 4: reduce-scatter on each node (3 steps of S/4 at 4 bytes/ns + 2 us), all-reduce
      * of S/4 on 4 same-rail rings across 2 nodes (2 steps of S/8 at 1 byte/ns + 5 us),
      * all-gather on each node (3 steps as the first phase). */
-    g_autoptr(SsimCluster) c = cluster(2, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_HIERARCHICAL, 0);
     guint32 r[8];
     range(r, 8, 0, 1);
@@ -163,7 +140,7 @@ Test(net_comm, hierarchical_closed_form)
 
 Test(net_comm, alltoall_direct_and_p2p)
 {
-    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 4);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
     guint32 r[4];
     range(r, 4, 0, 1);
@@ -172,7 +149,7 @@ Test(net_comm, alltoall_direct_and_p2p)
     cr_assert_eq(run_makespan(g, net), 2000 + 3 * 4000 / 4);
 
     /* A send/recv pair across nodes: one flow, NIC-limited, after the path latency. */
-    g_autoptr(SsimCluster) c2 = cluster(2, 4);
+    g_autoptr(SsimCluster) c2 = t_round_cluster(2, 4);
     g_autoptr(SsimNet) net2 = net_for(c2, SSIM_NET_ALGO_AUTO, 0);
     g_autoptr(SsimGraph) p = ssim_graph_new();
     t_p2p(p, SSIM_OP_SEND, 1, "pp", 5, 1000000, NODEPS);
@@ -227,7 +204,7 @@ Test(net_comm, choice_by_size_and_scope)
 
 Test(net_comm, tree_broadcast_reduce_complete_and_beat_ring_when_small)
 {
-    g_autoptr(SsimCluster) c = cluster(8, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(8, 4);
     guint32 r[32];
     range(r, 32, 0, 1);
     g_autoptr(SsimNet) tree = net_for(c, SSIM_NET_ALGO_TREE, 0);
@@ -250,7 +227,7 @@ Test(net_comm, tree_broadcast_reduce_complete_and_beat_ring_when_small)
 
 Test(net_comm, deterministic_and_reusable)
 {
-    g_autoptr(SsimCluster) c = cluster(4, 8);
+    g_autoptr(SsimCluster) c = t_round_cluster(4, 8);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 100);
     guint32 r[32];
     range(r, 32, 0, 1);
@@ -290,7 +267,7 @@ Test(net_comm, deterministic_and_reusable)
 
 Test(net_comm, too_many_ranks)
 {
-    g_autoptr(SsimCluster) c = cluster(1, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 4);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
     guint32 r[8];
     range(r, 8, 0, 1);
@@ -315,7 +292,7 @@ static const guint32 *eight_gpus(gpointer data, guint32 group, guint *n)
 Test(net_comm, representative_mapping)
 {
     /* One graph rank stands for GPU 8 (node 1); its one-member group is really GPUs 8..15. */
-    g_autoptr(SsimCluster) c = cluster(2, 8);
+    g_autoptr(SsimCluster) c = t_round_cluster(2, 8);
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
     static guint32 members[8] = {8, 9, 10, 11, 12, 13, 14, 15};
     static const guint32 map[2] = {8, 0};
@@ -366,7 +343,7 @@ Test(net_comm, copies_load_shared_links)
     static const guint32 table[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 0, 5, 6, 7, 4}};
     /* One NIC per GPU: the copy's flow is on other NICs and rails, the time is the lone flow's
      * (path latency + S / NIC bandwidth), as without copies. */
-    g_autoptr(SsimCluster) c = cluster(2, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
     cr_assert_eq(send_with_copies(c, 1, table), 5000 + 1000000);
     cr_assert_eq(send_with_copies(c, 2, table), 5000 + 1000000);
     /* One NIC per node (4 GPUs on it): both flows cross the same NIC, each at half its
@@ -382,7 +359,7 @@ Test(net_comm, copies_of_a_group_are_distinct)
 {
     /* A 4-GPU all-reduce over node 0.  A copy that permutes the group onto itself is the same
      * collective and adds nothing; a copy onto node 1 runs on node 1's own links. */
-    g_autoptr(SsimCluster) c = cluster(2, 4);
+    g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
     static const guint32 rotate[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 0, 4, 5, 6, 7}};
     static const guint32 other[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {4, 5, 6, 7, 0, 1, 2, 3}};
     guint32 r[4];
