@@ -426,7 +426,7 @@ Test(runtime, asynchronous_communication_model)
     guint32 r1 = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 64, NODEPS);
     cr_assert(ssim_graph_finalize(g, NULL));
     FakeNet f = {0};
-    SsimCommModel model = {&f, fake_attach, fake_start, NULL};
+    SsimCommModel model = {.data = &f, .attach = fake_attach, .start = fake_start};
     SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
     cfg.comm = &model;
     GError *error = NULL;
@@ -437,4 +437,170 @@ Test(runtime, asynchronous_communication_model)
     ASSERT_OP(t, a1, 0, 100, 877);
     ASSERT_OP(t, s0, 877, 877, 1654);
     ASSERT_OP(t, r1, 0, 877, 1654);
+}
+
+/*
+ * Replication (runtime.h): one graph rank standing for 4 copies on a 2 x 2 torus, copy c at
+ * (c % 2, c / 2).  A communication model whose times depend on the copy makes the copies drift
+ * apart, so each instance's start shows which copies it waited for.  X is each copy's own
+ * (periods 2 x 2) and takes 100 (c + 1) ns; Y joins the copies of one row (periods 1 x 2:
+ * {0, 1} and {2, 3}) and takes 10 (lowest copy + 1) ns, finished by the model's own event; Z
+ * joins the copies of one column (periods 2 x 1: {0, 2} and {1, 3}) and takes 5 ns; then 1 us of
+ * compute.
+ */
+typedef struct {
+    SsimEngine *engine;
+    SsimRun *run;
+    guint type;
+    guint32 x, y, z; /* matches */
+    guint started[3];
+} CopyNet;
+
+static void copy_done(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    (void)e;
+    CopyNet *f = user;
+    ssim_run_finish_instance(f->run, (guint32)a, (guint32)b);
+}
+
+static gboolean copy_attach(gpointer data, SsimEngine *engine, SsimRun *run, const SsimGraph *g,
+                            GError **error)
+{
+    (void)g, (void)error;
+    CopyNet *f = data;
+    f->engine = engine;
+    f->run = run;
+    f->type = ssim_engine_register(engine, copy_done, f);
+    return TRUE;
+}
+
+static SsimTime copy_start(gpointer data, SsimRun *run, guint32 match, guint32 instance,
+                           guint copy)
+{
+    (void)run;
+    CopyNet *f = data;
+    if (match == f->x) {
+        f->started[0]++;
+        return 100 * (SsimTime)(copy + 1);
+    }
+    if (match == f->y) {
+        f->started[1]++;
+        ssim_engine_schedule(f->engine, ssim_engine_now(f->engine) + 10 * (SsimTime)(copy + 1),
+                             f->type, match, instance);
+        return -1;
+    }
+    f->started[2]++;
+    return 5;
+}
+
+static SsimTime no_start(gpointer data, SsimRun *run, guint32 match)
+{
+    (void)data, (void)run, (void)match;
+    cr_assert_fail("a replicated run must call start_copy");
+    return 0;
+}
+
+#define ASSERT_COPY(t, n, c, i, s, e)                                                              \
+    do {                                                                                           \
+        gsize at_ = (gsize)(c) * (n) + (i);                                                        \
+        cr_assert_eq((t)->start[at_], (s), "copy %u op %u start %" G_GINT64_FORMAT " != %d",      \
+                     (guint)(c), (guint)(i), (t)->start[at_], (int)(s));                           \
+        cr_assert_eq((t)->end[at_], (e), "copy %u op %u end %" G_GINT64_FORMAT " != %d",          \
+                     (guint)(c), (guint)(i), (t)->end[at_], (int)(e));                             \
+    } while (0)
+
+Test(runtime, replicated_copies_meet_in_their_instances)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 gx = t_group(g, "x", 1, 0u), gy = t_group(g, "y", 1, 0u), gz = t_group(g, "z", 1, 0u);
+    guint32 x = t_coll(g, 0, "comm", gx, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    guint32 y = t_coll(g, 0, "comm", gy, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    guint32 z = t_coll(g, 0, "comm", gz, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    guint32 w = t_compute(g, 0, "compute", 1000, DEPS(z));
+    cr_assert(ssim_graph_finalize(g, NULL));
+    guint32 n = ssim_graph_n_ops(g);
+    CopyNet f = {.x = ssim_graph_op(g, x)->match, .y = ssim_graph_op(g, y)->match,
+                 .z = ssim_graph_op(g, z)->match};
+    guint32 period[6];
+    period[2 * f.x] = 2, period[2 * f.x + 1] = 2;
+    period[2 * f.y] = 1, period[2 * f.y + 1] = 2;
+    period[2 * f.z] = 2, period[2 * f.z + 1] = 1;
+    SsimReplication rep = {.n_copies = 4, .stride = 2, .period = period};
+
+    guint32 first[3];
+    cr_assert_eq(ssim_replication_instances(&rep, 3, first), 4 + 2 + 2);
+    cr_assert_eq(ssim_replication_instance(&rep, first, f.y, 3), first[f.y] + 1);
+    cr_assert_eq(ssim_replication_instance(&rep, first, f.z, 3), first[f.z] + 1);
+    cr_assert_eq(ssim_replication_instance(&rep, first, f.z, 2), first[f.z]);
+    cr_assert_eq(ssim_replication_instance(NULL, first, f.z, 2), f.z);
+
+    SsimCommModel model = {
+        .data = &f, .attach = copy_attach, .start = no_start, .start_copy = copy_start};
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.comm = &model;
+    cfg.replication = &rep;
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->n_copies, 4);
+    cr_assert_eq(t->n_ops, 4 * n);
+    cr_assert_null(t->ready);
+    cr_assert_eq(f.started[0], 4);
+    cr_assert_eq(f.started[1], 2);
+    cr_assert_eq(f.started[2], 2);
+    for (guint c = 0; c < 4; c++) {
+        ASSERT_COPY(t, n, c, x, 0, 100 * (c + 1));
+        /* Row {0, 1} starts when copy 1 is ready (200) and takes 10; row {2, 3} at 400, 30. */
+        ASSERT_COPY(t, n, c, y, c < 2 ? 200 : 400, c < 2 ? 210 : 430);
+        /* Each column has a copy of each row, so both wait for the second row. */
+        ASSERT_COPY(t, n, c, z, 430, 435);
+        ASSERT_COPY(t, n, c, w, 435, 1435);
+    }
+    cr_assert_eq(t->makespan, 1435);
+}
+
+Test(runtime, replication_refusals_and_deadlocks_name_the_copy)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "tp", 1, 0u);
+    t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    guint32 period[2] = {3, 1};
+    SsimReplication rep = {.n_copies = 4, .stride = 2, .period = period};
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.replication = &rep;
+    GError *error = NULL;
+    cr_assert_null(ssim_runtime_run_config(g, &cfg, &error));
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH));
+    cr_assert(strstr(error->message, "periods 3 x 1") != NULL, "%s", error->message);
+    g_clear_error(&error);
+
+    rep.stride = 3; /* does not divide 4 copies */
+    period[0] = 1;
+    cr_assert_null(ssim_runtime_run_config(g, &cfg, &error));
+    cr_assert(strstr(error->message, "stride 3") != NULL, "%s", error->message);
+    g_clear_error(&error);
+
+    rep.stride = 2;
+    FakeNet fake = {0};
+    SsimCommModel plain = {.data = &fake, .attach = fake_attach, .start = fake_start};
+    cfg.comm = &plain;
+    cr_assert_null(ssim_runtime_run_config(g, &cfg, &error));
+    cr_assert(strstr(error->message, "cannot replay a replicated run") != NULL, "%s",
+              error->message);
+    g_clear_error(&error);
+    cfg.comm = NULL;
+
+    /* A collective whose group has a member that never issues it deadlocks in every copy. */
+    g_autoptr(SsimGraph) h = ssim_graph_new();
+    guint32 pair = t_group(h, "tp", 2, 0u, 1u);
+    t_coll(h, 0, "comm", pair, SSIM_COLL_ALLREDUCE, 64, NODEPS);
+    t_compute(h, 1, "compute", 10, NODEPS);
+    cr_assert(ssim_graph_finalize(h, NULL));
+    period[0] = 2, period[1] = 2;
+    cr_assert_null(ssim_runtime_run_config(h, &cfg, &error));
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
+    cr_assert(strstr(error->message, "4 of 8 ops finished") != NULL, "%s", error->message);
+    cr_assert(strstr(error->message, "rank 0 copy 3 stream comm") != NULL, "%s", error->message);
+    cr_assert(strstr(error->message, "rank 1 never issues it") != NULL, "%s", error->message);
 }

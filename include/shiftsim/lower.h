@@ -73,6 +73,7 @@
 #pragma once
 
 #include <shiftsim/graph.h>
+#include <shiftsim/runtime.h>
 #include <shiftsim/model.h>
 #include <shiftsim/parallel.h>
 #include <shiftsim/place.h>
@@ -158,6 +159,18 @@ guint ssim_lowered_weight(const SsimLowered *lowered);
  * representative runs, its copies run too on their GPUs (exact mode: weight 1, no copies).
  */
 guint32 ssim_lowered_copy_gpu(const SsimLowered *lowered, guint32 gpu, guint copy);
+/*
+ * Every GPU simulated from a representative lowering (runtime.h's SsimReplication): copies are
+ * the representative's (ssim_lowered_copy_gpu; stride tp, weight copies), and each match of the
+ * current graph gets the periods of its logical membership (the least tp and dp shifts that map
+ * the GPUs of its group, or of its send/receive pair, onto themselves), so that a collective
+ * instance gathers exactly the copies its real group holds.  Returns the period array (2 per
+ * match, the caller's to g_free; `out` borrows it), or NULL with `error` set when a match's GPUs
+ * are not its members' copies (placement or a graph that is not symmetric).  Call it again after
+ * ssim_lowered_place().
+ */
+guint32 *ssim_lowered_replication(const SsimLowered *lowered, SsimReplication *out,
+                                  GError **error);
 /* Global rank of graph rank `rank`, and the whole map (n = graph ranks). */
 guint32 ssim_lowered_global_rank(const SsimLowered *lowered, guint32 rank);
 const guint32 *ssim_lowered_rank_map(const SsimLowered *lowered, guint *n);

@@ -56,9 +56,15 @@ typedef struct {
 
 #define SSIM_RUN_LIMITS_NONE {.until = SSIM_TIME_NEVER, .max_events = 0}
 
-/* The outcome of a run: per-op times, owned by the caller (ssim_timeline_free). */
+/*
+ * The outcome of a run: per-op times, owned by the caller (ssim_timeline_free).  A replicated
+ * run (SsimReplication) has n_copies copies of every op: copy c of graph op i is entry
+ * c * (n_ops / n_copies) + i, and keeps no `ready` times (NULL), which only traces and reports
+ * of an explicit graph show.
+ */
 typedef struct {
-    guint32 n_ops;
+    guint32 n_ops;          /* entries: graph ops times n_copies */
+    guint n_copies;         /* 1, or the replication's copies */
     SsimTime *ready;        /* when the op was reached on its stream with inputs done */
     SsimTime *start;
     SsimTime *end;
@@ -93,12 +99,53 @@ typedef struct {
                        GError **error);
     SsimTime (*start)(gpointer data, SsimRun *run, guint32 match);
     void (*detach)(gpointer data, SsimRun *run);
+    /*
+     * Replicated runs (SsimReplication) call this instead of `start`: instance `instance`
+     * (numbered as ssim_replication_instances() says) of `match` has all its members ready;
+     * `copy` is the lowest copy taking part.  Same contract as `start`, ending with
+     * ssim_run_finish_instance().  NULL: the model cannot replay replicated runs.
+     */
+    SsimTime (*start_copy)(gpointer data, SsimRun *run, guint32 match, guint32 instance,
+                           guint copy);
 } SsimCommModel;
 
 /* Ends `match` at the engine's current time (only for a match whose start returned -1). */
 void ssim_run_finish_match(SsimRun *run, guint32 match);
+/* The same for instance `instance` of `match` of a replicated run (start_copy returned -1). */
+void ssim_run_finish_instance(SsimRun *run, guint32 match, guint32 instance);
 SsimEngine *ssim_run_engine(SsimRun *run);
 
+/*
+ * Replication: every graph rank stands for `n_copies` GPUs that run its program (a
+ * representative and its symmetric copies, lower.h), and the run simulates each copy on its own:
+ * its own op states and times, streams, interference and collective instances.  Copy c sits at
+ * (c % stride, c / stride) on a stride x (n_copies / stride) torus, copy 0 being the graph rank
+ * itself.  The copies that meet in one instance of match m are those whose coordinates agree
+ * modulo (period[2m], period[2m+1]), which divide the torus sides: a tensor-parallel collective
+ * of a representative, whose tp peers are its copies along the first axis, has periods
+ * (1, n_copies / stride) and one instance per data-parallel replica; a send between two stages
+ * has periods (stride, n_copies / stride), one instance per copy.  An instance has the match's
+ * members times n_copies / (period[2m] * period[2m+1]) copies of each; its duration is the
+ * match's (the cost model is asked as for the graph alone), or a communication model's that
+ * has `start_copy` (SsimCommModel), which then moves each instance's own traffic.
+ */
+typedef struct {
+    guint n_copies;        /* 0 or 1: none */
+    guint stride;          /* divides n_copies */
+    const guint32 *period; /* 2 per match of the graph */
+} SsimReplication;
+
+/*
+ * Instances are numbered match by match: match m's come first[m], first[m] + 1, ... (period[2m]
+ * * period[2m + 1] of them), copy c joining first[m] + (c % stride) % period[2m] + period[2m] *
+ * ((c / stride) % period[2m + 1]).  Fills `first` (n_matches entries; may be NULL) and returns
+ * the number of instances; without replication (`rep` NULL or one copy) instance m is match m.
+ * The periods must divide the torus sides (the runtime checks them before it runs).
+ */
+guint64 ssim_replication_instances(const SsimReplication *rep, guint32 n_matches, guint32 *first);
+/* The instance copy `copy` of match `match` joins, with `first` from the call above. */
+guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *first,
+                                  guint32 match, guint copy);
 typedef struct {
     const SsimCostModel *cost;  /* NULL: the simple model with its defaults */
     const SsimCommModel *comm;  /* NULL: communication durations come from `cost` */
@@ -109,10 +156,12 @@ typedef struct {
      */
     double overlap_slowdown;
     SsimRunLimits limits;
+    const SsimReplication *replication; /* NULL: every rank is one GPU */
 } SsimRunConfig;
 
 #define SSIM_RUN_CONFIG_INIT                                                                       \
-    {.cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE}
+    {.cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,         \
+     .replication = NULL}
 
 /* ssim_runtime_run() with every knob. */
 SsimTimeline *ssim_runtime_run_config(const SsimGraph *graph, const SsimRunConfig *config,

@@ -50,7 +50,14 @@ typedef struct {
     const SsimModel *model;
     const SsimCluster *cluster;
     const SsimParallel *par;
-    gboolean exact;            /* emit every GPU instead of one representative per stage */
+    /* Simulate every GPU instead of one representative per stage.  By default the stage
+     * programs are lowered once and every GPU replays its copy (SsimReplication: its own times,
+     * streams, collective instances and, under the flow network, traffic; about 20 bytes an op
+     * copy); `exact_graph`, or asking ssim_simulate() for the lowered graph, the timeline or the
+     * per-op uncontended times, lower every GPU's program on its own instead (the explicit
+     * graph, about 270 bytes an op). */
+    gboolean exact;
+    gboolean exact_graph;
     gboolean ignore_memory;    /* simulate even when the memory estimate exceeds the GPU */
     const SsimCostModel *cost; /* NULL: the analytic model of `cluster` */
     /* Communication through the flow-level network (net.h: max-min shared links, collectives
@@ -152,14 +159,16 @@ void ssim_result_measure(SsimResult *result, const SsimLowered *lowered,
 
 /*
  * Fills the contention figures of `result` (and sets has_contention) from a replay through the
- * flow network: `uncontended` is ssim_net_uncontended()'s per-match array (n_matches entries).
+ * flow network: `uncontended` is ssim_net_uncontended()'s per-match array (n_matches entries;
+ * per instance, with every op copy measured, when `replication` is the run's, else NULL).
  * A communication op's slowdown is end - start - uncontended of its match, filed under its
  * lowering class (tp, pp, dp; others are left out).  When `per_op` is not NULL it is resized
  * to the graph's ops and receives each op's uncontended time (-1 for other ops).
  */
 void ssim_result_measure_contention(SsimResult *result, const SsimLowered *lowered,
-                                    const SsimTimeline *timeline, const SsimTime *uncontended,
-                                    guint n_matches, GArray *per_op);
+                                    const SsimTimeline *timeline,
+                                    const SsimReplication *replication,
+                                    const SsimTime *uncontended, guint n_matches, GArray *per_op);
 /* The sums behind it for any graph, classes taken from the ops' labels ("tp", "pp", "dp"):
  * `extra[c]` the time beyond uncontended, `alone[c]` the uncontended time, over every op. */
 void ssim_contention_sum(const SsimGraph *graph, const SsimTimeline *timeline,

@@ -143,7 +143,7 @@ int ssim_verb_simulate(int argc, char **argv)
     g_autofree char *recompute = NULL, *zero = NULL, *bucket = NULL, *tp_comm = NULL;
     g_autofree char *format_name = NULL, *timeline = NULL, *split = NULL, *order = NULL;
     gint nodes = -1, dp = -1, tp = -1, pp = -1, vstages = -1, mb = -1, gbs = -1;
-    gboolean seq_parallel = FALSE, ignore_memory = FALSE, exact = FALSE;
+    gboolean seq_parallel = FALSE, ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE;
     g_autofree char *profile_path = NULL, *network_name = NULL;
     gboolean explain_costs = FALSE;
     SsimCliLimits limits;
@@ -198,7 +198,11 @@ int ssim_verb_simulate(int argc, char **argv)
         {"order", 0, 0, G_OPTION_ARG_STRING, &order,
          "Rank order, innermost first (default tp-dp-pp: a TP group sits inside a node)", "AXES"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
-         "Simulate every GPU instead of one representative rank per pipeline stage", NULL},
+         "Simulate every GPU instead of one representative rank per pipeline stage (each GPU "
+         "replays its own copy of its stage's program)", NULL},
+        {"exact-graph", 0, 0, G_OPTION_ARG_NONE, &exact_graph,
+         "With --exact: lower every GPU's program on its own (the explicit per-GPU graph, about "
+         "13x the memory; implied by --timeline)", NULL},
         {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &ignore_memory,
          "Simulate even when the memory estimate exceeds a GPU's HBM", NULL},
         {"network", 0, 0, G_OPTION_ARG_STRING, &network_name,
@@ -334,7 +338,8 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimSimConfig config = {.model = model,
                             .cluster = cluster,
                             .par = &par,
-                            .exact = exact,
+                            .exact = exact || exact_graph,
+                            .exact_graph = exact_graph,
                             .ignore_memory = ignore_memory};
     SsimCostExplain explain;
     SsimClassExplain class_explain;

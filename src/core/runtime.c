@@ -38,22 +38,32 @@ struct SsimRun {
     const SsimOp *ops;       /* the graph's arrays, fetched once */
     const guint32 *succ_first, *succs;
     const guint32 *match_first, *match_ops, *match_expected;
-    guint32 *word;           /* per op: state << 30 | pending predecessors */
-    guint32 *arrived;
-    SsimTime *ready, *start, *end;
+    guint32 n;               /* graph ops; copy c of op i is entry c * n + i of the arrays below */
+    guint32 *word;           /* per op copy: state << 30 | pending predecessors */
+    guint32 *arrived;        /* per match instance */
+    SsimTime *ready, *start, *end; /* ready is NULL when replicated */
     guint ev_op_end, ev_match_end;
-    guint32 n_done;
+    guint64 n_done;
+
+    /*
+     * Replication (runtime.h): n_copies copies on a stride x hi torus; `period` 2 per match and
+     * `inst_first` each match's first instance (NULL without replication: instance = match).
+     */
+    guint n_copies, stride, hi;
+    const guint32 *period;
+    guint32 *inst_first;
 
     /*
      * Interference (only when slowdown > 0).  Each stream runs at most one op, so the progress
-     * of running compute is kept per stream: the work left at full speed as of `since`, and a
-     * version that invalidates the end event scheduled before the latest rate change.
+     * of running compute is kept per stream copy (stream * n_copies + copy): the work left at
+     * full speed as of `since`, and a version that invalidates the end event scheduled before
+     * the latest rate change.
      */
     double slowdown;
-    guint32 *comm_active;            /* per rank: running communication ops */
+    guint32 *comm_active;            /* per rank copy: running communication ops */
     guint32 *rank_stream_first;      /* per rank: its streams, CSR */
     guint32 *rank_streams;
-    guint32 *running;                /* per stream: the running compute op or SSIM_NONE */
+    guint32 *running;                /* per stream copy: the running compute op or SSIM_NONE */
     SsimTime *work, *since;
     guint32 *version;
 };
@@ -129,24 +139,63 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 
 /* ---- replay ---- */
 
-static void make_ready(Run *r, guint32 i);
+/* Entry of copy c of op i in the per-op arrays, and the op-end event's key for it. */
+#define AT(r, c, i) ((gsize)(c) * (r)->n + (i))
+#define OP_KEY(c, i) (((guint64)(c) << 32) | (i))
 
-/* Duration at the rank's current speed of `work` ns of full-speed compute. */
-static SsimTime scaled(const Run *r, guint32 rank, SsimTime work)
+/* The instance of match m that copy c takes part in (0 without replication). */
+static inline guint32 instance_of(const Run *r, guint32 m, guint c)
 {
-    if (r->comm_active[rank] == 0)
+    if (r->period == NULL)
+        return 0;
+    guint pt = r->period[2 * m], pd = r->period[2 * m + 1];
+    return (c % r->stride) % pt + pt * ((c / r->stride) % pd);
+}
+
+/* Copies in each instance of match m. */
+static inline guint instance_copies(const Run *r, guint32 m)
+{
+    if (r->period == NULL)
+        return 1;
+    return (r->stride / r->period[2 * m]) * (r->hi / r->period[2 * m + 1]);
+}
+
+/* The j-th copy (in increasing order) of instance k of match m. */
+static inline guint instance_copy(const Run *r, guint32 m, guint32 k, guint j)
+{
+    if (r->period == NULL)
+        return 0;
+    guint pt = r->period[2 * m], pd = r->period[2 * m + 1], nt = r->stride / pt;
+    return k % pt + (j % nt) * pt + r->stride * (k / pt + (j / nt) * pd);
+}
+
+/* Index of instance k of match m in `arrived`. */
+static inline gsize instance_index(const Run *r, guint32 m, guint32 k)
+{
+    return r->inst_first == NULL ? m : (gsize)r->inst_first[m] + k;
+}
+
+static void make_ready(Run *r, guint c, guint32 i);
+
+/* Duration at the rank copy's current speed of `work` ns of full-speed compute. */
+static SsimTime scaled(const Run *r, gsize rank_copy, SsimTime work)
+{
+    if (r->comm_active[rank_copy] == 0)
         return work;
     return (SsimTime)llround((double)work * (1.0 + r->slowdown));
 }
 
 /*
- * A rank's compute speed changes: bank the progress of its running compute ops at the old speed
- * and reschedule their ends at the new one.  The stale end events are ignored when they fire.
+ * A rank copy's compute speed changes: bank the progress of its running compute ops at the old
+ * speed and reschedule their ends at the new one.  The stale end events are ignored when they
+ * fire.
  */
-static void rerate(Run *r, guint32 rank, gboolean was_slow)
+static void rerate(Run *r, guint32 rank, guint c, gboolean was_slow)
 {
+    gsize rc = (gsize)rank * r->n_copies + c;
     for (guint32 k = r->rank_stream_first[rank]; k < r->rank_stream_first[rank + 1]; k++) {
-        guint32 s = r->rank_streams[k], i = r->running[s];
+        gsize s = (gsize)r->rank_streams[k] * r->n_copies + c;
+        guint32 i = r->running[s];
         if (i == SSIM_NONE)
             continue;
         SsimTime elapsed = r->now - r->since[s];
@@ -154,32 +203,40 @@ static void rerate(Run *r, guint32 rank, gboolean was_slow)
                                  : elapsed;
         r->work[s] = MAX(r->work[s] - done, 0);
         r->since[s] = r->now;
-        ssim_engine_schedule(r->engine, r->now + scaled(r, rank, r->work[s]), r->ev_op_end, i,
-                             ++r->version[s]);
+        ssim_engine_schedule(r->engine, r->now + scaled(r, rc, r->work[s]), r->ev_op_end,
+                             OP_KEY(c, i), ++r->version[s]);
     }
 }
 
-/* Counts a match's communication in or out on each member rank (both ends of a p2p pair). */
-static void comm_change(Run *r, guint32 m, int delta)
+/* Counts an instance's communication in or out on each member rank copy (both ends of a p2p
+ * pair). */
+static void comm_change(Run *r, guint32 m, guint32 k, int delta)
 {
-    for (guint32 k = r->match_first[m]; k < r->match_first[m + 1]; k++) {
-        guint32 rank = r->ops[r->match_ops[k]].rank;
-        guint32 before = r->comm_active[rank];
-        r->comm_active[rank] = (guint32)((int)before + delta);
-        if ((before == 0) != (r->comm_active[rank] == 0))
-            rerate(r, rank, before > 0);
+    guint nc = instance_copies(r, m);
+    for (guint32 e = r->match_first[m]; e < r->match_first[m + 1]; e++) {
+        guint32 rank = r->ops[r->match_ops[e]].rank;
+        for (guint j = 0; j < nc; j++) {
+            guint c = instance_copy(r, m, k, j);
+            gsize rc = (gsize)rank * r->n_copies + c;
+            guint32 before = r->comm_active[rc];
+            r->comm_active[rc] = (guint32)((int)before + delta);
+            if ((before == 0) != (r->comm_active[rc] == 0))
+                rerate(r, rank, c, before > 0);
+        }
     }
 }
 
-static void finish(Run *r, guint32 i)
+static void finish(Run *r, guint c, guint32 i)
 {
-    r->end[i] = r->now;
-    r->word[i] = WITH_STATE(r->word[i], DONE);
+    gsize x = AT(r, c, i);
+    r->end[x] = r->now;
+    r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
+    guint32 *word = r->word + AT(r, c, 0);
     for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
         guint32 s = r->succs[e];
-        if (--r->word[s] == 0) /* state WAITING is 0, so the word is the count */
-            make_ready(r, s);
+        if (--word[s] == 0) /* state WAITING is 0, so the word is the count */
+            make_ready(r, c, s);
     }
 }
 
@@ -192,64 +249,105 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
     return t < 0 ? 0 : t;
 }
 
-static void make_ready(Run *r, guint32 i)
+static void make_ready(Run *r, guint c, guint32 i)
 {
     SsimTime now = r->now;
     const SsimOp *op = &r->ops[i];
-    r->ready[i] = now;
+    gsize x = AT(r, c, i);
+    if (r->ready != NULL)
+        r->ready[x] = now;
     if (op->kind == SSIM_OP_COMPUTE) {
-        r->word[i] = WITH_STATE(0, RUNNING);
-        r->start[i] = now;
+        r->word[x] = WITH_STATE(0, RUNNING);
+        r->start[x] = now;
         SsimTime d = op_duration(r, i, 1);
         if (r->slowdown > 0) {
-            guint32 s = op->stream;
+            gsize s = (gsize)op->stream * r->n_copies + c;
             r->running[s] = i;
             r->work[s] = d;
             r->since[s] = now;
-            d = scaled(r, op->rank, d);
-            ssim_engine_schedule(r->engine, now + d, r->ev_op_end, i, ++r->version[s]);
+            d = scaled(r, (gsize)op->rank * r->n_copies + c, d);
+            ssim_engine_schedule(r->engine, now + d, r->ev_op_end, OP_KEY(c, i), ++r->version[s]);
             return;
         }
-        ssim_engine_schedule(r->engine, now + d, r->ev_op_end, i, 0);
+        ssim_engine_schedule(r->engine, now + d, r->ev_op_end, OP_KEY(c, i), 0);
         return;
     }
-    r->word[i] = WITH_STATE(0, ARRIVED);
-    guint32 m = op->match, expected = r->match_expected[m];
-    if (++r->arrived[m] < expected)
+    r->word[x] = WITH_STATE(0, ARRIVED);
+    guint32 m = op->match, expected = r->match_expected[m], k = instance_of(r, m, c);
+    guint nc = instance_copies(r, m);
+    if (++r->arrived[instance_index(r, m, k)] < expected * nc)
         return;
     const guint32 *members = r->match_ops + r->match_first[m];
     guint32 n = r->match_first[m + 1] - r->match_first[m];
-    for (guint32 k = 0; k < n; k++) {
-        r->word[members[k]] = WITH_STATE(0, RUNNING);
-        r->start[members[k]] = now;
+    for (guint j = 0; j < nc; j++) {
+        gsize base = AT(r, instance_copy(r, m, k, j), 0);
+        for (guint32 e = 0; e < n; e++) {
+            r->word[base + members[e]] = WITH_STATE(0, RUNNING);
+            r->start[base + members[e]] = now;
+        }
     }
     gboolean is_comm = op->kind != SSIM_OP_BARRIER;
     if (is_comm && r->slowdown > 0)
-        comm_change(r, m, +1);
+        comm_change(r, m, k, +1);
     SsimTime d;
     if (is_comm && r->comm != NULL && op->duration < 0) {
-        d = r->comm->start(r->comm->data, r, m);
+        d = r->period == NULL ? r->comm->start(r->comm->data, r, m)
+                              : r->comm->start_copy(r->comm->data, r, m,
+                                                    (guint32)instance_index(r, m, k),
+                                                    instance_copy(r, m, k, 0));
         if (d < 0)
-            return; /* the model calls ssim_run_finish_match() */
+            return; /* the model calls ssim_run_finish_match() or _instance() */
     } else {
         d = op_duration(r, members[0], expected);
     }
-    ssim_engine_schedule(r->engine, now + d, r->ev_match_end, m, 0);
+    ssim_engine_schedule(r->engine, now + d, r->ev_match_end, m, k);
 }
 
-static void end_match(Run *r, guint32 m)
+static void end_match(Run *r, guint32 m, guint32 k)
 {
     const SsimOp *first = &r->ops[r->match_ops[r->match_first[m]]];
     if (first->kind != SSIM_OP_BARRIER && r->slowdown > 0)
-        comm_change(r, m, -1);
-    for (guint32 k = r->match_first[m]; k < r->match_first[m + 1]; k++)
-        finish(r, r->match_ops[k]);
+        comm_change(r, m, k, -1);
+    guint nc = instance_copies(r, m);
+    for (guint j = 0; j < nc; j++) {
+        guint c = instance_copy(r, m, k, j);
+        for (guint32 e = r->match_first[m]; e < r->match_first[m + 1]; e++)
+            finish(r, c, r->match_ops[e]);
+    }
 }
 
 void ssim_run_finish_match(SsimRun *r, guint32 m)
 {
     r->now = ssim_engine_now(r->engine);
-    end_match(r, m);
+    end_match(r, m, 0);
+}
+
+void ssim_run_finish_instance(SsimRun *r, guint32 m, guint32 instance)
+{
+    r->now = ssim_engine_now(r->engine);
+    end_match(r, m, r->inst_first == NULL ? 0 : instance - r->inst_first[m]);
+}
+
+guint64 ssim_replication_instances(const SsimReplication *rep, guint32 n_matches, guint32 *first)
+{
+    guint64 total = 0;
+    for (guint32 m = 0; m < n_matches; m++) {
+        if (first != NULL)
+            first[m] = (guint32)total;
+        total += rep == NULL || rep->n_copies <= 1
+                     ? 1
+                     : (guint64)rep->period[2 * m] * rep->period[2 * m + 1];
+    }
+    return total;
+}
+
+guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *first,
+                                  guint32 match, guint copy)
+{
+    if (rep == NULL || rep->n_copies <= 1)
+        return match;
+    guint pt = rep->period[2 * match], pd = rep->period[2 * match + 1];
+    return first[match] + (copy % rep->stride) % pt + pt * ((copy / rep->stride) % pd);
 }
 
 SsimEngine *ssim_run_engine(SsimRun *r)
@@ -260,23 +358,23 @@ SsimEngine *ssim_run_engine(SsimRun *r)
 static void on_op_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
     Run *r = user;
+    guint c = (guint)(a >> 32);
     guint32 i = (guint32)a;
     if (r->slowdown > 0) {
-        guint32 s = r->ops[i].stream;
+        gsize s = (gsize)r->ops[i].stream * r->n_copies + c;
         if (b != r->version[s])
             return; /* superseded by a rate change */
         r->running[s] = SSIM_NONE;
     }
     r->now = ssim_engine_now(e);
-    finish(r, i);
+    finish(r, c, i);
 }
 
 static void on_match_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
-    (void)b;
     Run *r = user;
     r->now = ssim_engine_now(e);
-    end_match(r, (guint32)a);
+    end_match(r, (guint32)a, (guint32)b);
 }
 
 void ssim_timeline_free(SsimTimeline *t)
@@ -291,7 +389,7 @@ void ssim_timeline_free(SsimTimeline *t)
 
 /* ---- deadlock diagnosis ---- */
 
-static void describe_match_wait(const Run *r, guint32 i, GString *out)
+static void describe_match_wait(const Run *r, guint c, guint32 i, GString *out)
 {
     const SsimGraph *g = r->g;
     const SsimOp *op = ssim_graph_op(g, i);
@@ -312,10 +410,12 @@ static void describe_match_wait(const Run *r, guint32 i, GString *out)
                                    op->peer, ssim_graph_op_label(g, other, label, sizeof label));
         return;
     }
+    guint nc = instance_copies(r, op->match);
     g_string_append_printf(out, "blocked in %s %s (group %s, tag %u): %u of %u members arrived",
                            op->kind == SSIM_OP_BARRIER ? "barrier" : "collective", label,
-                           ssim_graph_group_name(g, op->group), op->tag, r->arrived[op->match],
-                           expected);
+                           ssim_graph_group_name(g, op->group), op->tag,
+                           r->arrived[instance_index(r, op->match, instance_of(r, op->match, c))],
+                           expected * nc);
     guint gn;
     const guint32 *ranks = ssim_graph_group_ranks(g, op->group, &gn);
     for (guint k = 0; k < gn; k++) {
@@ -325,14 +425,14 @@ static void describe_match_wait(const Run *r, guint32 i, GString *out)
                 member = members[j];
         if (member == SSIM_NONE)
             g_string_append_printf(out, "; rank %u never issues it", ranks[k]);
-        else if (STATE(r->word[member]) == WAITING)
+        else if (STATE(r->word[AT(r, c, member)]) == WAITING)
             g_string_append_printf(out, "; rank %u has not reached it (%s on stream %s)",
                                    ranks[k], ssim_graph_op_label(g, member, label, sizeof label),
                                    ssim_graph_stream_name(g, ssim_graph_op(g, member)->stream));
     }
 }
 
-static void describe_dep_wait(const Run *r, guint32 i, GString *out)
+static void describe_dep_wait(const Run *r, guint c, guint32 i, GString *out)
 {
     const SsimGraph *g = r->g;
     char label[128], dl[128];
@@ -342,7 +442,7 @@ static void describe_dep_wait(const Run *r, guint32 i, GString *out)
     const guint32 *d = ssim_graph_deps(g, i, &nd);
     guint shown = 0;
     for (guint k = 0; k < nd; k++) {
-        if (STATE(r->word[d[k]]) == DONE)
+        if (STATE(r->word[AT(r, c, d[k])]) == DONE)
             continue;
         const SsimOp *dep = ssim_graph_op(g, d[k]);
         if (shown++ < 4)
@@ -359,20 +459,25 @@ static void describe_dep_wait(const Run *r, guint32 i, GString *out)
 static void diagnose_deadlock(const Run *r, GError **error)
 {
     const SsimGraph *g = r->g;
-    guint32 n_ops = ssim_graph_n_ops(g), n_streams = ssim_graph_n_streams(g);
-    g_autofree guint32 *head = g_new(guint32, MAX(n_streams, 1));
-    memset(head, 0xff, sizeof(guint32) * MAX(n_streams, 1));
-    for (guint32 i = 0; i < n_ops; i++) {
-        const SsimOp *op = ssim_graph_op(g, i);
-        if (STATE(r->word[i]) != DONE && head[op->stream] == SSIM_NONE)
-            head[op->stream] = i;
-    }
+    guint32 n_ops = r->n, n_streams = ssim_graph_n_streams(g);
+    gsize n_heads = MAX((gsize)n_streams * r->n_copies, 1);
+    g_autofree guint32 *head = g_new(guint32, n_heads);
+    memset(head, 0xff, sizeof(guint32) * n_heads);
+    for (guint c = 0; c < r->n_copies; c++)
+        for (guint32 i = 0; i < n_ops; i++) {
+            gsize s = (gsize)ssim_graph_op(g, i)->stream * r->n_copies + c;
+            if (STATE(r->word[AT(r, c, i)]) != DONE && head[s] == SSIM_NONE)
+                head[s] = i;
+        }
     GString *msg = g_string_new(NULL);
-    g_string_append_printf(msg, "deadlock at t=%" G_GINT64_FORMAT " ns: %u of %u ops finished; "
-                           "blocked streams:", ssim_engine_now(r->engine), r->n_done, n_ops);
+    g_string_append_printf(msg, "deadlock at t=%" G_GINT64_FORMAT " ns: %" G_GUINT64_FORMAT
+                           " of %" G_GUINT64_FORMAT " ops finished; blocked streams:",
+                           ssim_engine_now(r->engine), r->n_done, (guint64)n_ops * r->n_copies);
     guint listed = 0, more = 0;
-    for (guint32 s = 0; s < n_streams; s++) {
+    for (gsize s = 0; s < (gsize)n_streams * r->n_copies; s++) {
         guint32 i = head[s];
+        guint c = (guint)(s % r->n_copies);
+        guint32 stream = (guint32)(s / r->n_copies);
         if (i == SSIM_NONE)
             continue;
         if (listed >= 16) {
@@ -380,17 +485,20 @@ static void diagnose_deadlock(const Run *r, GError **error)
             continue;
         }
         listed++;
-        g_string_append_printf(msg, "\n  rank %u stream %s: ", ssim_graph_stream_rank(g, s),
-                               ssim_graph_stream_name(g, s));
+        g_string_append_printf(msg, "\n  rank %u", ssim_graph_stream_rank(g, stream));
+        if (r->n_copies > 1)
+            g_string_append_printf(msg, " copy %u", c);
+        g_string_append_printf(msg, " stream %s: ", ssim_graph_stream_name(g, stream));
         char label[128];
-        if (STATE(r->word[i]) == ARRIVED)
-            describe_match_wait(r, i, msg);
-        else if (STATE(r->word[i]) == RUNNING)
+        guint32 state = STATE(r->word[AT(r, c, i)]);
+        if (state == ARRIVED)
+            describe_match_wait(r, c, i, msg);
+        else if (state == RUNNING)
             g_string_append_printf(msg, "%s started but never completed (its communication "
                                    "model did not finish it)",
                                    ssim_graph_op_label(g, i, label, sizeof label));
         else
-            describe_dep_wait(r, i, msg);
+            describe_dep_wait(r, c, i, msg);
     }
     if (more)
         g_string_append_printf(msg, "\n  ... and %u more blocked streams", more);
@@ -412,18 +520,18 @@ static void setup_interference(Run *r, double slowdown)
 {
     const SsimGraph *g = r->g;
     guint32 nr = ssim_graph_n_ranks(g), ns = ssim_graph_n_streams(g);
+    gsize nrc = MAX((gsize)nr * r->n_copies, 1), nsc = MAX((gsize)ns * r->n_copies, 1);
     r->slowdown = slowdown;
-    r->comm_active = g_new0(guint32, MAX(nr, 1));
+    r->comm_active = g_new0(guint32, nrc);
     r->rank_stream_first = g_new0(guint32, nr + 1);
     r->rank_streams = g_new(guint32, MAX(ns, 1));
-    r->running = g_new(guint32, MAX(ns, 1));
-    r->work = g_new0(SsimTime, MAX(ns, 1));
-    r->since = g_new0(SsimTime, MAX(ns, 1));
-    r->version = g_new0(guint32, MAX(ns, 1));
-    for (guint32 s = 0; s < ns; s++) {
+    r->running = g_new(guint32, nsc);
+    r->work = g_new0(SsimTime, nsc);
+    r->since = g_new0(SsimTime, nsc);
+    r->version = g_new0(guint32, nsc);
+    memset(r->running, 0xff, sizeof(guint32) * nsc);
+    for (guint32 s = 0; s < ns; s++)
         r->rank_stream_first[ssim_graph_stream_rank(g, s) + 1]++;
-        r->running[s] = SSIM_NONE;
-    }
     for (guint32 k = 0; k < nr; k++)
         r->rank_stream_first[k + 1] += r->rank_stream_first[k];
     g_autofree guint32 *fill = g_memdup2(r->rank_stream_first, sizeof(guint32) * (nr + 1));
@@ -440,6 +548,63 @@ static void clear_interference(Run *r)
     g_free(r->work);
     g_free(r->since);
     g_free(r->version);
+}
+
+static void run_free(Run *r)
+{
+    clear_interference(r);
+    g_free(r->word);
+    g_free(r->arrived);
+    g_free(r->inst_first);
+    g_free(r->ready);
+    g_free(r->start);
+    g_free(r->end);
+}
+
+/*
+ * Checks a replication against the graph and fills the run's copies, and each match's first
+ * instance; FALSE with `error` set when it is not one (runtime.h).
+ */
+static gboolean setup_replication(Run *r, const SsimRunConfig *config, gsize *n_instances,
+                                  GError **error)
+{
+    const SsimReplication *rep = config->replication;
+    guint32 nm = ssim_graph_n_matches(r->g);
+    r->n_copies = r->stride = r->hi = 1;
+    *n_instances = nm;
+    if (rep == NULL || rep->n_copies <= 1)
+        return TRUE;
+    if (config->comm != NULL && config->comm->start_copy == NULL) {
+        g_set_error_literal(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
+                            "this communication model cannot replay a replicated run");
+        return FALSE;
+    }
+    if (rep->stride == 0 || rep->n_copies % rep->stride != 0 || rep->period == NULL ||
+        (guint64)r->n * rep->n_copies > G_MAXUINT32 || rep->n_copies > (1u << 16)) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
+                    "replication of %u copies (stride %u) does not fit a graph of %u ops",
+                    rep->n_copies, rep->stride, r->n);
+        return FALSE;
+    }
+    r->n_copies = rep->n_copies;
+    r->stride = rep->stride;
+    r->hi = rep->n_copies / rep->stride;
+    r->period = rep->period;
+    for (guint32 m = 0; m < nm; m++) {
+        guint pt = rep->period[2 * m], pd = rep->period[2 * m + 1];
+        if (pt == 0 || pd == 0 || r->stride % pt != 0 || r->hi % pd != 0) {
+            g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
+                        "replication: match %u has periods %u x %u, which do not divide the "
+                        "%u x %u copies",
+                        m, pt, pd, r->stride, r->hi);
+            return FALSE;
+        }
+    }
+    r->inst_first = g_new(guint32, MAX(nm, 1));
+    guint64 total = ssim_replication_instances(rep, nm, r->inst_first);
+    g_assert(total <= G_MAXUINT32);
+    *n_instances = (gsize)total;
+    return TRUE;
 }
 
 SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *config,
@@ -465,25 +630,33 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         cost = &simple;
     }
 
-    guint32 n = ssim_graph_n_ops(g), nm = ssim_graph_n_matches(g);
+    guint32 n = ssim_graph_n_ops(g);
     g_autoptr(SsimEngine) engine = ssim_engine_new();
-    Run r = {
-        .g = g,
-        .cost = cost,
-        .comm = config->comm,
-        .engine = engine,
-        .word = ssim_new_large(guint32, MAX(n, 1)),
-        .arrived = ssim_new0_large(guint32, MAX(nm, 1)),
-        .ready = ssim_new_large(SsimTime, MAX(n, 1)),
-        .start = ssim_new_large(SsimTime, MAX(n, 1)),
-        .end = ssim_new_large(SsimTime, MAX(n, 1)),
-    };
+    Run r = {.g = g, .cost = cost, .comm = config->comm, .engine = engine, .n = n};
+    gsize n_instances;
+    if (!setup_replication(&r, config, &n_instances, error)) {
+        run_free(&r);
+        return NULL;
+    }
+    guint nc = r.n_copies;
+    gsize total = MAX((gsize)n * nc, 1);
+    r.word = ssim_new_large(guint32, total);
+    r.arrived = ssim_new0_large(guint32, MAX(n_instances, 1));
+    r.ready = nc == 1 ? ssim_new_large(SsimTime, total) : NULL;
+    r.start = ssim_new_large(SsimTime, total);
+    r.end = ssim_new_large(SsimTime, total);
     for (guint32 i = 0; i < n; i++) {
         guint32 preds = ssim_graph_n_preds(g, i);
         g_assert(preds <= PENDING_MASK);
         r.word[i] = WITH_STATE(preds, WAITING);
-        r.ready[i] = r.start[i] = r.end[i] = -1;
     }
+    for (guint c = 1; c < nc; c++)
+        memcpy(r.word + AT(&r, c, 0), r.word, sizeof(guint32) * n);
+    for (gsize x = 0; x < (gsize)n * nc; x++)
+        r.start[x] = r.end[x] = -1;
+    if (r.ready != NULL)
+        for (guint32 i = 0; i < n; i++)
+            r.ready[i] = -1;
     r.ops = ssim_graph_ops(g);
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
@@ -493,56 +666,50 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         setup_interference(&r, config->overlap_slowdown);
     if (r.comm != NULL && r.comm->attach != NULL &&
         !r.comm->attach(r.comm->data, engine, &r, g, error)) {
-        clear_interference(&r);
-        g_free(r.word);
-        g_free(r.arrived);
-        g_free(r.ready);
-        g_free(r.start);
-        g_free(r.end);
+        run_free(&r);
         return NULL;
     }
-    /* At most one pending event per stream (its running op) or per running match. */
-    ssim_engine_reserve(engine, 2 * (gsize)ssim_graph_n_streams(g) + 16);
+    /* At most one pending event per stream copy (its running op) or per running match. */
+    ssim_engine_reserve(engine, 2 * (gsize)ssim_graph_n_streams(g) * nc + 16);
 
-    for (guint32 i = 0; i < n; i++)
-        if (ssim_graph_n_preds(g, i) == 0)
-            make_ready(&r, i);
+    for (guint c = 0; c < nc; c++)
+        for (guint32 i = 0; i < n; i++)
+            if (ssim_graph_n_preds(g, i) == 0)
+                make_ready(&r, c, i);
     SsimEngineStop stop = ssim_engine_run(engine, limits->until, limits->max_events);
 
     if (r.comm != NULL && r.comm->detach != NULL)
         r.comm->detach(r.comm->data, &r);
-    clear_interference(&r);
 
     gboolean ok = TRUE;
+    guint64 n_total = (guint64)n * nc;
     if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
         g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
                     "stopped by the %s (%s %" G_GUINT64_FORMAT ") at t=%" G_GINT64_FORMAT
-                    " ns with %u of %u ops finished; no figures are reported for an "
-                    "unfinished run",
+                    " ns with %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " ops finished; no "
+                    "figures are reported for an unfinished run",
                     stop == SSIM_ENGINE_TIME_LIMIT ? "time limit" : "event budget",
                     stop == SSIM_ENGINE_TIME_LIMIT ? "until ns" : "max events",
                     stop == SSIM_ENGINE_TIME_LIMIT ? (guint64)limits->until : limits->max_events,
-                    ssim_engine_now(engine), r.n_done, n);
+                    ssim_engine_now(engine), r.n_done, n_total);
         ok = FALSE;
-    } else if (r.n_done < n) {
+    } else if (r.n_done < n_total) {
         diagnose_deadlock(&r, error);
         ok = FALSE;
     }
-    g_free(r.word);
-    g_free(r.arrived);
     if (!ok) {
-        g_free(r.ready);
-        g_free(r.start);
-        g_free(r.end);
+        run_free(&r);
         return NULL;
     }
     SsimTimeline *t = g_new0(SsimTimeline, 1);
-    t->n_ops = n;
+    t->n_ops = (guint32)n_total;
+    t->n_copies = nc;
     t->events = ssim_engine_fired(engine);
-    t->ready = r.ready;
-    t->start = r.start;
-    t->end = r.end;
-    for (guint32 i = 0; i < n; i++)
-        t->makespan = MAX(t->makespan, t->end[i]);
+    t->ready = g_steal_pointer(&r.ready);
+    t->start = g_steal_pointer(&r.start);
+    t->end = g_steal_pointer(&r.end);
+    run_free(&r);
+    for (guint64 x = 0; x < n_total; x++)
+        t->makespan = MAX(t->makespan, t->end[x]);
     return t;
 }

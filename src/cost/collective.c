@@ -54,6 +54,7 @@ typedef struct {
 
 typedef struct {
     guint32 match;
+    guint32 instance;  /* a replicated run's instance of the match (SSIM_NONE: not replicated) */
     guint8 algo; /* SsimNetAlgorithm, or ALGO_P2P */
     guint8 coll;
     guint32 group;    /* plan index, or SSIM_NONE for p2p */
@@ -87,12 +88,13 @@ typedef struct {
     SsimNetCalibration cal;
     SsimNet *shadow;     /* scratch network for timing an instance alone (lazily made) */
     GHashTable *alone;   /* AloneKey -> AloneVal, for the current graph */
-    GArray *uncontended; /* SsimTime per match of the last run */
+    GArray *uncontended; /* SsimTime per match (per instance when replicated) of the last run */
     /* The distinct copies of each graph group (SsimNetMapping), built on the group's first use:
      * plan index n_plans + copy_first[g] + k is copy k of group g. */
     GArray *copy_plans;  /* Plan */
     guint32 *copy_first; /* per group, SSIM_NONE until built */
     guint32 *copy_n;
+    guint32 *copy_plan;  /* per group and copy (g * n_copies + c): the plan of that copy */
 } Comm;
 
 /* Plan `id`: a graph group's, or past them a copy's. */
@@ -649,10 +651,14 @@ static void step_done(Comm *cm, guint32 id)
     Inst *in = &cm->insts[id];
     in->step++;
     if (in->step >= in->n_steps) {
-        guint32 match = in->match;
+        guint32 match = in->match, instance = in->instance;
         gboolean load_only = in->load_only;
         inst_free(cm, id);
-        if (!load_only)
+        if (load_only)
+            return;
+        if (instance != SSIM_NONE)
+            ssim_run_finish_instance(cm->run, match, instance);
+        else
             ssim_run_finish_match(cm->run, match);
         return;
     }
@@ -705,6 +711,7 @@ static void comm_reset(Comm *cm)
         g_array_set_size(cm->copy_plans, 0);
     g_clear_pointer(&cm->copy_first, g_free);
     g_clear_pointer(&cm->copy_n, g_free);
+    g_clear_pointer(&cm->copy_plan, g_free);
     cm->n_insts = 0;
     cm->free_head = SSIM_NONE;
     cm->graph = NULL;
@@ -763,6 +770,8 @@ static gboolean comm_attach(gpointer data, SsimEngine *engine, SsimRun *run, con
     cm->copy_n = g_new0(guint32, MAX(cm->n_plans, 1u));
     for (guint i = 0; i < cm->n_plans; i++)
         cm->copy_first[i] = SSIM_NONE;
+    if (cm->map.n_copies > 1 && cm->map.copy_gpu != NULL)
+        cm->copy_plan = g_new0(guint32, (gsize)MAX(cm->n_plans, 1u) * cm->map.n_copies);
     cm->wake_at = SSIM_TIME_NEVER;
     g_array_set_size(cm->uncontended, 0);
     g_array_set_size(cm->uncontended, ssim_graph_n_matches(graph));
@@ -845,8 +854,11 @@ static gint cmp_ranks(const guint32 *a, const guint32 *b, guint n)
 static void build_copies(Comm *cm, guint32 g)
 {
     guint n = cm->plans[g].n;
+    guint32 *plan_of = cm->copy_plan + (gsize)g * cm->map.n_copies;
     cm->copy_first[g] = cm->copy_plans->len;
     cm->copy_n[g] = 0;
+    for (guint c = 0; c < cm->map.n_copies; c++)
+        plan_of[c] = g;
     if (n <= 1)
         return;
     g_autofree guint32 *ranks = g_new(guint32, n);
@@ -860,13 +872,17 @@ static void build_copies(Comm *cm, guint32 g)
         qsort(sorted, n, sizeof *sorted, cmp_u32);
         gboolean same = cmp_ranks(sorted, cm->plans[g].sorted, n) == 0;
         for (guint k = 0; !same && k < cm->copy_n[g]; k++)
-            same = cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted,
-                             n) == 0;
+            if (cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted,
+                          n) == 0) {
+                same = TRUE;
+                plan_of[c] = cm->n_plans + cm->copy_first[g] + k;
+            }
         if (same)
             continue;
         Plan copy = {0};
         plan_build(&copy, cm->net, ranks, n);
         g_array_append_val(cm->copy_plans, copy);
+        plan_of[c] = cm->n_plans + cm->copy_first[g] + cm->copy_n[g];
         cm->copy_n[g]++;
     }
 }
@@ -896,19 +912,32 @@ static void launch_copies(Comm *cm, const Inst *in)
     }
 }
 
-static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
+/*
+ * Starts copy `copy` of `match` (copy 0: the graph's own GPUs), recording its time alone under
+ * `slot` of `uncontended`.  A replicated run's `instance` is finished on its own; otherwise
+ * (SSIM_NONE) the match's copies are started as load only with it.
+ */
+static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy)
 {
-    (void)run;
-    Comm *cm = data;
     const guint32 *mfirst, *mops, *expected;
     ssim_graph_match_csr(cm->graph, &mfirst, &mops, &expected);
     const SsimOp *op = ssim_graph_op(cm->graph, mops[mfirst[match]]);
-    Inst in = {.match = match, .coll = op->coll, .group = SSIM_NONE, .bytes = op->bytes};
+    Inst in = {.match = match, .instance = instance, .coll = op->coll, .group = SSIM_NONE,
+               .bytes = op->bytes};
+    gboolean copied = cm->map.n_copies > 1 && cm->map.copy_gpu != NULL;
+    g_return_val_if_fail(copy == 0 || (copied && copy < cm->map.n_copies), 0);
     ssim_net_count_collective(cm->net);
     if (op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV) {
         in.algo = ALGO_P2P;
         in.src = gpu_of(cm, op->kind == SSIM_OP_SEND ? op->rank : op->peer);
         in.dst = gpu_of(cm, op->kind == SSIM_OP_SEND ? op->peer : op->rank);
+        if (copy > 0) {
+            in.src = cm->map.copy_gpu(cm->map.data, in.src, copy);
+            in.dst = cm->map.copy_gpu(cm->map.data, in.dst, copy);
+            g_return_val_if_fail(in.src < ssim_net_n_gpus(cm->net) &&
+                                     in.dst < ssim_net_n_gpus(cm->net),
+                                 0);
+        }
         in.n_steps = 1;
     } else if (op->kind == SSIM_OP_COLLECTIVE && op->group < cm->n_plans) {
         Plan *p = &cm->plans[op->group];
@@ -928,19 +957,41 @@ static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
                 g_return_val_if_fail(ranks[i] < ssim_net_n_gpus(cm->net), 0);
             plan_build(p, cm->net, ranks, n);
         }
-        if (!setup_collective(cm, &in, op->group))
+        guint32 plan = op->group;
+        if (copy > 0) {
+            if (cm->copy_first[op->group] == SSIM_NONE)
+                build_copies(cm, op->group);
+            plan = cm->copy_plan[(gsize)op->group * cm->map.n_copies + copy];
+        }
+        if (!setup_collective(cm, &in, plan))
             return 0;
     } else {
         return 0; /* barriers and the like carry no data */
     }
     in.scale = 1.0;
     const Plan *p = in.group == SSIM_NONE ? NULL : plan_at(cm, in.group);
-    g_array_index(cm->uncontended, SsimTime, match) = prepare_inst(cm, &in, p, mops[mfirst[match]]);
+    guint32 slot = instance == SSIM_NONE ? match : instance;
+    if (slot >= cm->uncontended->len)
+        g_array_set_size(cm->uncontended, MAX(slot + 1, 2 * cm->uncontended->len));
+    g_array_index(cm->uncontended, SsimTime, slot) = prepare_inst(cm, &in, p, mops[mfirst[match]]);
     launch(cm, &in);
     /* The copies carry the representative's calibration (they are the same collective). */
-    if (cm->map.n_copies > 1 && cm->map.copy_gpu != NULL)
+    if (instance == SSIM_NONE && copied)
         launch_copies(cm, &in);
     return -1;
+}
+
+static SsimTime comm_start(gpointer data, SsimRun *run, guint32 match)
+{
+    (void)run;
+    return start_copy(data, match, SSIM_NONE, 0);
+}
+
+static SsimTime comm_start_copy(gpointer data, SsimRun *run, guint32 match, guint32 instance,
+                                guint copy)
+{
+    (void)run;
+    return start_copy(data, match, instance, copy);
 }
 
 SsimCommModel ssim_net_comm_model(SsimNet *net)
@@ -957,7 +1008,11 @@ SsimCommModel ssim_net_comm_model(SsimNet *net)
         *slot = cm;
     }
     return (SsimCommModel){
-        .data = *slot, .attach = comm_attach, .start = comm_start, .detach = comm_detach};
+        .data = *slot,
+        .attach = comm_attach,
+        .start = comm_start,
+        .detach = comm_detach,
+        .start_copy = comm_start_copy};
 }
 
 void ssim_net_set_mapping(SsimNet *net, const SsimNetMapping *mapping)

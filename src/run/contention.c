@@ -41,31 +41,45 @@ static guint class_from_lowering(gconstpointer data, const SsimGraph *graph, gui
     }
 }
 
+/* With `rep` (a replicated run, runtime.h), `unc` is per instance and every copy of an op is
+ * charged its instance's figure; `per_op` then has an entry per op copy (timeline order). */
 static void sum_contention(const SsimGraph *g, const SsimTimeline *tl, const SsimTime *unc,
-                           guint n_matches, ClassOf class_of, gconstpointer data,
-                           SsimTime extra[SSIM_COMM_N], SsimTime alone[SSIM_COMM_N], GArray *per_op)
+                           guint n_matches, const SsimReplication *rep, ClassOf class_of,
+                           gconstpointer data, SsimTime extra[SSIM_COMM_N],
+                           SsimTime alone[SSIM_COMM_N], GArray *per_op)
 {
     guint32 n_ops = ssim_graph_n_ops(g);
+    guint copies = rep != NULL && rep->n_copies > 1 ? rep->n_copies : 1;
+    g_autofree guint32 *first = NULL;
+    if (copies > 1) {
+        first = g_new(guint32, MAX(ssim_graph_n_matches(g), 1));
+        ssim_replication_instances(rep, ssim_graph_n_matches(g), first);
+    }
     memset(extra, 0, SSIM_COMM_N * sizeof *extra);
     memset(alone, 0, SSIM_COMM_N * sizeof *alone);
     if (per_op != NULL) {
-        g_array_set_size(per_op, n_ops);
-        for (guint32 i = 0; i < n_ops; i++)
-            g_array_index(per_op, SsimTime, i) = -1;
+        g_array_set_size(per_op, (gsize)n_ops * copies);
+        for (gsize x = 0; x < (gsize)n_ops * copies; x++)
+            g_array_index(per_op, SsimTime, x) = -1;
     }
     for (guint32 i = 0; i < n_ops && unc != NULL; i++) {
         const SsimOp *op = ssim_graph_op(g, i);
-        if (op->kind == SSIM_OP_COMPUTE || op->kind == SSIM_OP_BARRIER || op->match == SSIM_NONE ||
-            op->match >= n_matches)
+        if (op->kind == SSIM_OP_COMPUTE || op->kind == SSIM_OP_BARRIER || op->match == SSIM_NONE)
             continue;
-        SsimTime u = unc[op->match];
-        if (per_op != NULL)
-            g_array_index(per_op, SsimTime, i) = u;
         guint c = class_of(data, g, i);
-        if (c >= SSIM_COMM_N)
-            continue;
-        extra[c] += tl->end[i] - tl->start[i] - u;
-        alone[c] += u;
+        for (guint k = 0; k < copies; k++) {
+            guint32 slot = ssim_replication_instance(copies > 1 ? rep : NULL, first, op->match, k);
+            if (slot >= n_matches)
+                continue;
+            gsize x = (gsize)k * n_ops + i;
+            SsimTime u = unc[slot];
+            if (per_op != NULL)
+                g_array_index(per_op, SsimTime, x) = u;
+            if (c >= SSIM_COMM_N)
+                continue;
+            extra[c] += tl->end[x] - tl->start[x] - u;
+            alone[c] += u;
+        }
     }
 }
 
@@ -73,19 +87,21 @@ void ssim_contention_sum(const SsimGraph *graph, const SsimTimeline *timeline,
                          const SsimTime *uncontended, guint n_matches, SsimTime extra[SSIM_COMM_N],
                          SsimTime alone[SSIM_COMM_N], GArray *per_op)
 {
-    sum_contention(graph, timeline, uncontended, n_matches, class_from_label, NULL, extra, alone,
-                   per_op);
+    sum_contention(graph, timeline, uncontended, n_matches, NULL, class_from_label, NULL, extra,
+                   alone, per_op);
 }
 
 void ssim_result_measure_contention(SsimResult *r, const SsimLowered *lowered,
-                                    const SsimTimeline *tl, const SsimTime *uncontended,
-                                    guint n_matches, GArray *per_op)
+                                    const SsimTimeline *tl, const SsimReplication *replication,
+                                    const SsimTime *uncontended, guint n_matches, GArray *per_op)
 {
     guint nr = 0;
     ssim_lowered_rank_map(lowered, &nr);
+    if (replication != NULL && replication->n_copies > 1)
+        nr *= replication->n_copies;
     SsimTime extra[SSIM_COMM_N], alone[SSIM_COMM_N];
-    sum_contention(ssim_lowered_graph(lowered), tl, uncontended, n_matches, class_from_lowering,
-                   lowered, extra, alone, per_op);
+    sum_contention(ssim_lowered_graph(lowered), tl, uncontended, n_matches, replication,
+                   class_from_lowering, lowered, extra, alone, per_op);
     r->has_contention = TRUE;
     for (guint c = 0; c < SSIM_COMM_N; c++) {
         r->contention[c] = nr ? extra[c] / (SsimTime)nr : 0;

@@ -123,59 +123,22 @@ typedef struct {
     gsize phase_room, optimizer_room, comm_room[SSIM_COMM_N]; /* ssim_array_push */
 } RankIv;
 
-void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
-                         const SsimModel *model, const SsimParallel *par, double peak_flops)
+/* Files copy `c` of the ops `ops` (n) of one rank into its interval lists (emptied first). */
+static void rank_intervals(RankIv *x, const SsimTimeline *tl, gsize base, const guint8 *cls,
+                           const guint32 *ops, guint32 n)
 {
-    const SsimGraph *g = ssim_lowered_graph(lowered);
-    guint nr = 0;
-    ssim_lowered_rank_map(lowered, &nr);
-    guint32 n_ops = ssim_graph_n_ops(g);
-
-    r->n_gpus = ssim_parallel_world(par);
-    r->m = ssim_parallel_n_microbatches(par);
-    r->step_time = tl->makespan;
-    r->n_graph_ranks = nr;
-    r->n_ops = n_ops;
-    r->events = tl->events;
-    r->peak_flops = peak_flops;
-    r->model_flops = ssim_lowered_flops(lowered, FALSE);
-    r->hardware_flops = ssim_lowered_flops(lowered, TRUE);
-    double step = ssim_time_to_seconds(tl->makespan);
-    if (step > 0) {
-        r->samples_per_s = par->global_batch / step;
-        r->tokens_per_s = (double)par->global_batch * model->seq_len / step;
-        r->model_tflops_per_gpu = r->model_flops / step / r->n_gpus / 1e12;
-        r->hardware_tflops_per_gpu = r->hardware_flops / step / r->n_gpus / 1e12;
-        if (peak_flops > 0) {
-            r->mfu = r->model_tflops_per_gpu * 1e12 / peak_flops;
-            r->hfu = r->hardware_tflops_per_gpu * 1e12 / peak_flops;
-        }
-    }
-
-    /* Each rank's lists are sized by its op count first, so they are allocated once. */
-    g_autofree guint32 *per_rank = g_new0(guint32, MAX(nr, 1));
-    for (guint32 i = 0; i < n_ops; i++)
-        per_rank[ssim_graph_op(g, i)->rank]++;
-    RankIv *ri = g_new0(RankIv, nr);
-    for (guint i = 0; i < nr; i++) {
-        ri[i].phase = ssim_array_new_large(sizeof(Iv), per_rank[i]);
-        ri[i].phase_room = per_rank[i];
-        ri[i].optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
-        for (guint c = 0; c < SSIM_COMM_N; c++)
-            ri[i].comm[c] = g_array_new(FALSE, FALSE, sizeof(Iv));
-    }
-    SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;
-    for (guint32 i = 0; i < n_ops; i++) {
-        const SsimOp *op = ssim_graph_op(g, i);
-        RankIv *x = &ri[op->rank];
-        SsimTime s = tl->start[i], e = tl->end[i];
-        switch (ssim_lowered_op_class(lowered, i)) {
+    g_array_set_size(x->phase, 0);
+    g_array_set_size(x->optimizer, 0);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        g_array_set_size(x->comm[k], 0);
+    for (guint32 j = 0; j < n; j++) {
+        guint32 i = ops[j];
+        SsimTime s = tl->start[base + i], e = tl->end[base + i];
+        switch ((SsimOpClass)cls[i]) {
         case SSIM_OPCLASS_FWD:
         case SSIM_OPCLASS_BWD:
         case SSIM_OPCLASS_RECOMPUTE:
             iv_push(x->phase, &x->phase_room, s, e);
-            w0 = MIN(w0, s);
-            w1 = MAX(w1, e);
             break;
         case SSIM_OPCLASS_OPTIMIZER:
             iv_push(x->optimizer, &x->optimizer_room, s, e);
@@ -193,44 +156,113 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
             break;
         }
     }
+}
+
+static gboolean is_phase(guint8 cls)
+{
+    return cls == SSIM_OPCLASS_FWD || cls == SSIM_OPCLASS_BWD || cls == SSIM_OPCLASS_RECOMPUTE;
+}
+
+void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
+                         const SsimModel *model, const SsimParallel *par, double peak_flops)
+{
+    const SsimGraph *g = ssim_lowered_graph(lowered);
+    guint nr = 0;
+    ssim_lowered_rank_map(lowered, &nr);
+    guint32 n_ops = ssim_graph_n_ops(g);
+    /* A replicated timeline (runtime.h) holds every copy of every op: each is a GPU measured. */
+    guint copies = MAX(tl->n_copies, 1);
+    guint n_gpus = nr * copies;
+
+    r->n_gpus = ssim_parallel_world(par);
+    r->m = ssim_parallel_n_microbatches(par);
+    r->step_time = tl->makespan;
+    r->n_graph_ranks = n_gpus;
+    r->n_ops = tl->n_ops;
+    r->events = tl->events;
+    r->peak_flops = peak_flops;
+    r->model_flops = ssim_lowered_flops(lowered, FALSE);
+    r->hardware_flops = ssim_lowered_flops(lowered, TRUE);
+    double step = ssim_time_to_seconds(tl->makespan);
+    if (step > 0) {
+        r->samples_per_s = par->global_batch / step;
+        r->tokens_per_s = (double)par->global_batch * model->seq_len / step;
+        r->model_tflops_per_gpu = r->model_flops / step / r->n_gpus / 1e12;
+        r->hardware_tflops_per_gpu = r->hardware_flops / step / r->n_gpus / 1e12;
+        if (peak_flops > 0) {
+            r->mfu = r->model_tflops_per_gpu * 1e12 / peak_flops;
+            r->hfu = r->hardware_tflops_per_gpu * 1e12 / peak_flops;
+        }
+    }
+
+    /* Each rank's ops in graph order (CSR), and every op's class. */
+    g_autofree guint8 *cls = g_new(guint8, MAX(n_ops, 1));
+    g_autofree guint32 *first = g_new0(guint32, nr + 1);
+    g_autofree guint32 *ops = g_new(guint32, MAX(n_ops, 1));
+    for (guint32 i = 0; i < n_ops; i++) {
+        cls[i] = (guint8)ssim_lowered_op_class(lowered, i);
+        first[ssim_graph_op(g, i)->rank + 1]++;
+    }
+    guint32 most = 0;
+    for (guint i = 0; i < nr; i++) {
+        most = MAX(most, first[i + 1]);
+        first[i + 1] += first[i];
+    }
+    g_autofree guint32 *fill = g_memdup2(first, sizeof(guint32) * (nr + 1));
+    for (guint32 i = 0; i < n_ops; i++)
+        ops[fill[ssim_graph_op(g, i)->rank]++] = i;
+
+    /* The pipeline window: the phase kernels of every GPU. */
+    SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;
+    for (guint c = 0; c < copies; c++)
+        for (guint32 i = 0; i < n_ops; i++)
+            if (is_phase(cls[i])) {
+                w0 = MIN(w0, tl->start[(gsize)c * n_ops + i]);
+                w1 = MAX(w1, tl->end[(gsize)c * n_ops + i]);
+            }
     g_autoptr(GArray) window = g_array_new(FALSE, FALSE, sizeof(Iv));
     gsize window_room = 0;
     iv_push(window, &window_room, w0 == SSIM_TIME_NEVER ? 0 : w0, w1);
+
+    /* One set of lists, sized by the largest rank once, serves every GPU in turn. */
+    RankIv x = {.phase = ssim_array_new_large(sizeof(Iv), most), .phase_room = most};
+    x.optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        x.comm[k] = g_array_new(FALSE, FALSE, sizeof(Iv));
     double bubble_sum = 0;
     SsimTime exp_sum[SSIM_COMM_N] = {0}, busy_sum[SSIM_COMM_N] = {0};
     memset(r->exposed_max, 0, sizeof r->exposed_max);
-    for (guint i = 0; i < nr; i++) {
-        iv_merge(ri[i].phase);
-        iv_merge(ri[i].optimizer);
-        for (guint c = 0; c < SSIM_COMM_N; c++)
-            iv_merge(ri[i].comm[c]);
-        /* Kernels: every compute op; work: phase kernels and TP collectives. */
-        g_autoptr(GArray) kernels = iv_union(ri[i].phase, ri[i].optimizer);
-        g_autoptr(GArray) work_iv = iv_union(ri[i].phase, ri[i].comm[SSIM_COMM_TP]);
-        SsimTime work = iv_intersect(work_iv, window);
-        SsimTime idle = iv_measure(window) - work;
-        if (work > 0)
-            bubble_sum += (double)idle / (double)work;
-        for (guint c = 0; c < SSIM_COMM_N; c++) {
-            SsimTime busy = iv_measure(ri[i].comm[c]);
-            SsimTime exposed = busy - iv_intersect(ri[i].comm[c], kernels);
-            busy_sum[c] += busy;
-            exp_sum[c] += exposed;
-            r->exposed_max[c] = MAX(r->exposed_max[c], exposed);
+    for (guint i = 0; i < nr; i++)
+        for (guint c = 0; c < copies; c++) {
+            rank_intervals(&x, tl, (gsize)c * n_ops, cls, ops + first[i], first[i + 1] - first[i]);
+            iv_merge(x.phase);
+            iv_merge(x.optimizer);
+            for (guint k = 0; k < SSIM_COMM_N; k++)
+                iv_merge(x.comm[k]);
+            /* Kernels: every compute op; work: phase kernels and TP collectives. */
+            g_autoptr(GArray) kernels = iv_union(x.phase, x.optimizer);
+            g_autoptr(GArray) work_iv = iv_union(x.phase, x.comm[SSIM_COMM_TP]);
+            SsimTime work = iv_intersect(work_iv, window);
+            SsimTime idle = iv_measure(window) - work;
+            if (work > 0)
+                bubble_sum += (double)idle / (double)work;
+            for (guint k = 0; k < SSIM_COMM_N; k++) {
+                SsimTime busy = iv_measure(x.comm[k]);
+                SsimTime exposed = busy - iv_intersect(x.comm[k], kernels);
+                busy_sum[k] += busy;
+                exp_sum[k] += exposed;
+                r->exposed_max[k] = MAX(r->exposed_max[k], exposed);
+            }
         }
+    r->bubble = n_gpus ? bubble_sum / n_gpus : 0;
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        r->exposed[k] = n_gpus ? exp_sum[k] / (SsimTime)n_gpus : 0;
+        r->comm_busy[k] = n_gpus ? busy_sum[k] / (SsimTime)n_gpus : 0;
     }
-    r->bubble = nr ? bubble_sum / nr : 0;
-    for (guint c = 0; c < SSIM_COMM_N; c++) {
-        r->exposed[c] = nr ? exp_sum[c] / (SsimTime)nr : 0;
-        r->comm_busy[c] = nr ? busy_sum[c] / (SsimTime)nr : 0;
-    }
-    for (guint i = 0; i < nr; i++) {
-        g_array_free(ri[i].phase, TRUE);
-        g_array_free(ri[i].optimizer, TRUE);
-        for (guint c = 0; c < SSIM_COMM_N; c++)
-            g_array_free(ri[i].comm[c], TRUE);
-    }
-    g_free(ri);
+    g_array_free(x.phase, TRUE);
+    g_array_free(x.optimizer, TRUE);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        g_array_free(x.comm[k], TRUE);
 }
 
 /* ---- the driver -------------------------------------------------------------------------- */
@@ -341,10 +373,14 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         return FALSE;
     }
 
+    /* An exact run replays every GPU's copy of its stage program (SsimReplication) unless the
+     * caller wants the explicit per-GPU graph, or per-op figures of it. */
+    gboolean replicate = config->exact && !config->exact_graph && lowered_out == NULL &&
+                         timeline_out == NULL && config->uncontended == NULL;
     SsimLowerOptions opts = SSIM_LOWER_OPTIONS_INIT;
-    opts.exact = config->exact;
+    opts.exact = config->exact && !replicate;
     SsimOpEstimate est;
-    ssim_budget_estimate(model, par, config->exact, &est);
+    ssim_budget_estimate(model, par, opts.exact, &est);
     opts.expected_ops = est.ops < 1e9 ? (gsize)est.ops : 0;
     lap(config, &mark, &times->prepare);
     g_autoptr(SsimLowered) lowered = ssim_lower(model, par, sched, &opts, error);
@@ -427,6 +463,14 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         ssim_profiled_reset_explain(profiled);
     if (netcal)
         ssim_netcal_reset_explain(netcal);
+    g_autofree guint32 *periods = NULL;
+    SsimReplication replication;
+    if (replicate && ssim_lowered_weight(lowered) > 1) {
+        periods = ssim_lowered_replication(lowered, &replication, error);
+        if (periods == NULL)
+            return FALSE;
+        rc.replication = &replication;
+    }
     lap(config, &mark, &times->place);
     g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(graph, &rc, error);
     if (tl == NULL) {
@@ -446,7 +490,8 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     if (net) {
         guint n_matches;
         const SsimTime *unc = ssim_net_uncontended(net, &n_matches);
-        ssim_result_measure_contention(result, lowered, tl, unc, n_matches, config->uncontended);
+        ssim_result_measure_contention(result, lowered, tl, rc.replication, unc, n_matches,
+                                       config->uncontended);
     }
     lap(config, &mark, &times->measure);
     if (lowered_out)

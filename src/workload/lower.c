@@ -18,6 +18,7 @@
  */
 #include <shiftsim/lower.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const class_names[] = {
@@ -402,6 +403,121 @@ guint32 ssim_lowered_copy_gpu(const SsimLowered *l, guint32 gpu, guint copy)
     c.tp = (c.tp + copy % l->par.tp) % l->par.tp;
     c.dp = (c.dp + copy / l->par.tp) % l->par.dp;
     return ssim_parallel_rank(&l->par, c);
+}
+
+static gint cmp_u32(gconstpointer a, gconstpointer b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts `a` and drops repeats; returns the new length. */
+static guint sort_unique(guint32 *a, guint n)
+{
+    qsort(a, n, sizeof *a, cmp_u32);
+    guint w = 0;
+    for (guint i = 0; i < n; i++)
+        if (w == 0 || a[i] != a[w - 1])
+            a[w++] = a[i];
+    return w;
+}
+
+/* TRUE when copy `copy` of every GPU of `set` (sorted, n) is in it again. */
+static gboolean shift_keeps(const SsimLowered *l, const guint32 *set, guint n, guint copy,
+                            guint32 *scratch)
+{
+    for (guint i = 0; i < n; i++)
+        scratch[i] = ssim_lowered_copy_gpu(l, set[i], copy);
+    qsort(scratch, n, sizeof *scratch, cmp_u32);
+    return memcmp(scratch, set, n * sizeof *set) == 0;
+}
+
+/*
+ * The periods of match `m` (its logical GPUs `set`, sorted, n): the least tp and dp shifts that
+ * map the set onto itself; FALSE when the copies of its members do not make up the set exactly
+ * (then some GPU of it would not be simulated, or one twice).
+ */
+static gboolean match_periods(const SsimLowered *l, guint32 m, guint32 *set, guint n,
+                              guint32 period[2])
+{
+    const SsimGraph *g = l->graph;
+    guint tp = l->par.tp, dp = l->par.dp;
+    g_autofree guint32 *scratch = g_new(guint32, MAX(n, 1));
+    period[0] = tp;
+    period[1] = dp;
+    for (guint d = 1; d < tp; d++)
+        if (tp % d == 0 && shift_keeps(l, set, n, d, scratch)) {
+            period[0] = d;
+            break;
+        }
+    for (guint d = 1; d < dp; d++)
+        if (dp % d == 0 && shift_keeps(l, set, n, d * tp, scratch)) {
+            period[1] = d;
+            break;
+        }
+    guint n_members, expected;
+    const guint32 *members = ssim_graph_match_ops(g, m, &n_members, &expected);
+    guint per = (tp / period[0]) * (dp / period[1]);
+    if ((guint64)n_members * per != n)
+        return FALSE;
+    g_autofree guint32 *covered = g_new(guint32, MAX(n, 1));
+    guint k = 0;
+    for (guint j = 0; j < n_members; j++) {
+        if (members[j] == SSIM_NONE)
+            return FALSE;
+        guint32 gpu = ssim_lowered_global_rank(l, ssim_graph_op(g, members[j])->rank);
+        for (guint a = 0; a < tp; a += period[0])
+            for (guint b = 0; b < dp; b += period[1])
+                covered[k++] = ssim_lowered_copy_gpu(l, gpu, a + b * tp);
+    }
+    return sort_unique(covered, k) == n && memcmp(covered, set, n * sizeof *set) == 0;
+}
+
+guint32 *ssim_lowered_replication(const SsimLowered *l, SsimReplication *out, GError **error)
+{
+    const SsimGraph *g = l->graph;
+    guint32 nm = ssim_graph_n_matches(g), ng = ssim_graph_n_groups(g);
+    guint32 *period = g_new(guint32, 2 * (gsize)MAX(nm, 1));
+    g_autofree guint32 *group_period = g_new0(guint32, 2 * (gsize)MAX(ng, 1));
+    for (guint32 m = 0; m < nm; m++) {
+        guint n_members, expected;
+        const guint32 *members = ssim_graph_match_ops(g, m, &n_members, &expected);
+        const SsimOp *op = ssim_graph_op(g, members[0]);
+        gboolean p2p = op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV;
+        if (!p2p && group_period[2 * op->group] != 0) {
+            period[2 * m] = group_period[2 * op->group];
+            period[2 * m + 1] = group_period[2 * op->group + 1];
+            continue;
+        }
+        guint n;
+        guint32 pair[2];
+        const guint32 *logical = pair;
+        if (p2p) {
+            n = 0;
+            for (guint j = 0; j < n_members; j++)
+                if (members[j] != SSIM_NONE)
+                    pair[n++] = ssim_lowered_global_rank(l, ssim_graph_op(g, members[j])->rank);
+        } else {
+            logical = ssim_lowered_group_ranks(l, op->group, &n);
+        }
+        g_autofree guint32 *set = g_memdup2(logical, sizeof(guint32) * MAX(n, 1));
+        n = sort_unique(set, n);
+        if (!match_periods(l, m, set, n, &period[2 * m])) {
+            char label[128];
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "exact: %s on rank %u is not the same program on every GPU it stands "
+                        "for, so it cannot be replicated (use the explicit exact graph)",
+                        ssim_graph_op_label(g, members[0], label, sizeof label), op->rank);
+            g_free(period);
+            return NULL;
+        }
+        if (!p2p) {
+            group_period[2 * op->group] = period[2 * m];
+            group_period[2 * op->group + 1] = period[2 * m + 1];
+        }
+    }
+    *out = (SsimReplication){.n_copies = l->weight, .stride = l->par.tp, .period = period};
+    return period;
 }
 
 guint32 ssim_lowered_global_rank(const SsimLowered *l, guint32 rank)

@@ -1,7 +1,9 @@
 /*
  * Scale benchmark (issue #10): how long one simulated training step takes to simulate, and how
- * much memory it needs, as the cluster and the microbatch count grow, in the reduced
- * (one representative rank per pipeline stage) and the exact (every GPU) lowering.
+ * much memory it needs, as the cluster and the microbatch count grow, in the reduced mode (one
+ * representative rank per pipeline stage) and the exact mode (every GPU), the latter both ways:
+ * every GPU replaying its copy of its stage's program (the default of --exact) and the explicit
+ * graph with every GPU's program lowered on its own (--exact-graph).
  *
  * Every case runs in a child process, so its peak RSS is its own (wait4's ru_maxrss), and each
  * figure is the child's: wall time, processor time (user + system), the processor time of each
@@ -10,13 +12,17 @@
  * (the limit is printed instead of figures); `--max-ops N` raises it.
  *
  * The configuration is the one Narayanan et al. 2021 ran: GPT-3 175B, tp 8, pp 16, microbatch 1,
- * full recompute, 1F1B, on DGX H100 nodes, analytical costs ("rep", "exact"), or the flow-level
- * network ("r+net", "x+net"); both modes give the same step to the nanosecond under either.
+ * full recompute, 1F1B, on DGX H100 nodes, analytical costs ("rep", "exact", "graph"), or the
+ * flow-level network ("r+net", "x+net", "g+net"); all modes give the same step to the nanosecond
+ * under either (the copies of a stage see the same network on these clusters).
  *
- * Usage: bench-scale [--quick] [--exact] [--exact-cap MOPS] [--max-ops N] [--only LIST]
+ * Usage: bench-scale [--quick] [--exact] [--graph] [--exact-cap MOPS] [--graph-cap MOPS]
+ *                    [--max-ops N] [--only LIST]
  *   (default)   every group, representative mode only
- *   --exact     add the exact mode to each case whose estimate is under the cap
- *   --exact-cap exact cases above MOPS million estimated ops are skipped (default 12)
+ *   --exact     add the exact mode (replicated) to each case whose estimate is under its cap
+ *   --graph     add the exact mode with the explicit per-GPU graph, likewise
+ *   --exact-cap replicated exact cases above MOPS million estimated ops are skipped (default 100)
+ *   --graph-cap explicit-graph cases above MOPS million estimated ops are skipped (default 12)
  *   --quick     smaller growth series (for a first look)
  *   --only      comma-separated case groups: headline (global batch 1536 on 1024 and 8192
  *               GPUs), flow (1024 GPUs under the flow network), gpus (128 to 8192 GPUs, 16
@@ -42,16 +48,19 @@ typedef struct {
     char message[512];
 } Outcome;
 
+typedef enum { REP, EXACT, GRAPH } Mode;
+
 typedef struct {
     guint gpus, dp, global_batch;
-    gboolean exact;
+    Mode mode;
     gboolean flow; /* the flow-level network instead of the analytical collectives */
 } Case;
 
 static guint64 max_ops;
-/* Exact cases above this many estimated ops are skipped (--exact-cap), so the series fits in the
- * memory of a small machine: the explicit exact graph costs about 270 bytes an op. */
-static double exact_cap = 12e6;
+/* Exact cases above this many estimated ops are skipped (--exact-cap, --graph-cap), so the series
+ * fits in the memory of a small machine: a replicated exact run costs about 24 bytes an op, the
+ * explicit exact graph about 270. */
+static double exact_cap = 100e6, graph_cap = 12e6;
 
 /* Runs in the child: one simulation, its outcome written to `fd`. */
 static void run_case(const Case *c, int fd)
@@ -74,7 +83,8 @@ static void run_case(const Case *c, int fd)
             .model = model,
             .cluster = cluster,
             .par = &par,
-            .exact = c->exact,
+            .exact = c->mode != REP,
+            .exact_graph = c->mode == GRAPH,
             .flow_network = c->flow,
             .max_ops = max_ops,
             .times = &out.times,
@@ -132,7 +142,8 @@ static gboolean fork_case(const Case *c, Outcome *out, double *rss_mib)
 
 static const char *mode_name(const Case *c)
 {
-    return c->flow ? (c->exact ? "x+net" : "r+net") : (c->exact ? "exact" : "rep");
+    static const char *const names[2][3] = {{"rep", "exact", "graph"}, {"r+net", "x+net", "g+net"}};
+    return names[c->flow ? 1 : 0][c->mode];
 }
 
 static void header(void)
@@ -147,7 +158,8 @@ static void one(const Case *c)
     Outcome out;
     double rss = 0;
     guint m = c->global_batch / c->dp;
-    if (c->exact) {
+    if (c->mode != REP) {
+        double cap = c->mode == GRAPH ? graph_cap : exact_cap;
         g_autoptr(GError) error = NULL;
         g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
         SsimParallel par;
@@ -156,11 +168,11 @@ static void one(const Case *c)
         SsimOpEstimate est;
         if (model != NULL)
             ssim_budget_estimate(model, &par, TRUE, &est);
-        if (model != NULL && est.ops > exact_cap) {
+        if (model != NULL && est.ops > cap) {
             printf("%6u %4u %5u %6u %-5s  skipped: about %.0f M ops (estimate) is over "
-                   "--exact-cap %.0f M\n",
+                   "--%s-cap %.0f M\n",
                    c->gpus, c->dp, m, c->global_batch, mode_name(c), est.ops / 1e6,
-                   exact_cap / 1e6);
+                   c->mode == GRAPH ? "graph" : "exact", cap / 1e6);
             return;
         }
     }
@@ -182,6 +194,11 @@ static void one(const Case *c)
     fflush(stdout);
 }
 
+static gboolean mode_on(Mode mode, gboolean exact, gboolean graph)
+{
+    return mode == REP || (mode == EXACT && exact) || (mode == GRAPH && graph);
+}
+
 static gboolean wanted(const char *only, const char *group)
 {
     if (only == NULL)
@@ -192,13 +209,17 @@ static gboolean wanted(const char *only, const char *group)
 
 int main(int argc, char **argv)
 {
-    gboolean quick = FALSE, exact = FALSE;
+    gboolean quick = FALSE, exact = FALSE, graph = FALSE;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = TRUE;
         } else if (strcmp(argv[i], "--exact") == 0) {
             exact = TRUE;
+        } else if (strcmp(argv[i], "--graph") == 0) {
+            graph = TRUE;
+        } else if (strcmp(argv[i], "--graph-cap") == 0 && i + 1 < argc) {
+            graph_cap = g_ascii_strtod(argv[++i], NULL) * 1e6;
         } else if (strcmp(argv[i], "--max-ops") == 0 && i + 1 < argc) {
             max_ops = g_ascii_strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
@@ -206,18 +227,21 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--exact-cap") == 0 && i + 1 < argc) {
             exact_cap = g_ascii_strtod(argv[++i], NULL) * 1e6;
         } else {
-            fprintf(stderr, "usage: bench-scale [--quick] [--exact] [--exact-cap MOPS] "
-                            "[--max-ops N] [--only headline,flow,gpus,micro]\n");
+            fprintf(stderr, "usage: bench-scale [--quick] [--exact] [--graph] [--exact-cap MOPS] "
+                            "[--graph-cap MOPS] [--max-ops N] [--only headline,flow,gpus,micro]\n");
             return 2;
         }
     }
-    printf("GPT-3 175B, tp 8 x pp 16, microbatch 1, full recompute, 1F1B, DGX H100; rep/exact: "
-           "analytical costs, r+net/x+net: the flow network; times are processor seconds of one "
-           "core unless 'wall'\n");
+    printf("GPT-3 175B, tp 8 x pp 16, microbatch 1, full recompute, 1F1B, DGX H100; "
+           "rep/exact/graph: analytical costs, r+net/x+net/g+net: the flow network; exact: every "
+           "GPU replaying its stage's program, graph: the explicit per-GPU graph; times are "
+           "processor seconds of one core unless 'wall'\n");
     header();
     if (wanted(only, "headline")) {
         printf("-- the issue's steps: global batch 1536 on 1024 and 8192 GPUs\n");
-        for (guint e = 0; e <= (guint)exact; e++) {
+        for (Mode e = REP; e <= GRAPH; e++) {
+            if (!mode_on(e, exact, graph))
+                continue;
             Case a = {1024, 8, 1536, e, FALSE};
             one(&a);
             Case b = {8192, 64, 1536, e, FALSE};
@@ -228,26 +252,29 @@ int main(int argc, char **argv)
         printf("-- the flow-level network (--network flow) on 1024 GPUs: representative runs with "
                "their copies' traffic, and exact runs\n");
         guint gbs[] = {128, 1536};
-        for (guint e = 0; e <= (guint)exact; e++)
+        for (Mode e = REP; e <= GRAPH; e++)
             for (guint i = 0; i < G_N_ELEMENTS(gbs); i++) {
                 Case c = {1024, 8, gbs[i], e, TRUE};
-                one(&c);
+                if (mode_on(e, exact, graph))
+                    one(&c);
             }
     }
     if (wanted(only, "gpus")) {
         printf("-- GPUs: 128 to 8192 (dp 1 to 64), 16 microbatches per pipeline\n");
-        for (guint e = 0; e <= (guint)exact; e++)
+        for (Mode e = REP; e <= GRAPH; e++)
             for (guint dp = 1; dp <= (quick ? 8u : 64u); dp *= 2) {
                 Case c = {128 * dp, dp, 16 * dp, e, FALSE};
-                one(&c);
+                if (mode_on(e, exact, graph))
+                    one(&c);
             }
     }
     if (wanted(only, "micro")) {
         printf("-- microbatches: 8 to 256 per pipeline on 1024 GPUs (dp 8)\n");
-        for (guint e = 0; e <= (guint)exact; e++)
+        for (Mode e = REP; e <= GRAPH; e++)
             for (guint m = 8; m <= (quick ? 64u : 256u); m *= 2) {
                 Case c = {1024, 8, 8 * m, e, FALSE};
-                one(&c);
+                if (mode_on(e, exact, graph))
+                    one(&c);
             }
     }
     return 0;

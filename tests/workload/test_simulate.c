@@ -153,6 +153,43 @@ static SsimCluster *cluster_nodes(guint nodes)
     return c;
 }
 
+/* Every timing figure of two runs, to the nanosecond (and the same floating-point sums). */
+static void expect_same_figures(const SsimResult *a, const SsimResult *b, const char *what)
+{
+    cr_assert_eq(a->step_time, b->step_time, "%s: step %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                 what, a->step_time, b->step_time);
+    cr_assert_float_eq(a->bubble, b->bubble, 1e-12, "%s: bubble", what);
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        cr_assert_eq(a->exposed[k], b->exposed[k], "%s: exposed class %u", what, k);
+        cr_assert_eq(a->exposed_max[k], b->exposed_max[k], "%s: exposed_max class %u", what, k);
+        cr_assert_eq(a->comm_busy[k], b->comm_busy[k], "%s: busy class %u", what, k);
+        cr_assert_eq(a->contention[k], b->contention[k], "%s: contention class %u", what, k);
+        cr_assert_eq(a->uncontended[k], b->uncontended[k], "%s: uncontended class %u", what, k);
+    }
+    cr_assert_float_eq(a->model_tflops_per_gpu, b->model_tflops_per_gpu, 1e-9, "%s", what);
+}
+
+/* The exact mode both ways: every GPU replaying its copy of the stage program (the default) and
+ * the explicit graph where the lowering emits every GPU's program on its own (exact_graph).  The
+ * two simulate the same GPUs, ops and events, so they agree on every figure whatever the
+ * network does; returns the first. */
+static SsimResult exact_both_ways(SsimSimConfig c)
+{
+    SsimResult replicated, graph;
+    GError *error = NULL;
+    c.exact = TRUE;
+    c.exact_graph = FALSE;
+    cr_assert(ssim_simulate(&c, &replicated, NULL, NULL, &error), "%s",
+              error ? error->message : "");
+    c.exact_graph = TRUE;
+    cr_assert(ssim_simulate(&c, &graph, NULL, NULL, &error), "%s", error ? error->message : "");
+    expect_same_figures(&replicated, &graph, "replicated vs explicit exact");
+    cr_assert_eq(replicated.n_graph_ranks, graph.n_graph_ranks);
+    cr_assert_eq(replicated.n_ops, graph.n_ops);
+    cr_assert_eq(replicated.events, graph.events);
+    return replicated;
+}
+
 Test(simulate, representative_equals_exact)
 {
     g_autoptr(SsimModel) model = ssim_model_default();
@@ -164,15 +201,20 @@ Test(simulate, representative_equals_exact)
     SsimResult a, b;
     GError *error = NULL;
     cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
-    c.exact = TRUE;
-    cr_assert(ssim_simulate(&c, &b, NULL, NULL, &error), "%s", error ? error->message : "");
+    b = exact_both_ways(c);
     cr_assert_eq(b.n_graph_ranks, 16);
     cr_assert_eq(a.n_graph_ranks, 2);
-    cr_assert_eq(a.step_time, b.step_time);
-    cr_assert_float_eq(a.bubble, b.bubble, 1e-12);
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        cr_assert_eq(a.exposed[k], b.exposed[k], "class %u", k);
-    cr_assert_float_eq(a.model_tflops_per_gpu, b.model_tflops_per_gpu, 1e-9);
+    cr_assert_eq(b.n_ops, 8 * a.n_ops);
+    expect_same_figures(&a, &b, "representative vs exact");
+    /* With the cluster's interference, ZeRO-1 and the commshift placement as well. */
+    cluster->overlap_slowdown = 1.25;
+    par.zero_stage = 1;
+    SsimPlacement commshift = SSIM_PLACEMENT_INIT;
+    commshift.kind = SSIM_PLACEMENT_COMMSHIFT;
+    c.placement = &commshift;
+    cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
+    b = exact_both_ways(c);
+    expect_same_figures(&a, &b, "representative vs exact, interference, zero-1, commshift");
 }
 
 /* The flow-level network in place of the closed forms: on this uncongested 2-node split both
@@ -191,8 +233,7 @@ Test(simulate, flow_network_agrees_when_uncongested)
     cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
     c.flow_network = TRUE;
     cr_assert(ssim_simulate(&c, &b, NULL, NULL, &error), "%s", error ? error->message : "");
-    c.exact = TRUE;
-    cr_assert(ssim_simulate(&c, &e, NULL, NULL, &error), "%s", error ? error->message : "");
+    e = exact_both_ways(c);
     double rel = fabs((double)(b.step_time - a.step_time)) / (double)a.step_time;
     cr_assert(rel < 0.01, "flow %" G_GINT64_FORMAT " vs analytic %" G_GINT64_FORMAT,
               b.step_time, a.step_time);
@@ -222,16 +263,39 @@ Test(simulate, flow_network_representative_equals_exact_when_congested)
     cluster->rails = 2;
     cluster->gpus_per_nic = 4;
     cr_assert(ssim_simulate(&c, &rep, NULL, NULL, &error), "%s", error ? error->message : "");
-    c.exact = TRUE;
-    cr_assert(ssim_simulate(&c, &exact, NULL, NULL, &error), "%s", error ? error->message : "");
+    exact = exact_both_ways(c);
     cr_assert_eq(rep.n_graph_ranks, 2);
     cr_assert_eq(exact.n_graph_ranks, 32);
     cr_assert_gt(rep.step_time, free_nics.step_time + free_nics.step_time / 20);
-    cr_assert_eq(rep.step_time, exact.step_time);
-    for (guint k = 0; k < SSIM_COMM_N; k++) {
-        cr_assert_eq(rep.exposed[k], exact.exposed[k], "class %u", k);
-        cr_assert_eq(rep.comm_busy[k], exact.comm_busy[k], "class %u", k);
-    }
+    expect_same_figures(&rep, &exact, "representative vs exact, congested");
+    cr_assert(exact.has_contention);
+}
+
+/* Where the copies of a stage do not see the same network, the representative is only an
+ * estimate and the exact run is the answer: on 4-GPU nodes, 3 x 2 x 2 = 12 GPUs put some
+ * pipeline pairs inside a node and others across two, so the copies' transfers take different
+ * times and drift apart.  The replicated exact run must follow each copy through that drift and
+ * match every collective instance with the right copies: it agrees with the explicit per-GPU
+ * graph on every figure, and differs from the representative (which times copy 0 alone). */
+Test(simulate, replicated_exact_follows_copies_that_differ)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
+    cluster->gpus_per_node = 4;
+    cluster->nics_per_node = 4;
+    cluster->rails = 4;
+    cluster->gpus_per_nic = 1;
+    ssim_cluster_set_nodes(cluster, 3);
+    SsimParallel par = split(3, 2, 2, 1, 8, "1f1b");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par, .flow_network = TRUE};
+    SsimResult rep;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&c, &rep, NULL, NULL, &error), "%s", error ? error->message : "");
+    SsimResult exact = exact_both_ways(c);
+    cr_assert_eq(exact.n_graph_ranks, 12);
+    cr_assert_neq(rep.exposed[SSIM_COMM_PP], exact.exposed[SSIM_COMM_PP],
+                  "the copies' pipeline transfers should differ from the representative's");
 }
 
 Test(simulate, default_configuration)
