@@ -500,9 +500,9 @@ static SsimTime no_start(gpointer data, SsimRun *run, guint32 match)
     return 0;
 }
 
-#define ASSERT_COPY(t, n, c, i, s, e)                                                              \
+#define ASSERT_COPY(t, copies, c, i, s, e)                                                         \
     do {                                                                                           \
-        gsize at_ = (gsize)(c) * (n) + (i);                                                        \
+        gsize at_ = (gsize)(i) * (copies) + (c);                                                   \
         cr_assert_eq((t)->start[at_], (s), "copy %u op %u start %" G_GINT64_FORMAT " != %d",      \
                      (guint)(c), (guint)(i), (t)->start[at_], (int)(s));                           \
         cr_assert_eq((t)->end[at_], (e), "copy %u op %u end %" G_GINT64_FORMAT " != %d",          \
@@ -549,12 +549,12 @@ Test(runtime, replicated_copies_meet_in_their_instances)
     cr_assert_eq(f.started[1], 2);
     cr_assert_eq(f.started[2], 2);
     for (guint c = 0; c < 4; c++) {
-        ASSERT_COPY(t, n, c, x, 0, 100 * (c + 1));
+        ASSERT_COPY(t, 4, c, x, 0, 100 * (c + 1));
         /* Row {0, 1} starts when copy 1 is ready (200) and takes 10; row {2, 3} at 400, 30. */
-        ASSERT_COPY(t, n, c, y, c < 2 ? 200 : 400, c < 2 ? 210 : 430);
+        ASSERT_COPY(t, 4, c, y, c < 2 ? 200 : 400, c < 2 ? 210 : 430);
         /* Each column has a copy of each row, so both wait for the second row. */
-        ASSERT_COPY(t, n, c, z, 430, 435);
-        ASSERT_COPY(t, n, c, w, 435, 1435);
+        ASSERT_COPY(t, 4, c, z, 430, 435);
+        ASSERT_COPY(t, 4, c, w, 435, 1435);
     }
     cr_assert_eq(t->makespan, 1435);
 }

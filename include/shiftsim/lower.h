@@ -66,6 +66,9 @@
  * dp 0, tp 0): its TP and DP collectives are one-member groups in the graph, and the lowering
  * records each group's full logical membership (ssim_lowered_group_ranks) so that a cost model
  * charges them as the real collective.  Both give the same times on an uncongested network.
+ * The simulation driver's default exact run (sim.h) replays the representative lowering with
+ * every GPU simulated (ssim_lowered_replication below), which is exact mode without lowering
+ * every GPU's program on its own.
  *
  * Ownership: ssim_lower() returns a result the caller frees with ssim_lowered_free(); every
  * getter returns borrowed data that lives as long as the result.

@@ -59,8 +59,8 @@ typedef struct {
 /*
  * The outcome of a run: per-op times, owned by the caller (ssim_timeline_free).  A replicated
  * run (SsimReplication) has n_copies copies of every op: copy c of graph op i is entry
- * c * (n_ops / n_copies) + i, and keeps no `ready` times (NULL), which only traces and reports
- * of an explicit graph show.
+ * i * n_copies + c (the copies of an op run close together in time, so they share cache lines),
+ * and keeps no `ready` times (NULL), which only traces and reports of an explicit graph show.
  */
 typedef struct {
     guint32 n_ops;          /* entries: graph ops times n_copies */

@@ -38,7 +38,7 @@ struct SsimRun {
     const SsimOp *ops;       /* the graph's arrays, fetched once */
     const guint32 *succ_first, *succs;
     const guint32 *match_first, *match_ops, *match_expected;
-    guint32 n;               /* graph ops; copy c of op i is entry c * n + i of the arrays below */
+    guint32 n;               /* graph ops; copy c of op i is entry i * n_copies + c below */
     guint32 *word;           /* per op copy: state << 30 | pending predecessors */
     guint32 *arrived;        /* per match instance */
     SsimTime *ready, *start, *end; /* ready is NULL when replicated */
@@ -139,8 +139,9 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 
 /* ---- replay ---- */
 
-/* Entry of copy c of op i in the per-op arrays, and the op-end event's key for it. */
-#define AT(r, c, i) ((gsize)(c) * (r)->n + (i))
+/* Entry of copy c of op i in the per-op arrays (op-major: symmetric copies run close together
+ * in time, so their states share cache lines), and the op-end event's key for it. */
+#define AT(r, c, i) ((gsize)(i) * (r)->n_copies + (c))
 #define OP_KEY(c, i) (((guint64)(c) << 32) | (i))
 
 /* The instance of match m that copy c takes part in (0 without replication). */
@@ -232,10 +233,9 @@ static void finish(Run *r, guint c, guint32 i)
     r->end[x] = r->now;
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
-    guint32 *word = r->word + AT(r, c, 0);
     for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
         guint32 s = r->succs[e];
-        if (--word[s] == 0) /* state WAITING is 0, so the word is the count */
+        if (--r->word[AT(r, c, s)] == 0) /* state WAITING is 0, so the word is the count */
             make_ready(r, c, s);
     }
 }
@@ -280,10 +280,10 @@ static void make_ready(Run *r, guint c, guint32 i)
     const guint32 *members = r->match_ops + r->match_first[m];
     guint32 n = r->match_first[m + 1] - r->match_first[m];
     for (guint j = 0; j < nc; j++) {
-        gsize base = AT(r, instance_copy(r, m, k, j), 0);
+        guint c2 = instance_copy(r, m, k, j);
         for (guint32 e = 0; e < n; e++) {
-            r->word[base + members[e]] = WITH_STATE(0, RUNNING);
-            r->start[base + members[e]] = now;
+            r->word[AT(r, c2, members[e])] = WITH_STATE(0, RUNNING);
+            r->start[AT(r, c2, members[e])] = now;
         }
     }
     gboolean is_comm = op->kind != SSIM_OP_BARRIER;
@@ -648,10 +648,9 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     for (guint32 i = 0; i < n; i++) {
         guint32 preds = ssim_graph_n_preds(g, i);
         g_assert(preds <= PENDING_MASK);
-        r.word[i] = WITH_STATE(preds, WAITING);
+        for (guint c = 0; c < nc; c++)
+            r.word[AT(&r, c, i)] = WITH_STATE(preds, WAITING);
     }
-    for (guint c = 1; c < nc; c++)
-        memcpy(r.word + AT(&r, c, 0), r.word, sizeof(guint32) * n);
     for (gsize x = 0; x < (gsize)n * nc; x++)
         r.start[x] = r.end[x] = -1;
     if (r.ready != NULL)

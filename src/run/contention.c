@@ -42,7 +42,8 @@ static guint class_from_lowering(gconstpointer data, const SsimGraph *graph, gui
 }
 
 /* With `rep` (a replicated run, runtime.h), `unc` is per instance and every copy of an op is
- * charged its instance's figure; `per_op` then has an entry per op copy (timeline order). */
+ * charged its instance's figure; `per_op` then has an entry per op copy (timeline order:
+ * i * n_copies + c). */
 static void sum_contention(const SsimGraph *g, const SsimTimeline *tl, const SsimTime *unc,
                            guint n_matches, const SsimReplication *rep, ClassOf class_of,
                            gconstpointer data, SsimTime extra[SSIM_COMM_N],
@@ -71,7 +72,7 @@ static void sum_contention(const SsimGraph *g, const SsimTimeline *tl, const Ssi
             guint32 slot = ssim_replication_instance(copies > 1 ? rep : NULL, first, op->match, k);
             if (slot >= n_matches)
                 continue;
-            gsize x = (gsize)k * n_ops + i;
+            gsize x = (gsize)i * copies + k;
             SsimTime u = unc[slot];
             if (per_op != NULL)
                 g_array_index(per_op, SsimTime, x) = u;

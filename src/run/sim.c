@@ -124,16 +124,18 @@ typedef struct {
 } RankIv;
 
 /* Files copy `c` of the ops `ops` (n) of one rank into its interval lists (emptied first). */
-static void rank_intervals(RankIv *x, const SsimTimeline *tl, gsize base, const guint8 *cls,
+static void rank_intervals(RankIv *x, const SsimTimeline *tl, guint c, const guint8 *cls,
                            const guint32 *ops, guint32 n)
 {
+    guint copies = MAX(tl->n_copies, 1);
     g_array_set_size(x->phase, 0);
     g_array_set_size(x->optimizer, 0);
     for (guint k = 0; k < SSIM_COMM_N; k++)
         g_array_set_size(x->comm[k], 0);
     for (guint32 j = 0; j < n; j++) {
         guint32 i = ops[j];
-        SsimTime s = tl->start[base + i], e = tl->end[base + i];
+        gsize at = (gsize)i * copies + c;
+        SsimTime s = tl->start[at], e = tl->end[at];
         switch ((SsimOpClass)cls[i]) {
         case SSIM_OPCLASS_FWD:
         case SSIM_OPCLASS_BWD:
@@ -214,12 +216,11 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
 
     /* The pipeline window: the phase kernels of every GPU. */
     SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;
-    for (guint c = 0; c < copies; c++)
-        for (guint32 i = 0; i < n_ops; i++)
-            if (is_phase(cls[i])) {
-                w0 = MIN(w0, tl->start[(gsize)c * n_ops + i]);
-                w1 = MAX(w1, tl->end[(gsize)c * n_ops + i]);
-            }
+    for (guint32 i = 0; i < n_ops; i++)
+        for (guint c = 0; is_phase(cls[i]) && c < copies; c++) {
+            w0 = MIN(w0, tl->start[(gsize)i * copies + c]);
+            w1 = MAX(w1, tl->end[(gsize)i * copies + c]);
+        }
     g_autoptr(GArray) window = g_array_new(FALSE, FALSE, sizeof(Iv));
     gsize window_room = 0;
     iv_push(window, &window_room, w0 == SSIM_TIME_NEVER ? 0 : w0, w1);
@@ -234,7 +235,7 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     memset(r->exposed_max, 0, sizeof r->exposed_max);
     for (guint i = 0; i < nr; i++)
         for (guint c = 0; c < copies; c++) {
-            rank_intervals(&x, tl, (gsize)c * n_ops, cls, ops + first[i], first[i + 1] - first[i]);
+            rank_intervals(&x, tl, c, cls, ops + first[i], first[i + 1] - first[i]);
             iv_merge(x.phase);
             iv_merge(x.optimizer);
             for (guint k = 0; k < SSIM_COMM_N; k++)

@@ -437,12 +437,29 @@ Test(simulate, timeline_out)
     cr_assert(ssim_simulate(&c, &r, &l, &t, NULL));
     cr_assert_eq(t->n_ops, ssim_graph_n_ops(ssim_lowered_graph(l)));
     cr_assert_eq(t->makespan, r.step_time);
+    /* Exact with the graph asked for: the explicit per-GPU graph, one timeline entry an op. */
+    g_clear_pointer(&l, ssim_lowered_free);
+    g_clear_pointer(&t, ssim_timeline_free);
+    c.exact = TRUE;
+    SsimResult e;
+    cr_assert(ssim_simulate(&c, &e, &l, &t, NULL));
+    cr_assert(ssim_lowered_exact(l));
+    cr_assert_eq(ssim_graph_n_ranks(ssim_lowered_graph(l)), 8);
+    cr_assert_eq(t->n_copies, 1);
+    cr_assert_not_null(t->ready);
+    cr_assert_eq(t->n_ops, ssim_graph_n_ops(ssim_lowered_graph(l)));
+    cr_assert_eq(e.n_ops, t->n_ops);
+    cr_assert_eq(e.step_time, r.step_time);
 }
 
 Test(simulate, verb_exit_codes)
 {
     char *ok[] = {"simulate", "--nodes", "1", "--tp", "2", "--pp", "2", "--format", "csv", NULL};
     cr_assert_eq(ssim_verb_simulate(9, ok), SSIM_EXIT_OK);
+    char *exact[] = {"simulate", "--nodes", "1", "--tp", "2", "--exact", "--format", "csv", NULL};
+    cr_assert_eq(ssim_verb_simulate(8, exact), SSIM_EXIT_OK);
+    char *graph[] = {"simulate", "--nodes", "1", "--tp", "2", "--exact-graph", "-f", "json", NULL};
+    cr_assert_eq(ssim_verb_simulate(8, graph), SSIM_EXIT_OK);
     char *bad_format[] = {"simulate", "--format", "xml", NULL};
     cr_assert_eq(ssim_verb_simulate(3, bad_format), SSIM_EXIT_USAGE);
     char *bad_int[] = {"simulate", "--tp", "0", NULL};
