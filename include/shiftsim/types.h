@@ -26,6 +26,9 @@ typedef int64_t SsimTime;
 SsimTime ssim_time_from_seconds(double seconds);
 double ssim_time_to_seconds(SsimTime t);
 
+/* qsort/bsearch comparison of two guint32 (ranks, GPU ids, op indices). */
+int ssim_cmp_u32(const void *a, const void *b);
+
 /* Errors in input files and configurations (INI, graph text, CSV, impossible splits). */
 #define SSIM_CONFIG_ERROR (ssim_config_error_quark())
 GQuark ssim_config_error_quark(void);

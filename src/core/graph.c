@@ -195,12 +195,6 @@ guint32 ssim_graph_stream(SsimGraph *g, guint32 rank, const char *name)
     return s;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
-    return (x > y) - (x < y);
-}
-
 guint32 ssim_graph_add_group(SsimGraph *g, const char *name, const guint32 *ranks, guint n,
                              GError **error)
 {
@@ -215,7 +209,7 @@ guint32 ssim_graph_add_group(SsimGraph *g, const char *name, const guint32 *rank
         return SSIM_NONE;
     }
     g_autofree guint32 *sorted = g_memdup2(ranks, n * sizeof *ranks);
-    qsort(sorted, n, sizeof *sorted, cmp_u32);
+    qsort(sorted, n, sizeof *sorted, ssim_cmp_u32);
     for (guint i = 1; i < n; i++)
         if (sorted[i] == sorted[i - 1]) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,

@@ -144,13 +144,17 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 #define AT(r, c, i) ((gsize)(i) * (r)->n_copies + (c))
 #define OP_KEY(c, i) (((guint64)(c) << 32) | (i))
 
+/* The instance, among match m's, that copy c of a torus of side `stride` takes part in. */
+static inline guint32 torus_instance(guint stride, const guint32 *period, guint32 m, guint c)
+{
+    guint pt = period[2 * m], pd = period[2 * m + 1];
+    return (c % stride) % pt + pt * ((c / stride) % pd);
+}
+
 /* The instance of match m that copy c takes part in (0 without replication). */
 static inline guint32 instance_of(const Run *r, guint32 m, guint c)
 {
-    if (r->period == NULL)
-        return 0;
-    guint pt = r->period[2 * m], pd = r->period[2 * m + 1];
-    return (c % r->stride) % pt + pt * ((c / r->stride) % pd);
+    return r->period == NULL ? 0 : torus_instance(r->stride, r->period, m, c);
 }
 
 /* Copies in each instance of match m. */
@@ -346,8 +350,7 @@ guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *fir
 {
     if (rep == NULL || rep->n_copies <= 1)
         return match;
-    guint pt = rep->period[2 * match], pd = rep->period[2 * match + 1];
-    return first[match] + (copy % rep->stride) % pt + pt * ((copy / rep->stride) % pd);
+    return first[match] + torus_instance(rep->stride, rep->period, match, copy);
 }
 
 SsimEngine *ssim_run_engine(SsimRun *r)
@@ -651,11 +654,8 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         for (guint c = 0; c < nc; c++)
             r.word[AT(&r, c, i)] = WITH_STATE(preds, WAITING);
     }
-    for (gsize x = 0; x < (gsize)n * nc; x++)
-        r.start[x] = r.end[x] = -1;
-    if (r.ready != NULL)
-        for (guint32 i = 0; i < n; i++)
-            r.ready[i] = -1;
+    /* ready, start and end need no initial value: a run that returns a timeline has set them
+     * for every op copy (every op finished), and a failed run frees them. */
     r.ops = ssim_graph_ops(g);
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);

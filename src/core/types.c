@@ -20,3 +20,9 @@ double ssim_time_to_seconds(SsimTime t)
 {
     return (double)t * 1e-9;
 }
+
+int ssim_cmp_u32(const void *a, const void *b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return (x > y) - (x < y);
+}

@@ -121,11 +121,6 @@ typedef struct {
 
 /* --- Plans ------------------------------------------------------------------------------ */
 
-static int cmp_u32(gconstpointer a, gconstpointer b)
-{
-    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): the parent of position r of n. */
 static gint32 btree_parent(gint32 n, gint32 r)
@@ -224,7 +219,7 @@ static void plan_build(Plan *p, const SsimNet *net, const guint32 *ranks, guint 
     p->order = g_memdup2(ranks, n * sizeof *ranks);
     for (guint i = 0; i < n; i++)
         p->a_permute = MAX(p->a_permute, lat(net, ranks[i], ranks[(i + 1) % n]));
-    qsort(p->sorted, n, sizeof *p->sorted, cmp_u32);
+    qsort(p->sorted, n, sizeof *p->sorted, ssim_cmp_u32);
     p->n_nodes = 0;
     guint run = 0, k = 0;
     gboolean uniform = TRUE;
@@ -869,7 +864,7 @@ static void build_copies(Comm *cm, guint32 g)
             g_return_if_fail(ranks[i] < ssim_net_n_gpus(cm->net));
         }
         memcpy(sorted, ranks, n * sizeof *ranks);
-        qsort(sorted, n, sizeof *sorted, cmp_u32);
+        qsort(sorted, n, sizeof *sorted, ssim_cmp_u32);
         gboolean same = cmp_ranks(sorted, cm->plans[g].sorted, n) == 0;
         for (guint k = 0; !same && k < cm->copy_n[g]; k++)
             if (cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted,

@@ -69,7 +69,7 @@ static void sum_contention(const SsimGraph *g, const SsimTimeline *tl, const Ssi
             continue;
         guint c = class_of(data, g, i);
         for (guint k = 0; k < copies; k++) {
-            guint32 slot = ssim_replication_instance(copies > 1 ? rep : NULL, first, op->match, k);
+            guint32 slot = ssim_replication_instance(rep, first, op->match, k);
             if (slot >= n_matches)
                 continue;
             gsize x = (gsize)i * copies + k;

@@ -405,16 +405,10 @@ guint32 ssim_lowered_copy_gpu(const SsimLowered *l, guint32 gpu, guint copy)
     return ssim_parallel_rank(&l->par, c);
 }
 
-static gint cmp_u32(gconstpointer a, gconstpointer b)
-{
-    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Sorts `a` and drops repeats; returns the new length. */
 static guint sort_unique(guint32 *a, guint n)
 {
-    qsort(a, n, sizeof *a, cmp_u32);
+    qsort(a, n, sizeof *a, ssim_cmp_u32);
     guint w = 0;
     for (guint i = 0; i < n; i++)
         if (w == 0 || a[i] != a[w - 1])
@@ -428,7 +422,7 @@ static gboolean shift_keeps(const SsimLowered *l, const guint32 *set, guint n, g
 {
     for (guint i = 0; i < n; i++)
         scratch[i] = ssim_lowered_copy_gpu(l, set[i], copy);
-    qsort(scratch, n, sizeof *scratch, cmp_u32);
+    qsort(scratch, n, sizeof *scratch, ssim_cmp_u32);
     return memcmp(scratch, set, n * sizeof *set) == 0;
 }
 
