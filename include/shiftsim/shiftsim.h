@@ -9,7 +9,7 @@
 #include <shiftsim/report.h>
 #include <shiftsim/trace.h>
 #include <shiftsim/plot.h>
-include <shiftsim/data.h>
+#include <shiftsim/data.h>
 #include <shiftsim/alloc.h>
 #include <shiftsim/model.h>
 #include <shiftsim/cluster.h>

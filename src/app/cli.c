@@ -4,9 +4,9 @@
  * Exit status: 0 on success, 1 when an input or the simulation fails, 2 on a usage error.
  */
 #include "ssim-config.h"
-#include "verbs.h"
+#include "src/app/verbs.h"
 
-#include <shiftsim/cli.h>
+#include "src/app/cli.h"
 #include <shiftsim/data.h>
 #include <shiftsim/report.h>
 

@@ -1,5 +1,5 @@
 /* shiftsim's entry point: everything, option parsing included, lives in the library. */
-#include <shiftsim/cli.h>
+#include "src/app/cli.h"
 
 int main(int argc, char **argv)
 {

@@ -15,7 +15,7 @@
  *   shiftsim calibrate --convert-vtrain ground_truth_single.csv [--cluster C] -o RUNS.csv
  *       converts vTrain's measured table to the runs format.
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/calibrate.h>
 #include <shiftsim/data.h>

@@ -15,7 +15,7 @@
  * largest first.  The output depends only on the inputs (no clock, no hash order), so two runs
  * print the same bytes.
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/lower.h>
 #include <shiftsim/place.h>

@@ -7,7 +7,7 @@
  * shard); a configuration may appear in one file only, and all of them must be present unless
  * --partial.  Rows are put back in configuration order, byte for byte as the shards wrote them.
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/sweep.h>
 

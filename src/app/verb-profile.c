@@ -8,7 +8,7 @@
  *   shiftsim profile query PROFILE --gemm 4096x12288x4096[x1] [--dtype bf16]
  *   shiftsim profile query PROFILE --memory layernorm|--copy d2d --bytes N
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/nccltests.h>
 #include <shiftsim/profile.h>

@@ -4,7 +4,7 @@
  * With no GRAPH it replays the bundled example traces/examples/tp-pipeline.graph.  Costs for
  * ops without dur= come from the simple analytical model, whose parameters are options here.
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/chakra.h>
 #include <shiftsim/data.h>

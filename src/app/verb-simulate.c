@@ -12,7 +12,7 @@
  * unless --schedule is given, the policy's schedule; without it the graph is simulated as
  * lowered (Megatron-LM's placement).
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>

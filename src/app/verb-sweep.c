@@ -10,7 +10,7 @@
  * its share, and rank 0 alone prints and writes.  A launcher environment with more than one
  * process but a build without MPI is refused, so K copies never race to write one file.
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/report.h>
 #include <shiftsim/sweep.h>

@@ -11,7 +11,7 @@
  * the verb then fails (exit 1, after writing its outputs) saying how many rows the figures miss,
  * since figures over part of the file are not the figures that were asked for.
  */
-#include "verbs.h"
+#include "src/app/verbs.h"
 
 #include <shiftsim/calibrate.h>
 #include <shiftsim/data.h>

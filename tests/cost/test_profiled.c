@@ -8,7 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
-#include <shiftsim/cli.h>
+#include "src/app/cli.h"
 #include <shiftsim/profiled.h>
 #include <shiftsim/sim.h>
 

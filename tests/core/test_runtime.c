@@ -2,7 +2,7 @@
  * The GPU runtime against hand-computed timelines, closed-form collective costs, invariants on
  * random graphs, determinism, limits and deadlock diagnosis.
  */
-#include "test_common.h"
+#include "tests/test_common.h"
 
 #include <shiftsim/graphfile.h>
 #include <shiftsim/report.h>

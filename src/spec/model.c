@@ -14,7 +14,7 @@
 #include <shiftsim/data.h>
 #include <shiftsim/model.h>
 
-#include "src/workload/ini-private.h"
+#include "src/spec/ini-private.h"
 
 #include <math.h>
 #include <string.h>

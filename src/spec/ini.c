@@ -6,7 +6,7 @@
  * be "key = value" inside a group.  Locale-suffixed keys (key[de]) are treated as ordinary keys,
  * which the key check then rejects as unknown.
  */
-#include "src/workload/ini-private.h"
+#include "src/spec/ini-private.h"
 
 #include <shiftsim/data.h>
 

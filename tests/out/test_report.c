@@ -2,7 +2,7 @@
  * Reporters: the replay summary in each format (JSON parsed back with json-glib), the timeline
  * CSV's shape, and atomic output files.
  */
-#include "test_common.h"
+#include "tests/test_common.h"
 
 #include <json-glib/json-glib.h>
 #include <shiftsim/graphfile.h>

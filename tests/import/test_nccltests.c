@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
-#include <shiftsim/cli.h>
+#include "src/app/cli.h"
 #include <shiftsim/nccltests.h>
 
 #include <glib/gstdio.h>

@@ -24,7 +24,7 @@
  * time computed from its current rate, or on a dirty link; now never decreases.  Every scratch
  * array grows to the peak and is reused, so the steady state allocates nothing.
  */
-#include "src/cost/net-private.h"
+#include "src/net/net-private.h"
 
 #include <math.h>
 #include <string.h>

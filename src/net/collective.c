@@ -33,7 +33,7 @@
  * members, tree shapes, per-phase latencies), built on a group's first use and cached for the
  * run, so the steady state allocates nothing: instances come from a pool with a free list.
  */
-#include "src/cost/net-private.h"
+#include "src/net/net-private.h"
 
 #include <math.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
-#include <shiftsim/cli.h>
+#include "src/app/cli.h"
 #include <stdio.h>
 
 static int cli(int argc, const char **argv)

@@ -12,7 +12,7 @@
 #include <criterion/parameterized.h>
 #include <criterion/redirect.h>
 #include <shiftsim/calibrate.h>
-#include <shiftsim/cli.h>
+#include "src/app/cli.h"
 #include <shiftsim/graphfile.h>
 #include <shiftsim/nccltests.h>
 #include <shiftsim/profile.h>

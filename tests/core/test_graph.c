@@ -2,7 +2,7 @@
  * The op graph's legality checks and derived structure: dependency validation, cycles (with the
  * cycle named), automatic tags (NCCL issue order), collective and p2p matching, barrier gates.
  */
-#include "test_common.h"
+#include "tests/test_common.h"
 
 #include <string.h>
 
