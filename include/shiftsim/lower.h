@@ -78,6 +78,7 @@
 #include <shiftsim/graph.h>
 #include <shiftsim/runtime.h>
 #include <shiftsim/model.h>
+#include <shiftsim/opclass.h>
 #include <shiftsim/parallel.h>
 #include <shiftsim/place.h>
 #include <shiftsim/schedule.h>
@@ -101,27 +102,6 @@ typedef struct {
     {                                                                                              \
         .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL, .expected_ops = 0          \
     }
-
-/* The op classes, in the order used by per-class figures. */
-#define SSIM_OPCLASS_LIST(X)                                                                       \
-    X(FWD, "fwd")                                                                                  \
-    X(BWD, "bwd")                                                                                  \
-    X(RECOMPUTE, "recompute")                                                                      \
-    X(OPTIMIZER, "optimizer")                                                                      \
-    X(TP, "tp")                                                                                    \
-    X(PP, "pp")                                                                                    \
-    X(DP, "dp")
-
-typedef enum {
-#define SSIM_X(e, s) SSIM_OPCLASS_##e,
-    SSIM_OPCLASS_LIST(SSIM_X)
-#undef SSIM_X
-        SSIM_OPCLASS_N
-} SsimOpClass;
-
-const char *ssim_opclass_name(SsimOpClass cls);
-/* FALSE for a label that is none of the above. */
-gboolean ssim_opclass_from_name(const char *name, SsimOpClass *out);
 
 typedef struct SsimLowered SsimLowered;
 

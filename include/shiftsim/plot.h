@@ -29,6 +29,29 @@ gboolean ssim_plot_gantt(const SsimGraph *graph, const SsimTimeline *timeline, c
                          guint max_ranks, const char *title, SsimPlotStatus *status,
                          GError **error);
 
+/* The best figure of one split (dp x tp x pp) under each series of a split chart. */
+typedef struct {
+    guint tp, pp, dp;
+    double *best; /* one per series: the best tokens/s, NAN where nothing was simulated */
+} SsimSplitBest;
+
+/* A sweep reduced to its splits: what ssim_plot_splits() draws (everything borrowed). */
+typedef struct {
+    const SsimSplitBest *splits; /* in drawing order (a sweep's: tp outer, pp inner) */
+    guint n_splits;
+    const char *const *series; /* the series' names (a sweep's placements) */
+    guint n_series;
+    const char *context; /* the titles' prefix, e.g. "16 GPUs of dgx-h200, global batch 32" */
+} SsimSplitChart;
+
+/*
+ * Writes PREFIX-throughput.{dat,gp,png} (the best tokens/s of each split, one bar per series,
+ * clustered) and PREFIX-heatmap.{dat,gp,png} (a tp x pp grid of them, one panel per series);
+ * renders them when gnuplot exists (`status` says whether it did).
+ */
+gboolean ssim_plot_splits(const SsimSplitChart *chart, const char *prefix, SsimPlotStatus *status,
+                          GError **error);
+
 /* Quotes `s` as a gnuplot string literal (single quotes, '' for a quote). */
 void ssim_plot_quote(GString *out, const char *s);
 

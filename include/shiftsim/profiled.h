@@ -35,7 +35,7 @@
 #pragma once
 
 #include <shiftsim/analytic.h>
-#include <shiftsim/lower.h>
+#include <shiftsim/opclass.h>
 #include <shiftsim/profile.h>
 
 G_BEGIN_DECLS

@@ -38,9 +38,9 @@
 #include <shiftsim/lower.h>
 #include <shiftsim/memory.h>
 #include <shiftsim/model.h>
+#include <shiftsim/opclass.h>
 #include <shiftsim/parallel.h>
 #include <shiftsim/profiled.h>
-#include <shiftsim/report.h>
 #include <shiftsim/runtime.h>
 #include <shiftsim/schedule.h>
 
@@ -98,9 +98,6 @@ typedef struct SsimSimTimes {
     double measure; /* the figures from the timeline */
 } SsimSimTimes;
 
-/* The communication classes reported separately. */
-typedef enum { SSIM_COMM_TP, SSIM_COMM_PP, SSIM_COMM_DP, SSIM_COMM_N } SsimCommClass;
-const char *ssim_comm_class_name(SsimCommClass cls); /* "tp", "pp", "dp" */
 
 typedef struct {
     guint n_gpus;
@@ -175,9 +172,5 @@ void ssim_contention_sum(const SsimGraph *graph, const SsimTimeline *timeline,
                          const SsimTime *uncontended, guint n_matches, SsimTime extra[SSIM_COMM_N],
                          SsimTime alone[SSIM_COMM_N], GArray *per_op);
 
-/* The result as a table (with a header naming the configuration), one CSV row with a header
- * line, or a JSON object. */
-GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *config,
-                            SsimFormat format);
 
 G_END_DECLS

@@ -20,6 +20,7 @@
 #include <shiftsim/lower.h>
 #include <shiftsim/place.h>
 #include <shiftsim/plot.h>
+#include <shiftsim/report.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/trace.h>
 

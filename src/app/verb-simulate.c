@@ -16,6 +16,7 @@
 
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
+#include <shiftsim/summary.h>
 
 #include <json-glib/json-glib.h>
 

@@ -68,10 +68,8 @@ struct ProfileIndex {
     gint pooled_memory; /* curve index or -1 */
 };
 
-void ssim_profile_index_free(ProfileIndex *index)
+static void index_free(ProfileIndex *index)
 {
-    if (index == NULL)
-        return;
     g_array_free(index->points, TRUE);
     g_array_free(index->curves, TRUE);
     g_array_free(index->cpoints, TRUE);
@@ -355,8 +353,10 @@ static const ProfileIndex *index_get(const SsimProfile *p)
     if (ix)
         return ix;
     g_mutex_lock(&mp->index_lock);
-    if (mp->index == NULL)
+    if (mp->index == NULL) {
+        mp->index_free = index_free;
         g_atomic_pointer_set(&mp->index, index_build(p));
+    }
     ix = mp->index;
     g_mutex_unlock(&mp->index_lock);
     return ix;
@@ -796,7 +796,7 @@ static void put_bytes(GString *out, double b)
     g_string_append_printf(out, "%.4g %s", b, units[u]);
 }
 
-void ssim_profile_summary_ranges(const SsimProfile *profile, GString *out)
+static void summary_ranges(const SsimProfile *profile, GString *out)
 {
     const ProfileIndex *ix = index_get(profile);
     g_string_append(out, "measured ranges:\n");
@@ -900,5 +900,23 @@ GString *ssim_cost_explain_csv(const SsimCostExplain *explain)
         g_string_append_printf(out, ",%s", ssim_cost_source_name(s));
     g_string_append(out, ",total\n");
     explain_rows(explain, out, TRUE);
+    return out;
+}
+
+GString *ssim_profile_summary(const SsimProfile *profile)
+{
+    GString *out = g_string_new(NULL);
+    g_string_append(out, "metadata:\n");
+    for (guint i = 0; i < ssim_profile_n_meta(profile); i++)
+        g_string_append_printf(out, "  %-14s %s\n", ssim_profile_meta_key(profile, i),
+                               ssim_profile_meta_value(profile, i));
+    guint per_kind[SSIM_PROFILE_KIND_N] = {0};
+    for (guint i = 0; i < ssim_profile_n_rows(profile); i++)
+        per_kind[ssim_profile_row(profile, i)->kind]++;
+    g_string_append_printf(out, "rows: %u\n", ssim_profile_n_rows(profile));
+    for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++)
+        g_string_append_printf(out, "  %-14s %u\n", ssim_profile_kind_name((SsimProfileKind)k),
+                               per_kind[k]);
+    summary_ranges(profile, out);
     return out;
 }

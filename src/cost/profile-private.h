@@ -1,6 +1,8 @@
 /*
  * The inside of SsimProfile, shared by profile.c (rows, metadata, text form) and
- * profile-lookup.c (the lookup index and interpolation).  Nothing else includes this.
+ * profile-lookup.c (the lookup index, interpolation and the summary), which builds on profile.c
+ * and not the other way round: profile.c frees the index through the function pointer the
+ * lookup stored beside it.  Nothing else includes this.
  *
  * Invariants: every row in `rows` passed ssim_profile_add_row()'s checks and its strings point
  * into `strings`; `index` is NULL or was built from exactly the current rows (any change to the
@@ -19,10 +21,6 @@ struct SsimProfile {
     GPtrArray *meta_values;
     GMutex index_lock;
     ProfileIndex *index; /* built on first lookup; read through g_atomic_pointer_get */
+    /* Frees `index` (set with it by profile-lookup.c); called whenever the rows change. */
+    void (*index_free)(ProfileIndex *index);
 };
-
-/* Frees the lookup index (profile-lookup.c); called whenever the rows change. */
-void ssim_profile_index_free(ProfileIndex *index);
-
-/* Appends the per-curve measured ranges to a summary (profile-lookup.c). */
-void ssim_profile_summary_ranges(const SsimProfile *profile, GString *out);

@@ -132,7 +132,8 @@ void ssim_profile_free(SsimProfile *profile)
 {
     if (profile == NULL)
         return;
-    ssim_profile_index_free(profile->index);
+    if (profile->index != NULL)
+        profile->index_free(profile->index);
     g_mutex_clear(&profile->index_lock);
     g_array_free(profile->rows, TRUE);
     g_string_chunk_free(profile->strings);
@@ -143,7 +144,8 @@ void ssim_profile_free(SsimProfile *profile)
 
 static void invalidate(SsimProfile *p)
 {
-    ssim_profile_index_free(p->index);
+    if (p->index != NULL)
+        p->index_free(p->index);
     p->index = NULL;
 }
 
@@ -816,21 +818,4 @@ gboolean ssim_profile_save(const SsimProfile *profile, const char *path, GError 
         return FALSE;
     }
     return TRUE;
-}
-
-GString *ssim_profile_summary(const SsimProfile *profile)
-{
-    GString *out = g_string_new(NULL);
-    g_string_append(out, "metadata:\n");
-    for (guint i = 0; i < profile->meta_keys->len; i++)
-        g_string_append_printf(out, "  %-14s %s\n", (char *)profile->meta_keys->pdata[i],
-                               (char *)profile->meta_values->pdata[i]);
-    guint per_kind[SSIM_PROFILE_KIND_N] = {0};
-    for (guint i = 0; i < profile->rows->len; i++)
-        per_kind[g_array_index(profile->rows, SsimProfileRow, i).kind]++;
-    g_string_append_printf(out, "rows: %u\n", profile->rows->len);
-    for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++)
-        g_string_append_printf(out, "  %-14s %u\n", kind_names[k], per_kind[k]);
-    ssim_profile_summary_ranges(profile, out);
-    return out;
 }

@@ -9,7 +9,7 @@
  * duplicate ids and dangling dependencies.  Every error names the file and the node id (or the
  * byte offset, before a node could be decoded).
  */
-#include "chakra-private.h"
+#include "src/import/chakra-private.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -21,6 +21,17 @@ static const char *const coll_type_names[] = {
     "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER",
 };
 #define N_COLL_TYPES G_N_ELEMENTS(coll_type_names)
+
+static const char *const node_type_names[SSIM_CHAKRA_N_NODE_TYPES] = {
+    "INVALID_NODE", "METADATA_NODE",  "MEM_LOAD_NODE",   "MEM_STORE_NODE",
+    "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE",  "COMM_COLL_NODE",
+    "STORAGE_NODE", "BATCH_NODE",     "CHECKPOINT_NODE",
+};
+
+const char *ssim_chakra_node_type_name(guint type)
+{
+    return type < SSIM_CHAKRA_N_NODE_TYPES ? node_type_names[type] : "?";
+}
 
 /* ---- the decoding arena ---- */
 

@@ -25,18 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chakra-private.h"
-
-static const char *const node_type_names[SSIM_CHAKRA_N_NODE_TYPES] = {
-    "INVALID_NODE", "METADATA_NODE",  "MEM_LOAD_NODE",   "MEM_STORE_NODE",
-    "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE",  "COMM_COLL_NODE",
-    "STORAGE_NODE", "BATCH_NODE",     "CHECKPOINT_NODE",
-};
-
-const char *ssim_chakra_node_type_name(guint type)
-{
-    return type < SSIM_CHAKRA_N_NODE_TYPES ? node_type_names[type] : "?";
-}
+#include "src/import/chakra-private.h"
 
 /* ---- options and stats ---- */
 
@@ -85,7 +74,7 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
     g_string_append(out, "chakra: nodes by type:");
     for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++)
         if (s->by_type[t])
-            g_string_append_printf(out, " %s %" G_GUINT64_FORMAT, node_type_names[t],
+            g_string_append_printf(out, " %s %" G_GUINT64_FORMAT, ssim_chakra_node_type_name(t),
                                    s->by_type[t]);
     g_string_append_printf(
         out,
@@ -100,7 +89,7 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
                            s->n_elided);
     for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++)
         if (s->elided_by_type[t])
-            g_string_append_printf(out, " (%s %" G_GUINT64_FORMAT ")", node_type_names[t],
+            g_string_append_printf(out, " (%s %" G_GUINT64_FORMAT ")", ssim_chakra_node_type_name(t),
                                    s->elided_by_type[t]);
     g_string_append_printf(out, ", %" G_GUINT64_FORMAT " approximated\n", s->n_approximated);
     g_string_append_printf(out, "chakra: attributes not read: %" G_GUINT64_FORMAT,

@@ -1,66 +1,21 @@
 /*
- * The sweep's two gnuplot plots (include/shiftsim/sweep.h, ssim_sweep_plot()).
+ * Split charts (include/shiftsim/plot.h, ssim_plot_splits()): a sweep's two gnuplot plots.
  *
- * Both reduce the simulated rows to the best tokens/s of each (split, placement), where a split
- * is the (dp, tp, pp) triple and "best" is the maximum over virtual stages, microbatch sizes,
- * schedules and recompute modes; a (split, placement) with no simulated row has no value ('?' in
- * the throughput data, NaN and an empty label in the heat map).  Splits appear in configuration
- * order (tp outer, pp inner), placements in the order of the spec, so the data files are as
- * deterministic as the CSV.  The heat map is a tp x pp grid drawn `with image` on integer cell
+ * Both draw the best tokens/s of each (split, series), where a split is the (dp, tp, pp) triple
+ * and a series is one of a sweep's placements; the caller has reduced its rows to those bests.
+ * A (split, series) with no value is NAN ('?' in the throughput data, NaN and an empty label in
+ * the heat map).  Splits appear in the order given (a sweep gives configuration order, tp outer,
+ * pp inner), series in the order given, so the data files are as deterministic as their input.  The heat map is a tp x pp grid drawn `with image` on integer cell
  * coordinates (the tics name the actual sizes; a tp or pp with nothing simulated at all is left
- * out), one panel per placement, every cell labelled with its value in thousands of tokens/s.
+ * out), one panel per series, every cell labelled with its value in thousands of tokens/s.
  */
+#include <shiftsim/plot.h>
 #include <shiftsim/report.h>
-#include <shiftsim/sweep.h>
 
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-    guint tp, pp, dp;
-    double *best; /* per placement; NAN when none */
-} Split;
-
-static guint placement_of(const SsimSweepSpec *spec, const char *name)
-{
-    for (guint i = 0; i < spec->placements.n; i++)
-        if (strcmp(spec->placements.v[i], name) == 0)
-            return i;
-    g_assert_not_reached();
-}
-
-/* The splits with their best tokens/s per placement, in configuration order. */
-static GArray *collect(const SsimSweep *sweep)
-{
-    const SsimSweepSpec *spec = ssim_sweep_spec(sweep);
-    GArray *splits = g_array_new(FALSE, FALSE, sizeof(Split));
-    for (guint i = 0; i < ssim_sweep_n_configs(sweep); i++) {
-        const SsimSweepRow *r = ssim_sweep_row(sweep, i);
-        Split *s = splits->len ? &g_array_index(splits, Split, splits->len - 1) : NULL;
-        if (s == NULL || s->tp != r->par.tp || s->pp != r->par.pp) {
-            Split n = {r->par.tp, r->par.pp, r->par.dp, g_new(double, spec->placements.n)};
-            for (guint k = 0; k < spec->placements.n; k++)
-                n.best[k] = NAN;
-            g_array_append_val(splits, n);
-            s = &g_array_index(splits, Split, splits->len - 1);
-        }
-        if (r->status != SSIM_SWEEP_OK)
-            continue;
-        guint k = placement_of(spec, r->par.placement);
-        if (isnan(s->best[k]) || r->result.tokens_per_s > s->best[k])
-            s->best[k] = r->result.tokens_per_s;
-    }
-    return splits;
-}
-
-static void free_splits(GArray *splits)
-{
-    for (guint i = 0; i < splits->len; i++)
-        g_free(g_array_index(splits, Split, i).best);
-    g_array_free(splits, TRUE);
-}
-
-static gboolean any_value(const Split *s, guint n)
+static gboolean any_value(const SsimSplitBest *s, guint n)
 {
     for (guint k = 0; k < n; k++)
         if (!isnan(s->best[k]))
@@ -68,29 +23,25 @@ static gboolean any_value(const Split *s, guint n)
     return FALSE;
 }
 
-static void title_line(GString *gp, const SsimSweep *sweep, const char *what)
+static void title_line(GString *gp, const SsimSplitChart *chart, const char *what)
 {
-    const SsimSweepSpec *spec = ssim_sweep_spec(sweep);
-    const SsimCluster *cl = ssim_sweep_cluster(sweep);
-    g_autofree char *t = g_strdup_printf("%u GPUs of %s, global batch %u: %s", spec->n_gpus,
-                                         cl->name, spec->base.global_batch, what);
+    g_autofree char *t = g_strdup_printf("%s: %s", chart->context, what);
     g_string_append(gp, "set title ");
     ssim_plot_quote(gp, t);
     g_string_append_c(gp, '\n');
 }
 
-static gboolean plot_throughput(const SsimSweep *sweep, const GArray *splits, const char *image,
+static gboolean plot_throughput(const SsimSplitChart *chart, const char *image,
                                 SsimPlotStatus *status, GError **error)
 {
-    const SsimSweepSpec *spec = ssim_sweep_spec(sweep);
-    guint np = spec->placements.n;
+    guint np = chart->n_series;
     g_autoptr(GString) dat = g_string_new("# split");
     for (guint k = 0; k < np; k++)
-        g_string_append_printf(dat, " %s", spec->placements.v[k]);
+        g_string_append_printf(dat, " %s", chart->series[k]);
     g_string_append(dat, "   (best tokens/s; ? = nothing simulated)\n");
     guint rows = 0;
-    for (guint i = 0; i < splits->len; i++) {
-        const Split *s = &g_array_index(splits, Split, i);
+    for (guint i = 0; i < chart->n_splits; i++) {
+        const SsimSplitBest *s = &chart->splits[i];
         if (!any_value(s, np))
             continue;
         rows++;
@@ -115,7 +66,7 @@ static gboolean plot_throughput(const SsimSweep *sweep, const GArray *splits, co
                            MIN(320 + 36 * MAX(rows, 1) * MAX(np, 1), 3000u));
     ssim_plot_quote(gp, image);
     g_string_append_c(gp, '\n');
-    title_line(gp, sweep, "best tokens/s per split");
+    title_line(gp, chart, "best tokens/s per split");
     g_string_append(gp, "set datafile missing '?'\nset style data histograms\n"
                         "set style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
                         "set boxwidth 0.9\nset xtics rotate by -45 scale 0\nset grid ytics\n"
@@ -129,7 +80,7 @@ static gboolean plot_throughput(const SsimSweep *sweep, const GArray *splits, co
             g_string_append(gp, k ? ", \\\n     " : "");
             ssim_plot_quote(gp, k ? "" : dat_path);
             g_string_append_printf(gp, " using %u%s title ", k + 2, k ? "" : ":xtic(1)");
-            ssim_plot_quote(gp, spec->placements.v[k]);
+            ssim_plot_quote(gp, chart->series[k]);
         }
         g_string_append_c(gp, '\n');
     }
@@ -137,11 +88,11 @@ static gboolean plot_throughput(const SsimSweep *sweep, const GArray *splits, co
 }
 
 /* The distinct tp (or pp) sizes of the splits, in first-appearance order. */
-static guint axis_values(const GArray *splits, guint np, gboolean want_pp, guint *out)
+static guint axis_values(const SsimSplitChart *chart, gboolean want_pp, guint *out)
 {
-    guint n = 0;
-    for (guint i = 0; i < splits->len; i++) {
-        const Split *s = &g_array_index(splits, Split, i);
+    guint n = 0, np = chart->n_series;
+    for (guint i = 0; i < chart->n_splits; i++) {
+        const SsimSplitBest *s = &chart->splits[i];
         if (!any_value(s, np))
             continue;
         guint v = want_pp ? s->pp : s->tp;
@@ -176,14 +127,13 @@ static void tics(GString *gp, const char *axis, const guint *vals, guint n)
     g_string_append(gp, ")\n");
 }
 
-static gboolean plot_heatmap(const SsimSweep *sweep, const GArray *splits, const char *image,
+static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image,
                              SsimPlotStatus *status, GError **error)
 {
-    const SsimSweepSpec *spec = ssim_sweep_spec(sweep);
-    guint np = spec->placements.n;
-    g_autofree guint *tps = g_new(guint, MAX(splits->len, 1));
-    g_autofree guint *pps = g_new(guint, MAX(splits->len, 1));
-    guint ntp = axis_values(splits, np, FALSE, tps), npp = axis_values(splits, np, TRUE, pps);
+    guint np = chart->n_series;
+    g_autofree guint *tps = g_new(guint, MAX(chart->n_splits, 1));
+    g_autofree guint *pps = g_new(guint, MAX(chart->n_splits, 1));
+    guint ntp = axis_values(chart, FALSE, tps), npp = axis_values(chart, TRUE, pps);
     qsort(tps, ntp, sizeof(guint), guint_cmp);
     qsort(pps, npp, sizeof(guint), guint_cmp);
 
@@ -194,14 +144,14 @@ static gboolean plot_heatmap(const SsimSweep *sweep, const GArray *splits, const
     for (guint k = 0; k < np; k++) {
         for (guint c = 0; c < ntp * npp; c++)
             grid[c] = NAN;
-        for (guint i = 0; i < splits->len; i++) {
-            const Split *s = &g_array_index(splits, Split, i);
+        for (guint i = 0; i < chart->n_splits; i++) {
+            const SsimSplitBest *s = &chart->splits[i];
             if (!any_value(s, np))
                 continue;
             guint x = axis_pos(tps, ntp, s->tp), y = axis_pos(pps, npp, s->pp);
             grid[y * ntp + x] = s->best[k];
         }
-        g_string_append_printf(dat, "# placement %s\n", spec->placements.v[k]);
+        g_string_append_printf(dat, "# placement %s\n", chart->series[k]);
         for (guint y = 0; y < npp; y++) {
             for (guint x = 0; x < ntp; x++) {
                 double v = grid[y * ntp + x];
@@ -232,8 +182,7 @@ static gboolean plot_heatmap(const SsimSweep *sweep, const GArray *splits, const
     g_string_append_c(gp, '\n');
     g_string_append_printf(gp, "set multiplot layout 1,%u title ", np);
     g_autofree char *mt =
-        g_strdup_printf("%u GPUs of %s, global batch %u: best tokens/s (cells: thousands)",
-                        spec->n_gpus, ssim_sweep_cluster(sweep)->name, spec->base.global_batch);
+        g_strdup_printf("%s: best tokens/s (cells: thousands)", chart->context);
     ssim_plot_quote(gp, mt);
     g_string_append_printf(gp, "\nset xrange [-0.5:%u.5]\nset yrange [-0.5:%u.5]\n",
                            ntp ? ntp - 1 : 0, npp ? npp - 1 : 0);
@@ -245,7 +194,7 @@ static gboolean plot_heatmap(const SsimSweep *sweep, const GArray *splits, const
         g_string_append_printf(gp, "set cbrange [%.3f:%.3f]\n", lo, hi);
     for (guint k = 0; k < np; k++) {
         g_string_append(gp, "set title ");
-        ssim_plot_quote(gp, spec->placements.v[k]);
+        ssim_plot_quote(gp, chart->series[k]);
         if (ntp == 0) {
             g_string_append(gp, "\nplot NaN title 'nothing simulated'\n");
             continue;
@@ -261,16 +210,13 @@ static gboolean plot_heatmap(const SsimSweep *sweep, const GArray *splits, const
     return ssim_plot_render(image, gp, status, error);
 }
 
-gboolean ssim_sweep_plot(const SsimSweep *sweep, const char *prefix, SsimPlotStatus *status,
-                         GError **error)
+gboolean ssim_plot_splits(const SsimSplitChart *chart, const char *prefix, SsimPlotStatus *status,
+                          GError **error)
 {
-    GArray *splits = collect(sweep);
     g_autofree char *thr = g_strdup_printf("%s-throughput.png", prefix);
     g_autofree char *heat = g_strdup_printf("%s-heatmap.png", prefix);
     SsimPlotStatus a = SSIM_PLOT_RENDERED, b = SSIM_PLOT_RENDERED;
-    gboolean ok = plot_throughput(sweep, splits, thr, &a, error) &&
-                  plot_heatmap(sweep, splits, heat, &b, error);
-    free_splits(splits);
+    gboolean ok = plot_throughput(chart, thr, &a, error) && plot_heatmap(chart, heat, &b, error);
     if (ok)
         *status = (a == SSIM_PLOT_RENDERED && b == SSIM_PLOT_RENDERED) ? SSIM_PLOT_RENDERED
                                                                        : SSIM_PLOT_NO_GNUPLOT;

@@ -21,29 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const class_names[] = {
-#define SSIM_X(e, s) [SSIM_OPCLASS_##e] = s,
-    SSIM_OPCLASS_LIST(SSIM_X)
-#undef SSIM_X
-};
-
-const char *ssim_opclass_name(SsimOpClass cls)
-{
-    g_return_val_if_fail(cls < SSIM_OPCLASS_N, "?");
-    return class_names[cls];
-}
-
-gboolean ssim_opclass_from_name(const char *name, SsimOpClass *out)
-{
-    for (guint i = 0; i < SSIM_OPCLASS_N; i++) {
-        if (name != NULL && strcmp(name, class_names[i]) == 0) {
-            *out = (SsimOpClass)i;
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
-
 /* ---- programs ---------------------------------------------------------------------------- */
 
 typedef enum { ST_KERNEL, ST_TP } StepKind;
@@ -602,7 +579,7 @@ static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 iss
                    const guint32 *order, guint n_order)
 {
     SsimOpSpec sp = *spec;
-    sp.cls = class_names[cls];
+    sp.cls = ssim_opclass_name(cls);
     guint32 idx = ssim_plan_add(e->g, &sp, e->rank, (guint8)cls, order, n_order);
     if (spec->kind != SSIM_OP_COMPUTE)
         ssim_plan_set_points(e->g, idx, issue, SSIM_NONE);

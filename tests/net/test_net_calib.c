@@ -15,6 +15,7 @@
 
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
+#include <shiftsim/summary.h>
 #include "src/app/verbs.h"
 
 #include <glib/gstdio.h>

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include <shiftsim/sim.h>
+#include <shiftsim/summary.h>
 #include "src/app/verbs.h"
 
 #include <math.h>

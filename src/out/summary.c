@@ -1,0 +1,231 @@
+/*
+ * The summary of one simulated iteration (include/shiftsim/summary.h): what ran (model, cluster,
+ * split, schedule) and its figures (sim.h's SsimResult), as an aligned table for people, one CSV
+ * row under its header, or a JSON object.  It reads the result and the configuration only.
+ */
+#include <shiftsim/summary.h>
+
+#include <json-glib/json-glib.h>
+
+static double ms(SsimTime t)
+{
+    return (double)t / 1e6;
+}
+
+static double gib(guint64 b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+static double pct(SsimTime part, SsimTime whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c)
+{
+    const SsimParallel *p = c->par;
+    const SsimCluster *cl = c->cluster;
+    g_string_append_printf(o, "model       %s\n", c->model->name);
+    g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
+                           cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
+    g_string_append_printf(o,
+                           "split       dp %u x tp %u x pp %u, v %u, microbatch %u, global "
+                           "batch %u (%u microbatches), schedule %s\n",
+                           p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch, p->global_batch,
+                           r->m, ssim_schedule_kind_name(r->schedule));
+    g_string_append_printf(o, "options     seq-parallel %s, recompute %s, zero %u, bucket ",
+                           p->sequence_parallel ? "on" : "off", ssim_recompute_name(p->recompute),
+                           p->zero_stage);
+    if (p->dp_bucket_bytes)
+        g_string_append_printf(o, "%.0f MiB", (double)p->dp_bucket_bytes / 1048576.0);
+    else
+        g_string_append(o, "off");
+    g_string_append_printf(o, ", tp-comm %s\n", ssim_tp_comm_name(p->tp_comm));
+    if (c->placement) {
+        g_autofree char *sh = ssim_shift_to_string(c->placement->shifts);
+        g_string_append_printf(o, "placement   %s", ssim_placement_kind_name(c->placement->kind));
+        if (c->placement->kind == SSIM_PLACEMENT_COMMSHIFT ||
+            c->placement->kind == SSIM_PLACEMENT_AUTO)
+            g_string_append_printf(o, " (shift %s)", sh);
+        g_string_append_printf(o, ", +%.1f MiB of buffers kept alive\n",
+                               (double)r->placement_extra / 1048576.0);
+        if (c->report && c->report->moves)
+            for (guint i = 0; i < c->report->moves->len; i++)
+                g_string_append_printf(o, "  moved     %s\n",
+                                       (const char *)g_ptr_array_index(c->report->moves, i));
+    }
+    g_string_append_c(o, '\n');
+    g_string_append_printf(o, "step time                %12.3f ms\n", ms(r->step_time));
+    g_string_append_printf(o, "tokens/s                 %12.0f\n", r->tokens_per_s);
+    g_string_append_printf(o, "samples/s                %12.2f\n", r->samples_per_s);
+    g_string_append_printf(o, "model TFLOP/s per GPU    %12.1f\n", r->model_tflops_per_gpu);
+    g_string_append_printf(o, "hardware TFLOP/s per GPU %12.1f   (with recompute)\n",
+                           r->hardware_tflops_per_gpu);
+    g_string_append_printf(o, "MFU                      %12.1f %%  (of %.0f TFLOP/s %s)\n",
+                           100 * r->mfu, r->peak_flops / 1e12, ssim_dtype_name(c->model->dtype));
+    g_string_append_printf(o, "pipeline bubble          %12.1f %%\n", 100 * r->bubble);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        g_string_append_printf(o,
+                               "exposed %s comm           %12.3f ms  (%.1f %% of step; "
+                               "worst rank %.3f ms; busy %.3f ms)\n",
+                               ssim_comm_class_name((SsimCommClass)k), ms(r->exposed[k]), pct(r->exposed[k], r->step_time),
+                               ms(r->exposed_max[k]), ms(r->comm_busy[k]));
+    for (guint k = 0; r->has_contention && k < SSIM_COMM_N; k++)
+        g_string_append_printf(o,
+                               "contention %s            %12.3f ms  (+%.1f %% over %.3f ms "
+                               "uncontended)\n",
+                               ssim_comm_class_name((SsimCommClass)k), ms(r->contention[k]),
+                               pct(r->contention[k], r->uncontended[k]), ms(r->uncontended[k]));
+    const SsimMemory *m = &r->memory;
+    g_string_append_printf(o,
+                           "peak memory per GPU      %12.1f GiB of %.1f GiB%s (stage %u: "
+                           "weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f)\n",
+                           gib(m->total), gib(r->memory_capacity),
+                           r->memory_fits ? "" : " -- DOES NOT FIT", m->stage, gib(m->weights),
+                           gib(m->gradients), gib(m->optimizer), gib(m->activations));
+    g_string_append_printf(
+        o, "simulated                %u rank%s (%s), %u ops, %" G_GUINT64_FORMAT " events\n",
+        r->n_graph_ranks, r->n_graph_ranks == 1 ? "" : "s",
+        c->exact ? "every GPU" : "one representative per stage", r->n_ops, r->events);
+}
+
+#define CSV_HEADER                                                                                 \
+    "model,cluster,gpus,dp,tp,pp,v,microbatch,global_batch,microbatches,schedule,seq_parallel,"    \
+    "recompute,zero,bucket_bytes,tp_comm,step_ms,tokens_per_s,samples_per_s,model_tflops_per_gpu," \
+    "hardware_tflops_per_gpu,mfu,hfu,bubble,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"            \
+    "peak_memory_gib,memory_capacity_gib,memory_fits\n"
+
+static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
+{
+    const SsimParallel *p = c->par;
+    g_autoptr(GString) header = g_string_new(CSV_HEADER);
+    if (r->has_contention) {
+        g_string_truncate(header, header->len - 1);
+        g_string_append(header, ",contention_tp_ms,contention_pp_ms,contention_dp_ms,"
+                                "uncontended_tp_ms,uncontended_pp_ms,uncontended_dp_ms\n");
+    }
+    g_string_append(o, header->str);
+    g_string_append_printf(
+        o,
+        "%s,%s,%u,%u,%u,%u,%u,%u,%u,%u,%s,%d,%s,%u,%" G_GUINT64_FORMAT ",%s,%.6f,%.3f,%.4f,"
+        "%.3f,%.3f,%.5f,%.5f,%.5f,%.6f,%.6f,%.6f,%.3f,%.3f,%d\n",
+        c->model->name, c->cluster->name, r->n_gpus, p->dp, p->tp, p->pp, p->virtual_stages,
+        p->microbatch, p->global_batch, r->m, ssim_schedule_kind_name(r->schedule),
+        p->sequence_parallel ? 1 : 0, ssim_recompute_name(p->recompute), p->zero_stage,
+        p->dp_bucket_bytes, ssim_tp_comm_name(p->tp_comm), ms(r->step_time), r->tokens_per_s,
+        r->samples_per_s, r->model_tflops_per_gpu, r->hardware_tflops_per_gpu, r->mfu, r->hfu,
+        r->bubble, ms(r->exposed[0]), ms(r->exposed[1]), ms(r->exposed[2]), gib(r->memory.total),
+        gib(r->memory_capacity), r->memory_fits ? 1 : 0);
+    if (r->has_contention) {
+        g_string_truncate(o, o->len - 1);
+        for (guint k = 0; k < SSIM_COMM_N; k++)
+            g_string_append_printf(o, ",%.6f", ms(r->contention[k]));
+        for (guint k = 0; k < SSIM_COMM_N; k++)
+            g_string_append_printf(o, ",%.6f", ms(r->uncontended[k]));
+        g_string_append_c(o, '\n');
+    }
+}
+
+static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
+{
+    const SsimParallel *p = c->par;
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "model");
+    json_builder_add_string_value(b, c->model->name);
+    json_builder_set_member_name(b, "cluster");
+    json_builder_add_string_value(b, c->cluster->name);
+    json_builder_set_member_name(b, "gpus");
+    json_builder_add_int_value(b, r->n_gpus);
+    json_builder_set_member_name(b, "parallel");
+    g_autofree char *spec = ssim_parallel_to_string(p);
+    json_builder_add_string_value(b, spec);
+    json_builder_set_member_name(b, "microbatches");
+    json_builder_add_int_value(b, r->m);
+    json_builder_set_member_name(b, "step_ms");
+    json_builder_add_double_value(b, ms(r->step_time));
+    json_builder_set_member_name(b, "tokens_per_s");
+    json_builder_add_double_value(b, r->tokens_per_s);
+    json_builder_set_member_name(b, "samples_per_s");
+    json_builder_add_double_value(b, r->samples_per_s);
+    json_builder_set_member_name(b, "model_tflops_per_gpu");
+    json_builder_add_double_value(b, r->model_tflops_per_gpu);
+    json_builder_set_member_name(b, "hardware_tflops_per_gpu");
+    json_builder_add_double_value(b, r->hardware_tflops_per_gpu);
+    json_builder_set_member_name(b, "mfu");
+    json_builder_add_double_value(b, r->mfu);
+    json_builder_set_member_name(b, "hfu");
+    json_builder_add_double_value(b, r->hfu);
+    json_builder_set_member_name(b, "bubble");
+    json_builder_add_double_value(b, r->bubble);
+    json_builder_set_member_name(b, "exposed_ms");
+    json_builder_begin_object(b);
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        json_builder_set_member_name(b, ssim_comm_class_name((SsimCommClass)k));
+        json_builder_add_double_value(b, ms(r->exposed[k]));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "exposed_max_ms");
+    json_builder_begin_object(b);
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        json_builder_set_member_name(b, ssim_comm_class_name((SsimCommClass)k));
+        json_builder_add_double_value(b, ms(r->exposed_max[k]));
+    }
+    json_builder_end_object(b);
+    for (int u = 0; r->has_contention && u < 2; u++) {
+        json_builder_set_member_name(b, u ? "uncontended_ms" : "contention_ms");
+        json_builder_begin_object(b);
+        for (guint k = 0; k < SSIM_COMM_N; k++) {
+            json_builder_set_member_name(b, ssim_comm_class_name((SsimCommClass)k));
+            json_builder_add_double_value(b, ms(u ? r->uncontended[k] : r->contention[k]));
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_set_member_name(b, "memory");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "stage");
+    json_builder_add_int_value(b, r->memory.stage);
+    json_builder_set_member_name(b, "total_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.total);
+    json_builder_set_member_name(b, "weights_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.weights);
+    json_builder_set_member_name(b, "gradients_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.gradients);
+    json_builder_set_member_name(b, "optimizer_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.optimizer);
+    json_builder_set_member_name(b, "activations_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory.activations);
+    json_builder_set_member_name(b, "capacity_bytes");
+    json_builder_add_int_value(b, (gint64)r->memory_capacity);
+    json_builder_set_member_name(b, "fits");
+    json_builder_add_boolean_value(b, r->memory_fits);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "ranks_simulated");
+    json_builder_add_int_value(b, r->n_graph_ranks);
+    json_builder_set_member_name(b, "exact");
+    json_builder_add_boolean_value(b, c->exact);
+    json_builder_set_member_name(b, "ops");
+    json_builder_add_int_value(b, r->n_ops);
+    json_builder_end_object(b);
+    ssim_json_append(o, b, TRUE);
+}
+
+GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *config,
+                            SsimFormat format)
+{
+    GString *o = g_string_new(NULL);
+    switch (format) {
+    case SSIM_FORMAT_CSV:
+        format_csv(o, result, config);
+        break;
+    case SSIM_FORMAT_JSON:
+        format_json(o, result, config);
+        break;
+    case SSIM_FORMAT_TABLE:
+    default:
+        format_table(o, result, config);
+        break;
+    }
+    return o;
+}
