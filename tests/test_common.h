@@ -50,5 +50,6 @@ static inline guint32 t_group(SsimGraph *g, const char *name, guint n, ...)
     return gi;
 }
 
-#define DEPS(...) ((const guint32[]){__VA_ARGS__}), (sizeof((const guint32[]){__VA_ARGS__}) / sizeof(guint32))
+#define DEPS(...)                                                                                  \
+    ((const guint32[]){__VA_ARGS__}), (sizeof((const guint32[]){__VA_ARGS__}) / sizeof(guint32))
 #define NODEPS NULL, 0

@@ -56,7 +56,7 @@ typedef struct {
     double memory_efficiency;
     SsimTime kernel_overhead;
     SsimTime kernel_floor; /* shortest time of any op (host issue interval; 0 = none) */
-    double nvlink_bw; /* effective per-GPU bytes/s (efficiency applied) */
+    double nvlink_bw;      /* effective per-GPU bytes/s (efficiency applied) */
     SsimTime nvlink_latency;
     double ib_bw; /* effective per-GPU bytes/s (efficiency applied) */
     SsimTime ib_latency;

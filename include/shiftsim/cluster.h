@@ -66,19 +66,19 @@ typedef struct {
      * crossing, (nic_latency - 2 pcie_latency)/2 per NIC-leaf cable and spine_latency per
      * leaf-spine hop, so a same-leaf inter-node path costs exactly nic_latency.
      */
-    guint nvlink_ports;       /* NVLink ports per GPU (default 18) */
-    double pcie_bw;           /* per GPU to its NIC, per direction, bytes/s (default nic_bw *
-                                 gpus_per_nic, which never limits below the NIC) */
-    SsimTime pcie_latency;    /* per PCIe crossing (default 0, <= nic_latency / 2) */
-    guint rails;              /* default nics_per_node */
-    guint gpus_per_nic;       /* default max(1, gpus_per_node / nics_per_node) */
-    guint nodes_per_leaf;     /* default 32 */
-    double oversubscription;  /* leaf downlink : uplink capacity, >= 1 (default 1) */
-    SsimTime spine_latency;   /* per leaf-spine hop (default 0) */
+    guint nvlink_ports;      /* NVLink ports per GPU (default 18) */
+    double pcie_bw;          /* per GPU to its NIC, per direction, bytes/s (default nic_bw *
+                                gpus_per_nic, which never limits below the NIC) */
+    SsimTime pcie_latency;   /* per PCIe crossing (default 0, <= nic_latency / 2) */
+    guint rails;             /* default nics_per_node */
+    guint gpus_per_nic;      /* default max(1, gpus_per_node / nics_per_node) */
+    guint nodes_per_leaf;    /* default 32 */
+    double oversubscription; /* leaf downlink : uplink capacity, >= 1 (default 1) */
+    SsimTime spine_latency;  /* per leaf-spine hop (default 0) */
 
     /* The flow network's knobs ([network]). */
-    guint net_algorithm;      /* SsimNetAlgorithm (default SSIM_NET_ALGO_AUTO) */
-    SsimTime step_overhead;   /* software overhead added to every collective step (default 0) */
+    guint net_algorithm;    /* SsimNetAlgorithm (default SSIM_NET_ALGO_AUTO) */
+    SsimTime step_overhead; /* software overhead added to every collective step (default 0) */
 } SsimCluster;
 
 /* Collective algorithms the flow network can use: one X-macro yields the enum and the names. */

@@ -20,9 +20,9 @@ typedef struct SsimEngine SsimEngine;
 typedef void (*SsimEventFn)(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data);
 
 typedef enum {
-    SSIM_ENGINE_EMPTY,          /* no event left */
-    SSIM_ENGINE_TIME_LIMIT,     /* the next event lies beyond the time limit */
-    SSIM_ENGINE_EVENT_BUDGET,   /* the event budget is spent */
+    SSIM_ENGINE_EMPTY,        /* no event left */
+    SSIM_ENGINE_TIME_LIMIT,   /* the next event lies beyond the time limit */
+    SSIM_ENGINE_EVENT_BUDGET, /* the event budget is spent */
 } SsimEngineStop;
 
 /* Returns a new engine at time 0 that the caller owns. */

@@ -72,28 +72,28 @@ const char *ssim_op_kind_name(SsimOpKind kind);
  * by ssim_graph_finalize().
  */
 typedef struct {
-    SsimTime duration;  /* given duration in ns, or -1 to ask the cost model */
-    guint8 kind;        /* SsimOpKind */
-    guint8 coll;        /* SsimCollKind, for SSIM_OP_COLLECTIVE */
-    guint16 cls;        /* communication/compute class label (string id), e.g. "tp", "dp" */
-    guint32 match;      /* (finalize) collective/barrier instance or p2p pair index */
-    guint32 stream;     /* global stream index */
+    SsimTime duration; /* given duration in ns, or -1 to ask the cost model */
+    guint8 kind;       /* SsimOpKind */
+    guint8 coll;       /* SsimCollKind, for SSIM_OP_COLLECTIVE */
+    guint16 cls;       /* communication/compute class label (string id), e.g. "tp", "dp" */
+    guint32 match;     /* (finalize) collective/barrier instance or p2p pair index */
+    guint32 stream;    /* global stream index */
     guint32 rank;
-    guint32 id;         /* the user-visible id (file id); unique */
-    guint32 group;      /* group index: collectives and barriers */
-    guint32 peer;       /* the other rank: sends (destination) and receives (source) */
-    guint32 tag;        /* matching tag (resolved from SSIM_TAG_AUTO by finalize) */
-    guint32 name;       /* string id of a label, or SSIM_NONE */
-    guint32 n_deps;     /* number of explicit dependencies (ssim_graph_deps lists them) */
-    guint64 bytes;      /* payload of a communication, bytes touched by a compute op */
-    double flops;       /* work of a compute op */
+    guint32 id;     /* the user-visible id (file id); unique */
+    guint32 group;  /* group index: collectives and barriers */
+    guint32 peer;   /* the other rank: sends (destination) and receives (source) */
+    guint32 tag;    /* matching tag (resolved from SSIM_TAG_AUTO by finalize) */
+    guint32 name;   /* string id of a label, or SSIM_NONE */
+    guint32 n_deps; /* number of explicit dependencies (ssim_graph_deps lists them) */
+    guint64 bytes;  /* payload of a communication, bytes touched by a compute op */
+    double flops;   /* work of a compute op */
 } SsimOp;
 
 /* What a caller fills in to add an op; unset fields stay zero/NONE via SSIM_OP_SPEC_INIT. */
 typedef struct {
     SsimOpKind kind;
     SsimCollKind coll;
-    guint32 id;         /* SSIM_NONE: use the op's index */
+    guint32 id; /* SSIM_NONE: use the op's index */
     guint32 stream;
     guint32 group;
     guint32 peer;
@@ -106,8 +106,10 @@ typedef struct {
 } SsimOpSpec;
 
 #define SSIM_OP_SPEC_INIT                                                                          \
-    {.kind = SSIM_OP_COMPUTE, .id = SSIM_NONE, .group = SSIM_NONE, .peer = SSIM_NONE,             \
-     .tag = SSIM_TAG_AUTO, .duration = -1}
+    {                                                                                              \
+        .kind = SSIM_OP_COMPUTE, .id = SSIM_NONE, .group = SSIM_NONE, .peer = SSIM_NONE,           \
+        .tag = SSIM_TAG_AUTO, .duration = -1                                                       \
+    }
 
 typedef struct SsimGraph SsimGraph;
 
@@ -178,8 +180,7 @@ const guint32 *ssim_graph_match_ops(const SsimGraph *graph, guint32 match, guint
  * op i's successors are succs[first[i]] .. succs[first[i+1]-1]; match m's members are
  * ops[mfirst[m]] .. ops[mfirst[m+1]-1] and it expects expected[m] of them.  Borrowed.
  */
-void ssim_graph_successor_csr(const SsimGraph *graph, const guint32 **first,
-                              const guint32 **succs);
+void ssim_graph_successor_csr(const SsimGraph *graph, const guint32 **first, const guint32 **succs);
 void ssim_graph_match_csr(const SsimGraph *graph, const guint32 **mfirst, const guint32 **ops,
                           const guint32 **expected);
 /* The ops as one array of ssim_graph_n_ops() entries (borrowed; valid until the next add). */

@@ -100,7 +100,7 @@ typedef struct {
 
 #define SSIM_LOWER_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL, .expected_ops = 0          \
+        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL, .expected_ops = 0         \
     }
 
 typedef struct SsimLowered SsimLowered;
@@ -152,8 +152,7 @@ guint32 ssim_lowered_copy_gpu(const SsimLowered *lowered, guint32 gpu, guint cop
  * are not its members' copies (placement or a graph that is not symmetric).  Call it again after
  * ssim_lowered_place().
  */
-guint32 *ssim_lowered_replication(const SsimLowered *lowered, SsimReplication *out,
-                                  GError **error);
+guint32 *ssim_lowered_replication(const SsimLowered *lowered, SsimReplication *out, GError **error);
 /* Global rank of graph rank `rank`, and the whole map (n = graph ranks). */
 guint32 ssim_lowered_global_rank(const SsimLowered *lowered, guint32 rank);
 const guint32 *ssim_lowered_rank_map(const SsimLowered *lowered, guint *n);

@@ -97,16 +97,16 @@ typedef struct {
     SsimPosition position;
     SsimActivation activation;
     SsimNorm norm;
-    gboolean tied_embeddings; /* LM head reuses the input embedding matrix */
-    gboolean attention_bias;  /* QKV and output projections have biases */
-    gboolean mlp_bias;        /* MLP matrices have biases */
-    gboolean lm_head_bias;    /* the LM head has a bias (GPT-J) */
-    gboolean embedding_norm;  /* a norm right after the input embedding (BLOOM) */
+    gboolean tied_embeddings;   /* LM head reuses the input embedding matrix */
+    gboolean attention_bias;    /* QKV and output projections have biases */
+    gboolean mlp_bias;          /* MLP matrices have biases */
+    gboolean lm_head_bias;      /* the LM head has a bias (GPT-J) */
+    gboolean embedding_norm;    /* a norm right after the input embedding (BLOOM) */
     gboolean attention_dropout; /* dropout on the attention probabilities (Megatron-LM's
                                    default): a mask over the b a s^2 scores written in the
                                    forward and read in the backward (default FALSE) */
-    SsimDtype dtype;          /* training (compute and weight) dtype: bf16, fp16 or fp32 */
-    guint64 declared_params;  /* from the file; 0 when not declared */
+    SsimDtype dtype;            /* training (compute and weight) dtype: bf16, fp16 or fp32 */
+    guint64 declared_params;    /* from the file; 0 when not declared */
 } SsimModel;
 
 /* GPT-J 6B (the embedded default; same figures as models/gpt-j-6b.ini). */

@@ -60,15 +60,15 @@ char *ssim_shift_to_string(guint mask);
 #define SSIM_PLAN_SPLIT     (1u << 3) /* (placement) realise the permute as send + receive */
 
 typedef struct {
-    guint8 kind;       /* SsimOpKind (a byte: a plan holds a million of these) */
-    guint8 coll;       /* SsimCollKind */
-    guint8 cls;        /* SsimOpClass */
+    guint8 kind; /* SsimOpKind (a byte: a plan holds a million of these) */
+    guint8 coll; /* SsimCollKind */
+    guint8 cls;  /* SsimOpClass */
     guint8 flags;
     guint32 rank;
-    guint32 stream;    /* plan stream index (ssim_plan_stream) */
-    guint32 group;     /* plan group index */
-    guint32 peer, tag; /* sends and receives */
-    const char *name;  /* interned */
+    guint32 stream;        /* plan stream index (ssim_plan_stream) */
+    guint32 group;         /* plan group index */
+    guint32 peer, tag;     /* sends and receives */
+    const char *name;      /* interned */
     guint32 site;          /* gradient site (a layer's or head's gradients) on the rank, or NONE */
     guint32 issue, wait;   /* current placement */
     guint32 issue0, wait0; /* the lowering's placement */

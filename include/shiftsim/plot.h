@@ -10,8 +10,8 @@
 G_BEGIN_DECLS
 
 typedef enum {
-    SSIM_PLOT_RENDERED,     /* the image was written */
-    SSIM_PLOT_NO_GNUPLOT,   /* .dat and .gp written; gnuplot is not installed */
+    SSIM_PLOT_RENDERED,   /* the image was written */
+    SSIM_PLOT_NO_GNUPLOT, /* .dat and .gp written; gnuplot is not installed */
 } SsimPlotStatus;
 
 /* `image` with its extension replaced by `ext` (".dat", ".gp"); newly allocated. */

@@ -15,8 +15,8 @@ gboolean ssim_format_from_name(const char *name, SsimFormat *out);
 
 /* Per-rank figures derived from a timeline. */
 typedef struct {
-    SsimTime busy_union;    /* time at least one stream of the rank is busy */
-    SsimTime overlap;       /* time at least two streams of the rank are busy at once */
+    SsimTime busy_union; /* time at least one stream of the rank is busy */
+    SsimTime overlap;    /* time at least two streams of the rank are busy at once */
 } SsimRankSummary;
 
 /* Busy time of each stream (indexed by global stream) and per-rank union/overlap; caller frees. */
@@ -24,8 +24,8 @@ void ssim_timeline_summarize(const SsimGraph *graph, const SsimTimeline *timelin
                              SsimTime **stream_busy, SsimRankSummary **ranks);
 
 /* The replay summary in the given format. */
-GString *ssim_report_replay(const SsimGraph *graph, const SsimTimeline *timeline,
-                            SsimFormat format, const char *source);
+GString *ssim_report_replay(const SsimGraph *graph, const SsimTimeline *timeline, SsimFormat format,
+                            const char *source);
 
 /* One row per op: id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,end_ns. */
 GString *ssim_report_timeline_csv(const SsimGraph *graph, const SsimTimeline *timeline);

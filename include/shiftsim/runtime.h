@@ -39,10 +39,10 @@ struct SsimCostModel {
  * 2a*ceil(log2 n).  S is the op's bytes (the full buffer, as nccl-tests counts it).
  */
 typedef struct {
-    double flops_per_s;     /* default 500e12 */
-    double mem_bw;          /* bytes/s, default 3e12 */
-    double link_bw;         /* bytes/s, default 100e9 */
-    SsimTime alpha;         /* per-step latency, default 5 us */
+    double flops_per_s; /* default 500e12 */
+    double mem_bw;      /* bytes/s, default 3e12 */
+    double link_bw;     /* bytes/s, default 100e9 */
+    SsimTime alpha;     /* per-step latency, default 5 us */
 } SsimSimpleCost;
 
 void ssim_simple_cost_init(SsimSimpleCost *params);
@@ -50,11 +50,14 @@ void ssim_simple_cost_init(SsimSimpleCost *params);
 SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params);
 
 typedef struct {
-    SsimTime until;         /* SSIM_TIME_NEVER for no limit */
-    guint64 max_events;     /* 0 for no budget */
+    SsimTime until;     /* SSIM_TIME_NEVER for no limit */
+    guint64 max_events; /* 0 for no budget */
 } SsimRunLimits;
 
-#define SSIM_RUN_LIMITS_NONE {.until = SSIM_TIME_NEVER, .max_events = 0}
+#define SSIM_RUN_LIMITS_NONE                                                                       \
+    {                                                                                              \
+        .until = SSIM_TIME_NEVER, .max_events = 0                                                  \
+    }
 
 /*
  * The outcome of a run: per-op times, owned by the caller (ssim_timeline_free).  A replicated
@@ -63,13 +66,13 @@ typedef struct {
  * and keeps no `ready` times (NULL), which only traces and reports of an explicit graph show.
  */
 typedef struct {
-    guint32 n_ops;          /* entries: graph ops times n_copies */
-    guint n_copies;         /* 1, or the replication's copies */
-    SsimTime *ready;        /* when the op was reached on its stream with inputs done */
+    guint32 n_ops;   /* entries: graph ops times n_copies */
+    guint n_copies;  /* 1, or the replication's copies */
+    SsimTime *ready; /* when the op was reached on its stream with inputs done */
     SsimTime *start;
     SsimTime *end;
-    SsimTime makespan;      /* latest end */
-    guint64 events;         /* events fired */
+    SsimTime makespan; /* latest end */
+    guint64 events;    /* events fired */
 } SsimTimeline;
 
 void ssim_timeline_free(SsimTimeline *timeline);
@@ -144,11 +147,11 @@ typedef struct {
  */
 guint64 ssim_replication_instances(const SsimReplication *rep, guint32 n_matches, guint32 *first);
 /* The instance copy `copy` of match `match` joins, with `first` from the call above. */
-guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *first,
-                                  guint32 match, guint copy);
+guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *first, guint32 match,
+                                  guint copy);
 typedef struct {
-    const SsimCostModel *cost;  /* NULL: the simple model with its defaults */
-    const SsimCommModel *comm;  /* NULL: communication durations come from `cost` */
+    const SsimCostModel *cost; /* NULL: the simple model with its defaults */
+    const SsimCommModel *comm; /* NULL: communication durations come from `cost` */
     /*
      * Interference: while a communication op (collective, send or recv) of a rank is running,
      * that rank's compute ops progress at 1 / (1 + overlap_slowdown) of their speed, so only the
@@ -160,8 +163,10 @@ typedef struct {
 } SsimRunConfig;
 
 #define SSIM_RUN_CONFIG_INIT                                                                       \
-    {.cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,         \
-     .replication = NULL}
+    {                                                                                              \
+        .cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,       \
+        .replication = NULL                                                                        \
+    }
 
 /* ssim_runtime_run() with every knob. */
 SsimTimeline *ssim_runtime_run_config(const SsimGraph *graph, const SsimRunConfig *config,

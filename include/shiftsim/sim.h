@@ -98,7 +98,6 @@ typedef struct SsimSimTimes {
     double measure; /* the figures from the timeline */
 } SsimSimTimes;
 
-
 typedef struct {
     guint n_gpus;
     guint m; /* microbatches per pipeline */
@@ -164,13 +163,12 @@ void ssim_result_measure(SsimResult *result, const SsimLowered *lowered,
  */
 void ssim_result_measure_contention(SsimResult *result, const SsimLowered *lowered,
                                     const SsimTimeline *timeline,
-                                    const SsimReplication *replication,
-                                    const SsimTime *uncontended, guint n_matches, GArray *per_op);
+                                    const SsimReplication *replication, const SsimTime *uncontended,
+                                    guint n_matches, GArray *per_op);
 /* The sums behind it for any graph, classes taken from the ops' labels ("tp", "pp", "dp"):
  * `extra[c]` the time beyond uncontended, `alone[c]` the uncontended time, over every op. */
 void ssim_contention_sum(const SsimGraph *graph, const SsimTimeline *timeline,
                          const SsimTime *uncontended, guint n_matches, SsimTime extra[SSIM_COMM_N],
                          SsimTime alone[SSIM_COMM_N], GArray *per_op);
-
 
 G_END_DECLS

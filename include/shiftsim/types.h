@@ -15,12 +15,12 @@ G_BEGIN_DECLS
 
 typedef int64_t SsimTime;
 
-#define SSIM_TIME_NEVER   INT64_MAX
-#define SSIM_NS           ((SsimTime)1)
-#define SSIM_US           ((SsimTime)1000)
-#define SSIM_MS           ((SsimTime)1000000)
-#define SSIM_S            ((SsimTime)1000000000)
-#define SSIM_NONE         G_MAXUINT32
+#define SSIM_TIME_NEVER INT64_MAX
+#define SSIM_NS         ((SsimTime)1)
+#define SSIM_US         ((SsimTime)1000)
+#define SSIM_MS         ((SsimTime)1000000)
+#define SSIM_S          ((SsimTime)1000000000)
+#define SSIM_NONE       G_MAXUINT32
 
 /* Rounds a non-negative duration in seconds to the nearest nanosecond (saturating). */
 SsimTime ssim_time_from_seconds(double seconds);
@@ -33,11 +33,11 @@ int ssim_cmp_u32(const void *a, const void *b);
 #define SSIM_CONFIG_ERROR (ssim_config_error_quark())
 GQuark ssim_config_error_quark(void);
 typedef enum {
-    SSIM_CONFIG_ERROR_PARSE,    /* malformed syntax */
-    SSIM_CONFIG_ERROR_VALUE,    /* a field has a wrong, out-of-range or inconsistent value */
-    SSIM_CONFIG_ERROR_MISSING,  /* a required field or file is absent */
-    SSIM_CONFIG_ERROR_VERSION,  /* unsupported format version */
-    SSIM_CONFIG_ERROR_IO,       /* the file could not be read or written */
+    SSIM_CONFIG_ERROR_PARSE,   /* malformed syntax */
+    SSIM_CONFIG_ERROR_VALUE,   /* a field has a wrong, out-of-range or inconsistent value */
+    SSIM_CONFIG_ERROR_MISSING, /* a required field or file is absent */
+    SSIM_CONFIG_ERROR_VERSION, /* unsupported format version */
+    SSIM_CONFIG_ERROR_IO,      /* the file could not be read or written */
 } SsimConfigError;
 
 /* Errors found while simulating (deadlock, limits). */

@@ -28,10 +28,11 @@ static const Verb verbs[] = {
 
 static void print_help(FILE *out)
 {
-    fprintf(out, "Usage: shiftsim <verb> [options]\n\n"
-                 "shiftsim is a discrete-event simulator of 3D-parallel (data x tensor x pipeline)\n"
-                 "training on GPU clusters.  Every verb runs on a bundled default when given no\n"
-                 "arguments.\n\nVerbs:\n");
+    fprintf(out,
+            "Usage: shiftsim <verb> [options]\n\n"
+            "shiftsim is a discrete-event simulator of 3D-parallel (data x tensor x pipeline)\n"
+            "training on GPU clusters.  Every verb runs on a bundled default when given no\n"
+            "arguments.\n\nVerbs:\n");
     for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
         fprintf(out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(out, "\nOptions:\n"

@@ -29,13 +29,16 @@ int ssim_verb_replay(int argc, char **argv)
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
          "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,"
-         "end_ns) to FILE ('-' for stdout)", "FILE"},
+         "end_ns) to FILE ('-' for stdout)",
+         "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
          "Write a Chrome/Perfetto trace (JSON; open in ui.perfetto.dev): a process per rank, a "
-         "thread per stream, arrows for transfers", "FILE"},
+         "thread per stream, arrows for transfers",
+         "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write a Gantt chart of the streams to FILE (.png or .svg); FILE.dat and FILE.gp are "
-         "always written, rendering needs gnuplot", "FILE"},
+         "always written, rendering needs gnuplot",
+         "FILE"},
         {"plot-ranks", 0, 0, G_OPTION_ARG_INT, &plot_ranks,
          "Ranks shown in --plot and --trace (0 = all; default 8 for the plot)", "N"},
         {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
@@ -55,7 +58,8 @@ int ssim_verb_replay(int argc, char **argv)
          "Memory bandwidth for ops with bytes= and no dur=, in GB/s (default 3000)", "X"},
         {"chakra", 0, 0, G_OPTION_ARG_FILENAME, &chakra,
          "Replay the Chakra execution traces PREFIX.0.et, PREFIX.1.et, ... (ASTRA-sim's input) "
-         "instead of a graph file", "PREFIX"},
+         "instead of a graph file",
+         "PREFIX"},
         {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group,
          "Chakra comm-group JSON (default: PREFIX.json, else the only *.json beside the traces)",
          "FILE"},
@@ -89,8 +93,10 @@ int ssim_verb_replay(int argc, char **argv)
         char *end;
         cost.link_bw = g_ascii_strtod(link_bw, &end);
         if (*end != '\0' || !(cost.link_bw > 0) || cost.link_bw > 1e15)
-            return ssim_cli_usage_error("replay", "--link-bw: '%s' is not a bandwidth in "
-                                        "bytes/s", link_bw);
+            return ssim_cli_usage_error("replay",
+                                        "--link-bw: '%s' is not a bandwidth in "
+                                        "bytes/s",
+                                        link_bw);
     }
     if (plot_ranks < 0)
         return ssim_cli_usage_error("replay", "--plot-ranks: must not be negative");
@@ -125,8 +131,10 @@ int ssim_verb_replay(int argc, char **argv)
     } else {
         path = ssim_data_find(DEFAULT_GRAPH);
         if (path == NULL) {
-            fprintf(stderr, "shiftsim: the bundled %s was not found (set SHIFTSIM_DATA to the "
-                            "directory holding traces/)\n", DEFAULT_GRAPH);
+            fprintf(stderr,
+                    "shiftsim: the bundled %s was not found (set SHIFTSIM_DATA to the "
+                    "directory holding traces/)\n",
+                    DEFAULT_GRAPH);
             return SSIM_EXIT_RUNTIME;
         }
     }
@@ -156,8 +164,10 @@ int ssim_verb_replay(int argc, char **argv)
         if (!ssim_plot_gantt(graph, t, plot, (guint)plot_ranks, path, &st, &error))
             return ssim_cli_runtime_error(error);
         if (st == SSIM_PLOT_NO_GNUPLOT)
-            fprintf(stderr, "shiftsim: notice: gnuplot is not installed; wrote the plot's data "
-                            "and script next to %s (render with `gnuplot FILE.gp`)\n", plot);
+            fprintf(stderr,
+                    "shiftsim: notice: gnuplot is not installed; wrote the plot's data "
+                    "and script next to %s (render with `gnuplot FILE.gp`)\n",
+                    plot);
     }
     g_autoptr(GString) summary = ssim_report_replay(graph, t, format, path);
     if (!ssim_cli_emit(NULL, summary, &error))

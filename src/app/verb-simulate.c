@@ -200,10 +200,12 @@ int ssim_verb_simulate(int argc, char **argv)
          "Rank order, innermost first (default tp-dp-pp: a TP group sits inside a node)", "AXES"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
          "Simulate every GPU instead of one representative rank per pipeline stage (each GPU "
-         "replays its own copy of its stage's program)", NULL},
+         "replays its own copy of its stage's program)",
+         NULL},
         {"exact-graph", 0, 0, G_OPTION_ARG_NONE, &exact_graph,
          "With --exact: lower every GPU's program on its own (the explicit per-GPU graph, about "
-         "13x the memory; implied by --timeline)", NULL},
+         "13x the memory; implied by --timeline)",
+         NULL},
         {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &ignore_memory,
          "Simulate even when the memory estimate exceeds a GPU's HBM", NULL},
         {"network", 0, 0, G_OPTION_ARG_STRING, &network_name,

@@ -17,13 +17,13 @@
 #define SSIM_EXIT_USAGE   2
 
 #define SSIM_VERB_LIST(X)                                                                          \
-    X(replay, "run an op graph file and print its timeline summary")                             \
-    X(simulate, "simulate one training configuration: step time, TFLOP/s, bubble, memory")     \
-    X(profile, "import, show and query measured cost profiles (nccl-tests, vTrain, bench)")   \
-    X(compare, "one configuration under baseline, megatron, commshift, auto: gain, moves")  \
-    X(sweep, "simulate every dp x tp x pp split of N GPUs; rank, CSV, plots (threads, MPI)")   \
-    X(merge, "join the CSVs of 'sweep --shard I/N' runs into the single-process CSV")         \
-    X(validate, "simulate measured runs: predicted vs measured, MAPE, max error, Kendall tau") \
+    X(replay, "run an op graph file and print its timeline summary")                               \
+    X(simulate, "simulate one training configuration: step time, TFLOP/s, bubble, memory")         \
+    X(profile, "import, show and query measured cost profiles (nccl-tests, vTrain, bench)")        \
+    X(compare, "one configuration under baseline, megatron, commshift, auto: gain, moves")         \
+    X(sweep, "simulate every dp x tp x pp split of N GPUs; rank, CSV, plots (threads, MPI)")       \
+    X(merge, "join the CSVs of 'sweep --shard I/N' runs into the single-process CSV")              \
+    X(validate, "simulate measured runs: predicted vs measured, MAPE, max error, Kendall tau")     \
     X(calibrate, "fit the cost model to measured runs (GSL), cross-validated; Kineto import")
 
 #define SSIM_X(name, summary) int ssim_verb_##name(int argc, char **argv);

@@ -56,34 +56,34 @@ const char *ssim_op_kind_name(SsimOpKind kind)
 typedef enum { MATCH_COLL, MATCH_BARRIER, MATCH_P2P } MatchKind;
 
 struct SsimGraph {
-    GArray *ops;             /* SsimOp */
-    GArray *deps;            /* guint32 */
-    GArray *dep_first;       /* guint32 per op: its first entry in deps */
+    GArray *ops;                               /* SsimOp */
+    GArray *deps;                              /* guint32 */
+    GArray *dep_first;                         /* guint32 per op: its first entry in deps */
     gsize ops_room, deps_room, dep_first_room; /* elements each has room for (ssim_array_push) */
-    GPtrArray *strings;      /* owned char * */
-    GHashTable *string_ids;  /* borrowed char * -> id + 1 */
-    GArray *stream_rank;     /* guint32 per stream */
-    GArray *stream_name;     /* guint32 string id per stream */
-    GHashTable *stream_ids;  /* "rank\x1fname" -> stream + 1 */
+    GPtrArray *strings;                        /* owned char * */
+    GHashTable *string_ids;                    /* borrowed char * -> id + 1 */
+    GArray *stream_rank;                       /* guint32 per stream */
+    GArray *stream_name;                       /* guint32 string id per stream */
+    GHashTable *stream_ids;                    /* "rank\x1fname" -> stream + 1 */
     guint32 n_ranks;
-    GArray *group_name;      /* guint32 string id */
-    GArray *group_first;     /* guint32 offset into group_ranks, n_groups + 1 entries */
-    GArray *group_ranks;     /* guint32 */
-    GHashTable *group_ids;   /* borrowed name -> group + 1 */
+    GArray *group_name;    /* guint32 string id */
+    GArray *group_first;   /* guint32 offset into group_ranks, n_groups + 1 entries */
+    GArray *group_ranks;   /* guint32 */
+    GHashTable *group_ids; /* borrowed name -> group + 1 */
 
     gboolean finalized;
     guint32 *n_preds;
     guint32 *stream_prev;
     guint32 *gate;
-    guint32 *succ_first;     /* n_ops + 1 */
+    guint32 *succ_first; /* n_ops + 1 */
     guint32 *succs;
     guint32 n_matches;
-    guint32 *match_first;    /* n_matches + 1 */
+    guint32 *match_first; /* n_matches + 1 */
     guint32 *match_ops;
     guint32 *match_expected;
     guint8 *match_kind;
-    gboolean ids_identity;   /* op i has id i for all i */
-    guint64 *id_sorted;      /* (id << 32 | index), sorted, when !ids_identity */
+    gboolean ids_identity; /* op i has id i for all i */
+    guint64 *id_sorted;    /* (id << 32 | index), sorted, when !ids_identity */
 };
 
 SsimGraph *ssim_graph_new(void)
@@ -238,13 +238,12 @@ guint32 ssim_graph_find_group(const SsimGraph *g, const char *name)
 
 guint32 ssim_graph_add_op(SsimGraph *g, const SsimOpSpec *spec, const guint32 *deps, guint n_deps)
 {
-    return ssim_graph_add_op_ids(g, spec,
-                                 spec->name ? ssim_graph_intern(g, spec->name) : SSIM_NONE,
+    return ssim_graph_add_op_ids(g, spec, spec->name ? ssim_graph_intern(g, spec->name) : SSIM_NONE,
                                  spec->cls ? ssim_graph_intern(g, spec->cls) : 0, deps, n_deps);
 }
 
-guint32 ssim_graph_add_op_ids(SsimGraph *g, const SsimOpSpec *spec, guint32 name_id,
-                              guint32 cls_id, const guint32 *deps, guint n_deps)
+guint32 ssim_graph_add_op_ids(SsimGraph *g, const SsimOpSpec *spec, guint32 name_id, guint32 cls_id,
+                              const guint32 *deps, guint n_deps)
 {
     g_return_val_if_fail(spec->stream < g->stream_rank->len, SSIM_NONE);
     g_return_val_if_fail(cls_id < g->strings->len, SSIM_NONE);
@@ -501,7 +500,8 @@ static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
     for (guint32 i = 0; i < n && cur == SSIM_NONE; i++)
         if (left[i] > 0)
             cur = i;
-    g_autofree guint32 *seen = ssim_new0_large(guint32, n); /* 1 + position in walk, 0 = unvisited */
+    g_autofree guint32 *seen =
+        ssim_new0_large(guint32, n); /* 1 + position in walk, 0 = unvisited */
     g_autofree guint32 *walk = ssim_new_large(guint32, n);
     guint32 steps = 0;
     while (seen[cur] == 0) {
@@ -513,7 +513,8 @@ static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
     GString *path = g_string_new(NULL);
     char label[128];
     for (guint32 k = seen[cur] - 1; k < steps && path->len < 2000; k++)
-        g_string_append_printf(path, "%s <- ", ssim_graph_op_label(g, walk[k], label, sizeof label));
+        g_string_append_printf(path, "%s <- ",
+                               ssim_graph_op_label(g, walk[k], label, sizeof label));
     g_string_append(path, ssim_graph_op_label(g, cur, label, sizeof label));
     g_autofree char *text = g_string_free(path, FALSE);
     return fail(error, g, cur, "dependency cycle (each op waits for the next): %s", text);
@@ -637,9 +638,10 @@ static gboolean build_matches(SsimGraph *g, GError **error)
         if (inst_kind[m] == MATCH_P2P) {
             guint slot = o->kind == SSIM_OP_SEND ? 0 : 1;
             if (g->match_ops[base + slot] != SSIM_NONE)
-                return fail(error, g, i, "a second %s with the same source %u, destination %u "
-                            "and tag %u", ssim_op_kind_name(o->kind), inst_keys[m].a,
-                            inst_keys[m].b, o->tag);
+                return fail(error, g, i,
+                            "a second %s with the same source %u, destination %u "
+                            "and tag %u",
+                            ssim_op_kind_name(o->kind), inst_keys[m].a, inst_keys[m].b, o->tag);
             g->match_ops[base + slot] = i;
             continue;
         }
@@ -653,9 +655,10 @@ static gboolean build_matches(SsimGraph *g, GError **error)
                             ssim_graph_op_label(g, g->match_ops[base + j], label, sizeof label));
             if (j == 0 && (other->coll != o->coll || other->bytes != o->bytes) &&
                 o->kind == SSIM_OP_COLLECTIVE)
-                return fail(error, g, i, "does not match %s on rank %u of the same collective "
-                            "(group %s, tag %u): %s of %" G_GUINT64_FORMAT " bytes vs %s of %"
-                            G_GUINT64_FORMAT " bytes",
+                return fail(error, g, i,
+                            "does not match %s on rank %u of the same collective "
+                            "(group %s, tag %u): %s of %" G_GUINT64_FORMAT
+                            " bytes vs %s of %" G_GUINT64_FORMAT " bytes",
                             ssim_graph_op_label(g, g->match_ops[base], label, sizeof label),
                             other->rank, ssim_graph_group_name(g, o->group), o->tag,
                             ssim_coll_kind_name(o->coll), o->bytes,

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RANK (1u << 24)
+#define MAX_RANK     (1u << 24)
 #define VERSION_LINE "# shiftsim-graph v1"
 
 typedef struct {
@@ -40,8 +40,8 @@ static gboolean err(Ctx *c, const char *field, const char *fmt, ...)
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
     if (field)
-        g_set_error(c->error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: %s",
-                    c->path, c->line, field, msg);
+        g_set_error(c->error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: %s", c->path,
+                    c->line, field, msg);
     else
         g_set_error(c->error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s:%u: %s", c->path,
                     c->line, msg);
@@ -101,7 +101,8 @@ gboolean ssim_parse_duration(const char *s, SsimTime *out, GError **error)
     if (!parse_scaled(s, units, scale, &ns) || ns >= 9.2e18) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "'%s' is not a duration (a non-negative number with an optional unit ns, "
-                    "us, ms or s)", s);
+                    "us, ms or s)",
+                    s);
         return FALSE;
     }
     *out = (SsimTime)llround(ns);
@@ -110,15 +111,16 @@ gboolean ssim_parse_duration(const char *s, SsimTime *out, GError **error)
 
 gboolean ssim_parse_bytes(const char *s, guint64 *out, GError **error)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "kB", "KB", "MB", "GB",
-                                        "TB", NULL};
-    static const double scale[] = {1, 1024.0, 1048576.0, 1073741824.0, 1099511627776.0,
-                                   1e3, 1e3, 1e6, 1e9, 1e12};
+    static const char *const units[] = {"B",  "KiB", "MiB", "GiB", "TiB", "kB",
+                                        "KB", "MB",  "GB",  "TB",  NULL};
+    static const double scale[] = {1,   1024.0, 1048576.0, 1073741824.0, 1099511627776.0,
+                                   1e3, 1e3,    1e6,       1e9,          1e12};
     double v;
     if (!parse_scaled(s, units, scale, &v) || v >= 1.8e19 || v != floor(v)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "'%s' is not a byte count (a whole number with an optional unit B, KiB, "
-                    "MiB, GiB, TiB, kB, MB, GB or TB)", s);
+                    "MiB, GiB, TiB, kB, MB, GB or TB)",
+                    s);
         return FALSE;
     }
     *out = (guint64)v;
@@ -141,7 +143,7 @@ typedef struct {
     guint32 rank;
     char *stream;
     char *name, *cls;
-    char *deps;     /* raw comma list, resolved after all lines are read */
+    char *deps; /* raw comma list, resolved after all lines are read */
 } Pending;
 
 static void pending_clear(gpointer p)
@@ -192,7 +194,9 @@ static gboolean parse_kind(const char *s, SsimOpSpec *spec)
     static const struct {
         const char *name;
         SsimOpKind kind;
-    } plain[] = {{"compute", SSIM_OP_COMPUTE}, {"send", SSIM_OP_SEND}, {"recv", SSIM_OP_RECV},
+    } plain[] = {{"compute", SSIM_OP_COMPUTE},
+                 {"send", SSIM_OP_SEND},
+                 {"recv", SSIM_OP_RECV},
                  {"barrier", SSIM_OP_BARRIER}};
     for (gsize i = 0; i < G_N_ELEMENTS(plain); i++)
         if (strcmp(s, plain[i].name) == 0) {
@@ -214,8 +218,8 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
     p->spec = init;
     p->line = c->line;
     if (n < 4)
-        return err(c, NULL, "expected 'ID RANK STREAM KIND [key=value ...]', found %u field%s",
-                   n, n == 1 ? "" : "s");
+        return err(c, NULL, "expected 'ID RANK STREAM KIND [key=value ...]', found %u field%s", n,
+                   n == 1 ? "" : "s");
     if (!parse_u32(tok[0], &p->spec.id, G_MAXUINT32 - 1))
         return err(c, "id", "'%s' is not an op id (a whole number below 2^32-1)", tok[0]);
     if (!parse_u32(tok[1], &p->rank, MAX_RANK - 1))
@@ -225,8 +229,10 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
                    tok[2]);
     p->stream = g_strdup(tok[2]);
     if (!parse_kind(tok[3], &p->spec))
-        return err(c, "kind", "unknown kind '%s' (compute, send, recv, barrier, allreduce, "
-                   "allgather, reducescatter, alltoall, broadcast, reduce)", tok[3]);
+        return err(c, "kind",
+                   "unknown kind '%s' (compute, send, recv, barrier, allreduce, "
+                   "allgather, reducescatter, alltoall, broadcast, reduce)",
+                   tok[3]);
     gboolean have[16] = {FALSE};
     static const char *const keys[] = {"dur", "flops", "bytes", "group", "peer",
                                        "tag", "deps",  "name",  "class", NULL};
@@ -240,7 +246,8 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
         while (keys[k] && strcmp(keys[k], key) != 0)
             k++;
         if (keys[k] == NULL)
-            return err(c, key, "unknown key (dur, flops, bytes, group, peer, tag, deps, name, "
+            return err(c, key,
+                       "unknown key (dur, flops, bytes, group, peer, tag, deps, name, "
                        "class)");
         if (have[k])
             return err(c, key, "given twice");
@@ -258,8 +265,10 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
             static const char *const units[] = {"K", "M", "G", "T", "P", NULL};
             static const double scale[] = {1e3, 1e6, 1e9, 1e12, 1e15};
             if (!parse_scaled(val, units, scale, &f))
-                return err(c, key, "'%s' is not a FLOP count (a non-negative number, optional "
-                           "suffix K, M, G, T or P)", val);
+                return err(c, key,
+                           "'%s' is not a FLOP count (a non-negative number, optional "
+                           "suffix K, M, G, T or P)",
+                           val);
             p->spec.flops = f;
             break;
         }
@@ -304,7 +313,8 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
     switch (p->spec.kind) {
     case SSIM_OP_COMPUTE:
         if (!have[0] && !have[1] && !have[2])
-            return err(c, "dur", "a compute op needs dur= (or flops= / bytes= for the cost "
+            return err(c, "dur",
+                       "a compute op needs dur= (or flops= / bytes= for the cost "
                        "model)");
         if (have[3] || have[4])
             return err(c, have[3] ? "group" : "peer", "not allowed on a compute op");
@@ -379,8 +389,8 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
                 g_set_error(error, SSIM_CONFIG_ERROR,
                             g_str_has_prefix(line, "# shiftsim-graph") ? SSIM_CONFIG_ERROR_VERSION
                                                                        : SSIM_CONFIG_ERROR_PARSE,
-                            "%s:1: version: expected '%s' as the first line, found '%.40s'",
-                            path, VERSION_LINE, line);
+                            "%s:1: version: expected '%s' as the first line, found '%.40s'", path,
+                            VERSION_LINE, line);
                 return NULL;
             }
             seen_version = TRUE;

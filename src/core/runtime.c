@@ -24,9 +24,9 @@ enum { WAITING, ARRIVED, RUNNING, DONE };
  * An op's state and its count of unfinished predecessors share one 32-bit word, so the array
  * the hot loop updates for every successor stays dense (16 ops a cache line).
  */
-#define STATE_SHIFT 30
-#define PENDING_MASK ((1u << STATE_SHIFT) - 1)
-#define STATE(w) ((w) >> STATE_SHIFT)
+#define STATE_SHIFT      30
+#define PENDING_MASK     ((1u << STATE_SHIFT) - 1)
+#define STATE(w)         ((w) >> STATE_SHIFT)
 #define WITH_STATE(w, s) (((w)&PENDING_MASK) | ((guint32)(s) << STATE_SHIFT))
 
 struct SsimRun {
@@ -34,13 +34,13 @@ struct SsimRun {
     const SsimCostModel *cost;
     const SsimCommModel *comm;
     SsimEngine *engine;
-    SsimTime now;            /* the engine's clock, cached by the handlers */
-    const SsimOp *ops;       /* the graph's arrays, fetched once */
+    SsimTime now;      /* the engine's clock, cached by the handlers */
+    const SsimOp *ops; /* the graph's arrays, fetched once */
     const guint32 *succ_first, *succs;
     const guint32 *match_first, *match_ops, *match_expected;
-    guint32 n;               /* graph ops; copy c of op i is entry i * n_copies + c below */
-    guint32 *word;           /* per op copy: state << 30 | pending predecessors */
-    guint32 *arrived;        /* per match instance */
+    guint32 n;                     /* graph ops; copy c of op i is entry i * n_copies + c below */
+    guint32 *word;                 /* per op copy: state << 30 | pending predecessors */
+    guint32 *arrived;              /* per match instance */
     SsimTime *ready, *start, *end; /* ready is NULL when replicated */
     guint ev_op_end, ev_match_end;
     guint64 n_done;
@@ -60,10 +60,10 @@ struct SsimRun {
      * the latest rate change.
      */
     double slowdown;
-    guint32 *comm_active;            /* per rank copy: running communication ops */
-    guint32 *rank_stream_first;      /* per rank: its streams, CSR */
+    guint32 *comm_active;       /* per rank copy: running communication ops */
+    guint32 *rank_stream_first; /* per rank: its streams, CSR */
     guint32 *rank_streams;
-    guint32 *running;                /* per stream copy: the running compute op or SSIM_NONE */
+    guint32 *running; /* per stream copy: the running compute op or SSIM_NONE */
     SsimTime *work, *since;
     guint32 *version;
 };
@@ -141,7 +141,7 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 
 /* Entry of copy c of op i in the per-op arrays (op-major: symmetric copies run close together
  * in time, so their states share cache lines), and the op-end event's key for it. */
-#define AT(r, c, i) ((gsize)(i) * (r)->n_copies + (c))
+#define AT(r, c, i)  ((gsize)(i) * (r)->n_copies + (c))
 #define OP_KEY(c, i) (((guint64)(c) << 32) | (i))
 
 /* The instance, among match m's, that copy c of a torus of side `stride` takes part in. */
@@ -204,8 +204,8 @@ static void rerate(Run *r, guint32 rank, guint c, gboolean was_slow)
         if (i == SSIM_NONE)
             continue;
         SsimTime elapsed = r->now - r->since[s];
-        SsimTime done = was_slow ? (SsimTime)llround((double)elapsed / (1.0 + r->slowdown))
-                                 : elapsed;
+        SsimTime done =
+            was_slow ? (SsimTime)llround((double)elapsed / (1.0 + r->slowdown)) : elapsed;
         r->work[s] = MAX(r->work[s] - done, 0);
         r->since[s] = r->now;
         ssim_engine_schedule(r->engine, r->now + scaled(r, rc, r->work[s]), r->ev_op_end,
@@ -295,10 +295,10 @@ static void make_ready(Run *r, guint c, guint32 i)
         comm_change(r, m, k, +1);
     SsimTime d;
     if (is_comm && r->comm != NULL && op->duration < 0) {
-        d = r->period == NULL ? r->comm->start(r->comm->data, r, m)
-                              : r->comm->start_copy(r->comm->data, r, m,
-                                                    (guint32)instance_index(r, m, k),
-                                                    instance_copy(r, m, k, 0));
+        d = r->period == NULL
+                ? r->comm->start(r->comm->data, r, m)
+                : r->comm->start_copy(r->comm->data, r, m, (guint32)instance_index(r, m, k),
+                                      instance_copy(r, m, k, 0));
         if (d < 0)
             return; /* the model calls ssim_run_finish_match() or _instance() */
     } else {
@@ -345,8 +345,8 @@ guint64 ssim_replication_instances(const SsimReplication *rep, guint32 n_matches
     return total;
 }
 
-guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *first,
-                                  guint32 match, guint copy)
+guint32 ssim_replication_instance(const SsimReplication *rep, const guint32 *first, guint32 match,
+                                  guint copy)
 {
     if (rep == NULL || rep->n_copies <= 1)
         return match;
@@ -409,8 +409,8 @@ static void describe_match_wait(const Run *r, guint c, guint32 i, GString *out)
             g_string_append_printf(out, "rank %u never posts the matching %s", op->peer,
                                    send ? "recv" : "send");
         else
-            g_string_append_printf(out, "rank %u has not reached the matching %s",
-                                   op->peer, ssim_graph_op_label(g, other, label, sizeof label));
+            g_string_append_printf(out, "rank %u has not reached the matching %s", op->peer,
+                                   ssim_graph_op_label(g, other, label, sizeof label));
         return;
     }
     guint nc = instance_copies(r, op->match);
@@ -429,8 +429,8 @@ static void describe_match_wait(const Run *r, guint c, guint32 i, GString *out)
         if (member == SSIM_NONE)
             g_string_append_printf(out, "; rank %u never issues it", ranks[k]);
         else if (STATE(r->word[AT(r, c, member)]) == WAITING)
-            g_string_append_printf(out, "; rank %u has not reached it (%s on stream %s)",
-                                   ranks[k], ssim_graph_op_label(g, member, label, sizeof label),
+            g_string_append_printf(out, "; rank %u has not reached it (%s on stream %s)", ranks[k],
+                                   ssim_graph_op_label(g, member, label, sizeof label),
                                    ssim_graph_stream_name(g, ssim_graph_op(g, member)->stream));
     }
 }
@@ -473,7 +473,8 @@ static void diagnose_deadlock(const Run *r, GError **error)
                 head[s] = i;
         }
     GString *msg = g_string_new(NULL);
-    g_string_append_printf(msg, "deadlock at t=%" G_GINT64_FORMAT " ns: %" G_GUINT64_FORMAT
+    g_string_append_printf(msg,
+                           "deadlock at t=%" G_GINT64_FORMAT " ns: %" G_GUINT64_FORMAT
                            " of %" G_GUINT64_FORMAT " ops finished; blocked streams:",
                            ssim_engine_now(r->engine), r->n_done, (guint64)n_ops * r->n_copies);
     guint listed = 0, more = 0;
@@ -497,7 +498,8 @@ static void diagnose_deadlock(const Run *r, GError **error)
         if (state == ARRIVED)
             describe_match_wait(r, c, i, msg);
         else if (state == RUNNING)
-            g_string_append_printf(msg, "%s started but never completed (its communication "
+            g_string_append_printf(msg,
+                                   "%s started but never completed (its communication "
                                    "model did not finish it)",
                                    ssim_graph_op_label(g, i, label, sizeof label));
         else

@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-G_DEFINE_QUARK(ssim-config-error-quark, ssim_config_error)
-G_DEFINE_QUARK(ssim-run-error-quark, ssim_run_error)
+G_DEFINE_QUARK(ssim - config - error - quark, ssim_config_error)
+G_DEFINE_QUARK(ssim - run - error - quark, ssim_run_error)
 
 SsimTime ssim_time_from_seconds(double seconds)
 {

@@ -89,8 +89,8 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
                            s->n_elided);
     for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++)
         if (s->elided_by_type[t])
-            g_string_append_printf(out, " (%s %" G_GUINT64_FORMAT ")", ssim_chakra_node_type_name(t),
-                                   s->elided_by_type[t]);
+            g_string_append_printf(out, " (%s %" G_GUINT64_FORMAT ")",
+                                   ssim_chakra_node_type_name(t), s->elided_by_type[t]);
     g_string_append_printf(out, ", %" G_GUINT64_FORMAT " approximated\n", s->n_approximated);
     g_string_append_printf(out, "chakra: attributes not read: %" G_GUINT64_FORMAT,
                            s->n_ignored_attrs);

@@ -507,8 +507,8 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     if (ranks == 0) {
         double t = 0, g = 0;
         /* Bounded before the conversion (the fuzzer found an nthreads past 2^63). */
-        if (node_number(member(config, "nthreads"), &t) && node_number(member(config, "ngpus"), &g) &&
-            t >= 1 && g >= 1 && t * g <= SSIM_MAX_GPUS)
+        if (node_number(member(config, "nthreads"), &t) &&
+            node_number(member(config, "ngpus"), &g) && t >= 1 && g >= 1 && t * g <= SSIM_MAX_GPUS)
             ranks = (guint)(t * g);
     }
     if (ranks == 0)

@@ -54,8 +54,8 @@ typedef struct {
 
 typedef struct {
     guint32 match;
-    guint32 instance;  /* a replicated run's instance of the match (SSIM_NONE: not replicated) */
-    guint8 algo; /* SsimNetAlgorithm, or ALGO_P2P */
+    guint32 instance; /* a replicated run's instance of the match (SSIM_NONE: not replicated) */
+    guint8 algo;      /* SsimNetAlgorithm, or ALGO_P2P */
     guint8 coll;
     guint32 group;    /* plan index, or SSIM_NONE for p2p */
     guint32 src, dst; /* p2p */
@@ -94,7 +94,7 @@ typedef struct {
     GArray *copy_plans;  /* Plan */
     guint32 *copy_first; /* per group, SSIM_NONE until built */
     guint32 *copy_n;
-    guint32 *copy_plan;  /* per group and copy (g * n_copies + c): the plan of that copy */
+    guint32 *copy_plan; /* per group and copy (g * n_copies + c): the plan of that copy */
 } Comm;
 
 /* Plan `id`: a graph group's, or past them a copy's. */
@@ -120,7 +120,6 @@ typedef struct {
 } AloneVal;
 
 /* --- Plans ------------------------------------------------------------------------------ */
-
 
 /* NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): the parent of position r of n. */
 static gint32 btree_parent(gint32 n, gint32 r)
@@ -867,8 +866,8 @@ static void build_copies(Comm *cm, guint32 g)
         qsort(sorted, n, sizeof *sorted, ssim_cmp_u32);
         gboolean same = cmp_ranks(sorted, cm->plans[g].sorted, n) == 0;
         for (guint k = 0; !same && k < cm->copy_n[g]; k++)
-            if (cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted,
-                          n) == 0) {
+            if (cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted, n) ==
+                0) {
                 same = TRUE;
                 plan_of[c] = cm->n_plans + cm->copy_first[g] + k;
             }
@@ -917,7 +916,10 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
     const guint32 *mfirst, *mops, *expected;
     ssim_graph_match_csr(cm->graph, &mfirst, &mops, &expected);
     const SsimOp *op = ssim_graph_op(cm->graph, mops[mfirst[match]]);
-    Inst in = {.match = match, .instance = instance, .coll = op->coll, .group = SSIM_NONE,
+    Inst in = {.match = match,
+               .instance = instance,
+               .coll = op->coll,
+               .group = SSIM_NONE,
                .bytes = op->bytes};
     gboolean copied = cm->map.n_copies > 1 && cm->map.copy_gpu != NULL;
     g_return_val_if_fail(copy == 0 || (copied && copy < cm->map.n_copies), 0);
@@ -929,9 +931,8 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
         if (copy > 0) {
             in.src = cm->map.copy_gpu(cm->map.data, in.src, copy);
             in.dst = cm->map.copy_gpu(cm->map.data, in.dst, copy);
-            g_return_val_if_fail(in.src < ssim_net_n_gpus(cm->net) &&
-                                     in.dst < ssim_net_n_gpus(cm->net),
-                                 0);
+            g_return_val_if_fail(
+                in.src < ssim_net_n_gpus(cm->net) && in.dst < ssim_net_n_gpus(cm->net), 0);
         }
         in.n_steps = 1;
     } else if (op->kind == SSIM_OP_COLLECTIVE && op->group < cm->n_plans) {
@@ -1002,12 +1003,11 @@ SsimCommModel ssim_net_comm_model(SsimNet *net)
         cm->copy_plans = g_array_new(FALSE, FALSE, sizeof(Plan));
         *slot = cm;
     }
-    return (SsimCommModel){
-        .data = *slot,
-        .attach = comm_attach,
-        .start = comm_start,
-        .detach = comm_detach,
-        .start_copy = comm_start_copy};
+    return (SsimCommModel){.data = *slot,
+                           .attach = comm_attach,
+                           .start = comm_start,
+                           .detach = comm_detach,
+                           .start_copy = comm_start_copy};
 }
 
 void ssim_net_set_mapping(SsimNet *net, const SsimNetMapping *mapping)

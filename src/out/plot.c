@@ -71,8 +71,7 @@ gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStat
 }
 
 gboolean ssim_plot_gantt(const SsimGraph *g, const SsimTimeline *t, const char *image,
-                         guint max_ranks, const char *title, SsimPlotStatus *status,
-                         GError **error)
+                         guint max_ranks, const char *title, SsimPlotStatus *status, GError **error)
 {
     guint32 nr = ssim_graph_n_ranks(g), ns = ssim_graph_n_streams(g);
     if (max_ranks == 0 || max_ranks > nr)
@@ -114,8 +113,7 @@ gboolean ssim_plot_gantt(const SsimGraph *g, const SsimTimeline *t, const char *
         double a = (double)t->start[i] * scale, z = (double)t->end[i] * scale;
         char x[G_ASCII_DTOSTR_BUF_SIZE], w[G_ASCII_DTOSTR_BUF_SIZE];
         g_string_append_printf(g_ptr_array_index(per_class, ci), "%s %u %s 0.38 %u\n",
-                               g_ascii_formatd(x, sizeof x, "%.6f", (a + z) / 2),
-                               row[op->stream],
+                               g_ascii_formatd(x, sizeof x, "%.6f", (a + z) / 2), row[op->stream],
                                g_ascii_formatd(w, sizeof w, "%.6f", (z - a) / 2), ci);
     }
     for (guint c = 0; c < per_class->len; c++) {
@@ -138,12 +136,14 @@ gboolean ssim_plot_gantt(const SsimGraph *g, const SsimTimeline *t, const char *
     ssim_plot_quote(gp, image);
     g_string_append(gp, "\nset title ");
     ssim_plot_quote(gp, title ? title : "shiftsim timeline");
-    g_string_append_printf(gp, "\nset xlabel 'time (%s)'\nset yrange [%u.6:-0.6]\n"
-                               "set ytics (", unit, rows ? rows - 1 : 0);
+    g_string_append_printf(gp,
+                           "\nset xlabel 'time (%s)'\nset yrange [%u.6:-0.6]\n"
+                           "set ytics (",
+                           unit, rows ? rows - 1 : 0);
     for (guint k = 0; k < rows; k++) {
         guint32 s = g_array_index(row_stream, guint32, k);
-        g_autofree char *lab = g_strdup_printf("r%u %s", ssim_graph_stream_rank(g, s),
-                                               ssim_graph_stream_name(g, s));
+        g_autofree char *lab =
+            g_strdup_printf("r%u %s", ssim_graph_stream_rank(g, s), ssim_graph_stream_name(g, s));
         g_string_append(gp, k ? ", " : "");
         ssim_plot_quote(gp, lab);
         g_string_append_printf(gp, " %u", k);

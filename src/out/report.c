@@ -111,12 +111,13 @@ GString *ssim_report_replay(const SsimGraph *g, const SsimTimeline *t, SsimForma
     GString *out = g_string_new(NULL);
     if (format == SSIM_FORMAT_TABLE) {
         g_string_append_printf(out, "graph     %s\n", source);
-        g_string_append_printf(out, "ops       %u on %u ranks, %u streams; %" G_GUINT64_FORMAT
-                               " events\n", ssim_graph_n_ops(g), nr, ns, t->events);
-        g_string_append_printf(out, "makespan  %" G_GINT64_FORMAT " ns (%.3f ms)\n\n",
-                               t->makespan, (double)t->makespan / 1e6);
-        g_string_append_printf(out, "%-6s %-16s %8s %14s %7s\n", "rank", "stream", "ops",
-                               "busy_ns", "busy%");
+        g_string_append_printf(
+            out, "ops       %u on %u ranks, %u streams; %" G_GUINT64_FORMAT " events\n",
+            ssim_graph_n_ops(g), nr, ns, t->events);
+        g_string_append_printf(out, "makespan  %" G_GINT64_FORMAT " ns (%.3f ms)\n\n", t->makespan,
+                               (double)t->makespan / 1e6);
+        g_string_append_printf(out, "%-6s %-16s %8s %14s %7s\n", "rank", "stream", "ops", "busy_ns",
+                               "busy%");
         for (guint32 k = 0; k < ns; k++) {
             guint32 s = order[k];
             g_string_append_printf(out, "%-6u %-16s %8u %14" G_GINT64_FORMAT " %6.1f%%\n",
@@ -126,18 +127,19 @@ GString *ssim_report_replay(const SsimGraph *g, const SsimTimeline *t, SsimForma
         g_string_append_printf(out, "\n%-6s %14s %14s %9s\n", "rank", "busy_ns", "overlap_ns",
                                "overlap%");
         for (guint32 r = 0; r < nr; r++)
-            g_string_append_printf(out, "%-6u %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
-                                   " %8.1f%%\n", r, rs[r].busy_union, rs[r].overlap,
-                                   pct(rs[r].overlap, rs[r].busy_union));
+            g_string_append_printf(
+                out, "%-6u %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %8.1f%%\n", r,
+                rs[r].busy_union, rs[r].overlap, pct(rs[r].overlap, rs[r].busy_union));
         g_string_append(out, "\nbusy: time the stream (or, per rank, any stream) runs an op; "
                              "overlap: time two or more streams of the rank run at once.\n");
     } else if (format == SSIM_FORMAT_CSV) {
         g_string_append(out, "rank,stream,ops,busy_ns,rank_busy_ns,rank_overlap_ns,makespan_ns\n");
         for (guint32 k = 0; k < ns; k++) {
             guint32 s = order[k], r = ssim_graph_stream_rank(g, s);
-            g_string_append_printf(out, "%u,%s,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-                                   ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n", r,
-                                   ssim_graph_stream_name(g, s), ops[s], busy[s],
+            g_string_append_printf(out,
+                                   "%u,%s,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                                   ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n",
+                                   r, ssim_graph_stream_name(g, s), ops[s], busy[s],
                                    rs[r].busy_union, rs[r].overlap, t->makespan);
         }
     } else {
@@ -230,13 +232,14 @@ GString *ssim_report_timeline_csv_uncontended(const SsimGraph *g, const SsimTime
         csv_field(out, ssim_graph_op_label(g, i, label, sizeof label));
         g_string_append_printf(out, ",%u,", o->rank);
         csv_field(out, ssim_graph_stream_name(g, o->stream));
-        g_string_append_printf(out, ",%s,", o->kind == SSIM_OP_COLLECTIVE
-                                                ? ssim_coll_kind_name(o->coll)
-                                                : ssim_op_kind_name(o->kind));
+        g_string_append_printf(out, ",%s,",
+                               o->kind == SSIM_OP_COLLECTIVE ? ssim_coll_kind_name(o->coll)
+                                                             : ssim_op_kind_name(o->kind));
         csv_field(out, ssim_graph_string(g, o->cls));
-        g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%s,%" G_GINT64_FORMAT
-                               ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT, o->bytes,
-                               g_ascii_formatd(flops, sizeof flops, "%.17g", o->flops),
+        g_string_append_printf(out,
+                               ",%" G_GUINT64_FORMAT ",%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+                               ",%" G_GINT64_FORMAT,
+                               o->bytes, g_ascii_formatd(flops, sizeof flops, "%.17g", o->flops),
                                t->ready[i], t->start[i], t->end[i]);
         if (uncontended && uncontended[i] >= 0)
             g_string_append_printf(out, ",%" G_GINT64_FORMAT, uncontended[i]);

@@ -69,8 +69,9 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append_printf(o,
                                "exposed %s comm           %12.3f ms  (%.1f %% of step; "
                                "worst rank %.3f ms; busy %.3f ms)\n",
-                               ssim_comm_class_name((SsimCommClass)k), ms(r->exposed[k]), pct(r->exposed[k], r->step_time),
-                               ms(r->exposed_max[k]), ms(r->comm_busy[k]));
+                               ssim_comm_class_name((SsimCommClass)k), ms(r->exposed[k]),
+                               pct(r->exposed[k], r->step_time), ms(r->exposed_max[k]),
+                               ms(r->comm_busy[k]));
     for (guint k = 0; r->has_contention && k < SSIM_COMM_N; k++)
         g_string_append_printf(o,
                                "contention %s            %12.3f ms  (+%.1f %% over %.3f ms "

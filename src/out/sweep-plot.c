@@ -5,9 +5,10 @@
  * and a series is one of a sweep's placements; the caller has reduced its rows to those bests.
  * A (split, series) with no value is NAN ('?' in the throughput data, NaN and an empty label in
  * the heat map).  Splits appear in the order given (a sweep gives configuration order, tp outer,
- * pp inner), series in the order given, so the data files are as deterministic as their input.  The heat map is a tp x pp grid drawn `with image` on integer cell
- * coordinates (the tics name the actual sizes; a tp or pp with nothing simulated at all is left
- * out), one panel per series, every cell labelled with its value in thousands of tokens/s.
+ * pp inner), series in the order given, so the data files are as deterministic as their input.  The
+ * heat map is a tp x pp grid drawn `with image` on integer cell coordinates (the tics name the
+ * actual sizes; a tp or pp with nothing simulated at all is left out), one panel per series, every
+ * cell labelled with its value in thousands of tokens/s.
  */
 #include <shiftsim/plot.h>
 #include <shiftsim/report.h>
@@ -127,8 +128,8 @@ static void tics(GString *gp, const char *axis, const guint *vals, guint n)
     g_string_append(gp, ")\n");
 }
 
-static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image,
-                             SsimPlotStatus *status, GError **error)
+static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, SsimPlotStatus *status,
+                             GError **error)
 {
     guint np = chart->n_series;
     g_autofree guint *tps = g_new(guint, MAX(chart->n_splits, 1));
@@ -181,8 +182,7 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image,
     ssim_plot_quote(gp, image);
     g_string_append_c(gp, '\n');
     g_string_append_printf(gp, "set multiplot layout 1,%u title ", np);
-    g_autofree char *mt =
-        g_strdup_printf("%s: best tokens/s (cells: thousands)", chart->context);
+    g_autofree char *mt = g_strdup_printf("%s: best tokens/s (cells: thousands)", chart->context);
     ssim_plot_quote(gp, mt);
     g_string_append_printf(gp, "\nset xrange [-0.5:%u.5]\nset yrange [-0.5:%u.5]\n",
                            ntp ? ntp - 1 : 0, npp ? npp - 1 : 0);

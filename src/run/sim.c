@@ -17,7 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-
 /* ---- interval arithmetic ----------------------------------------------------------------- */
 
 typedef struct {
@@ -69,8 +68,8 @@ static GArray *iv_union(const GArray *x, const GArray *y)
     const Iv *p = (const Iv *)x->data, *q = (const Iv *)y->data;
     guint i = 0, j = 0;
     while (i < x->len || j < y->len) {
-        const Iv *next = j >= y->len || (i < x->len && iv_cmp(&p[i], &q[j]) <= 0) ? &p[i++]
-                                                                                 : &q[j++];
+        const Iv *next =
+            j >= y->len || (i < x->len && iv_cmp(&p[i], &q[j]) <= 0) ? &p[i++] : &q[j++];
         Iv *last = out->len ? &g_array_index(out, Iv, out->len - 1) : NULL;
         if (last != NULL && next->a <= last->b)
             last->b = MAX(last->b, next->b);
@@ -417,7 +416,8 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         if (net == NULL)
             return FALSE;
         /* A representative's copies (the GPUs it stands for) load the links too. */
-        SsimNetMapping mapping = {.rank_map = map, .n_ranks = nr,
+        SsimNetMapping mapping = {.rank_map = map,
+                                  .n_ranks = nr,
                                   .group_members = lowered_group_members,
                                   .n_copies = ssim_lowered_weight(lowered),
                                   .copy_gpu = lowered_copy_gpu,
@@ -444,9 +444,9 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
         if (!result->memory_fits && !config->ignore_memory) {
             ssim_memory_fits(&result->memory, cluster, error);
-            g_prefix_error(error, "%s on %s under placement %s (+%.1f MiB of buffers): ",
-                           model->name, cluster->name,
-                           ssim_placement_kind_name(config->placement->kind),
+            g_prefix_error(error,
+                           "%s on %s under placement %s (+%.1f MiB of buffers): ", model->name,
+                           cluster->name, ssim_placement_kind_name(config->placement->kind),
                            (double)result->placement_extra / 1048576.0);
             return FALSE;
         }

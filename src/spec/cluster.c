@@ -27,10 +27,10 @@ static const char *const gpu_keys[] = {
     "peak_tflops_fp32", "hbm_capacity_MiB", "hbm_bandwidth_GB_s", NULL};
 static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
 static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
-                                           "algorithm", "step_overhead_us", NULL};
+                                           "algorithm",     "step_overhead_us",     NULL};
 static const char *const topology_keys[] = {
-    "kind",           "nvlink_ports",     "pcie_bandwidth_GB_s", "pcie_latency_us", "rails",
-    "gpus_per_nic",   "nodes_per_leaf",   "oversubscription",    "spine_latency_us", NULL};
+    "kind",         "nvlink_ports",   "pcie_bandwidth_GB_s", "pcie_latency_us",  "rails",
+    "gpus_per_nic", "nodes_per_leaf", "oversubscription",    "spine_latency_us", NULL};
 
 static const char *const algorithm_names[] = {
 #define SSIM_X(e, s) s,
@@ -46,14 +46,23 @@ const char *ssim_net_algorithm_name(SsimNetAlgorithm algorithm)
     g_return_val_if_fail((guint)algorithm < SSIM_NET_ALGO_N, "?");
     return algorithm_names[algorithm];
 }
-static const char *const efficiency_keys[] = {
-    "gemm", "gemm_half_gflop", "memory", "nvlink", "ib", "overlap_slowdown", "kernel_overhead_us",
-    "kernel_floor_us", NULL};
+static const char *const efficiency_keys[] = {"gemm",
+                                              "gemm_half_gflop",
+                                              "memory",
+                                              "nvlink",
+                                              "ib",
+                                              "overlap_slowdown",
+                                              "kernel_overhead_us",
+                                              "kernel_floor_us",
+                                              NULL};
 
 static const SsimIniGroup cluster_groups[] = {
-    {"cluster", cluster_keys, TRUE},        {"gpu", gpu_keys, TRUE},
-    {"nvlink", nvlink_keys, TRUE},          {"network", network_keys, TRUE},
-    {"efficiency", efficiency_keys, FALSE}, {"topology", topology_keys, FALSE},
+    {"cluster", cluster_keys, TRUE},
+    {"gpu", gpu_keys, TRUE},
+    {"nvlink", nvlink_keys, TRUE},
+    {"network", network_keys, TRUE},
+    {"efficiency", efficiency_keys, FALSE},
+    {"topology", topology_keys, FALSE},
     {NULL, NULL, FALSE},
 };
 
@@ -397,11 +406,11 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error))
         return FALSE;
     guint kind = 0;
-    if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names,
-                       SSIM_NET_ALGO_DIRECT, &c->net_algorithm, error) ||
+    if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names, SSIM_NET_ALGO_DIRECT,
+                       &c->net_algorithm, error) ||
         !read_time_us(ini, "network", "step_overhead_us", FALSE, &c->step_overhead, error) ||
-        !ssim_ini_enum(ini, "topology", "kind", FALSE, topology_kinds,
-                       G_N_ELEMENTS(topology_kinds), &kind, error) ||
+        !ssim_ini_enum(ini, "topology", "kind", FALSE, topology_kinds, G_N_ELEMENTS(topology_kinds),
+                       &kind, error) ||
         !ssim_ini_uint(ini, "topology", "nvlink_ports", FALSE, 1, &c->nvlink_ports, error) ||
         !read_scaled(ini, "topology", "pcie_bandwidth_GB_s", FALSE, 0, TRUE, HUGE_V, 1e9,
                      &c->pcie_bw, error) ||

@@ -407,12 +407,28 @@ void ssim_model_free(SsimModel *model)
     g_free(model);
 }
 
-static const char *const model_keys[] = {
-    "format",   "name",         "layers",         "hidden",          "heads",
-    "kv_heads", "ffn",          "vocab",          "seq_len",         "block",
-    "position", "activation",   "norm",           "tied_embeddings", "attention_bias",
-    "mlp_bias", "lm_head_bias", "embedding_norm", "dtype",           "params",
-    "attention_dropout", NULL};
+static const char *const model_keys[] = {"format",
+                                         "name",
+                                         "layers",
+                                         "hidden",
+                                         "heads",
+                                         "kv_heads",
+                                         "ffn",
+                                         "vocab",
+                                         "seq_len",
+                                         "block",
+                                         "position",
+                                         "activation",
+                                         "norm",
+                                         "tied_embeddings",
+                                         "attention_bias",
+                                         "mlp_bias",
+                                         "lm_head_bias",
+                                         "embedding_norm",
+                                         "dtype",
+                                         "params",
+                                         "attention_dropout",
+                                         NULL};
 
 static const SsimIniGroup model_groups[] = {
     {"model", model_keys, TRUE},

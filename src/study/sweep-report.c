@@ -400,8 +400,8 @@ gboolean ssim_sweep_plot(const SsimSweep *sweep, const char *prefix, SsimPlotSta
     g_autofree char *context = g_strdup_printf("%u GPUs of %s, global batch %u", spec->n_gpus,
                                                sweep->cluster->name, spec->base.global_batch);
     GArray *splits = collect(sweep);
-    SsimSplitChart chart = {(const SsimSplitBest *)(gconstpointer)splits->data, splits->len,
-                            series, spec->placements.n, context};
+    SsimSplitChart chart = {(const SsimSplitBest *)(gconstpointer)splits->data, splits->len, series,
+                            spec->placements.n, context};
     gboolean ok = ssim_plot_splits(&chart, prefix, status, error);
     free_splits(splits);
     return ok;

@@ -242,8 +242,8 @@ ParameterizedTest(Bad *c, badinputs, corpus, .init = redirect, .timeout = 60)
  * a space. */
 Test(badinputs, nccl_json_device_name_with_a_line_break)
 {
-    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "nccltests", "newline-device.json",
-                                             NULL);
+    g_autofree char *path =
+        g_build_filename(SSIM_TEST_DATA, "nccltests", "newline-device.json", NULL);
     g_autofree char *text = NULL;
     gsize len = 0;
     cr_assert(g_file_get_contents(path, &text, &len, NULL));
@@ -258,8 +258,8 @@ Test(badinputs, nccl_json_device_name_with_a_line_break)
  * was undefined.  The rows import; the version is left out of the metadata. */
 Test(badinputs, nccl_json_infinite_version)
 {
-    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "nccltests", "infinite-version.json",
-                                             NULL);
+    g_autofree char *path =
+        g_build_filename(SSIM_TEST_DATA, "nccltests", "infinite-version.json", NULL);
     g_autofree char *text = NULL;
     gsize len = 0;
     cr_assert(g_file_get_contents(path, &text, &len, NULL));

@@ -188,8 +188,8 @@ static void one(const Case *c)
     }
     printf("%6u %4u %5u %6u %-5s %7u %10u %10" G_GUINT64_FORMAT " %8.3f %8.3f %9.1f | %7.3f %7.3f "
            "%7.3f %7.3f %7.2f\n",
-           c->gpus, c->dp, m, c->global_batch, mode_name(c), out.n_ranks, out.n_ops,
-           out.events, out.wall, out.cpu, rss, out.times.lower, out.times.place, out.times.replay,
+           c->gpus, c->dp, m, c->global_batch, mode_name(c), out.n_ranks, out.n_ops, out.events,
+           out.wall, out.cpu, rss, out.times.lower, out.times.place, out.times.replay,
            out.times.measure, out.times.replay > 0 ? out.events / out.times.replay / 1e6 : 0);
     fflush(stdout);
 }

@@ -8,7 +8,7 @@
 
 typedef struct {
     SsimTime time;
-    guint64 order;  /* global insertion order: the tie-break the engine must reproduce */
+    guint64 order; /* global insertion order: the tie-break the engine must reproduce */
     guint64 payload;
 } Ref;
 
@@ -22,7 +22,7 @@ static gint ref_cmp(gconstpointer a, gconstpointer b, gpointer data)
 }
 
 typedef struct {
-    GArray *fired;        /* payloads in firing order */
+    GArray *fired; /* payloads in firing order */
     GSequence *ref;
     GRand *rng;
     guint64 order;
@@ -56,7 +56,11 @@ Test(engine, order_matches_gsequence_reference_with_ties)
     for (guint32 seed = 1; seed <= 5; seed++) {
         g_autoptr(SsimEngine) e = ssim_engine_new();
         Harness h = {g_array_new(FALSE, FALSE, sizeof(guint64)),
-                     g_sequence_new(g_free), g_rand_new_with_seed(seed), 0, 0, 3000};
+                     g_sequence_new(g_free),
+                     g_rand_new_with_seed(seed),
+                     0,
+                     0,
+                     3000};
         h.type = ssim_engine_register(e, on_event, &h);
         for (guint i = 0; i < 20000; i++)
             schedule_both(e, &h, g_rand_int_range(h.rng, 0, 50), i); /* ~400 ties per instant */
@@ -69,9 +73,9 @@ Test(engine, order_matches_gsequence_reference_with_ties)
         for (guint i = 0; i < h.fired->len; i++, it = g_sequence_iter_next(it)) {
             const Ref *r = g_sequence_get(it);
             cr_assert_eq(g_array_index(h.fired, guint64, i), r->payload,
-                         "seed %u: event %u fired payload %" G_GUINT64_FORMAT ", expected %"
-                         G_GUINT64_FORMAT, seed, i, g_array_index(h.fired, guint64, i),
-                         r->payload);
+                         "seed %u: event %u fired payload %" G_GUINT64_FORMAT
+                         ", expected %" G_GUINT64_FORMAT,
+                         seed, i, g_array_index(h.fired, guint64, i), r->payload);
         }
         cr_assert_eq(ssim_engine_fired(e), h.fired->len);
         g_array_unref(h.fired);

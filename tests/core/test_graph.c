@@ -27,14 +27,13 @@ Test(graph, cycle_through_stream_order_is_named)
 {
     /* b waits for c by dependency; c comes after b on the same stream: a cycle. */
     g_autoptr(SsimGraph) g = ssim_graph_new();
-    t_compute(g, 0, "s", 1, NODEPS);      /* 0 */
-    t_compute(g, 0, "s", 1, DEPS(2));     /* 1 */
-    t_compute(g, 0, "s", 1, NODEPS);      /* 2: after 1 on stream s */
+    t_compute(g, 0, "s", 1, NODEPS);  /* 0 */
+    t_compute(g, 0, "s", 1, DEPS(2)); /* 1 */
+    t_compute(g, 0, "s", 1, NODEPS);  /* 2: after 1 on stream s */
     GError *e = NULL;
     cr_assert_not(ssim_graph_finalize(g, &e));
     cr_assert(strstr(e->message, "dependency cycle"), "%s", e->message);
-    cr_assert(strstr(e->message, "compute#1") && strstr(e->message, "compute#2"), "%s",
-              e->message);
+    cr_assert(strstr(e->message, "compute#1") && strstr(e->message, "compute#2"), "%s", e->message);
     cr_assert_null(strstr(e->message, "compute#0"), "%s", e->message);
     g_clear_error(&e);
 }
@@ -82,15 +81,15 @@ Test(graph, barrier_gates_first_op_per_stream_only)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();
     guint32 grp = t_group(g, "w", 1, 0u);
-    t_compute(g, 0, "a", 1, NODEPS);                   /* 0 */
+    t_compute(g, 0, "a", 1, NODEPS); /* 0 */
     SsimOpSpec s = SSIM_OP_SPEC_INIT;
     s.kind = SSIM_OP_BARRIER;
     s.group = grp;
     s.stream = ssim_graph_stream(g, 0, "host");
-    guint32 b = ssim_graph_add_op(g, &s, NODEPS);      /* 1 */
-    guint32 x = t_compute(g, 0, "a", 1, NODEPS);       /* 2: gated */
-    guint32 y = t_compute(g, 0, "a", 1, NODEPS);       /* 3: follows by stream order */
-    guint32 z = t_compute(g, 0, "b", 1, NODEPS);       /* 4: gated */
+    guint32 b = ssim_graph_add_op(g, &s, NODEPS); /* 1 */
+    guint32 x = t_compute(g, 0, "a", 1, NODEPS);  /* 2: gated */
+    guint32 y = t_compute(g, 0, "a", 1, NODEPS);  /* 3: follows by stream order */
+    guint32 z = t_compute(g, 0, "b", 1, NODEPS);  /* 4: gated */
     cr_assert(ssim_graph_finalize(g, NULL));
     guint n;
     const guint32 *succ = ssim_graph_succs(g, b, &n);

@@ -12,8 +12,8 @@
 /* Inline arrays, not pointers: Criterion copies parameters into the test's own process. */
 typedef struct {
     char file[40];
-    int line;           /* 0: a structural error without a line */
-    char field[16];     /* "": no field in the message */
+    int line;       /* 0: a structural error without a line */
+    char field[16]; /* "": no field in the message */
     char fragment[80];
 } BadCase;
 
@@ -85,12 +85,12 @@ ParameterizedTest(const BadCase *c, graphfile, bad_inputs)
               "%s: unexpected error domain", c->file);
     g_autofree char *prefix =
         c->line ? (c->field[0] ? g_strdup_printf("%s:%d: %s: ", path, c->line, c->field)
-                            : g_strdup_printf("%s:%d: ", path, c->line))
+                               : g_strdup_printf("%s:%d: ", path, c->line))
                 : g_strdup_printf("%s: ", path);
     cr_assert(g_str_has_prefix(error->message, prefix), "%s: message '%s' should start with '%s'",
               c->file, error->message, prefix);
-    cr_assert(strstr(error->message, c->fragment) != NULL,
-              "%s: message '%s' should contain '%s'", c->file, error->message, c->fragment);
+    cr_assert(strstr(error->message, c->fragment) != NULL, "%s: message '%s' should contain '%s'",
+              c->file, error->message, c->fragment);
     g_error_free(error);
 }
 
@@ -149,8 +149,8 @@ Test(graphfile, comments_blank_lines_and_ranges)
 
 Test(graphfile, round_trip_is_identical)
 {
-    g_autofree char *path = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples",
-                                             "tp-pipeline.graph", NULL);
+    g_autofree char *path =
+        g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples", "tp-pipeline.graph", NULL);
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimGraph) a = ssim_graphfile_load(path, &error);
     cr_assert_not_null(a, "%s", error ? error->message : "");

@@ -31,11 +31,11 @@ static SsimTimeline *run_ok(SsimGraph *g, const SsimSimpleCost *p)
 
 #define ASSERT_OP(t, i, r, s, e)                                                                   \
     do {                                                                                           \
-        cr_assert_eq((t)->ready[i], (r), "op %u ready %" G_GINT64_FORMAT " != %d", (guint)(i),    \
+        cr_assert_eq((t)->ready[i], (r), "op %u ready %" G_GINT64_FORMAT " != %d", (guint)(i),     \
                      (t)->ready[i], (int)(r));                                                     \
-        cr_assert_eq((t)->start[i], (s), "op %u start %" G_GINT64_FORMAT " != %d", (guint)(i),    \
+        cr_assert_eq((t)->start[i], (s), "op %u start %" G_GINT64_FORMAT " != %d", (guint)(i),     \
                      (t)->start[i], (int)(s));                                                     \
-        cr_assert_eq((t)->end[i], (e), "op %u end %" G_GINT64_FORMAT " != %d", (guint)(i),        \
+        cr_assert_eq((t)->end[i], (e), "op %u end %" G_GINT64_FORMAT " != %d", (guint)(i),         \
                      (t)->end[i], (int)(e));                                                       \
     } while (0)
 
@@ -179,9 +179,9 @@ static SsimGraph *random_graph(guint32 seed, guint ranks, guint steps)
             for (guint o = 0; o < 3; o++)
                 if (last[r * 3 + o] != SSIM_NONE && g_rand_int_range(rng, 0, 2))
                     deps[nd++] = last[r * 3 + o];
-            guint32 op = coll ? t_coll(g, r, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 16, deps, nd)
-                              : t_compute(g, r, streams[si], g_rand_int_range(rng, 0, 1000),
-                                          deps, nd);
+            guint32 op =
+                coll ? t_coll(g, r, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 16, deps, nd)
+                     : t_compute(g, r, streams[si], g_rand_int_range(rng, 0, 1000), deps, nd);
             last[r * 3 + si] = op;
         }
     }
@@ -205,8 +205,8 @@ Test(runtime, invariants_on_random_graphs)
                           seed, i, d[k]);
             guint32 prev = ssim_graph_stream_prev(g, i);
             if (prev != SSIM_NONE)
-                cr_assert(t->start[i] >= t->end[prev], "seed %u: stream order broken at %u",
-                          seed, i);
+                cr_assert(t->start[i] >= t->end[prev], "seed %u: stream order broken at %u", seed,
+                          i);
             const SsimOp *o = ssim_graph_op(g, i);
             if (o->kind == SSIM_OP_COLLECTIVE) {
                 guint nm, expected;
@@ -230,8 +230,8 @@ Test(runtime, determinism_byte_identical_timelines)
     cr_assert(memcmp(a->str, b->str, a->len) == 0);
 
     /* Parsing the same file twice gives the same bytes too. */
-    g_autofree char *path = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples",
-                                             "tp-pipeline.graph", NULL);
+    g_autofree char *path =
+        g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples", "tp-pipeline.graph", NULL);
     g_autoptr(SsimGraph) f1 = ssim_graphfile_load(path, NULL);
     g_autoptr(SsimGraph) f2 = ssim_graphfile_load(path, NULL);
     g_autoptr(SsimTimeline) u1 = ssim_runtime_run(f1, NULL, NULL, NULL);
@@ -349,7 +349,7 @@ Test(runtime, interference_lengthens_only_the_overlapped_part)
     s.stream = ssim_graph_stream(g, 1, "pp");
     s.peer = 0;
     ssim_graph_add_op(g, &s, NODEPS);
-    guint32 after = t_compute(g, 0, "compute", 100, NODEPS); /* starts at full speed */
+    guint32 after = t_compute(g, 0, "compute", 100, NODEPS);  /* starts at full speed */
     guint32 other = t_compute(g, 2, "compute", 1000, NODEPS); /* another rank: unaffected */
     cr_assert(ssim_graph_finalize(g, NULL));
     SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
@@ -474,8 +474,7 @@ static gboolean copy_attach(gpointer data, SsimEngine *engine, SsimRun *run, con
     return TRUE;
 }
 
-static SsimTime copy_start(gpointer data, SsimRun *run, guint32 match, guint32 instance,
-                           guint copy)
+static SsimTime copy_start(gpointer data, SsimRun *run, guint32 match, guint32 instance, guint copy)
 {
     (void)run;
     CopyNet *f = data;
@@ -503,9 +502,9 @@ static SsimTime no_start(gpointer data, SsimRun *run, guint32 match)
 #define ASSERT_COPY(t, copies, c, i, s, e)                                                         \
     do {                                                                                           \
         gsize at_ = (gsize)(i) * (copies) + (c);                                                   \
-        cr_assert_eq((t)->start[at_], (s), "copy %u op %u start %" G_GINT64_FORMAT " != %d",      \
+        cr_assert_eq((t)->start[at_], (s), "copy %u op %u start %" G_GINT64_FORMAT " != %d",       \
                      (guint)(c), (guint)(i), (t)->start[at_], (int)(s));                           \
-        cr_assert_eq((t)->end[at_], (e), "copy %u op %u end %" G_GINT64_FORMAT " != %d",          \
+        cr_assert_eq((t)->end[at_], (e), "copy %u op %u end %" G_GINT64_FORMAT " != %d",           \
                      (guint)(c), (guint)(i), (t)->end[at_], (int)(e));                             \
     } while (0)
 
@@ -519,7 +518,8 @@ Test(runtime, replicated_copies_meet_in_their_instances)
     guint32 w = t_compute(g, 0, "compute", 1000, DEPS(z));
     cr_assert(ssim_graph_finalize(g, NULL));
     guint32 n = ssim_graph_n_ops(g);
-    CopyNet f = {.x = ssim_graph_op(g, x)->match, .y = ssim_graph_op(g, y)->match,
+    CopyNet f = {.x = ssim_graph_op(g, x)->match,
+                 .y = ssim_graph_op(g, y)->match,
                  .z = ssim_graph_op(g, z)->match};
     guint32 period[6];
     period[2 * f.x] = 2, period[2 * f.x + 1] = 2;

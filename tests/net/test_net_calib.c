@@ -444,8 +444,9 @@ Test(net_calib, simulate_pipeline_sends_slowed_by_an_oversubscribed_spine)
               "pp slowed %" G_GINT64_FORMAT " over %" G_GINT64_FORMAT, pp, alone);
     cr_assert_eq(rep.step_time, exact.step_time);
     for (guint k = 0; k < SSIM_COMM_N; k++)
-        cr_assert_eq(rep.contention[k], exact.contention[k], "class %u: %" G_GINT64_FORMAT
-                     " vs %" G_GINT64_FORMAT, k, rep.contention[k], exact.contention[k]);
+        cr_assert_eq(rep.contention[k], exact.contention[k],
+                     "class %u: %" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT, k, rep.contention[k],
+                     exact.contention[k]);
 
     /* The figures appear in every format with the flow network only. */
     g_autoptr(GString) table = ssim_result_format(&exact, &c, SSIM_FORMAT_TABLE);

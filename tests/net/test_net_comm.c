@@ -374,7 +374,7 @@ Test(net_comm, copies_of_a_group_are_distinct)
         SsimNetStats st;
         ssim_net_stats(net, &st);
         /* 2 (n - 1) steps of n flows: the rotation adds none, the other node as many again. */
-        cr_assert_eq(st.flows_started, (t == 0 ? 1 : 2) * 2 * 3 * 4,
-                     "table %u: %" G_GUINT64_FORMAT, t, st.flows_started);
+        cr_assert_eq(st.flows_started, (t == 0 ? 1 : 2) * 2 * 3 * 4, "table %u: %" G_GUINT64_FORMAT,
+                     t, st.flows_started);
     }
 }

@@ -12,8 +12,8 @@
 
 static SsimGraph *example(SsimTimeline **t)
 {
-    g_autofree char *path = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples",
-                                             "two-streams.graph", NULL);
+    g_autofree char *path =
+        g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples", "two-streams.graph", NULL);
     GError *error = NULL;
     SsimGraph *g = ssim_graphfile_load(path, &error);
     cr_assert_not_null(g, "%s", error ? error->message : "");
@@ -27,7 +27,7 @@ Test(report, two_streams_example_matches_its_hand_timeline)
     SsimTimeline *t;
     g_autoptr(SsimGraph) g = example(&t);
     /* The file's header comment gives the timeline. */
-    const SsimTime want[][2] = {{0, 300000}, {300000, 500000}, {300000, 600000},
+    const SsimTime want[][2] = {{0, 300000},      {300000, 500000}, {300000, 600000},
                                 {600000, 800000}, {800000, 800000}, {800000, 850000}};
     for (guint i = 0; i < 6; i++) {
         cr_assert_eq(t->start[i], want[i][0], "op %u", i);

@@ -13,8 +13,8 @@
 
 static SsimGraph *load_example(const char *name, SsimTimeline **t)
 {
-    g_autofree char *path = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples", name,
-                                             NULL);
+    g_autofree char *path =
+        g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "examples", name, NULL);
     SsimGraph *g = ssim_graphfile_load(path, NULL);
     cr_assert_not_null(g);
     *t = ssim_runtime_run(g, NULL, NULL, NULL);
@@ -31,8 +31,8 @@ Test(trace, perfetto_json_round_trip)
     GError *error = NULL;
     cr_assert(json_parser_load_from_data(p, json->str, (gssize)json->len, &error), "%s",
               error ? error->message : "");
-    JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)),
-                                                 "traceEvents");
+    JsonArray *ev =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
     guint ns = ssim_graph_n_streams(g);
     g_autofree guint *per_thread = g_new0(guint, ns);
     guint complete = 0, flows_s = 0, flows_f = 0, thread_names = 0, process_names = 0;
@@ -112,7 +112,8 @@ Test(plot, gantt_data_and_script)
                           "450.000000 0 150.000000 0.38 0\n825.000000 0 25.000000 0.38 0\n"),
               "%s", dat);
     cr_assert(strstr(dat, "# class dp\n400.000000 1 100.000000 0.38 1\n"
-                          "700.000000 1 100.000000 0.38 1\n"), "%s", dat);
+                          "700.000000 1 100.000000 0.38 1\n"),
+              "%s", dat);
     cr_assert(strstr(gp, "set ytics ('r0 compute' 0, 'r0 comm' 1, 'r0 host' 2)"), "%s", gp);
     cr_assert(strstr(gp, "index 1 using 1:2:3:4 with boxxyerror lc 2 title 'dp'"), "%s", gp);
     cr_assert(strstr(gp, "set title 'two streams'"));

@@ -236,8 +236,8 @@ Test(simulate, flow_network_agrees_when_uncongested)
     cr_assert(ssim_simulate(&c, &b, NULL, NULL, &error), "%s", error ? error->message : "");
     e = exact_both_ways(c);
     double rel = fabs((double)(b.step_time - a.step_time)) / (double)a.step_time;
-    cr_assert(rel < 0.01, "flow %" G_GINT64_FORMAT " vs analytic %" G_GINT64_FORMAT,
-              b.step_time, a.step_time);
+    cr_assert(rel < 0.01, "flow %" G_GINT64_FORMAT " vs analytic %" G_GINT64_FORMAT, b.step_time,
+              a.step_time);
     cr_assert_gt(b.comm_busy[SSIM_COMM_TP], 0);
     cr_assert_gt(b.comm_busy[SSIM_COMM_DP], 0);
     /* Representative and exact agree to the nanosecond. */

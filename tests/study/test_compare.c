@@ -164,8 +164,8 @@ Test(compare, usage_errors)
 
 Test(compare, simulate_honours_the_placement)
 {
-    const char *a[] = {"simulate", "--nodes", "2", "--tp", "4", "--pp", "2", "--placement",
-                       "commshift", "--shift", "dp", "--format", "csv"};
+    const char *a[] = {"simulate",    "--nodes",   "2",       "--tp", "4",        "--pp", "2",
+                       "--placement", "commshift", "--shift", "dp",   "--format", "csv"};
     cr_assert_eq(ssim_verb_simulate(13, (char **)a), 0);
     const char *b[] = {"simulate", "--placement", "nowhere"};
     cr_assert_eq(ssim_verb_simulate(3, (char **)b), 2);
