@@ -1,30 +1,46 @@
-/* The umbrella header a user of libshiftsim includes. */
+/*
+ * The umbrella header a user of libshiftsim includes: every public header, lowest layer first
+ * (DESIGN.md, "Layers and modules").  Build with `pkg-config --cflags --libs shiftsim`.
+ */
 #pragma once
 
+/* core: units, the event engine, the op graph, the CUDA-stream runtime */
 #include <shiftsim/types.h>
+#include <shiftsim/alloc.h>
+#include <shiftsim/data.h>
 #include <shiftsim/engine.h>
 #include <shiftsim/graph.h>
-#include <shiftsim/runtime.h>
 #include <shiftsim/graphfile.h>
-#include <shiftsim/report.h>
-#include <shiftsim/trace.h>
-#include <shiftsim/plot.h>
-#include <shiftsim/data.h>
-#include <shiftsim/alloc.h>
+#include <shiftsim/runtime.h>
+/* spec: the model, the cluster, the parallel configuration */
 #include <shiftsim/model.h>
 #include <shiftsim/cluster.h>
 #include <shiftsim/parallel.h>
-#include <shiftsim/memory.h>
+#include <shiftsim/opclass.h>
+/* workload: schedules, the lowering, placement, memory */
 #include <shiftsim/schedule.h>
 #include <shiftsim/place.h>
 #include <shiftsim/lower.h>
+#include <shiftsim/memory.h>
+/* cost: cost models and measured profiles */
 #include <shiftsim/analytic.h>
-#include <shiftsim/sim.h>
-#include <shiftsim/sweep.h>
-#include <shiftsim/calibrate.h>
-#include <shiftsim/kineto.h>
-#include <shiftsim/chakra.h>
 #include <shiftsim/profile.h>
 #include <shiftsim/profiled.h>
+/* net: the flow network and its calibration */
 #include <shiftsim/net.h>
 #include <shiftsim/netcal.h>
+/* import: other tools' formats */
+#include <shiftsim/chakra.h>
+#include <shiftsim/kineto.h>
+#include <shiftsim/nccltests.h>
+/* run: one simulated iteration */
+#include <shiftsim/budget.h>
+#include <shiftsim/sim.h>
+/* out: reports, traces, plots */
+#include <shiftsim/report.h>
+#include <shiftsim/summary.h>
+#include <shiftsim/trace.h>
+#include <shiftsim/plot.h>
+/* study: many simulations */
+#include <shiftsim/sweep.h>
+#include <shiftsim/calibrate.h>
