@@ -111,6 +111,11 @@ SsimCluster *ssim_cluster_load_file(const char *path, GError **error);
 SsimCluster *ssim_cluster_load_data(const char *text, gssize length, const char *path,
                                     GError **error);
 
+/* The cluster as a `format = 1` INI that ssim_cluster_load() reads back to the same figures;
+ * `comment` (may be NULL) is written first, each line prefixed with "# ".  The caller frees the
+ * string. */
+GString *ssim_cluster_write_ini(const SsimCluster *cluster, const char *comment);
+
 /* Checks ranges (counts positive, bandwidths positive, efficiencies in (0, 1], slowdown >= 1,
  * a bf16 peak present). */
 gboolean ssim_cluster_check(const SsimCluster *cluster, GError **error);

@@ -12,11 +12,14 @@
 #include <shiftsim/graph.h>
 #include <shiftsim/graphfile.h>
 #include <shiftsim/runtime.h>
-/* spec: the model, the cluster, the parallel configuration */
+/* spec: the model, the cluster and its free parameters, the parallel configuration, measured
+ * runs */
 #include <shiftsim/model.h>
 #include <shiftsim/cluster.h>
+#include <shiftsim/clusterparams.h>
 #include <shiftsim/parallel.h>
 #include <shiftsim/opclass.h>
+#include <shiftsim/runs.h>
 /* workload: schedules, the lowering, placement, memory */
 #include <shiftsim/schedule.h>
 #include <shiftsim/place.h>
@@ -33,6 +36,8 @@
 #include <shiftsim/chakra.h>
 #include <shiftsim/kineto.h>
 #include <shiftsim/nccltests.h>
+#include <shiftsim/vtrain.h>
+#include <shiftsim/import.h>
 /* run: one simulated iteration */
 #include <shiftsim/budget.h>
 #include <shiftsim/sim.h>
@@ -43,4 +48,6 @@
 #include <shiftsim/plot.h>
 /* study: many simulations */
 #include <shiftsim/sweep.h>
+#include <shiftsim/runset.h>
+#include <shiftsim/validate.h>
 #include <shiftsim/calibrate.h>

@@ -18,8 +18,13 @@
 #include "src/app/verbs.h"
 
 #include <shiftsim/calibrate.h>
+#include <shiftsim/clusterparams.h>
 #include <shiftsim/data.h>
 #include <shiftsim/kineto.h>
+#include <shiftsim/runs.h>
+#include <shiftsim/runset.h>
+#include <shiftsim/validate.h>
+#include <shiftsim/vtrain.h>
 
 #include <math.h>
 #include <stdio.h>

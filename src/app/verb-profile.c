@@ -10,7 +10,7 @@
  */
 #include "src/app/verbs.h"
 
-#include <shiftsim/nccltests.h>
+#include <shiftsim/import.h>
 #include <shiftsim/profile.h>
 
 #include <stdio.h>

@@ -13,8 +13,10 @@
  */
 #include "src/app/verbs.h"
 
-#include <shiftsim/calibrate.h>
 #include <shiftsim/data.h>
+#include <shiftsim/runs.h>
+#include <shiftsim/runset.h>
+#include <shiftsim/validate.h>
 
 #include <math.h>
 #include <stdio.h>

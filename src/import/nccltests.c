@@ -1,7 +1,8 @@
 /*
- * Importers of collective measurements (nccl-tests text and JSON output, vTrain's all-reduce
- * tables) into profile rows; the formats and conventions are described in
- * include/shiftsim/nccltests.h.
+ * Importers of nccl-tests' collective measurements (its text and JSON output) into profile rows;
+ * the formats and conventions are described in include/shiftsim/nccltests.h.  nccl-tests'
+ * vocabulary (type names, collectives in program names, metadata defaults) is shared with the
+ * other importers of this folder through src/import/nccltests-private.h.
  *
  * nccl-tests prints, per size, one out-of-place and one in-place measurement, each the mean of
  * `iters` timed operations; the importer keeps both as the two samples of one row.  Its "size"
@@ -16,35 +17,17 @@
 #include <shiftsim/cluster.h>
 #include <shiftsim/nccltests.h>
 
+#include "src/import/nccltests-private.h"
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const import_names[] = {
-#define SSIM_X(e, s) s,
-    SSIM_IMPORT_KIND_LIST(SSIM_X)
-#undef SSIM_X
-};
+/* ---- nccl-tests' vocabulary (src/import/nccltests-private.h) ----------------------------- */
 
-const char *ssim_import_kind_name(SsimImportKind kind)
-{
-    return (unsigned)kind < SSIM_IMPORT_N ? import_names[kind] : "?";
-}
-
-gboolean ssim_import_kind_from_name(const char *name, SsimImportKind *out)
-{
-    for (guint i = 0; i < SSIM_IMPORT_N; i++)
-        if (g_strcmp0(name, import_names[i]) == 0) {
-            *out = (SsimImportKind)i;
-            return TRUE;
-        }
-    return FALSE;
-}
-
-/* nccl-tests' data type names. */
-static gboolean dtype_from_nccl(const char *type, SsimDtype *out)
+gboolean ssim_nccltests_dtype_from_name(const char *type, SsimDtype *out)
 {
     static const struct {
         const char *nccl;
@@ -62,8 +45,7 @@ static gboolean dtype_from_nccl(const char *type, SsimDtype *out)
     return FALSE;
 }
 
-/* A collective from a program name such as "./build/all_reduce_perf" or a file name. */
-static gboolean op_from_program(const char *name, SsimProfileComm *out)
+gboolean ssim_nccltests_op_from_name(const char *name, SsimProfileComm *out)
 {
     static const struct {
         const char *stem;
@@ -120,7 +102,7 @@ static gboolean add_size_row(SsimProfile *p, SsimProfileComm op, SsimDtype dtype
     return ssim_profile_add_row(p, &row, error);
 }
 
-static void set_meta_default(SsimProfile *p, const char *key, const char *value)
+void ssim_nccltests_set_meta_default(SsimProfile *p, const char *key, const char *value)
 {
     if (value == NULL || ssim_profile_get_meta(p, key) != NULL)
         return;
@@ -226,13 +208,13 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 const char *br = strstr(rest, "] ");
                 if (br) {
                     g_autofree char *gpu = g_strstrip(g_strdup(br + 2));
-                    set_meta_default(p, "gpu", gpu);
+                    ssim_nccltests_set_meta_default(p, "gpu", gpu);
                 }
             } else if (g_str_has_prefix(rest, "Collective test starting:")) {
                 if (!op) {
                     g_autofree char *prog =
                         g_strstrip(g_strdup(rest + strlen("Collective test starting:")));
-                    have_op = op_from_program(prog, &cur);
+                    have_op = ssim_nccltests_op_from_name(prog, &cur);
                     if (!have_op) {
                         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                                     "%s:%u:%u: op: '%s' is not a collective shiftsim knows "
@@ -246,7 +228,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 const char *lib = strstr(rest, "nccl-library=");
                 if (lib) {
                     g_autofree char *v = nccl_version_string(atol(lib + 13));
-                    set_meta_default(p, "nccl", v);
+                    ssim_nccltests_set_meta_default(p, "nccl", v);
                 }
             } else if (g_str_has_prefix(rest, "size ") || g_str_has_prefix(rest, "size\t")) {
                 tokenize(toks, rest);
@@ -276,7 +258,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             char *plus = strchr(v, '+');
             if (plus)
                 *plus = '\0';
-            set_meta_default(p, "nccl", g_strstrip(v));
+            ssim_nccltests_set_meta_default(p, "nccl", g_strstrip(v));
             continue;
         }
         tokenize(toks, line);
@@ -297,7 +279,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             !all_digits(g_array_index(toks, Tok, 0).text) &&
             ((int)toks->len == n_head || (i_time[1] >= 0 && (int)toks->len == n_head - 4))) {
             SsimDtype ignored;
-            if (dtype_from_nccl(g_array_index(toks, Tok, i_type).text, &ignored)) {
+            if (ssim_nccltests_dtype_from_name(g_array_index(toks, Tok, i_type).text, &ignored)) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                             "%s:%u:%u: size: '%s' is not a byte count", path, lno,
                             g_array_index(toks, Tok, 0).col, g_array_index(toks, Tok, 0).text);
@@ -346,7 +328,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             break;
         }
         SsimDtype dtype;
-        if (i_type >= ntok || !dtype_from_nccl(t[i_type].text, &dtype)) {
+        if (i_type >= ntok || !ssim_nccltests_dtype_from_name(t[i_type].text, &dtype)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s:%u:%u: type: '%s' has no shiftsim dtype (float, half, bfloat16, "
                         "f8e4m3, f8e5m2)",
@@ -395,7 +377,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
     }
     if (!ok)
         return FALSE;
-    set_meta_default(p, "tool", "nccl-tests (imported by shiftsim profile import)");
+    ssim_nccltests_set_meta_default(p, "tool", "nccl-tests (imported by shiftsim profile import)");
     return ssim_profile_merge(dst, p, error);
 }
 
@@ -475,10 +457,10 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
         if (args && JSON_NODE_HOLDS_ARRAY(args) &&
             json_array_get_length(json_node_get_array(args)) > 0) {
             const char *prog = json_array_get_string_element(json_node_get_array(args), 0);
-            have_op = prog && op_from_program(prog, &cur);
+            have_op = prog && ssim_nccltests_op_from_name(prog, &cur);
         }
         if (!have_op)
-            have_op = op_from_program(path, &cur);
+            have_op = ssim_nccltests_op_from_name(path, &cur);
         if (!have_op)
             JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.args[0]: which collective this is cannot be "
                                              "told from the program name: name it");
@@ -501,7 +483,7 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
                 rpn = MAX(rpn, n);
             }
             if (info && JSON_NODE_HOLDS_VALUE(info) && json_node_get_string(info))
-                set_meta_default(p, "gpu", json_node_get_string(info));
+                ssim_nccltests_set_meta_default(p, "gpu", json_node_get_string(info));
         }
     }
     if (ranks == 0) {
@@ -518,7 +500,7 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
      * found an infinite one, which no conversion to long survives) is left out of the metadata. */
     if (node_number(member(top, "nccl_version"), &nv) && nv >= 0 && nv < 1e9) {
         g_autofree char *v = nccl_version_string((long)nv);
-        set_meta_default(p, "nccl", v);
+        ssim_nccltests_set_meta_default(p, "nccl", v);
     }
     JsonNode *resn = member(top, "results");
     if (resn == NULL || !JSON_NODE_HOLDS_ARRAY(resn))
@@ -535,7 +517,7 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
         JsonNode *tn = member(r, "type");
         const char *type = tn && JSON_NODE_HOLDS_VALUE(tn) ? json_node_get_string(tn) : NULL;
         SsimDtype dtype;
-        if (type == NULL || !dtype_from_nccl(type, &dtype))
+        if (type == NULL || !ssim_nccltests_dtype_from_name(type, &dtype))
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].type: '%s' has no shiftsim dtype", i,
                   type ? type : "(missing)");
         double times[2];
@@ -568,226 +550,7 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     if (n_rows == 0)
         JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.results: no result with a size above 0");
 #undef JFAIL
-    set_meta_default(p, "tool", "nccl-tests -J (imported by shiftsim profile import)");
+    ssim_nccltests_set_meta_default(p, "tool",
+                                    "nccl-tests -J (imported by shiftsim profile import)");
     return ssim_profile_merge(dst, p, error);
-}
-
-/* ---- vTrain all-reduce tables ------------------------------------------------------------ */
-
-#define VTRAIN_HEADER "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)"
-
-/* The n of AR_GPU<n>_..., or 0. */
-static guint vtrain_ranks(const char *path)
-{
-    g_autofree char *base = g_path_get_basename(path);
-    if (!g_str_has_prefix(base, "AR_GPU"))
-        return 0;
-    char *end;
-    unsigned long n = strtoul(base + 6, &end, 10);
-    return (*end == '_' && n >= 1 && n <= 1u << 20) ? (guint)n : 0;
-}
-
-gboolean ssim_vtrain_import_lut(SsimProfile *dst, const char *text, gssize length, const char *path,
-                                GError **error)
-{
-    g_return_val_if_fail(dst != NULL && text != NULL && path != NULL, FALSE);
-    guint ranks = vtrain_ranks(path);
-    if (ranks == 0) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s:1:1: ranks: the file name does not start with AR_GPU<n>_ (n GPUs on one "
-                    "node)",
-                    path);
-        return FALSE;
-    }
-    g_autofree char *copy = g_strndup(text, length < 0 ? strlen(text) : (gsize)length);
-    char **lines = g_strsplit(copy, "\n", -1);
-    g_autoptr(SsimProfile) p = ssim_profile_new();
-    gboolean ok = TRUE;
-    guint n_rows = 0;
-    for (guint ln = 0; ok && lines[ln]; ln++) {
-        char *line = g_strchomp(lines[ln]);
-        guint lno = ln + 1;
-        if (ln == 0) {
-            if (strcmp(line, VTRAIN_HEADER) != 0) {
-                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                            "%s:1:1: header: expected '" VTRAIN_HEADER "'", path);
-                ok = FALSE;
-            }
-            continue;
-        }
-        if (line[0] == '\0')
-            continue;
-        char **f = g_strsplit(line, ",", -1);
-        guint nf = g_strv_length(f), col[8] = {1};
-        for (guint i = 1; i < nf && i < 8; i++)
-            col[i] = col[i - 1] + (guint)strlen(f[i - 1]) + 1;
-        guint64 bytes = 0;
-        SsimDtype dtype = SSIM_DTYPE_FP32;
-        double t[2] = {0, 0};
-        if (nf != 7) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                        "%s:%u:1: columns: %u fields, expected 7 (" VTRAIN_HEADER ")", path, lno,
-                        nf);
-            ok = FALSE;
-        } else if (!g_ascii_string_to_unsigned(f[0], 10, 1, G_MAXUINT64, &bytes, NULL)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                        "%s:%u:1: size(B): '%s' is not a positive byte count", path, lno, f[0]);
-            ok = FALSE;
-        } else if (!dtype_from_nccl(f[2], &dtype)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s:%u:%u: type: '%s' has no shiftsim dtype", path, lno, col[2], f[2]);
-            ok = FALSE;
-        } else {
-            for (int s = 0; s < 2 && ok; s++) {
-                guint c = s == 0 ? 3 : 5;
-                guint64 ns;
-                if (!g_ascii_string_to_unsigned(f[c], 10, 1, G_MAXUINT64, &ns, NULL)) {
-                    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                                "%s:%u:%u: time(ns): '%s' is not a positive whole number of "
-                                "nanoseconds",
-                                path, lno, col[c], f[c]);
-                    ok = FALSE;
-                }
-                t[s] = (double)ns;
-            }
-        }
-        g_strfreev(f);
-        if (!ok)
-            break;
-        /* Statistics in nanoseconds first, then one division: exact decimals stay exact. */
-        SsimProfileRow row;
-        ssim_profile_row_init(&row, SSIM_PROFILE_COMM);
-        row.op = "allreduce";
-        row.dtype = (int)dtype;
-        row.bytes = bytes;
-        row.ranks = row.ranks_per_node = ranks;
-        row.samples = 2;
-        row.time_us = row.median_us = (t[0] + t[1]) / 2 / 1000;
-        row.min_us = MIN(t[0], t[1]) / 1000;
-        row.stddev_us = fabs(t[0] - t[1]) / G_SQRT2 / 1000;
-        g_autoptr(GError) err = NULL;
-        if (!ssim_profile_add_row(p, &row, &err)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u:1: %s", path, lno,
-                        err->message);
-            ok = FALSE;
-        }
-        n_rows++;
-    }
-    g_strfreev(lines);
-    if (ok && n_rows == 0) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
-                    "%s:2:1: rows: the table has no measurements", path);
-        ok = FALSE;
-    }
-    if (!ok)
-        return FALSE;
-    return ssim_profile_merge(dst, p, error);
-}
-
-/* ---- Dispatch ---------------------------------------------------------------------------- */
-
-static gint cmp_vtrain(gconstpointer a, gconstpointer b)
-{
-    const char *x = *(char *const *)a, *y = *(char *const *)b;
-    guint nx = vtrain_ranks(x), ny = vtrain_ranks(y);
-    return nx != ny ? (nx > ny) - (nx < ny) : strcmp(x, y);
-}
-
-static gboolean import_file(SsimProfile *dst, SsimImportKind kind, const char *path, const char *op,
-                            GError **error)
-{
-    g_autofree char *text = NULL;
-    gsize len = 0;
-    g_autoptr(GError) err = NULL;
-    if (!g_file_get_contents(path, &text, &len, &err)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
-        return FALSE;
-    }
-    switch (kind) {
-    case SSIM_IMPORT_NCCL_TESTS:
-        if (op == NULL) {
-            /* The file name may be all that says which collective this is. */
-            SsimProfileComm c;
-            if (strstr(text, "Collective test starting:") == NULL && op_from_program(path, &c))
-                op = ssim_profile_comm_name(c);
-        }
-        return ssim_nccltests_import_text(dst, text, (gssize)len, path, op, error);
-    case SSIM_IMPORT_NCCL_TESTS_JSON:
-        return ssim_nccltests_import_json(dst, text, (gssize)len, path, op, error);
-    case SSIM_IMPORT_VTRAIN:
-        return ssim_vtrain_import_lut(dst, text, (gssize)len, path, error);
-    default:
-        g_return_val_if_reached(FALSE);
-    }
-}
-
-gboolean ssim_profile_import_into(SsimProfile *dst, SsimImportKind kind, const char *path,
-                                  const char *op, GError **error)
-{
-    g_return_val_if_fail(dst != NULL && path != NULL, FALSE);
-    if (kind == SSIM_IMPORT_VTRAIN) {
-        set_meta_default(dst, "gpu", "NVIDIA A100 (vTrain's nodes of 8, NVLink)");
-        set_meta_default(dst, "tool",
-                         "nccl-tests all-reduce via vTrain's LUTs (imported by "
-                         "shiftsim profile import --from vtrain)");
-        set_meta_default(dst, "source",
-                         "vTrain, Bang et al., MICRO 2024 (arXiv 2312.12391), "
-                         "MIT licence");
-    }
-    if (kind != SSIM_IMPORT_VTRAIN || !g_file_test(path, G_FILE_TEST_IS_DIR)) {
-        g_autoptr(SsimProfile) scratch = ssim_profile_new();
-        if (!ssim_profile_merge(scratch, dst, error) ||
-            !import_file(scratch, kind, path, op, error))
-            return FALSE;
-        g_autofree char *base = g_path_get_basename(path);
-        set_meta_default(dst, "source", base);
-        for (guint i = 0; i < ssim_profile_n_meta(scratch); i++)
-            set_meta_default(dst, ssim_profile_meta_key(scratch, i),
-                             ssim_profile_meta_value(scratch, i));
-        for (guint i = ssim_profile_n_rows(dst); i < ssim_profile_n_rows(scratch); i++)
-            if (!ssim_profile_add_row(dst, ssim_profile_row(scratch, i), error))
-                return FALSE;
-        return TRUE;
-    }
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GDir) dir = g_dir_open(path, 0, &err);
-    if (dir == NULL) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
-        return FALSE;
-    }
-    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
-    const char *name;
-    while ((name = g_dir_read_name(dir)) != NULL)
-        if (vtrain_ranks(name) > 0 && g_str_has_suffix(name, "_LUT.csv"))
-            g_ptr_array_add(files, g_build_filename(path, name, NULL));
-    if (files->len == 0) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
-                    "%s: no AR_GPU<n>_*_LUT.csv table in this directory", path);
-        return FALSE;
-    }
-    g_ptr_array_sort(files, cmp_vtrain);
-    g_autoptr(SsimProfile) scratch = ssim_profile_new();
-    if (!ssim_profile_merge(scratch, dst, error))
-        return FALSE;
-    for (guint i = 0; i < files->len; i++)
-        if (!import_file(scratch, kind, files->pdata[i], NULL, error))
-            return FALSE;
-    for (guint i = ssim_profile_n_rows(dst); i < ssim_profile_n_rows(scratch); i++)
-        if (!ssim_profile_add_row(dst, ssim_profile_row(scratch, i), error))
-            return FALSE;
-    return TRUE;
-}
-
-SsimProfile *ssim_profile_import(const char *kind, const char *path, GError **error)
-{
-    SsimImportKind k;
-    if (!ssim_import_kind_from_name(kind, &k)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "--from: '%s' is not nccl-tests, nccl-tests-json or vtrain", kind);
-        return NULL;
-    }
-    g_autoptr(SsimProfile) p = ssim_profile_new();
-    if (!ssim_profile_import_into(p, k, path, NULL, error))
-        return NULL;
-    return g_steal_pointer(&p);
 }

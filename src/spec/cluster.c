@@ -7,9 +7,13 @@
  * and spine switches) that the flow-level network (net.c) builds its links from.  Each key
  * carries its unit in its name (peak_tflops_bf16, bandwidth_GB_s, latency_us, ...), so a reader
  * of the file never has to guess whether a bandwidth is in bits or bytes; this module converts
- * everything to base units once.
+ * everything to base units once.  ssim_cluster_write_ini() writes the same file back (what
+ * `shiftsim calibrate` stores its fitted cluster in).
  *
- * Invariant: a cluster handed out by this module has passed ssim_cluster_check().
+ * Invariants: a cluster handed out by this module has passed ssim_cluster_check().  The INI
+ * writer writes every key the loader reads, in the loader's units, each number in the shortest
+ * decimal that reads back to the same double, so ssim_cluster_load_data(ssim_cluster_write_ini(c))
+ * has c's figures.
  */
 #include <shiftsim/data.h>
 #include <shiftsim/cluster.h>
@@ -463,4 +467,77 @@ SsimCluster *ssim_cluster_load(const char *name_or_path, GError **error)
 {
     g_autofree char *path = ssim_ini_resolve(name_or_path, "models/clusters", "cluster", error);
     return path ? ssim_cluster_load_file(path, error) : NULL;
+}
+
+/* ---- Writing ----------------------------------------------------------------------------- */
+
+static double us_of(SsimTime t)
+{
+    return ssim_time_to_seconds(t) * 1e6;
+}
+
+/* Appends "key = v" with v in the shortest %g form that reads back to the same double. */
+static void kv(GString *out, const char *key, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE], fmt[8];
+    for (int prec = 1; prec <= 17; prec++) {
+        g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof buf, fmt, v);
+        if (g_ascii_strtod(buf, NULL) == v)
+            break;
+    }
+    g_string_append_printf(out, "%s = %s\n", key, buf);
+}
+
+GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
+{
+    GString *out = g_string_new(NULL);
+    if (comment) {
+        g_auto(GStrv) lines = g_strsplit(comment, "\n", -1);
+        for (guint i = 0; lines[i]; i++)
+            if (lines[i][0] != '\0' || lines[i + 1] != NULL)
+                g_string_append_printf(out, "#%s%s\n", lines[i][0] ? " " : "", lines[i]);
+    }
+    g_string_append_printf(out,
+                           "[cluster]\nformat = 1\nname = %s\ngpu = %s\n"
+                           "gpus_per_node = %u\nnodes = %u\n\n[gpu]\n",
+                           c->name, c->gpu, c->gpus_per_node, c->nodes);
+    static const char *const peak_keys[SSIM_DTYPE_N] = {[SSIM_DTYPE_FP8] = "peak_tflops_fp8",
+                                                        [SSIM_DTYPE_BF16] = "peak_tflops_bf16",
+                                                        [SSIM_DTYPE_FP16] = "peak_tflops_fp16",
+                                                        [SSIM_DTYPE_TF32] = "peak_tflops_tf32",
+                                                        [SSIM_DTYPE_FP32] = "peak_tflops_fp32"};
+    for (guint d = 0; d < SSIM_DTYPE_N; d++)
+        kv(out, peak_keys[d], c->peak_flops[d] / 1e12);
+    g_string_append_printf(out, "hbm_capacity_MiB = %" G_GUINT64_FORMAT "\n",
+                           c->hbm_bytes / (1024 * 1024));
+    kv(out, "hbm_bandwidth_GB_s", c->hbm_bw / 1e9);
+    g_string_append(out, "\n[nvlink]\n");
+    kv(out, "bandwidth_GB_s", c->nvlink_bw / 1e9);
+    kv(out, "latency_us", us_of(c->nvlink_latency));
+    g_string_append_printf(out, "\n[network]\nnics_per_node = %u\n", c->nics_per_node);
+    kv(out, "nic_bandwidth_Gbit_s", c->nic_bw * 8 / 1e9);
+    kv(out, "latency_us", us_of(c->nic_latency));
+    g_string_append_printf(out, "algorithm = %s\n",
+                           ssim_net_algorithm_name((SsimNetAlgorithm)c->net_algorithm));
+    kv(out, "step_overhead_us", us_of(c->step_overhead));
+    g_string_append(out, "\n[efficiency]\n");
+    kv(out, "gemm", c->gemm_efficiency);
+    kv(out, "gemm_half_gflop", c->gemm_half_flops / 1e9);
+    kv(out, "memory", c->memory_efficiency);
+    kv(out, "nvlink", c->nvlink_efficiency);
+    kv(out, "ib", c->ib_efficiency);
+    kv(out, "overlap_slowdown", c->overlap_slowdown);
+    kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
+    if (c->kernel_floor > 0)
+        kv(out, "kernel_floor_us", us_of(c->kernel_floor));
+    g_string_append_printf(out, "\n[topology]\nkind = rail-fat-tree\nnvlink_ports = %u\n",
+                           c->nvlink_ports);
+    kv(out, "pcie_bandwidth_GB_s", c->pcie_bw / 1e9);
+    kv(out, "pcie_latency_us", us_of(c->pcie_latency));
+    g_string_append_printf(out, "rails = %u\ngpus_per_nic = %u\nnodes_per_leaf = %u\n", c->rails,
+                           c->gpus_per_nic, c->nodes_per_leaf);
+    kv(out, "oversubscription", c->oversubscription);
+    kv(out, "spine_latency_us", us_of(c->spine_latency));
+    return out;
 }

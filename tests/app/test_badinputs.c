@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <criterion/redirect.h>
-#include <shiftsim/calibrate.h>
+#include <shiftsim/runs.h>
 #include "src/app/cli.h"
 #include <shiftsim/graphfile.h>
 #include <shiftsim/nccltests.h>

@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <shiftsim/nccltests.h>
+#include <shiftsim/import.h>
 #include <shiftsim/profile.h>
 
 #include <glib/gstdio.h>

@@ -3,6 +3,7 @@
  * first byte picks the importer, the rest is the file.
  */
 #include <shiftsim/nccltests.h>
+#include <shiftsim/vtrain.h>
 
 #include <stdint.h>
 

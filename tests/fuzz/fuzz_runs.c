@@ -2,7 +2,8 @@
  * libFuzzer target: the measured-runs CSV of `shiftsim calibrate` (ssim_runs_load_data) and the
  * vTrain validation table (ssim_runs_from_vtrain_data); the first byte picks the reader.
  */
-#include <shiftsim/calibrate.h>
+#include <shiftsim/runs.h>
+#include <shiftsim/vtrain.h>
 
 #include <stdint.h>
 

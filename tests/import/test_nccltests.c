@@ -1,12 +1,13 @@
 /*
  * Importers: nccl-tests text output (fixtures in tests/data/nccltests/ laid out exactly as
  * nccl-tests 2.17 prints them, plus an older layout without the root column), nccl-tests JSON
- * (-J) output, vTrain's LUT files, their error messages, and `shiftsim profile` driven through
- * ssim_cli_main().
+ * (-J) output, their error messages, through the import dispatcher, and `shiftsim profile`
+ * driven through ssim_cli_main().  vTrain's LUT files: tests/import/test_vtrain.c.
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include "src/app/cli.h"
+#include <shiftsim/import.h>
 #include <shiftsim/nccltests.h>
 
 #include <glib/gstdio.h>
@@ -155,34 +156,6 @@ Test(profile, import_json_errors)
         -1, "t.json", NULL, &error));
     cr_assert(strstr(error->message, "t.json: $.results[0].out_of_place.time: "), "%s",
               error->message);
-}
-
-Test(profile, import_vtrain_lut)
-{
-    const char *lut = "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n"
-                      "1048576,262144,float,44210,23.72,45100,23.25\n"
-                      "2097152,524288,float,53430,39.25,51130,41.01\n";
-    g_autoptr(SsimProfile) p = ssim_profile_new();
-    g_autoptr(GError) error = NULL;
-    cr_assert(ssim_vtrain_import_lut(p, lut, -1, "dir/AR_GPU4_1M_1024M_LUT.csv", &error));
-    cr_assert_eq(ssim_profile_n_rows(p), 2);
-    const SsimProfileRow *r = ssim_profile_row(p, 1);
-    cr_assert_eq(r->ranks, 4);
-    cr_assert_eq(r->ranks_per_node, 4);
-    cr_assert_float_eq(r->time_us, 52.28, 1e-12);
-    cr_assert_float_eq(r->min_us, 51.13, 1e-12);
-    cr_assert_not(ssim_vtrain_import_lut(p, lut, -1, "allreduce.csv", &error));
-    cr_assert(strstr(error->message, "allreduce.csv:1:1: ranks: "), "%s", error->message);
-    g_clear_error(&error);
-    cr_assert_not(ssim_vtrain_import_lut(p, "size,count\n", -1, "AR_GPU2_x.csv", &error));
-    cr_assert(strstr(error->message, "AR_GPU2_x.csv:1:1: header: "), "%s", error->message);
-    g_clear_error(&error);
-    const char *bad = "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n"
-                      "1048576,262144,float,44210,23.72,4x5100,23.25\n";
-    cr_assert_not(ssim_vtrain_import_lut(p, bad, -1, "AR_GPU2_x.csv", &error));
-    cr_assert(strstr(error->message, "AR_GPU2_x.csv:2:34: time(ns): '4x5100'"), "%s",
-              error->message);
-    cr_assert_eq(ssim_profile_n_rows(p), 2);
 }
 
 /* ---- The verb ---------------------------------------------------------------------------- */

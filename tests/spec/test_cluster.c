@@ -1,11 +1,13 @@
 /*
  * Tests for the cluster module: the bundled DGX descriptions carry their datasheet figures in
- * base units, the embedded default equals dgx-h200.ini, the node count can be overridden, and
- * broken files are reported with file, line and key.
+ * base units, the embedded default equals dgx-h200.ini, the node count can be overridden,
+ * broken files are reported with file, line and key, and the INI writer's output loads back to
+ * the same figures.
  */
 #include <criterion/criterion.h>
 
 #include <shiftsim/cluster.h>
+#include <shiftsim/clusterparams.h>
 #include <shiftsim/data.h>
 
 #include <string.h>
@@ -151,4 +153,34 @@ Test(cluster, error_unknown_name)
     cr_assert_null(ssim_cluster_load("dgx-z900", &error));
     assert_has(error->message, "unknown cluster 'dgx-z900'");
     g_clear_error(&error);
+}
+
+Test(cluster, cluster_ini_round_trip)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    c->gemm_efficiency = 0.61234;
+    c->kernel_overhead = 7321;
+    c->kernel_floor = 81234;
+    g_autoptr(GString) ini = ssim_cluster_write_ini(c, "calibrated\nby a test");
+    cr_assert(g_str_has_prefix(ini->str, "# calibrated\n# by a test\n[cluster]"));
+    g_autoptr(SsimCluster) d = ssim_cluster_load_data(ini->str, (gssize)ini->len, "x.ini", &error);
+    cr_assert_not_null(d, "%s", error ? error->message : "");
+    cr_assert_eq(d->gpus_per_node, c->gpus_per_node);
+    cr_assert_eq(d->hbm_bytes, c->hbm_bytes);
+    for (guint k = 0; k < SSIM_DTYPE_N; k++)
+        cr_assert_float_eq(d->peak_flops[k], c->peak_flops[k], 1e-3 + 1e-12 * c->peak_flops[k]);
+    cr_assert_float_eq(d->hbm_bw, c->hbm_bw, 1e-6 * c->hbm_bw);
+    cr_assert_float_eq(d->nic_bw, c->nic_bw, 1e-9 * c->nic_bw);
+    cr_assert_float_eq(d->pcie_bw, c->pcie_bw, 1e-9 * c->pcie_bw);
+    cr_assert_eq(d->nvlink_latency, c->nvlink_latency);
+    cr_assert_eq(d->nic_latency, c->nic_latency);
+    cr_assert_eq(d->kernel_overhead, 7321);
+    cr_assert_eq(d->kernel_floor, 81234);
+    cr_assert_eq(d->spine_latency, c->spine_latency);
+    cr_assert_eq(d->nodes_per_leaf, c->nodes_per_leaf);
+    for (guint p = 0; p < SSIM_CALIB_N; p++)
+        cr_assert_float_eq(ssim_calib_param_get(d, p), ssim_calib_param_get(c, p), 1e-9, "%s",
+                           ssim_calib_param_name(p));
 }

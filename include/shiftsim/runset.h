@@ -1,0 +1,60 @@
+/*
+ * A table of measured runs made ready to simulate: each row's model and cluster loaded once, its
+ * measurement turned into an iteration time, and every row simulated on threads with the same
+ * cluster overrides (what validation and calibration compare with the measurements).
+ *
+ * A measurement given as TFLOP/s is turned into an iteration time with the model's hardware
+ * FLOPs (ssim_model_hardware_flops, i.e. the recompute-inclusive count Megatron-LM divides by),
+ * so every comparison is of iteration times: error = (predicted - measured) / measured.
+ *
+ * Ownership: an SsimRunSet borrows nothing (it holds copies of the rows and its own models and
+ * clusters); the rows, models and clusters its getters return are borrowed from it.
+ */
+#pragma once
+
+#include <shiftsim/cluster.h>
+#include <shiftsim/clusterparams.h>
+#include <shiftsim/model.h>
+#include <shiftsim/runs.h>
+
+G_BEGIN_DECLS
+
+/* A runs table made ready to simulate: each row's model and cluster loaded once. */
+typedef struct SsimRunSet SsimRunSet;
+
+/* Loads every row's model and cluster (`cluster_override`, when not NULL, replaces each row's
+ * cluster, keeping its node count).  Errors name the row: "file:line: model: ...". */
+SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override, GError **error);
+void ssim_run_set_free(SsimRunSet *set);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimRunSet, ssim_run_set_free)
+/* The limits every simulation of the set runs under (SsimSimConfig.max_ops and .max_events;
+ * 0, the default, for each: SSIM_MAX_OPS_DEFAULT and no event budget). */
+void ssim_run_set_set_limits(SsimRunSet *set, guint64 max_ops, guint64 max_events);
+guint ssim_run_set_n(const SsimRunSet *set);
+const SsimMeasuredRun *ssim_run_set_run(const SsimRunSet *set, guint i);
+const SsimCluster *ssim_run_set_cluster(const SsimRunSet *set, guint i);
+const SsimModel *ssim_run_set_model(const SsimRunSet *set, guint i);
+/* The measured iteration time of row i in ms (from iteration_ms or tflops_per_gpu). */
+double ssim_run_set_measured_ms(const SsimRunSet *set, guint i);
+/* "model/GPUs": rows with the same key form one group for Kendall's tau. */
+char *ssim_run_set_group_key(const SsimRunSet *set, guint i);
+/* Group ids (0, 1, ... in order of first appearance) of rows idx[0..n) (all when idx is NULL);
+ * caller frees. */
+guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n);
+
+/*
+ * Simulates rows `idx[0..n)` (all rows when idx is NULL, n ignored) with `values` applied (may
+ * be NULL), on `threads` threads, writing the predicted iteration time in ms to pred[j] (NAN
+ * and a message in errors[j], when errors is not NULL, for a row that fails; the message starts
+ * with SSIM_RUN_SET_LIMIT_PREFIX when a limit refused or stopped the row).  Deterministic:
+ * each row's result does not depend on the thread count.  `errors` has holes (NULL for the rows
+ * that succeeded), so it is freed with ssim_run_set_errors_free(), not g_strfreev().
+ */
+#define SSIM_RUN_SET_LIMIT_PREFIX "limit: "
+void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,
+                          const SsimCalibValues *values, guint threads, double *pred,
+                          char **errors);
+/* Frees errors[0..n) and the array (NULL: nothing). */
+void ssim_run_set_errors_free(char **errors, guint n);
+
+G_END_DECLS

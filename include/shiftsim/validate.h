@@ -1,0 +1,53 @@
+/*
+ * Validation: how far the simulator's predictions of a run set are from the measurements.  The
+ * error statistics (MAPE, median, max and mean signed error, mean squared log error, Kendall's
+ * tau of the ranking inside groups of runs that share a model and a GPU count), the report of
+ * `shiftsim validate` (table, CSV or JSON) and its predicted-vs-measured plot.
+ *
+ * Every comparison is of iteration times in ms (include/shiftsim/runset.h): a row's error is
+ * (predicted - measured) / measured, and a row without a prediction (NAN) counts as failed and
+ * stays out of the figures.
+ *
+ * Ownership: the report is a new GString the caller frees; the run set and the arrays are
+ * borrowed.
+ */
+#pragma once
+
+#include <shiftsim/report.h>
+#include <shiftsim/runset.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+    guint n;       /* rows with a prediction */
+    guint failed;  /* rows whose simulation failed (not in the figures) */
+    double mape;   /* mean |pred - meas| / meas, as a fraction */
+    double median; /* median of |error| */
+    double max;    /* largest |error| */
+    double bias;   /* mean signed error */
+    double msle;   /* mean of (log pred - log meas)^2 */
+    double tau;    /* Kendall's tau-a over pairs inside groups (NAN with no pair) */
+    guint pairs;   /* pairs counted for tau */
+} SsimErrorStats;
+
+/*
+ * Statistics of pred vs meas over n rows (a NAN prediction counts as failed).  `groups` (may be
+ * NULL: no tau) gives each row's group id; tau = (concordant - discordant) / pairs over the pairs
+ * of rows in the same group (a tie in either ranking is neither).
+ */
+void ssim_error_stats(const double *pred, const double *meas, const guint *groups, guint n,
+                      SsimErrorStats *out);
+
+/* The validation report: a table (row per run, then the summary), CSV (one row per run) or JSON
+ * (rows and summary).  `errors` may be NULL. */
+GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
+                                const SsimErrorStats *stats, SsimFormat format);
+/* The summary lines alone (n, MAPE, median, max, bias, tau). */
+void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);
+
+/* Writes IMAGE.dat and IMAGE.gp (log-log predicted vs measured, y = x) and renders with gnuplot
+ * when present; *rendered tells whether the image was written. */
+gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const char *image,
+                              const char *title, gboolean *rendered, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,406 @@
+/*
+ * The measured-runs table of include/shiftsim/runs.h: the `# shiftsim-runs v1` CSV, its reader
+ * and its writer.
+ *
+ * Reading.  The version line and `# key = value` metadata lines come first; then the header,
+ * which must be SSIM_RUNS_HEADER exactly; then one run a line.  Each data line goes through
+ * libcsv in strict mode, fed one byte at a time so the reader knows the column of every field
+ * (a field starts right after the delimiter that ended the previous one; src/core/csvline.h);
+ * fields cannot span lines.  A `#` line between rows is a comment.  The first error stops the
+ * read and reads `file:line:column: field: what is wrong`.
+ *
+ * Invariants: a run in SsimRuns has passed the row checks (positive counts, known recompute, a
+ * positive measurement, a source), whoever added it through the reader; the writer prints each
+ * number in the shortest decimal that reads back to the same double, so load(write(r)) == r.
+ */
+#include <shiftsim/runs.h>
+
+#include "src/core/csvline.h"
+
+#include <math.h>
+#include <string.h>
+
+struct SsimRuns {
+    char *path;
+    GArray *rows;      /* SsimMeasuredRun */
+    GPtrArray *meta_k; /* char* */
+    GPtrArray *meta_v; /* char* */
+};
+
+static const char *const column_names[SSIM_RUNS_N_COLUMNS] = {
+    "model",        "layers",       "hidden",         "heads",        "ffn",      "vocab",
+    "seq_len",      "dtype",        "cluster",        "nodes",        "dp",       "tp",
+    "pp",           "vstages",      "microbatch",     "global_batch", "schedule", "recompute",
+    "seq_parallel", "iteration_ms", "tflops_per_gpu", "source"};
+
+enum {
+    C_MODEL,
+    C_LAYERS,
+    C_HIDDEN,
+    C_HEADS,
+    C_FFN,
+    C_VOCAB,
+    C_SEQ,
+    C_DTYPE,
+    C_CLUSTER,
+    C_NODES,
+    C_DP,
+    C_TP,
+    C_PP,
+    C_V,
+    C_MB,
+    C_GBS,
+    C_SCHEDULE,
+    C_RECOMPUTE,
+    C_SP,
+    C_MS,
+    C_TFLOPS,
+    C_SOURCE
+};
+
+void ssim_measured_run_init(SsimMeasuredRun *run)
+{
+    memset(run, 0, sizeof *run);
+    run->dtype = SSIM_DTYPE_BF16;
+    run->nodes = 1;
+    ssim_parallel_init(&run->par);
+}
+
+SsimRuns *ssim_runs_new(const char *path)
+{
+    SsimRuns *r = g_new0(SsimRuns, 1);
+    r->path = g_strdup(path ? path : "<runs>");
+    r->rows = g_array_new(FALSE, FALSE, sizeof(SsimMeasuredRun));
+    r->meta_k = g_ptr_array_new_with_free_func(g_free);
+    r->meta_v = g_ptr_array_new_with_free_func(g_free);
+    return r;
+}
+
+void ssim_runs_free(SsimRuns *runs)
+{
+    if (runs == NULL)
+        return;
+    g_free(runs->path);
+    g_array_free(runs->rows, TRUE);
+    g_ptr_array_free(runs->meta_k, TRUE);
+    g_ptr_array_free(runs->meta_v, TRUE);
+    g_free(runs);
+}
+
+void ssim_runs_add(SsimRuns *runs, const SsimMeasuredRun *run)
+{
+    g_array_append_val(runs->rows, *run);
+}
+
+guint ssim_runs_n(const SsimRuns *runs)
+{
+    return runs->rows->len;
+}
+
+const SsimMeasuredRun *ssim_runs_get(const SsimRuns *runs, guint i)
+{
+    g_return_val_if_fail(i < runs->rows->len, NULL);
+    return &g_array_index(runs->rows, SsimMeasuredRun, i);
+}
+
+const char *ssim_runs_path(const SsimRuns *runs)
+{
+    return runs->path;
+}
+
+void ssim_runs_set_meta(SsimRuns *runs, const char *key, const char *value)
+{
+    for (guint i = 0; i < runs->meta_k->len; i++)
+        if (strcmp(runs->meta_k->pdata[i], key) == 0) {
+            g_free(runs->meta_v->pdata[i]);
+            runs->meta_v->pdata[i] = g_strdup(value);
+            return;
+        }
+    g_ptr_array_add(runs->meta_k, g_strdup(key));
+    g_ptr_array_add(runs->meta_v, g_strdup(value));
+}
+
+const char *ssim_runs_get_meta(const SsimRuns *runs, const char *key)
+{
+    for (guint i = 0; i < runs->meta_k->len; i++)
+        if (strcmp(runs->meta_k->pdata[i], key) == 0)
+            return runs->meta_v->pdata[i];
+    return NULL;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+/* An unsigned integer cell: empty gives `dflt` (or an error when required). */
+static gboolean cell_uint(const SsimCsvLine *lp, const SsimCsvField *f, int c, gboolean required,
+                          guint dflt, guint *out, GError **error)
+{
+    const char *t = f[c].text;
+    if (*t == '\0') {
+        if (required)
+            return ssim_csv_line_fail(lp, error, f[c].col, column_names[c],
+                                      "missing (must be a positive integer)");
+        *out = dflt;
+        return TRUE;
+    }
+    char *end = NULL;
+    guint64 v = g_ascii_strtoull(t, &end, 10);
+    if (end == t || *end != '\0' || !g_ascii_isdigit(t[0]) || v == 0 || v > G_MAXUINT32)
+        return ssim_csv_line_fail(lp, error, f[c].col, column_names[c],
+                                  "'%s' is not a positive integer", t);
+    *out = (guint)v;
+    return TRUE;
+}
+
+/* A non-negative real cell; empty gives 0. */
+static gboolean cell_real(const SsimCsvLine *lp, const SsimCsvField *f, int c, double *out,
+                          GError **error)
+{
+    const char *t = f[c].text;
+    if (*t == '\0') {
+        *out = 0;
+        return TRUE;
+    }
+    char *end = NULL;
+    double v = g_ascii_strtod(t, &end);
+    if (end == t || *end != '\0' || !isfinite(v) || v <= 0)
+        return ssim_csv_line_fail(lp, error, f[c].col, column_names[c],
+                                  "'%s' is not a positive number", t);
+    *out = v;
+    return TRUE;
+}
+
+static gboolean cell_text(const SsimCsvLine *lp, const SsimCsvField *f, int c, char *out,
+                          gsize size, GError **error)
+{
+    if (strlen(f[c].text) >= size)
+        return ssim_csv_line_fail(lp, error, f[c].col, column_names[c],
+                                  "longer than %zu characters", size - 1);
+    g_strlcpy(out, f[c].text, size);
+    return TRUE;
+}
+
+static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeasuredRun *run,
+                          GError **error)
+{
+    ssim_measured_run_init(run);
+    run->line = lp->line;
+    if (!cell_text(lp, f, C_MODEL, run->model, sizeof run->model, error) ||
+        !cell_text(lp, f, C_CLUSTER, run->cluster, sizeof run->cluster, error) ||
+        !cell_text(lp, f, C_SOURCE, run->source, sizeof run->source, error))
+        return FALSE;
+    run->has_shape = f[C_LAYERS].text[0] != '\0';
+    if (run->has_shape) {
+        if (!cell_uint(lp, f, C_LAYERS, TRUE, 0, &run->layers, error) ||
+            !cell_uint(lp, f, C_HIDDEN, TRUE, 0, &run->hidden, error) ||
+            !cell_uint(lp, f, C_HEADS, TRUE, 0, &run->heads, error) ||
+            !cell_uint(lp, f, C_FFN, FALSE, 4 * run->hidden, &run->ffn, error) ||
+            !cell_uint(lp, f, C_VOCAB, TRUE, 0, &run->vocab, error) ||
+            !cell_uint(lp, f, C_SEQ, TRUE, 0, &run->seq_len, error))
+            return FALSE;
+        if (run->model[0] == '\0')
+            g_snprintf(run->model, sizeof run->model, "gpt-l%u-h%u", run->layers, run->hidden);
+    } else {
+        if (run->model[0] == '\0')
+            return ssim_csv_line_fail(lp, error, f[C_MODEL].col, "model",
+                                      "missing (a model name, or the shape columns)");
+        for (int c = C_HIDDEN; c <= C_SEQ; c++)
+            if (f[c].text[0] != '\0')
+                return ssim_csv_line_fail(lp, error, f[c].col, column_names[c],
+                                          "given without layers (a shape needs layers, "
+                                          "hidden, heads, vocab and seq_len)");
+    }
+    if (f[C_DTYPE].text[0] != '\0' && !ssim_dtype_from_name(f[C_DTYPE].text, &run->dtype))
+        return ssim_csv_line_fail(lp, error, f[C_DTYPE].col, "dtype",
+                                  "'%s' is not bf16, fp16 or fp32", f[C_DTYPE].text);
+    if (run->cluster[0] == '\0')
+        return ssim_csv_line_fail(lp, error, f[C_CLUSTER].col, "cluster",
+                                  "missing (a cluster name or path)");
+    if (run->source[0] == '\0')
+        return ssim_csv_line_fail(lp, error, f[C_SOURCE].col, "source",
+                                  "missing (where the measurement comes from)");
+    SsimParallel *p = &run->par;
+    if (!cell_uint(lp, f, C_NODES, FALSE, 1, &run->nodes, error) ||
+        !cell_uint(lp, f, C_DP, TRUE, 0, &p->dp, error) ||
+        !cell_uint(lp, f, C_TP, TRUE, 0, &p->tp, error) ||
+        !cell_uint(lp, f, C_PP, TRUE, 0, &p->pp, error) ||
+        !cell_uint(lp, f, C_V, FALSE, 1, &p->virtual_stages, error) ||
+        !cell_uint(lp, f, C_MB, TRUE, 0, &p->microbatch, error) ||
+        !cell_uint(lp, f, C_GBS, TRUE, 0, &p->global_batch, error))
+        return FALSE;
+    static const int text_cols[] = {C_SCHEDULE, C_RECOMPUTE, C_SP};
+    static const char *const keys[] = {"schedule", "recompute", "sp"};
+    for (guint i = 0; i < G_N_ELEMENTS(text_cols); i++) {
+        const SsimCsvField *x = &f[text_cols[i]];
+        g_autoptr(GError) e = NULL;
+        if (x->text[0] != '\0' && !ssim_parallel_set(p, keys[i], x->text, &e)) {
+            const char *msg = e->message, *colon = strstr(msg, ": ");
+            if (colon && g_str_has_prefix(msg, keys[i]) && colon == msg + strlen(keys[i]))
+                msg = colon + 2; /* "recompute: ..." -> "..." */
+            return ssim_csv_line_fail(lp, error, x->col, column_names[text_cols[i]], "%s", msg);
+        }
+    }
+    if (!cell_real(lp, f, C_MS, &run->iteration_ms, error) ||
+        !cell_real(lp, f, C_TFLOPS, &run->tflops_per_gpu, error))
+        return FALSE;
+    if (run->iteration_ms == 0 && run->tflops_per_gpu == 0)
+        return ssim_csv_line_fail(lp, error, f[C_MS].col, "iteration_ms",
+                                  "missing (give iteration_ms or tflops_per_gpu)");
+    return TRUE;
+}
+
+typedef struct {
+    SsimRuns *runs;
+    gboolean seen_version, seen_header;
+} ReadState;
+
+static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer data, GError **error)
+{
+    ReadState *st = data;
+    if (!st->seen_version) {
+        if (len != strlen(SSIM_RUNS_VERSION_LINE) || memcmp(s, SSIM_RUNS_VERSION_LINE, len) != 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VERSION,
+                        "%s:%u:1: version: the first line must be '%s'", lp->path, lp->line,
+                        SSIM_RUNS_VERSION_LINE);
+            return FALSE;
+        }
+        st->seen_version = TRUE;
+        return TRUE;
+    }
+    if (len == 0)
+        return TRUE;
+    if (s[0] == '#') {
+        if (!st->seen_header) {
+            g_autofree char *l = g_strndup(s + 1, len - 1);
+            char *eq = strchr(l, '=');
+            if (eq) {
+                *eq = '\0';
+                ssim_runs_set_meta(st->runs, g_strstrip(l), g_strstrip(eq + 1));
+            }
+        }
+        return TRUE;
+    }
+    if (!ssim_csv_line_split(lp, s, len, error))
+        return FALSE;
+    const SsimCsvField *f = ssim_csv_line_fields(lp);
+    guint nf = ssim_csv_line_n_fields(lp);
+    if (!st->seen_header) {
+        for (guint c = 0; c < MIN(nf, (guint)SSIM_RUNS_N_COLUMNS); c++)
+            if (strcmp(f[c].text, column_names[c]) != 0) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s:%u:%u: header: column %u is '%s', expected '%s' (the header is "
+                            "'%s')",
+                            lp->path, lp->line, f[c].col, c + 1, f[c].text, column_names[c],
+                            SSIM_RUNS_HEADER);
+                return FALSE;
+            }
+        if (nf != SSIM_RUNS_N_COLUMNS) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u:1: header: %u columns, expected %d ('%s')", lp->path, lp->line, nf,
+                        SSIM_RUNS_N_COLUMNS, SSIM_RUNS_HEADER);
+            return FALSE;
+        }
+        st->seen_header = TRUE;
+        return TRUE;
+    }
+    if (nf != SSIM_RUNS_N_COLUMNS) {
+        guint col = nf > SSIM_RUNS_N_COLUMNS ? f[SSIM_RUNS_N_COLUMNS].col : lp->col;
+        const char *name = nf > SSIM_RUNS_N_COLUMNS ? "columns" : column_names[nf];
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                    "%s:%u:%u: %s: the row has %u fields, expected %d", lp->path, lp->line, col,
+                    name, nf, SSIM_RUNS_N_COLUMNS);
+        return FALSE;
+    }
+    SsimMeasuredRun run;
+    if (!parse_row(lp, f, &run, error))
+        return FALSE;
+    ssim_runs_add(st->runs, &run);
+    return TRUE;
+}
+
+SsimRuns *ssim_runs_load_data(const char *text, gssize length, const char *path, GError **error)
+{
+    g_return_val_if_fail(text != NULL, NULL);
+    gsize len = length < 0 ? strlen(text) : (gsize)length;
+    g_autoptr(SsimRuns) runs = ssim_runs_new(path);
+    ReadState st = {.runs = runs};
+    if (!ssim_csv_for_each_line(text, len, runs->path, runs_line, &st, error))
+        return NULL;
+    if (!st.seen_version || !st.seen_header) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s:1:1: %s: missing (a runs file starts '%s', then the header)", runs->path,
+                    st.seen_version ? "header" : "version", SSIM_RUNS_VERSION_LINE);
+        return NULL;
+    }
+    return g_steal_pointer(&runs);
+}
+
+SsimRuns *ssim_runs_load(const char *path, GError **error)
+{
+    gsize len = 0;
+    g_autofree char *text = ssim_csv_read_file(path, &len, error);
+    return text ? ssim_runs_load_data(text, (gssize)len, path, error) : NULL;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* The shortest %g form that reads back to v. */
+static void append_real(GString *out, double v)
+{
+    if (v == 0)
+        return;
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int prec = 1; prec <= 17; prec++) {
+        char fmt[8];
+        g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof buf, fmt, v);
+        if (g_ascii_strtod(buf, NULL) == v)
+            break;
+    }
+    g_string_append(out, buf);
+}
+
+static void append_uint(GString *out, guint v, gboolean show)
+{
+    if (show)
+        g_string_append_printf(out, "%u", v);
+}
+
+GString *ssim_runs_write(const SsimRuns *runs)
+{
+    GString *out = g_string_new(SSIM_RUNS_VERSION_LINE "\n");
+    for (guint i = 0; i < runs->meta_k->len; i++)
+        g_string_append_printf(out, "# %s = %s\n", (char *)runs->meta_k->pdata[i],
+                               (char *)runs->meta_v->pdata[i]);
+    g_string_append(out, SSIM_RUNS_HEADER "\n");
+    for (guint i = 0; i < runs->rows->len; i++) {
+        const SsimMeasuredRun *r = &g_array_index(runs->rows, SsimMeasuredRun, i);
+        const SsimParallel *p = &r->par;
+        ssim_csv_append_text(out, r->model);
+        g_string_append_c(out, ',');
+        append_uint(out, r->layers, r->has_shape);
+        g_string_append_c(out, ',');
+        append_uint(out, r->hidden, r->has_shape);
+        g_string_append_c(out, ',');
+        append_uint(out, r->heads, r->has_shape);
+        g_string_append_c(out, ',');
+        append_uint(out, r->ffn, r->has_shape);
+        g_string_append_c(out, ',');
+        append_uint(out, r->vocab, r->has_shape);
+        g_string_append_c(out, ',');
+        append_uint(out, r->seq_len, r->has_shape);
+        g_string_append_printf(out, ",%s,", ssim_dtype_name(r->dtype));
+        ssim_csv_append_text(out, r->cluster);
+        g_string_append_printf(out, ",%u,%u,%u,%u,%u,%u,%u,", r->nodes, p->dp, p->tp, p->pp,
+                               p->virtual_stages, p->microbatch, p->global_batch);
+        ssim_csv_append_text(out, p->schedule);
+        g_string_append_printf(out, ",%s,%s,", ssim_recompute_name(p->recompute),
+                               p->sequence_parallel ? "on" : "off");
+        append_real(out, r->iteration_ms);
+        g_string_append_c(out, ',');
+        append_real(out, r->tflops_per_gpu);
+        g_string_append_c(out, ',');
+        ssim_csv_append_text(out, r->source);
+        g_string_append_c(out, '\n');
+    }
+    return out;
+}

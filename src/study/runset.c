@@ -1,0 +1,242 @@
+/*
+ * The run set of include/shiftsim/runset.h: measured runs with their models and clusters loaded,
+ * simulated on threads.
+ *
+ * Loading.  Each distinct cluster name is loaded once and copied into every row that uses it,
+ * with the row's node count; a row on part of each node (vTrain's 2- and 4-GPU runs) gets a node
+ * of that many GPUs.  A row given by shape gets a GPT model of that shape (learned positions,
+ * GELU, LayerNorm, biases, tied embeddings); a row given by name loads that model.
+ *
+ * Invariant: predictions never depend on the thread count: each row is simulated alone, on its
+ * own copy of its cluster, and thread t handles rows t, t + threads, ... writing only their
+ * slots of the output arrays.
+ */
+#include <shiftsim/runset.h>
+#include <shiftsim/sim.h>
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    SsimMeasuredRun run;
+    SsimModel *model;
+    SsimCluster *cluster;
+    double measured_ms;
+} SetRow;
+
+struct SsimRunSet {
+    GArray *rows;                /* SetRow */
+    guint64 max_ops, max_events; /* SsimSimConfig's limits (0: the defaults) */
+};
+
+static void set_row_clear(gpointer p)
+{
+    SetRow *r = p;
+    ssim_model_free(r->model);
+    ssim_cluster_free(r->cluster);
+}
+
+static SsimModel *model_of_run(const SsimMeasuredRun *r, const char *path, GError **error)
+{
+    if (!r->has_shape)
+        return ssim_model_load(r->model, error);
+    g_autofree char *ini = g_strdup_printf(
+        "[model]\nformat = 1\nname = %s\nlayers = %u\nhidden = %u\nheads = %u\nffn = %u\n"
+        "vocab = %u\nseq_len = %u\nblock = sequential\nposition = learned\nactivation = gelu\n"
+        "norm = layernorm\ntied_embeddings = true\nattention_bias = true\nmlp_bias = true\n"
+        "attention_dropout = true\n"
+        "dtype = %s\n",
+        r->model, r->layers, r->hidden, r->heads, r->ffn, r->vocab, r->seq_len,
+        ssim_dtype_name(r->dtype));
+    return ssim_model_load_data(ini, -1, path, error);
+}
+
+SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override, GError **error)
+{
+    g_autoptr(GHashTable) clusters =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)ssim_cluster_free);
+    SsimRunSet *set = g_new0(SsimRunSet, 1);
+    set->rows = g_array_new(FALSE, TRUE, sizeof(SetRow));
+    g_array_set_clear_func(set->rows, set_row_clear);
+    for (guint i = 0; i < ssim_runs_n(runs); i++) {
+        const SsimMeasuredRun *r = ssim_runs_get(runs, i);
+        SetRow row = {.run = *r};
+        const char *cname = cluster_override ? cluster_override : r->cluster;
+        SsimCluster *base = g_hash_table_lookup(clusters, cname);
+        if (base == NULL) {
+            base = ssim_cluster_load(cname, error);
+            if (base == NULL) {
+                g_prefix_error(error, "%s:%u: cluster: ", ssim_runs_path(runs), r->line);
+                ssim_run_set_free(set);
+                return NULL;
+            }
+            g_hash_table_insert(clusters, g_strdup(cname), base);
+        }
+        row.model = model_of_run(r, ssim_runs_path(runs), error);
+        if (row.model == NULL) {
+            g_prefix_error(error, "%s:%u: model: ", ssim_runs_path(runs), r->line);
+            ssim_run_set_free(set);
+            return NULL;
+        }
+        if (!ssim_cluster_check_nodes(base, r->nodes, error)) {
+            g_prefix_error(error, "%s:%u: nodes: ", ssim_runs_path(runs), r->line);
+            ssim_model_free(row.model); /* not in the set yet */
+            ssim_run_set_free(set);
+            return NULL;
+        }
+        row.cluster = ssim_cluster_copy(base);
+        ssim_cluster_set_nodes(row.cluster, r->nodes);
+        /* A run on part of each node (vTrain's 2- and 4-GPU runs) sees a node of that many
+         * GPUs: the same links, fewer members. */
+        guint world = ssim_parallel_world(&r->par);
+        if (world % r->nodes == 0 && world / r->nodes < row.cluster->gpus_per_node) {
+            row.cluster->gpus_per_node = world / r->nodes;
+            row.cluster->gpus_per_nic = MIN(row.cluster->gpus_per_nic, row.cluster->gpus_per_node);
+        }
+        row.measured_ms = r->iteration_ms;
+        if (!(row.measured_ms > 0)) {
+            double hw = ssim_model_hardware_flops(row.model, r->par.global_batch, r->par.recompute);
+            row.measured_ms = hw / (r->tflops_per_gpu * 1e12 * ssim_parallel_world(&r->par)) * 1e3;
+        }
+        g_array_append_val(set->rows, row);
+    }
+    return set;
+}
+
+void ssim_run_set_free(SsimRunSet *set)
+{
+    if (set == NULL)
+        return;
+    g_array_free(set->rows, TRUE);
+    g_free(set);
+}
+
+void ssim_run_set_set_limits(SsimRunSet *set, guint64 max_ops, guint64 max_events)
+{
+    set->max_ops = max_ops;
+    set->max_events = max_events;
+}
+
+guint ssim_run_set_n(const SsimRunSet *set)
+{
+    return set->rows->len;
+}
+
+static const SetRow *set_row(const SsimRunSet *set, guint i)
+{
+    return &g_array_index(set->rows, SetRow, i);
+}
+
+const SsimMeasuredRun *ssim_run_set_run(const SsimRunSet *set, guint i)
+{
+    return &set_row(set, i)->run;
+}
+
+const SsimCluster *ssim_run_set_cluster(const SsimRunSet *set, guint i)
+{
+    return set_row(set, i)->cluster;
+}
+
+const SsimModel *ssim_run_set_model(const SsimRunSet *set, guint i)
+{
+    return set_row(set, i)->model;
+}
+
+double ssim_run_set_measured_ms(const SsimRunSet *set, guint i)
+{
+    return set_row(set, i)->measured_ms;
+}
+
+char *ssim_run_set_group_key(const SsimRunSet *set, guint i)
+{
+    const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+    return g_strdup_printf("%s/%u", r->model, ssim_parallel_world(&r->par));
+}
+
+guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n)
+{
+    g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint *groups = g_new(guint, MAX(n, 1u));
+    for (guint j = 0; j < n; j++) {
+        char *key = ssim_run_set_group_key(set, idx ? idx[j] : j);
+        gpointer v = g_hash_table_lookup(ids, key);
+        if (v == NULL) {
+            v = GUINT_TO_POINTER(g_hash_table_size(ids) + 1);
+            g_hash_table_insert(ids, key, v);
+        } else {
+            g_free(key);
+        }
+        groups[j] = GPOINTER_TO_UINT(v) - 1;
+    }
+    return groups;
+}
+
+typedef struct {
+    const SsimRunSet *set;
+    const guint *idx;
+    guint n, stride, offset;
+    const SsimCalibValues *values;
+    double *pred;
+    char **errors;
+} PredictJob;
+
+static gpointer predict_worker(gpointer data)
+{
+    PredictJob *job = data;
+    for (guint j = job->offset; j < job->n; j += job->stride) {
+        guint i = job->idx ? job->idx[j] : j;
+        const SetRow *row = set_row(job->set, i);
+        g_autoptr(SsimCluster) cluster = ssim_cluster_copy(row->cluster);
+        if (job->values)
+            ssim_calib_values_apply(job->values, cluster);
+        SsimSimConfig config = {.model = row->model,
+                                .cluster = cluster,
+                                .par = &row->run.par,
+                                .ignore_memory = TRUE,
+                                .max_ops = job->set->max_ops,
+                                .max_events = job->set->max_events};
+        SsimResult result;
+        g_autoptr(GError) error = NULL;
+        if (ssim_simulate(&config, &result, NULL, NULL, &error)) {
+            job->pred[j] = ssim_time_to_seconds(result.step_time) * 1e3;
+        } else {
+            job->pred[j] = NAN;
+            if (job->errors)
+                job->errors[j] = g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT)
+                                     ? g_strconcat(SSIM_RUN_SET_LIMIT_PREFIX, error->message, NULL)
+                                     : g_strdup(error->message);
+        }
+    }
+    return NULL;
+}
+
+void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,
+                          const SsimCalibValues *values, guint threads, double *pred, char **errors)
+{
+    if (idx == NULL)
+        n = set->rows->len;
+    if (threads == 0)
+        threads = g_get_num_processors();
+    threads = CLAMP(threads, 1u, MAX(n, 1u));
+    PredictJob *jobs = g_new0(PredictJob, threads);
+    GThread **th = g_new0(GThread *, threads);
+    for (guint t = 0; t < threads; t++) {
+        jobs[t] = (PredictJob){set, idx, n, threads, t, values, pred, errors};
+        if (t > 0)
+            th[t] = g_thread_new("ssim-predict", predict_worker, &jobs[t]);
+    }
+    predict_worker(&jobs[0]);
+    for (guint t = 1; t < threads; t++)
+        g_thread_join(th[t]);
+    g_free(th);
+    g_free(jobs);
+}
+
+void ssim_run_set_errors_free(char **errors, guint n)
+{
+    if (errors == NULL)
+        return;
+    for (guint j = 0; j < n; j++)
+        g_free(errors[j]);
+    g_free(errors);
+}

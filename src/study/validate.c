@@ -1,0 +1,273 @@
+/*
+ * Validation (include/shiftsim/validate.h): the error statistics of predictions against
+ * measurements, the report of `shiftsim validate` in its three formats, and the
+ * predicted-vs-measured plot.
+ *
+ * Kendall's tau is counted over pairs of rows in the same group only (a group: one model on one
+ * GPU count), since it asks whether the simulator ranks the splits of one job as the
+ * measurements do, not whether a large model takes longer than a small one; the O(n^2) pair loop
+ * is fine for the few thousand rows of a validation table.
+ *
+ * Invariant: a row without a finite prediction is counted as failed and is in no figure (no
+ * error, no pair), in the statistics, the reports and the plot alike.
+ */
+#include <shiftsim/plot.h>
+#include <shiftsim/validate.h>
+
+#include "src/core/csvline.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int sign(double x)
+{
+    return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
+
+void ssim_error_stats(const double *pred, const double *meas, const guint *groups, guint n,
+                      SsimErrorStats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->mape = out->median = out->max = out->bias = out->msle = out->tau = NAN;
+    double *abs_err = g_new(double, MAX(n, 1u));
+    double sum = 0, bias = 0, msle = 0, mx = 0;
+    guint k = 0;
+    for (guint i = 0; i < n; i++) {
+        if (!isfinite(pred[i]) || !(pred[i] > 0) || !(meas[i] > 0)) {
+            out->failed++;
+            continue;
+        }
+        double e = (pred[i] - meas[i]) / meas[i];
+        double l = log(pred[i]) - log(meas[i]);
+        abs_err[k++] = fabs(e);
+        sum += fabs(e);
+        bias += e;
+        msle += l * l;
+        mx = MAX(mx, fabs(e));
+    }
+    out->n = k;
+    if (k > 0) {
+        qsort(abs_err, k, sizeof(double), cmp_double);
+        out->mape = sum / k;
+        out->bias = bias / k;
+        out->msle = msle / k;
+        out->max = mx;
+        out->median = k % 2 ? abs_err[k / 2] : (abs_err[k / 2 - 1] + abs_err[k / 2]) / 2;
+    }
+    g_free(abs_err);
+    if (groups == NULL)
+        return;
+    gint64 concordant = 0, discordant = 0, pairs = 0;
+    for (guint i = 0; i < n; i++) {
+        if (!isfinite(pred[i]))
+            continue;
+        for (guint j = i + 1; j < n; j++) {
+            if (groups[j] != groups[i] || !isfinite(pred[j]))
+                continue;
+            pairs++;
+            int s = sign(pred[i] - pred[j]) * sign(meas[i] - meas[j]);
+            concordant += s > 0;
+            discordant += s < 0;
+        }
+    }
+    out->pairs = (guint)pairs;
+    if (pairs > 0)
+        out->tau = (double)(concordant - discordant) / (double)pairs;
+}
+
+/* ---- reports ---------------------------------------------------------------------------- */
+
+void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *indent)
+{
+    g_string_append_printf(out, "%sruns           %u simulated, %u failed\n", indent, s->n,
+                           s->failed);
+    g_string_append_printf(out, "%sMAPE           %.2f %%\n", indent, 100 * s->mape);
+    g_string_append_printf(out, "%smedian error   %.2f %%\n", indent, 100 * s->median);
+    g_string_append_printf(out, "%smax error      %.2f %%\n", indent, 100 * s->max);
+    g_string_append_printf(out, "%sbias           %+.2f %%  (mean signed error)\n", indent,
+                           100 * s->bias);
+    if (s->pairs > 0)
+        g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs within model/GPU groups)\n",
+                               indent, s->tau, s->pairs);
+    else
+        g_string_append_printf(out, "%sKendall tau    n/a  (no two runs share model and GPUs)\n",
+                               indent);
+}
+
+static double row_error(double pred, double meas)
+{
+    return isfinite(pred) ? (pred - meas) / meas : NAN;
+}
+
+GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
+                                const SsimErrorStats *stats, SsimFormat format)
+{
+    GString *out = g_string_new(NULL);
+    guint n = ssim_run_set_n(set);
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "line,model,gpus,dp,tp,pp,vstages,microbatch,global_batch,schedule,"
+                             "recompute,measured_ms,predicted_ms,error,source\n");
+        for (guint i = 0; i < n; i++) {
+            const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+            const SsimParallel *p = &r->par;
+            g_string_append_printf(out, "%u,", r->line);
+            ssim_csv_append_text(out, r->model);
+            g_string_append_printf(out, ",%u,%u,%u,%u,%u,%u,%u,%s,%s,%.4f,", ssim_parallel_world(p),
+                                   p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch,
+                                   p->global_batch, p->schedule, ssim_recompute_name(p->recompute),
+                                   ssim_run_set_measured_ms(set, i));
+            if (isfinite(pred[i]))
+                g_string_append_printf(out, "%.4f,%.5f,", pred[i],
+                                       row_error(pred[i], ssim_run_set_measured_ms(set, i)));
+            else
+                g_string_append(out, ",,");
+            ssim_csv_append_text(out, r->source);
+            g_string_append_c(out, '\n');
+        }
+        return out;
+    }
+    if (format == SSIM_FORMAT_JSON) {
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "runs");
+        json_builder_begin_array(b);
+        for (guint i = 0; i < n; i++) {
+            const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+            double m = ssim_run_set_measured_ms(set, i);
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "line");
+            json_builder_add_int_value(b, r->line);
+            json_builder_set_member_name(b, "model");
+            json_builder_add_string_value(b, r->model);
+            json_builder_set_member_name(b, "gpus");
+            json_builder_add_int_value(b, ssim_parallel_world(&r->par));
+            json_builder_set_member_name(b, "split");
+            g_autofree char *spec = ssim_parallel_to_string(&r->par);
+            json_builder_add_string_value(b, spec);
+            json_builder_set_member_name(b, "measured_ms");
+            json_builder_add_double_value(b, m);
+            json_builder_set_member_name(b, "predicted_ms");
+            if (isfinite(pred[i]))
+                json_builder_add_double_value(b, pred[i]);
+            else
+                json_builder_add_null_value(b);
+            json_builder_set_member_name(b, "error");
+            if (isfinite(pred[i]))
+                json_builder_add_double_value(b, row_error(pred[i], m));
+            else
+                json_builder_add_null_value(b);
+            if (errors && errors[i]) {
+                json_builder_set_member_name(b, "failure");
+                json_builder_add_string_value(b, errors[i]);
+            }
+            json_builder_set_member_name(b, "source");
+            json_builder_add_string_value(b, r->source);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "summary");
+        json_builder_begin_object(b);
+        const struct {
+            const char *k;
+            double v;
+        } figs[] = {{"mape", stats->mape},     {"median_error", stats->median},
+                    {"max_error", stats->max}, {"bias", stats->bias},
+                    {"msle", stats->msle},     {"kendall_tau", stats->tau}};
+        json_builder_set_member_name(b, "runs");
+        json_builder_add_int_value(b, stats->n);
+        json_builder_set_member_name(b, "failed");
+        json_builder_add_int_value(b, stats->failed);
+        for (guint k = 0; k < G_N_ELEMENTS(figs); k++) {
+            json_builder_set_member_name(b, figs[k].k);
+            if (isfinite(figs[k].v))
+                json_builder_add_double_value(b, figs[k].v);
+            else
+                json_builder_add_null_value(b);
+        }
+        json_builder_set_member_name(b, "tau_pairs");
+        json_builder_add_int_value(b, stats->pairs);
+        json_builder_end_object(b);
+        json_builder_end_object(b);
+        ssim_json_append(out, b, TRUE);
+        return out;
+    }
+    g_string_append_printf(out, "%6s  %-16s %5s %9s %4s %4s %9s %12s %12s %8s\n", "line", "model",
+                           "gpus", "dp/tp/pp", "mb", "gbs", "recompute", "measured ms",
+                           "predicted ms", "error");
+    for (guint i = 0; i < n; i++) {
+        const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+        const SsimParallel *p = &r->par;
+        double m = ssim_run_set_measured_ms(set, i);
+        g_autofree char *split = g_strdup_printf("%u/%u/%u", p->dp, p->tp, p->pp);
+        g_string_append_printf(out, "%6u  %-16.16s %5u %9s %4u %4u %9s %12.2f ", r->line, r->model,
+                               ssim_parallel_world(p), split, p->microbatch, p->global_batch,
+                               ssim_recompute_name(p->recompute), m);
+        if (isfinite(pred[i]))
+            g_string_append_printf(out, "%12.2f %+7.1f%%\n", pred[i], 100 * row_error(pred[i], m));
+        else
+            g_string_append_printf(out, "%12s  failed: %s\n", "-",
+                                   errors && errors[i] ? errors[i] : "?");
+    }
+    g_string_append_c(out, '\n');
+    ssim_error_stats_append(out, stats, "");
+    return out;
+}
+
+gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const char *image,
+                              const char *title, gboolean *rendered, GError **error)
+{
+    g_autoptr(GString) dat = g_string_new("# measured_ms predicted_ms line\n");
+    double lo = G_MAXDOUBLE, hi = 0;
+    for (guint i = 0; i < ssim_run_set_n(set); i++) {
+        if (!isfinite(pred[i]))
+            continue;
+        double m = ssim_run_set_measured_ms(set, i);
+        char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+        g_string_append_printf(dat, "%s %s %u\n", g_ascii_formatd(a, sizeof a, "%.6g", m),
+                               g_ascii_formatd(b, sizeof b, "%.6g", pred[i]),
+                               ssim_run_set_run(set, i)->line);
+        lo = MIN(lo, MIN(m, pred[i]));
+        hi = MAX(hi, MAX(m, pred[i]));
+    }
+    if (hi == 0)
+        lo = 1, hi = 10;
+    g_autofree char *dat_path = ssim_plot_sibling(image, ".dat");
+    if (!ssim_write_file(dat_path, dat, error))
+        return FALSE;
+    g_autoptr(GString) gp = g_string_new("# shiftsim validate: predicted vs measured; render: "
+                                         "gnuplot THIS_FILE\n");
+    gboolean svg = g_str_has_suffix(image, ".svg");
+    g_string_append_printf(gp, "set terminal %s size 800,800\nset output ",
+                           svg ? "svg dynamic" : "pngcairo noenhanced");
+    ssim_plot_quote(gp, image);
+    g_string_append(gp, "\nset title ");
+    ssim_plot_quote(gp, title ? title : "shiftsim: predicted vs measured iteration time");
+    char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append_printf(gp,
+                           "\nset logscale xy\nset xlabel 'measured (ms)'\n"
+                           "set ylabel 'predicted (ms)'\nset xrange [%s:%s]\nset yrange [%s:%s]\n"
+                           "set grid\nset key top left\nset size square\nplot ",
+                           g_ascii_formatd(a, sizeof a, "%.6g", lo / 1.2),
+                           g_ascii_formatd(b, sizeof b, "%.6g", hi * 1.2), a, b);
+    ssim_plot_quote(gp, dat_path);
+    g_string_append(gp, " using 1:2 with points pt 7 ps 0.5 title 'runs', \\\n"
+                        "     x with lines lw 2 title 'y = x', \\\n"
+                        "     1.1*x with lines dt 2 lc rgb 'gray' title '+/-10%', \\\n"
+                        "     x/1.1 with lines dt 2 lc rgb 'gray' notitle\n");
+    SsimPlotStatus status;
+    if (!ssim_plot_render(image, gp, &status, error))
+        return FALSE;
+    if (rendered)
+        *rendered = status == SSIM_PLOT_RENDERED;
+    return TRUE;
+}

@@ -1,0 +1,71 @@
+/*
+ * Tests of the Kineto importer (import/kineto): a small hand-written PyTorch profiler trace whose
+ * rows and step time are worked out by hand, and the messages for what is not a trace.
+ */
+#include <criterion/criterion.h>
+#include <shiftsim/kineto.h>
+
+#include <math.h>
+
+Test(kineto, kineto_small_trace)
+{
+    g_autoptr(GError) error = NULL;
+    SsimKinetoSummary sum;
+    g_autoptr(SsimProfile) p = ssim_kineto_load(SSIM_TEST_DATA "/kineto/small.json", &sum, &error);
+    cr_assert_not_null(p, "%s", error ? error->message : "");
+    cr_assert_eq(sum.kernels, 5);
+    cr_assert_eq(sum.gemm, 3);
+    cr_assert_eq(sum.comm, 1);
+    cr_assert_eq(sum.copy, 1);
+    cr_assert_eq(sum.unmapped, 1);
+    cr_assert_eq(sum.steps, 2);
+    cr_assert_float_eq(sum.step_ms, 11.0, 1e-9);
+    cr_assert_eq(ssim_profile_n_rows(p), 4);
+    const SsimProfileRow *mm = ssim_profile_row(p, 0);
+    cr_assert_eq(mm->kind, SSIM_PROFILE_GEMM);
+    cr_assert_str_eq(mm->op, "mm");
+    cr_assert_eq(mm->m, 128);
+    cr_assert_eq(mm->n, 32);
+    cr_assert_eq(mm->k, 64);
+    cr_assert_eq(mm->batch, 1);
+    cr_assert_eq(mm->dtype, SSIM_DTYPE_BF16);
+    cr_assert_float_eq(mm->time_us, 12.0, 1e-9);
+    cr_assert_float_eq(mm->min_us, 10.0, 1e-9);
+    cr_assert_eq(mm->samples, 2);
+    cr_assert_float_eq(mm->stddev_us, sqrt(8.0), 1e-9);
+    const SsimProfileRow *bmm = ssim_profile_row(p, 1);
+    cr_assert_eq(bmm->batch, 4);
+    cr_assert_eq(bmm->m, 16);
+    cr_assert_eq(bmm->n, 16);
+    cr_assert_eq(bmm->k, 8);
+    cr_assert_eq(bmm->dtype, SSIM_DTYPE_FP16);
+    const SsimProfileRow *ar = ssim_profile_row(p, 2);
+    cr_assert_eq(ar->kind, SSIM_PROFILE_COMM);
+    cr_assert_str_eq(ar->op, "allreduce");
+    cr_assert_eq(ar->bytes, 2048);
+    cr_assert_eq(ar->ranks, 8);
+    cr_assert_float_eq(ar->time_us, 30.0, 1e-9);
+    const SsimProfileRow *cp = ssim_profile_row(p, 3);
+    cr_assert_eq(cp->kind, SSIM_PROFILE_COPY);
+    cr_assert_str_eq(cp->op, "d2d");
+    cr_assert_eq(cp->bytes, 4096);
+    /* The profile it makes is a valid profile file. */
+    g_autoptr(GString) text = ssim_profile_write(p);
+    g_autoptr(SsimProfile) back =
+        ssim_profile_load_data(text->str, (gssize)text->len, "k.csv", &error);
+    cr_assert_not_null(back, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_profile_n_rows(back), 4);
+}
+
+Test(kineto, kineto_not_a_trace)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) p = ssim_kineto_load_data("{\"x\": 1}", -1, "t.json", NULL, &error);
+    cr_assert_null(p);
+    cr_assert_str_eq(error->message,
+                     "t.json: traceEvents: missing (not a PyTorch profiler / Chrome trace)");
+    g_clear_error(&error);
+    p = ssim_kineto_load_data("{", -1, "t.json", NULL, &error);
+    cr_assert_null(p);
+    cr_assert(g_str_has_prefix(error->message, "t.json: not JSON: "));
+}

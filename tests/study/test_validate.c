@@ -1,0 +1,69 @@
+/*
+ * Tests of validation (study/validate) and the run set under it (study/runset).
+ *
+ * Oracles: hand-computed MAPE, median, max and Kendall's tau on four rows; the measured time of
+ * a published TFLOP/s row worked out from the model's hardware FLOPs.
+ */
+#include <criterion/criterion.h>
+#include <shiftsim/runset.h>
+#include <shiftsim/validate.h>
+
+#include <math.h>
+#include <string.h>
+
+Test(validate, stats_hand_computed)
+{
+    const double meas[] = {100, 200, 300, 400};
+    const double pred[] = {110, 180, 330, 200};
+    /* errors +0.1, -0.1, +0.1, -0.5 */
+    const guint one_group[] = {0, 0, 0, 0}, two_groups[] = {0, 0, 1, 1};
+    SsimErrorStats s;
+    ssim_error_stats(pred, meas, one_group, 4, &s);
+    cr_assert_eq(s.n, 4);
+    cr_assert_float_eq(s.mape, 0.2, 1e-12);
+    cr_assert_float_eq(s.median, 0.1, 1e-12);
+    cr_assert_float_eq(s.max, 0.5, 1e-12);
+    cr_assert_float_eq(s.bias, -0.1, 1e-12);
+    /* Six pairs: only (300, 400) -> (330, 200) is discordant: (5 - 1) / 6. */
+    cr_assert_eq(s.pairs, 6);
+    cr_assert_float_eq(s.tau, 4.0 / 6.0, 1e-12);
+    ssim_error_stats(pred, meas, two_groups, 4, &s);
+    cr_assert_eq(s.pairs, 2); /* (100,200) concordant, (300,400) discordant */
+    cr_assert_float_eq(s.tau, 0.0, 1e-12);
+    /* A failed row is left out of the figures. */
+    const double pred_nan[] = {110, NAN, 330, 200};
+    ssim_error_stats(pred_nan, meas, one_group, 4, &s);
+    cr_assert_eq(s.n, 3);
+    cr_assert_eq(s.failed, 1);
+    cr_assert_float_eq(s.mape, 0.7 / 3, 1e-12);
+    cr_assert_float_eq(s.median, 0.1, 1e-12);
+    cr_assert_eq(s.pairs, 3);
+    cr_assert_float_eq(s.tau, 1.0 / 3.0, 1e-12);
+}
+
+Test(validate, validate_published_rows)
+{
+    /* Smoke test of the run set on the real published file: every row simulates. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) all =
+        ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-a100.csv", &error);
+    cr_assert_not_null(all);
+    g_autoptr(SsimRuns) runs = ssim_runs_new("published-a100.csv");
+    for (guint i = 0; i < 3; i++)
+        ssim_runs_add(runs, ssim_runs_get(all, i));
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    /* 137 TFLOP/s on 32 GPUs for 512 x 2048 tokens of the 1.7B model, recompute included. */
+    double hw = ssim_model_hardware_flops(ssim_run_set_model(set, 0), 512, SSIM_RECOMPUTE_FULL);
+    cr_assert_float_eq(ssim_run_set_measured_ms(set, 0), hw / (137e12 * 32) * 1e3, 1e-9);
+    double pred[3];
+    char *errors[3] = {NULL};
+    ssim_run_set_predict(set, NULL, 3, NULL, 1, pred, errors);
+    for (guint i = 0; i < 3; i++) {
+        cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
+        g_free(errors[i]);
+    }
+    g_autoptr(GString) csv =
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, SSIM_FORMAT_CSV);
+    cr_assert(g_str_has_prefix(csv->str, "line,model,gpus,"));
+}
