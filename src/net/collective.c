@@ -9,76 +9,48 @@
  * the full buffer as nccl-tests counts it; n the members, sorted by rank so that the members of
  * one node are consecutive (N nodes of k members each when the group is uniform).
  *
- *   ring          all-reduce 2(n-1) steps (reduce-scatter then all-gather), all-gather and
- *                 reduce-scatter n-1 steps; in each step every rank sends S/n to its successor.
- *                 Across nodes a uniform group runs k rings (NCCL's channels), ring c entering
- *                 each node at its c-th member, each carrying S/(kn) per step, so every NIC
- *                 carries one ring as NCCL's rail-aligned rings do.
- *   chain         broadcast and reduce: a pipeline along the sorted members in C chunks of S/C
- *                 (C + n - 2 steps), rooted at the first member.
- *   tree          all-reduce on NCCL's double binary tree over the sorted members: each tree
- *                 reduces then broadcasts S/2 pipelined in C chunks, a node forwarding chunk j
- *                 at step j + its height (reduce) or its parent's depth (broadcast):
- *                 2 (C + H - 1) steps for trees of height H.
- *   hierarchical  all-reduce over a uniform multi-node group: reduce-scatter on each node's
- *                 ring (k-1 steps of S/k over NVLink), all-reduce of S/k on k rings of
- *                 same-rail members across the N nodes (2(N-1) steps of S/(kN)), all-gather on
- *                 each node (k-1 steps of S/k).
+ * The algorithms, one file each (collective-<name>.c, listed in collective-private.h, where
+ * their interface is described):
+ *
+ *   ring          all-reduce, all-gather and reduce-scatter: every rank sends S/n to its
+ *                 successor each step, on k rail-aligned rings across nodes.
+ *   chain         broadcast and reduce: a pipeline along the sorted members.
+ *   tree          all-reduce on NCCL's double binary tree, pipelined.
+ *   hierarchical  all-reduce over a uniform multi-node group: reduce-scatter inside the nodes,
+ *                 all-reduce across them on same-rail rings, all-gather inside the nodes.
  *   direct        all-to-all: one step, every rank sends S/n to each of the others.
  *   permute       XLA's collective-permute: one step, every member sends S to the next member
- *                 in group order (cyclically).
+ *                 in group order.
  *   p2p           a send/receive pair: one flow of the send's bytes.
  *
- * Steps are generated on the fly from (algorithm, step index) and a per-group plan (sorted
- * members, tree shapes, per-phase latencies), built on a group's first use and cached for the
- * run, so the steady state allocates nothing: instances come from a pool with a free list.
+ * ssim_coll_choose() (collective-choose.c) picks a collective's algorithm from its kind, the
+ * configured setting and the shape of its members; a send or receive is p2p.  Steps are
+ * generated on the fly from (algorithm, step index) and the layout of the collective's members
+ * (sorted members, tree shapes, per-algorithm latencies), built on a group's first use and cached
+ * for the run, so the steady state allocates nothing: instances come from a pool with a free
+ * list.  This file keeps the registry, that pool, the layout cache, the uncontended times and
+ * calibration of instances, and the engine glue.
  */
 #include "src/net/net-private.h"
+#include "src/net/collective-private.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-    gboolean built;
-    gboolean has_tree;
-    guint n, n_nodes, k; /* k: members per node when uniform, else 0 */
-    guint channels;      /* rings of the ring algorithm */
-    guint32 *sorted;
-    guint32 *order;    /* the members in group order (permute) */
-    gint32 *parent[2]; /* tree parent position or -1 */
-    guint16 *height[2], *depth[2];
-    guint tree_h; /* the larger root height of the two trees */
-    SsimTime a_ring, a_chain, a_intra, a_inter, a_tree, a_direct, a_permute;
-    double b_intra, b_inter; /* one flow alone inside a node / across nodes */
-} Plan;
-
-typedef struct {
-    guint32 match;
-    guint32 instance; /* a replicated run's instance of the match (SSIM_NONE: not replicated) */
-    guint8 algo;      /* SsimNetAlgorithm, or ALGO_P2P */
-    guint8 coll;
-    guint32 group;    /* plan index, or SSIM_NONE for p2p */
-    guint32 src, dst; /* p2p */
-    guint64 bytes;
-    guint32 chunks;
-    guint32 step, n_steps;
-    guint32 pending;
-    guint32 next_free;
-    gboolean calibrated;
-    double scale;       /* flow bytes factor (1 when not calibrated) */
-    SsimTime lat_total; /* calibrated: the latency spread over the steps */
-    guint8 load_only;   /* a copy's traffic (SsimNetMapping): finishes no match */
-} Inst;
-
-#define ALGO_P2P SSIM_NET_ALGO_N
+/* The registry: each algorithm's entry, indexed by Algo, from COLL_ALGO_LIST. */
+const AlgoClass *const ssim_coll_algos[ALGO_N] = {
+#define COLL_X(e, f) [ALGO_##e] = &ssim_coll_##f,
+    COLL_ALGO_LIST(COLL_X)
+#undef COLL_X
+};
 
 typedef struct {
     SsimNet *net;
     SsimEngine *engine;
     SsimRun *run;
     const SsimGraph *graph;
-    Plan *plans;
-    guint n_plans;
+    Layout *layouts; /* per graph group, built on the group's first use */
+    guint n_groups;
     Inst *insts;
     guint32 n_insts, cap_insts, free_head;
     guint ev_step, ev_wake;
@@ -89,25 +61,31 @@ typedef struct {
     SsimNet *shadow;     /* scratch network for timing an instance alone (lazily made) */
     GHashTable *alone;   /* AloneKey -> AloneVal, for the current graph */
     GArray *uncontended; /* SsimTime per match (per instance when replicated) of the last run */
-    /* The distinct copies of each graph group (SsimNetMapping), built on the group's first use:
-     * plan index n_plans + copy_first[g] + k is copy k of group g. */
-    GArray *copy_plans;  /* Plan */
-    guint32 *copy_first; /* per group, SSIM_NONE until built */
-    guint32 *copy_n;
-    guint32 *copy_plan; /* per group and copy (g * n_copies + c): the plan of that copy */
+    /*
+     * The layouts of the copies of each graph group (SsimNetMapping) whose members differ from
+     * the group's and from every lower copy's, built on the group's first use: layout id
+     * n_groups + copy_layouts_first[g] + k is the k-th such layout of group g.
+     */
+    GArray *copy_layouts;        /* Layout */
+    guint32 *copy_layouts_first; /* per group, SSIM_NONE until built */
+    guint32 *copy_layouts_n;
+    guint32 *copy_layout; /* per group and copy (g * n_copies + c): the layout id of copy c */
 } Comm;
 
-/* Plan `id`: a graph group's, or past them a copy's. */
-static inline Plan *plan_at(const Comm *cm, guint32 id)
+/*
+ * Layout `id`: a graph group's (id < n_groups), or past them one of a copy's.  An instance holds
+ * the id, not a pointer, since copy_layouts grows.
+ */
+static inline Layout *layout_at(const Comm *cm, guint32 id)
 {
-    return id < cm->n_plans ? &cm->plans[id]
-                            : &g_array_index(cm->copy_plans, Plan, id - cm->n_plans);
+    return id < cm->n_groups ? &cm->layouts[id]
+                             : &g_array_index(cm->copy_layouts, Layout, id - cm->n_groups);
 }
 
 /* What an instance's time alone depends on, besides its calibration (zeroed padding). */
 typedef struct {
     guint64 bytes;
-    guint32 group, src, dst;
+    guint32 layout, src, dst;
     guint8 algo, coll;
 } AloneKey;
 
@@ -119,117 +97,38 @@ typedef struct {
     double scale;
 } AloneVal;
 
-/* --- Plans ------------------------------------------------------------------------------ */
+/* --- Layouts ---------------------------------------------------------------------------- */
 
-/* NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): the parent of position r of n. */
-static gint32 btree_parent(gint32 n, gint32 r)
+void ssim_coll_layout_clear(Layout *l)
 {
-    if (r == 0)
-        return -1;
-    gint32 bit = 1;
-    while (bit < n && !(bit & r))
-        bit <<= 1;
-    gint32 up = (r ^ bit) | (bit << 1);
-    return up >= n ? (r ^ bit) : up;
-}
-
-/* NCCL's second tree (ncclGetDtree): mirrored for even n, shifted by one for odd n. */
-static gint32 dtree_parent(gint32 n, gint32 r)
-{
-    if (n % 2 == 1) {
-        gint32 u = btree_parent(n, (r - 1 + n) % n);
-        return u < 0 ? -1 : (u + 1) % n;
-    }
-    gint32 u = btree_parent(n, n - 1 - r);
-    return u < 0 ? -1 : n - 1 - u;
-}
-
-static void plan_clear(Plan *p)
-{
-    g_free(p->sorted);
-    g_free(p->order);
+    g_free(l->sorted);
+    g_free(l->order);
     for (int t = 0; t < 2; t++) {
-        g_free(p->parent[t]);
-        g_free(p->height[t]);
-        g_free(p->depth[t]);
+        g_free(l->parent[t]);
+        g_free(l->height[t]);
+        g_free(l->depth[t]);
     }
-    memset(p, 0, sizeof *p);
+    memset(l, 0, sizeof *l);
 }
 
-static SsimTime lat(const SsimNet *net, guint32 a, guint32 b)
-{
-    return a == b ? 0 : ssim_net_path_latency(net, a, b);
-}
-
-/* Position-based ring edges: the successor of position p of channel c. */
-static inline void ring_edge(const Plan *p, guint c, guint i, guint32 *src, guint32 *dst)
-{
-    if (p->channels == 1) {
-        *src = p->sorted[i];
-        *dst = p->sorted[(i + 1) % p->n];
-        return;
-    }
-    guint k = p->k, j = i / k, q = i % k;
-    *src = p->sorted[j * k + (c + q) % k];
-    *dst = q + 1 < k ? p->sorted[j * k + (c + q + 1) % k]
-                     : p->sorted[((j + 1) % p->n_nodes) * k + c % k];
-}
-
-static void plan_build_tree(Plan *p, const SsimNet *net)
-{
-    guint n = p->n;
-    p->tree_h = 0;
-    p->a_tree = 0;
-    for (int t = 0; t < 2; t++) {
-        p->parent[t] = g_new(gint32, n);
-        p->height[t] = g_new0(guint16, n);
-        p->depth[t] = g_new0(guint16, n);
-        for (guint r = 0; r < n; r++)
-            p->parent[t][r] =
-                t == 0 ? btree_parent((gint32)n, (gint32)r) : dtree_parent((gint32)n, (gint32)r);
-        for (guint r = 0; r < n; r++) {
-            guint d = 0, h = 0;
-            for (gint32 x = p->parent[t][r]; x >= 0; x = p->parent[t][x])
-                d++;
-            p->depth[t][r] = (guint16)d;
-            for (gint32 x = p->parent[t][r]; x >= 0; x = p->parent[t][x]) {
-                h++;
-                if (p->height[t][x] >= h)
-                    break; /* its ancestors were raised when it was */
-                p->height[t][x] = (guint16)h;
-            }
-            if (p->parent[t][r] >= 0) {
-                guint32 a = p->sorted[r], b = p->sorted[p->parent[t][r]];
-                p->a_tree = MAX(p->a_tree, MAX(lat(net, a, b), lat(net, b, a)));
-            }
-        }
-        for (guint r = 0; r < n; r++)
-            if (p->parent[t][r] < 0)
-                p->tree_h = MAX(p->tree_h, p->height[t][r]);
-    }
-    p->has_tree = TRUE;
-}
-
-static void plan_build(Plan *p, const SsimNet *net, const guint32 *ranks, guint n)
+void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks, guint n)
 {
     guint gpn = ssim_net_gpus_per_node(net);
-    p->n = n;
-    p->sorted = g_memdup2(ranks, n * sizeof *ranks);
-    p->order = g_memdup2(ranks, n * sizeof *ranks);
-    for (guint i = 0; i < n; i++)
-        p->a_permute = MAX(p->a_permute, lat(net, ranks[i], ranks[(i + 1) % n]));
-    qsort(p->sorted, n, sizeof *p->sorted, ssim_cmp_u32);
-    p->n_nodes = 0;
+    l->n = n;
+    l->sorted = g_memdup2(ranks, n * sizeof *ranks);
+    l->order = g_memdup2(ranks, n * sizeof *ranks);
+    qsort(l->sorted, n, sizeof *l->sorted, ssim_cmp_u32);
+    l->n_nodes = 0;
     guint run = 0, k = 0;
     gboolean uniform = TRUE;
     for (guint i = 0; i < n; i++) {
-        if (i == 0 || p->sorted[i] / gpn != p->sorted[i - 1] / gpn) {
-            if (p->n_nodes > 0) {
+        if (i == 0 || l->sorted[i] / gpn != l->sorted[i - 1] / gpn) {
+            if (l->n_nodes > 0) {
                 if (k == 0)
                     k = run;
                 uniform = uniform && run == k;
             }
-            p->n_nodes++;
+            l->n_nodes++;
             run = 0;
         }
         run++;
@@ -237,280 +136,67 @@ static void plan_build(Plan *p, const SsimNet *net, const guint32 *ranks, guint 
     if (k == 0)
         k = run;
     uniform = uniform && run == k;
-    p->k = uniform ? k : 0;
-    p->channels = uniform && p->n_nodes > 1 ? k : 1;
-    p->b_intra = p->b_inter = INFINITY;
+    l->k = uniform ? k : 0;
+    l->channels = uniform && l->n_nodes > 1 ? k : 1;
+    l->b_intra = l->b_inter = INFINITY;
 
-    for (guint c = 0; c < p->channels; c++)
+    for (guint c = 0; c < l->channels; c++)
         for (guint i = 0; i < n; i++) {
             guint32 s, d;
-            ring_edge(p, c, i, &s, &d);
-            p->a_ring = MAX(p->a_ring, lat(net, s, d));
+            coll_ring_edge(l, c, i, &s, &d);
             if (s == d)
                 continue;
             double bw = ssim_net_path_bandwidth(net, s, d);
             if (s / gpn == d / gpn)
-                p->b_intra = MIN(p->b_intra, bw);
+                l->b_intra = MIN(l->b_intra, bw);
             else
-                p->b_inter = MIN(p->b_inter, bw);
+                l->b_inter = MIN(l->b_inter, bw);
         }
-    for (guint i = 0; i + 1 < n; i++)
-        p->a_chain = MAX(p->a_chain, lat(net, p->sorted[i], p->sorted[i + 1]));
-    if (p->k > 0) {
-        for (guint j = 0; j < p->n_nodes; j++)
-            for (guint q = 0; q < k; q++) {
-                guint32 s = p->sorted[j * k + q];
-                p->a_intra = MAX(p->a_intra, lat(net, s, p->sorted[j * k + (q + 1) % k]));
-                p->a_inter =
-                    MAX(p->a_inter, lat(net, s, p->sorted[((j + 1) % p->n_nodes) * k + q]));
-            }
-    }
-    for (guint i = 1; i < n; i++)
-        p->a_direct = MAX(p->a_direct, MAX(lat(net, p->sorted[0], p->sorted[i]),
-                                           lat(net, p->sorted[i], p->sorted[0])));
-    if (!isfinite(p->b_intra))
-        p->b_intra = p->b_inter;
-    if (!isfinite(p->b_inter))
-        p->b_inter = p->b_intra;
-    p->built = TRUE;
-}
-
-static guint32 chunks_for(const SsimNet *net, guint64 bytes)
-{
-    const SsimNetConfig *cfg = ssim_net_config(net);
-    guint64 c = (bytes + cfg->chunk_bytes - 1) / cfg->chunk_bytes;
-    return (guint32)CLAMP(c, 1, (guint64)cfg->max_chunks);
-}
-
-static double estimate_plan(Plan *p, const SsimNet *net, SsimCollKind kind, SsimNetAlgorithm algo,
-                            guint64 bytes)
-{
-    double S = (double)bytes, n = p->n,
-           ov = ssim_time_to_seconds(ssim_net_config(net)->step_overhead);
-    if (p->n <= 1 || bytes == 0)
-        return 0.0;
-    double b_ring = p->n_nodes > 1 ? MIN(p->b_intra, p->channels * p->b_inter) : p->b_intra;
-    double a_ring = ssim_time_to_seconds(p->a_ring) + ov;
-    switch (algo) {
-    case SSIM_NET_ALGO_TREE: {
-        if (!p->has_tree)
-            plan_build_tree(p, net);
-        double C = chunks_for(net, bytes / 2), steps = 2 * (C + p->tree_h - 1);
-        double b = p->n_nodes > 1 ? p->b_inter : p->b_intra;
-        return steps * (ssim_time_to_seconds(p->a_tree) + ov + S / (C * b));
-    }
-    case SSIM_NET_ALGO_HIERARCHICAL: {
-        double k = p->k, N = p->n_nodes;
-        return 2 * (k - 1) * (ssim_time_to_seconds(p->a_intra) + ov + S / (k * p->b_intra)) +
-               2 * (N - 1) * (ssim_time_to_seconds(p->a_inter) + ov + S / (k * N * p->b_inter));
-    }
-    case SSIM_NET_ALGO_DIRECT:
-        return ssim_time_to_seconds(p->a_direct) + ov + (n - 1) / n * S / b_ring;
-    default:
-        break;
-    }
-    if (kind == SSIM_COLL_PERMUTE)
-        return ssim_time_to_seconds(p->a_permute) + ov + S / MIN(p->b_intra, p->b_inter);
-    if (kind == SSIM_COLL_BROADCAST || kind == SSIM_COLL_REDUCE) {
-        double C = chunks_for(net, bytes);
-        return (C + n - 2) * (ssim_time_to_seconds(p->a_chain) + ov + S / C / p->b_intra);
-    }
-    double steps = kind == SSIM_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    return steps * (a_ring + S / n / b_ring);
-}
-
-static gboolean hier_ok(const Plan *p)
-{
-    return p->k > 1 && p->n_nodes > 1;
-}
-
-static SsimNetAlgorithm choose_plan(Plan *p, SsimNet *net, SsimCollKind kind, guint64 bytes)
-{
-    if (kind == SSIM_COLL_ALLTOALL)
-        return SSIM_NET_ALGO_DIRECT;
-    if (kind != SSIM_COLL_ALLREDUCE || p->n <= 1)
-        return SSIM_NET_ALGO_RING;
-    SsimNetAlgorithm fixed = ssim_net_config(net)->algorithm;
-    if (fixed == SSIM_NET_ALGO_HIERARCHICAL)
-        return hier_ok(p) ? fixed : SSIM_NET_ALGO_RING;
-    if (fixed == SSIM_NET_ALGO_RING || fixed == SSIM_NET_ALGO_TREE)
-        return fixed;
-    if (p->n_nodes <= 1)
-        return SSIM_NET_ALGO_RING;
-    SsimNetAlgorithm best = SSIM_NET_ALGO_RING;
-    double t_best = estimate_plan(p, net, kind, SSIM_NET_ALGO_RING, bytes);
-    double t = estimate_plan(p, net, kind, SSIM_NET_ALGO_TREE, bytes);
-    if (t < t_best) {
-        best = SSIM_NET_ALGO_TREE;
-        t_best = t;
-    }
-    if (hier_ok(p) && estimate_plan(p, net, kind, SSIM_NET_ALGO_HIERARCHICAL, bytes) < t_best)
-        best = SSIM_NET_ALGO_HIERARCHICAL;
-    return best;
-}
-
-SsimNetAlgorithm ssim_net_choose(SsimNet *net, SsimCollKind kind, const guint32 *ranks, guint n,
-                                 guint64 bytes)
-{
-    g_return_val_if_fail(net != NULL && ranks != NULL && n > 0, SSIM_NET_ALGO_RING);
-    Plan p = {0};
-    plan_build(&p, net, ranks, n);
-    SsimNetAlgorithm a = choose_plan(&p, net, kind, bytes);
-    plan_clear(&p);
-    return a;
-}
-
-SsimTime ssim_net_estimate(SsimNet *net, SsimCollKind kind, SsimNetAlgorithm algorithm,
-                           const guint32 *ranks, guint n, guint64 bytes)
-{
-    g_return_val_if_fail(net != NULL && ranks != NULL && n > 0, 0);
-    Plan p = {0};
-    plan_build(&p, net, ranks, n);
-    double t = estimate_plan(&p, net, kind, algorithm, bytes);
-    plan_clear(&p);
-    return ssim_time_from_seconds(t);
+    if (!isfinite(l->b_intra))
+        l->b_intra = l->b_inter;
+    if (!isfinite(l->b_inter))
+        l->b_inter = l->b_intra;
+    for (guint a = 0; a < ALGO_N; a++)
+        if (ssim_coll_algos[a]->measure != NULL)
+            ssim_coll_algos[a]->measure(l, net);
+    l->built = TRUE;
 }
 
 /* --- Steps ------------------------------------------------------------------------------ */
 
-static inline guint64 div_up(guint64 a, guint64 b)
-{
-    return (a + b - 1) / b;
-}
-
 /* The latency charged before step `s` of `in`: a calibrated instance's latency spread evenly
  * (the steps' shares add up to it exactly), else the step's route latency and overhead. */
-static SsimTime step_alpha(const Comm *cm, const Inst *in, const Plan *p, guint32 s)
+static SsimTime step_alpha(const Comm *cm, const Inst *in, const Layout *l, guint32 s)
 {
     if (in->calibrated) {
-        guint64 n = MAX(in->n_steps, 1u), l = (guint64)in->lat_total;
-        return (SsimTime)((s + 1) * l / n - s * l / n);
+        guint64 n = MAX(in->n_steps, 1u), lt = (guint64)in->lat_total;
+        return (SsimTime)((s + 1) * lt / n - s * lt / n);
     }
-    SsimTime ov = ssim_net_config(cm->net)->step_overhead, a = 0;
-    switch (in->algo) {
-    case ALGO_P2P:
-        a = lat(cm->net, in->src, in->dst);
-        break;
-    case SSIM_NET_ALGO_TREE:
-        a = p->a_tree;
-        break;
-    case SSIM_NET_ALGO_DIRECT:
-        a = p->a_direct;
-        break;
-    case SSIM_NET_ALGO_HIERARCHICAL: {
-        guint32 intra = p->k - 1, inter = 2 * (p->n_nodes - 1);
-        a = s < intra || s >= intra + inter ? p->a_intra : p->a_inter;
-        break;
-    }
-    default:
-        a = in->coll == SSIM_COLL_BROADCAST || in->coll == SSIM_COLL_REDUCE ? p->a_chain
-            : in->coll == SSIM_COLL_PERMUTE                                 ? p->a_permute
-                                                                            : p->a_ring;
-    }
-    return a + ov;
+    return ssim_coll_algos[in->algo]->latency(l, cm->net, in, s) +
+           ssim_net_config(cm->net)->step_overhead;
 }
 
 /* Starts the flows of step `in->step` of `in` on `net`, owned by `id`; returns how many.  A
  * calibrated instance's flows carry their bytes times its scale. */
-static guint32 start_flows(SsimNet *net, const Inst *in, const Plan *p, guint64 id)
+static guint32 start_flows(SsimNet *net, const Inst *in, const Layout *l, guint64 id)
 {
-    guint32 count = 0, s = in->step;
-#define FLOW(a, b, bytes)                                                                          \
-    do {                                                                                           \
-        guint64 bytes_ = (bytes);                                                                  \
-        if (in->calibrated)                                                                        \
-            bytes_ = (guint64)llround((double)bytes_ * in->scale);                                 \
-        ssim_net_flow_start(net, (a), (b), bytes_, id);                                            \
-        count++;                                                                                   \
-    } while (0)
-    switch (in->algo) {
-    case ALGO_P2P:
-        FLOW(in->src, in->dst, in->bytes);
-        break;
-    case SSIM_NET_ALGO_DIRECT: {
-        guint64 b = div_up(in->bytes, p->n);
-        for (guint i = 0; i < p->n; i++)
-            for (guint j = 0; j < p->n; j++)
-                if (i != j)
-                    FLOW(p->sorted[i], p->sorted[j], b);
-        break;
-    }
-    case SSIM_NET_ALGO_TREE: {
-        guint32 half = in->chunks + p->tree_h - 1;
-        gboolean reduce = s < half;
-        guint32 t0 = reduce ? s : s - half;
-        guint64 b = div_up(div_up(in->bytes, 2), in->chunks);
-        for (int t = 0; t < 2; t++)
-            for (guint r = 0; r < p->n; r++) {
-                gint32 up = p->parent[t][r];
-                if (up < 0)
-                    continue;
-                guint32 lag = reduce ? p->height[t][r] : p->depth[t][up];
-                if (t0 < lag || t0 - lag >= in->chunks)
-                    continue;
-                if (reduce)
-                    FLOW(p->sorted[r], p->sorted[up], b);
-                else
-                    FLOW(p->sorted[up], p->sorted[r], b);
-            }
-        break;
-    }
-    case SSIM_NET_ALGO_HIERARCHICAL: {
-        guint k = p->k, N = p->n_nodes;
-        guint32 intra = k - 1, inter = 2 * (N - 1);
-        if (s < intra || s >= intra + inter) {
-            guint64 b = div_up(in->bytes, k);
-            for (guint j = 0; j < N; j++)
-                for (guint q = 0; q < k; q++)
-                    FLOW(p->sorted[j * k + q], p->sorted[j * k + (q + 1) % k], b);
-        } else {
-            guint64 b = div_up(in->bytes, (guint64)k * N);
-            for (guint q = 0; q < k; q++)
-                for (guint j = 0; j < N; j++)
-                    FLOW(p->sorted[j * k + q], p->sorted[((j + 1) % N) * k + q], b);
-        }
-        break;
-    }
-    default:
-        if (in->coll == SSIM_COLL_PERMUTE) {
-            for (guint i = 0; i < p->n; i++)
-                FLOW(p->order[i], p->order[(i + 1) % p->n], in->bytes);
-        } else if (in->coll == SSIM_COLL_BROADCAST || in->coll == SSIM_COLL_REDUCE) {
-            guint64 b = div_up(in->bytes, in->chunks);
-            for (guint e = 0; e + 1 < p->n; e++) {
-                if (s < e || s - e >= in->chunks)
-                    continue;
-                if (in->coll == SSIM_COLL_BROADCAST)
-                    FLOW(p->sorted[e], p->sorted[e + 1], b);
-                else
-                    FLOW(p->sorted[p->n - 1 - e], p->sorted[p->n - 2 - e], b);
-            }
-        } else {
-            guint64 b = div_up(in->bytes, (guint64)p->n * p->channels);
-            for (guint c = 0; c < p->channels; c++)
-                for (guint i = 0; i < p->n; i++) {
-                    guint32 a, d;
-                    ring_edge(p, c, i, &a, &d);
-                    FLOW(a, d, b);
-                }
-        }
-    }
-#undef FLOW
-    return count;
+    FlowSink sink = {.net = net, .in = in, .owner = id, .n = 0};
+    ssim_coll_algos[in->algo]->flows(l, in, &sink);
+    return sink.n;
 }
 
 /* Starts the flows of the current step of instance `id`; returns how many. */
 static guint32 start_step(Comm *cm, guint32 id)
 {
     const Inst *in = &cm->insts[id];
-    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
-    return start_flows(cm->net, in, p, id);
+    const Layout *l = in->layout == SSIM_NONE ? NULL : layout_at(cm, in->layout);
+    return start_flows(cm->net, in, l, id);
 }
 
 /* --- Uncontended times ------------------------------------------------------------------ */
 
 /* The time step `s` of `in` takes alone on the scratch network (its latency left out). */
-static SsimTime alone_step(Comm *cm, const Inst *in, const Plan *p, guint32 s)
+static SsimTime alone_step(Comm *cm, const Inst *in, const Layout *l, guint32 s)
 {
     if (cm->shadow == NULL)
         cm->shadow = ssim_net_new_like(cm->net);
@@ -518,7 +204,7 @@ static SsimTime alone_step(Comm *cm, const Inst *in, const Plan *p, guint32 s)
     ssim_net_reset(net);
     Inst tmp = *in;
     tmp.step = s;
-    start_flows(net, &tmp, p, 0);
+    start_flows(net, &tmp, l, 0);
     while (ssim_net_pop_completion(net, SSIM_TIME_NEVER, NULL, NULL))
         ;
     return ssim_net_now(net);
@@ -526,32 +212,32 @@ static SsimTime alone_step(Comm *cm, const Inst *in, const Plan *p, guint32 s)
 
 /*
  * The time the flows of `in` take alone, step after step, latencies left out.  Steps with the
- * same flows take the same time, so a ring's steps are timed once and a hierarchical
- * all-reduce's two kinds of step once each; trees and chains (whose steps differ as their
- * pipelines fill and drain) and one-step algorithms are timed step by step.
+ * same flows take the same time, so where the algorithm says which steps are alike (a ring's
+ * steps, a hierarchical all-reduce's two kinds of step) one of each kind is timed; the others
+ * (trees and chains, whose steps differ as their pipelines fill and drain, and one-step
+ * algorithms) are timed step by step.
  */
-static SsimTime alone_flows(Comm *cm, const Inst *in, const Plan *p)
+static SsimTime alone_flows(Comm *cm, const Inst *in, const Layout *l)
 {
-    gboolean ring = in->algo == SSIM_NET_ALGO_RING && in->coll != SSIM_COLL_BROADCAST &&
-                    in->coll != SSIM_COLL_REDUCE;
-    if (ring)
-        return (SsimTime)in->n_steps * alone_step(cm, in, p, 0);
-    if (in->algo == SSIM_NET_ALGO_HIERARCHICAL) {
-        guint32 intra = p->k - 1, inter = 2 * (p->n_nodes - 1);
-        return (SsimTime)(2 * intra) * alone_step(cm, in, p, 0) +
-               (SsimTime)inter * alone_step(cm, in, p, intra);
-    }
+    const AlgoClass *algo = ssim_coll_algos[in->algo];
     SsimTime t = 0;
+    if (algo->alike != NULL) {
+        AlikeSteps alike[2];
+        guint n = algo->alike(l, in, alike);
+        for (guint i = 0; i < n; i++)
+            t += (SsimTime)alike[i].times * alone_step(cm, in, l, alike[i].like);
+        return t;
+    }
     for (guint32 s = 0; s < in->n_steps; s++)
-        t += alone_step(cm, in, p, s);
+        t += alone_step(cm, in, l, s);
     return t;
 }
 
-static SsimTime alone_alphas(const Comm *cm, const Inst *in, const Plan *p)
+static SsimTime alone_alphas(const Comm *cm, const Inst *in, const Layout *l)
 {
     SsimTime t = 0;
     for (guint32 s = 0; s < in->n_steps; s++)
-        t += step_alpha(cm, in, p, s);
+        t += step_alpha(cm, in, l, s);
     return t;
 }
 
@@ -569,17 +255,28 @@ static gboolean alone_equal(gconstpointer a, gconstpointer b)
     return memcmp(a, b, sizeof(AloneKey)) == 0;
 }
 
+/* What the calibration is asked about a collective `in` on `l` (unless its algorithm says
+ * otherwise): its kind, the algorithm's user-visible name, the members and how many of them
+ * share a node. */
+static void collective_query(const Layout *l, const Inst *in, CalibQuery *q)
+{
+    q->kind = (SsimCollKind)in->coll;
+    q->algorithm = ssim_coll_algos[in->algo]->reported;
+    q->n = l->n;
+    q->per_node = l->n_nodes <= 1 ? l->n : l->k > 0 ? l->k : (l->n + l->n_nodes - 1) / l->n_nodes;
+}
+
 /*
  * Calibrates `in` (fresh from comm_start, step 0) when the calibration answers for it, and
- * returns its uncontended time.  Times alone are cached per (group, kind, algorithm, bytes) for
+ * returns its uncontended time.  Times alone are cached per (layout, kind, algorithm, bytes) for
  * the graph: a lowered iteration repeats a few shapes thousands of times.
  */
-static SsimTime prepare_inst(Comm *cm, Inst *in, const Plan *p, guint32 first_op)
+static SsimTime prepare_inst(Comm *cm, Inst *in, const Layout *l, guint32 first_op)
 {
     AloneKey key;
     memset(&key, 0, sizeof key);
     key.bytes = in->bytes;
-    key.group = in->group;
+    key.layout = in->layout;
     key.src = in->src;
     key.dst = in->dst;
     key.algo = in->algo;
@@ -587,8 +284,8 @@ static SsimTime prepare_inst(Comm *cm, Inst *in, const Plan *p, guint32 first_op
     AloneVal *v = g_hash_table_lookup(cm->alone, &key);
     if (v == NULL) {
         v = g_new0(AloneVal, 1);
-        v->flows = alone_flows(cm, in, p);
-        v->nominal = v->flows + alone_alphas(cm, in, p);
+        v->flows = alone_flows(cm, in, l);
+        v->nominal = v->flows + alone_alphas(cm, in, l);
         v->total = v->latency = -1;
         g_hash_table_insert(cm->alone, g_memdup2(&key, sizeof key), v);
     }
@@ -596,16 +293,13 @@ static SsimTime prepare_inst(Comm *cm, Inst *in, const Plan *p, guint32 first_op
     if (cm->cal.lookup == NULL) {
         return v->nominal;
     }
-    guint n = in->algo == ALGO_P2P ? 2 : p->n;
-    guint gpn = ssim_net_gpus_per_node(cm->net);
-    guint per_node = in->algo == ALGO_P2P ? (in->src / gpn == in->dst / gpn ? 2 : 1)
-                     : p->n_nodes <= 1    ? p->n
-                     : p->k > 0           ? p->k
-                                          : (p->n + p->n_nodes - 1) / p->n_nodes;
-    SsimCollKind kind = in->algo == ALGO_P2P ? SSIM_COLL_N : (SsimCollKind)in->coll;
-    SsimNetAlgorithm algo = in->algo == ALGO_P2P ? SSIM_NET_ALGO_AUTO : in->algo;
-    if (!cm->cal.lookup(cm->cal.data, cm->graph, first_op, kind, algo, n, per_node, in->bytes,
-                        &total, &latency) ||
+    CalibQuery q;
+    if (ssim_coll_algos[in->algo]->query != NULL)
+        ssim_coll_algos[in->algo]->query(l, cm->net, in, &q);
+    else
+        collective_query(l, in, &q);
+    if (!cm->cal.lookup(cm->cal.data, cm->graph, first_op, q.kind, q.algorithm, q.n, q.per_node,
+                        in->bytes, &total, &latency) ||
         v->flows <= 0)
         return v->nominal;
     latency = CLAMP(latency, 0, total);
@@ -616,7 +310,7 @@ static SsimTime prepare_inst(Comm *cm, Inst *in, const Plan *p, guint32 first_op
         v->latency = latency;
         v->scale = (double)(total - latency) / (double)v->flows;
         in->scale = v->scale;
-        v->calibrated = latency + alone_flows(cm, in, p);
+        v->calibrated = latency + alone_flows(cm, in, l);
     }
     in->scale = v->scale;
     return v->calibrated;
@@ -656,8 +350,8 @@ static void step_done(Comm *cm, guint32 id)
             ssim_run_finish_match(cm->run, match);
         return;
     }
-    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, p, in->step);
+    const Layout *l = in->layout == SSIM_NONE ? NULL : layout_at(cm, in->layout);
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, l, in->step);
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
 
@@ -694,18 +388,18 @@ static void on_wake(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data
 
 static void comm_reset(Comm *cm)
 {
-    for (guint i = 0; i < cm->n_plans; i++)
-        plan_clear(&cm->plans[i]);
-    g_free(cm->plans);
-    cm->plans = NULL;
-    cm->n_plans = 0;
-    for (guint i = 0; cm->copy_plans != NULL && i < cm->copy_plans->len; i++)
-        plan_clear(&g_array_index(cm->copy_plans, Plan, i));
-    if (cm->copy_plans != NULL)
-        g_array_set_size(cm->copy_plans, 0);
-    g_clear_pointer(&cm->copy_first, g_free);
-    g_clear_pointer(&cm->copy_n, g_free);
-    g_clear_pointer(&cm->copy_plan, g_free);
+    for (guint i = 0; i < cm->n_groups; i++)
+        ssim_coll_layout_clear(&cm->layouts[i]);
+    g_free(cm->layouts);
+    cm->layouts = NULL;
+    cm->n_groups = 0;
+    for (guint i = 0; cm->copy_layouts != NULL && i < cm->copy_layouts->len; i++)
+        ssim_coll_layout_clear(&g_array_index(cm->copy_layouts, Layout, i));
+    if (cm->copy_layouts != NULL)
+        g_array_set_size(cm->copy_layouts, 0);
+    g_clear_pointer(&cm->copy_layouts_first, g_free);
+    g_clear_pointer(&cm->copy_layouts_n, g_free);
+    g_clear_pointer(&cm->copy_layout, g_free);
     cm->n_insts = 0;
     cm->free_head = SSIM_NONE;
     cm->graph = NULL;
@@ -724,8 +418,8 @@ static void comm_free(gpointer data)
     g_hash_table_destroy(cm->alone);
     g_array_free(cm->uncontended, TRUE);
     ssim_net_free(cm->shadow);
-    if (cm->copy_plans != NULL)
-        g_array_free(cm->copy_plans, TRUE);
+    if (cm->copy_layouts != NULL)
+        g_array_free(cm->copy_layouts, TRUE);
     g_free(cm);
 }
 
@@ -758,14 +452,14 @@ static gboolean comm_attach(gpointer data, SsimEngine *engine, SsimRun *run, con
     cm->engine = engine;
     cm->run = run;
     cm->graph = graph;
-    cm->n_plans = ssim_graph_n_groups(graph);
-    cm->plans = g_new0(Plan, MAX(cm->n_plans, 1u));
-    cm->copy_first = g_new(guint32, MAX(cm->n_plans, 1u));
-    cm->copy_n = g_new0(guint32, MAX(cm->n_plans, 1u));
-    for (guint i = 0; i < cm->n_plans; i++)
-        cm->copy_first[i] = SSIM_NONE;
+    cm->n_groups = ssim_graph_n_groups(graph);
+    cm->layouts = g_new0(Layout, MAX(cm->n_groups, 1u));
+    cm->copy_layouts_first = g_new(guint32, MAX(cm->n_groups, 1u));
+    cm->copy_layouts_n = g_new0(guint32, MAX(cm->n_groups, 1u));
+    for (guint i = 0; i < cm->n_groups; i++)
+        cm->copy_layouts_first[i] = SSIM_NONE;
     if (cm->map.n_copies > 1 && cm->map.copy_gpu != NULL)
-        cm->copy_plan = g_new0(guint32, (gsize)MAX(cm->n_plans, 1u) * cm->map.n_copies);
+        cm->copy_layout = g_new0(guint32, (gsize)MAX(cm->n_groups, 1u) * cm->map.n_copies);
     cm->wake_at = SSIM_TIME_NEVER;
     g_array_set_size(cm->uncontended, 0);
     g_array_set_size(cm->uncontended, ssim_graph_n_matches(graph));
@@ -794,38 +488,16 @@ static guint32 inst_alloc(Comm *cm)
     return cm->n_insts++;
 }
 
-/* Fills the algorithm, chunks and steps of `in`, a collective of `coll` and in->bytes on plan
- * `plan_id`; FALSE when it moves nothing (one member, or no bytes). */
-static gboolean setup_collective(Comm *cm, Inst *in, guint32 plan_id)
+/* Fills the algorithm, chunks and steps of `in`, a collective of `coll` and in->bytes on layout
+ * `layout_id`; FALSE when it moves nothing (one member, or no bytes). */
+static gboolean setup_collective(Comm *cm, Inst *in, guint32 layout_id)
 {
-    Plan *p = plan_at(cm, plan_id);
-    if (p->n <= 1 || in->bytes == 0)
+    Layout *l = layout_at(cm, layout_id);
+    if (l->n <= 1 || in->bytes == 0)
         return FALSE;
-    in->group = plan_id;
-    in->algo = (guint8)choose_plan(p, cm->net, in->coll, in->bytes);
-    switch (in->algo) {
-    case SSIM_NET_ALGO_TREE:
-        if (!p->has_tree)
-            plan_build_tree(p, cm->net);
-        in->chunks = chunks_for(cm->net, in->bytes / 2);
-        in->n_steps = 2 * (in->chunks + p->tree_h - 1);
-        break;
-    case SSIM_NET_ALGO_HIERARCHICAL:
-        in->n_steps = 2 * (p->k - 1) + 2 * (p->n_nodes - 1);
-        break;
-    case SSIM_NET_ALGO_DIRECT:
-        in->n_steps = 1;
-        break;
-    default:
-        if (in->coll == SSIM_COLL_PERMUTE) {
-            in->n_steps = 1;
-        } else if (in->coll == SSIM_COLL_BROADCAST || in->coll == SSIM_COLL_REDUCE) {
-            in->chunks = chunks_for(cm->net, in->bytes);
-            in->n_steps = in->chunks + p->n - 2;
-        } else {
-            in->n_steps = (in->coll == SSIM_COLL_ALLREDUCE ? 2 : 1) * (p->n - 1);
-        }
-    }
+    in->layout = layout_id;
+    in->algo = (guint8)ssim_coll_choose(l, cm->net, in->coll, in->bytes);
+    in->n_steps = ssim_coll_algos[in->algo]->steps(l, cm->net, in);
     return TRUE;
 }
 
@@ -834,8 +506,8 @@ static void launch(Comm *cm, const Inst *in)
 {
     guint32 id = inst_alloc(cm);
     cm->insts[id] = *in;
-    const Plan *p = in->group == SSIM_NONE ? NULL : plan_at(cm, in->group);
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], p, 0);
+    const Layout *l = in->layout == SSIM_NONE ? NULL : layout_at(cm, in->layout);
+    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], l, 0);
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
 
@@ -844,65 +516,70 @@ static gint cmp_ranks(const guint32 *a, const guint32 *b, guint n)
     return memcmp(a, b, n * sizeof *a);
 }
 
-/* The distinct copies of graph group `g` (built), as plans appended to copy_plans. */
-static void build_copies(Comm *cm, guint32 g)
+/*
+ * The layouts of the copies of graph group `g` (built): each copy's layout id into copy_layout,
+ * and a layout appended to copy_layouts for each copy whose members (as a set) are neither the
+ * group's nor a lower copy's; the others share that layout.
+ */
+static void build_copy_layouts(Comm *cm, guint32 g)
 {
-    guint n = cm->plans[g].n;
-    guint32 *plan_of = cm->copy_plan + (gsize)g * cm->map.n_copies;
-    cm->copy_first[g] = cm->copy_plans->len;
-    cm->copy_n[g] = 0;
+    guint n = cm->layouts[g].n;
+    guint32 *layout_of = cm->copy_layout + (gsize)g * cm->map.n_copies;
+    cm->copy_layouts_first[g] = cm->copy_layouts->len;
+    cm->copy_layouts_n[g] = 0;
     for (guint c = 0; c < cm->map.n_copies; c++)
-        plan_of[c] = g;
+        layout_of[c] = g;
     if (n <= 1)
         return;
     g_autofree guint32 *ranks = g_new(guint32, n);
     g_autofree guint32 *sorted = g_new(guint32, n);
+    guint32 first = cm->n_groups + cm->copy_layouts_first[g];
     for (guint c = 1; c < cm->map.n_copies; c++) {
         for (guint i = 0; i < n; i++) {
-            ranks[i] = cm->map.copy_gpu(cm->map.data, cm->plans[g].order[i], c);
+            ranks[i] = cm->map.copy_gpu(cm->map.data, cm->layouts[g].order[i], c);
             g_return_if_fail(ranks[i] < ssim_net_n_gpus(cm->net));
         }
         memcpy(sorted, ranks, n * sizeof *ranks);
         qsort(sorted, n, sizeof *sorted, ssim_cmp_u32);
-        gboolean same = cmp_ranks(sorted, cm->plans[g].sorted, n) == 0;
-        for (guint k = 0; !same && k < cm->copy_n[g]; k++)
-            if (cmp_ranks(sorted, plan_at(cm, cm->n_plans + cm->copy_first[g] + k)->sorted, n) ==
-                0) {
+        gboolean same = cmp_ranks(sorted, cm->layouts[g].sorted, n) == 0;
+        for (guint k = 0; !same && k < cm->copy_layouts_n[g]; k++)
+            if (cmp_ranks(sorted, layout_at(cm, first + k)->sorted, n) == 0) {
                 same = TRUE;
-                plan_of[c] = cm->n_plans + cm->copy_first[g] + k;
+                layout_of[c] = first + k;
             }
         if (same)
             continue;
-        Plan copy = {0};
-        plan_build(&copy, cm->net, ranks, n);
-        g_array_append_val(cm->copy_plans, copy);
-        plan_of[c] = cm->n_plans + cm->copy_first[g] + cm->copy_n[g];
-        cm->copy_n[g]++;
+        Layout layout = {0};
+        ssim_coll_layout_build(&layout, cm->net, ranks, n);
+        g_array_append_val(cm->copy_layouts, layout);
+        layout_of[c] = first + cm->copy_layouts_n[g];
+        cm->copy_layouts_n[g]++;
     }
 }
 
-/* Starts, as load only, the copies of the representative's instance `in` (SsimNetMapping). */
+/* Starts, as load only, the copies of the representative's instance `in` (SsimNetMapping): one
+ * per copy of a transfer's GPUs, one per distinct copy layout of a collective's group. */
 static void launch_copies(Comm *cm, const Inst *in)
 {
-    Inst copy = *in;
-    copy.load_only = 1;
+    Inst load = *in;
+    load.load_only = 1;
     if (in->algo == ALGO_P2P) {
         for (guint c = 1; c < cm->map.n_copies; c++) {
-            copy.src = cm->map.copy_gpu(cm->map.data, in->src, c);
-            copy.dst = cm->map.copy_gpu(cm->map.data, in->dst, c);
-            g_return_if_fail(copy.src < ssim_net_n_gpus(cm->net) &&
-                             copy.dst < ssim_net_n_gpus(cm->net));
-            launch(cm, &copy);
+            load.src = cm->map.copy_gpu(cm->map.data, in->src, c);
+            load.dst = cm->map.copy_gpu(cm->map.data, in->dst, c);
+            g_return_if_fail(load.src < ssim_net_n_gpus(cm->net) &&
+                             load.dst < ssim_net_n_gpus(cm->net));
+            launch(cm, &load);
         }
         return;
     }
-    guint32 g = in->group;
-    if (cm->copy_first[g] == SSIM_NONE)
-        build_copies(cm, g);
-    for (guint32 k = 0; k < cm->copy_n[g]; k++) {
-        copy.chunks = 0;
-        if (setup_collective(cm, &copy, cm->n_plans + cm->copy_first[g] + k))
-            launch(cm, &copy);
+    guint32 g = in->layout; /* the representative runs on its group's own layout */
+    if (cm->copy_layouts_first[g] == SSIM_NONE)
+        build_copy_layouts(cm, g);
+    for (guint32 k = 0; k < cm->copy_layouts_n[g]; k++) {
+        load.chunks = 0;
+        if (setup_collective(cm, &load, cm->n_groups + cm->copy_layouts_first[g] + k))
+            launch(cm, &load);
     }
 }
 
@@ -919,7 +596,7 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
     Inst in = {.match = match,
                .instance = instance,
                .coll = op->coll,
-               .group = SSIM_NONE,
+               .layout = SSIM_NONE,
                .bytes = op->bytes};
     gboolean copied = cm->map.n_copies > 1 && cm->map.copy_gpu != NULL;
     g_return_val_if_fail(copy == 0 || (copied && copy < cm->map.n_copies), 0);
@@ -934,10 +611,10 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
             g_return_val_if_fail(
                 in.src < ssim_net_n_gpus(cm->net) && in.dst < ssim_net_n_gpus(cm->net), 0);
         }
-        in.n_steps = 1;
-    } else if (op->kind == SSIM_OP_COLLECTIVE && op->group < cm->n_plans) {
-        Plan *p = &cm->plans[op->group];
-        if (!p->built) {
+        in.n_steps = ssim_coll_algos[ALGO_P2P]->steps(NULL, cm->net, &in);
+    } else if (op->kind == SSIM_OP_COLLECTIVE && op->group < cm->n_groups) {
+        Layout *l = &cm->layouts[op->group];
+        if (!l->built) {
             guint n = 0;
             const guint32 *ranks = cm->map.group_members != NULL
                                        ? cm->map.group_members(cm->map.data, op->group, &n)
@@ -951,25 +628,25 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
             }
             for (guint i = 0; i < n; i++)
                 g_return_val_if_fail(ranks[i] < ssim_net_n_gpus(cm->net), 0);
-            plan_build(p, cm->net, ranks, n);
+            ssim_coll_layout_build(l, cm->net, ranks, n);
         }
-        guint32 plan = op->group;
+        guint32 layout = op->group;
         if (copy > 0) {
-            if (cm->copy_first[op->group] == SSIM_NONE)
-                build_copies(cm, op->group);
-            plan = cm->copy_plan[(gsize)op->group * cm->map.n_copies + copy];
+            if (cm->copy_layouts_first[op->group] == SSIM_NONE)
+                build_copy_layouts(cm, op->group);
+            layout = cm->copy_layout[(gsize)op->group * cm->map.n_copies + copy];
         }
-        if (!setup_collective(cm, &in, plan))
+        if (!setup_collective(cm, &in, layout))
             return 0;
     } else {
         return 0; /* barriers and the like carry no data */
     }
     in.scale = 1.0;
-    const Plan *p = in.group == SSIM_NONE ? NULL : plan_at(cm, in.group);
+    const Layout *l = in.layout == SSIM_NONE ? NULL : layout_at(cm, in.layout);
     guint32 slot = instance == SSIM_NONE ? match : instance;
     if (slot >= cm->uncontended->len)
         g_array_set_size(cm->uncontended, MAX(slot + 1, 2 * cm->uncontended->len));
-    g_array_index(cm->uncontended, SsimTime, slot) = prepare_inst(cm, &in, p, mops[mfirst[match]]);
+    g_array_index(cm->uncontended, SsimTime, slot) = prepare_inst(cm, &in, l, mops[mfirst[match]]);
     launch(cm, &in);
     /* The copies carry the representative's calibration (they are the same collective). */
     if (instance == SSIM_NONE && copied)
@@ -1000,7 +677,7 @@ SsimCommModel ssim_net_comm_model(SsimNet *net)
         cm->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
         cm->alone = g_hash_table_new_full(alone_hash, alone_equal, g_free, g_free);
         cm->uncontended = g_array_new(FALSE, TRUE, sizeof(SsimTime));
-        cm->copy_plans = g_array_new(FALSE, FALSE, sizeof(Plan));
+        cm->copy_layouts = g_array_new(FALSE, FALSE, sizeof(Layout));
         *slot = cm;
     }
     return (SsimCommModel){.data = *slot,
