@@ -366,68 +366,56 @@ static gboolean plot_bars(const char *image, Run *runs, guint n, const SsimModel
     return ssim_plot_render(image, gp, status, error);
 }
 
-static gboolean set_field(SsimParallel *par, const char *key, const char *value, const char *opt,
-                          int *rc)
-{
-    g_autoptr(GError) error = NULL;
-    if (value == NULL)
-        return TRUE;
-    if (!ssim_parallel_set(par, key, value, &error)) {
-        *rc = ssim_cli_usage_error(VERB, "--%s: %s", opt, error->message);
-        return FALSE;
-    }
-    return TRUE;
-}
-
 int ssim_verb_compare(int argc, char **argv)
 {
-    g_autofree char *model_name = NULL, *cluster_name = NULL, *schedule = NULL, *split = NULL;
-    g_autofree char *recompute = NULL, *bucket = NULL, *tp_comm = NULL, *zero = NULL;
-    g_autofree char *format_name = NULL, *policies = NULL, *shift_list = NULL;
-    g_autofree char *trace = NULL, *plot = NULL, *output = NULL;
-    gint nodes = 2, dp = -1, tp = -1, pp = -1, mb = -1, gbs = -1, top = 8, budget = -1;
-    gboolean exact = FALSE, ignore_memory = FALSE, seq_parallel = FALSE;
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    g_auto(SsimCliPlace) place = {0};
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *policies = NULL, *trace = NULL, *plot = NULL;
+    gint top = 8, budget = -1;
+    gboolean exact = FALSE, ignore_memory = FALSE;
     SsimCliLimits limits;
+    job.nodes = 2;
     GOptionEntry entries[] = {
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
-         "Model: a bundled name or an INI path (default: the embedded GPT-J 6B)", "NAME|PATH"},
-        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
-         "Cluster: a bundled name or an INI path (default: the embedded DGX H200)", "NAME|PATH"},
-        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "Number of nodes (default 2)", "N"},
-        {"split", 0, 0, G_OPTION_ARG_STRING, &split,
-         "Configuration as key=value pairs (applied before the options below)", "SPEC"},
-        {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "Data-parallel replicas (default: GPUs / (tp pp))",
-         "N"},
-        {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "Tensor-parallel ranks per stage (default 4)", "N"},
-        {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "Pipeline stages (default 2)", "N"},
-        {"microbatch", 'b', 0, G_OPTION_ARG_INT, &mb, "Sequences per microbatch (default 1)", "B"},
-        {"global-batch", 'B', 0, G_OPTION_ARG_INT, &gbs,
-         "Sequences per iteration (default dp * microbatch * max(8, 4 pp))", "N"},
-        {"schedule", 's', 0, G_OPTION_ARG_STRING, &schedule,
-         "Force one schedule for every policy (default: each policy's own: xla, megatron 1f1b)",
-         "NAME"},
-        {"recompute", 'r', 0, G_OPTION_ARG_STRING, &recompute,
-         "none, selective or full (default: the first that fits)", "MODE"},
-        {"seq-parallel", 0, 0, G_OPTION_ARG_NONE, &seq_parallel, "Sequence parallelism", NULL},
-        {"zero", 'z', 0, G_OPTION_ARG_STRING, &zero, "ZeRO stage 0 or 1", "0|1"},
-        {"bucket", 0, 0, G_OPTION_ARG_STRING, &bucket,
-         "Megatron's DP gradient bucket size (default off)", "BYTES|off"},
-        {"tp-comm", 0, 0, G_OPTION_ARG_STRING, &tp_comm, "allreduce or rs-ag", "STYLE"},
+        ssim_cli_job_entry(&job, SSIM_OPT_MODEL,
+                           "Model: a bundled name or an INI path (default: the embedded GPT-J 6B)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
+                           "Cluster: a bundled name or an INI path (default: the embedded DGX "
+                           "H200)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_NODES, "Number of nodes (default 2)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_SPLIT,
+                           "Configuration as key=value pairs (applied before the options below)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_DP, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_TP, "Tensor-parallel ranks per stage (default 4)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_PP, "Pipeline stages (default 2)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_MICROBATCH, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_GLOBAL_BATCH,
+                           "Sequences per iteration (default dp * microbatch * max(8, 4 pp))"),
+        ssim_cli_job_entry(&job, SSIM_OPT_SCHEDULE,
+                           "Force one schedule for every policy (default: each policy's own: "
+                           "xla, megatron 1f1b)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_RECOMPUTE,
+                           "none, selective or full (default: the first that fits)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_SEQ_PARALLEL, "Sequence parallelism"),
+        ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage 0 or 1"),
+        ssim_cli_job_entry(&job, SSIM_OPT_BUCKET,
+                           "Megatron's DP gradient bucket size (default off)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce or rs-ag"),
         {"policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
          "Comma-separated policies; the first is the reference (default "
          "baseline,megatron,commshift,auto)",
          "LIST"},
-        {"shift", 0, 0, G_OPTION_ARG_STRING, &shift_list,
-         "Relocations commshift and auto may make: dp, pp, tp (default all) or none", "LIST"},
+        ssim_cli_place_entry(&place, SSIM_OPT_SHIFT,
+                             "Relocations commshift and auto may make: dp, pp, tp (default all) "
+                             "or none"),
         {"budget", 0, 0, G_OPTION_ARG_INT, &budget, "Auto: most candidates to try (default 24)",
          "N"},
         {"top", 0, 0, G_OPTION_ARG_INT, &top, "Attribution rows to show (default 8)", "N"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact, "Simulate every GPU", NULL},
         {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &ignore_memory,
          "Simulate even when the memory estimate exceeds a GPU's HBM", NULL},
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name, "table (default), csv or json",
-         "FMT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the report to FILE", "FILE"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT, NULL),
+        ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT, NULL),
         {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace,
          "Write a Perfetto trace per policy to PREFIX-POLICY.json", "PREFIX"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
@@ -453,25 +441,19 @@ int ssim_verb_compare(int argc, char **argv)
              "Exit status: 0 success; 1 bad input or simulation failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
+    SsimFormat format;
+    if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
+        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_job_check_counts(VERB, &job)))
         return rc;
-    SsimFormat format = SSIM_FORMAT_TABLE;
-    if (format_name && !ssim_format_from_name(format_name, &format))
-        return ssim_cli_usage_error(VERB, "--format: '%s' is not table, csv or json", format_name);
-    gint *ints[] = {&nodes, &dp, &tp, &pp, &mb, &gbs};
-    const char *int_names[] = {"nodes", "dp", "tp", "pp", "microbatch", "global-batch"};
-    for (gsize i = 0; i < G_N_ELEMENTS(ints); i++)
-        if (*ints[i] != -1 && *ints[i] < 1)
-            return ssim_cli_usage_error(VERB, "--%s: must be a positive integer", int_names[i]);
     if (top < 1)
         return ssim_cli_usage_error(VERB, "--top: must be a positive integer");
-    if (nodes < 1) /* -1 is no sentinel here: the default is 2 */
+    if (job.nodes < 1) /* -1 is no sentinel here: the default is 2 */
         return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
 
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
+    if ((rc = ssim_cli_place_parse(VERB, &place, &placement)) != SSIM_EXIT_OK)
+        return rc;
     g_autoptr(GError) error = NULL;
-    if (shift_list && !ssim_shift_parse(shift_list, &placement.shifts, &error))
-        return ssim_cli_usage_error(VERB, "--shift: %s", error->message);
     if (budget != -1)
         placement.budget = (guint)MAX(budget, 0);
     SsimPlacementKind kinds[SSIM_PLACEMENT_N * 2];
@@ -496,56 +478,21 @@ int ssim_verb_compare(int argc, char **argv)
             return ssim_cli_usage_error(VERB, "--policies: give at least one policy");
     }
 
-    g_autoptr(SsimModel) model =
-        model_name ? ssim_model_load(model_name, &error) : ssim_model_default();
-    if (model == NULL)
-        return ssim_cli_runtime_error(error);
-    g_autoptr(SsimCluster) cluster =
-        cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
-    if (cluster == NULL)
-        return ssim_cli_runtime_error(error);
-    if ((rc = ssim_cli_set_nodes(VERB, cluster, nodes)) != SSIM_EXIT_OK)
+    g_autoptr(SsimModel) model = NULL;
+    g_autoptr(SsimCluster) cluster = NULL;
+    if ((rc = ssim_cli_job_load(VERB, &job, &model, &cluster)) != SSIM_EXIT_OK)
         return rc;
-    guint world = ssim_cluster_n_gpus(cluster);
 
     SsimParallel par;
     ssim_parallel_init(&par);
     par.tp = MIN(4u, cluster->gpus_per_node);
     par.pp = 2;
-    gboolean gbs_given = gbs != -1, dp_given = dp != -1;
-    if (split) {
-        if (!ssim_parallel_parse(&par, split, &error))
-            return ssim_cli_usage_error(VERB, "--split: %s", error->message);
-        gbs_given = gbs_given || strstr(split, "gbs") || strstr(split, "global_batch");
-        dp_given = dp_given || g_str_has_prefix(split, "dp=") || strstr(split, ",dp=");
-    }
-    if (tp != -1)
-        par.tp = (guint)tp;
-    if (pp != -1)
-        par.pp = (guint)pp;
-    if (dp != -1)
-        par.dp = (guint)dp;
-    else if (!dp_given && world % (par.tp * par.pp) == 0)
-        par.dp = world / (par.tp * par.pp);
-    if (mb != -1)
-        par.microbatch = (guint)mb;
-    if (!set_field(&par, "schedule", schedule, "schedule", &rc) ||
-        !set_field(&par, "recompute", recompute, "recompute", &rc) ||
-        !set_field(&par, "zero", zero, "zero", &rc) ||
-        !set_field(&par, "bucket", bucket, "bucket", &rc) ||
-        !set_field(&par, "tp_comm", tp_comm, "tp-comm", &rc) ||
-        !set_field(&par, "sp", seq_parallel ? "on" : NULL, "seq-parallel", &rc))
+    if ((rc = ssim_cli_job_apply(VERB, &job, &par, ssim_cluster_n_gpus(cluster))) != SSIM_EXIT_OK)
         return rc;
-    if (gbs != -1)
-        par.global_batch = (guint)gbs;
-    else if (!gbs_given)
-        par.global_batch = par.dp * par.microbatch * MAX(8u, 4 * par.pp);
-    gboolean schedule_given = schedule != NULL || (split && strstr(split, "schedule"));
-
+    gboolean schedule_given = ssim_cli_job_has_schedule(&job);
     /* Without a recompute mode, the cheapest that fits the native schedule of the first policy
      * (GPipe-like in-flight counts: the lock-step pipeline keeps every microbatch alive). */
-    gboolean recompute_given = recompute != NULL || (split && strstr(split, "recompute"));
-    if (!recompute_given && !ignore_memory) {
+    if (!ssim_cli_job_has_recompute(&job) && !ignore_memory) {
         for (int mode = SSIM_RECOMPUTE_NONE; mode < SSIM_RECOMPUTE_N; mode++) {
             SsimParallel probe_par = par;
             probe_par.recompute = (SsimRecompute)mode;
@@ -635,7 +582,7 @@ int ssim_verb_compare(int argc, char **argv)
         }
     }
     if (ok)
-        ok = ssim_cli_emit(output, out, &error);
+        ok = ssim_cli_emit(output.output, out, &error);
     for (guint i = 0; i < n_runs; i++)
         run_clear(&runs[i]);
     g_free(runs);
