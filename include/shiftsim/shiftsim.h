@@ -9,6 +9,8 @@
 #include <shiftsim/report.h>
 #include <shiftsim/trace.h>
 #include <shiftsim/plot.h>
+#include <shiftsim/stepbars.h>
+#include <shiftsim/explain.h>
 #include <shiftsim/data.h>
 #include <shiftsim/alloc.h>
 #include <shiftsim/model.h>
@@ -21,6 +23,7 @@
 #include <shiftsim/analytic.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/sweep.h>
+#include <shiftsim/compare.h>
 #include <shiftsim/calibrate.h>
 #include <shiftsim/kineto.h>
 #include <shiftsim/chakra.h>

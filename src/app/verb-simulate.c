@@ -14,116 +14,15 @@
  */
 #include "src/app/verbs.h"
 
+#include <shiftsim/explain.h>
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/summary.h>
-
-#include <json-glib/json-glib.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #define VERB "simulate"
-
-/* With the flow network and a profile: the fitted figures that calibrate it, as a table after
- * the others, a CSV block after a blank line, or a "network_calibration" array of the JSON
- * object. */
-static void append_calibration(GString *out, SsimFormat format, const char *path,
-                               const SsimNetCal *cal)
-{
-    if (format == SSIM_FORMAT_TABLE) {
-        g_autoptr(GString) table = ssim_netcal_table(cal);
-        g_string_append_printf(out,
-                               "\nnetwork calibration (%s): collectives run on the flow network "
-                               "with the measured time\nalone; latency and bus bandwidth fitted "
-                               "as t = a + b*bytes on the smallest and largest sizes\n%s",
-                               path, table->len ? table->str : "(no collective curves)\n");
-        return;
-    }
-    if (format == SSIM_FORMAT_CSV) {
-        g_string_append(out, "\nop,ranks,ranks_per_node,intra,algo,points,min_bytes,max_bytes,"
-                             "latency_us,step_latency_us,busbw_GB_s,link_GB_s,efficiency\n");
-        for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
-            const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
-            g_string_append_printf(out,
-                                   "%s,%u,%u,%d,%s,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                   ",%.4f,%.4f,%.4f,%.4f,%.5f\n",
-                                   ssim_profile_comm_name(f->op), f->ranks, f->ranks_per_node,
-                                   f->intra ? 1 : 0, f->algo, f->n_points, f->min_bytes,
-                                   f->max_bytes, f->latency_us, f->step_latency_us, f->busbw / 1e9,
-                                   f->link_bw / 1e9, f->efficiency);
-        }
-        return;
-    }
-    g_autoptr(JsonParser) parser = json_parser_new();
-    if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
-        return;
-    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
-    JsonArray *fits = json_array_new();
-    for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
-        const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
-        JsonObject *o = json_object_new();
-        json_object_set_string_member(o, "op", ssim_profile_comm_name(f->op));
-        json_object_set_int_member(o, "ranks", f->ranks);
-        json_object_set_int_member(o, "ranks_per_node", f->ranks_per_node);
-        json_object_set_string_member(o, "algo", f->algo);
-        json_object_set_int_member(o, "points", f->n_points);
-        json_object_set_int_member(o, "min_bytes", (gint64)f->min_bytes);
-        json_object_set_int_member(o, "max_bytes", (gint64)f->max_bytes);
-        json_object_set_double_member(o, "latency_us", f->latency_us);
-        json_object_set_double_member(o, "step_latency_us", f->step_latency_us);
-        json_object_set_double_member(o, "busbw_GB_s", f->busbw / 1e9);
-        json_object_set_double_member(o, "efficiency", f->efficiency);
-        json_array_add_object_element(fits, o);
-    }
-    json_object_set_array_member(root, "network_calibration", fits);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, json_parser_get_root(parser));
-    json_generator_set_pretty(gen, TRUE);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    g_string_assign(out, text);
-    g_string_append_c(out, '\n');
-}
-
-/* --explain-costs: two tables after the figures (per lowering class, per op kind), the per-kind
- * CSV after a blank line, or a "cost_sources" member of the JSON object. */
-static void append_explain(GString *out, SsimFormat format, const char *path,
-                           const SsimCostExplain *kinds, const SsimClassExplain *classes)
-{
-    if (format == SSIM_FORMAT_CSV) {
-        g_autoptr(GString) csv = ssim_cost_explain_csv(kinds);
-        g_string_append_printf(out, "\n%s", csv->str);
-        return;
-    }
-    if (format == SSIM_FORMAT_JSON) {
-        g_autoptr(JsonParser) parser = json_parser_new();
-        if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
-            return;
-        JsonObject *root = json_node_get_object(json_parser_get_root(parser));
-        JsonObject *src = json_object_new();
-        for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++) {
-            JsonObject *row = json_object_new();
-            for (guint s = 0; s < SSIM_COST_N; s++)
-                json_object_set_int_member(row, ssim_cost_source_name(s),
-                                           (gint64)kinds->count[k][s]);
-            json_object_set_object_member(src, ssim_profile_kind_name(k), row);
-        }
-        json_object_set_object_member(root, "cost_sources", src);
-        g_autoptr(JsonGenerator) gen = json_generator_new();
-        json_generator_set_root(gen, json_parser_get_root(parser));
-        json_generator_set_pretty(gen, TRUE);
-        g_autofree char *text = json_generator_to_data(gen, NULL);
-        g_string_assign(out, text);
-        g_string_append_c(out, '\n');
-        return;
-    }
-    g_autoptr(GString) by_class = ssim_class_explain_table(classes);
-    g_autoptr(GString) by_kind = ssim_cost_explain_table(kinds);
-    g_string_replace(by_kind, "op class", "op kind ", 1);
-    g_string_append_printf(out, "\ncost sources (%s)\n%s\n%s",
-                           path ? path : "no profile: analytical model", by_class->str,
-                           by_kind->str);
-}
 
 int ssim_verb_simulate(int argc, char **argv)
 {
@@ -301,10 +200,10 @@ int ssim_verb_simulate(int argc, char **argv)
     }
     g_autoptr(GString) out = ssim_result_format(&result, &config, format);
     if (explain_costs)
-        append_explain(out, format, profile_path, &explain, &class_explain);
+        ssim_explain_append_costs(out, format, profile_path, &explain, &class_explain);
     if (explain_costs && config.flow_network && profile_path) {
         g_autoptr(SsimNetCal) cal = ssim_netcal_new(profile, cluster, model->dtype);
-        append_calibration(out, format, profile_path, cal);
+        ssim_explain_append_netcal(out, format, profile_path, cal);
     }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);

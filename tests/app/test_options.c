@@ -2,7 +2,8 @@
  * The shared options (src/app/options.c) and the verbs that take them: each group's entries carry
  * the option's one declaration (name, letter, storage) and the verb's help text; the checks and
  * the application to a split name the option in every error; the split options derive dp and the
- * global batch as documented.
+ * global batch as documented; and the verbs compare and simulate refuse bad values with a usage
+ * error, and compare writes its traces and plots.
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
@@ -30,6 +31,11 @@ static char *slurp(FILE *f)
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
         g_string_append_len(s, buf, (gssize)n);
     return g_string_free(s, FALSE);
+}
+
+static int compare(int argc, const char **argv)
+{
+    return ssim_verb_compare(argc, (char **)argv);
 }
 
 Test(options, entries_are_declared_once_with_the_verbs_text)
@@ -151,4 +157,51 @@ Test(options, errors_name_the_option, .init = redirect)
     cr_assert(strstr(err, "shiftsim replay: --format: 'xml' is not table, csv or json"), "%s", err);
     cr_assert(strstr(err, "shiftsim simulate: --placement: unknown placement 'nowhere'"), "%s",
               err);
+}
+
+Test(compare, usage_errors, .init = redirect)
+{
+    const char *a[] = {"compare", "--policies", "baseline,zz"};
+    cr_assert_eq(compare(3, a), 2);
+    const char *b[] = {"compare", "--shift", "qq"};
+    cr_assert_eq(compare(3, b), 2);
+    const char *c[] = {"compare", "--format", "xml"};
+    cr_assert_eq(compare(3, c), 2);
+    const char *d[] = {"compare", "--tp", "3"};
+    cr_assert_eq(compare(3, d), 1);
+}
+
+Test(compare, simulate_honours_the_placement, .init = redirect)
+{
+    const char *a[] = {"simulate",    "--nodes",   "2",       "--tp", "4",        "--pp", "2",
+                       "--placement", "commshift", "--shift", "dp",   "--format", "csv"};
+    cr_assert_eq(ssim_verb_simulate(13, (char **)a), 0);
+    const char *b[] = {"simulate", "--placement", "nowhere"};
+    cr_assert_eq(ssim_verb_simulate(3, (char **)b), 2);
+    const char *c[] = {"simulate", "--placement", "commshift", "--shift", "dp,xx"};
+    cr_assert_eq(ssim_verb_simulate(5, (char **)c), 2);
+}
+
+/* The verb end to end: the report to --output, a trace per policy, the bars and a Gantt chart
+ * per policy. */
+Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-compare-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "t", NULL);
+    g_autofree char *plot = g_build_filename(dir, "p.png", NULL);
+    g_autofree char *out = g_build_filename(dir, "out.csv", NULL);
+    const char *argv[] = {"compare", "--policies", "baseline,commshift", "--trace", prefix,
+                          "--plot",  plot,         "--output",           out,       "-f",
+                          "csv"};
+    cr_assert_eq(compare(G_N_ELEMENTS(argv), argv), 0);
+    const char *files[] = {"out.csv", "t-baseline.json", "t-commshift.json", "p.dat",
+                           "p.gp",    "p-baseline.gp",   "p-commshift.gp"};
+    for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(dir, files[i], NULL);
+        cr_assert(g_file_test(path, G_FILE_TEST_EXISTS), "%s", files[i]);
+    }
+    g_autofree char *csv = NULL;
+    cr_assert(g_file_get_contents(out, &csv, NULL, NULL));
+    cr_assert(g_str_has_prefix(csv, "policy,schedule,step_ms,"), "%s", csv);
+    cr_assert(strstr(csv, "\ncommshift,xla,"), "%s", csv);
 }
