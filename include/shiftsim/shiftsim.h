@@ -1,6 +1,6 @@
 /*
  * The umbrella header a user of libshiftsim includes: every public header, lowest layer first
- * (DESIGN.md, "Layers and modules").  Build with `pkg-config --cflags --libs shiftsim`.
+ * (docs/development.md, "Layers").  Build with `pkg-config --cflags --libs shiftsim`.
  */
 #pragma once
 
@@ -46,8 +46,11 @@
 #include <shiftsim/summary.h>
 #include <shiftsim/trace.h>
 #include <shiftsim/plot.h>
+#include <shiftsim/stepbars.h>
+#include <shiftsim/explain.h>
 /* study: many simulations */
 #include <shiftsim/sweep.h>
+#include <shiftsim/compare.h>
 #include <shiftsim/runset.h>
 #include <shiftsim/validate.h>
 #include <shiftsim/calibrate.h>

@@ -1,5 +1,6 @@
 /*
- * `shiftsim <verb> [options]`: the verb dispatcher and the helpers verbs share.
+ * `shiftsim <verb> [options]`: the verb dispatcher and the helpers verbs share (their shared
+ * options are src/app/options.c).
  *
  * Exit status: 0 on success, 1 when an input or the simulation fails, 2 on a usage error.
  */
@@ -103,52 +104,4 @@ gboolean ssim_cli_emit(const char *path, const GString *text, GError **error)
         return TRUE;
     }
     return ssim_write_file(path, text, error);
-}
-
-void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits)
-{
-    memset(limits, 0, sizeof *limits);
-    /* GOption copies the entries; the storage they point to is the caller's. */
-    GOptionEntry entries[] = {
-        {"max-ops", 0, 0, G_OPTION_ARG_INT64, &limits->max_ops,
-         "Refuse a configuration whose lowering is estimated at more than N ops (default "
-         "200000000; 0 for the default)",
-         "N"},
-        {"max-events", 0, 0, G_OPTION_ARG_INT64, &limits->max_events,
-         "Stop a replay after N events and fail without figures (default: no limit)", "N"},
-        {NULL}};
-    g_option_context_add_main_entries(context, entries, NULL);
-}
-
-int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits)
-{
-    if (limits->max_ops < 0)
-        return ssim_cli_usage_error(verb, "--max-ops: must not be negative");
-    if (limits->max_events < 0)
-        return ssim_cli_usage_error(verb, "--max-events: must not be negative");
-    return SSIM_EXIT_OK;
-}
-
-int ssim_cli_parse_limited(GOptionContext *context, int *argc, char ***argv, const char *verb,
-                           SsimCliLimits *limits)
-{
-    ssim_cli_add_limits(context, limits);
-    if (!ssim_cli_parse(context, argc, argv, verb))
-        return SSIM_EXIT_USAGE;
-    if (*argc > 1)
-        return ssim_cli_usage_error(verb, "unexpected argument '%s'", (*argv)[1]);
-    return ssim_cli_check_limits(verb, limits);
-}
-
-int ssim_cli_set_nodes(const char *verb, SsimCluster *cluster, gint nodes)
-{
-    if (nodes == -1)
-        return SSIM_EXIT_OK;
-    if (nodes < 1)
-        return ssim_cli_usage_error(verb, "--nodes: must be a positive integer");
-    g_autoptr(GError) error = NULL;
-    if (!ssim_cluster_check_nodes(cluster, (guint)nodes, &error))
-        return ssim_cli_usage_error(verb, "--nodes: %s", error->message);
-    ssim_cluster_set_nodes(cluster, (guint)nodes);
-    return SSIM_EXIT_OK;
 }

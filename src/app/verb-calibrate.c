@@ -132,20 +132,21 @@ static int do_kineto(const char *trace, const char *emit_profile, const char *em
 
 int ssim_verb_calibrate(int argc, char **argv)
 {
-    g_autofree char *runs_path = NULL, *cluster_name = NULL, *param_list = NULL;
-    g_autofree char *out_path = NULL, *kineto = NULL, *emit_profile = NULL, *emit_run = NULL;
-    g_autofree char *model = NULL, *split = NULL, *vtrain = NULL;
-    gint folds = 5, every = 1, max_iter = 200, jobs = 0, nodes = -1, scan = 5;
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT; /* the start cluster; the --emit-run run */
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *runs_path = NULL, *param_list = NULL, *kineto = NULL, *emit_profile = NULL;
+    g_autofree char *emit_run = NULL, *vtrain = NULL;
+    gint folds = 5, every = 1, max_iter = 200, jobs = 0, scan = 5;
     gdouble tolerance = 1e-3;
     gboolean validate_all = FALSE;
     SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs to fit (# shiftsim-runs v1 CSV)", "FILE"},
-        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
-         "Start cluster (the parameters' start values and the base of -o; default: the first "
-         "run's cluster); every run keeps its own cluster's other figures",
-         "NAME|PATH"},
+        ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
+                           "Start cluster (the parameters' start values and the base of -o; "
+                           "default: the first run's cluster); every run keeps its own "
+                           "cluster's other figures"),
         {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
          "Parameters to fit (default gemm,memory,nvlink,nvlink_latency_us,kernel_overhead_us,"
          "kernel_floor_us; also gemm_half_gflop, overlap_slowdown, ib, ib_latency_us)",
@@ -165,8 +166,9 @@ int ssim_verb_calibrate(int argc, char **argv)
         {"validate-all", 0, 0, G_OPTION_ARG_NONE, &validate_all,
          "After fitting, report the error of the fitted parameters on every row of the file", NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-         "Write the calibrated cluster INI (with --convert-vtrain: the runs CSV)", "FILE"},
+        ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
+                              "Write the calibrated cluster INI (with --convert-vtrain: the runs "
+                              "CSV)"),
         {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
          "Import a PyTorch profiler (Kineto) Chrome trace instead of fitting", "TRACE.json"},
         {"emit-profile", 0, 0, G_OPTION_ARG_FILENAME, &emit_profile,
@@ -174,10 +176,12 @@ int ssim_verb_calibrate(int argc, char **argv)
         {"emit-run", 0, 0, G_OPTION_ARG_FILENAME, &emit_run,
          "With --kineto: write its step time as a measured run (needs --model and --split)",
          "OUT.csv"},
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &model, "With --emit-run: the run's model", "NAME"},
-        {"split", 0, 0, G_OPTION_ARG_STRING, &split,
-         "With --emit-run: the run's configuration, e.g. dp=1,tp=8,pp=1,mb=1,gbs=8", "SPEC"},
-        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "With --emit-run: the run's nodes", "N"},
+        ssim_cli_entry_arg(
+            ssim_cli_job_entry(&job, SSIM_OPT_MODEL, "With --emit-run: the run's model"), "NAME"),
+        ssim_cli_job_entry(&job, SSIM_OPT_SPLIT,
+                           "With --emit-run: the run's configuration, e.g. "
+                           "dp=1,tp=8,pp=1,mb=1,gbs=8"),
+        ssim_cli_job_entry(&job, SSIM_OPT_NODES, "With --emit-run: the run's nodes"),
         {"convert-vtrain", 0, 0, G_OPTION_ARG_FILENAME, &vtrain,
          "Convert vTrain's ground_truth_single.csv to the runs format (to -o)", "FILE"},
         {NULL}};
@@ -200,12 +204,14 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (rc != SSIM_EXIT_OK)
         return rc;
 
+    const char *out_path = output.output;
     if (vtrain)
-        return do_convert(vtrain, cluster_name, out_path);
+        return do_convert(vtrain, job.cluster, out_path);
     if (kineto) {
-        if (emit_run && (model == NULL || split == NULL))
+        if (emit_run && (job.model == NULL || job.split == NULL))
             return ssim_cli_usage_error(VERB, "--emit-run needs --model and --split");
-        return do_kineto(kineto, emit_profile, emit_run, model, split, cluster_name, nodes);
+        return do_kineto(kineto, emit_profile, emit_run, job.model, job.split, job.cluster,
+                         job.nodes);
     }
     if (emit_profile || emit_run)
         return ssim_cli_usage_error(VERB, "--emit-profile and --emit-run need --kineto");
@@ -236,7 +242,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (set == NULL)
         return ssim_cli_runtime_error(error);
     ssim_run_set_set_limits(set, (guint64)limits.max_ops, (guint64)limits.max_events);
-    const char *start_name = cluster_name ? cluster_name : ssim_runs_get(runs, 0)->cluster;
+    const char *start_name = job.cluster ? job.cluster : ssim_runs_get(runs, 0)->cluster;
     g_autoptr(SsimCluster) start = ssim_cluster_load(start_name, &error);
     if (start == NULL)
         return ssim_cli_runtime_error(error);

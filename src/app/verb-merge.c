@@ -15,11 +15,11 @@
 
 int ssim_verb_merge(int argc, char **argv)
 {
-    g_autofree char *output = NULL;
+    g_auto(SsimCliOutput) output = {0};
     gboolean partial = FALSE;
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-         "Write the merged CSV to FILE atomically (default stdout)", "FILE"},
+        ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
+                              "Write the merged CSV to FILE atomically (default stdout)"),
         {"partial", 0, 0, G_OPTION_ARG_NONE, &partial,
          "Allow configurations to be missing (merge the shards that finished)", NULL},
         {NULL}};
@@ -42,7 +42,7 @@ int ssim_verb_merge(int argc, char **argv)
         ssim_sweep_merge((const char *const *)argv + 1, (guint)(argc - 1), partial, &error);
     if (merged == NULL)
         return ssim_cli_runtime_error(error);
-    if (!ssim_cli_emit(output, merged, &error))
+    if (!ssim_cli_emit(output.output, merged, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
 }

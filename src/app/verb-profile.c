@@ -20,16 +20,16 @@
 
 static int profile_import(int argc, char **argv)
 {
-    g_autofree char *from = NULL, *out = NULL, *op = NULL;
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *from = NULL, *op = NULL;
     GOptionEntry entries[] = {
         {"from", 0, 0, G_OPTION_ARG_STRING, &from,
          "What FILE is: nccl-tests (text output), nccl-tests-json (-J output) or vtrain "
          "(AR_GPU<n>_*_LUT.csv, or a directory of them)",
          "KIND"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
-         "Write the profile to OUT ('-' or none: "
-         "stdout)",
-         "OUT"},
+        ssim_cli_entry_arg(ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
+                                                 "Write the profile to OUT ('-' or none: stdout)"),
+                           "OUT"),
         {"op", 0, 0, G_OPTION_ARG_STRING, &op,
          "The collective measured (allreduce, allgather, ...) when the input does not say", "OP"},
         {NULL}};
@@ -55,7 +55,7 @@ static int profile_import(int argc, char **argv)
         if (!ssim_profile_import_into(profile, kind, argv[i], op, &error))
             return ssim_cli_runtime_error(error);
     g_autoptr(GString) text = ssim_profile_write(profile);
-    if (!ssim_cli_emit(out, text, &error))
+    if (!ssim_cli_emit(output.output, text, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
 }

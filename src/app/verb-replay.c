@@ -20,11 +20,12 @@
 
 int ssim_verb_replay(int argc, char **argv)
 {
-    g_autofree char *timeline = NULL, *format_name = NULL, *until = NULL;
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *timeline = NULL, *until = NULL;
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL;
     gint plot_ranks = 8;
-    gint64 max_events = 0;
+    SsimCliLimits budget = {0}; /* --max-events only: a graph file has no lowering to bound */
     double tflops = 500, hbm = 3000;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
@@ -41,12 +42,12 @@ int ssim_verb_replay(int argc, char **argv)
          "FILE"},
         {"plot-ranks", 0, 0, G_OPTION_ARG_INT, &plot_ranks,
          "Ranks shown in --plot and --trace (0 = all; default 8 for the plot)", "N"},
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
-         "Summary format: table (default), csv or json", "FMT"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "Summary format: table (default), csv or json"),
         {"until", 0, 0, G_OPTION_ARG_STRING, &until,
          "Stop at simulated time T (e.g. 10ms); a run that has not finished by then fails", "T"},
-        {"max-events", 0, 0, G_OPTION_ARG_INT64, &max_events,
-         "Stop after N events (0 = no budget); a run cut short fails", "N"},
+        ssim_cli_limits_entry(&budget, SSIM_OPT_MAX_EVENTS,
+                              "Stop after N events (0 = no budget); a run cut short fails"),
         {"link-bw", 0, 0, G_OPTION_ARG_STRING, &link_bw,
          "Bandwidth of a communication link for ops without dur=, in bytes/s (default 100e9)",
          "BPS"},
@@ -77,10 +78,10 @@ int ssim_verb_replay(int argc, char **argv)
     if (argc > 2)
         return ssim_cli_usage_error("replay", "expected at most one GRAPH, got %d", argc - 1);
 
-    SsimFormat format = SSIM_FORMAT_TABLE;
-    if (format_name && !ssim_format_from_name(format_name, &format))
-        return ssim_cli_usage_error("replay", "--format: '%s' is not table, csv or json",
-                                    format_name);
+    SsimFormat format;
+    int rc = ssim_cli_output_format("replay", &output, &format);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     SsimSimpleCost cost;
     ssim_simple_cost_init(&cost);
     SsimRunLimits limits = SSIM_RUN_LIMITS_NONE;
@@ -100,11 +101,11 @@ int ssim_verb_replay(int argc, char **argv)
     }
     if (plot_ranks < 0)
         return ssim_cli_usage_error("replay", "--plot-ranks: must not be negative");
-    if (max_events < 0)
-        return ssim_cli_usage_error("replay", "--max-events: must not be negative");
+    if ((rc = ssim_cli_check_limits("replay", &budget)) != SSIM_EXIT_OK)
+        return rc;
     if (!(tflops > 0) || !(hbm > 0))
         return ssim_cli_usage_error("replay", "--tflops and --hbm-gbps must be positive");
-    limits.max_events = (guint64)max_events;
+    limits.max_events = (guint64)budget.max_events;
     cost.flops_per_s = tflops * 1e12;
     cost.mem_bw = hbm * 1e9;
 

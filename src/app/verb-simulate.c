@@ -14,190 +14,26 @@
  */
 #include "src/app/verbs.h"
 
+#include <shiftsim/explain.h>
 #include <shiftsim/netcal.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/summary.h>
-
-#include <json-glib/json-glib.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #define VERB "simulate"
 
-static gboolean set_field(SsimParallel *par, const char *key, const char *value, const char *opt,
-                          int *rc)
-{
-    g_autoptr(GError) error = NULL;
-    if (value == NULL)
-        return TRUE;
-    if (!ssim_parallel_set(par, key, value, &error)) {
-        *rc = ssim_cli_usage_error(VERB, "--%s: %s", opt, error->message);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-/* With the flow network and a profile: the fitted figures that calibrate it, as a table after
- * the others, a CSV block after a blank line, or a "network_calibration" array of the JSON
- * object. */
-static void append_calibration(GString *out, SsimFormat format, const char *path,
-                               const SsimNetCal *cal)
-{
-    if (format == SSIM_FORMAT_TABLE) {
-        g_autoptr(GString) table = ssim_netcal_table(cal);
-        g_string_append_printf(out,
-                               "\nnetwork calibration (%s): collectives run on the flow network "
-                               "with the measured time\nalone; latency and bus bandwidth fitted "
-                               "as t = a + b*bytes on the smallest and largest sizes\n%s",
-                               path, table->len ? table->str : "(no collective curves)\n");
-        return;
-    }
-    if (format == SSIM_FORMAT_CSV) {
-        g_string_append(out, "\nop,ranks,ranks_per_node,intra,algo,points,min_bytes,max_bytes,"
-                             "latency_us,step_latency_us,busbw_GB_s,link_GB_s,efficiency\n");
-        for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
-            const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
-            g_string_append_printf(out,
-                                   "%s,%u,%u,%d,%s,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                   ",%.4f,%.4f,%.4f,%.4f,%.5f\n",
-                                   ssim_profile_comm_name(f->op), f->ranks, f->ranks_per_node,
-                                   f->intra ? 1 : 0, f->algo, f->n_points, f->min_bytes,
-                                   f->max_bytes, f->latency_us, f->step_latency_us, f->busbw / 1e9,
-                                   f->link_bw / 1e9, f->efficiency);
-        }
-        return;
-    }
-    g_autoptr(JsonParser) parser = json_parser_new();
-    if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
-        return;
-    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
-    JsonArray *fits = json_array_new();
-    for (guint i = 0; i < ssim_netcal_n_fits(cal); i++) {
-        const SsimNetCalFit *f = ssim_netcal_fit(cal, i);
-        JsonObject *o = json_object_new();
-        json_object_set_string_member(o, "op", ssim_profile_comm_name(f->op));
-        json_object_set_int_member(o, "ranks", f->ranks);
-        json_object_set_int_member(o, "ranks_per_node", f->ranks_per_node);
-        json_object_set_string_member(o, "algo", f->algo);
-        json_object_set_int_member(o, "points", f->n_points);
-        json_object_set_int_member(o, "min_bytes", (gint64)f->min_bytes);
-        json_object_set_int_member(o, "max_bytes", (gint64)f->max_bytes);
-        json_object_set_double_member(o, "latency_us", f->latency_us);
-        json_object_set_double_member(o, "step_latency_us", f->step_latency_us);
-        json_object_set_double_member(o, "busbw_GB_s", f->busbw / 1e9);
-        json_object_set_double_member(o, "efficiency", f->efficiency);
-        json_array_add_object_element(fits, o);
-    }
-    json_object_set_array_member(root, "network_calibration", fits);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, json_parser_get_root(parser));
-    json_generator_set_pretty(gen, TRUE);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    g_string_assign(out, text);
-    g_string_append_c(out, '\n');
-}
-
-/* --explain-costs: two tables after the figures (per lowering class, per op kind), the per-kind
- * CSV after a blank line, or a "cost_sources" member of the JSON object. */
-static void append_explain(GString *out, SsimFormat format, const char *path,
-                           const SsimCostExplain *kinds, const SsimClassExplain *classes)
-{
-    if (format == SSIM_FORMAT_CSV) {
-        g_autoptr(GString) csv = ssim_cost_explain_csv(kinds);
-        g_string_append_printf(out, "\n%s", csv->str);
-        return;
-    }
-    if (format == SSIM_FORMAT_JSON) {
-        g_autoptr(JsonParser) parser = json_parser_new();
-        if (!json_parser_load_from_data(parser, out->str, (gssize)out->len, NULL))
-            return;
-        JsonObject *root = json_node_get_object(json_parser_get_root(parser));
-        JsonObject *src = json_object_new();
-        for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++) {
-            JsonObject *row = json_object_new();
-            for (guint s = 0; s < SSIM_COST_N; s++)
-                json_object_set_int_member(row, ssim_cost_source_name(s),
-                                           (gint64)kinds->count[k][s]);
-            json_object_set_object_member(src, ssim_profile_kind_name(k), row);
-        }
-        json_object_set_object_member(root, "cost_sources", src);
-        g_autoptr(JsonGenerator) gen = json_generator_new();
-        json_generator_set_root(gen, json_parser_get_root(parser));
-        json_generator_set_pretty(gen, TRUE);
-        g_autofree char *text = json_generator_to_data(gen, NULL);
-        g_string_assign(out, text);
-        g_string_append_c(out, '\n');
-        return;
-    }
-    g_autoptr(GString) by_class = ssim_class_explain_table(classes);
-    g_autoptr(GString) by_kind = ssim_cost_explain_table(kinds);
-    g_string_replace(by_kind, "op class", "op kind ", 1);
-    g_string_append_printf(out, "\ncost sources (%s)\n%s\n%s",
-                           path ? path : "no profile: analytical model", by_class->str,
-                           by_kind->str);
-}
-
 int ssim_verb_simulate(int argc, char **argv)
 {
-    g_autofree char *model_name = NULL, *cluster_name = NULL, *schedule = NULL;
-    g_autofree char *recompute = NULL, *zero = NULL, *bucket = NULL, *tp_comm = NULL;
-    g_autofree char *format_name = NULL, *timeline = NULL, *split = NULL, *order = NULL;
-    gint nodes = -1, dp = -1, tp = -1, pp = -1, vstages = -1, mb = -1, gbs = -1;
-    gboolean seq_parallel = FALSE, ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE;
-    g_autofree char *profile_path = NULL, *network_name = NULL;
-    gboolean explain_costs = FALSE;
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    g_auto(SsimCliPlace) place = {0};
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
+    gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
     SsimCliLimits limits;
-    g_autofree char *placement_name = NULL, *shift_list = NULL;
-    GOptionEntry entries[] = {
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
-         "Model: a bundled name (gpt-j-6b, gpt-3-175b, llama-2-70b, ...: models/NAME.ini) or an "
-         "INI path (default: the embedded GPT-J 6B)",
-         "NAME|PATH"},
-        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
-         "Cluster: dgx-a100, dgx-h100, dgx-h200 (models/clusters/NAME.ini) or an INI path "
-         "(default: the embedded DGX H200, 4 nodes)",
-         "NAME|PATH"},
-        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "Number of nodes (overrides the cluster file)",
-         "N"},
-        {"split", 0, 0, G_OPTION_ARG_STRING, &split,
-         "Whole configuration as key=value pairs, e.g. dp=2,tp=4,pp=2,mb=1,gbs=64 (applied "
-         "before the options below)",
-         "SPEC"},
-        {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "Data-parallel replicas (default: GPUs / (tp pp))",
-         "N"},
-        {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "Tensor-parallel ranks per stage (inside one node)",
-         "N"},
-        {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "Pipeline stages", "N"},
-        {"vstages", 'v', 0, G_OPTION_ARG_INT, &vstages,
-         "Model chunks per GPU (virtual stages; > 1 needs --schedule interleaved)", "V"},
-        {"microbatch", 'b', 0, G_OPTION_ARG_INT, &mb, "Sequences per microbatch (default 1)", "B"},
-        {"global-batch", 'B', 0, G_OPTION_ARG_INT, &gbs,
-         "Sequences per iteration over all replicas (default dp * microbatch * max(8, 4 pp))", "N"},
-        {"schedule", 's', 0, G_OPTION_ARG_STRING, &schedule,
-         "Pipeline schedule: gpipe, xla (lock-step with collective-permutes), 1f1b (default), "
-         "interleaved",
-         "NAME"},
-        {"recompute", 'r', 0, G_OPTION_ARG_STRING, &recompute,
-         "Activation recomputation: none, selective (attention core) or full (every layer's "
-         "forward); default the first that fits in memory",
-         "MODE"},
-        {"seq-parallel", 0, 0, G_OPTION_ARG_NONE, &seq_parallel,
-         "Sequence parallelism: shard norms and dropout over tp (implies --tp-comm rs-ag)", NULL},
-        {"zero", 'z', 0, G_OPTION_ARG_STRING, &zero,
-         "ZeRO stage: 0 (default) or 1 (optimizer state sharded over dp: reduce-scatter "
-         "gradients, all-gather weights)",
-         "0|1"},
-        {"bucket", 0, 0, G_OPTION_ARG_STRING, &bucket,
-         "DP gradient bucket size (e.g. 25MiB, 40M) overlapping the last backward, or off (one "
-         "reduction per GPU after backward; default)",
-         "BYTES|off"},
-        {"tp-comm", 0, 0, G_OPTION_ARG_STRING, &tp_comm,
-         "Tensor-parallel collectives: allreduce (default) or rs-ag (reduce-scatter + "
-         "all-gather)",
-         "STYLE"},
-        {"order", 0, 0, G_OPTION_ARG_STRING, &order,
-         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside a node)", "AXES"},
+    /* After the job options (--model ... --order), before the placement ones. */
+    GOptionEntry run_entries[] = {
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
          "Simulate every GPU instead of one representative rank per pipeline stage (each GPU "
          "replays its own copy of its stage's program)",
@@ -223,16 +59,11 @@ int ssim_verb_simulate(int argc, char **argv)
          "After the figures, count per op class and kind how many op costs were exact, "
          "interpolated, extrapolated or analytical",
          NULL},
-        {"placement", 'p', 0, G_OPTION_ARG_STRING, &placement_name,
-         "Placement pass: baseline (XLA), megatron, commshift, auto; without it the graph runs as "
-         "lowered (Megatron-LM's placement).  Sets the policy's schedule unless --schedule is "
-         "given",
-         "NAME"},
-        {"shift", 0, 0, G_OPTION_ARG_STRING, &shift_list,
-         "Relocations commshift and auto may make: a list of dp, pp, tp (default all), or none",
-         "LIST"},
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
-         "Output: table (default), csv (header + one row) or json", "FMT"},
+        {NULL}};
+    /* After the placement options. */
+    GOptionEntry output_entries[] = {
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "Output: table (default), csv (header + one row) or json"),
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
          "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,"
          "start_ns,end_ns) to FILE ('-' for stdout)",
@@ -256,32 +87,20 @@ int ssim_verb_simulate(int argc, char **argv)
              "--explain-costs\n\n"
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
              "failure; 2 usage error.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_job(ctx, &job);
+    g_option_context_add_main_entries(ctx, run_entries, NULL);
+    ssim_cli_add_place(ctx, &place);
+    g_option_context_add_main_entries(ctx, output_entries, NULL);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
+    SsimFormat format;
+    if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
+        (rc = ssim_cli_job_check_counts(VERB, &job)) || (rc = ssim_cli_job_check_nodes(VERB, &job)))
         return rc;
 
-    SsimFormat format = SSIM_FORMAT_TABLE;
-    if (format_name && !ssim_format_from_name(format_name, &format))
-        return ssim_cli_usage_error(VERB, "--format: '%s' is not table, csv or json", format_name);
-    gint *ints[] = {&dp, &tp, &pp, &vstages, &mb, &gbs};
-    const char *int_names[] = {"dp", "tp", "pp", "vstages", "microbatch", "global-batch"};
-    for (gsize i = 0; i < G_N_ELEMENTS(ints); i++)
-        if (*ints[i] != -1 && *ints[i] < 1)
-            return ssim_cli_usage_error(VERB, "--%s: must be a positive integer", int_names[i]);
-    if (nodes != -1 && nodes < 1)
-        return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
-
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimModel) model =
-        model_name ? ssim_model_load(model_name, &error) : ssim_model_default();
-    if (model == NULL)
-        return ssim_cli_runtime_error(error);
-    g_autoptr(SsimCluster) cluster =
-        cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
-    if (cluster == NULL)
-        return ssim_cli_runtime_error(error);
-    if ((rc = ssim_cli_set_nodes(VERB, cluster, nodes)) != SSIM_EXIT_OK)
+    g_autoptr(SsimModel) model = NULL;
+    g_autoptr(SsimCluster) cluster = NULL;
+    if ((rc = ssim_cli_job_load(VERB, &job, &model, &cluster)) != SSIM_EXIT_OK)
         return rc;
     guint world = ssim_cluster_n_gpus(cluster);
     /* Loaded once; without --profile, --explain-costs counts against an empty one (all
@@ -301,42 +120,13 @@ int ssim_verb_simulate(int argc, char **argv)
     gboolean suggested = ssim_parallel_suggest(&par, model, cluster, &suggest_error);
     if (!suggested)
         ssim_parallel_init(&par);
-    if (!suggested && tp == -1 && pp == -1 && split == NULL) {
+    if (!suggested && job.tp == -1 && job.pp == -1 && job.split == NULL) {
         fprintf(stderr, "shiftsim: %s; give the split with --tp and --pp (or --split)\n",
                 suggest_error->message);
         return SSIM_EXIT_RUNTIME;
     }
-    gboolean gbs_given = gbs != -1, dp_given = dp != -1;
-    if (split) {
-        if (!ssim_parallel_parse(&par, split, &error))
-            return ssim_cli_usage_error(VERB, "--split: %s", error->message);
-        gbs_given = gbs_given || strstr(split, "gbs") || strstr(split, "global_batch");
-        dp_given = dp_given || g_str_has_prefix(split, "dp=") || strstr(split, ",dp=");
-    }
-    if (tp != -1)
-        par.tp = (guint)tp;
-    if (pp != -1)
-        par.pp = (guint)pp;
-    if (dp != -1)
-        par.dp = (guint)dp;
-    else if (!dp_given && par.tp * par.pp > 0 && world % (par.tp * par.pp) == 0)
-        par.dp = world / (par.tp * par.pp);
-    if (vstages != -1)
-        par.virtual_stages = (guint)vstages;
-    if (mb != -1)
-        par.microbatch = (guint)mb;
-    if (!set_field(&par, "schedule", schedule, "schedule", &rc) ||
-        !set_field(&par, "recompute", recompute, "recompute", &rc) ||
-        !set_field(&par, "zero", zero, "zero", &rc) ||
-        !set_field(&par, "bucket", bucket, "bucket", &rc) ||
-        !set_field(&par, "tp_comm", tp_comm, "tp-comm", &rc) ||
-        !set_field(&par, "order", order, "order", &rc) ||
-        !set_field(&par, "sp", seq_parallel ? "on" : NULL, "seq-parallel", &rc))
+    if ((rc = ssim_cli_job_apply(VERB, &job, &par, world)) != SSIM_EXIT_OK)
         return rc;
-    if (gbs != -1)
-        par.global_batch = (guint)gbs;
-    else if (!gbs_given)
-        par.global_batch = par.dp * par.microbatch * MAX(8u, 4 * par.pp);
 
     SsimSimConfig config = {.model = model,
                             .cluster = cluster,
@@ -359,18 +149,14 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
     g_auto(SsimPlaceReport) place_report = {0};
     ssim_place_report_init(&place_report);
-    if (placement_name || shift_list) {
-        if (placement_name == NULL)
-            placement_name = g_strdup("commshift");
-        if (!ssim_placement_kind_from_name(placement_name, &placement.kind)) {
-            g_autofree char *names = ssim_placement_kind_list();
-            return ssim_cli_usage_error(VERB, "--placement: unknown placement '%s' (known: %s)",
-                                        placement_name, names);
-        }
-        if (shift_list && !ssim_shift_parse(shift_list, &placement.shifts, &error))
-            return ssim_cli_usage_error(VERB, "--shift: %s", error->message);
-        g_strlcpy(par.placement, placement_name, sizeof par.placement);
-        if (schedule == NULL && !(split && strstr(split, "schedule")))
+    if (place.placement || place.shift) {
+        /* --shift alone means commshift. */
+        if (place.placement == NULL)
+            place.placement = g_strdup("commshift");
+        if ((rc = ssim_cli_place_parse(VERB, &place, &placement)) != SSIM_EXIT_OK)
+            return rc;
+        g_strlcpy(par.placement, place.placement, sizeof par.placement);
+        if (!ssim_cli_job_has_schedule(&job))
             g_strlcpy(par.schedule, ssim_placement_kind_schedule(placement.kind),
                       sizeof par.schedule);
         config.placement = &placement;
@@ -378,8 +164,7 @@ int ssim_verb_simulate(int argc, char **argv)
     }
     /* Without an explicit recompute mode, take the cheapest one that fits (none, selective,
      * full), saying so on stderr. */
-    gboolean recompute_given = recompute != NULL || (split && strstr(split, "recompute"));
-    if (!recompute_given && !ignore_memory) {
+    if (!ssim_cli_job_has_recompute(&job) && !ignore_memory) {
         SsimMemory peak;
         for (int mode = SSIM_RECOMPUTE_NONE; mode < SSIM_RECOMPUTE_N; mode++) {
             par.recompute = (SsimRecompute)mode;
@@ -415,10 +200,10 @@ int ssim_verb_simulate(int argc, char **argv)
     }
     g_autoptr(GString) out = ssim_result_format(&result, &config, format);
     if (explain_costs)
-        append_explain(out, format, profile_path, &explain, &class_explain);
+        ssim_explain_append_costs(out, format, profile_path, &explain, &class_explain);
     if (explain_costs && config.flow_network && profile_path) {
         g_autoptr(SsimNetCal) cal = ssim_netcal_new(profile, cluster, model->dtype);
-        append_calibration(out, format, profile_path, cal);
+        ssim_explain_append_netcal(out, format, profile_path, cal);
     }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);

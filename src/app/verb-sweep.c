@@ -71,17 +71,6 @@ static gboolean parse_names(const char *text, const char *opt, SsimSweepNames *l
     return TRUE;
 }
 
-static gboolean set_field(SsimParallel *par, const char *key, const char *value, const char *opt,
-                          int *rc)
-{
-    g_autoptr(GError) error = NULL;
-    if (value && !ssim_parallel_set(par, key, value, &error)) {
-        *rc = ssim_cli_usage_error(VERB, "--%s: %s", opt, error->message);
-        return FALSE;
-    }
-    return TRUE;
-}
-
 /* The process count a launcher (mpirun, srun) announces; 1 when none. */
 static guint launched_size(void)
 {
@@ -98,25 +87,27 @@ static guint launched_size(void)
 
 static int run(int argc, char **argv, gboolean *mpi_started)
 {
-    g_autofree char *model_name = NULL, *cluster_name = NULL, *tp_list = NULL, *pp_list = NULL;
-    g_autofree char *v_list = NULL, *mb_list = NULL, *sched_list = NULL, *place_list = NULL;
-    g_autofree char *recompute = NULL, *zero = NULL, *bucket = NULL, *tp_comm = NULL;
-    g_autofree char *order = NULL, *output = NULL, *plot = NULL, *shard = NULL;
-    gint nodes = -1, gpus = -1, gbs = -1, jobs = 0, top = 10;
-    gboolean seq_parallel = FALSE, exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *tp_list = NULL, *pp_list = NULL, *v_list = NULL, *mb_list = NULL;
+    g_autofree char *sched_list = NULL, *place_list = NULL, *recompute = NULL;
+    g_autofree char *plot = NULL, *shard = NULL;
+    gint gpus = -1, jobs = 0, top = 10;
+    gboolean exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
     SsimCliLimits limits;
+    /* The split's counts and the schedule, placement and recompute mode are lists here. */
     GOptionEntry entries[] = {
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &model_name,
-         "Model: a bundled name (gpt-j-6b, gpt-3-175b, ...) or an INI path (default GPT-J 6B)",
-         "NAME|PATH"},
-        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
-         "Cluster: dgx-a100, dgx-h100, dgx-h200 or an INI path (default the embedded DGX H200)",
-         "NAME|PATH"},
+        ssim_cli_job_entry(&job, SSIM_OPT_MODEL,
+                           "Model: a bundled name (gpt-j-6b, gpt-3-175b, ...) or an INI path "
+                           "(default GPT-J 6B)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
+                           "Cluster: dgx-a100, dgx-h100, dgx-h200 or an INI path (default the "
+                           "embedded DGX H200)"),
         {"gpus", 'N', 0, G_OPTION_ARG_INT, &gpus,
          "GPUs to split (a multiple of the GPUs per node; default all of the cluster's)", "N"},
-        {"nodes", 'n', 0, G_OPTION_ARG_INT, &nodes, "Nodes (instead of --gpus)", "N"},
-        {"global-batch", 'B', 0, G_OPTION_ARG_INT, &gbs,
-         "Sequences per iteration, the same for every split (default 2 x GPUs)", "N"},
+        ssim_cli_job_entry(&job, SSIM_OPT_NODES, "Nodes (instead of --gpus)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_GLOBAL_BATCH,
+                           "Sequences per iteration, the same for every split (default 2 x GPUs)"),
         {"tp", 0, 0, G_OPTION_ARG_STRING, &tp_list,
          "Tensor-parallel sizes (default powers of two up to the GPUs per node, or up to N with "
          "--cross-node-tp)",
@@ -137,14 +128,13 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "LIST"},
         {"cross-node-tp", 0, 0, G_OPTION_ARG_NONE, &cross_node_tp,
          "Allow tensor-parallel groups that span nodes", NULL},
-        {"seq-parallel", 0, 0, G_OPTION_ARG_NONE, &seq_parallel,
-         "Sequence parallelism in every configuration (implies --tp-comm rs-ag)", NULL},
-        {"zero", 'z', 0, G_OPTION_ARG_STRING, &zero, "ZeRO stage 0 or 1", "0|1"},
-        {"bucket", 0, 0, G_OPTION_ARG_STRING, &bucket, "DP gradient bucket (e.g. 25MiB) or off",
-         "BYTES|off"},
-        {"tp-comm", 0, 0, G_OPTION_ARG_STRING, &tp_comm, "allreduce (default) or rs-ag", "STYLE"},
-        {"order", 0, 0, G_OPTION_ARG_STRING, &order, "Rank order, innermost first (tp-dp-pp)",
-         "AXES"},
+        ssim_cli_job_entry(&job, SSIM_OPT_SEQ_PARALLEL,
+                           "Sequence parallelism in every configuration (implies --tp-comm "
+                           "rs-ag)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage 0 or 1"),
+        ssim_cli_job_entry(&job, SSIM_OPT_BUCKET, "DP gradient bucket (e.g. 25MiB) or off"),
+        ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce (default) or rs-ag"),
+        ssim_cli_job_entry(&job, SSIM_OPT_ORDER, "Rank order, innermost first (tp-dp-pp)"),
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
          "Simulate every GPU instead of one representative per stage", NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
@@ -152,8 +142,8 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "Evaluate only configurations k with k mod N = I (0 <= I < N), for job arrays; "
          "join the CSVs with 'shiftsim merge'",
          "I/N"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-         "Write every row to FILE.csv (atomically; '-' for stdout)", "FILE"},
+        ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
+                              "Write every row to FILE.csv (atomically; '-' for stdout)"),
         {"top", 'k', 0, G_OPTION_ARG_INT, &top, "Print the K best configurations (default 10)",
          "K"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
@@ -182,7 +172,8 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         return rc;
     if (jobs < 0 || top < 0)
         return ssim_cli_usage_error(VERB, "--%s: must not be negative", jobs < 0 ? "jobs" : "top");
-    if ((gpus != -1 && gpus < 1) || (nodes != -1 && nodes < 1) || (gbs != -1 && gbs < 1))
+    if ((gpus != -1 && gpus < 1) || (job.nodes != -1 && job.nodes < 1) ||
+        (job.global_batch != -1 && job.global_batch < 1))
         return ssim_cli_usage_error(VERB, "--gpus, --nodes and --global-batch must be positive");
     if (gpus > (gint)SSIM_MAX_GPUS)
         return ssim_cli_usage_error(VERB, "--gpus: %d GPUs is over the limit of %u GPUs", gpus,
@@ -199,15 +190,9 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     }
 
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimModel) model =
-        model_name ? ssim_model_load(model_name, &error) : ssim_model_default();
-    if (model == NULL)
-        return ssim_cli_runtime_error(error);
-    g_autoptr(SsimCluster) cluster =
-        cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
-    if (cluster == NULL)
-        return ssim_cli_runtime_error(error);
-    if ((rc = ssim_cli_set_nodes(VERB, cluster, nodes)) != SSIM_EXIT_OK)
+    g_autoptr(SsimModel) model = NULL;
+    g_autoptr(SsimCluster) cluster = NULL;
+    if ((rc = ssim_cli_job_load(VERB, &job, &model, &cluster)) != SSIM_EXIT_OK)
         return rc;
     guint n_gpus = gpus != -1 ? (guint)gpus : ssim_cluster_n_gpus(cluster);
 
@@ -219,14 +204,11 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     spec.base.allow_cross_node_tp = cross_node_tp;
     if (cross_node_tp)
         ssim_sweep_spec_default_tp(&spec, cluster);
-    if (gbs != -1)
-        spec.base.global_batch = (guint)gbs;
-    if (!set_field(&spec.base, "zero", zero, "zero", &rc) ||
-        !set_field(&spec.base, "bucket", bucket, "bucket", &rc) ||
-        !set_field(&spec.base, "tp_comm", tp_comm, "tp-comm", &rc) ||
-        !set_field(&spec.base, "order", order, "order", &rc) ||
-        !set_field(&spec.base, "sp", seq_parallel ? "on" : NULL, "seq-parallel", &rc) ||
-        !parse_list(tp_list, "tp", &spec.tp, &rc) || !parse_list(pp_list, "pp", &spec.pp, &rc) ||
+    if (job.global_batch != -1)
+        spec.base.global_batch = (guint)job.global_batch;
+    if ((rc = ssim_cli_job_apply_fields(VERB, &job, &spec.base)) != SSIM_EXIT_OK)
+        return rc;
+    if (!parse_list(tp_list, "tp", &spec.tp, &rc) || !parse_list(pp_list, "pp", &spec.pp, &rc) ||
         !parse_list(v_list, "vstages", &spec.vstages, &rc) ||
         !parse_list(mb_list, "microbatch", &spec.microbatch, &rc) ||
         !parse_names(sched_list, "schedules", &spec.schedules, &rc) ||
@@ -268,12 +250,13 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                 threads == 1 ? "" : "s", size > 1 ? " per rank (rank 0's share)" : "");
 
     g_autoptr(GString) summary = ssim_sweep_summary(sweep, (guint)top);
-    gboolean csv_to_stdout = output && strcmp(output, "-") == 0;
+    const char *csv_path = output.output;
+    gboolean csv_to_stdout = csv_path && strcmp(csv_path, "-") == 0;
     if (!ssim_cli_emit(NULL, summary, &error))
         return ssim_cli_runtime_error(error);
-    if (output) {
+    if (csv_path) {
         g_autoptr(GString) csv = ssim_sweep_csv(sweep);
-        if (!ssim_cli_emit(csv_to_stdout ? NULL : output, csv, &error))
+        if (!ssim_cli_emit(csv_to_stdout ? NULL : csv_path, csv, &error))
             return ssim_cli_runtime_error(error);
     }
     if (plot) {

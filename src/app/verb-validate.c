@@ -27,23 +27,24 @@
 
 int ssim_verb_validate(int argc, char **argv)
 {
-    g_autofree char *runs_path = NULL, *cluster_name = NULL, *format_name = NULL;
-    g_autofree char *csv_out = NULL, *plot = NULL;
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    g_auto(SsimCliOutput) output = {0};
+    g_autofree char *runs_path = NULL, *plot = NULL;
     gint jobs = 0, every = 1;
     SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs (# shiftsim-runs v1 CSV; default the bundled " DEFAULT_RUNS ")", "FILE"},
-        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
-         "Simulate every row on this cluster (name or INI path, e.g. a calibrated one) instead of "
-         "the row's own, keeping its node count",
-         "NAME|PATH"},
+        ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
+                           "Simulate every row on this cluster (name or INI path, e.g. a "
+                           "calibrated one) instead of the row's own, keeping its node count"),
         {"every", 0, 0, G_OPTION_ARG_INT, &every,
          "Use every N-th row only (rows 0, N, 2N, ... in file order; default 1 = all)", "N"},
-        {"format", 'f', 0, G_OPTION_ARG_STRING, &format_name,
-         "Output: table (default), csv (one row per run) or json", "FMT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &csv_out, "Also write the per-run CSV to FILE",
-         "FILE.csv"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "Output: table (default), csv (one row per run) or json"),
+        ssim_cli_entry_arg(
+            ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT, "Also write the per-run CSV to FILE"),
+            "FILE.csv"),
         {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot,
          "Predicted-vs-measured scatter (log-log, y = x): writes FILE's .dat and .gp, and the "
          "image when gnuplot is installed",
@@ -64,11 +65,9 @@ int ssim_verb_validate(int argc, char **argv)
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
-    if (rc != SSIM_EXIT_OK)
+    SsimFormat format;
+    if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)))
         return rc;
-    SsimFormat format = SSIM_FORMAT_TABLE;
-    if (format_name && !ssim_format_from_name(format_name, &format))
-        return ssim_cli_usage_error(VERB, "--format: '%s' is not table, csv or json", format_name);
     if (every < 1)
         return ssim_cli_usage_error(VERB, "--every: must be a positive integer");
     if (jobs < 0)
@@ -87,7 +86,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_autoptr(SsimRuns) runs = ssim_runs_new(path);
     for (guint i = 0; i < ssim_runs_n(all); i += (guint)every)
         ssim_runs_add(runs, ssim_runs_get(all, i));
-    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, cluster_name, &error);
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, job.cluster, &error);
     if (set == NULL)
         return ssim_cli_runtime_error(error);
     ssim_run_set_set_limits(set, (guint64)limits.max_ops, (guint64)limits.max_events);
@@ -105,9 +104,9 @@ int ssim_verb_validate(int argc, char **argv)
     g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
     if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);
-    if (rc == SSIM_EXIT_OK && csv_out) {
+    if (rc == SSIM_EXIT_OK && output.output) {
         g_autoptr(GString) csv = ssim_validation_format(set, pred, errors, &stats, SSIM_FORMAT_CSV);
-        if (!ssim_cli_emit(csv_out, csv, &error))
+        if (!ssim_cli_emit(output.output, csv, &error))
             rc = ssim_cli_runtime_error(error);
     }
     if (rc == SSIM_EXIT_OK && plot) {

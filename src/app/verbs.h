@@ -10,7 +10,8 @@
 #pragma once
 
 #include <glib.h>
-#include <shiftsim/cluster.h>
+
+#include "src/app/options.h"
 
 #define SSIM_EXIT_OK      0
 #define SSIM_EXIT_RUNTIME 1
@@ -30,7 +31,7 @@
 SSIM_VERB_LIST(SSIM_X)
 #undef SSIM_X
 
-/* Shared helpers for verbs. */
+/* Shared helpers for verbs; the shared options are src/app/options.h. */
 
 /* Prints "shiftsim VERB: message" for a usage error and returns SSIM_EXIT_USAGE. */
 int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -38,33 +39,5 @@ int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2
 int ssim_cli_runtime_error(const GError *error);
 /* Parses argv with `context`; on failure prints the message and returns FALSE. */
 gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const char *verb);
-/*
- * The limits every verb that simulates takes (include/shiftsim/budget.h): --max-ops N (the op
- * budget of one lowering; 0, the default, means SSIM_MAX_OPS_DEFAULT) and --max-events N (the
- * event budget of one replay; 0, the default, means none).  Add them with
- * ssim_cli_add_limits() before parsing, check them with ssim_cli_check_limits() after, and copy
- * them into each SsimSimConfig (or sweep spec, or run set).
- */
-typedef struct {
-    gint64 max_ops;
-    gint64 max_events;
-} SsimCliLimits;
-/* Zeroes `limits` and adds the two options to the main group of `context`; `limits` must
- * outlive the parse. */
-void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits);
-/* SSIM_EXIT_OK, or (after printing the message) SSIM_EXIT_USAGE for a negative value. */
-int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits);
-/*
- * The parse of a verb that simulates and takes no positional argument: adds the limits, parses
- * (ssim_cli_parse), refuses a leftover argument and checks the limits.  SSIM_EXIT_OK, or (after
- * printing the message) SSIM_EXIT_USAGE.
- */
-int ssim_cli_parse_limited(GOptionContext *context, int *argc, char ***argv, const char *verb,
-                           SsimCliLimits *limits);
-/*
- * Applies --nodes N (-1: not given, nothing to do) to `cluster`: SSIM_EXIT_OK, or (after
- * printing the message) SSIM_EXIT_USAGE when N < 1 or N nodes exceed SSIM_MAX_GPUS GPUs.
- */
-int ssim_cli_set_nodes(const char *verb, SsimCluster *cluster, gint nodes);
 /* Writes `text` to stdout, or to `path` atomically when path is not NULL and not "-". */
 gboolean ssim_cli_emit(const char *path, const GString *text, GError **error);

@@ -330,7 +330,7 @@ Test(badinputs, negative_limits_are_usage_errors, .init = redirect)
     cr_assert_eq(cli(G_N_ELEMENTS(b), b), 2);
 }
 
-/* Every verb that simulates takes the limits (src/app/cli.c, ssim_cli_add_limits). */
+/* Every verb that simulates takes the limits (src/app/options.c, ssim_cli_add_limits). */
 Test(badinputs, every_simulating_verb_refuses_negative_limits, .init = redirect)
 {
     const char *verbs[] = {"simulate", "compare", "sweep", "validate", "calibrate"};

@@ -1,21 +1,20 @@
 /*
- * `shiftsim compare` end to end: the default run prints the table and the attribution, and
- * commshift beats the baseline on GPT-J; the output is byte-identical from run to run; the
- * Perfetto traces parse back (json-glib) with the events each policy's streams should carry; the
- * plot files are written as data and script; bad options are usage errors.
+ * The comparison of placement policies (include/shiftsim/compare.h) on the configuration
+ * `shiftsim compare` runs by default (GPT-J 6B on 2 DGX H200 nodes, dp 2 x tp 4 x pp 2): commshift
+ * beats the baseline and the report is byte-identical from run to run; the attribution adds up
+ * to the step-time difference for every policy (a conservation law, checked in nanoseconds); the
+ * Perfetto traces of the runs parse back (json-glib) with the events each policy's streams should
+ * carry; the plot files are written as data and script; the policy lists parse or are refused.
+ * The verb's options and errors are tested in tests/app/test_options.c.
  */
 #include <criterion/criterion.h>
 
-#include "src/app/verbs.h"
+#include <shiftsim/compare.h>
+#include <shiftsim/trace.h>
 
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
-
-static int compare(int argc, const char **argv)
-{
-    return ssim_verb_compare(argc, (char **)argv);
-}
 
 static char *tmpdir(void)
 {
@@ -29,27 +28,50 @@ static char *slurp(const char *path)
     return text;
 }
 
+/* The verb's default comparison of `policies` (NULL: the default list). */
+static SsimCompare *compare(const char *policies)
+{
+    static SsimModel *model;
+    static SsimCluster *cluster;
+    if (model == NULL) {
+        model = ssim_model_default();
+        cluster = ssim_cluster_default();
+        ssim_cluster_set_nodes(cluster, 2);
+    }
+    SsimCompareSpec spec = {.model = model,
+                            .cluster = cluster,
+                            .pick_recompute = TRUE,
+                            .placement = SSIM_PLACEMENT_INIT};
+    ssim_parallel_init(&spec.par);
+    spec.par.dp = 2;
+    spec.par.tp = 4;
+    spec.par.pp = 2;
+    spec.par.global_batch = 2 * 1 * 8;
+    SsimPlacementKind kinds[SSIM_COMPARE_MAX_POLICIES];
+    g_autoptr(GError) error = NULL;
+    guint n = ssim_compare_policies_parse(policies, kinds, &error);
+    cr_assert_gt(n, 0, "%s", error ? error->message : "");
+    SsimCompare *cmp = ssim_compare_run(&spec, kinds, n, &error);
+    cr_assert_not_null(cmp, "%s", error ? error->message : "");
+    return cmp;
+}
+
 Test(compare, default_run_is_deterministic_and_commshift_gains)
 {
-    g_autofree char *dir = tmpdir();
-    g_autofree char *a = g_build_filename(dir, "a.txt", NULL);
-    g_autofree char *b = g_build_filename(dir, "b.txt", NULL);
-    const char *argv_a[] = {"compare", "--output", a};
-    const char *argv_b[] = {"compare", "--output", b};
-    cr_assert_eq(compare(3, argv_a), 0);
-    cr_assert_eq(compare(3, argv_b), 0);
-    g_autofree char *ta = slurp(a), *tb = slurp(b);
-    cr_assert_str_eq(ta, tb, "two runs print the same bytes");
-    cr_assert(strstr(ta, "policy     schedule"));
-    cr_assert(strstr(ta, "what commshift saved"));
-    cr_assert(strstr(ta, "total = step time baseline - commshift"));
+    g_autoptr(SsimCompare) a = compare(NULL);
+    g_autoptr(SsimCompare) b = compare(NULL);
+    cr_assert_eq(ssim_compare_n_policies(a), 4);
+    g_autoptr(GString) ta = ssim_compare_format(a, SSIM_FORMAT_TABLE, 8);
+    g_autoptr(GString) tb = ssim_compare_format(b, SSIM_FORMAT_TABLE, 8);
+    cr_assert_str_eq(ta->str, tb->str, "two runs print the same bytes");
+    cr_assert(strstr(ta->str, "policy     schedule"));
+    cr_assert(strstr(ta->str, "what commshift saved"));
+    cr_assert(strstr(ta->str, "total = step time baseline - commshift"));
 
-    g_autofree char *j = g_build_filename(dir, "c.json", NULL);
-    const char *argv_j[] = {"compare",  "--format", "json", "--policies", "baseline,commshift",
-                            "--output", j};
-    cr_assert_eq(compare(7, argv_j), 0);
+    g_autoptr(SsimCompare) c = compare("baseline,commshift");
+    g_autoptr(GString) j = ssim_compare_format(c, SSIM_FORMAT_JSON, 8);
     g_autoptr(JsonParser) parser = json_parser_new();
-    cr_assert(json_parser_load_from_file(parser, j, NULL));
+    cr_assert(json_parser_load_from_data(parser, j->str, (gssize)j->len, NULL));
     JsonArray *pol = json_object_get_array_member(
         json_node_get_object(json_parser_get_root(parser)), "policies");
     cr_assert_eq(json_array_get_length(pol), 2);
@@ -57,6 +79,7 @@ Test(compare, default_run_is_deterministic_and_commshift_gains)
     cr_assert_str_eq(json_object_get_string_member(cs, "policy"), "commshift");
     double gain = json_object_get_double_member(cs, "gain_pct");
     cr_assert_gt(gain, 1.0, "commshift gains on GPT-J (%.2f %%)", gain);
+    cr_assert_float_eq(gain, ssim_compare_gain(c, 1), 1e-9);
     /* The attribution adds up to the step-time difference. */
     JsonArray *attr = json_object_get_array_member(cs, "attribution");
     double saved = 0;
@@ -66,6 +89,29 @@ Test(compare, default_run_is_deterministic_and_commshift_gains)
         json_object_get_double_member(json_array_get_object_element(pol, 0), "step_ms");
     double cs_ms = json_object_get_double_member(cs, "step_ms");
     cr_assert_float_eq(saved, base_ms - cs_ms, 1e-6);
+}
+
+/* For every policy, exactly: the groups' changes sum to the difference in step time, they come
+ * largest first, and none is zero. */
+Test(compare, attribution_adds_up_for_every_policy)
+{
+    g_autoptr(SsimCompare) cmp = compare(NULL);
+    SsimTime base = ssim_compare_policy(cmp, 0)->result.step_time;
+    for (guint i = 0; i < ssim_compare_n_policies(cmp); i++) {
+        g_autoptr(GArray) rows = ssim_compare_attribution(cmp, i);
+        SsimTime sum = 0, last = G_MAXINT64;
+        for (guint k = 0; k < rows->len; k++) {
+            const SsimCompareGroup *g = &g_array_index(rows, SsimCompareGroup, k);
+            SsimTime d = g->before - g->after, size = d < 0 ? -d : d;
+            cr_assert_neq(d, 0, "%s", g->what);
+            cr_assert_leq(size, last, "largest change first (%s)", g->what);
+            last = size;
+            sum += d;
+        }
+        cr_assert_eq(sum, base - ssim_compare_policy(cmp, i)->result.step_time, "policy %u", i);
+        if (i == 0)
+            cr_assert_eq(rows->len, 0, "the reference against itself");
+    }
 }
 
 /* Complete events per stream name of rank 0 in a trace file. */
@@ -109,17 +155,25 @@ static guint n_of(GHashTable *h, const char *stream)
     return GPOINTER_TO_UINT(g_hash_table_lookup(h, stream));
 }
 
+/* The trace of policy i, written as the verb writes it (PREFIX-POLICY.json). */
+static char *write_trace(const SsimCompare *cmp, guint i, const char *prefix)
+{
+    const SsimComparePolicy *p = ssim_compare_policy(cmp, i);
+    char *path = g_strdup_printf("%s-%s.json", prefix, ssim_placement_kind_name(p->kind));
+    g_autoptr(GString) json = ssim_trace_json(ssim_lowered_graph(p->lowered), p->timeline, 0);
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_write_file(path, json, &error), "%s", error ? error->message : "");
+    return path;
+}
+
 Test(compare, traces_parse_back_with_the_expected_events)
 {
     g_autofree char *dir = tmpdir();
     g_autofree char *prefix = g_build_filename(dir, "t", NULL);
     g_autofree char *plot = g_build_filename(dir, "p.png", NULL);
-    g_autofree char *out = g_build_filename(dir, "out.txt", NULL);
-    const char *argv[] = {"compare", "--policies", "baseline,commshift", "--trace", prefix,
-                          "--plot",  plot,         "--output",           out};
-    cr_assert_eq(compare(9, argv), 0);
-    g_autofree char *b = g_strdup_printf("%s-baseline.json", prefix);
-    g_autofree char *c = g_strdup_printf("%s-commshift.json", prefix);
+    g_autoptr(SsimCompare) cmp = compare("baseline,commshift");
+    g_autofree char *b = write_trace(cmp, 0, prefix);
+    g_autofree char *c = write_trace(cmp, 1, prefix);
     g_autoptr(GHashTable) hb = events_per_stream(b);
     g_autoptr(GHashTable) hc = events_per_stream(c);
     /* Default: dp 2 x tp 4 x pp 2, 8 microbatches, GPT-J's 28 layers, 14 per stage.  Stage 0
@@ -138,6 +192,10 @@ Test(compare, traces_parse_back_with_the_expected_events)
      * embedding's. */
     cr_assert_eq(n_of(hb, "dp"), 1);
     cr_assert_eq(n_of(hc, "dp"), 15);
+
+    SsimPlotStatus status;
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_compare_plot(cmp, plot, &status, &error), "%s", error ? error->message : "");
     g_autofree char *dat = g_build_filename(dir, "p.dat", NULL);
     g_autofree char *gp = g_build_filename(dir, "p.gp", NULL);
     g_autofree char *gantt = g_build_filename(dir, "p-commshift.gp", NULL);
@@ -148,27 +206,28 @@ Test(compare, traces_parse_back_with_the_expected_events)
     cr_assert(g_str_has_prefix(text, "# policy rest_ms"));
     cr_assert(strstr(text, "\nbaseline "));
     cr_assert(strstr(text, "\ncommshift "));
+    g_autofree char *script = slurp(gp);
+    cr_assert(g_str_has_prefix(script, "# shiftsim compare: step time per placement policy\n"));
+    cr_assert(strstr(script, "rowstacked"));
 }
 
-Test(compare, usage_errors)
+Test(compare, policy_lists)
 {
-    const char *a[] = {"compare", "--policies", "baseline,zz"};
-    cr_assert_eq(compare(3, a), 2);
-    const char *b[] = {"compare", "--shift", "qq"};
-    cr_assert_eq(compare(3, b), 2);
-    const char *c[] = {"compare", "--format", "xml"};
-    cr_assert_eq(compare(3, c), 2);
-    const char *d[] = {"compare", "--tp", "3"};
-    cr_assert_eq(compare(3, d), 1);
-}
-
-Test(compare, simulate_honours_the_placement)
-{
-    const char *a[] = {"simulate",    "--nodes",   "2",       "--tp", "4",        "--pp", "2",
-                       "--placement", "commshift", "--shift", "dp",   "--format", "csv"};
-    cr_assert_eq(ssim_verb_simulate(13, (char **)a), 0);
-    const char *b[] = {"simulate", "--placement", "nowhere"};
-    cr_assert_eq(ssim_verb_simulate(3, (char **)b), 2);
-    const char *c[] = {"simulate", "--placement", "commshift", "--shift", "dp,xx"};
-    cr_assert_eq(ssim_verb_simulate(5, (char **)c), 2);
+    SsimPlacementKind kinds[SSIM_COMPARE_MAX_POLICIES];
+    cr_assert_eq(ssim_compare_policies_parse(NULL, kinds, NULL), 4);
+    cr_assert_eq(kinds[0], SSIM_PLACEMENT_BASELINE);
+    cr_assert_eq(kinds[3], SSIM_PLACEMENT_AUTO);
+    cr_assert_eq(ssim_compare_policies_parse(" commshift, ,baseline ", kinds, NULL), 2);
+    cr_assert_eq(kinds[0], SSIM_PLACEMENT_COMMSHIFT);
+    cr_assert_eq(kinds[1], SSIM_PLACEMENT_BASELINE);
+    g_autoptr(GError) unknown = NULL, empty = NULL, many = NULL;
+    cr_assert_eq(ssim_compare_policies_parse("baseline,zz", kinds, &unknown), 0);
+    cr_assert(g_str_has_prefix(unknown->message, "unknown placement 'zz' (known: baseline"), "%s",
+              unknown->message);
+    cr_assert_eq(ssim_compare_policies_parse(",", kinds, &empty), 0);
+    cr_assert_str_eq(empty->message, "give at least one policy");
+    cr_assert_eq(
+        ssim_compare_policies_parse("auto,auto,auto,auto,auto,auto,auto,auto,auto", kinds, &many),
+        0);
+    cr_assert_str_eq(many->message, "too many entries");
 }

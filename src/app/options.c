@@ -1,0 +1,373 @@
+/*
+ * The shared options of the verbs (src/app/options.h): one table with a row per option, and the
+ * functions that check and apply what was parsed.
+ *
+ * A row holds everything GOption needs but the address of the storage, which is the caller's
+ * group struct plus the row's offset, and the help text, which a verb may replace by its own (the
+ * verbs have described some options each their own way, and their --help must not change).  The
+ * shared texts are those of `shiftsim simulate`, the verb that takes the most options, and
+ * compare's for --format and --output.  Error messages name an option by its row, so a message and
+ * the option it is about cannot disagree.
+ */
+#include "src/app/options.h"
+
+#include "src/app/verbs.h"
+
+#include <stddef.h>
+#include <string.h>
+
+typedef enum { JOB, PLACE, OUTPUT, LIMITS } Group;
+
+typedef struct {
+    const char *name;
+    char short_name;
+    GOptionArg arg;
+    Group group;
+    gsize offset; /* of the storage in the group's struct */
+    const char *arg_description;
+    const char *help; /* the shared text */
+} Option;
+
+/* A row's group, and where in the group's struct the option's value goes. */
+#define IN(group, type, field) group, offsetof(type, field)
+
+static const Option options[SSIM_OPT_N] = {
+    [SSIM_OPT_MODEL] = {"model", 'm', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, model), "NAME|PATH",
+                        "Model: a bundled name (gpt-j-6b, gpt-3-175b, llama-2-70b, ...: "
+                        "models/NAME.ini) or an INI path (default: the embedded GPT-J 6B)"},
+    [SSIM_OPT_CLUSTER] = {"cluster", 'c', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, cluster),
+                          "NAME|PATH",
+                          "Cluster: dgx-a100, dgx-h100, dgx-h200 (models/clusters/NAME.ini) or an "
+                          "INI path (default: the embedded DGX H200, 4 nodes)"},
+    [SSIM_OPT_NODES] = {"nodes", 'n', G_OPTION_ARG_INT, IN(JOB, SsimCliJob, nodes), "N",
+                        "Number of nodes (overrides the cluster file)"},
+    [SSIM_OPT_SPLIT] = {"split", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, split), "SPEC",
+                        "Whole configuration as key=value pairs, e.g. dp=2,tp=4,pp=2,mb=1,gbs=64 "
+                        "(applied before the options below)"},
+    [SSIM_OPT_DP] = {"dp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, dp), "N",
+                     "Data-parallel replicas (default: GPUs / (tp pp))"},
+    [SSIM_OPT_TP] = {"tp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, tp), "N",
+                     "Tensor-parallel ranks per stage (inside one node)"},
+    [SSIM_OPT_PP] = {"pp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, pp), "N", "Pipeline stages"},
+    [SSIM_OPT_VSTAGES] = {"vstages", 'v', G_OPTION_ARG_INT, IN(JOB, SsimCliJob, vstages), "V",
+                          "Model chunks per GPU (virtual stages; > 1 needs --schedule "
+                          "interleaved)"},
+    [SSIM_OPT_MICROBATCH] = {"microbatch", 'b', G_OPTION_ARG_INT, IN(JOB, SsimCliJob, microbatch),
+                             "B", "Sequences per microbatch (default 1)"},
+    [SSIM_OPT_GLOBAL_BATCH] = {"global-batch", 'B', G_OPTION_ARG_INT,
+                               IN(JOB, SsimCliJob, global_batch), "N",
+                               "Sequences per iteration over all replicas (default dp * "
+                               "microbatch * max(8, 4 pp))"},
+    [SSIM_OPT_SCHEDULE] = {"schedule", 's', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, schedule),
+                           "NAME",
+                           "Pipeline schedule: gpipe, xla (lock-step with collective-permutes), "
+                           "1f1b (default), interleaved"},
+    [SSIM_OPT_RECOMPUTE] = {"recompute", 'r', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, recompute),
+                            "MODE",
+                            "Activation recomputation: none, selective (attention core) or full "
+                            "(every layer's forward); default the first that fits in memory"},
+    [SSIM_OPT_SEQ_PARALLEL] = {"seq-parallel", 0, G_OPTION_ARG_NONE,
+                               IN(JOB, SsimCliJob, seq_parallel), NULL,
+                               "Sequence parallelism: shard norms and dropout over tp (implies "
+                               "--tp-comm rs-ag)"},
+    [SSIM_OPT_ZERO] = {"zero", 'z', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, zero), "0|1",
+                       "ZeRO stage: 0 (default) or 1 (optimizer state sharded over dp: "
+                       "reduce-scatter gradients, all-gather weights)"},
+    [SSIM_OPT_BUCKET] = {"bucket", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, bucket), "BYTES|off",
+                         "DP gradient bucket size (e.g. 25MiB, 40M) overlapping the last "
+                         "backward, or off (one reduction per GPU after backward; default)"},
+    [SSIM_OPT_TP_COMM] = {"tp-comm", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, tp_comm), "STYLE",
+                          "Tensor-parallel collectives: allreduce (default) or rs-ag "
+                          "(reduce-scatter + all-gather)"},
+    [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
+                        "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
+                        "a node)"},
+    [SSIM_OPT_PLACEMENT] = {"placement", 'p', G_OPTION_ARG_STRING,
+                            IN(PLACE, SsimCliPlace, placement), "NAME",
+                            "Placement pass: baseline (XLA), megatron, commshift, auto; without "
+                            "it the graph runs as lowered (Megatron-LM's placement).  Sets the "
+                            "policy's schedule unless --schedule is given"},
+    [SSIM_OPT_SHIFT] = {"shift", 0, G_OPTION_ARG_STRING, IN(PLACE, SsimCliPlace, shift), "LIST",
+                        "Relocations commshift and auto may make: a list of dp, pp, tp (default "
+                        "all), or none"},
+    [SSIM_OPT_FORMAT] = {"format", 'f', G_OPTION_ARG_STRING, IN(OUTPUT, SsimCliOutput, format),
+                         "FMT", "table (default), csv or json"},
+    [SSIM_OPT_OUTPUT] = {"output", 'o', G_OPTION_ARG_FILENAME, IN(OUTPUT, SsimCliOutput, output),
+                         "FILE", "Write the report to FILE"},
+    [SSIM_OPT_MAX_OPS] = {"max-ops", 0, G_OPTION_ARG_INT64, IN(LIMITS, SsimCliLimits, max_ops), "N",
+                          "Refuse a configuration whose lowering is estimated at more than N ops "
+                          "(default 200000000; 0 for the default)"},
+    [SSIM_OPT_MAX_EVENTS] = {"max-events", 0, G_OPTION_ARG_INT64,
+                             IN(LIMITS, SsimCliLimits, max_events), "N",
+                             "Stop a replay after N events and fail without figures (default: no "
+                             "limit)"},
+};
+
+/* The long name of SSIM_OPT_<opt>, for messages. */
+#define NAME(opt) (options[SSIM_OPT_##opt].name)
+
+/* The entry of `opt`, which must belong to `group`, storing into `storage` (the group's struct). */
+static GOptionEntry entry(Group group, gpointer storage, SsimCliOption opt, const char *help)
+{
+    g_assert(opt < SSIM_OPT_N && options[opt].group == group);
+    const Option *o = &options[opt];
+    return (GOptionEntry){o->name,
+                          o->short_name,
+                          0,
+                          o->arg,
+                          (char *)storage + o->offset,
+                          help ? help : o->help,
+                          o->arg_description};
+}
+
+/* Adds every option of `group` (they are consecutive in SsimCliOption), with the shared texts. */
+static void add_group(GOptionContext *context, Group group, gpointer storage)
+{
+    GOptionEntry entries[SSIM_OPT_N + 1];
+    guint n = 0;
+    for (guint i = 0; i < SSIM_OPT_N; i++)
+        if (options[i].group == group)
+            entries[n++] = entry(group, storage, (SsimCliOption)i, NULL);
+    entries[n] = (GOptionEntry){NULL};
+    /* GOption copies the entries; the storage they point to is the caller's. */
+    g_option_context_add_main_entries(context, entries, NULL);
+}
+
+GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
+{
+    entry.arg_description = arg_description;
+    return entry;
+}
+
+/* --- The job. ------------------------------------------------------------------------------ */
+
+void ssim_cli_job_clear(SsimCliJob *job)
+{
+    char **strings[] = {&job->model, &job->cluster, &job->split,   &job->schedule, &job->recompute,
+                        &job->zero,  &job->bucket,  &job->tp_comm, &job->order};
+    for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
+        g_clear_pointer(strings[i], g_free);
+}
+
+GOptionEntry ssim_cli_job_entry(SsimCliJob *job, SsimCliOption opt, const char *help)
+{
+    return entry(JOB, job, opt, help);
+}
+
+void ssim_cli_add_job(GOptionContext *context, SsimCliJob *job)
+{
+    add_group(context, JOB, job);
+}
+
+int ssim_cli_job_check_counts(const char *verb, const SsimCliJob *job)
+{
+    const struct {
+        gint value;
+        SsimCliOption opt;
+    } counts[] = {{job->dp, SSIM_OPT_DP},
+                  {job->tp, SSIM_OPT_TP},
+                  {job->pp, SSIM_OPT_PP},
+                  {job->vstages, SSIM_OPT_VSTAGES},
+                  {job->microbatch, SSIM_OPT_MICROBATCH},
+                  {job->global_batch, SSIM_OPT_GLOBAL_BATCH}};
+    for (gsize i = 0; i < G_N_ELEMENTS(counts); i++)
+        if (counts[i].value != -1 && counts[i].value < 1)
+            return ssim_cli_usage_error(verb, "--%s: must be a positive integer",
+                                        options[counts[i].opt].name);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_job_check_nodes(const char *verb, const SsimCliJob *job)
+{
+    if (job->nodes != -1 && job->nodes < 1)
+        return ssim_cli_usage_error(verb, "--%s: must be a positive integer", NAME(NODES));
+    return SSIM_EXIT_OK;
+}
+
+/* Applies --nodes N (-1: not given, nothing to do) to `cluster`. */
+static int set_nodes(const char *verb, SsimCluster *cluster, gint nodes)
+{
+    if (nodes == -1)
+        return SSIM_EXIT_OK;
+    if (nodes < 1)
+        return ssim_cli_usage_error(verb, "--%s: must be a positive integer", NAME(NODES));
+    g_autoptr(GError) error = NULL;
+    if (!ssim_cluster_check_nodes(cluster, (guint)nodes, &error))
+        return ssim_cli_usage_error(verb, "--%s: %s", NAME(NODES), error->message);
+    ssim_cluster_set_nodes(cluster, (guint)nodes);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model,
+                      SsimCluster **cluster)
+{
+    g_autoptr(GError) error = NULL;
+    *cluster = NULL;
+    *model = job->model ? ssim_model_load(job->model, &error) : ssim_model_default();
+    if (*model == NULL)
+        return ssim_cli_runtime_error(error);
+    *cluster = job->cluster ? ssim_cluster_load(job->cluster, &error) : ssim_cluster_default();
+    if (*cluster == NULL)
+        return ssim_cli_runtime_error(error);
+    return set_nodes(verb, *cluster, job->nodes);
+}
+
+/* Sets field `key` of `par` from the text of option `opt`, when given. */
+static int set_field(const char *verb, SsimParallel *par, const char *key, const char *value,
+                     SsimCliOption opt)
+{
+    g_autoptr(GError) error = NULL;
+    if (value && !ssim_parallel_set(par, key, value, &error))
+        return ssim_cli_usage_error(verb, "--%s: %s", options[opt].name, error->message);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par)
+{
+    const struct {
+        const char *key; /* ssim_parallel_set()'s name of the field */
+        const char *value;
+        SsimCliOption opt;
+    } fields[] = {{"schedule", job->schedule, SSIM_OPT_SCHEDULE},
+                  {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
+                  {"zero", job->zero, SSIM_OPT_ZERO},
+                  {"bucket", job->bucket, SSIM_OPT_BUCKET},
+                  {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
+                  {"order", job->order, SSIM_OPT_ORDER},
+                  {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL}};
+    for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
+        int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
+        if (rc != SSIM_EXIT_OK)
+            return rc;
+    }
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world)
+{
+    gboolean gbs_given = job->global_batch != -1, dp_given = job->dp != -1;
+    const char *split = job->split;
+    if (split) {
+        g_autoptr(GError) error = NULL;
+        if (!ssim_parallel_parse(par, split, &error))
+            return ssim_cli_usage_error(verb, "--%s: %s", NAME(SPLIT), error->message);
+        gbs_given = gbs_given || strstr(split, "gbs") || strstr(split, "global_batch");
+        dp_given = dp_given || g_str_has_prefix(split, "dp=") || strstr(split, ",dp=");
+    }
+    if (job->tp != -1)
+        par->tp = (guint)job->tp;
+    if (job->pp != -1)
+        par->pp = (guint)job->pp;
+    if (job->dp != -1)
+        par->dp = (guint)job->dp;
+    else if (!dp_given && par->tp * par->pp > 0 && world % (par->tp * par->pp) == 0)
+        par->dp = world / (par->tp * par->pp);
+    if (job->vstages != -1)
+        par->virtual_stages = (guint)job->vstages;
+    if (job->microbatch != -1)
+        par->microbatch = (guint)job->microbatch;
+    int rc = ssim_cli_job_apply_fields(verb, job, par);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
+    if (job->global_batch != -1)
+        par->global_batch = (guint)job->global_batch;
+    else if (!gbs_given)
+        par->global_batch = par->dp * par->microbatch * MAX(8u, 4 * par->pp);
+    return SSIM_EXIT_OK;
+}
+
+gboolean ssim_cli_job_has_schedule(const SsimCliJob *job)
+{
+    return job->schedule != NULL || (job->split && strstr(job->split, "schedule"));
+}
+
+gboolean ssim_cli_job_has_recompute(const SsimCliJob *job)
+{
+    return job->recompute != NULL || (job->split && strstr(job->split, "recompute"));
+}
+
+/* --- The placement pass. ------------------------------------------------------------------- */
+
+void ssim_cli_place_clear(SsimCliPlace *place)
+{
+    g_clear_pointer(&place->placement, g_free);
+    g_clear_pointer(&place->shift, g_free);
+}
+
+GOptionEntry ssim_cli_place_entry(SsimCliPlace *place, SsimCliOption opt, const char *help)
+{
+    return entry(PLACE, place, opt, help);
+}
+
+void ssim_cli_add_place(GOptionContext *context, SsimCliPlace *place)
+{
+    add_group(context, PLACE, place);
+}
+
+int ssim_cli_place_parse(const char *verb, const SsimCliPlace *place, SsimPlacement *placement)
+{
+    if (place->placement && !ssim_placement_kind_from_name(place->placement, &placement->kind)) {
+        g_autofree char *names = ssim_placement_kind_list();
+        return ssim_cli_usage_error(verb, "--%s: unknown placement '%s' (known: %s)",
+                                    NAME(PLACEMENT), place->placement, names);
+    }
+    g_autoptr(GError) error = NULL;
+    if (place->shift && !ssim_shift_parse(place->shift, &placement->shifts, &error))
+        return ssim_cli_usage_error(verb, "--%s: %s", NAME(SHIFT), error->message);
+    return SSIM_EXIT_OK;
+}
+
+/* --- The output. --------------------------------------------------------------------------- */
+
+void ssim_cli_output_clear(SsimCliOutput *output)
+{
+    g_clear_pointer(&output->format, g_free);
+    g_clear_pointer(&output->output, g_free);
+}
+
+GOptionEntry ssim_cli_output_entry(SsimCliOutput *output, SsimCliOption opt, const char *help)
+{
+    return entry(OUTPUT, output, opt, help);
+}
+
+int ssim_cli_output_format(const char *verb, const SsimCliOutput *output, SsimFormat *format)
+{
+    *format = SSIM_FORMAT_TABLE;
+    if (output->format && !ssim_format_from_name(output->format, format))
+        return ssim_cli_usage_error(verb, "--%s: '%s' is not table, csv or json", NAME(FORMAT),
+                                    output->format);
+    return SSIM_EXIT_OK;
+}
+
+/* --- The limits. --------------------------------------------------------------------------- */
+
+GOptionEntry ssim_cli_limits_entry(SsimCliLimits *limits, SsimCliOption opt, const char *help)
+{
+    return entry(LIMITS, limits, opt, help);
+}
+
+void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits)
+{
+    memset(limits, 0, sizeof *limits);
+    add_group(context, LIMITS, limits);
+}
+
+int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits)
+{
+    if (limits->max_ops < 0)
+        return ssim_cli_usage_error(verb, "--%s: must not be negative", NAME(MAX_OPS));
+    if (limits->max_events < 0)
+        return ssim_cli_usage_error(verb, "--%s: must not be negative", NAME(MAX_EVENTS));
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_parse_limited(GOptionContext *context, int *argc, char ***argv, const char *verb,
+                           SsimCliLimits *limits)
+{
+    ssim_cli_add_limits(context, limits);
+    if (!ssim_cli_parse(context, argc, argv, verb))
+        return SSIM_EXIT_USAGE;
+    if (*argc > 1)
+        return ssim_cli_usage_error(verb, "unexpected argument '%s'", (*argv)[1]);
+    return ssim_cli_check_limits(verb, limits);
+}

@@ -1,0 +1,184 @@
+/*
+ * The options several verbs take, each declared once (src/app/options.c): its long and short
+ * name, argument type and name, where its value is stored, how the value is checked and applied,
+ * and the error that names it.  Options come in groups, each with the struct that stores what was
+ * parsed:
+ *
+ *   SsimCliJob     what runs where and how it is split: --model, --cluster, --nodes, --split and
+ *                  the per-field options (--dp ... --order)
+ *   SsimCliPlace   the placement pass: --placement, --shift
+ *   SsimCliOutput  what is written where: --format, --output
+ *   SsimCliLimits  the budgets of a simulation: --max-ops, --max-events
+ *
+ * A verb lists its options in one GOptionEntry table, in the order its --help shows them: a
+ * shared option is a ssim_cli_*_entry() row, given the verb's own help text where the verb
+ * describes the option its own way (compare's --tp has a default of its own) or NULL for the
+ * shared text; the verb's other options are literal rows.  ssim_cli_add_job(),
+ * ssim_cli_add_place() and ssim_cli_add_limits() add a whole group with the shared texts, for a
+ * verb that takes all of it.  Everything goes to the main group, so --help lists it all (a
+ * GOptionGroup of its own would be listed under --help-all only).
+ *
+ * After the parse, the check, load and apply functions turn the text into values.  Each returns
+ * SSIM_EXIT_OK, or prints one message naming the option ("shiftsim VERB: --tp: must be a positive
+ * integer (try ...)") and returns the exit status (SSIM_EXIT_USAGE, or SSIM_EXIT_RUNTIME for a
+ * model or cluster file that does not load).
+ *
+ * Ownership: the storage is the caller's and must outlive the parse; GOption stores strings the
+ * caller frees, which the groups' _clear functions (and g_auto) do.
+ */
+#pragma once
+
+#include <glib.h>
+#include <shiftsim/cluster.h>
+#include <shiftsim/model.h>
+#include <shiftsim/parallel.h>
+#include <shiftsim/place.h>
+#include <shiftsim/report.h>
+
+G_BEGIN_DECLS
+
+/* Every shared option, by group (the comment names the group's struct). */
+typedef enum {
+    /* SsimCliJob */
+    SSIM_OPT_MODEL,
+    SSIM_OPT_CLUSTER,
+    SSIM_OPT_NODES,
+    SSIM_OPT_SPLIT,
+    SSIM_OPT_DP,
+    SSIM_OPT_TP,
+    SSIM_OPT_PP,
+    SSIM_OPT_VSTAGES,
+    SSIM_OPT_MICROBATCH,
+    SSIM_OPT_GLOBAL_BATCH,
+    SSIM_OPT_SCHEDULE,
+    SSIM_OPT_RECOMPUTE,
+    SSIM_OPT_SEQ_PARALLEL,
+    SSIM_OPT_ZERO,
+    SSIM_OPT_BUCKET,
+    SSIM_OPT_TP_COMM,
+    SSIM_OPT_ORDER,
+    /* SsimCliPlace */
+    SSIM_OPT_PLACEMENT,
+    SSIM_OPT_SHIFT,
+    /* SsimCliOutput */
+    SSIM_OPT_FORMAT,
+    SSIM_OPT_OUTPUT,
+    /* SsimCliLimits */
+    SSIM_OPT_MAX_OPS,
+    SSIM_OPT_MAX_EVENTS,
+    SSIM_OPT_N
+} SsimCliOption;
+
+/* `entry` with another argument name in --help (e.g. "NAME" where the shared one is
+ * "NAME|PATH"). */
+GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description);
+
+/* --- The job: model, cluster, nodes and the split. ---------------------------------------- */
+
+typedef struct {
+    char *model;   /* a bundled name or an INI path; NULL: the embedded GPT-J 6B */
+    char *cluster; /* likewise; NULL: the embedded DGX H200 */
+    gint nodes;    /* -1: not given */
+    char *split;   /* key=value pairs, applied before the per-field options */
+    gint dp, tp, pp, vstages, microbatch, global_batch; /* -1: not given */
+    char *schedule, *recompute, *zero, *bucket, *tp_comm, *order;
+    gboolean seq_parallel;
+} SsimCliJob;
+
+#define SSIM_CLI_JOB_INIT                                                                          \
+    {                                                                                              \
+        .nodes = -1, .dp = -1, .tp = -1, .pp = -1, .vstages = -1, .microbatch = -1,                \
+        .global_batch = -1                                                                         \
+    }
+
+void ssim_cli_job_clear(SsimCliJob *job);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimCliJob, ssim_cli_job_clear)
+
+/* The entry of job option `opt` (SSIM_OPT_MODEL ... SSIM_OPT_ORDER) storing into `job`, with
+ * `help` (NULL: the shared text). */
+GOptionEntry ssim_cli_job_entry(SsimCliJob *job, SsimCliOption opt, const char *help);
+/* Adds every job option, in the order of SsimCliOption, with the shared texts. */
+void ssim_cli_add_job(GOptionContext *context, SsimCliJob *job);
+
+/* The counts that were given (--dp, --tp, --pp, --vstages, --microbatch, --global-batch, in this
+ * order) must be positive: a usage error names the first that is not. */
+int ssim_cli_job_check_counts(const char *verb, const SsimCliJob *job);
+/* --nodes, when given (not -1), must be positive. */
+int ssim_cli_job_check_nodes(const char *verb, const SsimCliJob *job);
+/*
+ * Loads --model and --cluster (the embedded defaults when not given; a file that does not load is
+ * a runtime error) and applies --nodes to the cluster (a usage error when not positive, or when
+ * that many nodes exceed SSIM_MAX_GPUS GPUs).  On success *model and *cluster are the caller's;
+ * on failure they hold what was loaded so far (NULL or the caller's to free).
+ */
+int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model,
+                      SsimCluster **cluster);
+/*
+ * Applies the split options to `par`, which holds the verb's starting split: --split first, then
+ * --tp and --pp, then --dp (when neither --dp nor --split gives it, dp takes the GPUs of `world`
+ * that tp x pp leave, if they divide it), --vstages, --microbatch, the field options
+ * (ssim_cli_job_apply_fields) and --global-batch (when neither it nor --split gives it:
+ * dp * microbatch * max(8, 4 pp), so the pipeline has work to fill).
+ */
+int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world);
+/* Applies only the field options that were given, in this order: --schedule, --recompute,
+ * --zero, --bucket, --tp-comm, --order, --seq-parallel. */
+int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par);
+/* Whether --schedule, or a "schedule" key in --split, was given; likewise the recompute mode. */
+gboolean ssim_cli_job_has_schedule(const SsimCliJob *job);
+gboolean ssim_cli_job_has_recompute(const SsimCliJob *job);
+
+/* --- The placement pass. ------------------------------------------------------------------ */
+
+typedef struct {
+    char *placement; /* a policy name; NULL: not given */
+    char *shift;     /* a list of dp, pp, tp, or none; NULL: not given */
+} SsimCliPlace;
+
+void ssim_cli_place_clear(SsimCliPlace *place);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimCliPlace, ssim_cli_place_clear)
+
+GOptionEntry ssim_cli_place_entry(SsimCliPlace *place, SsimCliOption opt, const char *help);
+void ssim_cli_add_place(GOptionContext *context, SsimCliPlace *place);
+/* Sets placement->kind from --placement and placement->shifts from --shift, each when given. */
+int ssim_cli_place_parse(const char *verb, const SsimCliPlace *place, SsimPlacement *placement);
+
+/* --- The output. -------------------------------------------------------------------------- */
+
+typedef struct {
+    char *format; /* table, csv or json; NULL: table */
+    char *output; /* a file; NULL: the verb's default (stdout, or nothing) */
+} SsimCliOutput;
+
+void ssim_cli_output_clear(SsimCliOutput *output);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimCliOutput, ssim_cli_output_clear)
+
+GOptionEntry ssim_cli_output_entry(SsimCliOutput *output, SsimCliOption opt, const char *help);
+/* --format as a SsimFormat (SSIM_FORMAT_TABLE when not given). */
+int ssim_cli_output_format(const char *verb, const SsimCliOutput *output, SsimFormat *format);
+
+/* --- The limits of a simulation (include/shiftsim/budget.h). ------------------------------ */
+
+/*
+ * --max-ops N: the op budget of one lowering (0, the default, means SSIM_MAX_OPS_DEFAULT);
+ * --max-events N: the event budget of one replay (0, the default, means none).  Copy them into
+ * each SsimSimConfig (or sweep spec, or run set).
+ */
+typedef struct {
+    gint64 max_ops;
+    gint64 max_events;
+} SsimCliLimits;
+
+GOptionEntry ssim_cli_limits_entry(SsimCliLimits *limits, SsimCliOption opt, const char *help);
+/* Zeroes `limits` and adds both options with the shared texts. */
+void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits);
+/* Neither limit may be negative. */
+int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits);
+/*
+ * The parse of a verb that simulates and takes no positional argument: adds the limits, parses
+ * (ssim_cli_parse), refuses a leftover argument and checks the limits.
+ */
+int ssim_cli_parse_limited(GOptionContext *context, int *argc, char ***argv, const char *verb,
+                           SsimCliLimits *limits);
+
+G_END_DECLS

@@ -1,0 +1,207 @@
+/*
+ * The shared options (src/app/options.c) and the verbs that take them: each group's entries carry
+ * the option's one declaration (name, letter, storage) and the verb's help text; the checks and
+ * the application to a split name the option in every error; the split options derive dp and the
+ * global batch as documented; and the verbs compare and simulate refuse bad values with a usage
+ * error, and compare writes its traces and plots.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+
+#include "src/app/verbs.h"
+
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+
+static void redirect(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+static char *slurp(FILE *f)
+{
+    fflush(stderr);
+    fflush(stdout);
+    GString *s = g_string_new(NULL);
+    char buf[4096];
+    size_t n;
+    rewind(f);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        g_string_append_len(s, buf, (gssize)n);
+    return g_string_free(s, FALSE);
+}
+
+static int compare(int argc, const char **argv)
+{
+    return ssim_verb_compare(argc, (char **)argv);
+}
+
+Test(options, entries_are_declared_once_with_the_verbs_text)
+{
+    SsimCliJob job = SSIM_CLI_JOB_INIT;
+    GOptionEntry tp = ssim_cli_job_entry(&job, SSIM_OPT_TP, NULL);
+    cr_assert_str_eq(tp.long_name, "tp");
+    cr_assert_eq(tp.arg, G_OPTION_ARG_INT);
+    cr_assert_eq(tp.arg_data, &job.tp);
+    cr_assert_str_eq(tp.description, "Tensor-parallel ranks per stage (inside one node)");
+    GOptionEntry own = ssim_cli_job_entry(&job, SSIM_OPT_TP, "mine");
+    cr_assert_str_eq(own.description, "mine");
+    cr_assert_str_eq(own.arg_description, "N");
+    GOptionEntry model = ssim_cli_entry_arg(ssim_cli_job_entry(&job, SSIM_OPT_MODEL, NULL), "NAME");
+    cr_assert_eq(model.short_name, 'm');
+    cr_assert_eq(model.arg_data, &job.model);
+    cr_assert_str_eq(model.arg_description, "NAME");
+    SsimCliOutput out = {0};
+    GOptionEntry o = ssim_cli_output_entry(&out, SSIM_OPT_OUTPUT, NULL);
+    cr_assert_eq(o.short_name, 'o');
+    cr_assert_eq(o.arg, G_OPTION_ARG_FILENAME);
+    cr_assert_eq(o.arg_data, &out.output);
+    SsimCliLimits limits;
+    GOptionEntry ev = ssim_cli_limits_entry(&limits, SSIM_OPT_MAX_EVENTS, NULL);
+    cr_assert_str_eq(ev.long_name, "max-events");
+    cr_assert_eq(ev.arg_data, &limits.max_events);
+}
+
+/* A whole group parses into its struct; strings are the caller's (freed by g_auto). */
+Test(options, a_group_parses_into_its_struct)
+{
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    g_auto(SsimCliPlace) place = {0};
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    ssim_cli_add_job(ctx, &job);
+    ssim_cli_add_place(ctx, &place);
+    const char *args[] = {"simulate", "-m",        "gpt-3-175b", "--tp", "8",    "-v",
+                          "2",        "-B",        "64",         "-r",   "full", "--seq-parallel",
+                          "-p",       "commshift", "--shift",    "dp"};
+    int argc = G_N_ELEMENTS(args);
+    char **argv = g_memdup2(args, sizeof args);
+    cr_assert(g_option_context_parse(ctx, &argc, &argv, NULL));
+    g_free(argv);
+    cr_assert_str_eq(job.model, "gpt-3-175b");
+    cr_assert_eq(job.tp, 8);
+    cr_assert_eq(job.vstages, 2);
+    cr_assert_eq(job.global_batch, 64);
+    cr_assert_eq(job.pp, -1, "not given");
+    cr_assert_str_eq(job.recompute, "full");
+    cr_assert(job.seq_parallel);
+    cr_assert_str_eq(place.placement, "commshift");
+    cr_assert_str_eq(place.shift, "dp");
+    cr_assert(ssim_cli_job_has_recompute(&job));
+    cr_assert_not(ssim_cli_job_has_schedule(&job));
+}
+
+/* dp takes the GPUs tp x pp leave; the global batch is dp * microbatch * max(8, 4 pp); what
+ * --split names is not overridden by either default. */
+Test(options, apply_derives_dp_and_the_global_batch)
+{
+    SsimCliJob job = SSIM_CLI_JOB_INIT;
+    job.tp = 4;
+    job.pp = 4;
+    job.microbatch = 2;
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
+    cr_assert_eq(par.dp, 4);
+    cr_assert_eq(par.global_batch, 4 * 2 * 16);
+
+    char split[] = "dp=2,gbs=24";
+    job.split = split;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
+    cr_assert_eq(par.dp, 2);
+    cr_assert_eq(par.global_batch, 24);
+
+    job.split = NULL;
+    job.pp = 3; /* 64 GPUs do not divide into tp 4 x pp 3: dp stays */
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
+    cr_assert_eq(par.dp, 1);
+}
+
+Test(options, errors_name_the_option, .init = redirect)
+{
+    SsimCliJob job = SSIM_CLI_JOB_INIT;
+    job.microbatch = 0;
+    cr_assert_eq(ssim_cli_job_check_counts("simulate", &job), SSIM_EXIT_USAGE);
+    job.microbatch = -1;
+    job.nodes = 0;
+    cr_assert_eq(ssim_cli_job_check_counts("simulate", &job), SSIM_EXIT_OK);
+    cr_assert_eq(ssim_cli_job_check_nodes("simulate", &job), SSIM_EXIT_USAGE);
+    job.nodes = -1;
+    char tp_comm[] = "nope";
+    job.tp_comm = tp_comm;
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply_fields("sweep", &job, &par), SSIM_EXIT_USAGE);
+    job.tp_comm = NULL;
+    char split[] = "tp=x";
+    job.split = split;
+    cr_assert_eq(ssim_cli_job_apply("compare", &job, &par, 8), SSIM_EXIT_USAGE);
+    char bad[] = "xml";
+    SsimCliOutput out = {.format = bad};
+    SsimFormat format;
+    cr_assert_eq(ssim_cli_output_format("replay", &out, &format), SSIM_EXIT_USAGE);
+    char nowhere[] = "nowhere";
+    SsimCliPlace place = {.placement = nowhere};
+    SsimPlacement placement = SSIM_PLACEMENT_INIT;
+    cr_assert_eq(ssim_cli_place_parse("simulate", &place, &placement), SSIM_EXIT_USAGE);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "shiftsim simulate: --microbatch: must be a positive integer (try "
+                          "'shiftsim simulate --help')\n"),
+              "%s", err);
+    cr_assert(strstr(err, "shiftsim simulate: --nodes: must be a positive integer"), "%s", err);
+    cr_assert(strstr(err, "shiftsim sweep: --tp-comm: "), "%s", err);
+    cr_assert(strstr(err, "shiftsim compare: --split: "), "%s", err);
+    cr_assert(strstr(err, "shiftsim replay: --format: 'xml' is not table, csv or json"), "%s", err);
+    cr_assert(strstr(err, "shiftsim simulate: --placement: unknown placement 'nowhere'"), "%s",
+              err);
+}
+
+Test(compare, usage_errors, .init = redirect)
+{
+    const char *a[] = {"compare", "--policies", "baseline,zz"};
+    cr_assert_eq(compare(3, a), 2);
+    const char *b[] = {"compare", "--shift", "qq"};
+    cr_assert_eq(compare(3, b), 2);
+    const char *c[] = {"compare", "--format", "xml"};
+    cr_assert_eq(compare(3, c), 2);
+    const char *d[] = {"compare", "--tp", "3"};
+    cr_assert_eq(compare(3, d), 1);
+}
+
+Test(compare, simulate_honours_the_placement, .init = redirect)
+{
+    const char *a[] = {"simulate",    "--nodes",   "2",       "--tp", "4",        "--pp", "2",
+                       "--placement", "commshift", "--shift", "dp",   "--format", "csv"};
+    cr_assert_eq(ssim_verb_simulate(13, (char **)a), 0);
+    const char *b[] = {"simulate", "--placement", "nowhere"};
+    cr_assert_eq(ssim_verb_simulate(3, (char **)b), 2);
+    const char *c[] = {"simulate", "--placement", "commshift", "--shift", "dp,xx"};
+    cr_assert_eq(ssim_verb_simulate(5, (char **)c), 2);
+}
+
+/* The verb end to end: the report to --output, a trace per policy, the bars and a Gantt chart
+ * per policy. */
+Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-compare-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "t", NULL);
+    g_autofree char *plot = g_build_filename(dir, "p.png", NULL);
+    g_autofree char *out = g_build_filename(dir, "out.csv", NULL);
+    const char *argv[] = {"compare", "--policies", "baseline,commshift", "--trace", prefix,
+                          "--plot",  plot,         "--output",           out,       "-f",
+                          "csv"};
+    cr_assert_eq(compare(G_N_ELEMENTS(argv), argv), 0);
+    const char *files[] = {"out.csv", "t-baseline.json", "t-commshift.json", "p.dat",
+                           "p.gp",    "p-baseline.gp",   "p-commshift.gp"};
+    for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *path = g_build_filename(dir, files[i], NULL);
+        cr_assert(g_file_test(path, G_FILE_TEST_EXISTS), "%s", files[i]);
+    }
+    g_autofree char *csv = NULL;
+    cr_assert(g_file_get_contents(out, &csv, NULL, NULL));
+    cr_assert(g_str_has_prefix(csv, "policy,schedule,step_ms,"), "%s", csv);
+    cr_assert(strstr(csv, "\ncommshift,xla,"), "%s", csv);
+}
