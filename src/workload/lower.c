@@ -15,6 +15,11 @@
  * collective with overlap k stays out of `pending` until k more kernels have been issued.
  * Send/receive pairs carry explicit tags ((direction * p v + destination virtual stage) * m +
  * microbatch), so pairing cannot depend on the order in which the two directions interleave.
+ *
+ * The emitter writes points and roles only through the plan's checked setters (plan.h).  A
+ * setter's refusal here is a bug in the lowering, not a property of the input (which was
+ * validated before), so must() stops with the plan's message rather than turning it into a
+ * configuration error.
  */
 #include <shiftsim/lower.h>
 
@@ -555,6 +560,7 @@ typedef struct {
     GArray *graph_of; /* guint32 per global rank: its graph rank, or SSIM_NONE */
     guint m, pv;
     guint64 act_bytes; /* one pipeline transfer */
+    GError *bug;       /* a setter's refusal of the lowering's own point: a bug (see the top) */
 
     /* Per-rank state. */
     guint32 rank, stage;
@@ -573,6 +579,15 @@ typedef struct {
     gboolean collect_grads;
 } Emit;
 
+/* Stops on a refusal of one of the plan's setters (see the top); `accepted` is its result. */
+static void must(Emit *e, gboolean accepted)
+{
+    if (G_UNLIKELY(!accepted)) {
+        g_assert_no_error(e->bug);
+        g_assert_not_reached();
+    }
+}
+
 /* Adds a plan op of this rank; a communication op is issued after `issue` (the lowering's
  * placement) and `order` lists earlier communication it must follow. */
 static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 issue,
@@ -581,8 +596,8 @@ static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 iss
     SsimOpSpec sp = *spec;
     sp.cls = ssim_opclass_name(cls);
     guint32 idx = ssim_plan_add(e->g, &sp, e->rank, (guint8)cls, order, n_order);
-    if (spec->kind != SSIM_OP_COMPUTE)
-        ssim_plan_set_points(e->g, idx, issue, SSIM_NONE);
+    if (spec->kind != SSIM_OP_COMPUTE && issue != SSIM_NONE)
+        must(e, ssim_plan_set_lowered_issue(e->g, idx, issue, &e->bug));
     return idx;
 }
 
@@ -606,9 +621,9 @@ static void kernel(Emit *e, const Step *st, SsimOpClass cls)
      * of it but a lock-step permute of a slot whose successor receives nothing. */
     for (guint i = 0; i < e->pending->len; i++) {
         guint32 c = g_array_index(e->pending, guint32, i);
-        SsimPlanOp *o = ssim_plan_op_mut(e->g, c);
+        const SsimPlanOp *o = ssim_plan_op(e->g, c);
         if (o->wait0 == SSIM_NONE)
-            o->wait = o->wait0 = e->last;
+            must(e, ssim_plan_set_lowered_wait(e->g, c, e->last, &e->bug));
         if (!(o->flags & SSIM_PLAN_PERMUTE) || o->recv_peer != SSIM_NONE)
             ssim_plan_data(e->g, c, e->last);
     }
@@ -674,9 +689,7 @@ static void grad_piece(Emit *e, guint64 bytes)
     spec.group = e->dp_group;
     spec.bytes = bytes;
     guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, SSIM_NONE, NULL, 0);
-    SsimPlanOp *o = ssim_plan_op_mut(e->g, idx);
-    o->flags |= SSIM_PLAN_FUSABLE;
-    o->site = e->site;
+    must(e, ssim_plan_mark_gradient(e->g, idx, e->site, &e->bug));
     ssim_plan_data(e->g, e->last, idx);
     g_array_append_val(e->open, idx);
 }
@@ -687,7 +700,7 @@ static void flush_dp(Emit *e)
 {
     for (guint i = 0; i < e->open->len; i++) {
         guint32 idx = g_array_index(e->open, guint32, i);
-        ssim_plan_set_points(e->g, idx, e->last, SSIM_NONE);
+        must(e, ssim_plan_set_lowered_issue(e->g, idx, e->last, &e->bug));
         g_array_append_val(e->dp_ops, idx);
     }
     g_array_set_size(e->open, 0);
@@ -824,12 +837,10 @@ static void emit_phase(Emit *e, const SsimPhase *ph, guint slot)
          * output, and that only when the next stage runs this microbatch next. */
         guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, e->last, (const guint32 *)e->pending->data,
                           e->pending->len);
-        SsimPlanOp *o = ssim_plan_op_mut(e->g, idx);
-        o->flags |= SSIM_PLAN_PERMUTE;
-        o->site = slot;
-        o->send_peer = lockstep_peer(e, slot, TRUE);
-        o->recv_peer = lockstep_peer(e, slot, FALSE);
-        if (o->send_peer != SSIM_NONE && e->last != SSIM_NONE)
+        guint32 send_peer = lockstep_peer(e, slot, TRUE);
+        must(e, ssim_plan_mark_permute(e->g, idx, slot, send_peer, lockstep_peer(e, slot, FALSE),
+                                       &e->bug));
+        if (send_peer != SSIM_NONE && e->last != SSIM_NONE)
             ssim_plan_data(e->g, e->last, idx);
         g_array_index(e->permutes, guint32, slot) = idx;
         g_array_set_size(e->pending, 0);
