@@ -39,7 +39,7 @@
  * schedule every iteration ends in one collective-permute (SSIM_COLL_PERMUTE) over the pipeline
  * group instead.
  *
- * Placement.  The lowering writes a placement-neutral plan (place.h): data dependencies plus,
+ * Placement.  The lowering writes a placement-neutral plan (plan.h): data dependencies plus,
  * for every communication op, the issue and wait points described here, which are Megatron-LM's
  * placement; gradients are emitted as one piece per weight-gradient kernel, and the bucket rule
  * below only decides where the pieces are issued (pieces with the same points fuse into one
@@ -118,7 +118,7 @@ void ssim_lowered_free(SsimLowered *lowered);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimLowered, ssim_lowered_free)
 
 const SsimGraph *ssim_lowered_graph(const SsimLowered *lowered);
-/* The placement-neutral plan the graph was built from (borrowed; see place.h). */
+/* The placement-neutral plan the graph was built from (borrowed; see plan.h). */
 SsimPlan *ssim_lowered_plan(SsimLowered *lowered);
 /* The plan op graph op `op` realises (the first of a fused run). */
 guint32 ssim_lowered_plan_op(const SsimLowered *lowered, guint32 op);

@@ -17,7 +17,7 @@
  * bubble slot there (micro == SSIM_NONE): it computes nothing useful but still takes part in the
  * permute.  All stages therefore have the same number of slots, 2 (m + p - 1).
  *
- * Each schedule is one file (src/workload/sched-<name>.c) plus one line in SSIM_SCHEDULE_LIST,
+ * Each schedule is one file (src/workload/schedule-<name>.c) plus one line in SSIM_SCHEDULE_LIST,
  * which yields the enum, the name table and the builder table.
  *
  * Ownership: ssim_schedule_new() returns a schedule the caller frees with ssim_schedule_free()

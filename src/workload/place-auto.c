@@ -18,10 +18,13 @@
  * it overlaps).  It stops after placement->budget evaluations.  Because only improvements are
  * kept, the result is never worse than the start, hence never worse than either policy.
  *
- * Invariant: every flip goes through the shared move helpers, i.e. ssim_plan_move(); the graph
- * builder checks each candidate before it is evaluated.
+ * Invariant: every flip goes through the shared rules (place-moves.c), i.e. ssim_plan_move(),
+ * or through ssim_plan_split().  A refusal ends the search with the plan's message rather than
+ * counting as a bad candidate: a flip only asks for points the baseline's and commshift's rules
+ * give, so a refused one means a rule is wrong for this plan.  The graph builder checks each
+ * candidate before it is evaluated.
  */
-#include <shiftsim/lower.h>
+#include <shiftsim/opclass.h>
 #include <shiftsim/place.h>
 
 #include <string.h>
@@ -44,41 +47,56 @@ static void group_clear(gpointer p)
     g_array_free(g->ops, TRUE);
 }
 
-static void group_set(SsimPlan *plan, Group *g, gboolean shifted)
+/* Puts every op of `g` at commshift's point (`shifted`) or the baseline's; FALSE with the
+ * plan's refusal (the group's state then unchanged in `g`, some of its ops possibly moved). */
+static gboolean group_set(SsimPlan *plan, Group *g, gboolean shifted, GError **error)
 {
     for (guint i = 0; i < g->ops->len; i++) {
         guint32 op = g_array_index(g->ops, guint32, i);
+        gboolean ok = TRUE;
         switch (g->kind) {
         case G_TP:
-            shifted ? ssim_place_tp_late(plan, op) : ssim_place_tp_early(plan, op);
+            ok = shifted ? ssim_place_tp_late(plan, op, error)
+                         : ssim_place_tp_early(plan, op, error);
             break;
         case G_DP:
-            shifted ? ssim_place_dp_early(plan, op) : ssim_place_dp_late(plan, op);
+            ok = shifted ? ssim_place_dp_early(plan, op, error)
+                         : ssim_place_dp_late(plan, op, error);
             break;
         case G_PP:
-            ssim_plan_split(plan, op, shifted);
+            ok = ssim_plan_split(plan, op, shifted, error);
             break;
         }
+        if (!ok)
+            return FALSE;
     }
     g->shifted = shifted;
+    return TRUE;
 }
 
-/* The issue point commshift gives gradient piece `op` (its site's last producer). */
-static guint32 site_last(SsimPlan *plan, guint32 op)
+/* TRUE when gradient piece `op` sits at commshift's point, right after its site's last producer
+ * (also when that rule gives it no point: then it never moves, and either state is true). */
+static gboolean dp_shifted(const SsimPlan *plan, guint32 op)
 {
-    guint32 keep = ssim_plan_op(plan, op)->issue;
-    ssim_place_dp_early(plan, op);
-    guint32 early = ssim_plan_op(plan, op)->issue;
-    ssim_plan_op_mut(plan, op)->issue = keep;
-    return early;
+    guint32 early = ssim_place_dp_early_issue(plan, op);
+    return early == SSIM_NONE || ssim_plan_op(plan, op)->issue == early;
 }
 
 /* Re-anchors the reductions left after the loop once the loop's end moved (a permute flip). */
-static void relate_dp(SsimPlan *plan, Group *gs, guint n)
+static gboolean relate_dp(SsimPlan *plan, Group *gs, guint n, GError **error)
 {
     for (guint i = 0; i < n; i++)
-        if (gs[i].kind == G_DP && !gs[i].shifted)
-            group_set(plan, &gs[i], FALSE);
+        if (gs[i].kind == G_DP && !gs[i].shifted && !group_set(plan, &gs[i], FALSE, error))
+            return FALSE;
+    return TRUE;
+}
+
+/* Flips group `g` to `shifted` and, after a permute flip, re-anchors the late reductions. */
+static gboolean flip(SsimPlan *plan, Group *gs, guint n, Group *g, gboolean shifted, GError **error)
+{
+    if (!group_set(plan, g, shifted, error))
+        return FALSE;
+    return g->kind != G_PP || relate_dp(plan, gs, n, error);
 }
 
 /* The movable groups of `plan` under `shifts`; `group_of` gets each plan op's group or NONE. */
@@ -221,7 +239,10 @@ gboolean ssim_place_auto(SsimPlan *plan, const SsimPlacement *placement,
     } else {
         eval_clear(&cand);
         ssim_plan_reset(plan);
-        ssim_place_baseline(plan, placement, eval, NULL, NULL);
+        if (!ssim_place_baseline(plan, placement, eval, NULL, error)) {
+            eval_clear(&best);
+            return FALSE;
+        }
     }
     guint evaluations = 2;
 
@@ -234,7 +255,7 @@ gboolean ssim_place_auto(SsimPlan *plan, const SsimPlacement *placement,
         const SsimPlanOp *o = ssim_plan_op(plan, op);
         gs[i].shifted = gs[i].kind == G_PP ? (o->flags & SSIM_PLAN_SPLIT) != 0
                         : gs[i].kind == G_DP
-                            ? o->issue == site_last(plan, op)
+                            ? dp_shifted(plan, op)
                             : o->wait != ssim_plan_next_kernel(plan, o->rank, o->issue);
     }
     g_autoptr(GPtrArray) kept = g_ptr_array_new_with_free_func(g_free);
@@ -263,9 +284,10 @@ gboolean ssim_place_auto(SsimPlan *plan, const SsimPlacement *placement,
         Group *g = &gs[pick];
         g->tried = TRUE;
         gboolean before = g->shifted;
-        group_set(plan, g, !before);
-        if (g->kind == G_PP)
-            relate_dp(plan, gs, groups->len);
+        if (!flip(plan, gs, groups->len, g, !before, error)) {
+            ok = FALSE;
+            break;
+        }
         SsimTime t = evaluate(plan, eval, &cand.graph, &cand.tl, &cand.plan_of, error);
         evaluations++;
         if (t < 0) {
@@ -284,10 +306,11 @@ gboolean ssim_place_auto(SsimPlan *plan, const SsimPlacement *placement,
                 gs[i].tried = FALSE;
             g->tried = TRUE; /* flipping it straight back cannot help */
         } else {
-            group_set(plan, g, before);
-            if (g->kind == G_PP)
-                relate_dp(plan, gs, groups->len);
             eval_clear(&cand);
+            if (!flip(plan, gs, groups->len, g, before, error)) {
+                ok = FALSE;
+                break;
+            }
         }
     }
     eval_clear(&best);

@@ -10,10 +10,11 @@
  * issued after the loop's end on its stage (the last collective-permute of a lock-step pipeline,
  * else the last backward kernel), so the builder fuses them into one.
  *
- * Invariant: only issue and wait points move, each to a point ssim_plan_move() accepts; the
- * point-to-point transfers of the non-lock-step schedules keep the lowering's placement.
+ * Invariant: only issue and wait points move, each through a shared rule (place-moves.c) and so
+ * through ssim_plan_move(), whose refusal fails the pass; the point-to-point transfers of the
+ * non-lock-step schedules keep the lowering's placement.
  */
-#include <shiftsim/lower.h>
+#include <shiftsim/opclass.h>
 #include <shiftsim/place.h>
 
 gboolean ssim_place_baseline(SsimPlan *plan, const SsimPlacement *placement,
@@ -23,18 +24,20 @@ gboolean ssim_place_baseline(SsimPlan *plan, const SsimPlacement *placement,
     (void)placement;
     (void)eval;
     (void)report;
-    (void)error;
     guint32 n = ssim_plan_n_ops(plan);
     for (guint32 i = 0; i < n; i++) {
         const SsimPlanOp *o = ssim_plan_op(plan, i);
+        gboolean ok = TRUE;
         if (o->kind == SSIM_OP_COMPUTE)
             continue;
         if (o->cls == SSIM_OPCLASS_TP)
-            ssim_place_tp_early(plan, i);
+            ok = ssim_place_tp_early(plan, i, error);
         else if (o->flags & SSIM_PLAN_FUSABLE)
-            ssim_place_dp_late(plan, i);
+            ok = ssim_place_dp_late(plan, i, error);
         else if (o->flags & SSIM_PLAN_PERMUTE)
-            ssim_plan_split(plan, i, FALSE);
+            ok = ssim_plan_split(plan, i, FALSE, error);
+        if (!ok)
+            return FALSE;
     }
     return TRUE;
 }

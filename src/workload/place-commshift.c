@@ -17,10 +17,11 @@
  *       weight-gradient GEMMs (in GPT-J's parallel block, those of both the attention and the MLP
  *       branch).
  *
- * Invariant: every move goes through ssim_plan_move(), so none breaks a data dependency; the
+ * Invariant: every move goes through a shared rule (place-moves.c) and so through
+ * ssim_plan_move(), so none breaks a data dependency: a refused move fails the pass.  The
  * builder's checker proves the graph anyway.
  */
-#include <shiftsim/lower.h>
+#include <shiftsim/opclass.h>
 #include <shiftsim/place.h>
 
 gboolean ssim_place_commshift(SsimPlan *plan, const SsimPlacement *placement,
@@ -35,7 +36,8 @@ gboolean ssim_place_commshift(SsimPlan *plan, const SsimPlacement *placement,
     /* Permutes first: a reduction left after the loop re-anchors on the loop's new end. */
     for (guint32 i = 0; (shifts & SSIM_SHIFT_PP) && i < n; i++)
         if (ssim_plan_op(plan, i)->flags & SSIM_PLAN_PERMUTE) {
-            ssim_plan_split(plan, i, TRUE);
+            if (!ssim_plan_split(plan, i, TRUE, error))
+                return FALSE;
             n_pp++;
         }
     for (guint32 i = 0; i < n; i++) {
@@ -43,17 +45,21 @@ gboolean ssim_place_commshift(SsimPlan *plan, const SsimPlacement *placement,
         if (o->kind == SSIM_OP_COMPUTE)
             continue;
         guint32 issue = o->issue, wait = o->wait;
+        gboolean ok = TRUE;
         if ((shifts & SSIM_SHIFT_TP) && o->cls == SSIM_OPCLASS_TP) {
-            ssim_place_tp_late(plan, i);
+            ok = ssim_place_tp_late(plan, i, error);
             n_tp += ssim_plan_op(plan, i)->wait != wait;
         } else if (o->flags & SSIM_PLAN_FUSABLE) {
             if (shifts & SSIM_SHIFT_DP) {
-                ssim_place_dp_early(plan, i);
+                ok = ssim_place_dp_early(plan, i, error);
                 n_dp += ssim_plan_op(plan, i)->issue != issue;
             } else {
-                ssim_place_dp_late(plan, i);
+                /* A reduction left after the loop re-anchors on the loop's new end. */
+                ok = ssim_place_dp_late(plan, i, error);
             }
         }
+        if (!ok)
+            return FALSE;
     }
     if (report) {
         if (n_dp)

@@ -4,7 +4,7 @@
  * the remaining backwards.  The bubble is GPipe's, (p - 1) / m with uniform costs, but a stage
  * keeps at most p - s microbatches alive instead of m.
  */
-#include "schedule-private.h"
+#include "src/workload/schedule-private.h"
 
 gboolean ssim_schedule_build_1f1b(SsimSchedule *schedule, GError **error)
 {

@@ -4,7 +4,7 @@
  * of every stage is (p - 1) (t_f + t_b) against m (t_f + t_b) of work: a bubble of (p - 1) / m.
  * Every stage keeps all m microbatches' activations.
  */
-#include "schedule-private.h"
+#include "src/workload/schedule-private.h"
 
 gboolean ssim_schedule_build_gpipe(SsimSchedule *schedule, GError **error)
 {

@@ -8,7 +8,7 @@
  * chunk is 1/v of a stage's work, so the fill and drain cost (p - 1) (t_f + t_b) / v: a bubble
  * of (p - 1) / (v m).  Requires m % p == 0, as Megatron-LM does.
  */
-#include "schedule-private.h"
+#include "src/workload/schedule-private.h"
 
 static void kth(guint k, guint p, guint v, gboolean forward, guint *chunk, guint *micro)
 {

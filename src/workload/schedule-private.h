@@ -1,6 +1,6 @@
 /*
  * The inside of SsimSchedule, shared by schedule.c and the one-file-per-schedule builders
- * (sched-<name>.c).  A builder appends each stage's phases with sched_push(); schedule.c then
+ * (schedule-<name>.c).  A builder appends each stage's phases with sched_push(); schedule.c then
  * numbers the slots, marks each chunk's last backward and checks the invariants stated in
  * include/shiftsim/schedule.h, so a builder cannot hand back a list that loses a phase.
  */

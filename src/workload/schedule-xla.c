@@ -8,7 +8,7 @@
  * delays all.  With uniform costs the bubble is (p - 1) / m, and every stage keeps m
  * microbatches alive, like GPipe.
  */
-#include "schedule-private.h"
+#include "src/workload/schedule-private.h"
 
 gboolean ssim_schedule_build_xla(SsimSchedule *schedule, GError **error)
 {

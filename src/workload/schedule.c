@@ -8,7 +8,7 @@
  * violation is a programming error in a builder and trips an assertion; impossible parameters
  * are reported to the caller through GError before any builder runs.
  */
-#include "schedule-private.h"
+#include "src/workload/schedule-private.h"
 
 #include <string.h>
 

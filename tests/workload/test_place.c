@@ -1,85 +1,23 @@
 /*
- * Placement passes.  Oracles: a hand-built two-rank plan whose timeline is drawn by hand (a
- * gradient reduction moved from after the backward into the pipeline drain shortens the step by
- * exactly its own duration, because all of it now overlaps the wait); moves that would break a
- * dependency are refused by name, and graphs that break one behind the mover's back are caught
- * by the checker; fusion conserves bytes; the critical path of a replay adds up to the makespan;
- * on real lowerings, the `megatron` pass reproduces the lowering's own graph, baseline and
- * commshift keep every FLOP, and auto is never worse than the better of baseline and commshift.
+ * Placement passes.  Oracles: a hand-built two-rank plan whose timeline is drawn by hand
+ * (plan_drain.h: a gradient reduction moved from after the backward into the pipeline drain
+ * shortens the step by exactly its own duration, because all of it now overlaps the wait); a
+ * rule that does not apply leaves its op alone, and a rule or a pass that asks for an illegal
+ * move returns the plan's refusal by name; the critical path of a replay adds up to the
+ * makespan; on real lowerings, the `megatron` pass reproduces the lowering's own graph, baseline
+ * and commshift keep every FLOP, and auto is never worse than the better of baseline and
+ * commshift.  (The plan's own checks are test_plan.c's.)
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+
+#include "plan_drain.h"
 
 #include <shiftsim/lower.h>
 #include <shiftsim/place.h>
 #include <shiftsim/sim.h>
 
 #include <string.h>
-
-/* ---- a hand-built plan: rank 1 computes C (3 us) and sends to rank 0, which computes the
- * weight gradient A (1 us), waits for the transfer (the drain), runs D (0.5 us) and the
- * optimizer (0.5 us).  The gradient reduction R (1.5 us) needs A and is needed by the optimizer.
- * Baseline: R is issued after D, the last backward kernel. ---- */
-
-typedef struct {
-    SsimPlan *plan;
-    guint32 z, a, d, opt, c, send, recv, r;
-} Drain;
-
-static guint32 kernel(SsimPlan *p, guint32 rank, const char *name, SsimTime dur, guint8 cls)
-{
-    SsimOpSpec s = SSIM_OP_SPEC_INIT;
-    s.kind = SSIM_OP_COMPUTE;
-    s.stream = ssim_plan_stream(p, rank, "compute");
-    s.name = name;
-    s.duration = dur;
-    return ssim_plan_add(p, &s, rank, cls, NULL, 0);
-}
-
-static void drain_build(Drain *d)
-{
-    SsimPlan *p = d->plan = ssim_plan_new();
-    guint32 g0 = ssim_plan_add_group(p, "dp.0", (guint32[]){0}, 1, NULL);
-    d->z = kernel(p, 0, "z.fwd", 0, SSIM_OPCLASS_FWD);
-    d->a = kernel(p, 0, "ffn_up.wgrad", 1000, SSIM_OPCLASS_BWD);
-    SsimOpSpec s = SSIM_OP_SPEC_INIT;
-    s.kind = SSIM_OP_COLLECTIVE;
-    s.coll = SSIM_COLL_ALLREDUCE;
-    s.stream = ssim_plan_stream(p, 0, "dp");
-    s.group = g0;
-    s.name = "dp.allreduce";
-    s.duration = 1500;
-    s.bytes = 1000;
-    d->r = ssim_plan_add(p, &s, 0, SSIM_OPCLASS_DP, NULL, 0);
-    ssim_plan_op_mut(p, d->r)->flags |= SSIM_PLAN_FUSABLE;
-    ssim_plan_op_mut(p, d->r)->site = 1;
-    SsimOpSpec rv = SSIM_OP_SPEC_INIT;
-    rv.kind = SSIM_OP_RECV;
-    rv.stream = ssim_plan_stream(p, 0, "pp.recv");
-    rv.peer = 1;
-    rv.tag = 7;
-    rv.duration = 100;
-    rv.name = "pp.recv";
-    d->recv = ssim_plan_add(p, &rv, 0, SSIM_OPCLASS_PP, NULL, 0);
-    d->d = kernel(p, 0, "norm.bwd", 500, SSIM_OPCLASS_BWD);
-    d->opt = kernel(p, 0, "optimizer", 500, SSIM_OPCLASS_OPTIMIZER);
-    d->c = kernel(p, 1, "qkv.dgrad", 3000, SSIM_OPCLASS_BWD);
-    SsimOpSpec sd = rv;
-    sd.kind = SSIM_OP_SEND;
-    sd.stream = ssim_plan_stream(p, 1, "pp.send");
-    sd.peer = 0;
-    sd.name = "pp.send";
-    d->send = ssim_plan_add(p, &sd, 1, SSIM_OPCLASS_PP, NULL, 0);
-
-    ssim_plan_set_points(p, d->r, d->d, d->opt);
-    ssim_plan_set_points(p, d->recv, SSIM_NONE, d->d);
-    ssim_plan_set_points(p, d->send, d->c, SSIM_NONE);
-    ssim_plan_data(p, d->a, d->r);
-    ssim_plan_data(p, d->r, d->opt);
-    ssim_plan_data(p, d->recv, d->d);
-    ssim_plan_data(p, d->c, d->send);
-    ssim_plan_data(p, d->c, d->d); /* across ranks, through the transfer */
-}
 
 static SsimTimeline *run_plan(const SsimPlan *p, GArray **plan_of)
 {
@@ -126,102 +64,109 @@ Test(place, dp_moved_into_the_drain_saves_exactly_its_time)
 
     /* The policy helper makes the same move. */
     ssim_plan_reset(plan);
-    ssim_place_dp_early(plan, d.r);
+    cr_assert_eq(ssim_place_dp_early_issue(plan, d.r), d.a);
+    cr_assert(ssim_place_dp_early(plan, d.r, &error), "%s", error ? error->message : "");
     cr_assert_eq(ssim_plan_op(plan, d.r)->issue, d.a);
 }
 
-Test(place, move_breaking_a_dependency_is_refused_by_name)
+/* Rank 0: a TP collective T issued after k0, waited for by k1 as lowered; k1 and k2 run after
+ * it, and `read` says whether k2 reads it. */
+typedef struct {
+    SsimPlan *plan;
+    guint32 k0, t, k1, k2;
+} Tp;
+
+static void tp_build(Tp *t, gboolean read)
 {
-    Drain d;
-    drain_build(&d);
-    g_autoptr(SsimPlan) plan = d.plan;
-    g_autoptr(GError) error = NULL;
-    /* Issuing the reduction before the kernel that produces its gradient. */
-    cr_assert_not(ssim_plan_move(plan, d.r, d.z, d.opt, &error));
-    cr_assert_str_eq(error->message,
-                     "place: cannot move dp.allreduce#2 (rank 0) to issue after z.fwd: it needs "
-                     "the output of ffn_up.wgrad#1 (rank 0), which runs later");
-    cr_assert_eq(ssim_plan_op(plan, d.r)->issue, d.d, "a refused move changes nothing");
-    g_clear_error(&error);
-    /* Waiting for the receive after the kernel that reads it. */
-    cr_assert_not(ssim_plan_move(plan, d.recv, SSIM_NONE, d.opt, &error));
-    cr_assert(strstr(error->message, "norm.bwd#4 (rank 0) reads its result earlier"), "%s",
-              error->message);
-    g_clear_error(&error);
-    /* Waiting before issuing. */
-    cr_assert_not(ssim_plan_move(plan, d.r, d.d, d.a, &error));
-    cr_assert(strstr(error->message, "before it is issued"), "%s", error->message);
-    g_clear_error(&error);
-    /* Moving a kernel, or to another rank's kernel. */
-    cr_assert_not(ssim_plan_move(plan, d.a, SSIM_NONE, SSIM_NONE, &error));
-    cr_assert(strstr(error->message, "is a kernel"), "%s", error->message);
-    g_clear_error(&error);
-    cr_assert_not(ssim_plan_move(plan, d.r, d.c, d.opt, &error));
-    cr_assert(strstr(error->message, "its issue point must be another op of rank 0"), "%s",
-              error->message);
+    SsimPlan *p = t->plan = ssim_plan_new();
+    guint32 g0 = ssim_plan_add_group(p, "tp.0", (guint32[]){0}, 1, NULL);
+    t->k0 = t_plan_kernel(p, 0, "qkv.dgrad", 100, SSIM_OPCLASS_BWD);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_COLLECTIVE;
+    s.stream = ssim_plan_stream(p, 0, "tp");
+    s.group = g0;
+    s.name = "tp.allreduce";
+    t->t = ssim_plan_add(p, &s, 0, SSIM_OPCLASS_TP, NULL, 0);
+    t->k1 = t_plan_kernel(p, 0, "qkv.wgrad", 100, SSIM_OPCLASS_BWD);
+    t->k2 = t_plan_kernel(p, 0, "norm1.bwd", 100, SSIM_OPCLASS_BWD);
+    cr_assert(ssim_plan_set_lowered_issue(p, t->t, t->k0, NULL));
+    cr_assert(ssim_plan_set_lowered_wait(p, t->t, t->k1, NULL));
+    ssim_plan_data(p, t->k0, t->t);
+    if (read)
+        ssim_plan_data(p, t->t, t->k2);
 }
 
-Test(place, checker_catches_what_the_mover_did_not_see)
+Test(place, a_rule_that_does_not_apply_leaves_the_op_alone)
 {
-    Drain d;
-    drain_build(&d);
-    g_autoptr(SsimPlan) plan = d.plan;
     g_autoptr(GError) error = NULL;
-    /* Behind ssim_plan_move's back: issue the reduction after z, before its producer. */
-    ssim_plan_op_mut(plan, d.r)->issue = d.z;
+    Tp t;
+    tp_build(&t, FALSE);
+    g_autoptr(SsimPlan) plan = t.plan;
+    /* No kernel of its rank reads T: the late-wait rule has no point for it. */
+    cr_assert_eq(ssim_place_tp_late_wait(plan, t.t), SSIM_NONE);
+    cr_assert(ssim_place_tp_late(plan, t.t, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_plan_op(plan, t.t)->wait, t.k1, "kept its point");
+    cr_assert_eq(ssim_place_tp_early_wait(plan, t.t), t.k1);
+    cr_assert(ssim_place_tp_early(plan, t.t, &error));
+    cr_assert_eq(ssim_plan_op(plan, t.t)->wait, t.k1);
+
+    Tp r;
+    tp_build(&r, TRUE);
+    g_autoptr(SsimPlan) read = r.plan;
+    cr_assert_eq(ssim_place_tp_late_wait(read, r.t), r.k2);
+    cr_assert(ssim_place_tp_late(read, r.t, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_plan_op(read, r.t)->wait, r.k2, "waited for at its first reader");
+    cr_assert_eq(ssim_plan_extra_bytes(read), 0, "T carries no bytes here");
+}
+
+Test(place, an_illegal_move_fails_the_pass_by_name)
+{
+    /* A gradient piece R of layer site 1 produced by A and, as lowered, read by B before the
+     * backward ends at C: issuing it after the backward (the baseline's rule) would have B wait
+     * for it before it is issued. */
+    g_autoptr(SsimPlan) plan = ssim_plan_new();
+    guint32 g0 = ssim_plan_add_group(plan, "dp.0", (guint32[]){0}, 1, NULL);
+    guint32 a = t_plan_kernel(plan, 0, "ffn_up.wgrad", 100, SSIM_OPCLASS_BWD);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_COLLECTIVE;
+    s.stream = ssim_plan_stream(plan, 0, "dp");
+    s.group = g0;
+    s.name = "dp.allreduce";
+    guint32 r = ssim_plan_add(plan, &s, 0, SSIM_OPCLASS_DP, NULL, 0);
+    guint32 b = t_plan_kernel(plan, 0, "clip", 100, SSIM_OPCLASS_BWD);
+    guint32 c = t_plan_kernel(plan, 0, "norm.bwd", 100, SSIM_OPCLASS_BWD);
+    cr_assert(ssim_plan_mark_gradient(plan, r, 1, NULL));
+    cr_assert(ssim_plan_set_lowered_issue(plan, r, a, NULL));
+    cr_assert(ssim_plan_set_lowered_wait(plan, r, b, NULL));
+    ssim_plan_data(plan, a, r);
+    ssim_plan_data(plan, r, b);
+
+    g_autoptr(GError) error = NULL;
+    cr_assert_eq(ssim_place_dp_late_issue(plan, r), c);
+    cr_assert_not(ssim_place_dp_late(plan, r, &error));
+    cr_assert_str_eq(error->message, "place: cannot move dp.allreduce#1 (rank 0): clip#2 "
+                                     "(rank 0) would wait for it before it is issued after "
+                                     "norm.bwd");
+    g_clear_error(&error);
+    cr_assert_eq(ssim_plan_op(plan, r)->issue, a, "a refused move changes nothing");
+    /* The passes that use the rule return the same refusal, through ssim_place_apply too. */
+    SsimPlacement pl = SSIM_PLACEMENT_INIT;
+    cr_assert_not(ssim_place_baseline(plan, &pl, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "clip#2 (rank 0) would wait for it before it is issued"), "%s",
+              error->message);
+    g_clear_error(&error);
+    pl.kind = SSIM_PLACEMENT_COMMSHIFT;
+    pl.shifts = SSIM_SHIFT_TP; /* gradients stay after the backward */
+    cr_assert_not(ssim_place_apply(plan, &pl, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "would wait for it before it is issued"), "%s",
+              error->message);
+    g_clear_error(&error);
+    /* The lowering's placement, and commshift's rule for the piece, are legal. */
+    ssim_plan_reset(plan);
+    cr_assert(ssim_place_dp_early(plan, r, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_plan_op(plan, r)->issue, a);
     g_autoptr(SsimGraph) g = ssim_plan_build(plan, NULL, NULL, &error);
-    cr_assert_null(g);
-    cr_assert_str_eq(error->message, "place: the placed graph breaks a data dependency: "
-                                     "dp.allreduce#2 (rank 0) no longer waits for "
-                                     "ffn_up.wgrad#1 (rank 0)");
-    g_clear_error(&error);
-    /* A wait before the issue point is a cycle: finalize refuses it. */
-    ssim_plan_op_mut(plan, d.r)->issue = d.d;
-    ssim_plan_op_mut(plan, d.r)->wait = d.a;
-    g_autoptr(SsimGraph) g2 = ssim_plan_build(plan, NULL, NULL, &error);
-    cr_assert_null(g2);
-    cr_assert(g_str_has_prefix(error->message, "place: the placed graph is illegal: "), "%s",
-              error->message);
-}
-
-Test(place, fusion_conserves_bytes)
-{
-    SsimPlan *p = ssim_plan_new();
-    g_autoptr(SsimPlan) plan = p;
-    guint32 g0 = ssim_plan_add_group(p, "dp.0", (guint32[]){0}, 1, NULL);
-    guint32 k[3], piece[3];
-    for (guint i = 0; i < 3; i++) {
-        k[i] = kernel(p, 0, "wgrad", 100, SSIM_OPCLASS_BWD);
-        SsimOpSpec s = SSIM_OP_SPEC_INIT;
-        s.kind = SSIM_OP_COLLECTIVE;
-        s.stream = ssim_plan_stream(p, 0, "dp");
-        s.group = g0;
-        s.name = "dp.allreduce";
-        s.bytes = 100 * (i + 1);
-        piece[i] = ssim_plan_add(p, &s, 0, SSIM_OPCLASS_DP, NULL, 0);
-        ssim_plan_op_mut(p, piece[i])->flags |= SSIM_PLAN_FUSABLE;
-        ssim_plan_op_mut(p, piece[i])->site = i == 0 ? 1 : 2; /* sites {0}, {1, 2} */
-        ssim_plan_data(p, k[i], piece[i]);
-    }
-    guint32 opt = kernel(p, 0, "optimizer", 100, SSIM_OPCLASS_OPTIMIZER);
-    for (guint i = 0; i < 3; i++) {
-        ssim_plan_set_points(p, piece[i], k[2], opt);
-        ssim_plan_data(p, piece[i], opt);
-    }
-    g_autoptr(GError) error = NULL;
-    g_autoptr(SsimGraph) g = ssim_plan_build(p, NULL, NULL, &error);
     cr_assert_not_null(g, "%s", error ? error->message : "");
-    cr_assert_eq(ssim_graph_n_ops(g), 5, "three pieces with the same points fuse into one");
-    guint64 bytes = 0;
-    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
-        bytes += ssim_graph_op(g, i)->bytes;
-    cr_assert_eq(bytes, 600);
-    for (guint i = 0; i < 3; i++)
-        ssim_place_dp_early(p, piece[i]);
-    cr_assert_eq(ssim_plan_op(p, piece[0])->issue, k[0]);
-    cr_assert_eq(ssim_plan_op(p, piece[1])->issue, k[2], "a site issues after its last producer");
-    g_autoptr(SsimGraph) g2 = ssim_plan_build(p, NULL, NULL, &error);
-    cr_assert_eq(ssim_graph_n_ops(g2), 6, "one reduction per site");
 }
 
 Test(place, critical_path_adds_up_to_the_makespan)

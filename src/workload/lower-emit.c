@@ -1,0 +1,279 @@
+/*
+ * The emitter: step lists and transfers become plan ops on one rank (lower-private.h's Emit).
+ *
+ * A rank's ops are added in issue order, which is each stream's order; explicit dependencies
+ * only point at earlier ops of the same rank (across ranks, the collective and send/receive
+ * matching is the only coupling), so the lowering's own placement is acyclic by construction.
+ * The emitter records data dependencies and, for every communication op, the lowering's issue
+ * and wait points, which are Megatron-LM's placement (include/shiftsim/lower.h, "Placement").
+ *
+ * Invariants the emitter keeps: every kernel waits for the ops in `pending` (a receive, a
+ * blocking collective, the DP reductions before the optimizer); a communication op waits for the
+ * last kernel issued on its rank and for whatever that kernel would have waited for; a
+ * collective with overlap k stays out of `pending` until k more kernels have been issued.
+ * Gradient pieces wait in `open` until their bucket closes (lower_emit_flush_dp), which gives
+ * them their issue point; they are waited for by the optimizer.
+ *
+ * This is the only file of the lowering that writes the plan, and it writes points and roles
+ * only through the plan's checked setters (plan.h).  A setter's refusal here is a bug in the
+ * lowering, not a property of the input (which was validated before), so must() stops with the
+ * plan's message rather than turning it into a configuration error.
+ */
+#include "src/workload/lower-private.h"
+
+/* Stops on a refusal of one of the plan's setters (see the top); `accepted` is its result. */
+static void must(Emit *e, gboolean accepted)
+{
+    if (G_UNLIKELY(!accepted)) {
+        g_assert_no_error(e->bug);
+        g_assert_not_reached();
+    }
+}
+
+/* Adds a plan op of this rank; a communication op is issued after `issue` (the lowering's
+ * placement) and `order` lists earlier communication it must follow. */
+static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 issue,
+                   const guint32 *order, guint n_order)
+{
+    SsimOpSpec sp = *spec;
+    sp.cls = ssim_opclass_name(cls);
+    guint32 idx = ssim_plan_add(e->plan, &sp, e->rank, (guint8)cls, order, n_order);
+    if (spec->kind != SSIM_OP_COMPUTE && issue != SSIM_NONE)
+        must(e, ssim_plan_set_lowered_issue(e->plan, idx, issue, &e->bug));
+    return idx;
+}
+
+static guint32 stream(Emit *e, guint32 *cache, const char *name)
+{
+    if (*cache == SSIM_NONE)
+        *cache = ssim_plan_stream(e->plan, e->rank, name);
+    return *cache;
+}
+
+void lower_emit_begin_rank(Emit *e, guint32 rank)
+{
+    e->rank = rank;
+    guint32 global = g_array_index(e->L->global_of, guint32, rank);
+    e->coord = ssim_parallel_coord(e->par, global);
+    e->stage = e->coord.pp;
+    e->st_compute = e->st_tp = e->st_dp = e->st_pp = SSIM_NONE;
+    e->st_pp_sf = e->st_pp_rf = e->st_pp_sb = e->st_pp_rb = SSIM_NONE;
+    e->tp_group = e->dp_group = e->pp_group = e->emb_group = SSIM_NONE;
+    e->last = SSIM_NONE;
+    e->bucket = 0;
+    e->site = 0;
+    e->collect_grads = FALSE;
+    g_array_set_size(e->open, 0);
+    g_array_set_size(e->pending, 0);
+    g_array_set_size(e->deferred, 0);
+    g_array_set_size(e->dp_ops, 0);
+}
+
+static void kernel(Emit *e, const Step *st, SsimOpClass cls)
+{
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = SSIM_OP_COMPUTE;
+    spec.stream = stream(e, &e->st_compute, "compute");
+    spec.name = st->name;
+    spec.flops = st->flops;
+    spec.bytes = st->bytes;
+    e->last = add(e, &spec, cls, SSIM_NONE, NULL, 0);
+    /* This kernel is where the pending communication is waited for; it reads the result of all
+     * of it but a lock-step permute of a slot whose successor receives nothing. */
+    for (guint i = 0; i < e->pending->len; i++) {
+        guint32 c = g_array_index(e->pending, guint32, i);
+        const SsimPlanOp *o = ssim_plan_op(e->plan, c);
+        if (o->wait0 == SSIM_NONE)
+            must(e, ssim_plan_set_lowered_wait(e->plan, c, e->last, &e->bug));
+        if (!(o->flags & SSIM_PLAN_PERMUTE) || o->recv_peer != SSIM_NONE)
+            ssim_plan_data(e->plan, c, e->last);
+    }
+    g_array_set_size(e->pending, 0);
+    for (guint i = 0; i < e->deferred->len;) {
+        Deferred *d = &g_array_index(e->deferred, Deferred, i);
+        if (--d->left == 0) {
+            g_array_append_val(e->pending, d->op);
+            g_array_remove_index(e->deferred, i);
+        } else {
+            i++;
+        }
+    }
+}
+
+/* A communication op issued after the last kernel, reading its output and that of the
+ * communication the kernel after it would have waited for. */
+static guint32 comm(Emit *e, SsimOpSpec *spec, SsimOpClass cls)
+{
+    guint32 idx = add(e, spec, cls, e->last, NULL, 0);
+    if (e->last != SSIM_NONE)
+        ssim_plan_data(e->plan, e->last, idx);
+    for (guint i = 0; i < e->pending->len; i++) {
+        guint32 c = g_array_index(e->pending, guint32, i);
+        const SsimPlanOp *o = ssim_plan_op(e->plan, c);
+        if (!(o->flags & SSIM_PLAN_PERMUTE) || o->recv_peer != SSIM_NONE)
+            ssim_plan_data(e->plan, c, idx);
+    }
+    return idx;
+}
+
+static void tp_coll(Emit *e, const Step *st)
+{
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = SSIM_OP_COLLECTIVE;
+    spec.coll = (SsimCollKind)st->coll;
+    spec.stream = stream(e, &e->st_tp, "tp");
+    spec.group = e->tp_group;
+    spec.name = st->name;
+    spec.bytes = st->bytes;
+    guint32 idx = comm(e, &spec, SSIM_OPCLASS_TP);
+    if (st->overlap == 0) {
+        g_array_set_size(e->pending, 0);
+        g_array_append_val(e->pending, idx);
+    } else {
+        Deferred d = {idx, st->overlap};
+        g_array_append_val(e->deferred, d);
+    }
+}
+
+/* The gradient piece of the weight-gradient kernel just issued: a reduction of its bytes over
+ * dp, whose issue point is decided when its bucket is flushed. */
+static void grad_piece(Emit *e, guint64 bytes)
+{
+    if (e->dp_group == SSIM_NONE)
+        return;
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = SSIM_OP_COLLECTIVE;
+    gboolean zero = e->par->zero_stage >= 1;
+    spec.coll = zero ? SSIM_COLL_REDUCESCATTER : SSIM_COLL_ALLREDUCE;
+    spec.name = zero ? "dp.reducescatter" : "dp.allreduce";
+    spec.stream = stream(e, &e->st_dp, "dp");
+    spec.group = e->dp_group;
+    spec.bytes = bytes;
+    guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, SSIM_NONE, NULL, 0);
+    must(e, ssim_plan_mark_gradient(e->plan, idx, e->site, &e->bug));
+    ssim_plan_data(e->plan, e->last, idx);
+    g_array_append_val(e->open, idx);
+}
+
+void lower_emit_flush_dp(Emit *e)
+{
+    /* The pieces fuse into one reduction when built as lowered (same points). */
+    for (guint i = 0; i < e->open->len; i++) {
+        guint32 idx = g_array_index(e->open, guint32, i);
+        must(e, ssim_plan_set_lowered_issue(e->plan, idx, e->last, &e->bug));
+        g_array_append_val(e->dp_ops, idx);
+    }
+    g_array_set_size(e->open, 0);
+    e->bucket = 0;
+}
+
+void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls)
+{
+    if (e->collect_grads)
+        e->site++;
+    for (guint i = 0; i < steps->len; i++) {
+        const Step *st = &g_array_index(steps, Step, i);
+        if (st->kind == ST_TP) {
+            tp_coll(e, st);
+            continue;
+        }
+        kernel(e, st, cls);
+        if (e->collect_grads && st->grad_bytes > 0) {
+            grad_piece(e, st->grad_bytes);
+            e->bucket += st->grad_bytes;
+            if (e->par->dp_bucket_bytes > 0 && e->bucket >= e->par->dp_bucket_bytes)
+                lower_emit_flush_dp(e);
+        }
+    }
+}
+
+guint32 lower_stage_rank(const Emit *e, guint stage)
+{
+    SsimCoord c = e->coord;
+    c.pp = stage;
+    guint32 global = ssim_parallel_rank(e->par, c);
+    return g_array_index(e->graph_of, guint32, global);
+}
+
+void lower_emit_p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, guint peer_stage,
+                    guint32 tag)
+{
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = kind;
+    spec.stream = stream(e, st, st_name);
+    spec.peer = lower_stage_rank(e, peer_stage);
+    spec.tag = tag;
+    spec.name = kind == SSIM_OP_SEND ? "pp.send" : "pp.recv";
+    spec.bytes = e->act_bytes;
+    if (kind == SSIM_OP_SEND) {
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, e->last, NULL, 0);
+        if (e->last != SSIM_NONE)
+            ssim_plan_data(e->plan, e->last, idx);
+    } else {
+        /* Posted at the start; the next kernel waits for it. */
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_PP, SSIM_NONE, NULL, 0);
+        g_array_append_val(e->pending, idx);
+    }
+}
+
+guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_peer)
+{
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = SSIM_OP_COLLECTIVE;
+    spec.coll = SSIM_COLL_PERMUTE;
+    spec.stream = stream(e, &e->st_pp, "pp");
+    spec.group = e->pp_group;
+    spec.name = "pp.permute";
+    spec.bytes = e->act_bytes;
+    /* It follows what the next kernel would have waited for, but reads only the slot's output,
+     * and that only when the next stage runs this microbatch next. */
+    guint32 idx =
+        add(e, &spec, SSIM_OPCLASS_PP, e->last, (const guint32 *)e->pending->data, e->pending->len);
+    must(e, ssim_plan_mark_permute(e->plan, idx, slot, send_peer, recv_peer, &e->bug));
+    if (send_peer != SSIM_NONE && e->last != SSIM_NONE)
+        ssim_plan_data(e->plan, e->last, idx);
+    g_array_set_size(e->pending, 0);
+    g_array_append_val(e->pending, idx);
+    return idx;
+}
+
+void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
+{
+    const SsimParallel *par = e->par;
+    if (emb_ar) {
+        SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+        spec.kind = SSIM_OP_COLLECTIVE;
+        spec.coll = SSIM_COLL_ALLREDUCE;
+        spec.stream = stream(e, &e->st_dp, "dp");
+        spec.group = e->emb_group;
+        spec.name = "emb.allreduce";
+        spec.bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden *
+                     ssim_dtype_size(e->model->dtype);
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
+        if (e->last != SSIM_NONE)
+            ssim_plan_data(e->plan, e->last, idx);
+        g_array_append_val(e->dp_ops, idx);
+    }
+
+    /* The optimizer: Adam reads and writes fp32 weights, moments and gradients (7 x 4 bytes per
+     * parameter) and writes the compute copy of the weights. */
+    guint64 params = ssim_model_stage_params(e->model, par->pp, e->stage) / par->tp;
+    guint64 dt = ssim_dtype_size(e->model->dtype);
+    gboolean zero = par->zero_stage >= 1 && par->dp > 1;
+    g_array_append_vals(e->pending, e->dp_ops->data, e->dp_ops->len);
+    Step opt = {.kind = ST_KERNEL,
+                .name = "optimizer",
+                .bytes = (zero ? params / par->dp : params) * (28 + dt)};
+    kernel(e, &opt, SSIM_OPCLASS_OPTIMIZER);
+    if (zero) {
+        SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+        spec.kind = SSIM_OP_COLLECTIVE;
+        spec.coll = SSIM_COLL_ALLGATHER;
+        spec.stream = stream(e, &e->st_dp, "dp");
+        spec.group = e->dp_group;
+        spec.name = "dp.allgather";
+        spec.bytes = params * dt;
+        guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
+        ssim_plan_data(e->plan, e->last, idx);
+    }
+}

@@ -1,0 +1,207 @@
+/*
+ * The iteration: in which order every emitted rank runs its work (include/shiftsim/lower.h).
+ *
+ * The schedule decides the order.  For each stage, ssim_schedule_phases() lists its phases (the
+ * forward or the backward of one microbatch on one model chunk, or a lock-step bubble slot), and
+ * this file walks that list once per emitted rank, emitting each phase through the emitter
+ * (lower-emit.c) as
+ *
+ *   forward    [receive the activation] [embedding] layers [LM head] [send the activation]
+ *   backward   [receive the gradient] [LM head] (recompute, layer)... [embedding]
+ *              [send the gradient] [close the gradient bucket after the chunk's last microbatch]
+ *   lock-step  no sends or receives: one collective-permute ends every slot, bubbles included
+ *
+ * and then ends the rank's iteration: the last gradient bucket, the tied-embedding all-reduce,
+ * the optimizer and (ZeRO-1) the weights' all-gather.  Send/receive pairs carry explicit tags
+ * ((direction * p v + destination virtual stage) * m + microbatch), so pairing cannot depend on
+ * the order in which the two directions interleave.  Once every rank is emitted, the data a
+ * lock-step slot hands to the next stage is recorded across ranks (the sender's last kernel
+ * feeds the kernel that reads it), so that a placement that splits the permute keeps it.
+ *
+ * Seams.  A new schedule changes only the phase lists (schedule-<name>.c).  A schedule whose
+ * phases are programs (Alpa's MPMD pipeline: one program per stage and microbatch phase, plus
+ * apply_grad) marks its program boundaries here, where emit_phase() begins and ends a phase and
+ * where emit_rank() begins the optimizer step; a placement then moves a gradient reduction
+ * between those programs through a rule of place-moves.c.
+ */
+#include "src/workload/lower-private.h"
+
+static guint32 tag_of(const Emit *e, SsimPhaseDir dir, guint dst_vs, guint micro)
+{
+    return ((guint32)dir * e->pv + dst_vs) * e->m + micro;
+}
+
+/* Graph rank of the stage that slot `j` of `stage` exchanges with in direction `dir` (+1 the
+ * next stage, -1 the previous), when both run the same microbatch in the same direction in
+ * consecutive slots (`sender` tells which of the two slots is this stage's); else SSIM_NONE. */
+static guint32 lockstep_peer(const Emit *e, guint j, gboolean sender)
+{
+    guint p = e->par->pp, n, nn;
+    const SsimPhase *mine = ssim_schedule_phases(e->sched, e->stage, &n);
+    guint js = sender ? j : j + 1; /* this stage's slot */
+    if (j + 1 >= n || mine[js].micro == SSIM_NONE)
+        return SSIM_NONE;
+    gint step = mine[js].dir == SSIM_PHASE_FWD ? 1 : -1;
+    gint other = (gint)e->stage + (sender ? step : -step);
+    if (other < 0 || other >= (gint)p)
+        return SSIM_NONE;
+    const SsimPhase *theirs = ssim_schedule_phases(e->sched, (guint)other, &nn);
+    guint jo = sender ? j + 1 : j;
+    if (jo >= nn || theirs[jo].micro != mine[js].micro || theirs[jo].dir != mine[js].dir)
+        return SSIM_NONE;
+    return lower_stage_rank(e, (guint)other);
+}
+
+/* Emits slot `slot` of this rank's schedule, phase `ph`; returns its lock-step permute, or
+ * SSIM_NONE. */
+static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
+{
+    guint p = e->par->pp;
+    guint lpc = ssim_parallel_layers_per_chunk(e->par, e->model);
+    gboolean lock = ssim_schedule_is_lockstep(e->sched);
+    const StepLists *sl = e->steps;
+    if (ph->micro != SSIM_NONE) {
+        guint vs = ssim_schedule_virtual_stage(e->sched, e->stage, ph->chunk);
+        guint last_vs = e->pv - 1;
+        guint next = (e->stage + 1) % p, prev = (e->stage + p - 1) % p;
+        if (ph->dir == SSIM_PHASE_FWD) {
+            if (!lock && vs > 0)
+                lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rf, "pp.recv.fwd", prev,
+                               tag_of(e, SSIM_PHASE_FWD, vs, ph->micro));
+            if (vs == 0)
+                lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD);
+            for (guint l = 0; l < lpc; l++)
+                lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD);
+            if (vs == last_vs)
+                lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD);
+            if (!lock && vs < last_vs)
+                lower_emit_p2p(e, SSIM_OP_SEND, &e->st_pp_sf, "pp.send.fwd", next,
+                               tag_of(e, SSIM_PHASE_FWD, vs + 1, ph->micro));
+        } else {
+            if (!lock && vs < last_vs)
+                lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rb, "pp.recv.bwd", next,
+                               tag_of(e, SSIM_PHASE_BWD, vs, ph->micro));
+            e->collect_grads = ph->last;
+            if (vs == last_vs)
+                lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD);
+            for (guint l = 0; l < lpc; l++) {
+                lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE);
+                lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD);
+            }
+            if (vs == 0)
+                lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD);
+            if (!lock && vs > 0)
+                lower_emit_p2p(e, SSIM_OP_SEND, &e->st_pp_sb, "pp.send.bwd", prev,
+                               tag_of(e, SSIM_PHASE_BWD, vs - 1, ph->micro));
+            if (ph->last && e->par->dp_bucket_bytes > 0)
+                lower_emit_flush_dp(e);
+            e->collect_grads = FALSE;
+        }
+    }
+    if (lock && p > 1)
+        return lower_emit_permute(e, slot, lockstep_peer(e, slot, TRUE),
+                                  lockstep_peer(e, slot, FALSE));
+    return SSIM_NONE;
+}
+
+/* Emits graph rank `rank`: its groups, its phases in the schedule's order, its optimizer step.
+ * `permutes` receives its lock-step permute per slot (SSIM_NONE where it has none). */
+static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **error)
+{
+    lower_emit_begin_rank(e, rank);
+    guint32 global = g_array_index(e->L->global_of, guint32, rank);
+    const SsimParallel *par = e->par;
+    guint p = par->pp;
+    g_autofree guint *ranks = g_new(guint, MAX(MAX(par->tp, par->dp), MAX(p, 2u)));
+    if (par->tp > 1) {
+        ssim_parallel_group(par, global, SSIM_AXIS_TP, ranks);
+        e->tp_group = lower_group(e->L, e->graph_of, "tp", ranks, par->tp, error);
+        if (e->tp_group == SSIM_NONE)
+            return FALSE;
+    }
+    if (par->dp > 1) {
+        ssim_parallel_group(par, global, SSIM_AXIS_DP, ranks);
+        e->dp_group = lower_group(e->L, e->graph_of, "dp", ranks, par->dp, error);
+        if (e->dp_group == SSIM_NONE)
+            return FALSE;
+    }
+    if (p > 1 && ssim_schedule_is_lockstep(e->sched)) {
+        ssim_parallel_group(par, global, SSIM_AXIS_PP, ranks);
+        e->pp_group = lower_group(e->L, e->graph_of, "pp", ranks, p, error);
+        if (e->pp_group == SSIM_NONE)
+            return FALSE;
+    }
+    gboolean emb_ar = e->model->tied_embeddings && p > 1 && (e->stage == 0 || e->stage == p - 1);
+    if (emb_ar) {
+        SsimCoord c = e->coord;
+        c.pp = 0;
+        ranks[0] = ssim_parallel_rank(par, c);
+        c.pp = p - 1;
+        ranks[1] = ssim_parallel_rank(par, c);
+        e->emb_group = lower_group(e->L, e->graph_of, "emb", ranks, 2, error);
+        if (e->emb_group == SSIM_NONE)
+            return FALSE;
+    }
+
+    guint n;
+    const SsimPhase *ph = ssim_schedule_phases(e->sched, e->stage, &n);
+    g_array_set_size(permutes, n);
+    for (guint i = 0; i < n; i++)
+        g_array_index(permutes, guint32, i) = emit_phase(e, &ph[i], i);
+    lower_emit_flush_dp(e);
+    lower_emit_optimizer_step(e, emb_ar);
+    return TRUE;
+}
+
+gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const SsimParallel *par,
+                              const SsimSchedule *schedule, const StepLists *steps,
+                              const GArray *graph_of, GError **error)
+{
+    Emit e = {
+        .L = L,
+        .plan = L->plan,
+        .model = model,
+        .par = par,
+        .sched = schedule,
+        .steps = steps,
+        .graph_of = graph_of,
+        .m = ssim_parallel_n_microbatches(par),
+        .pv = par->pp * par->virtual_stages,
+        .act_bytes = (guint64)par->microbatch * model->seq_len * model->hidden *
+                     ssim_dtype_size(model->dtype) / par->tp,
+        .pending = g_array_new(FALSE, FALSE, sizeof(guint32)),
+        .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
+        .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
+        .open = g_array_new(FALSE, FALSE, sizeof(guint32)),
+    };
+    /* Per graph rank: its lock-step permute per slot. */
+    g_autoptr(GPtrArray) all_permutes =
+        g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    gboolean ok = TRUE;
+    for (guint32 r = 0; ok && r < L->global_of->len; r++) {
+        GArray *permutes = g_array_new(FALSE, FALSE, sizeof(guint32));
+        g_ptr_array_add(all_permutes, permutes);
+        ok = emit_rank(&e, r, permutes, error);
+    }
+    /* Across ranks: the kernel after which a stage sends a lock-step slot's output feeds the
+     * kernel of the next stage that reads it in the next slot. */
+    for (guint32 r = 0; ok && r < all_permutes->len; r++) {
+        GArray *mine = g_ptr_array_index(all_permutes, r);
+        for (guint j = 0; j < mine->len; j++) {
+            guint32 idx = g_array_index(mine, guint32, j);
+            const SsimPlanOp *o = idx == SSIM_NONE ? NULL : ssim_plan_op(L->plan, idx);
+            if (o == NULL || o->send_peer == SSIM_NONE || o->issue0 == SSIM_NONE)
+                continue;
+            GArray *theirs = g_ptr_array_index(all_permutes, o->send_peer);
+            guint32 q = g_array_index(theirs, guint32, j);
+            guint32 consumer = ssim_plan_op(L->plan, q)->wait0;
+            if (consumer != SSIM_NONE)
+                ssim_plan_data(L->plan, o->issue0, consumer);
+        }
+    }
+    g_array_free(e.pending, TRUE);
+    g_array_free(e.deferred, TRUE);
+    g_array_free(e.dp_ops, TRUE);
+    g_array_free(e.open, TRUE);
+    return ok;
+}

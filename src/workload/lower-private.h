@@ -1,0 +1,147 @@
+/*
+ * The inside of the lowering, shared by its files (include/shiftsim/lower.h is the outside):
+ *
+ *   lower.c            the lowered result and ssim_lower(): ranks, step lists, emission, placement
+ *   lower-steps.c      what one layer, the embedding and the LM head compute: step lists
+ *   lower-emit.c       how steps become plan ops on one rank (the emitter and its invariants)
+ *   lower-iteration.c  the order: the schedule's phases on every rank, the transfers between
+ *                      stages, the optimizer step
+ *   lower-ranks.c      graph ranks and global ranks, groups' logical members, and the copies a
+ *                      representative rank stands for (replication)
+ *
+ * Data flows one way: lower.c builds the rank map and the step lists, lower-iteration.c walks
+ * the schedule and calls the emitter.  Ops, their points and their roles are written by the
+ * emitter alone, the points and roles through the plan's checked setters (plan.h); the others
+ * add only groups (lower-ranks.c) and the data dependencies across ranks (lower-iteration.c).
+ * Nothing outside src/workload/ includes this header.
+ */
+#pragma once
+
+#include <shiftsim/lower.h>
+
+/* ---- the lowered result ------------------------------------------------------------------ */
+
+struct SsimLowered {
+    SsimPlan *plan;   /* the placement-neutral description */
+    SsimGraph *graph; /* the plan built under the current placement */
+    GArray *plan_of;  /* guint32 plan op per graph op */
+    gboolean exact;
+    guint weight;
+    GArray *global_of;   /* guint32 per graph rank */
+    GArray *stage_of;    /* guint32 per graph rank */
+    GArray *group_first; /* guint32 per group: offset into group_ranks; one extra at the end */
+    GArray *group_ranks; /* guint32 logical members, flat */
+    GArray *op_class;    /* guint8 SsimOpClass per op */
+    SsimParallel par;    /* the split, for the copies of a representative */
+};
+
+static inline guint64 lower_cdiv(guint64 a, guint64 b)
+{
+    return (a + b - 1) / b;
+}
+
+/* ---- ranks (lower-ranks.c) --------------------------------------------------------------- */
+
+/*
+ * Fills `lowered`'s graph ranks (every GPU when `exact`, else the GPU at dp 0, tp 0 of each
+ * stage) with their global ranks and stages, and its empty group table.  Returns the inverse
+ * map, guint32 per global rank: its graph rank, or SSIM_NONE (the caller frees it).
+ */
+GArray *lower_ranks_init(SsimLowered *lowered, const SsimParallel *par, gboolean exact);
+/*
+ * Adds (or finds) the plan group `prefix.<first logical rank>` of the emitted members of the
+ * `n` global ranks `logical` (`graph_of` as lower_ranks_init returned it), and records the whole
+ * logical membership for ssim_lowered_group_ranks().  SSIM_NONE with `error` set on failure.
+ */
+guint32 lower_group(SsimLowered *lowered, const GArray *graph_of, const char *prefix,
+                    const guint *logical, guint n, GError **error);
+
+/* ---- step lists (lower-steps.c) ---------------------------------------------------------- */
+
+typedef enum { ST_KERNEL, ST_TP } StepKind;
+
+/* One step of a step list: a kernel, or a tensor-parallel collective. */
+typedef struct {
+    guint8 kind;    /* StepKind */
+    guint8 coll;    /* SsimCollKind of a TP step */
+    guint8 overlap; /* TP step: kernels after it that do not wait for it (0 = blocking) */
+    const char *name;
+    double flops;
+    guint64 bytes;
+    guint64 grad_bytes; /* weight-gradient bytes this kernel completes */
+} Step;
+
+/* The step lists of one stage's work (GArray of Step each); the same for every layer, every
+ * microbatch and every rank. */
+typedef struct {
+    GArray *layer_fwd, *layer_recompute, *layer_bwd;
+    GArray *embed_fwd, *embed_bwd, *head_fwd, *head_bwd;
+} StepLists;
+
+void lower_steps_build(StepLists *steps, const SsimModel *model, const SsimParallel *par);
+void lower_steps_clear(StepLists *steps);
+
+/* ---- the emitter (lower-emit.c) ---------------------------------------------------------- */
+
+typedef struct {
+    guint32 op;
+    guint left;
+} Deferred;
+
+typedef struct {
+    SsimLowered *L;
+    SsimPlan *plan;
+    const SsimModel *model;
+    const SsimParallel *par;
+    const SsimSchedule *sched;
+    const StepLists *steps;
+    const GArray *graph_of; /* guint32 per global rank: its graph rank, or SSIM_NONE */
+    guint m, pv;
+    guint64 act_bytes; /* one pipeline transfer */
+    GError *bug;       /* a setter's refusal of the lowering's own point: a bug (lower-emit.c) */
+
+    /* Per-rank state (lower_emit_begin_rank). */
+    guint32 rank, stage;
+    SsimCoord coord;
+    guint32 st_compute, st_tp, st_dp, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
+    guint32 tp_group, dp_group, pp_group, emb_group;
+    guint32 last;
+    GArray *pending;  /* guint32 */
+    GArray *deferred; /* Deferred */
+    GArray *dp_ops;   /* guint32 */
+    GArray *open;     /* guint32: gradient pieces waiting for their bucket's issue point */
+    guint64 bucket;
+    guint32 site; /* gradient site counter of this rank */
+    gboolean collect_grads;
+} Emit;
+
+/* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */
+void lower_emit_begin_rank(Emit *e, guint32 rank);
+/* Emits step list `steps` as ops of class `cls` (kernels, TP collectives, gradient pieces when
+ * e->collect_grads). */
+void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls);
+/* A pipeline send or receive with the stage `peer_stage` on stream `st_name` (cache `st`). */
+void lower_emit_p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, guint peer_stage,
+                    guint32 tag);
+/* The lock-step collective-permute ending slot `slot`; its split form would send to
+ * `send_peer` and receive from `recv_peer` (graph ranks, or SSIM_NONE).  Returns its plan op. */
+guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_peer);
+/* Closes the current gradient bucket: its pieces are issued after the last kernel. */
+void lower_emit_flush_dp(Emit *e);
+/* The end of the rank's iteration: the tied-embedding all-reduce (when `emb_ar`), the optimizer
+ * (waiting for every gradient reduction) and, under ZeRO-1, the all-gather of the weights. */
+void lower_emit_optimizer_step(Emit *e, gboolean emb_ar);
+/* Graph rank of the GPU at pipeline stage `stage` with this rank's dp and tp coordinates. */
+guint32 lower_stage_rank(const Emit *e, guint stage);
+
+/* ---- the iteration (lower-iteration.c) --------------------------------------------------- */
+
+/*
+ * Emits every graph rank of `lowered` (ranks and groups from lower_ranks_init) into its plan:
+ * the schedule's phases in order, the transfers between stages, the optimizer step; then the
+ * data dependencies across ranks that a lock-step slot hands over.  FALSE with `error` set when
+ * a group cannot be made.
+ */
+gboolean lower_emit_iteration(SsimLowered *lowered, const SsimModel *model, const SsimParallel *par,
+                              const SsimSchedule *schedule, const StepLists *steps,
+                              const GArray *graph_of, GError **error);

@@ -1,0 +1,258 @@
+/*
+ * What one layer, the embedding and the LM head compute (lower-private.h's step lists; the op
+ * lists themselves are in include/shiftsim/lower.h).
+ *
+ * The per-layer work does not depend on the layer, the microbatch or the rank, so it is built
+ * once per lowering as small arrays of steps -- a kernel with FLOPs, bytes and the
+ * weight-gradient bytes it completes, or a TP collective with the number of kernels it overlaps
+ * -- for a layer's forward, its recompute and its backward, the embedding and the LM head; the
+ * emitter (lower-emit.c) replays them into the plan wherever the schedule runs them.  Nothing
+ * here knows about ranks, streams or placement.
+ *
+ * The TP collectives follow Megatron-LM's conjugate operators: "f" before a column-parallel GEMM
+ * (identity forward, all-reduce backward) and "g" after a row-parallel one (all-reduce forward,
+ * identity backward); sequence parallelism turns them into all-gather / reduce-scatter, and
+ * tp_comm = rs-ag replaces an all-reduce with a reduce-scatter and an all-gather.
+ */
+#include "src/workload/lower-private.h"
+
+static GArray *steps_new(void)
+{
+    return g_array_new(FALSE, TRUE, sizeof(Step));
+}
+
+static void kernel_step(GArray *p, const char *name, double flops, guint64 bytes, guint64 grad)
+{
+    Step st = {.kind = ST_KERNEL, .name = name, .flops = flops, .bytes = bytes, .grad_bytes = grad};
+    g_array_append_val(p, st);
+}
+
+static void tp_step(GArray *p, SsimCollKind coll, guint64 bytes, guint overlap)
+{
+    static const char *const names[SSIM_COLL_N] = {
+#define SSIM_X(e, s) [SSIM_COLL_##e] = "tp." s,
+        SSIM_COLL_LIST(SSIM_X)
+#undef SSIM_X
+    };
+    Step st = {.kind = ST_TP,
+               .coll = (guint8)coll,
+               .overlap = (guint8)overlap,
+               .name = names[coll],
+               .bytes = bytes};
+    g_array_append_val(p, st);
+}
+
+typedef struct {
+    guint tp;
+    gboolean sp;   /* sequence parallel: norms and residuals sharded, RS/AG at g/f */
+    gboolean rsag; /* reduce-scatter + all-gather instead of all-reduce */
+    guint64 S;     /* bytes of a full b s h activation */
+} TpStyle;
+
+/* The collective(s) at a "g" (forward output of a row-parallel GEMM). */
+static void tp_g_forward(GArray *p, const TpStyle *ts)
+{
+    if (ts->tp <= 1)
+        return;
+    if (ts->sp) {
+        tp_step(p, SSIM_COLL_REDUCESCATTER, ts->S, 0);
+    } else if (ts->rsag) {
+        tp_step(p, SSIM_COLL_REDUCESCATTER, ts->S, 0);
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 0);
+    } else {
+        tp_step(p, SSIM_COLL_ALLREDUCE, ts->S, 0);
+    }
+}
+
+/* Forward "f" (input of a column-parallel GEMM): an all-gather under SP, nothing otherwise. */
+static void tp_f_forward(GArray *p, const TpStyle *ts)
+{
+    if (ts->tp > 1 && ts->sp)
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 0);
+}
+
+/* Backward of "g": an all-gather of the output gradient under SP. */
+static void tp_g_backward(GArray *p, const TpStyle *ts)
+{
+    if (ts->tp > 1 && ts->sp)
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 0);
+}
+
+/* Backward of "f": the input gradient's reduction, overlapping `overlap` weight-grad kernels. */
+static void tp_f_backward(GArray *p, const TpStyle *ts, guint overlap)
+{
+    if (ts->tp <= 1)
+        return;
+    if (ts->sp) {
+        tp_step(p, SSIM_COLL_REDUCESCATTER, ts->S, overlap);
+    } else if (ts->rsag) {
+        tp_step(p, SSIM_COLL_REDUCESCATTER, ts->S, overlap);
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, overlap);
+    } else {
+        tp_step(p, SSIM_COLL_ALLREDUCE, ts->S, overlap);
+    }
+}
+
+void lower_steps_clear(StepLists *sl)
+{
+    GArray **all[] = {&sl->layer_fwd, &sl->layer_recompute, &sl->layer_bwd, &sl->embed_fwd,
+                      &sl->embed_bwd, &sl->head_fwd,        &sl->head_bwd};
+    for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+        if (*all[i]) {
+            g_array_free(*all[i], TRUE);
+            *all[i] = NULL;
+        }
+}
+
+void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel *par)
+{
+    const guint64 dt = ssim_dtype_size(model->dtype);
+    const guint64 t = par->tp, b = par->microbatch, s = model->seq_len, h = model->hidden;
+    const guint64 T = b * s;
+    const gboolean sp = par->sequence_parallel && t > 1;
+    const guint64 Tl = sp ? lower_cdiv(T, t) : T;
+    const guint64 E = b * lower_cdiv(model->heads, t) * s * s;
+    /* Attention dropout rides on the softmax kernels: the forward reads the probabilities and
+     * writes the dropped ones and a byte mask, the backward reads the gradient and the mask and
+     * writes the gradient (and a full recompute repeats the forward's share). */
+    const guint64 D = model->attention_dropout ? E * (2 * dt + 1) : 0;
+    const guint64 F = lower_cdiv(model->ffn, t);
+    const guint64 g = ssim_activation_is_gated(model->activation) ? 2 : 1;
+    const guint64 Vt = lower_cdiv(model->vocab, t);
+    TpStyle ts = {
+        .tp = (guint)t, .sp = sp, .rsag = par->tp_comm == SSIM_TP_COMM_RS_AG, .S = T * h * dt};
+
+    SsimGemm qkv = ssim_model_gemm(model, SSIM_GEMM_QKV, par->microbatch, par->tp);
+    SsimGemm score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
+    SsimGemm ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
+    SsimGemm out = ssim_model_gemm(model, SSIM_GEMM_ATTN_OUT, par->microbatch, par->tp);
+    SsimGemm up = ssim_model_gemm(model, SSIM_GEMM_FFN_UP, par->microbatch, par->tp);
+    SsimGemm down = ssim_model_gemm(model, SSIM_GEMM_FFN_DOWN, par->microbatch, par->tp);
+    SsimGemm head = ssim_model_gemm(model, SSIM_GEMM_LM_HEAD, par->microbatch, par->tp);
+
+    /* Weight-gradient bytes: each matrix's own, and the layer's small rest (norms, biases) with
+     * the last weight gradient of the layer's backward. */
+    guint64 w_qkv = qkv.k * qkv.n * dt, w_out = out.k * out.n * dt;
+    guint64 w_up = up.k * up.n * dt, w_down = down.k * down.n * dt;
+    guint64 layer_grad = ssim_model_layer_params(model) / t * dt;
+    guint64 rest = layer_grad > w_qkv + w_out + w_up + w_down
+                       ? layer_grad - (w_qkv + w_out + w_up + w_down)
+                       : 0;
+
+    sl->layer_fwd = steps_new();
+    sl->layer_recompute = steps_new();
+    sl->layer_bwd = steps_new();
+    GArray *f = sl->layer_fwd, *bw = sl->layer_bwd;
+    if (model->block == SSIM_BLOCK_PARALLEL) {
+        kernel_step(f, "norm", 0, 2 * Tl * h * dt, 0);
+        tp_f_forward(f, &ts);
+        kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
+        kernel_step(f, "attn_score", score.flops, score.bytes, 0);
+        kernel_step(f, "softmax", 0, 4 * E * dt + D, 0);
+        kernel_step(f, "attn_ctx", ctx.flops, ctx.bytes, 0);
+        kernel_step(f, "attn_out", out.flops, out.bytes, 0);
+        kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
+        kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
+        kernel_step(f, "ffn_down", down.flops, down.bytes, 0);
+        kernel_step(f, "branch_add", 0, 3 * T * h * dt, 0);
+        tp_g_forward(f, &ts);
+        kernel_step(f, "residual", 0, 3 * Tl * h * dt, 0);
+
+        kernel_step(bw, "residual.bwd", 0, 3 * Tl * h * dt, 0);
+        tp_g_backward(bw, &ts);
+        kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
+        kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
+        kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
+        kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
+        kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
+        kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
+        kernel_step(bw, "attn_ctx.bwd", 2 * ctx.flops, 2 * ctx.bytes, 0);
+        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
+        kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
+        kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
+        kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
+        tp_f_backward(bw, &ts, 2);
+        kernel_step(bw, "ffn_up.wgrad", up.flops, up.bytes, w_up);
+        kernel_step(bw, "qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
+        kernel_step(bw, "norm.bwd", 0, 4 * Tl * h * dt, 0);
+    } else {
+        kernel_step(f, "norm1", 0, 2 * Tl * h * dt, 0);
+        tp_f_forward(f, &ts);
+        kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
+        kernel_step(f, "attn_score", score.flops, score.bytes, 0);
+        kernel_step(f, "softmax", 0, 4 * E * dt + D, 0);
+        kernel_step(f, "attn_ctx", ctx.flops, ctx.bytes, 0);
+        kernel_step(f, "attn_out", out.flops, out.bytes, 0);
+        tp_g_forward(f, &ts);
+        kernel_step(f, "residual1", 0, 3 * Tl * h * dt, 0);
+        kernel_step(f, "norm2", 0, 2 * Tl * h * dt, 0);
+        tp_f_forward(f, &ts);
+        kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
+        kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
+        kernel_step(f, "ffn_down", down.flops, down.bytes, 0);
+        tp_g_forward(f, &ts);
+        kernel_step(f, "residual2", 0, 3 * Tl * h * dt, 0);
+
+        kernel_step(bw, "residual2.bwd", 0, 3 * Tl * h * dt, 0);
+        tp_g_backward(bw, &ts);
+        kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
+        kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
+        kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
+        kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
+        tp_f_backward(bw, &ts, 1);
+        kernel_step(bw, "ffn_up.wgrad", up.flops, up.bytes, w_up);
+        kernel_step(bw, "norm2.bwd", 0, 4 * Tl * h * dt, 0);
+        kernel_step(bw, "residual1.bwd", 0, 3 * Tl * h * dt, 0);
+        tp_g_backward(bw, &ts);
+        kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
+        kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
+        kernel_step(bw, "attn_ctx.bwd", 2 * ctx.flops, 2 * ctx.bytes, 0);
+        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
+        kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
+        kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
+        tp_f_backward(bw, &ts, 1);
+        kernel_step(bw, "qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
+        kernel_step(bw, "norm1.bwd", 0, 4 * Tl * h * dt, 0);
+    }
+
+    if (par->recompute == SSIM_RECOMPUTE_FULL) {
+        g_array_append_vals(sl->layer_recompute, f->data, f->len);
+    } else if (par->recompute == SSIM_RECOMPUTE_SELECTIVE) {
+        kernel_step(sl->layer_recompute, "attn_score", score.flops, score.bytes, 0);
+        kernel_step(sl->layer_recompute, "softmax", 0, 4 * E * dt + D, 0);
+        kernel_step(sl->layer_recompute, "attn_ctx", ctx.flops, ctx.bytes, 0);
+    }
+
+    /* Embedding: vocabulary-parallel lookup, reduced over tp; its gradient is a dense table. */
+    guint64 emb_grad = ssim_model_embedding_params(model) / t * dt;
+    sl->embed_fwd = steps_new();
+    kernel_step(sl->embed_fwd, "embed", 0, 2 * T * h * dt, 0);
+    tp_g_forward(sl->embed_fwd, &ts);
+    sl->embed_bwd = steps_new();
+    tp_g_backward(sl->embed_bwd, &ts);
+    kernel_step(sl->embed_bwd, "embed.bwd", 0, 2 * T * h * dt + emb_grad, emb_grad);
+
+    /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
+     * sum and target logit are reduced over tp: three floats per token). */
+    guint64 head_grad = 0;
+    {
+        guint64 stage_last = ssim_model_stage_params(model, par->pp, par->pp - 1);
+        guint64 layers_last = (guint64)(model->layers / par->pp) * ssim_model_layer_params(model);
+        guint64 emb_on_last = par->pp == 1 ? ssim_model_embedding_params(model) : 0;
+        if (stage_last > layers_last + emb_on_last)
+            head_grad = (stage_last - layers_last - emb_on_last) / t * dt;
+    }
+    sl->head_fwd = steps_new();
+    kernel_step(sl->head_fwd, "final_norm", 0, 2 * Tl * h * dt, 0);
+    tp_f_forward(sl->head_fwd, &ts);
+    kernel_step(sl->head_fwd, "lm_head", head.flops, head.bytes, 0);
+    kernel_step(sl->head_fwd, "loss", 0, 3 * T * Vt * dt, 0);
+    if (t > 1)
+        tp_step(sl->head_fwd, SSIM_COLL_ALLREDUCE, 3 * T * 4, 0);
+    sl->head_bwd = steps_new();
+    kernel_step(sl->head_bwd, "loss.bwd", 0, 2 * T * Vt * dt, 0);
+    kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
+    tp_f_backward(sl->head_bwd, &ts, 1);
+    kernel_step(sl->head_bwd, "lm_head.wgrad", head.flops, head.bytes, head_grad);
+    kernel_step(sl->head_bwd, "final_norm.bwd", 0, 4 * Tl * h * dt, 0);
+}
