@@ -22,6 +22,7 @@
 #include <shiftsim/runs.h>
 /* workload: schedules, the lowering, placement, memory */
 #include <shiftsim/schedule.h>
+#include <shiftsim/plan.h>
 #include <shiftsim/place.h>
 #include <shiftsim/lower.h>
 #include <shiftsim/memory.h>
