@@ -7,7 +7,7 @@
  * process-group id (a collective's pg_name) to its ranks.  ssim_chakra_load() turns the set into
  * a finalized SsimGraph that ssim_runtime_run() replays.
  *
- * The mapping (README "Replaying Chakra traces" has the user's view):
+ * The mapping (docs/chakra.md has the user's view):
  *   - COMP_NODE -> a compute op.  Its duration is duration_micros when that is non-zero (unless
  *     options.use_roofline), else the cost model's answer for flops = num_ops and bytes =
  *     tensor_size (the roofline ASTRA-sim uses), else zero.  is_cpu_op nodes go on the CPU stream.

@@ -4,8 +4,8 @@
  * NICs (InfiniBand/RoCE) on a non-blocking fabric.  Each figure is a datasheet peak; what real
  * kernels and collectives reach is the peak times a named, calibratable efficiency.
  *
- * A cluster is read from `models/clusters/<name>.ini` (GKeyFile, `format = 1`, see README) and is
- * a plain struct.  All quantities are stored in base units (FLOP/s, bytes, bytes/s, SsimTime
+ * A cluster is read from `models/clusters/<name>.ini` (GKeyFile, `format = 1`, see docs/models.md)
+ * and is a plain struct.  All quantities are stored in base units (FLOP/s, bytes, bytes/s, SsimTime
  * nanoseconds) whatever unit the file's key names.  The struct will grow (topology: leaf/spine,
  * oversubscription, rails) -- allocate it only through the functions here, never on the stack by
  * hand, and read fields by name.  The topology fields are filled in (from [topology] or derived
@@ -57,7 +57,7 @@ typedef struct {
                                  the GPU, is the bottleneck (0 = no floor, the default) */
 
     /*
-     * Topology ([topology], every key optional; see README "Network model").  Each GPU has
+     * Topology ([topology], every key optional; see docs/network.md).  Each GPU has
      * nvlink_ports ports into its node's NVSwitch plane (their sum is nvlink_bw) and a PCIe link
      * to its NIC; gpus_per_nic GPUs share a NIC; NIC k of a node sits on rail k % rails, and the
      * NICs of one rail of nodes_per_leaf consecutive nodes meet in one leaf switch, whose uplinks

@@ -1,5 +1,5 @@
 /*
- * The op-graph text format (`# shiftsim-graph v1`), documented in README.md.
+ * The op-graph text format (`# shiftsim-graph v1`), documented in docs/replay.md.
  *
  * Parsing reports `file:line: field: what is wrong` through SSIM_CONFIG_ERROR and never aborts.
  */

@@ -2,10 +2,10 @@
  * A transformer language model as the simulator sees it: a stack of identical decoder layers
  * between an input embedding and an output (LM) head, described by its shape.
  *
- * A model is read from `models/<name>.ini` (GKeyFile, `format = 1`, see README) into a plain
- * struct, checked, and never changed afterwards.  Everything else here is derived from the shape:
- * the parameter count (which must agree with a declared `params` within 1%), the GEMMs of one
- * layer for a microbatch on one tensor-parallel rank, and FLOPs per iteration.  The FLOP counts
+ * A model is read from `models/<name>.ini` (GKeyFile, `format = 1`, see docs/models.md) into a
+ * plain struct, checked, and never changed afterwards.  Everything else here is derived from the
+ * shape: the parameter count (which must agree with a declared `params` within 1%), the GEMMs of
+ * one layer for a microbatch on one tensor-parallel rank, and FLOPs per iteration.  The FLOP counts
  * are the standard "model FLOPs" of Narayanan et al. 2021 (matrix multiplications only, causal
  * masking ignored, backward = 2 x forward); "hardware FLOPs" add the recomputed forward work.
  *

@@ -6,7 +6,7 @@
  * order they were read, and a list of rows, one measured op each: kind (gemm, attention, memory,
  * comm, copy), op, dtype, shape (m, n, k, batch), bytes, ranks, ranks per node, algorithm and the
  * time statistics in microseconds.  Its text form is the `# shiftsim-profile v1` CSV documented
- * in README ("Measured profiles"), read with libcsv in strict mode; every error names
+ * in docs/profiles.md, read with libcsv in strict mode; every error names
  * `file:line:column: field: what is wrong`.
  *
  * Lookup.  Every answer carries where it came from (SsimCostSource):

@@ -2,7 +2,7 @@
  * Measured training runs: what a job was (model, cluster, split) and how long its iteration took,
  * as a runs table that `shiftsim validate` and `shiftsim calibrate` compare the simulator with.
  *
- * A runs file (`# shiftsim-runs v1`, README "Validation and calibration") is a CSV with one
+ * A runs file (`# shiftsim-runs v1`, docs/validation.md) is a CSV with one
  * measured run a row: the configuration (model by name or by shape, cluster, nodes, dp, tp, pp,
  * virtual stages, microbatch, global batch, schedule, recompute, sequence parallelism), the
  * measurement (iteration time in ms, or achieved hardware TFLOP/s per GPU as Megatron-LM reports

@@ -1,5 +1,5 @@
 /*
- * The op-graph text format, `# shiftsim-graph v1` (README.md, "Op-graph files").
+ * The op-graph text format, `# shiftsim-graph v1` (docs/replay.md, "Op-graph files").
  *
  *   # shiftsim-graph v1
  *   group tp 0 1 2 3            a named group of ranks (ranges such as 0-3 allowed)

@@ -1,6 +1,6 @@
 /*
  * Measured cost profiles: the rows and metadata of SsimProfile, and its text form (the
- * `# shiftsim-profile v1` CSV of README's "Measured profiles").
+ * `# shiftsim-profile v1` CSV of docs/profiles.md).
  *
  * Reading.  The version line and the `# key = value` metadata lines before the header are read
  * line by line; from the header on, the text goes through libcsv in strict mode

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* One measured case, in the columns of the profile format (see /tmp/spec and README). */
+/* One measured case, in the columns of the profile format (see docs/profiles.md). */
 typedef struct {
     const char *kind;  /* gemm | attention | memory | comm | copy */
     const char *op;    /* free-text label or op name */

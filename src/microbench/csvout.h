@@ -1,5 +1,5 @@
 /*
- * Writing shiftsim's profile CSV (format v1, see README "Profile format") and shiftsim-bench's
+ * Writing shiftsim's profile CSV (format v1, see docs/profiles.md) and shiftsim-bench's
  * raw-samples CSV, as text appended to a GString so that tests can compare it byte for byte.
  *
  * Profile layout: the version line "# shiftsim-profile v1", metadata lines "# key = value", the

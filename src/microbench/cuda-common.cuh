@@ -4,7 +4,7 @@
  * frees what it took), the L2 flush, pseudo-random initialisation, and the timing loop every
  * single-stream case goes through.
  *
- * The timing loop is the method README describes: `warmup` untimed runs, then up to `iters`
+ * The timing loop is the method docs/microbench.md describes: `warmup` untimed runs, then up to `iters`
  * timed runs, each bracketed by two events on the case's stream and synchronised, optionally
  * preceded (outside the events) by a write over twice the L2 so the run starts cold; it stops
  * early once it has `min_iters` samples and `max_case_seconds` of timed GPU time.
