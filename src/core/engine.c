@@ -8,6 +8,10 @@
  * heap's determinism contract asks for.  Freed slots go on a free list, so after warm-up neither
  * schedule() nor the run loop allocates.
  *
+ * Nothing is ever removed from the heap but its minimum: an event that a later schedule makes
+ * pointless still fires and counts, and its handler recognises it through a ticket (engine.h),
+ * which costs the loop nothing.
+ *
  * Invariants: the heap's (every entry no earlier than its parent in (time, seq) order); every
  * slot is either in the heap exactly once or on the free list; now never decreases.
  */
@@ -156,4 +160,30 @@ guint64 ssim_engine_fired(const SsimEngine *e)
 guint64 ssim_engine_current_seq(const SsimEngine *e)
 {
     return e->current_seq;
+}
+
+/* ---- tickets: superseded events (engine.h) ---- */
+
+guint64 ssim_engine_schedule_ticket(SsimEngine *e, SsimEngineTicket *ticket, SsimTime at,
+                                    guint type, guint64 a, guint64 b)
+{
+    guint64 seq = ssim_engine_schedule(e, at, type, a, b);
+    *ticket = (SsimEngineTicket){at, seq};
+    return seq;
+}
+
+guint64 ssim_engine_schedule_alarm(SsimEngine *e, SsimEngineTicket *ticket, SsimTime at, guint type,
+                                   guint64 a, guint64 b)
+{
+    guint64 seq = ssim_engine_schedule(e, at, type, a, b);
+    *ticket = (SsimEngineTicket){at, 0};
+    return seq;
+}
+
+gboolean ssim_engine_ticket_take(const SsimEngine *e, SsimEngineTicket *ticket)
+{
+    if (e->now != ticket->at || e->current_seq < ticket->seq)
+        return FALSE;
+    *ticket = (SsimEngineTicket)SSIM_ENGINE_TICKET_INIT;
+    return TRUE;
 }
