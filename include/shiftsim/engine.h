@@ -8,6 +8,32 @@
  *
  * A handler is registered once and gets a small integer type; an event carries that type and two
  * 64-bit payload words.  Handlers may schedule further events, at or after the current time.
+ *
+ * Superseded events: one idiom, the ticket.  A scheduled event cannot be taken back.  An owner
+ * whose plans change (a compute op whose end moves when its speed changes, a wake-up that must
+ * come earlier) schedules the new event and keeps a SsimEngineTicket naming the one event that
+ * still counts; the handler starts with ssim_engine_ticket_take(), which is TRUE exactly once,
+ * for that event, and FALSE for every superseded one, which then returns without doing anything.
+ *
+ *   A ticket is a time and a sequence number.  The event being fired is live when it fires at the
+ *   ticket's time and was scheduled no earlier than the ticket's sequence number; taking it
+ *   disarms the ticket (time SSIM_TIME_NEVER), so nothing else is live until it is armed again.
+ *   There are two ways to arm it, which differ only when two of the owner's events fall due at
+ *   the same instant:
+ *   - ssim_engine_schedule_ticket(): the new event supersedes every event scheduled before it
+ *     under the ticket, one due at the same time included; only the newest is live.
+ *   - ssim_engine_schedule_alarm(): a wake-up without payload, which the owner only ever moves
+ *     earlier: any of its events due at the ticket's time will do, and the first to fire serves
+ *     it (sequence number 0).
+ *   The runtime's compute ends use the first, the network's wake-ups the second.  Either rule
+ *   fixes where, among the events of one instant, the owner's work happens, so results depend on
+ *   it; neither owner can switch without reordering work within an instant.
+ *
+ * Why tickets rather than an explicit cancel (a dead mark on the pool slot, skipped on pop): a
+ * cancel needs a way back from a sequence number to its heap entry or a check in the loop for
+ * every event, and a skipped event would either drop out of ssim_engine_fired() and the event
+ * budget or have to be counted anyway.  A ticket costs the owner two words and its handler two
+ * compares; the loop stays pop, advance, dispatch, without allocation, and every event counts.
  */
 #pragma once
 
@@ -50,5 +76,37 @@ gsize ssim_engine_pending(const SsimEngine *engine);
 guint64 ssim_engine_fired(const SsimEngine *engine);
 /* Sequence number of the event being fired (valid inside a handler). */
 guint64 ssim_engine_current_seq(const SsimEngine *engine);
+
+/* The live event of an owner that re-schedules (see the top); SSIM_ENGINE_TICKET_INIT: none. */
+typedef struct {
+    SsimTime at; /* when the live event fires; SSIM_TIME_NEVER when none is pending */
+    guint64 seq; /* the first sequence number that may serve it */
+} SsimEngineTicket;
+
+#define SSIM_ENGINE_TICKET_INIT                                                                    \
+    {                                                                                              \
+        SSIM_TIME_NEVER, 0                                                                         \
+    }
+
+/*
+ * Schedules an event as ssim_engine_schedule() does and makes it the ticket's only live event:
+ * every event scheduled before it under the ticket is superseded.  Returns its sequence number.
+ */
+guint64 ssim_engine_schedule_ticket(SsimEngine *engine, SsimEngineTicket *ticket, SsimTime at,
+                                    guint type, guint64 a, guint64 b);
+
+/*
+ * Schedules a wake-up as ssim_engine_schedule() does and arms the ticket for time `at`: the first
+ * of the ticket's events to fire at `at` serves it, whenever it was scheduled.  For payload-free
+ * events that the owner only moves earlier.  Returns the new event's sequence number.
+ */
+guint64 ssim_engine_schedule_alarm(SsimEngine *engine, SsimEngineTicket *ticket, SsimTime at,
+                                   guint type, guint64 a, guint64 b);
+
+/*
+ * Inside a handler: TRUE when the event being fired is the ticket's live one, and then disarms
+ * the ticket; FALSE for a superseded event (or a disarmed ticket), leaving the ticket as it is.
+ */
+gboolean ssim_engine_ticket_take(const SsimEngine *engine, SsimEngineTicket *ticket);
 
 G_END_DECLS

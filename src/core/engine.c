@@ -1,22 +1,40 @@
 /*
  * The event engine: a binary min-heap over (time, sequence) with events drawn from a pool.
  *
- * The heap array holds compact entries (time, sequence, pool slot) so sift operations touch
- * contiguous memory and compare two integers; the payload stays in the pool slot.  Sequence
- * numbers increase by one per scheduled event, so ties in time resolve in scheduling order, as
- * libuv's timers do.  Freed slots go on a free list, so after warm-up neither schedule() nor the
- * run loop allocates.
+ * The heap (src/core/heap.h) holds compact entries (time, sequence, pool slot) so sift
+ * operations touch contiguous memory and compare two integers; the payload stays in the pool
+ * slot.  Sequence numbers increase by one per scheduled event, so ties in time resolve in
+ * scheduling order, as libuv's timers do, and (time, sequence) is the strict total order the
+ * heap's determinism contract asks for.  Freed slots go on a free list, so after warm-up neither
+ * schedule() nor the run loop allocates.
  *
- * Invariants: heap[i] <= heap[2i+1], heap[2i+2] in (time, seq) order; every slot is either in
- * the heap exactly once or on the free list; now never decreases.
+ * Nothing is ever removed from the heap but its minimum: an event that a later schedule makes
+ * pointless still fires and counts, and its handler recognises it through a ticket (engine.h),
+ * which costs the loop nothing.
+ *
+ * Invariants: the heap's (every entry no earlier than its parent in (time, seq) order); every
+ * slot is either in the heap exactly once or on the free list; now never decreases.
  */
 #include <shiftsim/engine.h>
+
+#include "src/core/heap.h"
 
 typedef struct {
     SsimTime time;
     guint64 seq;
     guint32 slot;
 } HeapEntry;
+
+/* (time, seq) order, written without short-circuits so that the compiler can avoid branches:
+ * which child is smaller is unpredictable, and a mispredicted branch costs more than both
+ * compares. */
+static inline int event_before(gpointer ctx, const HeapEntry *x, const HeapEntry *y)
+{
+    (void)ctx;
+    return (x->time < y->time) | ((x->time == y->time) & (x->seq < y->seq));
+}
+
+SSIM_HEAP_DEFINE(EventHeap, event_heap, HeapEntry, gpointer, event_before, SSIM_HEAP_NO_POS)
 
 typedef struct {
     guint64 a, b;
@@ -30,8 +48,7 @@ typedef struct {
 } Handler;
 
 struct SsimEngine {
-    HeapEntry *heap;
-    gsize n_heap, cap_heap;
+    EventHeap heap;
     Slot *slots;
     gsize n_slots, cap_slots;
     guint32 free_head;
@@ -54,7 +71,7 @@ void ssim_engine_free(SsimEngine *e)
 {
     if (e == NULL)
         return;
-    g_free(e->heap);
+    event_heap_clear(&e->heap);
     g_free(e->slots);
     g_free(e);
 }
@@ -68,21 +85,11 @@ guint ssim_engine_register(SsimEngine *e, SsimEventFn fn, gpointer user_data)
 
 void ssim_engine_reserve(SsimEngine *e, gsize n)
 {
-    if (n > e->cap_heap) {
-        e->heap = g_renew(HeapEntry, e->heap, n);
-        e->cap_heap = n;
-    }
+    event_heap_reserve(&e->heap, n);
     if (n > e->cap_slots) {
         e->slots = g_renew(Slot, e->slots, n);
         e->cap_slots = n;
     }
-}
-
-/* (time, seq) order, written without short-circuits so the compiler can avoid branches: which
- * child is smaller is unpredictable, and a mispredicted branch costs more than both compares. */
-static inline int before(const HeapEntry *x, const HeapEntry *y)
-{
-    return (x->time < y->time) | ((x->time == y->time) & (x->seq < y->seq));
 }
 
 static guint32 slot_alloc(SsimEngine *e)
@@ -108,55 +115,21 @@ guint64 ssim_engine_schedule(SsimEngine *e, SsimTime at, guint type, guint64 a, 
     e->slots[s].a = a;
     e->slots[s].b = b;
     e->slots[s].type = type;
-
-    if (e->n_heap == e->cap_heap) {
-        gsize cap = e->cap_heap ? e->cap_heap * 2 : 1024;
-        e->heap = g_renew(HeapEntry, e->heap, cap);
-        e->cap_heap = cap;
-    }
-    HeapEntry x = {at, e->next_seq++, s};
-    gsize i = e->n_heap++;
-    while (i > 0) {
-        gsize parent = (i - 1) / 2;
-        if (!before(&x, &e->heap[parent]))
-            break;
-        e->heap[i] = e->heap[parent];
-        i = parent;
-    }
-    e->heap[i] = x;
-    return x.seq;
+    guint64 seq = e->next_seq++;
+    event_heap_push(&e->heap, (HeapEntry){at, seq, s}, NULL);
+    return seq;
 }
 
-/* Removes the root; the caller has copied it. */
-static void heap_pop(SsimEngine *e)
-{
-    HeapEntry last = e->heap[--e->n_heap];
-    gsize n = e->n_heap, i = 0;
-    if (n == 0)
-        return;
-    for (;;) {
-        gsize child = 2 * i + 1;
-        if (child >= n)
-            break;
-        child += (gsize)((child + 1 < n) & before(&e->heap[child + 1], &e->heap[child]));
-        if (!before(&e->heap[child], &last))
-            break;
-        e->heap[i] = e->heap[child];
-        i = child;
-    }
-    e->heap[i] = last;
-}
-
+/* Pop, advance the clock, free the slot, dispatch: the whole loop (ROSS's shape). */
 SsimEngineStop ssim_engine_run(SsimEngine *e, SsimTime until, guint64 max_events)
 {
     guint64 budget = max_events;
-    while (e->n_heap > 0) {
-        if (e->heap[0].time > until)
+    while (e->heap.n > 0) {
+        if (e->heap.v[0].time > until)
             return SSIM_ENGINE_TIME_LIMIT;
         if (max_events != 0 && budget-- == 0)
             return SSIM_ENGINE_EVENT_BUDGET;
-        HeapEntry top = e->heap[0];
-        heap_pop(e);
+        HeapEntry top = event_heap_pop(&e->heap, NULL);
         Slot ev = e->slots[top.slot];
         e->slots[top.slot].next_free = e->free_head;
         e->free_head = top.slot;
@@ -176,7 +149,7 @@ SsimTime ssim_engine_now(const SsimEngine *e)
 
 gsize ssim_engine_pending(const SsimEngine *e)
 {
-    return e->n_heap;
+    return e->heap.n;
 }
 
 guint64 ssim_engine_fired(const SsimEngine *e)
@@ -187,4 +160,30 @@ guint64 ssim_engine_fired(const SsimEngine *e)
 guint64 ssim_engine_current_seq(const SsimEngine *e)
 {
     return e->current_seq;
+}
+
+/* ---- tickets: superseded events (engine.h) ---- */
+
+guint64 ssim_engine_schedule_ticket(SsimEngine *e, SsimEngineTicket *ticket, SsimTime at,
+                                    guint type, guint64 a, guint64 b)
+{
+    guint64 seq = ssim_engine_schedule(e, at, type, a, b);
+    *ticket = (SsimEngineTicket){at, seq};
+    return seq;
+}
+
+guint64 ssim_engine_schedule_alarm(SsimEngine *e, SsimEngineTicket *ticket, SsimTime at, guint type,
+                                   guint64 a, guint64 b)
+{
+    guint64 seq = ssim_engine_schedule(e, at, type, a, b);
+    *ticket = (SsimEngineTicket){at, 0};
+    return seq;
+}
+
+gboolean ssim_engine_ticket_take(const SsimEngine *e, SsimEngineTicket *ticket)
+{
+    if (e->now != ticket->at || e->current_seq < ticket->seq)
+        return FALSE;
+    *ticket = (SsimEngineTicket)SSIM_ENGINE_TICKET_INIT;
+    return TRUE;
 }

@@ -520,9 +520,72 @@ static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
     return fail(error, g, cur, "dependency cycle (each op waits for the next): %s", text);
 }
 
+/*
+ * Matching keys.  build_matches() groups communication ops with two hash tables keyed by three
+ * words; each key is made by one function below, and the comments say why keys of different
+ * kinds can never be equal.
+ */
 typedef struct {
     guint32 a, b, c;
 } Key3;
+
+/*
+ * The channels an auto tag counts on: a rank numbers its collectives on a group, its barriers on
+ * a group, its sends to a peer and its receives from a peer each from 0.
+ */
+typedef enum { CHANNEL_COLL, CHANNEL_BARRIER, CHANNEL_SEND, CHANNEL_RECV } Channel;
+
+/*
+ * The channel key (rank, group or peer, channel) of a communication op: the channel is the third
+ * word, so a group and a peer that happen to have the same number give different keys.
+ */
+static inline Key3 channel_key(const SsimOp *o)
+{
+    switch ((SsimOpKind)o->kind) {
+    case SSIM_OP_COLLECTIVE:
+        return (Key3){o->rank, o->group, CHANNEL_COLL};
+    case SSIM_OP_BARRIER:
+        return (Key3){o->rank, o->group, CHANNEL_BARRIER};
+    case SSIM_OP_SEND:
+        return (Key3){o->rank, o->peer, CHANNEL_SEND};
+    default:
+        g_assert(o->kind == SSIM_OP_RECV);
+        return (Key3){o->rank, o->peer, CHANNEL_RECV};
+    }
+}
+
+/*
+ * Instance keys name one match.  A send/receive pair is (source, destination, tag); a collective
+ * or barrier instance is (group, tag, GROUP_INSTANCE), with GROUP_BARRIER set in the group word
+ * of a barrier's.  They cannot collide: the third word of a pair's key is a resolved tag, and a
+ * tag is never SSIM_TAG_AUTO once resolved (an auto tag becomes an ordinal, below the op count),
+ * while GROUP_INSTANCE is SSIM_TAG_AUTO; a group's barriers and collectives differ in the top
+ * bit of the group word, which no group index reaches (fewer than 2^31 groups, asserted).
+ */
+#define GROUP_INSTANCE SSIM_TAG_AUTO
+#define GROUP_BARRIER  0x80000000u
+
+/* The instance key of a send or a receive whose tag is resolved. */
+static inline Key3 pair_key(const SsimOp *o)
+{
+    gboolean send = o->kind == SSIM_OP_SEND;
+    g_assert(o->tag != SSIM_TAG_AUTO);
+    return (Key3){send ? o->rank : o->peer, send ? o->peer : o->rank, o->tag};
+}
+
+/* The instance key of a collective or barrier whose tag is resolved. */
+static inline Key3 group_key(const SsimOp *o)
+{
+    g_assert(o->group < GROUP_BARRIER);
+    return (Key3){o->group | (o->kind == SSIM_OP_BARRIER ? GROUP_BARRIER : 0), o->tag,
+                  GROUP_INSTANCE};
+}
+
+/* The group of a collective or barrier instance key. */
+static inline guint32 group_key_group(const Key3 *k)
+{
+    return k->a & ~GROUP_BARRIER;
+}
 
 static guint key3_hash(gconstpointer p)
 {
@@ -550,7 +613,6 @@ static gboolean build_matches(SsimGraph *g, GError **error)
 
     for (guint32 i = 0; i < n; i++) {
         SsimOp *o = &g_array_index(g->ops, SsimOp, i);
-        Key3 k;
         MatchKind mk;
         if (o->kind == SSIM_OP_COLLECTIVE || o->kind == SSIM_OP_BARRIER) {
             if (o->group >= g->group_name->len)
@@ -559,18 +621,17 @@ static gboolean build_matches(SsimGraph *g, GError **error)
                 return fail(error, g, i, "rank %u is not a member of group %s", o->rank,
                             ssim_graph_group_name(g, o->group));
             mk = o->kind == SSIM_OP_COLLECTIVE ? MATCH_COLL : MATCH_BARRIER;
-            k = (Key3){o->rank, o->group, mk};
         } else if (o->kind == SSIM_OP_SEND || o->kind == SSIM_OP_RECV) {
             if (o->peer == SSIM_NONE)
                 return fail(error, g, i, "needs a peer rank");
             if (o->peer == o->rank)
                 return fail(error, g, i, "peer is its own rank %u", o->rank);
             mk = MATCH_P2P;
-            k = (Key3){o->rank, o->peer, 10 + o->kind};
         } else {
             continue;
         }
-        /* An auto tag is the op's ordinal among its rank's ops on the same group or peer. */
+        Key3 k = channel_key(o);
+        /* An auto tag is the op's ordinal on its channel (channel_key). */
         gpointer ov = g_hash_table_lookup(ord, &k);
         guint32 slot;
         if (ov == NULL) {
@@ -584,15 +645,7 @@ static gboolean build_matches(SsimGraph *g, GError **error)
         if (o->tag == SSIM_TAG_AUTO)
             o->tag = ord_count[slot];
         ord_count[slot]++;
-        /* The instance key: (group, tag, kind) for collectives, (src, dst, tag) for p2p. */
-        Key3 ik;
-        if (mk == MATCH_P2P) {
-            guint32 src = o->kind == SSIM_OP_SEND ? o->rank : o->peer;
-            guint32 dst = o->kind == SSIM_OP_SEND ? o->peer : o->rank;
-            ik = (Key3){src, dst, o->tag};
-        } else {
-            ik = (Key3){o->group | (mk == MATCH_BARRIER ? 0x80000000u : 0), o->tag, 0xffffffffu};
-        }
+        Key3 ik = mk == MATCH_P2P ? pair_key(o) : group_key(o);
         gpointer v = g_hash_table_lookup(inst, &ik);
         guint32 m;
         if (v == NULL) {
@@ -619,7 +672,7 @@ static gboolean build_matches(SsimGraph *g, GError **error)
             total += 2;
         } else {
             guint gn;
-            ssim_graph_group_ranks(g, inst_keys[m].a & 0x7fffffffu, &gn);
+            ssim_graph_group_ranks(g, group_key_group(&inst_keys[m]), &gn);
             g->match_expected[m] = gn;
             total += inst_count[m];
         }

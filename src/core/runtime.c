@@ -2,12 +2,20 @@
  * The GPU runtime: replays a finalized graph on the engine (semantics in runtime.h).
  *
  * Each op keeps a count of unfinished predecessors (dependencies, stream predecessor, barrier
- * gate).  When it reaches zero the op is ready at the current time: a compute op schedules its
- * own end; a collective, barrier or p2p op counts itself into its match, and the last arrival
- * schedules one end event for the whole match.  An end event finishes its ops and releases their
- * successors, which may become ready at the same instant.  Two event types cover the run, and
- * all per-op state sits in flat arrays allocated before the loop, so the hot path allocates only
- * what the engine's pool has not yet grown to hold.
+ * gate).  When it reaches zero the op is ready at the current time (make_ready): a compute op
+ * starts and schedules its own end (start_compute); a collective, barrier or p2p op counts itself
+ * into its match instance (arrive), and the last arrival starts the instance (start_instance):
+ * its members run, and one end event, or the communication model, ends them all.  An end event
+ * finishes its ops and releases their successors, which may become ready at the same instant.
+ * Two event types cover the run, and all per-op state sits in flat arrays allocated before the
+ * loop, so the hot path allocates only what the engine's pool has not yet grown to hold.
+ *
+ * Interference (overlap slowdown): while a rank copy runs communication its compute runs slower;
+ * each change of speed banks the running compute's progress and re-schedules its end through
+ * an engine ticket (engine.h), so the end event scheduled before fires superseded and is ignored.
+ *
+ * Replication: with n_copies > 1 every op has a state per copy (entry i * n_copies + c), and a
+ * match has instances, each joined by the copies that agree on the match's periods (runtime.h).
  *
  * Ties: ops made ready at the same time are handled in successor-list order, and their end
  * events fire in scheduling order; both are fixed by the graph, so runs are deterministic.
@@ -56,8 +64,8 @@ struct SsimRun {
     /*
      * Interference (only when slowdown > 0).  Each stream runs at most one op, so the progress
      * of running compute is kept per stream copy (stream * n_copies + copy): the work left at
-     * full speed as of `since`, and a version that invalidates the end event scheduled before
-     * the latest rate change.
+     * full speed as of `since`, and the engine ticket (engine.h) of its end event, which each
+     * rate change re-schedules, superseding the end events scheduled before.
      */
     double slowdown;
     guint32 *comm_active;       /* per rank copy: running communication ops */
@@ -65,7 +73,7 @@ struct SsimRun {
     guint32 *rank_streams;
     guint32 *running; /* per stream copy: the running compute op or SSIM_NONE */
     SsimTime *work, *since;
-    guint32 *version;
+    SsimEngineTicket *end_ticket;
 };
 typedef struct SsimRun Run;
 
@@ -192,8 +200,8 @@ static SsimTime scaled(const Run *r, gsize rank_copy, SsimTime work)
 
 /*
  * A rank copy's compute speed changes: bank the progress of its running compute ops at the old
- * speed and reschedule their ends at the new one.  The stale end events are ignored when they
- * fire.
+ * speed and re-schedule their ends at the new one, through each stream copy's ticket, so that the
+ * end events scheduled before fire superseded and are ignored (on_op_end).
  */
 static void rerate(Run *r, guint32 rank, guint c, gboolean was_slow)
 {
@@ -208,8 +216,9 @@ static void rerate(Run *r, guint32 rank, guint c, gboolean was_slow)
             was_slow ? (SsimTime)llround((double)elapsed / (1.0 + r->slowdown)) : elapsed;
         r->work[s] = MAX(r->work[s] - done, 0);
         r->since[s] = r->now;
-        ssim_engine_schedule(r->engine, r->now + scaled(r, rc, r->work[s]), r->ev_op_end,
-                             OP_KEY(c, i), ++r->version[s]);
+        ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s],
+                                    r->now + scaled(r, rc, r->work[s]), r->ev_op_end, OP_KEY(c, i),
+                                    0);
     }
 }
 
@@ -231,6 +240,7 @@ static void comm_change(Run *r, guint32 m, guint32 k, int delta)
     }
 }
 
+/* Copy c of op i ends now: one predecessor fewer for each successor, which may become ready. */
 static void finish(Run *r, guint c, guint32 i)
 {
     gsize x = AT(r, c, i);
@@ -244,6 +254,7 @@ static void finish(Run *r, guint c, guint32 i)
     }
 }
 
+/* Op i's own duration if it carries one, else the cost model's for n_ranks members (>= 0). */
 static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
 {
     const SsimOp *op = &r->ops[i];
@@ -253,60 +264,111 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
     return t < 0 ? 0 : t;
 }
 
-static void make_ready(Run *r, guint c, guint32 i)
+/*
+ * Starts compute op i of copy c now.  It has its stream to itself, so it ends after its duration,
+ * at the rank copy's current speed; under interference the stream copy records its progress and
+ * the end goes through the stream copy's ticket, which rerate() re-arms when the speed changes.
+ */
+static void start_compute(Run *r, guint c, guint32 i)
 {
-    SsimTime now = r->now;
     const SsimOp *op = &r->ops[i];
     gsize x = AT(r, c, i);
-    if (r->ready != NULL)
-        r->ready[x] = now;
-    if (op->kind == SSIM_OP_COMPUTE) {
-        r->word[x] = WITH_STATE(0, RUNNING);
-        r->start[x] = now;
-        SsimTime d = op_duration(r, i, 1);
-        if (r->slowdown > 0) {
-            gsize s = (gsize)op->stream * r->n_copies + c;
-            r->running[s] = i;
-            r->work[s] = d;
-            r->since[s] = now;
-            d = scaled(r, (gsize)op->rank * r->n_copies + c, d);
-            ssim_engine_schedule(r->engine, now + d, r->ev_op_end, OP_KEY(c, i), ++r->version[s]);
-            return;
-        }
-        ssim_engine_schedule(r->engine, now + d, r->ev_op_end, OP_KEY(c, i), 0);
+    r->word[x] = WITH_STATE(0, RUNNING);
+    r->start[x] = r->now;
+    SsimTime d = op_duration(r, i, 1);
+    if (r->slowdown > 0) {
+        gsize s = (gsize)op->stream * r->n_copies + c;
+        r->running[s] = i;
+        r->work[s] = d;
+        r->since[s] = r->now;
+        d = scaled(r, (gsize)op->rank * r->n_copies + c, d);
+        ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s], r->now + d, r->ev_op_end,
+                                    OP_KEY(c, i), 0);
         return;
     }
-    r->word[x] = WITH_STATE(0, ARRIVED);
-    guint32 m = op->match, expected = r->match_expected[m], k = instance_of(r, m, c);
-    guint nc = instance_copies(r, m);
-    if (++r->arrived[instance_index(r, m, k)] < expected * nc)
-        return;
-    const guint32 *members = r->match_ops + r->match_first[m];
-    guint32 n = r->match_first[m + 1] - r->match_first[m];
-    for (guint j = 0; j < nc; j++) {
-        guint c2 = instance_copy(r, m, k, j);
-        for (guint32 e = 0; e < n; e++) {
-            r->word[AT(r, c2, members[e])] = WITH_STATE(0, RUNNING);
-            r->start[AT(r, c2, members[e])] = now;
-        }
-    }
-    gboolean is_comm = op->kind != SSIM_OP_BARRIER;
-    if (is_comm && r->slowdown > 0)
-        comm_change(r, m, k, +1);
-    SsimTime d;
-    if (is_comm && r->comm != NULL && op->duration < 0) {
-        d = r->period == NULL
-                ? r->comm->start(r->comm->data, r, m)
-                : r->comm->start_copy(r->comm->data, r, m, (guint32)instance_index(r, m, k),
-                                      instance_copy(r, m, k, 0));
-        if (d < 0)
-            return; /* the model calls ssim_run_finish_match() or _instance() */
-    } else {
-        d = op_duration(r, members[0], expected);
-    }
-    ssim_engine_schedule(r->engine, now + d, r->ev_match_end, m, k);
+    ssim_engine_schedule(r->engine, r->now + d, r->ev_op_end, OP_KEY(c, i), 0);
 }
 
+/*
+ * Counts communication op i (a collective, barrier, send or receive) of copy c into its match
+ * instance, whose number it stores in *k.  TRUE when it is the last to arrive: every member of the
+ * match, in every copy that takes part in the instance, is now waiting in it.
+ */
+static gboolean arrive(Run *r, guint c, guint32 i, guint32 *k)
+{
+    guint32 m = r->ops[i].match;
+    r->word[AT(r, c, i)] = WITH_STATE(0, ARRIVED);
+    *k = instance_of(r, m, c);
+    return ++r->arrived[instance_index(r, m, *k)] >= r->match_expected[m] * instance_copies(r, m);
+}
+
+/* Marks every member of instance k of match m, in each of its copies, running from now. */
+static void run_members(Run *r, guint32 m, guint32 k)
+{
+    const guint32 *members = r->match_ops + r->match_first[m];
+    guint32 n = r->match_first[m + 1] - r->match_first[m];
+    guint nc = instance_copies(r, m);
+    for (guint j = 0; j < nc; j++) {
+        guint c = instance_copy(r, m, k, j);
+        for (guint32 e = 0; e < n; e++) {
+            gsize x = AT(r, c, members[e]);
+            r->word[x] = WITH_STATE(0, RUNNING);
+            r->start[x] = r->now;
+        }
+    }
+}
+
+/*
+ * The duration of instance k of match m, which op `last` completed: from the communication model
+ * when there is one, the match is communication (not a barrier) and `last` carries no duration of
+ * its own, and then -1 when the model ends the instance itself later (ssim_run_finish_match() or
+ * _instance()); otherwise the first member's (its own, or the cost model's for the match's
+ * expected members).  Never -1 without a communication model.
+ */
+static SsimTime instance_duration(Run *r, guint32 last, guint32 m, guint32 k)
+{
+    const SsimOp *op = &r->ops[last];
+    if (op->kind != SSIM_OP_BARRIER && r->comm != NULL && op->duration < 0) {
+        if (r->period == NULL)
+            return r->comm->start(r->comm->data, r, m);
+        return r->comm->start_copy(r->comm->data, r, m, (guint32)instance_index(r, m, k),
+                                   instance_copy(r, m, k, 0));
+    }
+    return op_duration(r, r->match_ops[r->match_first[m]], r->match_expected[m]);
+}
+
+/*
+ * Starts instance k of match m, which op `last` completed: its members run from now, their rank
+ * copies count one more running communication (interference; not for a barrier), and one
+ * match-end event ends them all, unless the communication model ends the instance itself.
+ */
+static void start_instance(Run *r, guint32 last, guint32 m, guint32 k)
+{
+    run_members(r, m, k);
+    if (r->ops[last].kind != SSIM_OP_BARRIER && r->slowdown > 0)
+        comm_change(r, m, k, +1);
+    SsimTime d = instance_duration(r, last, m, k);
+    if (d >= 0)
+        ssim_engine_schedule(r->engine, r->now + d, r->ev_match_end, m, k);
+}
+
+/*
+ * Copy c of op i has just lost its last unfinished predecessor, so it is ready now: record when,
+ * then start it if it is compute, or else count it into its match instance and start the
+ * instance if it was the last to arrive.
+ */
+static void make_ready(Run *r, guint c, guint32 i)
+{
+    if (r->ready != NULL)
+        r->ready[AT(r, c, i)] = r->now;
+    guint32 k;
+    if (r->ops[i].kind == SSIM_OP_COMPUTE)
+        start_compute(r, c, i);
+    else if (arrive(r, c, i, &k))
+        start_instance(r, i, r->ops[i].match, k);
+}
+
+/* Instance k of match m ends now: its rank copies stop communicating and its members finish. */
 static void end_match(Run *r, guint32 m, guint32 k)
 {
     const SsimOp *first = &r->ops[r->match_ops[r->match_first[m]]];
@@ -360,12 +422,13 @@ SsimEngine *ssim_run_engine(SsimRun *r)
 
 static void on_op_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
+    (void)b;
     Run *r = user;
     guint c = (guint)(a >> 32);
     guint32 i = (guint32)a;
     if (r->slowdown > 0) {
         gsize s = (gsize)r->ops[i].stream * r->n_copies + c;
-        if (b != r->version[s])
+        if (!ssim_engine_ticket_take(e, &r->end_ticket[s]))
             return; /* superseded by a rate change */
         r->running[s] = SSIM_NONE;
     }
@@ -533,8 +596,10 @@ static void setup_interference(Run *r, double slowdown)
     r->running = g_new(guint32, nsc);
     r->work = g_new0(SsimTime, nsc);
     r->since = g_new0(SsimTime, nsc);
-    r->version = g_new0(guint32, nsc);
+    r->end_ticket = g_new(SsimEngineTicket, nsc);
     memset(r->running, 0xff, sizeof(guint32) * nsc);
+    for (gsize s = 0; s < nsc; s++)
+        r->end_ticket[s] = (SsimEngineTicket)SSIM_ENGINE_TICKET_INIT;
     for (guint32 s = 0; s < ns; s++)
         r->rank_stream_first[ssim_graph_stream_rank(g, s) + 1]++;
     for (guint32 k = 0; k < nr; k++)
@@ -552,7 +617,7 @@ static void clear_interference(Run *r)
     g_free(r->running);
     g_free(r->work);
     g_free(r->since);
-    g_free(r->version);
+    g_free(r->end_ticket);
 }
 
 static void run_free(Run *r)

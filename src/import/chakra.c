@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/core/heap.h"
 #include "src/import/chakra-private.h"
 
 /* ---- options and stats ---- */
@@ -109,50 +110,14 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
     return out;
 }
 
-/* A binary min-heap of local node indices keyed by node id: Kahn's ready set. */
-typedef struct {
-    guint32 *a;
-    guint n;
-    const Rec *recs;
-} Heap;
-
-static gboolean heap_less(const Heap *h, guint32 x, guint32 y)
+/* Kahn's ready set: a min-heap of local node indices keyed by node id, which chakra-read.c has
+ * checked unique within a trace, so the order is strict (src/core/heap.h). */
+static inline gboolean id_less(const Rec *recs, const guint32 *x, const guint32 *y)
 {
-    return h->recs[x].id < h->recs[y].id;
+    return recs[*x].id < recs[*y].id;
 }
 
-static void heap_push(Heap *h, guint32 v)
-{
-    guint i = h->n++;
-    while (i > 0) {
-        guint p = (i - 1) / 2;
-        if (!heap_less(h, v, h->a[p]))
-            break;
-        h->a[i] = h->a[p];
-        i = p;
-    }
-    h->a[i] = v;
-}
-
-static guint32 heap_pop(Heap *h)
-{
-    guint32 top = h->a[0], v = h->a[--h->n];
-    guint i = 0;
-    for (;;) {
-        guint c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && heap_less(h, h->a[c + 1], h->a[c]))
-            c++;
-        if (!heap_less(h, h->a[c], v))
-            break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    if (h->n)
-        h->a[i] = v;
-    return top;
-}
+SSIM_HEAP_DEFINE(ReadyHeap, ready_heap, guint32, const Rec *, id_less, SSIM_HEAP_NO_POS)
 
 /* Names a cycle among the nodes Kahn's algorithm never reached (indeg[v] > 0). */
 static void report_cycle(const Trace *t, const guint32 *indeg, GError **error)
@@ -215,18 +180,18 @@ static gboolean topo_order(const Trace *t, guint32 *order, GError **error)
         for (guint j = 0; j < recs[i].n_deps; j++)
             succ[fill[t->dep_local[recs[i].dep_first + j]]++] = i;
 
-    g_autofree guint32 *heap_mem = g_new(guint32, MAX(n, 1));
-    Heap h = {heap_mem, 0, recs};
+    g_auto(ReadyHeap) ready = {0};
+    ready_heap_reserve(&ready, MAX(n, 1));
     for (guint i = 0; i < n; i++)
         if (indeg[i] == 0)
-            heap_push(&h, i);
+            ready_heap_push(&ready, i, recs);
     guint k = 0;
-    while (h.n) {
-        guint32 v = heap_pop(&h);
+    while (ready.n > 0) {
+        guint32 v = ready_heap_pop(&ready, recs);
         order[k++] = v;
         for (guint32 e = first[v]; e < first[v + 1]; e++)
             if (--indeg[succ[e]] == 0)
-                heap_push(&h, succ[e]);
+                ready_heap_push(&ready, succ[e], recs);
     }
     if (k < n) {
         report_cycle(t, indeg, error);

@@ -54,7 +54,7 @@ typedef struct {
     Inst *insts;
     guint32 n_insts, cap_insts, free_head;
     guint ev_step, ev_wake;
-    SsimTime wake_at;
+    SsimEngineTicket wake; /* an alarm (engine.h) at the network's next completion */
     SsimNetMapping map;
     GArray *scratch; /* guint32: a group's members mapped to GPUs */
     SsimNetCalibration cal;
@@ -321,10 +321,8 @@ static SsimTime prepare_inst(Comm *cm, Inst *in, const Layout *l, guint32 first_
 static void ensure_wake(Comm *cm)
 {
     SsimTime next = ssim_net_next_completion(cm->net);
-    if (next != SSIM_TIME_NEVER && next < cm->wake_at) {
-        cm->wake_at = next;
-        ssim_engine_schedule(cm->engine, next, cm->ev_wake, 0, 0);
-    }
+    if (next != SSIM_TIME_NEVER && next < cm->wake.at)
+        ssim_engine_schedule_alarm(cm->engine, &cm->wake, next, cm->ev_wake, 0, 0);
 }
 
 static void inst_free(Comm *cm, guint32 id)
@@ -374,9 +372,8 @@ static void on_wake(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data
     (void)b;
     Comm *cm = user_data;
     SsimTime now = ssim_engine_now(engine);
-    if (now != cm->wake_at)
+    if (!ssim_engine_ticket_take(engine, &cm->wake))
         return; /* superseded by an earlier wake-up */
-    cm->wake_at = SSIM_TIME_NEVER;
     guint64 owner;
     while (ssim_net_pop_completion(cm->net, now, &owner, NULL)) {
         Inst *in = &cm->insts[owner];
@@ -460,7 +457,7 @@ static gboolean comm_attach(gpointer data, SsimEngine *engine, SsimRun *run, con
         cm->copy_layouts_first[i] = SSIM_NONE;
     if (cm->map.n_copies > 1 && cm->map.copy_gpu != NULL)
         cm->copy_layout = g_new0(guint32, (gsize)MAX(cm->n_groups, 1u) * cm->map.n_copies);
-    cm->wake_at = SSIM_TIME_NEVER;
+    cm->wake = (SsimEngineTicket)SSIM_ENGINE_TICKET_INIT;
     g_array_set_size(cm->uncontended, 0);
     g_array_set_size(cm->uncontended, ssim_graph_n_matches(graph));
     cm->ev_step = ssim_engine_register(engine, on_step, cm);

@@ -5,8 +5,9 @@
  * Data structures.  Links are a flat array; each keeps the slots of the flows crossing it in a
  * small array that only grows, and each flow remembers its position in every one of its links'
  * arrays, so adding and removing a flow is O(hops).  Flows live in a pool with a free list.  The
- * pending completions form a binary min-heap of flow slots ordered by (end time, flow id), with
- * each flow's heap position stored in it so a changed end time is re-sifted in O(log n).
+ * pending completions form a binary min-heap (src/core/heap.h) of flow slots ordered by (end
+ * time, flow id), with each flow's heap position stored in it so a changed end time is re-sifted
+ * in O(log n).
  *
  * Lazy, incremental solving.  Starting or ending a flow only marks its links dirty.  Before
  * anything needs a rate or an end time (the next completion, advancing the clock), the solver
@@ -28,6 +29,8 @@
 
 #include <math.h>
 #include <string.h>
+
+#include "src/core/heap.h"
 
 typedef struct {
     SsimNetLink pub;
@@ -71,60 +74,33 @@ static inline void vec_push(U32Vec *a, guint32 x)
     a->v[a->n++] = x;
 }
 
-/* The solver's min-heap of (share, link), ties by link index so solves are deterministic. */
+/*
+ * The solver's lazy min-heap of (share, link).  A link has at most one entry (solve() pushes each
+ * once and only ever replaces the entry it pops), so ties on the share are broken by the link
+ * index and the order is strict, as heap.h requires: solves are deterministic.
+ */
 typedef struct {
     double share;
     guint32 link;
 } LinkKey;
 
-typedef struct {
-    LinkKey *v;
-    guint32 n, cap;
-} LinkHeap;
-
-static inline gboolean key_less(const LinkKey *a, const LinkKey *b)
+static inline gboolean key_less(gpointer ctx, const LinkKey *a, const LinkKey *b)
 {
+    (void)ctx;
     return a->share < b->share || (a->share == b->share && a->link < b->link);
 }
 
-static void lheap_push(LinkHeap *h, double share, guint32 link)
-{
-    if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 256;
-        h->v = g_renew(LinkKey, h->v, h->cap);
-    }
-    LinkKey x = {share, link};
-    guint32 i = h->n++;
-    while (i > 0) {
-        guint32 parent = (i - 1) / 2;
-        if (!key_less(&x, &h->v[parent]))
-            break;
-        h->v[i] = h->v[parent];
-        i = parent;
-    }
-    h->v[i] = x;
-}
+SSIM_HEAP_DEFINE(LinkHeap, link_heap, LinkKey, gpointer, key_less, SSIM_HEAP_NO_POS)
 
-static LinkKey lheap_pop(LinkHeap *h)
-{
-    LinkKey top = h->v[0], last = h->v[--h->n];
-    guint32 i = 0, n = h->n;
-    if (n == 0)
-        return top;
-    for (;;) {
-        guint32 c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && key_less(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!key_less(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    h->v[i] = last;
-    return top;
-}
+/*
+ * The pending completions: flow slots ordered by (end time, flow id), ids being unique.  Each flow
+ * records its index in the heap (heap_pos), so a flow whose end time changed is re-sifted, and a
+ * finished one removed, in O(log n).
+ */
+static inline gboolean flow_earlier(SsimNet *net, const guint32 *a, const guint32 *b);
+static inline void flow_moved(SsimNet *net, const guint32 *slot, gsize i);
+
+SSIM_HEAP_DEFINE(FlowHeap, flow_heap, guint32, SsimNet *, flow_earlier, flow_moved)
 
 struct SsimNet {
     SsimNetConfig config;
@@ -138,8 +114,7 @@ struct SsimNet {
     guint32 n_flows, cap_flows, free_head;
     guint n_active;
     guint64 next_id;
-    guint32 *heap;
-    guint32 n_heap;
+    FlowHeap heap; /* pending completions */
     SsimTime now;
 
     /* Solver state. */
@@ -289,12 +264,12 @@ void ssim_net_free(SsimNet *net)
         g_free(net->links[i].flows);
     g_free(net->links);
     g_free(net->flows);
-    g_free(net->heap);
+    flow_heap_clear(&net->heap);
     g_free(net->dirty.v);
     g_free(net->stack.v);
     g_free(net->comp_flows.v);
     g_free(net->comp_links.v);
-    g_free(net->lheap.v);
+    link_heap_clear(&net->lheap);
     g_free(net);
 }
 
@@ -431,73 +406,37 @@ double ssim_net_path_bandwidth(const SsimNet *net, guint32 src, guint32 dst)
 
 /* --- The completion heap ---------------------------------------------------------------- */
 
-static inline gboolean earlier(const SsimNet *net, guint32 a, guint32 b)
+static inline gboolean flow_earlier(SsimNet *net, const guint32 *a, const guint32 *b)
 {
-    const Flow *x = &net->flows[a], *y = &net->flows[b];
+    const Flow *x = &net->flows[*a], *y = &net->flows[*b];
     return x->end < y->end || (x->end == y->end && x->id < y->id);
 }
 
-static inline void heap_set(SsimNet *net, guint32 i, guint32 slot)
+static inline void flow_moved(SsimNet *net, const guint32 *slot, gsize i)
 {
-    net->heap[i] = slot;
-    net->flows[slot].heap_pos = i;
+    net->flows[*slot].heap_pos = (guint32)i;
 }
 
-static void heap_sift_up(SsimNet *net, guint32 i)
-{
-    guint32 slot = net->heap[i];
-    while (i > 0) {
-        guint32 parent = (i - 1) / 2;
-        if (!earlier(net, slot, net->heap[parent]))
-            break;
-        heap_set(net, i, net->heap[parent]);
-        i = parent;
-    }
-    heap_set(net, i, slot);
-}
-
-static void heap_sift_down(SsimNet *net, guint32 i)
-{
-    guint32 slot = net->heap[i], n = net->n_heap;
-    for (;;) {
-        guint32 child = 2 * i + 1;
-        if (child >= n)
-            break;
-        if (child + 1 < n && earlier(net, net->heap[child + 1], net->heap[child]))
-            child++;
-        if (!earlier(net, net->heap[child], slot))
-            break;
-        heap_set(net, i, net->heap[child]);
-        i = child;
-    }
-    heap_set(net, i, slot);
-}
-
-/* Inserts or re-sifts `slot` after its end time changed.  The heap array has room for every
- * pooled flow (it grows with the pool). */
+/* Inserts or re-sifts `slot` after its end time changed. */
 static void heap_update(SsimNet *net, guint32 slot)
 {
-    Flow *f = &net->flows[slot];
-    if (f->heap_pos == SSIM_NONE) {
-        guint32 i = net->n_heap++;
-        heap_set(net, i, slot);
-        heap_sift_up(net, i);
-        return;
-    }
-    heap_sift_up(net, f->heap_pos);
-    heap_sift_down(net, net->flows[slot].heap_pos);
+    guint32 i = net->flows[slot].heap_pos;
+    if (i == SSIM_NONE)
+        flow_heap_push(&net->heap, slot, net);
+    else
+        flow_heap_update_at(&net->heap, i, net);
 }
 
 static void heap_remove(SsimNet *net, guint32 slot)
 {
-    guint32 i = net->flows[slot].heap_pos;
+    flow_heap_remove_at(&net->heap, net->flows[slot].heap_pos, net);
     net->flows[slot].heap_pos = SSIM_NONE;
-    guint32 last = net->heap[--net->n_heap];
-    if (i == net->n_heap)
-        return;
-    heap_set(net, i, last);
-    heap_sift_up(net, i);
-    heap_sift_down(net, net->flows[last].heap_pos);
+}
+
+/* The pending flow that completes first (the heap must not be empty). */
+static inline const Flow *heap_first(const SsimNet *net)
+{
+    return &net->flows[net->heap.v[0]];
 }
 
 /* --- Flows ------------------------------------------------------------------------------ */
@@ -522,7 +461,7 @@ static guint32 flow_alloc(SsimNet *net)
     if (net->n_flows == net->cap_flows) {
         net->cap_flows = net->cap_flows ? net->cap_flows * 2 : 256;
         net->flows = g_renew(Flow, net->flows, net->cap_flows);
-        net->heap = g_renew(guint32, net->heap, net->cap_flows);
+        flow_heap_reserve(&net->heap, net->cap_flows);
     }
     return net->n_flows++;
 }
@@ -675,21 +614,26 @@ static void solve(SsimNet *net)
         l->rem = l->pub.capacity;
         l->unfixed = l->n_flows;
         if (l->n_flows > 0)
-            lheap_push(&net->lheap, l->rem / l->unfixed, li);
+            link_heap_push(&net->lheap, (LinkKey){l->rem / l->unfixed, li}, NULL);
     }
     /* Shares only rise as flows freeze (a flow frozen at the smallest share s leaves each of its
      * links (rem - s) / (u - 1) >= rem / u), so an entry whose key is below its link's current
-     * share is stale: put it back with the current one. */
+     * share is stale: replace it by the current one (in place of a pop and a push).  An entry
+     * whose key is its link's share is the true minimum, since no link's share is below its key:
+     * freeze that link's flows. */
     while (net->lheap.n > 0) {
-        LinkKey top = lheap_pop(&net->lheap);
+        LinkKey top = net->lheap.v[0];
         Link *l = &net->links[top.link];
-        if (l->unfixed == 0)
-            continue;
-        double share = MAX(l->rem, 0.0) / l->unfixed;
-        if (share > top.share) {
-            lheap_push(&net->lheap, share, top.link);
+        if (l->unfixed == 0) { /* its flows were all frozen through other links */
+            link_heap_pop(&net->lheap, NULL);
             continue;
         }
+        double share = MAX(l->rem, 0.0) / l->unfixed;
+        if (share > top.share) {
+            link_heap_replace_top(&net->lheap, (LinkKey){share, top.link}, NULL);
+            continue;
+        }
+        link_heap_pop(&net->lheap, NULL);
         for (guint32 k = 0; k < l->n_flows; k++) {
             Flow *f = &net->flows[l->flows[k]];
             if (f->fixed)
@@ -715,7 +659,7 @@ static void solve(SsimNet *net)
 SsimTime ssim_net_next_completion(SsimNet *net)
 {
     solve(net);
-    return net->n_heap > 0 ? net->flows[net->heap[0]].end : SSIM_TIME_NEVER;
+    return net->heap.n > 0 ? heap_first(net)->end : SSIM_TIME_NEVER;
 }
 
 void ssim_net_advance(SsimNet *net, SsimTime t)
@@ -724,19 +668,19 @@ void ssim_net_advance(SsimNet *net, SsimTime t)
     if (t == net->now)
         return;
     solve(net);
-    g_return_if_fail(net->n_heap == 0 || t <= net->flows[net->heap[0]].end);
+    g_return_if_fail(net->heap.n == 0 || t <= heap_first(net)->end);
     net->now = t;
 }
 
 gboolean ssim_net_pop_completion(SsimNet *net, SsimTime until, guint64 *owner, guint32 *flow)
 {
     /* A flow due now is done whatever started or ended since its rate was computed. */
-    if (net->n_heap == 0 || net->flows[net->heap[0]].end > net->now) {
+    if (net->heap.n == 0 || heap_first(net)->end > net->now) {
         solve(net);
-        if (net->n_heap == 0 || net->flows[net->heap[0]].end > until)
+        if (net->heap.n == 0 || heap_first(net)->end > until)
             return FALSE;
     }
-    guint32 s = net->heap[0];
+    guint32 s = net->heap.v[0];
     Flow *f = &net->flows[s];
     if (f->end > net->now)
         net->now = f->end;
@@ -769,7 +713,7 @@ void ssim_net_reset(SsimNet *net)
     net->n_flows = 0;
     net->free_head = SSIM_NONE;
     net->n_active = 0;
-    net->n_heap = 0;
+    net->heap.n = 0;
     net->dirty.n = 0;
     net->epoch += 2;
     net->now = 0;

@@ -1,7 +1,8 @@
 /*
  * The event engine: firing order checked against an independent reference (a GSequence sorted
  * by (time, insertion order)) on random events with many ties, including events scheduled from
- * inside handlers; the time limit and the event budget; pool reuse.
+ * inside handlers; the time limit and the event budget; pool reuse; the two ways a ticket names
+ * the live one of an owner's events.
  */
 #include <criterion/criterion.h>
 #include <shiftsim/engine.h>
@@ -133,4 +134,79 @@ Test(engine, handlers_schedule_at_now_and_later)
     cr_assert_eq(ssim_engine_fired(e), 1001);
     cr_assert_eq(ssim_engine_now(e), 7000);
     cr_assert_eq(ssim_engine_pending(e), 0);
+}
+
+/*
+ * Tickets (engine.h): an owner's events log whether they were live ("+") or superseded ("-");
+ * other events log "x".  Both arming modes are checked where they differ: two of the owner's
+ * events due at one instant with another event between them.
+ */
+typedef struct {
+    SsimEngineTicket ticket;
+    guint ev_owner;
+    gboolean alarm;
+    GString *log;
+} Owner;
+
+static void owner_event(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    (void)b;
+    Owner *o = user;
+    gboolean live = ssim_engine_ticket_take(e, &o->ticket);
+    g_string_append_printf(o->log, "%c%s ", (char)a, live ? "+" : "-");
+    if (live && o->alarm && a == 'B') /* re-arm for 10, where A is still pending */
+        ssim_engine_schedule_alarm(e, &o->ticket, 10, o->ev_owner, 'C', 0);
+}
+
+static void other_event(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    (void)e, (void)a, (void)b;
+    g_string_append(((Owner *)user)->log, "x ");
+}
+
+static void plan_event(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    (void)a, (void)b;
+    Owner *o = user;
+    if (!o->alarm) {
+        /* Two re-schedules: the last one wins, even at the time of the first event. */
+        ssim_engine_schedule_ticket(e, &o->ticket, 30, o->ev_owner, 'M', 0);
+        ssim_engine_schedule_ticket(e, &o->ticket, 10, o->ev_owner, 'B', 0);
+    } else if (5 < o->ticket.at) {
+        ssim_engine_schedule_alarm(e, &o->ticket, 5, o->ev_owner, 'B', 0);
+    }
+}
+
+static void run_owner(gboolean alarm, const char *want)
+{
+    g_autoptr(SsimEngine) e = ssim_engine_new();
+    Owner o = {SSIM_ENGINE_TICKET_INIT, 0, alarm, g_string_new(NULL)};
+    o.ev_owner = ssim_engine_register(e, owner_event, &o);
+    guint ev_other = ssim_engine_register(e, other_event, &o);
+    guint ev_plan = ssim_engine_register(e, plan_event, &o);
+    if (alarm)
+        ssim_engine_schedule_alarm(e, &o.ticket, 10, o.ev_owner, 'A', 0);
+    else
+        ssim_engine_schedule_ticket(e, &o.ticket, 10, o.ev_owner, 'A', 0);
+    ssim_engine_schedule(e, 10, ev_other, 0, 0);
+    ssim_engine_schedule(e, alarm ? 2 : 5, ev_plan, 0, 0);
+    cr_assert_eq(ssim_engine_run(e, SSIM_TIME_NEVER, 0), SSIM_ENGINE_EMPTY);
+    cr_assert_str_eq(o.log->str, want);
+    /* Superseded events fire and count like any other. */
+    cr_assert_eq(ssim_engine_fired(e), 5);
+    cr_assert_eq(o.ticket.at, SSIM_TIME_NEVER);
+    g_string_free(o.log, TRUE);
+}
+
+Test(engine, ticket_makes_the_newest_schedule_the_live_event)
+{
+    /* A (10) is superseded by M (30), then by B (10): A fires first but B is the live one. */
+    run_owner(FALSE, "A- x B+ M- ");
+}
+
+Test(engine, alarm_is_served_by_the_first_event_at_its_time)
+{
+    /* A (10) is superseded by B (5); B re-arms for 10 with C, and A, already due then, serves
+     * the alarm before the other event; C finds it served. */
+    run_owner(TRUE, "B+ A+ x C- ");
 }

@@ -1,6 +1,7 @@
 /*
  * The op graph's legality checks and derived structure: dependency validation, cycles (with the
- * cycle named), automatic tags (NCCL issue order), collective and p2p matching, barrier gates.
+ * cycle named), automatic tags (NCCL issue order), collective and p2p matching (keys of different
+ * kinds never collide), barrier gates.
  */
 #include "tests/test_common.h"
 
@@ -75,6 +76,45 @@ Test(graph, sends_match_receives_by_source_destination_and_tag)
     guint n, expected;
     const guint32 *m = ssim_graph_match_ops(g, ssim_graph_op(g, back)->match, &n, &expected);
     cr_assert(n == 2 && m[0] == back && m[1] == SSIM_NONE);
+}
+
+static guint32 t_barrier(SsimGraph *g, guint32 rank, guint32 group)
+{
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_BARRIER;
+    s.group = group;
+    s.stream = ssim_graph_stream(g, rank, "host");
+    return ssim_graph_add_op(g, &s, NODEPS);
+}
+
+Test(graph, channels_and_match_kinds_never_share_keys)
+{
+    /* Group 1 and rank 1 have the same number: rank 0's collective on group 1, its barrier on
+     * group 1 and its send to rank 1 are counted on three channels (each gets tag 0), and the
+     * collective and the barrier of group 1 with tag 0 are two matches, not one. */
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    t_group(g, "other", 2, 0u, 1u);
+    guint32 grp = t_group(g, "g1", 2, 0u, 1u);
+    cr_assert_eq(grp, 1);
+    guint32 c0 = t_coll(g, 0, "c", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+    guint32 s0 = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 8, NODEPS);
+    guint32 b0 = t_barrier(g, 0, grp);
+    guint32 c1 = t_coll(g, 1, "c", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+    guint32 r1 = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 8, NODEPS);
+    guint32 b1 = t_barrier(g, 1, grp);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    const guint32 ops[] = {c0, s0, b0, c1, r1, b1};
+    for (guint i = 0; i < G_N_ELEMENTS(ops); i++)
+        cr_assert_eq(ssim_graph_op(g, ops[i])->tag, 0, "op %u", ops[i]);
+    guint32 mc = ssim_graph_op(g, c0)->match, mp = ssim_graph_op(g, s0)->match;
+    guint32 mb = ssim_graph_op(g, b0)->match;
+    cr_assert_eq(ssim_graph_op(g, c1)->match, mc);
+    cr_assert_eq(ssim_graph_op(g, r1)->match, mp);
+    cr_assert_eq(ssim_graph_op(g, b1)->match, mb);
+    cr_assert(mc != mp && mc != mb && mp != mb);
+    guint n, expected;
+    ssim_graph_match_ops(g, mb, &n, &expected);
+    cr_assert(n == 2 && expected == 2);
 }
 
 Test(graph, barrier_gates_first_op_per_stream_only)
