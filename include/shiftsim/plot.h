@@ -15,11 +15,21 @@ typedef enum {
 } SsimPlotStatus;
 
 /* `image` with its extension replaced by `ext` (".dat", ".gp"); newly allocated. */
+
 char *ssim_plot_sibling(const char *image, const char *ext);
+
+/* Whether IMAGE, IMAGE.gp and IMAGE.dat can all be written (ssim_output_check), before the
+ * work that draws them. */
+gboolean ssim_plot_check(const char *image, GError **error);
 
 /*
  * Writes `script` to IMAGE.gp (the script refers to its data by the paths the caller wrote) and
- * renders it with gnuplot when available.  The script must set its own terminal and output.
+ * renders it with gnuplot when available.  The script must set its own terminal and output
+ * (`set output 'IMAGE'`, quoted by ssim_plot_quote).  Rendering is atomic: gnuplot draws into a
+ * temporary file beside IMAGE (from a copy of the script that names it), which replaces IMAGE
+ * only when gnuplot exited 0, printed nothing but warnings on stderr, and the file is a whole
+ * PNG (its signature through its IEND chunk) or SVG (through its closing </svg>); otherwise the
+ * temporary is removed, an earlier IMAGE stays as it was, and the error quotes gnuplot.
  */
 gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStatus *status,
                           GError **error);

@@ -38,7 +38,8 @@ typedef struct _JsonBuilder JsonBuilder;
 /* Appends the document `builder` holds (pretty-printed or compact) and a newline to `out`. */
 void ssim_json_append(GString *out, JsonBuilder *builder, gboolean pretty);
 
-/* Writes `contents` to `path` atomically (temporary file, then rename). */
+/* Writes `contents` to `path` atomically: ssim_output_write() (output.h: only a regular file is
+ * replaced, every write checked, fsync, rename). */
 gboolean ssim_write_file(const char *path, const GString *contents, GError **error);
 
 G_END_DECLS

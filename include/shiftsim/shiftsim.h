@@ -4,10 +4,11 @@
  */
 #pragma once
 
-/* core: units, the event engine, the op graph, the CUDA-stream runtime */
+/* core: units, the event engine, the op graph, the CUDA-stream runtime, output files */
 #include <shiftsim/types.h>
 #include <shiftsim/alloc.h>
 #include <shiftsim/data.h>
+#include <shiftsim/output.h>
 #include <shiftsim/engine.h>
 #include <shiftsim/graph.h>
 #include <shiftsim/graphfile.h>

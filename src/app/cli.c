@@ -9,8 +9,12 @@
 
 #include "src/app/cli.h"
 #include <shiftsim/data.h>
+#include <shiftsim/output.h>
+#include <shiftsim/plot.h>
 #include <shiftsim/report.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,8 +47,35 @@ static void print_help(FILE *out)
                  "2 usage error.\n");
 }
 
+/*
+ * SIGINT, SIGTERM, SIGHUP: remove the temporary files of outputs being written (output.h), then
+ * die of the signal as if there were no handler, so the parent sees the real cause.  The handler
+ * does only async-signal-safe things: unlink(2), signal(2), raise(3).
+ */
+static void on_fatal_signal(int sig)
+{
+    ssim_output_remove_temporaries();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        struct sigaction old, sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        /* A signal the caller ignores (nohup) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 int ssim_cli_main(int argc, char **argv)
 {
+    install_signal_handlers();
     if (argc < 2) {
         print_help(stderr);
         return SSIM_EXIT_USAGE;
@@ -99,9 +130,32 @@ gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const 
 gboolean ssim_cli_emit(const char *path, const GString *text, GError **error)
 {
     if (path == NULL || strcmp(path, "-") == 0) {
-        fwrite(text->str, 1, text->len, stdout);
-        fflush(stdout);
+        /* stdout may be a full disk or a closed descriptor: an output that did not arrive is an
+         * error, not a success. */
+        errno = 0;
+        if (fwrite(text->str, 1, text->len, stdout) != text->len || fflush(stdout) != 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "stdout: cannot write: %s",
+                        g_strerror(errno ? errno : EIO));
+            clearerr(stdout);
+            return FALSE;
+        }
         return TRUE;
     }
     return ssim_write_file(path, text, error);
+}
+
+int ssim_cli_check_output(const char *path)
+{
+    g_autoptr(GError) error = NULL;
+    if (!ssim_output_check(path, &error))
+        return ssim_cli_runtime_error(error);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_check_plot(const char *image)
+{
+    g_autoptr(GError) error = NULL;
+    if (image != NULL && !ssim_plot_check(image, &error))
+        return ssim_cli_runtime_error(error);
+    return SSIM_EXIT_OK;
 }

@@ -205,6 +205,9 @@ int ssim_verb_calibrate(int argc, char **argv)
         return rc;
 
     const char *out_path = output.output;
+    if ((rc = ssim_cli_check_output(out_path)) || (rc = ssim_cli_check_output(emit_profile)) ||
+        (rc = ssim_cli_check_output(emit_run)))
+        return rc;
     if (vtrain)
         return do_convert(vtrain, job.cluster, out_path);
     if (kineto) {

@@ -16,8 +16,29 @@
 #include <shiftsim/trace.h>
 
 #include <stdio.h>
+#include <string.h>
 
 #define VERB "compare"
+
+/* Before the work: every file --trace and --plot will write (ssim_compare_plot's names). */
+static int check_outputs(const char *trace, const char *plot, const SsimPlacementKind *kinds,
+                         guint n_kinds)
+{
+    int rc = ssim_cli_check_plot(plot);
+    g_autofree char *stem = plot ? g_strdup(plot) : NULL;
+    char *dot = stem ? strrchr(stem, '.') : NULL;
+    const char *ext = dot && !strchr(dot, '/') ? plot + (dot - stem) : ".png";
+    if (dot && !strchr(dot, '/'))
+        *dot = '\0';
+    for (guint i = 0; rc == SSIM_EXIT_OK && i < n_kinds; i++) {
+        const char *name = ssim_placement_kind_name(kinds[i]);
+        g_autofree char *json = trace ? g_strdup_printf("%s-%s.json", trace, name) : NULL;
+        g_autofree char *gantt = plot ? g_strdup_printf("%s-%s%s", stem, name, ext) : NULL;
+        if ((rc = ssim_cli_check_output(json)) == SSIM_EXIT_OK)
+            rc = ssim_cli_check_plot(gantt);
+    }
+    return rc;
+}
 
 int ssim_verb_compare(int argc, char **argv)
 {
@@ -117,6 +138,9 @@ int ssim_verb_compare(int argc, char **argv)
     guint n_kinds = ssim_compare_policies_parse(policies, kinds, &error);
     if (n_kinds == 0)
         return ssim_cli_usage_error(VERB, "--policies: %s", error->message);
+    if ((rc = ssim_cli_check_output(output.output)) ||
+        (rc = check_outputs(trace, plot, kinds, n_kinds)))
+        return rc;
 
     g_autoptr(SsimModel) model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;

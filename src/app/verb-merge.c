@@ -37,6 +37,9 @@ int ssim_verb_merge(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc < 2)
         return ssim_cli_usage_error(VERB, "give at least one shard CSV");
+    int rc = ssim_cli_check_output(output.output);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) merged =
         ssim_sweep_merge((const char *const *)argv + 1, (guint)(argc - 1), partial, &error);

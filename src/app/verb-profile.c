@@ -49,6 +49,9 @@ static int profile_import(int argc, char **argv)
                                     from);
     if (argc < 2)
         return ssim_cli_usage_error(VERB " import", "expected at least one FILE");
+    int rc = ssim_cli_check_output(output.output);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     g_autoptr(SsimProfile) profile = ssim_profile_new();
     g_autoptr(GError) error = NULL;
     for (int i = 1; i < argc; i++)

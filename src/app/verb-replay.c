@@ -101,7 +101,9 @@ int ssim_verb_replay(int argc, char **argv)
     }
     if (plot_ranks < 0)
         return ssim_cli_usage_error("replay", "--plot-ranks: must not be negative");
-    if ((rc = ssim_cli_check_limits("replay", &budget)) != SSIM_EXIT_OK)
+    if ((rc = ssim_cli_check_limits("replay", &budget)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_check_output(timeline)) || (rc = ssim_cli_check_output(trace)) ||
+        (rc = ssim_cli_check_plot(plot)))
         return rc;
     if (!(tflops > 0) || !(hbm > 0))
         return ssim_cli_usage_error("replay", "--tflops and --hbm-gbps must be positive");

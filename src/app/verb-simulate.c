@@ -94,7 +94,8 @@ int ssim_verb_simulate(int argc, char **argv)
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
-        (rc = ssim_cli_job_check_counts(VERB, &job)) || (rc = ssim_cli_job_check_nodes(VERB, &job)))
+        (rc = ssim_cli_job_check_counts(VERB, &job)) ||
+        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)))
         return rc;
 
     g_autoptr(GError) error = NULL;

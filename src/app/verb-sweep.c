@@ -189,6 +189,12 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         shard_n = (guint)n;
     }
 
+    g_autofree char *throughput = plot ? g_strdup_printf("%s-throughput.png", plot) : NULL;
+    g_autofree char *heatmap = plot ? g_strdup_printf("%s-heatmap.png", plot) : NULL;
+    if ((rc = ssim_cli_check_output(output.output)) || (rc = ssim_cli_check_plot(throughput)) ||
+        (rc = ssim_cli_check_plot(heatmap)))
+        return rc;
+
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimModel) model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;

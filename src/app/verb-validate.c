@@ -72,6 +72,8 @@ int ssim_verb_validate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--every: must be a positive integer");
     if (jobs < 0)
         return ssim_cli_usage_error(VERB, "--jobs: must be >= 0");
+    if ((rc = ssim_cli_check_output(output.output)) || (rc = ssim_cli_check_plot(plot)))
+        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autofree char *found = runs_path ? NULL : ssim_data_find(DEFAULT_RUNS);

@@ -39,5 +39,13 @@ int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2
 int ssim_cli_runtime_error(const GError *error);
 /* Parses argv with `context`; on failure prints the message and returns FALSE. */
 gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const char *verb);
-/* Writes `text` to stdout, or to `path` atomically when path is not NULL and not "-". */
+/* Writes `text` to stdout (checked: a failed or short write is an error), or to `path`
+ * atomically (output.h) when path is not NULL and not "-". */
 gboolean ssim_cli_emit(const char *path, const GString *text, GError **error);
+/*
+ * Before the work: whether output `path` can be written (ssim_output_check: a regular file or
+ * none, in an existing writable directory; NULL and "-" pass), else the message and
+ * SSIM_EXIT_RUNTIME.  ssim_cli_check_plot() checks an image and its .dat and .gp (NULL passes).
+ */
+int ssim_cli_check_output(const char *path);
+int ssim_cli_check_plot(const char *image);

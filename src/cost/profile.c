@@ -15,6 +15,7 @@
  * plain decimal that reads back to the same double, so load(write(p)) == p exactly.
  */
 #include "profile-private.h"
+#include <shiftsim/output.h>
 
 #include <csv.h>
 #include <math.h>
@@ -812,10 +813,5 @@ GString *ssim_profile_write(const SsimProfile *profile)
 gboolean ssim_profile_save(const SsimProfile *profile, const char *path, GError **error)
 {
     g_autoptr(GString) text = ssim_profile_write(profile);
-    g_autoptr(GError) err = NULL;
-    if (!g_file_set_contents(path, text->str, (gssize)text->len, &err)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
-        return FALSE;
-    }
-    return TRUE;
+    return ssim_output_write(path, text->str, text->len, error);
 }

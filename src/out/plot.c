@@ -8,6 +8,7 @@
  */
 #include <shiftsim/plot.h>
 #include <shiftsim/report.h>
+#include <shiftsim/output.h>
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -36,6 +37,84 @@ void ssim_plot_quote(GString *out, const char *s)
     g_string_append_c(out, '\'');
 }
 
+gboolean ssim_plot_check(const char *image, GError **error)
+{
+    g_autofree char *gp = ssim_plot_sibling(image, ".gp");
+    g_autofree char *dat = ssim_plot_sibling(image, ".dat");
+    return ssim_output_check(image, error) && ssim_output_check(gp, error) &&
+           ssim_output_check(dat, error);
+}
+
+/* `script` with its `set output 'IMAGE'` pointing at `temp` instead (NULL when it has none). */
+static GString *retarget(const GString *script, const char *image, const char *temp)
+{
+    g_autoptr(GString) from = g_string_new("set output ");
+    ssim_plot_quote(from, image);
+    const char *at = strstr(script->str, from->str);
+    if (at == NULL)
+        return NULL;
+    GString *out = g_string_new_len(script->str, at - script->str);
+    g_string_append(out, "set output ");
+    ssim_plot_quote(out, temp);
+    g_string_append(out, at + from->len);
+    return out;
+}
+
+/* gnuplot's complaints: every stderr line but its warnings (newly allocated; "" for none). */
+static char *gnuplot_errors(const char *err_text)
+{
+    g_autoptr(GString) out = g_string_new(NULL);
+    g_auto(GStrv) lines = g_strsplit(err_text ? err_text : "", "\n", -1);
+    for (guint i = 0; lines[i]; i++) {
+        const char *l = g_strstrip(lines[i]);
+        if (l[0] == '\0' || strstr(l, "warning:") != NULL)
+            continue;
+        if (out->len)
+            g_string_append(out, "; ");
+        g_string_append(out, l);
+    }
+    if (out->len > 400) {
+        g_string_truncate(out, 400);
+        g_string_append(out, "...");
+    }
+    return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+/* The image gnuplot wrote at `temp` is whole: a PNG from its signature to its IEND chunk, an SVG
+ * from its <svg element to </svg>.  FALSE with the reason otherwise. */
+static gboolean image_is_whole(const char *temp, gboolean svg, const char *image, GError **error)
+{
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(temp, &data, &len, NULL) || len == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO,
+                    "%s: gnuplot wrote no image (is the disk full?)", image);
+        return FALSE;
+    }
+    static const guchar png_head[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    static const guchar png_tail[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    gboolean whole;
+    if (svg) {
+        g_autofree char *text = g_strndup(data, len);
+        const char *close = g_strrstr(text, "</svg>");
+        whole = strstr(text, "<svg") != NULL && close != NULL;
+        for (const char *p = close ? close + 6 : ""; whole && *p; p++)
+            whole = g_ascii_isspace(*p);
+    } else {
+        whole = len >= sizeof png_head + sizeof png_tail &&
+                memcmp(data, png_head, sizeof png_head) == 0 &&
+                memcmp(data + len - sizeof png_tail, png_tail, sizeof png_tail) == 0;
+    }
+    if (!whole) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO,
+                    "%s: gnuplot wrote an incomplete %s (%" G_GSIZE_FORMAT " bytes; is the disk "
+                    "full?); the earlier file, if any, is left as it was",
+                    image, svg ? "SVG" : "PNG", len);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStatus *status,
                           GError **error)
 {
@@ -47,7 +126,18 @@ gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStat
         *status = SSIM_PLOT_NO_GNUPLOT;
         return TRUE;
     }
-    const char *argv[] = {gnuplot, gp, NULL};
+    /* gnuplot draws into a temporary beside the image, from a copy of the script that names
+     * it; the image is renamed into place only once it is checked whole. */
+    g_autoptr(SsimOutput) img = ssim_output_open(image, error);
+    if (img == NULL || !ssim_output_close(img, error))
+        return FALSE;
+    g_autoptr(GString) render = retarget(script, image, ssim_output_temp_path(img));
+    g_return_val_if_fail(render != NULL, FALSE); /* every script sets its output to `image` */
+    g_autoptr(SsimOutput) run = ssim_output_open(gp, error);
+    if (run == NULL || !ssim_output_append(run, render->str, render->len, error) ||
+        !ssim_output_close(run, error))
+        return FALSE;
+    const char *argv[] = {gnuplot, ssim_output_temp_path(run), NULL};
     g_autofree char *err_text = NULL;
     gint wait_status;
     GError *local = NULL;
@@ -58,14 +148,17 @@ gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStat
         g_error_free(local);
         return FALSE;
     }
-    if (!g_spawn_check_wait_status(wait_status, NULL)) {
-        /* gnuplot writes the image itself, so a failure can leave it half drawn: remove it (the
-         * script and data beside it are whole, written by ssim_write_file). */
-        g_unlink(image);
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: gnuplot failed: %s", gp,
-                    err_text ? g_strstrip(err_text) : "");
+    g_autofree char *complaints = gnuplot_errors(err_text);
+    if (!g_spawn_check_wait_status(wait_status, NULL) || complaints[0] != '\0') {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO,
+                    "%s: gnuplot failed%s%s; the earlier image, if any, is left as it was", gp,
+                    complaints[0] ? ": " : "", complaints);
         return FALSE;
     }
+    if (!image_is_whole(ssim_output_temp_path(img), g_str_has_suffix(image, ".svg"), image,
+                        error) ||
+        !ssim_output_commit(img, error))
+        return FALSE;
     *status = SSIM_PLOT_RENDERED;
     return TRUE;
 }

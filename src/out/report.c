@@ -8,6 +8,8 @@
  */
 #include <shiftsim/report.h>
 
+#include <shiftsim/output.h>
+
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,13 +254,5 @@ GString *ssim_report_timeline_csv_uncontended(const SsimGraph *g, const SsimTime
 
 gboolean ssim_write_file(const char *path, const GString *contents, GError **error)
 {
-    GError *local = NULL;
-    /* g_file_set_contents writes a temporary file in the same directory and renames it. */
-    if (!g_file_set_contents(path, contents->str, (gssize)contents->len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s", path,
-                    local->message);
-        g_error_free(local);
-        return FALSE;
-    }
-    return TRUE;
+    return ssim_output_write(path, contents->str, contents->len, error);
 }

@@ -16,10 +16,15 @@
 #include <shiftsim/graphfile.h>
 #include <shiftsim/nccltests.h>
 #include <shiftsim/profile.h>
+#include <shiftsim/output.h>
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef enum {
     K_MODEL,
@@ -553,5 +558,82 @@ Test(badinputs, deadlocked_replay_writes_no_trace, .init = redirect, .timeout = 
     const char *argv[] = {"shiftsim", "replay", graph, "--timeline", csv, "--trace", json};
     cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
     cr_assert_eq(n_entries(dir), 0);
+    g_rmdir(dir);
+}
+
+/* ---- outputs ----------------------------------------------------------------------------------
+ */
+
+/* A device, a FIFO or a symbolic link given as an output is refused before any work: as root a
+ * rename over /dev/null would replace the device. */
+Test(badinputs, non_regular_outputs_are_refused_before_the_work, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *fifo = g_build_filename(dir, "fifo.csv", NULL);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *argv[][8] = {
+        {"shiftsim", "simulate", "--timeline", "/dev/null"},
+        {"shiftsim", "replay", "--trace", fifo},
+        {"shiftsim", "sweep", "--gpus", "8", "-q", "-o", dir},
+        {"shiftsim", "validate", "--every", "100", "-o", "/dev/null"},
+        {"shiftsim", "compare", "--plot", fifo},
+    };
+    const int argc[] = {4, 4, 7, 6, 4};
+    for (gsize i = 0; i < G_N_ELEMENTS(argc); i++)
+        cr_assert_eq(cli(argc[i], argv[i]), 1, "%s %s was accepted", argv[i][1], argv[i][2]);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "/dev/null: is a character device"), "%s", err);
+    cr_assert(strstr(err, "fifo.csv: is a FIFO"), "%s", err);
+    cr_assert(strstr(err, ": is a directory"), "%s", err);
+    /* compare --plot FILE.png checks FILE.dat and FILE.gp too, and the per-policy charts. */
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_str_empty(out, "work was done before the output was checked: %s", out);
+    GStatBuf st;
+    cr_assert_eq(g_lstat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode));
+    g_unlink(fifo);
+    g_rmdir(dir);
+}
+
+/* The check comes right after the options: a sweep into a missing directory prints nothing but
+ * the message (the audit's took 11 s of simulation first). */
+Test(badinputs, sweep_into_a_missing_directory_fails_before_simulating, .init = redirect,
+     .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "nodir", "plots", NULL);
+    const char *argv[] = {"shiftsim", "sweep", "--gpus", "8", "--plot", prefix};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "does not exist"), "%s", err);
+    cr_assert_null(strstr(err, "evaluated"), "the sweep ran: %s", err);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_str_empty(out);
+    cr_assert_eq(n_entries(dir), 0);
+    g_rmdir(dir);
+}
+
+/* SIGTERM while an output is being written: the CLI's handler removes the temporary file and
+ * the process still dies of SIGTERM. */
+Test(badinputs, a_signal_leaves_no_temporary_file, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "sweep.csv", NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        const char *argv[] = {"shiftsim", "--version"};
+        freopen("/dev/null", "w", stdout);
+        ssim_cli_main(2, (char **)argv); /* installs the handlers */
+        SsimOutput *out = ssim_output_open(path, NULL);
+        if (out == NULL || !ssim_output_append(out, "half a row", 10, NULL))
+            _exit(3);
+        raise(SIGTERM);
+        _exit(4); /* not reached */
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
+    cr_assert_eq(n_entries(dir), 0, "a temporary file was left in %s", dir);
     g_rmdir(dir);
 }
