@@ -49,7 +49,7 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
 void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimParallel *par,
                           guint stage, guint in_flight);
 
-/* TRUE when `mem->total` fits the GPU's HBM; otherwise FALSE with SSIM_CONFIG_ERROR_VALUE and a
+/* TRUE when `mem->total` fits the GPU's HBM; otherwise FALSE with SSIM_CONFIG_ERROR_MEMORY and a
  * message giving the stage, the total, its breakdown and the capacity in GiB, e.g.
  * "memory: stage 0 needs 162.4 GiB per GPU (weights 11.3, gradients 11.3, optimizer 67.8,
  *  activations 72.0) but an NVIDIA H200 SXM 141GB has 140.4 GiB". */

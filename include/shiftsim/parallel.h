@@ -75,21 +75,50 @@ void ssim_parallel_init(SsimParallel *par);
 gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
                                const SsimCluster *cluster, GError **error);
 
+/* The fields of SsimParallel that text can set, as bits (ssim_parallel_set_field()). */
+typedef enum {
+    SSIM_PARALLEL_DP = 1u << 0,
+    SSIM_PARALLEL_TP = 1u << 1,
+    SSIM_PARALLEL_PP = 1u << 2,
+    SSIM_PARALLEL_VSTAGES = 1u << 3,
+    SSIM_PARALLEL_MICROBATCH = 1u << 4,
+    SSIM_PARALLEL_GLOBAL_BATCH = 1u << 5,
+    SSIM_PARALLEL_SEQ_PARALLEL = 1u << 6,
+    SSIM_PARALLEL_RECOMPUTE = 1u << 7,
+    SSIM_PARALLEL_ZERO = 1u << 8,
+    SSIM_PARALLEL_BUCKET = 1u << 9,
+    SSIM_PARALLEL_TP_COMM = 1u << 10,
+    SSIM_PARALLEL_ORDER = 1u << 11,
+    SSIM_PARALLEL_SCHEDULE = 1u << 12,
+    SSIM_PARALLEL_PLACEMENT = 1u << 13,
+    SSIM_PARALLEL_CROSS_NODE_TP = 1u << 14,
+} SsimParallelField;
+
 /*
  * Sets one field from text, as the CLI and split strings name them:
- *   dp, tp, pp, v (or vpp, virtual_stages), mb (microbatch), gbs (global_batch),
- *   sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm = rs-ag),
- *   recompute (none|selective|full), zero (0|1), bucket (bytes, optional k/M/G or KiB/MiB/GiB
- *   suffix, or "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp", innermost first),
- *   schedule, placement, cross_node_tp (on/off).
+ *   dp, tp, pp, v (or vpp, virtual_stages), mb (microbatch, micro_batch), gbs (global_batch,
+ *   batch), sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm = rs-ag),
+ *   recompute (none|selective|full), zero (0|1), bucket (a byte size, ssim_bytes_parse(), or
+ *   "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp", innermost first), schedule,
+ *   placement, cross_node_tp (on/off).  Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
  */
 gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value, GError **error);
+/* The same, also telling which field `key` names (`field` may be NULL). */
+gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char *value,
+                                 SsimParallelField *field, GError **error);
 
-/* Applies a comma-separated list of key=value pairs with ssim_parallel_set(), e.g.
- * "dp=2,tp=4,pp=2,mb=1,gbs=64".  On error `par` may be partly updated. */
+/*
+ * Applies a comma-separated list of key=value pairs with ssim_parallel_set(), e.g.
+ * "dp=2,tp=4,pp=2,mb=1,gbs=64" (blanks around keys and values are ignored).  A field given twice,
+ * under any of its names ("gbs=8,batch=16"), is an error naming both.  `given`, when not NULL,
+ * receives the fields the spec set (SsimParallelField bits): callers ask it, never the text,
+ * which fields the user gave.  On error `par` may be partly updated.
+ */
 gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error);
+gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *given,
+                                    GError **error);
 
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,

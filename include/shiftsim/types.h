@@ -5,6 +5,11 @@
  * machine; bytes are unsigned 64-bit; FLOPs and bandwidths are doubles.  Converting a double
  * duration to SsimTime always goes through ssim_time_from_seconds(), which rounds to the nearest
  * nanosecond, so every module rounds the same way.
+ *
+ * Time cannot overflow silently: SSIM_TIME_NEVER (2^63 - 1 ns, about 292 years) is both "never"
+ * and the value every saturating operation below stops at, so a duration or an instant that
+ * reaches it is out of range, and the code that schedules it refuses it (the runtime names the
+ * op whose cost or end got there) rather than wrapping to a negative time.
  */
 #pragma once
 
@@ -22,9 +27,60 @@ typedef int64_t SsimTime;
 #define SSIM_S          ((SsimTime)1000000000)
 #define SSIM_NONE       G_MAXUINT32
 
-/* Rounds a non-negative duration in seconds to the nearest nanosecond (saturating). */
+/* Rounds a duration in seconds to the nearest nanosecond: negative is 0; NaN, infinite or past
+ * the range is SSIM_TIME_NEVER (no finite time), which callers treat as out of range. */
 SsimTime ssim_time_from_seconds(double seconds);
 double ssim_time_to_seconds(SsimTime t);
+
+/* a + b, saturating at SSIM_TIME_NEVER (and at INT64_MIN below); either operand NEVER gives
+ * NEVER when the other is not negative. */
+static inline SsimTime ssim_time_add(SsimTime a, SsimTime b)
+{
+    SsimTime r;
+    if (G_UNLIKELY(__builtin_add_overflow(a, b, &r)))
+        return b > 0 ? SSIM_TIME_NEVER : INT64_MIN;
+    return r;
+}
+
+/* t * factor rounded to the nearest nanosecond, for t >= 0 and factor >= 0, saturating at
+ * SSIM_TIME_NEVER (NaN too). */
+SsimTime ssim_time_scale(SsimTime t, double factor);
+
+/* Whether a duration or instant is a finite simulated time: in [0, SSIM_TIME_NEVER). */
+static inline gboolean ssim_time_is_finite(SsimTime t)
+{
+    return t >= 0 && t < SSIM_TIME_NEVER;
+}
+
+/*
+ * A byte size: digits with an optional SI (k, M, G, T: powers of 1000) or IEC (Ki, Mi, Gi, Ti:
+ * powers of 1024) prefix and an optional B, e.g. 25MB, 25M, 16GiB, 16Gi, 4096; case of the
+ * prefix letter k/K is free.  Fractions ("1.5GiB") are accepted and rounded down to a byte.
+ * FALSE (no error set: the caller names the option or key) for anything else, a negative value,
+ * or a size past 2^64 - 1.
+ */
+gboolean ssim_bytes_parse(const char *text, guint64 *out);
+
+/*
+ * `text` for a message: at most `max` bytes of it (never cut inside a UTF-8 sequence), control
+ * characters shown as '?', and "... (N more bytes)" when it was cut, so an error never quotes a
+ * whole hostile input.  Newly allocated.
+ */
+char *ssim_text_excerpt(const char *text, gsize max);
+/*
+ * Bounds of the text formats (graphs, INIs, CSVs, nccl-tests output): a line longer than
+ * SSIM_TEXT_LINE_MAX bytes or a CSV row of more than SSIM_TEXT_FIELDS_MAX fields is refused
+ * (SSIM_CONFIG_ERROR_LIMIT) before it is split or quoted: no real file has one, and a binary or
+ * hostile file that does would otherwise cost memory and time per byte, or a message of its size.
+ */
+#define SSIM_TEXT_LINE_MAX   (1u << 20)
+#define SSIM_TEXT_FIELDS_MAX 4096u
+/* FALSE with "PATH:LINE: the line is N bytes long, over the limit of ..." past the bound. */
+gboolean ssim_text_check_line(const char *path, guint line, gsize len, GError **error);
+
+/* The same for a message already built (an error's): cut at SSIM_MESSAGE_MAX bytes. */
+#define SSIM_MESSAGE_MAX 4096
+void ssim_error_truncate(GError *error);
 
 /* qsort/bsearch comparison of two guint32 (ranks, GPU ids, op indices). */
 int ssim_cmp_u32(const void *a, const void *b);
@@ -38,6 +94,9 @@ typedef enum {
     SSIM_CONFIG_ERROR_MISSING, /* a required field or file is absent */
     SSIM_CONFIG_ERROR_VERSION, /* unsupported format version */
     SSIM_CONFIG_ERROR_IO,      /* the file could not be read or written */
+    SSIM_CONFIG_ERROR_MEMORY,  /* the configuration does not fit in a GPU's memory (memory.h) */
+    SSIM_CONFIG_ERROR_LIMIT,   /* an input is past a parser's bound (nesting depth, size,
+                                  line length, field count) */
 } SsimConfigError;
 
 /* Errors found while simulating (deadlock, limits). */
@@ -48,6 +107,9 @@ typedef enum {
     SSIM_RUN_ERROR_LIMIT,    /* a limit: the op or microbatch budget refused the configuration
                                 (budget.h), or the time limit or event budget ran out first */
     SSIM_RUN_ERROR_GRAPH,    /* the graph is not legal (cycle, dangling dependency) */
+    SSIM_RUN_ERROR_TIME,     /* an op's cost or end is not a finite simulated time (types.h) */
+    SSIM_RUN_ERROR_MEMORY,   /* the run would need, or came to hold, more host memory than
+                                --max-memory allows (budget.h) */
 } SsimRunError;
 
 G_END_DECLS

@@ -105,15 +105,19 @@ int ssim_cli_usage_error(const char *verb, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    g_autofree char *full = g_strdup_vprintf(fmt, ap);
     va_end(ap);
+    g_autofree char *msg = ssim_text_excerpt(full, SSIM_MESSAGE_MAX);
     fprintf(stderr, "shiftsim %s: %s (try 'shiftsim %s --help')\n", verb, msg, verb);
     return SSIM_EXIT_USAGE;
 }
 
 int ssim_cli_runtime_error(const GError *error)
 {
-    fprintf(stderr, "shiftsim: %s\n", error->message);
+    /* One clear message: never a whole hostile input quoted back (ssim_error_truncate). */
+    g_autoptr(GError) shown = g_error_copy(error);
+    ssim_error_truncate(shown);
+    fprintf(stderr, "shiftsim: %s\n", shown->message);
     return SSIM_EXIT_RUNTIME;
 }
 

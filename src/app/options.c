@@ -170,27 +170,36 @@ int ssim_cli_job_check_counts(const char *verb, const SsimCliJob *job)
                   {job->vstages, SSIM_OPT_VSTAGES},
                   {job->microbatch, SSIM_OPT_MICROBATCH},
                   {job->global_batch, SSIM_OPT_GLOBAL_BATCH}};
-    for (gsize i = 0; i < G_N_ELEMENTS(counts); i++)
-        if (counts[i].value != -1 && counts[i].value < 1)
-            return ssim_cli_usage_error(verb, "--%s: must be a positive integer",
-                                        options[counts[i].opt].name);
+    for (gsize i = 0; i < G_N_ELEMENTS(counts); i++) {
+        int rc = ssim_cli_check_at_least(verb, options[counts[i].opt].name, counts[i].value, 1);
+        if (rc != SSIM_EXIT_OK)
+            return rc;
+    }
     return SSIM_EXIT_OK;
+}
+
+int ssim_cli_check_at_least(const char *verb, const char *name, gint value, gint min)
+{
+    if (!SSIM_CLI_GIVEN(value) || value >= min)
+        return SSIM_EXIT_OK;
+    if (min == 1)
+        return ssim_cli_usage_error(verb, "--%s: must be a positive integer, not %d", name, value);
+    return ssim_cli_usage_error(verb, "--%s: must be at least %d, not %d", name, min, value);
 }
 
 int ssim_cli_job_check_nodes(const char *verb, const SsimCliJob *job)
 {
-    if (job->nodes != -1 && job->nodes < 1)
-        return ssim_cli_usage_error(verb, "--%s: must be a positive integer", NAME(NODES));
-    return SSIM_EXIT_OK;
+    return ssim_cli_check_at_least(verb, NAME(NODES), job->nodes, 1);
 }
 
-/* Applies --nodes N (-1: not given, nothing to do) to `cluster`. */
+/* Applies --nodes N (when given) to `cluster`. */
 static int set_nodes(const char *verb, SsimCluster *cluster, gint nodes)
 {
-    if (nodes == -1)
+    if (!SSIM_CLI_GIVEN(nodes))
         return SSIM_EXIT_OK;
     if (nodes < 1)
-        return ssim_cli_usage_error(verb, "--%s: must be a positive integer", NAME(NODES));
+        return ssim_cli_usage_error(verb, "--%s: must be a positive integer, not %d", NAME(NODES),
+                                    nodes);
     g_autoptr(GError) error = NULL;
     if (!ssim_cluster_check_nodes(cluster, (guint)nodes, &error))
         return ssim_cli_usage_error(verb, "--%s: %s", NAME(NODES), error->message);
@@ -243,33 +252,45 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
     return SSIM_EXIT_OK;
 }
 
+/* The fields --split sets (SsimParallelField bits; 0 without --split or when it does not
+ * parse, which ssim_cli_job_apply() reports). */
+static guint split_fields(const SsimCliJob *job)
+{
+    SsimParallel scratch;
+    ssim_parallel_init(&scratch);
+    guint given = 0;
+    if (job->split && !ssim_parallel_parse_fields(&scratch, job->split, &given, NULL))
+        return 0;
+    return given;
+}
+
 int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world)
 {
-    gboolean gbs_given = job->global_batch != -1, dp_given = job->dp != -1;
-    const char *split = job->split;
-    if (split) {
+    guint given = 0;
+    if (job->split) {
         g_autoptr(GError) error = NULL;
-        if (!ssim_parallel_parse(par, split, &error))
+        if (!ssim_parallel_parse_fields(par, job->split, &given, &error))
             return ssim_cli_usage_error(verb, "--%s: %s", NAME(SPLIT), error->message);
-        gbs_given = gbs_given || strstr(split, "gbs") || strstr(split, "global_batch");
-        dp_given = dp_given || g_str_has_prefix(split, "dp=") || strstr(split, ",dp=");
     }
-    if (job->tp != -1)
+    gboolean gbs_given =
+        SSIM_CLI_GIVEN(job->global_batch) || (given & SSIM_PARALLEL_GLOBAL_BATCH) != 0;
+    gboolean dp_given = SSIM_CLI_GIVEN(job->dp) || (given & SSIM_PARALLEL_DP) != 0;
+    if (SSIM_CLI_GIVEN(job->tp))
         par->tp = (guint)job->tp;
-    if (job->pp != -1)
+    if (SSIM_CLI_GIVEN(job->pp))
         par->pp = (guint)job->pp;
-    if (job->dp != -1)
+    if (SSIM_CLI_GIVEN(job->dp))
         par->dp = (guint)job->dp;
     else if (!dp_given && par->tp * par->pp > 0 && world % (par->tp * par->pp) == 0)
         par->dp = world / (par->tp * par->pp);
-    if (job->vstages != -1)
+    if (SSIM_CLI_GIVEN(job->vstages))
         par->virtual_stages = (guint)job->vstages;
-    if (job->microbatch != -1)
+    if (SSIM_CLI_GIVEN(job->microbatch))
         par->microbatch = (guint)job->microbatch;
     int rc = ssim_cli_job_apply_fields(verb, job, par);
     if (rc != SSIM_EXIT_OK)
         return rc;
-    if (job->global_batch != -1)
+    if (SSIM_CLI_GIVEN(job->global_batch))
         par->global_batch = (guint)job->global_batch;
     else if (!gbs_given)
         par->global_batch = par->dp * par->microbatch * MAX(8u, 4 * par->pp);
@@ -278,12 +299,12 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
 
 gboolean ssim_cli_job_has_schedule(const SsimCliJob *job)
 {
-    return job->schedule != NULL || (job->split && strstr(job->split, "schedule"));
+    return job->schedule != NULL || (split_fields(job) & SSIM_PARALLEL_SCHEDULE) != 0;
 }
 
 gboolean ssim_cli_job_has_recompute(const SsimCliJob *job)
 {
-    return job->recompute != NULL || (job->split && strstr(job->split, "recompute"));
+    return job->recompute != NULL || (split_fields(job) & SSIM_PARALLEL_RECOMPUTE) != 0;
 }
 
 /* --- The placement pass. ------------------------------------------------------------------- */

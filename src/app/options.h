@@ -75,20 +75,27 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 /* --- The job: model, cluster, nodes and the split. ---------------------------------------- */
 
+/*
+ * "Not given" for an integer option: a value GOption stores only when the user types
+ * -2147483648, which is refused like any other value below 1.  (-1 is a value like any other:
+ * "--tp -1" is an error naming --tp, not a silent default.)
+ */
+#define SSIM_CLI_UNSET G_MININT
+
 typedef struct {
     char *model;   /* a bundled name or an INI path; NULL: the embedded GPT-J 6B */
     char *cluster; /* likewise; NULL: the embedded DGX H200 */
-    gint nodes;    /* -1: not given */
+    gint nodes;    /* SSIM_CLI_UNSET: not given */
     char *split;   /* key=value pairs, applied before the per-field options */
-    gint dp, tp, pp, vstages, microbatch, global_batch; /* -1: not given */
+    gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *order;
     gboolean seq_parallel;
 } SsimCliJob;
 
 #define SSIM_CLI_JOB_INIT                                                                          \
     {                                                                                              \
-        .nodes = -1, .dp = -1, .tp = -1, .pp = -1, .vstages = -1, .microbatch = -1,                \
-        .global_batch = -1                                                                         \
+        .nodes = SSIM_CLI_UNSET, .dp = SSIM_CLI_UNSET, .tp = SSIM_CLI_UNSET, .pp = SSIM_CLI_UNSET, \
+        .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET, .global_batch = SSIM_CLI_UNSET    \
     }
 
 void ssim_cli_job_clear(SsimCliJob *job);
@@ -100,11 +107,16 @@ GOptionEntry ssim_cli_job_entry(SsimCliJob *job, SsimCliOption opt, const char *
 /* Adds every job option, in the order of SsimCliOption, with the shared texts. */
 void ssim_cli_add_job(GOptionContext *context, SsimCliJob *job);
 
+/* Whether integer option `value` was given (it is not SSIM_CLI_UNSET). */
+#define SSIM_CLI_GIVEN(value) ((value) != SSIM_CLI_UNSET)
+
 /* The counts that were given (--dp, --tp, --pp, --vstages, --microbatch, --global-batch, in this
- * order) must be positive: a usage error names the first that is not. */
+ * order) must be positive: a usage error names the first that is not, and its value. */
 int ssim_cli_job_check_counts(const char *verb, const SsimCliJob *job);
-/* --nodes, when given (not -1), must be positive. */
+/* --nodes, when given, must be positive. */
 int ssim_cli_job_check_nodes(const char *verb, const SsimCliJob *job);
+/* A usage error for integer option `name` unless `value` (given) is at least `min`. */
+int ssim_cli_check_at_least(const char *verb, const char *name, gint value, gint min);
 /*
  * Loads --model and --cluster (the embedded defaults when not given; a file that does not load is
  * a runtime error) and applies --nodes to the cluster (a usage error when not positive, or when
@@ -124,7 +136,8 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
 /* Applies only the field options that were given, in this order: --schedule, --recompute,
  * --zero, --bucket, --tp-comm, --order, --seq-parallel. */
 int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par);
-/* Whether --schedule, or a "schedule" key in --split, was given; likewise the recompute mode. */
+/* Whether --schedule, or a "schedule" key in --split, was given; likewise the recompute mode (the
+ * split's fields are those its parser set, ssim_parallel_parse_fields(), never a text search). */
 gboolean ssim_cli_job_has_schedule(const SsimCliJob *job);
 gboolean ssim_cli_job_has_recompute(const SsimCliJob *job);
 

@@ -106,7 +106,7 @@ static int do_kineto(const char *trace, const char *emit_profile, const char *em
         ssim_measured_run_init(&run);
         g_strlcpy(run.model, model, sizeof run.model);
         g_strlcpy(run.cluster, cluster ? cluster : "dgx-a100", sizeof run.cluster);
-        run.nodes = nodes > 0 ? (guint)nodes : 1;
+        run.nodes = SSIM_CLI_GIVEN(nodes) ? (guint)nodes : 1;
         if (!ssim_parallel_parse(&run.par, split, &error))
             return ssim_cli_usage_error(VERB, "--split: %s", error->message);
         if (!(sum.step_ms > 0)) {
@@ -204,6 +204,8 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (rc != SSIM_EXIT_OK)
         return rc;
 
+    if ((rc = ssim_cli_job_check_nodes(VERB, &job)) != SSIM_EXIT_OK)
+        return rc;
     const char *out_path = output.output;
     if ((rc = ssim_cli_check_output(out_path)) || (rc = ssim_cli_check_output(emit_profile)) ||
         (rc = ssim_cli_check_output(emit_run)))

@@ -46,7 +46,7 @@ int ssim_verb_compare(int argc, char **argv)
     g_auto(SsimCliPlace) place = {0};
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *policies = NULL, *trace = NULL, *plot = NULL;
-    gint top = 8, budget = -1;
+    gint top = 8, budget = SSIM_CLI_UNSET;
     gboolean exact = FALSE, ignore_memory = FALSE;
     SsimCliLimits limits;
     job.nodes = 2;
@@ -119,10 +119,9 @@ int ssim_verb_compare(int argc, char **argv)
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_job_check_counts(VERB, &job)))
         return rc;
-    if (top < 1)
-        return ssim_cli_usage_error(VERB, "--top: must be a positive integer");
-    if (job.nodes < 1) /* -1 is no sentinel here: the default is 2 */
-        return ssim_cli_usage_error(VERB, "--nodes: must be a positive integer");
+    if ((rc = ssim_cli_check_at_least(VERB, "top", top, 1)) ||
+        (rc = ssim_cli_check_at_least(VERB, "budget", budget, 1)))
+        return rc;
 
     SsimCompareSpec spec = {.placement = SSIM_PLACEMENT_INIT,
                             .exact = exact,
@@ -131,8 +130,8 @@ int ssim_verb_compare(int argc, char **argv)
                             .max_events = (guint64)limits.max_events};
     if ((rc = ssim_cli_place_parse(VERB, &place, &spec.placement)) != SSIM_EXIT_OK)
         return rc;
-    if (budget != -1)
-        spec.placement.budget = (guint)MAX(budget, 0);
+    if (SSIM_CLI_GIVEN(budget))
+        spec.placement.budget = (guint)budget;
     g_autoptr(GError) error = NULL;
     SsimPlacementKind kinds[SSIM_COMPARE_MAX_POLICIES];
     guint n_kinds = ssim_compare_policies_parse(policies, kinds, &error);

@@ -121,7 +121,7 @@ int ssim_verb_simulate(int argc, char **argv)
     gboolean suggested = ssim_parallel_suggest(&par, model, cluster, &suggest_error);
     if (!suggested)
         ssim_parallel_init(&par);
-    if (!suggested && job.tp == -1 && job.pp == -1 && job.split == NULL) {
+    if (!suggested && !SSIM_CLI_GIVEN(job.tp) && !SSIM_CLI_GIVEN(job.pp) && job.split == NULL) {
         fprintf(stderr, "shiftsim: %s; give the split with --tp and --pp (or --split)\n",
                 suggest_error->message);
         return SSIM_EXIT_RUNTIME;
@@ -172,7 +172,8 @@ int ssim_verb_simulate(int argc, char **argv)
             g_autoptr(GError) probe = NULL;
             if (ssim_simulate_memory(&config, &peak, &probe))
                 break;
-            if (mode == SSIM_RECOMPUTE_NONE && !g_str_has_prefix(probe->message, model->name))
+            if (mode == SSIM_RECOMPUTE_NONE &&
+                !g_error_matches(probe, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY))
                 break; /* not a memory problem: let ssim_simulate() report it */
             if (mode + 1 == SSIM_RECOMPUTE_N)
                 break; /* even full recompute does not fit: report that */

@@ -92,7 +92,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     g_autofree char *tp_list = NULL, *pp_list = NULL, *v_list = NULL, *mb_list = NULL;
     g_autofree char *sched_list = NULL, *place_list = NULL, *recompute = NULL;
     g_autofree char *plot = NULL, *shard = NULL;
-    gint gpus = -1, jobs = 0, top = 10;
+    gint gpus = SSIM_CLI_UNSET, jobs = 0, top = 10;
     gboolean exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
     SsimCliLimits limits;
     /* The split's counts and the schedule, placement and recompute mode are lists here. */
@@ -170,11 +170,11 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
-    if (jobs < 0 || top < 0)
-        return ssim_cli_usage_error(VERB, "--%s: must not be negative", jobs < 0 ? "jobs" : "top");
-    if ((gpus != -1 && gpus < 1) || (job.nodes != -1 && job.nodes < 1) ||
-        (job.global_batch != -1 && job.global_batch < 1))
-        return ssim_cli_usage_error(VERB, "--gpus, --nodes and --global-batch must be positive");
+    if ((rc = ssim_cli_check_at_least(VERB, "jobs", jobs, 0)) ||
+        (rc = ssim_cli_check_at_least(VERB, "top", top, 0)) ||
+        (rc = ssim_cli_check_at_least(VERB, "gpus", gpus, 1)) ||
+        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_job_check_counts(VERB, &job)))
+        return rc;
     if (gpus > (gint)SSIM_MAX_GPUS)
         return ssim_cli_usage_error(VERB, "--gpus: %d GPUs is over the limit of %u GPUs", gpus,
                                     SSIM_MAX_GPUS);
@@ -200,7 +200,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     g_autoptr(SsimCluster) cluster = NULL;
     if ((rc = ssim_cli_job_load(VERB, &job, &model, &cluster)) != SSIM_EXIT_OK)
         return rc;
-    guint n_gpus = gpus != -1 ? (guint)gpus : ssim_cluster_n_gpus(cluster);
+    guint n_gpus = SSIM_CLI_GIVEN(gpus) ? (guint)gpus : ssim_cluster_n_gpus(cluster);
 
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, cluster, n_gpus);
@@ -210,7 +210,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     spec.base.allow_cross_node_tp = cross_node_tp;
     if (cross_node_tp)
         ssim_sweep_spec_default_tp(&spec, cluster);
-    if (job.global_batch != -1)
+    if (SSIM_CLI_GIVEN(job.global_batch))
         spec.base.global_batch = (guint)job.global_batch;
     if ((rc = ssim_cli_job_apply_fields(VERB, &job, &spec.base)) != SSIM_EXIT_OK)
         return rc;

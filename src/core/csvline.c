@@ -12,6 +12,8 @@
  */
 #include "src/core/csvline.h"
 
+#include <shiftsim/data.h>
+
 #include <csv.h>
 #include <string.h>
 
@@ -53,6 +55,12 @@ gboolean ssim_csv_line_split(SsimCsvLine *lp, const char *s, gsize len, GError *
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s:%u:%u: csv: %s",
                     lp->path, lp->line, lp->col, csv_strerror(csv_error(&p)));
     csv_free(&p);
+    if (ok && lp->fields->len > SSIM_TEXT_FIELDS_MAX) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_LIMIT,
+                    "%s:%u: %u fields, over the limit of %u", lp->path, lp->line, lp->fields->len,
+                    SSIM_TEXT_FIELDS_MAX);
+        return FALSE;
+    }
     return ok;
 }
 
@@ -71,7 +79,7 @@ gboolean ssim_csv_for_each_line(const char *text, gsize length, const char *path
         if (len > 0 && text[i + len - 1] == '\r')
             len--;
         lp.line++;
-        ok = fn(&lp, text + i, len, data, error);
+        ok = ssim_text_check_line(path, lp.line, len, error) && fn(&lp, text + i, len, data, error);
         i = j + 1;
     }
     g_array_free(lp.fields, TRUE);
@@ -107,12 +115,5 @@ void ssim_csv_append_text(GString *out, const char *s)
 
 char *ssim_csv_read_file(const char *path, gsize *length, GError **error)
 {
-    char *text = NULL;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, length, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
-        g_error_free(local);
-        return NULL;
-    }
-    return text;
+    return ssim_read_file(path, length, error);
 }

@@ -45,6 +45,8 @@ static gboolean err(Ctx *c, const char *field, const char *fmt, ...)
     else
         g_set_error(c->error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s:%u: %s", c->path,
                     c->line, msg);
+    if (c->error)
+        ssim_error_truncate(*c->error);
     return FALSE;
 }
 
@@ -383,6 +385,8 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
         if (nl)
             *nl = '\0';
         c.line++;
+        if (!ssim_text_check_line(path, c.line, strlen(line), error))
+            return NULL;
         g_strchomp(line);
         if (!seen_version) {
             if (strcmp(line, VERSION_LINE) != 0) {

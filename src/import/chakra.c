@@ -27,6 +27,8 @@
 
 #include "src/core/heap.h"
 #include "src/import/chakra-private.h"
+#include "src/import/jsonbound-private.h"
+#include <shiftsim/data.h>
 
 /* ---- options and stats ---- */
 
@@ -381,13 +383,17 @@ static gboolean find_comm_json(const char *prefix, char **out, GError **error)
 
 static gboolean load_groups(Loader *L, const char *path, GError **error)
 {
+    gsize len = 0;
+    g_autofree char *text =
+        ssim_read_file_limited(path, SSIM_JSON_MAX_COMM_GROUP_BYTES, &len, error);
+    if (text == NULL ||
+        !ssim_json_check_bounds(text, (gssize)len, SSIM_JSON_MAX_COMM_GROUP_BYTES, path, error))
+        return FALSE;
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_file(parser, path, &local)) {
-        gboolean io = g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
-                      local->domain == G_FILE_ERROR;
-        g_set_error(error, SSIM_CONFIG_ERROR, io ? SSIM_CONFIG_ERROR_IO : SSIM_CONFIG_ERROR_PARSE,
-                    "%s: %s", path, local->message);
+    if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: %s", path,
+                    local->message);
         return FALSE;
     }
     JsonNode *root = json_parser_get_root(parser);

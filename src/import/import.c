@@ -10,6 +10,7 @@
  * found.  The tables of a vTrain directory are imported in order of rank count, then of name, so
  * the profile is the same whatever order the directory lists them in.
  */
+#include <shiftsim/data.h>
 #include <shiftsim/import.h>
 #include <shiftsim/nccltests.h>
 #include <shiftsim/vtrain.h>
@@ -54,11 +55,8 @@ static gboolean import_file(SsimProfile *dst, SsimImportKind kind, const char *p
 {
     g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr(GError) err = NULL;
-    if (!g_file_get_contents(path, &text, &len, &err)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
+    if ((text = ssim_read_file(path, &len, error)) == NULL)
         return FALSE;
-    }
     switch (kind) {
     case SSIM_IMPORT_NCCL_TESTS:
         if (op == NULL) {

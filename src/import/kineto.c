@@ -14,6 +14,9 @@
  */
 #include <shiftsim/kineto.h>
 
+#include "src/import/jsonbound-private.h"
+#include <shiftsim/data.h>
+
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdlib.h>
@@ -282,6 +285,8 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
                                    SsimKinetoSummary *summary, GError **error)
 {
     SsimKinetoSummary sum = {0};
+    if (!ssim_json_check_bounds(text, length, SSIM_JSON_MAX_KINETO_BYTES, path, error))
+        return NULL;
     g_autoptr(JsonParser) parser = json_parser_new();
     GError *local = NULL;
     if (!json_parser_load_from_data(parser, text, length, &local)) {
@@ -457,13 +462,9 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
 
 SsimProfile *ssim_kineto_load(const char *path, SsimKinetoSummary *summary, GError **error)
 {
-    g_autofree char *text = NULL;
     gsize len = 0;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, &len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
-        g_error_free(local);
+    g_autofree char *text = ssim_read_file_limited(path, SSIM_JSON_MAX_KINETO_BYTES, &len, error);
+    if (text == NULL)
         return NULL;
-    }
     return ssim_kineto_load_data(text, (gssize)len, path, summary, error);
 }

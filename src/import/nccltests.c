@@ -18,6 +18,7 @@
 #include <shiftsim/nccltests.h>
 
 #include "src/import/nccltests-private.h"
+#include "src/import/jsonbound-private.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -186,6 +187,10 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         char *line = lines[ln];
         g_strchomp(line); /* drops a trailing '\r' too */
         guint lno = ln + 1;
+        if (!ssim_text_check_line(path, lno, strlen(line), error)) {
+            ok = FALSE;
+            break;
+        }
         if (line[0] == '#') {
             const char *rest = line + 1;
             while (*rest == ' ')
@@ -412,6 +417,8 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     g_return_val_if_fail(dst != NULL && text != NULL, FALSE);
     if (path == NULL)
         path = "<nccl-tests json>";
+    if (!ssim_json_check_bounds(text, length, SSIM_JSON_MAX_NCCLTESTS_BYTES, path, error))
+        return FALSE;
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) err = NULL;
     if (!json_parser_load_from_data(parser, text, length, &err)) {

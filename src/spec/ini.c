@@ -29,6 +29,8 @@ static gboolean scan_lines(SsimIni *ini, const char *text, gsize length, GError 
 
     for (guint i = 0; lines[i] != NULL; i++) {
         guint lineno = i + 1;
+        if (!ssim_text_check_line(ini->path, lineno, strlen(lines[i]), error))
+            return FALSE;
         char *line = g_strstrip(lines[i]);
         if (line[0] == '\0' || line[0] == '#')
             continue;
@@ -378,11 +380,9 @@ char *ssim_ini_resolve(const char *name_or_path, const char *dir, const char *wh
     gboolean is_path = g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR) ||
                        strchr(name_or_path, '/') != NULL || g_str_has_suffix(name_or_path, ".ini");
     if (is_path) {
-        if (!g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: no such %s file",
-                        name_or_path, what);
+        g_autofree char *file = g_strdup_printf("%s file", what);
+        if (!ssim_input_check(name_or_path, file, error))
             return NULL;
-        }
         return g_strdup(name_or_path);
     }
     g_autofree char *rel = g_strdup_printf("%s/%s.ini", dir, name_or_path);

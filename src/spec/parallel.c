@@ -11,7 +11,6 @@
  */
 #include <shiftsim/parallel.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,8 +166,9 @@ static gboolean parse_uint(const char *key, const char *value, guint min, guint 
     guint64 n = 0;
     if (value == NULL || value[0] == '-' || value[0] == '+' ||
         !g_ascii_string_to_unsigned(value, 10, min, G_MAXUINT32, &n, NULL)) {
+        g_autofree char *shown = ssim_text_excerpt(value, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not %s", key,
-                    value ? value : "", min ? "a positive integer" : "a non-negative integer");
+                    shown, min ? "a positive integer" : "a non-negative integer");
         return FALSE;
     }
     *out = (guint)n;
@@ -188,48 +188,24 @@ static gboolean parse_switch(const char *key, const char *value, gboolean *out, 
             return TRUE;
         }
     }
+    g_autofree char *shown = ssim_text_excerpt(value, 64);
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not on or off", key,
-                value ? value : "");
+                shown);
     return FALSE;
 }
 
-/* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0. */
+/* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0 (ssim_bytes_parse's grammar). */
 static gboolean parse_bytes(const char *key, const char *value, guint64 *out, GError **error)
 {
     if (value != NULL && g_ascii_strcasecmp(value, "off") == 0) {
         *out = 0;
         return TRUE;
     }
-    char *end = NULL;
-    errno = 0;
-    guint64 n = value && g_ascii_isdigit(value[0]) ? g_ascii_strtoull(value, &end, 10) : 0;
-    static const struct {
-        const char *suffix;
-        guint64 scale;
-    } units[] = {{"", 1},
-                 {"B", 1},
-                 {"k", 1000},
-                 {"kB", 1000},
-                 {"K", 1000},
-                 {"KB", 1000},
-                 {"M", 1000000},
-                 {"MB", 1000000},
-                 {"G", 1000000000},
-                 {"GB", 1000000000},
-                 {"KiB", 1ULL << 10},
-                 {"MiB", 1ULL << 20},
-                 {"GiB", 1ULL << 30}};
-    if (end != NULL && errno == 0) {
-        for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-            if (strcmp(end, units[i].suffix) == 0 && n <= G_MAXUINT64 / units[i].scale) {
-                *out = n * units[i].scale;
-                return TRUE;
-            }
-        }
-    }
+    if (ssim_bytes_parse(value, out))
+        return TRUE;
+    g_autofree char *shown = ssim_text_excerpt(value, 64);
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                "%s: '%s' is not a byte count (e.g. 25MB, 32MiB, 0 or off)", key,
-                value ? value : "");
+                "%s: '%s' is not a byte size (e.g. 25MB, 32MiB, 0 or off)", key, shown);
     return FALSE;
 }
 
@@ -251,9 +227,10 @@ static gboolean parse_order(const char *key, const char *value, SsimAxis *order,
         }
     }
     if (!ok) {
+        g_autofree char *shown = ssim_text_excerpt(value, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: '%s' is not an order of tp, dp and pp (innermost first, e.g. tp-dp-pp)",
-                    key, value ? value : "");
+                    key, shown);
         return FALSE;
     }
     memcpy(order, got, sizeof got);
@@ -264,9 +241,9 @@ static gboolean parse_name(const char *key, const char *value, char *out, GError
 {
     gsize n = value ? strlen(value) : 0;
     if (n == 0 || n >= SSIM_PARALLEL_NAME_MAX) {
+        g_autofree char *shown = ssim_text_excerpt(value, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s: '%s' must be 1 to %d characters", key, value ? value : "",
-                    SSIM_PARALLEL_NAME_MAX - 1);
+                    "%s: '%s' must be 1 to %d characters", key, shown, SSIM_PARALLEL_NAME_MAX - 1);
         return FALSE;
     }
     g_strlcpy(out, value, SSIM_PARALLEL_NAME_MAX);
@@ -280,41 +257,57 @@ static gboolean key_is(const char *key, const char *a, const char *b, const char
 
 gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value, GError **error)
 {
+    return ssim_parallel_set_field(par, key, value, NULL, error);
+}
+
+gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char *value,
+                                 SsimParallelField *field, GError **error)
+{
     g_return_val_if_fail(par != NULL && key != NULL, FALSE);
     g_autofree char *k = g_strdelimit(g_ascii_strdown(key, -1), "-", '_');
     g_autofree char *v = g_strstrip(g_strdup(value ? value : ""));
     SsimParallel p = *par;
+    SsimParallelField f;
 
     if (strcmp(k, "dp") == 0) {
+        f = SSIM_PARALLEL_DP;
         if (!parse_uint(k, v, 1, &p.dp, error))
             return FALSE;
     } else if (strcmp(k, "tp") == 0) {
+        f = SSIM_PARALLEL_TP;
         if (!parse_uint(k, v, 1, &p.tp, error))
             return FALSE;
     } else if (strcmp(k, "pp") == 0) {
+        f = SSIM_PARALLEL_PP;
         if (!parse_uint(k, v, 1, &p.pp, error))
             return FALSE;
     } else if (key_is(k, "v", "vpp", "virtual_stages")) {
+        f = SSIM_PARALLEL_VSTAGES;
         if (!parse_uint(k, v, 1, &p.virtual_stages, error))
             return FALSE;
     } else if (key_is(k, "mb", "microbatch", "micro_batch")) {
+        f = SSIM_PARALLEL_MICROBATCH;
         if (!parse_uint(k, v, 1, &p.microbatch, error))
             return FALSE;
     } else if (key_is(k, "gbs", "global_batch", "batch")) {
+        f = SSIM_PARALLEL_GLOBAL_BATCH;
         if (!parse_uint(k, v, 1, &p.global_batch, error))
             return FALSE;
     } else if (key_is(k, "sp", "sequence_parallel", NULL)) {
+        f = SSIM_PARALLEL_SEQ_PARALLEL;
         if (!parse_switch(k, v, &p.sequence_parallel, error))
             return FALSE;
         if (p.sequence_parallel)
             p.tp_comm = SSIM_TP_COMM_RS_AG;
     } else if (strcmp(k, "recompute") == 0) {
+        f = SSIM_PARALLEL_RECOMPUTE;
         if (!ssim_recompute_from_name(v, &p.recompute)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: '%s' is not one of none | selective | full", k, v);
             return FALSE;
         }
     } else if (key_is(k, "zero", "zero_stage", NULL)) {
+        f = SSIM_PARALLEL_ZERO;
         if (!parse_uint(k, v, 0, &p.zero_stage, error))
             return FALSE;
         if (p.zero_stage > 1) {
@@ -323,55 +316,87 @@ gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value
             return FALSE;
         }
     } else if (key_is(k, "bucket", "dp_bucket_bytes", "bucket_bytes")) {
+        f = SSIM_PARALLEL_BUCKET;
         if (!parse_bytes(k, v, &p.dp_bucket_bytes, error))
             return FALSE;
     } else if (key_is(k, "tp_comm", NULL, NULL)) {
+        f = SSIM_PARALLEL_TP_COMM;
         if (!ssim_tp_comm_from_name(v, &p.tp_comm)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: '%s' is not one of allreduce | rs-ag", k, v);
             return FALSE;
         }
     } else if (key_is(k, "order", "rank_order", NULL)) {
+        f = SSIM_PARALLEL_ORDER;
         if (!parse_order(k, v, p.order, error))
             return FALSE;
     } else if (strcmp(k, "schedule") == 0) {
+        f = SSIM_PARALLEL_SCHEDULE;
         if (!parse_name(k, v, p.schedule, error))
             return FALSE;
     } else if (strcmp(k, "placement") == 0) {
+        f = SSIM_PARALLEL_PLACEMENT;
         if (!parse_name(k, v, p.placement, error))
             return FALSE;
     } else if (key_is(k, "cross_node_tp", "allow_cross_node_tp", NULL)) {
+        f = SSIM_PARALLEL_CROSS_NODE_TP;
         if (!parse_switch(k, v, &p.allow_cross_node_tp, error))
             return FALSE;
     } else {
+        g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp)",
-                    key);
+                    shown);
         return FALSE;
     }
     *par = p;
+    if (field)
+        *field = f;
     return TRUE;
 }
 
 gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error)
 {
+    return ssim_parallel_parse_fields(par, spec, NULL, error);
+}
+
+gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *given,
+                                    GError **error)
+{
     g_return_val_if_fail(par != NULL && spec != NULL, FALSE);
     g_auto(GStrv) items = g_strsplit(spec, ",", -1);
+    /* The key that set each field, to name both in a repeat. */
+    const char *key_of[32] = {NULL};
+    guint set = 0;
     for (guint i = 0; items[i] != NULL; i++) {
         char *item = g_strstrip(items[i]);
         if (item[0] == '\0')
             continue;
         char *eq = strchr(item, '=');
         if (eq == NULL) {
+            g_autofree char *shown = ssim_text_excerpt(item, 64);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                        "'%s': expected key=value in split '%s'", item, spec);
+                        "'%s': expected key=value", shown);
             return FALSE;
         }
         *eq = '\0';
-        if (!ssim_parallel_set(par, g_strstrip(item), eq + 1, error))
+        const char *key = g_strstrip(item);
+        SsimParallelField f;
+        if (!ssim_parallel_set_field(par, key, eq + 1, &f, error))
             return FALSE;
+        guint bit = (guint)__builtin_ctz((guint)f);
+        if (set & f) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: given twice (as '%s' and '%s'); give each setting once", key,
+                        key_of[bit], key);
+            return FALSE;
+        }
+        set |= f;
+        key_of[bit] = key;
     }
+    if (given)
+        *given = set;
     return TRUE;
 }
 

@@ -10,6 +10,7 @@
  */
 #include "src/study/sweep-private.h"
 
+#include <shiftsim/data.h>
 #include <shiftsim/report.h>
 
 #include <math.h>
@@ -240,14 +241,10 @@ GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean part
     g_autofree char *head = NULL; /* the metadata and header lines of the first file */
     guint64 configurations = 0;
     for (guint f = 0; f < n_paths; f++) {
-        char *text = NULL;
         gsize len = 0;
-        GError *local = NULL;
-        if (!g_file_get_contents(paths[f], &text, &len, &local)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s", local->message);
-            g_error_free(local);
+        char *text = ssim_read_file(paths[f], &len, error);
+        if (text == NULL)
             return NULL;
-        }
         g_ptr_array_add(texts, text);
         /* The head: every leading '#' line plus the header line. */
         const char *p = text;
@@ -288,6 +285,8 @@ GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean part
             const char *e = strchr(q, '\n');
             gsize n = e ? (gsize)(e - q) : strlen(q);
             lineno++;
+            if (!ssim_text_check_line(paths[f], lineno, n, error))
+                return NULL;
             if (n > 0) {
                 char *end = NULL;
                 guint64 idx = g_ascii_strtoull(q, &end, 10);

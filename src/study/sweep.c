@@ -398,7 +398,8 @@ void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
             reject(row, SSIM_SWEEP_LIMIT, NULL, error);
             return;
         }
-        if (peak.total == 0) { /* the schedule refused: no estimate was made */
+        if (!g_error_matches(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY)) {
+            /* not a misfit (the schedule refused, say): no estimate was made */
             reject(row, SSIM_SWEEP_ILLEGAL, NULL, error);
             return;
         }
@@ -415,6 +416,8 @@ void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
         row->result.memory = peak;
         if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT))
             reject(row, SSIM_SWEEP_LIMIT, "max_events", error);
+        else if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY))
+            reject(row, SSIM_SWEEP_LIMIT, "max_memory", error);
         else
             reject(row, SSIM_SWEEP_FAILED, "simulate", error);
         return;

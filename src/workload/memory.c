@@ -82,7 +82,7 @@ gboolean ssim_memory_fits(const SsimMemory *mem, const SsimCluster *cluster, GEr
     g_return_val_if_fail(mem != NULL && cluster != NULL, FALSE);
     if (mem->total <= cluster->hbm_bytes)
         return TRUE;
-    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY,
                 "memory: stage %u needs %.1f GiB per GPU (weights %.1f, gradients %.1f, "
                 "optimizer %.1f, activations %.1f for %u microbatch passes in flight) but an %s "
                 "has %.1f GiB",

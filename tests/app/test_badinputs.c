@@ -637,3 +637,36 @@ Test(badinputs, a_signal_leaves_no_temporary_file, .timeout = 60)
     cr_assert_eq(n_entries(dir), 0, "a temporary file was left in %s", dir);
     g_rmdir(dir);
 }
+
+/* ---- inputs that are not files -------------------------------------------------------------- */
+
+/* A directory or a device given as an input file says what it is (both got "no such file"). */
+Test(badinputs, directories_and_devices_as_inputs_say_what_they_are, .init = redirect,
+     .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    const char *argv[][6] = {{"shiftsim", "simulate", "--model", dir},
+                             {"shiftsim", "simulate", "--cluster", "/dev/null"},
+                             {"shiftsim", "replay", dir},
+                             {"shiftsim", "validate", "--runs", "/dev/zero"},
+                             {"shiftsim", "merge", dir},
+                             {"shiftsim", "calibrate", "--kineto", dir},
+                             {"shiftsim", "profile", "import", "--from", "nccl-tests", dir}};
+    const int argc[] = {4, 4, 3, 4, 3, 4, 6};
+    for (gsize i = 0; i < G_N_ELEMENTS(argc); i++)
+        cr_assert_eq(cli(argc[i], argv[i]), 1, "%s %s was accepted", argv[i][1], argv[i][2]);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *model = g_strdup_printf("%s: is a directory, not a model file", dir);
+    cr_assert(strstr(err, model), "%s", err);
+    cr_assert(strstr(err, "/dev/null: is a character device, not a cluster file"), "%s", err);
+    cr_assert(strstr(err, "/dev/zero: is a character device, not a file"), "%s", err);
+    g_autofree char *file = g_strdup_printf("%s: is a directory, not a file", dir);
+    g_autofree char **lines = g_strsplit(err, "\n", -1);
+    guint n = 0;
+    for (guint i = 0; lines[i]; i++)
+        n += strstr(lines[i], file) != NULL;
+    g_strfreev(g_steal_pointer(&lines));
+    cr_assert_eq(n, 4, "replay, merge, calibrate and profile import each name the directory: %s",
+                 err);
+    g_rmdir(dir);
+}

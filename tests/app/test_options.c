@@ -9,6 +9,7 @@
 #include <criterion/redirect.h>
 
 #include "src/app/verbs.h"
+#include "src/app/cli.h"
 
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -83,7 +84,7 @@ Test(options, a_group_parses_into_its_struct)
     cr_assert_eq(job.tp, 8);
     cr_assert_eq(job.vstages, 2);
     cr_assert_eq(job.global_batch, 64);
-    cr_assert_eq(job.pp, -1, "not given");
+    cr_assert_eq(job.pp, SSIM_CLI_UNSET, "not given");
     cr_assert_str_eq(job.recompute, "full");
     cr_assert(job.seq_parallel);
     cr_assert_str_eq(place.placement, "commshift");
@@ -125,11 +126,16 @@ Test(options, errors_name_the_option, .init = redirect)
     SsimCliJob job = SSIM_CLI_JOB_INIT;
     job.microbatch = 0;
     cr_assert_eq(ssim_cli_job_check_counts("simulate", &job), SSIM_EXIT_USAGE);
+    /* -1 is a value, not "not given": it used to select the default silently. */
     job.microbatch = -1;
+    cr_assert_eq(ssim_cli_job_check_counts("simulate", &job), SSIM_EXIT_USAGE);
+    job.microbatch = SSIM_CLI_UNSET;
     job.nodes = 0;
     cr_assert_eq(ssim_cli_job_check_counts("simulate", &job), SSIM_EXIT_OK);
     cr_assert_eq(ssim_cli_job_check_nodes("simulate", &job), SSIM_EXIT_USAGE);
     job.nodes = -1;
+    cr_assert_eq(ssim_cli_job_check_nodes("simulate", &job), SSIM_EXIT_USAGE);
+    job.nodes = SSIM_CLI_UNSET;
     char tp_comm[] = "nope";
     job.tp_comm = tp_comm;
     SsimParallel par;
@@ -148,8 +154,10 @@ Test(options, errors_name_the_option, .init = redirect)
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
     cr_assert_eq(ssim_cli_place_parse("simulate", &place, &placement), SSIM_EXIT_USAGE);
     g_autofree char *err = slurp(cr_get_redirected_stderr());
-    cr_assert(strstr(err, "shiftsim simulate: --microbatch: must be a positive integer (try "
+    cr_assert(strstr(err, "shiftsim simulate: --microbatch: must be a positive integer, not 0 (try "
                           "'shiftsim simulate --help')\n"),
+              "%s", err);
+    cr_assert(strstr(err, "shiftsim simulate: --microbatch: must be a positive integer, not -1"),
               "%s", err);
     cr_assert(strstr(err, "shiftsim simulate: --nodes: must be a positive integer"), "%s", err);
     cr_assert(strstr(err, "shiftsim sweep: --tp-comm: "), "%s", err);
@@ -204,4 +212,65 @@ Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
     cr_assert(g_file_get_contents(out, &csv, NULL, NULL));
     cr_assert(g_str_has_prefix(csv, "policy,schedule,step_ms,"), "%s", csv);
     cr_assert(strstr(csv, "\ncommshift,xla,"), "%s", csv);
+}
+
+/* The audit's silent misconfigurations: an alias the substring search missed ("batch"), blanks
+ * after commas, and a repeated key. */
+Test(options, split_fields_decide_what_was_given, .init = redirect)
+{
+    SsimCliJob job = SSIM_CLI_JOB_INIT;
+    char alias[] = "dp=4,tp=4,pp=2,batch=64";
+    job.split = alias;
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 32), SSIM_EXIT_OK);
+    cr_assert_eq(par.global_batch, 64, "batch= is the global batch, not a default");
+    char spaced[] = "tp=4, dp=1, pp=2";
+    job.split = spaced;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 32), SSIM_EXIT_OK);
+    cr_assert_eq(par.dp, 1, "dp=1 after a blank was overridden");
+    char sched[] = "schedule=gpipe, recompute=full";
+    job.split = sched;
+    cr_assert(ssim_cli_job_has_schedule(&job));
+    cr_assert(ssim_cli_job_has_recompute(&job));
+    char named[] = "dp=2,placement=commshift"; /* no "schedule" key, though a value says so */
+    job.split = named;
+    cr_assert_not(ssim_cli_job_has_schedule(&job));
+    char twice[] = "tp=4,dp=2,tp=2";
+    job.split = twice;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 32), SSIM_EXIT_USAGE);
+    fflush(stderr);
+    g_autofree char *err = NULL;
+    FILE *f = cr_get_redirected_stderr();
+    GString *s = g_string_new(NULL);
+    char buf[512];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        g_string_append_len(s, buf, (gssize)n);
+    err = g_string_free(s, FALSE);
+    cr_assert(strstr(err, "--split: tp: given twice"), "%s", err);
+}
+
+/* Every count option refuses -1 and 0 with its own name (they used to mean "default"). */
+Test(options, negative_and_zero_counts_are_refused_by_name, .init = redirect)
+{
+    const char *opts[][3] = {{"simulate", "--tp", "-1"},
+                             {"simulate", "--pp", "0"},
+                             {"simulate", "--dp", "-1"},
+                             {"simulate", "--nodes", "-1"},
+                             {"simulate", "--global-batch", "-1"},
+                             {"simulate", "--microbatch", "0"},
+                             {"simulate", "-v", "-1"},
+                             {"sweep", "--gpus", "-1"},
+                             {"sweep", "--nodes", "0"},
+                             {"compare", "--budget", "-1"},
+                             {"compare", "--budget", "0"},
+                             {"calibrate", "--nodes", "-2"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(opts); i++) {
+        const char *argv[] = {"shiftsim", opts[i][0], opts[i][1], opts[i][2]};
+        cr_assert_eq(ssim_cli_main(4, (char **)argv), SSIM_EXIT_USAGE, "%s %s %s", opts[i][0],
+                     opts[i][1], opts[i][2]);
+    }
 }

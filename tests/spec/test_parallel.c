@@ -132,7 +132,7 @@ Test(parallel, set_errors_leave_value)
         {"sp", "maybe", "sp: 'maybe' is not on or off"},
         {"recompute", "most", "recompute: 'most' is not one of none | selective | full"},
         {"zero", "3", "zero: stage 3 is not supported"},
-        {"bucket", "12XB", "bucket: '12XB' is not a byte count"},
+        {"bucket", "12XB", "bucket: '12XB' is not a byte size"},
         {"tp_comm", "ring", "tp_comm: 'ring' is not one of allreduce | rs-ag"},
         {"order", "tp-dp", "order: 'tp-dp' is not an order of tp, dp and pp"},
         {"order", "tp-tp-pp", "is not an order"},
@@ -395,4 +395,65 @@ Test(parallel, suggest)
     cr_assert_not(ssim_parallel_suggest(&p, big, a100, &error));
     assert_has(error->message, "suggest: no dp x tp x pp split of 8 GPUs");
     g_clear_error(&error);
+}
+
+/* The parser says which fields it set, under every alias and with blanks around the pairs; a
+ * field given twice, under any name, is an error naming both. */
+Test(parallel, parse_reports_the_fields_it_set)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    guint given = 0;
+    cr_assert(ssim_parallel_parse_fields(&p, " tp=4 , dp = 1,pp=2,batch=64 ", &given, NULL));
+    cr_assert_eq(given, SSIM_PARALLEL_TP | SSIM_PARALLEL_DP | SSIM_PARALLEL_PP |
+                            SSIM_PARALLEL_GLOBAL_BATCH);
+    cr_assert_eq(p.dp, 1);
+    cr_assert_eq(p.global_batch, 64);
+    ssim_parallel_init(&p);
+    cr_assert(
+        ssim_parallel_parse_fields(&p, "micro_batch=2,schedule=xla,Recompute=full", &given, NULL));
+    cr_assert_eq(given,
+                 SSIM_PARALLEL_MICROBATCH | SSIM_PARALLEL_SCHEDULE | SSIM_PARALLEL_RECOMPUTE);
+    const struct {
+        const char *spec, *needle;
+    } twice[] = {{"tp=4,tp=2", "tp: given twice (as 'tp' and 'tp')"},
+                 {"gbs=8,batch=16", "batch: given twice (as 'gbs' and 'batch')"},
+                 {"v=2,virtual-stages=2", "given twice (as 'v' and 'virtual-stages')"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(twice); i++) {
+        GError *error = NULL;
+        ssim_parallel_init(&p);
+        cr_assert_not(ssim_parallel_parse_fields(&p, twice[i].spec, &given, &error), "%s",
+                      twice[i].spec);
+        assert_has(error->message, twice[i].needle);
+        g_error_free(error);
+    }
+}
+
+/* One byte-size grammar (--bucket, --max-memory): SI and IEC prefixes, an optional B. */
+Test(parallel, byte_sizes)
+{
+    const struct {
+        const char *text;
+        guint64 bytes;
+    } good[] = {{"4096", 4096},
+                {"25MB", 25000000},
+                {"25M", 25000000},
+                {"32MiB", 33554432},
+                {"16GiB", 17179869184ULL},
+                {"16Gi", 17179869184ULL},
+                {"1.5GiB", 1610612736},
+                {"2kB", 2000},
+                {"2KiB", 2048},
+                {"1T", 1000000000000ULL},
+                {"0", 0}};
+    for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
+        guint64 v = 1;
+        cr_assert(ssim_bytes_parse(good[i].text, &v), "%s", good[i].text);
+        cr_assert_eq(v, good[i].bytes, "%s: %" G_GUINT64_FORMAT, good[i].text, v);
+    }
+    const char *bad[] = {"", "-1", "MiB", "12XB", "nan", "inf", " 5", "5 MB", "1e30", "20000000Ti"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        guint64 v;
+        cr_assert_not(ssim_bytes_parse(bad[i], &v), "'%s' accepted", bad[i]);
+    }
 }

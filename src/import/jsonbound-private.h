@@ -1,0 +1,33 @@
+/*
+ * Bounds on JSON input, checked before json-glib parses it (src/import/jsonbound.c).
+ *
+ * json-glib's parser recurses once per nesting level, so a file of 150 KB nested 75,000 levels
+ * deep overflowed the stack of every JSON reader; and a parsed document takes several times its
+ * text in memory.  ssim_json_check_bounds() scans the text once, iteratively (strings and their
+ * escapes skipped), and refuses one nested deeper than SSIM_JSON_MAX_DEPTH or longer than the
+ * reader's size limit, naming the line and byte where the bound was crossed.  The three JSON
+ * readers (Kineto traces, nccl-tests -J output, Chakra comm-group files) call it first.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Deeper than any trace these readers know (a Kineto event is about 4 levels deep). */
+#define SSIM_JSON_MAX_DEPTH 256u
+
+/* Size limits per reader: Kineto traces of real steps run to hundreds of megabytes. */
+#define SSIM_JSON_MAX_KINETO_BYTES     (G_GUINT64_CONSTANT(1) << 30)
+#define SSIM_JSON_MAX_NCCLTESTS_BYTES  (G_GUINT64_CONSTANT(64) << 20)
+#define SSIM_JSON_MAX_COMM_GROUP_BYTES (G_GUINT64_CONSTANT(64) << 20)
+
+/*
+ * FALSE with SSIM_CONFIG_ERROR_LIMIT ("PATH:LINE: JSON nested deeper than 256 levels (byte
+ * N)", "PATH: 2.0 GiB of JSON is over the limit of 1.0 GiB") when `text` (`len` bytes, or up to
+ * its NUL when `len` < 0) crosses a bound.  Malformed JSON is left to the parser's message.
+ */
+gboolean ssim_json_check_bounds(const char *text, gssize len, guint64 max_bytes, const char *path,
+                                GError **error);
+
+G_END_DECLS
