@@ -49,6 +49,7 @@ typedef enum {
     SSIM_ENGINE_EMPTY,        /* no event left */
     SSIM_ENGINE_TIME_LIMIT,   /* the next event lies beyond the time limit */
     SSIM_ENGINE_EVENT_BUDGET, /* the event budget is spent */
+    SSIM_ENGINE_STOPPED,      /* a handler called ssim_engine_stop() */
 } SsimEngineStop;
 
 /* Returns a new engine at time 0 that the caller owns. */
@@ -62,7 +63,9 @@ guint ssim_engine_register(SsimEngine *engine, SsimEventFn fn, gpointer user_dat
 /* Pre-sizes the pool for n pending events, so that a run never grows it. */
 void ssim_engine_reserve(SsimEngine *engine, gsize n);
 
-/* Schedules an event of the given type at time `at` (>= now) and returns its sequence number. */
+/* Schedules an event of the given type at time `at` (>= now, and a finite time: below
+ * SSIM_TIME_NEVER; callers add durations with ssim_time_add() and refuse a saturated end) and
+ * returns its sequence number. */
 guint64 ssim_engine_schedule(SsimEngine *engine, SsimTime at, guint type, guint64 a, guint64 b);
 
 /*
@@ -70,6 +73,10 @@ guint64 ssim_engine_schedule(SsimEngine *engine, SsimTime at, guint type, guint6
  * (events at exactly `until` still fire), or `max_events` have fired in this call (0 = no budget).
  */
 SsimEngineStop ssim_engine_run(SsimEngine *engine, SsimTime until, guint64 max_events);
+
+/* From a handler: ssim_engine_run() returns SSIM_ENGINE_STOPPED once the handler returns (the
+ * pending events stay pending).  For a run that found it cannot go on (a cost out of range). */
+void ssim_engine_stop(SsimEngine *engine);
 
 SsimTime ssim_engine_now(const SsimEngine *engine);
 gsize ssim_engine_pending(const SsimEngine *engine);

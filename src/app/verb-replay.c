@@ -93,7 +93,7 @@ int ssim_verb_replay(int argc, char **argv)
     if (link_bw) {
         char *end;
         cost.link_bw = g_ascii_strtod(link_bw, &end);
-        if (*end != '\0' || !(cost.link_bw > 0) || cost.link_bw > 1e15)
+        if (*end != '\0' || !(cost.link_bw > 0) || cost.link_bw > 1e15 || link_bw[0] == '\0')
             return ssim_cli_usage_error("replay",
                                         "--link-bw: '%s' is not a bandwidth in "
                                         "bytes/s",
@@ -105,8 +105,12 @@ int ssim_verb_replay(int argc, char **argv)
         (rc = ssim_cli_check_output(timeline)) || (rc = ssim_cli_check_output(trace)) ||
         (rc = ssim_cli_check_plot(plot)))
         return rc;
-    if (!(tflops > 0) || !(hbm > 0))
-        return ssim_cli_usage_error("replay", "--tflops and --hbm-gbps must be positive");
+    /* Finite as well as positive: an infinite rate made every op free (a makespan of 0). */
+    if (!(tflops > 0) || !(tflops <= 1e9))
+        return ssim_cli_usage_error("replay", "--tflops: %g is not a rate in (0, 1e9] TFLOP/s",
+                                    tflops);
+    if (!(hbm > 0) || !(hbm <= 1e9))
+        return ssim_cli_usage_error("replay", "--hbm-gbps: %g is not a rate in (0, 1e9] GB/s", hbm);
     limits.max_events = (guint64)budget.max_events;
     cost.flops_per_s = tflops * 1e12;
     cost.mem_bw = hbm * 1e9;

@@ -58,6 +58,7 @@ struct SsimEngine {
     guint64 next_seq;
     guint64 fired;
     guint64 current_seq;
+    gboolean stopped; /* ssim_engine_stop() was called by the handler being run */
 };
 
 SsimEngine *ssim_engine_new(void)
@@ -138,8 +139,17 @@ SsimEngineStop ssim_engine_run(SsimEngine *e, SsimTime until, guint64 max_events
         e->fired++;
         const Handler *h = &e->handlers[ev.type];
         h->fn(e, ev.a, ev.b, h->user_data);
+        if (G_UNLIKELY(e->stopped)) {
+            e->stopped = FALSE;
+            return SSIM_ENGINE_STOPPED;
+        }
     }
     return SSIM_ENGINE_EMPTY;
+}
+
+void ssim_engine_stop(SsimEngine *e)
+{
+    e->stopped = TRUE;
 }
 
 SsimTime ssim_engine_now(const SsimEngine *e)

@@ -74,6 +74,10 @@ struct SsimRun {
     guint32 *running; /* per stream copy: the running compute op or SSIM_NONE */
     SsimTime *work, *since;
     SsimEngineTicket *end_ticket;
+
+    /* The first op whose cost or end was not a finite simulated time (types.h): the run stops
+     * there and fails with this error rather than wrap time around or call it a deadlock. */
+    GError *time_error;
 };
 typedef struct SsimRun Run;
 
@@ -189,13 +193,14 @@ static inline gsize instance_index(const Run *r, guint32 m, guint32 k)
 }
 
 static void make_ready(Run *r, guint c, guint32 i);
+static SsimTime end_at(Run *r, guint32 i, guint n_ranks, SsimTime d);
 
 /* Duration at the rank copy's current speed of `work` ns of full-speed compute. */
 static SsimTime scaled(const Run *r, gsize rank_copy, SsimTime work)
 {
     if (r->comm_active[rank_copy] == 0)
         return work;
-    return (SsimTime)llround((double)work * (1.0 + r->slowdown));
+    return ssim_time_scale(work, 1.0 + r->slowdown);
 }
 
 /*
@@ -217,8 +222,8 @@ static void rerate(Run *r, guint32 rank, guint c, gboolean was_slow)
         r->work[s] = MAX(r->work[s] - done, 0);
         r->since[s] = r->now;
         ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s],
-                                    r->now + scaled(r, rc, r->work[s]), r->ev_op_end, OP_KEY(c, i),
-                                    0);
+                                    end_at(r, i, 1, scaled(r, rc, r->work[s])), r->ev_op_end,
+                                    OP_KEY(c, i), 0);
     }
 }
 
@@ -254,14 +259,57 @@ static void finish(Run *r, guint c, guint32 i)
     }
 }
 
-/* Op i's own duration if it carries one, else the cost model's for n_ranks members (>= 0). */
+/*
+ * The time boundary: op i's `duration` (from its cost, or its end at now + duration) is not a
+ * finite simulated time.  Records the first such op with what it was asked (its bytes, FLOPs and
+ * ranks) and stops the engine; the run then fails with SSIM_RUN_ERROR_TIME.
+ */
+static void refuse_time(Run *r, guint32 i, guint n_ranks, SsimTime duration, gboolean is_end)
+{
+    if (r->time_error == NULL) {
+        const SsimOp *op = &r->ops[i];
+        char label[128], flops[G_ASCII_DTOSTR_BUF_SIZE];
+        g_autofree char *what =
+            is_end ? g_strdup_printf("would end after t = %" G_GINT64_FORMAT
+                                     " ns + %" G_GINT64_FORMAT " ns, past the %" G_GINT64_FORMAT
+                                     " ns (292 years) simulated time can hold",
+                                     r->now, duration, (SsimTime)SSIM_TIME_NEVER)
+                   : g_strdup("has no finite cost (infinite, NaN, or past 2^63 ns)");
+        g_set_error(&r->time_error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME,
+                    "op %u '%s' (rank %u) %s; its inputs: %" G_GUINT64_FORMAT " bytes, %s FLOPs, "
+                    "%u rank%s; check the rates (bandwidths, peak FLOP/s, efficiencies) it was "
+                    "priced with",
+                    op->id, ssim_graph_op_label(r->g, i, label, sizeof label), op->rank, what,
+                    op->bytes, g_ascii_formatd(flops, sizeof flops, "%.6g", op->flops), n_ranks,
+                    n_ranks == 1 ? "" : "s");
+    }
+    ssim_engine_stop(r->engine);
+}
+
+/* Op i's own duration if it carries one, else the cost model's for n_ranks members (>= 0; a cost
+ * that is not a finite time is refused, refuse_time(), and 0 returned). */
 static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
 {
     const SsimOp *op = &r->ops[i];
     if (op->duration >= 0)
         return op->duration;
     SsimTime t = r->cost->op_time(r->cost, r->g, i, n_ranks);
+    if (G_UNLIKELY(t >= SSIM_TIME_NEVER)) {
+        refuse_time(r, i, n_ranks, t, FALSE);
+        return 0;
+    }
     return t < 0 ? 0 : t;
+}
+
+/* now + d for op i, or (refused) now when that is past the range of simulated time. */
+static SsimTime end_at(Run *r, guint32 i, guint n_ranks, SsimTime d)
+{
+    SsimTime at = ssim_time_add(r->now, d);
+    if (G_UNLIKELY(at >= SSIM_TIME_NEVER)) {
+        refuse_time(r, i, n_ranks, d, TRUE);
+        return r->now;
+    }
+    return at;
 }
 
 /*
@@ -282,11 +330,11 @@ static void start_compute(Run *r, guint c, guint32 i)
         r->work[s] = d;
         r->since[s] = r->now;
         d = scaled(r, (gsize)op->rank * r->n_copies + c, d);
-        ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s], r->now + d, r->ev_op_end,
+        ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s], end_at(r, i, 1, d), r->ev_op_end,
                                     OP_KEY(c, i), 0);
         return;
     }
-    ssim_engine_schedule(r->engine, r->now + d, r->ev_op_end, OP_KEY(c, i), 0);
+    ssim_engine_schedule(r->engine, end_at(r, i, 1, d), r->ev_op_end, OP_KEY(c, i), 0);
 }
 
 /*
@@ -348,8 +396,11 @@ static void start_instance(Run *r, guint32 last, guint32 m, guint32 k)
     if (r->ops[last].kind != SSIM_OP_BARRIER && r->slowdown > 0)
         comm_change(r, m, k, +1);
     SsimTime d = instance_duration(r, last, m, k);
-    if (d >= 0)
-        ssim_engine_schedule(r->engine, r->now + d, r->ev_match_end, m, k);
+    if (d >= SSIM_TIME_NEVER) /* a communication model's time out of range */
+        refuse_time(r, last, r->match_expected[m], d, FALSE);
+    else if (d >= 0)
+        ssim_engine_schedule(r->engine, end_at(r, last, r->match_expected[m], d), r->ev_match_end,
+                             m, k);
 }
 
 /*
@@ -622,6 +673,7 @@ static void clear_interference(Run *r)
 
 static void run_free(Run *r)
 {
+    g_clear_error(&r->time_error);
     clear_interference(r);
     g_free(r->word);
     g_free(r->arrived);
@@ -742,14 +794,18 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         for (guint32 i = 0; i < n; i++)
             if (ssim_graph_n_preds(g, i) == 0)
                 make_ready(&r, c, i);
-    SsimEngineStop stop = ssim_engine_run(engine, limits->until, limits->max_events);
+    SsimEngineStop stop = r.time_error ? SSIM_ENGINE_STOPPED
+                                       : ssim_engine_run(engine, limits->until, limits->max_events);
 
     if (r.comm != NULL && r.comm->detach != NULL)
         r.comm->detach(r.comm->data, &r);
 
     gboolean ok = TRUE;
     guint64 n_total = (guint64)n * nc;
-    if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
+    if (r.time_error != NULL) {
+        g_propagate_error(error, g_steal_pointer(&r.time_error));
+        ok = FALSE;
+    } else if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
         g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
                     "stopped by the %s (%s %" G_GUINT64_FORMAT ") at t=%" G_GINT64_FORMAT
                     " ns with %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " ops finished; no "
@@ -757,6 +813,15 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
                     stop == SSIM_ENGINE_TIME_LIMIT ? "time limit" : "event budget",
                     stop == SSIM_ENGINE_TIME_LIMIT ? "until ns" : "max events",
                     stop == SSIM_ENGINE_TIME_LIMIT ? (guint64)limits->until : limits->max_events,
+                    ssim_engine_now(engine), r.n_done, n_total);
+        ok = FALSE;
+    } else if (r.n_done < n_total && ssim_engine_now(engine) >= SSIM_TIME_NEVER / 2) {
+        /* Not a deadlock: the clock ran to where a communication model parks what never ends. */
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME,
+                    "the run reached t = %" G_GINT64_FORMAT
+                    " ns, half the range of simulated time, "
+                    "with %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " ops finished: some "
+                    "communication got no usable bandwidth (check the rates)",
                     ssim_engine_now(engine), r.n_done, n_total);
         ok = FALSE;
     } else if (r.n_done < n_total) {

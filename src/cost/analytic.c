@@ -57,7 +57,7 @@ SsimTime ssim_analytic_compute_time(const SsimAnalyticParams *params, double flo
     if (flops > 0)
         t = flops / (params->peak_flops * ssim_analytic_gemm_efficiency(params, flops));
     double tm = (double)bytes / (params->hbm_bw * params->memory_efficiency);
-    return ssim_time_from_seconds(MAX(t, tm)) + params->kernel_overhead;
+    return ssim_time_add(ssim_time_from_seconds(MAX(t, tm)), params->kernel_overhead);
 }
 
 static guint ceil_log2(guint n)

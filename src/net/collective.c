@@ -349,7 +349,7 @@ static void step_done(Comm *cm, guint32 id)
         return;
     }
     const Layout *l = in->layout == SSIM_NONE ? NULL : layout_at(cm, in->layout);
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, in, l, in->step);
+    SsimTime at = ssim_time_add(ssim_engine_now(cm->engine), step_alpha(cm, in, l, in->step));
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
 
@@ -504,7 +504,7 @@ static void launch(Comm *cm, const Inst *in)
     guint32 id = inst_alloc(cm);
     cm->insts[id] = *in;
     const Layout *l = in->layout == SSIM_NONE ? NULL : layout_at(cm, in->layout);
-    SsimTime at = ssim_engine_now(cm->engine) + step_alpha(cm, &cm->insts[id], l, 0);
+    SsimTime at = ssim_time_add(ssim_engine_now(cm->engine), step_alpha(cm, &cm->insts[id], l, 0));
     ssim_engine_schedule(cm->engine, at, cm->ev_step, id, 0);
 }
 

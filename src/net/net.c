@@ -651,7 +651,7 @@ static void solve(SsimNet *net)
         guint32 s = net->comp_flows.v[i];
         Flow *f = &net->flows[s];
         SsimTime d = f->rate > 0.0 ? ceil_ns(f->remaining / f->rate * 1e9) : SSIM_TIME_NEVER / 2;
-        f->end = net->now + d;
+        f->end = ssim_time_add(net->now, d);
         heap_update(net, s);
     }
 }

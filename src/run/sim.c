@@ -471,6 +471,16 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         return FALSE;
     }
     lap(config, &mark, &times->replay);
+    /* A flow that never gets bandwidth ends "never" (the network parks it at half the range of
+     * simulated time): a figure computed from that would be a lie. */
+    if (tl->makespan >= SSIM_TIME_NEVER / 2) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME,
+                    "simulate: the step reaches t = %" G_GINT64_FORMAT " ns (%.3g years), beyond "
+                    "any real step: some communication got no usable bandwidth (check the "
+                    "cluster's rates)",
+                    tl->makespan, ssim_time_to_seconds(tl->makespan) / 3.156e7);
+        return FALSE;
+    }
     ssim_result_measure(result, lowered, tl, model, par, ap.peak_flops);
     if (profiled && config->explain)
         ssim_cost_explain_merge(config->explain, ssim_profiled_explain(profiled));

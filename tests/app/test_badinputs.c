@@ -670,3 +670,38 @@ Test(badinputs, directories_and_devices_as_inputs_say_what_they_are, .init = red
                  err);
     g_rmdir(dir);
 }
+
+/* ---- time that cannot overflow -------------------------------------------------------------- */
+
+/* A bandwidth of 1e-300 GB/s is a valid number and an impossible rate: the op it prices has no
+ * finite time.  Both communication models say so by name; neither reports a deadlock or prints
+ * 9223372036854775807 ns. */
+Test(badinputs, tiny_bandwidth_is_refused_at_the_cost_boundary, .init = redirect, .timeout = 60)
+{
+    g_autofree char *ini = bad_path("cluster-tiny-bandwidth.ini");
+    const char *analytic[] = {"shiftsim", "simulate", "--cluster", ini, "--nodes", "1"};
+    cr_assert_eq(cli(G_N_ELEMENTS(analytic), analytic), 1);
+    const char *flow[] = {"shiftsim", "simulate", "--cluster", ini,
+                          "--nodes",  "1",        "--network", "flow"};
+    cr_assert_eq(cli(G_N_ELEMENTS(flow), flow), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "(rank 0) has no finite cost"), "%s", err);
+    cr_assert(strstr(err, "16777216 bytes"), "%s", err);
+    cr_assert(strstr(err, "no usable bandwidth"), "%s", err);
+    cr_assert_null(strstr(err, "deadlock"), "%s", err);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_null(strstr(out, "9223372036854775807"), "%s", out);
+}
+
+/* An infinite rate made every op free: a makespan of 0. */
+Test(badinputs, infinite_or_zero_rates_are_refused_where_parsed, .init = redirect)
+{
+    const char *opts[][2] = {{"--tflops", "inf"},   {"--tflops", "0"},    {"--hbm-gbps", "inf"},
+                             {"--hbm-gbps", "nan"}, {"--link-bw", "inf"}, {"--link-bw", "0"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(opts); i++) {
+        const char *argv[] = {"shiftsim", "replay", opts[i][0], opts[i][1]};
+        cr_assert_eq(cli(4, argv), 2, "%s %s", opts[i][0], opts[i][1]);
+    }
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "--tflops: inf is not a rate"), "%s", err);
+}

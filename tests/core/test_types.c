@@ -1,0 +1,131 @@
+/*
+ * Units (types.h): saturating time arithmetic, the conversion from seconds, message excerpts; and
+ * the runtime's time boundary built on them: a cost or an end that is not a finite simulated
+ * time fails the run with SSIM_RUN_ERROR_TIME naming the op, never wraps into a false deadlock.
+ */
+#include "tests/test_common.h"
+
+#include <math.h>
+#include <string.h>
+
+Test(types, time_add_saturates_instead_of_wrapping)
+{
+    cr_assert_eq(ssim_time_add(1, 2), 3);
+    cr_assert_eq(ssim_time_add(SSIM_TIME_NEVER - 5, 5), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_add(SSIM_TIME_NEVER - 5, 6), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_add(SSIM_TIME_NEVER, SSIM_TIME_NEVER), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_add(INT64_MIN, -1), INT64_MIN);
+    cr_assert(ssim_time_is_finite(0));
+    cr_assert(ssim_time_is_finite(SSIM_TIME_NEVER - 1));
+    cr_assert_not(ssim_time_is_finite(SSIM_TIME_NEVER));
+    cr_assert_not(ssim_time_is_finite(-1));
+}
+
+Test(types, seconds_and_scaling_map_the_unrepresentable_to_never)
+{
+    cr_assert_eq(ssim_time_from_seconds(1.5e-9), 2);
+    cr_assert_eq(ssim_time_from_seconds(-3), 0);
+    cr_assert_eq(ssim_time_from_seconds(NAN), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_from_seconds(INFINITY), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_from_seconds(1e300), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_scale(1000, 1.5), 1500);
+    cr_assert_eq(ssim_time_scale(SSIM_TIME_NEVER / 2, 4.0), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_scale(10, NAN), SSIM_TIME_NEVER);
+}
+
+Test(types, excerpts_bound_what_a_message_quotes)
+{
+    g_autofree char *big = g_strnfill(100000, 'x');
+    g_autofree char *e = ssim_text_excerpt(big, 64);
+    cr_assert(g_str_has_suffix(e, "... (99936 more bytes)"), "%s", e);
+    g_autofree char *ctl = ssim_text_excerpt("a\nb\tc", 64);
+    cr_assert_str_eq(ctl, "a?b?c");
+    /* Never cut inside a UTF-8 sequence: "é" is two bytes. */
+    g_autofree char *utf = ssim_text_excerpt("aé", 2);
+    cr_assert_str_eq(utf, "a... (2 more bytes)");
+    GError *error = g_error_new(SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s", big);
+    ssim_error_truncate(error);
+    cr_assert_lt(strlen(error->message), SSIM_MESSAGE_MAX + 64);
+    cr_assert(strstr(error->message, "more bytes)"));
+    g_error_free(error);
+}
+
+/* A cost model that prices op `bad` at `cost` and everything else at 1 us. */
+typedef struct {
+    guint32 bad;
+    SsimTime cost;
+} OddCost;
+
+static SsimTime odd_time(const SsimCostModel *m, const SsimGraph *g, guint32 op, guint n)
+{
+    (void)g;
+    (void)n;
+    const OddCost *c = m->data;
+    return op == c->bad ? c->cost : SSIM_US;
+}
+
+static GError *run_fails(SsimGraph *g, const SsimCostModel *m)
+{
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimTimeline *t = ssim_runtime_run(g, m, NULL, &error);
+    cr_assert_null(t, "the run succeeded with a makespan of %" G_GINT64_FORMAT " ns",
+                   t ? t->makespan : 0);
+    cr_assert_not_null(error);
+    return error;
+}
+
+/* A cost of "no finite time" (what ssim_time_from_seconds gives a tiny bandwidth, an infinite or
+ * NaN duration) is refused with the op and its inputs. */
+Test(types, runtime_refuses_a_cost_that_is_not_a_finite_time)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 a = t_compute(g, 0, "compute", -1, NULL, 0);
+    guint32 grp = t_group(g, "tp", 2, 0, 1);
+    t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 20, &a, 1);
+    t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 20, NULL, 0);
+    OddCost c = {1, SSIM_TIME_NEVER};
+    SsimCostModel m = {odd_time, &c};
+    g_autoptr(GError) error = run_fails(g, &m);
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME), "%s", error->message);
+    cr_assert(strstr(error->message, "op 1 "), "%s", error->message);
+    cr_assert(strstr(error->message, "1048576 bytes"), "%s", error->message);
+    cr_assert(strstr(error->message, "no finite cost"), "%s", error->message);
+    cr_assert_null(strstr(error->message, "deadlock"), "%s", error->message);
+}
+
+/* Two ops of 2^62 ns on one stream: each cost is finite, the second end is not; it used to wrap
+ * negative (UBSan) and be reported as a deadlock. */
+Test(types, runtime_refuses_an_end_past_the_range)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    SsimTime half = (SsimTime)1 << 62;
+    guint32 a = t_compute(g, 0, "compute", half, NULL, 0);
+    t_compute(g, 0, "compute", half, &a, 1);
+    g_autoptr(GError) error = run_fails(g, NULL);
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME), "%s", error->message);
+    cr_assert(strstr(error->message, "op 1 "), "%s", error->message);
+    cr_assert(strstr(error->message, "292 years"), "%s", error->message);
+}
+
+/* Under interference the scaled end saturates too (scaled() used llround on the product). */
+Test(types, interference_cannot_overflow_an_end)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "tp", 2, 0, 1);
+    t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 1, NULL, 0);
+    t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 1, NULL, 0);
+    t_compute(g, 0, "compute", ((SsimTime)1 << 62) + 7, NULL, 0);
+    OddCost c = {G_MAXUINT32, 0};
+    SsimCostModel m = {odd_time, &c};
+    SsimRunConfig rc = SSIM_RUN_CONFIG_INIT;
+    rc.cost = &m;
+    rc.overlap_slowdown = 3.0;
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error));
+    SsimTimeline *t = ssim_runtime_run_config(g, &rc, &error);
+    cr_assert_null(t);
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME), "%s",
+              error ? error->message : "");
+    g_error_free(error);
+}
