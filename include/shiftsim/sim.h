@@ -147,6 +147,17 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
  */
 gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GError **error);
 
+/*
+ * Plausibility of a step: model FLOP utilisation above 100% (faster than the hardware's peak) or
+ * below 1% says the costs behind it are wrong (a profile in the wrong unit, of another GPU, or
+ * with broken rows), whatever the arithmetic.  Returns a warning naming the MFU, the step and the
+ * bound ("MFU 240% is above 100%: ..."; newly allocated), or NULL when `mfu` is within bounds.
+ * `what` names the source ("the step simulated from profile p.csv").
+ */
+#define SSIM_MFU_PLAUSIBLE_MIN 0.01
+#define SSIM_MFU_PLAUSIBLE_MAX 1.0
+char *ssim_mfu_implausible(double mfu, double step_seconds, const char *what);
+
 /* Derives the timing figures of `result` (step, throughput, FLOP/s, bubble, exposure) from a
  * replayed lowering; ssim_simulate() calls it, tests may call it on their own runs. */
 void ssim_result_measure(SsimResult *result, const SsimLowered *lowered,

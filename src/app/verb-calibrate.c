@@ -25,6 +25,7 @@
 #include <shiftsim/runset.h>
 #include <shiftsim/validate.h>
 #include <shiftsim/vtrain.h>
+#include <shiftsim/sim.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -115,6 +116,19 @@ static int do_kineto(const char *trace, const char *emit_profile, const char *em
             return SSIM_EXIT_RUNTIME;
         }
         run.iteration_ms = sum.step_ms;
+        /* The measured step against the model's FLOPs at the cluster's peak. */
+        g_autoptr(SsimModel) m = ssim_model_load(model, &error);
+        g_autoptr(SsimCluster) c = m ? ssim_cluster_load(run.cluster, &error) : NULL;
+        if (c == NULL)
+            return ssim_cli_runtime_error(error);
+        double peak = ssim_cluster_peak_flops(c, m->dtype);
+        double gpus = (double)run.par.dp * run.par.tp * run.par.pp;
+        double step = sum.step_ms / 1e3;
+        double mfu = ssim_model_iteration_flops(m, run.par.global_batch) / (step * gpus * peak);
+        g_autofree char *what = g_strdup_printf("%s (%s, %s)", trace, model, split);
+        g_autofree char *warning = peak > 0 ? ssim_mfu_implausible(mfu, step, what) : NULL;
+        if (warning)
+            fprintf(stderr, "shiftsim calibrate: warning: %s\n", warning);
         g_autofree char *base = g_path_get_basename(trace);
         g_snprintf(run.source, sizeof run.source, "PyTorch profiler trace %s (%u steps)", base,
                    sum.steps);
@@ -272,6 +286,21 @@ int ssim_verb_calibrate(int argc, char **argv)
         char **errors = g_new0(char *, MAX(n, 1u));
         ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, errors);
         guint limited = report_limited(set, runs_path, idx, n, errors);
+        guint simulated = 0;
+        for (guint j = 0; j < n; j++)
+            simulated += isfinite(pred[j]);
+        if (limited == 0 && simulated == 0) {
+            for (guint j = 0; j < MIN(n, 3u); j++)
+                if (errors[j])
+                    fprintf(stderr, "shiftsim: %s:%u: %s\n", runs_path,
+                            ssim_run_set_run(set, idx[j])->line, errors[j]);
+            ssim_run_set_errors_free(errors, n);
+            fprintf(stderr,
+                    "shiftsim calibrate: none of the %u runs to fit simulated (the first are "
+                    "above); there is nothing to fit\n",
+                    n);
+            return SSIM_EXIT_RUNTIME;
+        }
         ssim_run_set_errors_free(errors, n);
         if (limited > 0) {
             fprintf(stderr,

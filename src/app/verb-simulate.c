@@ -200,6 +200,13 @@ int ssim_verb_simulate(int argc, char **argv)
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
     }
+    if (profile_path) {
+        g_autofree char *what = g_strdup_printf("the step simulated with profile %s", profile_path);
+        g_autofree char *warning =
+            ssim_mfu_implausible(result.mfu, ssim_time_to_seconds(result.step_time), what);
+        if (warning)
+            fprintf(stderr, "shiftsim simulate: warning: %s\n", warning);
+    }
     g_autoptr(GString) out = ssim_result_format(&result, &config, format);
     if (explain_costs)
         ssim_explain_append_costs(out, format, profile_path, &explain, &class_explain);

@@ -122,7 +122,13 @@ int ssim_verb_validate(int argc, char **argv)
     guint limited = 0;
     for (guint i = 0; i < n; i++)
         limited += errors[i] && g_str_has_prefix(errors[i], SSIM_RUN_SET_LIMIT_PREFIX);
-    if (rc == SSIM_EXIT_OK && limited > 0) {
+    if (rc == SSIM_EXIT_OK && stats.n == 0) {
+        fprintf(stderr,
+                "shiftsim validate: %s: none of the %u runs simulated (each row says why); there "
+                "are no error figures\n",
+                path, n);
+        rc = SSIM_EXIT_RUNTIME;
+    } else if (rc == SSIM_EXIT_OK && limited > 0) {
         fprintf(stderr,
                 "shiftsim validate: %s: %u of %u runs hit a limit (--max-ops, --max-events) and "
                 "are left out of the figures\n",

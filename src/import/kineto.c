@@ -314,8 +314,11 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
     g_autoptr(GArray) steps = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; i < n_ev; i++) {
         JsonNode *en = json_array_get_element(events, i);
-        if (!JSON_NODE_HOLDS_OBJECT(en))
-            continue;
+        if (!JSON_NODE_HOLDS_OBJECT(en)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: traceEvents[%u]: not an event object", path, i);
+            return NULL;
+        }
         JsonObject *ev = json_node_get_object(en);
         const char *ph = member_string(ev, "ph"), *cat = member_string(ev, "cat");
         const char *name = member_string(ev, "name");
@@ -326,8 +329,15 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
             double d;
             if (!event_dur(ev, i, path, &d, error))
                 return NULL;
-            if (d > 0)
-                g_array_append_val(steps, d);
+            /* A step of no time is a broken range, not a fast step: it used to be dropped, and
+             * with every step dropped the kernels' span stood in for the step silently. */
+            if (!(d > 0)) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: traceEvents[%u].dur: %s lasts 0 us; a profiler step cannot", path,
+                            i, name);
+                return NULL;
+            }
+            g_array_append_val(steps, d);
             continue;
         }
         if (strcmp(cat, "cpu_op") == 0) {
@@ -362,8 +372,18 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
         double ts = member_double(ev, "ts", NAN), dur;
         if (!event_dur(ev, i, path, &dur, error))
             return NULL;
-        if (!isfinite(ts) || !(dur > 0))
-            continue;
+        /* A GPU event without a usable start is malformed: reported, never dropped. */
+        if (!(isfinite(ts) && fabs(ts) < 1e18)) {
+            JsonNode *tn = json_object_get_member(ev, "ts");
+            g_autofree char *text = tn ? json_to_string(tn, FALSE) : g_strdup("missing");
+            g_autofree char *shown = ssim_text_excerpt(text, 64);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: traceEvents[%u].ts: %s is not a timestamp in microseconds", path, i,
+                        shown);
+            return NULL;
+        }
+        if (!(dur > 0))
+            continue; /* a kernel of 0 us takes no time to replay */
         first = MIN(first, ts);
         last = MAX(last, ts + dur);
         JsonObject *args = args_of(ev);
@@ -389,7 +409,20 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
         } else {
             ssim_profile_row_init(&row, SSIM_PROFILE_COPY);
             label = copy_op_of(name);
+            JsonNode *bn = args ? json_object_get_member(args, "bytes") : NULL;
             gint64 bytes = member_int(args, "bytes", -1);
+            /* Present but not a byte count (negative, a fraction, text): malformed. */
+            if (bn != NULL && (!JSON_NODE_HOLDS_VALUE(bn) || bytes < 0 ||
+                               (json_node_get_value_type(bn) == G_TYPE_DOUBLE &&
+                                json_node_get_double(bn) != (double)bytes) ||
+                               json_node_get_value_type(bn) == G_TYPE_STRING)) {
+                g_autofree char *text = json_to_string(bn, FALSE);
+                g_autofree char *shown = ssim_text_excerpt(text, 64);
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: traceEvents[%u].args.bytes: %s is not a byte count", path, i,
+                            shown);
+                return NULL;
+            }
             ok = label != NULL && bytes > 0;
             if (ok) {
                 row.bytes = (guint64)bytes;

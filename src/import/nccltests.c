@@ -141,6 +141,47 @@ static void tokenize(GArray *toks, const char *line)
     }
 }
 
+/*
+ * A "#  Rank  3 Group 0 Pid 41233 on h200-01 device 3 [0000:49:00] NVIDIA H200" line: refuses a
+ * rank listed twice, or two ranks on one device (NCCL itself refuses that), which would inflate
+ * the rank count the rows are keyed by: two runs concatenated into one file, say.  `seen` maps
+ * "rank N" and "device HOST/BUS" to the line that listed them first.
+ */
+static gboolean check_rank_line(const GArray *toks, GHashTable *seen, const char *path, guint lno,
+                                GError **error)
+{
+    const Tok *t = (const Tok *)(const void *)toks->data;
+    const char *rank = toks->len > 1 ? t[1].text : "?", *host = "", *device = NULL;
+    for (guint i = 0; i + 1 < toks->len; i++) {
+        if (strcmp(t[i].text, "on") == 0)
+            host = t[i + 1].text;
+        else if (strcmp(t[i].text, "device") == 0)
+            device = i + 2 < toks->len && t[i + 2].text[0] == '[' ? t[i + 2].text : t[i + 1].text;
+    }
+    g_autofree char *rank_key = g_strdup_printf("rank %s", rank);
+    g_autofree char *dev_key = device ? g_strdup_printf("device %s/%s", host, device) : NULL;
+    guint first = GPOINTER_TO_UINT(g_hash_table_lookup(seen, rank_key));
+    if (first) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s:%u: Rank: rank %s is listed twice (first on line %u): two runs in one "
+                    "file? import each run on its own",
+                    path, lno, rank, first);
+        return FALSE;
+    }
+    first = dev_key ? GPOINTER_TO_UINT(g_hash_table_lookup(seen, dev_key)) : 0;
+    if (first) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s:%u: device: %s on %s is listed for a second rank (first on line %u); "
+                    "NCCL runs one rank per GPU, so the rank count would be wrong",
+                    path, lno, device, host[0] ? host : "this host", first);
+        return FALSE;
+    }
+    g_hash_table_insert(seen, g_steal_pointer(&rank_key), GUINT_TO_POINTER(lno));
+    if (dev_key)
+        g_hash_table_insert(seen, g_steal_pointer(&dev_key), GUINT_TO_POINTER(lno));
+    return TRUE;
+}
+
 static gboolean all_digits(const char *s)
 {
     if (*s == '\0')
@@ -178,7 +219,8 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         have_op = TRUE;
     }
     guint nthreads = 0, ngpus = 0, rank_lines = 0, rpn = 0;
-    int i_size = -1, i_type = -1, i_time[2] = {-1, -1}, n_head = 0;
+    int i_size = -1, i_type = -1, i_time[2] = {-1, -1}, i_wrong[2] = {-1, -1}, n_head = 0;
+    g_autoptr(GHashTable) ranks_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     guint n_rows = 0;
     g_autofree char *copy = g_strndup(text, len);
     char **lines = g_strsplit(copy, "\n", -1);
@@ -202,6 +244,10 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             } else if (g_str_has_prefix(rest, "Rank ")) {
                 tokenize(toks, rest);
                 rank_lines++;
+                if (!check_rank_line(toks, ranks_seen, path, lno, error)) {
+                    ok = FALSE;
+                    continue;
+                }
                 for (guint i = 0; i + 1 < toks->len; i++)
                     if (strcmp(g_array_index(toks, Tok, i).text, "on") == 0) {
                         const char *host = g_array_index(toks, Tok, i + 1).text;
@@ -241,8 +287,11 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 i_size = 0;
                 i_type = -1;
                 i_time[0] = i_time[1] = -1;
+                i_wrong[0] = i_wrong[1] = -1;
                 for (guint i = 0; i < toks->len; i++) {
                     const char *t = g_array_index(toks, Tok, i).text;
+                    if (strcmp(t, "#wrong") == 0 && i_wrong[1] < 0)
+                        i_wrong[i_wrong[0] < 0 ? 0 : 1] = (int)i;
                     if (strcmp(t, "type") == 0)
                         i_type = (int)i;
                     else if ((strcmp(t, "time") == 0 || strcmp(t, "cputime") == 0) && i_time[1] < 0)
@@ -358,6 +407,20 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 break;
             }
             times[n++] = v;
+        }
+        if (!ok)
+            break;
+        /* nccl-tests' own check of the results (-c 1): a row whose results were wrong timed a
+         * broken collective, not a measurement ("N/A" when the check was off). */
+        for (int s = 0; s < 2 && ok; s++) {
+            int w = i_wrong[s];
+            if (w < 0 || w >= ntok || strcmp(t[w].text, "0") == 0 || strcmp(t[w].text, "N/A") == 0)
+                continue;
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u:%u: #wrong: %s wrong results in the %s run: nccl-tests' check "
+                        "failed, so its time is no measurement; fix the run and measure again",
+                        path, lno, t[w].col, t[w].text, s == 0 ? "out-of-place" : "in-place");
+            ok = FALSE;
         }
         if (!ok)
             break;
@@ -479,11 +542,36 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
     if (devn && JSON_NODE_HOLDS_ARRAY(devn)) {
         JsonArray *devs = json_node_get_array(devn);
         g_autoptr(GHashTable) hosts = g_hash_table_new(g_str_hash, g_str_equal);
+        /* A rank or a (host, device) listed twice would inflate the rank count. */
+        g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         ranks = json_array_get_length(devs);
         for (guint i = 0; i < ranks; i++) {
             JsonObject *d = json_array_get_object_element(devs, i);
             JsonNode *h = member(d, "hostname"), *info = member(d, "device_info");
             const char *host = h && JSON_NODE_HOLDS_VALUE(h) ? json_node_get_string(h) : NULL;
+            double rank_no, dev_no;
+            JsonNode *hex = member(d, "device_hex");
+            const char *bus = hex && JSON_NODE_HOLDS_VALUE(hex) ? json_node_get_string(hex) : NULL;
+            g_autofree char *rank_key = node_number(member(d, "rank"), &rank_no)
+                                            ? g_strdup_printf("rank %.17g", rank_no)
+                                            : NULL;
+            g_autofree char *dev_key =
+                bus ? g_strdup_printf("device %s/%s", host ? host : "", bus)
+                : node_number(member(d, "device"), &dev_no)
+                    ? g_strdup_printf("device %s/%.17g", host ? host : "", dev_no)
+                    : NULL;
+            const char *keys[] = {rank_key, dev_key};
+            for (guint k = 0; k < 2; k++) {
+                if (keys[k] == NULL)
+                    continue;
+                gpointer first = g_hash_table_lookup(seen, keys[k]);
+                if (first)
+                    JFAIL(SSIM_CONFIG_ERROR_VALUE,
+                          "$.config.devices[%u]: %s is listed twice (first at [%u]): the rank "
+                          "count would be wrong; import each run on its own",
+                          i, keys[k], GPOINTER_TO_UINT(first) - 1);
+                g_hash_table_insert(seen, g_strdup(keys[k]), GUINT_TO_POINTER(i + 1));
+            }
             if (host) {
                 guint n = GPOINTER_TO_UINT(g_hash_table_lookup(hosts, host)) + 1;
                 g_hash_table_replace(hosts, (gpointer)host, GUINT_TO_POINTER(n));
@@ -541,6 +629,12 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
                       "$.results[%u].%s.time: missing or not a "
                       "positive time in microseconds",
                       i, blocks[b]);
+            double wrong;
+            if (node_number(member(o, "nwrong"), &wrong) && wrong != 0)
+                JFAIL(SSIM_CONFIG_ERROR_VALUE,
+                      "$.results[%u].%s.nwrong: %.17g wrong results: nccl-tests' check failed, "
+                      "so its time is no measurement; fix the run and measure again",
+                      i, blocks[b], wrong);
             times[n++] = t;
         }
         if (n == 0)

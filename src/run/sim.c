@@ -14,6 +14,7 @@
 #include <shiftsim/net.h>
 #include <shiftsim/netcal.h>
 
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -255,6 +256,21 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     g_array_free(x.optimizer, TRUE);
     for (guint k = 0; k < SSIM_COMM_N; k++)
         g_array_free(x.comm[k], TRUE);
+}
+
+char *ssim_mfu_implausible(double mfu, double step_seconds, const char *what)
+{
+    if (!isfinite(mfu) || mfu > SSIM_MFU_PLAUSIBLE_MAX)
+        return g_strdup_printf("%s: a step of %.6g s means an MFU of %.3g%%, above 100%%: faster "
+                               "than the GPUs' peak (a profile in the wrong unit or of another "
+                               "GPU, or not this model and split?)",
+                               what, step_seconds, 100 * mfu);
+    if (mfu < SSIM_MFU_PLAUSIBLE_MIN)
+        return g_strdup_printf("%s: a step of %.6g s means an MFU of %.3g%%, below 1%%: "
+                               "implausibly slow (a profile in the wrong unit, broken rows, or "
+                               "not this model and split?)",
+                               what, step_seconds, 100 * mfu);
+    return NULL;
 }
 
 /* ---- the driver -------------------------------------------------------------------------- */

@@ -223,6 +223,82 @@ static guint csv_n_fields(const char *q, gsize n)
     return fields;
 }
 
+/*
+ * Every figure of a shard row, checked before it is merged (a merge that passes NaN, negative
+ * step times or an unknown status along is a lie with shiftsim's name on it): the split's counts
+ * are positive integers, the status is one a sweep writes, an "ok" row has every figure finite
+ * and non-negative with a positive step time, any other row has none, and the memory is empty or
+ * a finite size.  Errors name the file, the line, the column and the header's field.
+ */
+static gboolean check_row(const char *q, gsize n, const char *path, guint lineno, GError **error)
+{
+    g_auto(GStrv) names = g_strsplit(CSV_HEADER, ",", -1);
+    guint n_names = g_strv_length(names);
+    g_autoptr(GPtrArray) fields = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) cols = g_array_new(FALSE, FALSE, sizeof(guint));
+    gsize start = 0;
+    gboolean quoted = FALSE;
+    for (gsize i = 0; i <= n; i++) {
+        if (i < n && q[i] == '"')
+            quoted = !quoted;
+        if (i == n || (q[i] == ',' && !quoted)) {
+            g_ptr_array_add(fields, g_strndup(q + start, i - start));
+            guint col = (guint)start + 1;
+            g_array_append_val(cols, col);
+            start = i + 1;
+        }
+    }
+    if (fields->len != n_names)
+        return TRUE; /* the caller's field count check reports it */
+#define FIELD(k) ((const char *)g_ptr_array_index(fields, (k)))
+#define BAD(k, ...)                                                                                \
+    do {                                                                                           \
+        g_autofree char *why_ = g_strdup_printf(__VA_ARGS__);                                      \
+        g_autofree char *shown_ = ssim_text_excerpt(FIELD(k), 40);                                 \
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u:%u: %s: '%s' %s",    \
+                    path, lineno, g_array_index(cols, guint, (k)), names[k], shown_, why_);        \
+        return FALSE;                                                                              \
+    } while (0)
+    /* index (checked by the caller), dp, tp, pp, v, microbatch, global_batch >= 1; microbatches
+     * empty or >= 1; seq_parallel and zero 0 or 1. */
+    for (guint k = 1; k <= 7; k++) {
+        guint64 v;
+        if (k == 7 && FIELD(k)[0] == '\0')
+            continue;
+        if (!g_ascii_string_to_unsigned(FIELD(k), 10, 1, G_MAXUINT32, &v, NULL))
+            BAD(k, "is not a positive integer");
+    }
+    for (guint k = 11; k <= 12; k++)
+        if (strcmp(FIELD(k), "0") != 0 && strcmp(FIELD(k), "1") != 0)
+            BAD(k, "is not 0 or 1");
+    gint status = -1;
+    for (guint s = 0; s < SSIM_SWEEP_STATUS_N; s++)
+        if (s != SSIM_SWEEP_PENDING && strcmp(FIELD(14), ssim_sweep_status_name(s)) == 0)
+            status = (gint)s;
+    if (status < 0)
+        BAD(14, "is not a status a sweep writes (ok, illegal, memory, limit, failed)");
+    /* step_ms .. exposed_dp_ms, then peak_memory_gib */
+    for (guint k = 16; k <= 25; k++) {
+        const char *f = FIELD(k);
+        if (f[0] == '\0') {
+            if (status == SSIM_SWEEP_OK && k < 25)
+                BAD(k, "is missing on an ok row");
+            continue;
+        }
+        if (status != SSIM_SWEEP_OK && k < 25)
+            BAD(k, "is a figure on a row whose status is %s", FIELD(14));
+        char *end = NULL;
+        double v = g_ascii_strtod(f, &end);
+        if (end == f || *end != '\0' || !isfinite(v) || v < 0)
+            BAD(k, "is not a finite non-negative number");
+        if ((k == 16 || k == 17) && !(v > 0))
+            BAD(k, "must be positive on an ok row");
+    }
+#undef BAD
+#undef FIELD
+    return TRUE;
+}
+
 static gint line_cmp(gconstpointer a, gconstpointer b)
 {
     const Line *x = a, *y = b;
@@ -309,6 +385,8 @@ GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean part
                                 n_columns);
                     return NULL;
                 }
+                if (!check_row(q, n, paths[f], lineno, error))
+                    return NULL;
                 Line l = {(guint)idx, q, n, f, lineno};
                 g_array_append_val(lines, l);
             }

@@ -91,6 +91,11 @@ void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *
 {
     g_string_append_printf(out, "%sruns           %u simulated, %u failed\n", indent, s->n,
                            s->failed);
+    if (s->n == 0) {
+        /* No figure over no rows: "MAPE nan %" read like a result. */
+        g_string_append_printf(out, "%sno run simulated: no error figures\n", indent);
+        return;
+    }
     g_string_append_printf(out, "%sMAPE           %.2f %%\n", indent, 100 * s->mape);
     g_string_append_printf(out, "%smedian error   %.2f %%\n", indent, 100 * s->median);
     g_string_append_printf(out, "%smax error      %.2f %%\n", indent, 100 * s->max);

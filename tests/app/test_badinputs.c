@@ -17,8 +17,10 @@
 #include <shiftsim/nccltests.h>
 #include <shiftsim/profile.h>
 #include <shiftsim/output.h>
+#include <shiftsim/sim.h>
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +45,7 @@ typedef struct {
     char file[40];  /* under tests/data/bad/ */
     int kind;       /* Kind: which verb reads it */
     int line;       /* the line the message names right after the file name; 0: none */
-    char field[40]; /* the field (key, column) the message names; "": none */
+    char field[64]; /* the field (key, column) the message names; "": none */
 } Bad;
 
 static Bad bad_cases[] = {
@@ -114,6 +116,13 @@ static Bad bad_cases[] = {
     {"nccl-huge-size.json", K_NCCL_JSON, 0, "$.results[0].size"},
     /* Found by the nccltests fuzzer: an nthreads past 2^63 overflowed nthreads x ngpus. */
     {"nccl-fuzz-huge-nthreads.json", K_NCCL_JSON, 0, "$.config.devices"},
+    /* Results nccl-tests itself found wrong, and rank or device lines listed twice (two runs
+     * concatenated), which inflated the rank count. */
+    {"nccl-wrong.txt", K_NCCL, 27, "#wrong: 3 wrong results"},
+    {"nccl-duplicate-rank.txt", K_NCCL, 10, "rank 3 is listed twice"},
+    {"nccl-duplicate-device.txt", K_NCCL, 10, "listed for a second rank"},
+    {"nccl-wrong.json", K_NCCL_JSON, 0, "$.results[2].in_place.nwrong"},
+    {"nccl-duplicate-rank.json", K_NCCL_JSON, 0, "$.config.devices[8]: rank 3 is listed twice"},
     /* measured runs: shiftsim validate --runs FILE */
     {"runs-empty.csv", K_RUNS, 1, "version"},
     {"runs-binary.csv", K_RUNS, 1, "version"},
@@ -136,6 +145,10 @@ static Bad bad_cases[] = {
     {"kineto-negative-dur.json", K_KINETO, 0, "traceEvents[0].dur: -10000"},
     {"kineto-huge-dur.json", K_KINETO, 0, "dur: 1.0000000000000001e+300"},
     {"kineto-wrong-type-dur.json", K_KINETO, 0, "traceEvents[0].dur: \"long\""},
+    /* Malformed events are reported with their index, never dropped. */
+    {"kineto-string-ts.json", K_KINETO, 0, "traceEvents[1].ts: \"soon\""},
+    {"kineto-negative-bytes.json", K_KINETO, 0, "traceEvents[1].args.bytes: -4096"},
+    {"kineto-zero-step.json", K_KINETO, 0, "traceEvents[0].dur: ProfilerStep#1 lasts 0 us"},
     /* Chakra traces: shiftsim replay --chakra PREFIX (the file is PREFIX.0.et); "line" is the
      * byte offset the message gives. */
     {"chakra/empty.0.et", K_CHAKRA, 0, "GlobalMetadata"},
@@ -152,6 +165,10 @@ static Bad bad_cases[] = {
     {"sweep-negative-index.csv", K_SWEEP, 4, "index"},
     {"sweep-huge-index.csv", K_SWEEP, 4, "index"},
     {"sweep-duplicate-row.csv", K_SWEEP, 5, "appears twice"},
+    /* Every figure is checked before it is merged. */
+    {"sweep-nan-step.csv", K_SWEEP, 4, "step_ms: 'nan'"},
+    {"sweep-negative-step.csv", K_SWEEP, 5, "step_ms: '-419.462985'"},
+    {"sweep-unknown-status.csv", K_SWEEP, 4, "status: 'great'"},
 };
 
 static void redirect(void)
@@ -704,4 +721,55 @@ Test(badinputs, infinite_or_zero_rates_are_refused_where_parsed, .init = redirec
     }
     g_autofree char *err = slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "--tflops: inf is not a rate"), "%s", err);
+}
+
+/* validate and calibrate with no row that simulates: exit 1, no "MAPE nan %" presented as a
+ * result. */
+Test(badinputs, no_row_simulated_is_a_failure, .init = redirect, .timeout = 60)
+{
+    g_autofree char *runs = g_build_filename(SSIM_TEST_DATA, "runs", "none-simulate.csv", NULL);
+    const char *formats[] = {"table", "csv", "json"};
+    for (gsize i = 0; i < G_N_ELEMENTS(formats); i++) {
+        const char *argv[] = {"shiftsim", "validate", "--runs", runs, "-f", formats[i]};
+        cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1, "validate -f %s", formats[i]);
+    }
+    const char *cal[] = {"shiftsim", "calibrate", "--runs", runs, "--folds", "0"};
+    cr_assert_eq(cli(G_N_ELEMENTS(cal), cal), 1);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_null(strstr(out, "nan"), "%s", out);
+    cr_assert(strstr(out, "no run simulated"), "%s", out);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "none of the 2 runs simulated"), "%s", err);
+    cr_assert(strstr(err, "nothing to fit"), "%s", err);
+}
+
+/* ---- importers that refuse or warn ---------------------------------------------------------- */
+
+/* A trace whose step, for the model and split given, beats the GPUs' peak is imported with a
+ * warning that says so (the audit's Kineto-derived profile predicted a 7,214 s step silently). */
+Test(badinputs, implausible_kineto_step_is_warned_about, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *run = g_build_filename(dir, "run.csv", NULL);
+    g_autofree char *trace = g_build_filename(SSIM_TEST_DATA, "kineto", "small.json", NULL);
+    const char *argv[] = {
+        "shiftsim", "calibrate", "--kineto", trace,     "--emit-run",
+        run,        "--model",   "gpt-j-6b", "--split", "dp=1,tp=8,pp=1,mb=1,gbs=8"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "warning:") && strstr(err, "above 100%"), "%s", err);
+    g_unlink(run);
+    g_rmdir(dir);
+}
+
+Test(badinputs, mfu_bounds)
+{
+    g_autofree char *fast = ssim_mfu_implausible(2.4, 0.01, "x");
+    g_autofree char *slow = ssim_mfu_implausible(0.002, 7214, "x");
+    g_autofree char *fine = ssim_mfu_implausible(0.45, 0.3, "x");
+    cr_assert(fast && strstr(fast, "above 100%"), "%s", fast);
+    cr_assert(slow && strstr(slow, "below 1%") && strstr(slow, "7214 s"), "%s", slow);
+    cr_assert_null(fine);
+    g_autofree char *nan = ssim_mfu_implausible(NAN, 0, "x");
+    cr_assert_not_null(nan);
 }
