@@ -11,6 +11,15 @@
  * it is not supported or refused the memory is ordinary, and nothing else changes, so results
  * never depend on it.  Small requests (under 2 MiB) are plain g_malloc.
  *
+ * The module also answers how much memory the process holds (ssim_alloc_resident_bytes), for the
+ * memory budget (budget.h, --max-memory) checked during a run.  Why not a count of the bytes
+ * requested here: every large array is allocated here but freed by its owner with g_free() or
+ * g_array_unref(), which no counter of ours sees, so a count would only grow (auto placement's
+ * candidate graphs would be counted once each); and the arrays are reserved at the op estimate,
+ * which errs high, so even a count of live reservations (glibc's mallinfo2) is up to twice what
+ * the machine gives the run: untouched pages cost no memory.  The resident set is what fills
+ * the machine, so that is the figure.
+ *
  * Ownership: everything returned is freed with g_free() (arrays with g_array_unref/free).
  */
 #pragma once
@@ -51,5 +60,13 @@ static inline gpointer ssim_array_push(GArray *a, gsize *cap, guint elt, guint n
 
 /* Advises [p, p + bytes) (the 2 MiB-aligned part inside it); a no-op for small ranges. */
 void ssim_mem_advise(gpointer p, gsize bytes);
+
+/* The process's resident set in bytes (all threads; /proc/self/statm, else getrusage's peak);
+ * one small read: call it between phases, not per op. */
+guint64 ssim_alloc_resident_bytes(void);
+
+/* The memory this process may use: physical memory, or the cgroup's limit (memory.max, v2; or
+ * memory.limit_in_bytes, v1) when that is lower.  0 when neither can be read. */
+guint64 ssim_alloc_available_bytes(void);
 
 G_END_DECLS

@@ -4,7 +4,8 @@
  * estimate and the limit in the message.  The estimate is deliberately a little high (see
  * src/run/budget.c) and costs nothing: it is arithmetic on the model and the split.  The other
  * up-front limit, on GPUs (SSIM_MAX_GPUS), is the cluster's (cluster.h); the event budget of a
- * replay is the runtime's (SsimRunLimits).
+ * replay is the runtime's (SsimRunLimits).  Host memory has both: an estimate from the op count
+ * checked before the work, and the process's resident memory checked between phases of the run.
  *
  * Ownership: plain values only.
  */
@@ -54,5 +55,62 @@ gboolean ssim_budget_check(const SsimModel *model, const SsimParallel *par, gboo
  */
 gboolean ssim_budget_check_time(const SsimModel *model, const SsimCluster *cluster,
                                 const SsimParallel *par, GError **error);
+
+/* ---- host memory (--max-memory) ---------------------------------------------------------- */
+
+/*
+ * How a run holds its ops, which decides its memory: one representative graph (pp ranks), that
+ * graph plus per-GPU state for every copy (--exact, replicated), or the explicit per-GPU graph
+ * (--exact-graph, or --exact with a timeline, traces or plots).
+ */
+typedef enum {
+    SSIM_MEMORY_REPRESENTATIVE,
+    SSIM_MEMORY_REPLICATED,
+    SSIM_MEMORY_EXPLICIT,
+} SsimMemoryMode;
+
+/*
+ * Bytes of host memory per *estimated* op (ssim_budget_estimate, itself 1.6 to 2x the ops
+ * built), from the growth of the resident set across runs that keep their graph and timeline
+ * (tests/run/test_budget.c; GPT-J and GPT-3 175B, every schedule and recompute mode, both graph
+ * modes: 71 to 168 bytes, the most under full recompute) and rounded up: a graph op (plan,
+ * graph, timeline, runtime state); and a replicated copy of one (its state and times in the
+ * runtime: 17.5 bytes per copy built, GPT-3 175B on 128 A100s under --exact).
+ */
+#define SSIM_BYTES_PER_GRAPH_OP 200.0
+#define SSIM_BYTES_PER_OP_COPY  16.0
+
+typedef struct {
+    SsimMemoryMode mode;
+    double graph_ops; /* estimated ops of the graph the run builds */
+    double op_copies; /* estimated per-GPU op copies a replicated run keeps (0 otherwise) */
+    double bytes;     /* the estimate */
+} SsimMemoryEstimate;
+
+void ssim_budget_memory_estimate(const SsimModel *model, const SsimParallel *par,
+                                 SsimMemoryMode mode, SsimMemoryEstimate *out);
+
+/* The default --max-memory: 75% of the memory this process may use (ssim_alloc_available_bytes);
+ * 0 (no limit) when that cannot be read. */
+guint64 ssim_budget_memory_default(void);
+
+/*
+ * Refuses (FALSE, SSIM_RUN_ERROR_MEMORY, "max_memory: ...") a configuration whose estimate,
+ * times `held` (runs whose graphs are kept at once, as compare keeps one per policy), exceeds
+ * `max_memory` (0: ssim_budget_memory_default(); G_MAXUINT64: no limit).  The message names the
+ * estimate and what reduces it: the representative mode, fewer microbatches, --max-memory.
+ */
+gboolean ssim_budget_check_memory(const SsimModel *model, const SsimParallel *par,
+                                  SsimMemoryMode mode, guint held, guint64 max_memory,
+                                  GError **error);
+
+/*
+ * During a run: FALSE (SSIM_RUN_ERROR_MEMORY) when the process's resident memory
+ * (ssim_alloc_resident_bytes) exceeds `max_memory` (0: the default; G_MAXUINT64: none) at `when`
+ * ("after lowering"), naming the estimate made before the work (`estimate` bytes, 0 when none) for
+ * comparison.
+ */
+gboolean ssim_budget_check_resident(guint64 max_memory, const char *when, double estimate,
+                                    GError **error);
 
 G_END_DECLS

@@ -49,6 +49,9 @@ typedef struct {
     gboolean ignore_memory;
     SsimPlacement placement; /* the shifts and auto's budget; the kind is each policy's */
     guint64 max_ops, max_events;
+    /* Host memory (SsimSimConfig.max_memory): every policy's graph and timeline are kept for the
+     * report, so the estimate of one run times the policies must fit before the first runs. */
+    guint64 max_memory;
 } SsimCompareSpec;
 
 /* One policy's run. */

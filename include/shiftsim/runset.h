@@ -30,6 +30,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimRunSet, ssim_run_set_free)
 /* The limits every simulation of the set runs under (SsimSimConfig.max_ops and .max_events;
  * 0, the default, for each: SSIM_MAX_OPS_DEFAULT and no event budget). */
 void ssim_run_set_set_limits(SsimRunSet *set, guint64 max_ops, guint64 max_events);
+/* Host memory per simulation (SsimSimConfig.max_memory; 0: the default). */
+void ssim_run_set_set_max_memory(SsimRunSet *set, guint64 max_memory);
 guint ssim_run_set_n(const SsimRunSet *set);
 const SsimMeasuredRun *ssim_run_set_run(const SsimRunSet *set, guint i);
 const SsimCluster *ssim_run_set_cluster(const SsimRunSet *set, guint i);

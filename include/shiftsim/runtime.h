@@ -160,12 +160,15 @@ typedef struct {
     double overlap_slowdown;
     SsimRunLimits limits;
     const SsimReplication *replication; /* NULL: every rank is one GPU */
+    /* When not 0: once its state is allocated, the run fails (SSIM_RUN_ERROR_MEMORY) if the
+     * process's heap (alloc.h) is over this many bytes, before the replay starts. */
+    guint64 max_memory;
 } SsimRunConfig;
 
 #define SSIM_RUN_CONFIG_INIT                                                                       \
     {                                                                                              \
         .cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,       \
-        .replication = NULL                                                                        \
+        .replication = NULL, .max_memory = 0                                                       \
     }
 
 /* ssim_runtime_run() with every knob. */

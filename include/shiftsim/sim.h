@@ -84,6 +84,10 @@ typedef struct {
      * fails with SSIM_RUN_ERROR_LIMIT and no figures. */
     guint64 max_ops;
     guint64 max_events;
+    /* Host memory (budget.h): the run's estimate is checked against it before lowering, and the
+     * process's resident memory after lowering, after placement and once the replay's state is
+     * allocated (SSIM_RUN_ERROR_MEMORY).  0: ssim_budget_memory_default(); G_MAXUINT64: none. */
+    guint64 max_memory;
     /* When not NULL, receives the processor time each phase took (benchmarks; never printed by
      * the reporters, since it differs between runs). */
     struct SsimSimTimes *times;

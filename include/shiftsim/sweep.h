@@ -66,6 +66,7 @@ typedef struct {
     gboolean exact; /* simulate every GPU (SsimSimConfig.exact) */
     /* Limits of each configuration (SsimSimConfig.max_ops, .max_events; 0: the defaults). */
     guint64 max_ops, max_events;
+    guint64 max_memory; /* SsimSimConfig.max_memory (0: the default) */
 } SsimSweepSpec;
 
 /*

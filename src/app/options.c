@@ -101,6 +101,11 @@ static const Option options[SSIM_OPT_N] = {
                              IN(LIMITS, SsimCliLimits, max_events), "N",
                              "Stop a replay after N events and fail without figures (default: no "
                              "limit)"},
+    [SSIM_OPT_MAX_MEMORY] = {"max-memory", 0, G_OPTION_ARG_STRING,
+                             IN(LIMITS, SsimCliLimits, max_memory_text), "BYTES",
+                             "Refuse a run whose memory estimate, or whose heap while it runs, "
+                             "exceeds BYTES (e.g. 16GiB, 12G; default 75% of this machine's "
+                             "memory)"},
 };
 
 /* The long name of SSIM_OPT_<opt>, for messages. */
@@ -369,16 +374,31 @@ GOptionEntry ssim_cli_limits_entry(SsimCliLimits *limits, SsimCliOption opt, con
 
 void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits)
 {
-    memset(limits, 0, sizeof *limits);
+    memset(limits, 0, sizeof *limits); /* the caller's storage may be uninitialised */
     add_group(context, LIMITS, limits);
 }
 
-int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits)
+void ssim_cli_limits_clear(SsimCliLimits *limits)
+{
+    g_clear_pointer(&limits->max_memory_text, g_free);
+}
+
+int ssim_cli_check_limits(const char *verb, SsimCliLimits *limits)
 {
     if (limits->max_ops < 0)
         return ssim_cli_usage_error(verb, "--%s: must not be negative", NAME(MAX_OPS));
     if (limits->max_events < 0)
         return ssim_cli_usage_error(verb, "--%s: must not be negative", NAME(MAX_EVENTS));
+    limits->max_memory = 0;
+    if (limits->max_memory_text != NULL &&
+        (!ssim_bytes_parse(limits->max_memory_text, &limits->max_memory) ||
+         limits->max_memory == 0)) {
+        g_autofree char *shown = ssim_text_excerpt(limits->max_memory_text, 64);
+        return ssim_cli_usage_error(verb,
+                                    "--%s: '%s' is not a positive byte size (e.g. 16GiB, 12G, "
+                                    "500MB)",
+                                    NAME(MAX_MEMORY), shown);
+    }
     return SSIM_EXIT_OK;
 }
 

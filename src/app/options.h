@@ -8,7 +8,7 @@
  *                  the per-field options (--dp ... --order)
  *   SsimCliPlace   the placement pass: --placement, --shift
  *   SsimCliOutput  what is written where: --format, --output
- *   SsimCliLimits  the budgets of a simulation: --max-ops, --max-events
+ *   SsimCliLimits  the budgets of a simulation: --max-ops, --max-events, --max-memory
  *
  * A verb lists its options in one GOptionEntry table, in the order its --help shows them: a
  * shared option is a ssim_cli_*_entry() row, given the verb's own help text where the verb
@@ -66,6 +66,7 @@ typedef enum {
     /* SsimCliLimits */
     SSIM_OPT_MAX_OPS,
     SSIM_OPT_MAX_EVENTS,
+    SSIM_OPT_MAX_MEMORY,
     SSIM_OPT_N
 } SsimCliOption;
 
@@ -174,19 +175,26 @@ int ssim_cli_output_format(const char *verb, const SsimCliOutput *output, SsimFo
 
 /*
  * --max-ops N: the op budget of one lowering (0, the default, means SSIM_MAX_OPS_DEFAULT);
- * --max-events N: the event budget of one replay (0, the default, means none).  Copy them into
- * each SsimSimConfig (or sweep spec, or run set).
+ * --max-events N: the event budget of one replay (0, the default, means none);
+ * --max-memory BYTES: host memory (budget.h; a byte size, ssim_bytes_parse: 16GiB, 12G; the
+ * default 75% of this machine's memory), parsed by ssim_cli_check_limits into `max_memory` (0:
+ * the default).  Copy them into each SsimSimConfig (or sweep spec, or run set).
  */
 typedef struct {
     gint64 max_ops;
     gint64 max_events;
+    char *max_memory_text;
+    guint64 max_memory;
 } SsimCliLimits;
+
+void ssim_cli_limits_clear(SsimCliLimits *limits);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimCliLimits, ssim_cli_limits_clear)
 
 GOptionEntry ssim_cli_limits_entry(SsimCliLimits *limits, SsimCliOption opt, const char *help);
 /* Zeroes `limits` and adds both options with the shared texts. */
 void ssim_cli_add_limits(GOptionContext *context, SsimCliLimits *limits);
-/* Neither limit may be negative. */
-int ssim_cli_check_limits(const char *verb, const SsimCliLimits *limits);
+/* Neither count may be negative; --max-memory must be a positive byte size. */
+int ssim_cli_check_limits(const char *verb, SsimCliLimits *limits);
 /*
  * The parse of a verb that simulates and takes no positional argument: adds the limits, parses
  * (ssim_cli_parse), refuses a leftover argument and checks the limits.

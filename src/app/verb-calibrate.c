@@ -153,7 +153,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     gint folds = 5, every = 1, max_iter = 200, jobs = 0, scan = 5;
     gdouble tolerance = 1e-3;
     gboolean validate_all = FALSE;
-    SsimCliLimits limits;
+    g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs to fit (# shiftsim-runs v1 CSV)", "FILE"},
@@ -261,6 +261,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (set == NULL)
         return ssim_cli_runtime_error(error);
     ssim_run_set_set_limits(set, (guint64)limits.max_ops, (guint64)limits.max_events);
+    ssim_run_set_set_max_memory(set, limits.max_memory);
     const char *start_name = job.cluster ? job.cluster : ssim_runs_get(runs, 0)->cluster;
     g_autoptr(SsimCluster) start = ssim_cluster_load(start_name, &error);
     if (start == NULL)

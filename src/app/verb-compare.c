@@ -48,7 +48,7 @@ int ssim_verb_compare(int argc, char **argv)
     g_autofree char *policies = NULL, *trace = NULL, *plot = NULL;
     gint top = 8, budget = SSIM_CLI_UNSET;
     gboolean exact = FALSE, ignore_memory = FALSE;
-    SsimCliLimits limits;
+    g_auto(SsimCliLimits) limits = {0};
     job.nodes = 2;
     GOptionEntry entries[] = {
         ssim_cli_job_entry(&job, SSIM_OPT_MODEL,
@@ -127,7 +127,8 @@ int ssim_verb_compare(int argc, char **argv)
                             .exact = exact,
                             .ignore_memory = ignore_memory,
                             .max_ops = (guint64)limits.max_ops,
-                            .max_events = (guint64)limits.max_events};
+                            .max_events = (guint64)limits.max_events,
+                            .max_memory = limits.max_memory};
     if ((rc = ssim_cli_place_parse(VERB, &place, &spec.placement)) != SSIM_EXIT_OK)
         return rc;
     if (SSIM_CLI_GIVEN(budget))

@@ -25,7 +25,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL;
     gint plot_ranks = 8;
-    SsimCliLimits budget = {0}; /* --max-events only: a graph file has no lowering to bound */
+    g_auto(SsimCliLimits) budget = {0}; /* --max-events only: a graph file has no lowering */
     double tflops = 500, hbm = 3000;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,

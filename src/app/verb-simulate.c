@@ -31,7 +31,7 @@ int ssim_verb_simulate(int argc, char **argv)
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
     gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
-    SsimCliLimits limits;
+    g_auto(SsimCliLimits) limits = {0};
     /* After the job options (--model ... --order), before the placement ones. */
     GOptionEntry run_entries[] = {
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
@@ -144,6 +144,7 @@ int ssim_verb_simulate(int argc, char **argv)
     config.flow_network = network_name && strcmp(network_name, "flow") == 0;
     config.max_ops = (guint64)limits.max_ops;
     config.max_events = (guint64)limits.max_events;
+    config.max_memory = limits.max_memory;
     config.profile = profile;
     config.explain = explain_costs ? &explain : NULL;
     config.class_explain = explain_costs ? &class_explain : NULL;

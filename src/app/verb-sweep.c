@@ -94,7 +94,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     g_autofree char *plot = NULL, *shard = NULL;
     gint gpus = SSIM_CLI_UNSET, jobs = 0, top = 10;
     gboolean exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
-    SsimCliLimits limits;
+    g_auto(SsimCliLimits) limits = {0};
     /* The split's counts and the schedule, placement and recompute mode are lists here. */
     GOptionEntry entries[] = {
         ssim_cli_job_entry(&job, SSIM_OPT_MODEL,
@@ -207,6 +207,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     spec.exact = exact;
     spec.max_ops = (guint64)limits.max_ops;
     spec.max_events = (guint64)limits.max_events;
+    spec.max_memory = limits.max_memory;
     spec.base.allow_cross_node_tp = cross_node_tp;
     if (cross_node_tp)
         ssim_sweep_spec_default_tp(&spec, cluster);

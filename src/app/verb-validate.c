@@ -31,7 +31,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *runs_path = NULL, *plot = NULL;
     gint jobs = 0, every = 1;
-    SsimCliLimits limits;
+    g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs (# shiftsim-runs v1 CSV; default the bundled " DEFAULT_RUNS ")", "FILE"},
@@ -92,6 +92,7 @@ int ssim_verb_validate(int argc, char **argv)
     if (set == NULL)
         return ssim_cli_runtime_error(error);
     ssim_run_set_set_limits(set, (guint64)limits.max_ops, (guint64)limits.max_events);
+    ssim_run_set_set_max_memory(set, limits.max_memory);
     guint n = ssim_run_set_n(set);
     g_autofree double *pred = g_new0(double, MAX(n, 1u));
     g_autofree double *meas = g_new0(double, MAX(n, 1u));

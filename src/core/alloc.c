@@ -2,8 +2,11 @@
 #include <shiftsim/alloc.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define HUGE_PAGE ((gsize)2 << 20)
 #define LARGE     ((gsize)2 << 20)
@@ -61,4 +64,45 @@ void ssim_array_make_room(GArray *a, gsize *cap, guint n)
     g_array_set_size(a, (guint)want); /* the room exists once the elements do */
     g_array_set_size(a, len);         /* GLib never shrinks the storage */
     *cap = want;
+}
+
+guint64 ssim_alloc_resident_bytes(void)
+{
+    unsigned long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    if (resident > 0)
+        return (guint64)resident * (guint64)sysconf(_SC_PAGESIZE);
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (guint64)ru.ru_maxrss * 1024 : 0;
+}
+
+/* A cgroup limit file's value ("max" or unreadable: 0). */
+static guint64 cgroup_limit(const char *path)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        return 0;
+    guint64 v = 0;
+    if (!g_ascii_string_to_unsigned(g_strstrip(text), 10, 1, G_MAXUINT64, &v, NULL))
+        return 0;
+    return v;
+}
+
+guint64 ssim_alloc_available_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    guint64 phys = pages > 0 && page > 0 ? (guint64)pages * (guint64)page : 0;
+    const char *files[] = {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+    for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+        guint64 lim = cgroup_limit(files[i]);
+        if (lim > 0 && (phys == 0 || lim < phys))
+            phys = lim;
+    }
+    return phys;
 }

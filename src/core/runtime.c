@@ -773,6 +773,17 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         for (guint c = 0; c < nc; c++)
             r.word[AT(&r, c, i)] = WITH_STATE(preds, WAITING);
     }
+    /* The state is allocated: the host-memory budget is checked once, before the replay. */
+    if (config->max_memory != 0 && ssim_alloc_resident_bytes() > config->max_memory) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY,
+                    "max_memory: the process holds %.3g GB resident with the replay's state of "
+                    "%" G_GUINT64_FORMAT " op copies allocated, over the limit of %.3g GB "
+                    "(--max-memory)",
+                    (double)ssim_alloc_resident_bytes() / 1e9, (guint64)total,
+                    (double)config->max_memory / 1e9);
+        run_free(&r);
+        return NULL;
+    }
     /* ready, start and end need no initial value: a run that returns a timeline has set them
      * for every op copy (every op finished), and a failed run frees them. */
     r.ops = ssim_graph_ops(g);

@@ -11,6 +11,7 @@
  */
 #include <shiftsim/budget.h>
 
+#include <shiftsim/alloc.h>
 #include <shiftsim/types.h>
 
 /* Ops per layer and microbatch, all of forward, recompute, backward and their TP collectives. */
@@ -84,4 +85,91 @@ gboolean ssim_budget_check_time(const SsimModel *model, const SsimCluster *clust
         return FALSE;
     }
     return TRUE;
+}
+
+/* ---- host memory ------------------------------------------------------------------------- */
+
+void ssim_budget_memory_estimate(const SsimModel *model, const SsimParallel *par,
+                                 SsimMemoryMode mode, SsimMemoryEstimate *out)
+{
+    SsimOpEstimate rep, all;
+    ssim_budget_estimate(model, par, FALSE, &rep);
+    ssim_budget_estimate(model, par, TRUE, &all);
+    out->mode = mode;
+    out->graph_ops = mode == SSIM_MEMORY_EXPLICIT ? all.ops : rep.ops;
+    out->op_copies = mode == SSIM_MEMORY_REPLICATED ? all.ops : 0;
+    out->bytes = out->graph_ops * SSIM_BYTES_PER_GRAPH_OP + out->op_copies * SSIM_BYTES_PER_OP_COPY;
+}
+
+guint64 ssim_budget_memory_default(void)
+{
+    return ssim_alloc_available_bytes() / 4 * 3;
+}
+
+static double gb(double bytes)
+{
+    return bytes / 1e9;
+}
+
+/* The limit in force: 0 is the default, which may itself be 0 (unknown: none). */
+static guint64 limit_of(guint64 max_memory)
+{
+    if (max_memory == 0)
+        max_memory = ssim_budget_memory_default();
+    return max_memory == 0 ? G_MAXUINT64 : max_memory;
+}
+
+gboolean ssim_budget_check_memory(const SsimModel *model, const SsimParallel *par,
+                                  SsimMemoryMode mode, guint held, guint64 max_memory,
+                                  GError **error)
+{
+    guint64 limit = limit_of(max_memory);
+    if (limit == G_MAXUINT64)
+        return TRUE;
+    SsimMemoryEstimate est;
+    ssim_budget_memory_estimate(model, par, mode, &est);
+    double need = est.bytes * MAX(held, 1u);
+    if (need <= (double)limit)
+        return TRUE;
+    static const char *const how[] = {"the representative graph",
+                                      "the representative graph and every GPU's copy (--exact)",
+                                      "the explicit per-GPU graph (--exact-graph, or --exact with "
+                                      "a timeline, traces or plots)"};
+    g_autofree char *times =
+        held > 1 ? g_strdup_printf(" x %u runs held at once", held) : g_strdup("");
+    g_autofree char *copies = est.op_copies > 0
+                                  ? g_strdup_printf(" + %.3g op copies x %.0f bytes", est.op_copies,
+                                                    SSIM_BYTES_PER_OP_COPY)
+                                  : g_strdup("");
+    g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY,
+                "max_memory: %s would need about %.3g GB of host memory (%.3g ops x %.0f "
+                "bytes%s%s), over the limit of %.3g GB (--max-memory%s); %suse fewer "
+                "microbatches (a smaller --global-batch) or raise --max-memory",
+                how[mode], gb(need), est.graph_ops, SSIM_BYTES_PER_GRAPH_OP, copies, times,
+                gb((double)limit), max_memory == 0 ? ", default 75% of this machine's memory" : "",
+                mode == SSIM_MEMORY_REPRESENTATIVE ? ""
+                                                   : "simulate one representative per stage "
+                                                     "(drop --exact and --exact-graph), ");
+    return FALSE;
+}
+
+gboolean ssim_budget_check_resident(guint64 max_memory, const char *when, double estimate,
+                                    GError **error)
+{
+    guint64 limit = limit_of(max_memory);
+    if (limit == G_MAXUINT64)
+        return TRUE;
+    guint64 held = ssim_alloc_resident_bytes();
+    if (held <= limit)
+        return TRUE;
+    g_autofree char *est = estimate > 0 ? g_strdup_printf(" (the estimate before the work was "
+                                                          "%.3g GB)",
+                                                          gb(estimate))
+                                        : g_strdup("");
+    g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY,
+                "max_memory: the process holds %.3g GB resident %s%s, over the limit of %.3g GB "
+                "(--max-memory); simulate one representative per stage (drop --exact), use fewer "
+                "microbatches or raise --max-memory",
+                gb((double)held), when, est, gb((double)limit));
+    return FALSE;
 }

@@ -390,9 +390,21 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     SsimOpEstimate est;
     ssim_budget_estimate(model, par, opts.exact, &est);
     opts.expected_ops = est.ops < 1e9 ? (gsize)est.ops : 0;
+    /* Host memory: the estimate before anything is built, the resident memory after each big phase.
+     */
+    SsimMemoryMode mode = !config->exact ? SSIM_MEMORY_REPRESENTATIVE
+                          : replicate    ? SSIM_MEMORY_REPLICATED
+                                         : SSIM_MEMORY_EXPLICIT;
+    SsimMemoryEstimate mem;
+    ssim_budget_memory_estimate(model, par, mode, &mem);
+    guint64 mem_limit = config->max_memory ? config->max_memory : ssim_budget_memory_default();
+    if (!ssim_budget_check_memory(model, par, mode, 1, config->max_memory, error))
+        return FALSE;
     lap(config, &mark, &times->prepare);
     g_autoptr(SsimLowered) lowered = ssim_lower(model, par, sched, &opts, error);
     if (lowered == NULL)
+        return FALSE;
+    if (!ssim_budget_check_resident(config->max_memory, "after lowering", mem.bytes, error))
         return FALSE;
     lap(config, &mark, &times->lower);
     const SsimGraph *graph = ssim_lowered_graph(lowered);
@@ -424,6 +436,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.cost = cost;
     rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
     rc.limits.max_events = config->max_events;
+    rc.max_memory = mem_limit == G_MAXUINT64 ? 0 : mem_limit;
     g_autoptr(SsimNet) net = NULL;
     g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;
@@ -467,6 +480,9 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
             return FALSE;
         }
     }
+    if (config->placement != NULL &&
+        !ssim_budget_check_resident(config->max_memory, "after placement", mem.bytes, error))
+        return FALSE;
     /* Count only the final replay, not the candidates a placement search replayed. */
     if (profiled)
         ssim_profiled_reset_explain(profiled);

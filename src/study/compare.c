@@ -11,6 +11,7 @@
 #include <shiftsim/compare.h>
 
 #include <shiftsim/place.h>
+#include <shiftsim/budget.h>
 
 #include <string.h>
 
@@ -160,6 +161,13 @@ SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacementKi
     if (spec->pick_recompute && !spec->ignore_memory)
         par.recompute = pick_recompute(spec);
 
+    /* Each policy keeps its graph (explicit per GPU under exact: the report needs the timeline)
+     * and timeline until the report is written. */
+    if (ssim_parallel_validate(&par, spec->model, spec->cluster, NULL) &&
+        !ssim_budget_check_memory(spec->model, &par,
+                                  spec->exact ? SSIM_MEMORY_EXPLICIT : SSIM_MEMORY_REPRESENTATIVE,
+                                  n, spec->max_memory, error))
+        return NULL;
     g_autoptr(SsimCompare) cmp = g_new0(SsimCompare, 1);
     cmp->model = spec->model;
     cmp->cluster = spec->cluster;
@@ -184,7 +192,8 @@ SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacementKi
                                 .placement = &pl,
                                 .report = &r->report,
                                 .max_ops = spec->max_ops,
-                                .max_events = spec->max_events};
+                                .max_events = spec->max_events,
+                                .max_memory = spec->max_memory};
         if (!ssim_simulate(&config, &r->result, &r->lowered, &r->timeline, error)) {
             g_prefix_error(error, "placement %s: ", ssim_placement_kind_name(r->kind));
             return NULL;

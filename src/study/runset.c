@@ -27,6 +27,7 @@ typedef struct {
 struct SsimRunSet {
     GArray *rows;                /* SetRow */
     guint64 max_ops, max_events; /* SsimSimConfig's limits (0: the defaults) */
+    guint64 max_memory;
 };
 
 static void set_row_clear(gpointer p)
@@ -109,6 +110,11 @@ void ssim_run_set_free(SsimRunSet *set)
         return;
     g_array_free(set->rows, TRUE);
     g_free(set);
+}
+
+void ssim_run_set_set_max_memory(SsimRunSet *set, guint64 max_memory)
+{
+    set->max_memory = max_memory;
 }
 
 void ssim_run_set_set_limits(SsimRunSet *set, guint64 max_ops, guint64 max_events)
@@ -194,7 +200,8 @@ static gpointer predict_worker(gpointer data)
                                 .par = &row->run.par,
                                 .ignore_memory = TRUE,
                                 .max_ops = job->set->max_ops,
-                                .max_events = job->set->max_events};
+                                .max_events = job->set->max_events,
+                                .max_memory = job->set->max_memory};
         SsimResult result;
         g_autoptr(GError) error = NULL;
         if (ssim_simulate(&config, &result, NULL, NULL, &error)) {

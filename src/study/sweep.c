@@ -351,7 +351,8 @@ void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
                             .par = &row->par,
                             .exact = sweep->spec.exact,
                             .max_ops = sweep->spec.max_ops,
-                            .max_events = sweep->spec.max_events};
+                            .max_events = sweep->spec.max_events,
+                            .max_memory = sweep->spec.max_memory};
     /* The memory half first: it tells an illegal split (no peak) from one that does not fit, and
      * under auto it picks the first recompute mode that fits. */
     guint first = row->auto_recompute ? SSIM_RECOMPUTE_NONE : row->par.recompute;

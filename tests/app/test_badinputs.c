@@ -773,3 +773,45 @@ Test(badinputs, mfu_bounds)
     g_autofree char *nan = ssim_mfu_implausible(NAN, 0, "x");
     cr_assert_not_null(nan);
 }
+
+/* ---- the memory budget ---------------------------------------------------------------------- */
+
+/* --max-memory: the estimate is checked before anything is lowered, in every verb that
+ * simulates; the message names the estimate and the option that reduces it. */
+Test(badinputs, max_memory_refuses_before_the_work, .init = redirect, .timeout = 60)
+{
+    const char *sim[] = {"shiftsim", "simulate", "--exact-graph", "--max-memory", "20MB"};
+    cr_assert_eq(cli(G_N_ELEMENTS(sim), sim), 1);
+    const char *cmp[] = {"shiftsim", "compare", "--exact", "--max-memory", "20MB"};
+    cr_assert_eq(cli(G_N_ELEMENTS(cmp), cmp), 1);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_str_empty(out);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "max_memory: the explicit per-GPU graph (--exact-graph"), "%s", err);
+    cr_assert(strstr(err, "x 4 runs held at once"), "%s", err);
+    cr_assert(strstr(err, "over the limit of 0.02 GB (--max-memory)"), "%s", err);
+    cr_assert(strstr(err, "drop --exact"), "%s", err);
+    const char *bad[][2] = {
+        {"--max-memory", "0"}, {"--max-memory", "-1G"}, {"--max-memory", "lots"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *argv[] = {"shiftsim", "sweep", bad[i][0], bad[i][1]};
+        cr_assert_eq(cli(4, argv), 2, "%s %s", bad[i][0], bad[i][1]);
+    }
+}
+
+/* In a sweep the row is a limit with reason max_memory; the others run. */
+Test(badinputs, sweep_row_over_max_memory_is_a_limit, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
+    const char *argv[] = {
+        "shiftsim", "sweep",        "--gpus", "8",  "--tp", "8",  "--pp", "1", "-v",
+        "1",        "-b",           "1",      "-s", "1f1b", "-q", "-k",   "0", "-B",
+        "4096",     "--max-memory", "16MB",   "-o", csv};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(csv, &text, NULL, NULL));
+    cr_assert(strstr(text, ",limit,max_memory,"), "%s", text);
+    g_unlink(csv);
+    g_rmdir(dir);
+}

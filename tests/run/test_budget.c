@@ -5,7 +5,10 @@
  * limit with the estimate's factors in the message.
  */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <shiftsim/alloc.h>
 #include <shiftsim/budget.h>
+#include <shiftsim/sim.h>
 #include <shiftsim/lower.h>
 #include <shiftsim/schedule.h>
 
@@ -71,4 +74,136 @@ Test(budget, check_refuses_past_the_limit)
     cr_assert_not(ssim_budget_check(model, &par, FALSE, G_MAXUINT64, &error));
     cr_assert(strstr(error->message, "2000000 microbatches") != NULL, "%s", error->message);
     g_clear_error(&error);
+}
+
+/* ---- host memory ----------------------------------------------------------------------------- */
+
+/* Sanitizers and valgrind multiply what every allocation costs in resident memory. */
+static gboolean memory_is_instrumented(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return TRUE;
+#else
+    const char *preload = g_getenv("LD_PRELOAD");
+    return preload != NULL && strstr(preload, "vgpreload") != NULL;
+#endif
+}
+
+/* The memory a run holds at its largest point (graph and timeline kept, as --timeline and
+ * compare keep them) against the estimate: an upper bound, and not an absurd one.  Measured as
+ * the growth of the resident set (alloc.h) across the run, which pages freed and taken again
+ * can only understate, so the bound is checked with a margin of a quarter. */
+static void check_memory_bound(const char *spec, gboolean exact_graph)
+{
+    if (memory_is_instrumented())
+        return;
+    g_autoptr(SsimModel) model = ssim_model_default();
+    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert(ssim_parallel_parse(&par, spec, NULL), "%s", spec);
+    ssim_cluster_set_nodes(cluster, ssim_parallel_world(&par) / cluster->gpus_per_node);
+    guint64 before = ssim_alloc_resident_bytes();
+    cr_assert_gt(before, 0);
+    SsimSimConfig config = {.model = model,
+                            .cluster = cluster,
+                            .par = &par,
+                            .exact = exact_graph,
+                            .exact_graph = exact_graph,
+                            .ignore_memory = TRUE};
+    SsimResult result;
+    SsimLowered *lowered = NULL;
+    SsimTimeline *tl = NULL;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&config, &result, &lowered, &tl, &error), "%s: %s", spec,
+              error ? error->message : "");
+    double held = (double)(ssim_alloc_resident_bytes() - MIN(before, ssim_alloc_resident_bytes()));
+    SsimMemoryEstimate est;
+    ssim_budget_memory_estimate(
+        model, &par, exact_graph ? SSIM_MEMORY_EXPLICIT : SSIM_MEMORY_REPRESENTATIVE, &est);
+    cr_assert(est.bytes >= held && est.bytes <= 8 * held,
+              "%s%s: estimate %.0f bytes, held %.0f (%u ops)", spec,
+              exact_graph ? " (explicit)" : "", est.bytes, held, result.n_ops);
+    ssim_timeline_free(tl);
+    ssim_lowered_free(lowered);
+}
+
+/* Each in its own process (a parameterised test), so the resident set starts fresh. */
+typedef struct {
+    char spec[64];
+    int exact_graph;
+} MemCase;
+
+static MemCase mem_cases[] = {
+    {"dp=1,tp=8,pp=4,mb=1,gbs=256", 0},
+    {"dp=4,tp=2,pp=4,mb=2,gbs=256,recompute=full", 0},
+    {"dp=1,tp=8,pp=4,mb=1,gbs=128,recompute=selective", 0},
+    {"dp=4,tp=4,pp=2,mb=1,gbs=128,schedule=interleaved,v=2", 0},
+    {"dp=1,tp=8,pp=4,mb=1,gbs=64,recompute=full", 1},
+    {"dp=2,tp=4,pp=2,mb=1,gbs=32", 1},
+};
+
+ParameterizedTestParameters(budget, memory_estimate_bounds_what_a_run_holds)
+{
+    return cr_make_param_array(MemCase, mem_cases, G_N_ELEMENTS(mem_cases));
+}
+
+ParameterizedTest(MemCase *c, budget, memory_estimate_bounds_what_a_run_holds, .timeout = 60)
+{
+    check_memory_bound(c->spec, c->exact_graph != 0);
+}
+
+/* Modes order as their state does, the held count multiplies, and a refusal names the estimate,
+ * the limit and what reduces it. */
+Test(budget, memory_check_refuses_with_the_estimate_and_the_remedy)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert(ssim_parallel_parse(&par, "dp=4,tp=8,pp=4,mb=1,gbs=256", NULL));
+    SsimMemoryEstimate rep, repl, expl;
+    ssim_budget_memory_estimate(model, &par, SSIM_MEMORY_REPRESENTATIVE, &rep);
+    ssim_budget_memory_estimate(model, &par, SSIM_MEMORY_REPLICATED, &repl);
+    ssim_budget_memory_estimate(model, &par, SSIM_MEMORY_EXPLICIT, &expl);
+    cr_assert(rep.bytes < repl.bytes && repl.bytes < expl.bytes, "%g %g %g", rep.bytes, repl.bytes,
+              expl.bytes);
+    guint64 limit = (guint64)(expl.bytes * 1.5);
+    cr_assert(ssim_budget_check_memory(model, &par, SSIM_MEMORY_EXPLICIT, 1, limit, NULL));
+    GError *error = NULL;
+    cr_assert_not(ssim_budget_check_memory(model, &par, SSIM_MEMORY_EXPLICIT, 2, limit, &error));
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY));
+    cr_assert(strstr(error->message, "max_memory:") && strstr(error->message, "x 2 runs held"),
+              "%s", error->message);
+    cr_assert(strstr(error->message, "drop --exact") && strstr(error->message, "--global-batch"),
+              "%s", error->message);
+    g_clear_error(&error);
+    cr_assert(ssim_budget_check_memory(model, &par, SSIM_MEMORY_EXPLICIT, 9, G_MAXUINT64, NULL));
+    /* The during-run check reads the heap: no process runs in one byte. */
+    cr_assert_not(ssim_budget_check_resident(1, "after lowering", 123e9, &error));
+    cr_assert(strstr(error->message, "after lowering") && strstr(error->message, "123 GB"), "%s",
+              error->message);
+    g_clear_error(&error);
+    cr_assert_gt(ssim_budget_memory_default(), 0);
+    cr_assert_leq(ssim_budget_memory_default(), ssim_alloc_available_bytes());
+}
+
+/* The runtime checks the heap once its state is allocated, before replaying. */
+Test(budget, runtime_checks_the_heap_before_replaying)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 0, "compute");
+    s.duration = 10;
+    ssim_graph_add_op(g, &s, NULL, 0);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    SsimRunConfig rc = SSIM_RUN_CONFIG_INIT;
+    rc.max_memory = 1;
+    GError *error = NULL;
+    cr_assert_null(ssim_runtime_run_config(g, &rc, &error));
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY), "%s",
+              error ? error->message : "");
+    g_clear_error(&error);
+    rc.max_memory = 0;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &rc, &error);
+    cr_assert_not_null(t);
 }
