@@ -116,6 +116,7 @@ static Bad bad_cases[] = {
     {"nccl-huge-size.json", K_NCCL_JSON, 0, "$.results[0].size"},
     /* Found by the nccltests fuzzer: an nthreads past 2^63 overflowed nthreads x ngpus. */
     {"nccl-fuzz-huge-nthreads.json", K_NCCL_JSON, 0, "$.config.devices"},
+    {"nccl-deep.json", K_NCCL_JSON, 1, "JSON nested deeper than 256 levels"},
     /* Results nccl-tests itself found wrong, and rank or device lines listed twice (two runs
      * concatenated), which inflated the rank count. */
     {"nccl-wrong.txt", K_NCCL, 27, "#wrong: 3 wrong results"},
@@ -145,6 +146,8 @@ static Bad bad_cases[] = {
     {"kineto-negative-dur.json", K_KINETO, 0, "traceEvents[0].dur: -10000"},
     {"kineto-huge-dur.json", K_KINETO, 0, "dur: 1.0000000000000001e+300"},
     {"kineto-wrong-type-dur.json", K_KINETO, 0, "traceEvents[0].dur: \"long\""},
+    /* Nested 75,000 levels in 150 KB: json-glib's recursion overflowed the stack. */
+    {"kineto-deep.json", K_KINETO, 1, "JSON nested deeper than 256 levels"},
     /* Malformed events are reported with their index, never dropped. */
     {"kineto-string-ts.json", K_KINETO, 0, "traceEvents[1].ts: \"soon\""},
     {"kineto-negative-bytes.json", K_KINETO, 0, "traceEvents[1].args.bytes: -4096"},
@@ -772,6 +775,19 @@ Test(badinputs, mfu_bounds)
     cr_assert_null(fine);
     g_autofree char *nan = ssim_mfu_implausible(NAN, 0, "x");
     cr_assert_not_null(nan);
+}
+
+/* The third JSON reader, Chakra's comm-group file, has the same bound. */
+Test(badinputs, deep_comm_group_json_is_refused, .init = redirect, .timeout = 60)
+{
+    g_autofree char *groups = bad_path("commgroup-deep.json");
+    g_autofree char *prefix = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "chakra",
+                                               "stg-gpt-dp2-tp2-pp2", "workload", NULL);
+    const char *argv[] = {"shiftsim", "replay", "--chakra", prefix, "--comm-group", groups};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *want = g_strdup_printf("%s:1: JSON nested deeper than 256 levels", groups);
+    cr_assert(strstr(err, want), "%s", err);
 }
 
 /* ---- the memory budget ---------------------------------------------------------------------- */

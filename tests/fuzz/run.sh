@@ -4,14 +4,19 @@
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]     (default: 60 seconds, every target)
 #
 # The library is compiled once by meson into build-fuzz/ with clang, AddressSanitizer,
-# UndefinedBehaviorSanitizer and libFuzzer's coverage instrumentation (the main build is not
-# touched); each tests/fuzz/fuzz_<target>.c is then linked against it.  Each target runs one at a
+# UndefinedBehaviorSanitizer and libFuzzer's coverage instrumentation, without link-time
+# optimisation (the project's default b_lto=true makes clang emit LLVM bitcode archives that the
+# targets' plain link cannot read; the main build is not touched); each
+# tests/fuzz/fuzz_<target>.c is then linked against it.  Each target runs one at a
 # time, starting from its seed corpus tests/fuzz/corpus/<target>/ (read only: new inputs go to
 # build-fuzz/corpus/<target>/), and stops at the first crash, leak, sanitizer report or hang
-# (-timeout, seconds per input), leaving the input in build-fuzz/crash-<target>-*.
+# (-timeout, seconds per input), leaving the input in build-fuzz/crash-<target>-*.  Inputs may be
+# up to FUZZ_MAX_LEN bytes (default 256 KiB: room for JSON nested past the readers' depth bound,
+# which a 150 KB file of 75,000 levels crossed when the cap was 64 KB).
 # The per-target line gives the executions, the coverage (edges) and the verdict.
 # Environment: CC (default clang), FUZZ_JOBS (ninja -j, default 2), FUZZ_ARGS (more libFuzzer
-# options), FUZZ_NICE (default 19).
+# options), FUZZ_NICE (default 19), FUZZ_MAX_LEN (bytes, default 262144), FUZZ_DIR (the build
+# directory, default build-fuzz).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -27,15 +32,20 @@ targets=("$@")
 
 export CC=${CC:-clang}
 san="-fsanitize=address,undefined"
-bdir=build-fuzz
+bdir=${FUZZ_DIR:-build-fuzz}
+setup=(-Dtests=disabled -Dcuda=disabled -Db_lundef=false -Db_lto=false
+    -Db_sanitize=address,undefined -Dbuildtype=debugoptimized
+    "-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined")
 if [ ! -f $bdir/build.ninja ]; then
-    meson setup $bdir -Dtests=disabled -Dcuda=disabled -Db_lundef=false \
-        -Db_sanitize=address,undefined -Dbuildtype=debugoptimized \
-        -Dc_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined" >/dev/null ||
-        exit 1
+    meson setup $bdir "${setup[@]}" >/dev/null || exit 1
+else
+    # A directory set up before b_lto was given keeps LTO: set every option again.
+    meson configure $bdir "${setup[@]}" >/dev/null 2>&1 || exit 1
 fi
-nice -n "${FUZZ_NICE:-19}" ninja -C $bdir -j "${FUZZ_JOBS:-2}" src/libshiftsim.a >/dev/null || {
-    echo "run.sh: building libshiftsim with $CC failed" >&2
+nice -n "${FUZZ_NICE:-19}" ninja -C $bdir -j "${FUZZ_JOBS:-2}" src/libshiftsim.a \
+    >$bdir/build.log 2>&1 || {
+    tail -20 $bdir/build.log >&2
+    echo "run.sh: building libshiftsim with $CC failed (log: $bdir/build.log)" >&2
     exit 1
 }
 libs=$(pkg-config --libs glib-2.0 json-glib-1.0 gsl libprotobuf-c)
@@ -63,7 +73,7 @@ for t in "${targets[@]}"; do
     mkdir -p $bdir/corpus/$t tests/fuzz/corpus/$t
     log=$bdir/fuzz_$t.log
     nice -n "${FUZZ_NICE:-19}" "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=65536 -print_final_stats=1 -artifact_prefix="$bdir/crash-$t-" \
+        -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$bdir/crash-$t-" \
         ${FUZZ_ARGS:-} $bdir/corpus/$t tests/fuzz/corpus/$t >"$log" 2>&1
     rc=$?
     rm -rf "${TMPDIR:?}"/ssim-fuzz-*
