@@ -6,6 +6,7 @@
  */
 #include "src/app/verbs.h"
 
+#include <shiftsim/budget.h>
 #include <shiftsim/chakra.h>
 #include <shiftsim/data.h>
 #include <shiftsim/graphfile.h>
@@ -25,7 +26,8 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL;
     gint plot_ranks = 8;
-    g_auto(SsimCliLimits) budget = {0}; /* --max-events only: a graph file has no lowering */
+    /* --max-events and --max-memory: a graph file has no lowering to bound */
+    g_auto(SsimCliLimits) budget = {0};
     double tflops = 500, hbm = 3000;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
@@ -48,6 +50,10 @@ int ssim_verb_replay(int argc, char **argv)
          "Stop at simulated time T (e.g. 10ms); a run that has not finished by then fails", "T"},
         ssim_cli_limits_entry(&budget, SSIM_OPT_MAX_EVENTS,
                               "Stop after N events (0 = no budget); a run cut short fails"),
+        ssim_cli_limits_entry(&budget, SSIM_OPT_MAX_MEMORY,
+                              "Fail before replaying when the process's resident memory, with the "
+                              "graph loaded and the replay's state allocated, exceeds BYTES "
+                              "(default 75% of this machine's memory)"),
         {"link-bw", 0, 0, G_OPTION_ARG_STRING, &link_bw,
          "Bandwidth of a communication link for ops without dur=, in bytes/s (default 100e9)",
          "BPS"},
@@ -151,7 +157,11 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_runtime_error(error);
 
     SsimCostModel model = ssim_simple_cost_model(&cost);
-    g_autoptr(SsimTimeline) t = ssim_runtime_run(graph, &model, &limits, &error);
+    SsimRunConfig run = SSIM_RUN_CONFIG_INIT;
+    run.cost = &model;
+    run.limits = limits;
+    run.max_memory = budget.max_memory ? budget.max_memory : ssim_budget_memory_default();
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(graph, &run, &error);
     if (t == NULL) {
         g_prefix_error(&error, "%s: ", path);
         return ssim_cli_runtime_error(error);
