@@ -270,10 +270,9 @@ static void refuse_time(Run *r, guint32 i, guint n_ranks, SsimTime duration, gbo
         const SsimOp *op = &r->ops[i];
         char label[128], flops[G_ASCII_DTOSTR_BUF_SIZE];
         g_autofree char *what =
-            is_end ? g_strdup_printf("would end after t = %" G_GINT64_FORMAT
-                                     " ns + %" G_GINT64_FORMAT " ns, past the %" G_GINT64_FORMAT
-                                     " ns (292 years) simulated time can hold",
-                                     r->now, duration, (SsimTime)SSIM_TIME_NEVER)
+            is_end ? g_strdup_printf("would end at t = %" G_GINT64_FORMAT " ns + %" G_GINT64_FORMAT
+                                     " ns, past the 2^63 ns (292 years) simulated time can hold",
+                                     r->now, duration)
                    : g_strdup("has no finite cost (infinite, NaN, or past 2^63 ns)");
         g_set_error(&r->time_error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME,
                     "op %u '%s' (rank %u) %s; its inputs: %" G_GUINT64_FORMAT " bytes, %s FLOPs, "

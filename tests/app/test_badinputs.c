@@ -2,9 +2,12 @@
  * The bad-input corpus (tests/data/bad/): every broken file, fed to the verb that reads its
  * format through ssim_cli_main(), must give a non-zero exit and a message on stderr naming the
  * file and, where the format has them, the line and the field.  Then the limits (an op budget
- * checked before lowering, an event budget on the replay) and the guarantee that a failing run
- * leaves neither a half-written output nor a temporary file behind.  Inputs the fuzzers
- * (tests/fuzz/) found crashing are kept here as regression cases too.
+ * checked before lowering, an event budget on the replay, host memory) and the guarantee that a
+ * failing run leaves neither a half-written output nor a temporary file behind; and one section
+ * per class of docs/robustness.md ("What each class of hostile input gets"): output paths,
+ * inputs that are not files, time that cannot overflow, honest exits, importers that refuse or
+ * warn, the memory budget.  Inputs the fuzzers (tests/fuzz/) found crashing are kept here as
+ * regression cases too.
  *
  * Parameters are inline arrays, not pointers: Criterion copies them into the test's process.
  */
