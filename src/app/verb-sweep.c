@@ -12,6 +12,7 @@
  */
 #include "src/app/verbs.h"
 
+#include <shiftsim/budget.h>
 #include <shiftsim/report.h>
 #include <shiftsim/sweep.h>
 
@@ -49,6 +50,29 @@ static void progress_cb(guint done, guint total, double elapsed, gpointer user)
         fprintf(stderr, "%s: %u/%u configurations (%.0f%%), %.1f/s, ETA %.0f s\n", p->what, done,
                 total, total ? 100.0 * done / total : 100.0, rate, eta);
     }
+}
+
+/*
+ * How many configurations can be simulated at once within the memory budget: the limit over the
+ * largest estimate among the rows that fit it at all (a row over it alone is refused as a limit
+ * row, whatever the threads).  Only the speed depends on it, never the output.
+ */
+static guint threads_that_fit(const SsimSweep *sweep, const SsimModel *model, gboolean exact,
+                              guint64 max_memory)
+{
+    guint64 limit = max_memory ? max_memory : ssim_budget_memory_default();
+    if (limit == 0)
+        return G_MAXUINT;
+    double most = 0;
+    for (guint i = 0; i < ssim_sweep_n_configs(sweep); i++) {
+        SsimMemoryEstimate est;
+        ssim_budget_memory_estimate(model, &ssim_sweep_row(sweep, i)->par,
+                                    exact ? SSIM_MEMORY_REPLICATED : SSIM_MEMORY_REPRESENTATIVE,
+                                    &est);
+        if (est.bytes <= (double)limit)
+            most = MAX(most, est.bytes);
+    }
+    return most > 0 ? (guint)MIN((double)limit / most, (double)G_MAXUINT) : G_MAXUINT;
 }
 
 static gboolean parse_list(const char *text, const char *opt, SsimSweepInts *list, int *rc)
@@ -239,6 +263,15 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     }
     guint first = shard_i + shard_n * rank, stride = shard_n * size;
     guint threads = jobs > 0 ? (guint)jobs : g_get_num_processors();
+    guint fit = threads_that_fit(sweep, model, exact, limits.max_memory);
+    if (fit < threads) {
+        if (!quiet && rank == 0)
+            fprintf(stderr,
+                    "shiftsim sweep: %u thread%s instead of %u: the largest configuration's "
+                    "memory estimate fits %u time%s in --max-memory\n",
+                    fit, fit == 1 ? "" : "s", threads, fit, fit == 1 ? "" : "s");
+        threads = fit;
+    }
     Progress prog = {.tty = isatty(STDERR_FILENO) == 1, .last = 0, .what = "shiftsim sweep"};
     gint64 t0 = g_get_monotonic_time();
     guint evaluated =

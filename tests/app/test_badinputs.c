@@ -834,3 +834,31 @@ Test(badinputs, sweep_row_over_max_memory_is_a_limit, .init = redirect, .timeout
     g_unlink(csv);
     g_rmdir(dir);
 }
+
+/* A sweep runs no more configurations at once than fit in --max-memory (here the larger of two
+ * rows is estimated at 185 MB, so one at a time within 300 MB); the CSV is the same whatever the
+ * threads. */
+Test(badinputs, sweep_threads_fit_the_memory_budget, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *a = g_build_filename(dir, "a.csv", NULL);
+    g_autofree char *b = g_build_filename(dir, "b.csv", NULL);
+    const char *one[] = {"shiftsim", "sweep", "--gpus", "8",   "--tp", "8",    "--pp", "1",
+                         "-v",       "1",     "-b",     "1,2", "-s",   "1f1b", "-r",   "none",
+                         "-B",       "512",   "-k",     "0",   "-j",   "1",    "-o",   a};
+    cr_assert_eq(cli(G_N_ELEMENTS(one), one), 0);
+    const char *many[] = {"shiftsim",     "sweep", "--gpus", "8",   "--tp", "8",    "--pp", "1",
+                          "-v",           "1",     "-b",     "1,2", "-s",   "1f1b", "-r",   "none",
+                          "-B",           "512",   "-k",     "0",   "-j",   "8",    "-o",   b,
+                          "--max-memory", "300MB"};
+    cr_assert_eq(cli(G_N_ELEMENTS(many), many), 0);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "1 thread instead of 8"), "%s", err);
+    g_autofree char *ta = NULL, *tb = NULL;
+    cr_assert(g_file_get_contents(a, &ta, NULL, NULL) && g_file_get_contents(b, &tb, NULL, NULL));
+    cr_assert_str_eq(ta, tb);
+    cr_assert_null(strstr(tb, ",limit,"), "%s", tb);
+    g_unlink(a);
+    g_unlink(b);
+    g_rmdir(dir);
+}
