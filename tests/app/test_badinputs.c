@@ -862,3 +862,23 @@ Test(badinputs, sweep_threads_fit_the_memory_budget, .init = redirect, .timeout 
     g_unlink(b);
     g_rmdir(dir);
 }
+
+/* A profile imported from a tiny Kineto trace extrapolates GPT-J's GEMMs into a step of half an
+ * hour: the figures are printed, with a warning that names the MFU. */
+Test(badinputs, implausible_profile_step_is_warned_about, .init = redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *prof = g_build_filename(dir, "k.csv", NULL);
+    g_autofree char *trace = g_build_filename(SSIM_TEST_DATA, "kineto", "small.json", NULL);
+    const char *import[] = {"shiftsim", "calibrate", "--kineto", trace, "--emit-profile", prof};
+    cr_assert_eq(cli(G_N_ELEMENTS(import), import), 0);
+    const char *sim[] = {"shiftsim", "simulate", "--profile", prof,   "--nodes",
+                         "1",        "--tp",     "8",         "--pp", "1"};
+    cr_assert_eq(cli(G_N_ELEMENTS(sim), sim), 0);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "shiftsim simulate: warning: the step simulated with profile"), "%s",
+              err);
+    cr_assert(strstr(err, "below 1%"), "%s", err);
+    g_unlink(prof);
+    g_rmdir(dir);
+}
