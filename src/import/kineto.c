@@ -44,8 +44,12 @@ static gint64 member_int(JsonObject *o, const char *name, gint64 dflt)
     GType t = json_node_get_value_type(n);
     if (t == G_TYPE_INT64)
         return json_node_get_int(n);
-    if (t == G_TYPE_DOUBLE)
-        return (gint64)json_node_get_double(n);
+    if (t == G_TYPE_DOUBLE) {
+        /* Converting a double past 2^63 (or NaN) to an integer is undefined (the fuzzer found a
+         * 1e24): such a value is no integer this importer can use. */
+        double v = json_node_get_double(n);
+        return v > -9.2e18 && v < 9.2e18 ? (gint64)v : dflt;
+    }
     if (t == G_TYPE_STRING) {
         const char *s = json_node_get_string(n);
         char *end = NULL;
@@ -142,6 +146,9 @@ static JsonArray *input_dims(JsonObject *args, guint i)
     return JSON_NODE_HOLDS_ARRAY(d) ? json_node_get_array(d) : NULL;
 }
 
+/* Dimension i of a shape (negative i counts from the end): a whole number in [0, 2^31), or -1
+ * for anything else (missing, text, a fraction, past 2^31: no real tensor, and products of such
+ * dimensions would overflow). */
 static gint64 dim_at(JsonArray *d, gint i)
 {
     guint len = json_array_get_length(d);
@@ -149,7 +156,22 @@ static gint64 dim_at(JsonArray *d, gint i)
         i += (gint)len;
     if (i < 0 || (guint)i >= len)
         return -1;
-    return json_array_get_int_element(d, (guint)i);
+    JsonNode *n = json_array_get_element(d, (guint)i);
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
+        return -1;
+    GType t = json_node_get_value_type(n);
+    double v = t == G_TYPE_INT64    ? (double)json_node_get_int(n)
+               : t == G_TYPE_DOUBLE ? json_node_get_double(n)
+                                    : -1;
+    return v >= 0 && v < 2147483648.0 && v == floor(v) ? (gint64)v : -1;
+}
+
+/* a * b for dimensions (each below 2^31), or -1 past 2^62 or when either is not a dimension. */
+static gint64 dim_mul(gint64 a, gint64 b)
+{
+    if (a < 0 || b < 0 || (b != 0 && a > (G_GINT64_CONSTANT(1) << 62) / b))
+        return -1;
+    return a * b;
 }
 
 /* Fills m, n, k, batch and dtype of a GEMM from its CPU op; FALSE when it is no GEMM. */
@@ -174,10 +196,10 @@ static gboolean gemm_shape(JsonObject *cpu, SsimProfileRow *row, const char **la
     gint64 k = dim_at(A, -1), n = dim_at(B, -1), m = dim_at(A, -2), batch = 1;
     if (lb == 2) {
         for (guint i = 0; i + 2 < la; i++)
-            m *= dim_at(A, (gint)i); /* [.., s, k] x [k, n]: one GEMM of all rows */
+            m = dim_mul(m, dim_at(A, (gint)i)); /* [.., s, k] x [k, n]: one GEMM of all rows */
     } else {
         for (guint i = 0; i + 2 < la; i++)
-            batch *= dim_at(A, (gint)i);
+            batch = dim_mul(batch, dim_at(A, (gint)i));
     }
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return FALSE;

@@ -17,6 +17,7 @@
 #include <shiftsim/runs.h>
 #include "src/app/cli.h"
 #include <shiftsim/graphfile.h>
+#include <shiftsim/kineto.h>
 #include <shiftsim/nccltests.h>
 #include <shiftsim/profile.h>
 #include <shiftsim/output.h>
@@ -881,4 +882,31 @@ Test(badinputs, implausible_profile_step_is_warned_about, .init = redirect, .tim
     cr_assert(strstr(err, "below 1%"), "%s", err);
     g_unlink(prof);
     g_rmdir(dir);
+}
+
+/* Found by the kineto fuzzer (third campaign): "In msg nelems": 1e024 was converted to an
+ * integer (undefined; UBSan).  Such a count is no integer the importer can use: the kernel is
+ * imported without a shape and counted as such.  Huge tensor dimensions likewise. */
+Test(badinputs, kineto_huge_numbers_are_not_converted)
+{
+    g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "kineto", "huge-nelems.json", NULL);
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(path, &text, &len, NULL));
+    SsimKinetoSummary sum;
+    GError *error = NULL;
+    g_autoptr(SsimProfile) p = ssim_kineto_load_data(text, (gssize)len, path, &sum, &error);
+    cr_assert_not_null(p, "%s", error ? error->message : "");
+    cr_assert_eq(sum.comm, 0);
+    cr_assert_geq(sum.unmapped, 1);
+    const char *dims = "{\"traceEvents\": ["
+                       "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, "
+                       "\"dur\": 5, \"args\": {\"External id\": 1, \"Input Dims\": "
+                       "[[4e18, 4e18, 64, 64], [64, 32]]}},"
+                       "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 2, "
+                       "\"dur\": 3, \"args\": {\"External id\": 1}}]}";
+    g_autoptr(SsimProfile) q = ssim_kineto_load_data(dims, -1, "dims.json", &sum, &error);
+    cr_assert_not_null(q, "%s", error ? error->message : "");
+    cr_assert_eq(sum.gemm, 0);
+    cr_assert_eq(sum.unmapped, 1);
 }
