@@ -42,6 +42,15 @@ static inline SsimTime ssim_time_add(SsimTime a, SsimTime b)
     return r;
 }
 
+/* t * n for t >= 0, saturating at SSIM_TIME_NEVER (exact below it, unlike ssim_time_scale). */
+static inline SsimTime ssim_time_mul(SsimTime t, guint64 n)
+{
+    SsimTime r;
+    if (G_UNLIKELY(n > (guint64)INT64_MAX || __builtin_mul_overflow(t, (SsimTime)n, &r)))
+        return t == 0 || n == 0 ? 0 : SSIM_TIME_NEVER;
+    return r;
+}
+
 /* t * factor rounded to the nearest nanosecond, for t >= 0 and factor >= 0, saturating at
  * SSIM_TIME_NEVER (NaN too). */
 SsimTime ssim_time_scale(SsimTime t, double factor);

@@ -225,11 +225,12 @@ static SsimTime alone_flows(Comm *cm, const Inst *in, const Layout *l)
         AlikeSteps alike[2];
         guint n = algo->alike(l, in, alike);
         for (guint i = 0; i < n; i++)
-            t += (SsimTime)alike[i].times * alone_step(cm, in, l, alike[i].like);
+            t = ssim_time_add(
+                t, ssim_time_mul(alone_step(cm, in, l, alike[i].like), (guint64)alike[i].times));
         return t;
     }
     for (guint32 s = 0; s < in->n_steps; s++)
-        t += alone_step(cm, in, l, s);
+        t = ssim_time_add(t, alone_step(cm, in, l, s));
     return t;
 }
 
@@ -237,7 +238,7 @@ static SsimTime alone_alphas(const Comm *cm, const Inst *in, const Layout *l)
 {
     SsimTime t = 0;
     for (guint32 s = 0; s < in->n_steps; s++)
-        t += step_alpha(cm, in, l, s);
+        t = ssim_time_add(t, step_alpha(cm, in, l, s));
     return t;
 }
 
@@ -285,7 +286,7 @@ static SsimTime prepare_inst(Comm *cm, Inst *in, const Layout *l, guint32 first_
     if (v == NULL) {
         v = g_new0(AloneVal, 1);
         v->flows = alone_flows(cm, in, l);
-        v->nominal = v->flows + alone_alphas(cm, in, l);
+        v->nominal = ssim_time_add(v->flows, alone_alphas(cm, in, l));
         v->total = v->latency = -1;
         g_hash_table_insert(cm->alone, g_memdup2(&key, sizeof key), v);
     }
@@ -310,7 +311,7 @@ static SsimTime prepare_inst(Comm *cm, Inst *in, const Layout *l, guint32 first_
         v->latency = latency;
         v->scale = (double)(total - latency) / (double)v->flows;
         in->scale = v->scale;
-        v->calibrated = latency + alone_flows(cm, in, l);
+        v->calibrated = ssim_time_add(latency, alone_flows(cm, in, l));
     }
     in->scale = v->scale;
     return v->calibrated;

@@ -15,6 +15,10 @@ Test(types, time_add_saturates_instead_of_wrapping)
     cr_assert_eq(ssim_time_add(SSIM_TIME_NEVER - 5, 6), SSIM_TIME_NEVER);
     cr_assert_eq(ssim_time_add(SSIM_TIME_NEVER, SSIM_TIME_NEVER), SSIM_TIME_NEVER);
     cr_assert_eq(ssim_time_add(INT64_MIN, -1), INT64_MIN);
+    cr_assert_eq(ssim_time_mul(3, 4), 12);
+    cr_assert_eq(ssim_time_mul(SSIM_TIME_NEVER / 2, 3), SSIM_TIME_NEVER);
+    cr_assert_eq(ssim_time_mul(0, G_MAXUINT64), 0);
+    cr_assert_eq(ssim_time_mul(1, G_MAXUINT64), SSIM_TIME_NEVER);
     cr_assert(ssim_time_is_finite(0));
     cr_assert(ssim_time_is_finite(SSIM_TIME_NEVER - 1));
     cr_assert_not(ssim_time_is_finite(SSIM_TIME_NEVER));
