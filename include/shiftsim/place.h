@@ -59,7 +59,10 @@ char *ssim_shift_to_string(guint mask);
 /*
  * The ops of the critical path of a replayed graph, last first: from the op that ends last, each
  * step goes to the predecessor (dependency, stream predecessor, or a matched partner's
- * predecessor) whose end bound the op's start.  Caller frees the array (guint32 op indices).
+ * predecessor) whose end bound the op's start; with programs (graph.h), a predecessor in another
+ * program stands for that program's last op to end, and an op in a program may also be bound by
+ * what opened its program (the previous program's last op, or its last input from outside).
+ * Caller frees the array (guint32 op indices).
  */
 GArray *ssim_critical_path(const SsimGraph *graph, const SsimTimeline *timeline);
 

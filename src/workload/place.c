@@ -59,6 +59,50 @@ char *ssim_shift_to_string(guint mask)
 
 /* ---- critical path ----------------------------------------------------------------------- */
 
+/* Of two ops, the one that ends later (ties: the smaller index); either may be SSIM_NONE. */
+static guint32 later(const SsimTimeline *tl, guint32 a, guint32 b)
+{
+    if (a == SSIM_NONE)
+        return b;
+    if (b == SSIM_NONE)
+        return a;
+    return tl->end[b] > tl->end[a] || (tl->end[b] == tl->end[a] && b < a) ? b : a;
+}
+
+/*
+ * With programs (graph.h), what bounds an op's start also includes its program's gate: each
+ * program's last op to end (`last`, whose end is when the program's outputs exist) and the input
+ * that ended last among the program's inputs from outside and its predecessor program (`gate`).
+ * A predecessor in another program is represented by that program's last op.
+ */
+static void program_bounds(const SsimGraph *g, const SsimTimeline *tl, const guint32 *prog,
+                           guint32 *last, guint32 *gate)
+{
+    guint32 n = ssim_graph_n_ops(g), np = ssim_graph_n_programs(g);
+    for (guint32 p = 0; p < np; p++)
+        last[p] = gate[p] = SSIM_NONE;
+    for (guint32 i = 0; i < n; i++)
+        if (prog[i] != SSIM_NONE)
+            last[prog[i]] = later(tl, last[prog[i]], i);
+    for (guint32 p = 0; p < np; p++) {
+        guint32 prev = ssim_graph_program_prev(g, p);
+        if (prev != SSIM_NONE)
+            gate[p] = last[prev];
+        guint n_ops;
+        const guint32 *ops = ssim_graph_program_ops(g, p, &n_ops);
+        for (guint k = 0; k < n_ops; k++) {
+            guint nd;
+            const guint32 *d = ssim_graph_deps(g, ops[k], &nd);
+            for (guint j = 0; j <= nd; j++) {
+                guint32 c = j < nd ? d[j] : ssim_graph_stream_prev(g, ops[k]);
+                if (c == SSIM_NONE || prog[c] == p)
+                    continue;
+                gate[p] = later(tl, gate[p], prog[c] == SSIM_NONE ? c : last[prog[c]]);
+            }
+        }
+    }
+}
+
 GArray *ssim_critical_path(const SsimGraph *g, const SsimTimeline *tl)
 {
     GArray *path = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -68,6 +112,12 @@ GArray *ssim_critical_path(const SsimGraph *g, const SsimTimeline *tl)
     const guint32 *mfirst, *mops, *mexp;
     ssim_graph_match_csr(g, &mfirst, &mops, &mexp);
     const SsimOp *ops = ssim_graph_ops(g);
+    const guint32 *prog = ssim_graph_op_programs(g);
+    guint32 np = ssim_graph_n_programs(g);
+    g_autofree guint32 *prog_last = prog ? g_new(guint32, MAX(np, 1)) : NULL;
+    g_autofree guint32 *prog_gate = prog ? g_new(guint32, MAX(np, 1)) : NULL;
+    if (prog != NULL)
+        program_bounds(g, tl, prog, prog_last, prog_gate);
     guint32 cur = 0;
     for (guint32 i = 1; i < n; i++)
         if (tl->end[i] > tl->end[cur])
@@ -89,8 +139,13 @@ GArray *ssim_critical_path(const SsimGraph *g, const SsimTimeline *tl)
             guint nd;
             const guint32 *d = ssim_graph_deps(g, q, &nd);
             guint32 prev = ssim_graph_stream_prev(g, q);
-            for (guint j = 0; j <= nd; j++) {
-                guint32 c = j < nd ? d[j] : prev;
+            gboolean gated = prog != NULL && prog[q] != SSIM_NONE;
+            for (guint j = 0; j <= nd + (gated ? 1 : 0); j++) {
+                guint32 c = j < nd ? d[j] : j == nd ? prev : prog_gate[prog[q]];
+                /* An input from another program exists when that program's last op ends. */
+                if (c != SSIM_NONE && prog != NULL && prog[c] != SSIM_NONE &&
+                    (prog[q] == SSIM_NONE || prog[c] != prog[q]))
+                    c = prog_last[prog[c]];
                 if (c == SSIM_NONE || seen[c] || tl->end[c] > start)
                     continue;
                 if (best == SSIM_NONE || tl->end[c] > tl->end[best] ||
