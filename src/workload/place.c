@@ -1,20 +1,31 @@
 /*
- * Placement (include/shiftsim/place.h): the `--shift` words, the policy registry and the pass
- * driver, and the critical path that `auto` follows.  The plan the passes change is plan.c's;
- * the rules they share are place-moves.c's; each policy is a place-<name>.c.
+ * Placement (include/shiftsim/place.h): the extension words (`--shift`), gradient site lists
+ * (`--commshift-grads`), the policy registry and names ("alpa+early-dp"), the pass driver, and
+ * the critical path that `auto` follows.  The plan the passes change is plan.c's; the rules they
+ * share are place-moves.c's; each policy is a place-<name>.c.
  *
  * The registry is an X-macro (SSIM_PLACEMENT_LIST), so names, summaries, native schedules and
  * passes cannot drift apart.  ssim_place_apply() starts every pass from the lowering's placement
  * (ssim_plan_reset), so a pass never sees what an earlier one did; a pass that builds on another
- * (commshift on the baseline) calls it itself.
+ * (commshift on alpa's compiler defaults) calls it itself.
  */
 #include <shiftsim/place.h>
 
 #include <string.h>
 
-/* ---- shifts ------------------------------------------------------------------------------ */
+/* ---- extensions ------------------------------------------------------------------------- */
 
-static const char *const shift_names[] = {"dp", "pp", "tp"};
+static const char *const shift_names[] = {"early-dp", "async-pp", "late-tp"};
+static const char *const shift_aliases[] = {"dp", "pp", "tp"};
+
+/* The mask of extension word `w` (a name or an old alias), 0 when it is none. */
+static guint shift_bit(const char *w)
+{
+    for (guint k = 0; k < G_N_ELEMENTS(shift_names); k++)
+        if (strcmp(w, shift_names[k]) == 0 || strcmp(w, shift_aliases[k]) == 0)
+            return 1u << k;
+    return 0;
+}
 
 gboolean ssim_shift_parse(const char *list, guint *mask, GError **error)
 {
@@ -22,25 +33,21 @@ gboolean ssim_shift_parse(const char *list, guint *mask, GError **error)
     g_auto(GStrv) words = g_strsplit(list ? list : "", ",", -1);
     for (guint i = 0; words[i]; i++) {
         const char *w = g_strstrip(words[i]);
-        if (*w == '\0')
+        if (*w == '\0' || strcmp(w, "none") == 0)
             continue;
         if (strcmp(w, "all") == 0) {
             m |= SSIM_SHIFT_ALL;
             continue;
         }
-        if (strcmp(w, "none") == 0)
-            continue;
-        gboolean found = FALSE;
-        for (guint k = 0; k < G_N_ELEMENTS(shift_names); k++)
-            if (strcmp(w, shift_names[k]) == 0) {
-                m |= 1u << k;
-                found = TRUE;
-            }
-        if (!found) {
+        guint bit = shift_bit(w);
+        if (bit == 0) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "shift: unknown relocation '%s' (known: dp, pp, tp, all, none)", w);
+                        "shift: unknown extension '%s' (known: early-dp, async-pp, late-tp, or "
+                        "dp, pp, tp; all, none)",
+                        w);
             return FALSE;
         }
+        m |= bit;
     }
     *mask = m;
     return TRUE;
@@ -54,6 +61,120 @@ char *ssim_shift_to_string(guint mask)
             g_string_append_printf(s, "%s%s", s->len ? "," : "", shift_names[k]);
     if (s->len == 0)
         g_string_append(s, "none");
+    return g_string_free(s, FALSE);
+}
+
+/* ---- gradient sites ----------------------------------------------------------------------- */
+
+/* One site of a list: a layer index, "embed" or "head". */
+static gboolean parse_site(const char *w, guint32 *site)
+{
+    if (strcmp(w, "embed") == 0 || strcmp(w, "embedding") == 0) {
+        *site = SSIM_SITE_EMBED;
+        return TRUE;
+    }
+    if (strcmp(w, "head") == 0) {
+        *site = SSIM_SITE_HEAD;
+        return TRUE;
+    }
+    if (!g_ascii_isdigit(*w))
+        return FALSE;
+    char *end = NULL;
+    guint64 v = g_ascii_strtoull(w, &end, 10);
+    if (end == NULL || *end != '\0' || v >= SSIM_SITE_EMBED)
+        return FALSE;
+    *site = (guint32)v;
+    return TRUE;
+}
+
+gboolean ssim_site_set_parse(const char *text, SsimSiteSet *set, GError **error)
+{
+    SsimSiteSet out = {.all = FALSE, .n = 0};
+    g_auto(GStrv) words = g_strsplit(text ? text : "", ",", -1);
+    gboolean any = FALSE;
+    for (guint i = 0; words[i]; i++) {
+        char *w = g_strstrip(words[i]);
+        if (*w == '\0')
+            continue;
+        any = TRUE;
+        if (strcmp(w, "all") == 0) {
+            out.all = TRUE;
+            continue;
+        }
+        if (strcmp(w, "none") == 0)
+            continue;
+        guint32 lo, hi;
+        char *dash = strchr(w, '-');
+        gboolean ok;
+        if (dash != NULL) {
+            *dash = '\0';
+            ok = parse_site(w, &lo) && parse_site(dash + 1, &hi) && lo < SSIM_SITE_EMBED &&
+                 hi < SSIM_SITE_EMBED && lo <= hi;
+            *dash = '-';
+        } else {
+            ok = parse_site(w, &lo);
+            hi = lo;
+        }
+        if (!ok) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "gradients: '%s' is not a layer, a range LO-HI of layers, embed or head "
+                        "(or all, none)",
+                        w);
+            return FALSE;
+        }
+        if (out.n == SSIM_SITE_SET_MAX) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "gradients: more than %u items", SSIM_SITE_SET_MAX);
+            return FALSE;
+        }
+        out.lo[out.n] = lo;
+        out.hi[out.n++] = hi;
+    }
+    if (!any) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "gradients: give all, none or a list of layers (e.g. 0-13,embed)");
+        return FALSE;
+    }
+    *set = out;
+    return TRUE;
+}
+
+gboolean ssim_site_set_has(const SsimSiteSet *set, guint32 site)
+{
+    if (set->all)
+        return TRUE;
+    for (guint i = 0; i < set->n; i++)
+        if (site >= set->lo[i] && site <= set->hi[i])
+            return TRUE;
+    return FALSE;
+}
+
+static void append_site(GString *s, guint32 site)
+{
+    if (site == SSIM_SITE_EMBED)
+        g_string_append(s, "embed");
+    else if (site == SSIM_SITE_HEAD)
+        g_string_append(s, "head");
+    else
+        g_string_append_printf(s, "%u", site);
+}
+
+char *ssim_site_set_to_string(const SsimSiteSet *set)
+{
+    if (set->all)
+        return g_strdup("all");
+    if (set->n == 0)
+        return g_strdup("none");
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < set->n; i++) {
+        if (i > 0)
+            g_string_append_c(s, ',');
+        append_site(s, set->lo[i]);
+        if (set->hi[i] != set->lo[i]) {
+            g_string_append_c(s, '-');
+            append_site(s, set->hi[i]);
+        }
+    }
     return g_string_free(s, FALSE);
 }
 
@@ -192,12 +313,90 @@ const char *ssim_placement_kind_schedule(SsimPlacementKind kind)
 
 gboolean ssim_placement_kind_from_name(const char *name, SsimPlacementKind *out)
 {
+    if (name && strcmp(name, "baseline") == 0) {
+        *out = SSIM_PLACEMENT_XLA;
+        return TRUE;
+    }
     for (guint i = 0; i < SSIM_PLACEMENT_N; i++)
         if (name && strcmp(name, placements[i].name) == 0) {
             *out = (SsimPlacementKind)i;
             return TRUE;
         }
     return FALSE;
+}
+
+const char *ssim_placement_alias_note(const char *name)
+{
+    if (name && (strcmp(name, "baseline") == 0 || g_str_has_prefix(name, "baseline+")))
+        return "placement 'baseline' is now called 'xla' (GSPMD's lock-step pipeline); the "
+               "paper's baseline is 'alpa'";
+    return NULL;
+}
+
+SsimPlacementKind ssim_placement_kind_for_schedule(const char *schedule)
+{
+    if (schedule && g_str_has_prefix(schedule, "alpa"))
+        return SSIM_PLACEMENT_ALPA;
+    if (schedule && strcmp(schedule, "xla") == 0)
+        return SSIM_PLACEMENT_XLA;
+    return SSIM_PLACEMENT_MEGATRON;
+}
+
+guint ssim_placement_shifts(const SsimPlacement *p)
+{
+    guint m = p->shifts;
+    if (m & SSIM_SHIFT_DEFAULT)
+        m = p->kind == SSIM_PLACEMENT_AUTO ? SSIM_SHIFT_ALL : 0;
+    if (p->lhs && p->kind != SSIM_PLACEMENT_MEGATRON)
+        m |= SSIM_SHIFT_TP | SSIM_SHIFT_DP;
+    return m;
+}
+
+gboolean ssim_placement_parse(const char *text, SsimPlacement *p, GError **error)
+{
+    g_auto(GStrv) words = g_strsplit(text ? text : "", "+", -1);
+    const char *name = words[0] ? g_strstrip(words[0]) : "";
+    SsimPlacementKind kind;
+    if (!ssim_placement_kind_from_name(name, &kind)) {
+        g_autofree char *names = ssim_placement_kind_list();
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "unknown placement '%s' (known: %s)", name, names);
+        return FALSE;
+    }
+    guint shifts = 0;
+    gboolean any = FALSE;
+    for (guint i = 1; words[i]; i++) {
+        const char *w = g_strstrip(words[i]);
+        guint bit = strcmp(w, "all") == 0 ? SSIM_SHIFT_ALL : shift_bit(w);
+        if (bit == 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "placement '%s': unknown extension '%s' (known: early-dp, async-pp, "
+                        "late-tp, all)",
+                        text, w);
+            return FALSE;
+        }
+        shifts |= bit;
+        any = TRUE;
+    }
+    p->kind = kind;
+    p->shifts = any ? shifts : SSIM_SHIFT_DEFAULT;
+    return TRUE;
+}
+
+guint64 ssim_placement_default_bucket(SsimPlacementKind kind, guint dp, SsimDtype dtype)
+{
+    if (kind != SSIM_PLACEMENT_MEGATRON)
+        return 0;
+    return MAX((guint64)40000000, (guint64)1000000 * dp) * ssim_dtype_size(dtype);
+}
+
+char *ssim_placement_to_string(const SsimPlacement *p)
+{
+    GString *s = g_string_new(ssim_placement_kind_name(p->kind));
+    for (guint k = 0; !(p->shifts & SSIM_SHIFT_DEFAULT) && k < G_N_ELEMENTS(shift_names); k++)
+        if (p->shifts & (1u << k))
+            g_string_append_printf(s, "+%s", shift_names[k]);
+    return g_string_free(s, FALSE);
 }
 
 char *ssim_placement_kind_list(void)
