@@ -581,8 +581,8 @@ static void launch_copies(Comm *cm, const Inst *in)
 }
 
 /*
- * Starts copy `copy` of `match` (copy 0: the graph's own GPUs), recording its time alone under
- * `slot` of `uncontended`.  A replicated run's `instance` is finished on its own; otherwise
+ * Starts copy `copy` of `match` (copy 0: the graph's own GPUs), adding its time alone to `slot`
+ * of `uncontended`.  A replicated run's `instance` is finished on its own; otherwise
  * (SSIM_NONE) the match's copies are started as load only with it.
  */
 static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy)
@@ -643,7 +643,9 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
     guint32 slot = instance == SSIM_NONE ? match : instance;
     if (slot >= cm->uncontended->len)
         g_array_set_size(cm->uncontended, MAX(slot + 1, 2 * cm->uncontended->len));
-    g_array_index(cm->uncontended, SsimTime, slot) = prepare_inst(cm, &in, l, mops[mfirst[match]]);
+    /* Added: a run that repeats its communication (SsimRunConfig.comm_repeat) starts a match
+     * that many times, and its time alone is that many times one run's. */
+    g_array_index(cm->uncontended, SsimTime, slot) += prepare_inst(cm, &in, l, mops[mfirst[match]]);
     launch(cm, &in);
     /* The copies carry the representative's calibration (they are the same collective). */
     if (instance == SSIM_NONE && copied)
