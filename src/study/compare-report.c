@@ -226,8 +226,10 @@ gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotSt
         bars[i].step = r->result.step_time;
         memcpy(bars[i].exposed, r->result.exposed, sizeof bars[i].exposed);
     }
-    g_autofree char *title = g_strdup_printf("%s, dp %u x tp %u x pp %u: step time by placement",
-                                             model->name, base->par.dp, base->par.tp, base->par.pp);
+    const SsimCluster *cl = ssim_compare_cluster(cmp);
+    g_autofree char *title =
+        g_strdup_printf("%s on %s, dp %u x tp %u x pp %u: step time by placement", model->name,
+                        cl->name, base->par.dp, base->par.tp, base->par.pp);
     SsimStepBars chart = {.bars = bars,
                           .n_bars = n,
                           .label = "policy",
@@ -249,9 +251,10 @@ gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotSt
     for (guint i = 0; i < n; i++) {
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         g_autofree char *gantt = g_strdup_printf("%s-%s%s", stem, name(r), ext);
-        g_autofree char *gantt_title = g_strdup_printf(
-            "%s, dp %u x tp %u x pp %u, placement %s (%s): %.3f ms", model->name, r->par.dp,
-            r->par.tp, r->par.pp, name(r), r->par.schedule, ms(r->result.step_time));
+        g_autofree char *gantt_title =
+            g_strdup_printf("%s on %s, dp %u x tp %u x pp %u, placement %s (schedule %s): %.3f ms",
+                            model->name, cl->name, r->par.dp, r->par.tp, r->par.pp, name(r),
+                            r->par.schedule, ms(r->result.step_time));
         if (!ssim_plot_gantt(ssim_lowered_graph(r->lowered), r->timeline, gantt, 8, gantt_title,
                              &one, error))
             return FALSE;
