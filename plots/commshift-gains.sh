@@ -12,7 +12,9 @@
 # batch dp * max(8, 4 pp) (so m = 8 microbatches for pp <= 2, 16 for pp = 4), the cheapest
 # recompute mode that fits, analytic costs.  tp ranges over the powers of two up to the GPUs per
 # node and the heads, pp over the divisors of GPT-J's 28 layers that divide the GPU count.
-# A split that fits under no recompute mode is listed as such.
+# A split that fits under no recompute mode is listed as such.  After the tables, the gain of a few
+# splits against the number of microbatches m (global batch dp * m), which the paper does not
+# give.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,10 +25,11 @@ clusters=("$@")
 
 # The gain (percent, one decimal) of commshift over alpa for a split and a repeat count, or "-"
 # when the split does not fit; also sets $recompute, $m, $gbs, $alpa_ms, $cs_ms.
-run() { # CLUSTER NODES DP TP PP REPEAT
-    local out
+run() { # CLUSTER NODES DP TP PP REPEAT [GLOBAL_BATCH]
+    local out batch=()
+    [ $# -lt 7 ] || batch=(-B "$7")
     if ! out=$("$shiftsim" compare -c "$1" -n "$2" --dp "$3" --tp "$4" --pp "$5" \
-        -P alpa,commshift --comm-repeat "$6" 2>/dev/null); then
+        -P alpa,commshift --comm-repeat "$6" "${batch[@]}" 2>/dev/null); then
         gain="-"
         return
     fi
@@ -71,4 +74,23 @@ for cluster in "${clusters[@]}"; do
         done
     done
     mv "$csv.tmp" "$csv"
+done
+
+# The gain against the number of microbatches, on the first cluster.
+cluster=${clusters[0]}
+echo
+echo "Commshift gain against microbatches m (global batch dp x m), GPT-J 6B on $cluster"
+echo
+echo "| GPUs | split (dp x tp x pp) | m = 4 | 8 | 16 | 32 | 64 |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for split in "32 4 2 4" "64 8 2 4" "64 16 2 2" "64 4 4 4"; do
+    read -r gpus dp tp pp <<<"$split"
+    gpn=$("$shiftsim" simulate -c "$cluster" -n 1 --tp 1 --pp 1 -f json --ignore-memory -r none \
+        2>/dev/null | sed -n 's/.*"gpus" : \([0-9]*\).*/\1/p')
+    row="| $gpus | $dp x $tp x $pp |"
+    for m in 4 8 16 32 64; do
+        run "$cluster" $((gpus / gpn)) "$dp" "$tp" "$pp" 1 $((dp * m))
+        row="$row ${gain}$([ "$gain" = "-" ] || echo %) |"
+    done
+    echo "$row"
 done
