@@ -118,8 +118,9 @@ void ssim_coll_layout_clear(Layout *l)
  * cycle in both directions (each ordered pair's link then carries the same share: 2 of 2 rings,
  * or 2 of 6), for 2 members the one ring; for more, the rings i -> i + s for every shift s prime
  * to n (every link alike when n is prime; the links of the other shifts stay idle otherwise).
- * Returns the number of rings and fills `next` (n per ring), at most n * n entries.
+ * Returns the number of rings and fills `next` (n per ring): at most MESH_RINGS_MAX(n) rings.
  */
+#define MESH_RINGS_MAX(n) ((n) == 4 ? 6u : (n))
 static guint mesh_rings(guint n, guint8 *next)
 {
     static const guint8 four[6][4] = {{0, 1, 2, 3}, {0, 3, 2, 1}, {0, 1, 3, 2},
@@ -178,7 +179,7 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
      * carrying `uses` of them. */
     guint uses = 1;
     if (ssim_net_topo(net)->fullmesh && l->n_nodes == 1 && n > 1 && n <= 64) {
-        l->mesh_next = g_new(guint8, (gsize)n * n);
+        l->mesh_next = g_new(guint8, (gsize)n * MESH_RINGS_MAX(n));
         l->channels = mesh_rings(n, l->mesh_next);
         uses = n == 4 ? 2 : 1;
     }
