@@ -61,8 +61,9 @@ static const Option options[SSIM_OPT_N] = {
                                "microbatch * max(8, 4 pp))"},
     [SSIM_OPT_SCHEDULE] = {"schedule", 's', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, schedule),
                            "NAME",
-                           "Pipeline schedule: gpipe, xla (lock-step with collective-permutes), "
-                           "1f1b (default), interleaved"},
+                           "Pipeline schedule: alpa (Alpa's MPMD 1F1B, one program per phase; "
+                           "the default), alpa-gpipe, 1f1b, gpipe, xla (lock-step with "
+                           "collective-permutes), interleaved; default the placement's"},
     [SSIM_OPT_RECOMPUTE] = {"recompute", 'r', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, recompute),
                             "MODE",
                             "Activation recomputation: none, selective (attention core) or full "

@@ -86,6 +86,7 @@ int ssim_verb_simulate(int argc, char **argv)
              "  shiftsim simulate --model gpt-3-175b --cluster dgx-a100 --nodes 128 --tp 8 "
              "--pp 16 \\\n      --global-batch 1536 --schedule interleaved -v 2 --recompute "
              "full\n"
+             "  shiftsim simulate -c tsubame4 -n 4 --tp 2 --pp 4 -p commshift --comm-repeat 2\n"
              "  shiftsim simulate --profile traces/vtrain-a100 --cluster dgx-a100 --nodes 1 "
              "--explain-costs\n\n"
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
