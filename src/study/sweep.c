@@ -70,6 +70,10 @@ void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint
     memset(spec, 0, sizeof *spec);
     spec->n_gpus = n_gpus;
     ssim_parallel_init(&spec->base);
+    /* Every row sets its own schedule and placement; the template names the sweep's defaults
+     * rather than the library's, so the CSV's base= does not name a placement no row ran. */
+    g_strlcpy(spec->base.schedule, "alpa", sizeof spec->base.schedule);
+    g_strlcpy(spec->base.placement, "alpa", sizeof spec->base.placement);
     spec->base.global_batch = 2 * n_gpus;
     ssim_sweep_spec_default_tp(spec, cluster);
     for (guint d = 1; d <= n_gpus; d++)
