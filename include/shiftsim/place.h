@@ -103,6 +103,8 @@ typedef struct {
 /* Parses a site list (see above); FALSE with SSIM_CONFIG_ERROR naming the bad item. */
 gboolean ssim_site_set_parse(const char *text, SsimSiteSet *set, GError **error);
 gboolean ssim_site_set_has(const SsimSiteSet *set, guint32 site);
+/* FALSE with SSIM_CONFIG_ERROR when the set names a layer the model lacks. */
+gboolean ssim_site_set_check(const SsimSiteSet *set, const SsimModel *model, GError **error);
 /* "all", "none" or the list ("0-13,embed"); caller frees. */
 char *ssim_site_set_to_string(const SsimSiteSet *set);
 

@@ -160,6 +160,12 @@ int ssim_verb_simulate(int argc, char **argv)
     if ((rc = ssim_cli_place_parse(VERB, &place, &placement)) != SSIM_EXIT_OK ||
         (rc = ssim_cli_place_comm_repeat(VERB, &place, &config.comm_repeat)) != SSIM_EXIT_OK)
         return rc;
+    if (place.commshift_grads && placement.kind != SSIM_PLACEMENT_COMMSHIFT &&
+        placement.kind != SSIM_PLACEMENT_AUTO)
+        fprintf(stderr,
+                "shiftsim simulate: --commshift-grads has no effect under placement %s "
+                "(only commshift and auto move gradients)\n",
+                ssim_placement_kind_name(placement.kind));
     g_strlcpy(par.placement, ssim_placement_kind_name(placement.kind), sizeof par.placement);
     if (!schedule_given)
         g_strlcpy(par.schedule, ssim_placement_kind_schedule(placement.kind), sizeof par.schedule);

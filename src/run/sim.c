@@ -301,6 +301,9 @@ static SsimSchedule *prepare(const SsimSimConfig *config, SsimMemory *peak, GErr
     const SsimParallel *par = config->par;
     if (!ssim_parallel_validate(par, config->model, config->cluster, error))
         return NULL;
+    if (config->placement != NULL &&
+        !ssim_site_set_check(&config->placement->grads, config->model, error))
+        return NULL;
     /* Before the schedule and the lowering allocate anything (include/shiftsim/budget.h). */
     if (!ssim_budget_check(config->model, par, config->exact, config->max_ops, error) ||
         !ssim_budget_check_time(config->model, config->cluster, par, error))

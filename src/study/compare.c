@@ -182,6 +182,8 @@ SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacement *
                               GError **error)
 {
     g_return_val_if_fail(spec != NULL && policies != NULL && n > 0, NULL);
+    if (!ssim_site_set_check(&spec->placement.grads, spec->model, error))
+        return NULL;
     SsimParallel par = spec->par;
     if (spec->pick_recompute && !spec->ignore_memory)
         par.recompute = pick_recompute(spec, policies, n);

@@ -233,6 +233,8 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: empty list", empty);
         return NULL;
     }
+    if (!ssim_site_set_check(&spec->placement.grads, model, error))
+        return NULL;
     guint pairs = 0, skipped = 0;
     for (guint a = 0; a < spec->tp.n; a++)
         for (guint b = 0; b < spec->pp.n; b++) {

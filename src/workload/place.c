@@ -139,6 +139,18 @@ gboolean ssim_site_set_parse(const char *text, SsimSiteSet *set, GError **error)
     return TRUE;
 }
 
+gboolean ssim_site_set_check(const SsimSiteSet *set, const SsimModel *model, GError **error)
+{
+    for (guint i = 0; !set->all && i < set->n; i++)
+        if (set->hi[i] < SSIM_SITE_EMBED && set->hi[i] >= model->layers) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "gradients: layer %u is out of range: %s has layers 0 to %u", set->hi[i],
+                        model->name, model->layers - 1);
+            return FALSE;
+        }
+    return TRUE;
+}
+
 gboolean ssim_site_set_has(const SsimSiteSet *set, guint32 site)
 {
     if (set->all)

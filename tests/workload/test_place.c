@@ -258,6 +258,16 @@ Test(place, shift_lists)
         cr_assert(g_str_has_prefix(error->message, "gradients: "), "%s", error->message);
         g_clear_error(&error);
     }
+    /* A layer the model lacks is refused, against the model (GPT-J: layers 0 to 27). */
+    g_autoptr(SsimModel) gptj = ssim_model_default();
+    cr_assert(ssim_site_set_parse("0-27,embed,head", &set, NULL));
+    cr_assert(ssim_site_set_check(&set, gptj, NULL));
+    cr_assert(ssim_site_set_parse("all", &set, NULL) && ssim_site_set_check(&set, gptj, NULL));
+    cr_assert(ssim_site_set_parse("3,20-28", &set, NULL));
+    cr_assert_not(ssim_site_set_check(&set, gptj, &error));
+    cr_assert_str_eq(error->message,
+                     "gradients: layer 28 is out of range: gpt-j-6b has layers 0 to 27");
+    g_clear_error(&error);
     cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, 8, SSIM_DTYPE_BF16),
                  80000000u);
     cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, 64, SSIM_DTYPE_BF16),
