@@ -10,7 +10,7 @@
  * gradient leaves at once, and the stage's all-reduce runs while the stages before it are still in
  * their backward, on other GPUs; only stage 0's stays exposed.  With one stage there is nothing to
  * overlap it with, and the step is exactly alpa's.  Without programs (other schedules) the rule
- * does not apply and nothing moves.
+ * does not apply: nothing moves, and the report says so.
  *
  * Invariant: the move goes through the shared rule (place-moves.c: ssim_place_dp_to_apply) and
  * so through ssim_plan_move_program(), which checks the programs' order and every data dependency
@@ -44,6 +44,11 @@ gboolean ssim_place_commshift(SsimPlan *plan, const SsimPlacement *placement,
         *key = ((gint64)o->rank << 32) | o->site;
         g_hash_table_add(sites, key);
     }
+    if (report && ssim_plan_n_programs(plan) == 0)
+        g_ptr_array_add(report->moves,
+                        g_strdup("dp: nothing moved: this schedule has no programs (commshift "
+                                 "moves the all-reduce between programs: use schedule alpa or "
+                                 "alpa-gpipe)"));
     if (report && g_hash_table_size(sites) > 0) {
         g_autofree char *which = ssim_site_set_to_string(&placement->grads);
         g_ptr_array_add(report->moves,

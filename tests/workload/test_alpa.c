@@ -227,6 +227,34 @@ Test(alpa, one_stage_gains_exactly_nothing)
     }
 }
 
+/* Without programs (schedule 1f1b) there is no apply_grad to move into: commshift moves nothing,
+ * runs exactly alpa's step, and its report says why instead of naming no move. */
+Test(alpa, commshift_without_programs_moves_nothing_and_says_so)
+{
+    SsimParallel par = split(2, 2, 2, 4);
+    g_strlcpy(par.schedule, "1f1b", sizeof par.schedule);
+    SsimPlacement alpa = policy(SSIM_PLACEMENT_ALPA, NULL);
+    SsimPlacement cs = policy(SSIM_PLACEMENT_COMMSHIFT, NULL);
+    cr_assert_eq(run(&par, &cs, NULL, 1, NULL, NULL).step_time,
+                 run(&par, &alpa, NULL, 1, NULL, NULL).step_time);
+    g_autoptr(SsimModel) model = ssim_model_default();
+    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
+    ssim_cluster_set_nodes(cluster, 1);
+    g_auto(SsimPlaceReport) report = {0};
+    ssim_place_report_init(&report);
+    SsimSimConfig c = {.model = model,
+                       .cluster = cluster,
+                       .par = &par,
+                       .ignore_memory = TRUE,
+                       .placement = &cs,
+                       .report = &report};
+    SsimResult r;
+    cr_assert(ssim_simulate(&c, &r, NULL, NULL, NULL));
+    cr_assert_eq(report.moves->len, 1);
+    cr_assert(g_str_has_prefix(g_ptr_array_index(report.moves, 0), "dp: nothing moved: "), "%s",
+              (const char *)g_ptr_array_index(report.moves, 0));
+}
+
 /* The gradient bytes of graph rank `rank` whose site is (or is not) in `set`. */
 static guint64 grad_bytes(const SsimLowered *l, guint32 rank, const SsimSiteSet *set, gboolean in)
 {
