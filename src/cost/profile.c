@@ -15,6 +15,7 @@
  * plain decimal that reads back to the same double, so load(write(p)) == p exactly.
  */
 #include "profile-private.h"
+#include <shiftsim/data.h>
 #include <shiftsim/output.h>
 
 #include <csv.h>
@@ -700,13 +701,10 @@ static gint compare_names(gconstpointer a, gconstpointer b)
 
 static SsimProfile *load_file(const char *path, GError **error)
 {
-    g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr(GError) err = NULL;
-    if (!g_file_get_contents(path, &text, &len, &err)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, err->message);
+    g_autofree char *text = ssim_read_file(path, &len, error); /* a regular file, bounded */
+    if (text == NULL)
         return NULL;
-    }
     return ssim_profile_load_data(text, (gssize)len, path, error);
 }
 
