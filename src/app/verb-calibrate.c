@@ -305,8 +305,8 @@ int ssim_verb_calibrate(int argc, char **argv)
         ssim_run_set_errors_free(errors, n);
         if (limited > 0) {
             fprintf(stderr,
-                    "shiftsim calibrate: %u of the %u runs to fit hit a limit; raise --max-ops "
-                    "or --max-events, or leave them out\n",
+                    "shiftsim calibrate: %u of the %u runs to fit hit a limit; raise --max-ops, "
+                    "--max-events or --max-memory, or leave them out\n",
                     limited, n);
             return SSIM_EXIT_RUNTIME;
         }

@@ -131,8 +131,8 @@ int ssim_verb_validate(int argc, char **argv)
         rc = SSIM_EXIT_RUNTIME;
     } else if (rc == SSIM_EXIT_OK && limited > 0) {
         fprintf(stderr,
-                "shiftsim validate: %s: %u of %u runs hit a limit (--max-ops, --max-events) and "
-                "are left out of the figures\n",
+                "shiftsim validate: %s: %u of %u runs hit a limit (--max-ops, --max-events, "
+                "--max-memory) and are left out of the figures\n",
                 path, limited, n);
         rc = SSIM_EXIT_RUNTIME;
     }

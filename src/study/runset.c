@@ -209,9 +209,11 @@ static gpointer predict_worker(gpointer data)
         } else {
             job->pred[j] = NAN;
             if (job->errors)
-                job->errors[j] = g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT)
-                                     ? g_strconcat(SSIM_RUN_SET_LIMIT_PREFIX, error->message, NULL)
-                                     : g_strdup(error->message);
+                job->errors[j] =
+                    g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT) ||
+                            g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY)
+                        ? g_strconcat(SSIM_RUN_SET_LIMIT_PREFIX, error->message, NULL)
+                        : g_strdup(error->message);
         }
     }
     return NULL;

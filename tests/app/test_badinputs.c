@@ -910,3 +910,17 @@ Test(badinputs, kineto_huge_numbers_are_not_converted)
     cr_assert_eq(sum.gemm, 0);
     cr_assert_eq(sum.unmapped, 1);
 }
+
+/* validate lists a row over --max-memory as a limit and fails, like the other limits. */
+Test(badinputs, validate_counts_max_memory_as_a_limit, .init = redirect, .timeout = 60)
+{
+    const char *argv[] = {"shiftsim", "validate", "--every",      "720",
+                          "-j",       "1",        "--max-memory", "1MB"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert(strstr(out, "failed: limit: max_memory:"), "%s", out);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "hit a limit (--max-ops, --max-events, --max-memory)") ||
+                  strstr(err, "none of the"),
+              "%s", err);
+}
