@@ -5,7 +5,8 @@
  * program that has not started names what the program waits for (the previous program of its
  * rank, inputs from outside the program); an input in another program counts as unfinished until
  * that whole program has finished, and is named as "program NAME (rank R) to finish".  Runs only
- * after the engine ran dry, so it may walk every op.
+ * after the engine ran dry, so it may walk every op.  Also what a run reports when an op's cost
+ * or end is not a finite simulated time (runtime_refuse_time).
  */
 #include "src/core/runtime-private.h"
 
@@ -194,4 +195,30 @@ void runtime_diagnose_deadlock(const Run *r, GError **error)
         g_string_append_printf(msg, "\n  ... and %u more blocked streams", more);
     g_set_error_literal(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK, msg->str);
     g_string_free(msg, TRUE);
+}
+
+/*
+ * The time boundary: op i's `duration` (from its cost, or its end at now + duration) is not a
+ * finite simulated time.  Records the first such op with what it was asked (its bytes, FLOPs and
+ * ranks) and stops the engine; the run then fails with SSIM_RUN_ERROR_TIME.
+ */
+void runtime_refuse_time(Run *r, guint32 i, guint n_ranks, SsimTime duration, gboolean is_end)
+{
+    if (r->time_error == NULL) {
+        const SsimOp *op = &r->ops[i];
+        char label[128], flops[G_ASCII_DTOSTR_BUF_SIZE];
+        g_autofree char *what =
+            is_end ? g_strdup_printf("would end at t = %" G_GINT64_FORMAT " ns + %" G_GINT64_FORMAT
+                                     " ns, past the 2^63 ns (292 years) simulated time can hold",
+                                     r->now, duration)
+                   : g_strdup("has no finite cost (infinite, NaN, or past 2^63 ns)");
+        g_set_error(&r->time_error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME,
+                    "op %u '%s' (rank %u) %s; its inputs: %" G_GUINT64_FORMAT " bytes, %s FLOPs, "
+                    "%u rank%s; check the rates (bandwidths, peak FLOP/s, efficiencies) it was "
+                    "priced with",
+                    op->id, ssim_graph_op_label(r->g, i, label, sizeof label), op->rank, what,
+                    op->bytes, g_ascii_formatd(flops, sizeof flops, "%.6g", op->flops), n_ranks,
+                    n_ranks == 1 ? "" : "s");
+    }
+    ssim_engine_stop(r->engine);
 }

@@ -131,3 +131,8 @@ static inline gsize instance_index(const Run *r, guint32 m, guint32 k)
 /* Fills `error` with a description of a run that stopped with ops unfinished: per stuck stream,
  * the op it is blocked on and why (runtime-diagnose.c). */
 void runtime_diagnose_deadlock(const Run *r, GError **error);
+/* The time boundary: op i's `duration` (its cost, or, when `is_end`, the time from now to its
+ * end) is not a finite simulated time.  Records the first such op in r->time_error, naming it
+ * and what it was priced from (bytes, FLOPs, `n_ranks`), and stops the engine; the run then
+ * fails with SSIM_RUN_ERROR_TIME. */
+void runtime_refuse_time(Run *r, guint32 i, guint n_ranks, SsimTime duration, gboolean is_end);

@@ -238,34 +238,8 @@ static void finish(Run *r, guint c, guint32 i)
         program_done(r, c, p);
 }
 
-/*
- * The time boundary: op i's `duration` (from its cost, or its end at now + duration) is not a
- * finite simulated time.  Records the first such op with what it was asked (its bytes, FLOPs and
- * ranks) and stops the engine; the run then fails with SSIM_RUN_ERROR_TIME.
- */
-static void refuse_time(Run *r, guint32 i, guint n_ranks, SsimTime duration, gboolean is_end)
-{
-    if (r->time_error == NULL) {
-        const SsimOp *op = &r->ops[i];
-        char label[128], flops[G_ASCII_DTOSTR_BUF_SIZE];
-        g_autofree char *what =
-            is_end ? g_strdup_printf("would end at t = %" G_GINT64_FORMAT " ns + %" G_GINT64_FORMAT
-                                     " ns, past the 2^63 ns (292 years) simulated time can hold",
-                                     r->now, duration)
-                   : g_strdup("has no finite cost (infinite, NaN, or past 2^63 ns)");
-        g_set_error(&r->time_error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME,
-                    "op %u '%s' (rank %u) %s; its inputs: %" G_GUINT64_FORMAT " bytes, %s FLOPs, "
-                    "%u rank%s; check the rates (bandwidths, peak FLOP/s, efficiencies) it was "
-                    "priced with",
-                    op->id, ssim_graph_op_label(r->g, i, label, sizeof label), op->rank, what,
-                    op->bytes, g_ascii_formatd(flops, sizeof flops, "%.6g", op->flops), n_ranks,
-                    n_ranks == 1 ? "" : "s");
-    }
-    ssim_engine_stop(r->engine);
-}
-
 /* Op i's own duration if it carries one, else the cost model's for n_ranks members (>= 0; a cost
- * that is not a finite time is refused, refuse_time(), and 0 returned). */
+ * that is not a finite time is refused, runtime_refuse_time(), and 0 returned). */
 static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
 {
     const SsimOp *op = &r->ops[i];
@@ -273,7 +247,7 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
         return op->duration;
     SsimTime t = r->cost->op_time(r->cost, r->g, i, n_ranks);
     if (G_UNLIKELY(t >= SSIM_TIME_NEVER)) {
-        refuse_time(r, i, n_ranks, t, FALSE);
+        runtime_refuse_time(r, i, n_ranks, t, FALSE);
         return 0;
     }
     return t < 0 ? 0 : t;
@@ -284,7 +258,7 @@ static SsimTime end_at(Run *r, guint32 i, guint n_ranks, SsimTime d)
 {
     SsimTime at = ssim_time_add(r->now, d);
     if (G_UNLIKELY(at >= SSIM_TIME_NEVER)) {
-        refuse_time(r, i, n_ranks, d, TRUE);
+        runtime_refuse_time(r, i, n_ranks, d, TRUE);
         return r->now;
     }
     return at;
@@ -393,7 +367,7 @@ static void start_instance(Run *r, guint32 last, guint32 m, guint32 k)
         comm_change(r, m, k, +1);
     SsimTime d = instance_duration(r, last, m, k);
     if (d >= SSIM_TIME_NEVER) /* a communication model's time out of range */
-        refuse_time(r, last, r->match_expected[m], d, FALSE);
+        runtime_refuse_time(r, last, r->match_expected[m], d, FALSE);
     else if (d >= 0)
         ssim_engine_schedule(r->engine, end_at(r, last, r->match_expected[m], d), r->ev_match_end,
                              m, k);
@@ -437,7 +411,7 @@ static void instance_ended(Run *r, guint32 m, guint32 k)
         SsimTime d = comm_start(r, m, k);
         guint32 first = r->match_ops[r->match_first[m]];
         if (d >= SSIM_TIME_NEVER)
-            refuse_time(r, first, r->match_expected[m], d, FALSE);
+            runtime_refuse_time(r, first, r->match_expected[m], d, FALSE);
         else if (d >= 0)
             ssim_engine_schedule(r->engine, end_at(r, first, r->match_expected[m], d),
                                  r->ev_match_end, m, k);
