@@ -118,11 +118,11 @@ static const Option options[SSIM_OPT_N] = {
                              IN(LIMITS, SsimCliLimits, max_events), "N",
                              "Stop a replay after N events and fail without figures (default: no "
                              "limit)"},
-    [SSIM_OPT_MAX_MEMORY] = {"max-memory", 0, G_OPTION_ARG_STRING,
-                             IN(LIMITS, SsimCliLimits, max_memory_text), "BYTES",
-                             "Refuse a run whose memory estimate, or whose heap while it runs, "
-                             "exceeds BYTES (e.g. 16GiB, 12G; default 75% of this machine's "
-                             "memory)"},
+    [SSIM_OPT_MAX_MEMORY] =
+        {"max-memory", 0, G_OPTION_ARG_STRING, IN(LIMITS, SsimCliLimits, max_memory_text), "BYTES",
+         "Refuse a run whose memory estimate, or whose resident memory while it runs, "
+         "exceeds BYTES (e.g. 16GiB, 12G; default 75% of this machine's "
+         "memory)"},
 };
 
 /* The long name of SSIM_OPT_<opt>, for messages. */
