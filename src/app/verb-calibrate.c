@@ -142,7 +142,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
-         "Measured runs to fit (# shiftsim-runs v1 CSV)", "FILE"},
+         "Measured runs to fit (# shiftsim-runs v2 or v1 CSV)", "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Start cluster (the parameters' start values and the base of -o; "
                            "default: the first run's cluster); every run keeps its own "

@@ -24,12 +24,31 @@ Test(validate, stats_hand_computed)
     cr_assert_float_eq(s.median, 0.1, 1e-12);
     cr_assert_float_eq(s.max, 0.5, 1e-12);
     cr_assert_float_eq(s.bias, -0.1, 1e-12);
+    cr_assert_float_eq(s.within10, 0.75, 1e-12); /* |error| <= 10%: three of four */
     /* Six pairs: only (300, 400) -> (330, 200) is discordant: (5 - 1) / 6. */
     cr_assert_eq(s.pairs, 6);
     cr_assert_float_eq(s.tau, 4.0 / 6.0, 1e-12);
     ssim_error_stats(pred, meas, two_groups, 4, &s);
     cr_assert_eq(s.pairs, 2); /* (100,200) concordant, (300,400) discordant */
     cr_assert_float_eq(s.tau, 0.0, 1e-12);
+    /* Per group: rows 0-1 (errors +0.1, -0.1, concordant) and rows 2-3 (+0.1, -0.5, discordant). */
+    SsimErrorStats per[2];
+    ssim_error_stats_groups(pred, meas, two_groups, 4, 2, per);
+    cr_assert_eq(per[0].n, 2);
+    cr_assert_float_eq(per[0].mape, 0.1, 1e-12);
+    cr_assert_float_eq(per[0].bias, 0.0, 1e-12);
+    cr_assert_float_eq(per[0].within10, 1.0, 1e-12);
+    cr_assert_float_eq(per[0].tau, 1.0, 1e-12);
+    cr_assert_float_eq(per[1].mape, 0.3, 1e-12);
+    cr_assert_float_eq(per[1].max, 0.5, 1e-12);
+    cr_assert_float_eq(per[1].within10, 0.5, 1e-12);
+    cr_assert_float_eq(per[1].tau, -1.0, 1e-12);
+    g_autoptr(GString) table = g_string_new(NULL);
+    char *names[] = {"a", "b"};
+    ssim_error_groups_append(table, per, names, 2, "");
+    cr_assert(strstr(table->str, "b                        2   30.00%   30.00%   50.00%  -20.00%"
+                                 "    50.0%  -1.000"),
+              "%s", table->str);
     /* A failed row is left out of the figures. */
     const double pred_nan[] = {110, NAN, 330, 200};
     ssim_error_stats(pred_nan, meas, one_group, 4, &s);
