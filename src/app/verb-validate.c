@@ -2,7 +2,8 @@
  * `shiftsim validate`: simulate every run of a measured-runs file and print predicted vs
  * measured iteration time, the error of each row, and MAPE, median and max error, the mean
  * signed error, the fraction within 10% and Kendall's tau of the ranking within groups of rows
- * sharing a model, overall and per model.  With no --runs it validates the bundled vTrain single-node A100 rows.
+ * sharing a model, overall and per model.  With no --runs it validates the bundled vTrain
+ * single-node A100 rows.
  *
  * Rows are simulated as measured: memory is not checked (the run happened), each row on its own
  * copy of its cluster, in parallel over --jobs threads; output does not depend on the thread
@@ -34,7 +35,8 @@ int ssim_verb_validate(int argc, char **argv)
     SsimCliLimits limits;
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
-         "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS ")", "FILE"},
+         "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS ")",
+         "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Simulate every row on this cluster (name or INI path, e.g. a "
                            "calibrated one) instead of the row's own, keeping its node count"),
