@@ -60,6 +60,15 @@ guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n, 
 /* ssim_run_set_groups_by(..., SSIM_GROUP_BY_MODEL, NULL). */
 guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n);
 
+/* Records in `cluster` (its fit_lo/fit_hi) the range of every SsimFitDim over rows
+ * idx[0..n) (all when idx is NULL): the shapes a calibration fitted. */
+void ssim_run_set_fit_ranges(const SsimRunSet *set, const guint *idx, guint n,
+                             SsimCluster *cluster);
+/* NULL when row i lies inside the fitted ranges its cluster records (or records none); else what
+ * lies outside, e.g. "hidden 12288 > 2048, nodes 128 > 1" (caller frees): its prediction is an
+ * extrapolation. */
+char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i);
+
 /*
  * Simulates rows `idx[0..n)` (all rows when idx is NULL, n ignored) with `values` applied (may
  * be NULL), on `threads` threads, writing the predicted iteration time in ms to pred[j] (NAN

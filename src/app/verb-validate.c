@@ -104,6 +104,16 @@ int ssim_verb_validate(int argc, char **argv)
     SsimErrorStats stats;
     ssim_error_stats(pred, meas, groups, n, &stats);
 
+    guint outside = 0;
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *ex = ssim_run_set_extrapolation(set, i);
+        outside += ex != NULL;
+    }
+    if (outside > 0)
+        fprintf(stderr,
+                "shiftsim validate: warning: %u of %u runs lie outside the shapes the cluster was "
+                "calibrated on; their predictions are extrapolations (marked *)\n",
+                outside, n);
     g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
     if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);

@@ -173,7 +173,7 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
     if (format == SSIM_FORMAT_CSV) {
         g_string_append(out, "line,model,gpus,dp,tp,pp,vstages,microbatch,global_batch,schedule,"
-                             "recompute,measured_ms,predicted_ms,error,source\n");
+                             "recompute,measured_ms,predicted_ms,error,source,extrapolation\n");
         for (guint i = 0; i < n; i++) {
             const SsimMeasuredRun *r = ssim_run_set_run(set, i);
             const SsimParallel *p = &r->par;
@@ -189,6 +189,10 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             else
                 g_string_append(out, ",,");
             ssim_csv_append_text(out, r->source);
+            g_string_append_c(out, ',');
+            g_autofree char *ex = ssim_run_set_extrapolation(set, i);
+            if (ex)
+                ssim_csv_append_text(out, ex);
             g_string_append_c(out, '\n');
         }
         return out;
@@ -229,6 +233,11 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             }
             json_builder_set_member_name(b, "source");
             json_builder_add_string_value(b, r->source);
+            g_autofree char *ex = ssim_run_set_extrapolation(set, i);
+            if (ex) {
+                json_builder_set_member_name(b, "extrapolation");
+                json_builder_add_string_value(b, ex);
+            }
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -288,21 +297,33 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     g_string_append_printf(out, "%6s  %-16s %5s %9s %4s %4s %9s %12s %12s %8s\n", "line", "model",
                            "gpus", "dp/tp/pp", "mb", "gbs", "recompute", "measured ms",
                            "predicted ms", "error");
+    guint outside = 0;
+    g_autofree char *first_outside = NULL;
     for (guint i = 0; i < n; i++) {
         const SsimMeasuredRun *r = ssim_run_set_run(set, i);
         const SsimParallel *p = &r->par;
         double m = ssim_run_set_measured_ms(set, i);
         g_autofree char *split = g_strdup_printf("%u/%u/%u", p->dp, p->tp, p->pp);
+        g_autofree char *ex = ssim_run_set_extrapolation(set, i);
         g_string_append_printf(out, "%6u  %-16.16s %5u %9s %4u %4u %9s %12.2f ", r->line, r->model,
                                ssim_parallel_world(p), split, p->microbatch, p->global_batch,
                                ssim_recompute_name(p->recompute), m);
         if (isfinite(pred[i]))
-            g_string_append_printf(out, "%12.2f %+7.1f%%\n", pred[i], 100 * row_error(pred[i], m));
+            g_string_append_printf(out, "%12.2f %+7.1f%%%s\n", pred[i], 100 * row_error(pred[i], m),
+                                   ex ? " *" : "");
         else
             g_string_append_printf(out, "%12s  failed: %s\n", "-",
                                    errors && errors[i] ? errors[i] : "?");
+        if (ex && outside++ == 0)
+            first_outside = g_strdup_printf("line %u: %s", r->line, ex);
     }
     g_string_append_c(out, '\n');
+    if (outside > 0)
+        g_string_append_printf(out,
+                               "* %u of %u runs lie outside the shapes the cluster was calibrated "
+                               "on ([calibration] of its file; first: %s): their predictions are "
+                               "extrapolations\n\n",
+                               outside, n, first_outside);
     ssim_error_stats_append(out, stats, "");
     g_string_append(out, "\nper model\n");
     ssim_error_groups_append(out, per, (char *const *)names->pdata, names->len, "  ");
