@@ -86,11 +86,18 @@ double ssim_profile_bus_factor(SsimProfileComm op, guint n);
 /* A dtype cell left empty (copies). */
 #define SSIM_PROFILE_NO_DTYPE (-1)
 
-/* The columns, in file order. */
+/* The version written and its columns, in file order (v2 adds nics_per_rank to v1). */
+#define SSIM_PROFILE_VERSION_LINE "# shiftsim-profile v2"
 #define SSIM_PROFILE_HEADER                                                                        \
+    "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,nics_per_rank,algo,time_us,median_us,"  \
+    "min_us,stddev_us,samples"
+#define SSIM_PROFILE_N_COLUMNS 17
+/* Version 1, still read (its rows' nics_per_rank is 0: as on the simulated cluster). */
+#define SSIM_PROFILE_VERSION_LINE_V1 "# shiftsim-profile v1"
+#define SSIM_PROFILE_HEADER_V1                                                                     \
     "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,algo,time_us,median_us,min_us,"          \
     "stddev_us,samples"
-#define SSIM_PROFILE_N_COLUMNS 16
+#define SSIM_PROFILE_N_COLUMNS_V1 16
 
 /* One measured op.  Optional statistics are NAN (and samples 0) when the cell is empty. */
 typedef struct {
@@ -100,7 +107,10 @@ typedef struct {
     guint64 m, n, k, batch;
     guint64 bytes;
     guint ranks, ranks_per_node;
-    const char *algo; /* "" when not fixed */
+    double nics_per_rank; /* comm: NICs each rank's inter-node traffic uses (NICs per node over
+                             ranks per node, at most 1: NCCL drives a GPU through its nearest
+                             NIC); 0 = not recorded, taken as the simulated cluster's */
+    const char *algo;     /* "" when not fixed */
     double time_us;   /* mean, > 0 */
     double median_us, min_us, stddev_us;
     guint64 samples;

@@ -9,8 +9,10 @@
  *     ssim_profile_comm_time(op, dtype, bytes, n, k);
  *   - a send/receive pair and a collective-permute (every member sends its buffer to one
  *     neighbour), as SENDRECV between two ranks, on one node or across two;
- *   - a compute op with FLOPs, by ssim_profile_flops_time() (graph ops carry FLOPs and bytes, not
- *     shapes); one with zero FLOPs is memory-bound, by ssim_profile_memory_time() with the
+ *   - a compute op with FLOPs whose GEMM shapes the analytic model knows (a lowered kernel,
+ *     ssim_analytic_op_gemms), each GEMM by ssim_profile_gemm_time() with the analytic model's
+ *     parameters (the profile's measured GEMMs carried to the shape by the GEMM shape model);
+ *     any other, by ssim_profile_flops_time(); one with zero FLOPs is memory-bound, by ssim_profile_memory_time() with the
  *     lowering's kernel name mapped to the profile's memory ops: norm*, final_norm* -> layernorm,
  *     softmax* -> softmax, act* -> gelu, residual*, branch_add* -> add, optimizer -> adam, any
  *     other name up to its first '.' (the profile then pools all its memory rows);

@@ -159,12 +159,13 @@ SsimCluster *ssim_cluster_default(void)
     c->peak_flops[SSIM_DTYPE_FP32] = 67e12;
     c->hbm_bytes = 143771ULL * 1024 * 1024;
     c->hbm_bw = 4800e9;
+    c->sm_count = 132;
     c->nvlink_bw = 450e9;
     c->nvlink_latency = 2 * SSIM_US;
     c->nics_per_node = 8;
     c->nic_bw = 400e9 / 8;
     c->nic_latency = 5 * SSIM_US;
-    c->gemm_efficiency = 0.75;
+    c->gemm_efficiency = 0.84;
     c->gemm_half_flops = 4e9;
     c->memory_efficiency = 0.85;
     c->nvlink_efficiency = 0.8;

@@ -87,6 +87,10 @@ Test(cluster, default_matches_bundled_h200)
     cr_assert_float_eq(d->ib_efficiency, f->ib_efficiency, 1e-12);
     cr_assert_float_eq(d->overlap_slowdown, f->overlap_slowdown, 1e-12);
     cr_assert_eq(d->kernel_overhead, f->kernel_overhead);
+    cr_assert_eq(d->sm_count, f->sm_count);
+    cr_assert_eq(d->gemm_tile_m, f->gemm_tile_m);
+    cr_assert_eq(d->gemm_tile_n, f->gemm_tile_n);
+    cr_assert_eq(d->gemm_tile_overhead, f->gemm_tile_overhead);
     cr_assert_eq(ssim_cluster_n_gpus(d), 32);
 }
 

@@ -1,0 +1,190 @@
+/*
+ * The GEMM shape model (cost/analytic-gemm) against hand-drawn tilings: waves over the SMs (a
+ * last, partial wave costs a whole one), padded tiles, split-K on an idle GPU, the per-tile
+ * overhead that dominates at small k, the HBM bound, the launch; and the kernel table that
+ * tells a lowered kernel's GEMMs (a weight gradient is the transposed problem).
+ *
+ * Round parameters: 4 SMs of 1 TFLOP/s each (peak 4 TFLOP/s), efficiency 1, square 128 x 128
+ * tiles (so the three tilings tried coincide), no per-tile overhead, no launch cost and an HBM
+ * so fast it never binds, unless a test says otherwise.  One 128 x 128 tile of depth k then takes
+ * 2 * 128 * 128 * k / 1e12 s = 32.768 k ns.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/analytic.h>
+
+#include <math.h>
+
+static SsimAnalyticParams tiles_params(void)
+{
+    return (SsimAnalyticParams){
+        .peak_flops = 4e12,
+        .hbm_bw = 1e18,
+        .gemm_efficiency = 1.0,
+        .gemm_half_flops = 1e9,
+        .memory_efficiency = 1.0,
+        .kernel_overhead = 0,
+        .nvlink_bw = 100e9,
+        .ib_bw = 25e9,
+        .gpus_per_node = 8,
+        .sm_count = 4,
+        .gemm_tile_m = 128,
+        .gemm_tile_n = 128,
+        .gemm_tile_overhead = 0,
+        .dtype_bytes = 2,
+    };
+}
+
+#define assert_ns(got, want)                                                                       \
+    cr_assert(llabs((long long)(got) - (long long)(want)) <= 1, "%lld ns != %lld ns",              \
+              (long long)(got), (long long)(want))
+
+static SsimTime gemm(const SsimAnalyticParams *p, guint64 m, guint64 n, guint64 k, guint64 b)
+{
+    SsimGemmShape g = {m, n, k, b};
+    return ssim_analytic_gemm_time(p, &g);
+}
+
+Test(analytic_gemm, waves_and_padded_tiles)
+{
+    SsimAnalyticParams p = tiles_params();
+    /* 2 x 2 = 4 tiles on 4 SMs: one wave of one tile, k = 1024: 33554.432 ns. */
+    assert_ns(gemm(&p, 256, 256, 1024, 1), 33554);
+    /* 3 x 2 = 6 tiles: two waves, twice the time for 1.5x the FLOPs. */
+    assert_ns(gemm(&p, 384, 256, 1024, 1), 2 * 33554);
+    /* 257 rows pad to 3 tiles of rows: 6 tiles, two waves, as for 384. */
+    assert_ns(gemm(&p, 257, 256, 1024, 1), 2 * 33554);
+    /* A batch multiplies the tiles: 2 batches of 4 tiles, two waves. */
+    assert_ns(gemm(&p, 256, 256, 1024, 2), 2 * 33554);
+    /* Without SMs there is no shape model: the size curve of the FLOPs. */
+    p.sm_count = 0;
+    double f = 2.0 * 384 * 256 * 1024;
+    assert_ns(gemm(&p, 384, 256, 1024, 1),
+              ssim_analytic_compute_time(&p, f, (384 * 1024 + 1024 * 256 + 384 * 256) * 2));
+}
+
+Test(analytic_gemm, split_k_fills_idle_sms)
+{
+    SsimAnalyticParams p = tiles_params();
+    /* One tile of depth 4096 on 4 SMs: split 4 ways (4096 / 256 = 16 allows it), each slice
+     * 1024 deep on its own SM, in one wave: 33554.432 ns. */
+    assert_ns(gemm(&p, 128, 128, 4096, 1), 33554);
+    /* The partial sums go through HBM: 4 splits x 8 bytes x 128 x 128 at 1 TB/s = 524.288 ns. */
+    p.hbm_bw = 1e12;
+    assert_ns(gemm(&p, 128, 128, 4096, 1), 33554 + 524);
+    /* Depth 256 is too shallow to split: one tile on one SM, 8388.608 ns. */
+    p.hbm_bw = 1e18;
+    assert_ns(gemm(&p, 128, 128, 256, 1), 8389);
+}
+
+Test(analytic_gemm, tile_overhead_dominates_small_k)
+{
+    SsimAnalyticParams p = tiles_params();
+    p.gemm_tile_overhead = 2000; /* 2 us per tile */
+    /* k = 64: 2097.152 ns of tensor-core work plus 2 us per tile, one wave. */
+    assert_ns(gemm(&p, 256, 256, 64, 1), 2097 + 2000);
+    /* k = 8192: 268435.456 + 2000 ns: the overhead is under 1%. */
+    assert_ns(gemm(&p, 256, 256, 8192, 1), 268435 + 2000);
+}
+
+Test(analytic_gemm, memory_bound_and_launch)
+{
+    SsimAnalyticParams p = tiles_params();
+    p.hbm_bw = 1e9; /* 1 GB/s: every GEMM is memory bound */
+    p.kernel_overhead = 3000;
+    /* (256 x 64 + 64 x 256 + 256 x 256) x 2 bytes = 196608 bytes at 1 GB/s: 196608 ns. */
+    assert_ns(gemm(&p, 256, 256, 64, 1), 196608 + 3000);
+}
+
+Test(analytic_gemm, tilings_tried_include_the_transpose)
+{
+    SsimAnalyticParams p = tiles_params();
+    p.gemm_tile_m = 256;
+    p.gemm_tile_n = 128;
+    /* m 128, n 512: as 256 x 128 tiles, 1 x 4 = 4 tiles of 2 x 128 x 256 x k work; as 128 x 256,
+     * 1 x 2 = 2 tiles of the same work; as 128 x 128, 4 tiles of half the work.  All one wave:
+     * the 128-square tiles are fastest, 2 * 128 * 128 * 1024 / 1e12 = 33554.432 ns. */
+    assert_ns(gemm(&p, 128, 512, 1024, 1), 33554);
+    /* m 256, n 128 x 8 = 1024: 256 x 128 tiles give 8 tiles (2 waves of a 256-row tile),
+     * 128 x 256 give 2 x 4 = 8 (2 waves), 128 x 128 give 16 (4 waves of half the work): equal,
+     * 2 x 67108.864 ns. */
+    assert_ns(gemm(&p, 256, 1024, 1024, 1), 2 * 67109);
+}
+
+/* The lowering's kernels are priced by their shapes: a weight gradient dB = A^T dC is the
+ * problem with m and k exchanged, and a kernel whose FLOPs are not the table's keeps the size
+ * curve. */
+Test(analytic_gemm, kernel_table_prices_lowered_kernels)
+{
+    SsimAnalyticParams p = tiles_params();
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    SsimGemmShape fwd = {128, 512, 2048, 1};
+    SsimGemmShape wgrad = {2048, 512, 128, 1}; /* dB[k x n] = A^T[k x m] dC[m x n] */
+    ssim_analytic_set_kernel(a, "qkv", &fwd, 1);
+    ssim_analytic_set_kernel(a, "qkv.wgrad", &wgrad, 1);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    double f = 2.0 * 128 * 512 * 2048;
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 0, "compute");
+    s.flops = f;
+    s.bytes = 1;
+    s.name = "qkv";
+    guint32 q = ssim_graph_add_op(g, &s, NULL, 0);
+    s.name = "qkv.wgrad";
+    guint32 w = ssim_graph_add_op(g, &s, NULL, 0);
+    s.name = "qkv";
+    s.flops = f / 2; /* another graph's "qkv" */
+    guint32 other = ssim_graph_add_op(g, &s, NULL, 0);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+    /* Forward: 1 x 4 tiles of depth 2048, one wave: 67108.864 ns. */
+    assert_ns(cm.op_time(&cm, g, q, 1), 67109);
+    /* Weight gradient: 16 x 4 = 64 tiles of depth 128, 16 waves of 4194.304 ns: 67108.864 ns,
+     * and priced as that shape, not the forward one (same time here, other tiling). */
+    assert_ns(cm.op_time(&cm, g, w, 1), ssim_analytic_gemm_time(&p, &wgrad));
+    const SsimGemmShape *gs;
+    guint n;
+    cr_assert(ssim_analytic_op_gemms(a, g, w, &gs, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_eq(gs[0].m, 2048);
+    cr_assert_eq(gs[0].k, 128);
+    cr_assert_not(ssim_analytic_op_gemms(a, g, other, &gs, &n));
+    assert_ns(cm.op_time(&cm, g, other, 1), ssim_analytic_compute_time(&p, f / 2, 1));
+}
+
+/* The table of a GPT layer: every kernel name of the lowering, with the backward kernels'
+ * shapes and FLOPs twice the forward for the attention GEMMs. */
+Test(analytic_gemm, model_gemms_name_every_lowered_kernel)
+{
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    SsimAnalyticParams p = tiles_params();
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    ssim_analytic_set_model_gemms(a, m, 1, 8);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    SsimGemm qkv = ssim_model_gemm(m, SSIM_GEMM_QKV, 1, 8);
+    SsimGemm score = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, 1, 8);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 0, "compute");
+    s.name = "qkv.dgrad";
+    s.flops = qkv.flops;
+    guint32 d = ssim_graph_add_op(g, &s, NULL, 0);
+    s.name = "attn_score.bwd";
+    s.flops = 2 * score.flops;
+    guint32 b = ssim_graph_add_op(g, &s, NULL, 0);
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    const SsimGemmShape *gs;
+    guint n;
+    cr_assert(ssim_analytic_op_gemms(a, g, d, &gs, &n));
+    /* qkv: [2048, 12288] x [12288, 4608]; its dgrad [2048, 4608] x [4608, 12288]. */
+    cr_assert_eq(n, 1);
+    cr_assert_eq(gs[0].m, 2048);
+    cr_assert_eq(gs[0].n, 12288);
+    cr_assert_eq(gs[0].k, 4608);
+    cr_assert(ssim_analytic_op_gemms(a, g, b, &gs, &n));
+    cr_assert_eq(n, 2);
+    cr_assert_eq(gs[0].batch, 12); /* 96 heads / tp 8 */
+    cr_assert_eq(gs[0].k, 2048);   /* dQ = dS K: depth s */
+}
