@@ -169,6 +169,7 @@ GString *ssim_profile_summary(const SsimProfile *profile);
     X(EXACT, "exact")                                                                              \
     X(INTERPOLATED, "interpolated")                                                                \
     X(EXTRAPOLATED, "extrapolated")                                                                \
+    X(SCALED, "scaled")                                                                            \
     X(ANALYTICAL, "analytical")
 
 /* Ordered from best to worst: combining two answers keeps the larger value. */

@@ -62,7 +62,7 @@ static int cmp_key(const Curve *a, const Curve *b)
     int c;
     if ((c = cmp_int(a->kind, b->kind)) || (c = cmp_int(a->op, b->op)) ||
         (c = cmp_int(a->ranks, b->ranks)) || (c = cmp_int(a->rpn, b->rpn)) ||
-        (c = cmp_int(a->dtype, b->dtype)))
+        (c = (a->nics > b->nics) - (a->nics < b->nics)) || (c = cmp_int(a->dtype, b->dtype)))
         return c;
     if ((c = g_strcmp0(a->name, b->name)))
         return c;
@@ -209,6 +209,10 @@ static ProfileIndex *index_build(const SsimProfile *p)
     g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(Entry));
     g_autoptr(GArray) cw = g_array_new(FALSE, FALSE, sizeof(double)); /* weights of cpoints */
     gboolean any_memory = FALSE;
+    const char *npn = ssim_profile_get_meta(p, "nics_per_node");
+    double nics_per_node = npn ? g_ascii_strtod(npn, NULL) : 0;
+    if (!(nics_per_node > 0 && nics_per_node < 1e6))
+        nics_per_node = 0;
     for (guint i = 0; i < p->rows->len; i++) {
         const SsimProfileRow *r = &g_array_index(p->rows, SsimProfileRow, i);
         if (r->kind == SSIM_PROFILE_GEMM || r->kind == SSIM_PROFILE_ATTENTION) {
@@ -236,6 +240,11 @@ static ProfileIndex *index_build(const SsimProfile *p)
             e.key.name = NULL;
             e.key.ranks = r->ranks;
             e.key.rpn = r->ranks_per_node;
+            e.key.nics = r->nics_per_rank;
+            /* Unrecorded on the row: the profile's NICs per node over the row's ranks per node,
+             * at most one NIC per rank (a GPU's traffic goes through its nearest NIC). */
+            if (e.key.nics == 0 && nics_per_node > 0 && r->ranks_per_node < r->ranks)
+                e.key.nics = MIN(1.0, nics_per_node / r->ranks_per_node);
             e.key.algo = r->algo;
         }
         g_array_append_val(entries, e);

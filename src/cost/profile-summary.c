@@ -41,11 +41,14 @@ static void summary_ranges(const SsimProfile *profile, GString *out)
                                    1e-6 / c->fit_c, c->fit_h);
             continue;
         }
-        if (c->kind == SSIM_PROFILE_COMM)
-            g_string_append_printf(
-                out, "  comm %s %s ranks %u (%u per node)%s%s: ", ssim_profile_comm_name(c->op), dt,
-                c->ranks, c->rpn, c->algo[0] ? " algo " : "", c->algo);
-        else if (c->kind == SSIM_PROFILE_KIND_N)
+        if (c->kind == SSIM_PROFILE_COMM) {
+            g_string_append_printf(out, "  comm %s %s ranks %u (%u per node",
+                                   ssim_profile_comm_name(c->op), dt, c->ranks, c->rpn);
+            if (c->nics > 0)
+                g_string_append_printf(out, ", %g NIC%s per rank", c->nics,
+                                       c->nics == 1 ? "" : "s");
+            g_string_append_printf(out, ")%s%s: ", c->algo[0] ? " algo " : "", c->algo);
+        } else if (c->kind == SSIM_PROFILE_KIND_N)
             g_string_append(out, "  memory (all ops pooled): ");
         else
             g_string_append_printf(out, "  %s %s %s: ", ssim_profile_kind_name(c->kind), c->name,

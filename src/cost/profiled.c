@@ -336,18 +336,25 @@ static gboolean ask_profile(const SsimProfiled *m, const Key *key, const SsimGra
     case ASK_MEMORY:
         return ssim_profile_memory_time(m->profile, g_ptr_array_index(m->mem_names, key->mem),
                                         (int)m->dtype, key->bytes, NULL, est);
-    case ASK_COLL:
+    case ASK_COLL: {
         if (key->n_ranks <= 1)
             return FALSE;
+        /* The analytic model's figures are the network model a measured curve of another
+         * layout is carried through; an answer it gives alone is "nothing relevant". */
+        const SsimAnalyticParams *net = ssim_analytic_params(m->analytic);
         return ssim_profile_comm_time(
-            m->profile, ssim_profile_comm_from_coll(key->coll), (int)m->dtype, key->bytes,
-            key->n_ranks, key->n_nodes > 1 ? key->per_node : key->n_ranks, NULL, NULL, est);
+                   m->profile, ssim_profile_comm_from_coll(key->coll), (int)m->dtype, key->bytes,
+                   key->n_ranks, key->n_nodes > 1 ? key->per_node : key->n_ranks, NULL, net, est) &&
+               est->source != SSIM_COST_ANALYTICAL;
+    }
     case ASK_P2P:
         if (key->n_ranks <= 1)
             return FALSE;
         /* One step between two ranks, one per node when the transfer leaves the node. */
         return ssim_profile_comm_time(m->profile, SSIM_PCOMM_SENDRECV, (int)m->dtype, key->bytes, 2,
-                                      key->n_nodes > 1 ? 1 : 2, NULL, NULL, est);
+                                      key->n_nodes > 1 ? 1 : 2, NULL,
+                                      ssim_analytic_params(m->analytic), est) &&
+               est->source != SSIM_COST_ANALYTICAL;
     default:
         return FALSE;
     }
