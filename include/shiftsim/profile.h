@@ -89,7 +89,7 @@ double ssim_profile_bus_factor(SsimProfileComm op, guint n);
 /* The version written and its columns, in file order (v2 adds nics_per_rank to v1). */
 #define SSIM_PROFILE_VERSION_LINE "# shiftsim-profile v2"
 #define SSIM_PROFILE_HEADER                                                                        \
-    "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,nics_per_rank,algo,time_us,median_us,"  \
+    "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,nics_per_rank,algo,time_us,median_us,"   \
     "min_us,stddev_us,samples"
 #define SSIM_PROFILE_N_COLUMNS 17
 /* Version 1, still read (its rows' nics_per_rank is 0: as on the simulated cluster). */
@@ -111,7 +111,7 @@ typedef struct {
                              ranks per node, at most 1: NCCL drives a GPU through its nearest
                              NIC); 0 = not recorded, taken as the simulated cluster's */
     const char *algo;     /* "" when not fixed */
-    double time_us;   /* mean, > 0 */
+    double time_us;       /* mean, > 0 */
     double median_us, min_us, stddev_us;
     guint64 samples;
 } SsimProfileRow;
@@ -200,10 +200,32 @@ gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, 
                                 guint64 bytes, guint ranks, guint ranks_per_node, const char *algo,
                                 const SsimAnalyticParams *fallback, SsimCostEstimate *out);
 
-/* C[m x n] = A[m x k] B[k x n], `batch` times (2 m n k batch FLOPs). */
+/* C[m x n] = A[m x k] B[k x n], `batch` times (2 m n k batch FLOPs).  When `fallback` has the
+ * GEMM shape model (sm_count > 0), a shape not measured is the model's time at it times measured
+ * / model at the nearest measured shape (fit the model's figures first:
+ * ssim_profile_fit_gemm_model), and a profile without GEMMs of the dtype answers with the model. */
 gboolean ssim_profile_gemm_time(const SsimProfile *profile, guint64 m, guint64 n, guint64 k,
                                 guint64 batch, SsimDtype dtype, const SsimAnalyticParams *fallback,
                                 SsimCostEstimate *out);
+
+/* What ssim_profile_fit_gemm_model() fitted: rows used, the two figures, the fit's error. */
+typedef struct {
+    guint rows;
+    double efficiency;       /* gemm_efficiency */
+    double tile_overhead_us; /* gemm_tile_overhead */
+    double rms_log_error;    /* root mean squared log(measured / model) over the rows */
+} SsimGemmModelFit;
+
+/*
+ * Fits the GEMM shape model's free figures (gemm efficiency and per-tile overhead; the SMs,
+ * tiles, peak, HBM and launch stay `start`'s) to the profile's measured GEMMs of `dtype`, by
+ * least squares in log time: *fitted = start with those two replaced.  With one or two rows only
+ * the efficiency is fitted.  FALSE (and *fitted = *start) when start has no shape model
+ * (sm_count 0) or the profile has no GEMM of the dtype.  `fit` may be NULL.
+ */
+gboolean ssim_profile_fit_gemm_model(const SsimProfile *profile, SsimDtype dtype,
+                                     const SsimAnalyticParams *start, SsimAnalyticParams *fitted,
+                                     SsimGemmModelFit *fit);
 
 /* A GEMM known only by its FLOPs (graphs that carry no shapes): the dtype's efficiency curve
  * (time vs FLOPs over every measured GEMM shape) at `flops`, interpolated in log-log inside the

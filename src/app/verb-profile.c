@@ -176,6 +176,14 @@ static int profile_query(int argc, char **argv)
             good = g_ascii_string_to_unsigned(parts[i], 10, 1, G_MAXUINT32, &d[i], NULL);
         if (!good)
             return ssim_cli_usage_error(VERB " query", "--gemm: '%s' is not MxNxK[xBATCH]", gemm);
+        SsimAnalyticParams fitted;
+        SsimGemmModelFit fit;
+        if (net && ssim_profile_fit_gemm_model(profile, dtype, net, &fitted, &fit)) {
+            printf("shape model fitted to %u measured GEMMs: efficiency %.4g, %.3g us per tile "
+                   "(rms log error %.3g)\n",
+                   fit.rows, fit.efficiency, fit.tile_overhead_us, fit.rms_log_error);
+            net = &fitted;
+        }
         ok = ssim_profile_gemm_time(profile, d[0], d[1], d[2], d[3], dtype, net, &est);
     } else if (memory) {
         ok = ssim_profile_memory_time(profile, memory, (int)dtype, (guint64)bytes, NULL, &est);

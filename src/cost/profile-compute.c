@@ -10,6 +10,13 @@
  * and the curvature between measured sizes follows the measured efficiency-vs-size curve rather
  * than a straight line.  Fitting a family costs some microseconds per query: callers cache the
  * answer per distinct shape.
+ *
+ * Given the GEMM shape model (a fallback with sm_count; analytic.h), a GEMM off the measured
+ * shapes is instead the model's time at its shape times the ratio measured / model at the
+ * nearest measured shape, the model's two free figures (gemm efficiency, per-tile overhead)
+ * having been fitted to the measured GEMMs by ssim_profile_fit_gemm_model(): the measurement
+ * reaches another shape through tiles and waves, not through its FLOPs, so a small-shape
+ * efficiency does not decide the cost of a large GEMM.
  */
 #include "src/cost/profile-index-private.h"
 
@@ -18,8 +25,16 @@
 
 /* ---- GEMMs and attention ----------------------------------------------------------------- */
 
+/* The shape model's time of a GEMM, in us. */
+static double model_us(const SsimAnalyticParams *p, const guint64 d[4])
+{
+    SsimGemmShape g = {d[0], d[1], d[2], d[3]};
+    return (double)ssim_analytic_gemm_time(p, &g) * 1e-3;
+}
+
 static gboolean compute_time(const SsimProfile *profile, SsimProfileKind kind, const char *pass,
-                             const guint64 dim[4], SsimDtype dtype, SsimCostEstimate *out)
+                             const guint64 dim[4], SsimDtype dtype,
+                             const SsimAnalyticParams *shape_model, SsimCostEstimate *out)
 {
     const ProfileIndex *ix = profile_index_get(profile);
     const CPoint *pts = (const CPoint *)(const void *)ix->cpoints->data;
@@ -46,6 +61,18 @@ static gboolean compute_time(const SsimProfile *profile, SsimProfileKind kind, c
     const CPoint *r = &pts[near];
     if (memcmp(r->dim, dim, sizeof r->dim) == 0)
         return profile_finish(out, r->t, SSIM_COST_EXACT);
+
+    /* With the GEMM shape model (its figures fitted to these rows: ssim_profile_fit_gemm_model),
+     * the query is the model's time at its shape, corrected by how far the nearest measured
+     * shape is from the model: tiles and waves, not FLOPs, carry the measurement to the query. */
+    if (shape_model && shape_model->sm_count > 0 && kind == SSIM_PROFILE_GEMM) {
+        const Curve *eff = &g_array_index(ix->curves, Curve, r->eff);
+        const Point *ep = &g_array_index(ix->points, Point, eff->first);
+        gboolean inside = fq >= ep[0].x && fq <= ep[eff->n - 1].x;
+        return profile_finish(out,
+                              model_us(shape_model, dim) * r->t / model_us(shape_model, r->dim),
+                              inside ? SSIM_COST_INTERPOLATED : SSIM_COST_EXTRAPOLATED);
+    }
 
     /* Its family: the measured shapes that differ from it along one dimension only, taking the
      * dimension along which the query differs most that has a family of two or more. */
@@ -116,15 +143,115 @@ gboolean ssim_profile_gemm_time(const SsimProfile *profile, guint64 m, guint64 n
 {
     g_return_val_if_fail(profile != NULL && out != NULL, FALSE);
     const guint64 dim[4] = {m, n, k, batch ? batch : 1};
-    if (compute_time(profile, SSIM_PROFILE_GEMM, "", dim, dtype, out))
+    if (compute_time(profile, SSIM_PROFILE_GEMM, "", dim, dtype, fallback, out))
         return TRUE;
     if (fallback == NULL)
         return profile_analytical(out, NULL, 0);
-    double bytes = (double)(m * k + k * n + m * n) * (double)dim[3] * ssim_dtype_size(dtype);
-    return profile_analytical(
-        out, fallback,
-        ssim_analytic_compute_time(fallback, profile_compute_flops(SSIM_PROFILE_GEMM, FALSE, dim),
-                                   (guint64)bytes));
+    SsimGemmShape g = {m, n, k, dim[3]};
+    return profile_analytical(out, fallback, ssim_analytic_gemm_time(fallback, &g));
+}
+
+/* Sum of squared log errors of the shape model `p` over the measured GEMMs pts[0..n). */
+static double gemm_sse(const SsimAnalyticParams *p, const CPoint *const *pts, guint n)
+{
+    double sse = 0;
+    for (guint i = 0; i < n; i++) {
+        double d = log(pts[i]->t) - log(model_us(p, pts[i]->dim));
+        sse += d * d;
+    }
+    return sse;
+}
+
+/* Golden-section search of the GEMM efficiency in [0.05, 1] for the tile overhead in `p`. */
+static double best_efficiency(SsimAnalyticParams *p, const CPoint *const *pts, guint n)
+{
+    const double g = 0.6180339887498949;
+    double a = 0.05, b = 1.0;
+    for (int it = 0; it < 50; it++) {
+        double x1 = b - g * (b - a), x2 = a + g * (b - a);
+        p->gemm_efficiency = x1;
+        double f1 = gemm_sse(p, pts, n);
+        p->gemm_efficiency = x2;
+        double f2 = gemm_sse(p, pts, n);
+        if (f1 < f2)
+            b = x2;
+        else
+            a = x1;
+    }
+    p->gemm_efficiency = (a + b) / 2;
+    return gemm_sse(p, pts, n);
+}
+
+gboolean ssim_profile_fit_gemm_model(const SsimProfile *profile, SsimDtype dtype,
+                                     const SsimAnalyticParams *start, SsimAnalyticParams *fitted,
+                                     SsimGemmModelFit *fit)
+{
+    g_return_val_if_fail(profile != NULL && start != NULL && fitted != NULL, FALSE);
+    *fitted = *start;
+    if (fit)
+        memset(fit, 0, sizeof *fit);
+    if (start->sm_count == 0)
+        return FALSE;
+    const ProfileIndex *ix = profile_index_get(profile);
+    g_autoptr(GPtrArray) pts = g_ptr_array_new();
+    for (guint i = 0; i < ix->cpoints->len; i++) {
+        const CPoint *c = &g_array_index(ix->cpoints, CPoint, i);
+        if (c->kind == SSIM_PROFILE_GEMM && c->dtype == (int)dtype)
+            g_ptr_array_add(pts, (gpointer)c);
+    }
+    guint n = pts->len;
+    if (n == 0)
+        return FALSE;
+    const CPoint *const *pp = (const CPoint *const *)pts->pdata;
+    /* The tile overhead on a log grid from 0.05 to 20 us (and 0), the efficiency by golden
+     * section at each; then a golden refinement of the overhead around the best grid point.
+     * One or two rows cannot tell the two apart: the overhead stays the start's. */
+    SsimAnalyticParams p = *start;
+    double best = best_efficiency(&p, pp, n), best_tau = ssim_time_to_seconds(p.gemm_tile_overhead);
+    double best_e = p.gemm_efficiency;
+    if (n >= 3) {
+        for (int i = -1; i <= 24; i++) {
+            double tau = i < 0 ? 0 : 0.05e-6 * pow(20.0 / 0.05, i / 24.0);
+            p.gemm_tile_overhead = ssim_time_from_seconds(tau);
+            double f = best_efficiency(&p, pp, n);
+            if (f < best) {
+                best = f;
+                best_tau = tau;
+                best_e = p.gemm_efficiency;
+            }
+        }
+        if (best_tau > 0) {
+            const double g = 0.6180339887498949, step = log(20.0 / 0.05) / 24.0;
+            double a = log(best_tau) - step, b = log(best_tau) + step;
+            for (int it = 0; it < 30; it++) {
+                double x1 = b - g * (b - a), x2 = a + g * (b - a);
+                p.gemm_tile_overhead = ssim_time_from_seconds(exp(x1));
+                double f1 = best_efficiency(&p, pp, n);
+                p.gemm_tile_overhead = ssim_time_from_seconds(exp(x2));
+                double f2 = best_efficiency(&p, pp, n);
+                if (f1 < f2)
+                    b = x2;
+                else
+                    a = x1;
+            }
+            p.gemm_tile_overhead = ssim_time_from_seconds(exp((a + b) / 2));
+            double f = best_efficiency(&p, pp, n);
+            if (f < best) {
+                best = f;
+                best_tau = exp((a + b) / 2);
+                best_e = p.gemm_efficiency;
+            }
+        }
+    }
+    fitted->gemm_efficiency = best_e;
+    fitted->gemm_tile_overhead = ssim_time_from_seconds(best_tau);
+    if (fit) {
+        fit->rows = n;
+        fit->efficiency = best_e;
+        fit->tile_overhead_us = best_tau * 1e6;
+        fit->rms_log_error = sqrt(best / n);
+    }
+    return TRUE;
 }
 
 gboolean ssim_profile_flops_time(const SsimProfile *profile, double flops, SsimDtype dtype,
@@ -160,7 +287,7 @@ gboolean ssim_profile_attention_time(const SsimProfile *profile, gboolean backwa
     g_return_val_if_fail(profile != NULL && out != NULL, FALSE);
     const guint64 dim[4] = {seq, heads, head_dim, batch ? batch : 1};
     const char *pass = backward ? "bwd" : "fwd";
-    if (compute_time(profile, SSIM_PROFILE_ATTENTION, pass, dim, dtype, out))
+    if (compute_time(profile, SSIM_PROFILE_ATTENTION, pass, dim, dtype, NULL, out))
         return TRUE;
     if (fallback == NULL)
         return profile_analytical(out, NULL, 0);

@@ -51,6 +51,7 @@ struct SsimProfiled {
     const SsimAnalytic *analytic;
     SsimCostModel fallback; /* the analytical model's view */
     SsimDtype dtype;
+    SsimAnalyticParams gemm; /* the GEMM shape model with its figures fitted to the profile */
     GHashTable *cache;       /* Key -> Answer, both owned */
     GPtrArray *mem_names;    /* distinct profile memory op names (owned strings) */
     GArray *name_map;        /* IdMap per name string id: index into mem_names */
@@ -148,6 +149,8 @@ SsimProfiled *ssim_profiled_new(const SsimProfile *profile, const SsimAnalytic *
     m->analytic = analytic;
     m->fallback = ssim_analytic_cost_model(analytic);
     m->dtype = dtype;
+    /* The measured GEMMs decide the shape model's two free figures, once per model. */
+    ssim_profile_fit_gemm_model(profile, dtype, ssim_analytic_params(analytic), &m->gemm, NULL);
     m->cache = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
     m->mem_names = g_ptr_array_new_with_free_func(g_free);
     m->name_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
@@ -309,7 +312,7 @@ static gboolean ask_gemms(const SsimProfiled *m, const SsimGraph *graph, guint32
     guint n;
     if (!ssim_analytic_op_gemms(m->analytic, graph, idx, &g, &n))
         return FALSE;
-    const SsimAnalyticParams *p = ssim_analytic_params(m->analytic);
+    const SsimAnalyticParams *p = &m->gemm;
     SsimCostEstimate sum = {0, 0, SSIM_COST_EXACT};
     gboolean measured = FALSE;
     for (guint i = 0; i < n; i++) {
