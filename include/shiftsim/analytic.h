@@ -78,6 +78,7 @@ typedef struct {
     SsimTime ib_latency;
     guint gpus_per_node;
     double nics_per_gpu; /* NICs per node / GPUs per node (0: unknown) */
+    double nic_bw;       /* one NIC's line rate per direction, bytes/s (0: unknown) */
     /* The GEMM shape model (0 SMs: GEMMs by their FLOPs). */
     guint sm_count;
     guint gemm_tile_m, gemm_tile_n;

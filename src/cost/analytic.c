@@ -36,6 +36,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .ib_latency = cluster->nic_latency,
         .gpus_per_node = MAX(cluster->gpus_per_node, 1),
         .nics_per_gpu = (double)cluster->nics_per_node / MAX(cluster->gpus_per_node, 1),
+        .nic_bw = cluster->nic_bw,
         .sm_count = cluster->sm_count,
         .gemm_tile_m = cluster->gemm_tile_m,
         .gemm_tile_n = cluster->gemm_tile_n,

@@ -210,38 +210,41 @@ static void model_line(SsimProfileComm op, const Layout *lay, const Levels *l, i
     *a = model_time(op, 0, lay, &lat);
 }
 
+/* Which level calibrate_level() solves for. */
+enum { SOLVE_NVLINK = 1, SOLVE_NIC = 2 };
+
 /*
- * Calibrates the level of `l` that curve `c` measures (the NVLink level for an intra-node
- * curve, the NIC level for one across nodes, given the NVLink level): its latency from the
- * smallest sizes, its bandwidth from the largest, solved through the model's closed form.
+ * Calibrates level `solve` of `l` from curve `c`, the other level of `l` being known: its
+ * latency from the curve's smallest sizes, its bandwidth from the largest, solved through the
+ * model's closed form (an intra-node curve has only the NVLink level).
  */
 static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileComm op, double nics,
-                            Levels *l)
+                            int solve, Levels *l)
 {
     Layout lay = {c->ranks, c->rpn, c->nics > 0 ? c->nics : nics};
     double a_us, b_us, a_big, slope_us;
     curve_line(ix, c, TRUE, &a_us, &b_us);
     curve_line(ix, c, FALSE, &a_big, &slope_us);
     double A = MAX(a_us, 0.0) * 1e-6, B = MAX(slope_us, 0.0) * 1e-6;
-    gboolean inter = c->rpn < c->ranks;
     /* The unknown level with unit parameters gives its share per unit; the known one its part. */
     Levels unit = *l, known = *l;
     double a_known = 0, b_known = 0, a_unit, b_unit;
-    if (inter) {
+    if (solve == SOLVE_NIC) {
         unit.a_ib = UNIT_LAT, unit.b_nic = UNIT_BW;
-        model_line(op, &lay, &known, 1, &a_known, &b_known);
-        model_line(op, &lay, &unit, 2, &a_unit, &b_unit);
+        model_line(op, &lay, &known, SOLVE_NVLINK, &a_known, &b_known);
     } else {
         unit.a_nv = UNIT_LAT, unit.b_nv = UNIT_BW;
-        model_line(op, &lay, &unit, 1, &a_unit, &b_unit);
+        if (c->rpn < c->ranks)
+            model_line(op, &lay, &known, SOLVE_NIC, &a_known, &b_known);
     }
+    model_line(op, &lay, &unit, solve, &a_unit, &b_unit);
     /* What is left of the measured slope for this level; never less than a twentieth of it
      * (a noisy curve whose slope the known level alone explains).  Slope and latency are
      * proportional to 1 / bandwidth and to latency: the unit level's scale them. */
     double rest = MAX(B - b_known, 0.05 * B);
     double bw = rest > 0 && b_unit > 0 ? UNIT_BW * b_unit / rest : 0;
     double lat = a_unit > 0 ? UNIT_LAT * MAX(A - a_known, 0.0) / a_unit : 0;
-    if (inter) {
+    if (solve == SOLVE_NIC) {
         l->b_nic = bw;
         l->a_ib = lat;
     } else {
@@ -256,7 +259,7 @@ static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileC
  * preferred), carried to the query through the network model: t = t_measured x T_query /
  * T_measured, T the model's time with levels calibrated from the profile (the NVLink level from
  * its largest intra-node curve of the op, else from `net`; the NIC level from the measured curve
- * itself).  Exact for a curve that is the model's own; otherwise it keeps the measured shape
+ * itself, at most the NIC's line rate: a curve faster than that is carried by its NVLink level).  Exact for a curve that is the model's own; otherwise it keeps the measured shape
  * (protocol switches, noise) and moves only what the layout changes.  FALSE when no curve
  * crosses nodes, or the NVLink level is needed and neither the profile nor `net` gives it.
  */
@@ -292,14 +295,25 @@ static gboolean scaled(const ProfileIndex *ix, SsimProfileComm op, int dtype, do
     }
     Levels l = {0};
     if (intra)
-        calibrate_level(ix, intra, op, 0, &l);
+        calibrate_level(ix, intra, op, 0, SOLVE_NVLINK, &l);
     else if (net) {
         l.a_nv = ssim_time_to_seconds(net->nvlink_latency);
         l.b_nv = net->nvlink_bw;
     } else if (anchor->rpn > 1 || q->rpn > 1) {
         return FALSE; /* the NVLink level matters and nothing gives it */
     }
-    calibrate_level(ix, anchor, op, q->nics, &l);
+    calibrate_level(ix, anchor, op, q->nics, SOLVE_NIC, &l);
+    /* No NIC moves more than its line rate.  A curve that asks for more is one whose node-local
+     * part ran faster than the closed form's ring over NVLink (NVLink SHARP, or a tree on two
+     * nodes): then the NIC level is the cluster's effective one and what the curve measures is
+     * the NVLink level (unless an intra-node curve already gave it: then the NIC stays capped). */
+    if (net && net->nic_bw > 0 && l.b_nic > net->nic_bw) {
+        double nics_gpu = net->nics_per_gpu > 0 ? net->nics_per_gpu : 1.0;
+        l.b_nic = MIN(net->nic_bw, net->ib_bw / nics_gpu);
+        l.a_ib = ssim_time_to_seconds(net->ib_latency);
+        if (intra == NULL)
+            calibrate_level(ix, anchor, op, q->nics, SOLVE_NVLINK, &l);
+    }
     Layout m = {anchor->ranks, anchor->rpn, anchor->nics > 0 ? anchor->nics : q->nics};
     double tm;
     profile_curve_eval(ix, anchor, x, &tm);

@@ -157,3 +157,37 @@ Test(profile_comm, nics_per_node_metadata)
     double hand = hier_allreduce((double)GIB, 4, 4, 1) * 1e6;
     cr_assert(fabs(e.time_us - hand) < 1e-4 * hand, "%g vs %g", e.time_us, hand);
 }
+
+/*
+ * A curve faster than the NICs allow under the network model's NVLink ring (NVLink SHARP on H100:
+ * the node-local part runs at twice the ring's speed): the NIC level cannot exceed its line rate,
+ * so it is the cluster's effective one, and the curve calibrates the NVLink level instead.  A
+ * query one rank per node is then a ring over the NICs alone: 2 x 15 steps of 5 us and
+ * 2 x 15/16 of the buffer through one NIC at 20 GB/s.
+ */
+Test(profile_comm, nic_level_never_above_line_rate)
+{
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    for (guint64 S = 1u << 20; S <= GIB; S *= 2) {
+        SsimProfileRow r;
+        ssim_profile_row_init(&r, SSIM_PROFILE_COMM);
+        r.op = "allreduce";
+        r.dtype = SSIM_DTYPE_BF16;
+        r.bytes = S;
+        r.ranks = 16;
+        r.ranks_per_node = 8;
+        r.nics_per_rank = 1;
+        /* NVLink at twice B_NV, NICs at 20 GB/s. */
+        double nv = 2 * (7 * A_NV + 7.0 / 8 * (double)S / (2 * B_NV));
+        r.time_us = (nv + 2 * A_IB + (double)S / 8 / B_NIC) * 1e6;
+        cr_assert(ssim_profile_add_row(p, &r, NULL));
+    }
+    SsimAnalyticParams net = network(1);
+    net.nic_bw = 25e9; /* line rate; 20 GB/s effective */
+    SsimCostEstimate e;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, GIB, 16, 1, NULL,
+                                     &net, &e));
+    cr_assert_eq(e.source, SSIM_COST_SCALED);
+    double hand = 150 + 2 * (15.0 / 16.0) * (double)GIB / 20e9 * 1e6;
+    cr_assert(fabs(e.time_us - hand) < 1e-3 * hand, "got %g us, hand %g us", e.time_us, hand);
+}
