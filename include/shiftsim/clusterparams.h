@@ -44,8 +44,8 @@ const char *ssim_calib_param_name(SsimCalibParam p);
 void ssim_calib_param_range(SsimCalibParam p, double *lo, double *hi);
 /* Parses "gemm,memory,kernel_overhead_us" into a mask; FALSE with a message naming the bad one. */
 gboolean ssim_calib_params_parse(const char *list, guint64 *mask, GError **error);
-/* The default set: gemm, memory, nvlink, nvlink_latency_us, kernel_overhead_us, kernel_floor_us
- * (gemm_half_gflop, overlap_slowdown, ib and ib_latency_us on request). */
+/* The default set: kernel_floor_us, the host's issue interval (every other parameter on
+ * request: the GPU's figures come from public measurements, see the cluster files). */
 guint64 ssim_calib_params_default(void);
 /* The figure of `cluster` for p, in the unit of its key (us for latencies, GFLOP for half). */
 double ssim_calib_param_get(const SsimCluster *cluster, SsimCalibParam p);

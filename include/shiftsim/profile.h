@@ -10,13 +10,15 @@
  * `file:line:column: field: what is wrong`.
  *
  * Lookup.  Every answer carries where it came from (SsimCostSource):
- *   - collectives: piecewise linear in log(time) vs log(bytes) per (collective, ranks, scope),
- *     scope being intra-node (ranks_per_node == ranks) or inter-node, preferring the same ranks
- *     per node, dtype and algorithm; a measured size is EXACT; outside the measured range the
- *     curve is continued in log-log from its two end points with the slope clamped to [0, 1]
- *     (constant time below, constant bandwidth above at worst) and the answer is EXTRAPOLATED;
- *     an unmeasured rank count is interpolated in bus bandwidth (nccl-tests' busbw) between the
- *     nearest measured rank counts of the same scope;
+ *   - collectives, by layout (ranks, ranks per node, NICs per rank): piecewise linear in
+ *     log(time) vs log(bytes) on a curve of the query's layout, preferring its dtype and
+ *     algorithm; a measured size is EXACT; outside the measured range the curve is continued in
+ *     log-log from its two end points with the slope clamped to [0, 1] (constant time below,
+ *     constant bandwidth above at worst) and the answer is EXTRAPOLATED; an unmeasured rank count
+ *     inside one node is interpolated in bus bandwidth (nccl-tests' busbw); a collective across
+ *     nodes measured only at other layouts is SCALED: the nearest measured layout's curve times
+ *     the network model's time at the query's layout over its time at the measured one, the
+ *     model's NVLink and NIC levels calibrated from the profile (profile-comm.c);
  *   - GEMMs and attention: an exact shape is EXACT; otherwise the achieved FLOP/s of the nearest
  *     measured shape family (the shapes that differ from the nearest measured shape in one
  *     dimension only) is interpolated in log(FLOPs); outside the family's range it is carried by
@@ -195,7 +197,9 @@ typedef struct {
  */
 
 /* A collective of `bytes` (nccl-tests' size) over `ranks` ranks, `ranks_per_node` on a node.
- * dtype may be SSIM_PROFILE_NO_DTYPE (any) and algo NULL (the fastest measured). */
+ * dtype may be SSIM_PROFILE_NO_DTYPE (any) and algo NULL (the fastest measured).  `fallback`,
+ * when given, is also the network model a curve of another layout is carried through, and its
+ * nics_per_gpu the query's NICs per rank (0: as measured). */
 gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, int dtype,
                                 guint64 bytes, guint ranks, guint ranks_per_node, const char *algo,
                                 const SsimAnalyticParams *fallback, SsimCostEstimate *out);

@@ -1,14 +1,17 @@
 /*
  * `shiftsim calibrate`: fit the cost model's free parameters to measured runs and report the
- * k-fold cross-validated error; also the two importers that produce calibration data.
+ * cross-validated error; also the two importers that produce calibration data.
  *
- *   shiftsim calibrate --runs FILE [--cluster C] [--params LIST] [--folds K] [--every S]
- *                      [-o CALIBRATED.ini]
+ *   shiftsim calibrate --runs FILE [--cluster C] [--params LIST] [--folds K]
+ *                      [--cv group:BY]... [--every S] [--force] [-o CALIBRATED.ini]
  *       fits on every S-th row (a deterministic subset, for speed), prints the parameters
- *       before and after, the training error before and after, and the held-out error of a
- *       K-fold cross-validation on the same rows (row j of the subset is in fold j % K); with
- *       --validate-all also the error of the fitted parameters on every row of the file.
- *       -o writes the start cluster with the fitted figures and their provenance.
+ *       before and after with their 95% intervals, the training error before and after, the
+ *       held-out error of a K-fold cross-validation on the same rows (row j of the subset is in
+ *       fold j % K) and, for each --cv group:BY (model, nodes, tp, gpus), of leaving out one
+ *       whole group at a time; with --validate-all also the error of the fitted parameters on
+ *       every row of the file.  A file marked `# use = check` is refused unless --force.  -o
+ *       writes the start cluster with the fitted figures, their provenance and the ranges of
+ *       the shapes fitted ([calibration]).
  *   shiftsim calibrate --kineto TRACE.json [--emit-profile OUT.csv] [--emit-run OUT.csv
  *                      --model M --split SPEC [--cluster C] [--nodes N]]
  *       imports a PyTorch profiler trace: its kernels as a profile, its step time as a run.
@@ -194,8 +197,9 @@ int ssim_verb_calibrate(int argc, char **argv)
                            "default: the first run's cluster); every run keeps its own "
                            "cluster's other figures"),
         {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
-         "Parameters to fit (default gemm,memory,nvlink,nvlink_latency_us,kernel_overhead_us,"
-         "kernel_floor_us; also gemm_half_gflop, overlap_slowdown, ib, ib_latency_us)",
+         "Parameters to fit (default kernel_floor_us; also gemm, gemm_half_gflop, gemm_tile_us, "
+         "memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
+         "kernel_overhead_us)",
          "LIST"},
         {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
          "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K; 0: none)",
@@ -241,15 +245,17 @@ int ssim_verb_calibrate(int argc, char **argv)
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- fit the cost model to measured runs");
     g_option_context_set_summary(
-        ctx, "Fits the analytical cost model's free parameters (GEMM efficiency curve, memory\n"
-             "efficiency, NVLink/IB efficiency and latency, overlap slowdown, kernel overhead,\n"
-             "host floor) to measured runs with GSL's Nelder-Mead simplex, minimising the mean\n"
-             "squared log error, and reports the K-fold cross-validated (held-out) error next\n"
-             "to the training error.  Also imports PyTorch profiler traces and vTrain's table.");
+        ctx, "Fits the analytical cost model's free parameters (by default the host floor; on\n"
+             "request GEMM, memory, NVLink/IB efficiencies and latencies, overlap slowdown,\n"
+             "kernel overhead) to measured runs with GSL's Nelder-Mead simplex, minimising the\n"
+             "mean squared log error, and reports each parameter's 95% interval and the K-fold\n"
+             "and leave-one-group-out (held-out) errors next to the training error.  Also\n"
+             "imports PyTorch profiler traces and vTrain's table.");
     g_option_context_set_description(
         ctx, "Examples:\n"
              "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv --every 16 \\\n"
-             "      --folds 3 -o models/clusters/dgx-a100-calibrated.ini\n"
+             "      --folds 3 --cv group:tp --cv group:model \\\n"
+             "      -o models/clusters/dgx-a100-calibrated.ini\n"
              "  shiftsim calibrate --kineto trace.json --emit-profile prof.csv \\\n"
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");

@@ -71,9 +71,10 @@ gboolean ssim_calib_params_parse(const char *list, guint64 *mask, GError **error
 
 guint64 ssim_calib_params_default(void)
 {
-    return (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_MEMORY) | (1u << SSIM_CALIB_NVLINK) |
-           (1u << SSIM_CALIB_NVLINK_LATENCY) | (1u << SSIM_CALIB_KERNEL_OVERHEAD) |
-           (1u << SSIM_CALIB_KERNEL_FLOOR);
+    /* The one figure no datasheet or microbenchmark gives: the framework's issue interval.  The
+     * GPU's figures are public measurements (the cluster files); fitting them to one data set
+     * lowered its error but not the error on configurations held out (docs/validation.md). */
+    return 1u << SSIM_CALIB_KERNEL_FLOOR;
 }
 
 static double us_of(SsimTime t)
