@@ -259,9 +259,10 @@ static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileC
  * preferred), carried to the query through the network model: t = t_measured x T_query /
  * T_measured, T the model's time with levels calibrated from the profile (the NVLink level from
  * its largest intra-node curve of the op, else from `net`; the NIC level from the measured curve
- * itself, at most the NIC's line rate: a curve faster than that is carried by its NVLink level).  Exact for a curve that is the model's own; otherwise it keeps the measured shape
- * (protocol switches, noise) and moves only what the layout changes.  FALSE when no curve
- * crosses nodes, or the NVLink level is needed and neither the profile nor `net` gives it.
+ * itself, at most the NIC's line rate: a curve faster than that is carried by its NVLink level).
+ * Exact for a curve that is the model's own; otherwise it keeps the measured shape (protocol
+ * switches, noise) and moves only what the layout changes.  FALSE when no curve crosses nodes, or
+ * the NVLink level is needed and neither the profile nor `net` gives it.
  */
 static gboolean scaled(const ProfileIndex *ix, SsimProfileComm op, int dtype, double x,
                        const Layout *q, const char *algo, const SsimAnalyticParams *net, double *t)
