@@ -168,7 +168,7 @@ SsimCluster *ssim_cluster_default(void)
     c->gemm_efficiency = 0.84;
     c->gemm_half_flops = 4e9;
     c->memory_efficiency = 0.85;
-    c->nvlink_efficiency = 0.8;
+    c->nvlink_efficiency = 0.82;
     c->ib_efficiency = 0.94;
     c->overlap_slowdown = 1.1;
     c->kernel_overhead = 1 * SSIM_US;

@@ -260,3 +260,30 @@ Test(analytic_gemm, fitted_on_small_shapes_predicts_a_large_one)
     SsimGemmShape q = {2048, 4608, 12288, 1};
     cr_assert_eq(none.time, ssim_analytic_gemm_time(&fitted, &q));
 }
+
+/* The bundled clusters' GEMM efficiency is the shape model fitted to the measured maxima they
+ * cite (traces/mamf-*): within 0.005, and the two measured shapes agree with one efficiency
+ * within 1% (the model's form fits measurements at 1 and 37 waves alike). */
+Test(analytic_gemm, cluster_efficiency_is_the_fit_to_measured_maxima)
+{
+    const struct {
+        const char *cluster, *profile;
+    } cases[] = {{"dgx-a100", SHIFTSIM_SOURCE_ROOT "/traces/mamf-a100"},
+                 {"dgx-h100", SHIFTSIM_SOURCE_ROOT "/traces/mamf-h100"},
+                 {"dgx-h200", SHIFTSIM_SOURCE_ROOT "/traces/mamf-h100"}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimCluster) c = ssim_cluster_load(cases[i].cluster, &error);
+        cr_assert_not_null(c, "%s", error ? error->message : "");
+        g_autoptr(SsimProfile) p = ssim_profile_load(cases[i].profile, &error);
+        cr_assert_not_null(p, "%s", error ? error->message : "");
+        SsimAnalyticParams start, fitted;
+        ssim_analytic_params_from_cluster(&start, c, SSIM_DTYPE_BF16);
+        SsimGemmModelFit fit;
+        cr_assert(ssim_profile_fit_gemm_model(p, SSIM_DTYPE_BF16, &start, &fitted, &fit));
+        cr_assert_eq(fit.rows, 2);
+        cr_assert(fabs(fit.efficiency - c->gemm_efficiency) < 0.005, "%s: fit %g, file %g",
+                  cases[i].cluster, fit.efficiency, c->gemm_efficiency);
+        cr_assert(fit.rms_log_error < 0.01, "%s: rms %g", cases[i].cluster, fit.rms_log_error);
+    }
+}
