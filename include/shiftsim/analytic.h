@@ -2,10 +2,24 @@
  * The analytical cost model: op durations from closed forms over a cluster's datasheet figures
  * and efficiencies, used wherever no measured profile exists and kept as the fallback.
  *
- * Compute (roofline with size-dependent GEMM efficiency):
+ * Compute by FLOPs and bytes (roofline with size-dependent GEMM efficiency):
  *   eff(F)  = gemm_efficiency * F / (F + gemm_half_flops)
  *   t       = max(F / (peak * eff(F)), bytes / (hbm_bw * memory_efficiency)) + kernel_overhead
  * where F is the op's FLOPs (an op with F = 0 is memory-bound: only the second term counts).
+ *
+ * A GEMM by its shape (when the cluster gives sm_count; src/cost/analytic-gemm.c says why):
+ * C[m x n] = A[m x k] B[k x n], `batch` of them, as output tiles tm x tn, one per SM at a time
+ * over S = sm_count SMs, each SM at r = peak / S * gemm_efficiency:
+ *   tiles   = ceil(m / tm) ceil(n / tn) batch
+ *   split   = min(floor(S / tiles), floor(k / 256)) when tiles < S and k >= 512, else 1 (split-K)
+ *   t_math  = ceil(tiles split / S) (2 tm tn (k / split) / r + gemm_tile_overhead)
+ *             + (split > 1: split 8 m n batch / (hbm_bw memory_efficiency), the fp32 partials)
+ *   t       = max(min over (tm, tn) of t_math, bytes / (hbm_bw * memory_efficiency))
+ *             + kernel_overhead,   bytes = (m k + k n + m n) batch dtype_bytes
+ * with (tm, tn) the cluster's tile, its transpose and the square of its smaller side.  A lowered
+ * kernel is priced so when its name is in the model's kernel table (ssim_analytic_set_kernel,
+ * ssim_analytic_set_model_gemms: "qkv", "qkv.dgrad", "qkv.wgrad", "attn_score.bwd", ...) and its
+ * FLOPs are the table's; any other compute op by FLOPs and bytes.
  *
  * Collectives (alpha-beta with nccl-tests' bus factors; S is the full buffer as nccl-tests counts
  * it, n = k N members, k per node on N nodes; B_nv = nvlink_bw * nvlink_efficiency per GPU,
@@ -45,11 +59,13 @@
  * (rank / gpus_per_node).
  *
  * Ownership: ssim_analytic_new() returns a model the caller frees with ssim_analytic_free();
- * ssim_analytic_cost_model() returns a value that borrows it.
+ * ssim_analytic_cost_model() returns a value that borrows it.  A model serves one run at a time
+ * (its kernel-name memo fills while it is asked).
  */
 #pragma once
 
 #include <shiftsim/cluster.h>
+#include <shiftsim/model.h>
 #include <shiftsim/runtime.h>
 
 G_BEGIN_DECLS
@@ -68,7 +84,19 @@ typedef struct {
     double ib_bw; /* effective per-GPU bytes/s (efficiency applied) */
     SsimTime ib_latency;
     guint gpus_per_node;
+    double nics_per_gpu; /* NICs per node / GPUs per node (0: unknown) */
+    double nic_bw;       /* one NIC's line rate per direction, bytes/s (0: unknown) */
+    /* The GEMM shape model (0 SMs: GEMMs by their FLOPs). */
+    guint sm_count;
+    guint gemm_tile_m, gemm_tile_n;
+    SsimTime gemm_tile_overhead;
+    guint dtype_bytes; /* of the compute dtype: a GEMM's operand and result elements */
 } SsimAnalyticParams;
+
+/* One GEMM shape: C[m x n] = A[m x k] B[k x n], `batch` of them (2 m n k batch FLOPs). */
+typedef struct {
+    guint64 m, n, k, batch;
+} SsimGemmShape;
 
 /* Takes the figures of `cluster` for compute in `dtype`. */
 void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimCluster *cluster,
@@ -77,6 +105,8 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
 /* Closed forms, usable without a graph. */
 double ssim_analytic_gemm_efficiency(const SsimAnalyticParams *params, double flops);
 SsimTime ssim_analytic_compute_time(const SsimAnalyticParams *params, double flops, guint64 bytes);
+/* A GEMM by its shape (the shape model above; by FLOPs and bytes when params->sm_count is 0). */
+SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *params, const SsimGemmShape *gemm);
 /* A collective of `kind` over `n_ranks` members on `n_nodes` nodes (at most per_node on one). */
 SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *params, SsimCollKind kind,
                                        guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
@@ -96,6 +126,19 @@ const SsimAnalyticParams *ssim_analytic_params(const SsimAnalytic *model);
 void ssim_analytic_set_rank_map(SsimAnalytic *model, const guint32 *global, guint n);
 /* Charges graph group `group` as the logical group of global ranks `ranks` (copied). */
 void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *ranks, guint n);
+
+/* Prices compute ops named `name` (whose FLOPs are the GEMMs') as the n (1 or 2) GEMMs `gemms`
+ * (copied; a name set again is replaced). */
+void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *gemms,
+                              guint n);
+/* The kernel table of the lowering (include/shiftsim/lower.h) for `model` at `microbatch` and
+ * `tp`: each SsimGemmKind NAME (forward and recompute), NAME.dgrad (dA = dC B^T), NAME.wgrad
+ * (dB = A^T dC) and NAME.bwd (both: the attention GEMMs' backward). */
+void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
+                                   guint tp);
+/* The GEMMs compute op `op` of `graph` runs, when the kernel table knows it (borrowed). */
+gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                const SsimGemmShape **gemms, guint *n);
 
 /*
  * The shape `model` charges communication op `op` of `graph` with: for a collective or barrier

@@ -19,12 +19,13 @@
 G_BEGIN_DECLS
 
 typedef struct {
-    guint64 mask;     /* parameters to fit */
-    guint max_iter;   /* Nelder-Mead iterations (default 200) */
-    double tolerance; /* stop when the simplex size falls below this (default 1e-3) */
-    guint threads;    /* 0: g_get_num_processors() */
-    guint scan;       /* before the simplex, try this many points across each parameter's
-                         range in turn, keeping the best (0: start at the start values) */
+    guint64 mask;       /* parameters to fit */
+    guint max_iter;     /* Nelder-Mead iterations (default 200) */
+    double tolerance;   /* stop when the simplex size falls below this (default 1e-3) */
+    guint threads;      /* 0: g_get_num_processors() */
+    guint scan;         /* before the simplex, try this many points across each parameter's
+                           range in turn, keeping the best (0: start at the start values) */
+    gboolean intervals; /* also the parameters' standard errors and 95% intervals */
 } SsimCalibOptions;
 
 typedef struct {
@@ -32,6 +33,14 @@ typedef struct {
     double loss_before, loss_after; /* mean squared log error on the rows fitted */
     guint iterations;
     gboolean converged;
+    /* With options->intervals: per parameter, in its key's unit (has_interval bit p set when the
+     * rows determine it): the standard error and the half-width of the 95% interval
+     * (Student's t with n - p degrees of freedom); at_bound when the fit ended at a bound of
+     * its range (the interval is then one-sided at best). */
+    guint64 has_interval;
+    double std_error[16], half_width[16];
+    gboolean at_bound[16];
+    double residual_sd; /* s = sqrt(SSE / (n - p)) of the log residuals */
 } SsimCalibFit;
 
 /*
@@ -54,5 +63,22 @@ gboolean ssim_calibrate_fit(const SsimRunSet *set, const guint *idx, guint n,
 gboolean ssim_calibrate_cross_validate(const SsimRunSet *set, const guint *idx, guint n, guint k,
                                        const SsimCluster *start, const SsimCalibOptions *options,
                                        double *cv_pred, GError **error);
+
+/* The same with any fold assignment: row idx[j] is in fold fold[j] < k (an empty fold is
+ * skipped; a fold holding every row is an error). */
+gboolean ssim_calibrate_cross_validate_folds(const SsimRunSet *set, const guint *idx, guint n,
+                                             const guint *fold, guint k, const SsimCluster *start,
+                                             const SsimCalibOptions *options, double *cv_pred,
+                                             GError **error);
+
+/*
+ * Leave-one-group-out cross-validation: the folds are the groups of `by` (every run of one
+ * model, node count, tp or GPU count), so each held-out prediction comes from a fit that saw no
+ * run of its group.  *n_groups receives the number of groups (at least two, else an error).
+ */
+gboolean ssim_calibrate_cross_validate_groups(const SsimRunSet *set, const guint *idx, guint n,
+                                              SsimGroupBy by, const SsimCluster *start,
+                                              const SsimCalibOptions *options, double *cv_pred,
+                                              guint *n_groups, GError **error);
 
 G_END_DECLS

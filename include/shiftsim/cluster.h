@@ -23,6 +23,26 @@
 
 G_BEGIN_DECLS
 
+/* The dimensions of a run a calibration records its range of ([calibration] keys). */
+#define SSIM_FIT_DIM_LIST(X)                                                                       \
+    X(HIDDEN, "hidden")                                                                            \
+    X(LAYERS, "layers")                                                                            \
+    X(SEQ_LEN, "seq_len")                                                                          \
+    X(GPUS, "gpus")                                                                                \
+    X(NODES, "nodes")                                                                              \
+    X(TP, "tp")                                                                                    \
+    X(PP, "pp")                                                                                    \
+    X(MICROBATCH, "microbatch")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_FIT_##e,
+    SSIM_FIT_DIM_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_FIT_DIM_N
+} SsimFitDim;
+
+const char *ssim_fit_dim_name(SsimFitDim dim);
+
 typedef struct {
     char *name;   /* e.g. "dgx-h200" */
     char *source; /* the file it came from, or "builtin" */
@@ -88,6 +108,22 @@ typedef struct {
     /* The flow network's knobs ([network]). */
     guint net_algorithm;    /* SsimNetAlgorithm (default SSIM_NET_ALGO_AUTO) */
     SsimTime step_overhead; /* software overhead added to every collective step (default 0) */
+
+    /*
+     * The GEMM shape model (include/shiftsim/analytic.h): a GEMM runs as tiles of gemm_tile_m x
+     * gemm_tile_n outputs, one per SM at a time, in waves over sm_count SMs; each tile costs its
+     * tensor-core time at gemm_efficiency of the SM's peak plus gemm_tile_overhead (pipeline
+     * fill and epilogue).  sm_count 0 (the default, [gpu] sm_count absent) leaves GEMMs to the
+     * size curve of gemm_half_flops.
+     */
+    guint sm_count;              /* streaming multiprocessors per GPU ([gpu] sm_count) */
+    guint gemm_tile_m;           /* output tile rows of a large GEMM kernel (default 128) */
+    guint gemm_tile_n;           /* output tile columns (default 256) */
+    SsimTime gemm_tile_overhead; /* per tile, beyond its tensor-core time (default 1 us) */
+
+    /* [calibration]: the shapes the figures were fitted on (a calibrated cluster; fit_hi 0 for
+     * a dimension not recorded).  A prediction outside them is an extrapolation. */
+    guint fit_lo[SSIM_FIT_DIM_N], fit_hi[SSIM_FIT_DIM_N];
 } SsimCluster;
 
 /* Collective algorithms the flow network can use: one X-macro yields the enum and the names. */

@@ -29,7 +29,8 @@ G_BEGIN_DECLS
     X(IB_LATENCY, "ib_latency_us", 0.0, 200.0, FALSE)                                              \
     X(OVERLAP, "overlap_slowdown", 1.0, 3.0, FALSE)                                                \
     X(KERNEL_OVERHEAD, "kernel_overhead_us", 0.0, 200.0, FALSE)                                    \
-    X(KERNEL_FLOOR, "kernel_floor_us", 0.0, 500.0, FALSE)
+    X(KERNEL_FLOOR, "kernel_floor_us", 0.0, 500.0, FALSE)                                          \
+    X(GEMM_TILE, "gemm_tile_us", 0.0, 20.0, FALSE)
 
 typedef enum {
 #define SSIM_X(e, k, lo, hi, lg) SSIM_CALIB_##e,
@@ -39,10 +40,12 @@ typedef enum {
 } SsimCalibParam;
 
 const char *ssim_calib_param_name(SsimCalibParam p);
+/* The range a fit searches for p, in the unit of its key. */
+void ssim_calib_param_range(SsimCalibParam p, double *lo, double *hi);
 /* Parses "gemm,memory,kernel_overhead_us" into a mask; FALSE with a message naming the bad one. */
 gboolean ssim_calib_params_parse(const char *list, guint64 *mask, GError **error);
-/* The default set: gemm, memory, nvlink, nvlink_latency_us, kernel_overhead_us, kernel_floor_us
- * (gemm_half_gflop, overlap_slowdown, ib and ib_latency_us on request). */
+/* The default set: kernel_floor_us, the host's issue interval (every other parameter on
+ * request: the GPU's figures come from public measurements, see the cluster files). */
 guint64 ssim_calib_params_default(void);
 /* The figure of `cluster` for p, in the unit of its key (us for latencies, GFLOP for half). */
 double ssim_calib_param_get(const SsimCluster *cluster, SsimCalibParam p);

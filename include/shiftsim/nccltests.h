@@ -5,8 +5,11 @@
  *   - nccl-tests text output (all_reduce_perf and friends): the `#  size count type redop root
  *     time algbw busbw #wrong time algbw busbw #wrong` table, out-of-place and in-place; the rank
  *     count from the `#  Rank N ... on HOST device ...` lines (ranks per node: the most ranks on
- *     one host) or else `# nThread T nGpus G`; the collective from `# Collective test starting:`
- *     or the file name (all_reduce_perf.txt), unless given;
+ *     one host) or else `# nThread T nGpus G`; the NICs of a node from NCCL's `NET/IB : Using
+ *     [0]... [1]...` line when it ran with NCCL_DEBUG=INFO (a row across nodes then records
+ *     min(1, NICs per node / ranks per node) NICs per rank, and the profile nics_per_node); the
+ *     collective from `# Collective test starting:` or the file name (all_reduce_perf.txt),
+ *     unless given;
  *   - nccl-tests JSON output (`-J FILE.json`, nccl-tests 2.17 and later, "version": 2): the same
  *     results from its "results" list, ranks from "config"."devices".
  *

@@ -10,13 +10,15 @@
  * `file:line:column: field: what is wrong`.
  *
  * Lookup.  Every answer carries where it came from (SsimCostSource):
- *   - collectives: piecewise linear in log(time) vs log(bytes) per (collective, ranks, scope),
- *     scope being intra-node (ranks_per_node == ranks) or inter-node, preferring the same ranks
- *     per node, dtype and algorithm; a measured size is EXACT; outside the measured range the
- *     curve is continued in log-log from its two end points with the slope clamped to [0, 1]
- *     (constant time below, constant bandwidth above at worst) and the answer is EXTRAPOLATED;
- *     an unmeasured rank count is interpolated in bus bandwidth (nccl-tests' busbw) between the
- *     nearest measured rank counts of the same scope;
+ *   - collectives, by layout (ranks, ranks per node, NICs per rank): piecewise linear in
+ *     log(time) vs log(bytes) on a curve of the query's layout, preferring its dtype and
+ *     algorithm; a measured size is EXACT; outside the measured range the curve is continued in
+ *     log-log from its two end points with the slope clamped to [0, 1] (constant time below,
+ *     constant bandwidth above at worst) and the answer is EXTRAPOLATED; an unmeasured rank count
+ *     inside one node is interpolated in bus bandwidth (nccl-tests' busbw); a collective across
+ *     nodes measured only at other layouts is SCALED: the nearest measured layout's curve times
+ *     the network model's time at the query's layout over its time at the measured one, the
+ *     model's NVLink and NIC levels calibrated from the profile (profile-comm.c);
  *   - GEMMs and attention: an exact shape is EXACT; otherwise the achieved FLOP/s of the nearest
  *     measured shape family (the shapes that differ from the nearest measured shape in one
  *     dimension only) is interpolated in log(FLOPs); outside the family's range it is carried by
@@ -86,11 +88,18 @@ double ssim_profile_bus_factor(SsimProfileComm op, guint n);
 /* A dtype cell left empty (copies). */
 #define SSIM_PROFILE_NO_DTYPE (-1)
 
-/* The columns, in file order. */
+/* The version written and its columns, in file order (v2 adds nics_per_rank to v1). */
+#define SSIM_PROFILE_VERSION_LINE "# shiftsim-profile v2"
 #define SSIM_PROFILE_HEADER                                                                        \
+    "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,nics_per_rank,algo,time_us,median_us,"   \
+    "min_us,stddev_us,samples"
+#define SSIM_PROFILE_N_COLUMNS 17
+/* Version 1, still read (its rows' nics_per_rank is 0: as on the simulated cluster). */
+#define SSIM_PROFILE_VERSION_LINE_V1 "# shiftsim-profile v1"
+#define SSIM_PROFILE_HEADER_V1                                                                     \
     "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,algo,time_us,median_us,min_us,"          \
     "stddev_us,samples"
-#define SSIM_PROFILE_N_COLUMNS 16
+#define SSIM_PROFILE_N_COLUMNS_V1 16
 
 /* One measured op.  Optional statistics are NAN (and samples 0) when the cell is empty. */
 typedef struct {
@@ -100,8 +109,11 @@ typedef struct {
     guint64 m, n, k, batch;
     guint64 bytes;
     guint ranks, ranks_per_node;
-    const char *algo; /* "" when not fixed */
-    double time_us;   /* mean, > 0 */
+    double nics_per_rank; /* comm: NICs each rank's inter-node traffic uses (NICs per node over
+                             ranks per node, at most 1: NCCL drives a GPU through its nearest
+                             NIC); 0 = not recorded, taken as the simulated cluster's */
+    const char *algo;     /* "" when not fixed */
+    double time_us;       /* mean, > 0 */
     double median_us, min_us, stddev_us;
     guint64 samples;
 } SsimProfileRow;
@@ -159,6 +171,7 @@ GString *ssim_profile_summary(const SsimProfile *profile);
     X(EXACT, "exact")                                                                              \
     X(INTERPOLATED, "interpolated")                                                                \
     X(EXTRAPOLATED, "extrapolated")                                                                \
+    X(SCALED, "scaled")                                                                            \
     X(ANALYTICAL, "analytical")
 
 /* Ordered from best to worst: combining two answers keeps the larger value. */
@@ -184,15 +197,39 @@ typedef struct {
  */
 
 /* A collective of `bytes` (nccl-tests' size) over `ranks` ranks, `ranks_per_node` on a node.
- * dtype may be SSIM_PROFILE_NO_DTYPE (any) and algo NULL (the fastest measured). */
+ * dtype may be SSIM_PROFILE_NO_DTYPE (any) and algo NULL (the fastest measured).  `fallback`,
+ * when given, is also the network model a curve of another layout is carried through, and its
+ * nics_per_gpu the query's NICs per rank (0: as measured). */
 gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, int dtype,
                                 guint64 bytes, guint ranks, guint ranks_per_node, const char *algo,
                                 const SsimAnalyticParams *fallback, SsimCostEstimate *out);
 
-/* C[m x n] = A[m x k] B[k x n], `batch` times (2 m n k batch FLOPs). */
+/* C[m x n] = A[m x k] B[k x n], `batch` times (2 m n k batch FLOPs).  When `fallback` has the
+ * GEMM shape model (sm_count > 0), a shape not measured is the model's time at it times measured
+ * / model at the nearest measured shape (fit the model's figures first:
+ * ssim_profile_fit_gemm_model), and a profile without GEMMs of the dtype answers with the model. */
 gboolean ssim_profile_gemm_time(const SsimProfile *profile, guint64 m, guint64 n, guint64 k,
                                 guint64 batch, SsimDtype dtype, const SsimAnalyticParams *fallback,
                                 SsimCostEstimate *out);
+
+/* What ssim_profile_fit_gemm_model() fitted: rows used, the two figures, the fit's error. */
+typedef struct {
+    guint rows;
+    double efficiency;       /* gemm_efficiency */
+    double tile_overhead_us; /* gemm_tile_overhead */
+    double rms_log_error;    /* root mean squared log(measured / model) over the rows */
+} SsimGemmModelFit;
+
+/*
+ * Fits the GEMM shape model's free figures (gemm efficiency and per-tile overhead; the SMs,
+ * tiles, peak, HBM and launch stay `start`'s) to the profile's measured GEMMs of `dtype`, by
+ * least squares in log time: *fitted = start with those two replaced.  With one or two rows only
+ * the efficiency is fitted.  FALSE (and *fitted = *start) when start has no shape model
+ * (sm_count 0) or the profile has no GEMM of the dtype.  `fit` may be NULL.
+ */
+gboolean ssim_profile_fit_gemm_model(const SsimProfile *profile, SsimDtype dtype,
+                                     const SsimAnalyticParams *start, SsimAnalyticParams *fitted,
+                                     SsimGemmModelFit *fit);
 
 /* A GEMM known only by its FLOPs (graphs that carry no shapes): the dtype's efficiency curve
  * (time vs FLOPs over every measured GEMM shape) at `flops`, interpolated in log-log inside the

@@ -9,11 +9,16 @@
  *     ssim_profile_comm_time(op, dtype, bytes, n, k);
  *   - a send/receive pair and a collective-permute (every member sends its buffer to one
  *     neighbour), as SENDRECV between two ranks, on one node or across two;
- *   - a compute op with FLOPs, by ssim_profile_flops_time() (graph ops carry FLOPs and bytes, not
- *     shapes); one with zero FLOPs is memory-bound, by ssim_profile_memory_time() with the
- *     lowering's kernel name mapped to the profile's memory ops: norm*, final_norm* -> layernorm,
- *     softmax* -> softmax, act* -> gelu, residual*, branch_add* -> add, optimizer -> adam, any
- *     other name up to its first '.' (the profile then pools all its memory rows);
+ *   - a compute op with FLOPs whose GEMM shapes the analytic model knows (a lowered kernel,
+ *     ssim_analytic_op_gemms), each GEMM by ssim_profile_gemm_time() with the analytic model's
+ *     parameters, their GEMM efficiency and tile overhead fitted once to the profile's measured
+ *     GEMMs (ssim_profile_fit_gemm_model), so the measurements reach each shape through tiles
+ *     and waves;
+ *     any other, by ssim_profile_flops_time(); one with zero FLOPs is memory-bound, by
+ * ssim_profile_memory_time() with the lowering's kernel name mapped to the profile's memory ops:
+ * norm*, final_norm* -> layernorm, softmax* -> softmax, act* -> gelu, residual*, branch_add* ->
+ * add, optimizer -> adam, any other name up to its first '.' (the profile then pools all its memory
+ * rows);
  *   - barriers, and whatever the profile cannot answer: the analytical model, as it would
  *     price the op on its own, so an empty profile gives exactly the analytical times.
  *

@@ -2,12 +2,14 @@
  * Measured training runs: what a job was (model, cluster, split) and how long its iteration took,
  * as a runs table that `shiftsim validate` and `shiftsim calibrate` compare the simulator with.
  *
- * A runs file (`# shiftsim-runs v1`, docs/validation.md) is a CSV with one
+ * A runs file (`# shiftsim-runs v2`, docs/validation.md; v1 is still read) is a CSV with one
  * measured run a row: the configuration (model by name or by shape, cluster, nodes, dp, tp, pp,
- * virtual stages, microbatch, global batch, schedule, recompute, sequence parallelism), the
- * measurement (iteration time in ms, or achieved hardware TFLOP/s per GPU as Megatron-LM reports
- * it) and the source of the row.  It is read with libcsv in strict mode and every error reads
- * `file:line:column: field: what is wrong`.
+ * virtual stages, microbatch, global batch, schedule, recompute, sequence parallelism, ZeRO
+ * stage, cross-node tensor parallelism), the measurement (iteration time in ms, or achieved
+ * hardware TFLOP/s per GPU as Megatron-LM reports it) and the source of the row.  The metadata key
+ * `use` says what a file is for: `fit` (rows a calibration may fit) or `check` (rows only ever used
+ * to check a prediction; `shiftsim calibrate` refuses to fit them unless forced).  It is read with
+ * libcsv in strict mode and every error reads `file:line:column: field: what is wrong`.
  *
  * A row only describes a run; loading its model and cluster, turning TFLOP/s into an iteration
  * time and simulating it is the run set's work (include/shiftsim/runset.h).  vTrain's measured
@@ -24,12 +26,19 @@
 
 G_BEGIN_DECLS
 
-#define SSIM_RUNS_VERSION_LINE "# shiftsim-runs v1"
+/* The version written (v2); v1 files (no zero, cross_node_tp columns) are still read. */
+#define SSIM_RUNS_VERSION_LINE "# shiftsim-runs v2"
 #define SSIM_RUNS_HEADER                                                                           \
     "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
+    "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,iteration_ms,"     \
+    "tflops_per_gpu,source"
+#define SSIM_RUNS_N_COLUMNS       24
+#define SSIM_RUNS_VERSION_LINE_V1 "# shiftsim-runs v1"
+#define SSIM_RUNS_HEADER_V1                                                                        \
+    "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
     "microbatch,global_batch,schedule,recompute,seq_parallel,iteration_ms,tflops_per_gpu,source"
-#define SSIM_RUNS_N_COLUMNS 22
-#define SSIM_RUN_TEXT_MAX   128
+#define SSIM_RUNS_N_COLUMNS_V1 22
+#define SSIM_RUN_TEXT_MAX      128
 
 /* One measured run.  Plain value (inline strings) so it copies by assignment. */
 typedef struct {
@@ -64,6 +73,8 @@ const char *ssim_runs_path(const SsimRuns *runs);
 /* `# key = value` metadata lines (kept in order; set replaces). */
 void ssim_runs_set_meta(SsimRuns *runs, const char *key, const char *value);
 const char *ssim_runs_get_meta(const SsimRuns *runs, const char *key);
+/* TRUE when the file says `# use = check`: rows kept to check predictions, never to fit. */
+gboolean ssim_runs_check_only(const SsimRuns *runs);
 /* The text form: version line, metadata, header, rows; load(write(r)) gives r back. */
 GString *ssim_runs_write(const SsimRuns *runs);
 /* A run with the defaults of an empty cell: dtype bf16, nodes 1, ssim_parallel_init(). */

@@ -38,11 +38,38 @@ const SsimCluster *ssim_run_set_cluster(const SsimRunSet *set, guint i);
 const SsimModel *ssim_run_set_model(const SsimRunSet *set, guint i);
 /* The measured iteration time of row i in ms (from iteration_ms or tflops_per_gpu). */
 double ssim_run_set_measured_ms(const SsimRunSet *set, guint i);
-/* "model/GPUs": rows with the same key form one group for Kendall's tau. */
+/* What rows are grouped by: Kendall's tau is counted inside groups of one model, and
+ * cross-validation can leave out a whole group of one model, node count, tp or GPU count. */
+typedef enum {
+    SSIM_GROUP_BY_MODEL,
+    SSIM_GROUP_BY_NODES,
+    SSIM_GROUP_BY_TP,
+    SSIM_GROUP_BY_GPUS,
+    SSIM_GROUP_BY_N
+} SsimGroupBy;
+
+const char *ssim_group_by_name(SsimGroupBy by); /* "model", "nodes", "tp", "gpus" */
+gboolean ssim_group_by_from_name(const char *name, SsimGroupBy *out);
+/* Row i's key under `by` ("gpt-l24-h1024", "4 nodes", "tp 8", "32 GPUs"); caller frees. */
+char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by);
+/* The model: rows with the same key form one group for Kendall's tau. */
 char *ssim_run_set_group_key(const SsimRunSet *set, guint i);
-/* Group ids (0, 1, ... in order of first appearance) of rows idx[0..n) (all when idx is NULL);
- * caller frees. */
+/* Group ids under `by` (0, 1, ... in order of first appearance) of rows idx[0..n) (all when idx
+ * is NULL); caller frees.  `names` (may be NULL) receives each group's key (owned strings),
+ * in id order. */
+guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n, SsimGroupBy by,
+                              GPtrArray *names);
+/* ssim_run_set_groups_by(..., SSIM_GROUP_BY_MODEL, NULL). */
 guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n);
+
+/* Records in `cluster` (its fit_lo/fit_hi) the range of every SsimFitDim over rows
+ * idx[0..n) (all when idx is NULL): the shapes a calibration fitted. */
+void ssim_run_set_fit_ranges(const SsimRunSet *set, const guint *idx, guint n,
+                             SsimCluster *cluster);
+/* NULL when row i lies inside the fitted ranges its cluster records (or records none); else what
+ * lies outside, e.g. "hidden 12288 > 2048, nodes 128 > 1" (caller frees): its prediction is an
+ * extrapolation. */
+char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i);
 
 /*
  * Simulates rows `idx[0..n)` (all rows when idx is NULL, n ignored) with `values` applied (may

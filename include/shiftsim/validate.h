@@ -1,7 +1,8 @@
 /*
  * Validation: how far the simulator's predictions of a run set are from the measurements.  The
- * error statistics (MAPE, median, max and mean signed error, mean squared log error, Kendall's
- * tau of the ranking inside groups of runs that share a model and a GPU count), the report of
+ * error statistics (MAPE, median, max and mean signed error, mean squared log error, the
+ * fraction within 10%, Kendall's tau of the ranking inside groups of runs that share a model),
+ * overall and per model, the report of
  * `shiftsim validate` (table, CSV or JSON) and its predicted-vs-measured plot.
  *
  * Every comparison is of iteration times in ms (include/shiftsim/runset.h): a row's error is
@@ -19,15 +20,16 @@
 G_BEGIN_DECLS
 
 typedef struct {
-    guint n;       /* rows with a prediction */
-    guint failed;  /* rows whose simulation failed (not in the figures) */
-    double mape;   /* mean |pred - meas| / meas, as a fraction */
-    double median; /* median of |error| */
-    double max;    /* largest |error| */
-    double bias;   /* mean signed error */
-    double msle;   /* mean of (log pred - log meas)^2 */
-    double tau;    /* Kendall's tau-a over pairs inside groups (NAN with no pair) */
-    guint pairs;   /* pairs counted for tau */
+    guint n;         /* rows with a prediction */
+    guint failed;    /* rows whose simulation failed (not in the figures) */
+    double mape;     /* mean |pred - meas| / meas, as a fraction */
+    double median;   /* median of |error| */
+    double max;      /* largest |error| */
+    double bias;     /* mean signed error */
+    double msle;     /* mean of (log pred - log meas)^2 */
+    double within10; /* fraction of rows with |error| <= 10% */
+    double tau;      /* Kendall's tau-a over pairs inside groups (NAN with no pair) */
+    guint pairs;     /* pairs counted for tau */
 } SsimErrorStats;
 
 /*
@@ -38,11 +40,19 @@ typedef struct {
 void ssim_error_stats(const double *pred, const double *meas, const guint *groups, guint n,
                       SsimErrorStats *out);
 
-/* The validation report: a table (row per run, then the summary), CSV (one row per run) or JSON
- * (rows and summary).  `errors` may be NULL. */
+/* The statistics of each group g < n_groups over the rows j with groups[j] == g (tau over all
+ * pairs of the group's rows). */
+void ssim_error_stats_groups(const double *pred, const double *meas, const guint *groups, guint n,
+                             guint n_groups, SsimErrorStats *out);
+/* A table, one line per group: its name, runs, MAPE, median, max, bias, within 10%, tau. */
+void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, char *const *names,
+                              guint n_groups, const char *indent);
+
+/* The validation report: a table (row per run, then the summary and the figures per model), CSV
+ * (one row per run) or JSON (rows, summary, models).  `errors` may be NULL. */
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
                                 const SsimErrorStats *stats, SsimFormat format);
-/* The summary lines alone (n, MAPE, median, max, bias, tau). */
+/* The summary lines alone (n, MAPE, median, max, bias, within 10%, tau). */
 void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);
 
 /* Writes IMAGE.dat and IMAGE.gp (log-log predicted vs measured, y = x) and renders with gnuplot

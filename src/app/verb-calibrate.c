@@ -1,14 +1,17 @@
 /*
  * `shiftsim calibrate`: fit the cost model's free parameters to measured runs and report the
- * k-fold cross-validated error; also the two importers that produce calibration data.
+ * cross-validated error; also the two importers that produce calibration data.
  *
- *   shiftsim calibrate --runs FILE [--cluster C] [--params LIST] [--folds K] [--every S]
- *                      [-o CALIBRATED.ini]
+ *   shiftsim calibrate --runs FILE [--cluster C] [--params LIST] [--folds K]
+ *                      [--cv group:BY]... [--every S] [--force] [-o CALIBRATED.ini]
  *       fits on every S-th row (a deterministic subset, for speed), prints the parameters
- *       before and after, the training error before and after, and the held-out error of a
- *       K-fold cross-validation on the same rows (row j of the subset is in fold j % K); with
- *       --validate-all also the error of the fitted parameters on every row of the file.
- *       -o writes the start cluster with the fitted figures and their provenance.
+ *       before and after with their 95% intervals, the training error before and after, the
+ *       held-out error of a K-fold cross-validation on the same rows (row j of the subset is in
+ *       fold j % K) and, for each --cv group:BY (model, nodes, tp, gpus), of leaving out one
+ *       whole group at a time; with --validate-all also the error of the fitted parameters on
+ *       every row of the file.  A file marked `# use = check` is refused unless --force.  -o
+ *       writes the start cluster with the fitted figures, their provenance and the ranges of
+ *       the shapes fitted ([calibration]).
  *   shiftsim calibrate --kineto TRACE.json [--emit-profile OUT.csv] [--emit-run OUT.csv
  *                      --model M --split SPEC [--cluster C] [--nodes N]]
  *       imports a PyTorch profiler trace: its kernels as a profile, its step time as a run.
@@ -62,6 +65,51 @@ static guint report_limited(const SsimRunSet *set, const char *path, const guint
             limited++;
         }
     return limited;
+}
+
+/* The held-out figures of each group of `by` (the rows' cross-validated predictions pred). */
+static GString *held_out_table(const SsimRunSet *set, const guint *idx, guint n, const double *pred,
+                               SsimGroupBy by)
+{
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *groups = ssim_run_set_groups_by(set, idx, n, by, names);
+    g_autofree double *meas = g_new(double, MAX(n, 1u));
+    for (guint j = 0; j < n; j++)
+        meas[j] = ssim_run_set_measured_ms(set, idx ? idx[j] : j);
+    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(names->len, 1u));
+    ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
+    GString *t = g_string_new(NULL);
+    ssim_error_groups_append(t, per, (char *const *)names->pdata, names->len, "    ");
+    return t;
+}
+
+/* The parameter table: start, fitted, and the 95% interval where the rows determine it. */
+static void append_parameters(GString *out, const SsimCalibOptions *opt, const SsimCalibFit *fit,
+                              guint n)
+{
+    g_string_append_printf(out, "%-20s %12s %12s  %s\n", "parameter", "start", "fitted",
+                           "95% interval (std error)");
+    for (guint p = 0; p < SSIM_CALIB_N; p++) {
+        if (!(opt->mask & (G_GUINT64_CONSTANT(1) << p)))
+            continue;
+        g_string_append_printf(out, "%-20s %12.5g %12.5g  ", ssim_calib_param_name(p),
+                               fit->start.value[p], fit->fitted.value[p]);
+        if (fit->has_interval & (G_GUINT64_CONSTANT(1) << p))
+            g_string_append_printf(out, "%.5g .. %.5g (%.2g)",
+                                   fit->fitted.value[p] - fit->half_width[p],
+                                   fit->fitted.value[p] + fit->half_width[p], fit->std_error[p]);
+        else
+            g_string_append(out, "not determined by these rows");
+        if (fit->at_bound[p])
+            g_string_append(out, "  [at a bound of its range]");
+        g_string_append_c(out, '\n');
+    }
+    if (fit->has_interval)
+        g_string_append_printf(out,
+                               "(nonlinear least squares on %u rows: s^2 (J^T J)^-1 of the log "
+                               "residuals, s = %.3g, Student's t)\n",
+                               n, fit->residual_sd);
+    g_string_append_c(out, '\n');
 }
 
 static int do_convert(const char *vtrain, const char *cluster, const char *out_path)
@@ -150,23 +198,33 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *runs_path = NULL, *param_list = NULL, *kineto = NULL, *emit_profile = NULL;
     g_autofree char *emit_run = NULL, *vtrain = NULL;
+    g_auto(GStrv) cv_specs = NULL;
     gint folds = 5, every = 1, max_iter = 200, jobs = 0, scan = 5;
     gdouble tolerance = 1e-3;
-    gboolean validate_all = FALSE;
+    gboolean validate_all = FALSE, force = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
-         "Measured runs to fit (# shiftsim-runs v1 CSV)", "FILE"},
+         "Measured runs to fit (# shiftsim-runs v2 or v1 CSV)", "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Start cluster (the parameters' start values and the base of -o; "
                            "default: the first run's cluster); every run keeps its own "
                            "cluster's other figures"),
         {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
-         "Parameters to fit (default gemm,memory,nvlink,nvlink_latency_us,kernel_overhead_us,"
-         "kernel_floor_us; also gemm_half_gflop, overlap_slowdown, ib, ib_latency_us)",
+         "Parameters to fit (default kernel_floor_us; also gemm, gemm_half_gflop, gemm_tile_us, "
+         "memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
+         "kernel_overhead_us)",
          "LIST"},
         {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
-         "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K)", "K"},
+         "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K; 0: none)",
+         "K"},
+        {"cv", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cv_specs,
+         "Also leave-one-group-out cross-validation: group:model, group:nodes, group:tp or "
+         "group:gpus (every run of one model, node count, tp or GPU count held out at once; "
+         "repeatable)",
+         "group:BY"},
+        {"force", 0, 0, G_OPTION_ARG_NONE, &force,
+         "Fit even a file marked '# use = check' (rows kept to check predictions)", NULL},
         {"every", 0, 0, G_OPTION_ARG_INT, &every,
          "Fit on every N-th row only (rows 0, N, 2N, ...; default 1 = all)", "N"},
         {"max-iter", 0, 0, G_OPTION_ARG_INT, &max_iter,
@@ -201,15 +259,17 @@ int ssim_verb_calibrate(int argc, char **argv)
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- fit the cost model to measured runs");
     g_option_context_set_summary(
-        ctx, "Fits the analytical cost model's free parameters (GEMM efficiency curve, memory\n"
-             "efficiency, NVLink/IB efficiency and latency, overlap slowdown, kernel overhead,\n"
-             "host floor) to measured runs with GSL's Nelder-Mead simplex, minimising the mean\n"
-             "squared log error, and reports the K-fold cross-validated (held-out) error next\n"
-             "to the training error.  Also imports PyTorch profiler traces and vTrain's table.");
+        ctx, "Fits the analytical cost model's free parameters (by default the host floor; on\n"
+             "request GEMM, memory, NVLink/IB efficiencies and latencies, overlap slowdown,\n"
+             "kernel overhead) to measured runs with GSL's Nelder-Mead simplex, minimising the\n"
+             "mean squared log error, and reports each parameter's 95% interval and the K-fold\n"
+             "and leave-one-group-out (held-out) errors next to the training error.  Also\n"
+             "imports PyTorch profiler traces and vTrain's table.");
     g_option_context_set_description(
         ctx, "Examples:\n"
              "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv --every 16 \\\n"
-             "      --folds 3 -o models/clusters/dgx-a100-calibrated.ini\n"
+             "      --folds 3 --cv group:tp --cv group:model \\\n"
+             "      -o models/clusters/dgx-a100-calibrated.ini\n"
              "  shiftsim calibrate --kineto trace.json --emit-profile prof.csv \\\n"
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
@@ -241,12 +301,29 @@ int ssim_verb_calibrate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--folds: must be 0 (no cross-validation) or >= 2");
     if (every < 1 || max_iter < 1 || jobs < 0 || scan < 0 || !(tolerance > 0))
         return ssim_cli_usage_error(VERB, "--every, --max-iter and --tolerance must be positive");
+    SsimGroupBy cv_by[SSIM_GROUP_BY_N];
+    guint n_cv = 0;
+    for (guint i = 0; cv_specs && cv_specs[i]; i++) {
+        SsimGroupBy by;
+        if (!g_str_has_prefix(cv_specs[i], "group:") ||
+            !ssim_group_by_from_name(cv_specs[i] + 6, &by))
+            return ssim_cli_usage_error(VERB,
+                                        "--cv: '%s' is not group:model, group:nodes, group:tp "
+                                        "or group:gpus",
+                                        cv_specs[i]);
+        gboolean seen = FALSE;
+        for (guint j = 0; j < n_cv; j++)
+            seen = seen || cv_by[j] == by;
+        if (!seen)
+            cv_by[n_cv++] = by;
+    }
     g_autoptr(GError) error = NULL;
     SsimCalibOptions opt = {.mask = ssim_calib_params_default(),
                             .max_iter = (guint)max_iter,
                             .tolerance = tolerance,
                             .threads = (guint)jobs,
-                            .scan = (guint)scan};
+                            .scan = (guint)scan,
+                            .intervals = TRUE};
     if (param_list && !ssim_calib_params_parse(param_list, &opt.mask, &error))
         return ssim_cli_usage_error(VERB, "--params: %s", error->message);
 
@@ -255,6 +332,14 @@ int ssim_verb_calibrate(int argc, char **argv)
         return ssim_cli_runtime_error(error);
     if (ssim_runs_n(runs) == 0) {
         fprintf(stderr, "shiftsim: %s: no runs\n", runs_path);
+        return SSIM_EXIT_RUNTIME;
+    }
+    if (ssim_runs_check_only(runs) && !force) {
+        fprintf(stderr,
+                "shiftsim: %s: use: the file is marked '# use = check': its rows are kept to "
+                "check predictions, and a fit to them would make that check meaningless "
+                "(--force fits them anyway)\n",
+                runs_path);
         return SSIM_EXIT_RUNTIME;
     }
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
@@ -283,6 +368,9 @@ int ssim_verb_calibrate(int argc, char **argv)
      * a penalty to the fit and a "failed" count in the figures, so it is refused here. */
     g_autofree double *pred = g_new(double, MAX(n_all, 1u));
     SsimErrorStats before, after, cv = {0}, all = {0};
+    SsimErrorStats group_cv[SSIM_GROUP_BY_N] = {{0}};
+    GString *group_tables[SSIM_GROUP_BY_N] = {NULL};
+    guint group_n[SSIM_GROUP_BY_N] = {0};
     {
         char **errors = g_new0(char *, MAX(n, 1u));
         ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, errors);
@@ -327,6 +415,18 @@ int ssim_verb_calibrate(int argc, char **argv)
             return ssim_cli_runtime_error(error);
         stats_of(set, idx, n, pred, &cv);
     }
+    for (guint c = 0; c < n_cv; c++) {
+        fprintf(stderr, "shiftsim calibrate: leave-one-%s-out cross-validation...\n",
+                ssim_group_by_name(cv_by[c]));
+        if (!ssim_calibrate_cross_validate_groups(set, idx, n, cv_by[c], start, &opt, pred,
+                                                  &group_n[c], &error)) {
+            for (guint d = 0; d < c; d++)
+                g_string_free(group_tables[d], TRUE);
+            return ssim_cli_runtime_error(error);
+        }
+        stats_of(set, idx, n, pred, &group_cv[c]);
+        group_tables[c] = held_out_table(set, idx, n, pred, cv_by[c]);
+    }
     if (validate_all) {
         ssim_run_set_predict(set, NULL, n_all, &fit.fitted, opt.threads, pred, NULL);
         stats_of(set, NULL, n_all, pred, &all);
@@ -340,13 +440,7 @@ int ssim_verb_calibrate(int argc, char **argv)
                            "error, %u iterations%s, %.1f s\n\n",
                            scan_text, fit.iterations,
                            fit.converged ? " (converged)" : " (iteration limit)", secs);
-    g_string_append_printf(out, "%-20s %12s %12s\n", "parameter", "start", "fitted");
-    for (guint p = 0; p < SSIM_CALIB_N; p++)
-        if (opt.mask & (G_GUINT64_CONSTANT(1) << p))
-            g_string_append_printf(out, "%-20s %12.5g %12.5g\n",
-                                   ssim_calib_param_name((SsimCalibParam)p), fit.start.value[p],
-                                   fit.fitted.value[p]);
-    g_string_append_c(out, '\n');
+    append_parameters(out, &opt, &fit, n);
     print_stats(out, "training error before (start parameters)", &before);
     print_stats(out, "training error after (fitted on these rows)", &after);
     if (folds > 0) {
@@ -354,12 +448,24 @@ int ssim_verb_calibrate(int argc, char **argv)
             g_strdup_printf("cross-validated error (%d folds, held-out rows)", folds);
         print_stats(out, t, &cv);
     }
+    for (guint c = 0; c < n_cv; c++) {
+        g_autofree char *t = g_strdup_printf(
+            "leave-one-group-out error (group:%s, %u groups; each group predicted by a fit that "
+            "saw none of its runs)",
+            ssim_group_by_name(cv_by[c]), group_n[c]);
+        print_stats(out, t, &group_cv[c]);
+        g_string_append_printf(out, "  held out, per %s\n", ssim_group_by_name(cv_by[c]));
+        g_string_append(out, group_tables[c]->str);
+        g_string_free(group_tables[c], TRUE);
+    }
     if (validate_all)
         print_stats(out, "fitted parameters on every row of the file", &all);
 
     if (out_path) {
         g_autoptr(SsimCluster) cal = ssim_cluster_copy(start);
         ssim_calib_values_apply(&fit.fitted, cal);
+        /* What the figures were fitted on: validate marks predictions outside it. */
+        ssim_run_set_fit_ranges(set, idx, n, cal);
         g_autofree char *base = g_path_get_basename(out_path);
         if (g_str_has_suffix(base, ".ini"))
             base[strlen(base) - 4] = '\0';
@@ -379,11 +485,17 @@ int ssim_verb_calibrate(int argc, char **argv)
                                "Fitted (%sGSL Nelder-Mead, at most %d iterations, mean squared log "
                                "error of iteration time):",
                                scan_text, max_iter);
-        for (guint p = 0; p < SSIM_CALIB_N; p++)
-            if (opt.mask & (G_GUINT64_CONSTANT(1) << p))
-                g_string_append_printf(c, " %s %.4g -> %.4g;",
-                                       ssim_calib_param_name((SsimCalibParam)p), fit.start.value[p],
-                                       fit.fitted.value[p]);
+        for (guint p = 0; p < SSIM_CALIB_N; p++) {
+            if (!(opt.mask & (G_GUINT64_CONSTANT(1) << p)))
+                continue;
+            g_string_append_printf(c, " %s %.4g -> %.4g", ssim_calib_param_name((SsimCalibParam)p),
+                                   fit.start.value[p], fit.fitted.value[p]);
+            if (fit.has_interval & (G_GUINT64_CONSTANT(1) << p))
+                g_string_append_printf(c, " (95%%: %.4g .. %.4g)",
+                                       fit.fitted.value[p] - fit.half_width[p],
+                                       fit.fitted.value[p] + fit.half_width[p]);
+            g_string_append_c(c, ';');
+        }
         g_string_append_printf(c, "\nTraining MAPE %.2f%% before, %.2f%% after (max %.2f%%).\n",
                                100 * before.mape, 100 * after.mape, 100 * after.max);
         if (folds > 0)
@@ -391,6 +503,12 @@ int ssim_verb_calibrate(int argc, char **argv)
                                    "%d-fold cross-validated MAPE %.2f%%, median %.2f%%, max "
                                    "%.2f%%, Kendall tau %.3f.\n",
                                    folds, 100 * cv.mape, 100 * cv.median, 100 * cv.max, cv.tau);
+        for (guint g = 0; g < n_cv; g++)
+            g_string_append_printf(c,
+                                   "Leave-one-%s-out (%u groups) MAPE %.2f%%, max %.2f%%, bias "
+                                   "%+.2f%%, Kendall tau %.3f.\n",
+                                   ssim_group_by_name(cv_by[g]), group_n[g], 100 * group_cv[g].mape,
+                                   100 * group_cv[g].max, 100 * group_cv[g].bias, group_cv[g].tau);
         if (validate_all)
             g_string_append_printf(c, "On all %u rows: MAPE %.2f%%, max %.2f%%.\n", n_all,
                                    100 * all.mape, 100 * all.max);

@@ -5,11 +5,13 @@
  *   shiftsim profile import --from nccl-tests|nccl-tests-json|vtrain FILE... [-o OUT.csv]
  *   shiftsim profile show PROFILE
  *   shiftsim profile query PROFILE --comm allreduce --bytes 1048576 --ranks 8 [--per-node 8]
+ *                                  [--cluster C [--nics-per-rank X]]
  *   shiftsim profile query PROFILE --gemm 4096x12288x4096[x1] [--dtype bf16]
  *   shiftsim profile query PROFILE --memory layernorm|--copy d2d --bytes N
  */
 #include "src/app/verbs.h"
 
+#include <shiftsim/cluster.h>
 #include <shiftsim/import.h>
 #include <shiftsim/profile.h>
 
@@ -22,6 +24,7 @@ static int profile_import(int argc, char **argv)
 {
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *from = NULL, *op = NULL;
+    gint nics_per_node = 0;
     GOptionEntry entries[] = {
         {"from", 0, 0, G_OPTION_ARG_STRING, &from,
          "What FILE is: nccl-tests (text output), nccl-tests-json (-J output) or vtrain "
@@ -32,10 +35,14 @@ static int profile_import(int argc, char **argv)
                            "OUT"),
         {"op", 0, 0, G_OPTION_ARG_STRING, &op,
          "The collective measured (allreduce, allgather, ...) when the input does not say", "OP"},
+        {"nics-per-node", 0, 0, G_OPTION_ARG_INT, &nics_per_node,
+         "NICs of each measured node, when the input does not say (NCCL_DEBUG=INFO's NET/IB "
+         "line does): recorded as the profile's nics_per_node",
+         "N"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("FILE... - import measurements");
     g_option_context_set_summary(ctx, "Converts nccl-tests output or vTrain's all-reduce tables "
-                                      "into one '# shiftsim-profile v1' CSV.");
+                                      "into one '# shiftsim-profile v2' CSV.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     if (!ssim_cli_parse(ctx, &argc, &argv, VERB " import"))
         return SSIM_EXIT_USAGE;
@@ -49,6 +56,8 @@ static int profile_import(int argc, char **argv)
                                     from);
     if (argc < 2)
         return ssim_cli_usage_error(VERB " import", "expected at least one FILE");
+    if (nics_per_node < 0)
+        return ssim_cli_usage_error(VERB " import", "--nics-per-node: must be positive");
     int rc = ssim_cli_check_output(output.output);
     if (rc != SSIM_EXIT_OK)
         return rc;
@@ -57,6 +66,10 @@ static int profile_import(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!ssim_profile_import_into(profile, kind, argv[i], op, &error))
             return ssim_cli_runtime_error(error);
+    if (nics_per_node > 0) {
+        g_autofree char *v = g_strdup_printf("%d", nics_per_node);
+        ssim_profile_set_meta(profile, "nics_per_node", v);
+    }
     g_autoptr(GString) text = ssim_profile_write(profile);
     if (!ssim_cli_emit(output.output, text, &error))
         return ssim_cli_runtime_error(error);
@@ -85,8 +98,10 @@ static int profile_show(int argc, char **argv)
 static int profile_query(int argc, char **argv)
 {
     g_autofree char *comm = NULL, *gemm = NULL, *memory = NULL, *copy = NULL, *dtype_s = NULL;
+    g_autofree char *cluster_name = NULL;
     gint64 bytes = 0;
     gint ranks = 1, per_node = 0;
+    gdouble nics = 0;
     GOptionEntry entries[] = {
         {"comm", 0, 0, G_OPTION_ARG_STRING, &comm, "A collective (allreduce, allgather, ...)",
          "OP"},
@@ -100,6 +115,14 @@ static int profile_query(int argc, char **argv)
          "N"},
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &dtype_s, "bf16 (default), fp16, fp32, tf32, fp8",
          "T"},
+        {"nics-per-rank", 0, 0, G_OPTION_ARG_DOUBLE, &nics,
+         "NICs each rank's inter-node traffic uses (default: the --cluster's NICs per GPU, else "
+         "as measured)",
+         "X"},
+        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
+         "The network model (and analytical fallback) of this cluster: a collective measured at "
+         "another layout is carried through it, GEMMs go through its shape model",
+         "NAME|PATH"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - look one op up");
     g_option_context_set_summary(ctx, "Prints the time PROFILE gives one op and where it came "
@@ -116,13 +139,28 @@ static int profile_query(int argc, char **argv)
     SsimDtype dtype = SSIM_DTYPE_BF16;
     if (dtype_s && !ssim_dtype_from_name(dtype_s, &dtype))
         return ssim_cli_usage_error(VERB " query", "--dtype: unknown dtype '%s'", dtype_s);
-    if (bytes < 0 || ranks < 1 || per_node < 0)
-        return ssim_cli_usage_error(VERB " query", "--bytes, --ranks and --per-node must not "
-                                                   "be negative (ranks at least 1)");
+    if (bytes < 0 || ranks < 1 || per_node < 0 || !(nics >= 0 && nics <= 1024))
+        return ssim_cli_usage_error(VERB " query", "--bytes, --ranks, --per-node and "
+                                                   "--nics-per-rank must not be negative (ranks "
+                                                   "at least 1)");
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
+    /* The cluster's figures: the network model for other layouts and the analytical answer. */
+    SsimAnalyticParams net_params, *net = NULL;
+    if (cluster_name) {
+        g_autoptr(SsimCluster) cluster = ssim_cluster_load(cluster_name, &error);
+        if (cluster == NULL)
+            return ssim_cli_runtime_error(error);
+        ssim_analytic_params_from_cluster(&net_params, cluster, dtype);
+        net = &net_params;
+    } else if (nics > 0) {
+        return ssim_cli_usage_error(VERB " query", "--nics-per-rank needs --cluster (the network "
+                                                   "model the layout is carried through)");
+    }
+    if (net && nics > 0)
+        net->nics_per_gpu = nics;
     SsimCostEstimate est;
     gboolean ok;
     if (comm) {
@@ -131,7 +169,7 @@ static int profile_query(int argc, char **argv)
             return ssim_cli_usage_error(VERB " query", "--comm: unknown collective '%s'", comm);
         ok = ssim_profile_comm_time(profile, op, dtype_s ? (int)dtype : SSIM_PROFILE_NO_DTYPE,
                                     (guint64)bytes, (guint)ranks,
-                                    per_node ? (guint)per_node : (guint)ranks, NULL, NULL, &est);
+                                    per_node ? (guint)per_node : (guint)ranks, NULL, net, &est);
     } else if (gemm) {
         guint64 d[4] = {0, 0, 0, 1};
         g_auto(GStrv) parts = g_strsplit(gemm, "x", -1);
@@ -141,7 +179,15 @@ static int profile_query(int argc, char **argv)
             good = g_ascii_string_to_unsigned(parts[i], 10, 1, G_MAXUINT32, &d[i], NULL);
         if (!good)
             return ssim_cli_usage_error(VERB " query", "--gemm: '%s' is not MxNxK[xBATCH]", gemm);
-        ok = ssim_profile_gemm_time(profile, d[0], d[1], d[2], d[3], dtype, NULL, &est);
+        SsimAnalyticParams fitted;
+        SsimGemmModelFit fit;
+        if (net && ssim_profile_fit_gemm_model(profile, dtype, net, &fitted, &fit)) {
+            printf("shape model fitted to %u measured GEMMs: efficiency %.4g, %.3g us per tile "
+                   "(rms log error %.3g)\n",
+                   fit.rows, fit.efficiency, fit.tile_overhead_us, fit.rms_log_error);
+            net = &fitted;
+        }
+        ok = ssim_profile_gemm_time(profile, d[0], d[1], d[2], d[3], dtype, net, &est);
     } else if (memory) {
         ok = ssim_profile_memory_time(profile, memory, (int)dtype, (guint64)bytes, NULL, &est);
     } else {
@@ -150,6 +196,12 @@ static int profile_query(int argc, char **argv)
     if (!ok)
         printf("none: the profile has nothing relevant (the simulator uses the analytical "
                "model)\n");
+    else if (est.source == SSIM_COST_SCALED)
+        printf("%.6g us (scaled: measured at another layout, carried through the network "
+               "model)\n",
+               est.time_us);
+    else if (est.source == SSIM_COST_ANALYTICAL)
+        printf("%.6g us (analytical: the profile has nothing relevant)\n", est.time_us);
     else
         printf("%.6g us (%s)\n", est.time_us, ssim_cost_source_name(est.source));
     return SSIM_EXIT_OK;
@@ -163,6 +215,7 @@ int ssim_verb_profile(int argc, char **argv)
         "  show PROFILE\n"
         "  query PROFILE --comm OP --bytes N --ranks R [--per-node K] | --gemm MxNxK[xB] |\n"
         "        --memory OP --bytes N | --copy OP --bytes N  [--dtype T]\n"
+        "        [--cluster C [--nics-per-rank X]]\n"
         "`shiftsim profile SUBCOMMAND --help` lists a subcommand's options.\n";
     if (argc < 2) {
         fputs(usage, stderr);

@@ -1,8 +1,9 @@
 /*
  * `shiftsim validate`: simulate every run of a measured-runs file and print predicted vs
  * measured iteration time, the error of each row, and MAPE, median and max error, the mean
- * signed error and Kendall's tau of the ranking within groups of rows sharing a model and GPU
- * count.  With no --runs it validates the bundled vTrain single-node A100 rows.
+ * signed error, the fraction within 10% and Kendall's tau of the ranking within groups of rows
+ * sharing a model, overall and per model.  With no --runs it validates the bundled vTrain
+ * single-node A100 rows.
  *
  * Rows are simulated as measured: memory is not checked (the run happened), each row on its own
  * copy of its cluster, in parallel over --jobs threads; output does not depend on the thread
@@ -34,7 +35,8 @@ int ssim_verb_validate(int argc, char **argv)
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
-         "Measured runs (# shiftsim-runs v1 CSV; default the bundled " DEFAULT_RUNS ")", "FILE"},
+         "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS ")",
+         "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Simulate every row on this cluster (name or INI path, e.g. a "
                            "calibrated one) instead of the row's own, keeping its node count"),
@@ -55,8 +57,9 @@ int ssim_verb_validate(int argc, char **argv)
         g_option_context_new("- compare predictions with measured runs");
     g_option_context_set_summary(
         ctx, "Simulates every run of a measured-runs file and prints predicted vs measured\n"
-             "iteration time, the error of each run, MAPE, median and max error, and Kendall's\n"
-             "tau of the ranking within groups of runs that share a model and GPU count.");
+             "iteration time, the error of each run, MAPE, median and max error, bias, the\n"
+             "fraction within 10%, and Kendall's tau of the ranking within groups of runs that\n"
+             "share a model, overall and per model.");
     g_option_context_set_description(
         ctx, "Examples:\n"
              "  shiftsim validate\n"
@@ -104,6 +107,16 @@ int ssim_verb_validate(int argc, char **argv)
     SsimErrorStats stats;
     ssim_error_stats(pred, meas, groups, n, &stats);
 
+    guint outside = 0;
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *ex = ssim_run_set_extrapolation(set, i);
+        outside += ex != NULL;
+    }
+    if (outside > 0)
+        fprintf(stderr,
+                "shiftsim validate: warning: %u of %u runs lie outside the shapes the cluster was "
+                "calibrated on; their predictions are extrapolations (marked *)\n",
+                outside, n);
     g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
     if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);

@@ -1,25 +1,19 @@
 /*
  * The analytical cost model (formulas in include/shiftsim/analytic.h).
  *
- * The model is a read-only table once built: cluster figures, an optional graph-rank to
- * global-rank map, and an optional logical shape (members, nodes, members per node) per graph
- * group.  op_time() does no allocation and no string hashing; a pipeline collective-permute is
- * recognised by its kind (SSIM_COLL_PERMUTE), priced as one point-to-point step.
+ * The model is a table once built: cluster figures, an optional graph-rank to global-rank map,
+ * an optional logical shape (members, nodes, members per node) per graph group, and the GEMMs of
+ * the lowering's kernels (analytic-gemm.c).  op_time() does no string hashing; a compute op's
+ * name is resolved to its GEMMs once per graph string id (a memo), and a pipeline
+ * collective-permute is recognised by its kind (SSIM_COLL_PERMUTE), priced as one point-to-point
+ * step.
  */
-#include <shiftsim/analytic.h>
+#include "src/cost/analytic-private.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-    guint n_ranks, n_nodes, per_node;
-} Shape;
-
-struct SsimAnalytic {
-    SsimAnalyticParams params;
-    GArray *rank_map; /* guint32 global rank per graph rank; empty = identity */
-    GArray *shapes;   /* Shape per graph group; n_ranks == 0 = not set */
-};
+typedef AnalyticShape Shape;
 
 void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimCluster *cluster,
                                        SsimDtype dtype)
@@ -44,6 +38,13 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
                  cluster->ib_efficiency,
         .ib_latency = cluster->nic_latency,
         .gpus_per_node = MAX(cluster->gpus_per_node, 1),
+        .nics_per_gpu = (double)cluster->nics_per_node / MAX(cluster->gpus_per_node, 1),
+        .nic_bw = cluster->nic_bw,
+        .sm_count = cluster->sm_count,
+        .gemm_tile_m = cluster->gemm_tile_m,
+        .gemm_tile_n = cluster->gemm_tile_n,
+        .gemm_tile_overhead = cluster->gemm_tile_overhead,
+        .dtype_bytes = ssim_dtype_size(dtype),
     };
 }
 
@@ -150,6 +151,7 @@ SsimAnalytic *ssim_analytic_new(const SsimAnalyticParams *params)
         m->params.gpus_per_node = 1;
     m->rank_map = g_array_new(FALSE, FALSE, sizeof(guint32));
     m->shapes = g_array_new(FALSE, TRUE, sizeof(Shape));
+    analytic_gemm_init(m);
     return m;
 }
 
@@ -159,6 +161,7 @@ void ssim_analytic_free(SsimAnalytic *model)
         return;
     g_array_free(model->rank_map, TRUE);
     g_array_free(model->shapes, TRUE);
+    analytic_gemm_clear(model);
     g_free(model);
 }
 
@@ -209,8 +212,16 @@ static SsimTime op_time_raw(const SsimAnalytic *m, const SsimGraph *graph, guint
     const SsimAnalyticParams *p = &m->params;
     const SsimOp *op = ssim_graph_op(graph, idx);
     switch ((SsimOpKind)op->kind) {
-    case SSIM_OP_COMPUTE:
-        return ssim_analytic_compute_time(p, op->flops, op->bytes);
+    case SSIM_OP_COMPUTE: {
+        /* Without the shape model a kernel is priced by its FLOPs and bytes, as one op. */
+        const KernelGemms *k = p->sm_count > 0 ? analytic_kernel_of(m, graph, op) : NULL;
+        if (k == NULL)
+            return ssim_analytic_compute_time(p, op->flops, op->bytes);
+        SsimTime t = 0;
+        for (guint i = 0; i < k->n; i++)
+            t += ssim_analytic_gemm_time(p, &k->gemm[i]);
+        return t;
+    }
     case SSIM_OP_SEND:
     case SSIM_OP_RECV: {
         guint32 a = global_rank(m, op->rank), b = global_rank(m, op->peer);

@@ -1,8 +1,8 @@
 /*
- * The inside of SsimProfile, shared by profile.c (rows, metadata, text form) and
- * profile-lookup.c (the lookup index, interpolation and the summary), which builds on profile.c
- * and not the other way round: profile.c frees the index through the function pointer the
- * lookup stored beside it.  Nothing else includes this.
+ * The inside of SsimProfile, shared by profile.c (rows, metadata, text form) and the lookup
+ * (profile-index.c and its parts: the index, interpolation, the summary), which builds on
+ * profile.c and not the other way round: profile.c frees the index through the function pointer
+ * the lookup stored beside it.  Nothing else includes this but the lookup's own private header.
  *
  * Invariants: every row in `rows` passed ssim_profile_add_row()'s checks and its strings point
  * into `strings`; `index` is NULL or was built from exactly the current rows (any change to the
@@ -21,6 +21,6 @@ struct SsimProfile {
     GPtrArray *meta_values;
     GMutex index_lock;
     ProfileIndex *index; /* built on first lookup; read through g_atomic_pointer_get */
-    /* Frees `index` (set with it by profile-lookup.c); called whenever the rows change. */
+    /* Frees `index` (set with it by profile-index.c); called whenever the rows change. */
     void (*index_free)(ProfileIndex *index);
 };

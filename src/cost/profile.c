@@ -1,6 +1,6 @@
 /*
  * Measured cost profiles: the rows and metadata of SsimProfile, and its text form (the
- * `# shiftsim-profile v1` CSV of docs/profiles.md).
+ * `# shiftsim-profile v2` CSV of docs/profiles.md; v1, without nics_per_rank, is still read).
  *
  * Reading.  The version line and the `# key = value` metadata lines before the header are read
  * line by line; from the header on, the text goes through libcsv in strict mode
@@ -52,6 +52,7 @@ typedef enum {
     COL_BYTES,
     COL_RANKS,
     COL_RPN,
+    COL_NICS,
     COL_ALGO,
     COL_TIME,
     COL_MEDIAN,
@@ -61,14 +62,48 @@ typedef enum {
     COL_N_
 } Column;
 
-static const char *const column_names[] = {
-    "kind",      "op",     "dtype",          "m",    "n",       "k",         "batch",
-    "bytes",     "ranks",  "ranks_per_node", "algo", "time_us", "median_us", "min_us",
-    "stddev_us", "samples"};
+static const char *const column_names[] = {"kind",
+                                           "op",
+                                           "dtype",
+                                           "m",
+                                           "n",
+                                           "k",
+                                           "batch",
+                                           "bytes",
+                                           "ranks",
+                                           "ranks_per_node",
+                                           "nics_per_rank",
+                                           "algo",
+                                           "time_us",
+                                           "median_us",
+                                           "min_us",
+                                           "stddev_us",
+                                           "samples"};
 G_STATIC_ASSERT(G_N_ELEMENTS(column_names) == COL_N_);
 G_STATIC_ASSERT(COL_N_ == SSIM_PROFILE_N_COLUMNS);
 
-#define VERSION_LINE "# shiftsim-profile v1"
+#define VERSION_LINE SSIM_PROFILE_VERSION_LINE
+
+/* A version of the format: its first line, its header and its columns in file order (v1 has
+ * no nics_per_rank). */
+typedef struct {
+    const char *version_line, *header;
+    guint n_columns;
+    Column column[COL_N_]; /* the logical column at each file position */
+} ProfileVersion;
+
+static const ProfileVersion versions[] = {
+    {SSIM_PROFILE_VERSION_LINE_V1,
+     SSIM_PROFILE_HEADER_V1,
+     SSIM_PROFILE_N_COLUMNS_V1,
+     {COL_KIND, COL_OP, COL_DTYPE, COL_M, COL_N, COL_K, COL_BATCH, COL_BYTES, COL_RANKS, COL_RPN,
+      COL_ALGO, COL_TIME, COL_MEDIAN, COL_MIN, COL_STDDEV, COL_SAMPLES}},
+    {SSIM_PROFILE_VERSION_LINE,
+     SSIM_PROFILE_HEADER,
+     SSIM_PROFILE_N_COLUMNS,
+     {COL_KIND, COL_OP, COL_DTYPE, COL_M, COL_N, COL_K, COL_BATCH, COL_BYTES, COL_RANKS, COL_RPN,
+      COL_NICS, COL_ALGO, COL_TIME, COL_MEDIAN, COL_MIN, COL_STDDEV, COL_SAMPLES}},
+};
 
 const char *ssim_profile_kind_name(SsimProfileKind kind)
 {
@@ -206,6 +241,8 @@ static gboolean row_check(const SsimProfileRow *r, Column *bad, char **why)
         FAIL(COL_RPN, "must be at least 1");
     if (r->ranks_per_node > r->ranks)
         FAIL(COL_RPN, "%u is more than the row's %u ranks", r->ranks_per_node, r->ranks);
+    if (!(r->nics_per_rank >= 0 && r->nics_per_rank <= 1024))
+        FAIL(COL_NICS, "must be empty or a number of NICs per rank in [0, 1024]");
     if (r->algo == NULL)
         FAIL(COL_ALGO, "NULL (use \"\")");
     /* An op of more than 10^12 us (11.6 days) is a unit error, and would make interpolated
@@ -398,6 +435,7 @@ typedef struct {
     gboolean field_ended; /* a field ended on the byte just fed */
     gboolean have_header;
     gboolean at_record_start;
+    const ProfileVersion *ver;
     GError *error;
 } Reader;
 
@@ -435,45 +473,47 @@ static void check_header(Reader *r)
 {
     guint n = r->fields->len;
     Field *f = (Field *)(void *)r->fields->data;
+    const ProfileVersion *v = r->ver;
     SsimProfileKind kind;
     if (n > 0 && ssim_profile_kind_from_name(f[0].text, &kind)) {
         fail_at(r, f[0].line, f[0].col, "header",
-                "missing: a row comes before the header line "
-                "'" SSIM_PROFILE_HEADER "'");
+                "missing: a row comes before the header line '%s'", v->header);
         return;
     }
-    for (guint i = 0; i < n && i < COL_N_; i++)
-        if (strcmp(f[i].text, column_names[i]) != 0) {
+    for (guint i = 0; i < n && i < v->n_columns; i++)
+        if (strcmp(f[i].text, column_names[v->column[i]]) != 0) {
             fail_at(r, f[i].line, f[i].col, "header",
-                    "column %u is '%s', expected '%s' (the "
-                    "header must be '" SSIM_PROFILE_HEADER "')",
-                    i + 1, f[i].text, column_names[i]);
+                    "column %u is '%s', expected '%s' (the header must be '%s')", i + 1, f[i].text,
+                    column_names[v->column[i]], v->header);
             return;
         }
-    if (n != COL_N_)
-        fail_at(r, f[0].line, f[0].col, "header",
-                "%u columns, expected %d ('" SSIM_PROFILE_HEADER "')", n, COL_N_);
+    if (n != v->n_columns)
+        fail_at(r, f[0].line, f[0].col, "header", "%u columns, expected %u ('%s')", n, v->n_columns,
+                v->header);
     r->have_header = TRUE;
 }
 
 static void parse_row(Reader *r, guint end_line, guint end_col)
 {
     guint n = r->fields->len;
-    Field *f = (Field *)(void *)r->fields->data;
-    if (n > COL_N_) {
-        fail_at(r, f[COL_N_].line, f[COL_N_].col, "columns",
-                "extra field: the row has %u "
-                "fields, expected %d",
-                n, COL_N_);
+    Field *rec = (Field *)(void *)r->fields->data;
+    const ProfileVersion *v = r->ver;
+    if (n > v->n_columns) {
+        fail_at(r, rec[v->n_columns].line, rec[v->n_columns].col, "columns",
+                "extra field: the row has %u fields, expected %u", n, v->n_columns);
         return;
     }
-    if (n < COL_N_) {
-        fail_at(r, end_line, end_col, column_names[n],
-                "missing: the row has %u fields, "
-                "expected %d",
-                n, COL_N_);
+    if (n < v->n_columns) {
+        fail_at(r, end_line, end_col, column_names[v->column[n]],
+                "missing: the row has %u fields, expected %u", n, v->n_columns);
         return;
     }
+    /* The row by logical column; a column this version lacks reads as an empty cell. */
+    Field f[COL_N_];
+    for (guint c = 0; c < COL_N_; c++)
+        f[c] = (Field){"", end_line, end_col};
+    for (guint i = 0; i < n; i++)
+        f[v->column[i]] = rec[i];
     SsimProfileRow row;
     ssim_profile_row_init(&row, SSIM_PROFILE_GEMM);
     if (!ssim_profile_kind_from_name(f[COL_KIND].text, &row.kind)) {
@@ -528,7 +568,8 @@ static void parse_row(Reader *r, guint end_line, guint end_col)
     } reals[] = {{COL_TIME, &row.time_us},
                  {COL_MEDIAN, &row.median_us},
                  {COL_MIN, &row.min_us},
-                 {COL_STDDEV, &row.stddev_us}};
+                 {COL_STDDEV, &row.stddev_us},
+                 {COL_NICS, &row.nics_per_rank}};
     for (guint i = 0; i < G_N_ELEMENTS(reals); i++) {
         const Field *fi = &f[reals[i].col];
         const char *why;
@@ -538,6 +579,8 @@ static void parse_row(Reader *r, guint end_line, guint end_col)
             return;
         }
     }
+    if (isnan(row.nics_per_rank))
+        row.nics_per_rank = 0; /* not given: as on the simulated cluster */
     Column bad = COL_KIND;
     g_autofree char *why = NULL;
     if (!row_check(&row, &bad, &why)) {
@@ -568,7 +611,7 @@ static const char *field_name(const Reader *r)
     if (!r->have_header)
         return "header";
     guint i = r->fields->len;
-    return i < COL_N_ ? column_names[i] : "columns";
+    return i < r->ver->n_columns ? column_names[r->ver->column[i]] : "columns";
 }
 
 /* Feeds the CSV part (header and rows) starting at `line`. */
@@ -623,7 +666,7 @@ static void read_csv(Reader *r, const char *s, gsize len, guint line)
     }
     csv_free(&p);
     if (r->error == NULL && !r->have_header)
-        fail_at(r, r->line, 1, "header", "missing: expected '" SSIM_PROFILE_HEADER "'");
+        fail_at(r, r->line, 1, "header", "missing: expected '%s'", r->ver->header);
 }
 
 static char *trimmed_line(const char *s, gsize len)
@@ -651,16 +694,19 @@ SsimProfile *ssim_profile_load_data(const char *text, gssize length, const char 
         gsize end = nl ? (gsize)(nl - text) : len;
         g_autofree char *t = trimmed_line(text + pos, end - pos);
         if (line == 1) {
-            if (strcmp(t, VERSION_LINE) != 0) {
+            for (guint v = 0; v < G_N_ELEMENTS(versions); v++)
+                if (strcmp(t, versions[v].version_line) == 0)
+                    r.ver = &versions[v];
+            if (r.ver == NULL) {
                 if (g_str_has_prefix(t, "# shiftsim-profile "))
                     fail_at(&r, 1, 20, "version",
                             "'%s' is not supported: this shiftsim reads "
-                            "'" VERSION_LINE "'",
+                            "'" VERSION_LINE "' and '" SSIM_PROFILE_VERSION_LINE_V1 "'",
                             t + 19);
                 else
                     fail_at(&r, 1, 1, "version",
-                            "expected '" VERSION_LINE "' as the first line, "
-                            "found '%.40s'",
+                            "expected '" VERSION_LINE "' (or '" SSIM_PROFILE_VERSION_LINE_V1
+                            "') as the first line, found '%.40s'",
                             t);
                 break;
             }
@@ -793,6 +839,9 @@ GString *ssim_profile_write(const SsimProfile *profile)
                                ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%u,%u,",
                                r->dtype == SSIM_PROFILE_NO_DTYPE ? "" : ssim_dtype_name(r->dtype),
                                r->m, r->n, r->k, r->batch, r->bytes, r->ranks, r->ranks_per_node);
+        if (r->nics_per_rank > 0)
+            put_real(out, r->nics_per_rank);
+        g_string_append_c(out, ',');
         put_text(out, r->algo);
         const double reals[] = {r->time_us, r->median_us, r->min_us, r->stddev_us};
         for (guint j = 0; j < 4; j++) {

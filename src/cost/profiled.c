@@ -5,8 +5,10 @@
  * dozen distinct costs: the same GEMM in every layer, the same all-reduce after every block.
  * So each answer is cached under a key of everything it depends on: what is asked (a GEMM by
  * FLOPs, a memory-bound kernel, a collective of a kind, a point-to-point transfer), bytes, FLOPs,
- * the mapped kernel name and the logical group shape.  The key holds no pointers and its padding
- * is zeroed, so it hashes and compares as plain bytes.  Kernel names and class labels are graph
+ * the mapped kernel name (for a GEMM kernel whose shapes the analytic model knows, the kernel
+ * itself: a forward GEMM and its two gradients have equal FLOPs and bytes but other shapes) and
+ * the logical group shape.  The key holds no pointers and its padding is zeroed, so it hashes
+ * and compares as plain bytes.  Kernel names and class labels are graph
  * string ids; their mapping (to a profile memory op, to a lowering class) is computed once per id
  * and kept in arrays indexed by id, so a cache hit costs one hash of 40 bytes and no string
  * work beyond comparing the name with the copy its entry was made from (a model may see several
@@ -27,7 +29,8 @@ typedef struct {
     guint64 bytes;
     double flops;
     guint32 n_ranks, n_nodes, per_node;
-    guint32 mem; /* index into mem_names, ASK_MEMORY only */
+    guint32 mem; /* ASK_MEMORY: index into mem_names; ASK_FLOPS: 1 + index into kernel_names
+                    of a kernel with known GEMM shapes (0: none) */
     guint8 ask;
     guint8 coll;
 } Key;
@@ -48,10 +51,13 @@ struct SsimProfiled {
     const SsimAnalytic *analytic;
     SsimCostModel fallback; /* the analytical model's view */
     SsimDtype dtype;
-    GHashTable *cache;    /* Key -> Answer, both owned */
-    GPtrArray *mem_names; /* distinct profile memory op names (owned strings) */
-    GArray *name_map;     /* IdMap per name string id: index into mem_names */
-    GArray *cls_map;      /* IdMap per class string id: SsimOpClass, SSIM_OPCLASS_N: other */
+    SsimAnalyticParams gemm; /* the GEMM shape model with its figures fitted to the profile */
+    GHashTable *cache;       /* Key -> Answer, both owned */
+    GPtrArray *mem_names;    /* distinct profile memory op names (owned strings) */
+    GArray *name_map;        /* IdMap per name string id: index into mem_names */
+    GPtrArray *kernel_names; /* distinct names of kernels with GEMM shapes (owned strings) */
+    GArray *kernel_map;      /* IdMap per name string id: index into kernel_names */
+    GArray *cls_map;         /* IdMap per class string id: SsimOpClass, SSIM_OPCLASS_N: other */
     SsimCostExplain explain;
     SsimClassExplain class_explain;
     guint64 n_lookups;
@@ -143,9 +149,14 @@ SsimProfiled *ssim_profiled_new(const SsimProfile *profile, const SsimAnalytic *
     m->analytic = analytic;
     m->fallback = ssim_analytic_cost_model(analytic);
     m->dtype = dtype;
+    /* The measured GEMMs decide the shape model's two free figures, once per model. */
+    ssim_profile_fit_gemm_model(profile, dtype, ssim_analytic_params(analytic), &m->gemm, NULL);
     m->cache = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
     m->mem_names = g_ptr_array_new_with_free_func(g_free);
     m->name_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
+    m->kernel_names = g_ptr_array_new_with_free_func(g_free);
+    m->kernel_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
+    g_array_set_clear_func(m->kernel_map, clear_idmap);
     m->cls_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
     g_array_set_clear_func(m->name_map, clear_idmap);
     g_array_set_clear_func(m->cls_map, clear_idmap);
@@ -161,6 +172,8 @@ void ssim_profiled_free(SsimProfiled *model)
     g_hash_table_destroy(model->cache);
     g_ptr_array_free(model->mem_names, TRUE);
     g_array_free(model->name_map, TRUE);
+    g_ptr_array_free(model->kernel_names, TRUE);
+    g_array_free(model->kernel_map, TRUE);
     g_array_free(model->cls_map, TRUE);
     g_free(model);
 }
@@ -213,6 +226,30 @@ static guint32 mem_index(SsimProfiled *m, const SsimGraph *graph, guint32 name)
     return e->to;
 }
 
+/* 1 + the index of op `idx`'s kernel name among those with GEMM shapes, or 0 when the analytic
+ * model knows no shapes for it (then it is asked by its FLOPs). */
+static guint32 kernel_index(SsimProfiled *m, const SsimGraph *graph, guint32 idx)
+{
+    const SsimGemmShape *g;
+    guint n;
+    if (!ssim_analytic_op_gemms(m->analytic, graph, idx, &g, &n))
+        return 0;
+    guint32 name = ssim_graph_op(graph, idx)->name;
+    const char *str = ssim_graph_string(graph, name);
+    gboolean fresh;
+    IdMap *e = id_entry(m->kernel_map, name, str, &fresh);
+    if (fresh) {
+        guint i;
+        for (i = 0; i < m->kernel_names->len; i++)
+            if (strcmp(g_ptr_array_index(m->kernel_names, i), str) == 0)
+                break;
+        if (i == m->kernel_names->len)
+            g_ptr_array_add(m->kernel_names, g_strdup(str));
+        e->to = i;
+    }
+    return e->to + 1;
+}
+
 static guint class_index(SsimProfiled *m, const SsimGraph *graph, guint16 cls)
 {
     const char *str = ssim_graph_string(graph, cls);
@@ -236,6 +273,9 @@ static gboolean make_key(SsimProfiled *m, const SsimGraph *graph, guint32 idx, K
         if (op->flops > 0) {
             key->ask = ASK_FLOPS;
             key->flops = op->flops;
+            /* Kernels of equal FLOPs and bytes but other shapes (a forward GEMM, its dgrad and
+             * its wgrad) cost differently: the kernel is part of the key. */
+            key->mem = kernel_index(m, graph, idx);
         } else {
             key->ask = ASK_MEMORY;
             key->mem = mem_index(m, graph, op->name);
@@ -260,27 +300,64 @@ static gboolean make_key(SsimProfiled *m, const SsimGraph *graph, guint32 idx, K
     }
 }
 
+/*
+ * A kernel with known GEMM shapes: each GEMM asked by its shape, with the analytic model's
+ * parameters so that the profile can carry its measured GEMMs to this shape through the shape
+ * model; FALSE (nothing relevant) when every GEMM's answer is the analytic one.
+ */
+static gboolean ask_gemms(const SsimProfiled *m, const SsimGraph *graph, guint32 idx,
+                          SsimCostEstimate *est)
+{
+    const SsimGemmShape *g;
+    guint n;
+    if (!ssim_analytic_op_gemms(m->analytic, graph, idx, &g, &n))
+        return FALSE;
+    const SsimAnalyticParams *p = &m->gemm;
+    SsimCostEstimate sum = {0, 0, SSIM_COST_EXACT};
+    gboolean measured = FALSE;
+    for (guint i = 0; i < n; i++) {
+        SsimCostEstimate one;
+        ssim_profile_gemm_time(m->profile, g[i].m, g[i].n, g[i].k, g[i].batch, m->dtype, p, &one);
+        measured = measured || one.source != SSIM_COST_ANALYTICAL;
+        sum.time_us += one.time_us;
+        sum.time += one.time;
+        sum.source = MAX(sum.source, one.source);
+    }
+    *est = sum;
+    return measured;
+}
+
 /* Asks the profile (no fallback); FALSE when it has nothing relevant. */
-static gboolean ask_profile(const SsimProfiled *m, const Key *key, SsimCostEstimate *est)
+static gboolean ask_profile(const SsimProfiled *m, const Key *key, const SsimGraph *graph,
+                            guint32 idx, SsimCostEstimate *est)
 {
     switch (key->ask) {
     case ASK_FLOPS:
+        if (key->mem > 0)
+            return ask_gemms(m, graph, idx, est);
         return ssim_profile_flops_time(m->profile, key->flops, m->dtype, NULL, est);
     case ASK_MEMORY:
         return ssim_profile_memory_time(m->profile, g_ptr_array_index(m->mem_names, key->mem),
                                         (int)m->dtype, key->bytes, NULL, est);
-    case ASK_COLL:
+    case ASK_COLL: {
         if (key->n_ranks <= 1)
             return FALSE;
+        /* The analytic model's figures are the network model a measured curve of another
+         * layout is carried through; an answer it gives alone is "nothing relevant". */
+        const SsimAnalyticParams *net = ssim_analytic_params(m->analytic);
         return ssim_profile_comm_time(
-            m->profile, ssim_profile_comm_from_coll(key->coll), (int)m->dtype, key->bytes,
-            key->n_ranks, key->n_nodes > 1 ? key->per_node : key->n_ranks, NULL, NULL, est);
+                   m->profile, ssim_profile_comm_from_coll(key->coll), (int)m->dtype, key->bytes,
+                   key->n_ranks, key->n_nodes > 1 ? key->per_node : key->n_ranks, NULL, net, est) &&
+               est->source != SSIM_COST_ANALYTICAL;
+    }
     case ASK_P2P:
         if (key->n_ranks <= 1)
             return FALSE;
         /* One step between two ranks, one per node when the transfer leaves the node. */
         return ssim_profile_comm_time(m->profile, SSIM_PCOMM_SENDRECV, (int)m->dtype, key->bytes, 2,
-                                      key->n_nodes > 1 ? 1 : 2, NULL, NULL, est);
+                                      key->n_nodes > 1 ? 1 : 2, NULL,
+                                      ssim_analytic_params(m->analytic), est) &&
+               est->source != SSIM_COST_ANALYTICAL;
     default:
         return FALSE;
     }
@@ -301,7 +378,7 @@ static const Answer *answer(SsimProfiled *m, const SsimGraph *graph, guint32 idx
               : key.ask == ASK_MEMORY ? SSIM_PROFILE_MEMORY
                                       : SSIM_PROFILE_COMM;
     m->n_lookups++;
-    if (!ask_profile(m, &key, &a->est)) {
+    if (!ask_profile(m, &key, graph, idx, &a->est)) {
         SsimTime t = m->fallback.op_time(&m->fallback, graph, idx, n);
         a->est = (SsimCostEstimate){
             .time_us = (double)t * 1e-3, .time = t, .source = SSIM_COST_ANALYTICAL};

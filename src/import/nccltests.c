@@ -11,6 +11,13 @@
  * reads the column names from the table's header line rather than assuming positions, so both
  * the old (no root column) and current layouts, and trailing timestamp columns, are understood.
  *
+ * The layout of a measurement is what its header says: the ranks (the `#  Rank N ... on HOST`
+ * lines, else nThread x nGpus), the ranks per node (the most ranks on one host), and, when
+ * nccl-tests ran with NCCL_DEBUG=INFO, the NICs of a node (NCCL's `NET/IB : Using [0]mlx5_0:1/IB
+ * [1]...` line): each row of a run across nodes records min(1, NICs per node / ranks per node)
+ * NICs per rank, NCCL driving each GPU through its nearest NIC, and the profile records
+ * nics_per_node.  Without that line the NICs stay unrecorded (0).
+ *
  * Invariants: an importer either appends every row of its input or fails and leaves `dst`
  * exactly as it was (rows go to a scratch profile first and are merged at the end).
  */
@@ -83,7 +90,8 @@ static char *nccl_version_string(long code)
 
 /* Appends the row of one measured size with `n` (1 or 2) sample times in microseconds. */
 static gboolean add_size_row(SsimProfile *p, SsimProfileComm op, SsimDtype dtype, guint64 bytes,
-                             guint ranks, guint rpn, const double *t, guint n, GError **error)
+                             guint ranks, guint rpn, guint nics_per_node, const double *t, guint n,
+                             GError **error)
 {
     SsimProfileRow row;
     ssim_profile_row_init(&row, SSIM_PROFILE_COMM);
@@ -92,6 +100,10 @@ static gboolean add_size_row(SsimProfile *p, SsimProfileComm op, SsimDtype dtype
     row.bytes = bytes;
     row.ranks = ranks;
     row.ranks_per_node = rpn;
+    /* Across nodes, each rank's traffic goes through its nearest NIC: NICs per node over ranks
+     * per node, at most one (unknown without NCCL's NET/IB line: 0). */
+    if (nics_per_node > 0 && rpn < ranks)
+        row.nics_per_rank = MIN(1.0, (double)nics_per_node / rpn);
     row.samples = n;
     if (n == 2) {
         row.time_us = row.median_us = (t[0] + t[1]) / 2;
@@ -218,7 +230,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         }
         have_op = TRUE;
     }
-    guint nthreads = 0, ngpus = 0, rank_lines = 0, rpn = 0;
+    guint nthreads = 0, ngpus = 0, rank_lines = 0, rpn = 0, nics = 0;
     int i_size = -1, i_type = -1, i_time[2] = {-1, -1}, i_wrong[2] = {-1, -1}, n_head = 0;
     g_autoptr(GHashTable) ranks_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     guint n_rows = 0;
@@ -304,6 +316,20 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                                 path, lno);
                     ok = FALSE;
                 }
+            }
+            continue;
+        }
+        /* NCCL_DEBUG=INFO: "host:pid:tid [dev] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB
+         * [1]mlx5_3:1/IB ... ; OOB ..." lists the NICs of the rank's node. */
+        const char *using = strstr(line, "NCCL INFO NET/IB : Using ");
+        if (using) {
+            guint count = 0;
+            for (const char *c = using; *c && *c != ';'; c++)
+                count += c[0] == '[' && g_ascii_isdigit(c[1]);
+            if (count > nics) {
+                nics = count;
+                g_autofree char *v = g_strdup_printf("%u", nics);
+                ssim_profile_set_meta(p, "nics_per_node", v);
             }
             continue;
         }
@@ -427,7 +453,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         if (bytes == 0)
             continue;
         g_autoptr(GError) err = NULL;
-        if (!add_size_row(p, cur, dtype, bytes, ranks, rpn ? rpn : ranks, times, n, &err)) {
+        if (!add_size_row(p, cur, dtype, bytes, ranks, rpn ? rpn : ranks, nics, times, n, &err)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u:1: %s", path, lno,
                         err->message);
             ok = FALSE;
@@ -644,7 +670,8 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
                   i);
         if (size == 0)
             continue;
-        if (!add_size_row(p, cur, dtype, (guint64)size, ranks, rpn ? rpn : ranks, times, n, &err))
+        if (!add_size_row(p, cur, dtype, (guint64)size, ranks, rpn ? rpn : ranks, 0, times, n,
+                          &err))
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u]: %s", i, err->message);
         n_rows++;
     }

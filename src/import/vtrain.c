@@ -127,6 +127,8 @@ SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char
                        "(recompute full), no gradient bucketing, fp16, vocab "
                        "51200 (GPT-2 BPE padded)");
     ssim_runs_set_meta(runs, "converted_by", "ssim_runs_from_vtrain()");
+    /* The rows a calibration fits (docs/validation.md: fit and check files). */
+    ssim_runs_set_meta(runs, "use", "fit");
     VtrainState st = {.runs = runs, .cluster = cluster};
     if (!ssim_csv_for_each_line(text, len, ssim_runs_path(runs), vtrain_line, &st, error))
         return NULL;

@@ -30,9 +30,10 @@ typedef struct {
 struct SsimNetCal {
     const SsimProfile *profile;
     SsimDtype dtype;
-    GArray *fits;      /* SsimNetCalFit */
-    GHashTable *cache; /* Key -> Answer, both owned */
-    GArray *cls_map;   /* SsimOpClass per class string id, G_MAXUINT32: not yet */
+    SsimAnalyticParams net; /* the cluster's network model: carries other layouts' curves */
+    GArray *fits;           /* SsimNetCalFit */
+    GHashTable *cache;      /* Key -> Answer, both owned */
+    GArray *cls_map;        /* SsimOpClass per class string id, G_MAXUINT32: not yet */
     SsimCostExplain explain;
     SsimClassExplain class_explain;
 };
@@ -139,6 +140,7 @@ SsimNetCal *ssim_netcal_new(const SsimProfile *profile, const SsimCluster *clust
     SsimNetCal *cal = g_new0(SsimNetCal, 1);
     cal->profile = profile;
     cal->dtype = dtype;
+    ssim_analytic_params_from_cluster(&cal->net, cluster, dtype);
     cal->fits = g_array_new(FALSE, TRUE, sizeof(SsimNetCalFit));
     cal->cache = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
     cal->cls_map = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -264,8 +266,12 @@ gboolean ssim_netcal_target(SsimNetCal *cal, SsimCollKind kind, const char *algo
         ans = g_new0(Answer, 1);
         SsimCostEstimate est;
         double step_us = 0;
-        if (n >= 2 && ssim_profile_comm_time(cal->profile, op, (int)cal->dtype, bytes, n,
-                                             ranks_per_node, algo, NULL, &est)) {
+        /* A curve of another layout is carried through the cluster's network model; an
+         * answer of that model alone is left to the flow network's nominal figures. */
+        if (n >= 2 &&
+            ssim_profile_comm_time(cal->profile, op, (int)cal->dtype, bytes, n, ranks_per_node,
+                                   algo, &cal->net, &est) &&
+            est.source != SSIM_COST_ANALYTICAL) {
             ans->ok = TRUE;
             ans->total = est.time;
             ans->source = est.source;

@@ -431,6 +431,8 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         const guint32 *ranks = ssim_lowered_group_ranks(lowered, gi, &n);
         ssim_analytic_set_group(analytic, gi, ranks, n);
     }
+    /* The shapes of the lowering's GEMM kernels, for the GEMM shape model. */
+    ssim_analytic_set_model_gemms(analytic, model, par->microbatch, par->tp);
     SsimCostModel cm = ssim_analytic_cost_model(analytic);
     /* A measured profile answers first; the analytic model, with the logical groups above,
      * prices what it has not measured. */

@@ -26,9 +26,9 @@
 #define FORMAT_VERSION 1
 
 static const char *const cluster_keys[] = {"format", "name", "gpu", "gpus_per_node", "nodes", NULL};
-static const char *const gpu_keys[] = {
-    "peak_tflops_fp8",  "peak_tflops_bf16", "peak_tflops_fp16",   "peak_tflops_tf32",
-    "peak_tflops_fp32", "hbm_capacity_MiB", "hbm_bandwidth_GB_s", NULL};
+static const char *const gpu_keys[] = {"peak_tflops_fp8",    "peak_tflops_bf16", "peak_tflops_fp16",
+                                       "peak_tflops_tf32",   "peak_tflops_fp32", "hbm_capacity_MiB",
+                                       "hbm_bandwidth_GB_s", "sm_count",         NULL};
 static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
 static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
                                            "algorithm",     "step_overhead_us",     NULL};
@@ -76,7 +76,28 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "overlap_slowdown",
                                               "kernel_overhead_us",
                                               "kernel_floor_us",
+                                              "gemm_tile_m",
+                                              "gemm_tile_n",
+                                              "gemm_tile_us",
                                               NULL};
+
+static const char *const fit_dim_names[SSIM_FIT_DIM_N] = {
+#define SSIM_X(e, s) s,
+    SSIM_FIT_DIM_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+static const char *const calibration_keys[] = {
+#define SSIM_X(e, s) s,
+    SSIM_FIT_DIM_LIST(SSIM_X)
+#undef SSIM_X
+        NULL};
+
+const char *ssim_fit_dim_name(SsimFitDim dim)
+{
+    g_return_val_if_fail((guint)dim < SSIM_FIT_DIM_N, "?");
+    return fit_dim_names[dim];
+}
 
 static const SsimIniGroup cluster_groups[] = {
     {"cluster", cluster_keys, TRUE},
@@ -85,6 +106,7 @@ static const SsimIniGroup cluster_groups[] = {
     {"network", network_keys, TRUE},
     {"efficiency", efficiency_keys, FALSE},
     {"topology", topology_keys, FALSE},
+    {"calibration", calibration_keys, FALSE},
     {NULL, NULL, FALSE},
 };
 
@@ -99,6 +121,9 @@ static void set_default_efficiencies(SsimCluster *c)
     c->ib_efficiency = 0.85;
     c->overlap_slowdown = 1.1;
     c->kernel_overhead = 1 * SSIM_US;
+    c->gemm_tile_m = 128;
+    c->gemm_tile_n = 256;
+    c->gemm_tile_overhead = 1 * SSIM_US;
 }
 
 /* Topology defaults that depend on nothing else; 0 marks the ones derive_topology() fills. */
@@ -156,16 +181,17 @@ SsimCluster *ssim_cluster_default(void)
     c->peak_flops[SSIM_DTYPE_FP32] = 67e12;
     c->hbm_bytes = 143771ULL * 1024 * 1024;
     c->hbm_bw = 4800e9;
+    c->sm_count = 132;
     c->nvlink_bw = 450e9;
     c->nvlink_latency = 2 * SSIM_US;
     c->nics_per_node = 8;
     c->nic_bw = 400e9 / 8;
     c->nic_latency = 5 * SSIM_US;
-    c->gemm_efficiency = 0.75;
+    c->gemm_efficiency = 0.84;
     c->gemm_half_flops = 4e9;
     c->memory_efficiency = 0.85;
-    c->nvlink_efficiency = 0.8;
-    c->ib_efficiency = 0.9;
+    c->nvlink_efficiency = 0.82;
+    c->ib_efficiency = 0.94;
     c->overlap_slowdown = 1.1;
     c->kernel_overhead = 1 * SSIM_US;
     c->nvlink_ports = 18;
@@ -349,6 +375,10 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
         FAIL("network", "algorithm", "must be auto, ring, tree or hierarchical");
     if (c->step_overhead < 0)
         FAIL("network", "step_overhead_us", "must be >= 0");
+    if (c->gemm_tile_m == 0 || c->gemm_tile_n == 0)
+        FAIL("efficiency", "gemm_tile_m", "tile sizes must be positive");
+    if (c->gemm_tile_overhead < 0)
+        FAIL("efficiency", "gemm_tile_us", "must be >= 0");
     return TRUE;
 #undef FRACTION
 #undef FAIL
@@ -380,6 +410,39 @@ static gboolean read_time_us(const SsimIni *ini, const char *group, const char *
     if (!ssim_ini_double(ini, group, key, required, 0.0, FALSE, 1e9, &us, error))
         return FALSE;
     *out = ssim_time_from_seconds(us * 1e-6);
+    return TRUE;
+}
+
+/* The GEMM shape model's keys (cluster.h): [gpu] sm_count, [efficiency] gemm_tile_*. */
+static gboolean parse_gemm_model(const SsimIni *ini, SsimCluster *c, GError **error)
+{
+    return ssim_ini_uint(ini, "gpu", "sm_count", FALSE, 1, &c->sm_count, error) &&
+           ssim_ini_uint(ini, "efficiency", "gemm_tile_m", FALSE, 1, &c->gemm_tile_m, error) &&
+           ssim_ini_uint(ini, "efficiency", "gemm_tile_n", FALSE, 1, &c->gemm_tile_n, error) &&
+           read_time_us(ini, "efficiency", "gemm_tile_us", FALSE, &c->gemm_tile_overhead, error);
+}
+
+/* [calibration]: each key "LO..HI" (integers, LO <= HI), the fitted range of a dimension. */
+static gboolean parse_calibration(const SsimIni *ini, SsimCluster *c, GError **error)
+{
+    for (guint d = 0; d < SSIM_FIT_DIM_N; d++) {
+        g_autofree char *text = NULL;
+        if (!ssim_ini_string(ini, "calibration", fit_dim_names[d], FALSE, &text, error))
+            return FALSE;
+        if (text == NULL)
+            continue;
+        guint64 lo = 0, hi = 0;
+        g_auto(GStrv) parts = g_strsplit(text, "..", 2);
+        if (g_strv_length(parts) != 2 ||
+            !g_ascii_string_to_unsigned(g_strstrip(parts[0]), 10, 1, G_MAXUINT32, &lo, NULL) ||
+            !g_ascii_string_to_unsigned(g_strstrip(parts[1]), 10, lo, G_MAXUINT32, &hi, NULL)) {
+            ssim_ini_error(ini, error, SSIM_CONFIG_ERROR_VALUE, "calibration", fit_dim_names[d],
+                           "'%s' is not a range LO..HI of positive integers with LO <= HI", text);
+            return FALSE;
+        }
+        c->fit_lo[d] = (guint)lo;
+        c->fit_hi[d] = (guint)hi;
+    }
     return TRUE;
 }
 
@@ -455,6 +518,8 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !read_scaled(ini, "topology", "nvlink_pair_bandwidth_GB_s", FALSE, 0, TRUE, HUGE_V, 1e9,
                      &c->nvlink_pair_bw, error))
         return FALSE;
+    if (!parse_gemm_model(ini, c, error) || !parse_calibration(ini, c, error))
+        return FALSE;
     derive_topology(c);
     if (hbm_mib > G_MAXUINT64 / (1024 * 1024)) {
         ssim_ini_error(ini, error, SSIM_CONFIG_ERROR_VALUE, "gpu", "hbm_capacity_MiB",
@@ -518,6 +583,21 @@ static void kv(GString *out, const char *key, double v)
     g_string_append_printf(out, "%s = %s\n", key, buf);
 }
 
+/* [calibration], when the cluster records fitted ranges. */
+static void append_calibration(GString *out, const SsimCluster *c)
+{
+    gboolean any = FALSE;
+    for (guint d = 0; d < SSIM_FIT_DIM_N; d++)
+        any = any || c->fit_hi[d] > 0;
+    if (!any)
+        return;
+    g_string_append(out, "\n[calibration]\n");
+    for (guint d = 0; d < SSIM_FIT_DIM_N; d++)
+        if (c->fit_hi[d] > 0)
+            g_string_append_printf(out, "%s = %u..%u\n", fit_dim_names[d], c->fit_lo[d],
+                                   c->fit_hi[d]);
+}
+
 GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
 {
     GString *out = g_string_new(NULL);
@@ -541,6 +621,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     g_string_append_printf(out, "hbm_capacity_MiB = %" G_GUINT64_FORMAT "\n",
                            c->hbm_bytes / (1024 * 1024));
     kv(out, "hbm_bandwidth_GB_s", c->hbm_bw / 1e9);
+    if (c->sm_count > 0)
+        g_string_append_printf(out, "sm_count = %u\n", c->sm_count);
     g_string_append(out, "\n[nvlink]\n");
     kv(out, "bandwidth_GB_s", c->nvlink_bw / 1e9);
     kv(out, "latency_us", us_of(c->nvlink_latency));
@@ -560,6 +642,9 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
     if (c->kernel_floor > 0)
         kv(out, "kernel_floor_us", us_of(c->kernel_floor));
+    g_string_append_printf(out, "gemm_tile_m = %u\ngemm_tile_n = %u\n", c->gemm_tile_m,
+                           c->gemm_tile_n);
+    kv(out, "gemm_tile_us", us_of(c->gemm_tile_overhead));
     g_string_append_printf(out, "\n[topology]\nkind = %s\nnvlink_ports = %u\n",
                            ssim_topology_name((SsimTopologyKind)c->topology), c->nvlink_ports);
     if (c->topology == SSIM_TOPOLOGY_FULLMESH)
@@ -570,5 +655,6 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
                            c->gpus_per_nic, c->nodes_per_leaf);
     kv(out, "oversubscription", c->oversubscription);
     kv(out, "spine_latency_us", us_of(c->spine_latency));
+    append_calibration(out, c);
     return out;
 }

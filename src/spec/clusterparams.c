@@ -17,6 +17,19 @@ static const char *const param_keys[SSIM_CALIB_N] = {
 #undef SSIM_X
 };
 
+static const double param_bounds[SSIM_CALIB_N][2] = {
+#define SSIM_X(e, k, l, h, lg) {l, h},
+    SSIM_CALIB_PARAM_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+void ssim_calib_param_range(SsimCalibParam p, double *lo, double *hi)
+{
+    g_return_if_fail((guint)p < SSIM_CALIB_N);
+    *lo = param_bounds[p][0];
+    *hi = param_bounds[p][1];
+}
+
 /* SsimCalibValues holds a value for each parameter. */
 G_STATIC_ASSERT(SSIM_CALIB_N <= G_N_ELEMENTS(((SsimCalibValues *)0)->value));
 
@@ -58,9 +71,10 @@ gboolean ssim_calib_params_parse(const char *list, guint64 *mask, GError **error
 
 guint64 ssim_calib_params_default(void)
 {
-    return (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_MEMORY) | (1u << SSIM_CALIB_NVLINK) |
-           (1u << SSIM_CALIB_NVLINK_LATENCY) | (1u << SSIM_CALIB_KERNEL_OVERHEAD) |
-           (1u << SSIM_CALIB_KERNEL_FLOOR);
+    /* The one figure no datasheet or microbenchmark gives: the framework's issue interval.  The
+     * GPU's figures are public measurements (the cluster files); fitting them to one data set
+     * lowered its error but not the error on configurations held out (docs/validation.md). */
+    return 1u << SSIM_CALIB_KERNEL_FLOOR;
 }
 
 static double us_of(SsimTime t)
@@ -91,6 +105,8 @@ double ssim_calib_param_get(const SsimCluster *c, SsimCalibParam p)
         return us_of(c->kernel_overhead);
     case SSIM_CALIB_KERNEL_FLOOR:
         return us_of(c->kernel_floor);
+    case SSIM_CALIB_GEMM_TILE:
+        return us_of(c->gemm_tile_overhead);
     default:
         g_return_val_if_reached(NAN);
     }
@@ -128,6 +144,9 @@ void ssim_calib_param_set(SsimCluster *c, SsimCalibParam p, double v)
         break;
     case SSIM_CALIB_KERNEL_FLOOR:
         c->kernel_floor = ssim_time_from_seconds(v * 1e-6);
+        break;
+    case SSIM_CALIB_GEMM_TILE:
+        c->gemm_tile_overhead = ssim_time_from_seconds(v * 1e-6);
         break;
     default:
         g_return_if_reached();

@@ -1,17 +1,23 @@
 /*
- * The measured-runs table of include/shiftsim/runs.h: the `# shiftsim-runs v1` CSV, its reader
- * and its writer.
+ * The measured-runs table of include/shiftsim/runs.h: the `# shiftsim-runs v2` CSV (and v1, which
+ * is read unchanged), its reader and its writer.
+ *
+ * Versions.  v2 adds two configuration columns after `seq_parallel`: `zero` (the ZeRO stage) and
+ * `cross_node_tp` (tensor-parallel groups may span nodes).  A v1 file has neither and reads as
+ * if both cells were empty (stage 0, off).  The reader keeps a logical column list and, per
+ * version, the file position of each; the writer always writes v2.
  *
  * Reading.  The version line and `# key = value` metadata lines come first; then the header,
- * which must be SSIM_RUNS_HEADER exactly; then one run a line.  Each data line goes through
+ * which must be the version's header exactly; then one run a line.  Each data line goes through
  * libcsv in strict mode, fed one byte at a time so the reader knows the column of every field
  * (a field starts right after the delimiter that ended the previous one; src/core/csvline.h);
  * fields cannot span lines.  A `#` line between rows is a comment.  The first error stops the
  * read and reads `file:line:column: field: what is wrong`.
  *
  * Invariants: a run in SsimRuns has passed the row checks (positive counts, known recompute, a
- * positive measurement, a source), whoever added it through the reader; the writer prints each
- * number in the shortest decimal that reads back to the same double, so load(write(r)) == r.
+ * supported ZeRO stage, a positive measurement, a source), whoever added it through the reader;
+ * the writer prints each number in the shortest decimal that reads back to the same double, so
+ * load(write(r)) == r.
  */
 #include <shiftsim/runs.h>
 
@@ -27,12 +33,7 @@ struct SsimRuns {
     GPtrArray *meta_v; /* char* */
 };
 
-static const char *const column_names[SSIM_RUNS_N_COLUMNS] = {
-    "model",        "layers",       "hidden",         "heads",        "ffn",      "vocab",
-    "seq_len",      "dtype",        "cluster",        "nodes",        "dp",       "tp",
-    "pp",           "vstages",      "microbatch",     "global_batch", "schedule", "recompute",
-    "seq_parallel", "iteration_ms", "tflops_per_gpu", "source"};
-
+/* The logical columns; a version places them (v1 has no zero, cross_node_tp). */
 enum {
     C_MODEL,
     C_LAYERS,
@@ -53,9 +54,56 @@ enum {
     C_SCHEDULE,
     C_RECOMPUTE,
     C_SP,
+    C_ZERO,
+    C_XTP,
     C_MS,
     C_TFLOPS,
-    C_SOURCE
+    C_SOURCE,
+    C_N
+};
+
+static const char *const column_names[C_N] = {"model",
+                                              "layers",
+                                              "hidden",
+                                              "heads",
+                                              "ffn",
+                                              "vocab",
+                                              "seq_len",
+                                              "dtype",
+                                              "cluster",
+                                              "nodes",
+                                              "dp",
+                                              "tp",
+                                              "pp",
+                                              "vstages",
+                                              "microbatch",
+                                              "global_batch",
+                                              "schedule",
+                                              "recompute",
+                                              "seq_parallel",
+                                              "zero",
+                                              "cross_node_tp",
+                                              "iteration_ms",
+                                              "tflops_per_gpu",
+                                              "source"};
+
+/* A version of the format: its first line and its columns in file order. */
+typedef struct {
+    const char *version_line;
+    const char *header;
+    guint n_columns;
+    gint8 position[C_N]; /* file column of each logical column; -1: not in this version */
+} RunsVersion;
+
+static const RunsVersion versions[] = {
+    {SSIM_RUNS_VERSION_LINE_V1,
+     SSIM_RUNS_HEADER_V1,
+     SSIM_RUNS_N_COLUMNS_V1,
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, -1, -1, 19, 20, 21}},
+    {SSIM_RUNS_VERSION_LINE,
+     SSIM_RUNS_HEADER,
+     SSIM_RUNS_N_COLUMNS,
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}},
 };
 
 void ssim_measured_run_init(SsimMeasuredRun *run)
@@ -126,6 +174,11 @@ const char *ssim_runs_get_meta(const SsimRuns *runs, const char *key)
         if (strcmp(runs->meta_k->pdata[i], key) == 0)
             return runs->meta_v->pdata[i];
     return NULL;
+}
+
+gboolean ssim_runs_check_only(const SsimRuns *runs)
+{
+    return g_strcmp0(ssim_runs_get_meta(runs, "use"), "check") == 0;
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -227,8 +280,8 @@ static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeas
         !cell_uint(lp, f, C_MB, TRUE, 0, &p->microbatch, error) ||
         !cell_uint(lp, f, C_GBS, TRUE, 0, &p->global_batch, error))
         return FALSE;
-    static const int text_cols[] = {C_SCHEDULE, C_RECOMPUTE, C_SP};
-    static const char *const keys[] = {"schedule", "recompute", "sp"};
+    static const int text_cols[] = {C_SCHEDULE, C_RECOMPUTE, C_SP, C_ZERO, C_XTP};
+    static const char *const keys[] = {"schedule", "recompute", "sp", "zero", "cross_node_tp"};
     for (guint i = 0; i < G_N_ELEMENTS(text_cols); i++) {
         const SsimCsvField *x = &f[text_cols[i]];
         g_autoptr(GError) e = NULL;
@@ -250,20 +303,24 @@ static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeas
 
 typedef struct {
     SsimRuns *runs;
-    gboolean seen_version, seen_header;
+    const RunsVersion *version; /* NULL until the first line is read */
+    gboolean seen_header;
 } ReadState;
 
 static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer data, GError **error)
 {
     ReadState *st = data;
-    if (!st->seen_version) {
-        if (len != strlen(SSIM_RUNS_VERSION_LINE) || memcmp(s, SSIM_RUNS_VERSION_LINE, len) != 0) {
+    if (st->version == NULL) {
+        for (guint v = 0; v < G_N_ELEMENTS(versions); v++)
+            if (len == strlen(versions[v].version_line) &&
+                memcmp(s, versions[v].version_line, len) == 0)
+                st->version = &versions[v];
+        if (st->version == NULL) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VERSION,
-                        "%s:%u:1: version: the first line must be '%s'", lp->path, lp->line,
-                        SSIM_RUNS_VERSION_LINE);
+                        "%s:%u:1: version: the first line must be '%s' (or '%s')", lp->path,
+                        lp->line, SSIM_RUNS_VERSION_LINE, SSIM_RUNS_VERSION_LINE_V1);
             return FALSE;
         }
-        st->seen_version = TRUE;
         return TRUE;
     }
     if (len == 0)
@@ -274,7 +331,15 @@ static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer da
             char *eq = strchr(l, '=');
             if (eq) {
                 *eq = '\0';
-                ssim_runs_set_meta(st->runs, g_strstrip(l), g_strstrip(eq + 1));
+                const char *key = g_strstrip(l), *value = g_strstrip(eq + 1);
+                if (strcmp(key, "use") == 0 && strcmp(value, "fit") != 0 &&
+                    strcmp(value, "check") != 0) {
+                    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                                "%s:%u:1: use: '%s' is not fit or check", lp->path, lp->line,
+                                value);
+                    return FALSE;
+                }
+                ssim_runs_set_meta(st->runs, key, value);
             }
         }
         return TRUE;
@@ -283,35 +348,46 @@ static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer da
         return FALSE;
     const SsimCsvField *f = ssim_csv_line_fields(lp);
     guint nf = ssim_csv_line_n_fields(lp);
+    const RunsVersion *ver = st->version;
+    /* The file's columns in order: the logical column at each position. */
+    int at[C_N];
+    for (int c = 0; c < C_N; c++)
+        if (ver->position[c] >= 0)
+            at[ver->position[c]] = c;
     if (!st->seen_header) {
-        for (guint c = 0; c < MIN(nf, (guint)SSIM_RUNS_N_COLUMNS); c++)
-            if (strcmp(f[c].text, column_names[c]) != 0) {
+        for (guint c = 0; c < MIN(nf, ver->n_columns); c++)
+            if (strcmp(f[c].text, column_names[at[c]]) != 0) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                             "%s:%u:%u: header: column %u is '%s', expected '%s' (the header is "
                             "'%s')",
-                            lp->path, lp->line, f[c].col, c + 1, f[c].text, column_names[c],
-                            SSIM_RUNS_HEADER);
+                            lp->path, lp->line, f[c].col, c + 1, f[c].text, column_names[at[c]],
+                            ver->header);
                 return FALSE;
             }
-        if (nf != SSIM_RUNS_N_COLUMNS) {
+        if (nf != ver->n_columns) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                        "%s:%u:1: header: %u columns, expected %d ('%s')", lp->path, lp->line, nf,
-                        SSIM_RUNS_N_COLUMNS, SSIM_RUNS_HEADER);
+                        "%s:%u:1: header: %u columns, expected %u ('%s')", lp->path, lp->line, nf,
+                        ver->n_columns, ver->header);
             return FALSE;
         }
         st->seen_header = TRUE;
         return TRUE;
     }
-    if (nf != SSIM_RUNS_N_COLUMNS) {
-        guint col = nf > SSIM_RUNS_N_COLUMNS ? f[SSIM_RUNS_N_COLUMNS].col : lp->col;
-        const char *name = nf > SSIM_RUNS_N_COLUMNS ? "columns" : column_names[nf];
+    if (nf != ver->n_columns) {
+        guint col = nf > ver->n_columns ? f[ver->n_columns].col : lp->col;
+        const char *name = nf > ver->n_columns ? "columns" : column_names[at[nf]];
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                    "%s:%u:%u: %s: the row has %u fields, expected %d", lp->path, lp->line, col,
-                    name, nf, SSIM_RUNS_N_COLUMNS);
+                    "%s:%u:%u: %s: the row has %u fields, expected %u", lp->path, lp->line, col,
+                    name, nf, ver->n_columns);
         return FALSE;
     }
+    /* The row by logical column; a column this version lacks reads as an empty cell. */
+    SsimCsvField cells[C_N];
+    static char empty[] = "";
+    for (int c = 0; c < C_N; c++)
+        cells[c] = ver->position[c] >= 0 ? f[ver->position[c]] : (SsimCsvField){empty, lp->col};
     SsimMeasuredRun run;
-    if (!parse_row(lp, f, &run, error))
+    if (!parse_row(lp, cells, &run, error))
         return FALSE;
     ssim_runs_add(st->runs, &run);
     return TRUE;
@@ -325,10 +401,10 @@ SsimRuns *ssim_runs_load_data(const char *text, gssize length, const char *path,
     ReadState st = {.runs = runs};
     if (!ssim_csv_for_each_line(text, len, runs->path, runs_line, &st, error))
         return NULL;
-    if (!st.seen_version || !st.seen_header) {
+    if (st.version == NULL || !st.seen_header) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
                     "%s:1:1: %s: missing (a runs file starts '%s', then the header)", runs->path,
-                    st.seen_version ? "header" : "version", SSIM_RUNS_VERSION_LINE);
+                    st.version ? "header" : "version", SSIM_RUNS_VERSION_LINE);
         return NULL;
     }
     return g_steal_pointer(&runs);
@@ -393,8 +469,9 @@ GString *ssim_runs_write(const SsimRuns *runs)
         g_string_append_printf(out, ",%u,%u,%u,%u,%u,%u,%u,", r->nodes, p->dp, p->tp, p->pp,
                                p->virtual_stages, p->microbatch, p->global_batch);
         ssim_csv_append_text(out, p->schedule);
-        g_string_append_printf(out, ",%s,%s,", ssim_recompute_name(p->recompute),
-                               p->sequence_parallel ? "on" : "off");
+        g_string_append_printf(out, ",%s,%s,%u,%s,", ssim_recompute_name(p->recompute),
+                               p->sequence_parallel ? "on" : "off", p->zero_stage,
+                               p->allow_cross_node_tp ? "on" : "off");
         append_real(out, r->iteration_ms);
         g_string_append_c(out, ',');
         append_real(out, r->tflops_per_gpu);

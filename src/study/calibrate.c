@@ -10,10 +10,18 @@
  * lo + (hi - lo) / (1 + exp(-x_p)) (in log space for log-scale parameters), so every point the
  * simplex visits is inside the bounds of SSIM_CALIB_PARAM_LIST.  Each loss evaluation simulates
  * every fitted row; rows run in parallel and the result does not depend on the thread count.
+ *
+ * Generalisation is measured by fitting on some rows and predicting the others: k folds of
+ * interleaved rows, or leave-one-group-out (every run of one model, node count, tp or GPU count
+ * held out at once), which asks whether the fit carries to a configuration it has not seen at
+ * all.  The fitted parameters' uncertainty is the usual nonlinear least-squares one: the
+ * covariance s^2 (J^T J)^-1 of the log residuals at the optimum, J by finite differences.
  */
 #include <shiftsim/calibrate.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlin.h>
 #include <gsl/gsl_multimin.h>
 #include <math.h>
 #include <string.h>
@@ -116,6 +124,70 @@ static void coordinate_scan(const Objective *o, gsl_vector *x, guint points, dou
     }
 }
 
+/* Residuals r_j = log pred_j - log meas_j at `v` (FALSE when a row fails). */
+static gboolean residuals(const Objective *o, const SsimCalibValues *v, double *r)
+{
+    ssim_run_set_predict(o->set, o->idx, o->n, v, o->threads, o->pred, NULL);
+    for (guint j = 0; j < o->n; j++) {
+        if (!isfinite(o->pred[j]) || !(o->pred[j] > 0))
+            return FALSE;
+        r[j] = log(o->pred[j]) - log(o->meas[j]);
+    }
+    return TRUE;
+}
+
+/*
+ * The parameters' standard errors and 95% intervals at the optimum (see calibrate.h): a central
+ * finite-difference Jacobian of the log residuals in each parameter's own unit (a one-sided one
+ * at a bound), GSL's (J^T J)^-1 (gsl_multifit_covar, rank-revealing QR: a parameter the rows do
+ * not determine gets no interval) scaled by s^2 = SSE / (n - p), and Student's t quantile.
+ */
+static void fit_intervals(const Objective *o, SsimCalibFit *fit)
+{
+    guint n = o->n, p = o->dim;
+    if (n <= p)
+        return;
+    g_autofree double *r0 = g_new(double, n), *rp = g_new(double, n), *rm = g_new(double, n);
+    if (!residuals(o, &fit->fitted, r0))
+        return;
+    gsl_matrix *J = gsl_matrix_alloc(n, p), *C = gsl_matrix_alloc(p, p);
+    gboolean ok = TRUE;
+    for (guint d = 0; d < p && ok; d++) {
+        guint q = o->order[d];
+        const ParamRange *pr = &params[q];
+        double v = fit->fitted.value[q];
+        double h = MAX(1e-2 * fabs(v), 1e-3 * (pr->hi - pr->lo));
+        double hi = MIN(v + h, pr->hi), lo = MAX(v - h, pr->lo);
+        fit->at_bound[q] =
+            v - pr->lo < 1e-3 * (pr->hi - pr->lo) || pr->hi - v < 1e-3 * (pr->hi - pr->lo);
+        SsimCalibValues a = fit->fitted, b = fit->fitted;
+        a.value[q] = hi;
+        b.value[q] = lo;
+        ok = hi > lo && residuals(o, &a, rp) && residuals(o, &b, rm);
+        for (guint j = 0; ok && j < n; j++)
+            gsl_matrix_set(J, j, d, (rp[j] - rm[j]) / (hi - lo));
+    }
+    if (ok && gsl_multifit_covar(J, 1e-9, C) == GSL_SUCCESS) {
+        double sse = 0;
+        for (guint j = 0; j < n; j++)
+            sse += r0[j] * r0[j];
+        double s2 = sse / (double)(n - p), t = gsl_cdf_tdist_Pinv(0.975, (double)(n - p));
+        for (guint d = 0; d < p; d++) {
+            guint q = o->order[d];
+            double var = gsl_matrix_get(C, d, d) * s2;
+            /* A direction the QR found rank-deficient has a zero row: undetermined. */
+            if (gsl_matrix_get(C, d, d) > 0 && isfinite(var)) {
+                fit->std_error[q] = sqrt(var);
+                fit->half_width[q] = t * sqrt(var);
+                fit->has_interval |= G_GUINT64_CONSTANT(1) << q;
+            }
+        }
+        fit->residual_sd = sqrt(s2);
+    }
+    gsl_matrix_free(J);
+    gsl_matrix_free(C);
+}
+
 gboolean ssim_calibrate_fit(const SsimRunSet *set, const guint *idx, guint n,
                             const SsimCluster *start, const SsimCalibOptions *options,
                             SsimCalibFit *fit, GError **error)
@@ -173,11 +245,53 @@ gboolean ssim_calibrate_fit(const SsimRunSet *set, const guint *idx, guint n,
     fit->loss_after = gsl_multimin_fminimizer_minimum(s);
     fit->iterations = iter;
     fit->converged = status == GSL_SUCCESS;
+    if (options->intervals)
+        fit_intervals(&o, fit);
     gsl_multimin_fminimizer_free(s);
     gsl_vector_free(x);
     gsl_vector_free(step);
     g_free(o.pred);
     g_free(o.meas);
+    return TRUE;
+}
+
+gboolean ssim_calibrate_cross_validate_folds(const SsimRunSet *set, const guint *idx, guint n,
+                                             const guint *fold, guint k, const SsimCluster *start,
+                                             const SsimCalibOptions *options, double *cv_pred,
+                                             GError **error)
+{
+    if (idx == NULL)
+        n = ssim_run_set_n(set);
+    g_autofree guint *train = g_new(guint, MAX(n, 1u)), *test = g_new(guint, MAX(n, 1u));
+    g_autofree guint *pos = g_new(guint, MAX(n, 1u));
+    g_autofree double *pred = g_new(double, MAX(n, 1u));
+    SsimCalibOptions opt = *options;
+    opt.intervals = FALSE; /* only the final fit's intervals are reported */
+    for (guint f = 0; f < k; f++) {
+        guint nt = 0, nv = 0;
+        for (guint j = 0; j < n; j++) {
+            guint i = idx ? idx[j] : j;
+            if (fold[j] == f) {
+                pos[nv] = j;
+                test[nv++] = i;
+            } else {
+                train[nt++] = i;
+            }
+        }
+        if (nv == 0)
+            continue;
+        if (nt == 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "calibrate: fold %u holds every run: nothing left to fit", f);
+            return FALSE;
+        }
+        SsimCalibFit fit;
+        if (!ssim_calibrate_fit(set, train, nt, start, &opt, &fit, error))
+            return FALSE;
+        ssim_run_set_predict(set, test, nv, &fit.fitted, options->threads, pred, NULL);
+        for (guint j = 0; j < nv; j++)
+            cv_pred[pos[j]] = pred[j];
+    }
     return TRUE;
 }
 
@@ -192,25 +306,31 @@ gboolean ssim_calibrate_cross_validate(const SsimRunSet *set, const guint *idx, 
                     "calibrate: --folds %u needs 2 <= folds <= runs (%u)", k, n);
         return FALSE;
     }
-    g_autofree guint *train = g_new(guint, n), *test = g_new(guint, n), *pos = g_new(guint, n);
-    g_autofree double *pred = g_new(double, n);
-    for (guint f = 0; f < k; f++) {
-        guint nt = 0, nv = 0;
-        for (guint j = 0; j < n; j++) {
-            guint i = idx ? idx[j] : j;
-            if (j % k == f) {
-                pos[nv] = j;
-                test[nv++] = i;
-            } else {
-                train[nt++] = i;
-            }
-        }
-        SsimCalibFit fit;
-        if (!ssim_calibrate_fit(set, train, nt, start, options, &fit, error))
-            return FALSE;
-        ssim_run_set_predict(set, test, nv, &fit.fitted, options->threads, pred, NULL);
-        for (guint j = 0; j < nv; j++)
-            cv_pred[pos[j]] = pred[j];
+    g_autofree guint *fold = g_new(guint, n);
+    for (guint j = 0; j < n; j++)
+        fold[j] = j % k;
+    return ssim_calibrate_cross_validate_folds(set, idx, n, fold, k, start, options, cv_pred,
+                                               error);
+}
+
+gboolean ssim_calibrate_cross_validate_groups(const SsimRunSet *set, const guint *idx, guint n,
+                                              SsimGroupBy by, const SsimCluster *start,
+                                              const SsimCalibOptions *options, double *cv_pred,
+                                              guint *n_groups, GError **error)
+{
+    if (idx == NULL)
+        n = ssim_run_set_n(set);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *groups = ssim_run_set_groups_by(set, idx, n, by, names);
+    *n_groups = names->len;
+    if (names->len < 2) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "calibrate: --cv group:%s needs runs of two %s values or more (all %u "
+                    "runs have %s)",
+                    ssim_group_by_name(by), ssim_group_by_name(by), n,
+                    names->len ? (char *)g_ptr_array_index(names, 0) : "none");
+        return FALSE;
     }
-    return TRUE;
+    return ssim_calibrate_cross_validate_folds(set, idx, n, groups, names->len, start, options,
+                                               cv_pred, error);
 }

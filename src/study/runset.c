@@ -153,21 +153,118 @@ double ssim_run_set_measured_ms(const SsimRunSet *set, guint i)
     return set_row(set, i)->measured_ms;
 }
 
-char *ssim_run_set_group_key(const SsimRunSet *set, guint i)
+/* Row i's value of a fitted-range dimension. */
+static guint dim_value(const SsimRunSet *set, guint i, SsimFitDim d)
 {
     const SsimMeasuredRun *r = ssim_run_set_run(set, i);
-    return g_strdup_printf("%s/%u", r->model, ssim_parallel_world(&r->par));
+    const SsimModel *m = ssim_run_set_model(set, i);
+    switch (d) {
+    case SSIM_FIT_HIDDEN:
+        return m->hidden;
+    case SSIM_FIT_LAYERS:
+        return m->layers;
+    case SSIM_FIT_SEQ_LEN:
+        return m->seq_len;
+    case SSIM_FIT_GPUS:
+        return ssim_parallel_world(&r->par);
+    case SSIM_FIT_NODES:
+        return r->nodes;
+    case SSIM_FIT_TP:
+        return r->par.tp;
+    case SSIM_FIT_PP:
+        return r->par.pp;
+    case SSIM_FIT_MICROBATCH:
+    default:
+        return r->par.microbatch;
+    }
 }
 
-guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n)
+void ssim_run_set_fit_ranges(const SsimRunSet *set, const guint *idx, guint n, SsimCluster *cluster)
+{
+    for (guint d = 0; d < SSIM_FIT_DIM_N; d++) {
+        cluster->fit_lo[d] = G_MAXUINT;
+        cluster->fit_hi[d] = 0;
+        for (guint j = 0; j < n; j++) {
+            guint v = dim_value(set, idx ? idx[j] : j, (SsimFitDim)d);
+            cluster->fit_lo[d] = MIN(cluster->fit_lo[d], v);
+            cluster->fit_hi[d] = MAX(cluster->fit_hi[d], v);
+        }
+        if (cluster->fit_hi[d] == 0)
+            cluster->fit_lo[d] = 0;
+    }
+}
+
+char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i)
+{
+    const SsimCluster *c = ssim_run_set_cluster(set, i);
+    GString *why = NULL;
+    for (guint d = 0; d < SSIM_FIT_DIM_N; d++) {
+        if (c->fit_hi[d] == 0)
+            continue;
+        guint v = dim_value(set, i, (SsimFitDim)d);
+        if (v >= c->fit_lo[d] && v <= c->fit_hi[d])
+            continue;
+        if (why == NULL)
+            why = g_string_new(NULL);
+        else
+            g_string_append(why, ", ");
+        g_string_append_printf(why, "%s %u %s %u", ssim_fit_dim_name((SsimFitDim)d), v,
+                               v < c->fit_lo[d] ? "<" : ">",
+                               v < c->fit_lo[d] ? c->fit_lo[d] : c->fit_hi[d]);
+    }
+    return why ? g_string_free(why, FALSE) : NULL;
+}
+
+static const char *const group_by_names[SSIM_GROUP_BY_N] = {"model", "nodes", "tp", "gpus"};
+
+const char *ssim_group_by_name(SsimGroupBy by)
+{
+    return (guint)by < SSIM_GROUP_BY_N ? group_by_names[by] : "?";
+}
+
+gboolean ssim_group_by_from_name(const char *name, SsimGroupBy *out)
+{
+    for (guint b = 0; b < SSIM_GROUP_BY_N; b++)
+        if (strcmp(name, group_by_names[b]) == 0) {
+            *out = (SsimGroupBy)b;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by)
+{
+    const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+    switch (by) {
+    case SSIM_GROUP_BY_NODES:
+        return g_strdup_printf("%u nodes", r->nodes);
+    case SSIM_GROUP_BY_TP:
+        return g_strdup_printf("tp %u", r->par.tp);
+    case SSIM_GROUP_BY_GPUS:
+        return g_strdup_printf("%u GPUs", ssim_parallel_world(&r->par));
+    case SSIM_GROUP_BY_MODEL:
+    default:
+        return g_strdup(r->model);
+    }
+}
+
+char *ssim_run_set_group_key(const SsimRunSet *set, guint i)
+{
+    return ssim_run_set_key(set, i, SSIM_GROUP_BY_MODEL);
+}
+
+guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n, SsimGroupBy by,
+                              GPtrArray *names)
 {
     g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     guint *groups = g_new(guint, MAX(n, 1u));
     for (guint j = 0; j < n; j++) {
-        char *key = ssim_run_set_group_key(set, idx ? idx[j] : j);
+        char *key = ssim_run_set_key(set, idx ? idx[j] : j, by);
         gpointer v = g_hash_table_lookup(ids, key);
         if (v == NULL) {
             v = GUINT_TO_POINTER(g_hash_table_size(ids) + 1);
+            if (names)
+                g_ptr_array_add(names, g_strdup(key));
             g_hash_table_insert(ids, key, v);
         } else {
             g_free(key);
@@ -175,6 +272,11 @@ guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n)
         groups[j] = GPOINTER_TO_UINT(v) - 1;
     }
     return groups;
+}
+
+guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n)
+{
+    return ssim_run_set_groups_by(set, idx, n, SSIM_GROUP_BY_MODEL, NULL);
 }
 
 typedef struct {

@@ -3,10 +3,11 @@
  * measurements, the report of `shiftsim validate` in its three formats, and the
  * predicted-vs-measured plot.
  *
- * Kendall's tau is counted over pairs of rows in the same group only (a group: one model on one
- * GPU count), since it asks whether the simulator ranks the splits of one job as the
- * measurements do, not whether a large model takes longer than a small one; the O(n^2) pair loop
- * is fine for the few thousand rows of a validation table.
+ * Kendall's tau is counted over pairs of rows in the same group only (a group: one model, its
+ * sweep of splits, GPU counts and batches), since it asks whether the simulator ranks the
+ * configurations of one model as the measurements do, not whether a large model takes longer
+ * than a small one; the O(n^2) pair loop is fine for the few thousand rows of a validation
+ * table.  The report gives every figure overall and per model.
  *
  * Invariant: a row without a finite prediction is counted as failed and is in no figure (no
  * error, no pair), in the statistics, the reports and the plot alike.
@@ -38,10 +39,10 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
                       SsimErrorStats *out)
 {
     memset(out, 0, sizeof *out);
-    out->mape = out->median = out->max = out->bias = out->msle = out->tau = NAN;
+    out->mape = out->median = out->max = out->bias = out->msle = out->tau = out->within10 = NAN;
     double *abs_err = g_new(double, MAX(n, 1u));
     double sum = 0, bias = 0, msle = 0, mx = 0;
-    guint k = 0;
+    guint k = 0, close = 0;
     for (guint i = 0; i < n; i++) {
         if (!isfinite(pred[i]) || !(pred[i] > 0) || !(meas[i] > 0)) {
             out->failed++;
@@ -54,6 +55,7 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
         bias += e;
         msle += l * l;
         mx = MAX(mx, fabs(e));
+        close += fabs(e) <= 0.10;
     }
     out->n = k;
     if (k > 0) {
@@ -62,6 +64,7 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
         out->bias = bias / k;
         out->msle = msle / k;
         out->max = mx;
+        out->within10 = (double)close / k;
         out->median = k % 2 ? abs_err[k / 2] : (abs_err[k / 2 - 1] + abs_err[k / 2]) / 2;
     }
     g_free(abs_err);
@@ -85,6 +88,23 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
         out->tau = (double)(concordant - discordant) / (double)pairs;
 }
 
+void ssim_error_stats_groups(const double *pred, const double *meas, const guint *groups, guint n,
+                             guint n_groups, SsimErrorStats *out)
+{
+    g_autofree double *p = g_new(double, MAX(n, 1u));
+    g_autofree double *m = g_new(double, MAX(n, 1u));
+    g_autofree guint *zero = g_new0(guint, MAX(n, 1u));
+    for (guint g = 0; g < n_groups; g++) {
+        guint k = 0;
+        for (guint j = 0; j < n; j++)
+            if (groups[j] == g) {
+                p[k] = pred[j];
+                m[k++] = meas[j];
+            }
+        ssim_error_stats(p, m, zero, k, &out[g]);
+    }
+}
+
 /* ---- reports ---------------------------------------------------------------------------- */
 
 void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *indent)
@@ -101,12 +121,41 @@ void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *
     g_string_append_printf(out, "%smax error      %.2f %%\n", indent, 100 * s->max);
     g_string_append_printf(out, "%sbias           %+.2f %%  (mean signed error)\n", indent,
                            100 * s->bias);
+    g_string_append_printf(out, "%swithin 10%%     %.1f %%  of the runs\n", indent,
+                           100 * s->within10);
     if (s->pairs > 0)
-        g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs within model/GPU groups)\n",
+        g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs of runs of one model)\n",
                                indent, s->tau, s->pairs);
     else
-        g_string_append_printf(out, "%sKendall tau    n/a  (no two runs share model and GPUs)\n",
-                               indent);
+        g_string_append_printf(out, "%sKendall tau    n/a  (no two runs share a model)\n", indent);
+}
+
+static void append_pct(GString *out, double v, const char *fmt)
+{
+    if (isfinite(v))
+        g_string_append_printf(out, fmt, 100 * v);
+    else
+        g_string_append_printf(out, " %8s", "-");
+}
+
+void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, char *const *names,
+                              guint n_groups, const char *indent)
+{
+    g_string_append_printf(out, "%s%-20s %5s %8s %8s %8s %8s %8s %7s\n", indent, "group", "runs",
+                           "MAPE", "median", "max", "bias", "in 10%", "tau");
+    for (guint g = 0; g < n_groups; g++) {
+        const SsimErrorStats *s = &per_group[g];
+        g_string_append_printf(out, "%s%-20.20s %5u", indent, names[g], s->n);
+        append_pct(out, s->mape, " %7.2f%%");
+        append_pct(out, s->median, " %7.2f%%");
+        append_pct(out, s->max, " %7.2f%%");
+        append_pct(out, s->bias, " %+7.2f%%");
+        append_pct(out, s->within10, " %7.1f%%");
+        if (s->pairs > 0)
+            g_string_append_printf(out, " %7.3f\n", s->tau);
+        else
+            g_string_append_printf(out, " %7s\n", "-");
+    }
 }
 
 static double row_error(double pred, double meas)
@@ -119,9 +168,17 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
 {
     GString *out = g_string_new(NULL);
     guint n = ssim_run_set_n(set);
+    /* The figures of each model's rows (its sweep): is its ranking right, is it biased? */
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, SSIM_GROUP_BY_MODEL, names);
+    g_autofree double *meas = g_new(double, MAX(n, 1u));
+    for (guint i = 0; i < n; i++)
+        meas[i] = ssim_run_set_measured_ms(set, i);
+    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(names->len, 1u));
+    ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
     if (format == SSIM_FORMAT_CSV) {
         g_string_append(out, "line,model,gpus,dp,tp,pp,vstages,microbatch,global_batch,schedule,"
-                             "recompute,measured_ms,predicted_ms,error,source\n");
+                             "recompute,measured_ms,predicted_ms,error,source,extrapolation\n");
         for (guint i = 0; i < n; i++) {
             const SsimMeasuredRun *r = ssim_run_set_run(set, i);
             const SsimParallel *p = &r->par;
@@ -137,6 +194,10 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             else
                 g_string_append(out, ",,");
             ssim_csv_append_text(out, r->source);
+            g_string_append_c(out, ',');
+            g_autofree char *ex = ssim_run_set_extrapolation(set, i);
+            if (ex)
+                ssim_csv_append_text(out, ex);
             g_string_append_c(out, '\n');
         }
         return out;
@@ -177,6 +238,11 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             }
             json_builder_set_member_name(b, "source");
             json_builder_add_string_value(b, r->source);
+            g_autofree char *ex = ssim_run_set_extrapolation(set, i);
+            if (ex) {
+                json_builder_set_member_name(b, "extrapolation");
+                json_builder_add_string_value(b, ex);
+            }
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -185,9 +251,10 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         const struct {
             const char *k;
             double v;
-        } figs[] = {{"mape", stats->mape},     {"median_error", stats->median},
-                    {"max_error", stats->max}, {"bias", stats->bias},
-                    {"msle", stats->msle},     {"kendall_tau", stats->tau}};
+        } figs[] = {{"mape", stats->mape},      {"median_error", stats->median},
+                    {"max_error", stats->max},  {"bias", stats->bias},
+                    {"msle", stats->msle},      {"within_10pct", stats->within10},
+                    {"kendall_tau", stats->tau}};
         json_builder_set_member_name(b, "runs");
         json_builder_add_int_value(b, stats->n);
         json_builder_set_member_name(b, "failed");
@@ -202,6 +269,32 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         json_builder_set_member_name(b, "tau_pairs");
         json_builder_add_int_value(b, stats->pairs);
         json_builder_end_object(b);
+        json_builder_set_member_name(b, "models");
+        json_builder_begin_array(b);
+        for (guint g = 0; g < names->len; g++) {
+            const SsimErrorStats *s = &per[g];
+            const struct {
+                const char *k;
+                double v;
+            } gf[] = {{"mape", s->mape}, {"median_error", s->median},   {"max_error", s->max},
+                      {"bias", s->bias}, {"within_10pct", s->within10}, {"kendall_tau", s->tau}};
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "model");
+            json_builder_add_string_value(b, g_ptr_array_index(names, g));
+            json_builder_set_member_name(b, "runs");
+            json_builder_add_int_value(b, s->n);
+            for (guint k = 0; k < G_N_ELEMENTS(gf); k++) {
+                json_builder_set_member_name(b, gf[k].k);
+                if (isfinite(gf[k].v))
+                    json_builder_add_double_value(b, gf[k].v);
+                else
+                    json_builder_add_null_value(b);
+            }
+            json_builder_set_member_name(b, "tau_pairs");
+            json_builder_add_int_value(b, s->pairs);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
         json_builder_end_object(b);
         ssim_json_append(out, b, TRUE);
         return out;
@@ -209,22 +302,36 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     g_string_append_printf(out, "%6s  %-16s %5s %9s %4s %4s %9s %12s %12s %8s\n", "line", "model",
                            "gpus", "dp/tp/pp", "mb", "gbs", "recompute", "measured ms",
                            "predicted ms", "error");
+    guint outside = 0;
+    g_autofree char *first_outside = NULL;
     for (guint i = 0; i < n; i++) {
         const SsimMeasuredRun *r = ssim_run_set_run(set, i);
         const SsimParallel *p = &r->par;
         double m = ssim_run_set_measured_ms(set, i);
         g_autofree char *split = g_strdup_printf("%u/%u/%u", p->dp, p->tp, p->pp);
+        g_autofree char *ex = ssim_run_set_extrapolation(set, i);
         g_string_append_printf(out, "%6u  %-16.16s %5u %9s %4u %4u %9s %12.2f ", r->line, r->model,
                                ssim_parallel_world(p), split, p->microbatch, p->global_batch,
                                ssim_recompute_name(p->recompute), m);
         if (isfinite(pred[i]))
-            g_string_append_printf(out, "%12.2f %+7.1f%%\n", pred[i], 100 * row_error(pred[i], m));
+            g_string_append_printf(out, "%12.2f %+7.1f%%%s\n", pred[i], 100 * row_error(pred[i], m),
+                                   ex ? " *" : "");
         else
             g_string_append_printf(out, "%12s  failed: %s\n", "-",
                                    errors && errors[i] ? errors[i] : "?");
+        if (ex && outside++ == 0)
+            first_outside = g_strdup_printf("line %u: %s", r->line, ex);
     }
     g_string_append_c(out, '\n');
+    if (outside > 0)
+        g_string_append_printf(out,
+                               "* %u of %u runs lie outside the shapes the cluster was calibrated "
+                               "on ([calibration] of its file; first: %s): their predictions are "
+                               "extrapolations\n\n",
+                               outside, n, first_outside);
     ssim_error_stats_append(out, stats, "");
+    g_string_append(out, "\nper model\n");
+    ssim_error_groups_append(out, per, (char *const *)names->pdata, names->len, "  ");
     return out;
 }
 

@@ -122,7 +122,7 @@ static Bad bad_cases[] = {
     /* measured runs: shiftsim validate --runs FILE */
     {"runs-empty.csv", K_RUNS, 1, "version"},
     {"runs-binary.csv", K_RUNS, 1, "version"},
-    {"runs-version-2.csv", K_RUNS, 1, "version"},
+    {"runs-version-3.csv", K_RUNS, 1, "version"},
     {"runs-nan-time.csv", K_RUNS, 3, "iteration_ms"},
     {"runs-zero-layers.csv", K_RUNS, 3, "layers"},
     {"runs-huge-nodes.csv", K_RUNS, 3, "nodes"},
@@ -427,7 +427,7 @@ Test(badinputs, sweep_row_over_a_limit_is_reported_as_such, .init = redirect, .t
 }
 
 static const char *const one_run =
-    "# shiftsim-runs v1\n" SSIM_RUNS_HEADER "\n"
+    "# shiftsim-runs v1\n" SSIM_RUNS_HEADER_V1 "\n"
     "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,10,,test\n"
     "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,64,1f1b,full,off,10,,test\n";
 

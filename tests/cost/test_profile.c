@@ -24,8 +24,8 @@ typedef struct {
 } BadCase;
 
 static const BadCase bad_cases[] = {
-    {"bad-version.csv", 1, 20, "version", "'v2' is not supported"},
-    {"no-version.csv", 1, 1, "version", "expected '# shiftsim-profile v1'"},
+    {"bad-version.csv", 1, 20, "version", "'v3' is not supported"},
+    {"no-version.csv", 1, 1, "version", "expected '# shiftsim-profile v2'"},
     {"empty.csv", 1, 1, "version", "the file is empty"},
     {"missing-header.csv", 3, 1, "header", "missing: a row comes before the header"},
     {"no-header.csv", 3, 1, "header", "missing: expected 'kind,op,dtype"},
@@ -178,10 +178,10 @@ Test(profile, directory_merge)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-profile-XXXXXX", NULL);
     cr_assert_not_null(dir);
-    const char *a = "# shiftsim-profile v1\n# gpu = X\n# date = 1\n" SSIM_PROFILE_HEADER "\n"
+    const char *a = "# shiftsim-profile v1\n# gpu = X\n# date = 1\n" SSIM_PROFILE_HEADER_V1 "\n"
                     "copy,d2d,,0,0,0,0,100,1,1,,1,,,,\n";
     const char *b =
-        "# shiftsim-profile v1\n# gpu = X\n# date = 2\n# extra = y\n" SSIM_PROFILE_HEADER
+        "# shiftsim-profile v1\n# gpu = X\n# date = 2\n# extra = y\n" SSIM_PROFILE_HEADER_V1
         "\ncopy,d2d,,0,0,0,0,200,1,1,,2,,,,\n";
     g_autofree char *pa = g_build_filename(dir, "b.csv", NULL); /* read second */
     g_autofree char *pb = g_build_filename(dir, "a.csv", NULL);
@@ -198,8 +198,8 @@ Test(profile, directory_merge)
     cr_assert_str_eq(ssim_profile_get_meta(p, "extra"), "y");
     /* Another GPU in the same directory is refused. */
     g_autofree char *pd = g_build_filename(dir, "c.csv", NULL);
-    cr_assert(g_file_set_contents(pd, "# shiftsim-profile v1\n# gpu = Y\n" SSIM_PROFILE_HEADER "\n",
-                                  -1, NULL));
+    cr_assert(g_file_set_contents(
+        pd, "# shiftsim-profile v1\n# gpu = Y\n" SSIM_PROFILE_HEADER_V1 "\n", -1, NULL));
     g_autoptr(SsimProfile) bad = ssim_profile_load(dir, &error);
     cr_assert_null(bad);
     cr_assert(strstr(error->message, "c.csv:1:1: gpu: 'Y' differs"), "%s", error->message);
@@ -593,19 +593,20 @@ Test(profile, explain_table)
     cr_assert_eq(ssim_cost_explain_total(&a, SSIM_COST_EXACT), 3);
     cr_assert_eq(ssim_cost_explain_total(&a, SSIM_COST_ANALYTICAL), 1);
     g_autoptr(GString) csv = ssim_cost_explain_csv(&a);
-    cr_assert_str_eq(csv->str, "class,exact,interpolated,extrapolated,analytical,total\n"
-                               "gemm,3,0,0,0,3\n"
-                               "attention,0,0,0,0,0\n"
-                               "memory,0,0,0,1,1\n"
-                               "comm,0,1,1,0,2\n"
-                               "copy,0,0,0,0,0\n"
-                               "total,3,1,1,1,6\n");
+    ssim_cost_explain_add(&a, SSIM_PROFILE_COMM, SSIM_COST_SCALED);
+    cr_assert_str_eq(csv->str, "class,exact,interpolated,extrapolated,scaled,analytical,total\n"
+                               "gemm,3,0,0,0,0,3\n"
+                               "attention,0,0,0,0,0,0\n"
+                               "memory,0,0,0,0,1,1\n"
+                               "comm,0,1,1,0,0,2\n"
+                               "copy,0,0,0,0,0,0\n"
+                               "total,3,1,1,0,1,6\n");
     g_autoptr(GString) t = ssim_cost_explain_table(&a);
     cr_assert(g_str_has_prefix(t->str, "op class           exact  interpolated  extrapolated"
-                                       "    analytical      total\n"),
+                                       "        scaled    analytical      total\n"),
               "%s", t->str);
     cr_assert(strstr(t->str, "\ntotal                  3             1             1"
-                             "             1          6\n"),
+                             "             1             1          7\n"),
               "%s", t->str);
 }
 

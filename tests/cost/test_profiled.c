@@ -277,7 +277,8 @@ Test(profiled, simulate_verb_explains_costs, .init = redirect_both)
     g_autofree char *out = slurp(cr_get_redirected_stdout());
     cr_assert(strstr(out, "step time") != NULL, "%s", out);
     cr_assert(strstr(out, "cost sources (" VTRAIN_DIR ")") != NULL, "%s", out);
-    cr_assert(strstr(out, "exact  interpolated  extrapolated    analytical      total") != NULL,
+    cr_assert(strstr(out, "exact  interpolated  extrapolated        scaled    analytical      "
+                          "total") != NULL,
               "%s", out);
     cr_assert(strstr(out, "\ntp ") != NULL && strstr(out, "\ncomm ") != NULL, "%s", out);
 }

@@ -212,3 +212,25 @@ Test(profile, import_verb_import_show_query, .init = redirect_both)
     g_unlink(out);
     g_rmdir(dir);
 }
+
+/* The layout from the header: 8 ranks on two hosts (4 per node), and NCCL's NET/IB line lists 2
+ * NICs per node, so each rank's inter-node traffic has half a NIC.  (A hand-written file in the
+ * format nccl-tests prints with NCCL_DEBUG=INFO.) */
+Test(profile, import_text_layout_with_nics)
+{
+    g_autoptr(SsimProfile) p = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_reduce_2x4_ib.txt");
+    cr_assert_eq(ssim_profile_n_rows(p), 3);
+    const SsimProfileRow *r = ssim_profile_row(p, 0);
+    cr_assert_eq(r->ranks, 8);
+    cr_assert_eq(r->ranks_per_node, 4);
+    cr_assert_float_eq(r->nics_per_rank, 0.5, 1e-12);
+    cr_assert_str_eq(ssim_profile_get_meta(p, "nics_per_node"), "2");
+    /* Written and read back, the layout stays. */
+    g_autoptr(GString) text = ssim_profile_write(p);
+    g_autoptr(SsimProfile) back = ssim_profile_load_data(text->str, (gssize)text->len, "x", NULL);
+    cr_assert_not_null(back);
+    cr_assert_float_eq(ssim_profile_row(back, 2)->nics_per_rank, 0.5, 1e-12);
+    /* An intra-node run records no NICs. */
+    g_autoptr(SsimProfile) one = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_reduce_8gpu.txt");
+    cr_assert_float_eq(ssim_profile_row(one, 0)->nics_per_rank, 0, 1e-12);
+}

@@ -87,6 +87,10 @@ Test(cluster, default_matches_bundled_h200)
     cr_assert_float_eq(d->ib_efficiency, f->ib_efficiency, 1e-12);
     cr_assert_float_eq(d->overlap_slowdown, f->overlap_slowdown, 1e-12);
     cr_assert_eq(d->kernel_overhead, f->kernel_overhead);
+    cr_assert_eq(d->sm_count, f->sm_count);
+    cr_assert_eq(d->gemm_tile_m, f->gemm_tile_m);
+    cr_assert_eq(d->gemm_tile_n, f->gemm_tile_n);
+    cr_assert_eq(d->gemm_tile_overhead, f->gemm_tile_overhead);
     cr_assert_eq(ssim_cluster_n_gpus(d), 32);
 }
 
@@ -183,4 +187,37 @@ Test(cluster, cluster_ini_round_trip)
     for (guint p = 0; p < SSIM_CALIB_N; p++)
         cr_assert_float_eq(ssim_calib_param_get(d, p), ssim_calib_param_get(c, p), 1e-9, "%s",
                            ssim_calib_param_name(p));
+}
+
+/* The GEMM shape model's keys and the [calibration] ranges load, check and write back. */
+Test(cluster, gemm_model_keys_and_fitted_ranges_round_trip)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    c->sm_count = 108;
+    c->gemm_tile_m = 256;
+    c->gemm_tile_n = 128;
+    c->gemm_tile_overhead = 1500;
+    c->fit_lo[SSIM_FIT_HIDDEN] = 1024;
+    c->fit_hi[SSIM_FIT_HIDDEN] = 2048;
+    c->fit_lo[SSIM_FIT_NODES] = c->fit_hi[SSIM_FIT_NODES] = 1;
+    g_autoptr(GString) ini = ssim_cluster_write_ini(c, NULL);
+    cr_assert(strstr(ini->str, "\n[calibration]\nhidden = 1024..2048\nnodes = 1..1\n"), "%s",
+              ini->str);
+    g_autoptr(SsimCluster) d = ssim_cluster_load_data(ini->str, (gssize)ini->len, "x.ini", &error);
+    cr_assert_not_null(d, "%s", error ? error->message : "");
+    cr_assert_eq(d->sm_count, 108);
+    cr_assert_eq(d->gemm_tile_m, 256);
+    cr_assert_eq(d->gemm_tile_n, 128);
+    cr_assert_eq(d->gemm_tile_overhead, 1500);
+    cr_assert_eq(d->fit_lo[SSIM_FIT_HIDDEN], 1024);
+    cr_assert_eq(d->fit_hi[SSIM_FIT_HIDDEN], 2048);
+    cr_assert_eq(d->fit_hi[SSIM_FIT_TP], 0); /* not recorded */
+    /* A range the wrong way round names its line and key. */
+    g_autofree char *bad = g_strconcat(ini->str, "tp = 8..2\n", NULL);
+    g_autoptr(SsimCluster) e = ssim_cluster_load_data(bad, -1, "bad.ini", &error);
+    cr_assert_null(e);
+    assert_has(error->message, "tp: '8..2' is not a range LO..HI");
+    assert_has(error->message, "bad.ini:");
 }

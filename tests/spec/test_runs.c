@@ -64,3 +64,55 @@ Test(runs, runs_round_trip)
     g_autoptr(GString) b = ssim_runs_write(back);
     cr_assert_str_eq(a->str, b->str);
 }
+
+/* v2 adds the ZeRO stage and cross-node tensor parallelism; a v1 file reads as stage 0, off. */
+Test(runs, v2_columns_and_v1_defaults)
+{
+    static const char v2[] =
+        "# shiftsim-runs v2\n"
+        "# use = check\n" SSIM_RUNS_HEADER "\n"
+        "bloom-176b,,,,,,,bf16,dgx-a100,48,8,4,12,1,2,2048,1f1b,selective,off,1,off,,150,src\n"
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,2,1,16,1,1,1,8,1f1b,full,off,0,on,10,,src\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(v2, -1, "v2.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    cr_assert(ssim_runs_check_only(runs));
+    cr_assert_eq(ssim_runs_get(runs, 0)->par.zero_stage, 1);
+    cr_assert_not(ssim_runs_get(runs, 0)->par.allow_cross_node_tp);
+    cr_assert_eq(ssim_runs_get(runs, 1)->par.zero_stage, 0);
+    cr_assert(ssim_runs_get(runs, 1)->par.allow_cross_node_tp);
+    cr_assert_eq(ssim_runs_get(runs, 1)->par.tp, 16);
+    /* Written back as v2, it reads back the same. */
+    g_autoptr(GString) a = ssim_runs_write(runs);
+    cr_assert(g_str_has_prefix(a->str, "# shiftsim-runs v2\n# use = check\n"));
+    g_autoptr(SsimRuns) back = ssim_runs_load_data(a->str, (gssize)a->len, "x.csv", &error);
+    cr_assert_not_null(back, "%s", error ? error->message : "");
+    g_autofree char *want = ssim_parallel_to_string(&ssim_runs_get(runs, 1)->par);
+    g_autofree char *got = ssim_parallel_to_string(&ssim_runs_get(back, 1)->par);
+    cr_assert_str_eq(got, want);
+
+    static const char v1[] =
+        "# shiftsim-runs v1\n" SSIM_RUNS_HEADER_V1 "\n"
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,10,,test\n";
+    g_autoptr(SsimRuns) old = ssim_runs_load_data(v1, -1, "v1.csv", &error);
+    cr_assert_not_null(old, "%s", error ? error->message : "");
+    cr_assert_not(ssim_runs_check_only(old));
+    cr_assert_eq(ssim_runs_get(old, 0)->par.zero_stage, 0);
+    cr_assert_not(ssim_runs_get(old, 0)->par.allow_cross_node_tp);
+    cr_assert_float_eq(ssim_runs_get(old, 0)->iteration_ms, 10, 1e-12);
+
+    /* The new cells are checked where they are, and so is the `use` key. */
+    static const char bad_zero[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,3,off,10,,test\n";
+    g_autoptr(SsimRuns) z = ssim_runs_load_data(bad_zero, -1, "z.csv", &error);
+    cr_assert_null(z);
+    cr_assert(strstr(error->message, "z.csv:3:65: zero: stage 3 is not supported"), "%s",
+              error->message);
+    g_clear_error(&error);
+    static const char bad_use[] = "# shiftsim-runs v2\n# use = tuning\n" SSIM_RUNS_HEADER "\n";
+    g_autoptr(SsimRuns) u = ssim_runs_load_data(bad_use, -1, "u.csv", &error);
+    cr_assert_null(u);
+    cr_assert(strstr(error->message, "u.csv:2:1: use: 'tuning' is not fit or check"), "%s",
+              error->message);
+}

@@ -132,3 +132,94 @@ Test(calib, recovers_the_host_floor, .timeout = 120)
                       fit.fitted.value[p], truth.value[p]);
         }
 }
+
+/* Runs of `synthetic_runs()` "measured" with `truth`, each time multiplied by exp(0.02 e_i) with
+ * e_i a fixed standard normal draw (GRand seeded, so the data never change). */
+static SsimRuns *noisy_runs(const SsimCalibValues *truth, double sigma)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) proto = ssim_runs_new("synthetic.csv");
+    g_autoptr(SsimRuns) six = synthetic_runs();
+    /* Twelve rows: the six splits at two depths, so each tp has rows of both models. */
+    for (guint layers = 2; layers <= 4; layers += 2)
+        for (guint i = 0; i < ssim_runs_n(six); i++) {
+            SsimMeasuredRun r = *ssim_runs_get(six, i);
+            r.layers = layers;
+            g_snprintf(r.model, sizeof r.model, "tiny-l%u", layers);
+            ssim_runs_add(proto, &r);
+        }
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(proto, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    guint n = ssim_run_set_n(set);
+    g_autofree double *pred = g_new(double, n);
+    ssim_run_set_predict(set, NULL, n, truth, 2, pred, NULL);
+    g_autoptr(GRand) rng = g_rand_new_with_seed(20240611);
+    SsimRuns *runs = ssim_runs_new("synthetic.csv");
+    for (guint i = 0; i < n; i++) {
+        /* Box-Muller: a standard normal from two uniforms. */
+        double u1 = g_rand_double(rng), u2 = g_rand_double(rng);
+        double e = sqrt(-2 * log(1 - u1)) * cos(2 * G_PI * u2);
+        SsimMeasuredRun r = *ssim_runs_get(proto, i);
+        r.iteration_ms = pred[i] * exp(sigma * e);
+        ssim_runs_add(runs, &r);
+    }
+    return runs;
+}
+
+/*
+ * Known parameters under 2% measurement noise: the fit recovers each within its 95% interval,
+ * the interval is informative (narrower than a fifth of the value), and leave-one-tp-out
+ * cross-validation predicts every held-out tp to within the noise (no run of that tp was seen).
+ */
+Test(calib, group_cross_validation_recovers_known_parameters_within_intervals, .timeout = 300)
+{
+    g_autoptr(GError) error = NULL;
+    SsimCalibValues truth = {.mask = (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_NVLINK)};
+    truth.value[SSIM_CALIB_GEMM] = 0.55;
+    truth.value[SSIM_CALIB_NVLINK] = 0.45;
+    g_autoptr(SsimRuns) runs = noisy_runs(&truth, 0.02);
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    g_autoptr(SsimCluster) start = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(start);
+    guint n = ssim_run_set_n(set);
+    SsimCalibOptions opt = {
+        .mask = truth.mask, .max_iter = 300, .tolerance = 1e-6, .threads = 2, .intervals = TRUE};
+    SsimCalibFit fit;
+    cr_assert(ssim_calibrate_fit(set, NULL, n, start, &opt, &fit, &error));
+    cr_assert(fit.residual_sd > 0.005 && fit.residual_sd < 0.04, "s = %g", fit.residual_sd);
+    for (guint p = 0; p < SSIM_CALIB_N; p++) {
+        if (!(truth.mask & (1u << p)))
+            continue;
+        cr_assert(fit.has_interval & (1u << p), "%s: no interval", ssim_calib_param_name(p));
+        double err = fabs(fit.fitted.value[p] - truth.value[p]);
+        cr_assert(err <= fit.half_width[p], "%s: fitted %g +/- %g, truth %g",
+                  ssim_calib_param_name(p), fit.fitted.value[p], fit.half_width[p], truth.value[p]);
+        cr_assert(fit.half_width[p] > 0 && fit.half_width[p] < 0.2 * truth.value[p],
+                  "%s: half-width %g", ssim_calib_param_name(p), fit.half_width[p]);
+    }
+    /* Leave one tp out: 4 groups (tp 1, 2, 4, 8). */
+    opt.max_iter = 150;
+    opt.tolerance = 1e-4;
+    g_autofree double *cv = g_new(double, n);
+    g_autofree double *meas = g_new(double, n);
+    guint groups = 0;
+    cr_assert(ssim_calibrate_cross_validate_groups(set, NULL, n, SSIM_GROUP_BY_TP, start, &opt, cv,
+                                                   &groups, &error),
+              "%s", error ? error->message : "");
+    cr_assert_eq(groups, 4);
+    for (guint i = 0; i < n; i++)
+        meas[i] = ssim_run_set_measured_ms(set, i);
+    SsimErrorStats s;
+    ssim_error_stats(cv, meas, NULL, n, &s);
+    cr_assert_eq(s.n, n);
+    cr_assert(s.max < 0.08, "held-out max error %g", s.max);
+    cr_assert(s.mape < 0.04, "held-out MAPE %g", s.mape);
+    /* One group only cannot be left out. */
+    g_autoptr(SsimRuns) one = ssim_runs_new("one.csv");
+    ssim_runs_add(one, ssim_runs_get(runs, 0));
+    ssim_runs_add(one, ssim_runs_get(runs, 6));
+    g_autoptr(SsimRunSet) one_set = ssim_run_set_new(one, NULL, &error);
+    cr_assert_not(ssim_calibrate_cross_validate_groups(one_set, NULL, 2, SSIM_GROUP_BY_TP, start,
+                                                       &opt, cv, &groups, &error));
+    cr_assert(strstr(error->message, "needs runs of two tp values or more"), "%s", error->message);
+}

@@ -8,6 +8,7 @@
 #include <shiftsim/runset.h>
 #include <shiftsim/validate.h>
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -24,12 +25,31 @@ Test(validate, stats_hand_computed)
     cr_assert_float_eq(s.median, 0.1, 1e-12);
     cr_assert_float_eq(s.max, 0.5, 1e-12);
     cr_assert_float_eq(s.bias, -0.1, 1e-12);
+    cr_assert_float_eq(s.within10, 0.75, 1e-12); /* |error| <= 10%: three of four */
     /* Six pairs: only (300, 400) -> (330, 200) is discordant: (5 - 1) / 6. */
     cr_assert_eq(s.pairs, 6);
     cr_assert_float_eq(s.tau, 4.0 / 6.0, 1e-12);
     ssim_error_stats(pred, meas, two_groups, 4, &s);
     cr_assert_eq(s.pairs, 2); /* (100,200) concordant, (300,400) discordant */
     cr_assert_float_eq(s.tau, 0.0, 1e-12);
+    /* Per group: rows 0-1 (errors +0.1, -0.1, concordant) and rows 2-3 (+0.1, -0.5, discordant). */
+    SsimErrorStats per[2];
+    ssim_error_stats_groups(pred, meas, two_groups, 4, 2, per);
+    cr_assert_eq(per[0].n, 2);
+    cr_assert_float_eq(per[0].mape, 0.1, 1e-12);
+    cr_assert_float_eq(per[0].bias, 0.0, 1e-12);
+    cr_assert_float_eq(per[0].within10, 1.0, 1e-12);
+    cr_assert_float_eq(per[0].tau, 1.0, 1e-12);
+    cr_assert_float_eq(per[1].mape, 0.3, 1e-12);
+    cr_assert_float_eq(per[1].max, 0.5, 1e-12);
+    cr_assert_float_eq(per[1].within10, 0.5, 1e-12);
+    cr_assert_float_eq(per[1].tau, -1.0, 1e-12);
+    g_autoptr(GString) table = g_string_new(NULL);
+    char *names[] = {"a", "b"};
+    ssim_error_groups_append(table, per, names, 2, "");
+    cr_assert(strstr(table->str, "b                        2   30.00%   30.00%   50.00%  -20.00%"
+                                 "    50.0%  -1.000"),
+              "%s", table->str);
     /* A failed row is left out of the figures. */
     const double pred_nan[] = {110, NAN, 330, 200};
     ssim_error_stats(pred_nan, meas, one_group, 4, &s);
@@ -66,4 +86,41 @@ Test(validate, validate_published_rows)
     g_autoptr(GString) csv =
         ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, SSIM_FORMAT_CSV);
     cr_assert(g_str_has_prefix(csv->str, "line,model,gpus,"));
+}
+
+/* A cluster calibrated on hidden 1024..2048 and one node marks a row beyond those as an
+ * extrapolation, naming what lies outside, and leaves a row inside them alone. */
+Test(validate, rows_outside_the_fitted_shapes_are_extrapolations)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(c);
+    c->fit_lo[SSIM_FIT_HIDDEN] = 1024;
+    c->fit_hi[SSIM_FIT_HIDDEN] = 2048;
+    c->fit_lo[SSIM_FIT_NODES] = c->fit_hi[SSIM_FIT_NODES] = 1;
+    g_autoptr(GString) ini = ssim_cluster_write_ini(c, NULL);
+    g_autofree char *dir = g_dir_make_tmp("ssim-val-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "cal.ini", NULL);
+    cr_assert(g_file_set_contents(path, ini->str, -1, NULL));
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
+        "in,2,1024,16,,8192,512,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,0,off,10,,t\n"
+        "out,2,4096,32,,8192,512,bf16,dgx-a100,2,16,1,1,1,1,16,1f1b,full,off,0,off,10,,t\n";
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "r.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, path, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    g_autofree char *in = ssim_run_set_extrapolation(set, 0);
+    g_autofree char *out = ssim_run_set_extrapolation(set, 1);
+    cr_assert_null(in, "%s", in);
+    cr_assert_str_eq(out, "hidden 4096 > 2048, nodes 2 > 1");
+    /* The ranges of a set of rows, as calibrate records them. */
+    g_autoptr(SsimCluster) rec = ssim_cluster_copy(c);
+    ssim_run_set_fit_ranges(set, NULL, 2, rec);
+    cr_assert_eq(rec->fit_lo[SSIM_FIT_HIDDEN], 1024);
+    cr_assert_eq(rec->fit_hi[SSIM_FIT_HIDDEN], 4096);
+    cr_assert_eq(rec->fit_hi[SSIM_FIT_GPUS], 16);
+    cr_assert_eq(rec->fit_lo[SSIM_FIT_GPUS], 8);
+    g_unlink(path);
+    g_rmdir(dir);
 }

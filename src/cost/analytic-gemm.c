@@ -1,0 +1,182 @@
+/*
+ * The GEMM shape model of the analytical cost model (formulas in include/shiftsim/analytic.h),
+ * and the table that tells which GEMMs a lowered kernel runs.
+ *
+ * What it models.  cuBLAS and CUTLASS compute C[m x n] = A[m x k] B[k x n] as output tiles of a
+ * few fixed sizes, one thread block per tile, each SM running one block of a large tile at a
+ * time.  So a GEMM runs in waves of `sm_count` tiles; a last wave that fills only part of the GPU
+ * costs a whole wave (wave quantization), and a matrix that is not a multiple of the tile pays for
+ * the padded tile (tile quantization).  A tile's time is its tensor-core work at the SM's share of
+ * the peak times `gemm_efficiency` (what a saturated SM sustains: clocks under load, issue
+ * stalls), plus a fixed `gemm_tile_overhead` per tile: filling the operand pipeline before the
+ * first multiply and writing the tile out afterwards, which dominates when k is small (attention's
+ * head dimension).  A GEMM with fewer tiles than SMs and a long k is split along k (split-K:
+ * partial tiles on the idle SMs, summed through memory in fp32).  Whatever the tiles, a GEMM
+ * cannot run faster than it moves its operands and result through HBM, and each launch costs
+ * `kernel_overhead`.  The tile sizes tried are the cluster's large tile, its transpose and the
+ * square tile of the smaller side (cuBLAS's heuristics choose among such shapes; smaller tiles
+ * would be limited by L2 bandwidth, which this model does not describe).
+ *
+ * The kernel table maps a lowering kernel name (include/shiftsim/lower.h: "qkv", "qkv.dgrad",
+ * "attn_score.bwd", ...) to its GEMMs; graph ops carry FLOPs and bytes, not shapes.  A compute op
+ * whose name is in the table and whose FLOPs match the table's is priced by its shapes; any other
+ * compute op by its FLOPs and bytes (the size curve), as before the table existed.
+ *
+ * Invariants: the lookup cache (analytic-private.h) is filled lazily from const lookups, so one
+ * model serves one run at a time (as the runtime uses it), never two threads at once.
+ */
+#include "src/cost/analytic-private.h"
+
+#include <math.h>
+#include <string.h>
+
+static void clear_name(gpointer p)
+{
+    g_free(((NameEntry *)p)->from);
+}
+
+static void clear_kernel(gpointer p)
+{
+    g_free(((KernelGemms *)p)->name);
+}
+
+void analytic_gemm_init(SsimAnalytic *m)
+{
+    m->kernels = g_array_new(FALSE, TRUE, sizeof(KernelGemms));
+    g_array_set_clear_func(m->kernels, clear_kernel);
+    m->name_cache = g_array_new(FALSE, TRUE, sizeof(NameEntry));
+    g_array_set_clear_func(m->name_cache, clear_name);
+}
+
+void analytic_gemm_clear(SsimAnalytic *m)
+{
+    g_array_free(m->kernels, TRUE);
+    g_array_free(m->name_cache, TRUE);
+}
+
+static double cdiv(guint64 a, guint64 b)
+{
+    return (double)((a + b - 1) / b);
+}
+
+/* The tensor-core part of a GEMM run as tm x tn tiles (with split-K when it helps), seconds. */
+static double tiled_time(const SsimAnalyticParams *p, const SsimGemmShape *g, guint64 tm,
+                         guint64 tn, double rate_per_sm)
+{
+    double sms = p->sm_count;
+    double tiles = cdiv(g->m, tm) * cdiv(g->n, tn) * (double)MAX(g->batch, 1);
+    double fix = ssim_time_to_seconds(p->gemm_tile_overhead);
+    /* Split-K: idle SMs take slices of k (each at least 256 deep, a few pipeline stages). */
+    double split = 1;
+    if (tiles < sms && g->k >= 512)
+        split = MIN(floor(sms / tiles), floor((double)g->k / 256.0));
+    split = MAX(split, 1.0);
+    double waves = ceil(tiles * split / sms);
+    double t = waves * (2.0 * (double)tm * (double)tn * ((double)g->k / split) / rate_per_sm + fix);
+    if (split > 1) /* the fp32 partial tiles written and read back once */
+        t += split * 8.0 * (double)g->m * (double)g->n * (double)MAX(g->batch, 1) /
+             (p->hbm_bw * p->memory_efficiency);
+    return t;
+}
+
+SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *p, const SsimGemmShape *g)
+{
+    double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k * (double)MAX(g->batch, 1);
+    double bytes =
+        ((double)g->m * (double)g->k + (double)g->k * (double)g->n + (double)g->m * (double)g->n) *
+        (double)MAX(g->batch, 1) * (double)MAX(p->dtype_bytes, 1u);
+    if (p->sm_count == 0 || p->gemm_tile_m == 0 || p->gemm_tile_n == 0 || g->m == 0 || g->n == 0 ||
+        g->k == 0)
+        return ssim_analytic_compute_time(p, flops, (guint64)bytes);
+    double rate = p->peak_flops / p->sm_count * p->gemm_efficiency;
+    guint64 a = p->gemm_tile_m, b = p->gemm_tile_n, c = MIN(a, b);
+    double t = MIN(tiled_time(p, g, a, b, rate), tiled_time(p, g, b, a, rate));
+    t = MIN(t, tiled_time(p, g, c, c, rate));
+    double tm = bytes / (p->hbm_bw * p->memory_efficiency);
+    return ssim_time_from_seconds(MAX(t, tm)) + p->kernel_overhead;
+}
+
+/* ---- the kernel table -------------------------------------------------------------------- */
+
+void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *gemms,
+                              guint n)
+{
+    g_return_if_fail(model != NULL && name != NULL && n >= 1 && n <= 2);
+    KernelGemms k = {.name = g_strdup(name), .n = n};
+    for (guint i = 0; i < n; i++) {
+        k.gemm[i] = gemms[i];
+        k.flops += 2.0 * (double)gemms[i].m * (double)gemms[i].n * (double)gemms[i].k *
+                   (double)MAX(gemms[i].batch, 1);
+    }
+    for (guint i = 0; i < model->kernels->len; i++) {
+        KernelGemms *old = &g_array_index(model->kernels, KernelGemms, i);
+        if (strcmp(old->name, name) == 0) {
+            g_free(old->name);
+            *old = k;
+            g_array_set_size(model->name_cache, 0);
+            return;
+        }
+    }
+    g_array_append_val(model->kernels, k);
+    g_array_set_size(model->name_cache, 0);
+}
+
+void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
+                                   guint tp)
+{
+    for (guint kind = 0; kind < SSIM_GEMM_N; kind++) {
+        SsimGemm g = ssim_model_gemm(m, (SsimGemmKind)kind, microbatch, tp);
+        const char *base = ssim_gemm_kind_name((SsimGemmKind)kind);
+        SsimGemmShape fwd = {g.m, g.n, g.k, g.batch};
+        /* The gradient with respect to A: dA[m x k] = dC[m x n] B^T[n x k]; with respect to B:
+         * dB[k x n] = A^T[k x m] dC[m x n].  Same FLOPs, other shapes. */
+        SsimGemmShape bwd[2] = {{g.m, g.k, g.n, g.batch}, {g.k, g.n, g.m, g.batch}};
+        g_autofree char *dgrad = g_strconcat(base, ".dgrad", NULL);
+        g_autofree char *wgrad = g_strconcat(base, ".wgrad", NULL);
+        g_autofree char *both = g_strconcat(base, ".bwd", NULL);
+        ssim_analytic_set_kernel(model, base, &fwd, 1);
+        ssim_analytic_set_kernel(model, dgrad, &bwd[0], 1);
+        ssim_analytic_set_kernel(model, wgrad, &bwd[1], 1);
+        ssim_analytic_set_kernel(model, both, bwd, 2);
+    }
+}
+
+const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,
+                                      const SsimOp *op)
+{
+    if (model->kernels->len == 0 || op->name == SSIM_NONE || !(op->flops > 0))
+        return NULL;
+    const char *str = ssim_graph_string(graph, op->name);
+    /* The cache is a memo of a pure function of the name: filling it is not a visible change. */
+    GArray *cache = ((SsimAnalytic *)model)->name_cache;
+    if (op->name >= cache->len)
+        g_array_set_size(cache, op->name + 1);
+    NameEntry *e = &g_array_index(cache, NameEntry, op->name);
+    if (e->from == NULL || strcmp(e->from, str) != 0) {
+        g_free(e->from);
+        e->from = g_strdup(str);
+        e->kernel = -1;
+        for (guint i = 0; i < model->kernels->len; i++)
+            if (strcmp(g_array_index(model->kernels, KernelGemms, i).name, str) == 0)
+                e->kernel = (gint)i;
+    }
+    if (e->kernel < 0)
+        return NULL;
+    const KernelGemms *k = &g_array_index(model->kernels, KernelGemms, e->kernel);
+    /* A kernel of the same name but other work (another graph's "qkv") is not this one. */
+    return fabs(k->flops - op->flops) <= 1e-9 * op->flops ? k : NULL;
+}
+
+gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                const SsimGemmShape **gemms, guint *n)
+{
+    const SsimOp *o = ssim_graph_op(graph, op);
+    if (o->kind != SSIM_OP_COMPUTE)
+        return FALSE;
+    const KernelGemms *k = analytic_kernel_of(model, graph, o);
+    if (k == NULL)
+        return FALSE;
+    *gemms = k->gemm;
+    *n = k->n;
+    return TRUE;
+}
