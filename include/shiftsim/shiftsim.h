@@ -42,6 +42,7 @@
 /* run: one simulated iteration */
 #include <shiftsim/budget.h>
 #include <shiftsim/sim.h>
+#include <shiftsim/replay.h>
 /* out: reports, traces, plots */
 #include <shiftsim/report.h>
 #include <shiftsim/summary.h>
