@@ -23,9 +23,13 @@
 #include <shiftsim/runtime.h>
 #include <shiftsim/trace.h>
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define VERB          "replay"
 #define DEFAULT_GRAPH "traces/examples/tp-pipeline.graph"
@@ -63,6 +67,77 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     return graph;
 }
 
+/*
+ * A trace file written as it is produced: blocks go to a temporary file beside the target, which
+ * is renamed over it once complete (so a failed write leaves no partial trace); "-" is stdout.
+ */
+typedef struct {
+    char *path, *temp;
+    FILE *f;
+} TraceFile;
+
+static gboolean trace_file_write(gpointer data, const void *bytes, gsize len, GError **error)
+{
+    TraceFile *tf = data;
+    if (fwrite(bytes, 1, len, tf->f) == len)
+        return TRUE;
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s", tf->path,
+                g_strerror(errno));
+    return FALSE;
+}
+
+static gboolean write_trace(const char *path, const char *format_name, const SsimGraph *graph,
+                            const SsimTimeline *t, guint max_ranks, GError **error)
+{
+    SsimTraceFormat format =
+        format_name ? (strcmp(format_name, "proto") == 0 ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON)
+                    : ssim_trace_format_for(path);
+    TraceFile tf = {.path = g_strdup(path)};
+    gboolean to_stdout = strcmp(path, "-") == 0;
+    if (to_stdout) {
+        tf.f = stdout;
+    } else {
+        g_autofree char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
+        g_autofree char *tmpl = g_strdup_printf(".%s.XXXXXX", base);
+        tf.temp = g_build_filename(dir, tmpl, NULL);
+        int fd = g_mkstemp(tf.temp);
+        mode_t mask = umask(0);
+        umask(mask);
+        if (fd >= 0)
+            fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 would be a surprise on a result file */
+        if (fd < 0 || !(tf.f = fdopen(fd, "wb"))) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                        path, g_strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            g_free(tf.path), g_free(tf.temp);
+            return FALSE;
+        }
+    }
+    SsimTraceSink sink = {trace_file_write, &tf};
+    gboolean ok = ssim_trace_write(graph, t, max_ranks, format, &sink, error);
+    if (to_stdout) {
+        ok = ok && fflush(stdout) == 0;
+    } else {
+        gboolean closed = fflush(tf.f) == 0 && fsync(fileno(tf.f)) == 0;
+        closed = fclose(tf.f) == 0 && closed;
+        if (ok && !closed)
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                        path, g_strerror(errno));
+        ok = ok && closed;
+        if (ok && g_rename(tf.temp, path) != 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                        path, g_strerror(errno));
+            ok = FALSE;
+        }
+        if (!ok)
+            g_unlink(tf.temp);
+    }
+    g_free(tf.path);
+    g_free(tf.temp);
+    return ok;
+}
+
 /* Sizes `cluster` for `ranks` GPUs when it has fewer and --nodes did not say how many. */
 static int fit_cluster(SsimCluster *cluster, guint32 ranks, gboolean nodes_given)
 {
@@ -85,6 +160,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *timeline = NULL, *until = NULL;
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
+    g_autofree char *trace_format = NULL;
     gint plot_ranks = 8, jobs = 0;
     SsimCliLimits budget = {0}; /* --max-events only: a graph file has no lowering to bound */
     double tflops = NAN, hbm = NAN;
@@ -94,9 +170,12 @@ int ssim_verb_replay(int argc, char **argv)
          "end_ns) to FILE ('-' for stdout)",
          "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
-         "Write a Chrome/Perfetto trace (JSON; open in ui.perfetto.dev): a process per rank, a "
-         "thread per stream, arrows for transfers",
+         "Write a Perfetto trace (open in ui.perfetto.dev): a process per rank, a thread per "
+         "stream, arrows for transfers; Perfetto's protobuf format for FILE.pftrace (exact "
+         "nanoseconds, smaller), JSON otherwise ('-' for stdout)",
          "FILE"},
+        {"trace-format", 0, 0, G_OPTION_ARG_STRING, &trace_format,
+         "Force the --trace format: proto or json (default: by FILE's extension)", "FORMAT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write a Gantt chart of the streams to FILE (.png or .svg); FILE.dat and FILE.gp are "
          "always written, rendering needs gnuplot",
@@ -194,6 +273,9 @@ int ssim_verb_replay(int argc, char **argv)
     limits.max_events = (guint64)budget.max_events;
     cost.flops_per_s = tflops * 1e12;
     cost.mem_bw = hbm * 1e9;
+    if (trace_format && strcmp(trace_format, "proto") != 0 && strcmp(trace_format, "json") != 0)
+        return ssim_cli_usage_error(VERB, "--trace-format: '%s' is not proto or json",
+                                    trace_format);
     if (network && strcmp(network, "flow") != 0 && strcmp(network, "analytic") != 0)
         return ssim_cli_usage_error(VERB, "--network: '%s' is not analytic or flow", network);
     gboolean on_cluster = job.cluster || job.nodes != -1 || network || profile_path;
@@ -282,11 +364,8 @@ int ssim_verb_replay(int argc, char **argv)
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
     }
-    if (trace) {
-        g_autoptr(GString) json = ssim_trace_json(graph, t, 0);
-        if (!ssim_cli_emit(trace, json, &error))
-            return ssim_cli_runtime_error(error);
-    }
+    if (trace && !write_trace(trace, trace_format, graph, t, 0, &error))
+        return ssim_cli_runtime_error(error);
     if (plot) {
         SsimPlotStatus st;
         if (!ssim_plot_gantt(graph, t, plot, (guint)plot_ranks, path, &st, &error))

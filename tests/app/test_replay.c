@@ -133,3 +133,39 @@ Test(replay_cli, a_deadlock_names_its_ops, .init = redirect)
     }
     g_rmdir(dir);
 }
+
+Test(replay_cli, traces_by_format, .init = redirect)
+{
+    g_autofree char *prefix = bundled("examples/two-rank/two-rank");
+    g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
+    g_autofree char *pf = g_build_filename(dir, "t.pftrace", NULL);
+    g_autofree char *js = g_build_filename(dir, "t.json", NULL);
+    const char *a[] = {"shiftsim", "replay", "--chakra", prefix, "--trace", pf};
+    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 0);
+    const char *b[] = {"shiftsim", "replay", "--chakra", prefix, "--trace", js};
+    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 0);
+    g_autofree char *proto = NULL, *json = NULL;
+    gsize proto_len;
+    cr_assert(g_file_get_contents(pf, &proto, &proto_len, NULL));
+    cr_assert(g_file_get_contents(js, &json, NULL, NULL));
+    cr_assert_eq(proto[0], 0x0a, "a Trace starts with its first packet (field 1)");
+    cr_assert(g_str_has_prefix(json, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+    /* A forced format, a bad one, and a directory that does not exist (no temporary left). */
+    const char *c[] = {"shiftsim", "replay", "--chakra",       prefix,
+                       "--trace",  js,       "--trace-format", "proto"};
+    cr_assert_eq(cli(G_N_ELEMENTS(c), c), 0);
+    g_autofree char *forced = NULL;
+    cr_assert(g_file_get_contents(js, &forced, NULL, NULL));
+    cr_assert_eq(forced[0], 0x0a);
+    const char *d[] = {"shiftsim", "replay", "--trace", js, "--trace-format", "xml"};
+    cr_assert_eq(cli(G_N_ELEMENTS(d), d), 2);
+    g_autofree char *missing = g_build_filename(dir, "no", "t.json", NULL);
+    const char *e[] = {"shiftsim", "replay", "--trace", missing};
+    cr_assert_eq(cli(G_N_ELEMENTS(e), e), 1);
+    g_unlink(pf);
+    g_unlink(js);
+    GDir *left = g_dir_open(dir, 0, NULL);
+    cr_assert_null(g_dir_read_name(left), "a temporary file was left behind");
+    g_dir_close(left);
+    g_rmdir(dir);
+}
