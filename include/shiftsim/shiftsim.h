@@ -43,6 +43,8 @@
 #include <shiftsim/budget.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/replay.h>
+#include <shiftsim/bound.h>
+#include <shiftsim/steady.h>
 /* out: reports, traces, plots */
 #include <shiftsim/report.h>
 #include <shiftsim/summary.h>
