@@ -97,28 +97,17 @@ static inline char *put_us(char *p, SsimTime ns)
     return p;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped; bytes that are not UTF-8
- * replaced (JSON must be UTF-8). */
-static void out_json_string(Out *o, const char *s)
+/* Escapes `n` bytes of ASCII-or-valid-UTF-8 `s` at p (quotes, backslashes, control characters);
+ * returns the end. */
+static char *put_escaped(char *p, const char *s, gsize n)
 {
-    gsize n = strlen(s);
-    g_autofree char *valid = NULL;
-    if (!g_utf8_validate(s, (gssize)n, NULL)) {
-        valid = g_utf8_make_valid(s, (gssize)n);
-        s = valid;
-        n = strlen(s);
-    }
-    if (n > SSIM_TRACE_BLOCK / 8)
-        n = SSIM_TRACE_BLOCK / 8; /* a label, not a payload: cut (at a byte; rare) */
-    char *p = (char *)out_room(o, 6 * n + 2), *start = p;
-    *p++ = '"';
+    static const char hex[] = "0123456789abcdef";
     for (gsize i = 0; i < n; i++) {
         guint8 c = (guint8)s[i];
         if (c == '"' || c == '\\') {
             *p++ = '\\';
             *p++ = (char)c;
         } else if (c < 0x20) {
-            static const char hex[] = "0123456789abcdef";
             memcpy(p, "\\u00", 4);
             p[4] = hex[c >> 4], p[5] = hex[c & 15];
             p += 6;
@@ -126,8 +115,38 @@ static void out_json_string(Out *o, const char *s)
             *p++ = (char)c;
         }
     }
+    return p;
+}
+
+/* A JSON string of `s` followed by `suffix` (may be NULL) inside the quotes: escaped, and made
+ * UTF-8 where it is not (JSON must be), at most `max` bytes of `s`. */
+static void out_json_string2(Out *o, const char *s, gsize max, const char *suffix)
+{
+    gsize n = strnlen(s, max), m = suffix ? strlen(suffix) : 0;
+    g_autofree char *valid = NULL;
+    for (gsize i = 0; i < n; i++)
+        if ((guint8)s[i] >= 0x80) { /* rare: check it all, once */
+            if (!g_utf8_validate(s, (gssize)n, NULL)) {
+                valid = g_utf8_make_valid(s, (gssize)n);
+                s = valid;
+                n = strlen(s);
+            }
+            break;
+        }
+    n = MIN(n, (gsize)SSIM_TRACE_BLOCK / 8); /* a label, not a payload */
+    char *p = (char *)out_room(o, 6 * n + m + 2), *start = p;
+    *p++ = '"';
+    p = put_escaped(p, s, n);
+    if (m)
+        memcpy(p, suffix, m);
+    p += m;
     *p++ = '"';
     o->len += (gsize)(p - start);
+}
+
+static void out_json_string(Out *o, const char *s)
+{
+    out_json_string2(o, s, G_MAXSIZE, NULL);
 }
 
 static void json_meta(Out *o, gboolean *first, const char *what, guint32 pid, gint64 tid,
@@ -168,7 +187,6 @@ static char *put_flops(char *p, double f)
 static void json_op(Out *o, const SsimGraph *g, const SsimTimeline *t, guint32 i, gboolean *first)
 {
     const SsimOp *op = ssim_graph_op(g, i);
-    char label[128];
     char *p = (char *)out_room(o, 32), *start = p;
     if (!*first)
         *p++ = ',';
@@ -176,12 +194,18 @@ static void json_op(Out *o, const SsimGraph *g, const SsimTimeline *t, guint32 i
     memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
     p += 17;
     o->len += (gsize)(p - start);
-    out_json_string(o, ssim_graph_op_label(g, i, label, sizeof label));
+    /* The op's label, "name#id" as ssim_graph_op_label() makes it (at most 127 bytes). */
+    const char *kind = op->kind == SSIM_OP_COLLECTIVE ? ssim_coll_kind_name(op->coll)
+                                                      : ssim_op_kind_name(op->kind);
+    const char *base = op->name != SSIM_NONE ? ssim_graph_string(g, op->name) : kind;
+    char id[16];
+    id[0] = '#';
+    *put_u64(id + 1, op->id) = '\0';
+    gsize id_len = strlen(id);
+    out_json_string2(o, base, 127 - id_len, id);
     out_bytes(o, ",\"cat\":", 7);
     const char *cls = ssim_graph_string(g, op->cls);
     out_json_string(o, cls[0] ? cls : ssim_op_kind_name(op->kind));
-    const char *kind = op->kind == SSIM_OP_COLLECTIVE ? ssim_coll_kind_name(op->coll)
-                                                      : ssim_op_kind_name(op->kind);
     p = (char *)out_room(o, 256), start = p;
     memcpy(p, ",\"pid\":", 7);
     p = put_u64(p + 7, op->rank);
@@ -191,7 +215,12 @@ static void json_op(Out *o, const SsimGraph *g, const SsimTimeline *t, guint32 i
     p = put_us(p + 6, t->start[i]);
     memcpy(p, ",\"dur\":", 7);
     p = put_us(p + 7, t->end[i] - t->start[i]);
-    p += g_snprintf(p, 40, ",\"args\":{\"kind\":\"%s\"", kind);
+    memcpy(p, ",\"args\":{\"kind\":\"", 17);
+    p += 17;
+    gsize kind_len = strlen(kind);
+    memcpy(p, kind, kind_len);
+    p += kind_len;
+    *p++ = '"';
     if (op->bytes) {
         memcpy(p, ",\"bytes\":", 9);
         p = put_u64(p + 9, op->bytes);
