@@ -19,6 +19,12 @@
  *     all-reduce   2 [(k-1) a_nv + (k-1)/k S/B_nv] + 2 (N-1) a_ib + 2 (N-1)/N (S/k) / B_ib
  *     all-gather, reduce-scatter  (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib
  *   all-to-all      (n-1) a + max((k-1)/n S / B_nv, (n-k)/n S / B_ib)
+ * On a full-mesh node (cluster.h: a link of B_pair per direction per pair of GPUs, no switch) a
+ * GPU reaches each peer over a link of its own: the k members of a node reach one another at
+ * B_nv = min((k-1) B_pair, nvlink_bw) (NCCL runs its rings over every link of the group, so each
+ * GPU sends on all k-1 of them), and a point-to-point transfer, a permute or a broadcast/reduce
+ * chain, which uses one link per hop, at B_pair.  So on 4 GPUs an all-reduce costs
+ * 6 a_nv + 2 (3/4) S / (3 B_pair) = 6 a_nv + S / (2 B_pair), and on 2 of them 2 a_nv + S / B_pair.
  *   broadcast, reduce   ceil(log2 n) a + S / B       (B, a of the slowest link used)
  *   send/recv and a collective-permute (SSIM_COLL_PERMUTE), where every
  *   member sends S to one neighbour:   a + S / B
@@ -57,6 +63,7 @@ typedef struct {
     SsimTime kernel_overhead;
     SsimTime kernel_floor; /* shortest time of any op (host issue interval; 0 = none) */
     double nvlink_bw;      /* effective per-GPU bytes/s (efficiency applied) */
+    double nvlink_pair_bw; /* full mesh: effective bytes/s of one pair's link; 0: NVSwitch */
     SsimTime nvlink_latency;
     double ib_bw; /* effective per-GPU bytes/s (efficiency applied) */
     SsimTime ib_latency;

@@ -1,7 +1,9 @@
 /*
  * A GPU cluster as the cost model sees it: identical nodes of identical GPUs; inside a node every
- * GPU reaches every other through NVLink/NVSwitch at a per-GPU bandwidth, and nodes talk through
- * NICs (InfiniBand/RoCE) on a non-blocking fabric.  Each figure is a datasheet peak; what real
+ * GPU reaches every other through NVLink, either through NVSwitch at a per-GPU bandwidth
+ * (`rail-fat-tree`, DGX-style) or over a link of its own per pair of GPUs with no switch
+ * (`fullmesh`: an HGX 4-GPU board, TSUBAME 4.0's nodes), and nodes talk through NICs
+ * (InfiniBand/RoCE) on a fat tree.  Each figure is a datasheet peak; what real
  * kernels and collectives reach is the peak times a named, calibratable efficiency.
  *
  * A cluster is read from `models/clusters/<name>.ini` (GKeyFile, `format = 1`, see docs/models.md)
@@ -75,6 +77,13 @@ typedef struct {
     guint nodes_per_leaf;    /* default 32 */
     double oversubscription; /* leaf downlink : uplink capacity, >= 1 (default 1) */
     SsimTime spine_latency;  /* per leaf-spine hop (default 0) */
+    /*
+     * What connects the GPUs of a node (SsimTopologyKind): NVSwitch (rail-fat-tree, the default),
+     * or a full mesh of direct links, one per pair of GPUs, of nvlink_pair_bw per direction each
+     * (default nvlink_bw / (gpus_per_node - 1): the GPU's links spread evenly over its peers).
+     */
+    guint topology;
+    double nvlink_pair_bw;
 
     /* The flow network's knobs ([network]). */
     guint net_algorithm;    /* SsimNetAlgorithm (default SSIM_NET_ALGO_AUTO) */
@@ -97,6 +106,20 @@ typedef enum {
 } SsimNetAlgorithm;
 
 const char *ssim_net_algorithm_name(SsimNetAlgorithm algorithm);
+
+/* What connects the GPUs of a node ([topology] kind): one X-macro, the enum and the names. */
+#define SSIM_TOPOLOGY_LIST(X)                                                                      \
+    X(RAIL_FAT_TREE, "rail-fat-tree")                                                              \
+    X(FULLMESH, "fullmesh")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_TOPOLOGY_##e,
+    SSIM_TOPOLOGY_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_TOPOLOGY_N
+} SsimTopologyKind;
+
+const char *ssim_topology_name(SsimTopologyKind kind);
 
 /* A bundled-identical DGX H200 cluster of 4 nodes (models/clusters/dgx-h200.ini). */
 SsimCluster *ssim_cluster_default(void);

@@ -1,10 +1,14 @@
 /*
  * A comparison of placement policies (place.h) on one configuration: the same model, cluster and
  * split simulated under each policy, the gain of each over the first (the reference), the moves
- * each made, and where the difference in step time comes from.
+ * each made, and where the difference in step time comes from.  The default list puts the
+ * paper's pair first: its baseline (alpa) and its relocation (commshift); then each of our
+ * extensions on top of alpa, and auto.
  *
- * Each policy runs under its own schedule (baseline, commshift and auto XLA's lock-step
- * pipeline, megatron 1F1B) unless the spec forces one schedule for all.
+ * Each policy runs under its own schedule (alpa, commshift and auto Alpa's MPMD 1F1B `alpa`, xla
+ * the lock-step `xla`, megatron `1f1b`) unless the spec forces one schedule for all; megatron gets
+ * Megatron-LM's default gradient bucket unless the spec's split names one.  XLA's latency-hiding
+ * scheduler (placement.lhs) and the repeat count of communication apply to every policy alike.
  *
  * Attribution.  The step time of a replay is exactly the length of its critical path (see
  * ssim_critical_path): the durations of the ops on it plus the gaps between them.  Grouping the
@@ -26,15 +30,16 @@
 G_BEGIN_DECLS
 
 /* The policies compared when none are named, and the most a list may name. */
-#define SSIM_COMPARE_POLICIES_DEFAULT "baseline,megatron,commshift,auto"
-#define SSIM_COMPARE_MAX_POLICIES     (2 * SSIM_PLACEMENT_N)
+#define SSIM_COMPARE_POLICIES_DEFAULT "alpa,commshift,alpa+early-dp,alpa+async-pp,alpa+late-tp,auto"
+#define SSIM_COMPARE_MAX_POLICIES     16
 
 /*
- * Reads a comma-separated list of policy names (blank items are skipped; NULL is the default
- * list) into `kinds`.  Returns how many it read, or 0 with SSIM_CONFIG_ERROR set ("unknown
- * placement 'x' (known: ...)", "too many entries", "give at least one policy").
+ * Reads a comma-separated list of policies, each "NAME[+EXT...]" (ssim_placement_parse; blank
+ * items are skipped; NULL is the default list) into `policies` (kind and extensions; the other
+ * fields are SSIM_PLACEMENT_INIT's).  Returns how many it read, or 0 with SSIM_CONFIG_ERROR set
+ * ("unknown placement 'x' (known: ...)", "too many entries", "give at least one policy").
  */
-guint ssim_compare_policies_parse(const char *list, SsimPlacementKind *kinds, GError **error);
+guint ssim_compare_policies_parse(const char *list, SsimPlacement *policies, GError **error);
 
 typedef struct {
     const SsimModel *model;
@@ -47,14 +52,20 @@ typedef struct {
     gboolean pick_recompute;
     gboolean exact;
     gboolean ignore_memory;
-    SsimPlacement placement; /* the shifts and auto's budget; the kind is each policy's */
+    /* What every policy shares: extensions added to each policy's own (shifts; for auto, what it
+     * may search), auto's budget, lhs, the gradients commshift moves; the kind is each policy's. */
+    SsimPlacement placement;
+    guint comm_repeat;     /* every communication runs this many times (0, 1: once) */
+    gboolean bucket_given; /* par.dp_bucket_bytes was chosen: megatron keeps it */
     guint64 max_ops, max_events;
 } SsimCompareSpec;
 
 /* One policy's run. */
 typedef struct {
     SsimPlacementKind kind;
-    SsimParallel par; /* as it ran: the policy's schedule (unless forced) and name */
+    SsimPlacement placement; /* as it ran */
+    char name[64];           /* "alpa", "alpa+early-dp" (ssim_placement_to_string) */
+    SsimParallel par;        /* as it ran: the policy's schedule (unless forced) and name */
     SsimResult result;
     SsimLowered *lowered;   /* the graph it ran */
     SsimTimeline *timeline; /* and its per-op times */
@@ -74,8 +85,8 @@ typedef struct SsimCompare SsimCompare;
  * Simulates `spec` under policies[0..n) (n >= 1; the first is the reference).  Fails (NULL,
  * `error` set and prefixed "placement NAME: ") when a policy's simulation fails.
  */
-SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacementKind *policies,
-                              guint n, GError **error);
+SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacement *policies, guint n,
+                              GError **error);
 void ssim_compare_free(SsimCompare *cmp);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimCompare, ssim_compare_free)
 

@@ -12,13 +12,28 @@
  * its group has reached it; every op that the same rank issues after it, on any stream, waits for
  * it (the host thread is blocked, so nothing later is even launched).
  *
- * Ops, dependencies and strings live in flat arrays and refer to each other by index, so a graph
- * of ten million ops is a few hundred megabytes and no per-op heap object exists.
+ * Programs.  Ops of one rank may be grouped into *programs*: a unit a framework launches as a
+ * whole (an XLA executable, a CUDA graph launch, a compiled step function).  A program belongs to
+ * one rank, and the programs of a rank run one after the other in the order they were created
+ * (ssim_graph_program; a graph file creates them in the order they first appear), which is
+ * in-order dispatch.  (a) No op of program k starts before program k-1 of its rank has finished
+ * (every op of it, on every stream) and before every predecessor from outside program k has
+ * finished (its inputs have arrived).  (b) An op outside program P that depends on an op of P
+ * waits until all of P has finished (an executable's outputs exist when it ends).  Inside a
+ * program, ops follow the stream semantics above.  Ops outside every program (cross-stage sends
+ * and receives, say) follow stream semantics alone, and a graph without programs replays exactly
+ * as it would without this paragraph.  Finalize refuses a graph in which a program would wait
+ * for itself through these rules.
  *
- * Lifecycle: ssim_graph_new(), add streams, groups and ops, then ssim_graph_finalize(), which
- * checks legality (every dependency exists, no cycle through dependencies, stream order and
- * barriers, collective members belong to the group and appear once) and builds the successor
- * lists and matchings the runtime uses.  A finalized graph is read-only.
+ * Ops, dependencies and strings live in flat arrays and refer to each other by index, so a graph
+ * of ten million ops is a few hundred megabytes and no per-op heap object exists.  An op's
+ * program is kept in a separate array that exists only once some op has one, so a graph without
+ * programs costs nothing for them.
+ *
+ * Lifecycle: ssim_graph_new(), add streams, groups, programs and ops, then ssim_graph_finalize(),
+ * which checks legality (every dependency exists, no cycle through dependencies, stream order,
+ * barriers and programs, collective members belong to the group and appear once) and builds the
+ * successor lists, program lists and matchings the runtime uses.  A finalized graph is read-only.
  */
 #pragma once
 
@@ -146,6 +161,27 @@ guint32 ssim_graph_add_op(SsimGraph *graph, const SsimOpSpec *spec, const guint3
  * labels and would otherwise hash each label again. */
 guint32 ssim_graph_add_op_ids(SsimGraph *graph, const SsimOpSpec *spec, guint32 name_id,
                               guint32 cls_id, const guint32 *deps, guint n_deps);
+
+/*
+ * Programs (see the top of this file).  ssim_graph_program() returns the index of `rank`'s program
+ * `name`, creating it on first use: a rank's programs run in the order they are created.
+ * ssim_graph_set_program() puts op `op` (already added) into `program`, which must be a program of
+ * the op's rank (FALSE otherwise, nothing changed); SSIM_NONE takes it out of every program.
+ */
+guint32 ssim_graph_program(SsimGraph *graph, guint32 rank, const char *name);
+gboolean ssim_graph_set_program(SsimGraph *graph, guint32 op, guint32 program);
+guint32 ssim_graph_n_programs(const SsimGraph *graph);
+const char *ssim_graph_program_name(const SsimGraph *graph, guint32 program);
+guint32 ssim_graph_program_rank(const SsimGraph *graph, guint32 program);
+/* The program of op `op`, or SSIM_NONE. */
+guint32 ssim_graph_op_program(const SsimGraph *graph, guint32 op);
+/* One program index (or SSIM_NONE) per op, or NULL when no op has a program (borrowed). */
+const guint32 *ssim_graph_op_programs(const SsimGraph *graph);
+/* After finalize: the program before / after `program` on its rank (SSIM_NONE at either end),
+ * and its ops in graph order (borrowed). */
+guint32 ssim_graph_program_prev(const SsimGraph *graph, guint32 program);
+guint32 ssim_graph_program_next(const SsimGraph *graph, guint32 program);
+const guint32 *ssim_graph_program_ops(const SsimGraph *graph, guint32 program, guint *n_ops);
 
 /* Checks legality and builds successors and matchings (see the top of this file). */
 gboolean ssim_graph_finalize(SsimGraph *graph, GError **error);

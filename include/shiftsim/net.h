@@ -7,10 +7,12 @@
  * NVSwitch->GPU (NVLink), GPU->NIC and NIC->GPU (PCIe); per NIC NIC->leaf and leaf->NIC; per
  * leaf switch one aggregate leaf->spine and spine->leaf uplink whose capacity is the leaf's
  * downlink capacity divided by the oversubscription factor (the spine is an ideal core, as with
- * ECMP over enough spines).  Routes are rail-aligned: a GPU talks to another node through the
- * NIC on the destination's rail, first crossing NVLink to the local GPU that owns that NIC when
- * its own NIC is on another rail (NCCL's PXN), so inter-node traffic never changes rails and only
- * crosses the spine between leaf groups.
+ * ECMP over enough spines).  On a `fullmesh` cluster (cluster.h) the GPUs of a node have no
+ * switch: each ordered pair of them has a link of its own (nvlink-pair, the cluster's
+ * nvlink_pair_bw), and a route inside a node is that one link.  Routes are rail-aligned: a GPU
+ * talks to another node through the NIC on the destination's rail, first crossing NVLink to the
+ * local GPU that owns that NIC when its own NIC is on another rail (NCCL's PXN), so inter-node
+ * traffic never changes rails and only crosses the spine between leaf groups.
  *
  * A flow is (route, bytes).  While flows are active, each gets its max-min fair rate (the
  * progressive-filling allocation: raise every rate together, freeze the flows of a link when it
@@ -46,7 +48,8 @@ G_BEGIN_DECLS
     X(NIC_DOWN, "nic-down")                                                                        \
     X(LEAF_UP, "leaf-up")                                                                          \
     X(LEAF_DOWN, "leaf-down")                                                                      \
-    X(CUSTOM, "custom")
+    X(CUSTOM, "custom")                                                                            \
+    X(NVLINK_PAIR, "nvlink-pair")
 
 typedef enum {
 #define SSIM_X(e, s) SSIM_LINK_##e,
@@ -94,8 +97,12 @@ guint ssim_net_gpus_per_node(const SsimNet *net);
 guint ssim_net_n_links(const SsimNet *net);
 const SsimNetLink *ssim_net_link(const SsimNet *net, guint32 link);
 /* The link of `kind` for a GPU, NIC (global: node * nics_per_node + nic) or leaf
- * (rail * n_leaves + leaf group). */
+ * (rail * n_leaves + leaf group); an nvlink-pair link by ssim_net_pair_index(). */
 guint32 ssim_net_link_id(const SsimNet *net, SsimLinkKind kind, guint32 index);
+/* The index of the nvlink-pair link from GPU `src` to GPU `dst` of the same node of a full-mesh
+ * network: (node * g + local src) * (g - 1) + its peer's rank among the other g - 1 GPUs, g GPUs
+ * per node.  SSIM_NONE for a network without pair links, or GPUs of different nodes. */
+guint32 ssim_net_pair_index(const SsimNet *net, guint32 src, guint32 dst);
 
 /* The route from GPU `src` to GPU `dst` (src != dst) into `links`; returns its hop count. */
 guint ssim_net_route(const SsimNet *net, guint32 src, guint32 dst,

@@ -49,7 +49,7 @@ typedef struct {
     gboolean allow_cross_node_tp;           /* permit tensor-parallel groups that span nodes */
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
-    char placement[SSIM_PARALLEL_NAME_MAX]; /* placement pass name, default "baseline" */
+    char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
 } SsimParallel;
 
 /* A position in the 3D grid. */
@@ -60,7 +60,8 @@ typedef struct {
 /*
  * Defaults: dp = tp = pp = 1, v = 1, microbatch 1, global batch 1, no sequence parallelism, no
  * recompute, ZeRO 0, no bucketing, all-reduce, order tp-dp-pp, schedule "1f1b", placement
- * "baseline", cross-node tp not allowed.
+ * "megatron" (a name only, that of what ssim_simulate runs without a placement; the verbs set the
+ * one they run, alpa by default), cross-node tp not allowed.
  */
 void ssim_parallel_init(SsimParallel *par);
 
@@ -93,7 +94,7 @@ gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error
 
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
- * order=tp-dp-pp,schedule=1f1b,placement=baseline,cross_node_tp=off").  Caller frees. */
+ * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off").  Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
 /*

@@ -12,8 +12,17 @@
  *          kernel, or communication (the lock-step loop's last permute, say);
  *   wait   the kernel of the same rank that waits for its completion (SSIM_NONE: nobody).
  *
- * Each op keeps two pairs of points: the lowering's (issue0, wait0), set once while the plan is
- * built, and the current ones (issue, wait), which a placement pass moves (place.h).
+ * Programs.  An op may belong to a *program* of its rank (graph.h: an XLA executable, say; Alpa's
+ * MPMD pipeline runs one per stage and microbatch phase, plus apply_grad), whose order on the rank
+ * is the order the lowering created them in (ssim_plan_program).  Kernels stay in the program the
+ * lowering put them in; a communication op may be moved between programs (ssim_plan_move_program),
+ * which is how the paper's relocation moves a gradient all-reduce from the last backward program
+ * into apply_grad.  Programs add one way for a data dependency to hold: everything of a program
+ * has finished before the next program of its rank starts.
+ *
+ * Each op keeps two pairs of points and two programs: the lowering's (issue0, wait0, program0),
+ * set once while the plan is built, and the current ones (issue, wait, program), which a
+ * placement pass moves (place.h).
  * ssim_plan_build() turns the plan into a finalized graph: kernels in their fixed order,
  * communication ops sorted on their streams by issue point, consecutive gradient pieces with the
  * same points fused into one reduction (XLA's all-reduce combiner, Megatron's buckets), and a
@@ -56,6 +65,11 @@ G_BEGIN_DECLS
 #define SSIM_PLAN_PERMUTE   (1u << 2) /* a lock-step collective-permute (may be split) */
 #define SSIM_PLAN_SPLIT     (1u << 3) /* (placement) realise the permute as send + receive */
 
+/* Gradient sites: a layer's gradients have the layer's index (0 .. layers - 1); these two name the
+ * embedding's and the LM head's (the final norm's included). */
+#define SSIM_SITE_EMBED 0xFFFFFFF0u
+#define SSIM_SITE_HEAD  0xFFFFFFF1u
+
 /* One op of the plan; read-only to everyone but plan.c (see "Writers" above). */
 typedef struct {
     guint8 kind; /* SsimOpKind (a byte: a plan holds a million of these) */
@@ -67,12 +81,13 @@ typedef struct {
     guint32 group;     /* plan group index */
     guint32 peer, tag; /* sends and receives */
     const char *name;  /* interned */
-    /* A gradient piece's site on its rank (a layer's, the head's or the embedding's gradients);
-     * a lock-step permute's slot (the split pair's tag); else SSIM_NONE. */
+    /* A gradient piece's site (its layer's index, or SSIM_SITE_EMBED / SSIM_SITE_HEAD); a
+     * lock-step permute's slot (the split pair's tag); else SSIM_NONE. */
     guint32 site;
     guint32 issue, wait;          /* current placement */
     guint32 issue0, wait0;        /* the lowering's placement */
     guint32 send_peer, recv_peer; /* permute: neighbour ranks for the split form, or NONE */
+    guint32 program, program0;    /* current and lowering's program (ssim_plan_program), or NONE */
     SsimTime duration;
     guint64 bytes;
     double flops;
@@ -103,6 +118,14 @@ guint32 ssim_plan_add(SsimPlan *plan, const SsimOpSpec *spec, guint32 rank, guin
                       const guint32 *order, guint n_order);
 /* Records that `consumer` needs the output of `producer` (any ranks). */
 void ssim_plan_data(SsimPlan *plan, guint32 producer, guint32 consumer);
+/*
+ * Returns the index of `rank`'s program `name`, creating it on first use: a rank's programs run
+ * in the order they are created.  ssim_plan_set_lowered_program() puts op `op` (kernel or
+ * communication, not yet placed) into `program`, which must be a program of the op's rank;
+ * FALSE with SSIM_CONFIG_ERROR_VALUE otherwise.
+ */
+guint32 ssim_plan_program(SsimPlan *plan, guint32 rank, const char *name);
+gboolean ssim_plan_set_lowered_program(SsimPlan *plan, guint32 op, guint32 program, GError **error);
 
 /*
  * The lowering's issue / wait point of communication op `op` (also its current one).  Refuses
@@ -141,6 +164,16 @@ void ssim_plan_reset(SsimPlan *plan);
  */
 gboolean ssim_plan_move(SsimPlan *plan, guint32 op, guint32 issue, guint32 wait, GError **error);
 /*
+ * The checked primitive for programs: moves communication op `op` into `program` (a program of
+ * its rank, or SSIM_NONE: outside every program) with the points `issue` and `wait`.  Refuses
+ * what ssim_plan_move() refuses, with the data dependencies judged in the new program (a producer
+ * of the rank in an earlier program, or a consumer in a later one, holds by program order), and
+ * points that would make programs wait for each other: an issue point in a later program, a wait
+ * point in an earlier one.
+ */
+gboolean ssim_plan_move_program(SsimPlan *plan, guint32 op, guint32 program, guint32 issue,
+                                guint32 wait, GError **error);
+/*
  * Realises lock-step permute `op` as a send/receive pair (`split`) or as the collective.
  * Refuses (FALSE, SSIM_CONFIG_ERROR_VALUE) an op the lowering did not mark as a permute.
  */
@@ -149,6 +182,13 @@ gboolean ssim_plan_split(SsimPlan *plan, guint32 op, gboolean split, GError **er
 /* ---- read by anyone ---------------------------------------------------------------------- */
 
 guint32 ssim_plan_find_group(const SsimPlan *plan, const char *name);
+guint32 ssim_plan_n_programs(const SsimPlan *plan);
+/* `rank`'s program `name`, or SSIM_NONE. */
+guint32 ssim_plan_find_program(const SsimPlan *plan, guint32 rank, const char *name);
+const char *ssim_plan_program_name(const SsimPlan *plan, guint32 program);
+guint32 ssim_plan_program_rank(const SsimPlan *plan, guint32 program);
+/* TRUE when programs `a` and `b` belong to one rank and `a` runs before `b` (FALSE for NONE). */
+gboolean ssim_plan_program_before(const SsimPlan *plan, guint32 a, guint32 b);
 const char *ssim_plan_group_name(const SsimPlan *plan, guint32 group);
 guint32 ssim_plan_n_ops(const SsimPlan *plan);
 guint32 ssim_plan_n_ranks(const SsimPlan *plan);
@@ -175,7 +215,8 @@ guint64 ssim_plan_extra_bytes(const SsimPlan *plan);
 /* ---- the graph --------------------------------------------------------------------------- */
 
 /*
- * The graph of the current placement, finalized and checked (see the top of the file).
+ * The graph of the current placement, finalized and checked (see the top of the file), with the
+ * plan's programs (each op in its current program; a split permute's parts in none).
  * `class_of` (may be NULL) receives one guint8 SsimOpClass per graph op; `plan_of` (may be
  * NULL) one guint32 plan op per graph op (the first of a fused run).
  */

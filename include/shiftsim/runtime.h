@@ -160,12 +160,23 @@ typedef struct {
     double overlap_slowdown;
     SsimRunLimits limits;
     const SsimReplication *replication; /* NULL: every rank is one GPU */
+    /*
+     * Every communication instance (collective, send/receive pair, collective-permute; not a
+     * barrier) runs this many times back to back before its members finish, as Alpa's
+     * ALPA_TEST_REPEAT_COMM switch repeats every NCCL call: a cost-model duration is multiplied,
+     * and an instance a communication model times is started again, so a flow network moves the
+     * bytes that many times.  0 and 1 mean once (the run is then exactly as without it); at most
+     * SSIM_COMM_REPEAT_MAX.
+     */
+    guint comm_repeat;
 } SsimRunConfig;
+
+#define SSIM_COMM_REPEAT_MAX 1000u
 
 #define SSIM_RUN_CONFIG_INIT                                                                       \
     {                                                                                              \
         .cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,       \
-        .replication = NULL                                                                        \
+        .replication = NULL, .comm_repeat = 1                                                      \
     }
 
 /* ssim_runtime_run() with every knob. */

@@ -17,6 +17,11 @@
  * bubble slot there (micro == SSIM_NONE): it computes nothing useful but still takes part in the
  * permute.  All stages therefore have the same number of slots, 2 (m + p - 1).
  *
+ * Alpa's MPMD schedules (`alpa`, `alpa-gpipe`) have the phase lists of 1F1B and GPipe, but each
+ * phase is a *program* (graph.h): the lowering groups a stage's work of one phase into the
+ * program `fwd.MB` or `bwd.MB`, and its optimizer into `apply_grad`, and keeps the transfers
+ * between stages outside the programs (ssim_schedule_has_programs).
+ *
  * Each schedule is one file (src/workload/schedule-<name>.c) plus one line in SSIM_SCHEDULE_LIST,
  * which yields the enum, the name table and the builder table.
  *
@@ -36,7 +41,11 @@ G_BEGIN_DECLS
       "lock-step: every stage computes, then one collective-permute; m+p-1 iterations each way")   \
     X(1F1B, "1f1b", 1f1b, "one forward, one backward after a p-s-1 warm-up (PipeDream-flush)")     \
     X(INTERLEAVED, "interleaved", interleaved,                                                     \
-      "1F1B over v model chunks per GPU (Narayanan et al. 2021); needs m % p == 0")
+      "1F1B over v model chunks per GPU (Narayanan et al. 2021); needs m % p == 0")                \
+    X(ALPA, "alpa", alpa,                                                                          \
+      "Alpa's MPMD 1F1B: one program per stage and microbatch phase, then apply_grad")             \
+    X(ALPA_GPIPE, "alpa-gpipe", alpa_gpipe,                                                        \
+      "Alpa's MPMD GPipe: all forward programs, then all backward programs, then apply_grad")
 
 typedef enum {
 #define SSIM_X(e, s, f, d) SSIM_SCHEDULE_##e,
@@ -81,6 +90,9 @@ guint ssim_schedule_v(const SsimSchedule *schedule);
 guint ssim_schedule_m(const SsimSchedule *schedule);
 /* TRUE for schedules whose iterations end in a collective-permute (XLA). */
 gboolean ssim_schedule_is_lockstep(const SsimSchedule *schedule);
+/* TRUE for schedules whose phases are programs (Alpa's MPMD: alpa, alpa-gpipe). */
+gboolean ssim_schedule_has_programs(const SsimSchedule *schedule);
+gboolean ssim_schedule_kind_has_programs(SsimScheduleKind kind);
 
 /* The phases of `stage` in execution order (borrowed). */
 const SsimPhase *ssim_schedule_phases(const SsimSchedule *schedule, guint stage, guint *n);
@@ -91,8 +103,8 @@ guint ssim_schedule_virtual_stage(const SsimSchedule *schedule, guint stage, gui
 /*
  * The largest number of (microbatch, chunk) forward passes whose backward has not run yet, over
  * the stage's list: what it must keep activations for at its peak (the `in_flight` argument of
- * ssim_memory_estimate).  GPipe and XLA m, 1F1B min(p - s, m), interleaved on stage 0
- * min(v p + p - 1, v m).
+ * ssim_memory_estimate).  GPipe, alpa-gpipe and XLA m, 1F1B and alpa min(p - s, m), interleaved
+ * on stage 0 min(v p + p - 1, v m).
  */
 guint ssim_schedule_in_flight(const SsimSchedule *schedule, guint stage);
 

@@ -75,8 +75,12 @@ typedef struct {
     SsimCostExplain *explain;
     SsimClassExplain *class_explain;
     /* The placement pass (place.h); NULL simulates the graph as lowered, which is Megatron-LM's
-     * placement.  par->placement is only a name: callers resolve it into this. */
+     * placement (what library callers, validate and calibrate run).  par->placement is only a
+     * name: callers resolve it into this.  The result names what ran (SsimResult.placement). */
     const SsimPlacement *placement;
+    /* Every communication runs this many times back to back (SsimRunConfig.comm_repeat; 0 or
+     * 1: once). */
+    guint comm_repeat;
     SsimPlaceReport *report; /* may be NULL: what the placement pass did */
     /* Limits (include/shiftsim/budget.h): the lowering's estimated op count (0: the default
      * SSIM_MAX_OPS_DEFAULT, G_MAXUINT64: none) and the replay's event budget (0: none).  A
@@ -102,6 +106,9 @@ typedef struct {
     guint n_gpus;
     guint m; /* microbatches per pipeline */
     SsimScheduleKind schedule;
+    char placement[64]; /* the placement that ran: "alpa", "commshift+late-tp", "megatron" (no
+                           placement: the lowering's own), with "+lhs" when that was on */
+    guint comm_repeat;  /* every communication ran this many times */
     SsimTime step_time;
     double tokens_per_s;
     double samples_per_s;

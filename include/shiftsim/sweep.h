@@ -63,10 +63,17 @@ typedef struct {
     SsimParallel base; /* every field not swept: global batch, sp, zero, bucket, order, ... */
     SsimSweepInts tp, pp, vstages, microbatch;
     SsimSweepInts recompute; /* SsimRecompute values or SSIM_SWEEP_RECOMPUTE_AUTO */
+    /* Schedule "native" is each placement's own; placement "native" each schedule's framework
+     * (ssim_placement_kind_for_schedule).  A placement may carry extensions ("alpa+early-dp"). */
     SsimSweepNames schedules, placements;
     /* ZeRO stages (swept between recompute and placement; default: base.zero_stage alone). */
     SsimSweepInts zero;
-    gboolean exact; /* simulate every GPU (SsimSimConfig.exact) */
+    /* What every placement shares (place.h): extensions added (shifts), lhs, the gradients
+     * commshift moves, auto's budget; the kind is each row's. */
+    SsimPlacement placement;
+    guint comm_repeat;     /* every communication runs this many times (0, 1: once) */
+    gboolean bucket_given; /* base.dp_bucket_bytes was chosen: megatron rows keep it */
+    gboolean exact;        /* simulate every GPU (SsimSimConfig.exact) */
     /* Limits of each configuration (SsimSimConfig.max_ops, .max_events; 0: the defaults). */
     guint64 max_ops, max_events;
     /*
@@ -92,9 +99,9 @@ typedef struct {
 /*
  * Defaults for N GPUs of `cluster`: tp the powers of two up to the GPUs per node (up to N with
  * base.allow_cross_node_tp, which the caller may set afterwards and then call
- * ssim_sweep_spec_default_tp()), pp every divisor of N, v 1 and 2, microbatch 1 and 2, schedules
- * 1f1b and interleaved, recompute auto, ZeRO 0, placement baseline, global batch 2 N; no
- * pruning, no steady-state replay.
+ * ssim_sweep_spec_default_tp()), pp every divisor of N, v 1, microbatch 1 and 2, schedule native,
+ * recompute auto, ZeRO 0, placement alpa (with its schedule alpa: the default of every verb),
+ * global batch 2 N, communication once; no pruning, no steady-state replay.
  */
 void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint n_gpus);
 /* Resets spec->tp to the powers of two up to the GPUs per node, or up to N when

@@ -14,6 +14,7 @@
 #include "src/app/verbs.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef enum { JOB, PLACE, OUTPUT, LIMITS } Group;
@@ -60,8 +61,9 @@ static const Option options[SSIM_OPT_N] = {
                                "microbatch * max(8, 4 pp))"},
     [SSIM_OPT_SCHEDULE] = {"schedule", 's', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, schedule),
                            "NAME",
-                           "Pipeline schedule: gpipe, xla (lock-step with collective-permutes), "
-                           "1f1b (default), interleaved"},
+                           "Pipeline schedule: alpa (Alpa's MPMD 1F1B, one program per phase; "
+                           "the default), alpa-gpipe, 1f1b, gpipe, xla (lock-step with "
+                           "collective-permutes), interleaved; default the placement's"},
     [SSIM_OPT_RECOMPUTE] = {"recompute", 'r', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, recompute),
                             "MODE",
                             "Activation recomputation: none, selective (attention core) or full "
@@ -75,7 +77,8 @@ static const Option options[SSIM_OPT_N] = {
                        "reduce-scatter gradients, all-gather weights)"},
     [SSIM_OPT_BUCKET] = {"bucket", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, bucket), "BYTES|off",
                          "DP gradient bucket size (e.g. 25MiB, 40M) overlapping the last "
-                         "backward, or off (one reduction per GPU after backward; default)"},
+                         "backward, or off (one reduction per GPU after backward); default "
+                         "Megatron-LM's under placement megatron, off otherwise"},
     [SSIM_OPT_TP_COMM] = {"tp-comm", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, tp_comm), "STYLE",
                           "Tensor-parallel collectives: allreduce (default) or rs-ag "
                           "(reduce-scatter + all-gather)"},
@@ -83,13 +86,27 @@ static const Option options[SSIM_OPT_N] = {
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
     [SSIM_OPT_PLACEMENT] = {"placement", 'p', G_OPTION_ARG_STRING,
-                            IN(PLACE, SsimCliPlace, placement), "NAME",
-                            "Placement pass: baseline (XLA), megatron, commshift, auto; without "
-                            "it the graph runs as lowered (Megatron-LM's placement).  Sets the "
-                            "policy's schedule unless --schedule is given"},
+                            IN(PLACE, SsimCliPlace, placement), "NAME[+EXT]",
+                            "Placement policy: alpa (the paper's baseline, default), commshift "
+                            "(the paper's relocation), xla (GSPMD lock-step; 'baseline' is an old "
+                            "name for it), megatron, auto; +EXT adds an extension (early-dp, "
+                            "async-pp, late-tp).  Sets the policy's schedule unless --schedule is "
+                            "given"},
     [SSIM_OPT_SHIFT] = {"shift", 0, G_OPTION_ARG_STRING, IN(PLACE, SsimCliPlace, shift), "LIST",
-                        "Relocations commshift and auto may make: a list of dp, pp, tp (default "
-                        "all), or none"},
+                        "Extensions on top of the placement: early-dp, async-pp, late-tp (or dp, "
+                        "pp, tp), all or none; for auto, the ones it may search (default all)"},
+    [SSIM_OPT_COMMSHIFT_GRADS] = {"commshift-grads", 0, G_OPTION_ARG_STRING,
+                                  IN(PLACE, SsimCliPlace, commshift_grads), "LIST",
+                                  "Gradients commshift moves into apply_grad: all (default), none, "
+                                  "or layers and ranges with embed and head (e.g. 0-13,embed)"},
+    [SSIM_OPT_LHS] = {"lhs", 0, G_OPTION_ARG_NONE, IN(PLACE, SsimCliPlace, lhs), NULL,
+                      "XLA's latency-hiding scheduler: collectives inside a program are "
+                      "asynchronous (late-tp and early-dp on alpa, commshift, xla and auto)"},
+    [SSIM_OPT_COMM_REPEAT] = {"comm-repeat", 0, G_OPTION_ARG_INT,
+                              IN(PLACE, SsimCliPlace, comm_repeat), "N",
+                              "Run every communication N times back to back (1 to 1000; default "
+                              "1), as Alpa's ALPA_TEST_REPEAT_COMM does to emulate a slower "
+                              "network"},
     [SSIM_OPT_FORMAT] = {"format", 'f', G_OPTION_ARG_STRING, IN(OUTPUT, SsimCliOutput, format),
                          "FMT", "table (default), csv or json"},
     [SSIM_OPT_OUTPUT] = {"output", 'o', G_OPTION_ARG_FILENAME, IN(OUTPUT, SsimCliOutput, output),
@@ -286,12 +303,18 @@ gboolean ssim_cli_job_has_recompute(const SsimCliJob *job)
     return job->recompute != NULL || (job->split && strstr(job->split, "recompute"));
 }
 
+gboolean ssim_cli_job_has_bucket(const SsimCliJob *job)
+{
+    return job->bucket != NULL || (job->split && strstr(job->split, "bucket"));
+}
+
 /* --- The placement pass. ------------------------------------------------------------------- */
 
 void ssim_cli_place_clear(SsimCliPlace *place)
 {
     g_clear_pointer(&place->placement, g_free);
     g_clear_pointer(&place->shift, g_free);
+    g_clear_pointer(&place->commshift_grads, g_free);
 }
 
 GOptionEntry ssim_cli_place_entry(SsimCliPlace *place, SsimCliOption opt, const char *help)
@@ -306,14 +329,34 @@ void ssim_cli_add_place(GOptionContext *context, SsimCliPlace *place)
 
 int ssim_cli_place_parse(const char *verb, const SsimCliPlace *place, SsimPlacement *placement)
 {
-    if (place->placement && !ssim_placement_kind_from_name(place->placement, &placement->kind)) {
-        g_autofree char *names = ssim_placement_kind_list();
-        return ssim_cli_usage_error(verb, "--%s: unknown placement '%s' (known: %s)",
-                                    NAME(PLACEMENT), place->placement, names);
-    }
     g_autoptr(GError) error = NULL;
-    if (place->shift && !ssim_shift_parse(place->shift, &placement->shifts, &error))
+    if (place->placement && !ssim_placement_parse(place->placement, placement, &error))
+        return ssim_cli_usage_error(verb, "--%s: %s", NAME(PLACEMENT), error->message);
+    guint shifts = 0;
+    if (place->shift && !ssim_shift_parse(place->shift, &shifts, &error))
         return ssim_cli_usage_error(verb, "--%s: %s", NAME(SHIFT), error->message);
+    if (place->commshift_grads &&
+        !ssim_site_set_parse(place->commshift_grads, &placement->grads, &error))
+        return ssim_cli_usage_error(verb, "--%s: %s", NAME(COMMSHIFT_GRADS), error->message);
+    if (place->shift)
+        placement->shifts =
+            (placement->shifts & SSIM_SHIFT_DEFAULT ? 0 : placement->shifts) | shifts;
+    placement->lhs = placement->lhs || place->lhs;
+    const char *note = ssim_placement_alias_note(place->placement);
+    if (note)
+        fprintf(stderr, "shiftsim %s: %s\n", verb, note);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_place_comm_repeat(const char *verb, const SsimCliPlace *place, guint *repeat)
+{
+    *repeat = 1;
+    if (place->comm_repeat == -1)
+        return SSIM_EXIT_OK;
+    if (place->comm_repeat < 1 || place->comm_repeat > (gint)SSIM_COMM_REPEAT_MAX)
+        return ssim_cli_usage_error(verb, "--%s: must be an integer from 1 to %u",
+                                    NAME(COMM_REPEAT), SSIM_COMM_REPEAT_MAX);
+    *repeat = (guint)place->comm_repeat;
     return SSIM_EXIT_OK;
 }
 

@@ -6,7 +6,8 @@
  *
  *   SsimCliJob     what runs where and how it is split: --model, --cluster, --nodes, --split and
  *                  the per-field options (--dp ... --order)
- *   SsimCliPlace   the placement pass: --placement, --shift
+ *   SsimCliPlace   the placement pass and what is compared under it: --placement, --shift,
+ *                  --commshift-grads, --lhs, --comm-repeat
  *   SsimCliOutput  what is written where: --format, --output
  *   SsimCliLimits  the budgets of a simulation: --max-ops, --max-events
  *
@@ -60,6 +61,9 @@ typedef enum {
     /* SsimCliPlace */
     SSIM_OPT_PLACEMENT,
     SSIM_OPT_SHIFT,
+    SSIM_OPT_COMMSHIFT_GRADS,
+    SSIM_OPT_LHS,
+    SSIM_OPT_COMM_REPEAT,
     /* SsimCliOutput */
     SSIM_OPT_FORMAT,
     SSIM_OPT_OUTPUT,
@@ -127,21 +131,37 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
 /* Whether --schedule, or a "schedule" key in --split, was given; likewise the recompute mode. */
 gboolean ssim_cli_job_has_schedule(const SsimCliJob *job);
 gboolean ssim_cli_job_has_recompute(const SsimCliJob *job);
+/* Whether --bucket, or a "bucket" key in --split, was given. */
+gboolean ssim_cli_job_has_bucket(const SsimCliJob *job);
 
 /* --- The placement pass. ------------------------------------------------------------------ */
 
 typedef struct {
-    char *placement; /* a policy name; NULL: not given */
-    char *shift;     /* a list of dp, pp, tp, or none; NULL: not given */
+    char *placement;       /* a policy ("alpa", "alpa+early-dp"); NULL: not given */
+    char *shift;           /* a list of extensions, or none; NULL: not given */
+    char *commshift_grads; /* the gradients commshift moves; NULL: not given (all) */
+    gboolean lhs;          /* XLA's latency-hiding scheduler */
+    gint comm_repeat;      /* -1: not given (once) */
 } SsimCliPlace;
+
+#define SSIM_CLI_PLACE_INIT                                                                        \
+    {                                                                                              \
+        .comm_repeat = -1                                                                          \
+    }
 
 void ssim_cli_place_clear(SsimCliPlace *place);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimCliPlace, ssim_cli_place_clear)
 
 GOptionEntry ssim_cli_place_entry(SsimCliPlace *place, SsimCliOption opt, const char *help);
 void ssim_cli_add_place(GOptionContext *context, SsimCliPlace *place);
-/* Sets placement->kind from --placement and placement->shifts from --shift, each when given. */
+/*
+ * Sets placement->kind (and its extensions) from --placement, placement->shifts from --shift (added
+ * to the placement's own), grads from --commshift-grads and lhs from --lhs, each when given; prints
+ * the note of an old alias ("baseline") on stderr.  A usage error names the option.
+ */
 int ssim_cli_place_parse(const char *verb, const SsimCliPlace *place, SsimPlacement *placement);
+/* --comm-repeat as a count (1 when not given); a usage error outside 1 .. SSIM_COMM_REPEAT_MAX. */
+int ssim_cli_place_comm_repeat(const char *verb, const SsimCliPlace *place, guint *repeat);
 
 /* --- The output. -------------------------------------------------------------------------- */
 

@@ -1,14 +1,15 @@
 /*
- * `shiftsim compare`: one configuration under several placement policies (baseline, megatron,
- * commshift, auto by default), side by side, and an explanation of what moved.  The comparison
+ * `shiftsim compare`: one configuration under several placement policies, side by side, and an
+ * explanation of what moved.  By default the paper's pair first, its baseline (alpa: Alpa on XLA)
+ * and its relocation (commshift), then our extensions on top of alpa and auto.  The comparison
  * and its reports are the library's (include/shiftsim/compare.h); this file is options and
  * output.
  *
  * Every policy is simulated on the same model, cluster and split; each runs its own schedule
- * (baseline, commshift and auto XLA's lock-step pipeline, megatron 1F1B) unless --schedule forces
- * one for all.  With no options: GPT-J 6B on 2 DGX H200 nodes, dp 2 x tp 4 x pp 2, which has both
- * a pipeline and data parallelism, so every relocation has something to act on.  Without a
- * recompute mode, the cheapest that fits the lock-step pipeline is used.
+ * (alpa, commshift and auto Alpa's MPMD 1F1B, xla the lock-step pipeline, megatron 1F1B) unless
+ * --schedule forces one for all.  With no options: GPT-J 6B on 2 DGX H200 nodes, dp 2 x tp 4 x
+ * pp 2, which has both a pipeline and data parallelism, so every move has something to act on.
+ * Without a recompute mode, the cheapest that fits every policy's schedule is used.
  */
 #include "src/app/verbs.h"
 
@@ -22,7 +23,7 @@
 int ssim_verb_compare(int argc, char **argv)
 {
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
-    g_auto(SsimCliPlace) place = {0};
+    g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *policies = NULL, *trace = NULL, *plot = NULL;
     gint top = 8, budget = -1;
@@ -46,21 +47,29 @@ int ssim_verb_compare(int argc, char **argv)
                            "Sequences per iteration (default dp * microbatch * max(8, 4 pp))"),
         ssim_cli_job_entry(&job, SSIM_OPT_SCHEDULE,
                            "Force one schedule for every policy (default: each policy's own: "
-                           "xla, megatron 1f1b)"),
+                           "alpa; xla for xla, 1f1b for megatron)"),
         ssim_cli_job_entry(&job, SSIM_OPT_RECOMPUTE,
                            "none, selective or full (default: the first that fits)"),
         ssim_cli_job_entry(&job, SSIM_OPT_SEQ_PARALLEL, "Sequence parallelism"),
         ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage 0 or 1"),
         ssim_cli_job_entry(&job, SSIM_OPT_BUCKET,
-                           "Megatron's DP gradient bucket size (default off)"),
+                           "DP gradient bucket size (default: Megatron-LM's for megatron, off "
+                           "otherwise)"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce or rs-ag"),
         {"policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
-         "Comma-separated policies; the first is the reference (default "
-         "baseline,megatron,commshift,auto)",
+         "Comma-separated policies, each NAME[+EXT...] (alpa, commshift, xla, megatron, auto; "
+         "EXT early-dp, async-pp, late-tp); the first is the reference "
+         "(default " SSIM_COMPARE_POLICIES_DEFAULT ")",
          "LIST"},
         ssim_cli_place_entry(&place, SSIM_OPT_SHIFT,
-                             "Relocations commshift and auto may make: dp, pp, tp (default all) "
-                             "or none"),
+                             "Extensions added to every policy: early-dp, async-pp, late-tp (or "
+                             "dp, pp, tp), all or none; for auto, the ones it may search "
+                             "(default all)"),
+        ssim_cli_place_entry(&place, SSIM_OPT_COMMSHIFT_GRADS, NULL),
+        ssim_cli_place_entry(&place, SSIM_OPT_LHS,
+                             "XLA's latency-hiding scheduler for every policy but megatron "
+                             "(late-tp and early-dp inside programs)"),
+        ssim_cli_place_entry(&place, SSIM_OPT_COMM_REPEAT, NULL),
         {"budget", 0, 0, G_OPTION_ARG_INT, &budget, "Auto: most candidates to try (default 24)",
          "N"},
         {"top", 0, 0, G_OPTION_ARG_INT, &top, "Attribution rows to show (default 8)", "N"},
@@ -79,17 +88,19 @@ int ssim_verb_compare(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("- compare placement policies on one configuration");
     g_option_context_set_summary(
-        ctx, "Simulates one configuration under the placement policies baseline (XLA's 3D\n"
-             "parallelism), megatron, commshift (the paper's relocations) and auto (a search)\n"
-             "and prints step time, tokens/s, gain over the first policy and exposed\n"
-             "communication per class, the moves each policy made, and where the difference\n"
-             "comes from on the critical path.  With no options: GPT-J 6B on 2 DGX H200 nodes,\n"
-             "dp 2 x tp 4 x pp 2.");
+        ctx, "Simulates one configuration under several placement policies: first the paper's\n"
+             "pair, alpa (its baseline: Alpa on XLA, the gradient all-reduce at the end of the\n"
+             "last backward program) and commshift (its relocation: that all-reduce moved into\n"
+             "apply_grad), then our extensions on top of alpa and auto (a search); and prints\n"
+             "step time, tokens/s, gain over the first policy and exposed communication per\n"
+             "class, the moves each policy made, and where the difference comes from on the\n"
+             "critical path.  With no options: GPT-J 6B on 2 DGX H200 nodes, dp 2 x tp 4 x pp 2.");
     g_option_context_set_description(
         ctx, "Examples:\n"
              "  shiftsim compare\n"
-             "  shiftsim compare --nodes 4 --tp 8 --pp 4 --policies baseline,commshift "
-             "--shift dp\n"
+             "  shiftsim compare -c tsubame4 --nodes 4 --tp 2 --pp 4 -P alpa,commshift "
+             "--comm-repeat 2\n"
+             "  shiftsim compare -P alpa,commshift,xla,megatron --commshift-grads 0-13,embed\n"
              "  shiftsim compare --trace out/gptj --plot out/gptj.png\n\n"
              "Exit status: 0 success; 1 bad input or simulation failure; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -108,15 +119,24 @@ int ssim_verb_compare(int argc, char **argv)
                             .ignore_memory = ignore_memory,
                             .max_ops = (guint64)limits.max_ops,
                             .max_events = (guint64)limits.max_events};
-    if ((rc = ssim_cli_place_parse(VERB, &place, &spec.placement)) != SSIM_EXIT_OK)
+    if ((rc = ssim_cli_place_parse(VERB, &place, &spec.placement)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_place_comm_repeat(VERB, &place, &spec.comm_repeat)) != SSIM_EXIT_OK)
         return rc;
     if (budget != -1)
         spec.placement.budget = (guint)MAX(budget, 0);
     g_autoptr(GError) error = NULL;
-    SsimPlacementKind kinds[SSIM_COMPARE_MAX_POLICIES];
+    SsimPlacement kinds[SSIM_COMPARE_MAX_POLICIES];
     guint n_kinds = ssim_compare_policies_parse(policies, kinds, &error);
     if (n_kinds == 0)
         return ssim_cli_usage_error(VERB, "--policies: %s", error->message);
+    g_auto(GStrv) words = g_strsplit(policies ? policies : "", ",", -1);
+    for (guint i = 0; words[i]; i++) {
+        const char *note = ssim_placement_alias_note(g_strstrip(words[i]));
+        if (note) {
+            fprintf(stderr, "shiftsim %s: %s\n", VERB, note);
+            break;
+        }
+    }
 
     g_autoptr(SsimModel) model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;
@@ -132,6 +152,7 @@ int ssim_verb_compare(int argc, char **argv)
     spec.cluster = cluster;
     spec.force_schedule = ssim_cli_job_has_schedule(&job);
     spec.pick_recompute = !ssim_cli_job_has_recompute(&job);
+    spec.bucket_given = ssim_cli_job_has_bucket(&job);
     g_autoptr(SsimCompare) cmp = ssim_compare_run(&spec, kinds, n_kinds, &error);
     if (cmp == NULL)
         return ssim_cli_runtime_error(error);
@@ -139,8 +160,7 @@ int ssim_verb_compare(int argc, char **argv)
     g_autoptr(GString) out = ssim_compare_format(cmp, format, (guint)top);
     for (guint i = 0; trace && i < n_kinds; i++) {
         const SsimComparePolicy *p = ssim_compare_policy(cmp, i);
-        g_autofree char *path =
-            g_strdup_printf("%s-%s.json", trace, ssim_placement_kind_name(p->kind));
+        g_autofree char *path = g_strdup_printf("%s-%s.json", trace, p->name);
         g_autoptr(GString) json = ssim_trace_json(ssim_lowered_graph(p->lowered), p->timeline, 0);
         if (!ssim_cli_emit(path, json, &error))
             return ssim_cli_runtime_error(error);

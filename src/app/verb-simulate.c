@@ -8,9 +8,12 @@
  * not given it is dp * microbatch * max(8, 4 pp) so the pipeline has work to fill.  When no
  * recompute mode is given, the cheapest of none, selective and full whose memory estimate fits
  * is used (and named on stderr); a configuration that fits under none of them is reported with
- * its full-recompute figure.  --placement NAME (and --shift) applies that placement pass and,
- * unless --schedule is given, the policy's schedule; without it the graph is simulated as
- * lowered (Megatron-LM's placement).
+ * its full-recompute figure.  The placement is the one every verb defaults to, alpa (the paper's
+ * baseline) with its schedule alpa; --placement NAME (with --shift, --commshift-grads, --lhs)
+ * applies that policy and, unless --schedule is given, the policy's schedule; --schedule alone
+ * runs that schedule's own framework (ssim_placement_kind_for_schedule).  Megatron gets
+ * Megatron-LM's default gradient bucket unless --bucket is given.  --comm-repeat N runs every
+ * communication N times.  The output names the placement and schedule that ran.
  */
 #include "src/app/verbs.h"
 
@@ -27,7 +30,7 @@
 int ssim_verb_simulate(int argc, char **argv)
 {
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
-    g_auto(SsimCliPlace) place = {0};
+    g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
     gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
@@ -83,6 +86,7 @@ int ssim_verb_simulate(int argc, char **argv)
              "  shiftsim simulate --model gpt-3-175b --cluster dgx-a100 --nodes 128 --tp 8 "
              "--pp 16 \\\n      --global-batch 1536 --schedule interleaved -v 2 --recompute "
              "full\n"
+             "  shiftsim simulate -c tsubame4 -n 4 --tp 2 --pp 4 -p commshift --comm-repeat 2\n"
              "  shiftsim simulate --profile traces/vtrain-a100 --cluster dgx-a100 --nodes 1 "
              "--explain-costs\n\n"
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
@@ -149,19 +153,26 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
     g_auto(SsimPlaceReport) place_report = {0};
     ssim_place_report_init(&place_report);
-    if (place.placement || place.shift) {
-        /* --shift alone means commshift. */
-        if (place.placement == NULL)
-            place.placement = g_strdup("commshift");
-        if ((rc = ssim_cli_place_parse(VERB, &place, &placement)) != SSIM_EXIT_OK)
-            return rc;
-        g_strlcpy(par.placement, place.placement, sizeof par.placement);
-        if (!ssim_cli_job_has_schedule(&job))
-            g_strlcpy(par.schedule, ssim_placement_kind_schedule(placement.kind),
-                      sizeof par.schedule);
-        config.placement = &placement;
-        config.report = &place_report;
-    }
+    /* The default placement (alpa), or the one --schedule alone implies, then --placement. */
+    gboolean schedule_given = ssim_cli_job_has_schedule(&job);
+    if (schedule_given)
+        placement.kind = ssim_placement_kind_for_schedule(par.schedule);
+    if ((rc = ssim_cli_place_parse(VERB, &place, &placement)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_place_comm_repeat(VERB, &place, &config.comm_repeat)) != SSIM_EXIT_OK)
+        return rc;
+    if (place.commshift_grads && placement.kind != SSIM_PLACEMENT_COMMSHIFT &&
+        placement.kind != SSIM_PLACEMENT_AUTO)
+        fprintf(stderr,
+                "shiftsim simulate: --commshift-grads has no effect under placement %s "
+                "(only commshift and auto move gradients)\n",
+                ssim_placement_kind_name(placement.kind));
+    g_strlcpy(par.placement, ssim_placement_kind_name(placement.kind), sizeof par.placement);
+    if (!schedule_given)
+        g_strlcpy(par.schedule, ssim_placement_kind_schedule(placement.kind), sizeof par.schedule);
+    if (!ssim_cli_job_has_bucket(&job))
+        par.dp_bucket_bytes = ssim_placement_default_bucket(placement.kind, par.dp, model->dtype);
+    config.placement = &placement;
+    config.report = &place_report;
     /* Without an explicit recompute mode, take the cheapest one that fits (none, selective,
      * full), saying so on stderr. */
     if (!ssim_cli_job_has_recompute(&job) && !ignore_memory) {

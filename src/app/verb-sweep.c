@@ -89,6 +89,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
 {
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
     g_auto(SsimCliOutput) output = {0};
+    g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_autofree char *tp_list = NULL, *pp_list = NULL, *v_list = NULL, *mb_list = NULL;
     g_autofree char *sched_list = NULL, *place_list = NULL, *recompute = NULL;
     g_autofree char *plot = NULL, *shard = NULL, *zero_list = NULL;
@@ -114,14 +115,24 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "LIST"},
         {"pp", 0, 0, G_OPTION_ARG_STRING, &pp_list, "Pipeline stages (default every divisor of N)",
          "LIST"},
-        {"vstages", 'v', 0, G_OPTION_ARG_STRING, &v_list, "Virtual stages per GPU (default 1,2)",
-         "LIST"},
+        {"vstages", 'v', 0, G_OPTION_ARG_STRING, &v_list,
+         "Virtual stages per GPU (default 1; more need the interleaved schedule)", "LIST"},
         {"microbatch", 'b', 0, G_OPTION_ARG_STRING, &mb_list,
          "Sequences per microbatch (default 1,2)", "LIST"},
         {"schedules", 's', 0, G_OPTION_ARG_STRING, &sched_list,
-         "Schedules: gpipe, xla, 1f1b, interleaved (default 1f1b,interleaved)", "LIST"},
+         "Schedules: alpa, alpa-gpipe, gpipe, xla, 1f1b, interleaved, or native (each "
+         "placement's own; the default)",
+         "LIST"},
         {"placements", 'p', 0, G_OPTION_ARG_STRING, &place_list,
-         "Placement passes, e.g. baseline,commshift (default baseline)", "LIST"},
+         "Placements NAME[+EXT], e.g. alpa,commshift (default alpa; with --schedules alone, "
+         "each schedule's framework)",
+         "LIST"},
+        ssim_cli_place_entry(&place, SSIM_OPT_SHIFT,
+                             "Extensions added to every placement: early-dp, async-pp, late-tp, "
+                             "all or none"),
+        ssim_cli_place_entry(&place, SSIM_OPT_COMMSHIFT_GRADS, NULL),
+        ssim_cli_place_entry(&place, SSIM_OPT_LHS, NULL),
+        ssim_cli_place_entry(&place, SSIM_OPT_COMM_REPEAT, NULL),
         {"recompute", 'r', 0, G_OPTION_ARG_STRING, &recompute,
          "Recompute modes: auto (default: the first of none, selective, full that fits) or a "
          "list of none, selective, full",
@@ -237,6 +248,22 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                                               "--shard, no MPI)");
         spec.prune_top = (guint)MAX(top, 1);
     }
+    /* Schedules without placements: each runs with its framework's placement. */
+    if (sched_list && !place_list) {
+        g_strlcpy(spec.placements.v[0], "native", SSIM_PARALLEL_NAME_MAX);
+        spec.placements.n = 1;
+    }
+    for (guint i = 0; i < spec.placements.n; i++) {
+        const char *note = ssim_placement_alias_note(spec.placements.v[i]);
+        if (note) {
+            fprintf(stderr, "shiftsim %s: %s\n", VERB, note);
+            break;
+        }
+    }
+    if ((rc = ssim_cli_place_parse(VERB, &place, &spec.placement)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_place_comm_repeat(VERB, &place, &spec.comm_repeat)) != SSIM_EXIT_OK)
+        return rc;
+    spec.bucket_given = job.bucket != NULL;
 
     g_autoptr(SsimSweep) sweep = ssim_sweep_new(model, cluster, &spec, &error);
     if (sweep == NULL)

@@ -10,12 +10,14 @@
  * most one edge per stream instead of one per later op.
  *
  * Invariants after finalize: every dependency names an existing op other than itself; the edge
- * relation (dependencies, stream order, gates) is acyclic; every collective member belongs to
- * its group and no rank appears twice in an instance; members of an instance agree on kind and
- * bytes; a (source, destination, tag) has at most one send and one receive.
+ * relation (dependencies, stream order, gates) is acyclic, and so is the relation between
+ * programs and the ops outside them (graph-programs.c); every collective member belongs to its
+ * group and no rank appears twice in an instance; members of an instance agree on kind and
+ * bytes; a (source, destination, tag) has at most one send and one receive (graph-match.c).
  */
+#include "src/core/graph-private.h"
+
 #include <shiftsim/alloc.h>
-#include <shiftsim/graph.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,39 +55,6 @@ const char *ssim_op_kind_name(SsimOpKind kind)
     return (guint)kind < SSIM_OP_N ? op_kind_names[kind] : "?";
 }
 
-typedef enum { MATCH_COLL, MATCH_BARRIER, MATCH_P2P } MatchKind;
-
-struct SsimGraph {
-    GArray *ops;                               /* SsimOp */
-    GArray *deps;                              /* guint32 */
-    GArray *dep_first;                         /* guint32 per op: its first entry in deps */
-    gsize ops_room, deps_room, dep_first_room; /* elements each has room for (ssim_array_push) */
-    GPtrArray *strings;                        /* owned char * */
-    GHashTable *string_ids;                    /* borrowed char * -> id + 1 */
-    GArray *stream_rank;                       /* guint32 per stream */
-    GArray *stream_name;                       /* guint32 string id per stream */
-    GHashTable *stream_ids;                    /* "rank\x1fname" -> stream + 1 */
-    guint32 n_ranks;
-    GArray *group_name;    /* guint32 string id */
-    GArray *group_first;   /* guint32 offset into group_ranks, n_groups + 1 entries */
-    GArray *group_ranks;   /* guint32 */
-    GHashTable *group_ids; /* borrowed name -> group + 1 */
-
-    gboolean finalized;
-    guint32 *n_preds;
-    guint32 *stream_prev;
-    guint32 *gate;
-    guint32 *succ_first; /* n_ops + 1 */
-    guint32 *succs;
-    guint32 n_matches;
-    guint32 *match_first; /* n_matches + 1 */
-    guint32 *match_ops;
-    guint32 *match_expected;
-    guint8 *match_kind;
-    gboolean ids_identity; /* op i has id i for all i */
-    guint64 *id_sorted;    /* (id << 32 | index), sorted, when !ids_identity */
-};
-
 SsimGraph *ssim_graph_new(void)
 {
     SsimGraph *g = g_new0(SsimGraph, 1);
@@ -101,13 +70,16 @@ SsimGraph *ssim_graph_new(void)
     g->group_first = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->group_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->group_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    g->prog_rank = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->prog_name = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->prog_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     guint32 zero = 0;
     g_array_append_val(g->group_first, zero);
     ssim_graph_intern(g, ""); /* string id 0 is the empty string: the default class */
     return g;
 }
 
-static void clear_finalized(SsimGraph *g)
+void graph_clear_finalized(SsimGraph *g)
 {
     g_clear_pointer(&g->n_preds, g_free);
     g_clear_pointer(&g->stream_prev, g_free);
@@ -119,6 +91,7 @@ static void clear_finalized(SsimGraph *g)
     g_clear_pointer(&g->match_expected, g_free);
     g_clear_pointer(&g->match_kind, g_free);
     g_clear_pointer(&g->id_sorted, g_free);
+    graph_programs_clear(g, FALSE);
     g->n_matches = 0;
     g->finalized = FALSE;
 }
@@ -127,7 +100,7 @@ void ssim_graph_free(SsimGraph *g)
 {
     if (g == NULL)
         return;
-    clear_finalized(g);
+    graph_clear_finalized(g);
     g_array_unref(g->ops);
     g_array_unref(g->deps);
     g_array_unref(g->dep_first);
@@ -140,6 +113,7 @@ void ssim_graph_free(SsimGraph *g)
     g_array_unref(g->group_first);
     g_array_unref(g->group_ranks);
     g_hash_table_unref(g->group_ids);
+    graph_programs_clear(g, TRUE);
     g_free(g);
 }
 
@@ -191,7 +165,7 @@ guint32 ssim_graph_stream(SsimGraph *g, guint32 rank, const char *name)
     g_hash_table_insert(g->stream_ids, g_strdup(key), GUINT_TO_POINTER(s + 1));
     if (rank + 1 > g->n_ranks)
         g->n_ranks = rank + 1;
-    clear_finalized(g);
+    graph_clear_finalized(g);
     return s;
 }
 
@@ -226,7 +200,7 @@ guint32 ssim_graph_add_group(SsimGraph *g, const char *name, const guint32 *rank
                         GUINT_TO_POINTER(gi + 1));
     if (sorted[n - 1] + 1 > g->n_ranks)
         g->n_ranks = sorted[n - 1] + 1;
-    clear_finalized(g);
+    graph_clear_finalized(g);
     return gi;
 }
 
@@ -272,7 +246,10 @@ guint32 ssim_graph_add_op_ids(SsimGraph *g, const SsimOpSpec *spec, guint32 name
                n_deps * sizeof(guint32));
     *(guint32 *)ssim_array_push(g->dep_first, &g->dep_first_room, sizeof(guint32), 1) = first;
     *(SsimOp *)ssim_array_push(g->ops, &g->ops_room, sizeof(SsimOp), 1) = op;
-    clear_finalized(g);
+    if (g->op_program != NULL)
+        *(guint32 *)ssim_array_push(g->op_program, &g->op_program_room, sizeof(guint32), 1) =
+            SSIM_NONE;
+    graph_clear_finalized(g);
     return index;
 }
 
@@ -335,7 +312,7 @@ const guint32 *ssim_graph_group_ranks(const SsimGraph *g, guint32 group, guint *
     return &g_array_index(g->group_ranks, guint32, a);
 }
 
-static gboolean group_has_rank(const SsimGraph *g, guint32 group, guint32 rank)
+gboolean graph_group_has_rank(const SsimGraph *g, guint32 group, guint32 rank)
 {
     guint n;
     const guint32 *r = ssim_graph_group_ranks(g, group, &n);
@@ -432,10 +409,7 @@ const char *ssim_graph_op_label(const SsimGraph *g, guint32 op, char *buf, gsize
 
 /* ---- finalize ---- */
 
-static gboolean fail(GError **error, SsimGraph *g, guint32 op, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
-
-static gboolean fail(GError **error, SsimGraph *g, guint32 op, const char *fmt, ...)
+gboolean graph_fail(GError **error, SsimGraph *g, guint32 op, const char *fmt, ...)
 {
     char label[128];
     va_list ap;
@@ -446,7 +420,7 @@ static gboolean fail(GError **error, SsimGraph *g, guint32 op, const char *fmt, 
     g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH, "%s (rank %u, stream %s): %s",
                 ssim_graph_op_label(g, op, label, sizeof label), o->rank,
                 ssim_graph_stream_name(g, o->stream), msg);
-    clear_finalized(g);
+    graph_clear_finalized(g);
     return FALSE;
 }
 
@@ -470,8 +444,8 @@ static gboolean check_ids(SsimGraph *g, GError **error)
     qsort(g->id_sorted, n, sizeof(guint64), cmp_u64);
     for (guint32 i = 1; i < n; i++)
         if (g->id_sorted[i] >> 32 == g->id_sorted[i - 1] >> 32)
-            return fail(error, g, (guint32)g->id_sorted[i], "id %u is used by two ops",
-                        (guint32)(g->id_sorted[i] >> 32));
+            return graph_fail(error, g, (guint32)g->id_sorted[i], "id %u is used by two ops",
+                              (guint32)(g->id_sorted[i] >> 32));
     return TRUE;
 }
 
@@ -517,209 +491,7 @@ static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
                                ssim_graph_op_label(g, walk[k], label, sizeof label));
     g_string_append(path, ssim_graph_op_label(g, cur, label, sizeof label));
     g_autofree char *text = g_string_free(path, FALSE);
-    return fail(error, g, cur, "dependency cycle (each op waits for the next): %s", text);
-}
-
-/*
- * Matching keys.  build_matches() groups communication ops with two hash tables keyed by three
- * words; each key is made by one function below, and the comments say why keys of different
- * kinds can never be equal.
- */
-typedef struct {
-    guint32 a, b, c;
-} Key3;
-
-/*
- * The channels an auto tag counts on: a rank numbers its collectives on a group, its barriers on
- * a group, its sends to a peer and its receives from a peer each from 0.
- */
-typedef enum { CHANNEL_COLL, CHANNEL_BARRIER, CHANNEL_SEND, CHANNEL_RECV } Channel;
-
-/*
- * The channel key (rank, group or peer, channel) of a communication op: the channel is the third
- * word, so a group and a peer that happen to have the same number give different keys.
- */
-static inline Key3 channel_key(const SsimOp *o)
-{
-    switch ((SsimOpKind)o->kind) {
-    case SSIM_OP_COLLECTIVE:
-        return (Key3){o->rank, o->group, CHANNEL_COLL};
-    case SSIM_OP_BARRIER:
-        return (Key3){o->rank, o->group, CHANNEL_BARRIER};
-    case SSIM_OP_SEND:
-        return (Key3){o->rank, o->peer, CHANNEL_SEND};
-    default:
-        g_assert(o->kind == SSIM_OP_RECV);
-        return (Key3){o->rank, o->peer, CHANNEL_RECV};
-    }
-}
-
-/*
- * Instance keys name one match.  A send/receive pair is (source, destination, tag); a collective
- * or barrier instance is (group, tag, GROUP_INSTANCE), with GROUP_BARRIER set in the group word
- * of a barrier's.  They cannot collide: the third word of a pair's key is a resolved tag, and a
- * tag is never SSIM_TAG_AUTO once resolved (an auto tag becomes an ordinal, below the op count),
- * while GROUP_INSTANCE is SSIM_TAG_AUTO; a group's barriers and collectives differ in the top
- * bit of the group word, which no group index reaches (fewer than 2^31 groups, asserted).
- */
-#define GROUP_INSTANCE SSIM_TAG_AUTO
-#define GROUP_BARRIER  0x80000000u
-
-/* The instance key of a send or a receive whose tag is resolved. */
-static inline Key3 pair_key(const SsimOp *o)
-{
-    gboolean send = o->kind == SSIM_OP_SEND;
-    g_assert(o->tag != SSIM_TAG_AUTO);
-    return (Key3){send ? o->rank : o->peer, send ? o->peer : o->rank, o->tag};
-}
-
-/* The instance key of a collective or barrier whose tag is resolved. */
-static inline Key3 group_key(const SsimOp *o)
-{
-    g_assert(o->group < GROUP_BARRIER);
-    return (Key3){o->group | (o->kind == SSIM_OP_BARRIER ? GROUP_BARRIER : 0), o->tag,
-                  GROUP_INSTANCE};
-}
-
-/* The group of a collective or barrier instance key. */
-static inline guint32 group_key_group(const Key3 *k)
-{
-    return k->a & ~GROUP_BARRIER;
-}
-
-static guint key3_hash(gconstpointer p)
-{
-    const Key3 *k = p;
-    return (k->a * 2654435761u) ^ (k->b * 40503u) ^ (k->c * 97u + 0x9e3779b9u);
-}
-
-static gboolean key3_equal(gconstpointer x, gconstpointer y)
-{
-    const Key3 *a = x, *b = y;
-    return a->a == b->a && a->b == b->b && a->c == b->c;
-}
-
-static gboolean build_matches(SsimGraph *g, GError **error)
-{
-    guint32 n = g->ops->len;
-    g_autofree Key3 *ord_keys = ssim_new_large(Key3, MAX(n, 1));
-    g_autofree Key3 *inst_keys = ssim_new_large(Key3, MAX(n, 1));
-    guint32 n_ord = 0, n_inst = 0;
-    g_autoptr(GHashTable) ord = g_hash_table_new(key3_hash, key3_equal);
-    g_autoptr(GHashTable) inst = g_hash_table_new(key3_hash, key3_equal);
-    g_autofree guint32 *inst_kind = ssim_new_large(guint32, MAX(n, 1));
-    g_autofree guint32 *inst_count = ssim_new0_large(guint32, MAX(n, 1));
-    g_autofree guint32 *ord_count = ssim_new0_large(guint32, MAX(n, 1));
-
-    for (guint32 i = 0; i < n; i++) {
-        SsimOp *o = &g_array_index(g->ops, SsimOp, i);
-        MatchKind mk;
-        if (o->kind == SSIM_OP_COLLECTIVE || o->kind == SSIM_OP_BARRIER) {
-            if (o->group >= g->group_name->len)
-                return fail(error, g, i, "needs a group");
-            if (!group_has_rank(g, o->group, o->rank))
-                return fail(error, g, i, "rank %u is not a member of group %s", o->rank,
-                            ssim_graph_group_name(g, o->group));
-            mk = o->kind == SSIM_OP_COLLECTIVE ? MATCH_COLL : MATCH_BARRIER;
-        } else if (o->kind == SSIM_OP_SEND || o->kind == SSIM_OP_RECV) {
-            if (o->peer == SSIM_NONE)
-                return fail(error, g, i, "needs a peer rank");
-            if (o->peer == o->rank)
-                return fail(error, g, i, "peer is its own rank %u", o->rank);
-            mk = MATCH_P2P;
-        } else {
-            continue;
-        }
-        Key3 k = channel_key(o);
-        /* An auto tag is the op's ordinal on its channel (channel_key). */
-        gpointer ov = g_hash_table_lookup(ord, &k);
-        guint32 slot;
-        if (ov == NULL) {
-            slot = n_ord;
-            ord_keys[n_ord] = k;
-            ord_count[n_ord] = 0;
-            g_hash_table_insert(ord, &ord_keys[n_ord++], GUINT_TO_POINTER(slot + 1));
-        } else {
-            slot = GPOINTER_TO_UINT(ov) - 1;
-        }
-        if (o->tag == SSIM_TAG_AUTO)
-            o->tag = ord_count[slot];
-        ord_count[slot]++;
-        Key3 ik = mk == MATCH_P2P ? pair_key(o) : group_key(o);
-        gpointer v = g_hash_table_lookup(inst, &ik);
-        guint32 m;
-        if (v == NULL) {
-            m = n_inst;
-            inst_keys[n_inst] = ik;
-            inst_kind[m] = mk;
-            g_hash_table_insert(inst, &inst_keys[n_inst++], GUINT_TO_POINTER(m + 1));
-        } else {
-            m = GPOINTER_TO_UINT(v) - 1;
-        }
-        o->match = m;
-        inst_count[m]++;
-    }
-    g->n_matches = n_inst;
-    g->match_first = ssim_new_large(guint32, n_inst + 1);
-    g->match_expected = ssim_new_large(guint32, MAX(n_inst, 1));
-    g->match_kind = ssim_new_large(guint8, MAX(n_inst, 1));
-    guint32 total = 0;
-    for (guint32 m = 0; m < n_inst; m++) {
-        g->match_first[m] = total;
-        g->match_kind[m] = (guint8)inst_kind[m];
-        if (inst_kind[m] == MATCH_P2P) {
-            g->match_expected[m] = 2;
-            total += 2;
-        } else {
-            guint gn;
-            ssim_graph_group_ranks(g, group_key_group(&inst_keys[m]), &gn);
-            g->match_expected[m] = gn;
-            total += inst_count[m];
-        }
-    }
-    g->match_first[n_inst] = total;
-    g->match_ops = ssim_new_large(guint32, MAX(total, 1));
-    g_autofree guint32 *fill = ssim_new0_large(guint32, MAX(n_inst, 1));
-    for (guint32 m = 0; m < n_inst; m++)
-        if (inst_kind[m] == MATCH_P2P)
-            g->match_ops[g->match_first[m]] = g->match_ops[g->match_first[m] + 1] = SSIM_NONE;
-    for (guint32 i = 0; i < n; i++) {
-        const SsimOp *o = ssim_graph_op(g, i);
-        if (o->match == SSIM_NONE)
-            continue;
-        guint32 m = o->match, base = g->match_first[m];
-        if (inst_kind[m] == MATCH_P2P) {
-            guint slot = o->kind == SSIM_OP_SEND ? 0 : 1;
-            if (g->match_ops[base + slot] != SSIM_NONE)
-                return fail(error, g, i,
-                            "a second %s with the same source %u, destination %u "
-                            "and tag %u",
-                            ssim_op_kind_name(o->kind), inst_keys[m].a, inst_keys[m].b, o->tag);
-            g->match_ops[base + slot] = i;
-            continue;
-        }
-        for (guint32 j = 0; j < fill[m]; j++) {
-            const SsimOp *other = ssim_graph_op(g, g->match_ops[base + j]);
-            char label[128];
-            if (other->rank == o->rank)
-                return fail(error, g, i, "rank %u enters %s %s tag %u twice (also %s)", o->rank,
-                            ssim_graph_group_name(g, o->group),
-                            o->kind == SSIM_OP_BARRIER ? "barrier" : "collective", o->tag,
-                            ssim_graph_op_label(g, g->match_ops[base + j], label, sizeof label));
-            if (j == 0 && (other->coll != o->coll || other->bytes != o->bytes) &&
-                o->kind == SSIM_OP_COLLECTIVE)
-                return fail(error, g, i,
-                            "does not match %s on rank %u of the same collective "
-                            "(group %s, tag %u): %s of %" G_GUINT64_FORMAT
-                            " bytes vs %s of %" G_GUINT64_FORMAT " bytes",
-                            ssim_graph_op_label(g, g->match_ops[base], label, sizeof label),
-                            other->rank, ssim_graph_group_name(g, o->group), o->tag,
-                            ssim_coll_kind_name(o->coll), o->bytes,
-                            ssim_coll_kind_name(other->coll), other->bytes);
-        }
-        g->match_ops[base + fill[m]++] = i;
-    }
-    return TRUE;
+    return graph_fail(error, g, cur, "dependency cycle (each op waits for the next): %s", text);
 }
 
 gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
@@ -734,9 +506,10 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
         const guint32 *d = ssim_graph_deps(g, i, &nd);
         for (guint j = 0; j < nd; j++) {
             if (d[j] >= n)
-                return fail(error, g, i, "depends on op index %u, which does not exist", d[j]);
+                return graph_fail(error, g, i, "depends on op index %u, which does not exist",
+                                  d[j]);
             if (d[j] == i)
-                return fail(error, g, i, "depends on itself");
+                return graph_fail(error, g, i, "depends on itself");
         }
     }
 
@@ -811,7 +584,7 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     if (tail < n)
         return report_cycle(g, left, error);
 
-    if (!build_matches(g, error))
+    if (!graph_finalize_programs(g, error) || !graph_build_matches(g, error))
         return FALSE;
     g->finalized = TRUE;
     return TRUE;

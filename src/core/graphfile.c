@@ -3,11 +3,14 @@
  *
  *   # shiftsim-graph v1
  *   group tp 0 1 2 3            a named group of ranks (ranges such as 0-3 allowed)
+ *   program 0 fwd.0 bwd.0       (optional) rank 0's programs in the order they run
  *   <id> <rank> <stream> <kind> [key=value ...]
  *
  * kind is compute, send, recv, barrier or a collective (allreduce, allgather, reducescatter,
  * alltoall, broadcast, reduce).  Keys: dur (a duration, default unit ns), flops, bytes, group,
- * peer, tag, deps (comma-separated ids, forward references allowed), name, class.  Blank lines
+ * peer, tag, deps (comma-separated ids, forward references allowed), name, class, program (the
+ * op's program on its rank; a rank's programs run in the order its `program` line lists them,
+ * then in the order they first appear).  Blank lines
  * and lines starting with '#' are ignored; the first line must be the version line.
  *
  * The parser keeps each op's line so that every error it can attribute says
@@ -143,6 +146,7 @@ typedef struct {
     guint32 rank;
     char *stream;
     char *name, *cls;
+    char *program;
     char *deps; /* raw comma list, resolved after all lines are read */
 } Pending;
 
@@ -152,6 +156,7 @@ static void pending_clear(gpointer p)
     g_free(x->stream);
     g_free(x->name);
     g_free(x->cls);
+    g_free(x->program);
     g_free(x->deps);
 }
 
@@ -185,6 +190,25 @@ static gboolean parse_group(Ctx *c, SsimGraph *g, char **tok, guint n)
         err(c, "group", "%s", local->message);
         g_error_free(local);
         return FALSE;
+    }
+    return TRUE;
+}
+
+/* "program RANK NAME...": the order of rank RANK's programs (created here, so before any op). */
+static gboolean parse_program(Ctx *c, SsimGraph *g, char **tok, guint n)
+{
+    guint32 rank;
+    if (n < 3)
+        return err(c, "program", "expected 'program RANK NAME...' with at least one name");
+    if (!parse_u32(tok[1], &rank, MAX_RANK - 1))
+        return err(c, "program", "'%s' is not a rank (0 to %u)", tok[1], MAX_RANK - 1);
+    for (guint i = 2; i < n; i++) {
+        if (!valid_name(tok[i]))
+            return err(c, "program",
+                       "'%s' is not a valid program name (letters, digits, _ - . : / [ ])", tok[i]);
+        guint32 before = ssim_graph_n_programs(g);
+        if (ssim_graph_program(g, rank, tok[i]) < before)
+            return err(c, "program", "program %s of rank %u is listed twice", tok[i], rank);
     }
     return TRUE;
 }
@@ -234,8 +258,8 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
                    "allgather, reducescatter, alltoall, broadcast, reduce)",
                    tok[3]);
     gboolean have[16] = {FALSE};
-    static const char *const keys[] = {"dur", "flops", "bytes", "group", "peer",
-                                       "tag", "deps",  "name",  "class", NULL};
+    static const char *const keys[] = {"dur",  "flops", "bytes", "group",   "peer", "tag",
+                                       "deps", "name",  "class", "program", NULL};
     for (guint i = 4; i < n; i++) {
         char *eq = strchr(tok[i], '=');
         if (eq == NULL || eq == tok[i])
@@ -248,7 +272,7 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
         if (keys[k] == NULL)
             return err(c, key,
                        "unknown key (dur, flops, bytes, group, peer, tag, deps, name, "
-                       "class)");
+                       "class, program)");
         if (have[k])
             return err(c, key, "given twice");
         have[k] = TRUE;
@@ -302,6 +326,13 @@ static gboolean parse_op(Ctx *c, SsimGraph *g, char **tok, guint n, Pending *p)
             if (!valid_name(val))
                 return err(c, key, "'%s' is not a valid class name", val);
             p->cls = g_strdup(val);
+            break;
+        case 9:
+            if (!valid_name(val))
+                return err(c, key,
+                           "'%s' is not a valid program name (letters, digits, _ - . : / [ ])",
+                           val);
+            p->program = g_strdup(val);
             break;
         }
         continue;
@@ -419,6 +450,11 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
                 return NULL;
             continue;
         }
+        if (strcmp(tok[0], "program") == 0) {
+            if (!parse_program(&c, g, tok, n))
+                return NULL;
+            continue;
+        }
         Pending p = {0};
         gboolean ok = parse_op(&c, g, tok, n, &p);
         g_array_append_val(ops, p);
@@ -467,7 +503,10 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
         p->spec.stream = ssim_graph_stream(g, p->rank, p->stream);
         p->spec.name = p->name;
         p->spec.cls = p->cls;
-        ssim_graph_add_op(g, &p->spec, (guint32 *)deps->data, deps->len);
+        guint32 op = ssim_graph_add_op(g, &p->spec, (guint32 *)deps->data, deps->len);
+        /* Created at its first op, so a rank's programs run in the order they first appear. */
+        if (p->program)
+            ssim_graph_set_program(g, op, ssim_graph_program(g, p->rank, p->program));
     }
     if (!ssim_graph_finalize(g, error)) {
         g_prefix_error(error, "%s: ", path);
@@ -501,6 +540,21 @@ GString *ssim_graphfile_write(const SsimGraph *g)
         append_u32_list(out, r, n);
         g_string_append_c(out, '\n');
     }
+    /* Each rank's programs in the order they run (which first appearance need not show). */
+    guint32 np = ssim_graph_n_programs(g);
+    g_autofree gboolean *listed = g_new0(gboolean, MAX(np, 1));
+    for (guint32 p = 0; p < np; p++) {
+        if (listed[p])
+            continue;
+        guint32 rank = ssim_graph_program_rank(g, p);
+        g_string_append_printf(out, "program %u", rank);
+        for (guint32 q = p; q < np; q++)
+            if (ssim_graph_program_rank(g, q) == rank) {
+                listed[q] = TRUE;
+                g_string_append_printf(out, " %s", ssim_graph_program_name(g, q));
+            }
+        g_string_append_c(out, '\n');
+    }
     for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
         const SsimOp *o = ssim_graph_op(g, i);
         const char *kind = o->kind == SSIM_OP_COLLECTIVE ? ssim_coll_kind_name(o->coll)
@@ -530,6 +584,9 @@ GString *ssim_graphfile_write(const SsimGraph *g)
             g_string_append_printf(out, " name=%s", ssim_graph_string(g, o->name));
         if (o->cls != 0)
             g_string_append_printf(out, " class=%s", ssim_graph_string(g, o->cls));
+        guint32 prog = ssim_graph_op_program(g, i);
+        if (prog != SSIM_NONE)
+            g_string_append_printf(out, " program=%s", ssim_graph_program_name(g, prog));
         g_string_append_c(out, '\n');
     }
     return out;

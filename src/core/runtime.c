@@ -17,65 +17,27 @@
  * Replication: with n_copies > 1 every op has a state per copy (entry i * n_copies + c), and a
  * match has instances, each joined by the copies that agree on the match's periods (runtime.h).
  *
+ * Programs (graph.h) are gates, not ops: a program copy counts its predecessors from outside it
+ * (plus one for the previous program of its rank) and its unfinished ops.  An edge from outside
+ * into a program is delivered to the program's gate; the gate at zero opens the program, which
+ * delivers one "started" token to each of its ops; an edge from inside a program to an op outside
+ * it is held until the program's last op finishes, and then delivered with the token for the next
+ * program.  Edges inside a program, and every edge of a graph without programs, go straight to the
+ * successor's count as before, so such a graph replays exactly as it did before programs existed.
+ *
+ * Repetition (SsimRunConfig.comm_repeat): a communication instance priced by the cost model takes
+ * its duration times the repeat count; one the communication model times is started again until
+ * it has run that many times, so a flow network moves the bytes that many times.
+ *
  * Ties: ops made ready at the same time are handled in successor-list order, and their end
  * events fire in scheduling order; both are fixed by the graph, so runs are deterministic.
  */
+#include "src/core/runtime-private.h"
+
 #include <shiftsim/alloc.h>
-#include <shiftsim/runtime.h>
 
 #include <math.h>
 #include <string.h>
-
-enum { WAITING, ARRIVED, RUNNING, DONE };
-
-/*
- * An op's state and its count of unfinished predecessors share one 32-bit word, so the array
- * the hot loop updates for every successor stays dense (16 ops a cache line).
- */
-#define STATE_SHIFT      30
-#define PENDING_MASK     ((1u << STATE_SHIFT) - 1)
-#define STATE(w)         ((w) >> STATE_SHIFT)
-#define WITH_STATE(w, s) (((w)&PENDING_MASK) | ((guint32)(s) << STATE_SHIFT))
-
-struct SsimRun {
-    const SsimGraph *g;
-    const SsimCostModel *cost;
-    const SsimCommModel *comm;
-    SsimEngine *engine;
-    SsimTime now;      /* the engine's clock, cached by the handlers */
-    const SsimOp *ops; /* the graph's arrays, fetched once */
-    const guint32 *succ_first, *succs;
-    const guint32 *match_first, *match_ops, *match_expected;
-    guint32 n;                     /* graph ops; copy c of op i is entry i * n_copies + c below */
-    guint32 *word;                 /* per op copy: state << 30 | pending predecessors */
-    guint32 *arrived;              /* per match instance */
-    SsimTime *ready, *start, *end; /* ready is NULL when replicated */
-    guint ev_op_end, ev_match_end;
-    guint64 n_done;
-
-    /*
-     * Replication (runtime.h): n_copies copies on a stride x hi torus; `period` 2 per match and
-     * `inst_first` each match's first instance (NULL without replication: instance = match).
-     */
-    guint n_copies, stride, hi;
-    const guint32 *period;
-    guint32 *inst_first;
-
-    /*
-     * Interference (only when slowdown > 0).  Each stream runs at most one op, so the progress
-     * of running compute is kept per stream copy (stream * n_copies + copy): the work left at
-     * full speed as of `since`, and the engine ticket (engine.h) of its end event, which each
-     * rate change re-schedules, superseding the end events scheduled before.
-     */
-    double slowdown;
-    guint32 *comm_active;       /* per rank copy: running communication ops */
-    guint32 *rank_stream_first; /* per rank: its streams, CSR */
-    guint32 *rank_streams;
-    guint32 *running; /* per stream copy: the running compute op or SSIM_NONE */
-    SsimTime *work, *since;
-    SsimEngineTicket *end_ticket;
-};
-typedef struct SsimRun Run;
 
 /* ---- the simple analytical cost model ---- */
 
@@ -146,48 +108,6 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 }
 
 /* ---- replay ---- */
-
-/* Entry of copy c of op i in the per-op arrays (op-major: symmetric copies run close together
- * in time, so their states share cache lines), and the op-end event's key for it. */
-#define AT(r, c, i)  ((gsize)(i) * (r)->n_copies + (c))
-#define OP_KEY(c, i) (((guint64)(c) << 32) | (i))
-
-/* The instance, among match m's, that copy c of a torus of side `stride` takes part in. */
-static inline guint32 torus_instance(guint stride, const guint32 *period, guint32 m, guint c)
-{
-    guint pt = period[2 * m], pd = period[2 * m + 1];
-    return (c % stride) % pt + pt * ((c / stride) % pd);
-}
-
-/* The instance of match m that copy c takes part in (0 without replication). */
-static inline guint32 instance_of(const Run *r, guint32 m, guint c)
-{
-    return r->period == NULL ? 0 : torus_instance(r->stride, r->period, m, c);
-}
-
-/* Copies in each instance of match m. */
-static inline guint instance_copies(const Run *r, guint32 m)
-{
-    if (r->period == NULL)
-        return 1;
-    return (r->stride / r->period[2 * m]) * (r->hi / r->period[2 * m + 1]);
-}
-
-/* The j-th copy (in increasing order) of instance k of match m. */
-static inline guint instance_copy(const Run *r, guint32 m, guint32 k, guint j)
-{
-    if (r->period == NULL)
-        return 0;
-    guint pt = r->period[2 * m], pd = r->period[2 * m + 1], nt = r->stride / pt;
-    return k % pt + (j % nt) * pt + r->stride * (k / pt + (j / nt) * pd);
-}
-
-/* Index of instance k of match m in `arrived`. */
-static inline gsize instance_index(const Run *r, guint32 m, guint32 k)
-{
-    return r->inst_first == NULL ? m : (gsize)r->inst_first[m] + k;
-}
-
 static void make_ready(Run *r, guint c, guint32 i);
 
 /* Duration at the rank copy's current speed of `work` ns of full-speed compute. */
@@ -240,6 +160,59 @@ static void comm_change(Run *r, guint32 m, guint32 k, int delta)
     }
 }
 
+static void program_done(Run *r, guint c, guint32 p);
+static void program_open(Run *r, guint c, guint32 p);
+
+/* One predecessor of program p (copy c) is delivered: the program opens when it was the last. */
+static inline void gate_release(Run *r, guint c, guint32 p)
+{
+    if (--r->gate[PAT(r, c, p)] == 0)
+        program_open(r, c, p);
+}
+
+/* Delivers an edge into copy c of op s from `from` (the program of its source, or SSIM_NONE for a
+ * source outside s's program whose outputs now exist): to s itself, or to s's program's gate. */
+static inline void deliver(Run *r, guint c, guint32 s, guint32 from)
+{
+    guint32 q = r->prog[s];
+    if (q == SSIM_NONE || q == from) {
+        if (--r->word[AT(r, c, s)] == 0)
+            make_ready(r, c, s);
+    } else {
+        gate_release(r, c, q);
+    }
+}
+
+/* Program p (copy c) opens: each of its ops gets its start token (an empty program is done). */
+static void program_open(Run *r, guint c, guint32 p)
+{
+    r->open[PAT(r, c, p)] = 1;
+    if (r->left[PAT(r, c, p)] == 0) {
+        program_done(r, c, p);
+        return;
+    }
+    guint n;
+    const guint32 *ops = ssim_graph_program_ops(r->g, p, &n);
+    for (guint k = 0; k < n; k++)
+        if (--r->word[AT(r, c, ops[k])] == 0)
+            make_ready(r, c, ops[k]);
+}
+
+/* Program p (copy c) has finished: its outputs exist, so the edges from its ops to ops outside it
+ * are delivered, and the next program of its rank gets its token. */
+static void program_done(Run *r, guint c, guint32 p)
+{
+    guint n;
+    const guint32 *ops = ssim_graph_program_ops(r->g, p, &n);
+    for (guint k = 0; k < n; k++)
+        for (guint32 e = r->succ_first[ops[k]], last = r->succ_first[ops[k] + 1]; e < last; e++)
+            if (r->prog[r->succs[e]] != p)
+                deliver(r, c, r->succs[e], SSIM_NONE);
+    guint32 next = ssim_graph_program_next(r->g, p);
+    if (next != SSIM_NONE)
+        gate_release(r, c, next);
+}
+
 /* Copy c of op i ends now: one predecessor fewer for each successor, which may become ready. */
 static void finish(Run *r, guint c, guint32 i)
 {
@@ -247,11 +220,21 @@ static void finish(Run *r, guint c, guint32 i)
     r->end[x] = r->now;
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
-    for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
-        guint32 s = r->succs[e];
-        if (--r->word[AT(r, c, s)] == 0) /* state WAITING is 0, so the word is the count */
-            make_ready(r, c, s);
+    if (r->prog == NULL) {
+        for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
+            guint32 s = r->succs[e];
+            if (--r->word[AT(r, c, s)] == 0) /* state WAITING is 0, so the word is the count */
+                make_ready(r, c, s);
+        }
+        return;
     }
+    /* Edges leaving i's program wait for the program's end (program_done). */
+    guint32 p = r->prog[i];
+    for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++)
+        if (p == SSIM_NONE || r->prog[r->succs[e]] == p)
+            deliver(r, c, r->succs[e], p);
+    if (p != SSIM_NONE && --r->left[PAT(r, c, p)] == 0)
+        program_done(r, c, p);
 }
 
 /* Op i's own duration if it carries one, else the cost model's for n_ranks members (>= 0). */
@@ -318,23 +301,41 @@ static void run_members(Run *r, guint32 m, guint32 k)
     }
 }
 
+/* TRUE when the communication model times a match whose op is `op` (see instance_duration). */
+static inline gboolean comm_timed(const Run *r, const SsimOp *op)
+{
+    return op->kind != SSIM_OP_BARRIER && r->comm != NULL && op->duration < 0;
+}
+
+/* One run of instance k of match m by the communication model: its duration, or -1 when the model
+ * ends it itself later (ssim_run_finish_match() or _instance()). */
+static SsimTime comm_start(Run *r, guint32 m, guint32 k)
+{
+    if (r->period == NULL)
+        return r->comm->start(r->comm->data, r, m);
+    return r->comm->start_copy(r->comm->data, r, m, (guint32)instance_index(r, m, k),
+                               instance_copy(r, m, k, 0));
+}
+
 /*
  * The duration of instance k of match m, which op `last` completed: from the communication model
  * when there is one, the match is communication (not a barrier) and `last` carries no duration of
- * its own, and then -1 when the model ends the instance itself later (ssim_run_finish_match() or
- * _instance()); otherwise the first member's (its own, or the cost model's for the match's
- * expected members).  Never -1 without a communication model.
+ * its own, and then -1 when the model ends the instance itself later; otherwise the first
+ * member's (its own, or the cost model's for the match's expected members), times the repeat
+ * count for communication.  Never -1 without a communication model.  With a repeat count, the
+ * instance's rounds start at 0 when the communication model times it (it is started again as it
+ * ends, instance_ended) and at the last one otherwise.
  */
 static SsimTime instance_duration(Run *r, guint32 last, guint32 m, guint32 k)
 {
     const SsimOp *op = &r->ops[last];
-    if (op->kind != SSIM_OP_BARRIER && r->comm != NULL && op->duration < 0) {
-        if (r->period == NULL)
-            return r->comm->start(r->comm->data, r, m);
-        return r->comm->start_copy(r->comm->data, r, m, (guint32)instance_index(r, m, k),
-                                   instance_copy(r, m, k, 0));
-    }
-    return op_duration(r, r->match_ops[r->match_first[m]], r->match_expected[m]);
+    gboolean timed = comm_timed(r, op);
+    if (r->round != NULL)
+        r->round[instance_index(r, m, k)] = timed ? 0 : r->repeat - 1;
+    if (timed)
+        return comm_start(r, m, k);
+    SsimTime d = op_duration(r, r->match_ops[r->match_first[m]], r->match_expected[m]);
+    return op->kind == SSIM_OP_BARRIER ? d : d * (SsimTime)r->repeat;
 }
 
 /*
@@ -382,16 +383,29 @@ static void end_match(Run *r, guint32 m, guint32 k)
     }
 }
 
+/* Instance k of match m has run once: the communication model runs it again while rounds of
+ * its repeat count are left, else it ends now. */
+static void instance_ended(Run *r, guint32 m, guint32 k)
+{
+    if (r->round != NULL && ++r->round[instance_index(r, m, k)] < r->repeat) {
+        SsimTime d = comm_start(r, m, k);
+        if (d >= 0)
+            ssim_engine_schedule(r->engine, r->now + d, r->ev_match_end, m, k);
+        return;
+    }
+    end_match(r, m, k);
+}
+
 void ssim_run_finish_match(SsimRun *r, guint32 m)
 {
     r->now = ssim_engine_now(r->engine);
-    end_match(r, m, 0);
+    instance_ended(r, m, 0);
 }
 
 void ssim_run_finish_instance(SsimRun *r, guint32 m, guint32 instance)
 {
     r->now = ssim_engine_now(r->engine);
-    end_match(r, m, r->inst_first == NULL ? 0 : instance - r->inst_first[m]);
+    instance_ended(r, m, r->inst_first == NULL ? 0 : instance - r->inst_first[m]);
 }
 
 guint64 ssim_replication_instances(const SsimReplication *rep, guint32 n_matches, guint32 *first)
@@ -440,7 +454,7 @@ static void on_match_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
     Run *r = user;
     r->now = ssim_engine_now(e);
-    end_match(r, (guint32)a, (guint32)b);
+    instance_ended(r, (guint32)a, (guint32)b);
 }
 
 void ssim_timeline_free(SsimTimeline *t)
@@ -451,127 +465,6 @@ void ssim_timeline_free(SsimTimeline *t)
     g_free(t->start);
     g_free(t->end);
     g_free(t);
-}
-
-/* ---- deadlock diagnosis ---- */
-
-static void describe_match_wait(const Run *r, guint c, guint32 i, GString *out)
-{
-    const SsimGraph *g = r->g;
-    const SsimOp *op = ssim_graph_op(g, i);
-    char label[128];
-    guint n, expected;
-    const guint32 *members = ssim_graph_match_ops(g, op->match, &n, &expected);
-    ssim_graph_op_label(g, i, label, sizeof label);
-    if (op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV) {
-        gboolean send = op->kind == SSIM_OP_SEND;
-        guint32 other = members[send ? 1 : 0];
-        g_string_append_printf(out, "blocked on %s %s rank %u (tag %u): ", label,
-                               send ? "to" : "from", op->peer, op->tag);
-        if (other == SSIM_NONE)
-            g_string_append_printf(out, "rank %u never posts the matching %s", op->peer,
-                                   send ? "recv" : "send");
-        else
-            g_string_append_printf(out, "rank %u has not reached the matching %s", op->peer,
-                                   ssim_graph_op_label(g, other, label, sizeof label));
-        return;
-    }
-    guint nc = instance_copies(r, op->match);
-    g_string_append_printf(out, "blocked in %s %s (group %s, tag %u): %u of %u members arrived",
-                           op->kind == SSIM_OP_BARRIER ? "barrier" : "collective", label,
-                           ssim_graph_group_name(g, op->group), op->tag,
-                           r->arrived[instance_index(r, op->match, instance_of(r, op->match, c))],
-                           expected * nc);
-    guint gn;
-    const guint32 *ranks = ssim_graph_group_ranks(g, op->group, &gn);
-    for (guint k = 0; k < gn; k++) {
-        guint32 member = SSIM_NONE;
-        for (guint j = 0; j < n; j++)
-            if (ssim_graph_op(g, members[j])->rank == ranks[k])
-                member = members[j];
-        if (member == SSIM_NONE)
-            g_string_append_printf(out, "; rank %u never issues it", ranks[k]);
-        else if (STATE(r->word[AT(r, c, member)]) == WAITING)
-            g_string_append_printf(out, "; rank %u has not reached it (%s on stream %s)", ranks[k],
-                                   ssim_graph_op_label(g, member, label, sizeof label),
-                                   ssim_graph_stream_name(g, ssim_graph_op(g, member)->stream));
-    }
-}
-
-static void describe_dep_wait(const Run *r, guint c, guint32 i, GString *out)
-{
-    const SsimGraph *g = r->g;
-    char label[128], dl[128];
-    g_string_append_printf(out, "blocked on %s, which waits for",
-                           ssim_graph_op_label(g, i, label, sizeof label));
-    guint nd;
-    const guint32 *d = ssim_graph_deps(g, i, &nd);
-    guint shown = 0;
-    for (guint k = 0; k < nd; k++) {
-        if (STATE(r->word[AT(r, c, d[k])]) == DONE)
-            continue;
-        const SsimOp *dep = ssim_graph_op(g, d[k]);
-        if (shown++ < 4)
-            g_string_append_printf(out, "%s %s (rank %u stream %s)", shown > 1 ? "," : "",
-                                   ssim_graph_op_label(g, d[k], dl, sizeof dl), dep->rank,
-                                   ssim_graph_stream_name(g, dep->stream));
-    }
-    if (shown > 4)
-        g_string_append_printf(out, " and %u more", shown - 4);
-    if (shown == 0)
-        g_string_append(out, " the host barrier before it");
-}
-
-static void diagnose_deadlock(const Run *r, GError **error)
-{
-    const SsimGraph *g = r->g;
-    guint32 n_ops = r->n, n_streams = ssim_graph_n_streams(g);
-    gsize n_heads = MAX((gsize)n_streams * r->n_copies, 1);
-    g_autofree guint32 *head = g_new(guint32, n_heads);
-    memset(head, 0xff, sizeof(guint32) * n_heads);
-    for (guint c = 0; c < r->n_copies; c++)
-        for (guint32 i = 0; i < n_ops; i++) {
-            gsize s = (gsize)ssim_graph_op(g, i)->stream * r->n_copies + c;
-            if (STATE(r->word[AT(r, c, i)]) != DONE && head[s] == SSIM_NONE)
-                head[s] = i;
-        }
-    GString *msg = g_string_new(NULL);
-    g_string_append_printf(msg,
-                           "deadlock at t=%" G_GINT64_FORMAT " ns: %" G_GUINT64_FORMAT
-                           " of %" G_GUINT64_FORMAT " ops finished; blocked streams:",
-                           ssim_engine_now(r->engine), r->n_done, (guint64)n_ops * r->n_copies);
-    guint listed = 0, more = 0;
-    for (gsize s = 0; s < (gsize)n_streams * r->n_copies; s++) {
-        guint32 i = head[s];
-        guint c = (guint)(s % r->n_copies);
-        guint32 stream = (guint32)(s / r->n_copies);
-        if (i == SSIM_NONE)
-            continue;
-        if (listed >= 16) {
-            more++;
-            continue;
-        }
-        listed++;
-        g_string_append_printf(msg, "\n  rank %u", ssim_graph_stream_rank(g, stream));
-        if (r->n_copies > 1)
-            g_string_append_printf(msg, " copy %u", c);
-        g_string_append_printf(msg, " stream %s: ", ssim_graph_stream_name(g, stream));
-        char label[128];
-        guint32 state = STATE(r->word[AT(r, c, i)]);
-        if (state == ARRIVED)
-            describe_match_wait(r, c, i, msg);
-        else if (state == RUNNING)
-            g_string_append_printf(msg,
-                                   "%s started but never completed (its communication "
-                                   "model did not finish it)",
-                                   ssim_graph_op_label(g, i, label, sizeof label));
-        else
-            describe_dep_wait(r, c, i, msg);
-    }
-    if (more)
-        g_string_append_printf(msg, "\n  ... and %u more blocked streams", more);
-    g_set_error_literal(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK, msg->str);
-    g_string_free(msg, TRUE);
 }
 
 SsimTimeline *ssim_runtime_run(const SsimGraph *g, const SsimCostModel *cost,
@@ -620,9 +513,78 @@ static void clear_interference(Run *r)
     g_free(r->end_ticket);
 }
 
+/*
+ * The program gates of a graph with programs (see the top): each program copy's gate and op
+ * count, and the word of each op in a program, which counts its predecessors inside the program
+ * plus the program's start.  Nothing without programs.
+ */
+static void setup_programs(Run *r)
+{
+    r->prog = ssim_graph_op_programs(r->g);
+    if (r->prog == NULL)
+        return;
+    guint32 np = ssim_graph_n_programs(r->g), n = r->n;
+    guint nc = r->n_copies;
+    gsize npc = MAX((gsize)np * nc, 1);
+    r->n_progs = np;
+    r->gate = g_new0(guint32, npc);
+    r->left = g_new0(guint32, npc);
+    r->open = g_new0(guint8, npc);
+    g_autofree guint32 *inside = ssim_new0_large(guint32, MAX(n, 1));
+    for (guint32 u = 0; u < n; u++)
+        for (guint32 e = r->succ_first[u]; e < r->succ_first[u + 1]; e++) {
+            guint32 q = r->prog[r->succs[e]];
+            if (q == SSIM_NONE)
+                continue;
+            if (r->prog[u] == q)
+                inside[r->succs[e]]++;
+            else
+                r->gate[PAT(r, 0, q)]++;
+        }
+    for (guint32 p = 0; p < np; p++) {
+        guint n_ops;
+        ssim_graph_program_ops(r->g, p, &n_ops);
+        r->gate[PAT(r, 0, p)] += ssim_graph_program_prev(r->g, p) != SSIM_NONE;
+        r->left[PAT(r, 0, p)] = n_ops;
+        for (guint c = 1; c < nc; c++) {
+            r->gate[PAT(r, c, p)] = r->gate[PAT(r, 0, p)];
+            r->left[PAT(r, c, p)] = n_ops;
+        }
+    }
+    for (guint32 i = 0; i < n; i++) {
+        if (r->prog[i] == SSIM_NONE)
+            continue;
+        g_assert(inside[i] + 1 <= PENDING_MASK);
+        for (guint c = 0; c < nc; c++)
+            r->word[AT(r, c, i)] = WITH_STATE(inside[i] + 1, WAITING);
+    }
+}
+
+/* Makes ready copy c of every op with nothing to wait for, and opens every program copy whose
+ * gate is already clear (in op order, then the programs no op opened: empty ones). */
+static void start_run(Run *r, guint c)
+{
+    for (guint32 i = 0; i < r->n; i++) {
+        guint32 p = r->prog == NULL ? SSIM_NONE : r->prog[i];
+        if (p == SSIM_NONE) {
+            if (ssim_graph_n_preds(r->g, i) == 0)
+                make_ready(r, c, i);
+        } else if (!r->open[PAT(r, c, p)] && r->gate[PAT(r, c, p)] == 0) {
+            program_open(r, c, p);
+        }
+    }
+    for (guint32 p = 0; p < r->n_progs; p++)
+        if (!r->open[PAT(r, c, p)] && r->gate[PAT(r, c, p)] == 0)
+            program_open(r, c, p);
+}
+
 static void run_free(Run *r)
 {
     clear_interference(r);
+    g_free(r->gate);
+    g_free(r->left);
+    g_free(r->open);
+    g_free(r->round);
     g_free(r->word);
     g_free(r->arrived);
     g_free(r->inst_first);
@@ -687,6 +649,12 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
                     "overlap slowdown %g is out of range (0 to 1e6)", config->overlap_slowdown);
         return NULL;
     }
+    if (config->comm_repeat > SSIM_COMM_REPEAT_MAX) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
+                    "communication repeat count %u is out of range (1 to %u)", config->comm_repeat,
+                    SSIM_COMM_REPEAT_MAX);
+        return NULL;
+    }
     if (!ssim_graph_is_finalized(g)) {
         g_set_error_literal(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_GRAPH,
                             "the graph was not finalized");
@@ -702,7 +670,12 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
 
     guint32 n = ssim_graph_n_ops(g);
     g_autoptr(SsimEngine) engine = ssim_engine_new();
-    Run r = {.g = g, .cost = cost, .comm = config->comm, .engine = engine, .n = n};
+    Run r = {.g = g,
+             .cost = cost,
+             .comm = config->comm,
+             .engine = engine,
+             .n = n,
+             .repeat = MAX(config->comm_repeat, 1u)};
     gsize n_instances;
     if (!setup_replication(&r, config, &n_instances, error)) {
         run_free(&r);
@@ -726,6 +699,9 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     r.ops = ssim_graph_ops(g);
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
+    setup_programs(&r);
+    if (r.repeat > 1 && r.comm != NULL)
+        r.round = ssim_new0_large(guint32, MAX(n_instances, 1));
     r.ev_op_end = ssim_engine_register(engine, on_op_end, &r);
     r.ev_match_end = ssim_engine_register(engine, on_match_end, &r);
     if (config->overlap_slowdown > 0)
@@ -739,9 +715,7 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     ssim_engine_reserve(engine, 2 * (gsize)ssim_graph_n_streams(g) * nc + 16);
 
     for (guint c = 0; c < nc; c++)
-        for (guint32 i = 0; i < n; i++)
-            if (ssim_graph_n_preds(g, i) == 0)
-                make_ready(&r, c, i);
+        start_run(&r, c);
     SsimEngineStop stop = ssim_engine_run(engine, limits->until, limits->max_events);
 
     if (r.comm != NULL && r.comm->detach != NULL)
@@ -760,7 +734,7 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
                     ssim_engine_now(engine), r.n_done, n_total);
         ok = FALSE;
     } else if (r.n_done < n_total) {
-        diagnose_deadlock(&r, error);
+        runtime_diagnose_deadlock(&r, error);
         ok = FALSE;
     }
     if (!ok) {

@@ -36,6 +36,9 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .kernel_overhead = cluster->kernel_overhead,
         .kernel_floor = cluster->kernel_floor,
         .nvlink_bw = cluster->nvlink_bw * cluster->nvlink_efficiency,
+        .nvlink_pair_bw = cluster->topology == SSIM_TOPOLOGY_FULLMESH
+                              ? cluster->nvlink_pair_bw * cluster->nvlink_efficiency
+                              : 0.0,
         .nvlink_latency = cluster->nvlink_latency,
         .ib_bw = ssim_cluster_node_net_bw(cluster) / MAX(cluster->gpus_per_node, 1) *
                  cluster->ib_efficiency,
@@ -68,6 +71,21 @@ static guint ceil_log2(guint n)
     return k;
 }
 
+/* The bandwidth of the k members of one node towards one another (see analytic.h): NVSwitch's
+ * per-GPU bandwidth, or on a full mesh the links to the other k - 1 members. */
+static double node_bw(const SsimAnalyticParams *p, double k)
+{
+    if (!(p->nvlink_pair_bw > 0))
+        return p->nvlink_bw;
+    return MIN(MAX(k - 1, 1.0) * p->nvlink_pair_bw, p->nvlink_bw);
+}
+
+/* The bandwidth of one transfer inside a node: one pair's link on a full mesh. */
+static double hop_bw(const SsimAnalyticParams *p)
+{
+    return p->nvlink_pair_bw > 0 ? p->nvlink_pair_bw : p->nvlink_bw;
+}
+
 SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind kind,
                                        guint64 bytes, guint n_ranks, guint n_nodes, guint per_node)
 {
@@ -80,6 +98,7 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
     double a_nv = ssim_time_to_seconds(p->nvlink_latency);
     double a_ib = ssim_time_to_seconds(p->ib_latency);
     gboolean cross = n_nodes > 1;
+    double b_nv = node_bw(p, cross ? k : n), b_hop = hop_bw(p);
     double t = 0;
     switch (kind) {
     case SSIM_COLL_ALLREDUCE:
@@ -88,29 +107,29 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
         /* An all-reduce is a reduce-scatter followed by an all-gather: twice the steps. */
         double f = kind == SSIM_COLL_ALLREDUCE ? 2.0 : 1.0;
         if (!cross)
-            t = f * ((n - 1) * a_nv + (n - 1) / n * S / p->nvlink_bw);
+            t = f * ((n - 1) * a_nv + (n - 1) / n * S / b_nv);
         else if (k <= 1)
             t = f * ((n - 1) * a_ib + (n - 1) / n * S / p->ib_bw);
         else
-            t = f * ((k - 1) * a_nv + (k - 1) / k * S / p->nvlink_bw) +
+            t = f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
                 f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / p->ib_bw);
         break;
     }
     case SSIM_COLL_ALLTOALL:
         if (!cross)
-            t = (n - 1) * a_nv + (n - 1) / n * S / p->nvlink_bw;
+            t = (n - 1) * a_nv + (n - 1) / n * S / b_nv;
         else
-            t = (n - 1) * a_ib + MAX((k - 1) / n * S / p->nvlink_bw, (n - k) / n * S / p->ib_bw);
+            t = (n - 1) * a_ib + MAX((k - 1) / n * S / b_nv, (n - k) / n * S / p->ib_bw);
         break;
     case SSIM_COLL_PERMUTE:
         /* Every member sends S to its neighbour at once, each over its own link; all end
          * together, so the slowest link (InfiniBand when the ring leaves a node) sets the time. */
-        t = (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : p->nvlink_bw);
+        t = (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : b_hop);
         break;
     case SSIM_COLL_BROADCAST:
     case SSIM_COLL_REDUCE:
     default:
-        t = ceil_log2(n_ranks) * (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : p->nvlink_bw);
+        t = ceil_log2(n_ranks) * (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : b_hop);
         break;
     }
     return ssim_time_from_seconds(t);
@@ -119,7 +138,7 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
 SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *p, guint64 bytes, gboolean cross_node)
 {
     double a = ssim_time_to_seconds(cross_node ? p->ib_latency : p->nvlink_latency);
-    double bw = cross_node ? p->ib_bw : p->nvlink_bw;
+    double bw = cross_node ? p->ib_bw : hop_bw(p);
     return ssim_time_from_seconds(a + (double)bytes / bw);
 }
 

@@ -56,6 +56,9 @@ typedef struct {
     gboolean has_tree;
     guint n, n_nodes, k; /* k: members per node when uniform, else 0 */
     guint channels;      /* rings of the ring algorithm */
+    /* A group inside one node of a full mesh (net.h): ring c sends from sorted[i] to
+     * sorted[mesh_next[c * n + i]], the rings together using every pair's link alike. */
+    guint8 *mesh_next;
     guint32 *sorted;
     guint32 *order;    /* the members in group order (permute) */
     gint32 *parent[2]; /* tree parent position or -1 */
@@ -184,6 +187,11 @@ static inline guint32 coll_chunks(const SsimNet *net, guint64 bytes)
  * (one channel: the sorted members in order). */
 static inline void coll_ring_edge(const Layout *l, guint c, guint i, guint32 *src, guint32 *dst)
 {
+    if (l->mesh_next != NULL) {
+        *src = l->sorted[i];
+        *dst = l->sorted[l->mesh_next[(gsize)c * l->n + i]];
+        return;
+    }
     if (l->channels == 1) {
         *src = l->sorted[i];
         *dst = l->sorted[(i + 1) % l->n];

@@ -101,6 +101,7 @@ typedef struct {
 
 void ssim_coll_layout_clear(Layout *l)
 {
+    g_free(l->mesh_next);
     g_free(l->sorted);
     g_free(l->order);
     for (int t = 0; t < 2; t++) {
@@ -109,6 +110,42 @@ void ssim_coll_layout_clear(Layout *l)
         g_free(l->depth[t]);
     }
     memset(l, 0, sizeof *l);
+}
+
+/*
+ * The rings of a group of n members inside one node of a full mesh, as NCCL builds several rings
+ * over different pairs so that every link carries data: for 3 and 4 members every Hamiltonian
+ * cycle in both directions (each ordered pair's link then carries the same share: 2 of 2 rings,
+ * or 2 of 6), for 2 members the one ring; for more, the rings i -> i + s for every shift s prime
+ * to n (every link alike when n is prime; the links of the other shifts stay idle otherwise).
+ * Returns the number of rings and fills `next` (n per ring): at most MESH_RINGS_MAX(n) rings.
+ */
+#define MESH_RINGS_MAX(n) ((n) == 4 ? 6u : (n))
+static guint mesh_rings(guint n, guint8 *next)
+{
+    static const guint8 four[6][4] = {{0, 1, 2, 3}, {0, 3, 2, 1}, {0, 1, 3, 2},
+                                      {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 3, 1, 2}};
+    guint rings = 0;
+    if (n == 4) {
+        for (guint r = 0; r < 6; r++, rings++)
+            for (guint j = 0; j < 4; j++)
+                next[r * 4 + four[r][j]] = four[r][(j + 1) % 4];
+        return rings;
+    }
+    for (guint s = 1; s < n; s++) {
+        guint a = s, b = n;
+        while (b) {
+            guint t = a % b;
+            a = b;
+            b = t;
+        }
+        if (a != 1 || (n == 2 && s > 1))
+            continue;
+        for (guint i = 0; i < n; i++)
+            next[rings * n + i] = (guint8)((i + s) % n);
+        rings++;
+    }
+    return rings;
 }
 
 void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks, guint n)
@@ -138,6 +175,14 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
     uniform = uniform && run == k;
     l->k = uniform ? k : 0;
     l->channels = uniform && l->n_nodes > 1 ? k : 1;
+    /* Inside one node of a full mesh: rings over every pair's link (mesh_rings), each link
+     * carrying `uses` of them. */
+    guint uses = 1;
+    if (ssim_net_topo(net)->fullmesh && l->n_nodes == 1 && n > 1 && n <= 64) {
+        l->mesh_next = g_new(guint8, (gsize)n * MESH_RINGS_MAX(n));
+        l->channels = mesh_rings(n, l->mesh_next);
+        uses = n == 4 ? 2 : 1;
+    }
     l->b_intra = l->b_inter = INFINITY;
 
     for (guint c = 0; c < l->channels; c++)
@@ -152,6 +197,9 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
             else
                 l->b_inter = MIN(l->b_inter, bw);
         }
+    /* What one member gets on the rings: its links' share of all of them. */
+    if (l->mesh_next != NULL)
+        l->b_intra *= (double)l->channels / uses;
     if (!isfinite(l->b_intra))
         l->b_intra = l->b_inter;
     if (!isfinite(l->b_inter))
@@ -581,8 +629,8 @@ static void launch_copies(Comm *cm, const Inst *in)
 }
 
 /*
- * Starts copy `copy` of `match` (copy 0: the graph's own GPUs), recording its time alone under
- * `slot` of `uncontended`.  A replicated run's `instance` is finished on its own; otherwise
+ * Starts copy `copy` of `match` (copy 0: the graph's own GPUs), adding its time alone to `slot`
+ * of `uncontended`.  A replicated run's `instance` is finished on its own; otherwise
  * (SSIM_NONE) the match's copies are started as load only with it.
  */
 static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy)
@@ -643,7 +691,9 @@ static SsimTime start_copy(Comm *cm, guint32 match, guint32 instance, guint copy
     guint32 slot = instance == SSIM_NONE ? match : instance;
     if (slot >= cm->uncontended->len)
         g_array_set_size(cm->uncontended, MAX(slot + 1, 2 * cm->uncontended->len));
-    g_array_index(cm->uncontended, SsimTime, slot) = prepare_inst(cm, &in, l, mops[mfirst[match]]);
+    /* Added: a run that repeats its communication (SsimRunConfig.comm_repeat) starts a match
+     * that many times, and its time alone is that many times one run's. */
+    g_array_index(cm->uncontended, SsimTime, slot) += prepare_inst(cm, &in, l, mops[mfirst[match]]);
     launch(cm, &in);
     /* The copies carry the representative's calibration (they are the same collective). */
     if (instance == SSIM_NONE && copied)

@@ -108,7 +108,7 @@ struct SsimNet {
     guint n_gpus;
     Link *links;
     guint n_links;
-    guint32 base_nic, base_leaf;
+    guint32 base_nic, base_leaf, base_pair;
 
     Flow *flows;
     guint32 n_flows, cap_flows, free_head;
@@ -182,14 +182,17 @@ SsimNet *ssim_net_new_config(const SsimCluster *c, const SsimNetConfig *config, 
     guint n_gpus = ssim_cluster_n_gpus(c);
     guint n_nics = c->nodes * c->nics_per_node;
     guint n_leaves = ssim_cluster_n_leaves(c);
-    guint n_links = 4 * n_gpus + 2 * n_nics + 2 * c->rails * n_leaves;
+    gboolean mesh = c->topology == SSIM_TOPOLOGY_FULLMESH;
+    guint n_pairs = mesh ? n_gpus * (c->gpus_per_node - 1) : 0;
+    guint n_links = 4 * n_gpus + 2 * n_nics + 2 * c->rails * n_leaves + n_pairs;
     SsimNet *net = net_alloc(n_links);
     net->config = *config;
     net->n_gpus = n_gpus;
-    net->topo = (struct SsimNetTopo){c->gpus_per_node, c->nodes, c->nics_per_node, c->gpus_per_nic,
-                                     c->rails,         n_leaves, c->nodes_per_leaf};
+    net->topo = (struct SsimNetTopo){c->gpus_per_node, c->nodes, c->nics_per_node,  c->gpus_per_nic,
+                                     c->rails,         n_leaves, c->nodes_per_leaf, mesh};
     net->base_nic = 4 * n_gpus;
     net->base_leaf = net->base_nic + 2 * n_nics;
+    net->base_pair = net->base_leaf + 2 * c->rails * n_leaves;
 
     double nvl = c->nvlink_bw * (config->use_efficiency ? c->nvlink_efficiency : 1.0);
     double nic = c->nic_bw * (config->use_efficiency ? c->ib_efficiency : 1.0);
@@ -219,6 +222,10 @@ SsimNet *ssim_net_new_config(const SsimCluster *c, const SsimNetConfig *config, 
                      c->spine_latency);
         }
     }
+    /* A full mesh: one link per ordered pair of a node's GPUs, a whole NVLink hop. */
+    double pair = c->nvlink_pair_bw * (config->use_efficiency ? c->nvlink_efficiency : 1.0);
+    for (guint32 k = 0; k < n_pairs; k++)
+        set_link(net, net->base_pair + k, SSIM_LINK_NVLINK_PAIR, k, pair, c->nvlink_latency);
     return net;
 }
 
@@ -238,6 +245,7 @@ SsimNet *ssim_net_new_like(const SsimNet *src)
     net->n_gpus = src->n_gpus;
     net->base_nic = src->base_nic;
     net->base_leaf = src->base_leaf;
+    net->base_pair = src->base_pair;
     for (guint i = 0; i < src->n_links; i++)
         net->links[i].pub = src->links[i].pub;
     return net;
@@ -334,9 +342,35 @@ guint32 ssim_net_link_id(const SsimNet *net, SsimLinkKind kind, guint32 index)
         return net->base_leaf + 2 * index + (kind == SSIM_LINK_LEAF_DOWN);
     case SSIM_LINK_CUSTOM:
         return index < net->n_links ? index : SSIM_NONE;
+    case SSIM_LINK_NVLINK_PAIR:
+        g_return_val_if_fail(
+            net->topo.fullmesh && index < net->n_gpus * (net->topo.gpus_per_node - 1), SSIM_NONE);
+        return net->base_pair + index;
     default:
         return SSIM_NONE;
     }
+}
+
+guint32 ssim_net_pair_index(const SsimNet *net, guint32 src, guint32 dst)
+{
+    guint g = net->topo.gpus_per_node;
+    if (!net->topo.fullmesh || src >= net->n_gpus || dst >= net->n_gpus || src == dst ||
+        src / g != dst / g)
+        return SSIM_NONE;
+    guint ld = dst % g, ls = src % g;
+    return src * (g - 1) + (ld < ls ? ld : ld - 1);
+}
+
+/* The first link of a route from GPU src to GPU dst of its own node: its pair link on a full
+ * mesh, else its NVLink up to the switch (and `down` the link down to dst, SSIM_NONE on a mesh). */
+static guint32 nvlink_hop(const SsimNet *net, guint32 src, guint32 dst, guint32 *down)
+{
+    if (net->topo.fullmesh) {
+        *down = SSIM_NONE;
+        return net->base_pair + ssim_net_pair_index(net, src, dst);
+    }
+    *down = 4 * dst + 1;
+    return 4 * src + 0;
 }
 
 /* --- Routing ---------------------------------------------------------------------------- */
@@ -353,9 +387,11 @@ guint ssim_net_route(const SsimNet *net, guint32 src, guint32 dst, guint32 links
     guint gpn = t->gpus_per_node;
     guint node_s = src / gpn, node_d = dst / gpn, ld = dst % gpn;
     guint n = 0;
+    guint32 down;
     if (node_s == node_d) {
-        links[n++] = 4 * src + 0;
-        links[n++] = 4 * dst + 1;
+        links[n++] = nvlink_hop(net, src, dst, &down);
+        if (down != SSIM_NONE)
+            links[n++] = down;
         return n;
     }
     guint nic_s = nic_of(t, src % gpn), nic_d = nic_of(t, ld);
@@ -364,8 +400,9 @@ guint ssim_net_route(const SsimNet *net, guint32 src, guint32 dst, guint32 links
     if (nic_s % t->rails != rail) {
         /* PXN: hand the data over NVLink to the local GPU whose NIC is on the right rail. */
         out = node_s * gpn + ld;
-        links[n++] = 4 * src + 0;
-        links[n++] = 4 * out + 1;
+        links[n++] = nvlink_hop(net, src, out, &down);
+        if (down != SSIM_NONE)
+            links[n++] = down;
         nic_s = nic_d;
     }
     links[n++] = 4 * out + 2;

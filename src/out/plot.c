@@ -149,7 +149,7 @@ gboolean ssim_plot_gantt(const SsimGraph *g, const SsimTimeline *t, const char *
         g_string_append_printf(gp, " %u", k);
     }
     g_string_append(gp, ")\nset grid xtics\nset key outside right top\n"
-                        "set style fill solid 0.85 border -1\nset datafile commentschars '#'\n");
+                        "set style fill solid 0.85 noborder\nset datafile commentschars '#'\n");
     g_string_append(gp, "plot ");
     for (guint c = 0; c < cls_names->len; c++) {
         g_string_append(gp, c ? ", \\\n     " : "");

@@ -8,6 +8,8 @@
 
 #include <shiftsim/report.h>
 
+#include <string.h>
+
 static double ms(SsimTime t)
 {
     return (double)t / 1e6;
@@ -39,6 +41,12 @@ gboolean ssim_step_bars_plot(const SsimStepBars *chart, const char *image, SsimP
     ssim_plot_quote(gp, image);
     g_string_append(gp, "\nset title ");
     ssim_plot_quote(gp, chart->title);
+    /* Labels longer than a bar is wide are slanted, so that they never overlap. */
+    gsize longest = 0;
+    for (guint i = 0; i < chart->n_bars; i++)
+        longest = MAX(longest, strlen(chart->bars[i].name));
+    if (longest > 9)
+        g_string_append(gp, "\nset xtics rotate by -25 offset -1,0");
     g_string_append(gp, "\nset ylabel 'step time (ms)'\nset style data histograms\n"
                         "set style histogram rowstacked\nset style fill solid 0.85 border -1\n"
                         "set boxwidth 0.6\nset key outside bottom center horizontal\n"

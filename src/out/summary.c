@@ -42,19 +42,21 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     else
         g_string_append(o, "off");
     g_string_append_printf(o, ", tp-comm %s\n", ssim_tp_comm_name(p->tp_comm));
-    if (c->placement) {
-        g_autofree char *sh = ssim_shift_to_string(c->placement->shifts);
-        g_string_append_printf(o, "placement   %s", ssim_placement_kind_name(c->placement->kind));
-        if (c->placement->kind == SSIM_PLACEMENT_COMMSHIFT ||
-            c->placement->kind == SSIM_PLACEMENT_AUTO)
-            g_string_append_printf(o, " (shift %s)", sh);
-        g_string_append_printf(o, ", +%.1f MiB of buffers kept alive\n",
-                               (double)r->placement_extra / 1048576.0);
-        if (c->report && c->report->moves)
-            for (guint i = 0; i < c->report->moves->len; i++)
-                g_string_append_printf(o, "  moved     %s\n",
-                                       (const char *)g_ptr_array_index(c->report->moves, i));
+    g_string_append_printf(o, "placement   %s", r->placement);
+    if (c->placement == NULL)
+        g_string_append(o, " (the lowering's own)");
+    if (c->placement && c->placement->kind == SSIM_PLACEMENT_COMMSHIFT) {
+        g_autofree char *grads = ssim_site_set_to_string(&c->placement->grads);
+        g_string_append_printf(o, " (gradients moved: %s)", grads);
     }
+    if (c->comm_repeat > 1)
+        g_string_append_printf(o, ", every communication x%u", c->comm_repeat);
+    g_string_append_printf(o, ", +%.1f MiB of buffers kept alive\n",
+                           (double)r->placement_extra / 1048576.0);
+    if (c->report && c->report->moves)
+        for (guint i = 0; i < c->report->moves->len; i++)
+            g_string_append_printf(o, "  moved     %s\n",
+                                   (const char *)g_ptr_array_index(c->report->moves, i));
     g_string_append_c(o, '\n');
     g_string_append_printf(o, "step time                %12.3f ms\n", ms(r->step_time));
     g_string_append_printf(o, "tokens/s                 %12.0f\n", r->tokens_per_s);
@@ -92,7 +94,8 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
 }
 
 #define CSV_HEADER                                                                                 \
-    "model,cluster,gpus,dp,tp,pp,v,microbatch,global_batch,microbatches,schedule,seq_parallel,"    \
+    "model,cluster,gpus,dp,tp,pp,v,microbatch,global_batch,microbatches,schedule,placement,"       \
+    "comm_repeat,seq_parallel,"                                                                    \
     "recompute,zero,bucket_bytes,tp_comm,step_ms,tokens_per_s,samples_per_s,model_tflops_per_gpu," \
     "hardware_tflops_per_gpu,mfu,hfu,bubble,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"            \
     "peak_memory_gib,memory_capacity_gib,memory_fits\n"
@@ -109,15 +112,15 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
     g_string_append(o, header->str);
     g_string_append_printf(
         o,
-        "%s,%s,%u,%u,%u,%u,%u,%u,%u,%u,%s,%d,%s,%u,%" G_GUINT64_FORMAT ",%s,%.6f,%.3f,%.4f,"
+        "%s,%s,%u,%u,%u,%u,%u,%u,%u,%u,%s,%s,%u,%d,%s,%u,%" G_GUINT64_FORMAT ",%s,%.6f,%.3f,%.4f,"
         "%.3f,%.3f,%.5f,%.5f,%.5f,%.6f,%.6f,%.6f,%.3f,%.3f,%d\n",
         c->model->name, c->cluster->name, r->n_gpus, p->dp, p->tp, p->pp, p->virtual_stages,
-        p->microbatch, p->global_batch, r->m, ssim_schedule_kind_name(r->schedule),
-        p->sequence_parallel ? 1 : 0, ssim_recompute_name(p->recompute), p->zero_stage,
-        p->dp_bucket_bytes, ssim_tp_comm_name(p->tp_comm), ms(r->step_time), r->tokens_per_s,
-        r->samples_per_s, r->model_tflops_per_gpu, r->hardware_tflops_per_gpu, r->mfu, r->hfu,
-        r->bubble, ms(r->exposed[0]), ms(r->exposed[1]), ms(r->exposed[2]), gib(r->memory.total),
-        gib(r->memory_capacity), r->memory_fits ? 1 : 0);
+        p->microbatch, p->global_batch, r->m, ssim_schedule_kind_name(r->schedule), r->placement,
+        MAX(c->comm_repeat, 1u), p->sequence_parallel ? 1 : 0, ssim_recompute_name(p->recompute),
+        p->zero_stage, p->dp_bucket_bytes, ssim_tp_comm_name(p->tp_comm), ms(r->step_time),
+        r->tokens_per_s, r->samples_per_s, r->model_tflops_per_gpu, r->hardware_tflops_per_gpu,
+        r->mfu, r->hfu, r->bubble, ms(r->exposed[0]), ms(r->exposed[1]), ms(r->exposed[2]),
+        gib(r->memory.total), gib(r->memory_capacity), r->memory_fits ? 1 : 0);
     if (r->has_contention) {
         g_string_truncate(o, o->len - 1);
         for (guint k = 0; k < SSIM_COMM_N; k++)
@@ -142,6 +145,12 @@ static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
     json_builder_set_member_name(b, "parallel");
     g_autofree char *spec = ssim_parallel_to_string(p);
     json_builder_add_string_value(b, spec);
+    json_builder_set_member_name(b, "schedule");
+    json_builder_add_string_value(b, ssim_schedule_kind_name(r->schedule));
+    json_builder_set_member_name(b, "placement");
+    json_builder_add_string_value(b, r->placement);
+    json_builder_set_member_name(b, "comm_repeat");
+    json_builder_add_int_value(b, MAX(c->comm_repeat, 1u));
     json_builder_set_member_name(b, "microbatches");
     json_builder_add_int_value(b, r->m);
     json_builder_set_member_name(b, "step_ms");

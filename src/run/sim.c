@@ -301,6 +301,9 @@ static SsimSchedule *prepare(const SsimSimConfig *config, SsimMemory *peak, GErr
     const SsimParallel *par = config->par;
     if (!ssim_parallel_validate(par, config->model, config->cluster, error))
         return NULL;
+    if (config->placement != NULL &&
+        !ssim_site_set_check(&config->placement->grads, config->model, error))
+        return NULL;
     /* Before the schedule and the lowering allocate anything (include/shiftsim/budget.h). */
     if (!ssim_budget_check(config->model, par, config->exact, config->max_ops, error) ||
         !ssim_budget_check_time(config->model, config->cluster, par, error))
@@ -357,6 +360,14 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     if (sched == NULL)
         return FALSE;
     result->schedule = ssim_schedule_kind(sched);
+    result->comm_repeat = MAX(config->comm_repeat, 1u);
+    if (config->placement != NULL) {
+        g_autofree char *name = ssim_placement_to_string(config->placement);
+        g_snprintf(result->placement, sizeof result->placement, "%s%s", name,
+                   config->placement->lhs ? "+lhs" : "");
+    } else {
+        g_strlcpy(result->placement, "megatron", sizeof result->placement);
+    }
     result->memory_capacity = cluster->hbm_bytes;
     result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
     if (!result->memory_fits && !config->ignore_memory) {
@@ -408,6 +419,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.cost = cost;
     rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
     rc.limits.max_events = config->max_events;
+    rc.comm_repeat = config->comm_repeat;
     g_autoptr(SsimNet) net = NULL;
     g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;

@@ -32,9 +32,17 @@ static const char *const gpu_keys[] = {
 static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
 static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
                                            "algorithm",     "step_overhead_us",     NULL};
-static const char *const topology_keys[] = {
-    "kind",         "nvlink_ports",   "pcie_bandwidth_GB_s", "pcie_latency_us",  "rails",
-    "gpus_per_nic", "nodes_per_leaf", "oversubscription",    "spine_latency_us", NULL};
+static const char *const topology_keys[] = {"kind",
+                                            "nvlink_ports",
+                                            "pcie_bandwidth_GB_s",
+                                            "pcie_latency_us",
+                                            "rails",
+                                            "gpus_per_nic",
+                                            "nodes_per_leaf",
+                                            "oversubscription",
+                                            "spine_latency_us",
+                                            "nvlink_pair_bandwidth_GB_s",
+                                            NULL};
 
 static const char *const algorithm_names[] = {
 #define SSIM_X(e, s) s,
@@ -43,7 +51,17 @@ static const char *const algorithm_names[] = {
 };
 
 /* The topologies the network model knows; a file names one with [topology] kind. */
-static const char *const topology_kinds[] = {"rail-fat-tree"};
+static const char *const topology_kinds[] = {
+#define SSIM_X(e, s) s,
+    SSIM_TOPOLOGY_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+const char *ssim_topology_name(SsimTopologyKind kind)
+{
+    g_return_val_if_fail((guint)kind < SSIM_TOPOLOGY_N, "?");
+    return topology_kinds[kind];
+}
 
 const char *ssim_net_algorithm_name(SsimNetAlgorithm algorithm)
 {
@@ -96,6 +114,8 @@ static void set_default_topology(SsimCluster *c)
     c->spine_latency = 0;
     c->net_algorithm = SSIM_NET_ALGO_AUTO;
     c->step_overhead = 0;
+    c->topology = SSIM_TOPOLOGY_RAIL_FAT_TREE;
+    c->nvlink_pair_bw = 0.0;
 }
 
 /* Fills the topology fields left 0 from the [network] figures, so that a file without
@@ -108,6 +128,8 @@ static void derive_topology(SsimCluster *c)
         c->gpus_per_nic = MAX(1u, c->gpus_per_node / MAX(1u, c->nics_per_node));
     if (c->pcie_bw == 0.0)
         c->pcie_bw = c->nic_bw * c->gpus_per_nic;
+    if (c->topology == SSIM_TOPOLOGY_FULLMESH && c->nvlink_pair_bw == 0.0 && c->gpus_per_node > 1)
+        c->nvlink_pair_bw = c->nvlink_bw / (c->gpus_per_node - 1);
 }
 
 static SsimCluster *cluster_new(void)
@@ -317,6 +339,12 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
              c->oversubscription);
     if (c->spine_latency < 0)
         FAIL("topology", "spine_latency_us", "must be >= 0");
+    if (c->topology >= SSIM_TOPOLOGY_N)
+        FAIL("topology", "kind", "must be rail-fat-tree or fullmesh");
+    if (c->topology == SSIM_TOPOLOGY_FULLMESH &&
+        (c->gpus_per_node < 2 || !(c->nvlink_pair_bw > 0.0 && isfinite(c->nvlink_pair_bw))))
+        FAIL("topology", "nvlink_pair_bandwidth_GB_s",
+             "a full mesh needs at least 2 GPUs per node and a positive bandwidth per pair");
     if (c->net_algorithm >= SSIM_NET_ALGO_N || c->net_algorithm == SSIM_NET_ALGO_DIRECT)
         FAIL("network", "algorithm", "must be auto, ring, tree or hierarchical");
     if (c->step_overhead < 0)
@@ -409,12 +437,11 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error) ||
         !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error))
         return FALSE;
-    guint kind = 0;
     if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names, SSIM_NET_ALGO_DIRECT,
                        &c->net_algorithm, error) ||
         !read_time_us(ini, "network", "step_overhead_us", FALSE, &c->step_overhead, error) ||
         !ssim_ini_enum(ini, "topology", "kind", FALSE, topology_kinds, G_N_ELEMENTS(topology_kinds),
-                       &kind, error) ||
+                       &c->topology, error) ||
         !ssim_ini_uint(ini, "topology", "nvlink_ports", FALSE, 1, &c->nvlink_ports, error) ||
         !read_scaled(ini, "topology", "pcie_bandwidth_GB_s", FALSE, 0, TRUE, HUGE_V, 1e9,
                      &c->pcie_bw, error) ||
@@ -424,7 +451,9 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !ssim_ini_uint(ini, "topology", "nodes_per_leaf", FALSE, 1, &c->nodes_per_leaf, error) ||
         !ssim_ini_double(ini, "topology", "oversubscription", FALSE, 1, FALSE, 1e6,
                          &c->oversubscription, error) ||
-        !read_time_us(ini, "topology", "spine_latency_us", FALSE, &c->spine_latency, error))
+        !read_time_us(ini, "topology", "spine_latency_us", FALSE, &c->spine_latency, error) ||
+        !read_scaled(ini, "topology", "nvlink_pair_bandwidth_GB_s", FALSE, 0, TRUE, HUGE_V, 1e9,
+                     &c->nvlink_pair_bw, error))
         return FALSE;
     derive_topology(c);
     if (hbm_mib > G_MAXUINT64 / (1024 * 1024)) {
@@ -531,8 +560,10 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
     if (c->kernel_floor > 0)
         kv(out, "kernel_floor_us", us_of(c->kernel_floor));
-    g_string_append_printf(out, "\n[topology]\nkind = rail-fat-tree\nnvlink_ports = %u\n",
-                           c->nvlink_ports);
+    g_string_append_printf(out, "\n[topology]\nkind = %s\nnvlink_ports = %u\n",
+                           ssim_topology_name((SsimTopologyKind)c->topology), c->nvlink_ports);
+    if (c->topology == SSIM_TOPOLOGY_FULLMESH)
+        kv(out, "nvlink_pair_bandwidth_GB_s", c->nvlink_pair_bw / 1e9);
     kv(out, "pcie_bandwidth_GB_s", c->pcie_bw / 1e9);
     kv(out, "pcie_latency_us", us_of(c->pcie_latency));
     g_string_append_printf(out, "rails = %u\ngpus_per_nic = %u\nnodes_per_leaf = %u\n", c->rails,

@@ -65,7 +65,7 @@ void ssim_parallel_init(SsimParallel *par)
     par->order[1] = SSIM_AXIS_DP;
     par->order[2] = SSIM_AXIS_PP;
     g_strlcpy(par->schedule, "1f1b", sizeof par->schedule);
-    g_strlcpy(par->placement, "baseline", sizeof par->placement);
+    g_strlcpy(par->placement, "megatron", sizeof par->placement);
 }
 
 /* ---- grid ------------------------------------------------------------------------------- */

@@ -20,7 +20,7 @@ static double ms(SsimTime t)
 
 static const char *name(const SsimComparePolicy *p)
 {
-    return ssim_placement_kind_name(p->kind);
+    return p->name;
 }
 
 /* The table's attribution of policy i: its `top` largest groups, the rest summed, the total. */
@@ -58,16 +58,22 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
     g_string_append_printf(o,
                            "split       dp %u x tp %u x pp %u, microbatch %u, global batch %u "
-                           "(%u microbatches), recompute %s\n\n",
+                           "(%u microbatches), recompute %s\n",
                            p->dp, p->tp, p->pp, p->microbatch, p->global_batch,
                            ssim_parallel_n_microbatches(p), ssim_recompute_name(p->recompute));
-    g_string_append(o, "policy     schedule   step ms   tokens/s    gain   exposed ms: tp       "
-                       "pp       dp   extra MiB\n");
+    g_autofree char *grads = ssim_site_set_to_string(&base->placement.grads);
+    g_string_append_printf(o,
+                           "compiler    latency-hiding scheduler %s, every communication x%u, "
+                           "commshift moves gradients: %s\n\n",
+                           base->placement.lhs ? "on" : "off", MAX(base->result.comm_repeat, 1u),
+                           grads);
+    g_string_append(o, "policy             schedule   step ms   tokens/s    gain   exposed ms: tp"
+                       "       pp       dp   extra MiB\n");
     for (guint i = 0; i < n; i++) {
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         const SsimResult *res = &r->result;
         g_string_append_printf(
-            o, "%-10s %-8s %9.3f %10.0f %+6.1f%%          %8.3f %8.3f %8.3f %8.1f\n", name(r),
+            o, "%-18s %-8s %9.3f %10.0f %+6.1f%%          %8.3f %8.3f %8.3f %8.1f\n", name(r),
             r->par.schedule, ms(res->step_time), res->tokens_per_s, ssim_compare_gain(cmp, i),
             ms(res->exposed[SSIM_COMM_TP]), ms(res->exposed[SSIM_COMM_PP]),
             ms(res->exposed[SSIM_COMM_DP]), (double)res->placement_extra / 1048576.0);
@@ -98,7 +104,7 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
 
 #define CSV_HEADER                                                                                 \
     "policy,schedule,step_ms,tokens_per_s,gain_pct,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"     \
-    "extra_bytes,memory_gib\n"
+    "extra_bytes,memory_gib,lhs,comm_repeat\n"
 
 static void format_csv(GString *o, const SsimCompare *cmp)
 {
@@ -107,11 +113,12 @@ static void format_csv(GString *o, const SsimCompare *cmp)
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         const SsimResult *res = &r->result;
         g_string_append_printf(
-            o, "%s,%s,%.6f,%.3f,%.4f,%.6f,%.6f,%.6f,%" G_GUINT64_FORMAT ",%.3f\n", name(r),
+            o, "%s,%s,%.6f,%.3f,%.4f,%.6f,%.6f,%.6f,%" G_GUINT64_FORMAT ",%.3f,%d,%u\n", name(r),
             r->par.schedule, ms(res->step_time), res->tokens_per_s, ssim_compare_gain(cmp, i),
             ms(res->exposed[SSIM_COMM_TP]), ms(res->exposed[SSIM_COMM_PP]),
             ms(res->exposed[SSIM_COMM_DP]), res->placement_extra,
-            (double)res->memory.total / (1024.0 * 1024.0 * 1024.0));
+            (double)res->memory.total / (1024.0 * 1024.0 * 1024.0), r->placement.lhs ? 1 : 0,
+            MAX(res->comm_repeat, 1u));
     }
 }
 
@@ -177,6 +184,12 @@ static void format_json(GString *o, const SsimCompare *cmp, const SsimModel *mod
     json_builder_add_int_value(b, base->result.n_gpus);
     g_autofree char *split = ssim_parallel_to_string(&base->par);
     json_member_string(b, "split", split);
+    json_builder_set_member_name(b, "lhs");
+    json_builder_add_boolean_value(b, base->placement.lhs);
+    json_builder_set_member_name(b, "comm_repeat");
+    json_builder_add_int_value(b, MAX(base->result.comm_repeat, 1u));
+    g_autofree char *grads = ssim_site_set_to_string(&base->placement.grads);
+    json_member_string(b, "commshift_grads", grads);
     json_builder_set_member_name(b, "policies");
     json_builder_begin_array(b);
     for (guint i = 0; i < ssim_compare_n_policies(cmp); i++)
@@ -213,8 +226,10 @@ gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotSt
         bars[i].step = r->result.step_time;
         memcpy(bars[i].exposed, r->result.exposed, sizeof bars[i].exposed);
     }
-    g_autofree char *title = g_strdup_printf("%s, dp %u x tp %u x pp %u: step time by placement",
-                                             model->name, base->par.dp, base->par.tp, base->par.pp);
+    const SsimCluster *cl = ssim_compare_cluster(cmp);
+    g_autofree char *title =
+        g_strdup_printf("%s on %s, dp %u x tp %u x pp %u: step time by placement", model->name,
+                        cl->name, base->par.dp, base->par.tp, base->par.pp);
     SsimStepBars chart = {.bars = bars,
                           .n_bars = n,
                           .label = "policy",
@@ -236,9 +251,10 @@ gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotSt
     for (guint i = 0; i < n; i++) {
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         g_autofree char *gantt = g_strdup_printf("%s-%s%s", stem, name(r), ext);
-        g_autofree char *gantt_title = g_strdup_printf(
-            "%s, dp %u x tp %u x pp %u, placement %s (%s): %.3f ms", model->name, r->par.dp,
-            r->par.tp, r->par.pp, name(r), r->par.schedule, ms(r->result.step_time));
+        g_autofree char *gantt_title =
+            g_strdup_printf("%s on %s, dp %u x tp %u x pp %u, placement %s (schedule %s): %.3f ms",
+                            model->name, cl->name, r->par.dp, r->par.tp, r->par.pp, name(r),
+                            r->par.schedule, ms(r->result.step_time));
         if (!ssim_plot_gantt(ssim_lowered_graph(r->lowered), r->timeline, gantt, 8, gantt_title,
                              &one, error))
             return FALSE;

@@ -28,7 +28,7 @@ struct SsimCompare {
     guint n;
 };
 
-guint ssim_compare_policies_parse(const char *list, SsimPlacementKind *kinds, GError **error)
+guint ssim_compare_policies_parse(const char *list, SsimPlacement *policies, GError **error)
 {
     g_auto(GStrv) words = g_strsplit(list ? list : SSIM_COMPARE_POLICIES_DEFAULT, ",", -1);
     guint n = 0;
@@ -40,13 +40,10 @@ guint ssim_compare_policies_parse(const char *list, SsimPlacementKind *kinds, GE
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "too many entries");
             return 0;
         }
-        if (!ssim_placement_kind_from_name(w, &kinds[n])) {
-            g_autofree char *names = ssim_placement_kind_list();
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "unknown placement '%s' (known: %s)", w, names);
+        SsimPlacement p = SSIM_PLACEMENT_INIT;
+        if (!ssim_placement_parse(w, &p, error))
             return 0;
-        }
-        n++;
+        policies[n++] = p;
     }
     if (n == 0)
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "give at least one policy");
@@ -133,32 +130,63 @@ static void measure_path(Run *r)
     path_add(r->path, GAPS, next_start);
 }
 
-/* The cheapest recompute mode whose memory estimate fits `spec` under the lock-step schedule
- * (GPipe-like in-flight counts: it keeps every microbatch alive), or the forced one; the most
- * thorough (full) when none fits. */
-static SsimRecompute pick_recompute(const SsimCompareSpec *spec)
+/* Policy `p` as it runs in `spec`: its kind and extensions, with what every policy shares. */
+static SsimPlacement policy_placement(const SsimCompareSpec *spec, const SsimPlacement *p)
+{
+    SsimPlacement pl = spec->placement;
+    pl.kind = p->kind;
+    guint shared = spec->placement.shifts;
+    if (p->shifts & SSIM_SHIFT_DEFAULT)
+        pl.shifts = shared;
+    else
+        pl.shifts = p->shifts | (shared & SSIM_SHIFT_DEFAULT ? 0 : shared);
+    return pl;
+}
+
+/* The split policy `pl` runs: its schedule (unless forced), its name, and for megatron
+ * Megatron-LM's default bucket unless the spec chose one. */
+static void policy_par(const SsimCompareSpec *spec, const SsimPlacement *pl, SsimParallel *par)
+{
+    if (!spec->force_schedule)
+        g_strlcpy(par->schedule, ssim_placement_kind_schedule(pl->kind), sizeof par->schedule);
+    g_strlcpy(par->placement, ssim_placement_kind_name(pl->kind), sizeof par->placement);
+    if (!spec->bucket_given)
+        par->dp_bucket_bytes = ssim_placement_default_bucket(pl->kind, par->dp, spec->model->dtype);
+}
+
+/* The cheapest recompute mode whose memory estimate fits every policy's schedule (or the forced
+ * one), so that all run the same work; the most thorough (full) when none fits. */
+static SsimRecompute pick_recompute(const SsimCompareSpec *spec, const SsimPlacement *policies,
+                                    guint n)
 {
     int mode = SSIM_RECOMPUTE_NONE;
     for (; mode + 1 < SSIM_RECOMPUTE_N; mode++) {
-        SsimParallel probe_par = spec->par;
-        probe_par.recompute = (SsimRecompute)mode;
-        if (!spec->force_schedule)
-            g_strlcpy(probe_par.schedule, "xla", sizeof probe_par.schedule);
-        SsimSimConfig probe = {.model = spec->model, .cluster = spec->cluster, .par = &probe_par};
-        SsimMemory peak;
-        if (ssim_simulate_memory(&probe, &peak, NULL))
+        gboolean fits = TRUE;
+        for (guint i = 0; i < n && fits; i++) {
+            SsimParallel probe_par = spec->par;
+            SsimPlacement pl = policy_placement(spec, &policies[i]);
+            policy_par(spec, &pl, &probe_par);
+            probe_par.recompute = (SsimRecompute)mode;
+            SsimSimConfig probe = {
+                .model = spec->model, .cluster = spec->cluster, .par = &probe_par};
+            SsimMemory peak;
+            fits = ssim_simulate_memory(&probe, &peak, NULL);
+        }
+        if (fits)
             break;
     }
     return (SsimRecompute)mode;
 }
 
-SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacementKind *policies,
-                              guint n, GError **error)
+SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacement *policies, guint n,
+                              GError **error)
 {
     g_return_val_if_fail(spec != NULL && policies != NULL && n > 0, NULL);
+    if (!ssim_site_set_check(&spec->placement.grads, spec->model, error))
+        return NULL;
     SsimParallel par = spec->par;
     if (spec->pick_recompute && !spec->ignore_memory)
-        par.recompute = pick_recompute(spec);
+        par.recompute = pick_recompute(spec, policies, n);
 
     g_autoptr(SsimCompare) cmp = g_new0(SsimCompare, 1);
     cmp->model = spec->model;
@@ -167,26 +195,25 @@ SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacementKi
     for (guint i = 0; i < n; i++) {
         cmp->n = i + 1; /* so a failure frees what ran */
         SsimComparePolicy *r = &cmp->runs[i].p;
-        r->kind = policies[i];
+        r->placement = policy_placement(spec, &policies[i]);
+        r->kind = r->placement.kind;
+        g_autofree char *name = ssim_placement_to_string(&r->placement);
+        g_strlcpy(r->name, name, sizeof r->name);
         r->par = par;
-        if (!spec->force_schedule)
-            g_strlcpy(r->par.schedule, ssim_placement_kind_schedule(r->kind),
-                      sizeof r->par.schedule);
-        g_strlcpy(r->par.placement, ssim_placement_kind_name(r->kind), sizeof r->par.placement);
+        policy_par(spec, &r->placement, &r->par);
         ssim_place_report_init(&r->report);
-        SsimPlacement pl = spec->placement;
-        pl.kind = r->kind;
         SsimSimConfig config = {.model = spec->model,
                                 .cluster = spec->cluster,
                                 .par = &r->par,
                                 .exact = spec->exact,
                                 .ignore_memory = spec->ignore_memory,
-                                .placement = &pl,
+                                .placement = &r->placement,
                                 .report = &r->report,
+                                .comm_repeat = spec->comm_repeat,
                                 .max_ops = spec->max_ops,
                                 .max_events = spec->max_events};
         if (!ssim_simulate(&config, &r->result, &r->lowered, &r->timeline, error)) {
-            g_prefix_error(error, "placement %s: ", ssim_placement_kind_name(r->kind));
+            g_prefix_error(error, "placement %s: ", r->name);
             return NULL;
         }
         measure_path(&cmp->runs[i]);

@@ -64,9 +64,25 @@ static SsimSimConfig config_of(const SsimSweep *sweep, SsimSweepRow *row,
                            .cluster = sweep->cluster,
                            .par = &row->par,
                            .exact = sweep->spec.exact,
+                           .comm_repeat = sweep->spec.comm_repeat,
                            .max_ops = sweep->spec.max_ops,
                            .max_events = sweep->spec.max_events,
                            .placement = placement};
+}
+
+/* The row's placement pass: its name's kind (and extensions) with what every row shares. */
+static gboolean placement_of(const SsimSweep *sweep, const SsimSweepRow *row,
+                             SsimPlacement *placement, GError **error)
+{
+    SsimPlacement own = SSIM_PLACEMENT_INIT;
+    *placement = sweep->spec.placement;
+    if (!ssim_placement_parse(row->par.placement, &own, error))
+        return FALSE;
+    placement->kind = own.kind;
+    if (!(own.shifts & SSIM_SHIFT_DEFAULT))
+        placement->shifts =
+            own.shifts | (placement->shifts & SSIM_SHIFT_DEFAULT ? 0 : placement->shifts);
+    return TRUE;
 }
 
 /*
@@ -94,14 +110,13 @@ static gboolean prepare(const SsimSweep *sweep, guint index, SsimSweepRow *row,
         reject(row, SSIM_SWEEP_ILLEGAL, NULL, invalid);
         return FALSE;
     }
-    /* The placement name resolves to its pass (place.h); an unknown one is illegal. */
-    *placement = (SsimPlacement)SSIM_PLACEMENT_INIT;
-    if (!ssim_placement_kind_from_name(row->par.placement, &placement->kind)) {
-        g_autofree char *names = ssim_placement_kind_list();
-        g_autoptr(GError) unknown =
-            g_error_new(SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "placement: unknown placement '%s' (known: %s)", row->par.placement, names);
-        reject(row, SSIM_SWEEP_ILLEGAL, NULL, unknown);
+    /* The placement name resolves to its pass (place.h), with what every row shares; an unknown
+     * one is illegal. */
+    g_autoptr(GError) unknown = NULL;
+    if (!placement_of(sweep, row, placement, &unknown)) {
+        g_autoptr(GError) bad = g_error_new(SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                                            "placement: %s", unknown->message);
+        reject(row, SSIM_SWEEP_ILLEGAL, NULL, bad);
         return FALSE;
     }
     /* A legal interleaved 1F1B with one chunk per GPU is 1F1B itself: when both are swept, the
@@ -212,8 +227,7 @@ static void work(gpointer data, gpointer user)
     case JOB_SIMULATE:
     case JOB_FULL:
         row = p->sweep->rows[index];
-        placement = (SsimPlacement)SSIM_PLACEMENT_INIT;
-        ssim_placement_kind_from_name(row.par.placement, &placement.kind);
+        placement_of(p->sweep, &row, &placement, NULL); /* prepare() parsed it already */
         simulate(p->sweep, &row, &placement, p->kind == JOB_FULL);
         break;
     }

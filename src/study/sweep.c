@@ -42,27 +42,53 @@ void ssim_sweep_spec_default_tp(SsimSweepSpec *spec, const SsimCluster *cluster)
         ints_add(&spec->tp, t);
 }
 
+/*
+ * A row's "native" schedule becomes its placement's, a "native" placement its schedule's
+ * framework; a megatron row gets Megatron-LM's default bucket unless the spec chose one.  An
+ * unknown placement stays as given (the evaluation rejects it).
+ */
+static void resolve_native(const SsimSweepSpec *spec, SsimParallel *par, const SsimModel *model)
+{
+    SsimPlacement p = SSIM_PLACEMENT_INIT;
+    gboolean native_placement = strcmp(par->placement, "native") == 0;
+    gboolean known = !native_placement && ssim_placement_parse(par->placement, &p, NULL);
+    if (strcmp(par->schedule, "native") == 0)
+        g_strlcpy(par->schedule, ssim_placement_kind_schedule(known ? p.kind : SSIM_PLACEMENT_ALPA),
+                  sizeof par->schedule);
+    if (native_placement) {
+        p.kind = ssim_placement_kind_for_schedule(par->schedule);
+        g_strlcpy(par->placement, ssim_placement_kind_name(p.kind), sizeof par->placement);
+        known = TRUE;
+    }
+    if (known && !spec->bucket_given)
+        par->dp_bucket_bytes = ssim_placement_default_bucket(p.kind, par->dp, model->dtype);
+}
+
 void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint n_gpus)
 {
     memset(spec, 0, sizeof *spec);
     spec->n_gpus = n_gpus;
     ssim_parallel_init(&spec->base);
+    /* Every row sets its own schedule and placement; the template names the sweep's defaults
+     * rather than the library's, so the CSV's base= does not name a placement no row ran. */
+    g_strlcpy(spec->base.schedule, "alpa", sizeof spec->base.schedule);
+    g_strlcpy(spec->base.placement, "alpa", sizeof spec->base.placement);
     spec->base.global_batch = 2 * n_gpus;
     ssim_sweep_spec_default_tp(spec, cluster);
     for (guint d = 1; d <= n_gpus; d++)
         if (n_gpus % d == 0)
             ints_add(&spec->pp, d);
     ints_add(&spec->vstages, 1);
-    ints_add(&spec->vstages, 2);
     ints_add(&spec->microbatch, 1);
     ints_add(&spec->microbatch, 2);
     ints_add(&spec->recompute, SSIM_SWEEP_RECOMPUTE_AUTO);
     ints_add(&spec->zero, 0);
-    g_strlcpy(spec->schedules.v[0], "1f1b", SSIM_PARALLEL_NAME_MAX);
-    g_strlcpy(spec->schedules.v[1], "interleaved", SSIM_PARALLEL_NAME_MAX);
-    spec->schedules.n = 2;
-    g_strlcpy(spec->placements.v[0], "baseline", SSIM_PARALLEL_NAME_MAX);
+    g_strlcpy(spec->schedules.v[0], "native", SSIM_PARALLEL_NAME_MAX);
+    spec->schedules.n = 1;
+    g_strlcpy(spec->placements.v[0], "alpa", SSIM_PARALLEL_NAME_MAX);
     spec->placements.n = 1;
+    spec->placement = (SsimPlacement)SSIM_PLACEMENT_INIT;
+    spec->comm_repeat = 1;
 }
 
 gboolean ssim_sweep_ints_parse(SsimSweepInts *list, const char *text, GError **error)
@@ -230,6 +256,8 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: empty list", empty);
         return NULL;
     }
+    if (!ssim_site_set_check(&spec->placement.grads, model, error))
+        return NULL;
     guint pairs = 0, skipped = 0;
     for (guint a = 0; a < spec->tp.n; a++)
         for (guint b = 0; b < spec->pp.n; b++) {
@@ -291,6 +319,7 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                                 g_strlcpy(r->par.placement, spec->placements.v[g],
                                           SSIM_PARALLEL_NAME_MAX);
                                 r->par.zero_stage = spec->zero.v[z / spec->placements.n];
+                                resolve_native(spec, &r->par, model);
                             }
         }
     g_assert(k == total);

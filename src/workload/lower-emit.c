@@ -30,14 +30,17 @@ static void must(Emit *e, gboolean accepted)
     }
 }
 
-/* Adds a plan op of this rank; a communication op is issued after `issue` (the lowering's
- * placement) and `order` lists earlier communication it must follow. */
+/* Adds a plan op of this rank, in the current program unless it is a pipeline transfer (those run
+ * between programs); a communication op is issued after `issue` (the lowering's placement) and
+ * `order` lists earlier communication it must follow. */
 static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 issue,
                    const guint32 *order, guint n_order)
 {
     SsimOpSpec sp = *spec;
     sp.cls = ssim_opclass_name(cls);
     guint32 idx = ssim_plan_add(e->plan, &sp, e->rank, (guint8)cls, order, n_order);
+    if (e->program != SSIM_NONE && spec->kind != SSIM_OP_SEND && spec->kind != SSIM_OP_RECV)
+        must(e, ssim_plan_set_lowered_program(e->plan, idx, e->program, &e->bug));
     if (spec->kind != SSIM_OP_COMPUTE && issue != SSIM_NONE)
         must(e, ssim_plan_set_lowered_issue(e->plan, idx, issue, &e->bug));
     return idx;
@@ -61,8 +64,8 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->tp_group = e->dp_group = e->pp_group = e->emb_group = SSIM_NONE;
     e->last = SSIM_NONE;
     e->bucket = 0;
-    e->site = 0;
     e->collect_grads = FALSE;
+    e->program = SSIM_NONE;
     g_array_set_size(e->open, 0);
     g_array_set_size(e->pending, 0);
     g_array_set_size(e->deferred, 0);
@@ -135,9 +138,9 @@ static void tp_coll(Emit *e, const Step *st)
     }
 }
 
-/* The gradient piece of the weight-gradient kernel just issued: a reduction of its bytes over
- * dp, whose issue point is decided when its bucket is flushed. */
-static void grad_piece(Emit *e, guint64 bytes)
+/* The gradient piece of the weight-gradient kernel just issued, of gradient site `site`: a
+ * reduction of its bytes over dp, whose issue point is decided when its bucket is flushed. */
+static void grad_piece(Emit *e, guint64 bytes, guint32 site)
 {
     if (e->dp_group == SSIM_NONE)
         return;
@@ -150,7 +153,7 @@ static void grad_piece(Emit *e, guint64 bytes)
     spec.group = e->dp_group;
     spec.bytes = bytes;
     guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, SSIM_NONE, NULL, 0);
-    must(e, ssim_plan_mark_gradient(e->plan, idx, e->site, &e->bug));
+    must(e, ssim_plan_mark_gradient(e->plan, idx, site, &e->bug));
     ssim_plan_data(e->plan, e->last, idx);
     g_array_append_val(e->open, idx);
 }
@@ -167,10 +170,8 @@ void lower_emit_flush_dp(Emit *e)
     e->bucket = 0;
 }
 
-void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls)
+void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls, guint32 site)
 {
-    if (e->collect_grads)
-        e->site++;
     for (guint i = 0; i < steps->len; i++) {
         const Step *st = &g_array_index(steps, Step, i);
         if (st->kind == ST_TP) {
@@ -179,7 +180,7 @@ void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls)
         }
         kernel(e, st, cls);
         if (e->collect_grads && st->grad_bytes > 0) {
-            grad_piece(e, st->grad_bytes);
+            grad_piece(e, st->grad_bytes, site);
             e->bucket += st->grad_bytes;
             if (e->par->dp_bucket_bytes > 0 && e->bucket >= e->par->dp_bucket_bytes)
                 lower_emit_flush_dp(e);

@@ -18,11 +18,18 @@
  * lock-step slot hands to the next stage is recorded across ranks (the sender's last kernel
  * feeds the kernel that reads it), so that a placement that splits the permute keeps it.
  *
- * Seams.  A new schedule changes only the phase lists (schedule-<name>.c).  A schedule whose
- * phases are programs (Alpa's MPMD pipeline: one program per stage and microbatch phase, plus
- * apply_grad) marks its program boundaries here, where emit_phase() begins and ends a phase and
- * where emit_rank() begins the optimizer step; a placement then moves a gradient reduction
- * between those programs through a rule of place-moves.c.
+ * Programs.  Under a schedule whose phases are programs (Alpa's MPMD pipeline,
+ * ssim_schedule_has_programs), each phase's kernels, TP collectives and gradient pieces form the
+ * program `fwd.MB` or `bwd.MB` of their rank, and the optimizer step the program `apply_grad`;
+ * the receive before a phase and the send after it stay outside, on their pipeline streams, so a
+ * send waits for its whole producing program and the consuming program waits for its receive.
+ * The gradient pieces are emitted in the backward program of their chunk's last microbatch, and a
+ * placement moves them between programs through a rule of place-moves.c.
+ *
+ * Gradient sites are global: layer l of the model is site l (a chunk's backward emits its layers
+ * last first), the embedding SSIM_SITE_EMBED, the LM head SSIM_SITE_HEAD.
+ *
+ * Seams.  A new schedule changes only the phase lists (schedule-<name>.c).
  */
 #include "src/workload/lower-private.h"
 
@@ -59,21 +66,28 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
     guint p = e->par->pp;
     guint lpc = ssim_parallel_layers_per_chunk(e->par, e->model);
     gboolean lock = ssim_schedule_is_lockstep(e->sched);
+    gboolean programs = ssim_schedule_has_programs(e->sched);
     const StepLists *sl = e->steps;
     if (ph->micro != SSIM_NONE) {
         guint vs = ssim_schedule_virtual_stage(e->sched, e->stage, ph->chunk);
         guint last_vs = e->pv - 1;
         guint next = (e->stage + 1) % p, prev = (e->stage + p - 1) % p;
+        char name[32];
+        g_snprintf(name, sizeof name, "%s.%u", ph->dir == SSIM_PHASE_FWD ? "fwd" : "bwd",
+                   ph->micro);
         if (ph->dir == SSIM_PHASE_FWD) {
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rf, "pp.recv.fwd", prev,
                                tag_of(e, SSIM_PHASE_FWD, vs, ph->micro));
+            if (programs)
+                e->program = ssim_plan_program(e->plan, e->rank, name);
             if (vs == 0)
-                lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD);
+                lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             for (guint l = 0; l < lpc; l++)
-                lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD);
+                lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             if (vs == last_vs)
-                lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD);
+                lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
+            e->program = SSIM_NONE;
             if (!lock && vs < last_vs)
                 lower_emit_p2p(e, SSIM_OP_SEND, &e->st_pp_sf, "pp.send.fwd", next,
                                tag_of(e, SSIM_PHASE_FWD, vs + 1, ph->micro));
@@ -81,15 +95,18 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
             if (!lock && vs < last_vs)
                 lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rb, "pp.recv.bwd", next,
                                tag_of(e, SSIM_PHASE_BWD, vs, ph->micro));
+            if (programs)
+                e->program = ssim_plan_program(e->plan, e->rank, name);
             e->collect_grads = ph->last;
             if (vs == last_vs)
-                lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD);
+                lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
             for (guint l = 0; l < lpc; l++) {
-                lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE);
-                lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD);
+                lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
+                lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, vs * lpc + (lpc - 1 - l));
             }
             if (vs == 0)
-                lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD);
+                lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
+            e->program = SSIM_NONE;
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_SEND, &e->st_pp_sb, "pp.send.bwd", prev,
                                tag_of(e, SSIM_PHASE_BWD, vs - 1, ph->micro));
@@ -149,7 +166,10 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
     for (guint i = 0; i < n; i++)
         g_array_index(permutes, guint32, i) = emit_phase(e, &ph[i], i);
     lower_emit_flush_dp(e);
+    if (ssim_schedule_has_programs(e->sched))
+        e->program = ssim_plan_program(e->plan, e->rank, "apply_grad");
     lower_emit_optimizer_step(e, emb_ar);
+    e->program = SSIM_NONE;
     return TRUE;
 }
 

@@ -111,15 +111,15 @@ typedef struct {
     GArray *dp_ops;   /* guint32 */
     GArray *open;     /* guint32: gradient pieces waiting for their bucket's issue point */
     guint64 bucket;
-    guint32 site; /* gradient site counter of this rank */
     gboolean collect_grads;
+    guint32 program; /* the program ops are added to (schedules with programs), or SSIM_NONE */
 } Emit;
 
 /* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */
 void lower_emit_begin_rank(Emit *e, guint32 rank);
-/* Emits step list `steps` as ops of class `cls` (kernels, TP collectives, gradient pieces when
- * e->collect_grads). */
-void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls);
+/* Emits step list `steps` as ops of class `cls` (kernels, TP collectives, and gradient pieces of
+ * gradient site `site` when e->collect_grads). */
+void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls, guint32 site);
 /* A pipeline send or receive with the stage `peer_stage` on stream `st_name` (cache `st`). */
 void lower_emit_p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, guint peer_stage,
                     guint32 tag);

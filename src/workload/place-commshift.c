@@ -1,82 +1,61 @@
 /*
- * Placement `commshift`: the baseline with the relocations the paper's mechanism implies, each
- * switchable (SSIM_SHIFT_*):
+ * Placement `commshift`: the seed paper's relocation (Hosoki et al., CCGrid 2025), as its first
+ * author's pass GradAccCommDelay does it in his fork of Alpa's XLA (docs/placement.md).
  *
- *   dp  the gradient pieces of each layer (and of the embedding and LM head) are issued right
- *       after that layer's last weight-gradient kernel of the last microbatch, so the reduction
- *       of the deep layers overlaps the backward of the shallow ones and the pipeline drain,
- *       instead of waiting for the whole backward loop.  Pieces of one layer fuse into one
- *       reduction per layer.
- *   pp  each lock-step collective-permute becomes a send to the next stage and a receive from the
- *       previous one, only where a microbatch actually flows: the send is issued at the end of
- *       the iteration, the receive is waited for by the first kernel of the next iteration that
- *       reads it, and nothing else waits (double buffering: the next iteration computes into the
- *       other buffer while the send drains).  Stages no longer barrier-synchronise.
- *   tp  a tensor-parallel collective is waited for by the first kernel that reads its result,
- *       not by the next kernel: the backward input-gradient reduction overlaps the independent
- *       weight-gradient GEMMs (in GPT-J's parallel block, those of both the attention and the MLP
- *       branch).
+ * Start from alpa's compiler defaults; then every selected gradient (placement->grads: all by
+ * default, like the pass's index list; a gradient not selected keeps Alpa's placement) has its
+ * all-reduce moved out of the stage's last backward program into its apply_grad program: issued at
+ * apply_grad's start, after the backward program (and so after that program's sends), with the
+ * optimizer waiting for it.  The backward program then ends with its compute, its activation
+ * gradient leaves at once, and the stage's all-reduce runs while the stages before it are still in
+ * their backward, on other GPUs; only stage 0's stays exposed.  With one stage there is nothing to
+ * overlap it with, and the step is exactly alpa's.  Without programs (other schedules) the rule
+ * does not apply: nothing moves, and the report says so.
  *
- * Invariant: every move goes through a shared rule (place-moves.c) and so through
- * ssim_plan_move(), so none breaks a data dependency: a refused move fails the pass.  The
- * builder's checker proves the graph anyway.
+ * Invariant: the move goes through the shared rule (place-moves.c: ssim_place_dp_to_apply) and
+ * so through ssim_plan_move_program(), which checks the programs' order and every data dependency
+ * (the gradients' producers run in earlier programs, the optimizer reads the result later in
+ * apply_grad).  The builder's checker proves the graph anyway.  Extensions apply on top, early-dp
+ * only to the gradients left in the backward.
  */
-#include <shiftsim/opclass.h>
 #include <shiftsim/place.h>
 
 gboolean ssim_place_commshift(SsimPlan *plan, const SsimPlacement *placement,
                               const SsimPlaceEvaluator *eval, SsimPlaceReport *report,
                               GError **error)
 {
-    if (!ssim_place_baseline(plan, placement, eval, NULL, error))
+    (void)eval;
+    if (!ssim_place_compiler_defaults(plan, error))
         return FALSE;
-    guint shifts = placement->shifts;
-    guint n_dp = 0, n_pp = 0, n_tp = 0;
     guint32 n = ssim_plan_n_ops(plan);
-    /* Permutes first: a reduction left after the loop re-anchors on the loop's new end. */
-    for (guint32 i = 0; (shifts & SSIM_SHIFT_PP) && i < n; i++)
-        if (ssim_plan_op(plan, i)->flags & SSIM_PLAN_PERMUTE) {
-            if (!ssim_plan_split(plan, i, TRUE, error))
-                return FALSE;
-            n_pp++;
-        }
+    g_autoptr(GHashTable) ranks = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_autoptr(GHashTable) sites = g_hash_table_new(g_int64_hash, g_int64_equal);
+    g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(gint64));
+    g_array_set_size(keys, n);
     for (guint32 i = 0; i < n; i++) {
         const SsimPlanOp *o = ssim_plan_op(plan, i);
-        if (o->kind == SSIM_OP_COMPUTE)
+        if (!(o->flags & SSIM_PLAN_FUSABLE) || !ssim_site_set_has(&placement->grads, o->site) ||
+            ssim_place_dp_apply_program(plan, i) == SSIM_NONE)
             continue;
-        guint32 issue = o->issue, wait = o->wait;
-        gboolean ok = TRUE;
-        if ((shifts & SSIM_SHIFT_TP) && o->cls == SSIM_OPCLASS_TP) {
-            ok = ssim_place_tp_late(plan, i, error);
-            n_tp += ssim_plan_op(plan, i)->wait != wait;
-        } else if (o->flags & SSIM_PLAN_FUSABLE) {
-            if (shifts & SSIM_SHIFT_DP) {
-                ok = ssim_place_dp_early(plan, i, error);
-                n_dp += ssim_plan_op(plan, i)->issue != issue;
-            } else {
-                /* A reduction left after the loop re-anchors on the loop's new end. */
-                ok = ssim_place_dp_late(plan, i, error);
-            }
-        }
-        if (!ok)
+        if (!ssim_place_dp_to_apply(plan, i, error))
             return FALSE;
+        g_hash_table_add(ranks, GUINT_TO_POINTER(o->rank + 1));
+        gint64 *key = &g_array_index(keys, gint64, i);
+        *key = ((gint64)o->rank << 32) | o->site;
+        g_hash_table_add(sites, key);
     }
-    if (report) {
-        if (n_dp)
-            g_ptr_array_add(report->moves,
-                            g_strdup_printf("dp: %u gradient pieces issued right after their "
-                                            "layer's last backward",
-                                            n_dp));
-        if (n_pp)
-            g_ptr_array_add(report->moves,
-                            g_strdup_printf("pp: %u collective-permutes as double-buffered "
-                                            "send/receive",
-                                            n_pp));
-        if (n_tp)
-            g_ptr_array_add(report->moves,
-                            g_strdup_printf("tp: %u collectives waited for at their first "
-                                            "consumer",
-                                            n_tp));
+    if (report && ssim_plan_n_programs(plan) == 0)
+        g_ptr_array_add(report->moves,
+                        g_strdup("dp: nothing moved: this schedule has no programs (commshift "
+                                 "moves the all-reduce between programs: use schedule alpa or "
+                                 "alpa-gpipe)"));
+    if (report && g_hash_table_size(sites) > 0) {
+        g_autofree char *which = ssim_site_set_to_string(&placement->grads);
+        g_ptr_array_add(report->moves,
+                        g_strdup_printf("dp: the gradient all-reduce of %u sites on %u ranks "
+                                        "(gradients %s) moved from the last backward program into "
+                                        "apply_grad",
+                                        g_hash_table_size(sites), g_hash_table_size(ranks), which));
     }
-    return TRUE;
+    return ssim_place_extensions(plan, ssim_placement_shifts(placement), report, error);
 }

@@ -3,15 +3,19 @@
  *
  * The builder realises plan ops in issue order (a counting sort on each op's anchor: its issue
  * point, or itself), so a communication op follows the op that issues it on its stream.  A run
- * of like gradient pieces with the same points on one stream becomes one graph op carrying the
- * sum of their bytes; a split permute becomes a send and/or a receive, only where a microbatch
- * flows.  Explicit dependencies come from wait points (on the waiting kernel), issue points,
- * order edges and same-rank communication producers, nothing else; stream order and the
- * collective / send-receive matching are the graph's own.
+ * of like gradient pieces with the same points and program on one stream becomes one graph op
+ * carrying the sum of their bytes; a split permute becomes a send and/or a receive, only where a
+ * microbatch flows.  The plan's programs become the graph's, created up front in the plan's
+ * order so that each rank dispatches them in the order the lowering made them, and every graph op
+ * goes into its plan op's current program.  Explicit dependencies come from wait points (on the
+ * waiting kernel), issue points, order edges and same-rank communication producers, nothing else;
+ * stream order and the collective / send-receive matching are the graph's own.
  *
  * The checker is a breadth-first search per data dependency from the producer's last graph op,
  * over successor edges and matching edges (members of one collective instance, the two ends of a
- * send/receive), stopping at the consumer.  Almost every dependency is a few hops long, so the
+ * send/receive), stopping at the consumer; with programs, reaching an op whose program runs before
+ * the consumer's on the same rank also proves the dependency (in-order dispatch), and so does a
+ * producer in such a program, without a search.  Almost every dependency is a few hops long, so the
  * check costs about one pass over the ops; a pathological plan costs O(ops) per dependency.  It
  * does not trust the setters of plan.c: whatever they let through, a graph that breaks a data
  * dependency is refused by name.
@@ -37,24 +41,43 @@ typedef struct {
 /*
  * The order graph ops are created in: plan ops by (anchor, index), where a communication's
  * anchor is its issue point and any other op's is itself, so a communication follows the kernel
- * that issues it.  A counting sort on the anchor, stable in the index: O(n), no comparisons.
+ * that issues it.  A communication moved into a later program than its issue point's (a gradient
+ * all-reduce moved into apply_grad) is anchored at its program's first op instead: it runs at the
+ * program's start, and on its stream it must come after the ops of the earlier programs, or a
+ * program would wait for a later one.  A counting sort on the anchor, stable in the index: O(n),
+ * no comparisons.
  */
-static guint32 anchor_of(const SsimPlan *p, guint32 i)
+static guint32 anchor_of(const SsimPlan *p, const guint32 *prog_first, guint32 i)
 {
     const SsimPlanOp *o = ssim_plan_op(p, i);
-    return o->kind != SSIM_OP_COMPUTE && o->issue != SSIM_NONE ? o->issue : i;
+    if (o->kind == SSIM_OP_COMPUTE || o->issue == SSIM_NONE)
+        return i;
+    if (o->program != SSIM_NONE && ssim_plan_op(p, o->issue)->program != o->program &&
+        prog_first[o->program] != SSIM_NONE && prog_first[o->program] > o->issue)
+        return prog_first[o->program];
+    return o->issue;
 }
 
 static guint32 *issue_order(const SsimPlan *p, guint32 n)
 {
+    /* Each program's first op (its lowest index among kernels and ops lowered into it). */
+    guint np = p->programs->len;
+    g_autofree guint32 *prog_first = g_new(guint32, MAX(np, 1));
+    for (guint k = 0; k < np; k++)
+        prog_first[k] = SSIM_NONE;
+    for (guint32 i = 0; np > 0 && i < n; i++) {
+        guint32 q = ssim_plan_op(p, i)->program0;
+        if (q != SSIM_NONE && prog_first[q] == SSIM_NONE)
+            prog_first[q] = i;
+    }
     g_autofree guint32 *first = ssim_new0_large(guint32, (gsize)n + 1);
     for (guint32 i = 0; i < n; i++)
-        first[anchor_of(p, i) + 1]++;
+        first[anchor_of(p, prog_first, i) + 1]++;
     for (guint32 a = 0; a < n; a++)
         first[a + 1] += first[a];
     guint32 *order = ssim_new_large(guint32, MAX(n, 1));
     for (guint32 i = 0; i < n; i++)
-        order[first[anchor_of(p, i)]++] = i;
+        order[first[anchor_of(p, prog_first, i)]++] = i;
     return order;
 }
 
@@ -134,7 +157,7 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
             const SsimPlanOp *q = ssim_plan_op(p, r->last);
             if (r->part == PART_WHOLE && (q->flags & SSIM_PLAN_FUSABLE) && q->issue == o->issue &&
                 q->wait == o->wait && q->group == o->group && q->coll == o->coll &&
-                q->name == o->name && q->kind == o->kind) {
+                q->name == o->name && q->kind == o->kind && q->program == o->program) {
                 r->bytes += o->bytes;
                 r->last = i;
                 head[i] = tail[i] = prev;
@@ -179,6 +202,12 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
             g_prefix_error(error, "place: ");
             return NULL;
         }
+    }
+    /* The programs, in the plan's order (each rank's in the order the lowering made them). */
+    g_autofree guint32 *gprog = g_new(guint32, MAX(p->programs->len, 1));
+    for (guint i = 0; i < p->programs->len; i++) {
+        const Program *pr = &g_array_index(p->programs, Program, i);
+        gprog[i] = ssim_graph_program(g, pr->rank, pr->name);
     }
     GArray *cls = ssim_array_new_large(sizeof(guint8), real->len);
     GArray *pof = ssim_array_new_large(sizeof(guint32), real->len);
@@ -250,8 +279,10 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
                 d++;
         /* The class first, then the label: the order ssim_graph_add_op interns them in. */
         guint32 cls_id = string_id(&ids, g, spec.cls);
-        ssim_graph_add_op_ids(g, &spec, string_id(&ids, g, spec.name), cls_id,
-                              (const guint32 *)deps->data, deps->len);
+        guint32 gi = ssim_graph_add_op_ids(g, &spec, string_id(&ids, g, spec.name), cls_id,
+                                           (const guint32 *)deps->data, deps->len);
+        if (r->part == PART_WHOLE && o->program != SSIM_NONE)
+            ssim_graph_set_program(g, gi, gprog[o->program]);
         *(guint8 *)ssim_array_push(cls, &cls_room, 1, 1) = o->cls;
         *(guint32 *)ssim_array_push(pof, &pof_room, sizeof(guint32), 1) = r->plan;
     }
@@ -291,9 +322,23 @@ gboolean ssim_plan_check(const SsimPlan *p, const SsimGraph *g, const guint32 *h
     g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(guint32));
     guint32 round = 0;
     char a[96], b[96];
+    /* Graph op -> plan program, for the in-order dispatch rule. */
+    g_autofree guint32 *gprog = NULL;
+    if (p->programs->len > 0) {
+        gprog = g_new(guint32, MAX(n, 1));
+        memset(gprog, 0xff, sizeof(guint32) * MAX(n, 1));
+        for (guint32 k = 0; k < p->ops->len; k++) {
+            guint32 prog = ssim_plan_op(p, k)->program;
+            if (head[k] != SSIM_NONE && !(ssim_plan_op(p, k)->flags & SSIM_PLAN_SPLIT))
+                gprog[head[k]] = prog;
+        }
+    }
     for (guint i = 0; i < p->data->len; i++) {
         const Pair *pr = &g_array_index(p->data, Pair, i);
         guint32 from = tail[pr->a], to = head[pr->b];
+        if (gprog != NULL && from != SSIM_NONE && to != SSIM_NONE &&
+            ssim_plan_program_before(p, gprog[from], gprog[to]))
+            continue; /* in-order dispatch */
         if (from == SSIM_NONE || to == SSIM_NONE) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "place: %s needs %s, but the placement realises no transfer between them",
@@ -325,7 +370,8 @@ gboolean ssim_plan_check(const SsimPlan *p, const SsimGraph *g, const guint32 *h
                 }
                 for (guint32 s = 0; s < len; s++) {
                     guint32 v = list[s];
-                    if (v == to) {
+                    if (v == to ||
+                        (gprog != NULL && ssim_plan_program_before(p, gprog[v], gprog[to]))) {
                         found = TRUE;
                         break;
                     }

@@ -28,15 +28,24 @@ typedef struct {
     guint32 a, b;
 } Pair;
 
+typedef struct {
+    guint32 rank;
+    guint32 ordinal;  /* its position among its rank's programs */
+    const char *name; /* interned */
+} Program;
+
 struct SsimPlan {
-    GArray *ops;           /* SsimPlanOp */
-    GArray *streams;       /* Stream */
-    GHashTable *stream_of; /* "rank/name" -> index + 1 */
-    GArray *groups;        /* Group */
-    GArray *group_ranks;   /* guint32 */
-    GArray *order;         /* Pair (before, op) */
-    GArray *data;          /* Pair (producer, consumer) */
-    GPtrArray *kernels;    /* per rank: GArray of guint32 kernel indices, ascending */
+    GArray *ops;            /* SsimPlanOp */
+    GArray *streams;        /* Stream */
+    GHashTable *stream_of;  /* "rank/name" -> index + 1 */
+    GArray *groups;         /* Group */
+    GArray *programs;       /* Program */
+    GHashTable *program_of; /* "rank/name" -> index + 1 */
+    GArray *rank_programs;  /* guint32 per rank: programs so far (the next ordinal) */
+    GArray *group_ranks;    /* guint32 */
+    GArray *order;          /* Pair (before, op) */
+    GArray *data;           /* Pair (producer, consumer) */
+    GPtrArray *kernels;     /* per rank: GArray of guint32 kernel indices, ascending */
     gsize ops_room, order_room, data_room; /* ssim_array_push */
     /* Lazily built adjacency of `data`: producers (what building a graph needs) and the rest
      * (consumers and the per-site and per-rank caches, what placement passes need). */

@@ -11,9 +11,11 @@
  * checker (plan-build.c) does not trust it and searches the built graph.
  *
  * Every write to an op goes through a function of this file, each checking what it can when it
- * is called: the shape of a point (points_are_legal) for the lowering's setters and for moves,
- * and, for moves only, the data dependencies, which are complete by then.  A setter that changes
- * an op's role (flags, site) marks the caches dirty.
+ * is called: the shape of a point and its program order (points_are_legal) for the lowering's
+ * setters and for moves, and, for moves only, the data dependencies, which are complete by then.
+ * With programs, a same-rank dependency also holds when the producer's program runs before the
+ * consumer's (in-order dispatch).  A setter that changes an op's role (flags, site) marks the
+ * caches dirty.
  */
 #include "src/workload/plan-private.h"
 
@@ -31,6 +33,9 @@ SsimPlan *ssim_plan_new(void)
     p->streams = g_array_new(FALSE, FALSE, sizeof(Stream));
     p->stream_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     p->groups = g_array_new(FALSE, FALSE, sizeof(Group));
+    p->programs = g_array_new(FALSE, FALSE, sizeof(Program));
+    p->program_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    p->rank_programs = g_array_new(FALSE, TRUE, sizeof(guint32));
     p->group_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
     p->order = g_array_new(FALSE, FALSE, sizeof(Pair));
     p->data = g_array_new(FALSE, FALSE, sizeof(Pair));
@@ -66,12 +71,13 @@ void ssim_plan_free(SsimPlan *p)
         return;
     for (guint i = 0; i < p->groups->len; i++)
         g_free(g_array_index(p->groups, Group, i).name);
-    GArray *arrays[] = {p->ops,    p->streams, p->groups,    p->group_ranks,
-                        p->order,  p->data,    p->pfirst,    p->pl,
-                        p->cfirst, p->cl,      p->site_last, p->last_permute};
+    GArray *arrays[] = {p->ops,       p->streams,      p->groups,   p->group_ranks,  p->order,
+                        p->data,      p->pfirst,       p->pl,       p->cfirst,       p->cl,
+                        p->site_last, p->last_permute, p->programs, p->rank_programs};
     for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++)
         g_array_free(arrays[i], TRUE);
     g_hash_table_destroy(p->stream_of);
+    g_hash_table_destroy(p->program_of);
     g_ptr_array_free(p->kernels, TRUE);
     g_free(p);
 }
@@ -145,6 +151,8 @@ guint32 ssim_plan_add(SsimPlan *p, const SsimOpSpec *spec, guint32 rank, guint8 
         .wait0 = SSIM_NONE,
         .send_peer = SSIM_NONE,
         .recv_peer = SSIM_NONE,
+        .program = SSIM_NONE,
+        .program0 = SSIM_NONE,
         .duration = spec->duration,
         .bytes = spec->bytes,
         .flops = spec->flops,
@@ -167,6 +175,55 @@ void ssim_plan_data(SsimPlan *p, guint32 producer, guint32 consumer)
     p->dirty = p->dirty_producers = TRUE;
 }
 
+guint32 ssim_plan_program(SsimPlan *p, guint32 rank, const char *name)
+{
+    g_autofree char *key = g_strdup_printf("%u/%s", rank, name);
+    gpointer v = g_hash_table_lookup(p->program_of, key);
+    if (v)
+        return GPOINTER_TO_UINT(v) - 1;
+    if (p->rank_programs->len <= rank)
+        g_array_set_size(p->rank_programs, rank + 1);
+    guint32 *count = &g_array_index(p->rank_programs, guint32, rank);
+    Program prog = {rank, (*count)++, g_intern_string(name)};
+    g_array_append_val(p->programs, prog);
+    guint32 idx = p->programs->len - 1;
+    g_hash_table_insert(p->program_of, g_steal_pointer(&key), GUINT_TO_POINTER(idx + 1));
+    return idx;
+}
+
+guint32 ssim_plan_n_programs(const SsimPlan *p)
+{
+    return p->programs->len;
+}
+
+guint32 ssim_plan_find_program(const SsimPlan *p, guint32 rank, const char *name)
+{
+    g_autofree char *key = g_strdup_printf("%u/%s", rank, name);
+    gpointer v = g_hash_table_lookup(p->program_of, key);
+    return v ? GPOINTER_TO_UINT(v) - 1 : SSIM_NONE;
+}
+
+const char *ssim_plan_program_name(const SsimPlan *p, guint32 program)
+{
+    g_return_val_if_fail(program < p->programs->len, "?");
+    return g_array_index(p->programs, Program, program).name;
+}
+
+guint32 ssim_plan_program_rank(const SsimPlan *p, guint32 program)
+{
+    g_return_val_if_fail(program < p->programs->len, SSIM_NONE);
+    return g_array_index(p->programs, Program, program).rank;
+}
+
+gboolean ssim_plan_program_before(const SsimPlan *p, guint32 a, guint32 b)
+{
+    if (a == SSIM_NONE || b == SSIM_NONE)
+        return FALSE;
+    const Program *x = &g_array_index(p->programs, Program, a);
+    const Program *y = &g_array_index(p->programs, Program, b);
+    return x->rank == y->rank && x->ordinal < y->ordinal;
+}
+
 /* ---- the one writable access ------------------------------------------------------------- */
 
 /* The op `op`, writable.  Only the setters of this file and ssim_plan_reset() use it, each
@@ -185,11 +242,13 @@ static gboolean same_rank_kernel(const SsimPlan *p, guint32 op, guint32 rank)
 /*
  * The shape every pair of points obeys, whoever sets it: only communication has points; an
  * issue point is any other op of the rank (a kernel, or communication such as the loop's last
- * permute); a wait point is a kernel of the rank; and the wait comes after the issue.  `doing`
- * names the attempt in the message ("move", "set the lowering's points of").
+ * permute); a wait point is a kernel of the rank; and the wait comes after the issue.  With the op
+ * in `program`, the program is its rank's, the issue point is in no later program and the wait
+ * point in no earlier one (either would make two programs wait for each other).  `doing` names
+ * the attempt in the message ("move", "set the lowering's points of").
  */
 static gboolean points_are_legal(const SsimPlan *p, guint32 op, guint32 issue, guint32 wait,
-                                 const char *doing, GError **error)
+                                 guint32 program, const char *doing, GError **error)
 {
     char a[96], b[96];
     const SsimPlanOp *o = ssim_plan_op(p, op);
@@ -218,6 +277,27 @@ static gboolean points_are_legal(const SsimPlan *p, guint32 op, guint32 issue, g
                     ssim_plan_op_label(p, wait, b, sizeof b), ssim_plan_op(p, issue)->name);
         return FALSE;
     }
+    if (program != SSIM_NONE &&
+        (program >= p->programs->len || ssim_plan_program_rank(p, program) != o->rank)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "place: cannot %s %s: its program is not a program of rank %u", doing,
+                    ssim_plan_op_label(p, op, a, sizeof a), o->rank);
+        return FALSE;
+    }
+    guint32 ip = issue == SSIM_NONE ? SSIM_NONE : ssim_plan_op(p, issue)->program;
+    guint32 wp = wait == SSIM_NONE ? SSIM_NONE : ssim_plan_op(p, wait)->program;
+    gboolean late_issue = ssim_plan_program_before(p, program, ip);
+    if (late_issue || ssim_plan_program_before(p, wp, program)) {
+        guint32 pt = late_issue ? issue : wait;
+        g_set_error(
+            error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+            "place: cannot %s %s into program %s: its %s point %s runs in program %s, "
+            "which runs %s it",
+            doing, ssim_plan_op_label(p, op, a, sizeof a), ssim_plan_program_name(p, program),
+            late_issue ? "issue" : "wait", ssim_plan_op_label(p, pt, b, sizeof b),
+            ssim_plan_program_name(p, late_issue ? ip : wp), late_issue ? "after" : "before");
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -227,7 +307,8 @@ static gboolean points_are_legal(const SsimPlan *p, guint32 op, guint32 issue, g
 static gboolean not_placed(const SsimPlan *p, guint32 op, const char *doing, GError **error)
 {
     const SsimPlanOp *o = ssim_plan_op(p, op);
-    if (o->issue == o->issue0 && o->wait == o->wait0 && !(o->flags & SSIM_PLAN_SPLIT))
+    if (o->issue == o->issue0 && o->wait == o->wait0 && o->program == o->program0 &&
+        !(o->flags & SSIM_PLAN_SPLIT))
         return TRUE;
     char a[96];
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -242,7 +323,8 @@ gboolean ssim_plan_set_lowered_issue(SsimPlan *p, guint32 op, guint32 issue, GEr
     g_return_val_if_fail(op < p->ops->len, FALSE);
     const char *doing = "set the lowering's points of";
     if (!not_placed(p, op, doing, error) ||
-        !points_are_legal(p, op, issue, ssim_plan_op(p, op)->wait0, doing, error))
+        !points_are_legal(p, op, issue, ssim_plan_op(p, op)->wait0, ssim_plan_op(p, op)->program0,
+                          doing, error))
         return FALSE;
     SsimPlanOp *o = op_at(p, op);
     o->issue = o->issue0 = issue;
@@ -254,10 +336,34 @@ gboolean ssim_plan_set_lowered_wait(SsimPlan *p, guint32 op, guint32 wait, GErro
     g_return_val_if_fail(op < p->ops->len, FALSE);
     const char *doing = "set the lowering's points of";
     if (!not_placed(p, op, doing, error) ||
-        !points_are_legal(p, op, ssim_plan_op(p, op)->issue0, wait, doing, error))
+        !points_are_legal(p, op, ssim_plan_op(p, op)->issue0, wait, ssim_plan_op(p, op)->program0,
+                          doing, error))
         return FALSE;
     SsimPlanOp *o = op_at(p, op);
     o->wait = o->wait0 = wait;
+    return TRUE;
+}
+
+gboolean ssim_plan_set_lowered_program(SsimPlan *p, guint32 op, guint32 program, GError **error)
+{
+    g_return_val_if_fail(op < p->ops->len, FALSE);
+    const char *doing = "set the lowering's program of";
+    const SsimPlanOp *o = ssim_plan_op(p, op);
+    if (!not_placed(p, op, doing, error))
+        return FALSE;
+    if (o->kind != SSIM_OP_COMPUTE &&
+        !points_are_legal(p, op, o->issue0, o->wait0, program, doing, error))
+        return FALSE;
+    if (program != SSIM_NONE &&
+        (program >= p->programs->len || ssim_plan_program_rank(p, program) != o->rank)) {
+        char a[96];
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "place: cannot %s %s: its program is not a program of rank %u", doing,
+                    ssim_plan_op_label(p, op, a, sizeof a), o->rank);
+        return FALSE;
+    }
+    SsimPlanOp *m = op_at(p, op);
+    m->program = m->program0 = program;
     return TRUE;
 }
 
@@ -505,14 +611,16 @@ void ssim_plan_reset(SsimPlan *p)
         SsimPlanOp *o = op_at(p, i);
         o->issue = o->issue0;
         o->wait = o->wait0;
+        o->program = o->program0;
         o->flags &= (guint8)~SSIM_PLAN_SPLIT;
     }
 }
 
-gboolean ssim_plan_move(SsimPlan *p, guint32 op, guint32 issue, guint32 wait, GError **error)
+/* The checked move of both primitives: `op` into `program` with `issue` and `wait`. */
+static gboolean move_to(SsimPlan *p, guint32 op, guint32 program, guint32 issue, guint32 wait,
+                        GError **error)
 {
-    g_return_val_if_fail(op < p->ops->len, FALSE);
-    if (!points_are_legal(p, op, issue, wait, "move", error))
+    if (!points_are_legal(p, op, issue, wait, program, "move", error))
         return FALSE;
     char a[96], b[96];
     const SsimPlanOp *o = ssim_plan_op(p, op);
@@ -520,6 +628,9 @@ gboolean ssim_plan_move(SsimPlan *p, guint32 op, guint32 issue, guint32 wait, GE
     const guint32 *prod = ssim_plan_producers(p, op, &n);
     for (guint i = 0; i < n; i++) {
         if (!same_rank_kernel(p, prod[i], o->rank))
+            continue;
+        /* A producer in an earlier program has finished before this program starts. */
+        if (ssim_plan_program_before(p, ssim_plan_op(p, prod[i])->program, program))
             continue;
         if (issue == SSIM_NONE || prod[i] > issue) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -535,6 +646,9 @@ gboolean ssim_plan_move(SsimPlan *p, guint32 op, guint32 issue, guint32 wait, GE
     for (guint i = 0; i < n; i++) {
         if (!same_rank_kernel(p, cons[i], o->rank))
             continue;
+        /* A consumer in a later program starts after this program has finished. */
+        if (ssim_plan_program_before(p, program, ssim_plan_op(p, cons[i])->program))
+            continue;
         if (wait == SSIM_NONE || wait > cons[i]) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "place: cannot move the wait for %s to %s: %s reads its result earlier",
@@ -547,7 +661,21 @@ gboolean ssim_plan_move(SsimPlan *p, guint32 op, guint32 issue, guint32 wait, GE
     SsimPlanOp *m = op_at(p, op);
     m->issue = issue;
     m->wait = wait;
+    m->program = program;
     return TRUE;
+}
+
+gboolean ssim_plan_move(SsimPlan *p, guint32 op, guint32 issue, guint32 wait, GError **error)
+{
+    g_return_val_if_fail(op < p->ops->len, FALSE);
+    return move_to(p, op, ssim_plan_op(p, op)->program, issue, wait, error);
+}
+
+gboolean ssim_plan_move_program(SsimPlan *p, guint32 op, guint32 program, guint32 issue,
+                                guint32 wait, GError **error)
+{
+    g_return_val_if_fail(op < p->ops->len, FALSE);
+    return move_to(p, op, program, issue, wait, error);
 }
 
 gboolean ssim_plan_split(SsimPlan *p, guint32 op, gboolean split, GError **error)

@@ -179,6 +179,16 @@ gboolean ssim_schedule_is_lockstep(const SsimSchedule *schedule)
     return schedule->kind == SSIM_SCHEDULE_XLA;
 }
 
+gboolean ssim_schedule_kind_has_programs(SsimScheduleKind kind)
+{
+    return kind == SSIM_SCHEDULE_ALPA || kind == SSIM_SCHEDULE_ALPA_GPIPE;
+}
+
+gboolean ssim_schedule_has_programs(const SsimSchedule *schedule)
+{
+    return ssim_schedule_kind_has_programs(schedule->kind);
+}
+
 const SsimPhase *ssim_schedule_phases(const SsimSchedule *schedule, guint stage, guint *n)
 {
     g_return_val_if_fail(stage < schedule->pp, NULL);

@@ -5,7 +5,10 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include "src/app/cli.h"
+#include <glib/gstdio.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static int cli(int argc, const char **argv)
 {
@@ -72,4 +75,59 @@ Test(cli, replay_until_cuts_a_run_short, .init = redirect)
 {
     const char *argv[] = {"shiftsim", "replay", "--until", "1us"};
     cr_assert_eq(cli(4, argv), 1);
+}
+
+/* Runs the CLI on a copy of argv (it rewrites its argv) with stdout sent to a temporary file
+ * and returns what it printed. */
+static char *cli_stdout(int argc, const char **args, int *rc)
+{
+    const char *argv[32];
+    cr_assert(argc <= (int)G_N_ELEMENTS(argv));
+    memcpy(argv, args, (size_t)argc * sizeof *argv);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("ssim-cli-XXXXXX", &path, NULL);
+    cr_assert(saved >= 0 && fd >= 0);
+    dup2(fd, STDOUT_FILENO);
+    *rc = cli(argc, argv);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    close(fd);
+    char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_unlink(path);
+    return text;
+}
+
+/* --comm-repeat 1 is the same run as no --comm-repeat: every verb that simulates prints the
+ * same bytes (simulate's JSON, compare's CSV, sweep's CSV with its metadata line). */
+Test(cli, comm_repeat_once_changes_no_byte, .init = cr_redirect_stderr)
+{
+    const char *simulate[] = {"shiftsim",      "simulate", "-c",   "tsubame4", "-n", "2",
+                              "--tp",          "2",        "--pp", "2",        "-f", "json",
+                              "--comm-repeat", "1"};
+    const char *compare[] = {
+        "shiftsim", "compare", "-c", "tsubame4",       "-n", "2",   "--tp",          "2",
+        "--pp",     "2",       "-P", "alpa,commshift", "-f", "csv", "--comm-repeat", "1"};
+    const char *sweep[] = {"shiftsim", "sweep", "-c", "tsubame4",       "-N", "8",
+                           "-b",       "1",     "-p", "alpa,commshift", "-q", "-k",
+                           "0",        "-o",    "-",  "--comm-repeat",  "1"};
+    struct {
+        const char **argv;
+        int argc;
+    } verbs[] = {{simulate, G_N_ELEMENTS(simulate)},
+                 {compare, G_N_ELEMENTS(compare)},
+                 {sweep, G_N_ELEMENTS(sweep)}};
+    for (guint i = 0; i < G_N_ELEMENTS(verbs); i++) {
+        int rc_once = -1, rc_plain = -1, rc_twice = -1;
+        g_autofree char *once = cli_stdout(verbs[i].argc, verbs[i].argv, &rc_once);
+        g_autofree char *plain = cli_stdout(verbs[i].argc - 2, verbs[i].argv, &rc_plain);
+        verbs[i].argv[verbs[i].argc - 1] = "2";
+        g_autofree char *twice = cli_stdout(verbs[i].argc, verbs[i].argv, &rc_twice);
+        cr_assert(rc_once == 0 && rc_plain == 0 && rc_twice == 0, "%s: exit %d %d %d",
+                  verbs[i].argv[1], rc_once, rc_plain, rc_twice);
+        cr_assert_str_eq(once, plain, "%s: --comm-repeat 1 changed the output", verbs[i].argv[1]);
+        cr_assert_str_neq(twice, plain, "%s: --comm-repeat 2 changed nothing", verbs[i].argv[1]);
+    }
 }

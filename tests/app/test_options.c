@@ -190,12 +190,12 @@ Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
     g_autofree char *prefix = g_build_filename(dir, "t", NULL);
     g_autofree char *plot = g_build_filename(dir, "p.png", NULL);
     g_autofree char *out = g_build_filename(dir, "out.csv", NULL);
-    const char *argv[] = {"compare", "--policies", "baseline,commshift", "--trace", prefix,
-                          "--plot",  plot,         "--output",           out,       "-f",
+    const char *argv[] = {"compare", "--policies", "alpa,commshift", "--trace", prefix,
+                          "--plot",  plot,         "--output",       out,       "-f",
                           "csv"};
     cr_assert_eq(compare(G_N_ELEMENTS(argv), argv), 0);
-    const char *files[] = {"out.csv", "t-baseline.json", "t-commshift.json", "p.dat",
-                           "p.gp",    "p-baseline.gp",   "p-commshift.gp"};
+    const char *files[] = {"out.csv", "t-alpa.json", "t-commshift.json", "p.dat",
+                           "p.gp",    "p-alpa.gp",   "p-commshift.gp"};
     for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
         g_autofree char *path = g_build_filename(dir, files[i], NULL);
         cr_assert(g_file_test(path, G_FILE_TEST_EXISTS), "%s", files[i]);
@@ -203,5 +203,5 @@ Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
     g_autofree char *csv = NULL;
     cr_assert(g_file_get_contents(out, &csv, NULL, NULL));
     cr_assert(g_str_has_prefix(csv, "policy,schedule,step_ms,"), "%s", csv);
-    cr_assert(strstr(csv, "\ncommshift,xla,"), "%s", csv);
+    cr_assert(strstr(csv, "\ncommshift,alpa,"), "%s", csv);
 }

@@ -1,9 +1,9 @@
 /*
  * Sweep benchmark: configurations evaluated and simulated per second by ssim_sweep_run() on 1
  * thread and on every core, for one model on N H100s (default GPT-J 6B on 32 GPUs with the
- * default lists: tp 1,2,4,8, pp every divisor of N, v 1,2, microbatch 1,2, schedules 1f1b and
- * interleaved, recompute auto, global batch 2 N).  It also checks that both runs give the same
- * CSV bytes, the sweep's determinism promise.
+ * default lists: tp 1,2,4,8, pp every divisor of N, v 1, microbatch 1,2, each placement's native
+ * schedule, recompute auto, placement alpa, global batch 2 N).  It also checks that both runs
+ * give the same CSV bytes, the sweep's determinism promise.
  *
  * Usage: bench-sweep [MODEL [GPUS [GLOBAL_BATCH]]]
  *        bench-sweep --search [--check]   the planners' search (see search() below)

@@ -406,7 +406,7 @@ Test(simulate, messages)
         g_autoptr(GError) error = NULL;
         cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
         cr_assert_str_eq(error->message, "schedule: unknown schedule 'zb-h1' (known: gpipe, xla, "
-                                         "1f1b, interleaved)");
+                                         "1f1b, interleaved, alpa, alpa-gpipe)");
     }
     {
         g_strlcpy(par.schedule, "1f1b", sizeof par.schedule);

@@ -71,7 +71,7 @@ Test(parallel, defaults)
     cr_assert_eq(p.pp, 1);
     cr_assert_eq(p.virtual_stages, 1);
     cr_assert_str_eq(p.schedule, "1f1b");
-    cr_assert_str_eq(p.placement, "baseline");
+    cr_assert_str_eq(p.placement, "megatron");
     cr_assert_eq(p.order[0], SSIM_AXIS_TP);
     cr_assert_eq(p.order[1], SSIM_AXIS_DP);
     cr_assert_eq(p.order[2], SSIM_AXIS_PP);

@@ -1,11 +1,12 @@
 /*
  * The comparison of placement policies (include/shiftsim/compare.h) on the configuration
- * `shiftsim compare` runs by default (GPT-J 6B on 2 DGX H200 nodes, dp 2 x tp 4 x pp 2): commshift
- * beats the baseline and the report is byte-identical from run to run; the attribution adds up
- * to the step-time difference for every policy (a conservation law, checked in nanoseconds); the
- * Perfetto traces of the runs parse back (json-glib) with the events each policy's streams should
- * carry; the plot files are written as data and script; the policy lists parse or are refused.
- * The verb's options and errors are tested in tests/app/test_options.c.
+ * `shiftsim compare` runs by default (GPT-J 6B on 2 DGX H200 nodes, dp 2 x tp 4 x pp 2): the
+ * paper's pair comes first, commshift beats alpa by exactly stage 1's gradient all-reduce, and the
+ * report is byte-identical from run to run; the attribution adds up to the step-time difference for
+ * every policy (a conservation law, checked in nanoseconds); the Perfetto traces of the runs parse
+ * back (json-glib) with the events each policy's streams should carry; the plot files are written
+ * as data and script; the policy lists parse or are refused. The verb's options and errors are
+ * tested in tests/app/test_options.c.
  */
 #include <criterion/criterion.h>
 
@@ -47,7 +48,7 @@ static SsimCompare *compare(const char *policies)
     spec.par.tp = 4;
     spec.par.pp = 2;
     spec.par.global_batch = 2 * 1 * 8;
-    SsimPlacementKind kinds[SSIM_COMPARE_MAX_POLICIES];
+    SsimPlacement kinds[SSIM_COMPARE_MAX_POLICIES];
     g_autoptr(GError) error = NULL;
     guint n = ssim_compare_policies_parse(policies, kinds, &error);
     cr_assert_gt(n, 0, "%s", error ? error->message : "");
@@ -60,15 +61,26 @@ Test(compare, default_run_is_deterministic_and_commshift_gains)
 {
     g_autoptr(SsimCompare) a = compare(NULL);
     g_autoptr(SsimCompare) b = compare(NULL);
-    cr_assert_eq(ssim_compare_n_policies(a), 4);
+    cr_assert_eq(ssim_compare_n_policies(a), 6);
+    cr_assert_str_eq(ssim_compare_policy(a, 0)->name, "alpa", "the paper's pair first");
+    cr_assert_str_eq(ssim_compare_policy(a, 1)->name, "commshift");
+    cr_assert_str_eq(ssim_compare_policy(a, 2)->name, "alpa+early-dp");
+    cr_assert_str_eq(ssim_compare_policy(a, 5)->name, "auto");
     g_autoptr(GString) ta = ssim_compare_format(a, SSIM_FORMAT_TABLE, 8);
     g_autoptr(GString) tb = ssim_compare_format(b, SSIM_FORMAT_TABLE, 8);
     cr_assert_str_eq(ta->str, tb->str, "two runs print the same bytes");
-    cr_assert(strstr(ta->str, "policy     schedule"));
+    cr_assert(strstr(ta->str, "\nalpa               alpa "));
+    cr_assert(strstr(ta->str, "\ncommshift          alpa "));
     cr_assert(strstr(ta->str, "what commshift saved"));
-    cr_assert(strstr(ta->str, "total = step time baseline - commshift"));
+    cr_assert(strstr(ta->str, "total = step time alpa - commshift"));
+    /* The relocation removes stage 1's all-reduce from the cool-down, and nothing else. */
+    g_autoptr(GArray) rows = ssim_compare_attribution(a, 1);
+    cr_assert_eq(rows->len, 1);
+    const SsimCompareGroup *only = &g_array_index(rows, SsimCompareGroup, 0);
+    cr_assert_str_eq(only->what, "stage 1 gradient reduction");
+    cr_assert_eq(only->after, 0);
 
-    g_autoptr(SsimCompare) c = compare("baseline,commshift");
+    g_autoptr(SsimCompare) c = compare("alpa,commshift");
     g_autoptr(GString) j = ssim_compare_format(c, SSIM_FORMAT_JSON, 8);
     g_autoptr(JsonParser) parser = json_parser_new();
     cr_assert(json_parser_load_from_data(parser, j->str, (gssize)j->len, NULL));
@@ -159,7 +171,7 @@ static guint n_of(GHashTable *h, const char *stream)
 static char *write_trace(const SsimCompare *cmp, guint i, const char *prefix)
 {
     const SsimComparePolicy *p = ssim_compare_policy(cmp, i);
-    char *path = g_strdup_printf("%s-%s.json", prefix, ssim_placement_kind_name(p->kind));
+    char *path = g_strdup_printf("%s-%s.json", prefix, p->name);
     g_autoptr(GString) json = ssim_trace_json(ssim_lowered_graph(p->lowered), p->timeline, 0);
     g_autoptr(GError) error = NULL;
     cr_assert(ssim_write_file(path, json, &error), "%s", error ? error->message : "");
@@ -171,7 +183,7 @@ Test(compare, traces_parse_back_with_the_expected_events)
     g_autofree char *dir = tmpdir();
     g_autofree char *prefix = g_build_filename(dir, "t", NULL);
     g_autofree char *plot = g_build_filename(dir, "p.png", NULL);
-    g_autoptr(SsimCompare) cmp = compare("baseline,commshift");
+    g_autoptr(SsimCompare) cmp = compare("xla,xla+async-pp+early-dp");
     g_autofree char *b = write_trace(cmp, 0, prefix);
     g_autofree char *c = write_trace(cmp, 1, prefix);
     g_autoptr(GHashTable) hb = events_per_stream(b);
@@ -182,7 +194,7 @@ Test(compare, traces_parse_back_with_the_expected_events)
     cr_assert_gt(n_of(hb, "compute"), 0);
     cr_assert_eq(n_of(hb, "compute"), n_of(hc, "compute"), "placement never moves a kernel");
     cr_assert_eq(n_of(hb, "tp"), n_of(hc, "tp"));
-    /* Lock-step: one permute per iteration, 2 (m + p - 1) = 18; commshift sends stage 0's 8
+    /* Lock-step: one permute per iteration, 2 (m + p - 1) = 18; async-pp sends stage 0's 8
      * forward activations and receives its 8 backward gradients. */
     cr_assert_eq(n_of(hb, "pp"), 18);
     cr_assert_eq(n_of(hc, "pp"), 0);
@@ -198,14 +210,14 @@ Test(compare, traces_parse_back_with_the_expected_events)
     cr_assert(ssim_compare_plot(cmp, plot, &status, &error), "%s", error ? error->message : "");
     g_autofree char *dat = g_build_filename(dir, "p.dat", NULL);
     g_autofree char *gp = g_build_filename(dir, "p.gp", NULL);
-    g_autofree char *gantt = g_build_filename(dir, "p-commshift.gp", NULL);
+    g_autofree char *gantt = g_build_filename(dir, "p-xla+early-dp+async-pp.gp", NULL);
     cr_assert(g_file_test(dat, G_FILE_TEST_EXISTS));
     cr_assert(g_file_test(gp, G_FILE_TEST_EXISTS));
     cr_assert(g_file_test(gantt, G_FILE_TEST_EXISTS));
     g_autofree char *text = slurp(dat);
     cr_assert(g_str_has_prefix(text, "# policy rest_ms"));
-    cr_assert(strstr(text, "\nbaseline "));
-    cr_assert(strstr(text, "\ncommshift "));
+    cr_assert(strstr(text, "\nxla "));
+    cr_assert(strstr(text, "\nxla+early-dp+async-pp "));
     g_autofree char *script = slurp(gp);
     cr_assert(g_str_has_prefix(script, "# shiftsim compare: step time per placement policy\n"));
     cr_assert(strstr(script, "rowstacked"));
@@ -213,21 +225,26 @@ Test(compare, traces_parse_back_with_the_expected_events)
 
 Test(compare, policy_lists)
 {
-    SsimPlacementKind kinds[SSIM_COMPARE_MAX_POLICIES];
-    cr_assert_eq(ssim_compare_policies_parse(NULL, kinds, NULL), 4);
-    cr_assert_eq(kinds[0], SSIM_PLACEMENT_BASELINE);
-    cr_assert_eq(kinds[3], SSIM_PLACEMENT_AUTO);
+    SsimPlacement kinds[SSIM_COMPARE_MAX_POLICIES];
+    cr_assert_eq(ssim_compare_policies_parse(NULL, kinds, NULL), 6);
+    cr_assert_eq(kinds[0].kind, SSIM_PLACEMENT_ALPA);
+    cr_assert_eq(kinds[1].kind, SSIM_PLACEMENT_COMMSHIFT);
+    cr_assert(kinds[2].kind == SSIM_PLACEMENT_ALPA && kinds[2].shifts == SSIM_SHIFT_DP);
+    cr_assert_eq(kinds[5].kind, SSIM_PLACEMENT_AUTO);
     cr_assert_eq(ssim_compare_policies_parse(" commshift, ,baseline ", kinds, NULL), 2);
-    cr_assert_eq(kinds[0], SSIM_PLACEMENT_COMMSHIFT);
-    cr_assert_eq(kinds[1], SSIM_PLACEMENT_BASELINE);
-    g_autoptr(GError) unknown = NULL, empty = NULL, many = NULL;
-    cr_assert_eq(ssim_compare_policies_parse("baseline,zz", kinds, &unknown), 0);
-    cr_assert(g_str_has_prefix(unknown->message, "unknown placement 'zz' (known: baseline"), "%s",
+    cr_assert_eq(kinds[0].kind, SSIM_PLACEMENT_COMMSHIFT);
+    cr_assert_eq(kinds[1].kind, SSIM_PLACEMENT_XLA, "the old name of xla");
+    g_autoptr(GError) unknown = NULL, empty = NULL, many = NULL, ext = NULL;
+    cr_assert_eq(ssim_compare_policies_parse("alpa,zz", kinds, &unknown), 0);
+    cr_assert(g_str_has_prefix(unknown->message, "unknown placement 'zz' (known: alpa"), "%s",
               unknown->message);
+    cr_assert_eq(ssim_compare_policies_parse("alpa+zz", kinds, &ext), 0);
+    cr_assert(strstr(ext->message, "unknown extension 'zz'"), "%s", ext->message);
     cr_assert_eq(ssim_compare_policies_parse(",", kinds, &empty), 0);
     cr_assert_str_eq(empty->message, "give at least one policy");
-    cr_assert_eq(
-        ssim_compare_policies_parse("auto,auto,auto,auto,auto,auto,auto,auto,auto", kinds, &many),
-        0);
+    g_autofree char *seventeen = g_strjoinv(
+        ",", (char *[]){"auto", "auto", "auto", "auto", "auto", "auto", "auto", "auto", "auto",
+                        "auto", "auto", "auto", "auto", "auto", "auto", "auto", "auto", NULL});
+    cr_assert_eq(ssim_compare_policies_parse(seventeen, kinds, &many), 0);
     cr_assert_str_eq(many->message, "too many entries");
 }

@@ -51,11 +51,14 @@ Test(sweep, default_enumeration_hand_count)
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 8);
     /* tp {1,2,4,8} x pp {1,2,4,8}: the 10 pairs with tp*pp | 8, 6 left out; each with
-     * v {1,2} x mb {1,2} x {1f1b, interleaved} x auto x baseline = 8 configurations. */
+     * v {1} x mb {1,2} x native schedule x auto x alpa = 2 configurations, every one under the
+     * paper's baseline with its own schedule (the default of every verb). */
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, &error);
     cr_assert_not_null(s);
-    cr_assert_eq(ssim_sweep_n_configs(s), 80);
+    cr_assert_eq(ssim_sweep_n_configs(s), 20);
+    cr_assert_str_eq(ssim_sweep_row(s, 0)->par.schedule, "alpa");
+    cr_assert_str_eq(ssim_sweep_row(s, 0)->par.placement, "alpa");
     cr_assert_eq(ssim_sweep_skipped_pairs(s), 6);
     cr_assert_eq(spec.base.global_batch, 16);
     /* With --cross-node-tp on 16 GPUs: tp up to 16, pp the 5 divisors of 16: pairs with
@@ -65,7 +68,7 @@ Test(sweep, default_enumeration_hand_count)
     ssim_sweep_spec_default_tp(&spec, c);
     cr_assert_eq(spec.tp.n, 5);
     g_autoptr(SsimSweep) s16 = ssim_sweep_new(m, c, &spec, &error);
-    cr_assert_eq(ssim_sweep_n_configs(s16), 15 * 8);
+    cr_assert_eq(ssim_sweep_n_configs(s16), 15 * 2);
     cr_assert_eq(ssim_sweep_skipped_pairs(s16), 10);
 }
 
@@ -80,7 +83,7 @@ Test(sweep, order_placements_innermost)
     set_list(&spec.vstages, "1");
     set_list(&spec.microbatch, "1,2");
     set_names(&spec.schedules, "1f1b");
-    set_names(&spec.placements, "baseline,commshift");
+    set_names(&spec.placements, "xla,commshift");
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
     /* pairs in list order: (2,1), (2,2), (1,1), (1,2); pp 3 divides nothing: 2 skipped. */
     cr_assert_eq(ssim_sweep_n_configs(s), 4 * 2 * 2);
@@ -96,7 +99,7 @@ Test(sweep, order_placements_innermost)
     cr_assert_eq(r10->par.pp, 1);
     cr_assert_eq(r10->par.dp, 8);
     cr_assert_eq(r10->par.microbatch, 2);
-    cr_assert_str_eq(r10->par.placement, "baseline");
+    cr_assert_str_eq(r10->par.placement, "xla");
     for (guint i = 0; i < ssim_sweep_n_configs(s); i++)
         cr_assert_eq(ssim_sweep_row(s, i)->status, SSIM_SWEEP_PENDING);
 }
@@ -197,7 +200,7 @@ Test(sweep, every_rejection_reason)
 Test(sweep, status_tally_hand_count)
 {
     /* GPT-J (28 layers, 16 heads) on 8 H100s, global batch 16, tp and pp in {1,2,4,8}, v {1,2},
-     * 1f1b only, two placements.  Per placement, of the 10 pairs:
+     * 1f1b only, two placements (neither with programs on 1f1b).  Per placement, of the 10 pairs:
      *   v = 1: pp 8 breaks layers % pp (1); tp 1 pp 1 needs ~90 GiB even with full recompute
      *          (memory, 1); the other 8 run;
      *   v = 2: pp 1 -> "interleaved needs pp > 1" (4 pairs), pp 4 and 8 -> layers % (pp v)
@@ -207,8 +210,9 @@ Test(sweep, status_tally_hand_count)
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 8);
     set_list(&spec.microbatch, "1");
+    set_list(&spec.vstages, "1,2");
     set_names(&spec.schedules, "1f1b");
-    set_names(&spec.placements, "baseline,commshift");
+    set_names(&spec.placements, "xla,commshift");
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
     cr_assert_eq(ssim_sweep_n_configs(s), 40);
     cr_assert_eq(ssim_sweep_run(s, 0, 1, 2, NULL, NULL, 100), 40);
@@ -281,9 +285,17 @@ static char *slurp(const char *path)
 /* `shiftsim sweep` on GPT-J, 16 H100s, a small list set, plus `extra` options. */
 static int sweep_verb(const char *out, const char *const *extra, int n_extra)
 {
-    const char *base[] = {"sweep", "--model", "gpt-j-6b", "--cluster", "dgx-h100", "--gpus", "16",
-                          "--tp",  "2,4,8",   "--pp",     "1,2,4",     "-v",       "1,2",    "-b",
-                          "1",     "--quiet", "-k",       "3",         "-o",       out};
+    const char *base[] = {"sweep",    "--model",
+                          "gpt-j-6b", "--cluster",
+                          "dgx-h100", "--gpus",
+                          "16",       "--tp",
+                          "2,4,8",    "--pp",
+                          "1,2,4",    "-v",
+                          "1,2",      "-b",
+                          "1",        "--quiet",
+                          "-k",       "3",
+                          "-o",       out,
+                          "-s",       "1f1b,interleaved"};
     GPtrArray *argv = g_ptr_array_new();
     for (gsize i = 0; i < G_N_ELEMENTS(base); i++)
         g_ptr_array_add(argv, (gpointer)base[i]);
@@ -329,7 +341,7 @@ Test(sweep, threads_do_not_change_bytes, .init = setup, .fini = teardown)
     for (const char *p = x; *p; p++)
         lines += *p == '\n';
     cr_assert_eq(lines, 3 + 32);
-    cr_assert(strstr(x, "\n0,8,2,1,1,1,32,4,1f1b,baseline,"));
+    cr_assert(strstr(x, "\n0,8,2,1,1,1,32,4,1f1b,megatron,"), "schedules alone: their framework");
 }
 
 Test(sweep, shards_merge_to_the_whole, .init = setup, .fini = teardown)
@@ -390,17 +402,17 @@ Test(sweep, merge_rejects_other_sweeps, .init = setup, .fini = teardown)
 Test(sweep, plots_written_as_text, .init = setup, .fini = teardown)
 {
     g_autofree char *csv = tmp("p.csv"), *prefix = tmp("s");
-    const char *extra[] = {"--placements", "baseline,commshift", "--plot", prefix};
-    cr_assert_eq(sweep_verb(csv, extra, 4), 0);
+    const char *extra[] = {"--placements", "alpa,commshift", "-s", "native", "--plot", prefix};
+    cr_assert_eq(sweep_verb(csv, extra, 6), 0);
     g_autofree char *td = g_strdup_printf("%s-throughput.dat", prefix);
     g_autofree char *tg = g_strdup_printf("%s-throughput.gp", prefix);
     g_autofree char *hd = g_strdup_printf("%s-heatmap.dat", prefix);
     g_autofree char *hg = g_strdup_printf("%s-heatmap.gp", prefix);
     g_autofree char *a = slurp(td), *b = slurp(tg), *c = slurp(hd), *d = slurp(hg);
-    cr_assert(g_str_has_prefix(a, "# split baseline commshift"));
+    cr_assert(g_str_has_prefix(a, "# split alpa commshift"));
     cr_assert(strstr(a, "\n\"dp4 tp2 pp2\" "));
-    cr_assert(strstr(b, "using 2:xtic(1) title 'baseline'") && strstr(b, "title 'commshift'"));
-    cr_assert(strstr(c, "# placement baseline\n") && strstr(c, "# placement commshift\n"));
+    cr_assert(strstr(b, "using 2:xtic(1) title 'alpa'") && strstr(b, "title 'commshift'"));
+    cr_assert(strstr(c, "# placement alpa\n") && strstr(c, "# placement commshift\n"));
     cr_assert(strstr(d, "set multiplot layout 1,2") && strstr(d, "with image"));
     cr_assert(strstr(d, "set xtics ('2' 0, '4' 1, '8' 2)"));
 }

@@ -4,9 +4,10 @@
  * shortens the step by exactly its own duration, because all of it now overlaps the wait); a
  * rule that does not apply leaves its op alone, and a rule or a pass that asks for an illegal
  * move returns the plan's refusal by name; the critical path of a replay adds up to the
- * makespan; on real lowerings, the `megatron` pass reproduces the lowering's own graph, baseline
- * and commshift keep every FLOP, and auto is never worse than the better of baseline and
- * commshift.  (The plan's own checks are test_plan.c's.)
+ * makespan; on real lowerings, the `megatron` pass reproduces the lowering's own graph, every
+ * pass keeps every FLOP and gradient byte, and auto is never worse than the better of alpa and
+ * commshift.  (The plan's own checks are test_plan.c's; the paper's pair on programs,
+ * test_alpa.c's.)
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -122,7 +123,7 @@ Test(place, a_rule_that_does_not_apply_leaves_the_op_alone)
 Test(place, an_illegal_move_fails_the_pass_by_name)
 {
     /* A gradient piece R of layer site 1 produced by A and, as lowered, read by B before the
-     * backward ends at C: issuing it after the backward (the baseline's rule) would have B wait
+     * backward ends at C: issuing it after the backward (the compilers' rule) would have B wait
      * for it before it is issued. */
     g_autoptr(SsimPlan) plan = ssim_plan_new();
     guint32 g0 = ssim_plan_add_group(plan, "dp.0", (guint32[]){0}, 1, NULL);
@@ -151,7 +152,7 @@ Test(place, an_illegal_move_fails_the_pass_by_name)
     cr_assert_eq(ssim_plan_op(plan, r)->issue, a, "a refused move changes nothing");
     /* The passes that use the rule return the same refusal, through ssim_place_apply too. */
     SsimPlacement pl = SSIM_PLACEMENT_INIT;
-    cr_assert_not(ssim_place_baseline(plan, &pl, NULL, NULL, &error));
+    cr_assert_not(ssim_place_alpa(plan, &pl, NULL, NULL, &error));
     cr_assert(strstr(error->message, "clip#2 (rank 0) would wait for it before it is issued"), "%s",
               error->message);
     g_clear_error(&error);
@@ -193,19 +194,85 @@ Test(place, shift_lists)
     cr_assert(ssim_shift_parse("dp, tp", &m, NULL));
     cr_assert_eq(m, SSIM_SHIFT_DP | SSIM_SHIFT_TP);
     g_autofree char *s = ssim_shift_to_string(m);
-    cr_assert_str_eq(s, "dp,tp");
+    cr_assert_str_eq(s, "early-dp,late-tp");
+    cr_assert(ssim_shift_parse("async-pp,early-dp", &m, NULL));
+    cr_assert_eq(m, SSIM_SHIFT_DP | SSIM_SHIFT_PP);
     cr_assert(ssim_shift_parse("none", &m, NULL));
     cr_assert_eq(m, 0);
     g_autoptr(GError) error = NULL;
     cr_assert_not(ssim_shift_parse("dp,zz", &m, &error));
-    cr_assert_str_eq(error->message,
-                     "shift: unknown relocation 'zz' (known: dp, pp, tp, all, none)");
+    cr_assert_str_eq(error->message, "shift: unknown extension 'zz' (known: early-dp, async-pp, "
+                                     "late-tp, or dp, pp, tp; all, none)");
+    g_clear_error(&error);
     SsimPlacementKind k;
     cr_assert(ssim_placement_kind_from_name("commshift", &k));
     cr_assert_eq(k, SSIM_PLACEMENT_COMMSHIFT);
+    cr_assert(ssim_placement_kind_from_name("baseline", &k), "the old name is an alias");
+    cr_assert_eq(k, SSIM_PLACEMENT_XLA);
+    cr_assert_not_null(ssim_placement_alias_note("baseline"));
+    cr_assert_null(ssim_placement_alias_note("xla"));
     cr_assert_str_eq(ssim_placement_kind_schedule(SSIM_PLACEMENT_MEGATRON), "1f1b");
+    cr_assert_str_eq(ssim_placement_kind_schedule(SSIM_PLACEMENT_ALPA), "alpa");
+    cr_assert_str_eq(ssim_placement_kind_schedule(SSIM_PLACEMENT_COMMSHIFT), "alpa");
+    cr_assert_eq(ssim_placement_kind_for_schedule("alpa-gpipe"), SSIM_PLACEMENT_ALPA);
+    cr_assert_eq(ssim_placement_kind_for_schedule("xla"), SSIM_PLACEMENT_XLA);
+    cr_assert_eq(ssim_placement_kind_for_schedule("interleaved"), SSIM_PLACEMENT_MEGATRON);
     g_autofree char *list = ssim_placement_kind_list();
-    cr_assert_str_eq(list, "baseline, megatron, commshift, auto");
+    cr_assert_str_eq(list, "alpa, commshift, xla, megatron, auto");
+
+    /* Policies with extensions, and their names. */
+    SsimPlacement p = SSIM_PLACEMENT_INIT;
+    cr_assert(ssim_placement_parse("alpa+late-tp+early-dp", &p, NULL));
+    cr_assert(p.kind == SSIM_PLACEMENT_ALPA && p.shifts == (SSIM_SHIFT_TP | SSIM_SHIFT_DP));
+    g_autofree char *name = ssim_placement_to_string(&p);
+    cr_assert_str_eq(name, "alpa+early-dp+late-tp");
+    cr_assert(ssim_placement_parse("commshift", &p, NULL));
+    cr_assert_eq(p.shifts, SSIM_SHIFT_DEFAULT);
+    cr_assert_eq(ssim_placement_shifts(&p), 0);
+    p.lhs = TRUE;
+    cr_assert_eq(ssim_placement_shifts(&p), SSIM_SHIFT_TP | SSIM_SHIFT_DP, "lhs: both sides");
+    p.kind = SSIM_PLACEMENT_AUTO;
+    p.lhs = FALSE;
+    cr_assert_eq(ssim_placement_shifts(&p), SSIM_SHIFT_ALL, "auto searches every extension");
+    cr_assert_not(ssim_placement_parse("alpa+fast", &p, &error));
+    cr_assert_str_eq(error->message, "placement 'alpa+fast': unknown extension 'fast' (known: "
+                                     "early-dp, async-pp, late-tp, all)");
+    g_clear_error(&error);
+    cr_assert_not(ssim_placement_parse("gspmd", &p, &error));
+    cr_assert(g_str_has_prefix(error->message, "unknown placement 'gspmd' (known: alpa, "));
+    g_clear_error(&error);
+
+    /* Gradient lists, like the author's index list. */
+    SsimSiteSet set;
+    cr_assert(ssim_site_set_parse("0-13, embed,20", &set, NULL));
+    cr_assert(ssim_site_set_has(&set, 0) && ssim_site_set_has(&set, 13));
+    cr_assert(!ssim_site_set_has(&set, 14) && ssim_site_set_has(&set, 20));
+    cr_assert(ssim_site_set_has(&set, SSIM_SITE_EMBED) && !ssim_site_set_has(&set, SSIM_SITE_HEAD));
+    g_autofree char *text = ssim_site_set_to_string(&set);
+    cr_assert_str_eq(text, "0-13,embed,20");
+    cr_assert(ssim_site_set_parse("none", &set, NULL) && !ssim_site_set_has(&set, 0));
+    cr_assert(ssim_site_set_parse("all", &set, NULL) && ssim_site_set_has(&set, SSIM_SITE_HEAD));
+    const char *bad[] = {"", "13-0", "x", "-3", "embed-head", "1,,q"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        cr_assert_not(ssim_site_set_parse(bad[i], &set, &error), "'%s' parsed", bad[i]);
+        cr_assert(g_str_has_prefix(error->message, "gradients: "), "%s", error->message);
+        g_clear_error(&error);
+    }
+    /* A layer the model lacks is refused, against the model (GPT-J: layers 0 to 27). */
+    g_autoptr(SsimModel) gptj = ssim_model_default();
+    cr_assert(ssim_site_set_parse("0-27,embed,head", &set, NULL));
+    cr_assert(ssim_site_set_check(&set, gptj, NULL));
+    cr_assert(ssim_site_set_parse("all", &set, NULL) && ssim_site_set_check(&set, gptj, NULL));
+    cr_assert(ssim_site_set_parse("3,20-28", &set, NULL));
+    cr_assert_not(ssim_site_set_check(&set, gptj, &error));
+    cr_assert_str_eq(error->message,
+                     "gradients: layer 28 is out of range: gpt-j-6b has layers 0 to 27");
+    g_clear_error(&error);
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, 8, SSIM_DTYPE_BF16),
+                 80000000u);
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, 64, SSIM_DTYPE_BF16),
+                 128000000u);
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_ALPA, 64, SSIM_DTYPE_BF16), 0);
 }
 
 /* ---- real lowerings ---- */
@@ -241,8 +308,8 @@ static SsimLowered *lower(const SsimModel *model, const SsimParallel *par, gbool
 Test(place, every_pass_keeps_the_work_and_the_megatron_pass_changes_nothing)
 {
     g_autoptr(SsimModel) model = ssim_model_default();
-    const char *schedules[] = {"xla", "1f1b"};
-    for (guint s = 0; s < 2; s++)
+    const char *schedules[] = {"xla", "1f1b", "alpa"};
+    for (guint s = 0; s < G_N_ELEMENTS(schedules); s++)
         for (int exact = 0; exact < 2; exact++) {
             SsimParallel par = split(2, 2, 2, schedules[s]);
             g_autoptr(SsimLowered) l = lower(model, &par, exact);
@@ -273,13 +340,13 @@ Test(place, every_pass_keeps_the_work_and_the_megatron_pass_changes_nothing)
         }
 }
 
-Test(place, commshift_splits_the_lockstep_permute)
+Test(place, async_pp_splits_the_lockstep_permute)
 {
     g_autoptr(SsimModel) model = ssim_model_default();
     SsimParallel par = split(1, 1, 4, "xla");
     g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
     SsimPlacement pl = SSIM_PLACEMENT_INIT;
-    pl.kind = SSIM_PLACEMENT_COMMSHIFT;
+    pl.kind = SSIM_PLACEMENT_XLA;
     pl.shifts = SSIM_SHIFT_PP;
     cr_assert(ssim_lowered_place(l, &pl, NULL, NULL, NULL));
     const SsimGraph *g = ssim_lowered_graph(l);
@@ -317,7 +384,8 @@ static SsimTime step_of(const SsimModel *model, const SsimCluster *cluster, Ssim
 {
     SsimPlacement pl = SSIM_PLACEMENT_INIT;
     pl.kind = kind;
-    pl.shifts = shifts;
+    if (kind == SSIM_PLACEMENT_AUTO)
+        pl.shifts = shifts;
     pl.budget = 8;
     SsimSimConfig c = {
         .model = model, .cluster = cluster, .par = &par, .ignore_memory = TRUE, .placement = &pl};
@@ -332,13 +400,13 @@ ParameterizedTest(AutoCase *tc, place, auto_never_worse)
     g_autoptr(SsimModel) model = ssim_model_default();
     g_autoptr(SsimCluster) cluster = ssim_cluster_default();
     ssim_cluster_set_nodes(cluster, tc->nodes);
-    SsimParallel par = split(tc->dp, tc->tp, tc->pp, "xla");
+    SsimParallel par = split(tc->dp, tc->tp, tc->pp, "alpa");
     guint shifts;
     cr_assert(ssim_shift_parse(tc->shifts, &shifts, NULL));
-    SsimTime base = step_of(model, cluster, par, SSIM_PLACEMENT_BASELINE, shifts);
+    SsimTime base = step_of(model, cluster, par, SSIM_PLACEMENT_ALPA, shifts);
     SsimTime shift = step_of(model, cluster, par, SSIM_PLACEMENT_COMMSHIFT, shifts);
     SsimTime aut = step_of(model, cluster, par, SSIM_PLACEMENT_AUTO, shifts);
-    cr_assert_leq(aut, MIN(base, shift), "dp %u tp %u pp %u: auto %ld, baseline %ld, commshift %ld",
+    cr_assert_leq(aut, MIN(base, shift), "dp %u tp %u pp %u: auto %ld, alpa %ld, commshift %ld",
                   tc->dp, tc->tp, tc->pp, (long)aut, (long)base, (long)shift);
 }
 
@@ -349,9 +417,9 @@ Test(place, exact_and_representative_agree_under_every_placement)
     g_autoptr(SsimModel) model = ssim_model_default();
     g_autoptr(SsimCluster) cluster = ssim_cluster_default();
     ssim_cluster_set_nodes(cluster, 1);
-    SsimParallel par = split(2, 2, 2, "xla");
     for (guint k = 0; k < SSIM_PLACEMENT_N; k++) {
         SsimTime t[2];
+        SsimParallel par = split(2, 2, 2, ssim_placement_kind_schedule((SsimPlacementKind)k));
         for (int exact = 0; exact < 2; exact++) {
             SsimPlacement pl = SSIM_PLACEMENT_INIT;
             pl.kind = (SsimPlacementKind)k;

@@ -166,7 +166,7 @@ Test(schedule, registry_names)
     SsimScheduleKind k = SSIM_SCHEDULE_GPIPE;
     cr_assert_not(ssim_schedule_kind_from_name("zb-h1", &k));
     g_autofree char *list = ssim_schedule_kind_list();
-    cr_assert_str_eq(list, "gpipe, xla, 1f1b, interleaved");
+    cr_assert_str_eq(list, "gpipe, xla, 1f1b, interleaved, alpa, alpa-gpipe");
 }
 
 static void expect_error(SsimScheduleKind kind, guint p, guint v, guint m, const char *needle)

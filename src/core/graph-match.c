@@ -1,0 +1,219 @@
+/*
+ * Matching (include/shiftsim/graph.h): which collective, barrier and send/receive ops of different
+ * ranks form one match, and the auto tags that decide it.  Part of ssim_graph_finalize().
+ *
+ * Two hash tables keyed by three words do the work: a channel key per (rank, group or peer,
+ * channel) counts each rank's ops on a channel to resolve auto tags, and an instance key names
+ * each match.  Invariants after it: every communication op has a match; a collective instance
+ * holds each rank at most once and its members agree on kind and bytes; a (source, destination,
+ * tag) has at most one send and one receive.
+ */
+#include "src/core/graph-private.h"
+
+#include <shiftsim/alloc.h>
+
+#include <string.h>
+
+/*
+ * Matching keys.  build_matches() groups communication ops with two hash tables keyed by three
+ * words; each key is made by one function below, and the comments say why keys of different
+ * kinds can never be equal.
+ */
+typedef struct {
+    guint32 a, b, c;
+} Key3;
+
+/*
+ * The channels an auto tag counts on: a rank numbers its collectives on a group, its barriers on
+ * a group, its sends to a peer and its receives from a peer each from 0.
+ */
+typedef enum { CHANNEL_COLL, CHANNEL_BARRIER, CHANNEL_SEND, CHANNEL_RECV } Channel;
+
+/*
+ * The channel key (rank, group or peer, channel) of a communication op: the channel is the third
+ * word, so a group and a peer that happen to have the same number give different keys.
+ */
+static inline Key3 channel_key(const SsimOp *o)
+{
+    switch ((SsimOpKind)o->kind) {
+    case SSIM_OP_COLLECTIVE:
+        return (Key3){o->rank, o->group, CHANNEL_COLL};
+    case SSIM_OP_BARRIER:
+        return (Key3){o->rank, o->group, CHANNEL_BARRIER};
+    case SSIM_OP_SEND:
+        return (Key3){o->rank, o->peer, CHANNEL_SEND};
+    default:
+        g_assert(o->kind == SSIM_OP_RECV);
+        return (Key3){o->rank, o->peer, CHANNEL_RECV};
+    }
+}
+
+/*
+ * Instance keys name one match.  A send/receive pair is (source, destination, tag); a collective
+ * or barrier instance is (group, tag, GROUP_INSTANCE), with GROUP_BARRIER set in the group word
+ * of a barrier's.  They cannot collide: the third word of a pair's key is a resolved tag, and a
+ * tag is never SSIM_TAG_AUTO once resolved (an auto tag becomes an ordinal, below the op count),
+ * while GROUP_INSTANCE is SSIM_TAG_AUTO; a group's barriers and collectives differ in the top
+ * bit of the group word, which no group index reaches (fewer than 2^31 groups, asserted).
+ */
+#define GROUP_INSTANCE SSIM_TAG_AUTO
+#define GROUP_BARRIER  0x80000000u
+
+/* The instance key of a send or a receive whose tag is resolved. */
+static inline Key3 pair_key(const SsimOp *o)
+{
+    gboolean send = o->kind == SSIM_OP_SEND;
+    g_assert(o->tag != SSIM_TAG_AUTO);
+    return (Key3){send ? o->rank : o->peer, send ? o->peer : o->rank, o->tag};
+}
+
+/* The instance key of a collective or barrier whose tag is resolved. */
+static inline Key3 group_key(const SsimOp *o)
+{
+    g_assert(o->group < GROUP_BARRIER);
+    return (Key3){o->group | (o->kind == SSIM_OP_BARRIER ? GROUP_BARRIER : 0), o->tag,
+                  GROUP_INSTANCE};
+}
+
+/* The group of a collective or barrier instance key. */
+static inline guint32 group_key_group(const Key3 *k)
+{
+    return k->a & ~GROUP_BARRIER;
+}
+
+static guint key3_hash(gconstpointer p)
+{
+    const Key3 *k = p;
+    return (k->a * 2654435761u) ^ (k->b * 40503u) ^ (k->c * 97u + 0x9e3779b9u);
+}
+
+static gboolean key3_equal(gconstpointer x, gconstpointer y)
+{
+    const Key3 *a = x, *b = y;
+    return a->a == b->a && a->b == b->b && a->c == b->c;
+}
+
+gboolean graph_build_matches(SsimGraph *g, GError **error)
+{
+    guint32 n = g->ops->len;
+    g_autofree Key3 *ord_keys = ssim_new_large(Key3, MAX(n, 1));
+    g_autofree Key3 *inst_keys = ssim_new_large(Key3, MAX(n, 1));
+    guint32 n_ord = 0, n_inst = 0;
+    g_autoptr(GHashTable) ord = g_hash_table_new(key3_hash, key3_equal);
+    g_autoptr(GHashTable) inst = g_hash_table_new(key3_hash, key3_equal);
+    g_autofree guint32 *inst_kind = ssim_new_large(guint32, MAX(n, 1));
+    g_autofree guint32 *inst_count = ssim_new0_large(guint32, MAX(n, 1));
+    g_autofree guint32 *ord_count = ssim_new0_large(guint32, MAX(n, 1));
+
+    for (guint32 i = 0; i < n; i++) {
+        SsimOp *o = &g_array_index(g->ops, SsimOp, i);
+        MatchKind mk;
+        if (o->kind == SSIM_OP_COLLECTIVE || o->kind == SSIM_OP_BARRIER) {
+            if (o->group >= g->group_name->len)
+                return graph_fail(error, g, i, "needs a group");
+            if (!graph_group_has_rank(g, o->group, o->rank))
+                return graph_fail(error, g, i, "rank %u is not a member of group %s", o->rank,
+                                  ssim_graph_group_name(g, o->group));
+            mk = o->kind == SSIM_OP_COLLECTIVE ? MATCH_COLL : MATCH_BARRIER;
+        } else if (o->kind == SSIM_OP_SEND || o->kind == SSIM_OP_RECV) {
+            if (o->peer == SSIM_NONE)
+                return graph_fail(error, g, i, "needs a peer rank");
+            if (o->peer == o->rank)
+                return graph_fail(error, g, i, "peer is its own rank %u", o->rank);
+            mk = MATCH_P2P;
+        } else {
+            continue;
+        }
+        Key3 k = channel_key(o);
+        /* An auto tag is the op's ordinal on its channel (channel_key). */
+        gpointer ov = g_hash_table_lookup(ord, &k);
+        guint32 slot;
+        if (ov == NULL) {
+            slot = n_ord;
+            ord_keys[n_ord] = k;
+            ord_count[n_ord] = 0;
+            g_hash_table_insert(ord, &ord_keys[n_ord++], GUINT_TO_POINTER(slot + 1));
+        } else {
+            slot = GPOINTER_TO_UINT(ov) - 1;
+        }
+        if (o->tag == SSIM_TAG_AUTO)
+            o->tag = ord_count[slot];
+        ord_count[slot]++;
+        Key3 ik = mk == MATCH_P2P ? pair_key(o) : group_key(o);
+        gpointer v = g_hash_table_lookup(inst, &ik);
+        guint32 m;
+        if (v == NULL) {
+            m = n_inst;
+            inst_keys[n_inst] = ik;
+            inst_kind[m] = mk;
+            g_hash_table_insert(inst, &inst_keys[n_inst++], GUINT_TO_POINTER(m + 1));
+        } else {
+            m = GPOINTER_TO_UINT(v) - 1;
+        }
+        o->match = m;
+        inst_count[m]++;
+    }
+    g->n_matches = n_inst;
+    g->match_first = ssim_new_large(guint32, n_inst + 1);
+    g->match_expected = ssim_new_large(guint32, MAX(n_inst, 1));
+    g->match_kind = ssim_new_large(guint8, MAX(n_inst, 1));
+    guint32 total = 0;
+    for (guint32 m = 0; m < n_inst; m++) {
+        g->match_first[m] = total;
+        g->match_kind[m] = (guint8)inst_kind[m];
+        if (inst_kind[m] == MATCH_P2P) {
+            g->match_expected[m] = 2;
+            total += 2;
+        } else {
+            guint gn;
+            ssim_graph_group_ranks(g, group_key_group(&inst_keys[m]), &gn);
+            g->match_expected[m] = gn;
+            total += inst_count[m];
+        }
+    }
+    g->match_first[n_inst] = total;
+    g->match_ops = ssim_new_large(guint32, MAX(total, 1));
+    g_autofree guint32 *fill = ssim_new0_large(guint32, MAX(n_inst, 1));
+    for (guint32 m = 0; m < n_inst; m++)
+        if (inst_kind[m] == MATCH_P2P)
+            g->match_ops[g->match_first[m]] = g->match_ops[g->match_first[m] + 1] = SSIM_NONE;
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *o = ssim_graph_op(g, i);
+        if (o->match == SSIM_NONE)
+            continue;
+        guint32 m = o->match, base = g->match_first[m];
+        if (inst_kind[m] == MATCH_P2P) {
+            guint slot = o->kind == SSIM_OP_SEND ? 0 : 1;
+            if (g->match_ops[base + slot] != SSIM_NONE)
+                return graph_fail(error, g, i,
+                                  "a second %s with the same source %u, destination %u "
+                                  "and tag %u",
+                                  ssim_op_kind_name(o->kind), inst_keys[m].a, inst_keys[m].b,
+                                  o->tag);
+            g->match_ops[base + slot] = i;
+            continue;
+        }
+        for (guint32 j = 0; j < fill[m]; j++) {
+            const SsimOp *other = ssim_graph_op(g, g->match_ops[base + j]);
+            char label[128];
+            if (other->rank == o->rank)
+                return graph_fail(
+                    error, g, i, "rank %u enters %s %s tag %u twice (also %s)", o->rank,
+                    ssim_graph_group_name(g, o->group),
+                    o->kind == SSIM_OP_BARRIER ? "barrier" : "collective", o->tag,
+                    ssim_graph_op_label(g, g->match_ops[base + j], label, sizeof label));
+            if (j == 0 && (other->coll != o->coll || other->bytes != o->bytes) &&
+                o->kind == SSIM_OP_COLLECTIVE)
+                return graph_fail(error, g, i,
+                                  "does not match %s on rank %u of the same collective "
+                                  "(group %s, tag %u): %s of %" G_GUINT64_FORMAT
+                                  " bytes vs %s of %" G_GUINT64_FORMAT " bytes",
+                                  ssim_graph_op_label(g, g->match_ops[base], label, sizeof label),
+                                  other->rank, ssim_graph_group_name(g, o->group), o->tag,
+                                  ssim_coll_kind_name(o->coll), o->bytes,
+                                  ssim_coll_kind_name(other->coll), other->bytes);
+        }
+        g->match_ops[base + fill[m]++] = i;
+    }
+    return TRUE;
+}

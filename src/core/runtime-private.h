@@ -1,0 +1,129 @@
+/*
+ * The state of one run of the runtime, shared by runtime.c (the replay) and runtime-diagnose.c
+ * (what a deadlocked run reports).  Nothing outside src/core/ includes it.
+ *
+ * Layout: per-op arrays are op-major with one entry per copy (AT below); per-program arrays
+ * likewise (PAT); per-instance arrays are indexed by instance_index().
+ */
+#pragma once
+
+#include <shiftsim/runtime.h>
+
+enum { WAITING, ARRIVED, RUNNING, DONE };
+
+/*
+ * An op's state and its count of unfinished predecessors share one 32-bit word, so the array
+ * the hot loop updates for every successor stays dense (16 ops a cache line).
+ */
+#define STATE_SHIFT      30
+#define PENDING_MASK     ((1u << STATE_SHIFT) - 1)
+#define STATE(w)         ((w) >> STATE_SHIFT)
+#define WITH_STATE(w, s) (((w)&PENDING_MASK) | ((guint32)(s) << STATE_SHIFT))
+
+struct SsimRun {
+    const SsimGraph *g;
+    const SsimCostModel *cost;
+    const SsimCommModel *comm;
+    SsimEngine *engine;
+    SsimTime now;      /* the engine's clock, cached by the handlers */
+    const SsimOp *ops; /* the graph's arrays, fetched once */
+    const guint32 *succ_first, *succs;
+    const guint32 *match_first, *match_ops, *match_expected;
+    guint32 n;                     /* graph ops; copy c of op i is entry i * n_copies + c below */
+    guint32 *word;                 /* per op copy: state << 30 | pending predecessors */
+    guint32 *arrived;              /* per match instance */
+    SsimTime *ready, *start, *end; /* ready is NULL when replicated */
+    guint ev_op_end, ev_match_end;
+    guint64 n_done;
+
+    /*
+     * Replication (runtime.h): n_copies copies on a stride x hi torus; `period` 2 per match and
+     * `inst_first` each match's first instance (NULL without replication: instance = match).
+     */
+    guint n_copies, stride, hi;
+    const guint32 *period;
+    guint32 *inst_first;
+
+    /*
+     * Interference (only when slowdown > 0).  Each stream runs at most one op, so the progress
+     * of running compute is kept per stream copy (stream * n_copies + copy): the work left at
+     * full speed as of `since`, and the engine ticket (engine.h) of its end event, which each
+     * rate change re-schedules, superseding the end events scheduled before.
+     */
+    double slowdown;
+    guint32 *comm_active;       /* per rank copy: running communication ops */
+    guint32 *rank_stream_first; /* per rank: its streams, CSR */
+    guint32 *rank_streams;
+    guint32 *running; /* per stream copy: the running compute op or SSIM_NONE */
+    SsimTime *work, *since;
+    SsimEngineTicket *end_ticket;
+
+    /*
+     * Programs (graph.h), when the graph has some (`prog` NULL otherwise): each op's program, and
+     * per program copy (program * n_copies + copy) `gate`, its predecessors from outside it not
+     * yet delivered plus one for the previous program of its rank; `left`, its ops not finished;
+     * `open`, whether it has started.  An op in a program counts in its word its predecessors
+     * inside the program plus one for the program's start.
+     */
+    const guint32 *prog;
+    guint32 n_progs;
+    guint32 *gate, *left;
+    guint8 *open;
+
+    /*
+     * Repetition: every communication instance runs `repeat` times back to back (1: once).  A
+     * duration from the cost model is multiplied; an instance the communication model times is
+     * started again `repeat` times, its rounds so far in `round` (per instance; NULL when once).
+     */
+    guint repeat;
+    guint32 *round;
+};
+typedef struct SsimRun Run;
+
+/* Entry of copy c of op i in the per-op arrays (op-major: symmetric copies run close together
+ * in time, so their states share cache lines), and the op-end event's key for it. */
+#define AT(r, c, i)  ((gsize)(i) * (r)->n_copies + (c))
+#define OP_KEY(c, i) (((guint64)(c) << 32) | (i))
+
+/* The instance, among match m's, that copy c of a torus of side `stride` takes part in. */
+static inline guint32 torus_instance(guint stride, const guint32 *period, guint32 m, guint c)
+{
+    guint pt = period[2 * m], pd = period[2 * m + 1];
+    return (c % stride) % pt + pt * ((c / stride) % pd);
+}
+
+/* The instance of match m that copy c takes part in (0 without replication). */
+static inline guint32 instance_of(const Run *r, guint32 m, guint c)
+{
+    return r->period == NULL ? 0 : torus_instance(r->stride, r->period, m, c);
+}
+
+/* Copies in each instance of match m. */
+static inline guint instance_copies(const Run *r, guint32 m)
+{
+    if (r->period == NULL)
+        return 1;
+    return (r->stride / r->period[2 * m]) * (r->hi / r->period[2 * m + 1]);
+}
+
+/* The j-th copy (in increasing order) of instance k of match m. */
+static inline guint instance_copy(const Run *r, guint32 m, guint32 k, guint j)
+{
+    if (r->period == NULL)
+        return 0;
+    guint pt = r->period[2 * m], pd = r->period[2 * m + 1], nt = r->stride / pt;
+    return k % pt + (j % nt) * pt + r->stride * (k / pt + (j / nt) * pd);
+}
+
+/* Index of instance k of match m in `arrived`. */
+static inline gsize instance_index(const Run *r, guint32 m, guint32 k)
+{
+    return r->inst_first == NULL ? m : (gsize)r->inst_first[m] + k;
+}
+
+/* Entry of copy c of program p in the per-program arrays. */
+#define PAT(r, c, p) ((gsize)(p) * (r)->n_copies + (c))
+
+/* Fills `error` with a description of a run that stopped with ops unfinished: per stuck stream,
+ * the op it is blocked on and why (runtime-diagnose.c). */
+void runtime_diagnose_deadlock(const Run *r, GError **error);
