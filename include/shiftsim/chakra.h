@@ -75,7 +75,17 @@ typedef struct {
     gboolean stream_per_peer;
     gboolean use_roofline; /* price compute by num_ops/tensor_size even if it has a duration */
     gboolean strict;       /* elided node types and approximated collectives are errors */
-    gboolean keep_names;   /* label ops with their node names (default TRUE) */
+    /* Label ops with their node names (default TRUE).  Interning a name per node is a large
+     * part of loading a big trace: turn it off when no report shows op names (the replay verb
+     * keeps them only for --timeline, --trace, --plot and error messages). */
+    gboolean keep_names;
+    /* Decode traces on this many threads (0, the default: every core); the graph, the stats
+     * and any error are the same for every count. */
+    guint n_threads;
+    /* Decode nodes with protobuf-c's generated unpacker instead of the fast wire decoder; both
+     * accept the same bytes and give the same graph (the tests hold them to it), this one is
+     * slower and allocates every field.  For tests. */
+    gboolean reference_decoder;
 } SsimChakraOptions;
 
 /* Fills `opts` with the defaults above. */
@@ -100,6 +110,10 @@ typedef struct {
     guint64 n_deps;            /* dependency edges in the graph */
     guint64 n_ignored_attrs;   /* attribute instances not read */
     GHashTable *ignored_attrs; /* name -> count (GUINT_TO_POINTER) */
+    /* Seconds the load took (for benchmarks; no report prints them, as they differ between
+     * runs): wall time, the process's processor time (every thread), and the loading thread's
+     * processor time adding ops to the graph and finalizing it (the part no worker shares). */
+    double wall_s, cpu_s, emit_s, finalize_s;
 } SsimChakraStats;
 
 void ssim_chakra_stats_init(SsimChakraStats *stats);

@@ -106,6 +106,32 @@ typedef struct {
 typedef struct SsimLowered SsimLowered;
 
 /*
+ * The kernels of one microbatch, by list, exactly as the lowering emits them for `par` (the same
+ * FLOPs and bytes, op for op; the lists are the table at the top of this file): a layer's forward,
+ * its recompute (empty without recompute) and its backward, the first virtual stage's embedding
+ * and the last one's head.  For analyses that must agree with the lowering kernel for kernel, such
+ * as a lower bound on the step (bound.h), without lowering.
+ */
+typedef enum {
+    SSIM_KERNELS_LAYER_FWD,
+    SSIM_KERNELS_LAYER_RECOMPUTE,
+    SSIM_KERNELS_LAYER_BWD,
+    SSIM_KERNELS_EMBED_FWD,
+    SSIM_KERNELS_EMBED_BWD,
+    SSIM_KERNELS_HEAD_FWD,
+    SSIM_KERNELS_HEAD_BWD,
+    SSIM_KERNELS_N
+} SsimKernelList;
+
+typedef void (*SsimKernelFn)(gpointer data, SsimKernelList list, double flops, guint64 bytes);
+
+/* Calls `fn` for every kernel (not the collectives) of every list, in order. */
+void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, SsimKernelFn fn,
+                            gpointer data);
+/* Bytes of one pipeline transfer between virtual stages (an activation, or its gradient). */
+guint64 ssim_lower_transfer_bytes(const SsimModel *model, const SsimParallel *par);
+
+/*
  * Lowers one iteration.  `par` must have passed ssim_parallel_validate() for `model` and
  * `schedule` must have been built for par->pp stages, par->virtual_stages chunks and
  * ssim_parallel_n_microbatches(par) microbatches; a mismatch is reported through

@@ -43,6 +43,9 @@
 /* run: one simulated iteration */
 #include <shiftsim/budget.h>
 #include <shiftsim/sim.h>
+#include <shiftsim/replay.h>
+#include <shiftsim/bound.h>
+#include <shiftsim/steady.h>
 /* out: reports, traces, plots */
 #include <shiftsim/report.h>
 #include <shiftsim/summary.h>

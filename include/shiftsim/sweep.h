@@ -2,12 +2,12 @@
  * A sweep: every legal way to run one model on N GPUs, simulated and ranked.
  *
  * The space is the Cartesian product of lists (tensor-parallel sizes, pipeline stages, virtual
- * stages, microbatch sizes, schedules, recompute modes, placements); dp is whatever the GPUs
- * leave, dp = N / (tp pp), and a (tp, pp) pair whose product does not divide N is not a split of
- * N and is left out of the space (counted in `skipped_pairs`).  Every other combination is one
- * configuration, numbered 0, 1, 2, ... in a fixed nested order: tp (outermost), pp, v,
- * microbatch, schedule, recompute, placement (innermost), each list in the order given, so the
- * placements of one configuration sit on adjacent rows.  The number is the row's identity
+ * stages, microbatch sizes, schedules, recompute modes, ZeRO stages, placements); dp is whatever
+ * the GPUs leave, dp = N / (tp pp), and a (tp, pp) pair whose product does not divide N is not a
+ * split of N and is left out of the space (counted in `skipped_pairs`).  Every other combination
+ * is one configuration, numbered 0, 1, 2, ... in a fixed nested order: tp (outermost), pp, v,
+ * microbatch, schedule, recompute, zero, placement (innermost), each list in the order given, so
+ * the placements of one configuration sit on adjacent rows.  The number is the row's identity
  * everywhere: in the result array, in the CSV, across threads, shards and MPI ranks.
  *
  * Each configuration ends in one status: illegal (ssim_parallel_validate(), the schedule
@@ -17,8 +17,9 @@
  * recompute mode tried does not fit), limit (a limit of include/shiftsim/budget.h refused it or
  * stopped its replay: reason "max_ops" or "global_batch" for the op and microbatch budgets checked
  * before lowering, "max_events" for the event budget; no figures), failed (the simulation itself
- * failed, e.g. a deadlock), or ok with its figures.  A row is a plain value (inline strings, no
- * pointers), so rows are copied, sent over MPI as bytes and compared field by field.
+ * failed, e.g. a deadlock), pruned (with prune_top: not simulated, its lower bound being above
+ * the K-th best step; reason "bound"), or ok with its figures.  A row is a plain value (inline
+ * strings, no pointers), so rows are copied, sent over MPI as bytes and compared field by field.
  *
  * Determinism: a row depends only on its configuration, never on the thread or rank that ran it;
  * rows are written into a preallocated array at their number, and everything printed is derived
@@ -65,6 +66,8 @@ typedef struct {
     /* Schedule "native" is each placement's own; placement "native" each schedule's framework
      * (ssim_placement_kind_for_schedule).  A placement may carry extensions ("alpa+early-dp"). */
     SsimSweepNames schedules, placements;
+    /* ZeRO stages (swept between recompute and placement; default: base.zero_stage alone). */
+    SsimSweepInts zero;
     /* What every placement shares (place.h): extensions added (shifts), lhs, the gradients
      * commshift moves, auto's budget; the kind is each row's. */
     SsimPlacement placement;
@@ -74,14 +77,32 @@ typedef struct {
     /* Limits of each configuration (SsimSimConfig.max_ops, .max_events; 0: the defaults). */
     guint64 max_ops, max_events;
     guint64 max_memory; /* SsimSimConfig.max_memory (0: the default) */
+    /*
+     * Pruning (0: off).  With K > 0 every legal configuration that fits gets the lower bound of
+     * bound.h, and they are taken in order of bound (ties: lower number first); a configuration is
+     * simulated only when its bound does not exceed the K-th best step among the configurations
+     * before it in that order, else it and every later one end "pruned" (reason "bound").  Its
+     * step is at least its bound, which is more than K steps already simulated, so the K best
+     * configurations are exactly the unpruned sweep's.  The rows pruned depend on the spec alone:
+     * results are committed in bound order, whatever the threads.  One process only (no shards,
+     * no MPI: the threshold needs every configuration's result).
+     */
+    guint prune_top;
+    /*
+     * The steady-state replay (steady.h): simulate three short probes and extrapolate to the
+     * configuration's microbatch count.  The step and throughput are exact where the probes are
+     * affine; the best max(prune_top, 10) rows are simulated again in full at the end, so the
+     * rows ranked first have every figure exact.
+     */
+    gboolean steady;
 } SsimSweepSpec;
 
 /*
  * Defaults for N GPUs of `cluster`: tp the powers of two up to the GPUs per node (up to N with
  * base.allow_cross_node_tp, which the caller may set afterwards and then call
  * ssim_sweep_spec_default_tp()), pp every divisor of N, v 1, microbatch 1 and 2, schedule native,
- * recompute auto, placement alpa (with its schedule alpa: the default of every verb), global
- * batch 2 N, communication once.
+ * recompute auto, ZeRO 0, placement alpa (with its schedule alpa: the default of every verb),
+ * global batch 2 N, communication once; no pruning, no steady-state replay.
  */
 void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint n_gpus);
 /* Resets spec->tp to the powers of two up to the GPUs per node, or up to N when
@@ -93,6 +114,8 @@ void ssim_sweep_spec_default_tp(SsimSweepSpec *spec, const SsimCluster *cluster)
 gboolean ssim_sweep_ints_parse(SsimSweepInts *list, const char *text, GError **error);
 /* Parses "1f1b,interleaved" (non-empty names, shorter than SSIM_PARALLEL_NAME_MAX). */
 gboolean ssim_sweep_names_parse(SsimSweepNames *list, const char *text, GError **error);
+/* Parses "0,1" (ZeRO stages: 0 or 1) into spec->zero. */
+gboolean ssim_sweep_zero_parse(SsimSweepInts *list, const char *text, GError **error);
 /* Parses "auto" or "none,selective,full" into spec->recompute. */
 gboolean ssim_sweep_recompute_parse(SsimSweepInts *list, const char *text, GError **error);
 /* The list as text, "1,2,4" / "1f1b,interleaved" / "auto" (caller frees). */
@@ -106,7 +129,8 @@ typedef enum {
     SSIM_SWEEP_ILLEGAL,
     SSIM_SWEEP_MEMORY,
     SSIM_SWEEP_FAILED,
-    SSIM_SWEEP_LIMIT, /* refused or stopped by a limit (budget.h): no figures */
+    SSIM_SWEEP_LIMIT,  /* refused or stopped by a limit (budget.h): no figures */
+    SSIM_SWEEP_PRUNED, /* not simulated: its lower bound exceeds the K-th best step (prune_top) */
     SSIM_SWEEP_STATUS_N
 } SsimSweepStatus;
 
@@ -123,6 +147,8 @@ typedef struct {
     char detail[SSIM_SWEEP_DETAIL_MAX]; /* the whole message ("" when ok) */
     gboolean has_memory;                /* result.memory is filled (split valid) */
     SsimResult result;                  /* figures when ok */
+    SsimTime bound;  /* the step's lower bound (bound.h) when pruning computed it, else 0 */
+    gboolean steady; /* the figures were extrapolated from probes (steady.h) */
 } SsimSweepRow;
 
 typedef struct SsimSweep SsimSweep;

@@ -1,8 +1,16 @@
 /*
- * `shiftsim replay [GRAPH]`: runs an op-graph file and prints its timeline summary.
+ * `shiftsim replay [GRAPH]`: runs an op-graph file or a Chakra trace set and prints its timeline
+ * summary.
  *
  * With no GRAPH it replays the bundled example traces/examples/tp-pipeline.graph.  Costs for
- * ops without dur= come from the simple analytical model, whose parameters are options here.
+ * ops without a duration come from the simple analytical model, whose parameters are options
+ * here, or, with --cluster (or --network, --profile), from a described cluster as `simulate`
+ * prices them: graph rank r is GPU r (node r / gpus_per_node), communication through the
+ * analytic forms or the flow-level network, a measured profile first (include/shiftsim/replay.h).
+ *
+ * A Chakra load interns op names only when something shows them (--timeline, --trace, --plot);
+ * when a run without them fails, the trace is loaded again with names so that the message names
+ * the ops (the failure is the same: names never change a replay).
  */
 #include "src/app/verbs.h"
 
@@ -11,33 +19,173 @@
 #include <shiftsim/data.h>
 #include <shiftsim/graphfile.h>
 #include <shiftsim/plot.h>
-#include <shiftsim/trace.h>
+#include <shiftsim/replay.h>
 #include <shiftsim/report.h>
 #include <shiftsim/runtime.h>
+#include <shiftsim/trace.h>
 
+#include <errno.h>
+#include <float.h>
+#include <glib/gstdio.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#define VERB          "replay"
 #define DEFAULT_GRAPH "traces/examples/tp-pipeline.graph"
+#define RATE_UNSET    (-DBL_MAX)
+
+/* How the graph is priced: the simple model, or a cluster (replay.h). */
+typedef struct {
+    const SsimCostModel *simple;
+    const SsimReplayConfig *cluster; /* NULL: the simple model */
+    SsimRunLimits limits;
+    guint64 max_memory; /* SsimRunConfig.max_memory */
+} Pricing;
+
+static SsimTimeline *run_graph(const SsimGraph *graph, const Pricing *p, SsimReplayNet *net,
+                               GError **error)
+{
+    if (p->cluster)
+        return ssim_replay_on_cluster(graph, p->cluster, net, error);
+    SsimRunConfig run = SSIM_RUN_CONFIG_INIT;
+    run.cost = p->simple;
+    run.limits = p->limits;
+    run.max_memory = p->max_memory;
+    return ssim_runtime_run_config(graph, &run, error);
+}
+
+static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint jobs,
+                              gboolean names, gboolean report, GError **error)
+{
+    SsimChakraOptions opts;
+    ssim_chakra_options_init(&opts);
+    opts.keep_names = names;
+    opts.n_threads = jobs;
+    SsimChakraStats stats;
+    ssim_chakra_stats_init(&stats);
+    SsimGraph *graph = ssim_chakra_load(prefix, comm_group, &opts, &stats, error);
+    if (graph && report) {
+        g_autoptr(GString) text = ssim_chakra_stats_format(&stats);
+        fputs(text->str, stderr);
+    }
+    ssim_chakra_stats_clear(&stats);
+    return graph;
+}
+
+/*
+ * A trace file written as it is produced: blocks go to a temporary file beside the target, which
+ * is renamed over it once complete (so a failed write leaves no partial trace); "-" is stdout.
+ */
+typedef struct {
+    char *path, *temp;
+    FILE *f;
+} TraceFile;
+
+static gboolean trace_file_write(gpointer data, const void *bytes, gsize len, GError **error)
+{
+    TraceFile *tf = data;
+    if (fwrite(bytes, 1, len, tf->f) == len)
+        return TRUE;
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s", tf->path,
+                g_strerror(errno));
+    return FALSE;
+}
+
+static gboolean write_trace(const char *path, const char *format_name, const SsimGraph *graph,
+                            const SsimTimeline *t, guint max_ranks, GError **error)
+{
+    SsimTraceFormat format =
+        format_name ? (strcmp(format_name, "proto") == 0 ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON)
+                    : ssim_trace_format_for(path);
+    TraceFile tf = {.path = g_strdup(path)};
+    gboolean to_stdout = strcmp(path, "-") == 0;
+    if (to_stdout) {
+        tf.f = stdout;
+    } else {
+        g_autofree char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
+        g_autofree char *tmpl = g_strdup_printf(".%s.XXXXXX", base);
+        tf.temp = g_build_filename(dir, tmpl, NULL);
+        int fd = g_mkstemp(tf.temp);
+        mode_t mask = umask(0);
+        umask(mask);
+        if (fd >= 0)
+            fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 would be a surprise on a result file */
+        if (fd < 0 || !(tf.f = fdopen(fd, "wb"))) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                        path, g_strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            g_free(tf.path), g_free(tf.temp);
+            return FALSE;
+        }
+    }
+    SsimTraceSink sink = {trace_file_write, &tf};
+    gboolean ok = ssim_trace_write(graph, t, max_ranks, format, &sink, error);
+    if (to_stdout) {
+        ok = ok && fflush(stdout) == 0;
+    } else {
+        gboolean closed = fflush(tf.f) == 0 && fsync(fileno(tf.f)) == 0;
+        closed = fclose(tf.f) == 0 && closed;
+        if (ok && !closed)
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                        path, g_strerror(errno));
+        ok = ok && closed;
+        if (ok && g_rename(tf.temp, path) != 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                        path, g_strerror(errno));
+            ok = FALSE;
+        }
+        if (!ok)
+            g_unlink(tf.temp);
+    }
+    g_free(tf.path);
+    g_free(tf.temp);
+    return ok;
+}
+
+/* Sizes `cluster` for `ranks` GPUs when it has fewer and --nodes did not say how many. */
+static int fit_cluster(SsimCluster *cluster, guint32 ranks, gboolean nodes_given)
+{
+    if (ranks <= ssim_cluster_n_gpus(cluster) || nodes_given)
+        return SSIM_EXIT_OK;
+    guint nodes = (ranks + cluster->gpus_per_node - 1) / cluster->gpus_per_node;
+    g_autoptr(GError) error = NULL;
+    if (!ssim_cluster_check_nodes(cluster, nodes, &error))
+        return ssim_cli_usage_error(VERB, "the graph's %u ranks: %s", ranks, error->message);
+    fprintf(stderr, "shiftsim replay: notice: %s sized to %u nodes (%u GPUs) for the %u ranks\n",
+            cluster->name, nodes, nodes * cluster->gpus_per_node, ranks);
+    ssim_cluster_set_nodes(cluster, nodes);
+    return SSIM_EXIT_OK;
+}
 
 int ssim_verb_replay(int argc, char **argv)
 {
     g_auto(SsimCliOutput) output = {0};
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
     g_autofree char *timeline = NULL, *until = NULL;
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
-    g_autofree char *chakra = NULL, *comm_group = NULL;
-    gint plot_ranks = 8;
+    g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
+    g_autofree char *trace_format = NULL;
+    gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
     g_auto(SsimCliLimits) budget = {0};
-    double tflops = 500, hbm = 3000;
+    /* RATE_UNSET: not given (the simple model's defaults; given, they select it) */
+    double tflops = RATE_UNSET, hbm = RATE_UNSET;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
          "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,"
          "end_ns) to FILE ('-' for stdout)",
          "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
-         "Write a Chrome/Perfetto trace (JSON; open in ui.perfetto.dev): a process per rank, a "
-         "thread per stream, arrows for transfers",
+         "Write a Perfetto trace (open in ui.perfetto.dev): a process per rank, a thread per "
+         "stream, arrows for transfers; Perfetto's protobuf format for FILE.pftrace (exact "
+         "nanoseconds, smaller), JSON otherwise ('-' for stdout)",
          "FILE"},
+        {"trace-format", 0, 0, G_OPTION_ARG_STRING, &trace_format,
+         "Force the --trace format: proto or json (default: by FILE's extension)", "FORMAT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write a Gantt chart of the streams to FILE (.png or .svg); FILE.dat and FILE.gp are "
          "always written, rendering needs gnuplot",
@@ -63,6 +211,21 @@ int ssim_verb_replay(int argc, char **argv)
          "Compute throughput for ops with flops= and no dur=, in TFLOP/s (default 500)", "X"},
         {"hbm-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &hbm,
          "Memory bandwidth for ops with bytes= and no dur=, in GB/s (default 3000)", "X"},
+        ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
+                           "Price ops on this cluster (a bundled name or an INI path) as simulate "
+                           "does, instead of the simple model: rank r is GPU r, node r / GPUs "
+                           "per node (default with --network or --profile: the embedded DGX "
+                           "H200, sized to the ranks)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_NODES,
+                           "Nodes of the cluster (default: as many as the ranks need)"),
+        {"network", 0, 0, G_OPTION_ARG_STRING, &network,
+         "With a cluster: analytic (closed forms, default) or flow (the flow-level network: "
+         "links shared max-min fairly, so concurrent transfers slow each other)",
+         "MODEL"},
+        {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile_path,
+         "With a cluster: a measured profile (a # shiftsim-profile v1 CSV or a directory) that "
+         "prices what it has measured; with --network flow its collectives calibrate the network",
+         "PATH"},
         {"chakra", 0, 0, G_OPTION_ARG_FILENAME, &chakra,
          "Replay the Chakra execution traces PREFIX.0.et, PREFIX.1.et, ... (ASTRA-sim's input) "
          "instead of a graph file",
@@ -70,6 +233,9 @@ int ssim_verb_replay(int argc, char **argv)
         {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group,
          "Chakra comm-group JSON (default: PREFIX.json, else the only *.json beside the traces)",
          "FILE"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+         "Threads decoding Chakra traces (default: all cores; the result is the same for any)",
+         "N"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH] - replay an op graph");
     g_option_context_set_summary(
@@ -79,13 +245,13 @@ int ssim_verb_replay(int argc, char **argv)
     g_option_context_set_description(
         ctx, "Exit status: 0 success; 1 bad graph, deadlock or limit reached; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!ssim_cli_parse(ctx, &argc, &argv, "replay"))
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB))
         return SSIM_EXIT_USAGE;
     if (argc > 2)
-        return ssim_cli_usage_error("replay", "expected at most one GRAPH, got %d", argc - 1);
+        return ssim_cli_usage_error(VERB, "expected at most one GRAPH, got %d", argc - 1);
 
     SsimFormat format;
-    int rc = ssim_cli_output_format("replay", &output, &format);
+    int rc = ssim_cli_output_format(VERB, &output, &format);
     if (rc != SSIM_EXIT_OK)
         return rc;
     SsimSimpleCost cost;
@@ -93,52 +259,69 @@ int ssim_verb_replay(int argc, char **argv)
     SsimRunLimits limits = SSIM_RUN_LIMITS_NONE;
     g_autoptr(GError) error = NULL;
     if (until && !ssim_parse_duration(until, &limits.until, &error))
-        return ssim_cli_usage_error("replay", "--until: %s", error->message);
+        return ssim_cli_usage_error(VERB, "--until: %s", error->message);
     if (alpha && !ssim_parse_duration(alpha, &cost.alpha, &error))
-        return ssim_cli_usage_error("replay", "--alpha: %s", error->message);
+        return ssim_cli_usage_error(VERB, "--alpha: %s", error->message);
     if (link_bw) {
         char *end;
         cost.link_bw = g_ascii_strtod(link_bw, &end);
         if (*end != '\0' || !(cost.link_bw > 0) || cost.link_bw > 1e15 || link_bw[0] == '\0')
-            return ssim_cli_usage_error("replay",
+            return ssim_cli_usage_error(VERB,
                                         "--link-bw: '%s' is not a bandwidth in "
                                         "bytes/s",
                                         link_bw);
     }
     if (plot_ranks < 0)
-        return ssim_cli_usage_error("replay", "--plot-ranks: must not be negative");
-    if ((rc = ssim_cli_check_limits("replay", &budget)) != SSIM_EXIT_OK ||
+        return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
+    if (jobs < 0)
+        return ssim_cli_usage_error(VERB, "--jobs: must not be negative");
+    if ((rc = ssim_cli_check_limits(VERB, &budget)) != SSIM_EXIT_OK ||
         (rc = ssim_cli_check_output(timeline)) || (rc = ssim_cli_check_output(trace)) ||
         (rc = ssim_cli_check_plot(plot)))
         return rc;
+    gboolean simple_given = link_bw || alpha || tflops != RATE_UNSET || hbm != RATE_UNSET;
+    if (tflops == RATE_UNSET)
+        tflops = 500;
+    if (hbm == RATE_UNSET)
+        hbm = 3000;
     /* Finite as well as positive: an infinite rate made every op free (a makespan of 0). */
     if (!(tflops > 0) || !(tflops <= 1e9))
-        return ssim_cli_usage_error("replay", "--tflops: %g is not a rate in (0, 1e9] TFLOP/s",
-                                    tflops);
+        return ssim_cli_usage_error(VERB, "--tflops: %g is not a rate in (0, 1e9] TFLOP/s", tflops);
     if (!(hbm > 0) || !(hbm <= 1e9))
-        return ssim_cli_usage_error("replay", "--hbm-gbps: %g is not a rate in (0, 1e9] GB/s", hbm);
+        return ssim_cli_usage_error(VERB, "--hbm-gbps: %g is not a rate in (0, 1e9] GB/s", hbm);
     limits.max_events = (guint64)budget.max_events;
     cost.flops_per_s = tflops * 1e12;
     cost.mem_bw = hbm * 1e9;
+    if (trace_format && strcmp(trace_format, "proto") != 0 && strcmp(trace_format, "json") != 0)
+        return ssim_cli_usage_error(VERB, "--trace-format: '%s' is not proto or json",
+                                    trace_format);
+    if (network && strcmp(network, "flow") != 0 && strcmp(network, "analytic") != 0)
+        return ssim_cli_usage_error(VERB, "--network: '%s' is not analytic or flow", network);
+    gboolean on_cluster = job.cluster || job.nodes != SSIM_CLI_UNSET || network || profile_path;
+    if (on_cluster && simple_given)
+        return ssim_cli_usage_error(VERB, "--link-bw, --alpha, --tflops and --hbm-gbps price "
+                                          "the simple model; a cluster (--cluster, --nodes, "
+                                          "--network, --profile) prices ops itself");
+    if ((rc = ssim_cli_job_check_nodes(VERB, &job)) != SSIM_EXIT_OK)
+        return rc;
 
+    gboolean names = timeline || trace || plot;
     g_autofree char *path = NULL;
     g_autoptr(SsimGraph) graph = NULL;
     if (chakra) {
         if (argc > 1)
-            return ssim_cli_usage_error("replay", "--chakra and a GRAPH file exclude each other");
-        SsimChakraStats stats;
-        ssim_chakra_stats_init(&stats);
-        graph = ssim_chakra_load(chakra, comm_group, NULL, &stats, &error);
-        if (graph) {
-            g_autoptr(GString) report = ssim_chakra_stats_format(&stats);
-            fputs(report->str, stderr);
+            return ssim_cli_usage_error(VERB, "--chakra and a GRAPH file exclude each other");
+        graph = load_chakra(chakra, comm_group, (guint)jobs, names, TRUE, &error);
+        if (graph == NULL && !names) {
+            /* A matching error names ops: load again with their names to say which. */
+            g_clear_error(&error);
+            graph = load_chakra(chakra, comm_group, (guint)jobs, names = TRUE, FALSE, &error);
         }
-        ssim_chakra_stats_clear(&stats);
         if (graph == NULL)
             return ssim_cli_runtime_error(error);
         path = g_strdup(chakra);
     } else if (comm_group) {
-        return ssim_cli_usage_error("replay", "--comm-group needs --chakra");
+        return ssim_cli_usage_error(VERB, "--comm-group needs --chakra");
     } else if (argc == 2) {
         path = g_strdup(argv[1]);
     } else {
@@ -157,25 +340,55 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_runtime_error(error);
 
     SsimCostModel model = ssim_simple_cost_model(&cost);
-    SsimRunConfig run = SSIM_RUN_CONFIG_INIT;
-    run.cost = &model;
-    run.limits = limits;
-    run.max_memory = budget.max_memory ? budget.max_memory : ssim_budget_memory_default();
-    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(graph, &run, &error);
+    Pricing pricing = {.simple = &model,
+                       .limits = limits,
+                       .max_memory =
+                           budget.max_memory ? budget.max_memory : ssim_budget_memory_default()};
+    g_autoptr(SsimModel) unused_model = NULL;
+    g_autoptr(SsimCluster) cluster = NULL;
+    g_autoptr(SsimProfile) profile = NULL;
+    SsimReplayConfig rconf = SSIM_REPLAY_CONFIG_INIT;
+    if (on_cluster) {
+        if ((rc = ssim_cli_job_load(VERB, &job, &unused_model, &cluster)) != SSIM_EXIT_OK ||
+            (rc = fit_cluster(cluster, ssim_graph_n_ranks(graph), job.nodes != SSIM_CLI_UNSET)))
+            return rc;
+        if (profile_path && !(profile = ssim_profile_load(profile_path, &error)))
+            return ssim_cli_runtime_error(error);
+        rconf.cluster = cluster;
+        rconf.profile = profile;
+        rconf.flow_network = network && strcmp(network, "flow") == 0;
+        rconf.limits = limits;
+        rconf.max_memory = pricing.max_memory;
+        pricing.cluster = &rconf;
+    }
+    SsimReplayNet net;
+    g_autoptr(SsimTimeline) t = run_graph(graph, &pricing, &net, &error);
+    if (t == NULL && chakra && !names) {
+        /* Say which ops deadlocked: the same run with the ops' names. */
+        g_autoptr(GError) named_error = NULL;
+        g_autoptr(SsimGraph) named =
+            load_chakra(chakra, comm_group, (guint)jobs, TRUE, FALSE, &named_error);
+        g_autoptr(SsimTimeline) again =
+            named ? run_graph(named, &pricing, NULL, &named_error) : NULL;
+        if (again == NULL && named_error && named_error->code == error->code)
+            g_clear_error(&error), error = g_steal_pointer(&named_error);
+    }
     if (t == NULL) {
         g_prefix_error(&error, "%s: ", path);
         return ssim_cli_runtime_error(error);
     }
+    if (rconf.flow_network)
+        fprintf(stderr,
+                "shiftsim replay: network: %" G_GUINT64_FORMAT " flows; communication ran "
+                "%.3f ms (summed over ops) beyond its %.3f ms alone on the network\n",
+                net.flows, (double)net.contended / 1e6, (double)net.alone / 1e6);
     if (timeline) {
         g_autoptr(GString) csv = ssim_report_timeline_csv(graph, t);
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
     }
-    if (trace) {
-        g_autoptr(GString) json = ssim_trace_json(graph, t, 0);
-        if (!ssim_cli_emit(trace, json, &error))
-            return ssim_cli_runtime_error(error);
-    }
+    if (trace && !write_trace(trace, trace_format, graph, t, 0, &error))
+        return ssim_cli_runtime_error(error);
     if (plot) {
         SsimPlotStatus st;
         if (!ssim_plot_gantt(graph, t, plot, (guint)plot_ranks, path, &st, &error))

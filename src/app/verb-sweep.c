@@ -116,9 +116,9 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_autofree char *tp_list = NULL, *pp_list = NULL, *v_list = NULL, *mb_list = NULL;
     g_autofree char *sched_list = NULL, *place_list = NULL, *recompute = NULL;
-    g_autofree char *plot = NULL, *shard = NULL;
+    g_autofree char *plot = NULL, *shard = NULL, *zero_list = NULL;
     gint gpus = SSIM_CLI_UNSET, jobs = 0, top = 10;
-    gboolean exact = FALSE, cross_node_tp = FALSE, quiet = FALSE;
+    gboolean exact = FALSE, cross_node_tp = FALSE, quiet = FALSE, prune = FALSE, steady = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     /* The split's counts and the schedule, placement and recompute mode are lists here. */
     GOptionEntry entries[] = {
@@ -166,12 +166,23 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_job_entry(&job, SSIM_OPT_SEQ_PARALLEL,
                            "Sequence parallelism in every configuration (implies --tp-comm "
                            "rs-ag)"),
-        ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage 0 or 1"),
+        {"zero", 0, 0, G_OPTION_ARG_STRING, &zero_list,
+         "ZeRO stages to sweep: 0, 1 or 0,1 (default 0)", "LIST"},
         ssim_cli_job_entry(&job, SSIM_OPT_BUCKET, "DP gradient bucket (e.g. 25MiB) or off"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce (default) or rs-ag"),
         ssim_cli_job_entry(&job, SSIM_OPT_ORDER, "Rank order, innermost first (tp-dp-pp)"),
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact,
          "Simulate every GPU instead of one representative per stage", NULL},
+        {"prune", 0, 0, G_OPTION_ARG_NONE, &prune,
+         "Skip configurations whose lower bound on the step (compute and the pipeline's fill and "
+         "drain) exceeds the K-th best step simulated (-k, at least 1): the top K are the "
+         "unpruned sweep's; one process only",
+         NULL},
+        {"steady", 0, 0, G_OPTION_ARG_NONE, &steady,
+         "Simulate three short steady-state probes per configuration and extrapolate to its "
+         "microbatches (exact step; the bubble approximated), then the best max(K, 10) again in "
+         "full",
+         NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
         {"shard", 0, 0, G_OPTION_ARG_STRING, &shard,
          "Evaluate only configurations k with k mod N = I (0 <= I < N), for job arrays; "
@@ -258,6 +269,16 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         return rc;
     if (recompute && !ssim_sweep_recompute_parse(&spec.recompute, recompute, &error))
         return ssim_cli_usage_error(VERB, "--recompute: %s", error->message);
+    if (zero_list && !ssim_sweep_zero_parse(&spec.zero, zero_list, &error))
+        return ssim_cli_usage_error(VERB, "--zero: %s", error->message);
+    spec.steady = steady;
+    if (prune) {
+        /* The threshold needs every configuration's result: one process. */
+        if (shard || launched_size() > 1)
+            return ssim_cli_usage_error(VERB, "--prune needs the whole sweep in one process (no "
+                                              "--shard, no MPI)");
+        spec.prune_top = (guint)MAX(top, 1);
+    }
     /* Schedules without placements: each runs with its framework's placement. */
     if (sched_list && !place_list) {
         g_strlcpy(spec.placements.v[0], "native", SSIM_PARALLEL_NAME_MAX);

@@ -1,21 +1,35 @@
 /*
  * Decoding one Chakra trace file into the importer's compact records (see chakra-private.h).
  *
- * The file is mapped and its varint length-prefixed messages unpacked by protobuf-c into an arena
- * that is reset after every message, so decoding allocates nothing per node once the arena has
- * grown.  Each Node is translated into a record: enum values and attribute types are checked,
- * the attributes its mapping reads are picked out, and every other one is counted by name in the
- * stats.  Dependency ids are then resolved through a sorted (id, index) table, which also finds
- * duplicate ids and dangling dependencies.  Every error names the file and the node id (or the
- * byte offset, before a node could be decoded).
+ * The file is mapped and walked message by message (a varint length before each).  The first
+ * message, the GlobalMetadata, is unpacked by protobuf-c into an arena; every Node goes through
+ * one of two decoders into a NodeView: the fast wire decoder (chakra-wire.c, the default) or the
+ * reference path, protobuf-c's generated unpacker into the arena, reset after every node, then
+ * copied into a view (SsimChakraOptions.reference_decoder; the tests compare the two).  Each view
+ * is translated into a record: enum values and attribute types are checked, the attributes its
+ * mapping reads are picked out, and every other one is counted by name.  Dependency ids are then
+ * resolved through a sorted (id, index) table, which also finds duplicate ids and dangling
+ * dependencies.  Every error names the file and the node id (or the byte offset, before a node
+ * could be decoded).
+ *
+ * Nothing here writes the graph or the loader: group names are looked up in the loader's own
+ * copy of the comm-group table, the all-ranks group is left for emission to create, and stream
+ * and node names are copied into the trace's string buffer, so traces decode on any thread.
  */
 #include "src/import/chakra-private.h"
 
+#include <shiftsim/alloc.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-/* Chakra's CollectiveCommType names, for messages. */
 static const char *const coll_type_names[] = {
     "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER",  "SCATTER", "BROADCAST",
     "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER",
@@ -33,51 +47,6 @@ const char *ssim_chakra_node_type_name(guint type)
     return type < SSIM_CHAKRA_N_NODE_TYPES ? node_type_names[type] : "?";
 }
 
-/* ---- the decoding arena ---- */
-
-#define ARENA_SIZE (256 * 1024)
-
-static void *arena_alloc(void *data, size_t n)
-{
-    ChakraArena *a = data;
-    n = (n + 15) & ~(size_t)15;
-    if (a->used + n <= ARENA_SIZE) {
-        void *p = a->buf + a->used;
-        a->used += n;
-        return p;
-    }
-    void *p = g_malloc(n);
-    g_ptr_array_add(a->big, p);
-    return p;
-}
-
-static void arena_free(void *data, void *p)
-{
-    (void)data;
-    (void)p;
-}
-
-static void arena_reset(ChakraArena *a)
-{
-    a->used = 0;
-    g_ptr_array_set_size(a->big, 0);
-}
-
-void chakra_arena_init(ChakraArena *a)
-{
-    a->buf = g_malloc(ARENA_SIZE);
-    a->used = 0;
-    a->big = g_ptr_array_new_with_free_func(g_free);
-}
-
-void chakra_arena_clear(ChakraArena *a)
-{
-    g_clear_pointer(&a->buf, g_free);
-    g_clear_pointer(&a->big, g_ptr_array_unref);
-}
-
-const ProtobufCAllocator chakra_arena_allocator = {arena_alloc, arena_free, NULL};
-
 /* ---- translating nodes ---- */
 
 typedef struct {
@@ -85,96 +54,76 @@ typedef struct {
     guint32 index;
 } IdIndex;
 
+void chakra_trace_init(Trace *t, const char *path, guint rank)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->rank = rank;
+    t->recs = g_array_new(FALSE, FALSE, sizeof(Rec));
+    t->deps = g_array_new(FALSE, FALSE, sizeof(guint64));
+    t->strs = g_byte_array_new();
+    t->ignored = chakra_ignored_new();
+    for (guint i = 0; i < G_N_ELEMENTS(t->default_stream); i++)
+        t->default_stream[i] = SSIM_NONE;
+    t->last_group = SSIM_NONE;
+}
+
 void chakra_trace_clear(Trace *t)
 {
     g_clear_pointer(&t->recs, g_array_unref);
     g_clear_pointer(&t->deps, g_array_unref);
     g_clear_pointer(&t->dep_local, g_free);
+    g_clear_pointer(&t->order, g_free);
+    g_clear_pointer(&t->strs, g_byte_array_unref);
+    g_clear_pointer(&t->ignored, chakra_ignored_free);
+    g_clear_pointer(&t->version, g_free);
 }
 
-static void count_ignored(Loader *L, const char *name)
+/* Copies `n` bytes at `s` (and a NUL) into the trace's strings; returns the offset. */
+static guint32 add_str(Trace *t, const char *s, gsize n)
 {
-    SsimChakraStats *s = L->stats;
-    s->n_ignored_attrs++;
-    gpointer v = g_hash_table_lookup(s->ignored_attrs, name);
-    if (v)
-        g_hash_table_replace(s->ignored_attrs, g_strdup(name),
-                             GUINT_TO_POINTER(GPOINTER_TO_UINT(v) + 1));
-    else
-        g_hash_table_insert(s->ignored_attrs, g_strdup(name), GUINT_TO_POINTER(1));
+    guint32 at = t->strs->len;
+    g_byte_array_append(t->strs, (const guint8 *)s, (guint)n);
+    g_byte_array_append(t->strs, (const guint8 *)"", 1);
+    return at;
 }
 
 /* Reads an integer-valued attribute of any of protobuf's integer encodings (or bool). */
-static gboolean attr_int(const PbAttr *a, gint64 *out)
+static inline gboolean attr_int(const AttrVal *a, gint64 *out)
 {
-    switch (a->value_case) {
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL:
-        *out = a->int32_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL:
-        *out = a->int64_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT32_VAL:
-        *out = a->uint32_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT32_VAL:
-        *out = a->sint32_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT64_VAL:
-        *out = a->sint64_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED32_VAL:
-        *out = a->fixed32_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED32_VAL:
-        *out = a->sfixed32_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED64_VAL:
-        *out = a->sfixed64_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL:
-        *out = a->bool_val ? 1 : 0;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
-        if (a->uint64_val > (guint64)G_MAXINT64)
-            return FALSE;
-        *out = (gint64)a->uint64_val;
-        return TRUE;
-    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED64_VAL:
-        if (a->fixed64_val > (guint64)G_MAXINT64)
-            return FALSE;
-        *out = (gint64)a->fixed64_val;
-        return TRUE;
-    default:
+    if (a->kind != AV_INT)
         return FALSE;
-    }
+    *out = a->i;
+    return TRUE;
 }
 
 /* Reads a number for num_ops: any integer, or a double. */
-static gboolean attr_number(const PbAttr *a, double *out)
+static gboolean attr_number(const AttrVal *a, double *out)
 {
     gint64 i;
     if (attr_int(a, &i)) {
         *out = (double)i;
         return TRUE;
     }
-    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL) {
-        *out = a->double_val;
-        return TRUE;
-    }
-    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL) {
-        *out = a->float_val;
+    if (a->kind == AV_REAL) {
+        *out = a->d;
         return TRUE;
     }
     return FALSE;
 }
 
-/* A string or integer attribute as a name (pg_name, stream), into buf. */
-static const char *attr_name(const PbAttr *a, char *buf, gsize size)
+/* A string or integer attribute as a name (pg_name, stream), into buf (NUL-terminated). */
+static const char *attr_name(const AttrVal *a, char *buf, gsize size, char **longer)
 {
     gint64 i;
-    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
-        return a->string_val;
+    if (a->kind == AV_STRING) {
+        if (a->n < size) {
+            memcpy(buf, a->s, a->n);
+            buf[a->n] = '\0';
+            return buf;
+        }
+        return *longer = g_strndup(a->s, a->n);
+    }
     if (attr_int(a, &i)) {
         g_snprintf(buf, size, "%" G_GINT64_FORMAT, i);
         return buf;
@@ -182,76 +131,97 @@ static const char *attr_name(const PbAttr *a, char *buf, gsize size)
     return NULL;
 }
 
-/* The attributes the mapping reads. */
+/* The attributes the mapping reads (NULL: absent, or not read by this node's mapping). */
 typedef struct {
-    const PbAttr *comm_type, *comm_size, *comm_src, *comm_dst, *comm_tag, *pg_name;
-    const PbAttr *num_ops, *tensor_size, *is_cpu_op, *stream;
+    const AttrVal *comm_type, *comm_size, *comm_src, *comm_dst, *comm_tag, *pg_name;
+    const AttrVal *num_ops, *tensor_size, *is_cpu_op, *stream;
 } Attrs;
 
 /* Sets `error` to "PATH: node ID (NAME): <message>" and returns FALSE. */
-static gboolean node_fail(GError **error, const Trace *t, const PbNode *n, int code,
+static gboolean node_fail(GError **error, const Trace *t, const NodeView *n, int code,
                           const char *fmt, ...) G_GNUC_PRINTF(5, 6);
 
-static gboolean node_fail(GError **error, const Trace *t, const PbNode *n, int code,
+static gboolean node_fail(GError **error, const Trace *t, const NodeView *n, int code,
                           const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    g_set_error(error, SSIM_CONFIG_ERROR, code, "%s: node %" G_GUINT64_FORMAT " (%s): %s", t->path,
-                (guint64)n->id, n->name, msg);
+    Bytes name = chakra_view_name(n);
+    g_set_error(error, SSIM_CONFIG_ERROR, code, "%s: node %" G_GUINT64_FORMAT " (%.*s): %s",
+                t->path, n->id, (int)name.n, name.s, msg);
     return FALSE;
 }
 
 #define NODE_FAIL(code, ...) return node_fail(error, t, n, code, __VA_ARGS__)
 
 /* An attribute that must be a non-negative integer fitting `max`. */
-static gboolean need_uint(const Trace *t, const PbNode *n, const PbAttr *a, const char *what,
+static gboolean need_uint(const Trace *t, const NodeView *n, const AttrVal *a, const char *what,
                           gint64 max, gint64 *out, GError **error)
 {
     if (!a)
-        NODE_FAIL(SSIM_CONFIG_ERROR_MISSING, "%s has no %s", ssim_chakra_node_type_name(n->type),
-                  what);
+        NODE_FAIL(SSIM_CONFIG_ERROR_MISSING, "%s has no %s",
+                  ssim_chakra_node_type_name((guint)n->type), what);
     if (!attr_int(a, out) || *out < 0 || *out > max)
         NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
                   "attribute %s must be an integer in 0..%" G_GINT64_FORMAT, what, max);
     return TRUE;
 }
 
-static guint32 group_for(Loader *L, const Trace *t, const PbNode *n, const PbAttr *pg,
+static gboolean has_rank(const LoaderGroup *g, guint32 rank)
+{
+    guint lo = 0, hi = g->n_ranks;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g->sorted[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n_ranks && g->sorted[lo] == rank;
+}
+
+/* The group of a collective: a JSON group by pg_name, or GROUP_WORLD when there is none. */
+static guint32 group_for(const Loader *L, Trace *t, const NodeView *n, const AttrVal *pg,
                          GError **error)
 {
-    char buf[32];
+    char buf[64];
     if (!pg) {
-        if (L->world == SSIM_NONE) {
-            g_autofree guint32 *all = g_new(guint32, L->n_ranks);
-            for (guint r = 0; r < L->n_ranks; r++)
-                all[r] = r;
-            L->world = ssim_graph_add_group(L->graph, "world", all, L->n_ranks, error);
-            if (L->world == SSIM_NONE)
-                return SSIM_NONE;
-            L->stats->n_groups++;
+        /* Emission creates "world"; a JSON group of that name would make it fail there, so the
+         * failure is reported here, at the node, in the order a sequential load meets it. */
+        if (g_hash_table_contains(L->groups, "world")) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "group 'world' is defined twice");
+            return SSIM_NONE;
         }
-        return L->world;
+        return GROUP_WORLD;
     }
-    const char *name = attr_name(pg, buf, sizeof buf);
+    /* A trace uses a few groups over and over: the last one's name is kept. */
+    if (pg->kind == AV_STRING && t->last_group != SSIM_NONE && pg->n == t->last_pg_len &&
+        memcmp(pg->s, t->last_pg, pg->n) == 0)
+        return t->last_group;
+    g_autofree char *longer = NULL;
+    const char *name = attr_name(pg, buf, sizeof buf, &longer);
     if (!name) {
         node_fail(error, t, n, SSIM_CONFIG_ERROR_VALUE, "pg_name must be a string or an integer");
         return SSIM_NONE;
     }
-    guint32 g = ssim_graph_find_group(L->graph, name);
-    if (g == SSIM_NONE) {
+    const LoaderGroup *g = g_hash_table_lookup(L->groups, name);
+    if (!g) {
         node_fail(error, t, n, SSIM_CONFIG_ERROR_VALUE, "process group '%s' is not defined%s", name,
                   L->have_json ? " in the comm-group JSON"
                                : " (no comm-group JSON was found; pass one)");
         return SSIM_NONE;
     }
-    guint nr;
-    const guint32 *ranks = ssim_graph_group_ranks(L->graph, g, &nr);
-    for (guint i = 0; i < nr; i++)
-        if (ranks[i] == t->rank)
-            return g;
+    if (has_rank(g, t->rank)) {
+        if (pg->kind == AV_STRING && pg->n < sizeof t->last_pg) {
+            memcpy(t->last_pg, pg->s, pg->n);
+            t->last_pg_len = pg->n;
+            t->last_group = g->index;
+        }
+        return g->index;
+    }
     node_fail(error, t, n, SSIM_CONFIG_ERROR_VALUE, "rank %u is not a member of process group '%s'",
               t->rank, name);
     return SSIM_NONE;
@@ -295,10 +265,81 @@ static gboolean coll_kind(gint64 type, SsimCollKind *out, gboolean *approx)
     return TRUE;
 }
 
-/* Translates one decoded node into a record (and its dependency ids). */
-static gboolean translate(Loader *L, Trace *t, const PbNode *n, GError **error)
+/* Which known attributes a node of mapping `map` reads. */
+static gboolean reads_attr(KnownAttr k, MapKind map)
 {
-    SsimChakraStats *s = L->stats;
+    gboolean comm = map == MAP_COLL || map == MAP_SEND || map == MAP_RECV;
+    switch (k) {
+    case KA_IS_CPU_OP:
+        return TRUE;
+    case KA_STREAM:
+        return map != MAP_ELIDE;
+    case KA_COMM_SIZE:
+    case KA_COMM_TAG:
+        return comm;
+    case KA_COMM_TYPE:
+    case KA_PG_NAME:
+        return map == MAP_COLL;
+    case KA_COMM_DST:
+        return map == MAP_SEND;
+    case KA_COMM_SRC:
+        return map == MAP_RECV;
+    case KA_NUM_OPS:
+        return map == MAP_COMPUTE;
+    case KA_TENSOR_SIZE:
+        return map == MAP_COMPUTE || map == MAP_MEM;
+    default:
+        return FALSE;
+    }
+}
+
+static MapKind map_of(guint type)
+{
+    switch (type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+        return MAP_COMPUTE;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+        return MAP_MEM;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+        return MAP_COLL;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+        return MAP_SEND;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        return MAP_RECV;
+    default:
+        return MAP_ELIDE;
+    }
+}
+
+/* memcmp(a, b, n) == 0 for the short names of attributes, without the call. */
+static inline gboolean same_bytes(const char *a, const char *b, gsize n)
+{
+    for (gsize i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return FALSE;
+    return TRUE;
+}
+
+/* Counts `count` instances of the attribute named by the `len` bytes at `name`, the `pos`-th
+ * unknown one of its node (N_GUESS: a known name its mapping does not read). */
+static inline void count_ignored(Trace *t, guint pos, const char *name, gsize len, guint count)
+{
+    /* An entry's name has no NUL: equal bytes mean the name has none either. */
+    IgnoredEntry *e = pos < N_GUESS ? t->guess[pos] : NULL;
+    if (!e || e->len != len || !same_bytes(e->name, name, len)) {
+        const char *nul = memchr(name, 0, len); /* C reads the name up to a NUL */
+        e = chakra_ignored_entry(t->ignored, name, nul ? (gsize)(nul - name) : len);
+        if (pos < N_GUESS)
+            t->guess[pos] = e;
+    }
+    e->count += count;
+}
+
+/* Translates one decoded node into a record (and its dependency ids). */
+static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError **error)
+{
+    SsimChakraStats *s = &t->stats;
     guint type = (guint)n->type;
     if (type >= SSIM_CHAKRA_N_NODE_TYPES)
         NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
@@ -310,87 +351,64 @@ static gboolean translate(Loader *L, Trace *t, const PbNode *n, GError **error)
 
     Rec r = {.id = n->id,
              .type = (guint8)type,
+             .map = (guint8)map_of(type),
              .peer = SSIM_NONE,
              .tag = SSIM_TAG_AUTO,
              .group = SSIM_NONE,
+             .stream_str = SSIM_NONE,
+             .name_str = SSIM_NONE,
              .stream = SSIM_NONE,
              .name = SSIM_NONE,
              .duration = -1};
-    switch (type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-        r.map = MAP_COMPUTE;
-        break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-        r.map = MAP_MEM;
-        break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-        r.map = MAP_COLL;
-        break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-        r.map = MAP_SEND;
-        break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-        r.map = MAP_RECV;
-        break;
-    default:
-        r.map = MAP_ELIDE;
-        break;
-    }
     if (r.map == MAP_ELIDE && type != CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && L->opts.strict)
         NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "%s is not supported (strict mode)",
                   ssim_chakra_node_type_name(type));
 
     /* Pick out the attributes this node's mapping reads; count every other one. */
     Attrs at = {0};
-    for (gsize i = 0; i < n->n_attr; i++) {
-        const PbAttr *a = n->attr[i];
-        const char *k = a->name;
-        const PbAttr **slot = NULL;
-        gboolean comm = r.map == MAP_COLL || r.map == MAP_SEND || r.map == MAP_RECV;
-        if (strcmp(k, "is_cpu_op") == 0)
-            slot = &at.is_cpu_op;
-        else if (strcmp(k, "stream") == 0 && r.map != MAP_ELIDE)
-            slot = &at.stream;
-        else if (comm && strcmp(k, "comm_size") == 0)
-            slot = &at.comm_size;
-        else if (r.map == MAP_COLL && strcmp(k, "comm_type") == 0)
-            slot = &at.comm_type;
-        else if (r.map == MAP_COLL && strcmp(k, "pg_name") == 0)
-            slot = &at.pg_name;
-        else if (comm && strcmp(k, "comm_tag") == 0)
-            slot = &at.comm_tag;
-        else if (r.map == MAP_SEND && strcmp(k, "comm_dst") == 0)
-            slot = &at.comm_dst;
-        else if (r.map == MAP_RECV && strcmp(k, "comm_src") == 0)
-            slot = &at.comm_src;
-        else if ((r.map == MAP_COMPUTE) && strcmp(k, "num_ops") == 0)
-            slot = &at.num_ops;
-        else if ((r.map == MAP_COMPUTE || r.map == MAP_MEM) && strcmp(k, "tensor_size") == 0)
-            slot = &at.tensor_size;
-        if (slot)
-            *slot = a;
+    const AttrVal **slot[KA_N] = {
+        [KA_IS_CPU_OP] = &at.is_cpu_op, [KA_STREAM] = &at.stream,
+        [KA_COMM_SIZE] = &at.comm_size, [KA_COMM_TYPE] = &at.comm_type,
+        [KA_PG_NAME] = &at.pg_name,     [KA_COMM_TAG] = &at.comm_tag,
+        [KA_COMM_DST] = &at.comm_dst,   [KA_COMM_SRC] = &at.comm_src,
+        [KA_NUM_OPS] = &at.num_ops,     [KA_TENSOR_SIZE] = &at.tensor_size,
+    };
+    for (guint32 mask = n->known_mask; mask; mask &= mask - 1) {
+        guint k = (guint)__builtin_ctz(mask);
+        if (reads_attr((KnownAttr)k, (MapKind)r.map))
+            *slot[k] = &n->known[k];
         else
-            count_ignored(L, k);
+            count_ignored(t, N_GUESS, chakra_known_attr_names[k],
+                          strlen(chakra_known_attr_names[k]), n->n_known[k]);
     }
+    for (guint i = 0; i < n->unknown.n; i++)
+        count_ignored(t, i, n->unknown.v[i].s, n->unknown.v[i].n, 1);
 
     gint64 v = 0;
     if (at.is_cpu_op && !attr_int(at.is_cpu_op, &v))
         NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "is_cpu_op must be a bool or an integer");
     r.cpu = v != 0;
     if (at.stream) {
-        char buf[40], sname[48];
-        const char *sv = attr_name(at.stream, buf, sizeof buf);
+        char buf[40];
+        g_autofree char *longer = NULL;
+        const char *sv = at.stream->kind == AV_STRING || at.stream->kind == AV_INT
+                             ? attr_name(at.stream, buf, sizeof buf, &longer)
+                             : NULL;
         if (!sv || !*sv)
             NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "stream must be a string or an integer");
-        if (sv == buf) {
+        if (at.stream->kind == AV_INT) {
+            char sname[48];
             g_snprintf(sname, sizeof sname, "stream%s", buf);
-            sv = sname;
+            r.stream_str = add_str(t, sname, strlen(sname));
+        } else {
+            r.stream_str = add_str(t, sv, strlen(sv));
         }
-        r.stream = ssim_graph_stream(L->graph, t->rank, sv);
     }
-    if (L->opts.keep_names && n->name && *n->name && r.map != MAP_ELIDE)
-        r.name = ssim_graph_intern(L->graph, n->name);
+    if (L->opts.keep_names && r.map != MAP_ELIDE) {
+        Bytes name = chakra_view_name(n);
+        if (name.n > 0)
+            r.name_str = add_str(t, name.s, name.n);
+    }
 
     gint64 size = 0, peer = 0, tag = 0;
     gboolean approx = FALSE;
@@ -407,8 +425,7 @@ static gboolean translate(Loader *L, Trace *t, const PbNode *n, GError **error)
         r.bytes = (guint64)size;
         if (n->duration_micros > (guint64)(G_MAXINT64 / SSIM_US))
             NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
-                      "duration_micros %" G_GUINT64_FORMAT " is out of range",
-                      (guint64)n->duration_micros);
+                      "duration_micros %" G_GUINT64_FORMAT " is out of range", n->duration_micros);
         gboolean priced = r.map == MAP_MEM ? size > 0 : ops > 0 || size > 0;
         if (n->duration_micros > 0 && !(L->opts.use_roofline && priced)) {
             r.duration = (SsimTime)n->duration_micros * SSIM_US;
@@ -498,12 +515,16 @@ static gboolean translate(Loader *L, Trace *t, const PbNode *n, GError **error)
     }
 
     r.dep_first = t->deps->len;
-    g_array_append_vals(t->deps, n->data_deps, n->n_data_deps);
-    g_array_append_vals(t->deps, n->ctrl_deps, n->n_ctrl_deps);
-    if (t->deps->len > G_MAXUINT32 - 1)
+    guint nd = n->data_deps.n + n->ctrl_deps.n;
+    if ((guint64)t->deps->len + nd > G_MAXUINT32 - 1)
         NODE_ERR(SSIM_CONFIG_ERROR_VALUE, "%s: too many dependencies", t->path);
-    r.n_deps = t->deps->len - r.dep_first;
-    g_array_append_val(t->recs, r);
+    if (nd > 0) {
+        guint64 *d = ssim_array_push(t->deps, &t->deps_room, sizeof(guint64), nd);
+        memcpy(d, n->data_deps.v, n->data_deps.n * sizeof *d);
+        memcpy(d + n->data_deps.n, n->ctrl_deps.v, n->ctrl_deps.n * sizeof *d);
+    }
+    r.n_deps = nd;
+    *(Rec *)ssim_array_push(t->recs, &t->recs_room, sizeof(Rec), 1) = r;
     return TRUE;
 }
 
@@ -522,18 +543,88 @@ static gboolean read_varint(const guint8 *buf, gsize len, gsize *pos, guint64 *o
     return FALSE;
 }
 
-/* Decodes the file into t->recs / t->deps. */
-static gboolean read_trace(Loader *L, Trace *t, GError **error)
+/* The GlobalMetadata (message 0), through protobuf-c: once a file, its cost does not matter. */
+static gboolean read_metadata(Trace *t, ChakraArena *arena, const guint8 *buf, gsize len, gsize at,
+                              GError **error)
 {
-    g_autoptr(GError) local = NULL;
-    g_autoptr(GMappedFile) mf = g_mapped_file_new(t->path, FALSE, &local);
-    if (!mf) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", t->path,
-                    local->message);
+    ChakraProtoMsg__GlobalMetadata *md =
+        chakra_proto_msg__global_metadata__unpack(&arena->alloc, len, buf);
+    if (!md)
+        NODE_ERR(SSIM_CONFIG_ERROR_PARSE,
+                 "%s: byte %" G_GSIZE_FORMAT ": the first message is not a valid Chakra "
+                 "GlobalMetadata (not a Chakra trace, or a corrupt one)",
+                 t->path, at);
+    if (t->rank == 0)
+        t->version = g_strdup(md->version ? md->version : "");
+    chakra_arena_reset(arena);
+    return TRUE;
+}
+
+void chakra_scratch_init(ChakraScratch *s)
+{
+    chakra_view_init(&s->view);
+    chakra_arena_init(&s->arena);
+}
+
+void chakra_scratch_clear(ChakraScratch *s)
+{
+    chakra_view_clear(&s->view);
+    chakra_arena_clear(&s->arena);
+}
+
+/* A file's bytes, mapped read-only with every page faulted in by the one call (a trace is read
+ * once, front to back: populating the mapping costs less than faulting it in page by page, or
+ * copying it into a buffer). */
+typedef struct {
+    const guint8 *data;
+    gsize len;
+} Mapped;
+
+static gboolean map_file(const char *path, Mapped *m, GError **error)
+{
+    int fd = g_open(path, O_RDONLY, 0);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, g_strerror(e));
         return FALSE;
     }
-    const guint8 *buf = (const guint8 *)g_mapped_file_get_contents(mf);
-    gsize len = g_mapped_file_get_length(mf);
+    m->len = (gsize)MAX(st.st_size, 0);
+    m->data = NULL;
+    if (m->len > 0) {
+        int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE;
+#endif
+        void *p = mmap(NULL, m->len, PROT_READ, flags, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path,
+                        g_strerror(e));
+            return FALSE;
+        }
+        m->data = p;
+    }
+    close(fd);
+    return TRUE;
+}
+
+static void unmap_file(Mapped *m)
+{
+    if (m->data)
+        munmap((void *)m->data, m->len);
+    m->data = NULL;
+}
+
+/* Decodes the file into t->recs / t->deps. */
+static gboolean decode(const Loader *L, Trace *t, ChakraScratch *sc, const guint8 *buf, gsize len,
+                       GError **error)
+{
+    ChakraArena *arena = &sc->arena;
+    NodeView *view = &sc->view;
     gsize pos = 0;
     guint64 k = 0;
     while (pos < len) {
@@ -551,34 +642,28 @@ static gboolean read_trace(Loader *L, Trace *t, GError **error)
                      " remain (truncated file?)",
                      t->path, at, k, mlen, len - pos);
         if (k == 0) {
-            ChakraProtoMsg__GlobalMetadata *md =
-                chakra_proto_msg__global_metadata__unpack(&L->alloc, mlen, buf + pos);
-            if (!md)
-                NODE_ERR(SSIM_CONFIG_ERROR_PARSE,
-                         "%s: byte %" G_GSIZE_FORMAT ": the first message is not a valid Chakra "
-                         "GlobalMetadata (not a Chakra trace, or a corrupt one)",
-                         t->path, at);
-            if (t->rank == 0 && !L->stats->version)
-                L->stats->version = g_strdup(md->version ? md->version : "");
+            if (!read_metadata(t, arena, buf + pos, mlen, at, error))
+                return FALSE;
         } else {
-            PbNode *n = chakra_proto_msg__node__unpack(&L->alloc, mlen, buf + pos);
-            if (!n) {
+            gboolean ok = L->opts.reference_decoder ? chakra_pb_node(arena, buf + pos, mlen, view)
+                                                    : chakra_wire_node(buf + pos, mlen, view);
+            if (!ok) {
                 char prev[32] = "none";
                 if (t->recs->len)
                     g_snprintf(prev, sizeof prev, "%" G_GUINT64_FORMAT,
                                g_array_index(t->recs, Rec, t->recs->len - 1).id);
+                chakra_arena_reset(arena);
                 NODE_ERR(SSIM_CONFIG_ERROR_PARSE,
                          "%s: byte %" G_GSIZE_FORMAT ": message %" G_GUINT64_FORMAT
                          " (%" G_GUINT64_FORMAT " bytes, after node %s) is not a valid Chakra "
                          "Node (corrupt file?)",
                          t->path, at, k, mlen, prev);
             }
-            gboolean ok = translate(L, t, n, error);
-            arena_reset(&L->arena);
+            ok = translate(L, t, view, error);
+            chakra_arena_reset(arena);
             if (!ok)
                 return FALSE;
         }
-        arena_reset(&L->arena);
         pos += mlen;
         k++;
     }
@@ -587,30 +672,87 @@ static gboolean read_trace(Loader *L, Trace *t, GError **error)
     return TRUE;
 }
 
+static gboolean read_trace(const Loader *L, Trace *t, ChakraScratch *sc, GError **error)
+{
+    Mapped m;
+    if (!map_file(t->path, &m, error))
+        return FALSE;
+    gboolean ok = decode(L, t, sc, m.data, m.len, error);
+    unmap_file(&m);
+    return ok;
+}
+
 static int cmp_id_index(const void *a, const void *b)
 {
     const IdIndex *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id ? 1 : (x->index > y->index) - (x->index < y->index);
 }
 
-/* Resolves dependency ids to local indices; finds duplicate ids and dangling dependencies. */
-static gboolean resolve(Trace *t, GError **error)
+/* The first duplicate in id order (the pair of its first two messages): the error of both
+ * resolvers below. */
+static gboolean duplicate_error(const Trace *t, guint64 id, guint32 first, guint32 second,
+                                GError **error)
+{
+    NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
+             "%s: node %" G_GUINT64_FORMAT ": the id is used twice (messages %u and %u)", t->path,
+             id, first + 1, second + 1);
+}
+
+static gboolean dangling_error(const Trace *t, const Rec *r, guint64 d, GError **error)
+{
+    NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
+             "%s: node %" G_GUINT64_FORMAT ": depends on node %" G_GUINT64_FORMAT
+             ", which is not in this trace (dangling dependency)",
+             t->path, r->id, d);
+}
+
+/* Ids within a few times the node count of each other (generators number nodes 0, 1, 2, ...,
+ * not always in file order): a table indexed by id - min. */
+static gboolean resolve_dense(Trace *t, guint64 lo, guint64 span, GError **error)
 {
     guint n = t->recs->len;
+    const Rec *recs = (const Rec *)(void *)t->recs->data;
+    g_autofree guint32 *at = g_new(guint32, span);
+    memset(at, 0xff, span * sizeof *at); /* SSIM_NONE */
+    guint64 dup = G_MAXUINT64;
+    guint32 dup_first = 0, dup_second = 0;
+    for (guint i = 0; i < n; i++) {
+        guint32 *slot = &at[recs[i].id - lo];
+        if (*slot == SSIM_NONE)
+            *slot = i;
+        else if (recs[i].id < dup)
+            dup = recs[i].id, dup_first = *slot, dup_second = i;
+    }
+    if (dup != G_MAXUINT64)
+        return duplicate_error(t, dup, dup_first, dup_second, error);
+    const guint64 *deps = (const guint64 *)(void *)t->deps->data;
+    for (guint i = 0; i < n; i++)
+        for (guint j = 0; j < recs[i].n_deps; j++) {
+            guint64 d = deps[recs[i].dep_first + j];
+            guint32 k = d >= lo && d - lo < span ? at[d - lo] : SSIM_NONE;
+            if (k == SSIM_NONE)
+                return dangling_error(t, &recs[i], d, error);
+            t->dep_local[recs[i].dep_first + j] = k;
+        }
+    return TRUE;
+}
+
+/* Any ids: sorted (id, index) pairs and a binary search per dependency. */
+static gboolean resolve_sparse(Trace *t, GError **error)
+{
+    guint n = t->recs->len;
+    const Rec *recs = (const Rec *)(void *)t->recs->data;
     g_autofree IdIndex *ids = g_new(IdIndex, MAX(n, 1));
     for (guint i = 0; i < n; i++)
-        ids[i] = (IdIndex){g_array_index(t->recs, Rec, i).id, i};
+        ids[i] = (IdIndex){recs[i].id, i};
     qsort(ids, n, sizeof *ids, cmp_id_index);
     for (guint i = 1; i < n; i++)
         if (ids[i].id == ids[i - 1].id)
-            NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
-                     "%s: node %" G_GUINT64_FORMAT ": the id is used twice (messages %u and %u)",
-                     t->path, ids[i].id, ids[i - 1].index + 1, ids[i].index + 1);
-    t->dep_local = g_new(guint32, MAX(t->deps->len, 1));
-    for (guint i = 0; i < n; i++) {
-        const Rec *r = &g_array_index(t->recs, Rec, i);
-        for (guint j = 0; j < r->n_deps; j++) {
-            guint64 d = g_array_index(t->deps, guint64, r->dep_first + j);
+            return duplicate_error(t, ids[i].id, ids[i - 1].index, ids[i].index, error);
+    const guint64 *deps = (const guint64 *)(void *)t->deps->data;
+    for (guint i = 0; i < n; i++)
+        for (guint j = 0; j < recs[i].n_deps; j++) {
+            guint64 d = deps[recs[i].dep_first + j];
             guint lo = 0, hi = n;
             while (lo < hi) {
                 guint mid = lo + (hi - lo) / 2;
@@ -620,17 +762,31 @@ static gboolean resolve(Trace *t, GError **error)
                     hi = mid;
             }
             if (lo == n || ids[lo].id != d)
-                NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
-                         "%s: node %" G_GUINT64_FORMAT ": depends on node %" G_GUINT64_FORMAT
-                         ", which is not in this trace (dangling dependency)",
-                         t->path, r->id, d);
-            t->dep_local[r->dep_first + j] = ids[lo].index;
+                return dangling_error(t, &recs[i], d, error);
+            t->dep_local[recs[i].dep_first + j] = ids[lo].index;
         }
-    }
     return TRUE;
 }
 
-gboolean chakra_read_trace(Loader *L, Trace *t, GError **error)
+/* Resolves dependency ids to local indices; finds duplicate ids and dangling dependencies. */
+static gboolean resolve(Trace *t, GError **error)
 {
-    return read_trace(L, t, error) && resolve(t, error);
+    guint n = t->recs->len;
+    t->dep_local = g_new(guint32, MAX(t->deps->len, 1));
+    if (n == 0)
+        return TRUE;
+    const Rec *recs = (const Rec *)(void *)t->recs->data;
+    guint64 lo = recs[0].id, hi = recs[0].id;
+    for (guint i = 1; i < n; i++) {
+        lo = MIN(lo, recs[i].id);
+        hi = MAX(hi, recs[i].id);
+    }
+    if (hi - lo < 4 * (guint64)n + 64)
+        return resolve_dense(t, lo, hi - lo + 1, error);
+    return resolve_sparse(t, error);
+}
+
+gboolean chakra_read_trace(const Loader *L, Trace *t, ChakraScratch *scratch, GError **error)
+{
+    return read_trace(L, t, scratch, error) && resolve(t, error);
 }

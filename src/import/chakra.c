@@ -1,19 +1,15 @@
 /*
  * Chakra execution-trace import: per-rank protobuf node streams -> one finalized SsimGraph.
  *
- * The loader works one rank at a time, so its memory beyond the graph itself is one trace's
- * worth of compact node records.  For each trace, chakra-read.c decodes the file into records
- * (checking enum values and attribute types, counting every attribute the mapping does not read,
- * resolving dependency ids to local indices); this file then orders the records topologically
- * with Kahn's algorithm, taking the smallest id among ready nodes as Chakra's feeder issues them,
- * names a cycle when some nodes are never ready, and adds the ops in that order, so that stream
- * order (issue order) never contradicts a dependency and the graph's "collectives match by their
- * order within the group" rule sees each rank's issue order.  It also owns the options, the
- * stats report and the comm-group JSON.
+ * This file drives a load and owns the options, the stats report and the comm-group JSON; the
+ * pipeline a trace goes through is described in chakra-private.h.  Traces are decoded, resolved
+ * and ordered on a GLib thread pool (opts.n_threads workers, each a whole trace at a time) and
+ * emitted into the graph on the calling thread strictly in rank order, as each becomes ready:
+ * the graph, the stats and the first error reported are those of a one-thread load.  At most a
+ * window of 4 traces per worker is decoded ahead of emission, so memory beyond the graph is a
+ * few traces' records whatever the rank count.
  *
- * Elided nodes (metadata and the types shiftsim cannot model) never become ops; a node that
- * depends on one inherits its dependencies instead (transitively), so elision never loosens the
- * order.  The mapping rules themselves are documented in include/shiftsim/chakra.h.
+ * The mapping rules themselves are documented in include/shiftsim/chakra.h.
  *
  * Invariant: every op's dependencies are ops of the same rank added before it, so the graph's
  * own checks (finalize) can only fail on cross-rank matching (sizes that disagree, a tag used
@@ -24,8 +20,8 @@
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "src/core/heap.h"
 #include "src/import/chakra-private.h"
 #include "src/import/jsonbound-private.h"
 #include <shiftsim/data.h>
@@ -46,6 +42,8 @@ void ssim_chakra_options_init(SsimChakraOptions *opts)
         .use_roofline = FALSE,
         .strict = FALSE,
         .keep_names = TRUE,
+        .n_threads = 0,
+        .reference_decoder = FALSE,
     };
 }
 
@@ -110,238 +108,6 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
     }
     g_string_append(out, "\n");
     return out;
-}
-
-/* Kahn's ready set: a min-heap of local node indices keyed by node id, which chakra-read.c has
- * checked unique within a trace, so the order is strict (src/core/heap.h). */
-static inline gboolean id_less(const Rec *recs, const guint32 *x, const guint32 *y)
-{
-    return recs[*x].id < recs[*y].id;
-}
-
-SSIM_HEAP_DEFINE(ReadyHeap, ready_heap, guint32, const Rec *, id_less, SSIM_HEAP_NO_POS)
-
-/* Names a cycle among the nodes Kahn's algorithm never reached (indeg[v] > 0). */
-static void report_cycle(const Trace *t, const guint32 *indeg, GError **error)
-{
-    guint n = t->recs->len;
-    const Rec *recs = (const Rec *)(void *)t->recs->data;
-    guint32 start = SSIM_NONE;
-    for (guint i = 0; i < n; i++)
-        if (indeg[i] > 0 && (start == SSIM_NONE || recs[i].id < recs[start].id))
-            start = i;
-    g_autofree guint32 *seen = g_new(guint32, n); /* position on the walk + 1, or 0 */
-    memset(seen, 0, n * sizeof *seen);
-    g_autoptr(GArray) walk = g_array_new(FALSE, FALSE, sizeof(guint32));
-    guint32 v = start;
-    while (!seen[v]) {
-        g_array_append_val(walk, v);
-        seen[v] = walk->len;
-        guint32 next = SSIM_NONE;
-        for (guint j = 0; j < recs[v].n_deps; j++) {
-            guint32 d = t->dep_local[recs[v].dep_first + j];
-            if (indeg[d] > 0) {
-                next = d;
-                break;
-            }
-        }
-        g_assert(next != SSIM_NONE);
-        v = next;
-    }
-    g_autoptr(GString) msg = g_string_new(NULL);
-    guint first = seen[v] - 1, len = walk->len - first;
-    for (guint i = 0; i < MIN(len, 8u); i++)
-        g_string_append_printf(msg, "node %" G_GUINT64_FORMAT " -> ",
-                               recs[g_array_index(walk, guint32, first + i)].id);
-    if (len > 8)
-        g_string_append_printf(msg, "... (%u nodes) -> ", len);
-    g_string_append_printf(msg, "node %" G_GUINT64_FORMAT, recs[v].id);
-    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                "%s: node %" G_GUINT64_FORMAT ": dependency cycle (each depends on the next): %s",
-                t->path, recs[v].id, msg->str);
-}
-
-/* Kahn's algorithm, smallest id first; fills `order` (n entries) or reports a cycle. */
-static gboolean topo_order(const Trace *t, guint32 *order, GError **error)
-{
-    guint n = t->recs->len;
-    const Rec *recs = (const Rec *)(void *)t->recs->data;
-    g_autofree guint32 *indeg = g_new0(guint32, MAX(n, 1));
-    g_autofree guint32 *first = g_new0(guint32, n + 1);
-    guint64 nd = t->deps->len;
-    g_autofree guint32 *succ = g_new(guint32, MAX(nd, 1));
-    for (guint i = 0; i < n; i++)
-        for (guint j = 0; j < recs[i].n_deps; j++) {
-            first[t->dep_local[recs[i].dep_first + j] + 1]++;
-            indeg[i]++;
-        }
-    for (guint i = 0; i < n; i++)
-        first[i + 1] += first[i];
-    g_autofree guint32 *fill = g_memdup2(first, (n + 1) * sizeof *first);
-    for (guint i = 0; i < n; i++)
-        for (guint j = 0; j < recs[i].n_deps; j++)
-            succ[fill[t->dep_local[recs[i].dep_first + j]]++] = i;
-
-    g_auto(ReadyHeap) ready = {0};
-    ready_heap_reserve(&ready, MAX(n, 1));
-    for (guint i = 0; i < n; i++)
-        if (indeg[i] == 0)
-            ready_heap_push(&ready, i, recs);
-    guint k = 0;
-    while (ready.n > 0) {
-        guint32 v = ready_heap_pop(&ready, recs);
-        order[k++] = v;
-        for (guint32 e = first[v]; e < first[v + 1]; e++)
-            if (--indeg[succ[e]] == 0)
-                ready_heap_push(&ready, succ[e], recs);
-    }
-    if (k < n) {
-        report_cycle(t, indeg, error);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static guint32 default_stream(Loader *L, Trace *t, const Rec *r)
-{
-    /* One stream per process group or per peer: named "<base>:<group>" / "<base>:<peer>". */
-    gboolean per_group = L->opts.stream_per_group && (r->map == MAP_COLL || r->map == MAP_BARRIER);
-    gboolean per_peer = L->opts.stream_per_peer && (r->map == MAP_SEND || r->map == MAP_RECV);
-    if (per_group || per_peer) {
-        char name[256];
-        if (per_group)
-            g_snprintf(name, sizeof name, "%s:%s", L->opts.coll_stream,
-                       ssim_graph_group_name(L->graph, r->group));
-        else
-            g_snprintf(name, sizeof name, "%s:%u",
-                       r->map == MAP_SEND ? L->opts.send_stream : L->opts.recv_stream, r->peer);
-        return ssim_graph_stream(L->graph, t->rank, name);
-    }
-    guint slot = r->map == MAP_COMPUTE && r->cpu ? MAP_RECV + 1 : r->map;
-    if (t->default_stream[slot] == SSIM_NONE) {
-        const char *name = NULL;
-        switch (slot) {
-        case MAP_COMPUTE:
-            name = L->opts.compute_stream;
-            break;
-        case MAP_RECV + 1:
-            name = L->opts.cpu_stream;
-            break;
-        case MAP_MEM:
-            name = L->opts.mem_stream;
-            break;
-        case MAP_COLL:
-        case MAP_BARRIER:
-            name = L->opts.coll_stream;
-            break;
-        case MAP_SEND:
-            name = L->opts.send_stream;
-            break;
-        case MAP_RECV:
-            name = L->opts.recv_stream;
-            break;
-        default:
-            g_assert_not_reached();
-        }
-        t->default_stream[slot] = ssim_graph_stream(L->graph, t->rank, name);
-        if (r->map == MAP_COLL || r->map == MAP_BARRIER)
-            t->default_stream[r->map == MAP_COLL ? MAP_BARRIER : MAP_COLL] =
-                t->default_stream[slot];
-    }
-    return t->default_stream[slot];
-}
-
-/* Adds the trace's ops to the graph in topological order. */
-static gboolean emit(Loader *L, Trace *t, GError **error)
-{
-    guint n = t->recs->len;
-    const Rec *recs = (const Rec *)(void *)t->recs->data;
-    g_autofree guint32 *order = g_new(guint32, MAX(n, 1));
-    if (!topo_order(t, order, error))
-        return FALSE;
-
-    /* op[v]: the graph op of node v, or SSIM_NONE when elided; fwd: an elided node's inherited
-     * dependencies (local indices of non-elided nodes). */
-    g_autofree guint32 *op = g_new(guint32, MAX(n, 1));
-    g_autofree guint32 *fwd_first = g_new0(guint32, MAX(n, 1));
-    g_autofree guint32 *fwd_n = g_new0(guint32, MAX(n, 1));
-    g_autofree guint32 *stamp = g_new0(guint32, MAX(n, 1));
-    g_autoptr(GArray) fwd = g_array_new(FALSE, FALSE, sizeof(guint32));
-    g_autoptr(GArray) eff = g_array_new(FALSE, FALSE, sizeof(guint32));
-    g_autoptr(GArray) deps = g_array_new(FALSE, FALSE, sizeof(guint32));
-
-    for (guint k = 0; k < n; k++) {
-        guint32 v = order[k];
-        const Rec *r = &recs[v];
-        g_array_set_size(eff, 0);
-        for (guint j = 0; j < r->n_deps; j++) {
-            guint32 d = t->dep_local[r->dep_first + j];
-            if (op[d] != SSIM_NONE) {
-                if (stamp[d] != k + 1) {
-                    stamp[d] = k + 1;
-                    g_array_append_val(eff, d);
-                }
-                continue;
-            }
-            for (guint i = 0; i < fwd_n[d]; i++) {
-                guint32 e = g_array_index(fwd, guint32, fwd_first[d] + i);
-                if (stamp[e] != k + 1) {
-                    stamp[e] = k + 1;
-                    g_array_append_val(eff, e);
-                }
-            }
-        }
-        if (r->map == MAP_ELIDE) {
-            op[v] = SSIM_NONE;
-            fwd_first[v] = fwd->len;
-            fwd_n[v] = eff->len;
-            g_array_append_vals(fwd, eff->data, eff->len);
-            continue;
-        }
-        g_array_set_size(deps, eff->len);
-        for (guint i = 0; i < eff->len; i++)
-            g_array_index(deps, guint32, i) = op[g_array_index(eff, guint32, i)];
-
-        SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-        spec.stream = r->stream != SSIM_NONE ? r->stream : default_stream(L, t, r);
-        spec.name = r->name != SSIM_NONE ? ssim_graph_string(L->graph, r->name) : NULL;
-        spec.duration = r->duration;
-        spec.bytes = r->bytes;
-        spec.flops = r->flops;
-        spec.tag = r->tag;
-        switch (r->map) {
-        case MAP_COMPUTE:
-            spec.kind = SSIM_OP_COMPUTE;
-            spec.cls = ssim_graph_string(L->graph, r->cpu ? L->cls_cpu : L->cls_comp);
-            break;
-        case MAP_MEM:
-            spec.kind = SSIM_OP_COMPUTE;
-            spec.cls = ssim_graph_string(L->graph, L->cls_mem);
-            break;
-        case MAP_COLL:
-        case MAP_BARRIER:
-            spec.kind = r->map == MAP_COLL ? SSIM_OP_COLLECTIVE : SSIM_OP_BARRIER;
-            spec.coll = (SsimCollKind)r->coll;
-            spec.group = r->group;
-            spec.duration = -1;
-            spec.cls = ssim_graph_string(L->graph, L->cls_coll);
-            break;
-        case MAP_SEND:
-        case MAP_RECV:
-            spec.kind = r->map == MAP_SEND ? SSIM_OP_SEND : SSIM_OP_RECV;
-            spec.peer = r->peer;
-            spec.duration = -1;
-            spec.cls = ssim_graph_string(L->graph, L->cls_p2p);
-            break;
-        default:
-            g_assert_not_reached();
-        }
-        op[v] = ssim_graph_add_op(L->graph, &spec, (const guint32 *)(void *)deps->data, deps->len);
-        L->stats->n_ops++;
-        L->stats->n_deps += deps->len;
-    }
-    (void)error;
-    return TRUE;
 }
 
 /* ---- comm groups ---- */
@@ -431,10 +197,18 @@ static gboolean load_groups(Loader *L, const char *path, GError **error)
             g_array_append_val(ranks, r32);
         }
         g_autoptr(GError) gerr = NULL;
-        if (ssim_graph_add_group(L->graph, key, (const guint32 *)(void *)ranks->data, ranks->len,
-                                 &gerr) == SSIM_NONE)
+        guint32 gi = ssim_graph_add_group(L->graph, key, (const guint32 *)(void *)ranks->data,
+                                          ranks->len, &gerr);
+        if (gi == SSIM_NONE)
             NODE_ERR(SSIM_CONFIG_ERROR_VALUE, "%s: group \"%s\": %s", path, key, gerr->message);
         L->stats->n_groups++;
+        /* The workers' copy: they must not read the graph while it grows. */
+        LoaderGroup *g = g_new(LoaderGroup, 1);
+        g->index = gi;
+        g->n_ranks = ranks->len;
+        g->sorted = g_memdup2(ranks->data, ranks->len * sizeof(guint32));
+        qsort(g->sorted, g->n_ranks, sizeof(guint32), ssim_cmp_u32);
+        g_hash_table_insert(L->groups, g_strdup(key), g);
     }
     return TRUE;
 }
@@ -468,6 +242,162 @@ static gboolean prefix_of_dir(const char *dir, char **out, GError **error)
     return TRUE;
 }
 
+static void loader_group_free(gpointer p)
+{
+    LoaderGroup *g = p;
+    g_free(g->sorted);
+    g_free(g);
+}
+
+/* Adds a trace's counts to the load's stats (the tables are merged apart). */
+static void stats_add(SsimChakraStats *dst, const SsimChakraStats *src)
+{
+    dst->n_nodes += src->n_nodes;
+    for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++) {
+        dst->by_type[t] += src->by_type[t];
+        dst->elided_by_type[t] += src->elided_by_type[t];
+    }
+    dst->n_compute_timed += src->n_compute_timed;
+    dst->n_compute_roofline += src->n_compute_roofline;
+    dst->n_compute_empty += src->n_compute_empty;
+    dst->n_collectives += src->n_collectives;
+    dst->n_barriers += src->n_barriers;
+    dst->n_sends += src->n_sends;
+    dst->n_recvs += src->n_recvs;
+    dst->n_mem += src->n_mem;
+    dst->n_elided += src->n_elided;
+    dst->n_approximated += src->n_approximated;
+}
+
+/* ---- the pipeline: traces decoded on workers, emitted in rank order ---- */
+
+typedef struct {
+    Trace t;
+    GError *error; /* what decoding it failed with */
+    gboolean done;
+} Slot;
+
+typedef struct {
+    const Loader *L;
+    Slot *slots;        /* one per rank */
+    GPtrArray *scratch; /* ChakraScratch * not in use (one per worker at most) */
+    GMutex lock;
+    GCond ready;
+} Pipeline;
+
+static void scratch_free(gpointer p)
+{
+    chakra_scratch_clear(p);
+    g_free(p);
+}
+
+/* Decodes, resolves and orders one trace: everything but emission. */
+static gboolean prepare_trace(const Loader *L, Trace *t, ChakraScratch *scratch, GError **error)
+{
+    return chakra_read_trace(L, t, scratch, error) && chakra_order_trace(t, error);
+}
+
+static void decode_job(gpointer data, gpointer user)
+{
+    Pipeline *p = user;
+    Slot *s = &p->slots[GPOINTER_TO_UINT(data) - 1];
+    g_mutex_lock(&p->lock);
+    ChakraScratch *scratch =
+        p->scratch->len ? g_ptr_array_steal_index_fast(p->scratch, p->scratch->len - 1) : NULL;
+    g_mutex_unlock(&p->lock);
+    if (!scratch) {
+        scratch = g_new(ChakraScratch, 1);
+        chakra_scratch_init(scratch);
+    }
+    GError *error = NULL;
+    prepare_trace(p->L, &s->t, scratch, &error);
+    g_mutex_lock(&p->lock);
+    g_ptr_array_add(p->scratch, scratch);
+    s->error = error;
+    s->done = TRUE;
+    g_cond_broadcast(&p->ready);
+    g_mutex_unlock(&p->lock);
+}
+
+static double cpu_seconds(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Adds trace `t`'s ops and counts to the load. */
+static gboolean emit_trace(Loader *L, Trace *t, GError **error)
+{
+    double t0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    if (!chakra_emit_trace(L, t, error))
+        return FALSE;
+    stats_add(L->stats, &t->stats);
+    chakra_ignored_merge(t->ignored, L->stats);
+    if (t->version && !L->stats->version)
+        L->stats->version = g_steal_pointer(&t->version);
+    L->stats->emit_s += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
+    return TRUE;
+}
+
+/* Decodes every trace on `n_threads` workers and emits them in rank order. */
+static gboolean load_traces(Loader *L, guint n_threads, GError **error)
+{
+    guint n = L->n_ranks;
+    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+    for (guint r = 0; r < n; r++)
+        g_ptr_array_add(paths, rank_path(L->prefix, r));
+    if (n_threads <= 1 || n == 1) {
+        ChakraScratch scratch;
+        chakra_scratch_init(&scratch);
+        gboolean good = TRUE;
+        for (guint r = 0; r < n && good; r++) {
+            Trace t;
+            chakra_trace_init(&t, paths->pdata[r], r);
+            good = prepare_trace(L, &t, &scratch, error) && emit_trace(L, &t, error);
+            chakra_trace_clear(&t);
+        }
+        chakra_scratch_clear(&scratch);
+        return good;
+    }
+    Pipeline p = {.L = L, .slots = g_new0(Slot, n)};
+    p.scratch = g_ptr_array_new_with_free_func(scratch_free);
+    g_mutex_init(&p.lock);
+    g_cond_init(&p.ready);
+    for (guint r = 0; r < n; r++)
+        chakra_trace_init(&p.slots[r].t, paths->pdata[r], r);
+    GThreadPool *pool = g_thread_pool_new(decode_job, &p, (gint)n_threads, FALSE, NULL);
+    guint window = 4 * n_threads, pushed = 0;
+    gboolean ok = TRUE;
+    for (guint r = 0; r < n && ok; r++) {
+        for (; pushed < n && pushed < r + window; pushed++)
+            g_thread_pool_push(pool, GUINT_TO_POINTER(pushed + 1), NULL);
+        Slot *s = &p.slots[r];
+        g_mutex_lock(&p.lock);
+        while (!s->done)
+            g_cond_wait(&p.ready, &p.lock);
+        g_mutex_unlock(&p.lock);
+        if (s->error) {
+            g_propagate_error(error, g_steal_pointer(&s->error));
+            ok = FALSE;
+        } else {
+            ok = emit_trace(L, &s->t, error);
+        }
+        chakra_trace_clear(&s->t);
+    }
+    /* On failure, drop what is queued and wait for what runs. */
+    g_thread_pool_free(pool, TRUE, TRUE);
+    for (guint r = 0; r < n; r++) {
+        chakra_trace_clear(&p.slots[r].t);
+        g_clear_error(&p.slots[r].error);
+    }
+    g_free(p.slots);
+    g_ptr_array_unref(p.scratch);
+    g_mutex_clear(&p.lock);
+    g_cond_clear(&p.ready);
+    return ok;
+}
+
 SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
                             const SsimChakraOptions *opts, SsimChakraStats *stats, GError **error)
 {
@@ -484,21 +414,21 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
         ssim_chakra_stats_init(&local_stats);
         stats = &local_stats;
     }
+    double wall0 = (double)g_get_monotonic_time() / 1e6;
+    double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     g_autoptr(SsimGraph) graph = ssim_graph_new();
     Loader L = {.graph = graph, .stats = stats, .prefix = prefix, .world = SSIM_NONE};
     if (opts)
         L.opts = *opts;
     else
         ssim_chakra_options_init(&L.opts);
+    L.groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, loader_group_free);
     /* Class labels are 16-bit string ids: intern them before any node name. */
     L.cls_comp = ssim_graph_intern(graph, "comp");
     L.cls_cpu = ssim_graph_intern(graph, "cpu");
     L.cls_mem = ssim_graph_intern(graph, "mem");
     L.cls_coll = ssim_graph_intern(graph, "coll");
     L.cls_p2p = ssim_graph_intern(graph, "p2p");
-    chakra_arena_init(&L.arena);
-    L.alloc = chakra_arena_allocator;
-    L.alloc.allocator_data = &L.arena;
     gboolean ok = FALSE;
     g_autofree char *json = NULL;
     g_autoptr(GError) graph_error = NULL;
@@ -527,20 +457,15 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
         if (!load_groups(&L, json, error))
             goto out;
     }
-
-    for (guint rank = 0; rank < L.n_ranks; rank++) {
-        g_autofree char *path = rank_path(prefix, rank);
-        Trace t = {.path = path, .rank = rank};
-        t.recs = g_array_new(FALSE, FALSE, sizeof(Rec));
-        t.deps = g_array_new(FALSE, FALSE, sizeof(guint64));
-        for (guint i = 0; i < G_N_ELEMENTS(t.default_stream); i++)
-            t.default_stream[i] = SSIM_NONE;
-        gboolean good = chakra_read_trace(&L, &t, error) && emit(&L, &t, error);
-        chakra_trace_clear(&t);
-        if (!good)
-            goto out;
-    }
-    if (!ssim_graph_finalize(graph, &graph_error)) {
+    guint threads = L.opts.n_threads ? L.opts.n_threads : g_get_num_processors();
+    if (!load_traces(&L, MIN(threads, L.n_ranks), error))
+        goto out;
+    double fin0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    gboolean finalized = ssim_graph_finalize(graph, &graph_error);
+    stats->finalize_s = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - fin0;
+    stats->wall_s = (double)g_get_monotonic_time() / 1e6 - wall0;
+    stats->cpu_s = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+    if (!finalized) {
         /* Cross-rank matching (sizes that disagree, a tag used twice): an input error. */
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s.*.et: %s", prefix,
                     graph_error->message);
@@ -548,7 +473,7 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     }
     ok = TRUE;
 out:
-    chakra_arena_clear(&L.arena);
+    g_hash_table_unref(L.groups);
     if (stats == &local_stats)
         ssim_chakra_stats_clear(&local_stats);
     return ok ? g_steal_pointer(&graph) : NULL;

@@ -59,10 +59,21 @@ static void csv_metadata(GString *o, const SsimSweep *s)
     g_string_append_printf(o,
                            "# model=%s cluster=%s gpus=%u configurations=%u tp=%s pp=%s v=%s "
                            "mb=%s schedules=%s recompute=%s placements=%s lhs=%d comm_repeat=%u "
-                           "exact=%d base=%s\n",
+                           "exact=%d base=%s",
                            s->model->name, s->cluster->name, sp->n_gpus, s->n_rows, tp, pp, v, mb,
                            sc, rc, pl, sp->placement.lhs ? 1 : 0, MAX(sp->comm_repeat, 1u),
                            sp->exact ? 1 : 0, base);
+    /* What changes the rows, named only when it is not the default (older lines stay as they
+     * were). */
+    if (sp->zero.n != 1 || sp->zero.v[0] != 0) {
+        g_autofree char *zero = ssim_sweep_ints_format(&sp->zero);
+        g_string_append_printf(o, " zero=%s", zero);
+    }
+    if (sp->prune_top)
+        g_string_append_printf(o, " prune=%u", sp->prune_top);
+    if (sp->steady)
+        g_string_append(o, " steady=1");
+    g_string_append_c(o, '\n');
 }
 
 static void csv_row(GString *o, const SsimSweepRow *r)

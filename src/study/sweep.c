@@ -1,13 +1,12 @@
 /*
- * The sweep (include/shiftsim/sweep.h): the space of configurations, its enumeration and their
- * evaluation on a thread pool.  What is written of it (the CSV, the ranked summary, the merge of
- * shard CSVs, the plots) is in sweep-report.c.
+ * The sweep (include/shiftsim/sweep.h): the space of configurations and its enumeration.  Their
+ * evaluation on a thread pool, with pruning and the steady-state replay, is in sweep-run.c; what
+ * is written of a sweep (the CSV, the ranked summary, the merge of shard CSVs, the plots) is in
+ * sweep-report.c.
  *
  * Enumeration materialises every configuration as a row before anything runs, so a
  * configuration's number is fixed by the spec alone and a worker only writes the row at its
  * number: no two threads touch the same row, and the array is never resized while the pool runs.
- * The calling thread waits on a condition variable with a timeout and draws progress between
- * waits; workers only bump an atomic counter and signal when the last one finishes.
  */
 #include "src/study/sweep-private.h"
 
@@ -15,8 +14,8 @@
 
 #include <string.h>
 
-static const char *const status_names[SSIM_SWEEP_STATUS_N] = {"pending", "ok",     "illegal",
-                                                              "memory",  "failed", "limit"};
+static const char *const status_names[SSIM_SWEEP_STATUS_N] = {
+    "pending", "ok", "illegal", "memory", "failed", "limit", "pruned"};
 
 const char *ssim_sweep_status_name(SsimSweepStatus status)
 {
@@ -83,6 +82,7 @@ void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint
     ints_add(&spec->microbatch, 1);
     ints_add(&spec->microbatch, 2);
     ints_add(&spec->recompute, SSIM_SWEEP_RECOMPUTE_AUTO);
+    ints_add(&spec->zero, 0);
     g_strlcpy(spec->schedules.v[0], "native", SSIM_PARALLEL_NAME_MAX);
     spec->schedules.n = 1;
     g_strlcpy(spec->placements.v[0], "alpa", SSIM_PARALLEL_NAME_MAX);
@@ -141,6 +141,28 @@ gboolean ssim_sweep_names_parse(SsimSweepNames *list, const char *text, GError *
             return FALSE;
         }
         g_strlcpy(out.v[out.n++], p, SSIM_PARALLEL_NAME_MAX);
+    }
+    if (out.n == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "empty list");
+        return FALSE;
+    }
+    *list = out;
+    return TRUE;
+}
+
+gboolean ssim_sweep_zero_parse(SsimSweepInts *list, const char *text, GError **error)
+{
+    SsimSweepInts out = {0};
+    g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+    for (guint i = 0; parts[i]; i++) {
+        const char *p = g_strstrip(parts[i]);
+        guint64 v;
+        if (!g_ascii_string_to_unsigned(p, 10, 0, 1, &v, NULL)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "'%s' is not a ZeRO stage (0 or 1)", p);
+            return FALSE;
+        }
+        ints_add(&out, (guint)v);
     }
     if (out.n == 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "empty list");
@@ -228,6 +250,7 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                         : spec->recompute.n == 0  ? "recompute"
                         : spec->schedules.n == 0  ? "schedules"
                         : spec->placements.n == 0 ? "placements"
+                        : spec->zero.n == 0       ? "zero"
                                                   : NULL;
     if (empty) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: empty list", empty);
@@ -245,7 +268,7 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                 skipped++;
         }
     guint64 per_pair = (guint64)spec->vstages.n * spec->microbatch.n * spec->schedules.n *
-                       spec->recompute.n * spec->placements.n;
+                       spec->recompute.n * spec->zero.n * spec->placements.n;
     guint64 total = per_pair * pairs;
     if (total == 0 || total > G_MAXINT) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -275,7 +298,8 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                 for (guint d = 0; d < spec->microbatch.n; d++)
                     for (guint e = 0; e < spec->schedules.n; e++)
                         for (guint f = 0; f < spec->recompute.n; f++)
-                            for (guint g = 0; g < spec->placements.n; g++) {
+                            for (guint z = 0; z < spec->zero.n * spec->placements.n; z++) {
+                                guint g = z % spec->placements.n;
                                 SsimSweepRow *r = &s->rows[k];
                                 r->index = k++;
                                 r->status = SSIM_SWEEP_PENDING;
@@ -294,6 +318,7 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                                                        : (SsimRecompute)spec->recompute.v[f];
                                 g_strlcpy(r->par.placement, spec->placements.v[g],
                                           SSIM_PARALLEL_NAME_MAX);
+                                r->par.zero_stage = spec->zero.v[z / spec->placements.n];
                                 resolve_native(spec, &r->par, model);
                             }
         }
@@ -340,184 +365,4 @@ void ssim_sweep_set_row(SsimSweep *sweep, const SsimSweepRow *row)
 {
     g_return_if_fail(row->index < sweep->n_rows);
     sweep->rows[row->index] = *row;
-}
-
-/* ---- evaluation -------------------------------------------------------------------------- */
-
-/* Records `error` as the row's reason (the rule: the message up to the first ": ") and detail. */
-static void reject(SsimSweepRow *row, SsimSweepStatus status, const char *reason,
-                   const GError *error)
-{
-    row->status = status;
-    const char *msg = error ? error->message : "";
-    if (reason == NULL) {
-        const char *colon = strstr(msg, ": ");
-        gsize len = colon ? (gsize)(colon - msg) : strlen(msg);
-        len = MIN(len, SSIM_SWEEP_REASON_MAX - 1);
-        memcpy(row->reason, msg, len);
-        row->reason[len] = '\0';
-    } else {
-        g_strlcpy(row->reason, reason, SSIM_SWEEP_REASON_MAX);
-    }
-    gsize n = g_strlcpy(row->detail, msg, SSIM_SWEEP_DETAIL_MAX);
-    if (n >= SSIM_SWEEP_DETAIL_MAX)
-        memcpy(row->detail + SSIM_SWEEP_DETAIL_MAX - 4, "...", 4);
-    for (char *p = row->detail; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
-void ssim_sweep_eval(const SsimSweep *sweep, guint index, SsimSweepRow *row)
-{
-    g_assert(index < sweep->n_rows);
-    *row = sweep->rows[index];
-    row->status = SSIM_SWEEP_PENDING;
-    row->reason[0] = row->detail[0] = '\0';
-    row->has_memory = FALSE;
-    memset(&row->result, 0, sizeof row->result);
-    SsimSimConfig config = {.model = sweep->model,
-                            .cluster = sweep->cluster,
-                            .par = &row->par,
-                            .exact = sweep->spec.exact,
-                            .comm_repeat = sweep->spec.comm_repeat,
-                            .max_ops = sweep->spec.max_ops,
-                            .max_events = sweep->spec.max_events,
-                            .max_memory = sweep->spec.max_memory};
-    /* The memory half first: it tells an illegal split (no peak) from one that does not fit, and
-     * under auto it picks the first recompute mode that fits. */
-    guint first = row->auto_recompute ? SSIM_RECOMPUTE_NONE : row->par.recompute;
-    guint last = row->auto_recompute ? SSIM_RECOMPUTE_N - 1 : row->par.recompute;
-    g_autoptr(GError) invalid = NULL;
-    if (!ssim_parallel_validate(&row->par, sweep->model, sweep->cluster, &invalid)) {
-        reject(row, SSIM_SWEEP_ILLEGAL, NULL, invalid);
-        return;
-    }
-    /* The placement name resolves to its pass (place.h), with what every row shares; an unknown
-     * one is illegal. */
-    SsimPlacement placement = sweep->spec.placement, own = SSIM_PLACEMENT_INIT;
-    g_autoptr(GError) unknown = NULL;
-    if (!ssim_placement_parse(row->par.placement, &own, &unknown)) {
-        g_autoptr(GError) bad = g_error_new(SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                                            "placement: %s", unknown->message);
-        reject(row, SSIM_SWEEP_ILLEGAL, NULL, bad);
-        return;
-    }
-    placement.kind = own.kind;
-    if (!(own.shifts & SSIM_SHIFT_DEFAULT))
-        placement.shifts =
-            own.shifts | (placement.shifts & SSIM_SHIFT_DEFAULT ? 0 : placement.shifts);
-    config.placement = &placement;
-    /* A legal interleaved 1F1B with one chunk per GPU is 1F1B itself: when both are swept, the
-     * interleaved copy is marked so the ranking does not list every such split twice. */
-    if (row->par.virtual_stages == 1 && strcmp(row->par.schedule, "interleaved") == 0 &&
-        sweep->has_1f1b) {
-        g_autoptr(GError) dup = g_error_new_literal(
-            SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-            "duplicate: interleaved with v = 1 is 1f1b, which the sweep also runs");
-        reject(row, SSIM_SWEEP_ILLEGAL, NULL, dup);
-        return;
-    }
-    for (guint mode = first; mode <= last; mode++) {
-        row->par.recompute = (SsimRecompute)mode;
-        g_autoptr(GError) error = NULL;
-        SsimMemory peak;
-        memset(&peak, 0, sizeof peak);
-        if (ssim_simulate_memory(&config, &peak, &error)) {
-            row->result.memory = peak;
-            row->has_memory = TRUE;
-            break;
-        }
-        if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT)) {
-            /* The op or microbatch budget, checked before the schedule: the reason is the
-             * message's field ("max_ops", "global_batch"). */
-            reject(row, SSIM_SWEEP_LIMIT, NULL, error);
-            return;
-        }
-        if (!g_error_matches(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY)) {
-            /* not a misfit (the schedule refused, say): no estimate was made */
-            reject(row, SSIM_SWEEP_ILLEGAL, NULL, error);
-            return;
-        }
-        row->result.memory = peak;
-        row->has_memory = TRUE;
-        if (mode == last) {
-            reject(row, SSIM_SWEEP_MEMORY, "does not fit in HBM", error);
-            return;
-        }
-    }
-    g_autoptr(GError) error = NULL;
-    SsimMemory peak = row->result.memory;
-    if (!ssim_simulate(&config, &row->result, NULL, NULL, &error)) {
-        row->result.memory = peak;
-        if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT))
-            reject(row, SSIM_SWEEP_LIMIT, "max_events", error);
-        else if (g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_MEMORY))
-            reject(row, SSIM_SWEEP_LIMIT, "max_memory", error);
-        else
-            reject(row, SSIM_SWEEP_FAILED, "simulate", error);
-        return;
-    }
-    row->status = SSIM_SWEEP_OK;
-}
-
-typedef struct {
-    SsimSweep *sweep;
-    gint done; /* atomic */
-    guint total;
-    GMutex lock;
-    GCond finished;
-} Pool;
-
-static void work(gpointer data, gpointer user)
-{
-    Pool *p = user;
-    guint index = GPOINTER_TO_UINT(data) - 1;
-    SsimSweepRow row;
-    ssim_sweep_eval(p->sweep, index, &row);
-    p->sweep->rows[index] = row;
-    if ((guint)g_atomic_int_add(&p->done, 1) + 1 == p->total) {
-        g_mutex_lock(&p->lock);
-        g_cond_signal(&p->finished);
-        g_mutex_unlock(&p->lock);
-    }
-}
-
-guint ssim_sweep_run(SsimSweep *sweep, guint first, guint stride, guint n_threads,
-                     SsimSweepProgressFn progress, gpointer user, guint interval_ms)
-{
-    g_return_val_if_fail(sweep && stride >= 1, 0);
-    guint total = first < sweep->n_rows ? (sweep->n_rows - first + stride - 1) / stride : 0;
-    gint64 t0 = g_get_monotonic_time();
-    if (n_threads == 0)
-        n_threads = g_get_num_processors();
-    n_threads = MAX(1u, MIN(n_threads, MAX(total, 1u)));
-    Pool p = {.sweep = sweep, .done = 0, .total = total};
-    g_mutex_init(&p.lock);
-    g_cond_init(&p.finished);
-    if (total > 0) {
-        GThreadPool *pool = g_thread_pool_new(work, &p, (gint)n_threads, FALSE, NULL);
-        for (guint k = first; k < sweep->n_rows; k += stride) {
-            g_thread_pool_push(pool, GUINT_TO_POINTER(k + 1), NULL);
-            if (k > G_MAXUINT - stride)
-                break;
-        }
-        g_mutex_lock(&p.lock);
-        while ((guint)g_atomic_int_get(&p.done) < total) {
-            gint64 deadline = g_get_monotonic_time() + (gint64)MAX(interval_ms, 10u) * 1000;
-            g_cond_wait_until(&p.finished, &p.lock, deadline);
-            guint done = (guint)g_atomic_int_get(&p.done);
-            if (progress && done < total) {
-                g_mutex_unlock(&p.lock);
-                progress(done, total, (double)(g_get_monotonic_time() - t0) / 1e6, user);
-                g_mutex_lock(&p.lock);
-            }
-        }
-        g_mutex_unlock(&p.lock);
-        g_thread_pool_free(pool, FALSE, TRUE);
-    }
-    if (progress)
-        progress(total, total, (double)(g_get_monotonic_time() - t0) / 1e6, user);
-    g_mutex_clear(&p.lock);
-    g_cond_clear(&p.finished);
-    return total;
 }

@@ -187,8 +187,7 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .graph_of = graph_of,
         .m = ssim_parallel_n_microbatches(par),
         .pv = par->pp * par->virtual_stages,
-        .act_bytes = (guint64)par->microbatch * model->seq_len * model->hidden *
-                     ssim_dtype_size(model->dtype) / par->tp,
+        .act_bytes = ssim_lower_transfer_bytes(model, par),
         .pending = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),

@@ -256,3 +256,34 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     kernel_step(sl->head_bwd, "lm_head.wgrad", head.flops, head.bytes, head_grad);
     kernel_step(sl->head_bwd, "final_norm.bwd", 0, 4 * Tl * h * dt, 0);
 }
+
+/* ---- the kernels, for callers outside the lowering (lower.h) ---- */
+
+void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, SsimKernelFn fn,
+                            gpointer data)
+{
+    StepLists sl = {0};
+    lower_steps_build(&sl, model, par);
+    const GArray *lists[SSIM_KERNELS_N] = {
+        [SSIM_KERNELS_LAYER_FWD] = sl.layer_fwd,
+        [SSIM_KERNELS_LAYER_RECOMPUTE] = sl.layer_recompute,
+        [SSIM_KERNELS_LAYER_BWD] = sl.layer_bwd,
+        [SSIM_KERNELS_EMBED_FWD] = sl.embed_fwd,
+        [SSIM_KERNELS_EMBED_BWD] = sl.embed_bwd,
+        [SSIM_KERNELS_HEAD_FWD] = sl.head_fwd,
+        [SSIM_KERNELS_HEAD_BWD] = sl.head_bwd,
+    };
+    for (guint l = 0; l < SSIM_KERNELS_N; l++)
+        for (guint i = 0; i < lists[l]->len; i++) {
+            const Step *st = &g_array_index(lists[l], Step, i);
+            if (st->kind == ST_KERNEL)
+                fn(data, (SsimKernelList)l, st->flops, st->bytes);
+        }
+    lower_steps_clear(&sl);
+}
+
+guint64 ssim_lower_transfer_bytes(const SsimModel *model, const SsimParallel *par)
+{
+    return (guint64)par->microbatch * model->seq_len * model->hidden *
+           ssim_dtype_size(model->dtype) / par->tp;
+}

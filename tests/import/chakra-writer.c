@@ -9,6 +9,7 @@
 struct CwWriter {
     char *path;
     GByteArray *bytes;
+    gboolean tensor_io;
 };
 
 static void put_varint(GByteArray *b, guint64 v)
@@ -50,6 +51,11 @@ CwWriter *cw_open(const char *path, const char *version)
     return w;
 }
 
+void cw_set_tensor_io(CwWriter *w, gboolean on)
+{
+    w->tensor_io = on;
+}
+
 void cw_raw(CwWriter *w, const void *bytes, gsize len)
 {
     g_byte_array_append(w->bytes, bytes, (guint)len);
@@ -58,8 +64,8 @@ void cw_raw(CwWriter *w, const void *bytes, gsize len)
 void cw_node(CwWriter *w, const CwNode *c)
 {
     ChakraProtoMsg__Node n = CHAKRA_PROTO_MSG__NODE__INIT;
-    ChakraProtoMsg__AttributeProto attrs[12];
-    ChakraProtoMsg__AttributeProto *ptrs[12];
+    ChakraProtoMsg__AttributeProto attrs[16];
+    ChakraProtoMsg__AttributeProto *ptrs[16];
     guint na = 0;
 #define ADD_INT(key, v)                                                                            \
     if ((v) != CW_ABSENT) {                                                                        \
@@ -101,6 +107,28 @@ void cw_node(CwWriter *w, const CwNode *c)
         attrs[na].uint64_val = (guint64)c->tensor_size;
         na++;
     }
+    /* Tensor metadata as symbolic_tensor_graph writes it: the tensors read and written (name
+     * and shape, then size), and an op code; no importer reads them. */
+    char in_name[160], out_name[160];
+    char *in_vals[2] = {in_name, (char *)"2097152.0"},
+         *out_vals[2] = {out_name, (char *)"2097152.0"};
+    ChakraProtoMsg__StringList lists[2] = {CHAKRA_PROTO_MSG__STRING_LIST__INIT,
+                                           CHAKRA_PROTO_MSG__STRING_LIST__INIT};
+    if (w->tensor_io) {
+        const char *base = c->name ? c->name : "node";
+        g_snprintf(in_name, sizeof in_name, "%s.x@0MicroBatch/dp,Seq/(cp*tp),Dmodel", base);
+        g_snprintf(out_name, sizeof out_name, "%s.y@0MicroBatch/dp,Seq/(cp*tp),Dmodel", base);
+        const char *keys[2] = {"inputs", "outputs"};
+        for (guint i = 0; i < 2; i++) {
+            lists[i].n_values = 2;
+            lists[i].values = i == 0 ? in_vals : out_vals;
+            chakra_proto_msg__attribute_proto__init(&attrs[na]);
+            attrs[na].name = (char *)keys[i];
+            attrs[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST;
+            attrs[na].string_list = &lists[i];
+            na++;
+        }
+    }
     if (c->is_cpu_op != CW_ABSENT) {
         chakra_proto_msg__attribute_proto__init(&attrs[na]);
         attrs[na].name = (char *)"is_cpu_op";
@@ -108,6 +136,8 @@ void cw_node(CwWriter *w, const CwNode *c)
         attrs[na].bool_val = c->is_cpu_op != 0;
         na++;
     }
+    if (w->tensor_io && c->type == CW_COMP)
+        ADD_STR("op_type", "E");
 #undef ADD_INT
 #undef ADD_STR
     for (guint i = 0; i < na; i++)
@@ -146,4 +176,199 @@ gboolean cw_write_groups(const char *path, guint n_groups, const char *const *id
     }
     g_string_append(s, "}\n");
     return g_file_set_contents(path, s->str, (gssize)s->len, error);
+}
+
+/* ---- a GPT-like 3D-parallel step (cw_write_gpt) ---- */
+
+static guint rank_of(const CwGpt *g, guint t, guint d, guint p)
+{
+    return t + g->tp * (d + g->dp * p);
+}
+
+static void tp_name(const CwGpt *g, guint p, guint d, char *buf, gsize n)
+{
+    g_snprintf(buf, n, "%u", 1 + p * g->dp + d);
+}
+
+static void dp_name(const CwGpt *g, guint p, guint t, char *buf, gsize n)
+{
+    g_snprintf(buf, n, "%u", 1 + g->pp * g->dp + p * g->tp + t);
+}
+
+/* Appends a node and returns its id. */
+static guint64 put(CwWriter *w, guint64 *next_id, CwNode *n, const guint64 *deps, guint n_deps)
+{
+    n->id = (*next_id)++;
+    n->data_deps = deps;
+    n->n_data_deps = n_deps;
+    cw_node(w, n);
+    return n->id;
+}
+
+static guint64 comp(CwWriter *w, guint64 *id, const char *name, double flops, double bytes,
+                    const guint64 *deps, guint n_deps)
+{
+    CwNode n = CW_NODE_INIT;
+    n.name = name;
+    n.type = CW_COMP;
+    n.num_ops = flops;
+    n.tensor_size = (gint64)bytes;
+    n.is_cpu_op = 0;
+    return put(w, id, &n, deps, n_deps);
+}
+
+static guint64 allreduce(CwWriter *w, guint64 *id, const char *name, const char *pg, double bytes,
+                         guint64 dep)
+{
+    CwNode n = CW_NODE_INIT;
+    n.name = name;
+    n.type = CW_COLL;
+    n.comm_type = CW_ALL_REDUCE;
+    n.comm_size = (gint64)bytes;
+    n.pg_name = pg;
+    n.is_cpu_op = 0;
+    return put(w, id, &n, &dep, 1);
+}
+
+static guint64 p2p(CwWriter *w, guint64 *id, gboolean send, const char *name, guint peer, guint tag,
+                   double bytes, const guint64 *deps, guint n_deps)
+{
+    CwNode n = CW_NODE_INIT;
+    n.name = name;
+    n.type = send ? CW_SEND : CW_RECV;
+    n.comm_size = (gint64)bytes;
+    if (send)
+        n.comm_dst = peer;
+    else
+        n.comm_src = peer;
+    n.comm_tag = tag;
+    n.is_cpu_op = 0;
+    return put(w, id, &n, deps, n_deps);
+}
+
+static gboolean gpt_rank(const CwGpt *g, const char *prefix, guint t, guint d, guint p,
+                         GError **error)
+{
+    g_autofree char *path = cw_rank_path(prefix, rank_of(g, t, d, p));
+    CwWriter *w = cw_open(path, "0.0.4");
+    cw_set_tensor_io(w, g->tensor_io);
+    char tp_pg[16], dp_pg[16], name[96];
+    tp_name(g, p, d, tp_pg, sizeof tp_pg);
+    dp_name(g, p, t, dp_pg, sizeof dp_pg);
+    guint per = g->layers / g->pp, l0 = p * per;
+    double h = g->hidden, s = g->seq, T = g->tp;
+    double act = s * h * 2; /* bytes of one microbatch's activations */
+    double attn_flops = (8 * s * h * h + 4 * s * s * h) / T, mlp_flops = 16 * s * h * h / T;
+    double attn_bytes = 8 * h * h / T + 3 * act, mlp_bytes = 16 * h * h / T + 3 * act;
+    guint64 id = 1, prev = 0;
+    g_autofree guint64 *fwd_last = g_new0(guint64, g->mbs);
+    g_autofree guint64 *bwd = g_new0(guint64, (gsize)per * g->mbs);
+
+    for (guint m = 0; m < g->mbs; m++) {
+        gboolean have = FALSE;
+        if (p > 0) {
+            g_snprintf(name, sizeof name, "mb%u.recv_act", m);
+            prev = p2p(w, &id, FALSE, name, rank_of(g, t, d, p - 1), 2 * m, act / T, NULL, 0);
+            have = TRUE;
+        }
+        for (guint l = l0; l < l0 + per; l++) {
+            g_snprintf(name, sizeof name, "mb%u.layer%u.attn", m, l);
+            prev = comp(w, &id, name, attn_flops, attn_bytes, &prev, have);
+            have = TRUE;
+            if (g->tp > 1) {
+                g_snprintf(name, sizeof name, "mb%u.layer%u.attn_tp_allreduce", m, l);
+                prev = allreduce(w, &id, name, tp_pg, act, prev);
+            }
+            g_snprintf(name, sizeof name, "mb%u.layer%u.mlp", m, l);
+            prev = comp(w, &id, name, mlp_flops, mlp_bytes, &prev, 1);
+            if (g->tp > 1) {
+                g_snprintf(name, sizeof name, "mb%u.layer%u.mlp_tp_allreduce", m, l);
+                prev = allreduce(w, &id, name, tp_pg, act, prev);
+            }
+        }
+        if (p + 1 < g->pp) {
+            g_snprintf(name, sizeof name, "mb%u.send_act", m);
+            p2p(w, &id, TRUE, name, rank_of(g, t, d, p + 1), 2 * m, act / T, &prev, 1);
+        }
+        fwd_last[m] = prev;
+    }
+    for (guint mi = g->mbs; mi-- > 0;) {
+        guint64 start[2] = {fwd_last[mi], 0};
+        guint n_start = 1;
+        if (p + 1 < g->pp) {
+            g_snprintf(name, sizeof name, "mb%u.recv_grad", mi);
+            start[1] =
+                p2p(w, &id, FALSE, name, rank_of(g, t, d, p + 1), 2 * mi + 1, act / T, NULL, 0);
+            n_start = 2;
+        }
+        for (guint l = l0 + per; l-- > l0;) {
+            g_snprintf(name, sizeof name, "mb%u.layer%u.mlp_bwd", mi, l);
+            prev = comp(w, &id, name, 2 * mlp_flops, 2 * mlp_bytes, start, n_start);
+            n_start = 1;
+            if (g->tp > 1) {
+                g_snprintf(name, sizeof name, "mb%u.layer%u.mlp_bwd_tp_allreduce", mi, l);
+                prev = allreduce(w, &id, name, tp_pg, act, prev);
+            }
+            g_snprintf(name, sizeof name, "mb%u.layer%u.attn_bwd", mi, l);
+            prev = comp(w, &id, name, 2 * attn_flops, 2 * attn_bytes, &prev, 1);
+            bwd[(gsize)(l - l0) * g->mbs + mi] = prev;
+            if (g->tp > 1) {
+                g_snprintf(name, sizeof name, "mb%u.layer%u.attn_bwd_tp_allreduce", mi, l);
+                prev = allreduce(w, &id, name, tp_pg, act, prev);
+            }
+            start[0] = prev;
+        }
+        if (p > 0) {
+            g_snprintf(name, sizeof name, "mb%u.send_grad", mi);
+            p2p(w, &id, TRUE, name, rank_of(g, t, d, p - 1), 2 * mi + 1, act / T, &prev, 1);
+        }
+    }
+    if (g->dp > 1)
+        for (guint l = l0; l < l0 + per; l++) {
+            CwNode n = CW_NODE_INIT;
+            g_snprintf(name, sizeof name, "layer%u.grad_dp_allreduce", l);
+            n.name = name;
+            n.type = CW_COLL;
+            n.comm_type = CW_ALL_REDUCE;
+            n.comm_size = (gint64)(24 * h * h / T); /* 12 h^2 parameters in 2-byte gradients */
+            n.pg_name = dp_pg;
+            n.is_cpu_op = 0;
+            put(w, &id, &n, &bwd[(gsize)(l - l0) * g->mbs], g->mbs);
+        }
+    return cw_close(w, error);
+}
+
+gboolean cw_write_gpt(const CwGpt *g, const char *prefix, GError **error)
+{
+    for (guint p = 0; p < g->pp; p++)
+        for (guint d = 0; d < g->dp; d++)
+            for (guint t = 0; t < g->tp; t++)
+                if (!gpt_rank(g, prefix, t, d, p, error))
+                    return FALSE;
+    guint ng = g->pp * g->dp + g->pp * g->tp;
+    g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) ranks = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *n_ranks = g_new(guint, ng);
+    guint k = 0;
+    for (guint p = 0; p < g->pp; p++)
+        for (guint d = 0; d < g->dp; d++, k++) {
+            guint32 *r = g_new(guint32, g->tp);
+            for (guint t = 0; t < g->tp; t++)
+                r[t] = rank_of(g, t, d, p);
+            g_ptr_array_add(ids, g_strdup_printf("%u", 1 + p * g->dp + d));
+            g_ptr_array_add(ranks, r);
+            n_ranks[k] = g->tp;
+        }
+    for (guint p = 0; p < g->pp; p++)
+        for (guint t = 0; t < g->tp; t++, k++) {
+            guint32 *r = g_new(guint32, g->dp);
+            for (guint d = 0; d < g->dp; d++)
+                r[d] = rank_of(g, t, d, p);
+            g_ptr_array_add(ids, g_strdup_printf("%u", 1 + g->pp * g->dp + p * g->tp + t));
+            g_ptr_array_add(ranks, r);
+            n_ranks[k] = g->dp;
+        }
+    g_autofree char *json = g_strconcat(prefix, ".json", NULL);
+    return cw_write_groups(json, ng, (const char *const *)ids->pdata,
+                           (const guint32 *const *)ranks->pdata, n_ranks, error);
 }

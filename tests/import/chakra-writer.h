@@ -70,6 +70,10 @@ typedef struct CwWriter CwWriter;
 /* Starts a trace at `path` with a GlobalMetadata of `version` ("0.0.4"). */
 CwWriter *cw_open(const char *path, const char *version);
 void cw_node(CwWriter *w, const CwNode *node);
+/* Every node written from now on also carries symbolic_tensor_graph's tensor metadata: `inputs`
+ * and `outputs` (string lists of a tensor's name and shape, then its size) and, on compute
+ * nodes, `op_type`: the attributes no importer reads that make up most of a generated trace. */
+void cw_set_tensor_io(CwWriter *w, gboolean on);
 /* Appends raw bytes (to build corrupt files). */
 void cw_raw(CwWriter *w, const void *bytes, gsize len);
 /* Writes the file and frees the writer; FALSE with `error` set when the write fails. */
@@ -81,5 +85,22 @@ char *cw_rank_path(const char *prefix, guint rank);
 /* Writes {"<id>": [ranks...], ...}: groups[i] holds n_ranks[i] ranks and is named ids[i]. */
 gboolean cw_write_groups(const char *path, guint n_groups, const char *const *ids,
                          const guint32 *const *groups, const guint *n_ranks, GError **error);
+
+/*
+ * A GPT-like 3D-parallel training step (GPipe order) on dp*tp*pp ranks, rank = t + tp*(d + dp*p):
+ * per microbatch and layer an attention and an MLP compute node (num_ops and tensor_size, no
+ * duration), each followed by a tensor-parallel all-reduce of the activations; pipeline sends and
+ * receives of the activations between stages (tagged); the backward pass in reverse at twice the
+ * FLOPs; one data-parallel all-reduce of each layer's gradients after its last backward.  Writes
+ * PREFIX.<rank>.et and PREFIX.json (TP group of (p, d) "1 + p*dp + d", DP group of (p, t)
+ * "1 + pp*dp + p*tp + t").  `tensor_io` adds the tensor metadata of cw_set_tensor_io().
+ */
+typedef struct {
+    guint dp, tp, pp, layers, mbs;
+    double hidden, seq;
+    gboolean tensor_io;
+} CwGpt;
+
+gboolean cw_write_gpt(const CwGpt *gpt, const char *prefix, GError **error);
 
 G_END_DECLS

@@ -1,0 +1,64 @@
+/*
+ * The lower bound on a step (include/shiftsim/bound.h, which states it and why it holds).
+ *
+ * The kernels come from the lowering itself (ssim_lower_each_kernel: the same FLOPs and bytes op
+ * for op) and are priced as the analytical cost model prices a compute op, max(roofline, kernel
+ * floor), so each term is exactly a kernel the simulation runs at no less than that time.
+ */
+#include <shiftsim/analytic.h>
+#include <shiftsim/bound.h>
+#include <shiftsim/lower.h>
+
+typedef struct {
+    const SsimAnalyticParams *ap;
+    SsimTime sum[SSIM_KERNELS_N];
+} Sums;
+
+static void add_kernel(gpointer data, SsimKernelList list, double flops, guint64 bytes)
+{
+    Sums *s = data;
+    SsimTime t = ssim_analytic_compute_time(s->ap, flops, bytes);
+    s->sum[list] += MAX(t, s->ap->kernel_floor);
+}
+
+void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
+                           const SsimParallel *par, SsimStepBound *b)
+{
+    SsimAnalyticParams ap;
+    ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
+    Sums s = {.ap = &ap};
+    ssim_lower_each_kernel(model, par, add_kernel, &s);
+    guint p = par->pp, v = par->virtual_stages, pv = p * v;
+    guint m = ssim_parallel_n_microbatches(par);
+    SsimTime lpc = ssim_parallel_layers_per_chunk(par, model);
+    guint64 bytes = ssim_lower_transfer_bytes(model, par);
+    SsimTime inside = ssim_analytic_p2p_time(&ap, bytes, FALSE);
+    SsimTime across = ssim_analytic_p2p_time(&ap, bytes, TRUE);
+    SsimTime transfer = MAX(MIN(inside, across), ap.kernel_floor);
+
+    /* F(j), B(j) of virtual stage j: the same layers everywhere, the ends at the ends. */
+    SsimTime layer_f = lpc * s.sum[SSIM_KERNELS_LAYER_FWD];
+    SsimTime layer_b = lpc * (s.sum[SSIM_KERNELS_LAYER_RECOMPUTE] + s.sum[SSIM_KERNELS_LAYER_BWD]);
+#define F(j)                                                                                       \
+    (layer_f + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_FWD] : 0) +                                    \
+     ((j) == pv - 1 ? s.sum[SSIM_KERNELS_HEAD_FWD] : 0))
+#define B(j)                                                                                       \
+    (layer_b + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_BWD] : 0) +                                    \
+     ((j) == pv - 1 ? s.sum[SSIM_KERNELS_HEAD_BWD] : 0))
+    *b = (SsimStepBound){.transfer = transfer, .fwd0 = F(0u), .bwd0 = B(0u)};
+    SsimTime head = 0, tail = 0;
+    for (guint st = 0; st < p; st++) {
+        SsimTime work = 0;
+        for (guint c = 0; c < v; c++)
+            work += F(c * p + st) + B(c * p + st);
+        work *= (SsimTime)m;
+        SsimTime total = head + work + tail;
+        if (st == 0 || total > b->step)
+            b->step = total, b->stage = st, b->work = work, b->head = head, b->tail = tail;
+        /* The next GPU waits for this one's chunk 0 and its transfer, both ways. */
+        head += F(st) + transfer;
+        tail += B(st) + transfer;
+    }
+#undef F
+#undef B
+}

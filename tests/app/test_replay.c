@@ -1,0 +1,171 @@
+/*
+ * `shiftsim replay` on Chakra traces and on clusters, driven through ssim_cli_main(): exit
+ * statuses, the options that price on a cluster (--cluster, --nodes, --network, --profile) and
+ * how they combine with the simple model's, the thread count (which must not change a byte of
+ * the output), and deadlock messages that name ops although a plain load keeps no names.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../import/chakra-writer.h"
+#include "src/app/cli.h"
+
+static int cli(int argc, const char **argv)
+{
+    int rc = ssim_cli_main(argc, (char **)argv);
+    fflush(stdout);
+    fflush(stderr);
+    return rc;
+}
+
+static void redirect(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+static char *bundled(const char *rel)
+{
+    return g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "chakra", rel, NULL);
+}
+
+/* Reads what a redirected stream received (Criterion gives it as a FILE). */
+static char *slurp(FILE *f)
+{
+    GString *s = g_string_new(NULL);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        g_string_append_len(s, buf, (gssize)n);
+    return g_string_free(s, FALSE);
+}
+
+Test(replay_cli, chakra_on_a_flow_network, .init = redirect)
+{
+    g_autofree char *prefix = bundled("examples/two-rank/two-rank");
+    const char *argv[] = {"shiftsim", "replay",    "--chakra", prefix,     "--cluster",
+                          "dgx-h100", "--network", "flow",     "--format", "csv"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "shiftsim replay: network: ") != NULL, "%s", err);
+}
+
+Test(replay_cli, a_cluster_is_sized_to_the_ranks, .init = redirect)
+{
+    g_autofree char *prefix = bundled("allreduce-64npus-1MB/all_reduce");
+    const char *argv[] = {"shiftsim", "replay", "--chakra", prefix, "--cluster", "dgx-h100"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "sized to 8 nodes (64 GPUs) for the 64 ranks") != NULL, "%s", err);
+}
+
+Test(replay_cli, nodes_too_few_for_the_ranks, .init = redirect)
+{
+    g_autofree char *prefix = bundled("allreduce-64npus-1MB/all_reduce");
+    const char *argv[] = {"shiftsim",  "replay",   "--chakra", prefix,
+                          "--cluster", "dgx-h100", "--nodes",  "2"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "64 ranks but cluster dgx-h100 has 16 GPUs") != NULL, "%s", err);
+}
+
+Test(replay_cli, simple_model_options_exclude_a_cluster, .init = redirect)
+{
+    const char *argv[] = {"shiftsim", "replay", "--cluster", "dgx-h100", "--tflops", "100"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 2);
+    const char *bad_net[] = {"shiftsim", "replay", "--network", "packet"};
+    cr_assert_eq(cli(G_N_ELEMENTS(bad_net), bad_net), 2);
+    const char *bad_jobs[] = {"shiftsim", "replay", "--jobs", "-1"};
+    cr_assert_eq(cli(G_N_ELEMENTS(bad_jobs), bad_jobs), 2);
+}
+
+/* The summary is the same bytes whatever the decoding threads. */
+Test(replay_cli, threads_do_not_change_the_output, .init = redirect)
+{
+    g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2");
+    g_autofree char *outs[2] = {NULL, NULL};
+    for (guint i = 0; i < 2; i++) {
+        g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
+        g_autofree char *csv = g_build_filename(dir, "t.csv", NULL);
+        const char *jobs = i ? "3" : "1";
+        const char *argv[] = {"shiftsim", "replay",     "--chakra", prefix,     "-j",
+                              jobs,       "--timeline", csv,        "--format", "json"};
+        cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+        cr_assert(g_file_get_contents(csv, &outs[i], NULL, NULL));
+        g_unlink(csv);
+        g_rmdir(dir);
+    }
+    cr_assert_str_eq(outs[0], outs[1]);
+}
+
+/* Rank 1 never reaches the all-reduce rank 0 waits in: the message names the stuck op, although
+ * the replay loaded the trace without names (nothing asked for them) until it failed. */
+Test(replay_cli, a_deadlock_names_its_ops, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "stuck", NULL);
+    GError *error = NULL;
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        CwWriter *w = cw_open(path, "0.0.4");
+        CwNode n = CW_NODE_INIT;
+        n.id = 1;
+        n.is_cpu_op = 0;
+        if (r == 0) {
+            n.name = "grad_allreduce", n.type = CW_COLL, n.comm_type = CW_ALL_REDUCE;
+            n.comm_size = 1024;
+        } else {
+            n.name = "idle", n.type = CW_COMP, n.duration_micros = 1;
+        }
+        cw_node(w, &n);
+        cr_assert(cw_close(w, &error));
+    }
+    const char *argv[] = {"shiftsim", "replay", "--chakra", prefix};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "deadlock") && strstr(err, "grad_allreduce#"), "%s", err);
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}
+
+Test(replay_cli, traces_by_format, .init = redirect)
+{
+    g_autofree char *prefix = bundled("examples/two-rank/two-rank");
+    g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
+    g_autofree char *pf = g_build_filename(dir, "t.pftrace", NULL);
+    g_autofree char *js = g_build_filename(dir, "t.json", NULL);
+    const char *a[] = {"shiftsim", "replay", "--chakra", prefix, "--trace", pf};
+    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 0);
+    const char *b[] = {"shiftsim", "replay", "--chakra", prefix, "--trace", js};
+    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 0);
+    g_autofree char *proto = NULL, *json = NULL;
+    gsize proto_len;
+    cr_assert(g_file_get_contents(pf, &proto, &proto_len, NULL));
+    cr_assert(g_file_get_contents(js, &json, NULL, NULL));
+    cr_assert_eq(proto[0], 0x0a, "a Trace starts with its first packet (field 1)");
+    cr_assert(g_str_has_prefix(json, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+    /* A forced format, a bad one, and a directory that does not exist (no temporary left). */
+    const char *c[] = {"shiftsim", "replay", "--chakra",       prefix,
+                       "--trace",  js,       "--trace-format", "proto"};
+    cr_assert_eq(cli(G_N_ELEMENTS(c), c), 0);
+    g_autofree char *forced = NULL;
+    cr_assert(g_file_get_contents(js, &forced, NULL, NULL));
+    cr_assert_eq(forced[0], 0x0a);
+    const char *d[] = {"shiftsim", "replay", "--trace", js, "--trace-format", "xml"};
+    cr_assert_eq(cli(G_N_ELEMENTS(d), d), 2);
+    g_autofree char *missing = g_build_filename(dir, "no", "t.json", NULL);
+    const char *e[] = {"shiftsim", "replay", "--trace", missing};
+    cr_assert_eq(cli(G_N_ELEMENTS(e), e), 1);
+    g_unlink(pf);
+    g_unlink(js);
+    GDir *left = g_dir_open(dir, 0, NULL);
+    cr_assert_null(g_dir_read_name(left), "a temporary file was left behind");
+    g_dir_close(left);
+    g_rmdir(dir);
+}

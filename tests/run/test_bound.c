@@ -1,0 +1,86 @@
+/*
+ * The lower bound on a step (src/run/bound.c).  Oracles: the simulation itself (the bound never
+ * exceeds the simulated step; with one stage and no tensor parallelism the step is the bound plus
+ * the gradient reduction and the optimizer), and the bound's own algebra (linear in the
+ * microbatches, the fill and drain of a pipeline as many forwards, backwards and transfers as
+ * stages before the critical one).  tests/study/test_sweep_search.c checks it against every
+ * configuration of whole sweeps.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/bound.h>
+#include <shiftsim/sim.h>
+
+static void setup_job(SsimModel **m, SsimCluster **c, guint nodes)
+{
+    *m = ssim_model_load("gpt-j-6b", NULL);
+    *c = ssim_cluster_load("dgx-h100", NULL);
+    cr_assert(*m && *c);
+    ssim_cluster_set_nodes(*c, nodes);
+}
+
+static SsimParallel split(guint dp, guint tp, guint pp, guint m)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.dp = dp, p.tp = tp, p.pp = pp;
+    p.global_batch = m * dp;
+    p.recompute = SSIM_RECOMPUTE_FULL;
+    return p;
+}
+
+Test(bound, one_gpu_is_its_kernels)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 1);
+    c->overlap_slowdown = 1; /* nothing overlaps anyway */
+    /* One stage, no tensor parallelism: each GPU runs every kernel of the model (GPT-J does not
+     * fit in 80 GB without ZeRO: memory is not the point here). */
+    SsimParallel p = split(8, 1, 1, 4);
+    SsimStepBound b;
+    ssim_step_lower_bound(m, c, &p, &b);
+    cr_assert_eq(b.head, 0);
+    cr_assert_eq(b.tail, 0);
+    cr_assert_eq(b.work, 4 * (b.fwd0 + b.bwd0));
+    cr_assert_eq(b.step, b.work);
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+    SsimResult r;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    /* The step is every kernel in a row, the bound's, then the gradient all-reduce's exposed end
+     * and the optimizer. */
+    cr_assert_leq(b.step, r.step_time);
+    cr_assert_lt(r.step_time - b.step, r.step_time / 5, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                 b.step, r.step_time);
+}
+
+Test(bound, pipeline_fill_and_drain)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    SsimStepBound b8, b9;
+    SsimParallel p8 = split(1, 4, 4, 8), p9 = split(1, 4, 4, 9);
+    ssim_step_lower_bound(m, c, &p8, &b8);
+    ssim_step_lower_bound(m, c, &p9, &b9);
+    /* The last stage waits for three forwards and transfers, and drains three backwards: its
+     * fill is at least three transfers and two layer-only forwards (stage 0's also embeds), at
+     * most three of stage 0's forwards; likewise the drain. */
+    cr_assert_eq(b8.stage, 3);
+    cr_assert_eq(b8.step, b8.head + b8.work + b8.tail);
+    cr_assert_gt(b8.transfer, 0);
+    cr_assert_leq(b8.head, 3 * (b8.fwd0 + b8.transfer));
+    cr_assert_gt(b8.head, 3 * b8.transfer + 2 * (b8.fwd0 / 2));
+    cr_assert_leq(b8.tail, 3 * (b8.bwd0 + b8.transfer));
+    cr_assert_gt(b8.tail, 3 * b8.transfer + 2 * (b8.bwd0 / 2));
+    /* Backward (with full recompute) costs more than forward. */
+    cr_assert_gt(b8.bwd0, 2 * b8.fwd0);
+    /* One more microbatch adds one microbatch of the critical stage's work. */
+    cr_assert_eq(b9.step - b8.step, b8.work / 8);
+    /* And the simulation agrees that it is a lower bound. */
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p8, .ignore_memory = TRUE};
+    SsimResult r;
+    cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, NULL));
+    cr_assert_leq(b8.step, r.step_time);
+}
