@@ -13,6 +13,7 @@
 #include <shiftsim/netcal.h>
 #include <shiftsim/profiled.h>
 #include <shiftsim/report.h>
+#include <shiftsim/sim.h>
 
 G_BEGIN_DECLS
 
@@ -21,6 +22,14 @@ G_BEGIN_DECLS
  * NULL says the analytical model answered everything. */
 void ssim_explain_append_costs(GString *out, SsimFormat format, const char *source,
                                const SsimCostExplain *kinds, const SsimClassExplain *classes);
+
+/* The per-iteration costs of the step (`result`'s step-cost figures, parallel.h's SsimStepCost):
+ * per term whether it was on, its ops per step, its time per GPU and the Megatron-LM argument
+ * its default mirrors; `microbatch_floor` is the host term's time per microbatch phase (the
+ * cluster's).  A table under "per-iteration costs", CSV rows under a header, or a "step_costs"
+ * array. */
+void ssim_explain_append_step_costs(GString *out, SsimFormat format, const SsimResult *result,
+                                    SsimTime microbatch_floor);
 
 /* The network calibration from profile `source`: its fits as a table, as CSV rows under a header,
  * or a "network_calibration" array. */

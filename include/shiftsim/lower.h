@@ -96,11 +96,15 @@ typedef struct {
     /* An estimate of the ops the lowering will emit (ssim_budget_estimate's), or 0: the plan
      * reserves that many up front instead of growing by doubling (no effect on the result). */
     gsize expected_ops;
+    /* The host's work per microbatch phase (the step cost "host": the cluster's
+     * microbatch_floor_us); 0 emits no host op. */
+    SsimTime host_microbatch;
 } SsimLowerOptions;
 
 #define SSIM_LOWER_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL, .expected_ops = 0         \
+        .exact = FALSE, .placement = NULL, .eval = NULL, .report = NULL, .expected_ops = 0,        \
+        .host_microbatch = 0                                                                       \
     }
 
 typedef struct SsimLowered SsimLowered;
@@ -128,6 +132,14 @@ typedef void (*SsimKernelFn)(gpointer data, SsimKernelList list, double flops, g
 /* Calls `fn` for every kernel (not the collectives) of every list, in order. */
 void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, SsimKernelFn fn,
                             gpointer data);
+/*
+ * The per-iteration term (parallel.h's SsimStepCost) an op of the lowering belongs to, by its
+ * name: "optimizer" and "dp.allgather" (optimizer), "clip.norm" and "clip.allreduce" (clip),
+ * "loss_scale.check" and "loss_scale.allreduce" (loss_scale), "emb.allreduce" (embedding),
+ * "host" (host), and the gradient reductions "dp.allreduce" / "dp.reducescatter" (grad_fp32:
+ * the term changes their bytes).  FALSE for every other op.
+ */
+gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out);
 /* Bytes of one pipeline transfer between virtual stages (an activation, or its gradient). */
 guint64 ssim_lower_transfer_bytes(const SsimModel *model, const SsimParallel *par);
 

@@ -147,6 +147,8 @@ guint64 ssim_model_head_params(const SsimModel *model);      /* final norm + LM 
  * Requires layers % pp == 0.
  */
 guint64 ssim_model_stage_params(const SsimModel *model, guint pp, guint stage);
+/* The same for a stage of `layers` layers (an uneven split: any layer count). */
+guint64 ssim_model_stage_params_layers(const SsimModel *model, guint pp, guint stage, guint layers);
 
 /* The matrix multiplications of one layer (and the LM head), for one microbatch on one
  * tensor-parallel rank.  One X-macro yields the enum and the name table. */

@@ -36,6 +36,40 @@ const char *ssim_axis_name(SsimAxis axis);      /* "tp", "dp", "pp" */
 const char *ssim_tp_comm_name(SsimTpComm comm); /* "allreduce", "rs-ag" */
 gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
 
+/*
+ * The per-iteration costs of a training step besides the phases (lower.h, "The step's end"),
+ * each one a term that can be turned off or on.  Defaults follow Megatron-LM
+ * (ssim_step_costs_default): the argument each mirrors is the third column.
+ */
+#define SSIM_STEP_COST_LIST(X)                                                                     \
+    X(OPTIMIZER, "optimizer",                                                                      \
+      "--optimizer adam (fp32 master weights and moments; sharded over "                           \
+      "dp by --use-distributed-optimizer)")                                                        \
+    X(CLIP, "clip", "--clip-grad 1.0 (global gradient norm; 0 turns it off)")                      \
+    X(LOSS_SCALE, "loss_scale", "--fp16 with --loss-scale unset (dynamic scaler; none for bf16)")  \
+    X(GRAD_FP32, "grad_fp32", "--accumulate-allreduce-grads-in-fp32 (forced on by --bf16)")        \
+    X(EMBEDDING, "embedding",                                                                      \
+      "tied embeddings (no --untie-embeddings-and-output-weights): first/last stage all-reduce")   \
+    X(HOST, "host", "none: the host's work per microbatch (cluster microbatch_floor_us)")
+
+typedef enum {
+#define SSIM_X(e, s, m) SSIM_STEP_COST_##e,
+    SSIM_STEP_COST_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_STEP_COST_N
+} SsimStepCost;
+
+const char *ssim_step_cost_name(SsimStepCost term);
+/* The Megatron-LM argument a term's default mirrors (the list above). */
+const char *ssim_step_cost_megatron(SsimStepCost term);
+gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
+/* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
+ * loss scaling (fp16 only) and the fp32 gradient reduction (bf16 only). */
+guint ssim_step_costs_default(SsimDtype dtype);
+
+/* Most pipeline stages an uneven split (stage_layers) may list. */
+#define SSIM_PARALLEL_STAGES_MAX 128
+
 typedef struct {
     guint dp, tp, pp;
     guint virtual_stages;       /* v: model chunks per GPU; 1 = not interleaved */
@@ -50,6 +84,13 @@ typedef struct {
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
+    /* Per-iteration terms turned on or off against Megatron-LM's defaults (bits of
+     * SsimStepCost): a term in `step_costs_set` takes its bit in `step_costs_on`; the others
+     * their default for the model's dtype (ssim_parallel_step_costs). */
+    guint step_costs_set, step_costs_on;
+    /* Layers of each pipeline stage (pp entries, summing to the model's layers), or all zero for
+     * an even split (layers / pp each).  Needs v = 1. */
+    guint16 stage_layers[SSIM_PARALLEL_STAGES_MAX];
 } SsimParallel;
 
 /* A position in the 3D grid. */
@@ -93,6 +134,8 @@ typedef enum {
     SSIM_PARALLEL_SCHEDULE = 1u << 12,
     SSIM_PARALLEL_PLACEMENT = 1u << 13,
     SSIM_PARALLEL_CROSS_NODE_TP = 1u << 14,
+    SSIM_PARALLEL_STAGE_LAYERS = 1u << 15,
+    SSIM_PARALLEL_STEP_COSTS = 1u << 16,
 } SsimParallelField;
 
 /*
@@ -101,7 +144,11 @@ typedef enum {
  *   batch), sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm = rs-ag),
  *   recompute (none|selective|full), zero (0|1), bucket (a byte size, ssim_bytes_parse(), or
  *   "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp", innermost first), schedule,
- *   placement, cross_node_tp (on/off).  Keys are case-insensitive, '-' and '_' alike.
+ *   placement, cross_node_tp (on/off), stage_layers (the layers of each stage, separated by
+ *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
+ *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
+ *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's).
+ *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
  */
@@ -123,7 +170,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
 
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
- * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off").  Caller frees. */
+ * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5"
+ * and ",step_costs=-clip/+host" when set).  Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
 /*
@@ -133,7 +181,8 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *     schedule and placement non-empty
  *   - dp*tp*pp equals the cluster's GPU count
  *   - heads % tp == 0, kv_heads % tp == 0, ffn % tp == 0
- *   - layers % (pp*v) == 0
+ *   - layers % (pp*v) == 0, or with stage_layers: pp entries, each >= 1, summing to layers,
+ *     pp <= SSIM_PARALLEL_STAGES_MAX, v = 1
  *   - global_batch % (dp*microbatch) == 0
  *   - v > 1 needs pp > 1, and the number of microbatches a multiple of pp
  *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
@@ -145,8 +194,23 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
 guint ssim_parallel_world(const SsimParallel *par); /* dp * tp * pp */
 /* m = global_batch / (dp * microbatch): microbatches per iteration per pipeline. */
 guint ssim_parallel_n_microbatches(const SsimParallel *par);
-/* Layers in one model chunk: layers / (pp * v). */
+/* Layers in one model chunk: layers / (pp * v); with stage_layers, the largest stage's. */
 guint ssim_parallel_layers_per_chunk(const SsimParallel *par, const SsimModel *model);
+/* Whether stage_layers is set (an uneven split). */
+gboolean ssim_parallel_uneven(const SsimParallel *par);
+/* Layers of pipeline stage `stage` (all its chunks): stage_layers[stage], or layers / pp. */
+guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model, guint stage);
+/* Index of the first layer of `stage` (the sum of the layers of the stages before it). */
+guint ssim_parallel_stage_first_layer(const SsimParallel *par, const SsimModel *model, guint stage);
+/* Parameters held by pipeline stage `stage` before tensor-parallel sharding: its layers, the
+ * embedding on the first stage, the final norm and LM head (and a tied copy of the embedding
+ * when pp > 1) on the last (ssim_model_stage_params_layers). */
+guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *model, guint stage);
+/* The per-iteration terms that are on for `model` (bits of SsimStepCost). */
+guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model);
+/* Whether term `term` is on. */
+gboolean ssim_parallel_step_cost_on(const SsimParallel *par, const SsimModel *model,
+                                    SsimStepCost term);
 /* The extent of `axis` (par->dp, ->tp or ->pp). */
 guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis);
 

@@ -140,6 +140,13 @@ typedef struct {
     gboolean has_contention;
     SsimTime contention[SSIM_COMM_N];
     SsimTime uncontended[SSIM_COMM_N];
+    /* The per-iteration terms (parallel.h's SsimStepCost; lower.h names their ops): which were
+     * on, and per term the mean over graph ranks of the time its ops ran (the sum of their
+     * durations; for grad_fp32, the gradient reductions' whole time) and their count per step
+     * over all graph ranks. */
+    guint step_costs_on;
+    SsimTime step_cost_time[SSIM_STEP_COST_N];
+    guint64 step_cost_ops[SSIM_STEP_COST_N];
 } SsimResult;
 
 /*

@@ -85,6 +85,22 @@ static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
+    [SSIM_OPT_STAGE_LAYERS] = {"stage-layers", 0, G_OPTION_ARG_STRING,
+                               IN(JOB, SsimCliJob, stage_layers), "L0,L1,...",
+                               "Layers of each pipeline stage (pp counts summing to the model's "
+                               "layers, e.g. 6,6,6,5 for 23 layers on 4 stages; the embedding "
+                               "stays on the first stage, the LM head on the last); default "
+                               "layers / pp each"},
+    [SSIM_OPT_STEP_COSTS] = {"step-costs", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, step_costs),
+                             "LIST",
+                             "Per-iteration costs to turn off (-NAME) or on (+NAME) against "
+                             "Megatron-LM's defaults: optimizer, clip, loss_scale (fp16 only by "
+                             "default), grad_fp32 (bf16 only), embedding, host; or none, all, "
+                             "default (see --explain-costs)"},
+    [SSIM_OPT_SEQ_LENGTH] = {"seq-length", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, seq_length),
+                             "N", "Sequence length in tokens (overrides the model file's seq_len)"},
+    [SSIM_OPT_DTYPE] = {"dtype", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, dtype), "TYPE",
+                        "Training dtype: bf16, fp16, tf32 or fp32 (overrides the model file's)"},
     [SSIM_OPT_PLACEMENT] = {"placement", 'p', G_OPTION_ARG_STRING,
                             IN(PLACE, SsimCliPlace, placement), "NAME[+EXT]",
                             "Placement policy: alpa (the paper's baseline, default), commshift "
@@ -165,8 +181,9 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {&job->model, &job->cluster, &job->split,   &job->schedule, &job->recompute,
-                        &job->zero,  &job->bucket,  &job->tp_comm, &job->order};
+    char **strings[] = {&job->model,     &job->cluster,      &job->split,      &job->schedule,
+                        &job->recompute, &job->zero,         &job->bucket,     &job->tp_comm,
+                        &job->order,     &job->stage_layers, &job->step_costs, &job->dtype};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -240,7 +257,27 @@ int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model
     *cluster = job->cluster ? ssim_cluster_load(job->cluster, &error) : ssim_cluster_default();
     if (*cluster == NULL)
         return ssim_cli_runtime_error(error);
+    int rc = ssim_cli_job_apply_model(verb, job, *model);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     return set_nodes(verb, *cluster, job->nodes);
+}
+
+int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, SsimModel *model)
+{
+    if (SSIM_CLI_GIVEN(job->seq_length)) {
+        int rc = ssim_cli_check_at_least(verb, NAME(SEQ_LENGTH), job->seq_length, 1);
+        if (rc != SSIM_EXIT_OK)
+            return rc;
+        model->seq_len = (guint)job->seq_length;
+    }
+    if (job->dtype && !ssim_dtype_from_name(job->dtype, &model->dtype))
+        return ssim_cli_usage_error(verb, "--%s: '%s' is not one of bf16, fp16, tf32, fp32",
+                                    NAME(DTYPE), job->dtype);
+    g_autoptr(GError) error = NULL;
+    if ((SSIM_CLI_GIVEN(job->seq_length) || job->dtype) && !ssim_model_check(model, &error))
+        return ssim_cli_usage_error(verb, "%s: %s", model->name, error->message);
+    return SSIM_EXIT_OK;
 }
 
 /* Sets field `key` of `par` from the text of option `opt`, when given. */
@@ -265,6 +302,8 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                   {"bucket", job->bucket, SSIM_OPT_BUCKET},
                   {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
                   {"order", job->order, SSIM_OPT_ORDER},
+                  {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
+                  {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
                   {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);

@@ -58,6 +58,10 @@ typedef enum {
     SSIM_OPT_BUCKET,
     SSIM_OPT_TP_COMM,
     SSIM_OPT_ORDER,
+    SSIM_OPT_STAGE_LAYERS,
+    SSIM_OPT_STEP_COSTS,
+    SSIM_OPT_SEQ_LENGTH,
+    SSIM_OPT_DTYPE,
     /* SsimCliPlace */
     SSIM_OPT_PLACEMENT,
     SSIM_OPT_SHIFT,
@@ -95,18 +99,22 @@ typedef struct {
     gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *order;
     gboolean seq_parallel;
+    char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
+    gint seq_length;                 /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */
+    char *dtype;                     /* overrides the model's dtype */
 } SsimCliJob;
 
 #define SSIM_CLI_JOB_INIT                                                                          \
     {                                                                                              \
         .nodes = SSIM_CLI_UNSET, .dp = SSIM_CLI_UNSET, .tp = SSIM_CLI_UNSET, .pp = SSIM_CLI_UNSET, \
-        .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET, .global_batch = SSIM_CLI_UNSET    \
+        .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET, .global_batch = SSIM_CLI_UNSET,   \
+        .seq_length = SSIM_CLI_UNSET                                                               \
     }
 
 void ssim_cli_job_clear(SsimCliJob *job);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimCliJob, ssim_cli_job_clear)
 
-/* The entry of job option `opt` (SSIM_OPT_MODEL ... SSIM_OPT_ORDER) storing into `job`, with
+/* The entry of job option `opt` (SSIM_OPT_MODEL ... SSIM_OPT_DTYPE) storing into `job`, with
  * `help` (NULL: the shared text). */
 GOptionEntry ssim_cli_job_entry(SsimCliJob *job, SsimCliOption opt, const char *help);
 /* Adds every job option, in the order of SsimCliOption, with the shared texts. */
@@ -128,6 +136,9 @@ int ssim_cli_check_at_least(const char *verb, const char *name, gint value, gint
  * that many nodes exceed SSIM_MAX_GPUS GPUs).  On success *model and *cluster are the caller's;
  * on failure they hold what was loaded so far (NULL or the caller's to free).
  */
+/* Applies --seq-length and --dtype (when given) to `model`: a usage error for a value that is
+ * not one, or that the model's shape check refuses. */
+int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, SsimModel *model);
 int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model,
                       SsimCluster **cluster);
 /*

@@ -77,6 +77,10 @@ int ssim_verb_compare(int argc, char **argv)
                            "DP gradient bucket size (default: Megatron-LM's for megatron, off "
                            "otherwise)"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce or rs-ag"),
+        ssim_cli_job_entry(&job, SSIM_OPT_STAGE_LAYERS, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_STEP_COSTS, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_SEQ_LENGTH, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_DTYPE, NULL),
         {"policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
          "Comma-separated policies, each NAME[+EXT...] (alpa, commshift, xla, megatron, auto; "
          "EXT early-dp, async-pp, late-tp); the first is the reference "

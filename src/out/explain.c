@@ -57,6 +57,77 @@ void ssim_explain_append_costs(GString *out, SsimFormat format, const char *sour
                            by_kind->str);
 }
 
+/* What a term's time is, in a few words (the table's last column but one). */
+static const char *term_what(SsimStepCost t)
+{
+    switch (t) {
+    case SSIM_STEP_COST_OPTIMIZER:
+        return "Adam: fp32 weights, moments, gradient read and written";
+    case SSIM_STEP_COST_CLIP:
+        return "global gradient norm: local pass + all-reduce";
+    case SSIM_STEP_COST_LOSS_SCALE:
+        return "unscale and inf/nan check + flag all-reduce";
+    case SSIM_STEP_COST_GRAD_FP32:
+        return "dp gradient reductions (in fp32 when on)";
+    case SSIM_STEP_COST_EMBEDDING:
+        return "tied embedding gradient, first <-> last stage";
+    case SSIM_STEP_COST_HOST:
+        return "host work per microbatch phase";
+    case SSIM_STEP_COST_N:
+        break;
+    }
+    return "?";
+}
+
+void ssim_explain_append_step_costs(GString *out, SsimFormat format, const SsimResult *r,
+                                    SsimTime microbatch_floor)
+{
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "\nterm,on,ops,ms_per_gpu\n");
+        for (guint t = 0; t < SSIM_STEP_COST_N; t++)
+            g_string_append_printf(out, "%s,%d,%" G_GUINT64_FORMAT ",%.6f\n",
+                                   ssim_step_cost_name(t), (r->step_costs_on >> t) & 1u ? 1 : 0,
+                                   r->step_cost_ops[t],
+                                   ssim_time_to_seconds(r->step_cost_time[t]) * 1e3);
+        return;
+    }
+    if (format == SSIM_FORMAT_JSON) {
+        JsonArray *terms = json_array_new();
+        for (guint t = 0; t < SSIM_STEP_COST_N; t++) {
+            JsonObject *o = json_object_new();
+            json_object_set_string_member(o, "term", ssim_step_cost_name(t));
+            json_object_set_boolean_member(o, "on", (r->step_costs_on >> t) & 1u);
+            json_object_set_int_member(o, "ops", (gint64)r->step_cost_ops[t]);
+            json_object_set_double_member(o, "ms_per_gpu",
+                                          ssim_time_to_seconds(r->step_cost_time[t]) * 1e3);
+            json_object_set_string_member(o, "megatron", ssim_step_cost_megatron(t));
+            json_array_add_object_element(terms, o);
+        }
+        JsonNode *node = json_node_new(JSON_NODE_ARRAY);
+        json_node_take_array(node, terms);
+        json_add_member(out, "step_costs", node);
+        return;
+    }
+    g_string_append(out, "\nper-iteration costs (ops in the simulated step; ms: their time per "
+                         "GPU; --step-costs turns terms off or on)\n");
+    g_string_append_printf(out, "%-11s %-3s %8s %11s  %-54s %s\n", "term", "on", "ops", "ms/GPU",
+                           "what", "default follows Megatron-LM");
+    for (guint t = 0; t < SSIM_STEP_COST_N; t++) {
+        gboolean on = (r->step_costs_on >> t) & 1u;
+        g_string_append_printf(out, "%-11s %-3s %8" G_GUINT64_FORMAT " %11.3f  %-54s %s\n",
+                               ssim_step_cost_name(t), on ? "on" : "off", r->step_cost_ops[t],
+                               ssim_time_to_seconds(r->step_cost_time[t]) * 1e3, term_what(t),
+                               ssim_step_cost_megatron(t));
+    }
+    if (((r->step_costs_on >> SSIM_STEP_COST_HOST) & 1u) && microbatch_floor <= 0)
+        g_string_append(out, "(host: the cluster sets no microbatch_floor_us, so no host op)\n");
+    else if ((r->step_costs_on >> SSIM_STEP_COST_HOST) & 1u)
+        g_string_append_printf(out,
+                               "(host: %.1f us per microbatch phase, the cluster's "
+                               "microbatch_floor_us)\n",
+                               ssim_time_to_seconds(microbatch_floor) * 1e6);
+}
+
 void ssim_explain_append_netcal(GString *out, SsimFormat format, const char *source,
                                 const SsimNetCal *cal)
 {

@@ -31,9 +31,13 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
     g_string_append_printf(o,
                            "split       dp %u x tp %u x pp %u, v %u, microbatch %u, global "
-                           "batch %u (%u microbatches), schedule %s\n",
+                           "batch %u (%u microbatches), schedule %s",
                            p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch, p->global_batch,
                            r->m, ssim_schedule_kind_name(r->schedule));
+    for (guint s = 0; ssim_parallel_uneven(p) && s < p->pp; s++)
+        g_string_append_printf(o, "%s%u", s ? "/" : ", stage layers ",
+                               ssim_parallel_stage_layers(p, c->model, s));
+    g_string_append_c(o, '\n');
     g_string_append_printf(o, "options     seq-parallel %s, recompute %s, zero %u, bucket ",
                            p->sequence_parallel ? "on" : "off", ssim_recompute_name(p->recompute),
                            p->zero_stage);
@@ -41,7 +45,21 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append_printf(o, "%.0f MiB", (double)p->dp_bucket_bytes / 1048576.0);
     else
         g_string_append(o, "off");
-    g_string_append_printf(o, ", tp-comm %s\n", ssim_tp_comm_name(p->tp_comm));
+    g_string_append_printf(o, ", tp-comm %s", ssim_tp_comm_name(p->tp_comm));
+    if (p->step_costs_set) {
+        /* Only when changed: the default (Megatron-LM's) is --explain-costs' to tell. */
+        guint on = ssim_parallel_step_costs(p, c->model);
+        g_string_append(o, ", step costs ");
+        gboolean any = FALSE;
+        for (guint t = 0; t < SSIM_STEP_COST_N; t++)
+            if ((on >> t) & 1u) {
+                g_string_append_printf(o, "%s%s", any ? "+" : "", ssim_step_cost_name(t));
+                any = TRUE;
+            }
+        if (!any)
+            g_string_append(o, "none");
+    }
+    g_string_append_c(o, '\n');
     g_string_append_printf(o, "placement   %s", r->placement);
     if (c->placement == NULL)
         g_string_append(o, " (the lowering's own)");

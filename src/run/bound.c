@@ -36,14 +36,17 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
     SsimTime across = ssim_analytic_p2p_time(&ap, bytes, TRUE);
     SsimTime transfer = MAX(MIN(inside, across), ap.kernel_floor);
 
-    /* F(j), B(j) of virtual stage j: the same layers everywhere, the ends at the ends. */
-    SsimTime layer_f = lpc * s.sum[SSIM_KERNELS_LAYER_FWD];
-    SsimTime layer_b = lpc * (s.sum[SSIM_KERNELS_LAYER_RECOMPUTE] + s.sum[SSIM_KERNELS_LAYER_BWD]);
+    /* F(j), B(j) of virtual stage j: its layers (the same everywhere unless the split is uneven,
+     * v = 1 then), the ends at the ends. */
+    gboolean uneven = ssim_parallel_uneven(par);
+    SsimTime layer_f = s.sum[SSIM_KERNELS_LAYER_FWD];
+    SsimTime layer_b = s.sum[SSIM_KERNELS_LAYER_RECOMPUTE] + s.sum[SSIM_KERNELS_LAYER_BWD];
+#define L(j) (uneven ? (SsimTime)ssim_parallel_stage_layers(par, model, (j)) : lpc)
 #define F(j)                                                                                       \
-    (layer_f + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_FWD] : 0) +                                    \
+    (L(j) * layer_f + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_FWD] : 0) +                             \
      ((j) == pv - 1 ? s.sum[SSIM_KERNELS_HEAD_FWD] : 0))
 #define B(j)                                                                                       \
-    (layer_b + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_BWD] : 0) +                                    \
+    (L(j) * layer_b + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_BWD] : 0) +                             \
      ((j) == pv - 1 ? s.sum[SSIM_KERNELS_HEAD_BWD] : 0))
     *b = (SsimStepBound){.transfer = transfer, .fwd0 = F(0u), .bwd0 = B(0u)};
     SsimTime head = 0, tail = 0;
@@ -61,4 +64,5 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
     }
 #undef F
 #undef B
+#undef L
 }

@@ -206,6 +206,26 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     for (guint32 i = 0; i < n_ops; i++)
         ops[fill[ssim_graph_op(g, i)->rank]++] = i;
 
+    /* The per-iteration terms: their ops' time, summed, per GPU. */
+    r->step_costs_on = ssim_parallel_step_costs(par, model);
+    for (guint32 i = 0; i < n_ops; i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        SsimStepCost term;
+        if ((cls[i] == SSIM_OPCLASS_FWD || cls[i] == SSIM_OPCLASS_BWD) && op->duration < 0)
+            continue; /* the host op is the only phase op with a duration of its own */
+        if (cls[i] == SSIM_OPCLASS_RECOMPUTE || cls[i] == SSIM_OPCLASS_TP ||
+            cls[i] == SSIM_OPCLASS_PP || op->name == SSIM_NONE ||
+            !ssim_lower_step_cost_of(ssim_graph_string(g, op->name), &term))
+            continue;
+        for (guint c = 0; c < copies; c++) {
+            gsize at = (gsize)i * copies + c;
+            r->step_cost_time[term] += tl->end[at] - tl->start[at];
+        }
+        r->step_cost_ops[term] += copies;
+    }
+    for (guint t = 0; t < SSIM_STEP_COST_N; t++)
+        r->step_cost_time[t] = n_gpus ? r->step_cost_time[t] / (SsimTime)n_gpus : 0;
+
     /* The pipeline window: the phase kernels of every GPU. */
     SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;
     for (guint32 i = 0; i < n_ops; i++)
@@ -398,6 +418,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
                          timeline_out == NULL && config->uncontended == NULL;
     SsimLowerOptions opts = SSIM_LOWER_OPTIONS_INIT;
     opts.exact = config->exact && !replicate;
+    opts.host_microbatch = cluster->microbatch_floor;
     SsimOpEstimate est;
     ssim_budget_estimate(model, par, opts.exact, &est);
     opts.expected_ops = est.ops < 1e9 ? (gsize)est.ops : 0;

@@ -76,6 +76,7 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "overlap_slowdown",
                                               "kernel_overhead_us",
                                               "kernel_floor_us",
+                                              "microbatch_floor_us",
                                               "gemm_tile_m",
                                               "gemm_tile_n",
                                               "gemm_tile_us",
@@ -344,6 +345,8 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
         FAIL("efficiency", "kernel_overhead_us", "must be >= 0");
     if (c->kernel_floor < 0)
         FAIL("efficiency", "kernel_floor_us", "must be >= 0");
+    if (c->microbatch_floor < 0)
+        FAIL("efficiency", "microbatch_floor_us", "must be >= 0");
     if (c->nvlink_ports == 0)
         FAIL("topology", "nvlink_ports", "must be a positive integer");
     if (!(c->pcie_bw > 0.0 && isfinite(c->pcie_bw)))
@@ -498,7 +501,8 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !ssim_ini_double(ini, "efficiency", "overlap_slowdown", FALSE, 1, FALSE, 100,
                          &c->overlap_slowdown, error) ||
         !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error) ||
-        !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error))
+        !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error) ||
+        !read_time_us(ini, "efficiency", "microbatch_floor_us", FALSE, &c->microbatch_floor, error))
         return FALSE;
     if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names, SSIM_NET_ALGO_DIRECT,
                        &c->net_algorithm, error) ||
@@ -642,6 +646,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
     if (c->kernel_floor > 0)
         kv(out, "kernel_floor_us", us_of(c->kernel_floor));
+    if (c->microbatch_floor > 0)
+        kv(out, "microbatch_floor_us", us_of(c->microbatch_floor));
     g_string_append_printf(out, "gemm_tile_m = %u\ngemm_tile_n = %u\n", c->gemm_tile_m,
                            c->gemm_tile_n);
     kv(out, "gemm_tile_us", us_of(c->gemm_tile_overhead));

@@ -107,6 +107,8 @@ double ssim_calib_param_get(const SsimCluster *c, SsimCalibParam p)
         return us_of(c->kernel_floor);
     case SSIM_CALIB_GEMM_TILE:
         return us_of(c->gemm_tile_overhead);
+    case SSIM_CALIB_MICROBATCH_FLOOR:
+        return us_of(c->microbatch_floor);
     default:
         g_return_val_if_reached(NAN);
     }
@@ -147,6 +149,9 @@ void ssim_calib_param_set(SsimCluster *c, SsimCalibParam p, double v)
         break;
     case SSIM_CALIB_GEMM_TILE:
         c->gemm_tile_overhead = ssim_time_from_seconds(v * 1e-6);
+        break;
+    case SSIM_CALIB_MICROBATCH_FLOOR:
+        c->microbatch_floor = ssim_time_from_seconds(v * 1e-6);
         break;
     default:
         g_return_if_reached();

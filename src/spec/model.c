@@ -159,7 +159,13 @@ guint64 ssim_model_params(const SsimModel *m)
 guint64 ssim_model_stage_params(const SsimModel *m, guint pp, guint stage)
 {
     g_return_val_if_fail(pp >= 1 && stage < pp && m->layers % pp == 0, 0);
-    guint64 p = (guint64)(m->layers / pp) * ssim_model_layer_params(m);
+    return ssim_model_stage_params_layers(m, pp, stage, m->layers / pp);
+}
+
+guint64 ssim_model_stage_params_layers(const SsimModel *m, guint pp, guint stage, guint layers)
+{
+    g_return_val_if_fail(pp >= 1 && stage < pp && layers <= m->layers, 0);
+    guint64 p = (guint64)layers * ssim_model_layer_params(m);
     if (stage == 0)
         p += ssim_model_embedding_params(m);
     if (stage == pp - 1) {

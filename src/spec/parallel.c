@@ -46,6 +46,141 @@ gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out)
     return FALSE;
 }
 
+/* ---- per-iteration terms ---------------------------------------------------------------- */
+
+static const char *const step_cost_names[] = {
+#define SSIM_X(e, s, m) [SSIM_STEP_COST_##e] = s,
+    SSIM_STEP_COST_LIST(SSIM_X)
+#undef SSIM_X
+};
+static const char *const step_cost_megatron[] = {
+#define SSIM_X(e, s, m) [SSIM_STEP_COST_##e] = m,
+    SSIM_STEP_COST_LIST(SSIM_X)
+#undef SSIM_X
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(step_cost_names) == SSIM_STEP_COST_N);
+
+const char *ssim_step_cost_name(SsimStepCost term)
+{
+    return (guint)term < SSIM_STEP_COST_N ? step_cost_names[term] : "?";
+}
+
+const char *ssim_step_cost_megatron(SsimStepCost term)
+{
+    return (guint)term < SSIM_STEP_COST_N ? step_cost_megatron[term] : "?";
+}
+
+gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out)
+{
+    if (name == NULL)
+        return FALSE;
+    g_autofree char *k = g_strdelimit(g_ascii_strdown(name, -1), "-", '_');
+    for (guint i = 0; i < SSIM_STEP_COST_N; i++)
+        if (strcmp(k, step_cost_names[i]) == 0) {
+            *out = (SsimStepCost)i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+guint ssim_step_costs_default(SsimDtype dtype)
+{
+    guint all = (1u << SSIM_STEP_COST_N) - 1;
+    if (dtype != SSIM_DTYPE_FP16)
+        all &= ~(1u << SSIM_STEP_COST_LOSS_SCALE);
+    if (dtype != SSIM_DTYPE_BF16)
+        all &= ~(1u << SSIM_STEP_COST_GRAD_FP32);
+    return all;
+}
+
+guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
+{
+    guint def = ssim_step_costs_default(model->dtype);
+    return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
+}
+
+gboolean ssim_parallel_step_cost_on(const SsimParallel *par, const SsimModel *model,
+                                    SsimStepCost term)
+{
+    return (ssim_parallel_step_costs(par, model) >> term) & 1u;
+}
+
+/* Applies a list of terms ("-clip/+host", "none", "default") to `set` and `on`. */
+static gboolean parse_step_costs(const char *key, const char *value, guint *set, guint *on,
+                                 GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit_set(value ? value : "", ",/:", -1);
+    guint all = (1u << SSIM_STEP_COST_N) - 1, s = *set, o = *on, n = 0;
+    for (guint i = 0; parts[i] != NULL; i++) {
+        char *w = g_strstrip(parts[i]);
+        if (w[0] == '\0')
+            continue;
+        n++;
+        gboolean turn_on = w[0] != '-';
+        const char *name = (w[0] == '-' || w[0] == '+') ? w + 1 : w;
+        SsimStepCost t;
+        if (g_ascii_strcasecmp(name, "default") == 0) {
+            s = o = 0;
+        } else if (g_ascii_strcasecmp(name, "none") == 0 || g_ascii_strcasecmp(name, "all") == 0) {
+            gboolean everything = g_ascii_strcasecmp(name, "all") == 0;
+            s = all;
+            o = everything == turn_on ? all : 0;
+        } else if (ssim_step_cost_from_name(name, &t)) {
+            s |= 1u << t;
+            o = turn_on ? (o | 1u << t) : (o & ~(1u << t));
+        } else {
+            g_autofree char *shown = ssim_text_excerpt(w, 64);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: '%s' is not a step cost (known: optimizer, clip, loss_scale, "
+                        "grad_fp32, embedding, host, each with - to turn it off or + on; all, "
+                        "none, default)",
+                        key, shown);
+            return FALSE;
+        }
+    }
+    if (n == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: empty (e.g. -clip/+loss_scale, none, default)", key);
+        return FALSE;
+    }
+    *set = s;
+    *on = o & s;
+    return TRUE;
+}
+
+/* "6/6/6/5" (or with ':' or ',') -> stage_layers; "even" clears it. */
+static gboolean parse_stage_layers(const char *key, const char *value, guint16 *out, GError **error)
+{
+    if (value && g_ascii_strcasecmp(value, "even") == 0) {
+        memset(out, 0, sizeof(guint16) * SSIM_PARALLEL_STAGES_MAX);
+        return TRUE;
+    }
+    g_auto(GStrv) parts = g_strsplit_set(value ? value : "", ",/:", -1);
+    guint n = g_strv_length(parts);
+    if (n > SSIM_PARALLEL_STAGES_MAX) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %u stages listed, more than the %d an uneven split may have", key, n,
+                    SSIM_PARALLEL_STAGES_MAX);
+        return FALSE;
+    }
+    guint16 got[SSIM_PARALLEL_STAGES_MAX] = {0};
+    for (guint i = 0; i < n; i++) {
+        guint64 v = 0;
+        char *w = g_strstrip(parts[i]);
+        if (w[0] == '-' || w[0] == '+' || !g_ascii_string_to_unsigned(w, 10, 1, 65535, &v, NULL)) {
+            g_autofree char *shown = ssim_text_excerpt(w, 32);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: entry %u '%s' is not a layer count from 1 to 65535 (e.g. 6/6/6/5, "
+                        "one entry per pipeline stage)",
+                        key, i + 1, shown);
+            return FALSE;
+        }
+        got[i] = (guint16)v;
+    }
+    memcpy(out, got, sizeof got);
+    return TRUE;
+}
+
 void ssim_parallel_init(SsimParallel *par)
 {
     g_return_if_fail(par != NULL);
@@ -82,8 +217,41 @@ guint ssim_parallel_n_microbatches(const SsimParallel *par)
 
 guint ssim_parallel_layers_per_chunk(const SsimParallel *par, const SsimModel *model)
 {
+    if (ssim_parallel_uneven(par)) {
+        guint most = 0;
+        for (guint s = 0; s < par->pp && s < SSIM_PARALLEL_STAGES_MAX; s++)
+            most = MAX(most, par->stage_layers[s]);
+        return most;
+    }
     guint chunks = par->pp * par->virtual_stages;
     return chunks ? model->layers / chunks : 0;
+}
+
+gboolean ssim_parallel_uneven(const SsimParallel *par)
+{
+    return par->stage_layers[0] != 0;
+}
+
+guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model, guint stage)
+{
+    g_return_val_if_fail(stage < par->pp, 0);
+    if (ssim_parallel_uneven(par))
+        return stage < SSIM_PARALLEL_STAGES_MAX ? par->stage_layers[stage] : 0;
+    return par->pp ? model->layers / par->pp : 0;
+}
+
+guint ssim_parallel_stage_first_layer(const SsimParallel *par, const SsimModel *model, guint stage)
+{
+    guint first = 0;
+    for (guint s = 0; s < stage && s < par->pp; s++)
+        first += ssim_parallel_stage_layers(par, model, s);
+    return first;
+}
+
+guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *model, guint stage)
+{
+    return ssim_model_stage_params_layers(model, par->pp, stage,
+                                          ssim_parallel_stage_layers(par, model, stage));
 }
 
 guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis)
@@ -342,11 +510,20 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_CROSS_NODE_TP;
         if (!parse_switch(k, v, &p.allow_cross_node_tp, error))
             return FALSE;
+    } else if (key_is(k, "stage_layers", "layers_per_stage", NULL)) {
+        f = SSIM_PARALLEL_STAGE_LAYERS;
+        if (!parse_stage_layers(k, v, p.stage_layers, error))
+            return FALSE;
+    } else if (key_is(k, "step_costs", NULL, NULL)) {
+        f = SSIM_PARALLEL_STEP_COSTS;
+        if (!parse_step_costs(k, v, &p.step_costs_set, &p.step_costs_on, error))
+            return FALSE;
     } else {
         g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
-                    "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp)",
+                    "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
+                    "stage_layers, step_costs)",
                     shown);
         return FALSE;
     }
@@ -403,15 +580,32 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
 char *ssim_parallel_to_string(const SsimParallel *par)
 {
     g_return_val_if_fail(par != NULL, NULL);
+    g_autoptr(GString) extra = g_string_new(NULL);
+    if (ssim_parallel_uneven(par)) {
+        g_string_append(extra, ",stage_layers=");
+        for (guint s = 0; s < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[s]; s++)
+            g_string_append_printf(extra, "%s%u", s ? "/" : "", par->stage_layers[s]);
+    }
+    if (par->step_costs_set) {
+        g_string_append(extra, ",step_costs=");
+        gboolean first = TRUE;
+        for (guint t = 0; t < SSIM_STEP_COST_N; t++)
+            if ((par->step_costs_set >> t) & 1u) {
+                g_string_append_printf(extra, "%s%c%s", first ? "" : "/",
+                                       (par->step_costs_on >> t) & 1u ? '+' : '-',
+                                       step_cost_names[t]);
+                first = FALSE;
+            }
+    }
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
-        "placement=%s,cross_node_tp=%s",
+        "placement=%s,cross_node_tp=%s%s",
         par->dp, par->tp, par->pp, par->virtual_stages, par->microbatch, par->global_batch,
         par->sequence_parallel ? "on" : "off", ssim_recompute_name(par->recompute), par->zero_stage,
         par->dp_bucket_bytes, ssim_tp_comm_name(par->tp_comm), ssim_axis_name(par->order[0]),
         ssim_axis_name(par->order[1]), ssim_axis_name(par->order[2]), par->schedule, par->placement,
-        par->allow_cross_node_tp ? "on" : "off");
+        par->allow_cross_node_tp ? "on" : "off", extra->str);
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
@@ -507,7 +701,22 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("ffn %% tp != 0: ffn (%u) of %s is not divisible by tp (%u)", model->ffn, model->name,
              par->tp);
     guint64 chunks = (guint64)par->pp * par->virtual_stages;
-    if (model->layers % chunks != 0)
+    if (ssim_parallel_uneven(par)) {
+        guint n = 0, sum = 0;
+        while (n < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[n] != 0)
+            sum += par->stage_layers[n++];
+        if (par->pp > SSIM_PARALLEL_STAGES_MAX)
+            FAIL("stage_layers: pp = %u is more stages than an uneven split may list (%d)", par->pp,
+                 SSIM_PARALLEL_STAGES_MAX);
+        if (n != par->pp)
+            FAIL("stage_layers: %u entries for pp = %u stages; give one layer count per stage", n,
+                 par->pp);
+        if (sum != model->layers)
+            FAIL("stage_layers: the stages hold %u layers but %s has %u", sum, model->name,
+                 model->layers);
+        if (par->virtual_stages != 1)
+            FAIL("stage_layers: an uneven split needs v = 1 (v is %u)", par->virtual_stages);
+    } else if (model->layers % chunks != 0)
         FAIL("layers %% (pp*v) != 0: layers (%u) of %s is not divisible by pp*v = %u*%u = "
              "%" G_GUINT64_FORMAT,
              model->layers, model->name, par->pp, par->virtual_stages, chunks);

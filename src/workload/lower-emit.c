@@ -61,7 +61,7 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->stage = e->coord.pp;
     e->st_compute = e->st_tp = e->st_dp = e->st_pp = SSIM_NONE;
     e->st_pp_sf = e->st_pp_rf = e->st_pp_sb = e->st_pp_rb = SSIM_NONE;
-    e->tp_group = e->dp_group = e->pp_group = e->emb_group = SSIM_NONE;
+    e->tp_group = e->dp_group = e->pp_group = e->emb_group = e->mp_group = SSIM_NONE;
     e->last = SSIM_NONE;
     e->bucket = 0;
     e->collect_grads = FALSE;
@@ -80,6 +80,7 @@ static void kernel(Emit *e, const Step *st, SsimOpClass cls)
     spec.name = st->name;
     spec.flops = st->flops;
     spec.bytes = st->bytes;
+    spec.duration = st->duration > 0 ? st->duration : -1;
     e->last = add(e, &spec, cls, SSIM_NONE, NULL, 0);
     /* This kernel is where the pending communication is waited for; it reads the result of all
      * of it but a lock-step permute of a slot whose successor receives nothing. */
@@ -151,7 +152,8 @@ static void grad_piece(Emit *e, guint64 bytes, guint32 site)
     spec.name = zero ? "dp.reducescatter" : "dp.allreduce";
     spec.stream = stream(e, &e->st_dp, "dp");
     spec.group = e->dp_group;
-    spec.bytes = bytes;
+    /* The step list counts gradients in the model's dtype; grad_fp32 reduces them in fp32. */
+    spec.bytes = bytes / ssim_dtype_size(e->model->dtype) * lower_grad_elem_bytes(e);
     guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, SSIM_NONE, NULL, 0);
     must(e, ssim_plan_mark_gradient(e->plan, idx, site, &e->bug));
     ssim_plan_data(e->plan, e->last, idx);
@@ -238,33 +240,92 @@ guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_
     return idx;
 }
 
+guint64 lower_grad_elem_bytes(const Emit *e)
+{
+    return (e->step_costs >> SSIM_STEP_COST_GRAD_FP32) & 1u ? 4 : ssim_dtype_size(e->model->dtype);
+}
+
+static gboolean term_on(const Emit *e, SsimStepCost term)
+{
+    return (e->step_costs >> term) & 1u;
+}
+
+void lower_emit_host(Emit *e, SsimOpClass cls)
+{
+    if (e->host <= 0 || !term_on(e, SSIM_STEP_COST_HOST))
+        return;
+    /* In the phase's class: the host's turn is part of the phase.  It waits for what the phase's
+     * first kernel would (a receive): the host, which synchronised on it, then issues the phase. */
+    Step st = {.kind = ST_KERNEL, .name = "host", .duration = e->host};
+    kernel(e, &st, cls);
+}
+
+/* A blocking all-reduce of `bytes` over `group` after the last kernel, on the dp stream: the
+ * next kernel waits for it (the host reads its result). */
+static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes)
+{
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = SSIM_OP_COLLECTIVE;
+    spec.coll = SSIM_COLL_ALLREDUCE;
+    spec.stream = stream(e, &e->st_dp, "dp");
+    spec.group = group;
+    spec.name = name;
+    spec.bytes = bytes;
+    guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
+    g_array_set_size(e->pending, 0);
+    g_array_append_val(e->pending, idx);
+}
+
 void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
 {
     const SsimParallel *par = e->par;
-    if (emb_ar) {
+    const guint64 dt = ssim_dtype_size(e->model->dtype), gdt = lower_grad_elem_bytes(e);
+    if (emb_ar && term_on(e, SSIM_STEP_COST_EMBEDDING)) {
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
         spec.kind = SSIM_OP_COLLECTIVE;
         spec.coll = SSIM_COLL_ALLREDUCE;
         spec.stream = stream(e, &e->st_dp, "dp");
         spec.group = e->emb_group;
         spec.name = "emb.allreduce";
-        spec.bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden *
-                     ssim_dtype_size(e->model->dtype);
+        spec.bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden * gdt;
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
         if (e->last != SSIM_NONE)
             ssim_plan_data(e->plan, e->last, idx);
         g_array_append_val(e->dp_ops, idx);
     }
 
-    /* The optimizer: Adam reads and writes fp32 weights, moments and gradients (7 x 4 bytes per
-     * parameter) and writes the compute copy of the weights. */
-    guint64 params = ssim_model_stage_params(e->model, par->pp, e->stage) / par->tp;
-    guint64 dt = ssim_dtype_size(e->model->dtype);
+    /* The parameters this GPU updates: its stage's over tp, and 1/dp of them under ZeRO-1. */
+    guint64 params = ssim_parallel_stage_params(par, e->model, e->stage) / par->tp;
     gboolean zero = par->zero_stage >= 1 && par->dp > 1;
+    guint64 shard = zero ? params / par->dp : params;
     g_array_append_vals(e->pending, e->dp_ops->data, e->dp_ops->len);
-    Step opt = {.kind = ST_KERNEL,
-                .name = "optimizer",
-                .bytes = (zero ? params / par->dp : params) * (28 + dt)};
+
+    /* Loss scaling: the unscale-and-check pass reads and writes the fp32 gradients, and the
+     * found-inf flag is all-reduced (max) before the host decides whether to step. */
+    if (term_on(e, SSIM_STEP_COST_LOSS_SCALE)) {
+        Step st = {.kind = ST_KERNEL, .name = "loss_scale.check", .bytes = shard * 8};
+        kernel(e, &st, SSIM_OPCLASS_OPTIMIZER);
+        if (e->mp_group != SSIM_NONE)
+            step_allreduce(e, "loss_scale.allreduce", e->mp_group, 4);
+    }
+    /* Clipping: the local squared norm reads the fp32 gradients once; the sum is all-reduced
+     * over the model-parallel group (every GPU under ZeRO-1). */
+    if (term_on(e, SSIM_STEP_COST_CLIP)) {
+        Step st = {.kind = ST_KERNEL, .name = "clip.norm", .bytes = shard * 4};
+        kernel(e, &st, SSIM_OPCLASS_OPTIMIZER);
+        if (e->mp_group != SSIM_NONE)
+            step_allreduce(e, "clip.allreduce", e->mp_group, 4);
+    }
+    if (!term_on(e, SSIM_STEP_COST_OPTIMIZER))
+        return;
+    /* The optimizer: Adam reads the fp32 gradient, master weight and two moments and writes the
+     * last three (7 x 4 bytes per parameter); in 16 bits it also writes the compute copy of the
+     * weights (dt), and when the gradients were reduced in 16 bits, first copies them into fp32
+     * (dt read, 4 written). */
+    guint64 per = 28;
+    if (dt < 4)
+        per += dt + (gdt < 4 ? dt + 4 : 0);
+    Step opt = {.kind = ST_KERNEL, .name = "optimizer", .bytes = shard * per};
     kernel(e, &opt, SSIM_OPCLASS_OPTIMIZER);
     if (zero) {
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;

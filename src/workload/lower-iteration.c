@@ -33,6 +33,14 @@
  */
 #include "src/workload/lower-private.h"
 
+#include <stdlib.h>
+
+static int cmp_uint(const void *a, const void *b)
+{
+    guint x = *(const guint *)a, y = *(const guint *)b;
+    return (x > y) - (x < y);
+}
+
 static guint32 tag_of(const Emit *e, SsimPhaseDir dir, guint dst_vs, guint micro)
 {
     return ((guint32)dir * e->pv + dst_vs) * e->m + micro;
@@ -64,13 +72,18 @@ static guint32 lockstep_peer(const Emit *e, guint j, gboolean sender)
 static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
 {
     guint p = e->par->pp;
-    guint lpc = ssim_parallel_layers_per_chunk(e->par, e->model);
+    gboolean uneven = ssim_parallel_uneven(e->par);
+    guint lpc = uneven ? ssim_parallel_stage_layers(e->par, e->model, e->stage)
+                       : ssim_parallel_layers_per_chunk(e->par, e->model);
     gboolean lock = ssim_schedule_is_lockstep(e->sched);
     gboolean programs = ssim_schedule_has_programs(e->sched);
     const StepLists *sl = e->steps;
     if (ph->micro != SSIM_NONE) {
         guint vs = ssim_schedule_virtual_stage(e->sched, e->stage, ph->chunk);
         guint last_vs = e->pv - 1;
+        /* The chunk's first layer (v = 1 when uneven: the stage's). */
+        guint first =
+            uneven ? ssim_parallel_stage_first_layer(e->par, e->model, e->stage) : vs * lpc;
         guint next = (e->stage + 1) % p, prev = (e->stage + p - 1) % p;
         char name[32];
         g_snprintf(name, sizeof name, "%s.%u", ph->dir == SSIM_PHASE_FWD ? "fwd" : "bwd",
@@ -81,6 +94,7 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                                tag_of(e, SSIM_PHASE_FWD, vs, ph->micro));
             if (programs)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
+            lower_emit_host(e, SSIM_OPCLASS_FWD);
             if (vs == 0)
                 lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             for (guint l = 0; l < lpc; l++)
@@ -98,11 +112,12 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
             if (programs)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
             e->collect_grads = ph->last;
+            lower_emit_host(e, SSIM_OPCLASS_BWD);
             if (vs == last_vs)
                 lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
             for (guint l = 0; l < lpc; l++) {
                 lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
-                lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, vs * lpc + (lpc - 1 - l));
+                lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, first + (lpc - 1 - l));
             }
             if (vs == 0)
                 lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
@@ -159,6 +174,31 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
         if (e->emb_group == SSIM_NONE)
             return FALSE;
     }
+    /* The gradient norm's and the inf check's group: Megatron-LM's model-parallel group (tp x
+     * pp), or every GPU when the optimizer is sharded (the distributed optimizer's). */
+    gboolean zero = par->zero_stage >= 1 && par->dp > 1;
+    guint mp_n = zero ? ssim_parallel_world(par) : par->tp * p;
+    guint want = (1u << SSIM_STEP_COST_CLIP) | (1u << SSIM_STEP_COST_LOSS_SCALE);
+    if (mp_n > 1 && (e->step_costs & want)) {
+        g_autofree guint *mp = g_new(guint, mp_n);
+        if (zero) {
+            for (guint i = 0; i < mp_n; i++)
+                mp[i] = i;
+        } else {
+            SsimCoord c = e->coord;
+            for (guint s = 0; s < p; s++)
+                for (guint t = 0; t < par->tp; t++) {
+                    c.pp = s;
+                    c.tp = t;
+                    mp[s * par->tp + t] = ssim_parallel_rank(par, c);
+                }
+            /* Group members in global rank order, so every member names the same group. */
+            qsort(mp, mp_n, sizeof(guint), cmp_uint);
+        }
+        e->mp_group = lower_group(e->L, e->graph_of, zero ? "world" : "mp", mp, mp_n, error);
+        if (e->mp_group == SSIM_NONE)
+            return FALSE;
+    }
 
     guint n;
     const SsimPhase *ph = ssim_schedule_phases(e->sched, e->stage, &n);
@@ -175,7 +215,7 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
 
 gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const SsimParallel *par,
                               const SsimSchedule *schedule, const StepLists *steps,
-                              const GArray *graph_of, GError **error)
+                              const GArray *graph_of, SsimTime host, GError **error)
 {
     Emit e = {
         .L = L,
@@ -188,6 +228,8 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .m = ssim_parallel_n_microbatches(par),
         .pv = par->pp * par->virtual_stages,
         .act_bytes = ssim_lower_transfer_bytes(model, par),
+        .step_costs = ssim_parallel_step_costs(par, model),
+        .host = host,
         .pending = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),

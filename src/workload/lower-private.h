@@ -69,6 +69,7 @@ typedef struct {
     double flops;
     guint64 bytes;
     guint64 grad_bytes; /* weight-gradient bytes this kernel completes */
+    SsimTime duration;  /* a fixed duration (the host op), or 0: the cost model's */
 } Step;
 
 /* The step lists of one stage's work (GArray of Step each); the same for every layer, every
@@ -98,6 +99,8 @@ typedef struct {
     const GArray *graph_of; /* guint32 per global rank: its graph rank, or SSIM_NONE */
     guint m, pv;
     guint64 act_bytes; /* one pipeline transfer */
+    guint step_costs;  /* the per-iteration terms that are on (ssim_parallel_step_costs) */
+    SsimTime host;     /* the host op per microbatch phase (0: none) */
     GError *bug;       /* a setter's refusal of the lowering's own point: a bug (lower-emit.c) */
 
     /* Per-rank state (lower_emit_begin_rank). */
@@ -105,6 +108,8 @@ typedef struct {
     SsimCoord coord;
     guint32 st_compute, st_tp, st_dp, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
     guint32 tp_group, dp_group, pp_group, emb_group;
+    guint32 mp_group; /* the gradient norm's and the inf check's group: tp x pp, or every GPU
+                         under ZeRO-1; SSIM_NONE when it has one member */
     guint32 last;
     GArray *pending;  /* guint32 */
     GArray *deferred; /* Deferred */
@@ -128,9 +133,16 @@ void lower_emit_p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, 
 guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_peer);
 /* Closes the current gradient bucket: its pieces are issued after the last kernel. */
 void lower_emit_flush_dp(Emit *e);
-/* The end of the rank's iteration: the tied-embedding all-reduce (when `emb_ar`), the optimizer
+/* The host's work of one microbatch phase: a fixed-duration op on the compute stream (the step
+ * cost "host"; nothing when it is off or e->host is 0). */
+void lower_emit_host(Emit *e, SsimOpClass cls);
+/* The end of the rank's iteration (lower.h, "The step's end"): the tied-embedding all-reduce
+ * (when `emb_ar`), the inf/nan check and the gradient norm with their all-reduces, the optimizer
  * (waiting for every gradient reduction) and, under ZeRO-1, the all-gather of the weights. */
 void lower_emit_optimizer_step(Emit *e, gboolean emb_ar);
+/* Bytes per gradient element in the dp and embedding reductions: 4 when the step cost
+ * grad_fp32 is on, else the model's dtype. */
+guint64 lower_grad_elem_bytes(const Emit *e);
 /* Graph rank of the GPU at pipeline stage `stage` with this rank's dp and tp coordinates. */
 guint32 lower_stage_rank(const Emit *e, guint stage);
 
@@ -144,4 +156,4 @@ guint32 lower_stage_rank(const Emit *e, guint stage);
  */
 gboolean lower_emit_iteration(SsimLowered *lowered, const SsimModel *model, const SsimParallel *par,
                               const SsimSchedule *schedule, const StepLists *steps,
-                              const GArray *graph_of, GError **error);
+                              const GArray *graph_of, SsimTime host, GError **error);

@@ -16,6 +16,8 @@
  */
 #include "src/workload/lower-private.h"
 
+#include <string.h>
+
 static GArray *steps_new(void)
 {
     return g_array_new(FALSE, TRUE, sizeof(Step));
@@ -234,14 +236,10 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
 
     /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
      * sum and target logit are reduced over tp: three floats per token). */
-    guint64 head_grad = 0;
-    {
-        guint64 stage_last = ssim_model_stage_params(model, par->pp, par->pp - 1);
-        guint64 layers_last = (guint64)(model->layers / par->pp) * ssim_model_layer_params(model);
-        guint64 emb_on_last = par->pp == 1 ? ssim_model_embedding_params(model) : 0;
-        if (stage_last > layers_last + emb_on_last)
-            head_grad = (stage_last - layers_last - emb_on_last) / t * dt;
-    }
+    guint64 head_grad = ssim_model_head_params(model);
+    if (model->tied_embeddings && par->pp > 1)
+        head_grad += (guint64)model->vocab * model->hidden; /* the last stage's tied copy */
+    head_grad = head_grad / t * dt;
     sl->head_fwd = steps_new();
     kernel_step(sl->head_fwd, "final_norm", 0, 2 * Tl * h * dt, 0);
     tp_f_forward(sl->head_fwd, &ts);
@@ -280,6 +278,31 @@ void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, Ssi
                 fn(data, (SsimKernelList)l, st->flops, st->bytes);
         }
     lower_steps_clear(&sl);
+}
+
+gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
+{
+    static const struct {
+        const char *name;
+        SsimStepCost term;
+    } ops[] = {
+        {"optimizer", SSIM_STEP_COST_OPTIMIZER},
+        {"dp.allgather", SSIM_STEP_COST_OPTIMIZER},
+        {"clip.norm", SSIM_STEP_COST_CLIP},
+        {"clip.allreduce", SSIM_STEP_COST_CLIP},
+        {"loss_scale.check", SSIM_STEP_COST_LOSS_SCALE},
+        {"loss_scale.allreduce", SSIM_STEP_COST_LOSS_SCALE},
+        {"emb.allreduce", SSIM_STEP_COST_EMBEDDING},
+        {"host", SSIM_STEP_COST_HOST},
+        {"dp.allreduce", SSIM_STEP_COST_GRAD_FP32},
+        {"dp.reducescatter", SSIM_STEP_COST_GRAD_FP32},
+    };
+    for (gsize i = 0; name && i < G_N_ELEMENTS(ops); i++)
+        if (strcmp(name, ops[i].name) == 0) {
+            *out = ops[i].term;
+            return TRUE;
+        }
+    return FALSE;
 }
 
 guint64 ssim_lower_transfer_bytes(const SsimModel *model, const SsimParallel *par)

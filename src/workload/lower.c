@@ -119,7 +119,7 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
                     ssim_schedule_m(schedule), par->pp, par->virtual_stages, m);
         return NULL;
     }
-    if (model->layers % (par->pp * par->virtual_stages) != 0) {
+    if (!ssim_parallel_uneven(par) && model->layers % (par->pp * par->virtual_stages) != 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "lower: layers (%u) %% (pp * v) (%u) != 0", model->layers,
                     par->pp * par->virtual_stages);
@@ -133,7 +133,8 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
 
     StepLists steps = {0};
     lower_steps_build(&steps, model, par);
-    gboolean ok = lower_emit_iteration(L, model, par, schedule, &steps, graph_of, error);
+    gboolean ok = lower_emit_iteration(L, model, par, schedule, &steps, graph_of,
+                                       MAX(options->host_microbatch, 0), error);
     lower_steps_clear(&steps);
     if (!ok)
         return NULL;

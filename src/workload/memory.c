@@ -51,24 +51,29 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
 {
     g_return_if_fail(mem != NULL && model != NULL && par != NULL);
     g_return_if_fail(stage < par->pp && par->tp >= 1 && par->dp >= 1);
-    g_return_if_fail(model->layers % (par->pp * par->virtual_stages) == 0);
+    g_return_if_fail(ssim_parallel_uneven(par) ||
+                     model->layers % (par->pp * par->virtual_stages) == 0);
 
     guint dsize = ssim_dtype_size(model->dtype);
     /* Master weights (fp32 copy) only when training in 16 bits; Adam's two moments always. */
     guint opt_per_param = dsize < 4 ? 12 : 8;
-    guint64 stage_params = ssim_model_stage_params(model, par->pp, stage);
+    /* Gradients live in the buffer they are reduced from: fp32 under grad_fp32 (Megatron-LM's
+     * main_grad), else the model's dtype. */
+    guint gsize = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dsize;
+    guint64 stage_params = ssim_parallel_stage_params(par, model, stage);
+    guint stage_layers = ssim_parallel_uneven(par) ? ssim_parallel_stage_layers(par, model, stage)
+                                                   : ssim_parallel_layers_per_chunk(par, model);
 
     mem->stage = stage;
     mem->in_flight = in_flight;
     mem->params = (stage_params + par->tp - 1) / par->tp;
     mem->weights = mem->params * dsize;
-    mem->gradients = mem->params * dsize;
+    mem->gradients = mem->params * gsize;
     mem->optimizer = mem->params * opt_per_param;
     if (par->zero_stage >= 1)
         mem->optimizer = (mem->optimizer + par->dp - 1) / par->dp;
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);
-    mem->activations =
-        mem->activation_layer * ssim_parallel_layers_per_chunk(par, model) * (guint64)in_flight;
+    mem->activations = mem->activation_layer * stage_layers * (guint64)in_flight;
     mem->total = mem->weights + mem->gradients + mem->optimizer + mem->activations;
 }
 

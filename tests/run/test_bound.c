@@ -26,6 +26,9 @@ static SsimParallel split(guint dp, guint tp, guint pp, guint m)
     p.dp = dp, p.tp = tp, p.pp = pp;
     p.global_batch = m * dp;
     p.recompute = SSIM_RECOMPUTE_FULL;
+    /* The bound covers the phases; keep the step's end to the gradient all-reduce and the
+     * optimizer, so that the gap below stays the all-reduce's exposed end and the optimizer. */
+    cr_assert(ssim_parallel_set(&p, "step_costs", "none/+optimizer/+embedding", NULL));
     return p;
 }
 

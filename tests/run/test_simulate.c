@@ -32,8 +32,9 @@ static SsimTime uniform_time(const SsimCostModel *cm, const SsimGraph *g, guint3
     if (u->all_kernels)
         return u->kernel;
     static const char *const free_kernels[] = {
-        "embed",    "embed.bwd",     "final_norm",    "lm_head",        "loss",
-        "loss.bwd", "lm_head.dgrad", "lm_head.wgrad", "final_norm.bwd", "optimizer"};
+        "embed",          "embed.bwd", "final_norm",    "lm_head",
+        "loss",           "loss.bwd",  "lm_head.dgrad", "lm_head.wgrad",
+        "final_norm.bwd", "optimizer", "clip.norm",     "loss_scale.check"};
     const char *name = ssim_graph_string(g, op->name);
     for (gsize k = 0; k < G_N_ELEMENTS(free_kernels); k++)
         if (strcmp(name, free_kernels[k]) == 0)
@@ -118,7 +119,9 @@ Test(simulate, xla_lockstep_by_hand)
     model->block = SSIM_BLOCK_SEQUENTIAL;
     SsimParallel par = split(1, 1, 2, 1, 2, "xla");
     SsimResult r = run_uniform(model, &par, (Uniform){.kernel = 1000, .comm = 500});
-    cr_assert_eq(r.step_time, 3 * (12000 + 500) + 3 * (16000 + 500));
+    /* Then the gradient norm's all-reduce over the two stages (step cost clip; its local pass
+     * and the optimizer are free here): 0.5 us after stage 0's last slot. */
+    cr_assert_eq(r.step_time, 3 * (12000 + 500) + 3 * (16000 + 500) + 500);
     /* Every permute runs while the GPU computes nothing. */
     cr_assert_eq(r.exposed[SSIM_COMM_PP], 6 * 500);
 }
@@ -129,7 +132,9 @@ Test(simulate, exposed_tp_and_step_by_hand)
      * collective 0.5 us.  Per microbatch the blocking TP collectives are 2 per layer forward,
      * the embedding's and the loss's: 6; the backward's 2 per layer and the head's overlap a
      * weight-gradient kernel and hide completely.  Kernels per microbatch: embed + 2 x 12 +
-     * 3 (head) forward, 4 (head) + 2 x 16 + embed.bwd backward = 65; plus the optimizer. */
+     * 3 (head) forward, 4 (head) + 2 x 16 + embed.bwd backward = 65; then the step's end:
+     * the gradient norm's local pass (1 us), its all-reduce over the tp group (0.5 us, exposed:
+     * the optimizer waits for it) and the optimizer (1 us). */
     GError *error = NULL;
     g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
     cr_assert_not_null(model);
@@ -139,8 +144,8 @@ Test(simulate, exposed_tp_and_step_by_hand)
     cr_assert_eq(r.exposed[SSIM_COMM_TP], 2 * 6 * 500);
     cr_assert_eq(r.comm_busy[SSIM_COMM_TP], 2 * (6 + 5) * 500);
     cr_assert_eq(r.exposed[SSIM_COMM_PP], 0);
-    cr_assert_eq(r.exposed[SSIM_COMM_DP], 0);
-    cr_assert_eq(r.step_time, (2 * 65 + 1) * 1000 + 2 * 6 * 500);
+    cr_assert_eq(r.exposed[SSIM_COMM_DP], 500);
+    cr_assert_eq(r.step_time, (2 * 65 + 2) * 1000 + 2 * 6 * 500 + 500);
     /* With full recompute the recomputed forward's 2 collectives per layer block too. */
     par.recompute = SSIM_RECOMPUTE_FULL;
     r = run_uniform(model, &par, (Uniform){1000, 500, TRUE});

@@ -78,7 +78,10 @@ Test(compare, default_run_is_deterministic_and_commshift_gains)
     cr_assert_eq(rows->len, 1);
     const SsimCompareGroup *only = &g_array_index(rows, SsimCompareGroup, 0);
     cr_assert_str_eq(only->what, "stage 1 gradient reduction");
-    cr_assert_eq(only->after, 0);
+    /* What stays on the path of that class is the gradient norm's 4-byte all-reduce (step cost
+     * clip, a latency of tens of microseconds), not the gradients' (8 ms). */
+    cr_assert_lt(only->after, 100000, "%" G_GINT64_FORMAT " ns", only->after);
+    cr_assert_gt(only->before, 50 * only->after);
 
     g_autoptr(SsimCompare) c = compare("alpa,commshift");
     g_autoptr(GString) j = ssim_compare_format(c, SSIM_FORMAT_JSON, 8);
@@ -202,8 +205,8 @@ Test(compare, traces_parse_back_with_the_expected_events)
     cr_assert_eq(n_of(hc, "pp.recv"), 8);
     /* One combined gradient reduction after the backward, against one per layer (14) plus the
      * embedding's. */
-    cr_assert_eq(n_of(hb, "dp"), 1);
-    cr_assert_eq(n_of(hc, "dp"), 15);
+    cr_assert_eq(n_of(hb, "dp"), 1 + 1, "+ the gradient norm's all-reduce");
+    cr_assert_eq(n_of(hc, "dp"), 15 + 1);
 
     SsimPlotStatus status;
     g_autoptr(GError) error = NULL;

@@ -85,13 +85,19 @@ Test(memory, estimate_gpt3_1f1b_middle_stage)
     cr_assert_eq(mem.in_flight, 15);
     cr_assert_eq(mem.params, per_gpu);
     cr_assert_eq(mem.weights, 2 * per_gpu);
-    cr_assert_eq(mem.gradients, 2 * per_gpu);
+    /* bf16: Megatron-LM keeps the gradients in fp32 (main_grad; --bf16 forces
+     * --accumulate-allreduce-grads-in-fp32), 4 bytes each. */
+    cr_assert_eq(mem.gradients, 4 * per_gpu);
     cr_assert_eq(mem.optimizer, 12 * per_gpu / 8); /* ZeRO-1 over dp = 8 */
     cr_assert_eq(mem.activation_layer, 106954752ULL);
     cr_assert_eq(mem.activations, 106954752ULL * 6 * 15);
     cr_assert_eq(mem.total, mem.weights + mem.gradients + mem.optimizer + mem.activations);
-    /* 16 bytes per parameter without ZeRO. */
+    /* 18 bytes per parameter without ZeRO (2 + 4 + 12), and the 16 of Rajbhandari et al. when
+     * the gradients stay in 16 bits (step cost grad_fp32 off). */
     p.zero_stage = 0;
+    ssim_memory_estimate(&mem, gpt3, &p, 1, 15);
+    cr_assert_eq(mem.weights + mem.gradients + mem.optimizer, 18 * per_gpu);
+    cr_assert(ssim_parallel_set(&p, "step_costs", "-grad_fp32", NULL));
     ssim_memory_estimate(&mem, gpt3, &p, 1, 15);
     cr_assert_eq(mem.weights + mem.gradients + mem.optimizer, 16 * per_gpu);
 }
