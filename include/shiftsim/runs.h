@@ -32,8 +32,16 @@ G_BEGIN_DECLS
     "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
     "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,iteration_ms,"     \
     "tflops_per_gpu,source"
-#define SSIM_RUNS_N_COLUMNS       24
-#define SSIM_RUNS_VERSION_LINE_V1 "# shiftsim-runs v1"
+#define SSIM_RUNS_N_COLUMNS 24
+/* v2 may add a column `stage_layers` after cross_node_tp: the layers of each pipeline stage,
+ * separated by '/' ("6/6/6/5"), empty for an even split.  The writer uses this header when some
+ * row has an uneven split. */
+#define SSIM_RUNS_HEADER_STAGES                                                                    \
+    "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
+    "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,stage_layers,"     \
+    "iteration_ms,tflops_per_gpu,source"
+#define SSIM_RUNS_N_COLUMNS_STAGES 25
+#define SSIM_RUNS_VERSION_LINE_V1  "# shiftsim-runs v1"
 #define SSIM_RUNS_HEADER_V1                                                                        \
     "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
     "microbatch,global_batch,schedule,recompute,seq_parallel,iteration_ms,tflops_per_gpu,source"

@@ -59,6 +59,7 @@ enum {
     C_MS,
     C_TFLOPS,
     C_SOURCE,
+    C_STAGES,
     C_N
 };
 
@@ -85,7 +86,8 @@ static const char *const column_names[C_N] = {"model",
                                               "cross_node_tp",
                                               "iteration_ms",
                                               "tflops_per_gpu",
-                                              "source"};
+                                              "source",
+                                              "stage_layers"};
 
 /* A version of the format: its first line and its columns in file order. */
 typedef struct {
@@ -99,11 +101,16 @@ static const RunsVersion versions[] = {
     {SSIM_RUNS_VERSION_LINE_V1,
      SSIM_RUNS_HEADER_V1,
      SSIM_RUNS_N_COLUMNS_V1,
-     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, -1, -1, 19, 20, 21}},
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, -1, -1, 19, 20, 21, -1}},
     {SSIM_RUNS_VERSION_LINE,
      SSIM_RUNS_HEADER,
      SSIM_RUNS_N_COLUMNS,
-     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}},
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, -1}},
+    /* v2 with the optional stage_layers column (chosen by its header). */
+    {SSIM_RUNS_VERSION_LINE,
+     SSIM_RUNS_HEADER_STAGES,
+     SSIM_RUNS_N_COLUMNS_STAGES,
+     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 21}},
 };
 
 void ssim_measured_run_init(SsimMeasuredRun *run)
@@ -280,8 +287,9 @@ static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeas
         !cell_uint(lp, f, C_MB, TRUE, 0, &p->microbatch, error) ||
         !cell_uint(lp, f, C_GBS, TRUE, 0, &p->global_batch, error))
         return FALSE;
-    static const int text_cols[] = {C_SCHEDULE, C_RECOMPUTE, C_SP, C_ZERO, C_XTP};
-    static const char *const keys[] = {"schedule", "recompute", "sp", "zero", "cross_node_tp"};
+    static const int text_cols[] = {C_SCHEDULE, C_RECOMPUTE, C_SP, C_ZERO, C_XTP, C_STAGES};
+    static const char *const keys[] = {"schedule", "recompute",     "sp",
+                                       "zero",     "cross_node_tp", "stage_layers"};
     for (guint i = 0; i < G_N_ELEMENTS(text_cols); i++) {
         const SsimCsvField *x = &f[text_cols[i]];
         g_autoptr(GError) e = NULL;
@@ -311,7 +319,7 @@ static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer da
 {
     ReadState *st = data;
     if (st->version == NULL) {
-        for (guint v = 0; v < G_N_ELEMENTS(versions); v++)
+        for (guint v = 0; v < G_N_ELEMENTS(versions) && st->version == NULL; v++)
             if (len == strlen(versions[v].version_line) &&
                 memcmp(s, versions[v].version_line, len) == 0)
                 st->version = &versions[v];
@@ -348,6 +356,11 @@ static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer da
         return FALSE;
     const SsimCsvField *f = ssim_csv_line_fields(lp);
     guint nf = ssim_csv_line_n_fields(lp);
+    /* A version whose optional columns are there: the variant with as many columns. */
+    for (guint v = 0; !st->seen_header && v < G_N_ELEMENTS(versions); v++)
+        if (versions[v].n_columns == nf &&
+            strcmp(versions[v].version_line, st->version->version_line) == 0)
+            st->version = &versions[v];
     const RunsVersion *ver = st->version;
     /* The file's columns in order: the logical column at each position. */
     int at[C_N];
@@ -447,7 +460,10 @@ GString *ssim_runs_write(const SsimRuns *runs)
     for (guint i = 0; i < runs->meta_k->len; i++)
         g_string_append_printf(out, "# %s = %s\n", (char *)runs->meta_k->pdata[i],
                                (char *)runs->meta_v->pdata[i]);
-    g_string_append(out, SSIM_RUNS_HEADER "\n");
+    gboolean stages = FALSE;
+    for (guint i = 0; i < runs->rows->len; i++)
+        stages |= ssim_parallel_uneven(&g_array_index(runs->rows, SsimMeasuredRun, i).par);
+    g_string_append(out, stages ? SSIM_RUNS_HEADER_STAGES "\n" : SSIM_RUNS_HEADER "\n");
     for (guint i = 0; i < runs->rows->len; i++) {
         const SsimMeasuredRun *r = &g_array_index(runs->rows, SsimMeasuredRun, i);
         const SsimParallel *p = &r->par;
@@ -472,6 +488,10 @@ GString *ssim_runs_write(const SsimRuns *runs)
         g_string_append_printf(out, ",%s,%s,%u,%s,", ssim_recompute_name(p->recompute),
                                p->sequence_parallel ? "on" : "off", p->zero_stage,
                                p->allow_cross_node_tp ? "on" : "off");
+        for (guint s = 0; stages && s < SSIM_PARALLEL_STAGES_MAX && p->stage_layers[s]; s++)
+            g_string_append_printf(out, "%s%u", s ? "/" : "", p->stage_layers[s]);
+        if (stages)
+            g_string_append_c(out, ',');
         append_real(out, r->iteration_ms);
         g_string_append_c(out, ',');
         append_real(out, r->tflops_per_gpu);

@@ -116,3 +116,36 @@ Test(runs, v2_columns_and_v1_defaults)
     cr_assert(strstr(error->message, "u.csv:2:1: use: 'tuning' is not fit or check"), "%s",
               error->message);
 }
+
+Test(runs, v2_optional_stage_layers_column)
+{
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_STAGES "\n"
+        "gpt,7,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,4/3,10,,src\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,,10,,src\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "s.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    const SsimParallel *p = &ssim_runs_get(runs, 0)->par;
+    cr_assert(ssim_parallel_uneven(p));
+    cr_assert(p->stage_layers[0] == 4 && p->stage_layers[1] == 3 && p->stage_layers[2] == 0);
+    cr_assert_not(ssim_parallel_uneven(&ssim_runs_get(runs, 1)->par), "empty: even");
+    cr_assert_eq(ssim_runs_get(runs, 0)->iteration_ms, 10);
+    /* Written with the column (a row is uneven), read back the same. */
+    g_autoptr(GString) a = ssim_runs_write(runs);
+    cr_assert(strstr(a->str, SSIM_RUNS_HEADER_STAGES "\n"), "%s", a->str);
+    cr_assert(strstr(a->str, ",off,4/3,1e+01,"), "%s", a->str);
+    g_autoptr(SsimRuns) back = ssim_runs_load_data(a->str, (gssize)a->len, "x.csv", &error);
+    cr_assert_not_null(back, "%s", error ? error->message : "");
+    g_autofree char *want = ssim_parallel_to_string(p);
+    g_autofree char *got = ssim_parallel_to_string(&ssim_runs_get(back, 0)->par);
+    cr_assert_str_eq(got, want);
+    /* A bad entry names its column. */
+    static const char bad[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_STAGES "\n"
+        "gpt,7,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,4/x,10,,src\n";
+    g_autoptr(SsimRuns) no = ssim_runs_load_data(bad, -1, "b.csv", &error);
+    cr_assert_null(no);
+    cr_assert(strstr(error->message, "b.csv:3:") && strstr(error->message, "stage_layers:"), "%s",
+              error->message);
+}

@@ -1,0 +1,337 @@
+/*
+ * The step's end and uneven pipeline stages, against hand counts.
+ *
+ * The model is GPT-3 175B cut to 8 layers (h = 12288, V = 50257, s = 2048, tied embeddings,
+ * learned positions): a layer holds 12 h^2 + 13 h = 1,812,099,072 parameters, the embedding
+ * V h + s h = 642,723,840, the final norm 2 h = 24,576 and the last stage's tied copy of the
+ * embedding V h = 617,558,016.  On dp 2 x tp 2 x pp 2 (4 layers a stage) a GPU of stage 0 holds
+ * (4 x 1,812,099,072 + 642,723,840) / 2 = 3,945,560,064 parameters and one of stage 1
+ * (4 x 1,812,099,072 + 24,576 + 617,558,016) / 2 = 3,932,989,440.  Every term's bytes below are
+ * those counts times the bytes per parameter its Megatron-LM kernel reads and writes; a
+ * collective's group is checked by its logical members.  Uneven stages: parameters, FLOPs and
+ * memory per stage against the same counts for 5 + 3 layers.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/lower.h>
+#include <shiftsim/memory.h>
+#include <shiftsim/runtime.h>
+
+#include <string.h>
+
+#define LAYER  1812099072ull
+#define EMBED  642723840ull
+#define NORM   24576ull
+#define TIED   617558016ull
+#define P0     3945560064ull      /* (4 LAYER + EMBED) / 2 */
+#define P1     3932989440ull      /* (4 LAYER + NORM + TIED) / 2 */
+#define EMB_AR (25129ull * 12288) /* ceil(V / tp) h elements */
+
+static SsimModel *gpt3_8(void)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    m->layers = 8;
+    return m;
+}
+
+static SsimParallel split(guint dp, guint tp, guint pp, const char *step_costs)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.dp = dp, p.tp = tp, p.pp = pp, p.microbatch = 1;
+    p.global_batch = dp * 4;
+    if (step_costs)
+        cr_assert(ssim_parallel_set(&p, "step_costs", step_costs, NULL));
+    return p;
+}
+
+static SsimLowered *lower_host(const SsimModel *model, const SsimParallel *par, SsimTime host)
+{
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(par, model, NULL, &error), "%s", error ? error->message : "");
+    g_autoptr(SsimSchedule) s = ssim_schedule_new(SSIM_SCHEDULE_1F1B, par->pp, 1,
+                                                  ssim_parallel_n_microbatches(par), &error);
+    cr_assert_not_null(s, "%s", error ? error->message : "");
+    SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+    o.host_microbatch = host;
+    SsimLowered *l = ssim_lower(model, par, s, &o, &error);
+    cr_assert_not_null(l, "%s", error ? error->message : "");
+    return l;
+}
+
+static SsimLowered *lower(const SsimModel *model, const SsimParallel *par)
+{
+    return lower_host(model, par, 0);
+}
+
+/* The ops named `name` on graph rank `rank`: their number, their bytes summed, and the logical
+ * size of the group of the last one (0 for a kernel). */
+typedef struct {
+    guint n;
+    guint64 bytes;
+    guint group_n;
+    SsimTime duration;
+} Ops;
+
+static Ops ops(const SsimLowered *l, guint rank, const char *name)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    Ops o = {0};
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank != rank || strcmp(ssim_graph_string(g, op->name), name) != 0)
+            continue;
+        o.n++;
+        o.bytes += op->bytes;
+        o.duration = op->duration;
+        if (op->group != SSIM_NONE)
+            ssim_lowered_group_ranks(l, op->group, &o.group_n);
+    }
+    return o;
+}
+
+Test(stepcost, defaults_follow_megatron_by_dtype)
+{
+    guint all = (1u << SSIM_STEP_COST_N) - 1;
+    cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_BF16),
+                 all & ~(1u << SSIM_STEP_COST_LOSS_SCALE));
+    cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_FP16), all & ~(1u << SSIM_STEP_COST_GRAD_FP32));
+    cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_FP32),
+                 all & ~(1u << SSIM_STEP_COST_GRAD_FP32) & ~(1u << SSIM_STEP_COST_LOSS_SCALE));
+    SsimParallel p = split(1, 1, 1, "-clip/+loss_scale");
+    g_autoptr(SsimModel) m = gpt3_8();
+    cr_assert_not(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_CLIP));
+    cr_assert(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_LOSS_SCALE));
+    cr_assert(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_GRAD_FP32), "untouched: default");
+    /* The canonical string reads back. */
+    g_autofree char *s = ssim_parallel_to_string(&p);
+    cr_assert(strstr(s, ",step_costs=+loss_scale/-clip") ||
+                  strstr(s, ",step_costs=-clip/+loss_scale"),
+              "%s", s);
+    SsimParallel q;
+    ssim_parallel_init(&q);
+    cr_assert(ssim_parallel_parse(&q, s, NULL));
+    cr_assert_eq(q.step_costs_set, p.step_costs_set);
+    cr_assert_eq(q.step_costs_on, p.step_costs_on);
+    /* none, then one back on; default resets. */
+    cr_assert(ssim_parallel_set(&q, "step_costs", "none,+host", NULL));
+    cr_assert_eq(ssim_parallel_step_costs(&q, m), 1u << SSIM_STEP_COST_HOST);
+    cr_assert(ssim_parallel_set(&q, "step_costs", "default", NULL));
+    cr_assert_eq(ssim_parallel_step_costs(&q, m), ssim_step_costs_default(SSIM_DTYPE_BF16));
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_parallel_set(&q, "step_costs", "-clip/adamw", &error));
+    cr_assert(strstr(error->message, "'adamw' is not a step cost"), "%s", error->message);
+}
+
+Test(stepcost, bf16_terms_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    const guint64 P[2] = {P0, P1};
+    for (guint s = 0; s < 2; s++) {
+        /* Adam: fp32 gradient, weight, m, v read, the last three written (28), bf16 copy (2). */
+        Ops opt = ops(l, s, "optimizer");
+        cr_assert_eq(opt.n, 1);
+        cr_assert_eq(opt.bytes, P[s] * 30, "stage %u: %" G_GUINT64_FORMAT, s, opt.bytes);
+        /* Clipping: the norm reads the fp32 gradients once; 4 bytes all-reduced over tp x pp. */
+        Ops norm = ops(l, s, "clip.norm"), nar = ops(l, s, "clip.allreduce");
+        cr_assert_eq(norm.bytes, P[s] * 4);
+        cr_assert_eq(nar.n, 1);
+        cr_assert_eq(nar.bytes, 4);
+        cr_assert_eq(nar.group_n, 4, "tp 2 x pp 2");
+        /* bf16: no loss scaler. */
+        cr_assert_eq(ops(l, s, "loss_scale.check").n, 0);
+        cr_assert_eq(ops(l, s, "loss_scale.allreduce").n, 0);
+        /* Gradients reduced over dp in fp32: 4 bytes a parameter. */
+        Ops dp = ops(l, s, "dp.allreduce");
+        cr_assert_eq(dp.bytes, P[s] * 4, "stage %u: %" G_GUINT64_FORMAT, s, dp.bytes);
+        cr_assert_eq(dp.group_n, 2);
+        /* The tied embedding's gradient between the two end stages, in fp32. */
+        Ops emb = ops(l, s, "emb.allreduce");
+        cr_assert_eq(emb.n, 1);
+        cr_assert_eq(emb.bytes, EMB_AR * 4);
+        cr_assert_eq(emb.group_n, 2);
+        /* No host op without a microbatch floor. */
+        cr_assert_eq(ops(l, s, "host").n, 0);
+    }
+    /* Without grad_fp32 the reductions carry bf16, 2 bytes a parameter, and Adam first copies
+     * the gradients into fp32 (2 read + 4 written). */
+    p = split(2, 2, 2, "-grad_fp32");
+    g_autoptr(SsimLowered) h = lower(m, &p);
+    cr_assert_eq(ops(h, 0, "dp.allreduce").bytes, P0 * 2);
+    cr_assert_eq(ops(h, 1, "emb.allreduce").bytes, EMB_AR * 2);
+    cr_assert_eq(ops(h, 0, "optimizer").bytes, P0 * 36);
+}
+
+Test(stepcost, fp16_loss_scale_and_zero1_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    m->dtype = SSIM_DTYPE_FP16;
+    SsimParallel p = split(2, 2, 2, NULL);
+    p.zero_stage = 1;
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    /* ZeRO-1 (the distributed optimizer): each GPU updates 1/dp of its stage; the norm and the
+     * inf check cover that shard and are all-reduced over every GPU. */
+    Ops check = ops(l, 0, "loss_scale.check"), flag = ops(l, 0, "loss_scale.allreduce");
+    cr_assert_eq(check.bytes, P0 / 2 * 8, "unscale: read and write the fp32 gradients");
+    cr_assert_eq(flag.bytes, 4);
+    cr_assert_eq(flag.group_n, 8, "every GPU under ZeRO-1");
+    cr_assert_eq(ops(l, 0, "clip.norm").bytes, P0 / 2 * 4);
+    cr_assert_eq(ops(l, 0, "clip.allreduce").group_n, 8);
+    /* fp16 reduces in 16 bits by default: Adam copies into fp32 first (2 + 4) besides its 28 + 2.
+     */
+    cr_assert_eq(ops(l, 0, "optimizer").bytes, P0 / 2 * 36);
+    cr_assert_eq(ops(l, 0, "dp.reducescatter").bytes, P0 * 2);
+    cr_assert_eq(ops(l, 0, "dp.allgather").bytes, P0 * 2);
+    /* An fp32 model has no compute copy and no conversion: 28 bytes. */
+    m->dtype = SSIM_DTYPE_FP32;
+    p.zero_stage = 0;
+    g_autoptr(SsimLowered) f = lower(m, &p);
+    cr_assert_eq(ops(f, 1, "optimizer").bytes, P1 * 28);
+    cr_assert_eq(ops(f, 1, "loss_scale.check").n, 0);
+}
+
+Test(stepcost, every_term_off)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, "none");
+    g_autoptr(SsimLowered) l = lower_host(m, &p, 5000);
+    const char *gone[] = {"optimizer",     "clip.norm",        "clip.allreduce",
+                          "emb.allreduce", "loss_scale.check", "loss_scale.allreduce",
+                          "host"};
+    for (guint s = 0; s < 2; s++)
+        for (gsize i = 0; i < G_N_ELEMENTS(gone); i++)
+            cr_assert_eq(ops(l, s, gone[i]).n, 0, "stage %u: %s", s, gone[i]);
+    /* The gradients are still reduced, in the model's dtype. */
+    cr_assert_eq(ops(l, 0, "dp.allreduce").bytes, P0 * 2);
+}
+
+/* Every op of a graph costs `each` ns unless it carries its own duration. */
+static SsimTime flat_time(const SsimCostModel *cm, const SsimGraph *g, guint32 i, guint n)
+{
+    (void)g, (void)i, (void)n;
+    return *(const SsimTime *)cm->data;
+}
+
+static SsimTime step_of(const SsimLowered *l)
+{
+    SsimTime each = 1000;
+    SsimCostModel cm = {.op_time = flat_time, .data = &each};
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(ssim_lowered_graph(l), &cm, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    return t->makespan;
+}
+
+Test(stepcost, host_floor_per_microbatch_phase)
+{
+    /* One GPU, m = 4: a host op of 25 us before each of the 8 phases, on the compute stream,
+     * adds exactly 8 x 25 us to a step with nothing to overlap it. */
+    g_autoptr(SsimModel) m = gpt3_8();
+    m->layers = 2;
+    SsimParallel p = split(1, 1, 1, NULL);
+    g_autoptr(SsimLowered) without = lower(m, &p);
+    g_autoptr(SsimLowered) with = lower_host(m, &p, 25000);
+    Ops host = ops(with, 0, "host");
+    cr_assert_eq(host.n, 8);
+    cr_assert_eq(host.duration, 25000);
+    cr_assert_eq(step_of(with) - step_of(without), 8 * 25000);
+    /* Turned off, the floor is not charged. */
+    p = split(1, 1, 1, "-host");
+    g_autoptr(SsimLowered) off = lower_host(m, &p, 25000);
+    cr_assert_eq(ops(off, 0, "host").n, 0);
+    cr_assert_eq(step_of(off), step_of(without));
+}
+
+/* ---- uneven stages ---------------------------------------------------------------------- */
+
+/* Model FLOPs of graph rank `rank`'s compute ops. */
+static double rank_flops(const SsimLowered *l, guint rank)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    double f = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank == rank && op->kind == SSIM_OP_COMPUTE)
+            f += op->flops;
+    }
+    return f;
+}
+
+Test(stepcost, uneven_stage_params_flops_memory)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "5/3", NULL));
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_parallel_stage_layers(&p, m, 0), 5);
+    cr_assert_eq(ssim_parallel_stage_first_layer(&p, m, 1), 5);
+    /* Params: the embedding with stage 0's 5 layers, the norm and tied copy with stage 1's 3. */
+    cr_assert_eq(ssim_parallel_stage_params(&p, m, 0), 5 * LAYER + EMBED);
+    cr_assert_eq(ssim_parallel_stage_params(&p, m, 1), 3 * LAYER + NORM + TIED);
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    cr_assert_eq(ops(l, 0, "optimizer").bytes, (5 * LAYER + EMBED) / 2 * 30);
+    cr_assert_eq(ops(l, 1, "dp.allreduce").bytes, (3 * LAYER + NORM + TIED) / 2 * 4);
+    /* FLOPs per microbatch and GPU: a GPT layer's forward is 24 b s h^2 + 4 b s^2 h over tp,
+     * the backward twice that; the head's GEMM 2 b s h ceil(V/tp), three times; m = 4. */
+    const double b = 1, s = 2048, h = 12288, t = 2;
+    double layer = 3 * (24 * b * s * h * h + 4 * b * s * s * h) / t;
+    double head = 3 * 2 * b * s * h * 25129;
+    cr_assert_float_eq(rank_flops(l, 0), 4 * 5 * layer, 1e-9 * rank_flops(l, 0));
+    cr_assert_float_eq(rank_flops(l, 1), 4 * (3 * layer + head), 1e-9 * rank_flops(l, 1));
+    /* Memory: weights, fp32 gradients, Adam, and activations of the stage's own layers. */
+    SsimMemory mem;
+    for (guint st = 0; st < 2; st++) {
+        guint64 params = (st == 0 ? 5 * LAYER + EMBED : 3 * LAYER + NORM + TIED) / 2;
+        ssim_memory_estimate(&mem, m, &p, st, 2 - st);
+        cr_assert_eq(mem.params, params);
+        cr_assert_eq(mem.weights + mem.gradients + mem.optimizer, 18 * params);
+        cr_assert_eq(mem.activations, mem.activation_layer * (st == 0 ? 5 : 3) * (2 - st));
+    }
+    /* Every gradient site is one layer: stage 0's 0..4, stage 1's 5..7 (plus the ends). */
+    SsimPlan *plan = ssim_lowered_plan(l);
+    guint seen[8] = {0};
+    for (guint32 i = 0; i < ssim_plan_n_ops(plan); i++) {
+        const SsimPlanOp *o = ssim_plan_op(plan, i);
+        if (o->site < 8) {
+            cr_assert_eq(ssim_lowered_global_rank(l, o->rank) >= 4, o->site >= 5, "site %u",
+                         o->site);
+            seen[o->site]++;
+        }
+    }
+    for (guint k = 0; k < 8; k++)
+        cr_assert_gt(seen[k], 0, "site %u", k);
+}
+
+Test(stepcost, uneven_stage_rules)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    GError *error = NULL;
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "5/2", NULL));
+    cr_assert_not(ssim_parallel_validate(&p, m, NULL, &error));
+    cr_assert(strstr(error->message, "the stages hold 7 layers but"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "3,3,2", NULL));
+    cr_assert_not(ssim_parallel_validate(&p, m, NULL, &error));
+    cr_assert(strstr(error->message, "3 entries for pp = 2"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_parallel_set(&p, "stage_layers", "4/0", &error));
+    cr_assert(strstr(error->message, "entry 2 '0'"), "%s", error->message);
+    g_clear_error(&error);
+    /* An even split needs layers % pp == 0; a list lifts that. */
+    m->layers = 7;
+    ssim_parallel_init(&p);
+    p.pp = 2;
+    cr_assert_not(ssim_parallel_validate(&p, m, NULL, NULL));
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "4:3", NULL));
+    cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    g_autofree char *s = ssim_parallel_to_string(&p);
+    cr_assert(g_str_has_suffix(s, ",stage_layers=4/3"), "%s", s);
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "even", NULL));
+    cr_assert_not(ssim_parallel_uneven(&p));
+}
