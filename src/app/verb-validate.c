@@ -40,6 +40,10 @@ int ssim_verb_validate(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Simulate every row on this cluster (name or INI path, e.g. a "
                            "calibrated one) instead of the row's own, keeping its node count"),
+        ssim_cli_job_entry(&job, SSIM_OPT_STEP_COSTS,
+                           "Per-iteration costs to turn off (-NAME) or on (+NAME) in every row "
+                           "(optimizer, clip, loss_scale, grad_fp32, embedding, host; none, all, "
+                           "default): what each term contributes to the error"),
         {"every", 0, 0, G_OPTION_ARG_INT, &every,
          "Use every N-th row only (rows 0, N, 2N, ... in file order; default 1 = all)", "N"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
@@ -89,8 +93,12 @@ int ssim_verb_validate(int argc, char **argv)
     if (all == NULL)
         return ssim_cli_runtime_error(error);
     g_autoptr(SsimRuns) runs = ssim_runs_new(path);
-    for (guint i = 0; i < ssim_runs_n(all); i += (guint)every)
-        ssim_runs_add(runs, ssim_runs_get(all, i));
+    for (guint i = 0; i < ssim_runs_n(all); i += (guint)every) {
+        SsimMeasuredRun run = *ssim_runs_get(all, i);
+        if (job.step_costs && !ssim_parallel_set(&run.par, "step_costs", job.step_costs, &error))
+            return ssim_cli_usage_error(VERB, "--step-costs: %s", error->message);
+        ssim_runs_add(runs, &run);
+    }
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, job.cluster, &error);
     if (set == NULL)
         return ssim_cli_runtime_error(error);
