@@ -146,6 +146,13 @@ Test(simulate, exposed_tp_and_step_by_hand)
     cr_assert_eq(r.exposed[SSIM_COMM_PP], 0);
     cr_assert_eq(r.exposed[SSIM_COMM_DP], 500);
     cr_assert_eq(r.step_time, (2 * 65 + 2) * 1000 + 2 * 6 * 500 + 500);
+    /* The per-iteration terms as --explain-costs reports them: clip's pass and all-reduce,
+     * Adam's kernel; no dp, so the gradient-reduction term has nothing. */
+    cr_assert_eq(r.step_cost_ops[SSIM_STEP_COST_CLIP], 2);
+    cr_assert_eq(r.step_cost_time[SSIM_STEP_COST_CLIP], 1000 + 500);
+    cr_assert_eq(r.step_cost_time[SSIM_STEP_COST_OPTIMIZER], 1000);
+    cr_assert_eq(r.step_cost_ops[SSIM_STEP_COST_GRAD_FP32], 0);
+    cr_assert(r.step_costs_on & (1u << SSIM_STEP_COST_GRAD_FP32), "bf16: on by default");
     /* With full recompute the recomputed forward's 2 collectives per layer block too. */
     par.recompute = SSIM_RECOMPUTE_FULL;
     r = run_uniform(model, &par, (Uniform){1000, 500, TRUE});
