@@ -274,3 +274,35 @@ Test(options, negative_and_zero_counts_are_refused_by_name, .init = redirect)
                      opts[i][1], opts[i][2]);
     }
 }
+
+Test(options, seq_length_and_dtype_override_the_model, .init = redirect)
+{
+    g_autoptr(SsimModel) m = ssim_model_default();
+    SsimCliJob job = SSIM_CLI_JOB_INIT;
+    job.seq_length = 4096;
+    job.dtype = (char *)"fp16";
+    cr_assert_eq(ssim_cli_job_apply_model("simulate", &job, m), SSIM_EXIT_OK);
+    cr_assert_eq(m->seq_len, 4096);
+    cr_assert_eq(m->dtype, SSIM_DTYPE_FP16);
+    /* fp16 turns the loss scaler on by default, bf16's fp32 reduction off. */
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_LOSS_SCALE));
+    cr_assert_not(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_GRAD_FP32));
+    job.dtype = (char *)"int8";
+    cr_assert_eq(ssim_cli_job_apply_model("simulate", &job, m), SSIM_EXIT_USAGE);
+    job.dtype = NULL;
+    job.seq_length = 0;
+    cr_assert_eq(ssim_cli_job_apply_model("simulate", &job, m), SSIM_EXIT_USAGE);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "--dtype: 'int8' is not one of bf16, fp16, tf32, fp32"), "%s", err);
+    cr_assert(strstr(err, "--seq-length: must be a positive integer, not 0"), "%s", err);
+    /* The split options take the stage list and the terms. */
+    SsimCliJob j2 = SSIM_CLI_JOB_INIT;
+    j2.stage_layers = (char *)"4,3";
+    j2.step_costs = (char *)"-clip";
+    ssim_parallel_init(&p);
+    cr_assert_eq(ssim_cli_job_apply_fields("simulate", &j2, &p), SSIM_EXIT_OK);
+    cr_assert(p.stage_layers[0] == 4 && p.stage_layers[1] == 3 && p.stage_layers[2] == 0);
+    cr_assert_not(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_CLIP));
+}
