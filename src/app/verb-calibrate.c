@@ -213,7 +213,7 @@ int ssim_verb_calibrate(int argc, char **argv)
         {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
          "Parameters to fit (default kernel_floor_us; also gemm, gemm_half_gflop, gemm_tile_us, "
          "memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
-         "kernel_overhead_us)",
+         "kernel_overhead_us, microbatch_floor_us)",
          "LIST"},
         {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
          "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K; 0: none)",
