@@ -80,6 +80,33 @@ typedef struct {
 gboolean ssim_plot_splits(const SsimSplitChart *chart, const char *prefix, SsimPlotStatus *status,
                           GError **error);
 
+/* One point of a predicted-vs-measured chart. */
+typedef struct {
+    double measured, predicted; /* in the chart's unit; a point without both (> 0) is left out */
+    guint group;                /* index into the chart's groups: its colour and legend entry */
+    guint line;                 /* where it came from (the runs file's line), kept in the data */
+} SsimPredictedPoint;
+
+/* A predicted-vs-measured chart (everything borrowed). */
+typedef struct {
+    const SsimPredictedPoint *points;
+    guint n_points;
+    const char *const *groups; /* the groups' names (a validation's models) */
+    guint n_groups;
+    const char *unit;  /* "ms" */
+    const char *about; /* the script's opening comment */
+    const char *title;
+} SsimPredictedChart;
+
+/*
+ * Writes IMAGE.dat (a block "# group NAME" per group with points: "measured predicted line") and
+ * IMAGE.gp: the points coloured by group (legend: name and count, outside the plot), the line
+ * y = x and a shaded +/-10% band, square, on log axes when the figures span more than a decade;
+ * renders it when gnuplot exists.
+ */
+gboolean ssim_plot_predicted(const SsimPredictedChart *chart, const char *image,
+                             SsimPlotStatus *status, GError **error);
+
 /* Quotes `s` as a gnuplot string literal (single quotes, '' for a quote). */
 void ssim_plot_quote(GString *out, const char *s);
 

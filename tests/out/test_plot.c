@@ -8,6 +8,7 @@
 #include <shiftsim/plot.h>
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,4 +281,69 @@ Test(plot_gantt, window_option_values)
                   error->message);
         g_clear_error(&error);
     }
+}
+
+/* ---- predicted vs measured ---- */
+
+/* Draws `chart` with no gnuplot; returns the .dat and .gp texts. */
+static void draw_predicted(const SsimPredictedChart *chart, char **dat, char **gp)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-pred-XXXXXX", NULL);
+    g_autofree char *png = g_build_filename(dir, "v.png", NULL);
+    g_autofree char *dat_path = ssim_plot_sibling(png, ".dat");
+    g_autofree char *gp_path = ssim_plot_sibling(png, ".gp");
+    g_autofree char *saved = g_strdup(g_getenv("PATH"));
+    g_setenv("PATH", "/nonexistent", TRUE);
+    SsimPlotStatus st;
+    GError *error = NULL;
+    gboolean ok = ssim_plot_predicted(chart, png, &st, &error);
+    g_setenv("PATH", saved, TRUE);
+    cr_assert(ok, "%s", error ? error->message : "");
+    cr_assert(g_file_get_contents(dat_path, dat, NULL, NULL));
+    cr_assert(g_file_get_contents(gp_path, gp, NULL, NULL));
+    g_unlink(dat_path);
+    g_unlink(gp_path);
+    g_rmdir(dir);
+}
+
+Test(plot_predicted, a_colour_per_group_the_diagonal_and_the_band)
+{
+    /* Two models, 100 ms to 20 s: two decades, so log axes; a failed run (NAN) is left out. */
+    const SsimPredictedPoint pts[] = {
+        {100, 95, 0, 3}, {20000, 21000, 1, 4}, {400, NAN, 1, 5}, {1000, 1200, 0, 6}};
+    const char *groups[] = {"gpt-a", "gpt-b", "unused"};
+    SsimPredictedChart chart = {pts, 4, groups, 3, "ms", "validate test", "runs"};
+    g_autofree char *dat = NULL, *gp = NULL;
+    draw_predicted(&chart, &dat, &gp);
+    cr_assert_str_eq(dat, "# measured_ms predicted_ms line; one block per group\n"
+                          "# group gpt-a\n100 95 3\n1000 1200 6\n\n\n"
+                          "# group gpt-b\n20000 21000 4\n");
+    cr_assert(strstr(gp, "set logscale xy\n"), "%s", gp);
+    /* One range on both axes, 95 / 1.25 to 21000 * 1.25, square. */
+    cr_assert(strstr(gp, "set xrange [76:26250]\nset yrange [76:26250]\n"), "%s", gp);
+    cr_assert(strstr(gp, "set size ratio -1\n"), "%s", gp);
+    cr_assert(strstr(gp, "'+' using 1:($1/1.1):($1*1.1) with filledcurves lc rgb '#999999' "
+                         "title '+/-10%'"),
+              "%s", gp);
+    cr_assert(strstr(gp, "x with lines lw 1.5 lc rgb 'black' title 'y = x'"), "%s", gp);
+    cr_assert(strstr(gp, "index 0 using 1:2 with points pt 7 ps 1.1 lc rgb '#0072b2' "
+                         "title 'gpt-a (2)'"),
+              "%s", gp);
+    cr_assert(strstr(gp, "index 1 using 1:2 with points pt 5 ps 1.1 lc rgb '#d55e00' "
+                         "title 'gpt-b (1)'"),
+              "%s", gp);
+    cr_assert_null(strstr(gp, "unused"), "a group with no point has no legend entry");
+    cr_assert(strstr(gp, "set key outside right"), "%s", gp);
+}
+
+Test(plot_predicted, linear_axes_within_a_decade)
+{
+    const SsimPredictedPoint pts[] = {{100, 110, 0, 1}, {300, 280, 0, 2}};
+    const char *groups[] = {"m"};
+    SsimPredictedChart chart = {pts, 2, groups, 1, "ms", "validate test", "runs"};
+    g_autofree char *dat = NULL, *gp = NULL;
+    draw_predicted(&chart, &dat, &gp);
+    cr_assert_null(strstr(gp, "logscale"), "%s", gp);
+    /* 15% of (200 + 10) below 100 and 15% of (200 + 30) above 300. */
+    cr_assert(strstr(gp, "set xrange [68.5:334.5]\nset yrange [68.5:334.5]\n"), "%s", gp);
 }
