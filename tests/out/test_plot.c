@@ -347,3 +347,48 @@ Test(plot_predicted, linear_axes_within_a_decade)
     /* 15% of (200 + 10) below 100 and 15% of (200 + 30) above 300. */
     cr_assert(strstr(gp, "set xrange [68.5:334.5]\nset yrange [68.5:334.5]\n"), "%s", gp);
 }
+
+/* ---- step bars (compare --plot) ---- */
+
+#include <shiftsim/stepbars.h>
+
+Test(plot_stepbars, the_step_stacked_and_the_exposed_classes_side_by_side)
+{
+    const SsimStepBar bars[] = {{"alpa", 100 * SSIM_MS, {10 * SSIM_MS, 2 * SSIM_MS, 8 * SSIM_MS}},
+                                {"commshift", 90 * SSIM_MS, {10 * SSIM_MS, 2 * SSIM_MS, 0}}};
+    SsimStepBars chart = {bars, 2, "policy", "step bars test", "two policies"};
+    g_autofree char *dir = g_dir_make_tmp("ssim-bars-XXXXXX", NULL);
+    g_autofree char *png = g_build_filename(dir, "b.png", NULL);
+    g_autofree char *dat_path = ssim_plot_sibling(png, ".dat");
+    g_autofree char *gp_path = ssim_plot_sibling(png, ".gp");
+    g_autofree char *saved = g_strdup(g_getenv("PATH"));
+    g_setenv("PATH", "/nonexistent", TRUE);
+    SsimPlotStatus st;
+    GError *error = NULL;
+    gboolean ok = ssim_step_bars_plot(&chart, png, &st, &error);
+    g_setenv("PATH", saved, TRUE);
+    cr_assert(ok, "%s", error ? error->message : "");
+    g_autofree char *dat = NULL, *gp = NULL;
+    cr_assert(g_file_get_contents(dat_path, &dat, NULL, NULL));
+    cr_assert(g_file_get_contents(gp_path, &gp, NULL, NULL));
+    /* The rest is the step less the exposed parts: 80 and 78 ms. */
+    cr_assert_str_eq(dat, "# policy rest_ms exposed_tp_ms exposed_pp_ms exposed_dp_ms\n"
+                          "alpa 80.000000 10.000000 2.000000 8.000000\n"
+                          "commshift 78.000000 10.000000 2.000000 0.000000\n");
+    cr_assert(strstr(gp, "set multiplot layout 2,1 title 'two policies'"), "%s", gp);
+    cr_assert(strstr(gp, "set style histogram rowstacked\n"), "%s", gp);
+    cr_assert(strstr(gp, "set yrange [0:*]\n"), "%s", gp);
+    /* The step written above each bar, and the classes side by side in their Gantt colours. */
+    cr_assert(strstr(gp, "'' using 0:($2+$3+$4+$5):(sprintf('%.1f', $2+$3+$4+$5)) with labels"),
+              "%s", gp);
+    cr_assert(strstr(gp, "set style histogram clustered gap 1\n"), "%s", gp);
+    cr_assert(strstr(gp, "set linetype 2 lc rgb '#009e73'\nset linetype 3 lc rgb '#cc79a7'\n"
+                         "set linetype 4 lc rgb '#d55e00'"),
+              "%s", gp);
+    cr_assert(strstr(gp, " using 3:xtic(1) lt 2 title 'exposed tp', '' using 4 lt 3 title "
+                         "'exposed pp', '' using 5 lt 4 title 'exposed dp'\n"),
+              "%s", gp);
+    g_unlink(dat_path);
+    g_unlink(gp_path);
+    g_rmdir(dir);
+}
