@@ -7,7 +7,8 @@
  * the heat map).  Splits appear in the order given (a sweep gives configuration order, tp outer,
  * pp inner), series in the order given, so the data files are as deterministic as their input.  The
  * heat map is a tp x pp grid drawn `with image` on integer cell coordinates (the tics name the
- * actual sizes; a tp or pp with nothing simulated at all is left out), one panel per series, every
+ * actual sizes; a tp or pp with nothing simulated at all is left out), one panel per series (one
+ * above the other, so the chart stays narrow enough to read where documentation shows it), every
  * cell labelled with its value in thousands of tokens/s.
  *
  * Honest scales: the bars start at zero, and the heat map's colour is the cell's share of the
@@ -66,9 +67,9 @@ static gboolean plot_throughput(const SsimSplitChart *chart, const char *image,
     g_autoptr(GString) gp = g_string_new("# shiftsim sweep: throughput per split; render: "
                                          "gnuplot THIS_FILE\n");
     gboolean svg = g_str_has_suffix(image, ".svg");
-    g_string_append_printf(gp, "set terminal %s size %u,520\nset output ",
+    g_string_append_printf(gp, "set terminal %s size %u,560 font ',11'\nset output ",
                            svg ? "svg dynamic" : "pngcairo noenhanced",
-                           MIN(320 + 36 * MAX(rows, 1) * MAX(np, 1), 3000u));
+                           MIN(320 + 26 * MAX(rows, 1) * MAX(np, 1), 3000u));
     ssim_plot_quote(gp, image);
     g_string_append_c(gp, '\n');
     title_line(gp, chart, "best tokens/s per split");
@@ -77,7 +78,7 @@ static gboolean plot_throughput(const SsimSplitChart *chart, const char *image,
                         "set boxwidth 0.9\nset xtics rotate by -45 scale 0\nset grid ytics\n"
                         "set yrange [0:*]\nset format y '%.0s%c'\n"
                         "set ylabel 'tokens/s (best over v, microbatch, schedule, recompute)'\n"
-                        "set key outside top center horizontal\n");
+                        "set key below horizontal\n");
     if (rows == 0) {
         g_string_append(gp, "set xrange [0:1]\nplot NaN title 'nothing simulated'\n");
     } else {
@@ -184,16 +185,14 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, Ssi
     g_autoptr(GString) gp = g_string_new("# shiftsim sweep: tp x pp heat map per placement; "
                                          "render: gnuplot THIS_FILE\n");
     gboolean svg = g_str_has_suffix(image, ".svg");
-    g_string_append_printf(
-        gp, "set terminal %s size %u,%u\nset output ", svg ? "svg dynamic" : "pngcairo noenhanced",
-        MIN(120 + np * (200 + 70 * MAX(ntp, 1)), 3000u), MIN(170 + 45 * MAX(npp, 1), 2000u));
+    g_string_append_printf(gp, "set terminal %s size %u,%u font ',11'\nset output ",
+                           svg ? "svg dynamic" : "pngcairo noenhanced",
+                           MIN(MAX(300 + 90 * MAX(ntp, 1), 640u), 2000u),
+                           MIN(50 + np * (110 + 40 * MAX(npp, 1)), 4000u));
     ssim_plot_quote(gp, image);
     g_string_append_c(gp, '\n');
-    g_string_append_printf(gp, "set multiplot layout 1,%u title ", np);
-    g_autofree char *mt =
-        g_strdup_printf("%s: best tokens/s (cells: thousands; colour: %% of the best, %.0fk)",
-                        chart->context, hi / 1e3);
-    ssim_plot_quote(gp, mt);
+    g_string_append_printf(gp, "set multiplot layout %u,1 title ", np);
+    ssim_plot_quote(gp, chart->context);
     g_string_append_printf(gp, "\nset xrange [-0.5:%u.5]\nset yrange [-0.5:%u.5]\n",
                            ntp ? ntp - 1 : 0, npp ? npp - 1 : 0);
     tics(gp, "x", tps, ntp);
@@ -205,8 +204,11 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, Ssi
                         "100 '#41b6c4')\nset cbrange [0:100]\nset cbtics 0,25,100\n"
                         "set format cb '%g%%'\nset colorbox\nset tics scale 0\n");
     for (guint k = 0; k < np; k++) {
+        g_autofree char *t =
+            g_strdup_printf("%s: best tokens/s (k); colour: %% of the best cell, %.0fk",
+                            chart->series[k], hi / 1e3);
         g_string_append(gp, "set title ");
-        ssim_plot_quote(gp, chart->series[k]);
+        ssim_plot_quote(gp, t);
         if (ntp == 0) {
             g_string_append(gp, "\nplot NaN title 'nothing simulated'\n");
             continue;
