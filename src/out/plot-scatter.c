@@ -81,6 +81,21 @@ gboolean ssim_plot_predicted(const SsimPredictedChart *chart, const char *image,
     g_string_append_printf(gp, "\n%sset xrange [%s:%s]\nset yrange [%s:%s]\n",
                            logscale ? "set logscale xy\n" : "", fmt(x, a), fmt(y, z), fmt(x, a),
                            fmt(y, z));
+    if (logscale) {
+        /* Tics at 1, 2 and 5 times a power of ten: a range of a decade or two shows more than
+         * the one or two powers of ten gnuplot would label. */
+        g_autoptr(GString) tics = g_string_new(NULL);
+        for (int e = (int)floor(log10(a)); e <= (int)ceil(log10(z)); e++)
+            for (guint k = 0; k < 3; k++) {
+                double v = (double[]){1, 2, 5}[k] * pow(10, e);
+                if (v >= a && v <= z)
+                    g_string_append_printf(tics, "%s%s", tics->len ? ", " : "", fmt(x, v));
+            }
+        g_string_append_printf(gp,
+                               "set xtics (%s)\nset ytics (%s)\nset mxtics 10\n"
+                               "set mytics 10\n",
+                               tics->str, tics->str);
+    }
     g_string_append(gp, "set size ratio -1\nset grid\nset samples 400\n"
                         "set key outside right top Left reverse width 2\n"
                         "set style fill transparent solid 0.3 noborder\n"
@@ -93,9 +108,9 @@ gboolean ssim_plot_predicted(const SsimPredictedChart *chart, const char *image,
         g_autofree char *t = g_strdup_printf("%s (%u)", chart->groups[gi], count[gi]);
         g_string_append(gp, ", \\\n     ");
         ssim_plot_quote(gp, dat_path);
-        g_string_append_printf(gp,
-                               " index %u using 1:2 with points pt %u ps 1.1 lc rgb '%s' title ", k,
-                               group_shape[gi % G_N_ELEMENTS(group_shape)],
+        g_string_append_printf(gp, " index %u using 1:2 with points pt %u ps %s lc rgb '%s' title ",
+                               k, group_shape[gi % G_N_ELEMENTS(group_shape)],
+                               chart->n_points > 200 ? "0.7" : "1.1",
                                group_colour[gi % G_N_ELEMENTS(group_colour)]);
         ssim_plot_quote(gp, t);
     }

@@ -61,7 +61,8 @@ gboolean ssim_step_bars_plot(const SsimStepBars *chart, const char *image, SsimP
     g_string_append(gp, "\nset title 'step time: where it goes'\nset ylabel 'ms'\n"
                         "set style data histograms\nset style histogram rowstacked\n"
                         "set style fill solid 1.0 border rgb '#404040'\nset boxwidth 0.6\n"
-                        "set key below horizontal\nset yrange [0:*]\nset grid ytics\n"
+                        "set key below horizontal samplen 2 width -1\nset yrange [0:*]\n"
+                        "set grid ytics\n"
                         "set offsets 0, 0, graph 0.08, 0\nplot ");
     for (guint k = 0; k < 4; k++) {
         if (k == 0)
@@ -76,9 +77,10 @@ gboolean ssim_step_bars_plot(const SsimStepBars *chart, const char *image, SsimP
     g_string_append(gp, "'' using 0:($2+$3+$4+$5):(sprintf('%.1f', $2+$3+$4+$5)) with labels "
                         "offset 0,0.7 notitle\n");
     /* Below: the exposed communication of each class side by side, on its own scale. */
-    g_string_append(gp, "set title 'exposed communication per class'\n"
-                        "set style histogram clustered gap 1\nset boxwidth 0.9\n"
-                        "set offsets 0, 0, 0, 0\nset key below horizontal\nplot ");
+    g_string_append(gp,
+                    "set title 'exposed communication per class'\n"
+                    "set style histogram clustered gap 1\nset boxwidth 0.9\n"
+                    "set offsets 0, 0, 0, 0\nset key below horizontal samplen 4 width 0\nplot ");
     for (guint k = 1; k < 4; k++) {
         if (k == 1)
             ssim_plot_quote(gp, dat_path);

@@ -368,8 +368,7 @@ gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const c
                                 .n_groups = names->len,
                                 .unit = "ms",
                                 .about = "shiftsim validate: predicted vs measured iteration time",
-                                .title = title ? title
-                                               : "shiftsim: predicted vs measured iteration time"};
+                                .title = title ? title : auto_title};
     SsimPlotStatus status;
     if (!ssim_plot_predicted(&chart, image, &status, error))
         return FALSE;

@@ -322,6 +322,10 @@ Test(plot_predicted, a_colour_per_group_the_diagonal_and_the_band)
     /* One range on both axes, 95 / 1.25 to 21000 * 1.25, square. */
     cr_assert(strstr(gp, "set xrange [76:26250]\nset yrange [76:26250]\n"), "%s", gp);
     cr_assert(strstr(gp, "set size ratio -1\n"), "%s", gp);
+    /* Log tics at 1, 2 and 5 times the powers of ten inside the range. */
+    cr_assert(strstr(gp, "set xtics (100, 200, 500, 1000, 2000, 5000, 10000, 20000)\n"
+                         "set ytics (100, 200, 500, 1000, 2000, 5000, 10000, 20000)\n"),
+              "%s", gp);
     cr_assert(strstr(gp, "'+' using 1:($1/1.1):($1*1.1) with filledcurves lc rgb '#999999' "
                          "title '+/-10%'"),
               "%s", gp);
@@ -344,6 +348,7 @@ Test(plot_predicted, linear_axes_within_a_decade)
     g_autofree char *dat = NULL, *gp = NULL;
     draw_predicted(&chart, &dat, &gp);
     cr_assert_null(strstr(gp, "logscale"), "%s", gp);
+    cr_assert_null(strstr(gp, "set xtics"), "%s", gp);
     /* 15% of (200 + 10) below 100 and 15% of (200 + 30) above 300. */
     cr_assert(strstr(gp, "set xrange [68.5:334.5]\nset yrange [68.5:334.5]\n"), "%s", gp);
 }
