@@ -29,6 +29,13 @@ run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 -P alpa \
     --plot plots/compare-window.png --plot-window 0:60
 run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 --plot plots/compare-policies.png
 
+# docs/placement.md: the predicted gains per split, from the CSVs plots/commshift-gains.sh writes
+# (rerun that script first to recompute them).
+for cluster in tsubame4 dgx-h200; do
+    echo "+ gnuplot -e \"cluster='$cluster'\" plots/commshift-gains.gp" >&2
+    gnuplot -e "cluster='$cluster'" plots/commshift-gains.gp
+done
+
 # docs/sweep.md: the best tokens/s of each split of 32 H100s.
 run shiftsim sweep --model gpt-j-6b --cluster dgx-h100 --gpus 32 \
     --placements alpa,commshift,megatron -k 6 -o "$work/sweep-gptj.csv" --plot plots/sweep-gptj
@@ -41,10 +48,10 @@ run shiftsim validate --runs traces/validation/published-a100-scaling.csv \
     --cluster dgx-a100-calibrated --plot plots/validate-scaling-calibrated.png
 
 # Keep the images the docs show; drop the data, scripts and charts they do not.
-keep=(compare-gantt-alpa compare-gantt-commshift compare-window-alpa compare-policies
+keep=(commshift-gains-tsubame4 commshift-gains-dgx-h200 compare-gantt-alpa compare-gantt-commshift compare-window-alpa compare-policies
     sweep-gptj-throughput sweep-gptj-heatmap validate-vtrain-calibrated
     validate-published-calibrated validate-scaling-calibrated)
-for f in plots/compare-* plots/sweep-gptj-* plots/validate-*; do
+for f in plots/commshift-gains-*.png plots/compare-* plots/sweep-gptj-* plots/validate-*; do
     base=$(basename "$f")
     stem=${base%.*}
     if [[ $base != *.png || " ${keep[*]} " != *" $stem "* ]]; then

@@ -335,8 +335,9 @@ gboolean ssim_plot_gantt(const SsimGraph *g, const SsimTimeline *t, const char *
         ssim_plot_quote(gp, lab);
         g_string_append_printf(gp, " %u", k);
     }
-    g_string_append(gp, ")\nset grid xtics\nset key outside right top Left reverse samplen 2 width 2\n"
-                        "set style fill solid 1.0 noborder\n");
+    g_string_append(gp,
+                    ")\nset grid xtics\nset key outside right top Left reverse samplen 2 width 2\n"
+                    "set style fill solid 1.0 noborder\n");
     /* A box is drawn at least a pixel wide (of the about 900 the plot area has), so an op
      * shorter than a pixel still shows its colour; the data keeps its true span. */
     char px[G_ASCII_DTOSTR_BUF_SIZE];
