@@ -327,10 +327,17 @@ gboolean ssim_plot_gantt(const SsimGraph *g, const SsimTimeline *t, const char *
                            g_ascii_formatd(a, sizeof a, "%.6f", (double)from * scale),
                            g_ascii_formatd(z, sizeof z, "%.6f", (double)to * scale));
     g_string_append_printf(gp, "set yrange [%u.6:-0.6]\nset ytics (", rows ? rows - 1 : 0);
+    /* Past 190 rows (the 4000-pixel cap leaves under 20 pixels a row) the labels would overlap:
+     * then only each rank's first row is labelled, with the rank alone. */
+    gboolean dense = rows > 190;
     for (guint k = 0; k < rows; k++) {
         guint32 s = g_array_index(row_stream, guint32, k);
-        g_autofree char *lab =
-            g_strdup_printf("r%u %s", ssim_graph_stream_rank(g, s), ssim_graph_stream_name(g, s));
+        guint32 r = ssim_graph_stream_rank(g, s);
+        if (dense && k > 0 &&
+            ssim_graph_stream_rank(g, g_array_index(row_stream, guint32, k - 1)) == r)
+            continue;
+        g_autofree char *lab = dense ? g_strdup_printf("r%u", r)
+                                     : g_strdup_printf("r%u %s", r, ssim_graph_stream_name(g, s));
         g_string_append(gp, k ? ", " : "");
         ssim_plot_quote(gp, lab);
         g_string_append_printf(gp, " %u", k);

@@ -397,3 +397,36 @@ Test(plot_stepbars, the_step_stacked_and_the_exposed_classes_side_by_side)
     g_unlink(gp_path);
     g_rmdir(dir);
 }
+
+/* 100 ranks of two streams: 200 rows, past what the image's height can label row by row. */
+Test(plot_gantt, many_rows_are_labelled_by_rank)
+{
+    g_autoptr(GString) text = g_string_new("# shiftsim-graph v1\n");
+    for (guint r = 0; r < 100; r++)
+        g_string_append_printf(text,
+                               "%u %u compute compute dur=10us class=fwd\n"
+                               "%u %u tp compute dur=5us deps=%u class=tp\n",
+                               2 * r + 1, r, 2 * r + 2, r, 2 * r + 1);
+    g_autoptr(SsimGraph) g = ssim_graphfile_parse("many.graph", text->str, -1, NULL);
+    cr_assert_not_null(g);
+    SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, NULL);
+    g_autofree char *dir = g_dir_make_tmp("ssim-gantt-XXXXXX", NULL);
+    g_autofree char *png = g_build_filename(dir, "g.png", NULL);
+    g_autofree char *dat_path = ssim_plot_sibling(png, ".dat");
+    g_autofree char *gp_path = ssim_plot_sibling(png, ".gp");
+    g_autofree char *saved = g_strdup(g_getenv("PATH"));
+    g_setenv("PATH", "/nonexistent", TRUE);
+    SsimPlotStatus st;
+    gboolean ok = ssim_plot_gantt(g, t, png, NULL, NULL, &st, NULL);
+    g_setenv("PATH", saved, TRUE);
+    cr_assert(ok);
+    g_autofree char *gp = NULL;
+    cr_assert(g_file_get_contents(gp_path, &gp, NULL, NULL));
+    cr_assert(strstr(gp, "set ytics ('r0' 0, 'r1' 2, 'r2' 4, "), "%s", gp);
+    cr_assert(strstr(gp, "'r99' 198)\n"), "%s", gp);
+    cr_assert(strstr(gp, "size 1200,4000 "), "%s", gp);
+    g_unlink(dat_path);
+    g_unlink(gp_path);
+    g_rmdir(dir);
+    ssim_timeline_free(t);
+}
