@@ -198,7 +198,9 @@ gboolean ssim_gantt_window_parse(const char *text, SsimGanttView *view, GError *
     double ms[2] = {0, 0};
     gboolean given[2] = {FALSE, FALSE};
     if (colon != NULL) {
-        g_autofree char *part[2] = {g_strndup(text, (gsize)(colon - text)), g_strdup(colon + 1)};
+        g_auto(GStrv) part = g_new0(char *, 3);
+        part[0] = g_strndup(text, (gsize)(colon - text));
+        part[1] = g_strdup(colon + 1);
         for (guint k = 0; k < 2; k++) {
             g_strstrip(part[k]);
             if (part[k][0] == '\0')
