@@ -71,7 +71,7 @@ Test(plot_verbs, simulate_draws_the_window_it_is_given, .init = quiet_no_gnuplot
     /* One rank: its streams only. */
     cr_assert(strstr(gp, "set ytics ('r0 compute'"), "%s", gp);
     cr_assert_null(strstr(gp, "'r1 "), "%s", gp);
-    g_rmdir(dir);
+    cr_assert_eq(g_rmdir(dir), 0, "files left in %s", dir);
 }
 
 Test(plot_verbs, a_malformed_window_is_a_usage_error, .init = quiet_no_gnuplot, .fini = restore)
@@ -84,4 +84,27 @@ Test(plot_verbs, a_malformed_window_is_a_usage_error, .init = quiet_no_gnuplot, 
     cr_assert_eq(ssim_verb_replay(G_N_ELEMENTS(rep), (char **)rep), 2);
     const char *neg[] = {"simulate", "--plot-ranks", "-1"};
     cr_assert_eq(ssim_verb_simulate(G_N_ELEMENTS(neg), (char **)neg), 2);
+}
+
+Test(plot_verbs, compare_draws_every_policy_in_the_window, .init = quiet_no_gnuplot,
+     .fini = restore)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-plotverb-XXXXXX", NULL);
+    g_autofree char *png = g_build_filename(dir, "c.png", NULL);
+    const char *argv[] = {"compare",       "-P",  "alpa,commshift", "--plot", png,
+                          "--plot-window", "150:"};
+    cr_assert_eq(ssim_verb_compare(G_N_ELEMENTS(argv), (char **)argv), 0);
+    g_autofree char *bars_dat = slurp(dir, "c.dat"), *bars_gp = slurp(dir, "c.gp");
+    cr_assert(strstr(bars_gp, "exposed communication per class"), "%s", bars_gp);
+    const char *policies[] = {"alpa", "commshift"};
+    for (gsize i = 0; i < G_N_ELEMENTS(policies); i++) {
+        g_autofree char *dn = g_strdup_printf("c-%s.dat", policies[i]);
+        g_autofree char *gn = g_strdup_printf("c-%s.gp", policies[i]);
+        g_autofree char *dat = slurp(dir, dn), *gp = slurp(dir, gn);
+        /* From 150 ms to the end of that policy's step. */
+        cr_assert_gt(boxes_within(dat, 150, 1e9), 0, "%s", dat);
+        cr_assert(strstr(gp, "set xrange [150.000000:"), "%s", gp);
+        cr_assert(strstr(gp, "[window 150 to "), "%s", gp);
+    }
+    cr_assert_eq(g_rmdir(dir), 0, "files left in %s", dir);
 }
