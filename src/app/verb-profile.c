@@ -98,8 +98,8 @@ static int profile_show(int argc, char **argv)
 static int profile_query(int argc, char **argv)
 {
     g_autofree char *comm = NULL, *gemm = NULL, *memory = NULL, *copy = NULL, *dtype_s = NULL;
-    g_autofree char *cluster_name = NULL;
-    gint64 bytes = 0;
+    g_autofree char *cluster_name = NULL, *bytes_text = NULL;
+    guint64 bytes = 0;
     gint ranks = 1, per_node = 0;
     gdouble nics = 0;
     GOptionEntry entries[] = {
@@ -109,7 +109,8 @@ static int profile_query(int argc, char **argv)
         {"memory", 0, 0, G_OPTION_ARG_STRING, &memory, "A memory-bound kernel (layernorm, ...)",
          "OP"},
         {"copy", 0, 0, G_OPTION_ARG_STRING, &copy, "A copy (d2d, p2p, h2d, d2h)", "OP"},
-        {"bytes", 0, 0, G_OPTION_ARG_INT64, &bytes, "Bytes (nccl-tests size for collectives)", "N"},
+        {"bytes", 0, 0, G_OPTION_ARG_STRING, &bytes_text,
+         "Bytes (nccl-tests size for collectives; e.g. 1048576, 1MiB, 4M)", "BYTES"},
         {"ranks", 0, 0, G_OPTION_ARG_INT, &ranks, "Ranks of the collective", "N"},
         {"per-node", 0, 0, G_OPTION_ARG_INT, &per_node, "Ranks per node (default: all on one)",
          "N"},
@@ -139,11 +140,12 @@ static int profile_query(int argc, char **argv)
     SsimDtype dtype = SSIM_DTYPE_BF16;
     if (dtype_s && !ssim_dtype_from_name(dtype_s, &dtype))
         return ssim_cli_usage_error(VERB " query", "--dtype: unknown dtype '%s'", dtype_s);
-    if (bytes < 0 || ranks < 1 || per_node < 0 || !(nics >= 0 && nics <= 1024))
-        return ssim_cli_usage_error(VERB " query", "--bytes, --ranks, --per-node and "
-                                                   "--nics-per-rank must not be negative (ranks "
-                                                   "at least 1)");
     g_autoptr(GError) error = NULL;
+    if (bytes_text != NULL && !ssim_bytes_read(bytes_text, &bytes, &error))
+        return ssim_cli_usage_error(VERB " query", "--bytes: %s", error->message);
+    if (ranks < 1 || per_node < 0 || !(nics >= 0 && nics <= 1024))
+        return ssim_cli_usage_error(VERB " query", "--ranks, --per-node and --nics-per-rank "
+                                                   "must not be negative (ranks at least 1)");
     g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
