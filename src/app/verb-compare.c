@@ -124,7 +124,7 @@ int ssim_verb_compare(int argc, char **argv)
              "  shiftsim compare -P alpa,commshift,xla,megatron --commshift-grads 0-13,embed\n"
              "  shiftsim compare --trace out/gptj --plot out/gptj.png\n\n"
              "Exit status: 0 success; 1 bad input or simulation failure; 2 usage error.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_entries(ctx, entries, &job);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
@@ -170,7 +170,8 @@ int ssim_verb_compare(int argc, char **argv)
     spec.par.tp = MIN(4u, cluster->gpus_per_node);
     spec.par.pp = 2;
     if ((rc = ssim_cli_job_apply(VERB, &job, &spec.par, ssim_cluster_n_gpus(cluster))) !=
-        SSIM_EXIT_OK)
+            SSIM_EXIT_OK ||
+        (rc = ssim_cli_job_apply_model(VERB, &job, model, &spec.par)) != SSIM_EXIT_OK)
         return rc;
     spec.model = model;
     spec.cluster = cluster;

@@ -130,7 +130,8 @@ int ssim_verb_simulate(int argc, char **argv)
                 suggest_error->message);
         return SSIM_EXIT_RUNTIME;
     }
-    if ((rc = ssim_cli_job_apply(VERB, &job, &par, world)) != SSIM_EXIT_OK)
+    if ((rc = ssim_cli_job_apply(VERB, &job, &par, world)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_job_apply_model(VERB, &job, model, &par)) != SSIM_EXIT_OK)
         return rc;
 
     SsimSimConfig config = {.model = model,

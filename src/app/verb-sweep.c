@@ -212,7 +212,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
              "  shiftsim sweep ... --shard 0/4 -o part0.csv; shiftsim merge part*.csv -o all.csv\n"
              "  mpirun -n 4 shiftsim sweep ... -o all.csv      (built with -Dmpi=enabled)\n\n"
              "Exit status: 0 success (also when nothing fits); 1 bad input; 2 usage error.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_entries(ctx, entries, &job);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
@@ -221,6 +221,10 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         (rc = ssim_cli_check_at_least(VERB, "gpus", gpus, 1)) ||
         (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_job_check_counts(VERB, &job)))
         return rc;
+    if (job.overlap_grad_reduce) /* Megatron-LM's bucket depends on dp, which the sweep varies */
+        return ssim_cli_usage_error(VERB, "--overlap-grad-reduce: give --bucket BYTES, or "
+                                          "--placements megatron, whose default bucket is "
+                                          "Megatron-LM's (docs/simulate.md)");
     if (gpus > (gint)SSIM_MAX_GPUS)
         return ssim_cli_usage_error(VERB, "--gpus: %d GPUs is over the limit of %u GPUs", gpus,
                                     SSIM_MAX_GPUS);
