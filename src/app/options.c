@@ -182,6 +182,22 @@ static void add_group(GOptionContext *context, Group group, gpointer storage)
     ssim_cli_add_entries(context, entries, group == JOB ? storage : NULL);
 }
 
+void ssim_cli_add_old_short_names(GOptionContext *context, const GOptionEntry *entries)
+{
+    g_autoptr(GArray) hidden = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    for (const GOptionEntry *e = entries; e->long_name != NULL; e++) {
+        GOptionEntry old = *e;
+        old.flags |= G_OPTION_FLAG_HIDDEN;
+        g_array_append_val(hidden, old);
+    }
+    /* A group of its own: GOption matches the main group's --NAME first, so the long name stays
+     * the visible entry's, and a group with no visible entry adds no --help-NAME line. */
+    GOptionGroup *group = g_option_group_new("old-short-names", "Short names before issue 20",
+                                             "Show the old short names", NULL, NULL);
+    g_option_group_add_entries(group, (const GOptionEntry *)(void *)hidden->data);
+    g_option_context_add_group(context, group);
+}
+
 /* --- Megatron-LM's names. ------------------------------------------------------------------ */
 
 const char *ssim_cli_megatron_name(SsimCliOption opt)

@@ -167,6 +167,14 @@ gboolean ssim_cli_job_has_bucket(const SsimCliJob *job);
 int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, const SsimModel *model,
                              SsimParallel *par);
 
+/*
+ * Short names an option had before issue 20 gave each letter one meaning across verbs (-r is
+ * --recompute, -p the placement, -t --timeline, -k --top): `entries` (NULL-terminated, e.g.
+ * {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs}) keep parsing in the verb, hidden from --help.
+ * Only for a letter the verb has no other use for, so the old command line cannot mean two things.
+ */
+void ssim_cli_add_old_short_names(GOptionContext *context, const GOptionEntry *entries);
+
 /* --- Megatron-LM's names. ----------------------------------------------------------------- */
 
 /*

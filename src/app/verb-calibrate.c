@@ -204,7 +204,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     gboolean validate_all = FALSE, force = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
-        {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
+        {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs to fit (# shiftsim-runs v2 or v1 CSV)", "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Start cluster (the parameters' start values and the base of -o; "
@@ -215,7 +215,7 @@ int ssim_verb_calibrate(int argc, char **argv)
          "memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
          "kernel_overhead_us)",
          "LIST"},
-        {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
+        {"folds", 0, 0, G_OPTION_ARG_INT, &folds,
          "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K; 0: none)",
          "K"},
         {"cv", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cv_specs,
@@ -274,6 +274,10 @@ int ssim_verb_calibrate(int argc, char **argv)
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    const GOptionEntry old[] = {{"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path, NULL, NULL},
+                                {"folds", 'k', 0, G_OPTION_ARG_INT, &folds, NULL, NULL},
+                                {NULL}};
+    ssim_cli_add_old_short_names(ctx, old); /* -r is --recompute, -k --top */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;

@@ -176,8 +176,8 @@ int ssim_verb_replay(int argc, char **argv)
     double tflops = RATE_UNSET, hbm = RATE_UNSET;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
-         "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,"
-         "end_ns) to FILE ('-' for stdout)",
+         "Write one CSV row per op (id, name, rank, stream, kind, class, bytes, flops, "
+         "ready_ns, start_ns, end_ns) to FILE ('-' for stdout)",
          "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
          "Write a Perfetto trace (open in ui.perfetto.dev): a process per rank, a thread per "

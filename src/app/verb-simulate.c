@@ -68,8 +68,8 @@ int ssim_verb_simulate(int argc, char **argv)
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Output: table (default), csv (header + one row) or json"),
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
-         "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,"
-         "start_ns,end_ns) to FILE ('-' for stdout)",
+         "Write one CSV row per op (id, name, rank, stream, kind, class, bytes, flops, "
+         "ready_ns, start_ns, end_ns) to FILE ('-' for stdout)",
          "FILE"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate one training iteration");
