@@ -275,6 +275,8 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
     if (jobs < 0)
         return ssim_cli_usage_error(VERB, "--jobs: must not be negative");
+    if (timeline && trace && strcmp(timeline, "-") == 0 && strcmp(trace, "-") == 0)
+        return ssim_cli_usage_error(VERB, "--timeline - and --trace -: only one can be stdout");
     if ((rc = ssim_cli_check_limits(VERB, &budget)) != SSIM_EXIT_OK ||
         (rc = ssim_cli_check_output(timeline)) || (rc = ssim_cli_check_output(trace)) ||
         (rc = ssim_cli_check_plot(plot)))
@@ -400,6 +402,12 @@ int ssim_verb_replay(int argc, char **argv)
                     plot);
     }
     g_autoptr(GString) summary = ssim_report_replay(graph, t, format, path);
+    /* With --timeline - or --trace -, stdout carries that file alone: the summary goes to
+     * stderr. */
+    if ((timeline && strcmp(timeline, "-") == 0) || (trace && strcmp(trace, "-") == 0)) {
+        fputs(summary->str, stderr);
+        return SSIM_EXIT_OK;
+    }
     if (!ssim_cli_emit(NULL, summary, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

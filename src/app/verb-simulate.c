@@ -227,6 +227,11 @@ int ssim_verb_simulate(int argc, char **argv)
         g_autoptr(SsimNetCal) cal = ssim_netcal_new(profile, cluster, model->dtype);
         ssim_explain_append_netcal(out, format, profile_path, cal);
     }
+    /* With --timeline -, stdout carries the timeline alone: the summary goes to stderr. */
+    if (timeline && strcmp(timeline, "-") == 0) {
+        fputs(out->str, stderr);
+        return SSIM_EXIT_OK;
+    }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

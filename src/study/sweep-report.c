@@ -10,9 +10,12 @@
  */
 #include "src/study/sweep-private.h"
 
+#include "src/core/csvline.h"
+
 #include <shiftsim/data.h>
 #include <shiftsim/report.h>
 
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
@@ -498,4 +501,95 @@ gboolean ssim_sweep_plot(const SsimSweep *sweep, const char *prefix, SsimPlotSta
     gboolean ok = ssim_plot_splits(&chart, prefix, status, error);
     free_splits(splits);
     return ok;
+}
+
+/* --- The CSV as JSON. ----------------------------------------------------------------------- */
+
+typedef struct {
+    JsonBuilder *b;
+    char **names; /* the header's, once read */
+    guint n_names;
+    gboolean in_rows;
+} JsonRead;
+
+/* One field as a JSON value: null when empty, a number when the whole field is one, else text. */
+static void json_field(JsonBuilder *b, const char *text)
+{
+    if (*text == '\0') {
+        json_builder_add_null_value(b);
+        return;
+    }
+    char *end = NULL;
+    gint64 i = g_ascii_strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && (g_ascii_isdigit(*text) || *text == '-')) {
+        json_builder_add_int_value(b, i); /* an integer column: index, dp, zero, ... */
+        return;
+    }
+    double v = g_ascii_strtod(text, &end);
+    if (end != text && *end == '\0' && isfinite(v) && (g_ascii_isdigit(*text) || *text == '-'))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_string_value(b, text);
+}
+
+static gboolean json_line(SsimCsvLine *line, const char *s, gsize len, gpointer data,
+                          GError **error)
+{
+    JsonRead *r = data;
+    if (len == 0)
+        return TRUE;
+    if (s[0] == '#') {
+        if (r->names == NULL && len > 2 && strncmp(s, CSV_FORMAT, len) != 0) {
+            json_builder_set_member_name(r->b, "spec");
+            g_autofree char *spec = g_strndup(s + 2, len - 2);
+            json_builder_add_string_value(r->b, spec);
+        }
+        return TRUE;
+    }
+    if (!ssim_csv_line_split(line, s, len, error))
+        return FALSE;
+    const SsimCsvField *f = ssim_csv_line_fields(line);
+    guint n = ssim_csv_line_n_fields(line);
+    if (r->names == NULL) {
+        r->names = g_new0(char *, n + 1);
+        for (guint i = 0; i < n; i++)
+            r->names[i] = g_strdup(f[i].text);
+        r->n_names = n;
+        json_builder_set_member_name(r->b, "rows");
+        json_builder_begin_array(r->b);
+        r->in_rows = TRUE;
+        return TRUE;
+    }
+    if (n != r->n_names)
+        return ssim_csv_line_fail(line, error, line->col, "row",
+                                  "%u fields where the header has %u", n, r->n_names);
+    json_builder_begin_object(r->b);
+    for (guint i = 0; i < n; i++) {
+        json_builder_set_member_name(r->b, r->names[i]);
+        json_field(r->b, f[i].text);
+    }
+    json_builder_end_object(r->b);
+    return TRUE;
+}
+
+GString *ssim_sweep_csv_json(const char *csv, gsize len, const char *path, GError **error)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    JsonRead r = {.b = b};
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "format");
+    json_builder_add_string_value(b, CSV_FORMAT + 2);
+    gboolean ok = ssim_csv_for_each_line(csv, len, path, json_line, &r, error);
+    g_strfreev(r.names);
+    if (!ok)
+        return NULL;
+    if (!r.in_rows) {
+        json_builder_set_member_name(b, "rows");
+        json_builder_begin_array(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    GString *out = g_string_new(NULL);
+    ssim_json_append(out, b, TRUE);
+    return out;
 }
