@@ -14,6 +14,9 @@
 #include <shiftsim/cluster.h>
 #include <shiftsim/import.h>
 #include <shiftsim/profile.h>
+#include <shiftsim/report.h>
+
+#include <json-glib/json-glib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +102,7 @@ static int profile_query(int argc, char **argv)
 {
     g_autofree char *comm = NULL, *gemm = NULL, *memory = NULL, *copy = NULL, *dtype_s = NULL;
     g_autofree char *cluster_name = NULL, *bytes_text = NULL;
+    g_auto(SsimCliOutput) output = {0};
     guint64 bytes = 0;
     gint ranks = 1, per_node = 0;
     gdouble nics = 0;
@@ -124,6 +128,10 @@ static int profile_query(int argc, char **argv)
          "The network model (and analytical fallback) of this cluster: a collective measured at "
          "another layout is carried through it, GEMMs go through its shape model",
          "NAME|PATH"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "table (default: a line), csv (header and one row: kind, op, bytes, "
+                              "ranks, per_node, dtype, time_us, source) or json (those as "
+                              "members)"),
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - look one op up");
     g_option_context_set_summary(ctx, "Prints the time PROFILE gives one op and where it came "
@@ -134,6 +142,10 @@ static int profile_query(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc != 2)
         return ssim_cli_usage_error(VERB " query", "expected one PROFILE");
+    SsimFormat format;
+    int frc = ssim_cli_output_format(VERB " query", &output, &format);
+    if (frc != SSIM_EXIT_OK)
+        return frc;
     if ((comm != NULL) + (gemm != NULL) + (memory != NULL) + (copy != NULL) != 1)
         return ssim_cli_usage_error(VERB " query", "give exactly one of --comm, --gemm, "
                                                    "--memory, --copy");
@@ -184,9 +196,10 @@ static int profile_query(int argc, char **argv)
         SsimAnalyticParams fitted;
         SsimGemmModelFit fit;
         if (net && ssim_profile_fit_gemm_model(profile, dtype, net, &fitted, &fit)) {
-            printf("shape model fitted to %u measured GEMMs: efficiency %.4g, %.3g us per tile "
-                   "(rms log error %.3g)\n",
-                   fit.rows, fit.efficiency, fit.tile_overhead_us, fit.rms_log_error);
+            fprintf(format == SSIM_FORMAT_TABLE ? stdout : stderr,
+                    "shape model fitted to %u measured GEMMs: efficiency %.4g, %.3g us per tile "
+                    "(rms log error %.3g)\n",
+                    fit.rows, fit.efficiency, fit.tile_overhead_us, fit.rms_log_error);
             net = &fitted;
         }
         ok = ssim_profile_gemm_time(profile, d[0], d[1], d[2], d[3], dtype, net, &est);
@@ -194,6 +207,47 @@ static int profile_query(int argc, char **argv)
         ok = ssim_profile_memory_time(profile, memory, (int)dtype, (guint64)bytes, NULL, &est);
     } else {
         ok = ssim_profile_copy_time(profile, copy, (guint64)bytes, NULL, &est);
+    }
+    if (format != SSIM_FORMAT_TABLE) {
+        const char *kind = comm ? "comm" : gemm ? "gemm" : memory ? "memory" : "copy";
+        const char *op = comm ? comm : gemm ? gemm : memory ? memory : copy;
+        const char *source = ok ? ssim_cost_source_name(est.source) : "none";
+        /* A collective without --dtype is looked up at any dtype. */
+        const char *dtype_name = comm && !dtype_s ? "any" : ssim_dtype_name(dtype);
+        g_autoptr(GString) out = g_string_new(NULL);
+        if (format == SSIM_FORMAT_CSV) {
+            g_string_append(out, "kind,op,bytes,ranks,per_node,dtype,time_us,source\n");
+            g_string_append_printf(out, "%s,%s,%" G_GUINT64_FORMAT ",%d,%d,%s,", kind, op, bytes,
+                                   ranks, per_node ? per_node : ranks, dtype_name);
+            if (ok)
+                g_string_append_printf(out, "%.6g", est.time_us);
+            g_string_append_printf(out, ",%s\n", source);
+        } else {
+            g_autoptr(JsonBuilder) b = json_builder_new();
+            json_builder_begin_object(b);
+            const char *names[] = {"kind", "op", "dtype", "source"};
+            const char *values[] = {kind, op, dtype_name, source};
+            for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+                json_builder_set_member_name(b, names[i]);
+                json_builder_add_string_value(b, values[i]);
+            }
+            json_builder_set_member_name(b, "bytes");
+            json_builder_add_int_value(b, (gint64)bytes);
+            json_builder_set_member_name(b, "ranks");
+            json_builder_add_int_value(b, ranks);
+            json_builder_set_member_name(b, "per_node");
+            json_builder_add_int_value(b, per_node ? per_node : ranks);
+            json_builder_set_member_name(b, "time_us");
+            if (ok)
+                json_builder_add_double_value(b, est.time_us);
+            else
+                json_builder_add_null_value(b);
+            json_builder_end_object(b);
+            ssim_json_append(out, b, TRUE);
+        }
+        if (!ssim_cli_emit(NULL, out, &error))
+            return ssim_cli_runtime_error(error);
+        return SSIM_EXIT_OK;
     }
     if (!ok)
         printf("none: the profile has nothing relevant (the simulator uses the analytical "

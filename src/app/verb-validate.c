@@ -122,7 +122,10 @@ int ssim_verb_validate(int argc, char **argv)
                 "calibrated on; their predictions are extrapolations (marked *)\n",
                 outside, n);
     g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
-    if (!ssim_cli_emit(NULL, out, &error))
+    /* With -o -, stdout carries the per-run CSV alone: the report goes to stderr. */
+    if (output.output && strcmp(output.output, "-") == 0)
+        fputs(out->str, stderr);
+    else if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);
     if (rc == SSIM_EXIT_OK && output.output) {
         g_autoptr(GString) csv = ssim_validation_format(set, pred, errors, &stats, SSIM_FORMAT_CSV);

@@ -136,3 +136,32 @@ Test(stdout, timeline_dash_is_the_timeline_alone, .init = cr_redirect_stderr)
     g_autofree char *err = stderr_text();
     cr_expect(strstr(err, "step time"), "no summary on stderr:\n%s", err);
 }
+
+/* profile query -f csv|json: the figure the table line prints, as data. */
+Test(stdout, profile_query_prints_data, .init = cr_redirect_stderr)
+{
+    g_autofree char *profile =
+        g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "vtrain-a100", NULL);
+    const char *argv[] = {"shiftsim", "profile", "query",   profile, "--comm", "allreduce",
+                          "--bytes",  "3M",      "--ranks", "6",     "-f",     "json"};
+    int rc = -1;
+    g_autofree char *json = run(argv, G_N_ELEMENTS(argv), &rc);
+    cr_assert_eq(rc, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    cr_assert(json_parser_load_from_data(parser, json, -1, NULL), "%s", json);
+    JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+    cr_expect_eq(json_object_get_int_member(o, "bytes"), 3000000);
+    cr_expect_eq(json_object_get_int_member(o, "ranks"), 6);
+    cr_expect_str_eq(json_object_get_string_member(o, "source"), "interpolated");
+    double us = json_object_get_double_member(o, "time_us");
+    argv[G_N_ELEMENTS(argv) - 1] = "table";
+    g_autofree char *line = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *want = g_strdup_printf("%.6g us (interpolated)\n", us);
+    cr_expect_str_eq(line, want);
+    argv[G_N_ELEMENTS(argv) - 1] = "csv";
+    g_autofree char *csv = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *row = g_strdup_printf("kind,op,bytes,ranks,per_node,dtype,time_us,source\n"
+                                           "comm,allreduce,3000000,6,6,any,%.6g,interpolated\n",
+                                           us);
+    cr_expect_str_eq(csv, row);
+}
