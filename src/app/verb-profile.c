@@ -79,9 +79,55 @@ static int profile_import(int argc, char **argv)
     return SSIM_EXIT_OK;
 }
 
+/* profile show -f csv|json: the metadata and the rows per kind (the measured ranges are in the
+ * table form only). */
+static GString *show_data(const SsimProfile *profile, const char *path, SsimFormat format)
+{
+    guint per_kind[SSIM_PROFILE_KIND_N] = {0};
+    for (guint i = 0; i < ssim_profile_n_rows(profile); i++)
+        per_kind[ssim_profile_row(profile, i)->kind]++;
+    GString *out = g_string_new(NULL);
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "kind,rows\n");
+        for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++)
+            g_string_append_printf(out, "%s,%u\n", ssim_profile_kind_name(k), per_kind[k]);
+        return out;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "profile");
+    json_builder_add_string_value(b, path);
+    json_builder_set_member_name(b, "metadata");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < ssim_profile_n_meta(profile); i++) {
+        json_builder_set_member_name(b, ssim_profile_meta_key(profile, i));
+        json_builder_add_string_value(b, ssim_profile_meta_value(profile, i));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "rows");
+    json_builder_add_int_value(b, ssim_profile_n_rows(profile));
+    json_builder_set_member_name(b, "rows_per_kind");
+    json_builder_begin_object(b);
+    for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++) {
+        json_builder_set_member_name(b, ssim_profile_kind_name(k));
+        json_builder_add_int_value(b, per_kind[k]);
+    }
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+    ssim_json_append(out, b, TRUE);
+    return out;
+}
+
 static int profile_show(int argc, char **argv)
 {
+    g_auto(SsimCliOutput) output = {0};
+    GOptionEntry entries[] = {
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "table (default), csv (rows per kind) or json (metadata and rows "
+                              "per kind)"),
+        {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - summarize a profile");
+    g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_summary(ctx, "Prints a profile's metadata, its rows per kind and the "
                                       "measured range of every curve.  PROFILE is a file or a "
                                       "directory of *.csv.");
@@ -89,12 +135,18 @@ static int profile_show(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc != 2)
         return ssim_cli_usage_error(VERB " show", "expected one PROFILE");
+    SsimFormat format;
+    int rc = ssim_cli_output_format(VERB " show", &output, &format);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
-    g_autoptr(GString) text = ssim_profile_summary(profile);
-    fwrite(text->str, 1, text->len, stdout);
+    g_autoptr(GString) text = format == SSIM_FORMAT_TABLE ? ssim_profile_summary(profile)
+                                                          : show_data(profile, argv[1], format);
+    if (!ssim_cli_emit(NULL, text, &error))
+        return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
 }
 

@@ -165,3 +165,32 @@ Test(stdout, profile_query_prints_data, .init = cr_redirect_stderr)
                                            us);
     cr_expect_str_eq(csv, row);
 }
+
+/* profile show -f json|csv: the metadata and the rows per kind, which add up to the rows. */
+Test(stdout, profile_show_prints_data, .init = cr_redirect_stderr)
+{
+    g_autofree char *profile =
+        g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "vtrain-a100", NULL);
+    const char *argv[] = {"shiftsim", "profile", "show", profile, "-f", "json"};
+    int rc = -1;
+    g_autofree char *json = run(argv, G_N_ELEMENTS(argv), &rc);
+    cr_assert_eq(rc, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    cr_assert(json_parser_load_from_data(parser, json, -1, NULL), "%s", json);
+    JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+    gint64 rows = json_object_get_int_member(o, "rows");
+    JsonObject *kinds = json_object_get_object_member(o, "rows_per_kind");
+    gint64 sum = 0;
+    g_autoptr(GList) names = json_object_get_members(kinds);
+    for (GList *l = names; l; l = l->next)
+        sum += json_object_get_int_member(kinds, l->data);
+    cr_expect_gt(rows, 0);
+    cr_expect_eq(sum, rows);
+    cr_expect(g_str_has_prefix(
+        json_object_get_string_member(json_object_get_object_member(o, "metadata"), "gpu"),
+        "NVIDIA A100"));
+    argv[G_N_ELEMENTS(argv) - 1] = "csv";
+    g_autofree char *csv = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *comm = g_strdup_printf("\ncomm,%" G_GINT64_FORMAT "\n", rows);
+    cr_expect(g_str_has_prefix(csv, "kind,rows\n") && strstr(csv, comm), "%s", csv);
+}
