@@ -194,3 +194,42 @@ Test(stdout, profile_show_prints_data, .init = cr_redirect_stderr)
     g_autofree char *comm = g_strdup_printf("\ncomm,%" G_GINT64_FORMAT "\n", rows);
     cr_expect(g_str_has_prefix(csv, "kind,rows\n") && strstr(csv, comm), "%s", csv);
 }
+
+/* calibrate -f json|csv: the fit as data, the same figures the table prints. */
+Test(stdout, calibrate_prints_data, .init = cr_redirect_stderr, .timeout = 120)
+{
+    g_autofree char *runs = g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "validation",
+                                             "vtrain-a100-single.csv", NULL);
+    const char *argv[] = {"shiftsim",   "calibrate", "--runs",  runs,  "--every", "160",
+                          "--max-iter", "2",         "--folds", "0",   "--scan",  "0",
+                          "-j",         "2",         "-f",      "json"};
+    int rc = -1;
+    g_autofree char *json = run(argv, G_N_ELEMENTS(argv), &rc);
+    cr_assert_eq(rc, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    cr_assert(json_parser_load_from_data(parser, json, -1, NULL), "%s", json);
+    JsonObject *o = json_node_get_object(json_parser_get_root(parser));
+    cr_expect_eq(json_object_get_int_member(o, "fitted_rows"), 9, "rows 0, 160, ..., 1280");
+    JsonArray *params = json_object_get_array_member(o, "parameters");
+    cr_assert_eq(json_array_get_length(params), 1);
+    JsonObject *p = json_array_get_object_element(params, 0);
+    cr_expect_str_eq(json_object_get_string_member(p, "name"), "kernel_floor_us");
+    double fitted = json_object_get_double_member(p, "fitted");
+    JsonObject *after =
+        json_object_get_object_member(json_object_get_object_member(o, "errors"), "after");
+    double mape = json_object_get_double_member(after, "mape");
+
+    argv[G_N_ELEMENTS(argv) - 1] = "table";
+    g_autofree char *table = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *want_fit = g_strdup_printf("%12.5g", fitted);
+    g_autofree char *want_mape = g_strdup_printf("MAPE           %.2f %%", 100 * mape);
+    cr_expect(strstr(table, want_fit), "no '%s' in\n%s", want_fit, table);
+    cr_expect(strstr(table, want_mape), "no '%s' in\n%s", want_mape, table);
+
+    argv[G_N_ELEMENTS(argv) - 1] = "csv";
+    g_autofree char *csv = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *row = g_strdup_printf("kernel_floor_us,0,%.6g,", fitted);
+    cr_expect(g_str_has_prefix(csv, "parameter,start,fitted,low,high,std_error,at_bound\n"), "%s",
+              csv);
+    cr_expect(strstr(csv, row), "no '%s' in\n%s", row, csv);
+}
