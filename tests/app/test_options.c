@@ -432,3 +432,15 @@ Test(options, megatron_names_follow_the_verbs_entries)
     cr_expect_str_eq(ssim_cli_megatron_name(SSIM_OPT_PP), "pipeline-model-parallel-size");
     cr_expect_null(ssim_cli_megatron_name(SSIM_OPT_MODEL));
 }
+
+/* sweep varies dp, which Megatron-LM's bucket size depends on: --overlap-grad-reduce is refused
+ * there with the way out, before any work. */
+Test(options, sweep_refuses_overlap_grad_reduce, .init = redirect)
+{
+    const char *argv[] = {"sweep", "--overlap-grad-reduce"};
+    cr_assert_eq(ssim_verb_sweep(G_N_ELEMENTS(argv), (char **)argv), SSIM_EXIT_USAGE);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "shiftsim sweep: --overlap-grad-reduce: give --bucket BYTES, or "
+                          "--placements megatron"),
+              "%s", err);
+}
