@@ -288,6 +288,11 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             g_assert_not_reached();
         }
         op[v] = ssim_graph_add_op_ids(L->graph, &spec, r->name, cls, deps.v, deps.n);
+        if (L->opts.keep_node_ids) {
+            if (!L->stats->node_ids)
+                L->stats->node_ids = g_array_new(FALSE, FALSE, sizeof(guint64));
+            g_array_append_val(L->stats->node_ids, r->id);
+        }
         L->stats->n_ops++;
         L->stats->n_deps += deps.n;
     }

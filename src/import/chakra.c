@@ -58,6 +58,7 @@ void ssim_chakra_stats_clear(SsimChakraStats *stats)
     g_clear_pointer(&stats->ignored_attrs, g_hash_table_unref);
     g_clear_pointer(&stats->comm_group_path, g_free);
     g_clear_pointer(&stats->version, g_free);
+    g_clear_pointer(&stats->node_ids, g_array_unref);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -418,6 +419,8 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     g_autoptr(SsimGraph) graph = ssim_graph_new();
     Loader L = {.graph = graph, .stats = stats, .prefix = prefix, .world = SSIM_NONE};
+    if (stats->node_ids)
+        g_array_set_size(stats->node_ids, 0);
     if (opts)
         L.opts = *opts;
     else
