@@ -146,10 +146,11 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
         if (hash)
             *hash = '\0';
         g_strchomp(line);
+        gboolean indented = g_ascii_isspace(line[0]);
         if (*g_strchug(line) == '\0')
             continue;
         g_autofree char *where = g_strdup_printf("%s:%u", path, ln + 1);
-        if (line != lines[ln] && g_ascii_isspace(lines[ln][0])) {
+        if (indented) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                         "%s: indented line: the reader takes flat `key: value` lines only", where);
             goto out;
