@@ -433,12 +433,20 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     for (guint32 i = 0; i < n; i++) {
         if (R.tl->end[i] < 0) {
             char label[128];
+            g_autofree char *hint =
+                R.stats.n_skipped == 0
+                    ? g_strdup("")
+                    : g_strdup_printf("; %" G_GUINT64_FORMAT " compute nodes had no "
+                                      "tensor_size, which ASTRA-sim's roofline skips, and "
+                                      "their dependents wait for the rank's next event, as in "
+                                      "ASTRA-sim (roofline-enabled: 0 replays their durations)",
+                                      R.stats.n_skipped);
             g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK,
                         "--semantics astra: the run stalled: %s on rank %u (node %" G_GUINT64_FORMAT
                         ") never ended (an unmatched send or receive, or a dependency that "
-                        "never ends)",
+                        "never ends)%s",
                         ssim_graph_op_label(graph, i, label, sizeof label), R.ops[i].rank,
-                        R.node_ids[i]);
+                        R.node_ids[i], hint);
             goto done;
         }
         makespan = MAX(makespan, R.tl->end[i]);
