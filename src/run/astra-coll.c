@@ -43,7 +43,13 @@ SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 byte
     return 0; /* to itself: ASTRA-sim refuses it; the graph never asks */
 }
 
-/* ---- message matching (CommonNetworkApi's callback tracker) ---- */
+/* ---- message matching (CommonNetworkApi's callback tracker) ----
+ *
+ * The k-th send of a key (tag, source, destination, size) matches the k-th receive of that key.
+ * An open-addressing table (linear probing, backward-shift deletion) maps each key with posts
+ * waiting to the queue of those posts, linked through Msg.next; a key leaves the table when its
+ * queue empties, so the table holds only what is in flight.  (The replay posts millions of
+ * messages: a general hash table's per-key allocations were a fifth of its time.) */
 
 typedef struct {
     guint64 tag, size;
@@ -51,24 +57,72 @@ typedef struct {
     guint32 coll;
 } MatchKey;
 
-static guint match_hash(gconstpointer p)
+struct AstraMatchSlot {
+    MatchKey key;
+    guint32 head, tail; /* the waiting posts, oldest first; head SSIM_NONE: slot empty */
+};
+
+static guint64 match_hash(const MatchKey *k)
 {
-    const MatchKey *k = p;
     guint64 h = k->tag * 0x9E3779B97F4A7C15ull ^ k->size * 0xC2B2AE3D27D4EB4Full;
     h ^= ((guint64)k->src << 32 | k->dst) * 0x165667B19E3779F9ull ^ k->coll;
-    return (guint)(h ^ h >> 32);
+    return h ^ h >> 29;
 }
 
-static gboolean match_equal(gconstpointer a, gconstpointer b)
+static gboolean match_equal(const MatchKey *x, const MatchKey *y)
 {
-    const MatchKey *x = a, *y = b;
     return x->tag == y->tag && x->size == y->size && x->src == y->src && x->dst == y->dst &&
            x->coll == y->coll;
 }
 
-static void queue_free(gpointer q)
+static void match_grow(Replay *R)
 {
-    g_queue_free(q);
+    guint old_cap = R->match_cap;
+    AstraMatchSlot *old = R->match;
+    R->match_cap = old_cap ? old_cap * 2 : 1024;
+    R->match = g_new(AstraMatchSlot, R->match_cap);
+    for (guint i = 0; i < R->match_cap; i++)
+        R->match[i].head = SSIM_NONE;
+    guint mask = R->match_cap - 1;
+    for (guint i = 0; i < old_cap; i++) {
+        if (old[i].head == SSIM_NONE)
+            continue;
+        guint j = (guint)match_hash(&old[i].key) & mask;
+        while (R->match[j].head != SSIM_NONE)
+            j = (j + 1) & mask;
+        R->match[j] = old[i];
+    }
+    g_free(old);
+}
+
+/* The slot of `key`, or the empty slot where it would go. */
+static guint match_find(Replay *R, const MatchKey *key)
+{
+    guint mask = R->match_cap - 1, i = (guint)match_hash(key) & mask;
+    while (R->match[i].head != SSIM_NONE && !match_equal(&R->match[i].key, key))
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Empties slot i and moves later entries of its probe run back over the hole. */
+static void match_delete(Replay *R, guint i)
+{
+    guint mask = R->match_cap - 1, j = i;
+    R->match[i].head = SSIM_NONE;
+    R->match_used--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (R->match[j].head == SSIM_NONE)
+            return;
+        guint k = (guint)match_hash(&R->match[j].key) & mask;
+        /* Entry j may move to the hole i unless its home k lies cyclically in (i, j]. */
+        gboolean stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (!stays) {
+            R->match[i] = R->match[j];
+            R->match[j].head = SSIM_NONE;
+            i = j;
+        }
+    }
 }
 
 static Msg *msg_at(Replay *R, guint32 m)
@@ -81,48 +135,49 @@ static guint32 msg_new(Replay *R)
     guint32 m;
     if (R->free_msg != SSIM_NONE) {
         m = R->free_msg;
-        R->free_msg = msg_at(R, m)->next_free;
+        R->free_msg = msg_at(R, m)->next;
     } else {
         m = R->msgs->len;
         g_array_set_size(R->msgs, m + 1);
     }
     Msg *x = msg_at(R, m);
     memset(x, 0, sizeof *x);
-    x->send_op = x->recv_cb = x->next_free = SSIM_NONE;
+    x->send_op = x->recv_cb = x->next = SSIM_NONE;
     return m;
 }
 
 static void msg_free(Replay *R, guint32 m)
 {
-    msg_at(R, m)->next_free = R->free_msg;
+    msg_at(R, m)->next = R->free_msg;
     R->free_msg = m;
 }
 
-/* The message the k-th post of this side matches: the other side's oldest waiting one, popped,
- * or a new one left waiting.  (A key's queue holds posts of one side only.) */
+/* The message the k-th post of this side matches: the other side's oldest waiting one, taken
+ * from the queue, or a new one left waiting.  (A key's queue holds posts of one side only.) */
 static guint32 match_post(Replay *R, const MatchKey *key, gboolean send_side, gboolean *found)
 {
-    if (!R->match)
-        R->match = g_hash_table_new_full(match_hash, match_equal, g_free, queue_free);
-    GQueue *q = g_hash_table_lookup(R->match, key);
-    if (q && !g_queue_is_empty(q)) {
-        guint32 head = GPOINTER_TO_UINT(g_queue_peek_head(q)) - 1;
-        if (msg_at(R, head)->first_send != send_side) {
-            g_queue_pop_head(q);
-            if (g_queue_is_empty(q))
-                g_hash_table_remove(R->match, key);
-            *found = TRUE;
-            return head;
-        }
+    if (2 * (R->match_used + 1) > R->match_cap)
+        match_grow(R);
+    guint i = match_find(R, key);
+    AstraMatchSlot *slot = &R->match[i];
+    if (slot->head != SSIM_NONE && msg_at(R, slot->head)->first_send != send_side) {
+        guint32 m = slot->head;
+        slot->head = msg_at(R, m)->next;
+        if (slot->head == SSIM_NONE)
+            match_delete(R, i);
+        *found = TRUE;
+        return m;
     }
     guint32 m = msg_new(R);
-    Msg *x = msg_at(R, m);
-    x->first_send = send_side;
-    if (!q) {
-        q = g_queue_new();
-        g_hash_table_insert(R->match, g_memdup2(key, sizeof *key), q);
+    msg_at(R, m)->first_send = (guint8)send_side;
+    if (slot->head == SSIM_NONE) {
+        slot->key = *key;
+        slot->head = m;
+        R->match_used++;
+    } else {
+        msg_at(R, slot->tail)->next = m;
     }
-    g_queue_push_tail(q, GUINT_TO_POINTER(m + 1));
+    slot->tail = m;
     *found = FALSE;
     return m;
 }
@@ -686,5 +741,5 @@ void astra_coll_clear(Replay *R)
         }
         g_ptr_array_unref(R->streams);
     }
-    g_clear_pointer(&R->match, g_hash_table_unref);
+    g_clear_pointer(&R->match, g_free);
 }

@@ -67,7 +67,7 @@ typedef struct {
     guint8 first_send; /* the send was posted first (it waits in the match queue) */
     guint32 send_op;   /* p2p: the send op, else SSIM_NONE */
     guint32 recv_cb;   /* p2p: the receive op; collectives: the stream; SSIM_NONE: none yet */
-    guint32 next_free; /* the free list */
+    guint32 next;      /* the next message in its match queue, or in the free list */
 } Msg;
 
 /* A dimension's queue on one rank: ASTRA-sim's active_Streams[q] and running_streams[q]. */
@@ -77,6 +77,7 @@ typedef struct {
 } Queue;
 
 typedef struct Replay Replay;
+typedef struct AstraMatchSlot AstraMatchSlot;
 
 typedef struct {
     guint32 *heap[CLS_N]; /* dependency-free ops, min-heaps by node id */
@@ -107,8 +108,9 @@ struct Replay {
     GPtrArray *streams;         /* Stream * */
     GArray *msgs;               /* Msg */
     guint32 free_msg;
-    GHashTable *match; /* match key -> GQueue of message indices waiting for the other side */
-    GArray *deferred;  /* ops freed during a walk */
+    AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
+    guint match_cap, match_used;
+    GArray *deferred; /* ops freed during a walk */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
