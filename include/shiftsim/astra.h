@@ -43,8 +43,10 @@
  * and custom implementations, offline-greedy inter-dimension scheduling, more than one queue per
  * dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers.  BROADCAST
  * takes 1 ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take
- * the communication slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata nodes
- * are elided by the loader, so their children do not wait for the next walk as in ASTRA-sim.
+ * the communication slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and
+ * invalid nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node ids,
+ * take the communication slot and are skipped at once, their dependents waiting for the next
+ * walk, as in ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
@@ -151,6 +153,7 @@ typedef struct {
     guint64 n_messages;       /* network messages (collective steps, sends) */
     guint64 n_skipped;        /* compute nodes skipped (roofline on, tensor_size 0) */
     guint64 n_mem;            /* memory nodes run in no time */
+    guint64 n_metadata;       /* metadata and invalid nodes skipped on the comm slot */
     guint64 n_broadcast;      /* broadcasts run in 1 ns */
     SsimTime rank_finish_max; /* the last rank's finish: ASTRA-sim's "sys[i] finished" max */
     SsimTime rank_finish_min; /* the first rank's finish */

@@ -87,7 +87,10 @@ typedef struct {
      * slower and allocates every field.  For tests. */
     gboolean reference_decoder;
     /* Record each op's Chakra node id (its id within its rank's trace) in stats->node_ids, for
-     * replays whose rules follow node ids (ASTRA-sim's issue order, include/shiftsim/astra.h). */
+     * replays whose rules follow node ids (ASTRA-sim's issue order, include/shiftsim/astra.h).
+     * Nodes otherwise elided are then kept too, as zero-time compute ops of class
+     * "chakra:<TYPE>" (e.g. "chakra:METADATA_NODE") on the stream "elided", since such a replay
+     * gives them a place in the issue order; they are still counted as elided. */
     gboolean keep_node_ids;
 } SsimChakraOptions;
 

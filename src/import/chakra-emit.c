@@ -242,7 +242,7 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
                 }
             }
         }
-        if (r->map == MAP_ELIDE) {
+        if (r->map == MAP_ELIDE && !L->opts.keep_node_ids) {
             op[v] = SSIM_NONE;
             fwd_first[v] = fwd->len;
             fwd_n[v] = eff.n;
@@ -254,7 +254,8 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             u32vec_push(&deps, op[eff.v[i]]);
 
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-        spec.stream = r->stream != SSIM_NONE ? r->stream : default_stream(L, t, r);
+        spec.stream =
+            r->stream != SSIM_NONE || r->map == MAP_ELIDE ? r->stream : default_stream(L, t, r);
         spec.duration = r->duration;
         spec.bytes = r->bytes;
         spec.flops = r->flops;
@@ -283,6 +284,16 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             spec.peer = r->peer;
             spec.duration = -1;
             cls = L->cls_p2p;
+            break;
+        case MAP_ELIDE:
+            /* Kept (keep_node_ids) for replays whose rules follow every node: a zero-time op
+             * of class "chakra:<TYPE>" on the rank's "elided" stream. */
+            spec.kind = SSIM_OP_COMPUTE;
+            spec.duration = 0;
+            spec.bytes = 0;
+            spec.flops = 0;
+            spec.stream = ssim_graph_stream(L->graph, t->rank, "elided");
+            cls = L->cls_type[r->type < SSIM_CHAKRA_N_NODE_TYPES ? r->type : 0];
             break;
         default:
             g_assert_not_reached();

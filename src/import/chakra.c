@@ -432,6 +432,11 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     L.cls_mem = ssim_graph_intern(graph, "mem");
     L.cls_coll = ssim_graph_intern(graph, "coll");
     L.cls_p2p = ssim_graph_intern(graph, "p2p");
+    if (L.opts.keep_node_ids)
+        for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++) {
+            g_autofree char *cls = g_strconcat("chakra:", ssim_chakra_node_type_name(t), NULL);
+            L.cls_type[t] = ssim_graph_intern(graph, cls);
+        }
     gboolean ok = FALSE;
     g_autofree char *json = NULL;
     g_autoptr(GError) graph_error = NULL;

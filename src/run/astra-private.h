@@ -101,6 +101,7 @@ struct Replay {
     SsimEngine *engine;
     Rank *ranks;
     guint32 *pending;           /* per op: explicit dependencies not finished */
+    guint8 *role;               /* per op: what its class makes it (astra-replay.c) */
     guint32 *succ_first, *succ; /* explicit successors (CSR) */
     guint32 *chunks_left;       /* per collective op: streams not finished */
     guint32 *group_streams;     /* per (group, rank): the group's stream counter */

@@ -62,18 +62,39 @@ static guint32 heap_pop(Replay *R, Rank *rk, int cls)
 
 /* ---- classes and costs ---- */
 
-static gboolean has_class(const Replay *R, const SsimOp *o, const char *name)
+/* What kind of op each class string makes (decided once per class, in build()). */
+enum { ROLE_PLAIN, ROLE_CPU, ROLE_MEM, ROLE_META, ROLE_REFUSED };
+
+static int class_role(const char *cls)
 {
-    return o->cls != 0 && strcmp(ssim_graph_string(R->graph, o->cls), name) == 0;
+    if (strcmp(cls, "cpu") == 0)
+        return ROLE_CPU;
+    if (strcmp(cls, "mem") == 0)
+        return ROLE_MEM;
+    /* Nodes the loader keeps for us (SsimChakraOptions.keep_node_ids): ASTRA-sim issues
+     * metadata and invalid nodes on the communication slot and skips them at once, and stops at
+     * any other type. */
+    if (g_str_has_prefix(cls, "chakra:"))
+        return strcmp(cls, "chakra:METADATA_NODE") == 0 || strcmp(cls, "chakra:INVALID_NODE") == 0
+                   ? ROLE_META
+                   : ROLE_REFUSED;
+    return ROLE_PLAIN;
 }
 
-static int op_class(const Replay *R, const SsimOp *o)
+static int op_class(const Replay *R, guint32 op)
 {
+    const SsimOp *o = &R->ops[op];
     switch (o->kind) {
     case SSIM_OP_COMPUTE:
-        if (has_class(R, o, "cpu"))
+        switch (R->role[op]) {
+        case ROLE_CPU:
             return CLS_CPU;
-        return has_class(R, o, "mem") ? CLS_COMM : CLS_COMP;
+        case ROLE_MEM:
+        case ROLE_META:
+            return CLS_COMM;
+        default:
+            return CLS_COMP;
+        }
     case SSIM_OP_RECV:
         return CLS_FREE;
     default:
@@ -110,7 +131,7 @@ static void finish(Replay *R, guint32 op, gboolean then_walk)
     const SsimOp *o = &R->ops[op];
     Rank *rk = &R->ranks[o->rank];
     SsimTime now = ssim_engine_now(R->engine);
-    int cls = op_class(R, o);
+    int cls = op_class(R, op);
     if (cls != CLS_FREE)
         rk->busy[cls] = FALSE;
     R->tl->end[op] = now;
@@ -122,7 +143,7 @@ static void finish(Replay *R, guint32 op, gboolean then_walk)
         if (R->walking && R->ops[s].rank == o->rank)
             g_array_append_val(R->deferred, s);
         else
-            heap_push(R, &R->ranks[R->ops[s].rank], op_class(R, &R->ops[s]), s);
+            heap_push(R, &R->ranks[R->ops[s].rank], op_class(R, s), s);
     }
     if (then_walk)
         walk(R, o->rank);
@@ -148,14 +169,19 @@ static void issue(Replay *R, guint32 rank, guint32 op)
     const SsimOp *o = &R->ops[op];
     Rank *rk = &R->ranks[rank];
     SsimTime now = ssim_engine_now(R->engine);
-    int cls = op_class(R, o);
+    int cls = op_class(R, op);
     R->tl->start[op] = R->tl->ready[op] = now;
     if (cls != CLS_FREE)
         rk->busy[cls] = TRUE;
     GError *error = NULL;
     switch (o->kind) {
     case SSIM_OP_COMPUTE: {
-        if (cls == CLS_COMM) { /* a memory node */
+        if (R->role[op] == ROLE_META) { /* skip_invalid: ends now, dependents wait */
+            R->stats.n_metadata++;
+            finish(R, op, FALSE);
+            break;
+        }
+        if (R->role[op] == ROLE_MEM) {
             R->stats.n_mem++;
             ssim_engine_schedule(R->engine, now, EV_OP_DONE, op, 0);
             break;
@@ -204,7 +230,7 @@ static void walk(Replay *R, guint32 rank)
     R->walking = FALSE;
     for (guint i = 0; i < R->deferred->len; i++) {
         guint32 s = g_array_index(R->deferred, guint32, i);
-        heap_push(R, &R->ranks[R->ops[s].rank], op_class(R, &R->ops[s]), s);
+        heap_push(R, &R->ranks[R->ops[s].rank], op_class(R, s), s);
     }
     g_array_set_size(R->deferred, 0);
 }
@@ -299,6 +325,8 @@ static gboolean build(Replay *R, GError **error)
 {
     guint32 n = ssim_graph_n_ops(R->graph);
     R->pending = g_new0(guint32, n);
+    R->role = g_new0(guint8, MAX(n, 1u));
+    g_autoptr(GHashTable) roles = g_hash_table_new(NULL, NULL); /* class id -> role + 1 */
     R->succ_first = g_new0(guint32, (gsize)n + 1);
     R->chunks_left = g_new0(guint32, n);
     for (guint32 i = 0; i < n; i++) {
@@ -308,6 +336,24 @@ static gboolean build(Replay *R, GError **error)
                         "--semantics astra: %s on rank %u is a barrier, which ASTRA-sim does "
                         "not implement",
                         ssim_graph_op_label(R->graph, i, label, sizeof label), R->ops[i].rank);
+            return FALSE;
+        }
+        guint cls = R->ops[i].cls;
+        gpointer known = g_hash_table_lookup(roles, GUINT_TO_POINTER(cls));
+        int role = known ? GPOINTER_TO_INT(known) - 1
+                   : cls ? class_role(ssim_graph_string(R->graph, cls))
+                         : ROLE_PLAIN;
+        if (!known)
+            g_hash_table_insert(roles, GUINT_TO_POINTER(cls), GINT_TO_POINTER(role + 1));
+        R->role[i] = (guint8)role;
+        if (role == ROLE_REFUSED) {
+            char label[128];
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "--semantics astra: %s on rank %u (node %" G_GUINT64_FORMAT
+                        ") is a %s, on which ASTRA-sim stops (\"Unknown node type\")",
+                        ssim_graph_op_label(R->graph, i, label, sizeof label), R->ops[i].rank,
+                        R->node_ids ? R->node_ids[i] : (guint64)i,
+                        ssim_graph_string(R->graph, cls) + strlen("chakra:"));
             return FALSE;
         }
         guint nd;
@@ -335,7 +381,7 @@ static gboolean build(Replay *R, GError **error)
     }
     for (guint32 i = 0; i < n; i++)
         if (R->pending[i] == 0)
-            heap_push(R, &R->ranks[R->ops[i].rank], op_class(R, &R->ops[i]), i);
+            heap_push(R, &R->ranks[R->ops[i].rank], op_class(R, i), i);
     return TRUE;
 }
 
@@ -353,6 +399,7 @@ static void replay_clear(Replay *R)
         g_free(R->ranks);
     }
     g_free(R->pending);
+    g_free(R->role);
     g_free(R->succ_first);
     g_free(R->succ);
     g_free(R->chunks_left);

@@ -16,6 +16,10 @@
 #include <shiftsim/astra.h>
 #include <shiftsim/chakra.h>
 
+#include <glib/gstdio.h>
+
+#include "tests/import/chakra-writer.h"
+
 #define ONE_BYTE_PER_NS (1e9 / 1073741824.0) /* GB/s of 2^30 bytes */
 
 /* A machine with round numbers: one Switch of n ranks, 1 byte/ns, 100 ns a hop (a message of b
@@ -386,4 +390,67 @@ Test(astra, matches_astra_sim_on_bundled_traces)
             ssim_chakra_stats_clear(&st);
         }
     }
+}
+
+/*
+ * A metadata node, which the loader keeps when it records node ids, takes the communication slot
+ * and is skipped at once, its dependents waiting for the next walk (Workload::issue_metadata ->
+ * skip_invalid).  Rank 0: node 1 METADATA -> node 2 compute (1 ms); node 3 compute (2 ms).  At 0
+ * the walk skips 1 and starts 3; 2 starts at 2 ms.  Elided instead (dependencies forwarded), 2
+ * would start at 0, having the smaller id.
+ */
+Test(astra, metadata_node_defers_its_dependents)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-meta-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "meta", NULL);
+    g_autofree char *path = cw_rank_path(prefix, 0);
+    CwWriter *w = cw_open(path, "0.0.4");
+    CwNode meta = CW_NODE_INIT;
+    meta.id = 1;
+    meta.name = "meta";
+    meta.type = CW_METADATA;
+    cw_node(w, &meta);
+    guint64 dep = 1;
+    CwNode c2 = CW_NODE_INIT;
+    c2.id = 2;
+    c2.name = "c2";
+    c2.type = CW_COMP;
+    c2.data_deps = &dep;
+    c2.n_data_deps = 1;
+    c2.num_ops = 1e6;
+    c2.tensor_size = 1000;
+    cw_node(w, &c2);
+    CwNode c3 = c2;
+    c3.id = 3;
+    c3.name = "c3";
+    c3.n_data_deps = 0;
+    c3.num_ops = 2e6;
+    cw_node(w, &c3);
+    cr_assert(cw_close(w, NULL));
+
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.keep_node_ids = TRUE;
+    SsimChakraStats st;
+    ssim_chakra_stats_init(&st);
+    GError *error = NULL;
+    g_autoptr(SsimGraph) g = ssim_chakra_load(prefix, NULL, &o, &st, &error);
+    cr_assert_not_null(g, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_graph_n_ops(g), 3, "the metadata node is kept");
+    cr_assert_eq(st.n_elided, 1, "and still counted as elided");
+    SsimAstraConfig c = machine(1);
+    SsimAstraStats ast;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->start[0], 0);
+    cr_assert_eq(t->end[0], 0);
+    cr_assert_eq(t->start[2], 0, "node 3 starts first");
+    cr_assert_eq(t->end[2], 2000000);
+    cr_assert_eq(t->start[1], 2000000, "node 2 waited for the next walk");
+    cr_assert_eq(t->end[1], 3000000);
+    cr_assert_eq(ast.n_metadata, 1);
+    ssim_chakra_stats_clear(&st);
+    g_unlink(path);
+    g_rmdir(dir);
 }
