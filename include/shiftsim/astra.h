@@ -31,7 +31,9 @@
  *     steps that reduce, a local reduction of 3 x message bytes / local memory bandwidth (each
  *     third truncated to whole ns; the bandwidth's GB here is 10^9 bytes), then is sent to the
  *     ring neighbour.  Ring all-reduce is 2(n-1) messages of size/n, all-gather n-1 of size,
- *     reduce-scatter n-1 of size/n; `direct` sends to every member with a window.
+ *     reduce-scatter n-1 of size/n; `direct` sends to every member with a window;
+ *     `halvingDoubling` exchanges log2(n) messages with ranks 1, 2, 4, ... away, halving them
+ *     (all-reduce: log2(n) more back down; all-gather: from n/2 down, doubling).
  *   - Network.  A message of b bytes from a to b takes hops x latency + b / bandwidth on the first
  *     dimension where their coordinates differ (rank = sum of coordinate x NPUs of lower
  *     dimensions), truncated to whole ns; a Switch is 2 hops, a FullyConnected 1, a bidirectional
@@ -39,7 +41,7 @@
  *     transfer starts when sent, and a receive posted after its arrival completes at once.
  *     Messages match by (tag, source, destination, size) in order.
  *
- * What is not modelled (errors, never silent): halving-doubling, double-binary-tree and the one*
+ * What is not modelled (errors, never silent): double-binary-tree and the one*
  * and custom implementations, offline-greedy inter-dimension scheduling, more than one queue per
  * dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers.  BROADCAST
  * takes 1 ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take
@@ -76,7 +78,8 @@ typedef enum {
 /* Collective implementations of one dimension (the system file's *-implementation lists). */
 #define SSIM_ASTRA_ALGO_LIST(X)                                                                    \
     X(RING, "ring")                                                                                \
-    X(DIRECT, "direct")
+    X(DIRECT, "direct")                                                                            \
+    X(HALVING_DOUBLING, "halvingDoubling")
 
 typedef enum {
 #define SSIM_X(e, s) SSIM_ASTRA_ALGO_##e,

@@ -229,6 +229,17 @@ static guint32 ring_next(const Phase *p, guint32 k, gboolean clockwise)
     return clockwise ? (k + 1) % p->n : (k + p->n - 1) % p->n;
 }
 
+/* HalvingDoubling's peer: rank_offset steps from this rank, clockwise when its index over
+ * the offset is even (specify_direction); it sends to and receives from that rank. */
+static void hd_peer(Stream *s, const Phase *p)
+{
+    gboolean cw = s->hd_offset == 0 || (p->pos / (guint)s->hd_offset) % 2 == 0;
+    guint32 k = p->pos;
+    for (int i = 0; i < s->hd_offset; i++)
+        k = ring_next(p, k, cw);
+    s->curr_recv = s->curr_send = k;
+}
+
 /* The Ring (and AllToAll) constructor's state for the stream's current phase. */
 static void algo_init(Stream *s, const Phase *p)
 {
@@ -256,23 +267,36 @@ static void algo_init(Stream *s, const Phase *p)
         if (p->type == CT_A2A)
             s->stream_count = n - 1;
     }
+    if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
+        /* HalvingDoubling's constructor: log2 steps, exchanging with the rank rank_offset
+         * away, the offset doubling (or halving) and the message halving (or doubling). */
+        int lg = (int)log2((double)n);
+        s->stream_count = p->type == CT_AR ? (gint64)(2 * log2((double)n)) : lg;
+        s->max_count = p->type == CT_AG ? 0 : lg;
+        s->hd_msg = p->msg_size;
+        s->hd_offset = p->type == CT_AG ? (int)(n / 2) : 1;
+        s->hd_mult = p->type == CT_AG ? 0.5 : 2.0;
+        hd_peer(s, p);
+    }
     g_array_set_size(s->packets, 0);
     s->packets_head = 0;
 }
 
 static int nonzero_latency_packets(const Stream *s, const Phase *p)
 {
+    if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING)
+        return (int)(log2((double)p->n) - 1 * s->parallel_reduce);
     if (p->algo == SSIM_ASTRA_ALGO_DIRECT && !p->fast)
         return s->parallel_reduce;
     return (int)(p->n - 1) * s->parallel_reduce;
 }
 
 /* PacketBundle::send_to_MA / send_to_NPU through MemBus: the endpoint's delay. */
-static void release_packets(Replay *R, guint32 sid, Stream *s, const Phase *p)
+static void release_packets(Replay *R, guint32 sid, Stream *s, const Phase *p, guint64 size)
 {
     SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
     ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + delay, EV_BUNDLE, sid,
-                         s->processed ? 1 : 0);
+                         size << 1 | (s->processed ? 1 : 0));
 }
 
 /* Ring::process_max_count (AllToAll's also turns to the next peer). */
@@ -282,9 +306,19 @@ static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
         s->remained_max--;
     if (s->remained_max == 0) {
         s->max_count--;
-        release_packets(R, sid, s, p);
+        release_packets(R, sid, s, p,
+                        p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size);
         s->remained_max = 1;
-        if (p->algo == SSIM_ASTRA_ALGO_DIRECT) {
+        if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
+            s->hd_offset = (int)(s->hd_offset * s->hd_mult);
+            s->hd_msg = (guint64)((double)s->hd_msg / s->hd_mult);
+            if (s->hd_offset == (int)p->n && p->type == CT_AR) {
+                s->hd_mult = 0.5;
+                s->hd_offset = (int)(s->hd_offset * s->hd_mult);
+                s->hd_msg = (guint64)((double)s->hd_msg / s->hd_mult);
+            }
+            hd_peer(s, p);
+        } else if (p->algo == SSIM_ASTRA_ALGO_DIRECT) {
             s->curr_recv = ring_next(p, s->curr_recv, p->clockwise);
             if (s->curr_recv == p->pos)
                 s->curr_recv = ring_next(p, s->curr_recv, p->clockwise);
@@ -303,7 +337,8 @@ static void insert_packet(Replay *R, guint32 sid, Stream *s, const Phase *p)
         s->nonzero_lat = nonzero_latency_packets(s, p);
         s->toggle = !s->toggle;
     }
-    guint64 pkt = (guint64)s->curr_recv << 32 | s->curr_send;
+    Packet pkt = {s->curr_recv, s->curr_send,
+                  p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size};
     g_array_append_val(s->packets, pkt);
     if (s->zero_lat > 0) {
         s->processed = FALSE;
@@ -326,11 +361,11 @@ static gboolean ready(Replay *R, guint32 sid, Stream *s, const Phase *p)
 {
     if (s->packets->len == s->packets_head || s->stream_count == 0 || s->free_packets == 0)
         return FALSE;
-    guint64 pkt = g_array_index(s->packets, guint64, s->packets_head);
-    guint32 dest = ring_member(p, (guint32)(pkt >> 32)), src = ring_member(p, (guint32)pkt);
-    MatchKey out = {.tag = s->tag, .size = p->msg_size, .src = s->rank, .dst = dest, .coll = 1};
+    Packet pkt = g_array_index(s->packets, Packet, s->packets_head);
+    guint32 dest = ring_member(p, pkt.dest), src = ring_member(p, pkt.src);
+    MatchKey out = {.tag = s->tag, .size = pkt.size, .src = s->rank, .dst = dest, .coll = 1};
     net_send(R, &out, SSIM_NONE);
-    MatchKey in = {.tag = s->tag, .size = p->msg_size, .src = src, .dst = s->rank, .coll = 1};
+    MatchKey in = {.tag = s->tag, .size = pkt.size, .src = src, .dst = s->rank, .coll = 1};
     net_recv(R, &in, sid);
     /* Ring::reduce -> process_stream_count. */
     if (s->remained_msg > 0)
@@ -378,17 +413,19 @@ static void stream_general(Replay *R, guint32 sid)
     iteratable(R, sid, s);
 }
 
-void astra_on_bundle(Replay *R, guint32 sid, gboolean needs_processing)
+void astra_on_bundle(Replay *R, guint32 sid, guint64 bundle)
 {
+    gboolean needs_processing = bundle & 1;
     Stream *s = stream_at(R, sid);
     if (s->dead)
         return;
     if (needs_processing) {
         /* PacketBundle::call: write, read and read of the message at local memory bandwidth. */
         double bw = R->cfg.local_mem_bw_gbps * 1000000000.0;
-        double size = (double)cur_phase(R, s)->msg_size;
+        double size = (double)(bundle >> 1);
         SsimTime one = (SsimTime)(guint64)(size / bw * 1e9);
-        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + 3 * one, EV_BUNDLE, sid, 0);
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + 3 * one, EV_BUNDLE, sid,
+                             bundle & ~(guint64)1);
         return;
     }
     stream_general(R, sid);
@@ -489,9 +526,10 @@ static void add_phase(Replay *R, ComType type, SsimAstraImpl impl, guint32 queue
     p.window = impl.window;
     p.queue = queue;
     p.clockwise = (guint8)clockwise;
+    gboolean hd = impl.algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING;
     switch (type) {
     case CT_AR:
-        p.msg_size = size / p.n;
+        p.msg_size = hd ? size / 2 : size / p.n;
         *final_size = size;
         break;
     case CT_AG:
@@ -499,7 +537,7 @@ static void add_phase(Replay *R, ComType type, SsimAstraImpl impl, guint32 queue
         *final_size = size * p.n;
         break;
     case CT_RS:
-        p.msg_size = size / p.n;
+        p.msg_size = hd ? size / 2 : size / p.n;
         *final_size = size / p.n;
         break;
     default:
@@ -607,6 +645,15 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
                     rank, ssim_coll_kind_name((SsimCollKind)o->coll));
         return FALSE;
     }
+    if (type == CT_A2A)
+        for (guint d = 0; d < c->n_impl[CT_A2A]; d++)
+            if (c->impl[CT_A2A][d].algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "--semantics astra: rank %u: an all-to-all by halvingDoubling, "
+                            "which ASTRA-sim does not implement (it exits)",
+                            rank);
+                return FALSE;
+            }
     guint n_members;
     const guint32 *members = ssim_graph_group_ranks(R->graph, o->group, &n_members);
     Phase group_ring = {0};
@@ -652,7 +699,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         s->first_phase = first;
         s->n_phases = n;
         s->cur = -1;
-        s->packets = g_array_new(FALSE, FALSE, sizeof(guint64));
+        s->packets = g_array_new(FALSE, FALSE, sizeof(Packet));
         guint32 sid = R->streams->len;
         g_ptr_array_add(R->streams, s);
         g_array_append_val(made, sid);

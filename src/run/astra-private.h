@@ -17,7 +17,7 @@ enum {
     EV_OP_DONE, /* a = op: a compute (or broadcast) op ends */
     EV_ARRIVE,  /* a = message: a transfer reaches its destination */
     EV_RECV,    /* a = message: a receive posted after its message arrived completes */
-    EV_BUNDLE,  /* a = stream, b = 1 when the bundle still needs its reduction */
+    EV_BUNDLE,  /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
     EV_N
 };
 
@@ -42,6 +42,12 @@ typedef struct {
     guint64 msg_size;
 } Phase;
 
+/* A message waiting to be sent: ring indices of its destination and source, and its size. */
+typedef struct {
+    guint32 dest, src;
+    guint64 size;
+} Packet;
+
 /* A chunk on one rank: ASTRA-sim's StreamBaseline with its current algorithm's state. */
 typedef struct {
     guint32 rank;
@@ -57,7 +63,10 @@ typedef struct {
     int remained_msg, remained_max, total_received, middle_point;
     gboolean toggle, processed, send_back, npu_to_ma;
     guint32 curr_recv, curr_send; /* ring indices */
-    GArray *packets;              /* guint64: dest << 32 | src, queued */
+    int hd_offset;                /* HalvingDoubling: rank_offset, */
+    double hd_mult;               /* offset_multiplier */
+    guint64 hd_msg;               /* and msg_size */
+    GArray *packets;              /* Packet, queued */
     guint packets_head;
 } Stream;
 
@@ -128,5 +137,6 @@ void astra_recv_issue(Replay *R, guint32 op);
 SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
 void astra_on_arrive(Replay *R, guint32 msg);
 void astra_on_recv(Replay *R, guint32 msg);
-void astra_on_bundle(Replay *R, guint32 stream, gboolean needs_processing);
+/* `bundle`: the bundle's bytes << 1 | 1 when it still needs its reduction. */
+void astra_on_bundle(Replay *R, guint32 stream, guint64 bundle);
 void astra_coll_clear(Replay *R);

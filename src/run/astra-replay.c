@@ -258,7 +258,7 @@ static void on_recv(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data
 static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
 {
     (void)engine;
-    astra_on_bundle(user_data, (guint32)a, b != 0);
+    astra_on_bundle(user_data, (guint32)a, b);
 }
 
 /* ---- set-up and the run ---- */

@@ -317,6 +317,8 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
         gboolean ok = s != NULL;
         if (ok && strcmp(s, "ring") == 0) {
             impl.algo = SSIM_ASTRA_ALGO_RING;
+        } else if (ok && strcmp(s, "halvingDoubling") == 0) {
+            impl.algo = SSIM_ASTRA_ALGO_HALVING_DOUBLING;
         } else if (ok && g_str_has_prefix(s, "direct")) {
             impl.algo = SSIM_ASTRA_ALGO_DIRECT;
             if (s[6] != '\0') { /* direct<W>, as CollectiveImplLookup reads it */
@@ -330,8 +332,8 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
         }
         if (!ok) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %s: \"%s\" is not modelled by --semantics astra (ring, direct and "
-                        "direct<window> are; ASTRA-sim also has halvingDoubling, "
+                        "%s: %s: \"%s\" is not modelled by --semantics astra (ring, direct, "
+                        "direct<window> and halvingDoubling are; ASTRA-sim also has "
                         "doubleBinaryTree and the one* forms)",
                         path, key, s ? s : "(not a string)");
             return FALSE;

@@ -269,6 +269,26 @@ Test(astra, allgather_size_is_per_rank_and_reducescatter_reduces)
     }
 }
 
+/*
+ * Halving-doubling all-reduce on 4 ranks (HalvingDoubling.cc): per 1000-byte chunk, messages of
+ * 500 B to the rank 1 away, 250 B (reduced) to the rank 2 away, then back: 250 B to 2 away and
+ * 500 B to 1 away, each behind an endpoint delay, and one more at the end:
+ * 5E + 2 C(500) + 2 C(250) + R(250) = 125 + 1400 + 900 + 750 = 3175 ns a chunk.
+ */
+Test(astra, halving_doubling_all_reduce)
+{
+    Builder b = builder_new(4);
+    for (guint32 r = 0; r < 4; r++)
+        add(&b, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
+    SsimAstraConfig c = machine(4);
+    c.impl[SSIM_ASTRA_AR][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_HALVING_DOUBLING, -1};
+    SsimAstraStats st;
+    g_autoptr(SsimTimeline) t = run(&b, &c, &st);
+    cr_assert_eq(t->makespan, 4 * 3175, "%" G_GINT64_FORMAT, t->makespan);
+    cr_assert_eq(st.n_messages, 4 * 4 * 4);
+    builder_clear(&b);
+}
+
 /* Two active chunks per dimension: chunks run two at a time, so 4 chunks take two chunk times. */
 Test(astra, active_chunks_run_together)
 {
