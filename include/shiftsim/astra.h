@@ -41,14 +41,17 @@
  *     transfer starts when sent, and a receive posted after its arrival completes at once.
  *     Messages match by (tag, source, destination, size) in order.
  *
- * What is not modelled (errors, never silent): double-binary-tree and the one*
- * and custom implementations, offline-greedy inter-dimension scheduling, more than one queue per
- * dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers.  BROADCAST
- * takes 1 ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take
- * the communication slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and
- * invalid nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node ids,
- * take the communication slot and are skipped at once, their dependents waiting for the next
- * walk, as in ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).
+ * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
+ * the dimensions after theirs are not used (GeneralComplexTopology stops there).
+ *
+ * What is not modelled (errors, never silent): double-binary-tree and custom implementations,
+ * offline-greedy inter-dimension scheduling, more than one queue per dimension, REDUCE and PERMUTE
+ * collectives (ASTRA-sim refuses them too), barriers.  BROADCAST takes 1 ns, as ASTRA-sim replays
+ * it from a duration the graph does not keep.  Memory nodes take the communication slot for no time
+ * (ASTRA-sim's remote memory is not modelled).  Metadata and invalid nodes, which the loader keeps
+ * as ops of class "chakra:<TYPE>" when it records node ids, take the communication slot and are
+ * skipped at once, their dependents waiting for the next walk, as in ASTRA-sim; a kept node of any
+ * other type is refused (ASTRA-sim stops at it).
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
@@ -99,7 +102,8 @@ typedef enum {
 
 typedef struct {
     SsimAstraAlgo algo;
-    int window; /* direct: messages in flight (-1: all members), as "direct<W>" says */
+    int window;   /* direct: messages in flight (-1: all members), as "direct<W>" says */
+    gboolean one; /* the "one" forms (oneRing, ...): one ring over every NPU, from here on */
 } SsimAstraImpl;
 
 typedef struct {

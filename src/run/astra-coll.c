@@ -558,6 +558,19 @@ static Phase dim_ring(const Replay *R, guint32 rank, guint d)
     return p;
 }
 
+/* The ring of world dimension `d` for the implementations of `t`: an one* implementation is one
+ * ring over every NPU (GeneralComplexTopology stops there). */
+static Phase world_ring(const Replay *R, guint32 rank, int t, guint d)
+{
+    if (!R->cfg.impl[t][d].one)
+        return dim_ring(R, rank, d);
+    Phase p = {0};
+    p.n = R->n_ranks;
+    p.offset = 1;
+    p.pos = rank;
+    return p;
+}
+
 /* Sys::generate_collective's phases of one chunk, appended to R->phases; how many. */
 static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *group_ring,
                           guint64 size)
@@ -570,7 +583,7 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
          * implementation is given. */
         SsimAstraImpl impl = c->impl[type][0];
         if (c->n_impl[type] > 1)
-            impl = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1};
+            impl = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
         if (group_ring->n <= 1)
             return 0;
         if (type != CT_AR || !c->local_bw_aware)
@@ -580,12 +593,15 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
         return R->phases->len - before;
     }
     guint dims = c->n_impl[type];
+    for (guint d = 0; d < dims; d++)
+        if (c->impl[type][d].one)
+            dims = d + 1;
     guint map[SSIM_ASTRA_MAX_DIMS];
     for (guint i = 0; i < dims; i++)
         map[i] = type == CT_AG ? dims - 1 - i : i;
     if (type != CT_AR || !c->local_bw_aware) {
         for (guint i = 0; i < dims; i++) {
-            Phase ring = dim_ring(R, rank, map[i]);
+            Phase ring = world_ring(R, rank, type, map[i]);
             if (ring.n == 1)
                 continue;
             add_phase(R, type, c->impl[type][map[i]], map[i], TRUE, remain, &remain, &ring);
@@ -596,19 +612,19 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
      * NPU, all-reduce there, all-gather back down. */
     int last = -1;
     for (guint d = 0; d < dims; d++)
-        if (c->npus[d] > 1)
+        if (world_ring(R, rank, CT_AR, d).n > 1)
             last = (int)d;
     if (last < 0)
         return 0;
     for (int d = 0; d < last; d++) {
-        Phase ring = dim_ring(R, rank, (guint)d);
+        Phase ring = world_ring(R, rank, CT_AR, (guint)d);
         if (ring.n > 1)
             add_phase(R, CT_RS, c->impl[CT_AR][d], (guint)d, TRUE, remain, &remain, &ring);
     }
-    Phase top = dim_ring(R, rank, (guint)last);
+    Phase top = world_ring(R, rank, CT_AR, (guint)last);
     add_phase(R, CT_AR, c->impl[CT_AR][last], (guint)last, TRUE, remain, &remain, &top);
     for (int d = last - 1; d >= 0; d--) {
-        Phase ring = dim_ring(R, rank, (guint)d);
+        Phase ring = world_ring(R, rank, CT_AR, (guint)d);
         if (ring.n > 1)
             add_phase(R, CT_AG, c->impl[CT_AR][d], (guint)d, FALSE, remain, &remain, &ring);
     }

@@ -48,7 +48,7 @@ void ssim_astra_config_init(SsimAstraConfig *cfg)
     cfg->peak_tflops = 900;
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
         cfg->n_impl[t] = 1;
-        cfg->impl[t][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1};
+        cfg->impl[t][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
     }
 }
 
@@ -313,13 +313,17 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
     guint n = json_array_get_length(a);
     for (guint d = 0; d < n; d++) {
         const char *s = json_str(json_array_get_element(a, d));
-        SsimAstraImpl impl = {SSIM_ASTRA_ALGO_RING, -1};
+        SsimAstraImpl impl = {SSIM_ASTRA_ALGO_RING, -1, FALSE};
         gboolean ok = s != NULL;
-        if (ok && strcmp(s, "ring") == 0) {
+        if (ok && g_str_has_prefix(s, "one")) { /* oneRing, oneDirect<W>, oneHalvingDoubling */
+            impl.one = TRUE;
+            s += 3;
+        }
+        if (ok && (strcmp(s, "ring") == 0 || (impl.one && strcmp(s, "Ring") == 0))) {
             impl.algo = SSIM_ASTRA_ALGO_RING;
-        } else if (ok && strcmp(s, "halvingDoubling") == 0) {
+        } else if (ok && strcmp(s, impl.one ? "HalvingDoubling" : "halvingDoubling") == 0) {
             impl.algo = SSIM_ASTRA_ALGO_HALVING_DOUBLING;
-        } else if (ok && g_str_has_prefix(s, "direct")) {
+        } else if (ok && g_str_has_prefix(s, impl.one ? "Direct" : "direct")) {
             impl.algo = SSIM_ASTRA_ALGO_DIRECT;
             if (s[6] != '\0') { /* direct<W>, as CollectiveImplLookup reads it */
                 char *end;
@@ -331,11 +335,12 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
             ok = FALSE;
         }
         if (!ok) {
+            const char *given = json_str(json_array_get_element(a, d));
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: %s: \"%s\" is not modelled by --semantics astra (ring, direct, "
-                        "direct<window> and halvingDoubling are; ASTRA-sim also has "
-                        "doubleBinaryTree and the one* forms)",
-                        path, key, s ? s : "(not a string)");
+                        "direct<window>, halvingDoubling and their one* forms are; ASTRA-sim "
+                        "also has doubleBinaryTree)",
+                        path, key, given ? given : "(not a string)");
             return FALSE;
         }
         c->impl[t][d] = impl;
@@ -495,7 +500,12 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
         g_string_append_printf(s, "%s: [ ", impl_keys[t]);
         for (guint d = 0; d < c->n_impl[t]; d++) {
             const SsimAstraImpl *im = &c->impl[t][d];
-            g_string_append_printf(s, "%s%s", d ? ", " : "", algo_names[im->algo]);
+            const char *name = algo_names[im->algo];
+            if (im->one)
+                g_string_append_printf(s, "%sone%c%s", d ? ", " : "", g_ascii_toupper(name[0]),
+                                       name + 1);
+            else
+                g_string_append_printf(s, "%s%s", d ? ", " : "", name);
             if (im->algo == SSIM_ASTRA_ALGO_DIRECT && im->window > 0)
                 g_string_append_printf(s, "%d", im->window);
         }

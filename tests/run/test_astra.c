@@ -281,7 +281,7 @@ Test(astra, halving_doubling_all_reduce)
     for (guint32 r = 0; r < 4; r++)
         add(&b, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
     SsimAstraConfig c = machine(4);
-    c.impl[SSIM_ASTRA_AR][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_HALVING_DOUBLING, -1};
+    c.impl[SSIM_ASTRA_AR][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_HALVING_DOUBLING, -1, FALSE};
     SsimAstraStats st;
     g_autoptr(SsimTimeline) t = run(&b, &c, &st);
     cr_assert_eq(t->makespan, 4 * 3175, "%" G_GINT64_FORMAT, t->makespan);

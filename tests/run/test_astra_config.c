@@ -153,6 +153,24 @@ Test(astra_config, reads_astra_example_system)
     cr_assert_float_eq(c.local_mem_bw_gbps, 3350, 0);
     cr_assert_float_eq(c.peak_tflops, 989.5, 0);
 
+    /* The "one" forms: one ring over every NPU. */
+    g_autofree char *q = write_file("one.json", "{\"all-to-all-implementation\": [\"oneDirect4\"],"
+                                                " \"all-gather-implementation\": "
+                                                "[\"oneRing\", \"oneHalvingDoubling\"]}");
+    SsimAstraConfig one = c;
+    cr_assert(ssim_astra_config_read_system(&one, q, &error), "%s", error ? error->message : "");
+    cr_assert(one.impl[SSIM_ASTRA_A2A][0].one);
+    cr_assert_eq(one.impl[SSIM_ASTRA_A2A][0].algo, SSIM_ASTRA_ALGO_DIRECT);
+    cr_assert_eq(one.impl[SSIM_ASTRA_A2A][0].window, 4);
+    cr_assert_eq(one.impl[SSIM_ASTRA_AG][1].algo, SSIM_ASTRA_ALGO_HALVING_DOUBLING);
+    cr_assert(one.impl[SSIM_ASTRA_AG][1].one);
+    cr_assert_not(one.impl[SSIM_ASTRA_AR][0].one);
+    g_autoptr(GString) one_text = ssim_astra_config_format(&one);
+    cr_assert(strstr(one_text->str, "all-gather-implementation: [ oneRing, oneHalvingDoubling ]"),
+              "%s", one_text->str);
+    cr_assert(strstr(one_text->str, "all-to-all-implementation: [ oneDirect4 ]"), "%s",
+              one_text->str);
+
     /* The printout names every field as the files would. */
     g_autoptr(GString) text = ssim_astra_config_format(&c);
     cr_assert(strstr(text->str, "scheduling-policy: FIFO\n"), "%s", text->str);
