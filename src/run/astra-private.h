@@ -130,13 +130,29 @@ struct Replay {
 /* Issue rules (astra-replay.c). */
 void astra_op_finished(Replay *R, guint32 op);
 
-/* Collectives and the network (astra-coll.c). */
+/* Collectives (astra-coll.c). */
 gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error);
+/* A step's message for stream `sid` has arrived (its receive completes). */
+void astra_coll_received(Replay *R, guint32 sid);
+
+/* The network and message matching (astra-net.c).  A key: collectives' steps (coll 1, tag the
+ * stream's) and the trace's sends (coll 0, tag the op's) never match each other. */
+typedef struct {
+    guint64 tag, size;
+    guint32 src, dst;
+    guint32 coll;
+} MatchKey;
+
+SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
+/* Starts a transfer now (the sender's side: `send_op` ends at its arrival, SSIM_NONE: none). */
+void astra_net_send(Replay *R, const MatchKey *key, guint32 send_op);
+/* Posts a receive: `cb` (a receive op, or a stream when key->coll) is served at the arrival. */
+void astra_net_recv(Replay *R, const MatchKey *key, guint32 cb);
 void astra_send_issue(Replay *R, guint32 op);
 void astra_recv_issue(Replay *R, guint32 op);
-SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
 void astra_on_arrive(Replay *R, guint32 msg);
 void astra_on_recv(Replay *R, guint32 msg);
+void astra_net_clear(Replay *R);
 /* `bundle`: the bundle's bytes << 1 | 1 when it still needs its reduction. */
 void astra_on_bundle(Replay *R, guint32 stream, guint64 bundle);
 void astra_coll_clear(Replay *R);

@@ -388,6 +388,7 @@ static gboolean build(Replay *R, GError **error)
 static void replay_clear(Replay *R)
 {
     astra_coll_clear(R);
+    astra_net_clear(R);
     if (R->ranks) {
         for (guint r = 0; r < R->n_ranks; r++) {
             for (int c = 0; c < CLS_N; c++)
