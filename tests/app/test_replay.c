@@ -171,3 +171,32 @@ Test(replay_cli, traces_by_format, .init = redirect)
     g_dir_close(left);
     g_rmdir(dir);
 }
+
+/* --semantics astra reads ASTRA-sim's files and prints ASTRA-sim's simulated time for them
+ * (545101988 ns: what AstraSim_Analytical_Congestion_Unaware printed for the same files); the
+ * options that price by other rules are refused, and so is a bad file, naming its line. */
+Test(replay_cli, astra_semantics, .init = redirect)
+{
+    g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2/workload");
+    g_autofree char *net = bundled("astra-config/ring-switch-2x4.yml");
+    g_autofree char *sys = bundled("astra-config/ring-4chunks-roofline.json");
+    const char *argv[] = {"shiftsim", "replay",         "--chakra", prefix,     "--astra-network",
+                          net,        "--astra-system", sys,        "--format", "csv"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert(strstr(out, "545101988") != NULL, "%s", out);
+
+    const char *no_chakra[] = {"shiftsim", "replay", "--semantics", "astra"};
+    cr_assert_eq(cli(G_N_ELEMENTS(no_chakra), no_chakra), 2);
+    const char *bad[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "ns3"};
+    cr_assert_eq(cli(G_N_ELEMENTS(bad), bad), 2);
+    const char *mixed[] = {"shiftsim",    "replay", "--chakra",  prefix,
+                           "--semantics", "astra",  "--cluster", "dgx-h100"};
+    cr_assert_eq(cli(G_N_ELEMENTS(mixed), mixed), 2);
+    const char *wrong_size[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-network", sys};
+    cr_assert_eq(cli(G_N_ELEMENTS(wrong_size), wrong_size), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "--semantics: 'ns3' is not shiftsim or astra") != NULL, "%s", err);
+    cr_assert(strstr(err, "ring-4chunks-roofline.json:1: expected `key: value`") != NULL, "%s",
+              err);
+}
