@@ -211,6 +211,7 @@ run_astra() {
     done=$(grep -c 'sys\[[0-9]*\] finished' "$tmp/aout" "$tmp/aerr" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
     if [ "$done" -lt "$n" ]; then
         a_ms=failed; a_wall=-; a_user=-; a_rss=-
+        echo "compare.sh: $bin on $p: $done of $n ranks finished: $(tail -c 300 "$tmp/aerr" "$tmp/aout" | tr '\n' ' ')" >&2
         return 1
     fi
     a_ms=$(cat "$tmp/aout" "$tmp/aerr" | sed -n 's/.*sys\[[0-9]*\] finished, \([0-9]*\) cycles.*/\1/p' |
