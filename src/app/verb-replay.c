@@ -440,13 +440,21 @@ int ssim_verb_replay(int argc, char **argv)
         g_prefix_error(&error, "%s: ", path);
         return ssim_cli_runtime_error(error);
     }
-    if (astra)
+    if (astra) {
+        const SsimAstraStats *as = &pricing.astra_stats;
         fprintf(stderr,
                 "shiftsim replay: astra semantics: %" G_GUINT64_FORMAT
                 " collectives in %" G_GUINT64_FORMAT " chunks, %" G_GUINT64_FORMAT
-                " messages; %" G_GUINT64_FORMAT " compute nodes skipped (no tensor_size)\n",
-                pricing.astra_stats.n_collectives, pricing.astra_stats.n_chunks,
-                pricing.astra_stats.n_messages, pricing.astra_stats.n_skipped);
+                " messages; %" G_GUINT64_FORMAT " compute nodes skipped (no tensor_size)",
+                as->n_collectives, as->n_chunks, as->n_messages, as->n_skipped);
+        if (as->n_metadata)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " metadata nodes skipped", as->n_metadata);
+        if (as->n_broadcast)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " broadcasts taken as 1 ns", as->n_broadcast);
+        if (as->n_mem)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " memory nodes taken as no time", as->n_mem);
+        fputc('\n', stderr);
+    }
     if (rconf.flow_network)
         fprintf(stderr,
                 "shiftsim replay: network: %" G_GUINT64_FORMAT " flows; communication ran "
