@@ -200,3 +200,35 @@ Test(replay_cli, astra_semantics, .init = redirect)
     cr_assert(strstr(err, "ring-4chunks-roofline.json:1: expected `key: value`") != NULL, "%s",
               err);
 }
+
+/* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which
+ * refuse it, it is an error. */
+Test(replay_cli, astra_semantics_refuses_gather, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-gather-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "g", NULL);
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        CwWriter *w = cw_open(path, "0.0.4");
+        CwNode n = CW_NODE_INIT;
+        n.id = 1;
+        n.name = "gather";
+        n.type = CW_COLL;
+        n.comm_type = CW_GATHER;
+        n.comm_size = 4096;
+        cw_node(w, &n);
+        cr_assert(cw_close(w, NULL));
+    }
+    const char *plain[] = {"shiftsim", "replay", "--chakra", prefix};
+    cr_assert_eq(cli(G_N_ELEMENTS(plain), plain), 0);
+    const char *astra[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
+    cr_assert_eq(cli(G_N_ELEMENTS(astra), astra), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "2 GATHER or SCATTER collectives, which ASTRA-sim does not implement"),
+              "%s", err);
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}
