@@ -274,9 +274,10 @@ for p in "${sets[@]}"; do
         # shellcheck disable=SC2086
         if ! run_shiftsim "$p" --astra-network "$tmp/network.yml" \
             --astra-system "$tmp/system.json" ${ASTRA_ARGS:-}; then
-            printf '%-44s %6s  shiftsim --semantics astra failed: %s\n' "$name" "$ranks" \
-                "$(head -c 300 "$tmp/err")"
-            status=1; continue
+            # A trace ASTRA-sim's rules cannot run (it stalls or is refused, as in ASTRA-sim):
+            # say why and go on with the other columns.
+            echo "compare.sh: $name: shiftsim --semantics astra: $(grep -v '^chakra:' "$tmp/err" | head -c 400)" >&2
+            wall=-; user=-; rss=-
         fi
         m_ms=$ms; m_wall=$wall; m_user=$user; m_rss=$rss
         row+="$(printf ' | %13s %8s %8s %8s' "$ms" "$wall" "$user" "$rss")"
