@@ -46,12 +46,13 @@
  *
  * What is not modelled (errors, never silent): double-binary-tree and custom implementations,
  * offline-greedy inter-dimension scheduling, more than one queue per dimension, REDUCE and PERMUTE
- * collectives (ASTRA-sim refuses them too), barriers.  BROADCAST takes 1 ns, as ASTRA-sim replays
- * it from a duration the graph does not keep.  Memory nodes take the communication slot for no time
- * (ASTRA-sim's remote memory is not modelled).  Metadata and invalid nodes, which the loader keeps
- * as ops of class "chakra:<TYPE>" when it records node ids, take the communication slot and are
- * skipped at once, their dependents waiting for the next walk, as in ASTRA-sim; a kept node of any
- * other type is refused (ASTRA-sim stops at it).
+ * collectives (ASTRA-sim refuses them too), barriers; GATHER and SCATTER, which the loader holds
+ * as all-gathers and reduce-scatters, `replay` refuses from the loader's counts.  BROADCAST takes 1
+ * ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take the
+ * communication slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and invalid
+ * nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node ids, take the
+ * communication slot and are skipped at once, their dependents waiting for the next walk, as in
+ * ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
