@@ -104,7 +104,7 @@ static SsimTime simple_op_time(const SsimCostModel *model, const SsimGraph *g, g
 
 SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 {
-    return (SsimCostModel){.op_time = simple_op_time, .data = (gpointer)params};
+    return (SsimCostModel){.op_time = simple_op_time, .data = (gpointer)params, .pure = TRUE};
 }
 
 /* ---- replay ---- */
@@ -245,12 +245,17 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
     const SsimOp *op = &r->ops[i];
     if (op->duration >= 0)
         return op->duration;
+    if (r->cost_cache != NULL && r->cost_cache[i] >= 0)
+        return r->cost_cache[i];
     SsimTime t = r->cost->op_time(r->cost, r->g, i, n_ranks);
     if (G_UNLIKELY(t >= SSIM_TIME_NEVER)) {
         runtime_refuse_time(r, i, n_ranks, t, FALSE);
         return 0;
     }
-    return t < 0 ? 0 : t;
+    t = t < 0 ? 0 : t;
+    if (r->cost_cache != NULL)
+        r->cost_cache[i] = t;
+    return t;
 }
 
 /* now + d for op i, or (refused) now when that is past the range of simulated time. */
@@ -265,18 +270,39 @@ static SsimTime end_at(Run *r, guint32 i, guint n_ranks, SsimTime d)
 }
 
 /*
+ * Asks the processor to fetch what finishing copy c of op i will touch: its successors' packed
+ * kinds (`hot`) and state words.  Called when i starts: its end event fires after the other
+ * pending events before it, time enough for the lines to arrive, whereas read at the end each is
+ * a miss the loop waits for.  Only a hint: nothing is written, and results never depend on it.
+ */
+static inline void prefetch_successors(const Run *r, guint c, guint32 i)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(NO_PREFETCH)
+    for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
+        guint32 s = r->succs[e];
+        __builtin_prefetch(&r->hot[s], 0, 3);
+        __builtin_prefetch(&r->word[AT(r, c, s)], 1, 3);
+    }
+#else
+    (void)r;
+    (void)c;
+    (void)i;
+#endif
+}
+
+/*
  * Starts compute op i of copy c now.  It has its stream to itself, so it ends after its duration,
  * at the rank copy's current speed; under interference the stream copy records its progress and
  * the end goes through the stream copy's ticket, which rerate() re-arms when the speed changes.
  */
-static void start_compute(Run *r, guint c, guint32 i)
+static void start_compute(Run *r, guint c, guint32 i, guint64 hot)
 {
-    const SsimOp *op = &r->ops[i];
     gsize x = AT(r, c, i);
     r->word[x] = WITH_STATE(0, RUNNING);
     r->start[x] = r->now;
-    SsimTime d = op_duration(r, i, 1);
+    SsimTime d = hot < HOT_ASK ? (SsimTime)hot : op_duration(r, i, 1);
     if (r->slowdown > 0) {
+        const SsimOp *op = &r->ops[i];
         gsize s = (gsize)op->stream * r->n_copies + c;
         r->running[s] = i;
         r->work[s] = d;
@@ -284,19 +310,19 @@ static void start_compute(Run *r, guint c, guint32 i)
         d = scaled(r, (gsize)op->rank * r->n_copies + c, d);
         ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s], end_at(r, i, 1, d), r->ev_op_end,
                                     OP_KEY(c, i), 0);
-        return;
+    } else {
+        ssim_engine_schedule(r->engine, end_at(r, i, 1, d), r->ev_op_end, OP_KEY(c, i), 0);
     }
-    ssim_engine_schedule(r->engine, end_at(r, i, 1, d), r->ev_op_end, OP_KEY(c, i), 0);
+    prefetch_successors(r, c, i);
 }
 
 /*
- * Counts communication op i (a collective, barrier, send or receive) of copy c into its match
+ * Counts communication op i (a collective, barrier, send or receive) of copy c into its match m's
  * instance, whose number it stores in *k.  TRUE when it is the last to arrive: every member of the
  * match, in every copy that takes part in the instance, is now waiting in it.
  */
-static gboolean arrive(Run *r, guint c, guint32 i, guint32 *k)
+static gboolean arrive(Run *r, guint c, guint32 i, guint32 m, guint32 *k)
 {
-    guint32 m = r->ops[i].match;
     r->word[AT(r, c, i)] = WITH_STATE(0, ARRIVED);
     *k = instance_of(r, m, c);
     return ++r->arrived[instance_index(r, m, *k)] >= r->match_expected[m] * instance_copies(r, m);
@@ -383,10 +409,11 @@ static void make_ready(Run *r, guint c, guint32 i)
     if (r->ready != NULL)
         r->ready[AT(r, c, i)] = r->now;
     guint32 k;
-    if (r->ops[i].kind == SSIM_OP_COMPUTE)
-        start_compute(r, c, i);
-    else if (arrive(r, c, i, &k))
-        start_instance(r, i, r->ops[i].match, k);
+    guint64 hot = r->hot[i];
+    if (!(hot & HOT_COMM))
+        start_compute(r, c, i, hot);
+    else if (arrive(r, c, i, (guint32)hot, &k))
+        start_instance(r, i, (guint32)hot, k);
 }
 
 /* Instance k of match m ends now: its rank copies stop communicating and its members finish. */
@@ -613,6 +640,8 @@ static void run_free(Run *r)
     g_free(r->word);
     g_free(r->arrived);
     g_free(r->inst_first);
+    g_free(r->cost_cache);
+    g_free(r->hot);
     g_free(r->ready);
     g_free(r->start);
     g_free(r->end);
@@ -713,11 +742,23 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     r.ready = nc == 1 ? ssim_new_large(SsimTime, total) : NULL;
     r.start = ssim_new_large(SsimTime, total);
     r.end = ssim_new_large(SsimTime, total);
+    if (nc > 1 && cost->pure) {
+        r.cost_cache = ssim_new_large(SsimTime, MAX(n, 1));
+        memset(r.cost_cache, 0xff, sizeof(SsimTime) * MAX(n, 1)); /* -1: not asked yet */
+    }
+    r.ops = ssim_graph_ops(g);
+    r.hot = ssim_new_large(guint64, MAX(n, 1));
     for (guint32 i = 0; i < n; i++) {
         guint32 preds = ssim_graph_n_preds(g, i);
         g_assert(preds <= PENDING_MASK);
         for (guint c = 0; c < nc; c++)
             r.word[AT(&r, c, i)] = WITH_STATE(preds, WAITING);
+        const SsimOp *op = &r.ops[i];
+        if (op->kind != SSIM_OP_COMPUTE)
+            r.hot[i] = HOT_COMM | op->match;
+        else
+            r.hot[i] = op->duration >= 0 && (guint64)op->duration < HOT_ASK ? (guint64)op->duration
+                                                                            : HOT_ASK;
     }
     /* The state is allocated: the host-memory budget is checked once, before the replay. */
     if (config->max_memory != 0 && ssim_alloc_resident_bytes() > config->max_memory) {
@@ -732,7 +773,6 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     }
     /* ready, start and end need no initial value: a run that returns a timeline has set them
      * for every op copy (every op finished), and a failed run frees them. */
-    r.ops = ssim_graph_ops(g);
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
     setup_programs(&r);
