@@ -42,6 +42,7 @@ struct SsimRun {
     SsimTime *ready, *start, *end; /* ready is NULL when replicated */
     guint ev_op_end, ev_match_end;
     guint64 n_done;
+    SsimTime last_end; /* the end of the op copy finished last: the makespan */
 
     /*
      * Replication (runtime.h): n_copies copies on a stride x hi torus; `period` 2 per match and

@@ -219,6 +219,7 @@ static void finish(Run *r, guint c, guint32 i)
 {
     gsize x = AT(r, c, i);
     r->end[x] = r->now;
+    r->last_end = r->now; /* the clock never goes back, so this is the latest end */
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
     if (r->prog == NULL) {
@@ -277,7 +278,7 @@ static SsimTime end_at(Run *r, guint32 i, guint n_ranks, SsimTime d)
  */
 static inline void prefetch_successors(const Run *r, guint c, guint32 i)
 {
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(NO_PREFETCH)
+#if defined(__GNUC__) || defined(__clang__)
     for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
         guint32 s = r->succs[e];
         __builtin_prefetch(&r->hot[s], 0, 3);
@@ -837,8 +838,7 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     t->ready = g_steal_pointer(&r.ready);
     t->start = g_steal_pointer(&r.start);
     t->end = g_steal_pointer(&r.end);
+    t->makespan = r.last_end; /* every op finished; 0 for an empty graph */
     run_free(&r);
-    for (guint64 x = 0; x < n_total; x++)
-        t->makespan = MAX(t->makespan, t->end[x]);
     return t;
 }
