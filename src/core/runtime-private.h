@@ -34,7 +34,9 @@ struct SsimRun {
      * Per graph op, what make_ready() needs, 8 ops a cache line instead of one (an SsimOp is 64
      * bytes, and reading it was the replay's main cache miss): HOT_COMM | match for a collective,
      * barrier, send or receive; HOT_ASK for compute the cost model prices (or whose duration is
-     * too large to pack); otherwise the compute op's own duration.
+     * too large to pack); otherwise the compute op's own duration.  Without replication it is
+     * the `ready` array itself (each entry is read when the op becomes ready, just before that
+     * time overwrites it), so it costs no memory; with copies it has one entry per graph op.
      */
     guint64 *hot;
     guint32 *word;                 /* per op copy: state << 30 | pending predecessors */

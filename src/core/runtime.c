@@ -407,10 +407,10 @@ static void start_instance(Run *r, guint32 last, guint32 m, guint32 k)
  */
 static void make_ready(Run *r, guint c, guint32 i)
 {
+    guint32 k;
+    guint64 hot = r->hot[i]; /* before `ready` is written: without copies they are one array */
     if (r->ready != NULL)
         r->ready[AT(r, c, i)] = r->now;
-    guint32 k;
-    guint64 hot = r->hot[i];
     if (!(hot & HOT_COMM))
         start_compute(r, c, i, hot);
     else if (arrive(r, c, i, (guint32)hot, &k))
@@ -642,7 +642,8 @@ static void run_free(Run *r)
     g_free(r->arrived);
     g_free(r->inst_first);
     g_free(r->cost_cache);
-    g_free(r->hot);
+    if (r->n_copies > 1) /* else it is `ready`, freed below or handed to the timeline */
+        g_free(r->hot);
     g_free(r->ready);
     g_free(r->start);
     g_free(r->end);
@@ -747,19 +748,11 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         r.cost_cache = ssim_new_large(SsimTime, MAX(n, 1));
         memset(r.cost_cache, 0xff, sizeof(SsimTime) * MAX(n, 1)); /* -1: not asked yet */
     }
-    r.ops = ssim_graph_ops(g);
-    r.hot = ssim_new_large(guint64, MAX(n, 1));
     for (guint32 i = 0; i < n; i++) {
         guint32 preds = ssim_graph_n_preds(g, i);
         g_assert(preds <= PENDING_MASK);
         for (guint c = 0; c < nc; c++)
             r.word[AT(&r, c, i)] = WITH_STATE(preds, WAITING);
-        const SsimOp *op = &r.ops[i];
-        if (op->kind != SSIM_OP_COMPUTE)
-            r.hot[i] = HOT_COMM | op->match;
-        else
-            r.hot[i] = op->duration >= 0 && (guint64)op->duration < HOT_ASK ? (guint64)op->duration
-                                                                            : HOT_ASK;
     }
     /* The state is allocated: the host-memory budget is checked once, before the replay. */
     if (config->max_memory != 0 && ssim_alloc_resident_bytes() > config->max_memory) {
@@ -773,7 +766,20 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         return NULL;
     }
     /* ready, start and end need no initial value: a run that returns a timeline has set them
-     * for every op copy (every op finished), and a failed run frees them. */
+     * for every op copy (every op finished), and a failed run frees them.  Without copies an
+     * op's `ready` entry is written once, when it becomes ready, which is also when its packed
+     * kind is read for the last time: one array serves both.  (Filled after the memory check,
+     * which therefore sees the resident set it always saw.) */
+    r.ops = ssim_graph_ops(g);
+    r.hot = nc == 1 ? (guint64 *)r.ready : ssim_new_large(guint64, MAX(n, 1));
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *op = &r.ops[i];
+        if (op->kind != SSIM_OP_COMPUTE)
+            r.hot[i] = HOT_COMM | op->match;
+        else
+            r.hot[i] = op->duration >= 0 && (guint64)op->duration < HOT_ASK ? (guint64)op->duration
+                                                                            : HOT_ASK;
+    }
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
     setup_programs(&r);
