@@ -57,8 +57,8 @@ static const Option options[SSIM_OPT_N] = {
                              "B", "Sequences per microbatch (default 1)"},
     [SSIM_OPT_GLOBAL_BATCH] = {"global-batch", 'B', G_OPTION_ARG_INT,
                                IN(JOB, SsimCliJob, global_batch), "N",
-                               "Sequences per iteration over all replicas (default dp * "
-                               "microbatch * max(8, 4 pp))"},
+                               "Sequences per iteration over all replicas (default 4 per GPU, "
+                               "the same for every split)"},
     [SSIM_OPT_SCHEDULE] = {"schedule", 's', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, schedule),
                            "NAME",
                            "Pipeline schedule: alpa (Alpa's MPMD 1F1B, one program per phase; "
@@ -315,7 +315,7 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
     if (SSIM_CLI_GIVEN(job->global_batch))
         par->global_batch = (guint)job->global_batch;
     else if (!gbs_given)
-        par->global_batch = par->dp * par->microbatch * MAX(8u, 4 * par->pp);
+        par->global_batch = ssim_parallel_default_global_batch(world, par->dp, par->microbatch);
     return SSIM_EXIT_OK;
 }
 

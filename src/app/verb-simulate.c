@@ -5,7 +5,8 @@
  * With no options it simulates the embedded GPT-J 6B on the embedded DGX H200 cluster under the
  * split ssim_parallel_suggest() picks.  Split options override that suggestion field by field;
  * when tp or pp is given and dp is not, dp takes the remaining GPUs, and when the global batch is
- * not given it is dp * microbatch * max(8, 4 pp) so the pipeline has work to fill.  When no
+ * not given it is 4 sequences per GPU whatever the split (ssim_parallel_default_global_batch), so
+ * two splits simulated at their defaults train on the same batch.  When no
  * recompute mode is given, the cheapest of none, selective and full whose memory estimate fits
  * is used (and named on stderr); a configuration that fits under none of them is reported with
  * its full-recompute figure.  The placement is the one every verb defaults to, alpa (the paper's

@@ -132,7 +132,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "GPUs to split (a multiple of the GPUs per node; default all of the cluster's)", "N"},
         ssim_cli_job_entry(&job, SSIM_OPT_NODES, "Nodes (instead of --gpus)"),
         ssim_cli_job_entry(&job, SSIM_OPT_GLOBAL_BATCH,
-                           "Sequences per iteration, the same for every split (default 2 x GPUs)"),
+                           "Sequences per iteration, the same for every split (default 4 x GPUs)"),
         {"tp", 0, 0, G_OPTION_ARG_STRING, &tp_list,
          "Tensor-parallel sizes (default powers of two up to the GPUs per node, or up to N with "
          "--cross-node-tp)",

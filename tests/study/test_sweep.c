@@ -60,7 +60,7 @@ Test(sweep, default_enumeration_hand_count)
     cr_assert_str_eq(ssim_sweep_row(s, 0)->par.schedule, "alpa");
     cr_assert_str_eq(ssim_sweep_row(s, 0)->par.placement, "alpa");
     cr_assert_eq(ssim_sweep_skipped_pairs(s), 6);
-    cr_assert_eq(spec.base.global_batch, 16);
+    cr_assert_eq(spec.base.global_batch, 32, "4 sequences per GPU, the default of every verb");
     /* With --cross-node-tp on 16 GPUs: tp up to 16, pp the 5 divisors of 16: pairs with
      * tp*pp | 16 number 5+4+3+2+1 = 15. */
     ssim_sweep_spec_init(&spec, c, 16);
@@ -341,7 +341,7 @@ Test(sweep, threads_do_not_change_bytes, .init = setup, .fini = teardown)
     for (const char *p = x; *p; p++)
         lines += *p == '\n';
     cr_assert_eq(lines, 3 + 32);
-    cr_assert(strstr(x, "\n0,8,2,1,1,1,32,4,1f1b,megatron,"), "schedules alone: their framework");
+    cr_assert(strstr(x, "\n0,8,2,1,1,1,64,8,1f1b,megatron,"), "schedules alone: their framework");
 }
 
 Test(sweep, shards_merge_to_the_whole, .init = setup, .fini = teardown)
@@ -375,7 +375,7 @@ Test(sweep, shards_merge_to_the_whole, .init = setup, .fini = teardown)
 Test(sweep, merge_rejects_other_sweeps, .init = setup, .fini = teardown)
 {
     g_autofree char *a = tmp("a.csv"), *b = tmp("b.csv"), *out = tmp("out.csv");
-    const char *sa[] = {"--shard", "0/2"}, *sb[] = {"--shard", "1/2", "--global-batch", "64"};
+    const char *sa[] = {"--shard", "0/2"}, *sb[] = {"--shard", "1/2", "--global-batch", "32"};
     cr_assert_eq(sweep_verb(a, sa, 2), 0);
     cr_assert_eq(sweep_verb(b, sb, 4), 0);
     g_autoptr(GError) error = NULL;
