@@ -35,7 +35,8 @@ typedef struct {
 static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_MODEL] = {"model", 'm', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, model), "NAME|PATH",
                         "Model: a bundled name (gpt-j-6b, gpt-3-175b, llama-2-70b, ...: "
-                        "models/NAME.ini) or an INI path (default: the embedded GPT-J 6B)"},
+                        "models/NAME.ini; hf/NAME: models/hf/NAME.json), an INI path or a "
+                        "Hugging Face config.json (default: the embedded GPT-J 6B)"},
     [SSIM_OPT_CLUSTER] = {"cluster", 'c', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, cluster),
                           "NAME|PATH",
                           "Cluster: dgx-a100, dgx-h100, dgx-h200 (models/clusters/NAME.ini) or an "
@@ -237,6 +238,8 @@ int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model
     *model = job->model ? ssim_model_load(job->model, &error) : ssim_model_default();
     if (*model == NULL)
         return ssim_cli_runtime_error(error);
+    if ((*model)->notes)
+        fprintf(stderr, "shiftsim %s: note: %s\n", verb, (*model)->notes);
     *cluster = job->cluster ? ssim_cluster_load(job->cluster, &error) : ssim_cluster_default();
     if (*cluster == NULL)
         return ssim_cli_runtime_error(error);
