@@ -43,7 +43,9 @@ G_BEGIN_DECLS
 #define SSIM_SWEEP_LIST_MAX   256 /* entries in a list of integers */
 #define SSIM_SWEEP_NAMES_MAX  16  /* entries in a list of names */
 #define SSIM_SWEEP_REASON_MAX 64
-#define SSIM_SWEEP_DETAIL_MAX 256 /* longer messages are cut (with "...") */
+#define SSIM_SWEEP_DETAIL_MAX                                                                      \
+    512 /* longer messages are cut (with "..."); a memory                                          \
+           misfit's, with the options that would fit, runs to ~400 */
 
 /* "auto" in the recompute list: the first of none, selective, full whose memory fits. */
 #define SSIM_SWEEP_RECOMPUTE_AUTO 255u
