@@ -16,6 +16,7 @@
  * Megatron-LM's default gradient bucket unless --bucket is given.  --comm-repeat N runs every
  * communication N times.  The output names the placement and schedule that ran.
  */
+#include "src/app/tracefile.h"
 #include "src/app/verbs.h"
 
 #include <shiftsim/explain.h>
@@ -34,6 +35,7 @@ int ssim_verb_simulate(int argc, char **argv)
     g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
+    g_autofree char *trace = NULL, *trace_format = NULL;
     gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     /* After the job options (--model ... --order), before the placement ones. */
@@ -72,6 +74,13 @@ int ssim_verb_simulate(int argc, char **argv)
          "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,"
          "start_ns,end_ns) to FILE ('-' for stdout)",
          "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
+         "Write the iteration as a Perfetto trace (open in ui.perfetto.dev): a process per "
+         "simulated rank, a thread per stream; protobuf for FILE.pftrace, JSON otherwise ('-' "
+         "for stdout)",
+         "FILE"},
+        {"trace-format", 0, 0, G_OPTION_ARG_STRING, &trace_format,
+         "Force the --trace format: proto or json (default: by FILE's extension)", "FORMAT"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate one training iteration");
     g_option_context_set_summary(
@@ -89,7 +98,8 @@ int ssim_verb_simulate(int argc, char **argv)
              "full\n"
              "  shiftsim simulate -c tsubame4 -n 4 --tp 2 --pp 4 -p commshift --comm-repeat 2\n"
              "  shiftsim simulate --profile traces/vtrain-a100 --cluster dgx-a100 --nodes 1 "
-             "--explain-costs\n\n"
+             "--explain-costs\n"
+             "  shiftsim simulate --tp 4 --pp 2 --trace step.pftrace\n\n"
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
              "failure; 2 usage error.");
     ssim_cli_add_job(ctx, &job);
@@ -100,8 +110,16 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_counts(VERB, &job)) ||
-        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)))
+        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)) ||
+        (rc = ssim_cli_check_output(trace)))
         return rc;
+    if (!ssim_cli_trace_format_valid(trace_format))
+        return ssim_cli_usage_error(VERB, "--trace-format: '%s' is not proto or json",
+                                    trace_format);
+    if (trace_format && !trace)
+        return ssim_cli_usage_error(VERB, "--trace-format: needs --trace FILE");
+    if (trace && timeline && strcmp(trace, "-") == 0 && strcmp(timeline, "-") == 0)
+        return ssim_cli_usage_error(VERB, "--trace and --timeline: only one of them can be '-'");
 
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimModel) model = NULL;
@@ -203,7 +221,11 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimResult result;
     g_autoptr(SsimLowered) lowered = NULL;
     g_autoptr(SsimTimeline) tl = NULL;
-    if (!ssim_simulate(&config, &result, timeline ? &lowered : NULL, timeline ? &tl : NULL, &error))
+    gboolean per_op = timeline || trace; /* both need the graph and its per-op times */
+    if (!ssim_simulate(&config, &result, per_op ? &lowered : NULL, per_op ? &tl : NULL, &error))
+        return ssim_cli_runtime_error(error);
+    if (trace &&
+        !ssim_cli_write_trace(trace, trace_format, ssim_lowered_graph(lowered), tl, 0, &error))
         return ssim_cli_runtime_error(error);
     if (timeline) {
         const SsimTime *unc =
