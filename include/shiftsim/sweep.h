@@ -173,9 +173,22 @@ const SsimSweepRow *ssim_sweep_row(const SsimSweep *sweep, guint index);
 /* Replaces row `row->index` (MPI gathering); the index must be in range. */
 void ssim_sweep_set_row(SsimSweep *sweep, const SsimSweepRow *row);
 
+/*
+ * Where a run stands: `done` of `total` configurations evaluated; `work_done` of `work_total`
+ * estimated ops (ssim_budget_estimate) simulated.  A configuration weighs its estimated ops
+ * until it is rejected (illegal, memory, limit) or pruned, when it leaves the total: it took
+ * microseconds where a simulation takes seconds, so an ETA from the work is honest where one
+ * from the count was not.
+ */
+typedef struct {
+    guint done, total;
+    double work_done, work_total;
+    double elapsed_s;
+} SsimSweepProgress;
+
 /* Called on the thread that called ssim_sweep_run(), about every interval, and once at the end
  * with done == total. */
-typedef void (*SsimSweepProgressFn)(guint done, guint total, double elapsed_s, gpointer user);
+typedef void (*SsimSweepProgressFn)(const SsimSweepProgress *progress, gpointer user);
 
 /*
  * Evaluates configurations first, first + stride, first + 2 stride, ... (shard i of n: first i,
