@@ -373,6 +373,36 @@ Test(simulate, formats)
     cr_assert(strstr(json->str, "\"exposed_ms\""));
 }
 
+/* Every format names the schedule, placement, recompute mode and batch that ran. */
+Test(simulate, outputs_name_what_ran)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(2, 2, 2, 1, 4, "gpipe");
+    par.recompute = SSIM_RECOMPUTE_SELECTIVE;
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    cr_assert(ssim_simulate(&c, &r, NULL, NULL, NULL));
+    g_autoptr(GString) table = ssim_result_format(&r, &c, SSIM_FORMAT_TABLE);
+    const char *in_table[] = {"global batch 8", "schedule gpipe", "recompute selective",
+                              "placement   megatron"};
+    for (gsize i = 0; i < G_N_ELEMENTS(in_table); i++)
+        cr_assert(strstr(table->str, in_table[i]), "table lacks '%s':\n%s", in_table[i],
+                  table->str);
+    g_autoptr(GString) json = ssim_result_format(&r, &c, SSIM_FORMAT_JSON);
+    const char *in_json[] = {"\"schedule\" : \"gpipe\"", "\"placement\" : \"megatron\"",
+                             "\"recompute\" : \"selective\"", "\"microbatch\" : 1",
+                             "\"global_batch\" : 8"};
+    for (gsize i = 0; i < G_N_ELEMENTS(in_json); i++)
+        cr_assert(strstr(json->str, in_json[i]), "JSON lacks '%s':\n%s", in_json[i], json->str);
+    g_autoptr(GString) csv = ssim_result_format(&r, &c, SSIM_FORMAT_CSV);
+    const char *in_csv[] = {",gpipe,",  ",megatron,", ",selective,",
+                            "schedule", "recompute",  "global_batch"};
+    for (gsize i = 0; i < G_N_ELEMENTS(in_csv); i++)
+        cr_assert(strstr(csv->str, in_csv[i]), "CSV lacks '%s':\n%s", in_csv[i], csv->str);
+}
+
 Test(simulate, memory_check)
 {
     /* GPT-3 175B on one H200 node with tp 8 needs 16 bytes x 175e9 / 8 = 350 GB per GPU. */
