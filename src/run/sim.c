@@ -500,11 +500,16 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
         (*error)->message = g_strdup_printf("%s; no one option fits alone, together these do: %s "
                                             "(%.1f GiB); or simulate anyway with --ignore-memory",
                                             old, combo->str, (double)total / (1u << 30));
-    else
+    else if (combo->len)
         (*error)->message = g_strdup_printf(
             "%s; it does not fit even with %s: more tp or pp (or GPUs) is needed; or simulate "
             "anyway with --ignore-memory",
-            old, combo->len ? combo->str : "1F1B, recompute, microbatch 1 and ZeRO-1");
+            old, combo->str);
+    else
+        (*error)->message = g_strdup_printf(
+            "%s; no schedule, recompute, microbatch, ZeRO or batch option lowers it: more tp or "
+            "pp (or GPUs) is needed; or simulate anyway with --ignore-memory",
+            old);
 }
 
 gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GError **error)

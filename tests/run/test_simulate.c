@@ -509,6 +509,15 @@ Test(simulate, memory_misfit_beyond_every_option)
                      "(or GPUs) is needed; or simulate anyway with --ignore-memory"),
               "%s", error->message);
 
+    /* Nothing left to try (1F1B, full recompute, microbatch 1, dp 1, one microbatch): said so,
+     * not claimed to have been tried. */
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    g_clear_error(&error);
+    cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "; no schedule, recompute, microbatch, ZeRO or batch option "
+                                     "lowers it: more tp or pp (or GPUs) is needed"),
+              "%s", error->message);
+
     /* Together but not alone: GPT-3 on 16 nodes under GPipe with 64 microbatches in flight. */
     g_autoptr(SsimCluster) big = cluster_nodes(16);
     par = split(2, 8, 8, 1, 64, "gpipe");
