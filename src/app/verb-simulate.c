@@ -14,13 +14,15 @@
  * applies that policy and, unless --schedule is given, the policy's schedule; --schedule alone
  * runs that schedule's own framework (ssim_placement_kind_for_schedule).  Megatron gets
  * Megatron-LM's default gradient bucket unless --bucket is given.  --comm-repeat N runs every
- * communication N times.  The output names the placement and schedule that ran.
+ * communication N times.  The output names the placement and schedule that ran.  --plot draws
+ * the step's Gantt chart (--plot-ranks, --plot-window as in replay).
  */
 #include "src/app/tracefile.h"
 #include "src/app/verbs.h"
 
 #include <shiftsim/explain.h>
 #include <shiftsim/netcal.h>
+#include <shiftsim/plot.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/summary.h>
 
@@ -36,6 +38,8 @@ int ssim_verb_simulate(int argc, char **argv)
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
     g_autofree char *trace = NULL, *trace_format = NULL;
+    g_autofree char *plot = NULL, *plot_window = NULL;
+    gint plot_ranks = 8;
     gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     /* After the job options (--model ... --order), before the placement ones. */
@@ -81,6 +85,14 @@ int ssim_verb_simulate(int argc, char **argv)
          "FILE"},
         {"trace-format", 0, 0, G_OPTION_ARG_STRING, &trace_format,
          "Force the --trace format: proto or json (default: by FILE's extension)", "FORMAT"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+         "Write a Gantt chart of the step to FILE (.png or .svg; FILE.dat and FILE.gp always "
+         "written, rendering needs gnuplot)",
+         "FILE"},
+        {"plot-ranks", 0, 0, G_OPTION_ARG_INT, &plot_ranks,
+         "Ranks shown in --plot (0 = all; default 8)", "N"},
+        {"plot-window", 0, 0, G_OPTION_ARG_STRING, &plot_window,
+         "Draw only START:END (ms) of the step in --plot, e.g. 100:200 or 400:", "START:END"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate one training iteration");
     g_option_context_set_summary(
@@ -111,7 +123,7 @@ int ssim_verb_simulate(int argc, char **argv)
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_counts(VERB, &job)) ||
         (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)) ||
-        (rc = ssim_cli_check_output(trace)))
+        (rc = ssim_cli_check_output(trace)) || (rc = ssim_cli_check_plot(plot)))
         return rc;
     if (!ssim_cli_trace_format_valid(trace_format))
         return ssim_cli_usage_error(VERB, "--trace-format: '%s' is not proto or json",
@@ -122,6 +134,11 @@ int ssim_verb_simulate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--trace and --timeline: only one of them can be '-'");
 
     g_autoptr(GError) error = NULL;
+    if (plot_ranks < 0)
+        return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
+    SsimGanttView view = {.max_ranks = (guint)plot_ranks};
+    if (plot_window && !ssim_gantt_window_parse(plot_window, &view, &error))
+        return ssim_cli_usage_error(VERB, "--plot-window: %s", error->message);
     g_autoptr(SsimModel) model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;
     if ((rc = ssim_cli_job_load(VERB, &job, &model, &cluster)) != SSIM_EXIT_OK)
@@ -221,8 +238,8 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimResult result;
     g_autoptr(SsimLowered) lowered = NULL;
     g_autoptr(SsimTimeline) tl = NULL;
-    gboolean per_op = timeline || trace; /* both need the graph and its per-op times */
-    if (!ssim_simulate(&config, &result, per_op ? &lowered : NULL, per_op ? &tl : NULL, &error))
+    gboolean keep = timeline || trace || plot; /* they need the graph and its per-op times */
+    if (!ssim_simulate(&config, &result, keep ? &lowered : NULL, keep ? &tl : NULL, &error))
         return ssim_cli_runtime_error(error);
     if (trace &&
         !ssim_cli_write_trace(trace, trace_format, ssim_lowered_graph(lowered), tl, 0, &error))
@@ -234,6 +251,20 @@ int ssim_verb_simulate(int argc, char **argv)
             ssim_report_timeline_csv_uncontended(ssim_lowered_graph(lowered), tl, unc);
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
+    }
+    if (plot) {
+        g_autofree char *title = g_strdup_printf(
+            "%s on %s, dp %u x tp %u x pp %u, placement %s (schedule %s): %.3f ms", model->name,
+            cluster->name, config.par->dp, config.par->tp, config.par->pp, result.placement,
+            ssim_schedule_kind_name(result.schedule), (double)result.step_time / 1e6);
+        SsimPlotStatus st;
+        if (!ssim_plot_gantt(ssim_lowered_graph(lowered), tl, plot, &view, title, &st, &error))
+            return ssim_cli_runtime_error(error);
+        if (st == SSIM_PLOT_NO_GNUPLOT)
+            fprintf(stderr,
+                    "shiftsim simulate: gnuplot not found; wrote %s's .dat and .gp "
+                    "(render with: gnuplot FILE.gp)\n",
+                    plot);
     }
     if (profile_path) {
         g_autofree char *what = g_strdup_printf("the step simulated with profile %s", profile_path);
