@@ -15,8 +15,8 @@ The convention (docs/development.md, "The docs check", says it for writers):
   ``<!-- docs-check: skip REASON -->`` shows the block without running it (the reason is printed
   by every run of the check, and should be said in the page's text too);
   ``<!-- docs-check: timeout=SECONDS -->`` raises the per-command limit (default 60 s).
-* Each block runs in a fresh temporary folder holding links to the repository's ``models`` and
-  ``traces`` folders and to the build folder as ``build`` (so ``traces/...`` and ``build/...``
+* Each block runs in a fresh temporary folder holding links to the repository's ``models``,
+  ``traces`` and ``tests`` folders and to the build folder as ``build`` (so ``traces/...`` and ``build/...``
   paths work, and the page's output files land nowhere), an empty ``plots`` folder, and
   ``shiftsim`` on PATH as the binary under test, SHIFTSIM_DATA set to the repository, and the
   commands of one block run in order in the same folder (a later one can read an earlier one's
@@ -216,7 +216,7 @@ def wrapper_dir(shiftsim, work):
 
 def run_block(block, shiftsim, work):
     folder = tempfile.mkdtemp(prefix="block-", dir=work)
-    for name in ("models", "traces"):
+    for name in ("models", "traces", "tests"):
         os.symlink(os.path.join(ROOT, name), os.path.join(folder, name))
     os.mkdir(os.path.join(folder, "plots"))
     # `build/...` names the build the binary under test comes from (build/tests/embed).
