@@ -315,6 +315,8 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=2, help="blocks run at once (default 2)")
     ap.add_argument("-k", "--filter", default="",
                     help="only blocks whose file:line or commands contain this text")
+    ap.add_argument("--strict", action="store_true",
+                    help="also fail when a `$ ` command is shown outside a console block")
     ap.add_argument("--list", action="store_true",
                     help="list the blocks and the unexecuted commands, run nothing")
     args = ap.parse_args()
@@ -381,6 +383,12 @@ def main():
           "%d malformed" % (n_cmds, len(runnable), time.monotonic() - started, failed,
                             "updated" if args.update else "failed",
                             sum(1 for b in blocks if b.skip), len(bad)))
+    shown = unchecked(files)
+    if shown:
+        print("docs check: %d more commands are shown outside console blocks and not run "
+              "(--list names them)" % len(shown))
+    if args.strict and shown:
+        return 1
     return 1 if bad or (failed and not args.update) else 0
 
 
