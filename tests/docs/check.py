@@ -35,6 +35,8 @@ wherever shiftsim builds.
 
 import argparse
 import concurrent.futures
+import difflib
+import functools
 import os
 import re
 import shutil
@@ -144,15 +146,30 @@ def line_matches(pattern, line):
     return re.fullmatch(".*".join(parts), line) is not None
 
 
+ELIDED = 1e-6  # the cost of a line absorbed by "...": tiny, so that a changed line is replaced
+GAP = 1.1      # an expected line dropped, or an actual line added: dearer than a replacement
+
+
 def align(expected, actual):
     """The cheapest alignment of expected lines (with masks) to actual lines.
 
-    Returns (cost, steps): cost 0 means the output matches; steps is a list of
-    ("keep", pattern), ("new", actual line), ("drop", pattern) and ("more", "...")
-    from which --update writes the new expected output.
+    Returns (cost, steps): a cost below 1 means the output matches; steps is a list of
+    ("keep", pattern), ("new", actual line), ("drop", pattern), ("replace", actual line) and
+    ("more", "...") from which --update writes the new expected output.  A line that changed is
+    a replacement in place (cost 1) rather than a line dropped beside one that a "..." absorbs,
+    so --update keeps the lines a page chose to show.
     """
     n, m = len(expected), len(actual)
     inf = float("inf")
+
+    @functools.lru_cache(maxsize=None)
+    def change(i, j):
+        """0 when expected line i matches actual line j, else 1 plus a little for how unlike they
+        are, so that a changed line is paired with the actual line most like it."""
+        if line_matches(expected[i], actual[j]):
+            return 0
+        return 1 + 0.01 * (1 - difflib.SequenceMatcher(None, expected[i], actual[j]).ratio())
+
     cost = [[inf] * (m + 1) for _ in range(n + 1)]
     cost[n][m] = 0
     for i in range(n, -1, -1):
@@ -163,31 +180,37 @@ def align(expected, actual):
             if i < n and expected[i] == "...":
                 best = min(best, cost[i + 1][j])
                 if j < m:
-                    best = min(best, cost[i][j + 1])
+                    best = min(best, cost[i][j + 1] + ELIDED)
             else:
-                if i < n and j < m and line_matches(expected[i], actual[j]):
-                    best = min(best, cost[i + 1][j + 1])
+                if i < n and j < m:
+                    best = min(best, cost[i + 1][j + 1] + change(i, j))
                 if i < n:
-                    best = min(best, cost[i + 1][j] + 1)
+                    best = min(best, cost[i + 1][j] + GAP)
                 if j < m:
-                    best = min(best, cost[i][j + 1] + 1)
+                    best = min(best, cost[i][j + 1] + GAP)
             cost[i][j] = best
     steps = []
     i = j = 0
+    close = lambda a, b: abs(a - b) < ELIDED / 2
     while i < n or j < m:
         if i < n and expected[i] == "...":
-            if j < m and cost[i][j] == cost[i][j + 1]:
+            if j < m and close(cost[i][j], cost[i][j + 1] + ELIDED):
                 j += 1
                 continue
             steps.append(("more", "..."))
             i += 1
             continue
         if i < n and j < m and line_matches(expected[i], actual[j]) and \
-                cost[i][j] == cost[i + 1][j + 1]:
+                close(cost[i][j], cost[i + 1][j + 1]):
             steps.append(("keep", expected[i]))
             i += 1
             j += 1
-        elif j < m and cost[i][j] == cost[i][j + 1] + 1:
+        elif i < n and j < m and close(cost[i][j], cost[i + 1][j + 1] + change(i, j)):
+            steps.append(("drop", expected[i]))
+            steps.append(("replace", actual[j]))
+            i += 1
+            j += 1
+        elif j < m and close(cost[i][j], cost[i][j + 1] + GAP):
             steps.append(("new", actual[j]))
             j += 1
         else:
@@ -250,7 +273,7 @@ def run_block(block, shiftsim, work):
             lines.append("[exit status %d]" % status)
         cmd.actual = lines
         cost, _ = align(cmd.expected, lines)
-        if cost:
+        if cost >= 0.5:
             block.failures.append(cmd)
     shutil.rmtree(folder, ignore_errors=True)
     return block
@@ -260,7 +283,7 @@ def show_diff(cmd):
     _, steps = align(cmd.expected, cmd.actual)
     out = []
     for kind, text in steps:
-        mark = {"keep": " ", "more": " ", "new": "+", "drop": "-"}[kind]
+        mark = {"keep": " ", "more": " ", "new": "+", "replace": "+", "drop": "-"}[kind]
         out.append("    %s %s" % (mark, text))
     return "\n".join(out)
 
