@@ -22,6 +22,10 @@ The convention (docs/development.md, "The docs check", says it for writers):
   commands of one block run in order in the same folder (a later one can read an earlier one's
   file).
 
+It also checks that every relative link of the pages (``[text](path#anchor)``) names a file that
+exists and, for a Markdown file, a heading that has that anchor (GitHub's rule: lower case,
+punctuation dropped, spaces to hyphens).
+
 ``--update`` rewrites the expected output of every block that differs, in place, keeping each
 expected line that still matches (so masks survive) and replacing the rest with the new output.
 Run it after a deliberate change of figures, then read the diff (``git diff -- README.md docs``).
@@ -328,6 +332,57 @@ def unchecked(files):
     return found
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation but - and _ dropped, spaces to -."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    found = set()
+    with open(path, encoding="utf-8") as f:
+        fence = None
+        for line in f:
+            m = FENCE.match(line)
+            if m and fence is None:
+                fence = m.group(2)
+            elif fence is not None and line.strip().startswith(fence):
+                fence = None
+            elif fence is None and line.startswith("#"):
+                base = slug(line.lstrip("#"))
+                n = 1
+                name = base
+                while name in found:
+                    name = "%s-%d" % (base, n)
+                    n += 1
+                found.add(name)
+    return found
+
+
+def broken_links(files):
+    """Relative links (and their #anchors) that point nowhere."""
+    broken = []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for n, line in enumerate(text.split("\n"), 1):
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                file_part, _, anchor = target.partition("#")
+                dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) \
+                    if file_part else path
+                where = "%s:%d: %s" % (os.path.relpath(path, ROOT), n, target)
+                if not os.path.exists(dest):
+                    broken.append(where + " (no such file)")
+                elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+                    broken.append(where + " (no such heading)")
+    return broken
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="*", help="Markdown files (default README.md and docs/**/*.md)")
@@ -367,6 +422,9 @@ def main():
               file=sys.stderr)
         return 2
 
+    links = broken_links(files)
+    for l in links:
+        print("FAIL link " + l)
     bad = [b for b in blocks if b.error]
     for b in bad:
         print("FAIL %s: %s" % (b.where(), b.error))
@@ -403,16 +461,17 @@ def main():
                 update(path, touched)
     n_cmds = sum(len(b.commands) for b in runnable)
     print("docs check: %d commands in %d blocks run in %.0f s: %d blocks %s, %d skipped, "
-          "%d malformed" % (n_cmds, len(runnable), time.monotonic() - started, failed,
-                            "updated" if args.update else "failed",
-                            sum(1 for b in blocks if b.skip), len(bad)))
+          "%d malformed; %d broken links" % (n_cmds, len(runnable), time.monotonic() - started,
+                                             failed, "updated" if args.update else "failed",
+                                             sum(1 for b in blocks if b.skip), len(bad),
+                                             len(links)))
     shown = unchecked(files)
     if shown:
         print("docs check: %d more commands are shown outside console blocks and not run "
               "(--list names them)" % len(shown))
     if args.strict and shown:
         return 1
-    return 1 if bad or (failed and not args.update) else 0
+    return 1 if bad or links or (failed and not args.update) else 0
 
 
 if __name__ == "__main__":
