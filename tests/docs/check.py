@@ -383,6 +383,65 @@ def broken_links(files):
     return broken
 
 
+def self_test():
+    """The parser, the masks and --update's alignment on small cases with known answers."""
+    import textwrap
+    page = textwrap.dedent("""\
+        Text.
+
+        <!-- docs-check: timeout=5 -->
+        ```console
+        $ echo a \\
+            b
+        a b
+
+        $ false
+        [exit status 1]
+        ```
+
+        ```sh
+        $ not run
+        ```
+
+        <!-- docs-check: skip it needs a GPU -->
+        ```console
+        $ nvidia-smi
+        ```
+        """)
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as f:
+        f.write(page)
+    try:
+        blocks = parse(f.name)
+        shown = unchecked([f.name])
+    finally:
+        os.unlink(f.name)
+    assert len(blocks) == 2, blocks
+    b = blocks[0]
+    assert b.timeout == 5 and b.skip is None and not b.error
+    assert [c.text for c in b.commands] == ["echo a \\\n    b", "false"], [c.text for c in b.commands]
+    assert b.commands[0].expected == ["a b"] and b.commands[1].expected == ["[exit status 1]"]
+    assert blocks[1].skip == "it needs a GPU"
+    assert len(shown) == 1 and shown[0].endswith("$ not run"), shown
+
+    def new(expected, actual):
+        cost, steps = align(expected, actual)
+        return cost < 0.5, [t for k, t in steps if k != "drop"]
+    assert line_matches("in [..] s", "in 0.43 s") and not line_matches("in [..] s", "in 1 ms")
+    assert new(["a", "...", "z"], ["a", "b", "c", "z"]) == (True, ["a", "...", "z"])
+    assert new(["...", "z"], ["z"]) == (True, ["...", "z"])
+    # A changed line inside elided output is replaced in place, not absorbed by the "...".
+    assert new(["h", "...", "  MAPE 18.65", "...", "x"], ["h", "a", "  MAPE 19.00", "c", "x"]) \
+        == (False, ["h", "...", "  MAPE 19.00", "...", "x"])
+    assert new(["t [..]", "y"], ["t 3 s", "y", "z"]) == (False, ["t [..]", "y", "z"])
+    assert new(["a", "b", "c"], ["a", "c"]) == (False, ["a", "c"])
+    assert new([], ["q"]) == (False, ["q"])
+    assert slug("Sweep and compare: which split of 32 GPUs, and what does commshift buy?") == \
+        "sweep-and-compare-which-split-of-32-gpus-and-what-does-commshift-buy"
+    assert slug("Format (`# shiftsim-runs v2`)") == "format--shiftsim-runs-v2"
+    print("docs check: self-test passed")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="*", help="Markdown files (default README.md and docs/**/*.md)")
@@ -397,7 +456,11 @@ def main():
                     help="also fail when a `$ ` command is shown outside a console block")
     ap.add_argument("--list", action="store_true",
                     help="list the blocks and the unexecuted commands, run nothing")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the checker itself on small cases, run nothing else")
     args = ap.parse_args()
+    if args.self_test:
+        return self_test()
 
     if os.environ.get("SHIFTSIM_DOCS_CHECK") == "skip":
         # .ci/run runs the check as a step of its own and skips it inside `meson test`.
