@@ -368,8 +368,17 @@ def broken_links(files):
     for path in files:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+        fence = None
         for n, line in enumerate(text.split("\n"), 1):
-            for target in LINK.findall(line):
+            m = FENCE.match(line)
+            if m and fence is None:
+                fence = m.group(2)
+                continue
+            if fence is not None:
+                if line.strip().startswith(fence):
+                    fence = None
+                continue
+            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
                 if re.match(r"^[a-z]+:", target):
                     continue
                 file_part, _, anchor = target.partition("#")
