@@ -26,6 +26,9 @@ It also checks that every relative link of the pages (``[text](path#anchor)``) n
 exists and, for a Markdown file, a heading that has that anchor (GitHub's rule: lower case,
 punctuation dropped, spaces to hyphens).
 
+A block of another kind preceded by ``<!-- docs-check: copy-of PATH -->`` must be a part of the
+file PATH, word for word (a program shown in a page and built by the tests).
+
 ``--update`` rewrites the expected output of every block that differs, in place, keeping each
 expected line that still matches (so masks survive) and replacing the rest with the new output.
 Run it after a deliberate change of figures, then read the diff (``git diff -- README.md docs``).
@@ -107,6 +110,8 @@ def parse(path):
             for word in [w.strip() for w in d.group(1).split(";")]:
                 if word.startswith("skip"):
                     block.skip = word[4:].strip() or "(no reason given)"
+                elif word.startswith("copy-of "):
+                    pass
                 elif word.startswith("timeout="):
                     block.timeout = int(word[len("timeout="):])
                 else:
@@ -451,6 +456,31 @@ def self_test():
     return 0
 
 
+def stale_copies(files):
+    """Blocks marked <!-- docs-check: copy-of PATH --> whose text is not a part of PATH."""
+    stale = []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        for i, line in enumerate(lines):
+            d = DIRECTIVE.match(line.strip())
+            if not d or not d.group(1).startswith("copy-of "):
+                continue
+            source = os.path.join(ROOT, d.group(1)[len("copy-of "):].strip())
+            m = FENCE.match(lines[i + 1]) if i + 1 < len(lines) else None
+            end = i + 2
+            while m and end < len(lines) and not lines[end].strip().startswith(m.group(2)):
+                end += 1
+            where = "%s:%d" % (os.path.relpath(path, ROOT), i + 2)
+            if not m or not os.path.exists(source):
+                stale.append(where + ": no block after the directive, or no file " + source)
+                continue
+            with open(source, encoding="utf-8") as f:
+                if "\n".join(lines[i + 2:end]) not in f.read():
+                    stale.append(where + ": not a copy of " + os.path.relpath(source, ROOT))
+    return stale
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="*", help="Markdown files (default README.md and docs/**/*.md)")
@@ -497,6 +527,10 @@ def main():
     links = broken_links(files)
     for l in links:
         print("FAIL link " + l)
+    copies = stale_copies(files)
+    for c in copies:
+        print("FAIL copy " + c)
+    links += copies
     bad = [b for b in blocks if b.error]
     for b in bad:
         print("FAIL %s: %s" % (b.where(), b.error))
