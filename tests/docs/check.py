@@ -567,7 +567,7 @@ def main():
                 update(path, touched)
     n_cmds = sum(len(b.commands) for b in runnable)
     print("docs check: %d commands in %d blocks run in %.0f s: %d blocks %s, %d skipped, "
-          "%d malformed; %d broken links" % (n_cmds, len(runnable), time.monotonic() - started,
+          "%d malformed; %d broken links or copies" % (n_cmds, len(runnable), time.monotonic() - started,
                                              failed, "updated" if args.update else "failed",
                                              sum(1 for b in blocks if b.skip), len(bad),
                                              len(links)))
