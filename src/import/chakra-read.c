@@ -520,8 +520,10 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         NODE_ERR(SSIM_CONFIG_ERROR_VALUE, "%s: too many dependencies", t->path);
     if (nd > 0) {
         guint64 *d = ssim_array_push(t->deps, &t->deps_room, sizeof(guint64), nd);
-        memcpy(d, n->data_deps.v, n->data_deps.n * sizeof *d);
-        memcpy(d + n->data_deps.n, n->ctrl_deps.v, n->ctrl_deps.n * sizeof *d);
+        if (n->data_deps.n > 0)
+            memcpy(d, n->data_deps.v, n->data_deps.n * sizeof *d);
+        if (n->ctrl_deps.n > 0)
+            memcpy(d + n->data_deps.n, n->ctrl_deps.v, n->ctrl_deps.n * sizeof *d);
     }
     r.n_deps = nd;
     *(Rec *)ssim_array_push(t->recs, &t->recs_room, sizeof(Rec), 1) = r;

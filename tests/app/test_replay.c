@@ -86,7 +86,7 @@ Test(replay_cli, simple_model_options_exclude_a_cluster, .init = redirect)
 Test(replay_cli, threads_do_not_change_the_output, .init = redirect)
 {
     g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2");
-    g_autofree char *outs[2] = {NULL, NULL};
+    char *outs[2] = {NULL, NULL}; /* freed below: g_autofree on an array frees its first only */
     for (guint i = 0; i < 2; i++) {
         g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
         g_autofree char *csv = g_build_filename(dir, "t.csv", NULL);
@@ -99,6 +99,8 @@ Test(replay_cli, threads_do_not_change_the_output, .init = redirect)
         g_rmdir(dir);
     }
     cr_assert_str_eq(outs[0], outs[1]);
+    g_free(outs[0]);
+    g_free(outs[1]);
 }
 
 /* Rank 1 never reaches the all-reduce rank 0 waits in: the message names the stuck op, although

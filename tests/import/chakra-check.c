@@ -65,7 +65,7 @@ char *cw_graph_diff(const SsimGraph *a, const SsimGraph *b)
             return g_strdup_printf("op %u: class differs", i);
         guint nda, ndb;
         const guint32 *da = ssim_graph_deps(a, i, &nda), *db = ssim_graph_deps(b, i, &ndb);
-        if (nda != ndb || memcmp(da, db, nda * sizeof *da) != 0)
+        if (nda != ndb || (nda > 0 && memcmp(da, db, nda * sizeof *da) != 0))
             return g_strdup_printf("op %u: dependencies differ", i);
     }
     return NULL;

@@ -107,10 +107,10 @@ static const char *view_diff(const NodeView *a, const NodeView *b)
         if (!same_bytes(c_cut(a->unknown.v[i]), c_cut(b->unknown.v[i])))
             return "unknown attribute name";
     if (a->data_deps.n != b->data_deps.n ||
-        memcmp(a->data_deps.v, b->data_deps.v, a->data_deps.n * 8) != 0)
+        (a->data_deps.n > 0 && memcmp(a->data_deps.v, b->data_deps.v, a->data_deps.n * 8) != 0))
         return "data_deps";
     if (a->ctrl_deps.n != b->ctrl_deps.n ||
-        memcmp(a->ctrl_deps.v, b->ctrl_deps.v, a->ctrl_deps.n * 8) != 0)
+        (a->ctrl_deps.n > 0 && memcmp(a->ctrl_deps.v, b->ctrl_deps.v, a->ctrl_deps.n * 8) != 0))
         return "ctrl_deps";
     return NULL;
 }
