@@ -117,10 +117,11 @@ GArray *ssim_compare_attribution(const SsimCompare *cmp, guint i);
 GString *ssim_compare_format(const SsimCompare *cmp, SsimFormat format, guint top);
 /*
  * The plots: a bar per policy of its step time split into exposed TP, PP, DP and the rest, to
- * `image` (stepbars.h), and a Gantt chart of each policy's first 8 ranks to IMAGE-POLICY.EXT
- * (EXT being image's, or .png).  `status` is SSIM_PLOT_NO_GNUPLOT when any was not rendered.
+ * `image` (stepbars.h), and a Gantt chart of each policy to IMAGE-POLICY.EXT (EXT being image's,
+ * or .png) showing what `view` asks (plot.h; NULL or max_ranks 0: the first 8 ranks, the whole
+ * step).  `status` is SSIM_PLOT_NO_GNUPLOT when any was not rendered.
  */
-gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotStatus *status,
-                           GError **error);
+gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, const SsimGanttView *view,
+                           SsimPlotStatus *status, GError **error);
 
 G_END_DECLS

@@ -34,9 +34,27 @@ gboolean ssim_plot_check(const char *image, GError **error);
 gboolean ssim_plot_render(const char *image, const GString *script, SsimPlotStatus *status,
                           GError **error);
 
-/* A Gantt chart of the streams (one row per rank and stream), coloured by op class. */
+/* What a Gantt chart shows: the first `max_ranks` ranks (0: all) and the window [from, to) of
+ * simulated time (to == 0: to the end of the timeline). */
+typedef struct {
+    guint max_ranks;
+    SsimTime from, to;
+} SsimGanttView;
+
+/* Parses a --plot-window value: "START:END" in milliseconds, either side may be empty ("100:",
+ * ":50"); sets `from` and `to` of `view`, leaving `max_ranks`.  FALSE with a message saying the
+ * accepted form otherwise. */
+gboolean ssim_gantt_window_parse(const char *text, SsimGanttView *view, GError **error);
+
+/*
+ * A Gantt chart of the streams: one row per rank and stream (labelled "rRANK STREAM"), a box per
+ * op coloured by class (fixed colours for the classes of opclass.h), touching boxes of one class
+ * on one row merged, ops clipped to the window of `view` (NULL: every rank, the whole timeline).
+ * IMAGE.dat holds, per class, a block "# class NAME" of "start end row" lines (ms, or us when the
+ * window is under 20 ms: the header says which); IMAGE.gp draws it.
+ */
 gboolean ssim_plot_gantt(const SsimGraph *graph, const SsimTimeline *timeline, const char *image,
-                         guint max_ranks, const char *title, SsimPlotStatus *status,
+                         const SsimGanttView *view, const char *title, SsimPlotStatus *status,
                          GError **error);
 
 /* The best figure of one split (dp x tp x pp) under each series of a split chart. */
@@ -61,6 +79,33 @@ typedef struct {
  */
 gboolean ssim_plot_splits(const SsimSplitChart *chart, const char *prefix, SsimPlotStatus *status,
                           GError **error);
+
+/* One point of a predicted-vs-measured chart. */
+typedef struct {
+    double measured, predicted; /* in the chart's unit; a point without both (> 0) is left out */
+    guint group;                /* index into the chart's groups: its colour and legend entry */
+    guint line;                 /* where it came from (the runs file's line), kept in the data */
+} SsimPredictedPoint;
+
+/* A predicted-vs-measured chart (everything borrowed). */
+typedef struct {
+    const SsimPredictedPoint *points;
+    guint n_points;
+    const char *const *groups; /* the groups' names (a validation's models) */
+    guint n_groups;
+    const char *unit;  /* "ms" */
+    const char *about; /* the script's opening comment */
+    const char *title;
+} SsimPredictedChart;
+
+/*
+ * Writes IMAGE.dat (a block "# group NAME" per group with points: "measured predicted line") and
+ * IMAGE.gp: the points coloured by group (legend: name and count, outside the plot), the line
+ * y = x and a shaded +/-10% band, square, on log axes when the figures span more than a decade;
+ * renders it when gnuplot exists.
+ */
+gboolean ssim_plot_predicted(const SsimPredictedChart *chart, const char *image,
+                             SsimPlotStatus *status, GError **error);
 
 /* Quotes `s` as a gnuplot string literal (single quotes, '' for a quote). */
 void ssim_plot_quote(GString *out, const char *s);

@@ -55,8 +55,9 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
 /* The summary lines alone (n, MAPE, median, max, bias, within 10%, tau). */
 void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);
 
-/* Writes IMAGE.dat and IMAGE.gp (log-log predicted vs measured, y = x) and renders with gnuplot
- * when present; *rendered tells whether the image was written. */
+/* Writes IMAGE.dat and IMAGE.gp (predicted vs measured, a colour per model, y = x and a +/-10%
+ * band, log axes over more than a decade: ssim_plot_predicted) and renders with gnuplot when
+ * present; *rendered tells whether the image was written. */
 gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const char *image,
                               const char *title, gboolean *rendered, GError **error);
 

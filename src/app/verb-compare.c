@@ -46,7 +46,7 @@ int ssim_verb_compare(int argc, char **argv)
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
     g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_auto(SsimCliOutput) output = {0};
-    g_autofree char *policies = NULL, *trace = NULL, *plot = NULL;
+    g_autofree char *policies = NULL, *trace = NULL, *plot = NULL, *plot_window = NULL;
     gint top = 8, budget = SSIM_CLI_UNSET;
     gboolean exact = FALSE, ignore_memory = FALSE;
     g_auto(SsimCliLimits) limits = {0};
@@ -105,6 +105,9 @@ int ssim_verb_compare(int argc, char **argv)
          "Write a bar chart of the policies to FILE.png and a Gantt chart per policy to "
          "FILE-POLICY.png (with .dat and .gp)",
          "FILE.png"},
+        {"plot-window", 0, 0, G_OPTION_ARG_STRING, &plot_window,
+         "Draw only START:END (ms) of the step in the Gantt charts, e.g. 100:200 or 400:",
+         "START:END"},
         {NULL}};
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("- compare placement policies on one configuration");
@@ -158,6 +161,9 @@ int ssim_verb_compare(int argc, char **argv)
             break;
         }
     }
+    SsimGanttView view = {0};
+    if (plot_window && !ssim_gantt_window_parse(plot_window, &view, &error))
+        return ssim_cli_usage_error(VERB, "--plot-window: %s", error->message);
     if ((rc = ssim_cli_check_output(output.output)) ||
         (rc = check_outputs(trace, plot, kinds, n_kinds)))
         return rc;
@@ -190,7 +196,7 @@ int ssim_verb_compare(int argc, char **argv)
             return ssim_cli_runtime_error(error);
     }
     SsimPlotStatus status = SSIM_PLOT_RENDERED;
-    if (plot && !ssim_compare_plot(cmp, plot, &status, &error))
+    if (plot && !ssim_compare_plot(cmp, plot, &view, &status, &error))
         return ssim_cli_runtime_error(error);
     if (!ssim_cli_emit(output.output, out, &error))
         return ssim_cli_runtime_error(error);

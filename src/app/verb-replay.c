@@ -168,7 +168,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *timeline = NULL, *until = NULL;
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
-    g_autofree char *trace_format = NULL;
+    g_autofree char *trace_format = NULL, *plot_window = NULL;
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
     g_auto(SsimCliLimits) budget = {0};
@@ -192,6 +192,8 @@ int ssim_verb_replay(int argc, char **argv)
          "FILE"},
         {"plot-ranks", 0, 0, G_OPTION_ARG_INT, &plot_ranks,
          "Ranks shown in --plot and --trace (0 = all; default 8 for the plot)", "N"},
+        {"plot-window", 0, 0, G_OPTION_ARG_STRING, &plot_window,
+         "Draw only START:END (ms) of the timeline in --plot, e.g. 100:200 or 400:", "START:END"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Summary format: table (default), csv or json"),
         {"until", 0, 0, G_OPTION_ARG_STRING, &until,
@@ -273,6 +275,9 @@ int ssim_verb_replay(int argc, char **argv)
     }
     if (plot_ranks < 0)
         return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
+    SsimGanttView view = {.max_ranks = (guint)plot_ranks};
+    if (plot_window && !ssim_gantt_window_parse(plot_window, &view, &error))
+        return ssim_cli_usage_error(VERB, "--plot-window: %s", error->message);
     if (jobs < 0)
         return ssim_cli_usage_error(VERB, "--jobs: must not be negative");
     if ((rc = ssim_cli_check_limits(VERB, &budget)) != SSIM_EXIT_OK ||
@@ -391,7 +396,7 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_runtime_error(error);
     if (plot) {
         SsimPlotStatus st;
-        if (!ssim_plot_gantt(graph, t, plot, (guint)plot_ranks, path, &st, &error))
+        if (!ssim_plot_gantt(graph, t, plot, &view, path, &st, &error))
             return ssim_cli_runtime_error(error);
         if (st == SSIM_PLOT_NO_GNUPLOT)
             fprintf(stderr,

@@ -13,12 +13,14 @@
  * applies that policy and, unless --schedule is given, the policy's schedule; --schedule alone
  * runs that schedule's own framework (ssim_placement_kind_for_schedule).  Megatron gets
  * Megatron-LM's default gradient bucket unless --bucket is given.  --comm-repeat N runs every
- * communication N times.  The output names the placement and schedule that ran.
+ * communication N times.  The output names the placement and schedule that ran.  --plot draws
+ * the step's Gantt chart (--plot-ranks, --plot-window as in replay).
  */
 #include "src/app/verbs.h"
 
 #include <shiftsim/explain.h>
 #include <shiftsim/netcal.h>
+#include <shiftsim/plot.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/summary.h>
 
@@ -33,6 +35,8 @@ int ssim_verb_simulate(int argc, char **argv)
     g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
+    g_autofree char *plot = NULL, *plot_window = NULL;
+    gint plot_ranks = 8;
     gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     /* After the job options (--model ... --order), before the placement ones. */
@@ -71,6 +75,14 @@ int ssim_verb_simulate(int argc, char **argv)
          "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,"
          "start_ns,end_ns) to FILE ('-' for stdout)",
          "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+         "Write a Gantt chart of the step to FILE (.png or .svg; FILE.dat and FILE.gp always "
+         "written, rendering needs gnuplot)",
+         "FILE"},
+        {"plot-ranks", 0, 0, G_OPTION_ARG_INT, &plot_ranks,
+         "Ranks shown in --plot (0 = all; default 8)", "N"},
+        {"plot-window", 0, 0, G_OPTION_ARG_STRING, &plot_window,
+         "Draw only START:END (ms) of the step in --plot, e.g. 100:200 or 400:", "START:END"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate one training iteration");
     g_option_context_set_summary(
@@ -99,10 +111,16 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_counts(VERB, &job)) ||
-        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)))
+        (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)) ||
+        (rc = ssim_cli_check_plot(plot)))
         return rc;
 
     g_autoptr(GError) error = NULL;
+    if (plot_ranks < 0)
+        return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
+    SsimGanttView view = {.max_ranks = (guint)plot_ranks};
+    if (plot_window && !ssim_gantt_window_parse(plot_window, &view, &error))
+        return ssim_cli_usage_error(VERB, "--plot-window: %s", error->message);
     g_autoptr(SsimModel) model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;
     if ((rc = ssim_cli_job_load(VERB, &job, &model, &cluster)) != SSIM_EXIT_OK)
@@ -202,7 +220,8 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimResult result;
     g_autoptr(SsimLowered) lowered = NULL;
     g_autoptr(SsimTimeline) tl = NULL;
-    if (!ssim_simulate(&config, &result, timeline ? &lowered : NULL, timeline ? &tl : NULL, &error))
+    gboolean keep = timeline || plot;
+    if (!ssim_simulate(&config, &result, keep ? &lowered : NULL, keep ? &tl : NULL, &error))
         return ssim_cli_runtime_error(error);
     if (timeline) {
         const SsimTime *unc =
@@ -211,6 +230,20 @@ int ssim_verb_simulate(int argc, char **argv)
             ssim_report_timeline_csv_uncontended(ssim_lowered_graph(lowered), tl, unc);
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
+    }
+    if (plot) {
+        g_autofree char *title = g_strdup_printf(
+            "%s on %s, dp %u x tp %u x pp %u, placement %s (schedule %s): %.3f ms", model->name,
+            cluster->name, config.par->dp, config.par->tp, config.par->pp, result.placement,
+            ssim_schedule_kind_name(result.schedule), (double)result.step_time / 1e6);
+        SsimPlotStatus st;
+        if (!ssim_plot_gantt(ssim_lowered_graph(lowered), tl, plot, &view, title, &st, &error))
+            return ssim_cli_runtime_error(error);
+        if (st == SSIM_PLOT_NO_GNUPLOT)
+            fprintf(stderr,
+                    "shiftsim simulate: gnuplot not found; wrote %s's .dat and .gp "
+                    "(render with: gnuplot FILE.gp)\n",
+                    plot);
     }
     if (profile_path) {
         g_autofree char *what = g_strdup_printf("the step simulated with profile %s", profile_path);

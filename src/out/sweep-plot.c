@@ -7,8 +7,13 @@
  * the heat map).  Splits appear in the order given (a sweep gives configuration order, tp outer,
  * pp inner), series in the order given, so the data files are as deterministic as their input.  The
  * heat map is a tp x pp grid drawn `with image` on integer cell coordinates (the tics name the
- * actual sizes; a tp or pp with nothing simulated at all is left out), one panel per series, every
+ * actual sizes; a tp or pp with nothing simulated at all is left out), one panel per series (one
+ * above the other, so the chart stays narrow enough to read where documentation shows it), every
  * cell labelled with its value in thousands of tokens/s.
+ *
+ * Honest scales: the bars start at zero, and the heat map's colour is the cell's share of the
+ * best cell of every panel, on a colour box from 0 to 100% that says so; a split 2% slower than
+ * the best is a shade away from it, not the other end of a rainbow stretched from min to max.
  */
 #include <shiftsim/plot.h>
 #include <shiftsim/report.h>
@@ -62,17 +67,18 @@ static gboolean plot_throughput(const SsimSplitChart *chart, const char *image,
     g_autoptr(GString) gp = g_string_new("# shiftsim sweep: throughput per split; render: "
                                          "gnuplot THIS_FILE\n");
     gboolean svg = g_str_has_suffix(image, ".svg");
-    g_string_append_printf(gp, "set terminal %s size %u,520\nset output ",
+    g_string_append_printf(gp, "set terminal %s size %u,560 font ',11'\nset output ",
                            svg ? "svg dynamic" : "pngcairo noenhanced",
-                           MIN(320 + 36 * MAX(rows, 1) * MAX(np, 1), 3000u));
+                           MIN(320 + 26 * MAX(rows, 1) * MAX(np, 1), 3000u));
     ssim_plot_quote(gp, image);
     g_string_append_c(gp, '\n');
     title_line(gp, chart, "best tokens/s per split");
     g_string_append(gp, "set datafile missing '?'\nset style data histograms\n"
                         "set style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
                         "set boxwidth 0.9\nset xtics rotate by -45 scale 0\nset grid ytics\n"
-                        "set yrange [0:*]\nset ylabel 'tokens/s (best over v, microbatch, "
-                        "schedule, recompute)'\nset key top left\n");
+                        "set yrange [0:*]\nset format y '%.0s%c'\n"
+                        "set ylabel 'tokens/s (best over v, microbatch, schedule, recompute)'\n"
+                        "set key below horizontal\n");
     if (rows == 0) {
         g_string_append(gp, "set xrange [0:1]\nplot NaN title 'nothing simulated'\n");
     } else {
@@ -139,9 +145,14 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, Ssi
     qsort(pps, npp, sizeof(guint), guint_cmp);
 
     /* One block per placement: every cell of the grid, NaN where nothing was simulated. */
-    g_autoptr(GString) dat = g_string_new("# tp_index pp_index best_tokens_per_s label tp pp\n");
+    g_autoptr(GString) dat =
+        g_string_new("# tp_index pp_index best_tokens_per_s label tp pp percent_of_best\n");
     g_autofree double *grid = g_new(double, MAX(ntp * npp, 1));
-    double lo = INFINITY, hi = -INFINITY;
+    double hi = 0; /* the best cell of every panel: 100% */
+    for (guint i = 0; i < chart->n_splits; i++)
+        for (guint k = 0; k < np; k++)
+            if (!isnan(chart->splits[i].best[k]))
+                hi = MAX(hi, chart->splits[i].best[k]);
     for (guint k = 0; k < np; k++) {
         for (guint c = 0; c < ntp * npp; c++)
             grid[c] = NAN;
@@ -157,12 +168,10 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, Ssi
             for (guint x = 0; x < ntp; x++) {
                 double v = grid[y * ntp + x];
                 if (isnan(v)) {
-                    g_string_append_printf(dat, "%u %u NaN \"\" %u %u\n", x, y, tps[x], pps[y]);
+                    g_string_append_printf(dat, "%u %u NaN \"\" %u %u NaN\n", x, y, tps[x], pps[y]);
                 } else {
-                    lo = MIN(lo, v);
-                    hi = MAX(hi, v);
-                    g_string_append_printf(dat, "%u %u %.3f \"%.0fk\" %u %u\n", x, y, v, v / 1e3,
-                                           tps[x], pps[y]);
+                    g_string_append_printf(dat, "%u %u %.3f \"%.0fk\" %u %u %.2f\n", x, y, v,
+                                           v / 1e3, tps[x], pps[y], hi > 0 ? 100 * v / hi : 0);
                 }
             }
             g_string_append_c(dat, '\n');
@@ -176,25 +185,30 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, Ssi
     g_autoptr(GString) gp = g_string_new("# shiftsim sweep: tp x pp heat map per placement; "
                                          "render: gnuplot THIS_FILE\n");
     gboolean svg = g_str_has_suffix(image, ".svg");
-    g_string_append_printf(
-        gp, "set terminal %s size %u,%u\nset output ", svg ? "svg dynamic" : "pngcairo noenhanced",
-        MIN(120 + np * (140 + 70 * MAX(ntp, 1)), 3000u), MIN(170 + 45 * MAX(npp, 1), 2000u));
+    g_string_append_printf(gp, "set terminal %s size %u,%u font ',11'\nset output ",
+                           svg ? "svg dynamic" : "pngcairo noenhanced",
+                           MIN(MAX(300 + 90 * MAX(ntp, 1), 640u), 2000u),
+                           MIN(50 + np * (110 + 40 * MAX(npp, 1)), 4000u));
     ssim_plot_quote(gp, image);
     g_string_append_c(gp, '\n');
-    g_string_append_printf(gp, "set multiplot layout 1,%u title ", np);
-    g_autofree char *mt = g_strdup_printf("%s: best tokens/s (cells: thousands)", chart->context);
-    ssim_plot_quote(gp, mt);
+    g_string_append_printf(gp, "set multiplot layout %u,1 title ", np);
+    ssim_plot_quote(gp, chart->context);
     g_string_append_printf(gp, "\nset xrange [-0.5:%u.5]\nset yrange [-0.5:%u.5]\n",
                            ntp ? ntp - 1 : 0, npp ? npp - 1 : 0);
     tics(gp, "x", tps, ntp);
     tics(gp, "y", pps, npp);
-    g_string_append(gp, "set xlabel 'tp'\nset ylabel 'pp'\nset palette rgb 33,13,10\n"
-                        "unset colorbox\nset tics scale 0\n");
-    if (isfinite(lo) && hi > lo)
-        g_string_append_printf(gp, "set cbrange [%.3f:%.3f]\n", lo, hi);
+    /* A light sequential palette (black labels stay readable on every cell) on a fixed 0..100%
+     * scale; every panel has its colour box, so the panels stay the same size. */
+    g_string_append(gp, "set xlabel 'tp'\nset ylabel 'pp'\n"
+                        "set palette defined (0 '#ffffff', 50 '#c7e9b4', 80 '#7fcdbb', "
+                        "100 '#41b6c4')\nset cbrange [0:100]\nset cbtics 0,25,100\n"
+                        "set format cb '%g%%'\nset colorbox\nset tics scale 0\n");
     for (guint k = 0; k < np; k++) {
+        g_autofree char *t =
+            g_strdup_printf("%s: best tokens/s (k); colour: %% of the best cell, %.0fk",
+                            chart->series[k], hi / 1e3);
         g_string_append(gp, "set title ");
-        ssim_plot_quote(gp, chart->series[k]);
+        ssim_plot_quote(gp, t);
         if (ntp == 0) {
             g_string_append(gp, "\nplot NaN title 'nothing simulated'\n");
             continue;
@@ -202,7 +216,7 @@ static gboolean plot_heatmap(const SsimSplitChart *chart, const char *image, Ssi
         g_string_append(gp, "\nplot ");
         ssim_plot_quote(gp, dat_path);
         g_string_append_printf(gp,
-                               " index %u using 1:2:3 with image notitle, \\\n     ''"
+                               " index %u using 1:2:7 with image notitle, \\\n     ''"
                                " index %u using 1:2:4 with labels notitle\n",
                                k, k);
     }

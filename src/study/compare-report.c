@@ -213,8 +213,8 @@ GString *ssim_compare_format(const SsimCompare *cmp, SsimFormat format, guint to
     return out;
 }
 
-gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotStatus *status,
-                           GError **error)
+gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, const SsimGanttView *view,
+                           SsimPlotStatus *status, GError **error)
 {
     guint n = ssim_compare_n_policies(cmp);
     const SsimModel *model = ssim_compare_model(cmp);
@@ -248,6 +248,9 @@ gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotSt
     const char *ext = dot && !strchr(dot, '/') ? image + (dot - stem) : ".png";
     if (dot && !strchr(dot, '/'))
         *dot = '\0';
+    SsimGanttView shown = view ? *view : (SsimGanttView){0};
+    if (shown.max_ranks == 0)
+        shown.max_ranks = 8;
     for (guint i = 0; i < n; i++) {
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         g_autofree char *gantt = g_strdup_printf("%s-%s%s", stem, name(r), ext);
@@ -255,8 +258,8 @@ gboolean ssim_compare_plot(const SsimCompare *cmp, const char *image, SsimPlotSt
             g_strdup_printf("%s on %s, dp %u x tp %u x pp %u, placement %s (schedule %s): %.3f ms",
                             model->name, cl->name, r->par.dp, r->par.tp, r->par.pp, name(r),
                             r->par.schedule, ms(r->result.step_time));
-        if (!ssim_plot_gantt(ssim_lowered_graph(r->lowered), r->timeline, gantt, 8, gantt_title,
-                             &one, error))
+        if (!ssim_plot_gantt(ssim_lowered_graph(r->lowered), r->timeline, gantt, &shown,
+                             gantt_title, &one, error))
             return FALSE;
         if (one == SSIM_PLOT_NO_GNUPLOT)
             *status = one;

@@ -338,46 +338,39 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
 gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const char *image,
                               const char *title, gboolean *rendered, GError **error)
 {
-    g_autoptr(GString) dat = g_string_new("# measured_ms predicted_ms line\n");
-    double lo = G_MAXDOUBLE, hi = 0;
-    for (guint i = 0; i < ssim_run_set_n(set); i++) {
-        if (!isfinite(pred[i]))
-            continue;
-        double m = ssim_run_set_measured_ms(set, i);
-        char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
-        g_string_append_printf(dat, "%s %s %u\n", g_ascii_formatd(a, sizeof a, "%.6g", m),
-                               g_ascii_formatd(b, sizeof b, "%.6g", pred[i]),
-                               ssim_run_set_run(set, i)->line);
-        lo = MIN(lo, MIN(m, pred[i]));
-        hi = MAX(hi, MAX(m, pred[i]));
+    guint n = ssim_run_set_n(set);
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *group = ssim_run_set_groups_by(set, NULL, n, SSIM_GROUP_BY_MODEL, names);
+    g_autofree SsimPredictedPoint *points = g_new0(SsimPredictedPoint, MAX(n, 1));
+    for (guint i = 0; i < n; i++)
+        points[i] = (SsimPredictedPoint){.measured = ssim_run_set_measured_ms(set, i),
+                                         .predicted = pred[i],
+                                         .group = group[i],
+                                         .line = ssim_run_set_run(set, i)->line};
+    /* The default title says what was run on what, and the MAPE of the points shown. */
+    guint shown = 0;
+    double ape = 0;
+    const char *cluster = n ? ssim_run_set_cluster(set, 0)->name : "";
+    for (guint i = 0; i < n; i++) {
+        if (strcmp(ssim_run_set_cluster(set, i)->name, cluster) != 0)
+            cluster = "several clusters";
+        if (points[i].measured > 0 && points[i].predicted > 0 && isfinite(points[i].predicted)) {
+            shown++;
+            ape += fabs(points[i].predicted - points[i].measured) / points[i].measured;
+        }
     }
-    if (hi == 0)
-        lo = 1, hi = 10;
-    g_autofree char *dat_path = ssim_plot_sibling(image, ".dat");
-    if (!ssim_write_file(dat_path, dat, error))
-        return FALSE;
-    g_autoptr(GString) gp = g_string_new("# shiftsim validate: predicted vs measured; render: "
-                                         "gnuplot THIS_FILE\n");
-    gboolean svg = g_str_has_suffix(image, ".svg");
-    g_string_append_printf(gp, "set terminal %s size 800,800\nset output ",
-                           svg ? "svg dynamic" : "pngcairo noenhanced");
-    ssim_plot_quote(gp, image);
-    g_string_append(gp, "\nset title ");
-    ssim_plot_quote(gp, title ? title : "shiftsim: predicted vs measured iteration time");
-    char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
-    g_string_append_printf(gp,
-                           "\nset logscale xy\nset xlabel 'measured (ms)'\n"
-                           "set ylabel 'predicted (ms)'\nset xrange [%s:%s]\nset yrange [%s:%s]\n"
-                           "set grid\nset key top left\nset size square\nplot ",
-                           g_ascii_formatd(a, sizeof a, "%.6g", lo / 1.2),
-                           g_ascii_formatd(b, sizeof b, "%.6g", hi * 1.2), a, b);
-    ssim_plot_quote(gp, dat_path);
-    g_string_append(gp, " using 1:2 with points pt 7 ps 0.5 title 'runs', \\\n"
-                        "     x with lines lw 2 title 'y = x', \\\n"
-                        "     1.1*x with lines dt 2 lc rgb 'gray' title '+/-10%', \\\n"
-                        "     x/1.1 with lines dt 2 lc rgb 'gray' notitle\n");
+    g_autofree char *auto_title =
+        g_strdup_printf("predicted vs measured iteration time: %u runs on %s, MAPE %.2f%%", shown,
+                        cluster, shown ? 100 * ape / shown : 0.0);
+    SsimPredictedChart chart = {.points = points,
+                                .n_points = n,
+                                .groups = (const char *const *)names->pdata,
+                                .n_groups = names->len,
+                                .unit = "ms",
+                                .about = "shiftsim validate: predicted vs measured iteration time",
+                                .title = title ? title : auto_title};
     SsimPlotStatus status;
-    if (!ssim_plot_render(image, gp, &status, error))
+    if (!ssim_plot_predicted(&chart, image, &status, error))
         return FALSE;
     if (rendered)
         *rendered = status == SSIM_PLOT_RENDERED;

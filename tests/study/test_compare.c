@@ -207,7 +207,8 @@ Test(compare, traces_parse_back_with_the_expected_events)
 
     SsimPlotStatus status;
     g_autoptr(GError) error = NULL;
-    cr_assert(ssim_compare_plot(cmp, plot, &status, &error), "%s", error ? error->message : "");
+    cr_assert(ssim_compare_plot(cmp, plot, NULL, &status, &error), "%s",
+              error ? error->message : "");
     g_autofree char *dat = g_build_filename(dir, "p.dat", NULL);
     g_autofree char *gp = g_build_filename(dir, "p.gp", NULL);
     g_autofree char *gantt = g_build_filename(dir, "p-xla+early-dp+async-pp.gp", NULL);

@@ -413,7 +413,7 @@ Test(sweep, plots_written_as_text, .init = setup, .fini = teardown)
     cr_assert(strstr(a, "\n\"dp4 tp2 pp2\" "));
     cr_assert(strstr(b, "using 2:xtic(1) title 'alpa'") && strstr(b, "title 'commshift'"));
     cr_assert(strstr(c, "# placement alpa\n") && strstr(c, "# placement commshift\n"));
-    cr_assert(strstr(d, "set multiplot layout 1,2") && strstr(d, "with image"));
+    cr_assert(strstr(d, "set multiplot layout 2,1") && strstr(d, "with image"));
     cr_assert(strstr(d, "set xtics ('2' 0, '4' 1, '8' 2)"));
 }
 
