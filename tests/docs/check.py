@@ -32,6 +32,8 @@ file PATH, word for word (a program shown in a page and built by the tests).
 ``--update`` rewrites the expected output of every block that differs, in place, keeping each
 expected line that still matches (so masks survive) and replacing the rest with the new output.
 Run it after a deliberate change of figures, then read the diff (``git diff -- README.md docs``).
+A command that the page shows succeeding and that now fails is not rewritten (it is reported,
+and the check exits 1) unless ``--allow-failures``.
 
 SHIFTSIM_DOCS_CHECK=skip makes it exit 77 (meson's "skipped") without running anything: .ci/run
 runs the check as a step of its own, so it skips the copies inside `meson test`.
@@ -297,11 +299,18 @@ def show_diff(cmd):
     return "\n".join(out)
 
 
-def update(path, blocks):
+def newly_failing(cmd):
+    """A command the page shows succeeding that now exits with an error: --update leaves it (a
+    regression, or a feature not merged yet, is not documentation) unless --allow-failures."""
+    was = any(EXIT_LINE.match(l) for l in cmd.expected)
+    return not was and bool(cmd.actual) and EXIT_LINE.match(cmd.actual[-1]) is not None
+
+
+def update(path, blocks, allow_failures):
     """Rewrite each failing command's expected output in the file, bottom to top."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
-    cmds = [(b, c) for b in blocks for c in b.failures]
+    cmds = [(b, c) for b in blocks for c in b.failures if allow_failures or not newly_failing(c)]
     for block, cmd in sorted(cmds, key=lambda bc: -bc[1].out_start):
         _, steps = align(cmd.expected, cmd.actual)
         new = [text for kind, text in steps if kind != "drop"]
@@ -488,6 +497,9 @@ def main():
                     help="the binary under test (default build/shiftsim)")
     ap.add_argument("--update", action="store_true",
                     help="rewrite the expected outputs that differ, in place")
+    ap.add_argument("--allow-failures", action="store_true",
+                    help="with --update, also write outputs of commands that used to succeed and "
+                         "now fail")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="blocks run at once (default 2)")
     ap.add_argument("-k", "--filter", default="",
                     help="only blocks whose file:line or commands contain this text")
@@ -549,10 +561,15 @@ def main():
         seconds = sum(c.seconds for c in b.commands)
         if b.failures:
             failed += 1
-            verb = "UPDATED" if args.update else "FAIL"
+            kept = [c for c in b.failures if newly_failing(c) and not args.allow_failures]
+            verb = "UPDATED" if args.update and not kept else "FAIL"
+            if args.update:
+                for c in kept:
+                    print("NOT UPDATED %s: `%s` now fails (%s); fix it, or --allow-failures"
+                          % (b.where(), c.text.split("\n")[0], c.actual[-1]))
             print("%s %s (%.1f s)" % (verb, b.where(), seconds))
-            if not args.update:
-                for c in b.failures:
+            if not args.update or kept:
+                for c in (kept if args.update else b.failures):
                     print("  $ %s\n  expected (-) against actual (+):\n%s"
                           % (c.text, show_diff(c)))
         else:
@@ -564,20 +581,25 @@ def main():
         for path in files:
             touched = [b for b in done if b.path == path and b.failures]
             if touched:
-                update(path, touched)
+                update(path, touched, args.allow_failures)
     n_cmds = sum(len(b.commands) for b in runnable)
-    print("docs check: %d commands in %d blocks run in %.0f s: %d blocks %s, %d skipped, "
-          "%d malformed; %d broken links or copies" % (n_cmds, len(runnable), time.monotonic() - started,
-                                             failed, "updated" if args.update else "failed",
-                                             sum(1 for b in blocks if b.skip), len(bad),
-                                             len(links)))
+    kept = sum(1 for b in done if any(newly_failing(c) for c in b.failures)) \
+        if args.update and not args.allow_failures else 0
+    outcome = ("%d blocks updated, %d not" % (failed - kept, kept)) if args.update \
+        else "%d blocks failed" % failed
+    print("docs check: %d commands in %d blocks run in %.0f s: %s, %d skipped, %d malformed; "
+          "%d broken links or copies" % (n_cmds, len(runnable), time.monotonic() - started,
+                                         outcome, sum(1 for b in blocks if b.skip), len(bad),
+                                         len(links)))
     shown = unchecked(files)
     if shown:
         print("docs check: %d more commands are shown outside console blocks and not run "
               "(--list names them)" % len(shown))
     if args.strict and shown:
         return 1
-    return 1 if bad or links or (failed and not args.update) else 0
+    not_updated = args.update and not args.allow_failures and any(
+        newly_failing(c) for b in done for c in b.failures)
+    return 1 if bad or links or not_updated or (failed and not args.update) else 0
 
 
 if __name__ == "__main__":
