@@ -86,6 +86,12 @@ typedef struct {
      * accept the same bytes and give the same graph (the tests hold them to it), this one is
      * slower and allocates every field.  For tests. */
     gboolean reference_decoder;
+    /* Record each op's Chakra node id (its id within its rank's trace) in stats->node_ids, for
+     * replays whose rules follow node ids (ASTRA-sim's issue order, include/shiftsim/astra.h).
+     * Nodes otherwise elided are then kept too, as zero-time compute ops of class
+     * "chakra:<TYPE>" (e.g. "chakra:METADATA_NODE") on the stream "elided", since such a replay
+     * gives them a place in the issue order; they are still counted as elided. */
+    gboolean keep_node_ids;
 } SsimChakraOptions;
 
 /* Fills `opts` with the defaults above. */
@@ -114,6 +120,9 @@ typedef struct {
      * runs): wall time, the process's processor time (every thread), and the loading thread's
      * processor time adding ops to the graph and finalizing it (the part no worker shares). */
     double wall_s, cpu_s, emit_s, finalize_s;
+    /* With options.keep_node_ids: guint64 per op of the graph, the op's node id in its trace
+     * (NULL otherwise). */
+    GArray *node_ids;
 } SsimChakraStats;
 
 void ssim_chakra_stats_init(SsimChakraStats *stats);

@@ -18,7 +18,7 @@ GString *ssim_graphfile_write(const SsimGraph *graph);
 
 /* Parses a duration such as "1500", "1.5us", "2ms" (default unit ns) into nanoseconds. */
 gboolean ssim_parse_duration(const char *s, SsimTime *out, GError **error);
-/* Parses a byte count such as "4096", "16MiB", "1.5GB". */
+/* Parses a byte count such as "4096", "16MiB", "1.5GB", "40M": ssim_bytes_read() (types.h). */
 gboolean ssim_parse_bytes(const char *s, guint64 *out, GError **error);
 
 G_END_DECLS

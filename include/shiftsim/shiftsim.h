@@ -44,6 +44,7 @@
 #include <shiftsim/budget.h>
 #include <shiftsim/sim.h>
 #include <shiftsim/replay.h>
+#include <shiftsim/astra.h>
 #include <shiftsim/bound.h>
 #include <shiftsim/steady.h>
 /* out: reports, traces, plots */

@@ -210,6 +210,14 @@ gboolean ssim_sweep_plot(const SsimSweep *sweep, const char *prefix, SsimPlotSta
  */
 GString *ssim_sweep_merge(const char *const *paths, guint n_paths, gboolean partial,
                           GError **error);
+/*
+ * A sweep CSV (ssim_sweep_csv's or a merge's text) as one JSON object, the shape `sweep -f json`
+ * and `merge -f json` print (docs/sweep.md): {"format": "shiftsim-sweep v1", "spec": the second
+ * metadata line without its "# ", "rows": [one object per row, the header's names as members: a
+ * number where the field is one, null where it is empty, else a string]}.  NULL with
+ * "path:line:column: ..." when a row does not split or has the wrong number of fields.
+ */
+GString *ssim_sweep_csv_json(const char *csv, gsize len, const char *path, GError **error);
 
 /* MPI (src/app/sweep-mpi.c; stubs when built without -Dmpi=enabled). */
 gboolean ssim_sweep_mpi_available(void); /* built with MPI */

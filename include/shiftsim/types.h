@@ -62,12 +62,21 @@ static inline gboolean ssim_time_is_finite(SsimTime t)
 }
 
 /*
- * A byte size: digits with an optional SI (k, M, G, T: powers of 1000) or IEC (Ki, Mi, Gi, Ti:
- * powers of 1024) prefix and an optional B, e.g. 25MB, 25M, 16GiB, 16Gi, 4096; case of the
- * prefix letter k/K is free.  Fractions ("1.5GiB") are accepted and rounded down to a byte.
- * FALSE (no error set: the caller names the option or key) for anything else, a negative value,
- * or a size past 2^64 - 1.
+ * A byte size, the one grammar of every size shiftsim reads (docs/units.md): a non-negative
+ * decimal number, an optional unit prefix and an optional B.  SI prefixes are powers of 1000
+ * (k or K, M, G, T, P, E: 40M = 40MB = 40 000 000), IEC ones powers of 1024 (Ki or ki, Mi, Gi,
+ * Ti, Pi, Ei: 40Mi = 40MiB = 41 943 040); no prefix is bytes (4096, 4096B).  A fraction is
+ * accepted when it comes to a whole number of bytes (1.5GiB, 0.5KB; not 0.5B or 1.1KiB).
+ * Nothing else: no sign, blank, exponent, lower-case b, or size past 2^64 - 1.
+ *
+ * ssim_bytes_read() sets SSIM_CONFIG_ERROR_VALUE "'TEXT' is not a byte size: WHY (GRAMMAR)",
+ * which the caller prefixes with the option, key or file:line; ssim_bytes_parse() is the same
+ * without a message.  Zero is a size: whether it is allowed is the caller's rule.
  */
+#define SSIM_BYTES_GRAMMAR                                                                         \
+    "a whole number with an optional unit k, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers "  \
+    "of 1024), optionally followed by B"
+gboolean ssim_bytes_read(const char *text, guint64 *out, GError **error);
 gboolean ssim_bytes_parse(const char *text, guint64 *out);
 
 /*

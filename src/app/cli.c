@@ -1,6 +1,7 @@
 /*
  * `shiftsim <verb> [options]`: the verb dispatcher and the helpers verbs share (their shared
- * options are src/app/options.c).
+ * options are src/app/options.c).  Every verb's --help goes through ssim_cli_parse(), which prints
+ * GLib's help wrapped within SSIM_CLI_HELP_COLUMNS columns.
  *
  * Exit status: 0 on success, 1 when an input or the simulation fails, 2 on a usage error.
  */
@@ -14,6 +15,7 @@
 #include <shiftsim/report.h>
 
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +26,10 @@ typedef struct {
     const char *summary;
     int (*fn)(int argc, char **argv);
 } Verb;
+
+/* Set when ssim_cli_parse() printed a verb's --help: the run is then a success, whatever the verb
+ * returns for the parse that did not happen (GLib's own --help would exit(0) in the library). */
+static gboolean help_printed;
 
 static const Verb verbs[] = {
 #define SSIM_X(name, summary) {#name, summary, ssim_verb_##name},
@@ -95,10 +101,107 @@ int ssim_cli_main(int argc, char **argv)
             static char prog[64];
             g_snprintf(prog, sizeof prog, "shiftsim %s", verbs[i].name);
             argv[1] = prog;
-            return verbs[i].fn(argc - 1, argv + 1);
+            help_printed = FALSE;
+            int rc = verbs[i].fn(argc - 1, argv + 1);
+            return help_printed ? SSIM_EXIT_OK : rc;
         }
     fprintf(stderr, "shiftsim: unknown verb '%s' (try 'shiftsim --help')\n", verb);
     return SSIM_EXIT_USAGE;
+}
+
+void ssim_cli_init_locale(void)
+{
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
+}
+
+/* Appends `n` characters of `line` from `from` as UTF-8. */
+static void append_chars(GString *out, const gunichar *line, glong from, glong n)
+{
+    for (glong i = from; i < from + n; i++)
+        g_string_append_unichar(out, line[i]);
+}
+
+/* The column an option line's description starts at (after the option and a run of at least two
+ * blanks), or the line's own indent for any other line. */
+static glong continuation_indent(const gunichar *line, glong len)
+{
+    glong indent = 0;
+    while (indent < len && line[indent] == ' ')
+        indent++;
+    if (indent + 1 >= len || line[indent] != '-')
+        return indent;
+    for (glong i = indent; i + 2 < len; i++)
+        if (line[i] == ' ' && line[i + 1] == ' ') {
+            glong j = i;
+            while (j < len && line[j] == ' ')
+                j++;
+            return j < len ? j : indent;
+        }
+    return indent;
+}
+
+static void wrap_line(GString *out, const gunichar *line, glong len, guint columns)
+{
+    glong indent = continuation_indent(line, len), start = 0, lead = 0;
+    /* `lead` blanks of indent precede line[start ..] on the line being written. */
+    while (lead + (len - start) > (glong)columns) {
+        glong room = (glong)columns - lead, cut = -1;
+        for (glong i = start + room; i > start; i--)
+            if (line[i] == ' ') {
+                cut = i;
+                break;
+            }
+        if (cut <= start || (lead == 0 && cut <= indent)) {
+            /* One word wider than the room: whole on its line, the rest below. */
+            cut = -1;
+            for (glong i = start + room; i < len && cut < 0; i++)
+                if (line[i] == ' ')
+                    cut = i;
+            if (cut < 0)
+                break;
+        }
+        glong end = cut;
+        while (end > start && line[end - 1] == ' ')
+            end--;
+        g_string_append_printf(out, "%*s", (int)lead, "");
+        append_chars(out, line, start, end - start);
+        g_string_append_c(out, '\n');
+        start = cut;
+        while (start < len && line[start] == ' ')
+            start++;
+        lead = indent;
+    }
+    g_string_append_printf(out, "%*s", (int)lead, "");
+    append_chars(out, line, start, len - start);
+}
+
+char *ssim_cli_wrap_help(const char *text, guint columns)
+{
+    GString *out = g_string_sized_new(strlen(text) + 256);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i] != NULL; i++) {
+        glong len = 0;
+        g_autofree gunichar *line = g_utf8_to_ucs4_fast(lines[i], -1, &len);
+        wrap_line(out, line, len, columns);
+        if (lines[i + 1] != NULL)
+            g_string_append_c(out, '\n');
+    }
+    return g_string_free(out, FALSE);
+}
+
+/* Whether argv asks for help (before a "--" that ends the options). */
+static gboolean wants_help(int argc, char **argv)
+{
+    static const char *const asks[] = {"-h", "--help", "-?", "--help-all"};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return FALSE;
+        for (gsize j = 0; j < G_N_ELEMENTS(asks); j++)
+            if (strcmp(argv[i], asks[j]) == 0)
+                return TRUE;
+    }
+    return FALSE;
 }
 
 int ssim_cli_usage_error(const char *verb, const char *fmt, ...)
@@ -123,6 +226,22 @@ int ssim_cli_runtime_error(const GError *error)
 
 gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const char *verb)
 {
+    if (wants_help(*argc, *argv)) {
+        /* As GLib's own --help does, print and exit with success, but within the columns. */
+        g_set_prgname((*argv)[0]); /* "shiftsim VERB" in the usage line */
+        g_autofree char *help = g_option_context_get_help(context, TRUE, NULL);
+        g_autofree char *wrapped = ssim_cli_wrap_help(help, SSIM_CLI_HELP_COLUMNS);
+        /* In the terminal's charset: "[OPTION…]" in UTF-8, "[OPTION?]" in plain C. */
+        const char *charset = NULL;
+        g_autofree char *local =
+            g_get_charset(&charset)
+                ? NULL
+                : g_convert_with_fallback(wrapped, -1, charset, "UTF-8", "?", NULL, NULL, NULL);
+        fputs(local ? local : wrapped, stdout);
+        fflush(stdout);
+        help_printed = TRUE; /* the verb stops as on an error; ssim_cli_main() returns success */
+        return FALSE;
+    }
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(context, argc, argv, &error)) {
         ssim_cli_usage_error(verb, "%s", error->message);

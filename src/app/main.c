@@ -3,5 +3,6 @@
 
 int main(int argc, char **argv)
 {
+    ssim_cli_init_locale();
     return ssim_cli_main(argc, argv);
 }

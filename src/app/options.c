@@ -7,7 +7,10 @@
  * verbs have described some options each their own way, and their --help must not change).  The
  * shared texts are those of `shiftsim simulate`, the verb that takes the most options, and
  * compare's for --format and --output.  Error messages name an option by its row, so a message and
- * the option it is about cannot disagree.
+ * the option it is about cannot disagree.  A row may carry Megatron-LM's name for the option
+ * (MEGATRON: another name of it; MEGATRON_OWN: a flag of its own in SsimCliJob, applied by
+ * ssim_cli_job_apply_fields or ssim_cli_job_apply_model); ssim_cli_add_entries() adds them hidden
+ * beside the verb's entries and lists them in one paragraph of --help.
  */
 #include "src/app/options.h"
 
@@ -27,7 +30,19 @@ typedef struct {
     gsize offset; /* of the storage in the group's struct */
     const char *arg_description;
     const char *help; /* the shared text */
+    /* Megatron-LM's name for it (options.h), what that name means in --help, and for a flag of
+     * its own (alias_own) its argument and storage in SsimCliJob. */
+    const char *alias, *alias_means;
+    gboolean alias_own;
+    GOptionArg alias_arg;
+    gsize alias_offset;
 } Option;
+
+/* Megatron-LM's name for the row's option: another name of it, or a flag of its own. */
+#define MEGATRON(name, means) .alias = name, .alias_means = means
+#define MEGATRON_OWN(name, means, arg, field)                                                      \
+    MEGATRON(name, means), .alias_own = TRUE, .alias_arg = arg,                                    \
+                           .alias_offset = offsetof(SsimCliJob, field)
 
 /* A row's group, and where in the group's struct the option's value goes. */
 #define IN(group, type, field) group, offsetof(type, field)
@@ -48,17 +63,24 @@ static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_DP] = {"dp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, dp), "N",
                      "Data-parallel replicas (default: GPUs / (tp pp))"},
     [SSIM_OPT_TP] = {"tp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, tp), "N",
-                     "Tensor-parallel ranks per stage (inside one node)"},
-    [SSIM_OPT_PP] = {"pp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, pp), "N", "Pipeline stages"},
+                     "Tensor-parallel ranks per stage (inside one node)",
+                     MEGATRON("tensor-model-parallel-size", "--tp")},
+    [SSIM_OPT_PP] = {"pp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, pp), "N", "Pipeline stages",
+                     MEGATRON("pipeline-model-parallel-size", "--pp")},
     [SSIM_OPT_VSTAGES] = {"vstages", 'v', G_OPTION_ARG_INT, IN(JOB, SsimCliJob, vstages), "V",
                           "Model chunks per GPU (virtual stages; > 1 needs --schedule "
-                          "interleaved)"},
+                          "interleaved)",
+                          MEGATRON_OWN("num-layers-per-virtual-pipeline-stage",
+                                       "--vstages layers/(pp N), interleaved", G_OPTION_ARG_INT,
+                                       layers_per_vstage)},
     [SSIM_OPT_MICROBATCH] = {"microbatch", 'b', G_OPTION_ARG_INT, IN(JOB, SsimCliJob, microbatch),
-                             "B", "Sequences per microbatch (default 1)"},
+                             "B", "Sequences per microbatch (default 1)",
+                             MEGATRON("micro-batch-size", "--microbatch")},
     [SSIM_OPT_GLOBAL_BATCH] = {"global-batch", 'B', G_OPTION_ARG_INT,
                                IN(JOB, SsimCliJob, global_batch), "N",
                                "Sequences per iteration over all replicas (default dp * "
-                               "microbatch * max(8, 4 pp))"},
+                               "microbatch * max(8, 4 pp))",
+                               MEGATRON("global-batch-size", "--global-batch")},
     [SSIM_OPT_SCHEDULE] = {"schedule", 's', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, schedule),
                            "NAME",
                            "Pipeline schedule: alpa (Alpa's MPMD 1F1B, one program per phase; "
@@ -67,18 +89,24 @@ static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_RECOMPUTE] = {"recompute", 'r', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, recompute),
                             "MODE",
                             "Activation recomputation: none, selective (attention core) or full "
-                            "(every layer's forward); default the first that fits in memory"},
+                            "(every layer's forward); default the first that fits in memory",
+                            MEGATRON("recompute-granularity", "--recompute")},
     [SSIM_OPT_SEQ_PARALLEL] = {"seq-parallel", 0, G_OPTION_ARG_NONE,
                                IN(JOB, SsimCliJob, seq_parallel), NULL,
                                "Sequence parallelism: shard norms and dropout over tp (implies "
-                               "--tp-comm rs-ag)"},
+                               "--tp-comm rs-ag)",
+                               MEGATRON("sequence-parallel", "--seq-parallel")},
     [SSIM_OPT_ZERO] = {"zero", 'z', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, zero), "0|1",
                        "ZeRO stage: 0 (default) or 1 (optimizer state sharded over dp: "
-                       "reduce-scatter gradients, all-gather weights)"},
+                       "reduce-scatter gradients, all-gather weights)",
+                       MEGATRON_OWN("use-distributed-optimizer", "--zero 1", G_OPTION_ARG_NONE,
+                                    distributed_optimizer)},
     [SSIM_OPT_BUCKET] = {"bucket", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, bucket), "BYTES|off",
                          "DP gradient bucket size (e.g. 25MiB, 40M) overlapping the last "
                          "backward, or off (one reduction per GPU after backward); default "
-                         "Megatron-LM's under placement megatron, off otherwise"},
+                         "Megatron-LM's under placement megatron, off otherwise",
+                         MEGATRON_OWN("overlap-grad-reduce", "Megatron-LM's --bucket",
+                                      G_OPTION_ARG_NONE, overlap_grad_reduce)},
     [SSIM_OPT_TP_COMM] = {"tp-comm", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, tp_comm), "STYLE",
                           "Tensor-parallel collectives: allreduce (default) or rs-ag "
                           "(reduce-scatter + all-gather)"},
@@ -151,8 +179,94 @@ static void add_group(GOptionContext *context, Group group, gpointer storage)
         if (options[i].group == group)
             entries[n++] = entry(group, storage, (SsimCliOption)i, NULL);
     entries[n] = (GOptionEntry){NULL};
+    ssim_cli_add_entries(context, entries, group == JOB ? storage : NULL);
+}
+
+void ssim_cli_add_old_short_names(GOptionContext *context, const GOptionEntry *entries)
+{
+    g_autoptr(GArray) hidden = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    for (const GOptionEntry *e = entries; e->long_name != NULL; e++) {
+        GOptionEntry old = *e;
+        old.flags |= G_OPTION_FLAG_HIDDEN;
+        g_array_append_val(hidden, old);
+    }
+    /* A group of its own: GOption matches the main group's --NAME first, so the long name stays
+     * the visible entry's, and a group with no visible entry adds no --help-NAME line. */
+    GOptionGroup *group = g_option_group_new("old-short-names", "Short names before issue 20",
+                                             "Show the old short names", NULL, NULL);
+    g_option_group_add_entries(group, (const GOptionEntry *)(void *)hidden->data);
+    g_option_context_add_group(context, group);
+}
+
+/* --- Megatron-LM's names. ------------------------------------------------------------------ */
+
+const char *ssim_cli_megatron_name(SsimCliOption opt)
+{
+    g_return_val_if_fail(opt < SSIM_OPT_N, NULL);
+    return options[opt].alias;
+}
+
+/* The row whose alias `e` takes: the shared option of e's name when it has one; a flag of its own
+ * only for the entry of `job`'s shared option (not for a verb's own option of the same name). */
+static const Option *alias_of(const GOptionEntry *e, SsimCliJob *job)
+{
+    for (guint i = 0; i < SSIM_OPT_N; i++) {
+        const Option *o = &options[i];
+        if (o->alias == NULL || strcmp(o->name, e->long_name) != 0)
+            continue;
+        if (!o->alias_own)
+            return o;
+        return job != NULL && e->arg_data == (char *)job + o->offset ? o : NULL;
+    }
+    return NULL;
+}
+
+void ssim_cli_add_entries(GOptionContext *context, const GOptionEntry *entries, SsimCliJob *job)
+{
+    g_autoptr(GArray) all = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    g_autoptr(GString) help = g_string_new(NULL);
+    gsize column = 0;
+    for (const GOptionEntry *e = entries; e->long_name != NULL; e++) {
+        g_array_append_val(all, *e);
+        const Option *o = alias_of(e, job);
+        if (o == NULL)
+            continue;
+        GOptionEntry alias = *e;
+        alias.long_name = o->alias;
+        alias.short_name = 0;
+        alias.flags |= G_OPTION_FLAG_HIDDEN;
+        if (o->alias_own) {
+            alias.arg = o->alias_arg;
+            alias.arg_data = (char *)job + o->alias_offset;
+            alias.arg_description = o->alias_arg == G_OPTION_ARG_NONE ? NULL : "N";
+        }
+        alias.description = o->alias_means;
+        g_array_append_val(all, alias);
+        /* "--NAME (MEANS)", wrapped within 100 columns under a two-space indent. */
+        g_autofree char *item = g_strdup_printf("--%s (%s)", o->alias, o->alias_means);
+        if (help->len == 0) {
+            g_string_append(help, "Megatron-LM's names, accepted too:\n ");
+            column = 1;
+        } else {
+            g_string_append_c(help, ',');
+            column++;
+        }
+        if (column + 1 + strlen(item) + 1 > 100) {
+            g_string_append(help, "\n ");
+            column = 1;
+        }
+        g_string_append_printf(help, " %s", item);
+        column += 1 + strlen(item);
+    }
     /* GOption copies the entries; the storage they point to is the caller's. */
-    g_option_context_add_main_entries(context, entries, NULL);
+    g_option_context_add_main_entries(context, (const GOptionEntry *)(void *)all->data, NULL);
+    if (help->len == 0)
+        return;
+    const char *old = g_option_context_get_description(context);
+    g_autofree char *text = old != NULL && *old != '\0'
+                                ? g_strdup_printf("%s\n\n%s", old, help->str)
+                                : g_strdup(help->str);
+    g_option_context_set_description(context, text);
 }
 
 GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
@@ -255,13 +369,22 @@ static int set_field(const char *verb, SsimParallel *par, const char *key, const
 
 int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par)
 {
+    /* --use-distributed-optimizer is ZeRO-1: Megatron-LM's distributed optimizer shards the
+     * optimizer state over dp and reduce-scatters the gradients, as our ZeRO-1 does. */
+    const char *zero = job->zero;
+    if (job->distributed_optimizer) {
+        if (zero != NULL && strcmp(zero, "1") != 0)
+            return ssim_cli_usage_error(verb, "--%s is --%s 1: it contradicts --%s %s",
+                                        options[SSIM_OPT_ZERO].alias, NAME(ZERO), NAME(ZERO), zero);
+        zero = "1";
+    }
     const struct {
         const char *key; /* ssim_parallel_set()'s name of the field */
         const char *value;
         SsimCliOption opt;
     } fields[] = {{"schedule", job->schedule, SSIM_OPT_SCHEDULE},
                   {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
-                  {"zero", job->zero, SSIM_OPT_ZERO},
+                  {"zero", zero, SSIM_OPT_ZERO},
                   {"bucket", job->bucket, SSIM_OPT_BUCKET},
                   {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
                   {"order", job->order, SSIM_OPT_ORDER},
@@ -321,7 +444,8 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
 
 gboolean ssim_cli_job_has_schedule(const SsimCliJob *job)
 {
-    return job->schedule != NULL || (split_fields(job) & SSIM_PARALLEL_SCHEDULE) != 0;
+    return job->schedule != NULL || SSIM_CLI_GIVEN(job->layers_per_vstage) ||
+           (split_fields(job) & SSIM_PARALLEL_SCHEDULE) != 0;
 }
 
 gboolean ssim_cli_job_has_recompute(const SsimCliJob *job)
@@ -331,7 +455,43 @@ gboolean ssim_cli_job_has_recompute(const SsimCliJob *job)
 
 gboolean ssim_cli_job_has_bucket(const SsimCliJob *job)
 {
-    return job->bucket != NULL || (split_fields(job) & SSIM_PARALLEL_BUCKET) != 0;
+    return job->bucket != NULL || job->overlap_grad_reduce ||
+           (split_fields(job) & SSIM_PARALLEL_BUCKET) != 0;
+}
+
+int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, const SsimModel *model,
+                             SsimParallel *par)
+{
+    const Option *vstages = &options[SSIM_OPT_VSTAGES], *bucket = &options[SSIM_OPT_BUCKET];
+    if (SSIM_CLI_GIVEN(job->layers_per_vstage)) {
+        gint n = job->layers_per_vstage;
+        if (n < 1)
+            return ssim_cli_usage_error(verb, "--%s: must be a positive integer, not %d",
+                                        vstages->alias, n);
+        if (par->pp == 0 || model->layers % par->pp != 0 || (model->layers / par->pp) % (guint)n)
+            return ssim_cli_usage_error(verb,
+                                        "--%s: the model's %u layers do not split into %u "
+                                        "stages of chunks of %d layers",
+                                        vstages->alias, model->layers, par->pp, n);
+        guint v = model->layers / par->pp / (guint)n;
+        if (SSIM_CLI_GIVEN(job->vstages) && (guint)job->vstages != v)
+            return ssim_cli_usage_error(verb, "--%s %d is --%s %u here, not --%s %d",
+                                        vstages->alias, n, vstages->name, v, vstages->name,
+                                        job->vstages);
+        par->virtual_stages = v;
+        if (job->schedule == NULL && (split_fields(job) & SSIM_PARALLEL_SCHEDULE) == 0)
+            g_strlcpy(par->schedule, v > 1 ? "interleaved" : "1f1b", sizeof par->schedule);
+    }
+    if (job->overlap_grad_reduce) {
+        gboolean sized = job->bucket != NULL || (split_fields(job) & SSIM_PARALLEL_BUCKET) != 0;
+        if (sized && par->dp_bucket_bytes == 0)
+            return ssim_cli_usage_error(verb, "--%s: contradicts --%s off", bucket->alias,
+                                        bucket->name);
+        if (!sized)
+            par->dp_bucket_bytes =
+                ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, par->dp, model->dtype);
+    }
+    return SSIM_EXIT_OK;
 }
 
 /* --- The placement pass. ------------------------------------------------------------------- */
@@ -433,15 +593,14 @@ int ssim_cli_check_limits(const char *verb, SsimCliLimits *limits)
     if (limits->max_events < 0)
         return ssim_cli_usage_error(verb, "--%s: must not be negative", NAME(MAX_EVENTS));
     limits->max_memory = 0;
-    if (limits->max_memory_text != NULL &&
-        (!ssim_bytes_parse(limits->max_memory_text, &limits->max_memory) ||
-         limits->max_memory == 0)) {
-        g_autofree char *shown = ssim_text_excerpt(limits->max_memory_text, 64);
-        return ssim_cli_usage_error(verb,
-                                    "--%s: '%s' is not a positive byte size (e.g. 16GiB, 12G, "
-                                    "500MB)",
-                                    NAME(MAX_MEMORY), shown);
-    }
+    if (limits->max_memory_text == NULL)
+        return SSIM_EXIT_OK;
+    g_autoptr(GError) error = NULL;
+    if (!ssim_bytes_read(limits->max_memory_text, &limits->max_memory, &error))
+        return ssim_cli_usage_error(verb, "--%s: %s", NAME(MAX_MEMORY), error->message);
+    if (limits->max_memory == 0)
+        return ssim_cli_usage_error(verb, "--%s: must be a positive byte size (e.g. 16GiB, 12G)",
+                                    NAME(MAX_MEMORY));
     return SSIM_EXIT_OK;
 }
 

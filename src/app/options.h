@@ -19,6 +19,9 @@
  * verb that takes all of it.  Everything goes to the main group, so --help lists it all (a
  * GOptionGroup of its own would be listed under --help-all only).
  *
+ * A verb adds its table with ssim_cli_add_entries(), which also adds the Megatron-LM names of the
+ * options it takes (--tensor-model-parallel-size for --tp, ...; see below).
+ *
  * After the parse, the check, load and apply functions turn the text into values.  Each returns
  * SSIM_EXIT_OK, or prints one message naming the option ("shiftsim VERB: --tp: must be a positive
  * integer (try ...)") and returns the exit status (SSIM_EXIT_USAGE, or SSIM_EXIT_RUNTIME for a
@@ -95,12 +98,17 @@ typedef struct {
     gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *order;
     gboolean seq_parallel;
+    /* Megatron-LM's options that are not another name of one of ours (SsimCliAlias): */
+    gboolean distributed_optimizer; /* --use-distributed-optimizer: --zero 1 */
+    gboolean overlap_grad_reduce;   /* --overlap-grad-reduce: Megatron-LM's default bucket */
+    gint layers_per_vstage; /* --num-layers-per-virtual-pipeline-stage; SSIM_CLI_UNSET: not given */
 } SsimCliJob;
 
 #define SSIM_CLI_JOB_INIT                                                                          \
     {                                                                                              \
         .nodes = SSIM_CLI_UNSET, .dp = SSIM_CLI_UNSET, .tp = SSIM_CLI_UNSET, .pp = SSIM_CLI_UNSET, \
-        .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET, .global_batch = SSIM_CLI_UNSET    \
+        .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET, .global_batch = SSIM_CLI_UNSET,   \
+        .layers_per_vstage = SSIM_CLI_UNSET                                                        \
     }
 
 void ssim_cli_job_clear(SsimCliJob *job);
@@ -145,8 +153,51 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
  * split's fields are those its parser set, ssim_parallel_parse_fields(), never a text search). */
 gboolean ssim_cli_job_has_schedule(const SsimCliJob *job);
 gboolean ssim_cli_job_has_recompute(const SsimCliJob *job);
-/* Whether --bucket, or a "bucket" key in --split, was given. */
+/* Whether --bucket, or a "bucket" key in --split, was given (or --overlap-grad-reduce, which
+ * ssim_cli_job_apply_model() turns into a bucket). */
 gboolean ssim_cli_job_has_bucket(const SsimCliJob *job);
+/*
+ * The Megatron-LM options whose value depends on the model, after ssim_cli_job_apply():
+ * --num-layers-per-virtual-pipeline-stage N sets the virtual stages to layers / (pp N) (a usage
+ * error unless that divides, or when --vstages says otherwise) and, without --schedule, the
+ * interleaved schedule, as Megatron-LM does; --overlap-grad-reduce without --bucket sets
+ * Megatron-LM's default bucket (ssim_placement_default_bucket() of megatron: max(40M, 1M dp)
+ * parameters of the model's dtype).
+ */
+int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, const SsimModel *model,
+                             SsimParallel *par);
+
+/*
+ * Short names an option had before issue 20 gave each letter one meaning across verbs (-r is
+ * --recompute, -p the placement, -t --timeline, -k --top): `entries` (NULL-terminated, e.g.
+ * {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs}) keep parsing in the verb, hidden from --help.
+ * Only for a letter the verb has no other use for, so the old command line cannot mean two things.
+ */
+void ssim_cli_add_old_short_names(GOptionContext *context, const GOptionEntry *entries);
+
+/* --- Megatron-LM's names. ----------------------------------------------------------------- */
+
+/*
+ * Megatron-LM's long option names, accepted as aliases of ours where a verb takes the option
+ * they alias (docs/simulate.md has the table).  Each is declared once in options.c next to the
+ * option it aliases, as one of two kinds:
+ *   another name  (--tensor-model-parallel-size = --tp): the same storage and argument as the
+ *                 verb's own entry of that name, whatever it is (sweep's --tp takes a list, so
+ *                 its alias does too);
+ *   a flag of its own  (--use-distributed-optimizer = --zero 1): stored in SsimCliJob and
+ *                 offered only where the verb's entry is the shared one of that job.
+ * They are hidden from the option list; one paragraph at the end of --help lists those the verb
+ * takes.
+ */
+/* Megatron-LM's name of shared option `opt`, without the dashes, or NULL. */
+const char *ssim_cli_megatron_name(SsimCliOption opt);
+/*
+ * Adds `entries` (NULL-terminated) to the main group, as g_option_context_add_main_entries()
+ * does, plus the Megatron-LM aliases of those entries (hidden), and appends the --help paragraph
+ * naming them to the context's description.  `job` (or NULL) is the SsimCliJob the verb's shared
+ * job entries store into: flag aliases are offered only for its entries.
+ */
+void ssim_cli_add_entries(GOptionContext *context, const GOptionEntry *entries, SsimCliJob *job);
 
 /* --- The placement pass. ------------------------------------------------------------------ */
 

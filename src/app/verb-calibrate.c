@@ -30,6 +30,7 @@
 #include <shiftsim/vtrain.h>
 #include <shiftsim/sim.h>
 
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,6 +111,82 @@ static void append_parameters(GString *out, const SsimCalibOptions *opt, const S
                                "residuals, s = %.3g, Student's t)\n",
                                n, fit->residual_sd);
     g_string_append_c(out, '\n');
+}
+
+/* --- -f csv|json: the fit as data. ------------------------------------------------------- */
+
+static void json_number(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    if (isfinite(v))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+/* Error statistics as {"runs", "failed", "mape", "median", "max", "bias", "within10", "tau",
+ * "pairs"} (fractions, as SsimErrorStats holds them; tau null without pairs). */
+static void json_stats(JsonBuilder *b, const char *name, const SsimErrorStats *s)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "runs");
+    json_builder_add_int_value(b, s->n);
+    json_builder_set_member_name(b, "failed");
+    json_builder_add_int_value(b, s->failed);
+    json_number(b, "mape", s->mape);
+    json_number(b, "median", s->median);
+    json_number(b, "max", s->max);
+    json_number(b, "bias", s->bias);
+    json_number(b, "within10", s->within10);
+    json_number(b, "tau", s->tau);
+    json_builder_set_member_name(b, "pairs");
+    json_builder_add_int_value(b, s->pairs);
+    json_builder_end_object(b);
+}
+
+/* The parameters: CSV rows, or the "parameters" array of the JSON object. */
+static void data_parameters(GString *csv, JsonBuilder *b, const SsimCalibOptions *opt,
+                            const SsimCalibFit *fit)
+{
+    if (csv)
+        g_string_append(csv, "parameter,start,fitted,low,high,std_error,at_bound\n");
+    else {
+        json_builder_set_member_name(b, "parameters");
+        json_builder_begin_array(b);
+    }
+    for (guint p = 0; p < SSIM_CALIB_N; p++) {
+        if (!(opt->mask & (G_GUINT64_CONSTANT(1) << p)))
+            continue;
+        gboolean has = (fit->has_interval & (G_GUINT64_CONSTANT(1) << p)) != 0;
+        double lo = has ? fit->fitted.value[p] - fit->half_width[p] : NAN;
+        double hi = has ? fit->fitted.value[p] + fit->half_width[p] : NAN;
+        double se = has ? fit->std_error[p] : NAN;
+        const char *name = ssim_calib_param_name((SsimCalibParam)p);
+        if (csv) {
+            g_string_append_printf(csv, "%s,%.6g,%.6g,", name, fit->start.value[p],
+                                   fit->fitted.value[p]);
+            if (has)
+                g_string_append_printf(csv, "%.6g,%.6g,%.6g", lo, hi, se);
+            else
+                g_string_append(csv, ",,");
+            g_string_append_printf(csv, ",%d\n", fit->at_bound[p] ? 1 : 0);
+            continue;
+        }
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, name);
+        json_number(b, "start", fit->start.value[p]);
+        json_number(b, "fitted", fit->fitted.value[p]);
+        json_number(b, "low", lo);
+        json_number(b, "high", hi);
+        json_number(b, "std_error", se);
+        json_builder_set_member_name(b, "at_bound");
+        json_builder_add_boolean_value(b, fit->at_bound[p]);
+        json_builder_end_object(b);
+    }
+    if (!csv)
+        json_builder_end_array(b);
 }
 
 static int do_convert(const char *vtrain, const char *cluster, const char *out_path)
@@ -204,7 +281,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     gboolean validate_all = FALSE, force = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
-        {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
+        {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs to fit (# shiftsim-runs v2 or v1 CSV)", "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Start cluster (the parameters' start values and the base of -o; "
@@ -215,7 +292,7 @@ int ssim_verb_calibrate(int argc, char **argv)
          "memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
          "kernel_overhead_us)",
          "LIST"},
-        {"folds", 'k', 0, G_OPTION_ARG_INT, &folds,
+        {"folds", 0, 0, G_OPTION_ARG_INT, &folds,
          "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K; 0: none)",
          "K"},
         {"cv", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cv_specs,
@@ -238,6 +315,9 @@ int ssim_verb_calibrate(int argc, char **argv)
         {"validate-all", 0, 0, G_OPTION_ARG_NONE, &validate_all,
          "After fitting, report the error of the fitted parameters on every row of the file", NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "table (default), csv (the parameters) or json (the parameters and "
+                              "every error; docs/validation.md)"),
         ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
                               "Write the calibrated cluster INI (with --convert-vtrain: the runs "
                               "CSV)"),
@@ -274,11 +354,17 @@ int ssim_verb_calibrate(int argc, char **argv)
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    const GOptionEntry old[] = {{"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path, NULL, NULL},
+                                {"folds", 'k', 0, G_OPTION_ARG_INT, &folds, NULL, NULL},
+                                {NULL}};
+    ssim_cli_add_old_short_names(ctx, old); /* -r is --recompute, -k --top */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
 
-    if ((rc = ssim_cli_job_check_nodes(VERB, &job)) != SSIM_EXIT_OK)
+    SsimFormat format;
+    if ((rc = ssim_cli_job_check_nodes(VERB, &job)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_output_format(VERB, &output, &format)) != SSIM_EXIT_OK)
         return rc;
     const char *out_path = output.output;
     if ((rc = ssim_cli_check_output(out_path)) || (rc = ssim_cli_check_output(emit_profile)) ||
@@ -522,6 +608,45 @@ int ssim_verb_calibrate(int argc, char **argv)
         if (!ssim_cli_emit(out_path, ini, &error))
             return ssim_cli_runtime_error(error);
         g_string_append_printf(out, "\nwrote %s\n", out_path);
+        if (format != SSIM_FORMAT_TABLE)
+            fprintf(stderr, "shiftsim calibrate: wrote %s\n", out_path);
+    }
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_truncate(out, 0);
+        data_parameters(out, NULL, &opt, &fit);
+    } else if (format == SSIM_FORMAT_JSON) {
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "runs");
+        json_builder_add_string_value(b, runs_path);
+        json_builder_set_member_name(b, "rows");
+        json_builder_add_int_value(b, n_all);
+        json_builder_set_member_name(b, "fitted_rows");
+        json_builder_add_int_value(b, n);
+        json_builder_set_member_name(b, "start_cluster");
+        json_builder_add_string_value(b, start->name);
+        json_builder_set_member_name(b, "iterations");
+        json_builder_add_int_value(b, fit.iterations);
+        json_builder_set_member_name(b, "converged");
+        json_builder_add_boolean_value(b, fit.converged);
+        data_parameters(NULL, b, &opt, &fit);
+        json_builder_set_member_name(b, "errors");
+        json_builder_begin_object(b);
+        json_stats(b, "before", &before);
+        json_stats(b, "after", &after);
+        if (folds > 0)
+            json_stats(b, "cross_validated", &cv);
+        for (guint c = 0; c < n_cv; c++) {
+            g_autofree char *name =
+                g_strdup_printf("leave_one_%s_out", ssim_group_by_name(cv_by[c]));
+            json_stats(b, name, &group_cv[c]);
+        }
+        if (validate_all)
+            json_stats(b, "all_rows", &all);
+        json_builder_end_object(b);
+        json_builder_end_object(b);
+        g_string_truncate(out, 0);
+        ssim_json_append(out, b, TRUE);
     }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);

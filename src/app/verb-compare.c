@@ -77,7 +77,7 @@ int ssim_verb_compare(int argc, char **argv)
                            "DP gradient bucket size (default: Megatron-LM's for megatron, off "
                            "otherwise)"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce or rs-ag"),
-        {"policies", 'P', 0, G_OPTION_ARG_STRING, &policies,
+        {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies,
          "Comma-separated policies, each NAME[+EXT...] (alpa, commshift, xla, megatron, auto; "
          "EXT early-dp, async-pp, late-tp); the first is the reference "
          "(default " SSIM_COMPARE_POLICIES_DEFAULT ")",
@@ -93,13 +93,13 @@ int ssim_verb_compare(int argc, char **argv)
         ssim_cli_place_entry(&place, SSIM_OPT_COMM_REPEAT, NULL),
         {"budget", 0, 0, G_OPTION_ARG_INT, &budget, "Auto: most candidates to try (default 24)",
          "N"},
-        {"top", 0, 0, G_OPTION_ARG_INT, &top, "Attribution rows to show (default 8)", "N"},
+        {"top", 'k', 0, G_OPTION_ARG_INT, &top, "Attribution rows to show (default 8)", "N"},
         {"exact", 0, 0, G_OPTION_ARG_NONE, &exact, "Simulate every GPU", NULL},
         {"ignore-memory", 0, 0, G_OPTION_ARG_NONE, &ignore_memory,
          "Simulate even when the memory estimate exceeds a GPU's HBM", NULL},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT, NULL),
         ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT, NULL),
-        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace,
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
          "Write a Perfetto trace per policy to PREFIX-POLICY.json", "PREFIX"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write a bar chart of the policies to FILE.png and a Gantt chart per policy to "
@@ -122,12 +122,16 @@ int ssim_verb_compare(int argc, char **argv)
     g_option_context_set_description(
         ctx, "Examples:\n"
              "  shiftsim compare\n"
-             "  shiftsim compare -c tsubame4 --nodes 4 --tp 2 --pp 4 -P alpa,commshift "
+             "  shiftsim compare -c tsubame4 --nodes 4 --tp 2 --pp 4 -p alpa,commshift "
              "--comm-repeat 2\n"
-             "  shiftsim compare -P alpa,commshift,xla,megatron --commshift-grads 0-13,embed\n"
+             "  shiftsim compare -p alpa,commshift,xla,megatron --commshift-grads 0-13,embed\n"
              "  shiftsim compare --trace out/gptj --plot out/gptj.png\n\n"
              "Exit status: 0 success; 1 bad input or simulation failure; 2 usage error.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_entries(ctx, entries, &job);
+    const GOptionEntry old[] = {{"policies", 'P', 0, G_OPTION_ARG_STRING, &policies, NULL, NULL},
+                                {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace, NULL, NULL},
+                                {NULL}};
+    ssim_cli_add_old_short_names(ctx, old); /* -P is calibrate's --params, -t --timeline */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
@@ -176,7 +180,8 @@ int ssim_verb_compare(int argc, char **argv)
     spec.par.tp = MIN(4u, cluster->gpus_per_node);
     spec.par.pp = 2;
     if ((rc = ssim_cli_job_apply(VERB, &job, &spec.par, ssim_cluster_n_gpus(cluster))) !=
-        SSIM_EXIT_OK)
+            SSIM_EXIT_OK ||
+        (rc = ssim_cli_job_apply_model(VERB, &job, model, &spec.par)) != SSIM_EXIT_OK)
         return rc;
     spec.model = model;
     spec.cluster = cluster;

@@ -18,8 +18,12 @@ int ssim_verb_merge(int argc, char **argv)
     g_auto(SsimCliOutput) output = {0};
     gboolean partial = FALSE;
     GOptionEntry entries[] = {
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "csv (default: the merged sweep CSV) or json (sweep -f json's "
+                              "shape, docs/sweep.md)"),
         ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
-                              "Write the merged CSV to FILE atomically (default stdout)"),
+                              "Write the merged CSV (or JSON) to FILE atomically (default "
+                              "stdout)"),
         {"partial", 0, 0, G_OPTION_ARG_NONE, &partial,
          "Allow configurations to be missing (merge the shards that finished)", NULL},
         {NULL}};
@@ -37,6 +41,11 @@ int ssim_verb_merge(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc < 2)
         return ssim_cli_usage_error(VERB, "give at least one shard CSV");
+    SsimFormat format = SSIM_FORMAT_CSV;
+    if (output.format && !ssim_format_from_name(output.format, &format))
+        format = SSIM_FORMAT_TABLE;
+    if (format == SSIM_FORMAT_TABLE)
+        return ssim_cli_usage_error(VERB, "--format: '%s' is not csv or json", output.format);
     int rc = ssim_cli_check_output(output.output);
     if (rc != SSIM_EXIT_OK)
         return rc;
@@ -45,6 +54,13 @@ int ssim_verb_merge(int argc, char **argv)
         ssim_sweep_merge((const char *const *)argv + 1, (guint)(argc - 1), partial, &error);
     if (merged == NULL)
         return ssim_cli_runtime_error(error);
+    if (format == SSIM_FORMAT_JSON) {
+        GString *json = ssim_sweep_csv_json(merged->str, merged->len, argv[1], &error);
+        if (json == NULL)
+            return ssim_cli_runtime_error(error);
+        g_string_free(merged, TRUE);
+        merged = json;
+    }
     if (!ssim_cli_emit(output.output, merged, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

@@ -14,6 +14,9 @@
 #include <shiftsim/cluster.h>
 #include <shiftsim/import.h>
 #include <shiftsim/profile.h>
+#include <shiftsim/report.h>
+
+#include <json-glib/json-glib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -76,9 +79,55 @@ static int profile_import(int argc, char **argv)
     return SSIM_EXIT_OK;
 }
 
+/* profile show -f csv|json: the metadata and the rows per kind (the measured ranges are in the
+ * table form only). */
+static GString *show_data(const SsimProfile *profile, const char *path, SsimFormat format)
+{
+    guint per_kind[SSIM_PROFILE_KIND_N] = {0};
+    for (guint i = 0; i < ssim_profile_n_rows(profile); i++)
+        per_kind[ssim_profile_row(profile, i)->kind]++;
+    GString *out = g_string_new(NULL);
+    if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, "kind,rows\n");
+        for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++)
+            g_string_append_printf(out, "%s,%u\n", ssim_profile_kind_name(k), per_kind[k]);
+        return out;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "profile");
+    json_builder_add_string_value(b, path);
+    json_builder_set_member_name(b, "metadata");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < ssim_profile_n_meta(profile); i++) {
+        json_builder_set_member_name(b, ssim_profile_meta_key(profile, i));
+        json_builder_add_string_value(b, ssim_profile_meta_value(profile, i));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "rows");
+    json_builder_add_int_value(b, ssim_profile_n_rows(profile));
+    json_builder_set_member_name(b, "rows_per_kind");
+    json_builder_begin_object(b);
+    for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++) {
+        json_builder_set_member_name(b, ssim_profile_kind_name(k));
+        json_builder_add_int_value(b, per_kind[k]);
+    }
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+    ssim_json_append(out, b, TRUE);
+    return out;
+}
+
 static int profile_show(int argc, char **argv)
 {
+    g_auto(SsimCliOutput) output = {0};
+    GOptionEntry entries[] = {
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "table (default), csv (rows per kind) or json (metadata and rows "
+                              "per kind)"),
+        {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - summarize a profile");
+    g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_summary(ctx, "Prints a profile's metadata, its rows per kind and the "
                                       "measured range of every curve.  PROFILE is a file or a "
                                       "directory of *.csv.");
@@ -86,20 +135,27 @@ static int profile_show(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc != 2)
         return ssim_cli_usage_error(VERB " show", "expected one PROFILE");
+    SsimFormat format;
+    int rc = ssim_cli_output_format(VERB " show", &output, &format);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
-    g_autoptr(GString) text = ssim_profile_summary(profile);
-    fwrite(text->str, 1, text->len, stdout);
+    g_autoptr(GString) text = format == SSIM_FORMAT_TABLE ? ssim_profile_summary(profile)
+                                                          : show_data(profile, argv[1], format);
+    if (!ssim_cli_emit(NULL, text, &error))
+        return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
 }
 
 static int profile_query(int argc, char **argv)
 {
     g_autofree char *comm = NULL, *gemm = NULL, *memory = NULL, *copy = NULL, *dtype_s = NULL;
-    g_autofree char *cluster_name = NULL;
-    gint64 bytes = 0;
+    g_autofree char *cluster_name = NULL, *bytes_text = NULL;
+    g_auto(SsimCliOutput) output = {0};
+    guint64 bytes = 0;
     gint ranks = 1, per_node = 0;
     gdouble nics = 0;
     GOptionEntry entries[] = {
@@ -109,7 +165,8 @@ static int profile_query(int argc, char **argv)
         {"memory", 0, 0, G_OPTION_ARG_STRING, &memory, "A memory-bound kernel (layernorm, ...)",
          "OP"},
         {"copy", 0, 0, G_OPTION_ARG_STRING, &copy, "A copy (d2d, p2p, h2d, d2h)", "OP"},
-        {"bytes", 0, 0, G_OPTION_ARG_INT64, &bytes, "Bytes (nccl-tests size for collectives)", "N"},
+        {"bytes", 0, 0, G_OPTION_ARG_STRING, &bytes_text,
+         "Bytes (nccl-tests size for collectives; e.g. 1048576, 1MiB, 4M)", "BYTES"},
         {"ranks", 0, 0, G_OPTION_ARG_INT, &ranks, "Ranks of the collective", "N"},
         {"per-node", 0, 0, G_OPTION_ARG_INT, &per_node, "Ranks per node (default: all on one)",
          "N"},
@@ -123,6 +180,10 @@ static int profile_query(int argc, char **argv)
          "The network model (and analytical fallback) of this cluster: a collective measured at "
          "another layout is carried through it, GEMMs go through its shape model",
          "NAME|PATH"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "table (default: a line), csv (header and one row: kind, op, bytes, "
+                              "ranks, per_node, dtype, time_us, source) or json (those as "
+                              "members)"),
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("PROFILE - look one op up");
     g_option_context_set_summary(ctx, "Prints the time PROFILE gives one op and where it came "
@@ -133,17 +194,22 @@ static int profile_query(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc != 2)
         return ssim_cli_usage_error(VERB " query", "expected one PROFILE");
+    SsimFormat format;
+    int frc = ssim_cli_output_format(VERB " query", &output, &format);
+    if (frc != SSIM_EXIT_OK)
+        return frc;
     if ((comm != NULL) + (gemm != NULL) + (memory != NULL) + (copy != NULL) != 1)
         return ssim_cli_usage_error(VERB " query", "give exactly one of --comm, --gemm, "
                                                    "--memory, --copy");
     SsimDtype dtype = SSIM_DTYPE_BF16;
     if (dtype_s && !ssim_dtype_from_name(dtype_s, &dtype))
         return ssim_cli_usage_error(VERB " query", "--dtype: unknown dtype '%s'", dtype_s);
-    if (bytes < 0 || ranks < 1 || per_node < 0 || !(nics >= 0 && nics <= 1024))
-        return ssim_cli_usage_error(VERB " query", "--bytes, --ranks, --per-node and "
-                                                   "--nics-per-rank must not be negative (ranks "
-                                                   "at least 1)");
     g_autoptr(GError) error = NULL;
+    if (bytes_text != NULL && !ssim_bytes_read(bytes_text, &bytes, &error))
+        return ssim_cli_usage_error(VERB " query", "--bytes: %s", error->message);
+    if (ranks < 1 || per_node < 0 || !(nics >= 0 && nics <= 1024))
+        return ssim_cli_usage_error(VERB " query", "--ranks, --per-node and --nics-per-rank "
+                                                   "must not be negative (ranks at least 1)");
     g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
@@ -182,9 +248,10 @@ static int profile_query(int argc, char **argv)
         SsimAnalyticParams fitted;
         SsimGemmModelFit fit;
         if (net && ssim_profile_fit_gemm_model(profile, dtype, net, &fitted, &fit)) {
-            printf("shape model fitted to %u measured GEMMs: efficiency %.4g, %.3g us per tile "
-                   "(rms log error %.3g)\n",
-                   fit.rows, fit.efficiency, fit.tile_overhead_us, fit.rms_log_error);
+            fprintf(format == SSIM_FORMAT_TABLE ? stdout : stderr,
+                    "shape model fitted to %u measured GEMMs: efficiency %.4g, %.3g us per tile "
+                    "(rms log error %.3g)\n",
+                    fit.rows, fit.efficiency, fit.tile_overhead_us, fit.rms_log_error);
             net = &fitted;
         }
         ok = ssim_profile_gemm_time(profile, d[0], d[1], d[2], d[3], dtype, net, &est);
@@ -192,6 +259,47 @@ static int profile_query(int argc, char **argv)
         ok = ssim_profile_memory_time(profile, memory, (int)dtype, (guint64)bytes, NULL, &est);
     } else {
         ok = ssim_profile_copy_time(profile, copy, (guint64)bytes, NULL, &est);
+    }
+    if (format != SSIM_FORMAT_TABLE) {
+        const char *kind = comm ? "comm" : gemm ? "gemm" : memory ? "memory" : "copy";
+        const char *op = comm ? comm : gemm ? gemm : memory ? memory : copy;
+        const char *source = ok ? ssim_cost_source_name(est.source) : "none";
+        /* A collective without --dtype is looked up at any dtype. */
+        const char *dtype_name = comm && !dtype_s ? "any" : ssim_dtype_name(dtype);
+        g_autoptr(GString) out = g_string_new(NULL);
+        if (format == SSIM_FORMAT_CSV) {
+            g_string_append(out, "kind,op,bytes,ranks,per_node,dtype,time_us,source\n");
+            g_string_append_printf(out, "%s,%s,%" G_GUINT64_FORMAT ",%d,%d,%s,", kind, op, bytes,
+                                   ranks, per_node ? per_node : ranks, dtype_name);
+            if (ok)
+                g_string_append_printf(out, "%.6g", est.time_us);
+            g_string_append_printf(out, ",%s\n", source);
+        } else {
+            g_autoptr(JsonBuilder) b = json_builder_new();
+            json_builder_begin_object(b);
+            const char *names[] = {"kind", "op", "dtype", "source"};
+            const char *values[] = {kind, op, dtype_name, source};
+            for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+                json_builder_set_member_name(b, names[i]);
+                json_builder_add_string_value(b, values[i]);
+            }
+            json_builder_set_member_name(b, "bytes");
+            json_builder_add_int_value(b, (gint64)bytes);
+            json_builder_set_member_name(b, "ranks");
+            json_builder_add_int_value(b, ranks);
+            json_builder_set_member_name(b, "per_node");
+            json_builder_add_int_value(b, per_node ? per_node : ranks);
+            json_builder_set_member_name(b, "time_us");
+            if (ok)
+                json_builder_add_double_value(b, est.time_us);
+            else
+                json_builder_add_null_value(b);
+            json_builder_end_object(b);
+            ssim_json_append(out, b, TRUE);
+        }
+        if (!ssim_cli_emit(NULL, out, &error))
+            return ssim_cli_runtime_error(error);
+        return SSIM_EXIT_OK;
     }
     if (!ok)
         printf("none: the profile has nothing relevant (the simulator uses the analytical "

@@ -8,12 +8,16 @@
  * prices them: graph rank r is GPU r (node r / gpus_per_node), communication through the
  * analytic forms or the flow-level network, a measured profile first (include/shiftsim/replay.h).
  *
+ * `--semantics astra` replays a Chakra trace set under ASTRA-sim's rules instead
+ * (include/shiftsim/astra.h), on the machine --astra-network and --astra-system describe.
+ *
  * A Chakra load interns op names only when something shows them (--timeline, --trace, --plot);
  * when a run without them fails, the trace is loaded again with names so that the message names
  * the ops (the failure is the same: names never change a replay).
  */
 #include "src/app/verbs.h"
 
+#include <shiftsim/astra.h>
 #include <shiftsim/budget.h>
 #include <shiftsim/chakra.h>
 #include <shiftsim/data.h>
@@ -42,12 +46,17 @@ typedef struct {
     const SsimCostModel *simple;
     const SsimReplayConfig *cluster; /* NULL: the simple model */
     SsimRunLimits limits;
-    guint64 max_memory; /* SsimRunConfig.max_memory */
+    guint64 max_memory;           /* SsimRunConfig.max_memory */
+    const SsimAstraConfig *astra; /* --semantics astra: ASTRA-sim's rules, or NULL */
+    const guint64 *node_ids;      /* with astra: each op's Chakra node id */
+    SsimAstraStats astra_stats;
 } Pricing;
 
-static SsimTimeline *run_graph(const SsimGraph *graph, const Pricing *p, SsimReplayNet *net,
+static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet *net,
                                GError **error)
 {
+    if (p->astra)
+        return ssim_astra_replay(graph, p->node_ids, p->astra, &p->limits, &p->astra_stats, error);
     if (p->cluster)
         return ssim_replay_on_cluster(graph, p->cluster, net, error);
     SsimRunConfig run = SSIM_RUN_CONFIG_INIT;
@@ -57,19 +66,36 @@ static SsimTimeline *run_graph(const SsimGraph *graph, const Pricing *p, SsimRep
     return ssim_runtime_run_config(graph, &run, error);
 }
 
+/* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
 static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint jobs,
-                              gboolean names, gboolean report, GError **error)
+                              gboolean names, gboolean report, GArray **node_ids, GError **error)
 {
     SsimChakraOptions opts;
     ssim_chakra_options_init(&opts);
     opts.keep_names = names;
     opts.n_threads = jobs;
+    opts.keep_node_ids = node_ids != NULL;
     SsimChakraStats stats;
     ssim_chakra_stats_init(&stats);
     SsimGraph *graph = ssim_chakra_load(prefix, comm_group, &opts, &stats, error);
     if (graph && report) {
         g_autoptr(GString) text = ssim_chakra_stats_format(&stats);
         fputs(text->str, stderr);
+    }
+    if (graph && node_ids && stats.n_approximated > stats.n_mem) {
+        /* Under ASTRA-sim's rules a GATHER or SCATTER cannot be approximated: it refuses them. */
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: --semantics astra: %" G_GUINT64_FORMAT
+                    " GATHER or SCATTER collectives, which ASTRA-sim does not implement",
+                    prefix, stats.n_approximated - stats.n_mem);
+        ssim_graph_free(graph);
+        graph = NULL;
+    }
+    if (graph && node_ids) {
+        if (*node_ids)
+            g_array_unref(*node_ids);
+        *node_ids = stats.node_ids ? g_steal_pointer(&stats.node_ids)
+                                   : g_array_new(FALSE, FALSE, sizeof(guint64));
     }
     ssim_chakra_stats_clear(&stats);
     return graph;
@@ -168,7 +194,8 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *timeline = NULL, *until = NULL;
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
-    g_autofree char *trace_format = NULL, *plot_window = NULL;
+    g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
+    g_autofree char *astra_network = NULL, *astra_system = NULL;
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
     g_auto(SsimCliLimits) budget = {0};
@@ -176,8 +203,8 @@ int ssim_verb_replay(int argc, char **argv)
     double tflops = RATE_UNSET, hbm = RATE_UNSET;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
-         "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,start_ns,"
-         "end_ns) to FILE ('-' for stdout)",
+         "Write one CSV row per op (id, name, rank, stream, kind, class, bytes, flops, "
+         "ready_ns, start_ns, end_ns) to FILE ('-' for stdout)",
          "FILE"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
          "Write a Perfetto trace (open in ui.perfetto.dev): a process per rank, a thread per "
@@ -235,6 +262,20 @@ int ssim_verb_replay(int argc, char **argv)
         {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group,
          "Chakra comm-group JSON (default: PREFIX.json, else the only *.json beside the traces)",
          "FILE"},
+        {"semantics", 0, 0, G_OPTION_ARG_STRING, &semantics,
+         "With --chakra: shiftsim (default: each rank's ops on CUDA-like streams, collectives "
+         "priced whole) or astra (ASTRA-sim's rules: one communication slot per rank, the ready "
+         "node with the smallest id first, collectives in chunks over its analytical network; "
+         "docs/chakra.md)",
+         "RULES"},
+        {"astra-network", 0, 0, G_OPTION_ARG_FILENAME, &astra_network,
+         "ASTRA-sim network YAML for --semantics astra (implies it; default: one Switch of all "
+         "ranks, 400 GB/s, 936.25 ns)",
+         "FILE"},
+        {"astra-system", 0, 0, G_OPTION_ARG_FILENAME, &astra_system,
+         "ASTRA-sim system JSON for --semantics astra (implies it; default: its "
+         "Ring_4chunks.json with the roofline on at 900 TFLOP/s and 1600 GB/s)",
+         "FILE"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
          "Threads decoding Chakra traces (default: all cores; the result is the same for any)",
          "N"},
@@ -280,6 +321,8 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--plot-window: %s", error->message);
     if (jobs < 0)
         return ssim_cli_usage_error(VERB, "--jobs: must not be negative");
+    if (timeline && trace && strcmp(timeline, "-") == 0 && strcmp(trace, "-") == 0)
+        return ssim_cli_usage_error(VERB, "--timeline - and --trace -: only one can be stdout");
     if ((rc = ssim_cli_check_limits(VERB, &budget)) != SSIM_EXIT_OK ||
         (rc = ssim_cli_check_output(timeline)) || (rc = ssim_cli_check_output(trace)) ||
         (rc = ssim_cli_check_plot(plot)))
@@ -309,6 +352,28 @@ int ssim_verb_replay(int argc, char **argv)
                                           "--network, --profile) prices ops itself");
     if ((rc = ssim_cli_job_check_nodes(VERB, &job)) != SSIM_EXIT_OK)
         return rc;
+    if (semantics && strcmp(semantics, "astra") != 0 && strcmp(semantics, "shiftsim") != 0)
+        return ssim_cli_usage_error(VERB, "--semantics: '%s' is not shiftsim or astra", semantics);
+    if ((astra_network || astra_system) && semantics && strcmp(semantics, "shiftsim") == 0)
+        return ssim_cli_usage_error(VERB, "--astra-network and --astra-system describe the "
+                                          "machine of --semantics astra");
+    gboolean astra =
+        (semantics && strcmp(semantics, "astra") == 0) || astra_network || astra_system;
+    if (astra && !chakra)
+        return ssim_cli_usage_error(VERB, "--semantics astra replays a Chakra trace set "
+                                          "(--chakra PREFIX)");
+    if (astra && (on_cluster || simple_given))
+        return ssim_cli_usage_error(VERB, "--semantics astra prices ops by ASTRA-sim's rules on "
+                                          "--astra-network and --astra-system; --cluster, "
+                                          "--network, --profile, --link-bw, --alpha, --tflops "
+                                          "and --hbm-gbps do not apply");
+    SsimAstraConfig astra_cfg;
+    ssim_astra_config_init(&astra_cfg);
+    if (astra_network && !ssim_astra_config_read_network(&astra_cfg, astra_network, &error))
+        return ssim_cli_runtime_error(error);
+    if (astra_system && !ssim_astra_config_read_system(&astra_cfg, astra_system, &error))
+        return ssim_cli_runtime_error(error);
+    g_autoptr(GArray) node_ids = NULL;
 
     gboolean names = timeline || trace || plot;
     g_autofree char *path = NULL;
@@ -316,11 +381,13 @@ int ssim_verb_replay(int argc, char **argv)
     if (chakra) {
         if (argc > 1)
             return ssim_cli_usage_error(VERB, "--chakra and a GRAPH file exclude each other");
-        graph = load_chakra(chakra, comm_group, (guint)jobs, names, TRUE, &error);
+        graph = load_chakra(chakra, comm_group, (guint)jobs, names, TRUE, astra ? &node_ids : NULL,
+                            &error);
         if (graph == NULL && !names) {
             /* A matching error names ops: load again with their names to say which. */
             g_clear_error(&error);
-            graph = load_chakra(chakra, comm_group, (guint)jobs, names = TRUE, FALSE, &error);
+            graph = load_chakra(chakra, comm_group, (guint)jobs, names = TRUE, FALSE,
+                                astra ? &node_ids : NULL, &error);
         }
         if (graph == NULL)
             return ssim_cli_runtime_error(error);
@@ -349,6 +416,10 @@ int ssim_verb_replay(int argc, char **argv)
                        .limits = limits,
                        .max_memory =
                            budget.max_memory ? budget.max_memory : ssim_budget_memory_default()};
+    if (astra) {
+        pricing.astra = &astra_cfg;
+        pricing.node_ids = (const guint64 *)node_ids->data;
+    }
     g_autoptr(SsimModel) unused_model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;
     g_autoptr(SsimProfile) profile = NULL;
@@ -371,8 +442,11 @@ int ssim_verb_replay(int argc, char **argv)
     if (t == NULL && chakra && !names) {
         /* Say which ops deadlocked: the same run with the ops' names. */
         g_autoptr(GError) named_error = NULL;
-        g_autoptr(SsimGraph) named =
-            load_chakra(chakra, comm_group, (guint)jobs, TRUE, FALSE, &named_error);
+        g_autoptr(GArray) named_ids = NULL;
+        g_autoptr(SsimGraph) named = load_chakra(chakra, comm_group, (guint)jobs, TRUE, FALSE,
+                                                 astra ? &named_ids : NULL, &named_error);
+        if (named && astra)
+            pricing.node_ids = (const guint64 *)named_ids->data;
         g_autoptr(SsimTimeline) again =
             named ? run_graph(named, &pricing, NULL, &named_error) : NULL;
         if (again == NULL && named_error && named_error->code == error->code)
@@ -381,6 +455,21 @@ int ssim_verb_replay(int argc, char **argv)
     if (t == NULL) {
         g_prefix_error(&error, "%s: ", path);
         return ssim_cli_runtime_error(error);
+    }
+    if (astra) {
+        const SsimAstraStats *as = &pricing.astra_stats;
+        fprintf(stderr,
+                "shiftsim replay: astra semantics: %" G_GUINT64_FORMAT
+                " collectives in %" G_GUINT64_FORMAT " chunks, %" G_GUINT64_FORMAT
+                " messages; %" G_GUINT64_FORMAT " compute nodes skipped (no tensor_size)",
+                as->n_collectives, as->n_chunks, as->n_messages, as->n_skipped);
+        if (as->n_metadata)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " metadata nodes skipped", as->n_metadata);
+        if (as->n_broadcast)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " broadcasts taken as 1 ns", as->n_broadcast);
+        if (as->n_mem)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " memory nodes taken as no time", as->n_mem);
+        fputc('\n', stderr);
     }
     if (rconf.flow_network)
         fprintf(stderr,
@@ -405,6 +494,12 @@ int ssim_verb_replay(int argc, char **argv)
                     plot);
     }
     g_autoptr(GString) summary = ssim_report_replay(graph, t, format, path);
+    /* With --timeline - or --trace -, stdout carries that file alone: the summary goes to
+     * stderr. */
+    if ((timeline && strcmp(timeline, "-") == 0) || (trace && strcmp(trace, "-") == 0)) {
+        fputs(summary->str, stderr);
+        return SSIM_EXIT_OK;
+    }
     if (!ssim_cli_emit(NULL, summary, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

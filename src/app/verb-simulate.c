@@ -72,8 +72,8 @@ int ssim_verb_simulate(int argc, char **argv)
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Output: table (default), csv (header + one row) or json"),
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
-         "Write one CSV row per op (id,name,rank,stream,kind,class,bytes,flops,ready_ns,"
-         "start_ns,end_ns) to FILE ('-' for stdout)",
+         "Write one CSV row per op (id, name, rank, stream, kind, class, bytes, flops, "
+         "ready_ns, start_ns, end_ns) to FILE ('-' for stdout)",
          "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write a Gantt chart of the step to FILE (.png or .svg; FILE.dat and FILE.gp always "
@@ -148,7 +148,8 @@ int ssim_verb_simulate(int argc, char **argv)
                 suggest_error->message);
         return SSIM_EXIT_RUNTIME;
     }
-    if ((rc = ssim_cli_job_apply(VERB, &job, &par, world)) != SSIM_EXIT_OK)
+    if ((rc = ssim_cli_job_apply(VERB, &job, &par, world)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_job_apply_model(VERB, &job, model, &par)) != SSIM_EXIT_OK)
         return rc;
 
     SsimSimConfig config = {.model = model,
@@ -258,6 +259,11 @@ int ssim_verb_simulate(int argc, char **argv)
     if (explain_costs && config.flow_network && profile_path) {
         g_autoptr(SsimNetCal) cal = ssim_netcal_new(profile, cluster, model->dtype);
         ssim_explain_append_netcal(out, format, profile_path, cal);
+    }
+    /* With --timeline -, stdout carries the timeline alone: the summary goes to stderr. */
+    if (timeline && strcmp(timeline, "-") == 0) {
+        fputs(out->str, stderr);
+        return SSIM_EXIT_OK;
     }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);

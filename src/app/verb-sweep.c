@@ -188,8 +188,13 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "Evaluate only configurations k with k mod N = I (0 <= I < N), for job arrays; "
          "join the CSVs with 'shiftsim merge'",
          "I/N"},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "What stdout carries: table (default: the K best and the counts), "
+                              "csv (every row) or json (every row; docs/sweep.md); with csv or "
+                              "json the table goes to stderr"),
         ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
-                              "Write every row to FILE.csv (atomically; '-' for stdout)"),
+                              "Write every row to FILE.csv (atomically; '-' for stdout, the "
+                              "table then on stderr)"),
         {"top", 'k', 0, G_OPTION_ARG_INT, &top, "Print the K best configurations (default 10)",
          "K"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
@@ -212,7 +217,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
              "  shiftsim sweep ... --shard 0/4 -o part0.csv; shiftsim merge part*.csv -o all.csv\n"
              "  mpirun -n 4 shiftsim sweep ... -o all.csv      (built with -Dmpi=enabled)\n\n"
              "Exit status: 0 success (also when nothing fits); 1 bad input; 2 usage error.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    ssim_cli_add_entries(ctx, entries, &job);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
@@ -221,6 +226,18 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         (rc = ssim_cli_check_at_least(VERB, "gpus", gpus, 1)) ||
         (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_job_check_counts(VERB, &job)))
         return rc;
+    SsimFormat format;
+    if ((rc = ssim_cli_output_format(VERB, &output, &format)) != SSIM_EXIT_OK)
+        return rc;
+    if (format != SSIM_FORMAT_TABLE && output.output && strcmp(output.output, "-") == 0)
+        return ssim_cli_usage_error(VERB,
+                                    "-o -: stdout already carries the --format %s rows; "
+                                    "give -o FILE.csv",
+                                    output.format);
+    if (job.overlap_grad_reduce) /* Megatron-LM's bucket depends on dp, which the sweep varies */
+        return ssim_cli_usage_error(VERB, "--overlap-grad-reduce: give --bucket BYTES, or "
+                                          "--placements megatron, whose default bucket is "
+                                          "Megatron-LM's (docs/simulate.md)");
     if (gpus > (gint)SSIM_MAX_GPUS)
         return ssim_cli_usage_error(VERB, "--gpus: %d GPUs is over the limit of %u GPUs", gpus,
                                     SSIM_MAX_GPUS);
@@ -337,14 +354,25 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                 evaluated, wall, wall > 0 ? evaluated / wall : 0.0, threads,
                 threads == 1 ? "" : "s", size > 1 ? " per rank (rank 0's share)" : "");
 
+    /* stdout carries only what was asked for: the table, or (-f csv, -f json, -o -) the rows,
+     * the table then going to stderr for people. */
     g_autoptr(GString) summary = ssim_sweep_summary(sweep, (guint)top);
     const char *csv_path = output.output;
     gboolean csv_to_stdout = csv_path && strcmp(csv_path, "-") == 0;
-    if (!ssim_cli_emit(NULL, summary, &error))
+    if (format == SSIM_FORMAT_TABLE && !csv_to_stdout) {
+        if (!ssim_cli_emit(NULL, summary, &error))
+            return ssim_cli_runtime_error(error);
+    } else {
+        fputs(summary->str, stderr);
+    }
+    g_autoptr(GString) csv = ssim_sweep_csv(sweep);
+    if (csv_path && !ssim_cli_emit(csv_to_stdout ? NULL : csv_path, csv, &error))
         return ssim_cli_runtime_error(error);
-    if (csv_path) {
-        g_autoptr(GString) csv = ssim_sweep_csv(sweep);
-        if (!ssim_cli_emit(csv_to_stdout ? NULL : csv_path, csv, &error))
+    if (format == SSIM_FORMAT_CSV && !ssim_cli_emit(NULL, csv, &error))
+        return ssim_cli_runtime_error(error);
+    if (format == SSIM_FORMAT_JSON) {
+        g_autoptr(GString) json = ssim_sweep_csv_json(csv->str, csv->len, "sweep", &error);
+        if (json == NULL || !ssim_cli_emit(NULL, json, &error))
             return ssim_cli_runtime_error(error);
     }
     if (plot) {

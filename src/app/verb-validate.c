@@ -34,7 +34,7 @@ int ssim_verb_validate(int argc, char **argv)
     gint jobs = 0, every = 1;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
-        {"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path,
+        {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
          "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS ")",
          "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
@@ -47,7 +47,7 @@ int ssim_verb_validate(int argc, char **argv)
         ssim_cli_entry_arg(
             ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT, "Also write the per-run CSV to FILE"),
             "FILE.csv"),
-        {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot,
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Predicted-vs-measured scatter (log-log, y = x): writes FILE's .dat and .gp, and the "
          "image when gnuplot is installed",
          "FILE.png"},
@@ -67,6 +67,10 @@ int ssim_verb_validate(int argc, char **argv)
              "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    const GOptionEntry old[] = {{"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path, NULL, NULL},
+                                {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot, NULL, NULL},
+                                {NULL}};
+    ssim_cli_add_old_short_names(ctx, old); /* -r is --recompute, -p the placement */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)))
@@ -118,7 +122,10 @@ int ssim_verb_validate(int argc, char **argv)
                 "calibrated on; their predictions are extrapolations (marked *)\n",
                 outside, n);
     g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
-    if (!ssim_cli_emit(NULL, out, &error))
+    /* With -o -, stdout carries the per-run CSV alone: the report goes to stderr. */
+    if (output.output && strcmp(output.output, "-") == 0)
+        fputs(out->str, stderr);
+    else if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);
     if (rc == SSIM_EXIT_OK && output.output) {
         g_autoptr(GString) csv = ssim_validation_format(set, pred, errors, &stats, SSIM_FORMAT_CSV);

@@ -37,7 +37,9 @@ SSIM_VERB_LIST(SSIM_X)
 int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Prints "shiftsim: <error->message>" and returns SSIM_EXIT_RUNTIME. */
 int ssim_cli_runtime_error(const GError *error);
-/* Parses argv with `context`; on failure prints the message and returns FALSE. */
+/* Parses argv with `context`; on failure prints the message and returns FALSE.  On --help (-h,
+ * -?, --help-all) prints the help within SSIM_CLI_HELP_COLUMNS and returns FALSE too: the verb
+ * stops, and ssim_cli_main() returns success. */
 gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const char *verb);
 /* Writes `text` to stdout (checked: a failed or short write is an error), or to `path`
  * atomically (output.h) when path is not NULL and not "-". */

@@ -116,20 +116,7 @@ gboolean ssim_parse_duration(const char *s, SsimTime *out, GError **error)
 
 gboolean ssim_parse_bytes(const char *s, guint64 *out, GError **error)
 {
-    static const char *const units[] = {"B",  "KiB", "MiB", "GiB", "TiB", "kB",
-                                        "KB", "MB",  "GB",  "TB",  NULL};
-    static const double scale[] = {1,   1024.0, 1048576.0, 1073741824.0, 1099511627776.0,
-                                   1e3, 1e3,    1e6,       1e9,          1e12};
-    double v;
-    if (!parse_scaled(s, units, scale, &v) || v >= 1.8e19 || v != floor(v)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "'%s' is not a byte count (a whole number with an optional unit B, KiB, "
-                    "MiB, GiB, TiB, kB, MB, GB or TB)",
-                    s);
-        return FALSE;
-    }
-    *out = (guint64)v;
-    return TRUE;
+    return ssim_bytes_read(s, out, error); /* the one grammar (types.h) */
 }
 
 static gboolean valid_name(const char *s)

@@ -1,7 +1,11 @@
-/* Shared units and error domains (see include/shiftsim/types.h). */
+/*
+ * Shared units and error domains (see include/shiftsim/types.h), and the one byte-size grammar
+ * every size in shiftsim is read with (options, split keys, graph files, shiftsim-bench lists).
+ */
 #include <shiftsim/types.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 G_DEFINE_QUARK(ssim - config - error - quark, ssim_config_error)
@@ -29,42 +33,112 @@ SsimTime ssim_time_scale(SsimTime t, double factor)
     return (SsimTime)llround(ns);
 }
 
+/*
+ * The one byte-size grammar (types.h, docs/units.md), read exactly: the digits before and after
+ * the point are one integer mantissa with `frac` decimals, so "1.5GiB" and "0.1GB" are computed
+ * in integers and never through a double's rounding.
+ */
+static const struct {
+    const char *prefix;
+    guint64 scale;
+} byte_units[] = {{"Ki", G_GUINT64_CONSTANT(1) << 10},
+                  {"ki", G_GUINT64_CONSTANT(1) << 10},
+                  {"Mi", G_GUINT64_CONSTANT(1) << 20},
+                  {"Gi", G_GUINT64_CONSTANT(1) << 30},
+                  {"Ti", G_GUINT64_CONSTANT(1) << 40},
+                  {"Pi", G_GUINT64_CONSTANT(1) << 50},
+                  {"Ei", G_GUINT64_CONSTANT(1) << 60},
+                  {"k", G_GUINT64_CONSTANT(1000)},
+                  {"K", G_GUINT64_CONSTANT(1000)},
+                  {"M", G_GUINT64_CONSTANT(1000000)},
+                  {"G", G_GUINT64_CONSTANT(1000000000)},
+                  {"T", G_GUINT64_CONSTANT(1000000000000)},
+                  {"P", G_GUINT64_CONSTANT(1000000000000000)},
+                  {"E", G_GUINT64_CONSTANT(1000000000000000000)},
+                  {"", 1}};
+
+static gboolean bytes_error(GError **error, const char *text, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+
+static gboolean bytes_error(GError **error, const char *text, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *why = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_autofree char *shown = ssim_text_excerpt(text, 64);
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "'%s' is not a byte size: %s (%s)", shown, why, SSIM_BYTES_GRAMMAR);
+    return FALSE;
+}
+
+static guint64 gcd_u64(guint64 a, guint64 b)
+{
+    while (b != 0) {
+        guint64 t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+gboolean ssim_bytes_read(const char *text, guint64 *out, GError **error)
+{
+    if (text == NULL || text[0] == '\0')
+        return bytes_error(error, "", "it is empty");
+    if (text[0] == '-')
+        return bytes_error(error, text, "a size cannot be negative");
+    if (!g_ascii_isdigit(text[0]))
+        return bytes_error(error, text, "it does not start with a digit");
+    guint64 mantissa = 0, pow10 = 1;
+    const char *p = text;
+    gboolean point = FALSE, big = FALSE;
+    for (; g_ascii_isdigit(*p) || (*p == '.' && !point); p++) {
+        if (*p == '.') {
+            point = TRUE;
+            continue;
+        }
+        guint digit = (guint)(*p - '0');
+        if (point && digit == 0 && strspn(p, "0") == strspn(p, "0123456789"))
+            continue; /* trailing zeros of the fraction change nothing */
+        if (mantissa > (G_MAXUINT64 - digit) / 10 || (point && pow10 > G_MAXUINT64 / 10))
+            big = TRUE;
+        else {
+            mantissa = mantissa * 10 + digit;
+            pow10 *= point ? 10 : 1;
+        }
+    }
+    if (point && p[-1] == '.')
+        return bytes_error(error, text, "a point must have digits after it");
+    guint i = 0;
+    gsize n = 0;
+    for (; i < G_N_ELEMENTS(byte_units); i++) {
+        n = strlen(byte_units[i].prefix);
+        const char *rest = p + n;
+        if (strncmp(p, byte_units[i].prefix, n) == 0 &&
+            (rest[0] == '\0' || (rest[0] == 'B' && rest[1] == '\0')))
+            break;
+    }
+    if (i == G_N_ELEMENTS(byte_units))
+        return bytes_error(error, text, "unknown unit '%s'", p);
+    if (big)
+        return bytes_error(error, text, "past the largest size, 2^64 - 1 bytes");
+    /* mantissa / pow10 * scale, exact: divide out what the two share first. */
+    guint64 scale = byte_units[i].scale, g = gcd_u64(scale, pow10);
+    scale /= g;
+    pow10 /= g;
+    if (mantissa % pow10 != 0)
+        return bytes_error(error, text, "not a whole number of bytes");
+    guint64 bytes;
+    if (__builtin_mul_overflow(mantissa / pow10, scale, &bytes))
+        return bytes_error(error, text, "past the largest size, 2^64 - 1 bytes");
+    *out = bytes;
+    return TRUE;
+}
+
 gboolean ssim_bytes_parse(const char *text, guint64 *out)
 {
-    if (text == NULL || !g_ascii_isdigit(text[0]))
-        return FALSE; /* no sign, no blank, no "nan" or "inf" */
-    char *end = NULL;
-    double v = g_ascii_strtod(text, &end);
-    if (end == text || !isfinite(v) || v < 0)
-        return FALSE;
-    static const struct {
-        const char *prefix;
-        double scale;
-    } units[] = {{"", 1},
-                 {"k", 1e3},
-                 {"K", 1e3},
-                 {"M", 1e6},
-                 {"G", 1e9},
-                 {"T", 1e12},
-                 {"Ki", 1024.0},
-                 {"ki", 1024.0},
-                 {"Mi", 1048576.0},
-                 {"Gi", 1073741824.0},
-                 {"Ti", 1099511627776.0}};
-    for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-        gsize n = strlen(units[i].prefix);
-        if (strncmp(end, units[i].prefix, n) != 0)
-            continue;
-        const char *rest = end + n;
-        if (!(rest[0] == '\0' || (rest[0] == 'B' && rest[1] == '\0')))
-            continue;
-        double bytes = v * units[i].scale;
-        if (!(bytes < 18446744073709549568.0)) /* the largest double below 2^64 */
-            return FALSE;
-        *out = (guint64)bytes;
-        return TRUE;
-    }
-    return FALSE;
+    return ssim_bytes_read(text, out, NULL);
 }
 
 char *ssim_text_excerpt(const char *text, gsize max)

@@ -242,7 +242,7 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
                 }
             }
         }
-        if (r->map == MAP_ELIDE) {
+        if (r->map == MAP_ELIDE && !L->opts.keep_node_ids) {
             op[v] = SSIM_NONE;
             fwd_first[v] = fwd->len;
             fwd_n[v] = eff.n;
@@ -254,7 +254,8 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             u32vec_push(&deps, op[eff.v[i]]);
 
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-        spec.stream = r->stream != SSIM_NONE ? r->stream : default_stream(L, t, r);
+        spec.stream =
+            r->stream != SSIM_NONE || r->map == MAP_ELIDE ? r->stream : default_stream(L, t, r);
         spec.duration = r->duration;
         spec.bytes = r->bytes;
         spec.flops = r->flops;
@@ -284,10 +285,25 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             spec.duration = -1;
             cls = L->cls_p2p;
             break;
+        case MAP_ELIDE:
+            /* Kept (keep_node_ids) for replays whose rules follow every node: a zero-time op
+             * of class "chakra:<TYPE>" on the rank's "elided" stream. */
+            spec.kind = SSIM_OP_COMPUTE;
+            spec.duration = 0;
+            spec.bytes = 0;
+            spec.flops = 0;
+            spec.stream = ssim_graph_stream(L->graph, t->rank, "elided");
+            cls = L->cls_type[r->type < SSIM_CHAKRA_N_NODE_TYPES ? r->type : 0];
+            break;
         default:
             g_assert_not_reached();
         }
         op[v] = ssim_graph_add_op_ids(L->graph, &spec, r->name, cls, deps.v, deps.n);
+        if (L->opts.keep_node_ids) {
+            if (!L->stats->node_ids)
+                L->stats->node_ids = g_array_new(FALSE, FALSE, sizeof(guint64));
+            g_array_append_val(L->stats->node_ids, r->id);
+        }
         L->stats->n_ops++;
         L->stats->n_deps += deps.n;
     }

@@ -237,7 +237,8 @@ typedef struct {
     guint32 world; /* the all-ranks group, created on first use */
     gboolean have_json;
     guint32 cls_comp, cls_cpu, cls_mem, cls_coll, cls_p2p;
-    GHashTable *groups; /* JSON group name -> LoaderGroup * */
+    guint32 cls_type[SSIM_CHAKRA_N_NODE_TYPES]; /* "chakra:<TYPE>": elided nodes kept */
+    GHashTable *groups;                         /* JSON group name -> LoaderGroup * */
 } Loader;
 
 #define N_GUESS 8 /* unknown attributes remembered by position */

@@ -58,6 +58,7 @@ void ssim_chakra_stats_clear(SsimChakraStats *stats)
     g_clear_pointer(&stats->ignored_attrs, g_hash_table_unref);
     g_clear_pointer(&stats->comm_group_path, g_free);
     g_clear_pointer(&stats->version, g_free);
+    g_clear_pointer(&stats->node_ids, g_array_unref);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -418,6 +419,8 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     g_autoptr(SsimGraph) graph = ssim_graph_new();
     Loader L = {.graph = graph, .stats = stats, .prefix = prefix, .world = SSIM_NONE};
+    if (stats->node_ids)
+        g_array_set_size(stats->node_ids, 0);
     if (opts)
         L.opts = *opts;
     else
@@ -429,6 +432,11 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     L.cls_mem = ssim_graph_intern(graph, "mem");
     L.cls_coll = ssim_graph_intern(graph, "coll");
     L.cls_p2p = ssim_graph_intern(graph, "p2p");
+    if (L.opts.keep_node_ids)
+        for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++) {
+            g_autofree char *cls = g_strconcat("chakra:", ssim_chakra_node_type_name(t), NULL);
+            L.cls_type[t] = ssim_graph_intern(graph, cls);
+        }
     gboolean ok = FALSE;
     g_autofree char *json = NULL;
     g_autoptr(GError) graph_error = NULL;

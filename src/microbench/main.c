@@ -107,12 +107,13 @@ static const char description[] =
     "Examples:\n"
     "  shiftsim-bench --out traces/h200/profile.csv --raw traces/h200/raw.csv\n"
     "  shiftsim-bench --model models/llama-2-7b.ini --tp 1,2,4,8 --microbatch 1,2 --seq 4096\n"
-    "  shiftsim-bench --only comm --sizes 1K:1G --iters 20\n"
+    "  shiftsim-bench --only comm --sizes 1Ki:1Gi --iters 20\n"
     "  shiftsim-bench --only gemm --gemm-sweep --dtype bf16,fp16 --list   (plan only, no GPU)\n"
     "  shiftsim simulate --profile traces/h200/profile.csv\n"
     "\n"
-    "Sizes take K, M, G, T suffixes (powers of 1024); a list is comma-separated sizes or ranges\n"
-    "min:max[:factor] (factor 2 by default: 8:8G is every power of two from 8 B to 8 GiB).";
+    "Sizes are byte sizes (docs/units.md: 8M = 8000000, 8Mi = 8MiB = 8388608); a list is\n"
+    "comma-separated sizes or ranges min:max[:factor] (factor 2 by default: 8:8Gi is every\n"
+    "power of two from 8 B to 8 GiB).";
 
 static gboolean parse_options(Options *o, int *argc, char ***argv)
 {
@@ -134,9 +135,9 @@ static gboolean parse_options(Options *o, int *argc, char ***argv)
         {"sweep-sizes", 0, 0, G_OPTION_ARG_STRING, &o->sweep_sizes,
          "Sizes m = n = k of the GEMM sweep (default 256:16384)", "LIST"},
         {"sizes", 0, 0, G_OPTION_ARG_STRING, &o->sizes,
-         "Collective sizes in bytes per rank (default 8:8G)", "LIST"},
+         "Collective sizes in bytes per rank (default 8:8Gi)", "LIST"},
         {"copy-sizes", 0, 0, G_OPTION_ARG_STRING, &o->copy_sizes,
-         "Copy buffer sizes (default 64K:4G:4)", "LIST"},
+         "Copy buffer sizes (default 64Ki:4Gi:4)", "LIST"},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &o->collectives,
          "Collectives to time (default allreduce,allgather,reducescatter,alltoall,broadcast,"
          "sendrecv)",
@@ -551,8 +552,8 @@ int main(int argc, char **argv)
     DEFAULT(tp, "1,2,4,8");
     DEFAULT(microbatch, "1,2,4");
     DEFAULT(dtype, "bf16");
-    DEFAULT(sizes, "8:8G");
-    DEFAULT(copy_sizes, "64K:4G:4");
+    DEFAULT(sizes, "8:8Gi");
+    DEFAULT(copy_sizes, "64Ki:4Gi:4");
     DEFAULT(sweep_sizes, "256:16384");
     DEFAULT(collectives, "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv");
     DEFAULT(only, "gemm,attention,memory,comm,copy");

@@ -26,53 +26,12 @@ gboolean ssim_bench_parse_size(const char *text, guint64 *out, GError **error)
 {
     g_return_val_if_fail(text != NULL && out != NULL, FALSE);
     g_autofree char *t = g_strstrip(g_strdup(text));
-    const char *p = t;
-    if (!g_ascii_isdigit(*p))
-        return set_error(error,
-                         "\"%s\" is not a size (a number with an optional K, M, G or T suffix)", t);
-    guint64 v = 0;
-    for (; g_ascii_isdigit(*p); p++) {
-        guint digit = (guint)(*p - '0');
-        if (v > (G_MAXUINT64 - digit) / 10)
-            return set_error(error, "\"%s\" is too large", t);
-        v = v * 10 + digit;
-    }
-    guint shift = 0;
-    switch (g_ascii_toupper(*p)) {
-    case '\0':
-        break;
-    case 'B':
-        p++;
-        break;
-    case 'K':
-        shift = 10;
-        break;
-    case 'M':
-        shift = 20;
-        break;
-    case 'G':
-        shift = 30;
-        break;
-    case 'T':
-        shift = 40;
-        break;
-    default:
-        return set_error(error, "\"%s\": unknown suffix \"%s\" (use K, M, G or T)", t, p);
-    }
-    if (shift > 0) {
-        p++;
-        if (g_ascii_toupper(*p) == 'I' && g_ascii_toupper(p[1]) == 'B')
-            p += 2;
-        else if (g_ascii_toupper(*p) == 'B')
-            p++;
-    }
-    if (*p != '\0')
-        return set_error(error, "\"%s\": unknown suffix \"%s\" (use K, M, G or T)", t, p);
+    guint64 v;
+    if (!ssim_bytes_read(t, &v, error)) /* the one grammar (types.h, docs/units.md) */
+        return FALSE;
     if (v == 0)
         return set_error(error, "\"%s\": a size must be positive", t);
-    if (shift > 0 && v > (G_MAXUINT64 >> shift))
-        return set_error(error, "\"%s\" is too large", t);
-    *out = v << shift;
+    *out = v;
     return TRUE;
 }
 

@@ -2,14 +2,15 @@
  * Parsers for shiftsim-bench's list options: byte sizes ("8:8G", "1K,4M,1G", "4K:4G:4"), positive
  * integer lists ("1,2,4,8") and name lists ("gemm,comm").  Plain C, unit-tested.
  *
- * A size is a decimal integer with an optional binary suffix: K, M, G, T (also written KiB, KB,
- * k, ...; all are powers of 1024), or B for bytes.  A list is comma-separated items; an item is a
- * size or a range `min:max[:factor]`, meaning min, min*factor, min*factor^2, ... up to and
- * including max (factor 2 when omitted, so "8:8G" is every power of two from 8 B to 8 GiB).
+ * A size is a positive byte size in shiftsim's one grammar (ssim_bytes_read(), docs/units.md):
+ * SI prefixes are powers of 1000 (8M = 8 000 000), IEC ones powers of 1024 (8Mi = 8MiB =
+ * 8 388 608); blanks around it are dropped.  A list is comma-separated items; an item is a size or
+ * a range `min:max[:factor]`, meaning min, min*factor, min*factor^2, ... up to and including max
+ * (factor 2 when omitted, so "8:8Gi" is every power of two from 8 B to 8 GiB).
  * The result is sorted ascending without duplicates.
  *
  * Errors are SSIM_CONFIG_ERROR_VALUE with a message naming the item, e.g.
- * `"8:x": "x" is not a size (a number with an optional K, M, G or T suffix)`; callers prefix the
+ * `"8:x": 'x' is not a byte size: it does not start with a digit (...)`; callers prefix the
  * option name.  Ownership: returned arrays are the caller's (g_array_unref).
  */
 #pragma once

@@ -22,6 +22,12 @@ static double pct(SsimTime part, SsimTime whole)
     return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* A throughput per GPU of the run (tokens/s per GPU, as Megatron-LM logs it). */
+static double per_gpu(double rate, const SsimResult *r)
+{
+    return r->n_gpus > 0 ? rate / r->n_gpus : 0.0;
+}
+
 static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c)
 {
     const SsimParallel *p = c->par;
@@ -60,6 +66,7 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     g_string_append_c(o, '\n');
     g_string_append_printf(o, "step time                %12.3f ms\n", ms(r->step_time));
     g_string_append_printf(o, "tokens/s                 %12.0f\n", r->tokens_per_s);
+    g_string_append_printf(o, "tokens/s per GPU         %12.1f\n", per_gpu(r->tokens_per_s, r));
     g_string_append_printf(o, "samples/s                %12.2f\n", r->samples_per_s);
     g_string_append_printf(o, "model TFLOP/s per GPU    %12.1f\n", r->model_tflops_per_gpu);
     g_string_append_printf(o, "hardware TFLOP/s per GPU %12.1f   (with recompute)\n",
@@ -98,7 +105,7 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     "comm_repeat,seq_parallel,"                                                                    \
     "recompute,zero,bucket_bytes,tp_comm,step_ms,tokens_per_s,samples_per_s,model_tflops_per_gpu," \
     "hardware_tflops_per_gpu,mfu,hfu,bubble,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"            \
-    "peak_memory_gib,memory_capacity_gib,memory_fits\n"
+    "peak_memory_gib,memory_capacity_gib,memory_fits,tokens_per_s_per_gpu\n"
 
 static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
 {
@@ -113,14 +120,15 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
     g_string_append_printf(
         o,
         "%s,%s,%u,%u,%u,%u,%u,%u,%u,%u,%s,%s,%u,%d,%s,%u,%" G_GUINT64_FORMAT ",%s,%.6f,%.3f,%.4f,"
-        "%.3f,%.3f,%.5f,%.5f,%.5f,%.6f,%.6f,%.6f,%.3f,%.3f,%d\n",
+        "%.3f,%.3f,%.5f,%.5f,%.5f,%.6f,%.6f,%.6f,%.3f,%.3f,%d,%.3f\n",
         c->model->name, c->cluster->name, r->n_gpus, p->dp, p->tp, p->pp, p->virtual_stages,
         p->microbatch, p->global_batch, r->m, ssim_schedule_kind_name(r->schedule), r->placement,
         MAX(c->comm_repeat, 1u), p->sequence_parallel ? 1 : 0, ssim_recompute_name(p->recompute),
         p->zero_stage, p->dp_bucket_bytes, ssim_tp_comm_name(p->tp_comm), ms(r->step_time),
         r->tokens_per_s, r->samples_per_s, r->model_tflops_per_gpu, r->hardware_tflops_per_gpu,
         r->mfu, r->hfu, r->bubble, ms(r->exposed[0]), ms(r->exposed[1]), ms(r->exposed[2]),
-        gib(r->memory.total), gib(r->memory_capacity), r->memory_fits ? 1 : 0);
+        gib(r->memory.total), gib(r->memory_capacity), r->memory_fits ? 1 : 0,
+        per_gpu(r->tokens_per_s, r));
     if (r->has_contention) {
         g_string_truncate(o, o->len - 1);
         for (guint k = 0; k < SSIM_COMM_N; k++)
@@ -157,6 +165,8 @@ static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
     json_builder_add_double_value(b, ms(r->step_time));
     json_builder_set_member_name(b, "tokens_per_s");
     json_builder_add_double_value(b, r->tokens_per_s);
+    json_builder_set_member_name(b, "tokens_per_s_per_gpu");
+    json_builder_add_double_value(b, per_gpu(r->tokens_per_s, r));
     json_builder_set_member_name(b, "samples_per_s");
     json_builder_add_double_value(b, r->samples_per_s);
     json_builder_set_member_name(b, "model_tflops_per_gpu");

@@ -18,6 +18,12 @@ static double ms(SsimTime t)
     return (double)t / 1e6;
 }
 
+/* Tokens/s per GPU (what Megatron-LM logs): the run's tokens/s over its GPUs. */
+static double per_gpu(const SsimResult *r)
+{
+    return r->n_gpus > 0 ? r->tokens_per_s / r->n_gpus : 0.0;
+}
+
 static const char *name(const SsimComparePolicy *p)
 {
     return p->name;
@@ -67,16 +73,19 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
                            "commshift moves gradients: %s\n\n",
                            base->placement.lhs ? "on" : "off", MAX(base->result.comm_repeat, 1u),
                            grads);
-    g_string_append(o, "policy             schedule   step ms   tokens/s    gain   exposed ms: tp"
-                       "       pp       dp   extra MiB\n");
+    g_string_append(o, "policy             schedule   step ms   tokens/s  tok/s/GPU  TFLOP/s   MFU%"
+                       "    gain   exposed ms: tp       pp       dp   extra MiB\n");
     for (guint i = 0; i < n; i++) {
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         const SsimResult *res = &r->result;
-        g_string_append_printf(
-            o, "%-18s %-8s %9.3f %10.0f %+6.1f%%          %8.3f %8.3f %8.3f %8.1f\n", name(r),
-            r->par.schedule, ms(res->step_time), res->tokens_per_s, ssim_compare_gain(cmp, i),
-            ms(res->exposed[SSIM_COMM_TP]), ms(res->exposed[SSIM_COMM_PP]),
-            ms(res->exposed[SSIM_COMM_DP]), (double)res->placement_extra / 1048576.0);
+        g_string_append_printf(o,
+                               "%-18s %-8s %9.3f %10.0f %10.1f %8.1f %6.1f %+6.1f%%          %8.3f "
+                               "%8.3f %8.3f %8.1f\n",
+                               name(r), r->par.schedule, ms(res->step_time), res->tokens_per_s,
+                               per_gpu(res), res->model_tflops_per_gpu, 100 * res->mfu,
+                               ssim_compare_gain(cmp, i), ms(res->exposed[SSIM_COMM_TP]),
+                               ms(res->exposed[SSIM_COMM_PP]), ms(res->exposed[SSIM_COMM_DP]),
+                               (double)res->placement_extra / 1048576.0);
     }
     for (guint i = 1; i < n; i++) {
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
@@ -104,7 +113,7 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
 
 #define CSV_HEADER                                                                                 \
     "policy,schedule,step_ms,tokens_per_s,gain_pct,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"     \
-    "extra_bytes,memory_gib,lhs,comm_repeat\n"
+    "extra_bytes,memory_gib,lhs,comm_repeat,tokens_per_s_per_gpu,model_tflops_per_gpu,mfu\n"
 
 static void format_csv(GString *o, const SsimCompare *cmp)
 {
@@ -113,12 +122,13 @@ static void format_csv(GString *o, const SsimCompare *cmp)
         const SsimComparePolicy *r = ssim_compare_policy(cmp, i);
         const SsimResult *res = &r->result;
         g_string_append_printf(
-            o, "%s,%s,%.6f,%.3f,%.4f,%.6f,%.6f,%.6f,%" G_GUINT64_FORMAT ",%.3f,%d,%u\n", name(r),
-            r->par.schedule, ms(res->step_time), res->tokens_per_s, ssim_compare_gain(cmp, i),
-            ms(res->exposed[SSIM_COMM_TP]), ms(res->exposed[SSIM_COMM_PP]),
-            ms(res->exposed[SSIM_COMM_DP]), res->placement_extra,
+            o,
+            "%s,%s,%.6f,%.3f,%.4f,%.6f,%.6f,%.6f,%" G_GUINT64_FORMAT ",%.3f,%d,%u,%.3f,%.3f,%.5f\n",
+            name(r), r->par.schedule, ms(res->step_time), res->tokens_per_s,
+            ssim_compare_gain(cmp, i), ms(res->exposed[SSIM_COMM_TP]),
+            ms(res->exposed[SSIM_COMM_PP]), ms(res->exposed[SSIM_COMM_DP]), res->placement_extra,
             (double)res->memory.total / (1024.0 * 1024.0 * 1024.0), r->placement.lhs ? 1 : 0,
-            MAX(res->comm_repeat, 1u));
+            MAX(res->comm_repeat, 1u), per_gpu(res), res->model_tflops_per_gpu, res->mfu);
     }
 }
 
@@ -143,6 +153,9 @@ static void json_policy(JsonBuilder *b, const SsimCompare *cmp, guint i)
     json_member_string(b, "schedule", r->par.schedule);
     json_member_double(b, "step_ms", ms(r->result.step_time));
     json_member_double(b, "tokens_per_s", r->result.tokens_per_s);
+    json_member_double(b, "tokens_per_s_per_gpu", per_gpu(&r->result));
+    json_member_double(b, "model_tflops_per_gpu", r->result.model_tflops_per_gpu);
+    json_member_double(b, "mfu", r->result.mfu);
     json_member_double(b, "gain_pct", ssim_compare_gain(cmp, i));
     json_builder_set_member_name(b, "exposed_ms");
     json_builder_begin_object(b);

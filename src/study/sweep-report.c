@@ -10,9 +10,12 @@
  */
 #include "src/study/sweep-private.h"
 
+#include "src/core/csvline.h"
+
 #include <shiftsim/data.h>
 #include <shiftsim/report.h>
 
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
@@ -157,19 +160,22 @@ GString *ssim_sweep_summary(const SsimSweep *sweep, guint k)
     guint shown = MIN(k, rank->len);
     if (shown > 0) {
         g_string_append_printf(o,
-                               "%4s %6s %4s %4s %4s %4s %4s %-12s %-10s %-9s %12s %10s %6s "
-                               "%7s %8s\n",
+                               "%4s %6s %4s %4s %4s %4s %4s %-12s %-10s %-9s %12s %10s %10s "
+                               "%8s %6s %7s %8s\n",
                                "rank", "index", "dp", "tp", "pp", "v", "mb", "schedule",
-                               "placement", "recompute", "tokens/s", "step ms", "MFU%", "bubble%",
-                               "mem GiB");
+                               "placement", "recompute", "tokens/s", "tok/s/GPU", "step ms",
+                               "TFLOP/s", "MFU%", "bubble%", "mem GiB");
         for (guint i = 0; i < shown; i++) {
             const SsimSweepRow *r = &sweep->rows[g_array_index(rank, guint, i)];
             const SsimParallel *p = &r->par;
             g_string_append_printf(
-                o, "%4u %6u %4u %4u %4u %4u %4u %-12s %-10s %-9s %12.0f %10.3f %6.1f %7.1f %8.1f\n",
+                o,
+                "%4u %6u %4u %4u %4u %4u %4u %-12s %-10s %-9s %12.0f %10.1f %10.3f %8.1f %6.1f "
+                "%7.1f %8.1f\n",
                 i + 1, r->index, p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch, p->schedule,
                 p->placement, ssim_recompute_name(p->recompute), r->result.tokens_per_s,
-                ms(r->result.step_time), 100 * r->result.mfu, 100 * r->result.bubble,
+                r->result.tokens_per_s / MAX(p->dp * p->tp * p->pp, 1u), ms(r->result.step_time),
+                r->result.model_tflops_per_gpu, 100 * r->result.mfu, 100 * r->result.bubble,
                 gib(r->result.memory.total));
         }
         g_string_append_c(o, '\n');
@@ -495,4 +501,95 @@ gboolean ssim_sweep_plot(const SsimSweep *sweep, const char *prefix, SsimPlotSta
     gboolean ok = ssim_plot_splits(&chart, prefix, status, error);
     free_splits(splits);
     return ok;
+}
+
+/* --- The CSV as JSON. ----------------------------------------------------------------------- */
+
+typedef struct {
+    JsonBuilder *b;
+    char **names; /* the header's, once read */
+    guint n_names;
+    gboolean in_rows;
+} JsonRead;
+
+/* One field as a JSON value: null when empty, a number when the whole field is one, else text. */
+static void json_field(JsonBuilder *b, const char *text)
+{
+    if (*text == '\0') {
+        json_builder_add_null_value(b);
+        return;
+    }
+    char *end = NULL;
+    gint64 i = g_ascii_strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && (g_ascii_isdigit(*text) || *text == '-')) {
+        json_builder_add_int_value(b, i); /* an integer column: index, dp, zero, ... */
+        return;
+    }
+    double v = g_ascii_strtod(text, &end);
+    if (end != text && *end == '\0' && isfinite(v) && (g_ascii_isdigit(*text) || *text == '-'))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_string_value(b, text);
+}
+
+static gboolean json_line(SsimCsvLine *line, const char *s, gsize len, gpointer data,
+                          GError **error)
+{
+    JsonRead *r = data;
+    if (len == 0)
+        return TRUE;
+    if (s[0] == '#') {
+        if (r->names == NULL && len > 2 && strncmp(s, CSV_FORMAT, len) != 0) {
+            json_builder_set_member_name(r->b, "spec");
+            g_autofree char *spec = g_strndup(s + 2, len - 2);
+            json_builder_add_string_value(r->b, spec);
+        }
+        return TRUE;
+    }
+    if (!ssim_csv_line_split(line, s, len, error))
+        return FALSE;
+    const SsimCsvField *f = ssim_csv_line_fields(line);
+    guint n = ssim_csv_line_n_fields(line);
+    if (r->names == NULL) {
+        r->names = g_new0(char *, n + 1);
+        for (guint i = 0; i < n; i++)
+            r->names[i] = g_strdup(f[i].text);
+        r->n_names = n;
+        json_builder_set_member_name(r->b, "rows");
+        json_builder_begin_array(r->b);
+        r->in_rows = TRUE;
+        return TRUE;
+    }
+    if (n != r->n_names)
+        return ssim_csv_line_fail(line, error, line->col, "row",
+                                  "%u fields where the header has %u", n, r->n_names);
+    json_builder_begin_object(r->b);
+    for (guint i = 0; i < n; i++) {
+        json_builder_set_member_name(r->b, r->names[i]);
+        json_field(r->b, f[i].text);
+    }
+    json_builder_end_object(r->b);
+    return TRUE;
+}
+
+GString *ssim_sweep_csv_json(const char *csv, gsize len, const char *path, GError **error)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    JsonRead r = {.b = b};
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "format");
+    json_builder_add_string_value(b, CSV_FORMAT + 2);
+    gboolean ok = ssim_csv_for_each_line(csv, len, path, json_line, &r, error);
+    g_strfreev(r.names);
+    if (!ok)
+        return NULL;
+    if (!r.in_rows) {
+        json_builder_set_member_name(b, "rows");
+        json_builder_begin_array(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    GString *out = g_string_new(NULL);
+    ssim_json_append(out, b, TRUE);
+    return out;
 }

@@ -131,3 +131,33 @@ Test(cli, comm_repeat_once_changes_no_byte, .init = cr_redirect_stderr)
         cr_assert_str_neq(twice, plain, "%s: --comm-repeat 2 changed nothing", verbs[i].argv[1]);
     }
 }
+
+/* One byte-size grammar (docs/units.md) in every size option: profile query --bytes takes 3M as
+ * 3000000 (it took integers only), and a bad size is one usage error naming the option. */
+Test(cli, byte_sizes_share_one_grammar, .init = cr_redirect_stderr)
+{
+    g_autofree char *profile =
+        g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "vtrain-a100", NULL);
+    const char *si[] = {"shiftsim",  "profile", "query", profile,   "--comm",
+                        "allreduce", "--bytes", "3M",    "--ranks", "6"};
+    const char *plain[] = {"shiftsim",  "profile", "query",   profile,   "--comm",
+                           "allreduce", "--bytes", "3000000", "--ranks", "6"};
+    const char *iec[] = {"shiftsim",  "profile", "query", profile,   "--comm",
+                         "allreduce", "--bytes", "3Mi",   "--ranks", "6"};
+    int rc_si = -1, rc_plain = -1, rc_iec = -1;
+    g_autofree char *a = cli_stdout(G_N_ELEMENTS(si), si, &rc_si);
+    g_autofree char *b = cli_stdout(G_N_ELEMENTS(plain), plain, &rc_plain);
+    g_autofree char *c = cli_stdout(G_N_ELEMENTS(iec), iec, &rc_iec);
+    cr_assert(rc_si == 0 && rc_plain == 0 && rc_iec == 0, "exit %d %d %d", rc_si, rc_plain, rc_iec);
+    cr_assert_str_eq(a, b);
+    cr_assert_str_neq(a, c, "3Mi priced like 3M");
+    const char *bad[][2] = {{"--bytes", "40X"}, {"--bytes", "-1M"}, {"--bytes", "1e3"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *argv[] = {"shiftsim",  "profile", "query",   profile,   "--comm",
+                              "allreduce", bad[i][0], bad[i][1], "--ranks", "6"};
+        int rc = -1;
+        g_autofree char *out = cli_stdout(G_N_ELEMENTS(argv), argv, &rc);
+        cr_expect_eq(rc, 2, "%s %s: exit %d", bad[i][0], bad[i][1], rc);
+        cr_expect_str_empty(out);
+    }
+}

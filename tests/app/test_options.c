@@ -274,3 +274,173 @@ Test(options, negative_and_zero_counts_are_refused_by_name, .init = redirect)
                      opts[i][1], opts[i][2]);
     }
 }
+
+/* Parses `args` (args[0] the program) into a context holding the job group. */
+static gboolean parse_job(SsimCliJob *job, const char *const *args, int n)
+{
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    ssim_cli_add_job(ctx, job);
+    int argc = n;
+    char **argv = g_memdup2(args, sizeof *args * (gsize)n);
+    gboolean ok = g_option_context_parse(ctx, &argc, &argv, NULL);
+    g_free(argv);
+    return ok;
+}
+
+/* Megatron-LM's names store into the option they alias: a job given with them is the job given
+ * with ours, field by field. */
+Test(options, megatron_names_are_aliases)
+{
+    const char *megatron[] = {"simulate",
+                              "--tensor-model-parallel-size",
+                              "4",
+                              "--pipeline-model-parallel-size",
+                              "2",
+                              "--micro-batch-size",
+                              "2",
+                              "--global-batch-size",
+                              "64",
+                              "--recompute-granularity",
+                              "selective",
+                              "--sequence-parallel",
+                              "--use-distributed-optimizer",
+                              "--overlap-grad-reduce",
+                              "--num-layers-per-virtual-pipeline-stage",
+                              "7"};
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    cr_assert(parse_job(&job, megatron, G_N_ELEMENTS(megatron)));
+    cr_expect_eq(job.tp, 4);
+    cr_expect_eq(job.pp, 2);
+    cr_expect_eq(job.microbatch, 2);
+    cr_expect_eq(job.global_batch, 64);
+    cr_expect_str_eq(job.recompute, "selective");
+    cr_expect(job.seq_parallel);
+    cr_expect(job.distributed_optimizer);
+    cr_expect(job.overlap_grad_reduce);
+    cr_expect_eq(job.layers_per_vstage, 7);
+    cr_expect(ssim_cli_job_has_bucket(&job));
+    cr_expect(ssim_cli_job_has_schedule(&job));
+
+    /* Applied to GPT-J 6B (28 layers, bf16) on 64 GPUs: the same split as ours. */
+    g_autoptr(SsimModel) model = ssim_model_default();
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
+    cr_assert_eq(ssim_cli_job_apply_model("simulate", &job, model, &par), SSIM_EXIT_OK);
+    cr_expect_eq(par.dp, 8);
+    cr_expect_eq(par.zero_stage, 1);
+    cr_expect(par.sequence_parallel);
+    cr_expect_eq(par.recompute, SSIM_RECOMPUTE_SELECTIVE);
+    cr_expect_eq(par.virtual_stages, 2, "28 layers / (pp 2 x 7)");
+    cr_expect_str_eq(par.schedule, "interleaved");
+    /* Megatron-LM's --ddp-bucket-size default: max(40M, 1M dp) parameters, here of 2 bytes. */
+    cr_expect_eq(par.dp_bucket_bytes, 80000000);
+
+    const char *ours[] = {"simulate",   "--tp",
+                          "4",          "--pp",
+                          "2",          "--microbatch",
+                          "2",          "--global-batch",
+                          "64",         "--recompute",
+                          "selective",  "--seq-parallel",
+                          "--zero",     "1",
+                          "--vstages",  "2",
+                          "--bucket",   "80000000",
+                          "--schedule", "interleaved"};
+    g_auto(SsimCliJob) same = SSIM_CLI_JOB_INIT;
+    cr_assert(parse_job(&same, ours, G_N_ELEMENTS(ours)));
+    SsimParallel want;
+    ssim_parallel_init(&want);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &same, &want, 64), SSIM_EXIT_OK);
+    cr_assert_eq(ssim_cli_job_apply_model("simulate", &same, model, &want), SSIM_EXIT_OK);
+    g_autofree char *a = ssim_parallel_to_string(&par);
+    g_autofree char *b = ssim_parallel_to_string(&want);
+    cr_expect_str_eq(a, b);
+}
+
+/* What cannot be meant is refused, naming Megatron-LM's option. */
+Test(options, megatron_names_refuse_what_contradicts, .init = redirect)
+{
+    g_autoptr(SsimModel) model = ssim_model_default(); /* 28 layers */
+    const struct {
+        const char *args[5];
+        const char *message;
+    } cases[] = {
+        {{"simulate", "--pp", "2", "--num-layers-per-virtual-pipeline-stage", "5"},
+         "--num-layers-per-virtual-pipeline-stage: the model's 28 layers do not split into 2 "
+         "stages of chunks of 5 layers"},
+        {{"simulate", "--vstages", "4", "--num-layers-per-virtual-pipeline-stage", "7"},
+         "--num-layers-per-virtual-pipeline-stage 7 is --vstages 2 here, not --vstages 4"},
+        {{"simulate", "--zero", "0", "--use-distributed-optimizer", NULL},
+         "--use-distributed-optimizer is --zero 1: it contradicts --zero 0"},
+        {{"simulate", "--bucket", "off", "--overlap-grad-reduce", NULL},
+         "--overlap-grad-reduce: contradicts --bucket off"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+        int n = cases[i].args[4] ? 5 : 4;
+        cr_assert(parse_job(&job, cases[i].args, n));
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        par.pp = 2;
+        int rc = ssim_cli_job_apply("simulate", &job, &par, 64);
+        if (rc == SSIM_EXIT_OK)
+            rc = ssim_cli_job_apply_model("simulate", &job, model, &par);
+        cr_expect_eq(rc, SSIM_EXIT_USAGE, "case %zu", i);
+    }
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
+        cr_expect(strstr(err, cases[i].message), "no '%s' in:\n%s", cases[i].message, err);
+}
+
+/* An alias takes the verb's own entry of its name (sweep's --tp is a list) and is listed in one
+ * paragraph of --help, not as entries; a flag of its own is offered only with the shared entry. */
+Test(options, megatron_names_follow_the_verbs_entries)
+{
+    g_autofree char *tp_list = NULL, *zero_list = NULL;
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    GOptionEntry entries[] = {
+        {"tp", 0, 0, G_OPTION_ARG_STRING, &tp_list, "Tensor-parallel sizes", "LIST"},
+        {"zero", 0, 0, G_OPTION_ARG_STRING, &zero_list, "ZeRO stages", "LIST"},
+        ssim_cli_job_entry(&job, SSIM_OPT_BUCKET, NULL),
+        {NULL}};
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_set_description(ctx, "Examples: none.");
+    ssim_cli_add_entries(ctx, entries, &job);
+    const char *args[] = {"sweep", "--tensor-model-parallel-size", "2,4", "--overlap-grad-reduce"};
+    int argc = G_N_ELEMENTS(args);
+    char **argv = g_memdup2(args, sizeof args);
+    cr_assert(g_option_context_parse(ctx, &argc, &argv, NULL));
+    g_free(argv);
+    cr_expect_str_eq(tp_list, "2,4");
+    cr_expect(job.overlap_grad_reduce);
+    /* The verb's own --zero is not the shared one: no --use-distributed-optimizer. */
+    const char *zero[] = {"sweep", "--use-distributed-optimizer"};
+    argc = G_N_ELEMENTS(zero);
+    argv = g_memdup2(zero, sizeof zero);
+    cr_expect_not(g_option_context_parse(ctx, &argc, &argv, NULL));
+    g_free(argv);
+    g_autofree char *help = g_option_context_get_help(ctx, TRUE, NULL);
+    cr_expect(strstr(help, "Examples: none.\n\nMegatron-LM's names, accepted too:\n"), "%s", help);
+    cr_expect(strstr(help, "--tensor-model-parallel-size (--tp)"), "%s", help);
+    cr_expect(strstr(help, "--overlap-grad-reduce (Megatron-LM's --bucket)"), "%s", help);
+    cr_expect_null(strstr(help, "use-distributed-optimizer"), "%s", help);
+    cr_expect_null(strstr(help, "  --tensor-model-parallel-size="), "listed as an entry: %s", help);
+    for (SsimCliOption o = 0; o < SSIM_OPT_N; o++) {
+        const char *name = ssim_cli_megatron_name(o);
+        cr_expect(name == NULL || strchr(name, '-'), "%s", name);
+    }
+    cr_expect_str_eq(ssim_cli_megatron_name(SSIM_OPT_PP), "pipeline-model-parallel-size");
+    cr_expect_null(ssim_cli_megatron_name(SSIM_OPT_MODEL));
+}
+
+/* sweep varies dp, which Megatron-LM's bucket size depends on: --overlap-grad-reduce is refused
+ * there with the way out, before any work. */
+Test(options, sweep_refuses_overlap_grad_reduce, .init = redirect)
+{
+    const char *argv[] = {"sweep", "--overlap-grad-reduce"};
+    cr_assert_eq(ssim_verb_sweep(G_N_ELEMENTS(argv), (char **)argv), SSIM_EXIT_USAGE);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "shiftsim sweep: --overlap-grad-reduce: give --bucket BYTES, or "
+                          "--placements megatron"),
+              "%s", err);
+}

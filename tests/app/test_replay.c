@@ -171,3 +171,64 @@ Test(replay_cli, traces_by_format, .init = redirect)
     g_dir_close(left);
     g_rmdir(dir);
 }
+
+/* --semantics astra reads ASTRA-sim's files and prints ASTRA-sim's simulated time for them
+ * (545101988 ns: what AstraSim_Analytical_Congestion_Unaware printed for the same files); the
+ * options that price by other rules are refused, and so is a bad file, naming its line. */
+Test(replay_cli, astra_semantics, .init = redirect)
+{
+    g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2/workload");
+    g_autofree char *net = bundled("astra-config/ring-switch-2x4.yml");
+    g_autofree char *sys = bundled("astra-config/ring-4chunks-roofline.json");
+    const char *argv[] = {"shiftsim", "replay",         "--chakra", prefix,     "--astra-network",
+                          net,        "--astra-system", sys,        "--format", "csv"};
+    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert(strstr(out, "545101988") != NULL, "%s", out);
+
+    const char *no_chakra[] = {"shiftsim", "replay", "--semantics", "astra"};
+    cr_assert_eq(cli(G_N_ELEMENTS(no_chakra), no_chakra), 2);
+    const char *bad[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "ns3"};
+    cr_assert_eq(cli(G_N_ELEMENTS(bad), bad), 2);
+    const char *mixed[] = {"shiftsim",    "replay", "--chakra",  prefix,
+                           "--semantics", "astra",  "--cluster", "dgx-h100"};
+    cr_assert_eq(cli(G_N_ELEMENTS(mixed), mixed), 2);
+    const char *wrong_size[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-network", sys};
+    cr_assert_eq(cli(G_N_ELEMENTS(wrong_size), wrong_size), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "--semantics: 'ns3' is not shiftsim or astra") != NULL, "%s", err);
+    cr_assert(strstr(err, "ring-4chunks-roofline.json:1: expected `key: value`") != NULL, "%s",
+              err);
+}
+
+/* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which
+ * refuse it, it is an error. */
+Test(replay_cli, astra_semantics_refuses_gather, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-gather-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "g", NULL);
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        CwWriter *w = cw_open(path, "0.0.4");
+        CwNode n = CW_NODE_INIT;
+        n.id = 1;
+        n.name = "gather";
+        n.type = CW_COLL;
+        n.comm_type = CW_GATHER;
+        n.comm_size = 4096;
+        cw_node(w, &n);
+        cr_assert(cw_close(w, NULL));
+    }
+    const char *plain[] = {"shiftsim", "replay", "--chakra", prefix};
+    cr_assert_eq(cli(G_N_ELEMENTS(plain), plain), 0);
+    const char *astra[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
+    cr_assert_eq(cli(G_N_ELEMENTS(astra), astra), 1);
+    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "2 GATHER or SCATTER collectives, which ASTRA-sim does not implement"),
+              "%s", err);
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}

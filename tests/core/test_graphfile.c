@@ -34,7 +34,7 @@ static const BadCase bad_cases[] = {
     {"bad-duration.graph", 2, "dur", "'5parsecs' is not a duration"},
     {"negative-duration.graph", 2, "dur", "'-5us' is not a duration"},
     {"nan-duration.graph", 2, "dur", "'nan' is not a duration"},
-    {"bad-bytes.graph", 3, "bytes", "'1.5' is not a byte count"},
+    {"bad-bytes.graph", 3, "bytes", "'1.5' is not a byte size: not a whole number"},
     {"bad-flops.graph", 2, "flops", "'lots' is not a FLOP count"},
     {"compute-no-cost.graph", 2, "dur", "a compute op needs dur="},
     {"compute-with-group.graph", 3, "group", "not allowed on a compute op"},
@@ -122,6 +122,16 @@ Test(graphfile, durations_and_bytes)
     cr_assert(ssim_parse_bytes("2KiB", &b, NULL) && b == 2048);
     cr_assert_not(ssim_parse_bytes("0.5B", &b, NULL));
     cr_assert_not(ssim_parse_bytes("-1", &b, NULL));
+    /* The one grammar (docs/units.md): a graph file takes 40M (SI) and 40Mi (IEC) like --bucket. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimGraph) g = ssim_graphfile_parse("si.graph",
+                                                  "# shiftsim-graph v1\n"
+                                                  "1 0 s0 compute bytes=40M dur=1us\n"
+                                                  "2 0 s0 compute bytes=40Mi dur=1us\n",
+                                                  -1, &error);
+    cr_assert_not_null(g, "%s", error ? error->message : "");
+    cr_expect_eq(ssim_graph_op(g, 0)->bytes, 40000000);
+    cr_expect_eq(ssim_graph_op(g, 1)->bytes, 40u << 20);
 }
 
 Test(graphfile, comments_blank_lines_and_ranges)

@@ -81,6 +81,94 @@ static GError *run_fails(SsimGraph *g, const SsimCostModel *m)
 
 /* A cost of "no finite time" (what ssim_time_from_seconds gives a tiny bandwidth, an infinite or
  * NaN duration) is refused with the op and its inputs. */
+/* The one byte-size grammar (types.h, docs/units.md): SI is 10^3k, IEC 2^10k, both with and
+ * without B; read exactly, in integers. */
+Test(types, byte_sizes_si_and_iec)
+{
+    const struct {
+        const char *text;
+        guint64 bytes;
+    } good[] = {
+        {"0", 0},
+        {"4096", 4096},
+        {"4096B", 4096},
+        {"40k", 40000},
+        {"40K", 40000},
+        {"40kB", 40000},
+        {"40KB", 40000},
+        {"40Ki", 40960},
+        {"40ki", 40960},
+        {"40KiB", 40960},
+        {"40M", 40000000},
+        {"40MB", 40000000},
+        {"40Mi", 41943040},
+        {"40MiB", 41943040},
+        {"16G", 16000000000ULL},
+        {"16GiB", 17179869184ULL},
+        {"2T", 2000000000000ULL},
+        {"2Ti", 2199023255552ULL},
+        {"1P", 1000000000000000ULL},
+        {"1Pi", 1125899906842624ULL},
+        {"1.5GiB", 1610612736ULL},
+        {"1.5GB", 1500000000ULL},
+        {"0.1GB", 100000000ULL}, /* exact: 0.1 * 1e9 in doubles is not */
+        {"0.5KB", 500},
+        {"1.000B", 1},
+        {"007M", 7000000},
+        {"18446744073709551615", G_MAXUINT64},
+        {"15Ei", 15ULL << 60},
+        {"18E", 18000000000000000000ULL},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
+        guint64 v = 1;
+        g_autoptr(GError) error = NULL;
+        cr_assert(ssim_bytes_read(good[i].text, &v, &error), "%s: %s", good[i].text,
+                  error ? error->message : "");
+        cr_expect_eq(v, good[i].bytes, "%s: %" G_GUINT64_FORMAT, good[i].text, v);
+        cr_expect(ssim_bytes_parse(good[i].text, &v) && v == good[i].bytes, "%s", good[i].text);
+    }
+    const struct {
+        const char *text;
+        const char *why; /* part of the message */
+    } bad[] = {
+        {"40X", "unknown unit 'X'"},
+        {"40MX", "unknown unit 'MX'"},
+        {"40mb", "unknown unit 'mb'"}, /* lower-case b is bits, m milli */
+        {"40Mib", "unknown unit 'Mib'"},
+        {"40 M", "unknown unit ' M'"},
+        {"1e3", "unknown unit 'e3'"},
+        {"0x10", "unknown unit 'x10'"},
+        {"-1M", "cannot be negative"},
+        {"-0", "cannot be negative"},
+        {"+5", "does not start with a digit"},
+        {" 5", "does not start with a digit"},
+        {"MiB", "does not start with a digit"},
+        {"nan", "does not start with a digit"},
+        {"", "empty"},
+        {"1.", "digits after"},
+        {"1..5", "digits after it"},
+        {"0.5B", "not a whole number of bytes"},
+        {"1.1KiB", "not a whole number of bytes"},
+        {"18446744073709551616", "past the largest size"},
+        {"16Ei", "past the largest size"},
+        {"19E", "past the largest size"},
+        {"20000000Ti", "past the largest size"},
+        {"99999999999999999999999K", "past the largest size"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        guint64 v = 7;
+        g_autoptr(GError) error = NULL;
+        cr_assert_not(ssim_bytes_read(bad[i].text, &v, &error), "'%s' accepted", bad[i].text);
+        cr_expect_eq(v, 7, "%s: the output changed on an error", bad[i].text);
+        cr_assert(g_error_matches(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE));
+        cr_expect(strstr(error->message, bad[i].why) != NULL, "'%s': %s", bad[i].text,
+                  error->message);
+        cr_expect(strstr(error->message, "is not a byte size") != NULL, "%s", error->message);
+        cr_expect_not(ssim_bytes_parse(bad[i].text, &v), "%s", bad[i].text);
+    }
+    cr_assert_not(ssim_bytes_read(NULL, &(guint64){0}, NULL));
+}
+
 Test(types, runtime_refuses_a_cost_that_is_not_a_finite_time)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Replays Chakra trace sets with shiftsim and, given an ASTRA-sim build, with ASTRA-sim's
-# analytical backend too, and prints per set the simulated time, wall time, user time and peak
-# RSS of each, and their ratios (docs/chakra.md shows the table this makes).
+# Replays Chakra trace sets with shiftsim, under its own semantics and under ASTRA-sim's
+# (--semantics astra), and, given an ASTRA-sim build, with ASTRA-sim's analytical backend too,
+# and prints per set the simulated time, wall time, user time and peak RSS of each, and their
+# ratios (docs/chakra.md shows the table this makes).
 #
 #   compare.sh [-s SHIFTSIM] [-g CHAKRA_GEN] [--astra BIN] [--astra-aware BIN]
-#              [--big DIR] [--huge] [--] [PREFIX...]
+#              [--semantics both|shiftsim|astra] [--big DIR] [--huge] [--] [PREFIX...]
 #
 #   PREFIX      a trace set: PREFIX.0.et, PREFIX.1.et, ... (default: every set under this
 #               directory, found by its *.0.et file)
@@ -13,6 +14,7 @@
 #   --astra BIN          ASTRA-sim's AstraSim_Analytical_Congestion_Unaware, built outside this
 #                        repository (docs/chakra.md says how); adds its columns and the ratios
 #   --astra-aware BIN    AstraSim_Analytical_Congestion_Aware too (two more columns)
+#   --semantics S        which shiftsim replays to run: both (default), shiftsim or astra
 #   --big DIR   first write the measurement sets into DIR with chakra-gen and replay them too:
 #               a 1 MiB all-reduce over 64, 512 and 1024 ranks, and a GPT-like 3D-parallel step
 #               on 512 ranks (dp 8 x tp 8 x pp 8, 32 layers, 8 microbatches; ~147k nodes)
@@ -23,14 +25,18 @@
 # bytes; default 400) and ASTRA_LAT ns (default 936.25) between every pair of ranks, compute at
 # ASTRA_TFLOPS (900) and memory at ASTRA_MEM GB/s (1600) by roofline; ASTRA-sim's system is its
 # example native_collectives/Ring_4chunks.json with the roofline on (written to a scratch
-# directory).  shiftsim gets the same figures as --tflops, --hbm-gbps and --link-bw, and as
-# --alpha the latency ASTRA-sim charges one ring step (4 chunks in turn, each crossing the switch
-# twice, plus a 10 ns endpoint delay: 7510 ns); $REPLAY_ARGS replaces them.  The simulated times still differ as far as the two models do
+# directory).  `replay --semantics astra` reads the very network YAML and system JSON given to
+# ASTRA-sim ($ASTRA_ARGS adds to its options).  shiftsim's own semantics gets the same figures as
+# --tflops, --hbm-gbps and --link-bw, and as --alpha the latency ASTRA-sim charges one ring step
+# (4 chunks in turn, each crossing the switch twice, plus a 10 ns endpoint delay: 7510 ns);
+# $REPLAY_ARGS replaces them.  Its simulated times differ as far as the two models do
 # (docs/chakra.md lists how).
 #
-# Output: one row per set: set, ranks, then per tool the simulated time (ms), wall time (s),
-# user time (s) and peak RSS (MiB), then ASTRA-sim's wall, user and RSS over shiftsim's and the
-# simulated times' difference.  Times and RSS come from /usr/bin/time -v when it exists, else from
+# Output: one row per set: set, ranks, then per run (shiftsim's semantics "shiftsim", ASTRA-sim's
+# semantics "astra-mode", ASTRA-sim itself "ASTRA") the simulated time (ms), wall time (s), user
+# time (s) and peak RSS (MiB); then ASTRA-sim's wall, user time and RSS over each shiftsim run's
+# (x_s: shiftsim semantics, x_a: astra semantics), and each run's simulated time's difference
+# from ASTRA-sim's (d_s, d_a).  Times and RSS come from /usr/bin/time -v when it exists, else from
 # bash's clock (no user time or RSS).  ASTRA-sim's runs of 64 ranks or more abort at exit (a
 # double free in CollectivePlan::~CollectivePlan) after printing complete results: a run that
 # printed every rank's "sys[i] finished" line counts as done whatever its exit status.
@@ -44,6 +50,7 @@ astra=""
 astra_aware=""
 big=""
 huge=0
+semantics=both
 sets=()
 
 while [ $# -gt 0 ]; do
@@ -54,7 +61,8 @@ while [ $# -gt 0 ]; do
         --astra-aware) astra_aware=$2; shift 2 ;;
         --big) big=$2; shift 2 ;;
         --huge) huge=1; shift ;;
-        -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --semantics) semantics=$2; shift 2 ;;
+        -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; sets+=("$@"); break ;;
         -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
         *) sets+=("$1"); shift ;;
@@ -75,6 +83,13 @@ if [ -z "$shiftsim" ] || [ ! -x "$shiftsim" ]; then
     echo "compare.sh: no shiftsim binary found; build it (meson setup build && meson compile -C build) or pass -s" >&2
     exit 2
 fi
+case "$semantics" in
+    both|shiftsim|astra) ;;
+    *) echo "compare.sh: --semantics must be both, shiftsim or astra" >&2; exit 2 ;;
+esac
+run_own=1; run_am=1
+[ "$semantics" = astra ] && run_own=0
+[ "$semantics" = shiftsim ] && run_am=0
 for b in "$astra" "$astra_aware"; do
     if [ -n "$b" ] && [ ! -x "$b" ]; then
         echo "compare.sh: $b is not an executable ASTRA-sim binary" >&2
@@ -130,7 +145,15 @@ if [ -x /usr/bin/time ] && /usr/bin/time -v true >/dev/null 2>&1; then have_time
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if [ -n "$astra$astra_aware" ]; then
+write_network() {
+    cat >"$tmp/network.yml" <<EOF
+topology: [ Switch ]
+npus_count: [ $1 ]
+bandwidth: [ $bw ]
+latency: [ $lat ]
+EOF
+}
+{
     cat >"$tmp/system.json" <<EOF
 {
     "scheduling-policy": "LIFO",
@@ -149,7 +172,7 @@ if [ -n "$astra$astra_aware" ]; then
 }
 EOF
     echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$tmp/memory.json"
-fi
+}
 
 # Runs "$@", setting wall, user, rss (MiB) from /usr/bin/time, or wall only; returns its status.
 measure() {
@@ -176,12 +199,7 @@ measure() {
 # ASTRA-sim on set $1 of $2 ranks with binary $3: sets a_ms, a_wall, a_user, a_rss.
 run_astra() {
     local p=$1 n=$2 bin=$3
-    cat >"$tmp/network.yml" <<EOF
-topology: [ Switch ]
-npus_count: [ $n ]
-bandwidth: [ $bw ]
-latency: [ $lat ]
-EOF
+    write_network "$n"
     local groups=empty
     [ -e "$p.json" ] && groups="$p.json"
     mkdir -p "$tmp/astra-log"
@@ -193,6 +211,7 @@ EOF
     done=$(grep -c 'sys\[[0-9]*\] finished' "$tmp/aout" "$tmp/aerr" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
     if [ "$done" -lt "$n" ]; then
         a_ms=failed; a_wall=-; a_user=-; a_rss=-
+        echo "compare.sh: $bin on $p: $done of $n ranks finished: $(tail -c 300 "$tmp/aerr" "$tmp/aout" | tr '\n' ' ')" >&2
         return 1
     fi
     a_ms=$(cat "$tmp/aout" "$tmp/aerr" | sed -n 's/.*sys\[[0-9]*\] finished, \([0-9]*\) cycles.*/\1/p' |
@@ -205,28 +224,64 @@ ratio() {
                                      else printf "%.1fx", a / b}'
 }
 
-header="$(printf '%-44s %6s | %12s %8s %8s %8s' set ranks shiftsim_ms wall_s user_s rss_MiB)"
+header="$(printf '%-44s %6s' set ranks)"
+[ "$run_own" = 1 ] && header+="$(printf ' | %12s %8s %8s %8s' shiftsim_ms wall_s user_s rss_MiB)"
+[ "$run_am" = 1 ] && header+="$(printf ' | %13s %8s %8s %8s' astra-mode_ms wall_s user_s rss_MiB)"
 if [ -n "$astra" ]; then
-    header+="$(printf ' | %12s %8s %8s %8s' astra_ms wall_s user_s rss_MiB)"
+    header+="$(printf ' | %12s %8s %8s %8s' ASTRA_ms wall_s user_s rss_MiB)"
     [ -n "$astra_aware" ] && header+="$(printf ' | %12s %8s' aware_ms wall_s)"
-    header+="$(printf ' | %7s %7s %7s %8s' wall_x user_x rss_x sim_diff)"
+    [ "$run_own" = 1 ] && header+="$(printf ' | %7s %7s %7s %8s' wall_xs user_xs rss_xs d_s)"
+    [ "$run_am" = 1 ] && header+="$(printf ' | %7s %7s %7s %8s' wall_xa user_xa rss_xa d_a)"
 fi
 echo "$header"
+
+# shiftsim replay of set $1 with the rest as options: sets ms, and wall, user, rss; 1 on failure.
+run_shiftsim() {
+    local p=$1
+    shift
+    if ! measure "$tmp/out" "$tmp/err" "$shiftsim" replay --chakra "$p" --format json "$@"; then
+        ms=failed
+        return 1
+    fi
+    local ns
+    ns=$(sed -n 's/^ *"makespan_ns" *: *\([0-9]*\).*/\1/p;T;q' "$tmp/out")
+    ms=$(awk -v n="${ns:-0}" 'BEGIN {printf "%.6f", n / 1e6}')
+}
+
+diff_pct() {
+    awk -v s="$1" -v a="$2" 'BEGIN {if (a == "failed" || s == "failed" || a + 0 == 0) print "-";
+                                   else printf "%+.2f%%", 100 * (s - a) / a}'
+}
+
 status=0
 for p in "${sets[@]}"; do
     ranks=0
     while [ -e "$p.$ranks.et" ]; do ranks=$((ranks + 1)); done
     name=${p#"$root"/}
     [ ${#name} -gt 44 ] && name=...${name: -41}
-    # shellcheck disable=SC2086
-    if ! measure "$tmp/out" "$tmp/err" "$shiftsim" replay --chakra "$p" --format json $replay_args; then
-        printf '%-44s %6s  shiftsim failed: %s\n' "$name" "$ranks" "$(head -c 300 "$tmp/err")"
-        status=1; continue
+    row="$(printf '%-44s %6s' "$name" "$ranks")"
+    if [ "$run_own" = 1 ]; then
+        # shellcheck disable=SC2086
+        if ! run_shiftsim "$p" $replay_args; then
+            printf '%-44s %6s  shiftsim failed: %s\n' "$name" "$ranks" "$(head -c 300 "$tmp/err")"
+            status=1; continue
+        fi
+        s_ms=$ms; s_wall=$wall; s_user=$user; s_rss=$rss
+        row+="$(printf ' | %12s %8s %8s %8s' "$ms" "$wall" "$user" "$rss")"
     fi
-    ns=$(sed -n 's/^ *"makespan_ns" *: *\([0-9]*\).*/\1/p;T;q' "$tmp/out")
-    ms=$(awk -v n="${ns:-0}" 'BEGIN {printf "%.6f", n / 1e6}')
-    row="$(printf '%-44s %6s | %12s %8s %8s %8s' "$name" "$ranks" "$ms" "$wall" "$user" "$rss")"
-    s_wall=$wall; s_user=$user; s_rss=$rss
+    if [ "$run_am" = 1 ]; then
+        write_network "$ranks"
+        # shellcheck disable=SC2086
+        if ! run_shiftsim "$p" --astra-network "$tmp/network.yml" \
+            --astra-system "$tmp/system.json" ${ASTRA_ARGS:-}; then
+            # A trace ASTRA-sim's rules cannot run (it stalls or is refused, as in ASTRA-sim):
+            # say why and go on with the other columns.
+            echo "compare.sh: $name: shiftsim --semantics astra: $(grep -v '^chakra:' "$tmp/err" | head -c 400)" >&2
+            wall=-; user=-; rss=-
+        fi
+        m_ms=$ms; m_wall=$wall; m_user=$user; m_rss=$rss
+        row+="$(printf ' | %13s %8s %8s %8s' "$ms" "$wall" "$user" "$rss")"
+    fi
     if [ -n "$astra" ]; then
         run_astra "$p" "$ranks" "$astra" || status=1
         row+="$(printf ' | %12s %8s %8s %8s' "$a_ms" "$a_wall" "$a_user" "$a_rss")"
@@ -235,10 +290,14 @@ for p in "${sets[@]}"; do
             run_astra "$p" "$ranks" "$astra_aware" || status=1
             row+="$(printf ' | %12s %8s' "$a_ms" "$a_wall")"
         fi
-        diff=$(awk -v s="$ms" -v a="$u_ms" 'BEGIN {if (a == "failed" || a + 0 == 0) print "-";
-                                                 else printf "%+.2f%%", 100 * (s - a) / a}')
-        row+="$(printf ' | %7s %7s %7s %8s' "$(ratio "$u_wall" "$s_wall")" \
-            "$(ratio "$u_user" "$s_user")" "$(ratio "$u_rss" "$s_rss")" "$diff")"
+        if [ "$run_own" = 1 ]; then
+            row+="$(printf ' | %7s %7s %7s %8s' "$(ratio "$u_wall" "$s_wall")" \
+                "$(ratio "$u_user" "$s_user")" "$(ratio "$u_rss" "$s_rss")" "$(diff_pct "$s_ms" "$u_ms")")"
+        fi
+        if [ "$run_am" = 1 ]; then
+            row+="$(printf ' | %7s %7s %7s %8s' "$(ratio "$u_wall" "$m_wall")" \
+                "$(ratio "$u_user" "$m_user")" "$(ratio "$u_rss" "$m_rss")" "$(diff_pct "$m_ms" "$u_ms")")"
+        fi
     fi
     echo "$row"
 done

@@ -1,0 +1,184 @@
+/*
+ * ASTRA-sim-compatible replay of a Chakra trace set (`replay --chakra ... --semantics astra`).
+ *
+ * shiftsim's own replay (runtime.h) runs each rank's ops on CUDA-like streams in a fixed issue
+ * order and prices a collective as one alpha-beta cost.  This module replays the same graph under
+ * the rules ASTRA-sim 2.x's system layer and its analytical congestion-unaware network apply, as
+ * read in its source (astra-sim 518bd51: workload/Workload.cc, HardwareResource.cc, system/Sys.cc,
+ * StreamBaseline.cc, PacketBundle.cc, MemBus.cc, astraccl/native_collectives/collective_algorithm/
+ * Ring.cc and AllToAll.cc; astra-network-analytical congestion_unaware/), so that a user can check
+ * shiftsim against ASTRA-sim, or get ASTRA-sim's number at a fraction of its cost:
+ *
+ *   - Issue.  Each rank has one GPU compute slot, one CPU slot and one communication slot, which
+ *     collectives, sends and memory nodes share; receives take no slot.  Whenever an op of the
+ *     rank ends, the rank walks its dependency-free nodes in ascending node id and starts each
+ *     whose slot is free (Workload::issue_dep_free_nodes).  A node freed during that walk (the
+ *     children of a compute node with no tensor_size, which ASTRA-sim skips in no time) waits for
+ *     the next walk.  Stream attributes play no part.
+ *   - Compute.  With the roofline on, a GPU compute node takes num_ops / min(peak, mem_bw x
+ *     num_ops / tensor_size) seconds, truncated to whole nanoseconds; one with tensor_size 0 is
+ *     skipped.  Otherwise (and for CPU nodes) it takes its trace duration, at least 1 ns.
+ *   - Collectives.  comm_size bytes (for all-gather, each rank's input) are split into
+ *     `preferred-dataset-splits` chunks of size / splits bytes (for every type but all-gather at
+ *     least one byte per NPU of the whole system: then splits x NPUs bytes in all); a remainder
+ *     makes one more chunk of the same size.  Each chunk is a stream of phases, one per network
+ *     dimension it crosses (a process group smaller than the system is one ring over its
+ *     members); an all-reduce under `localBWAware` is reduce-scatter up the dimensions, all-reduce
+ *     on the last, all-gather back down.  Every dimension has one queue per rank in which
+ *     `active-chunks-per-dimension` streams run at once, the rest waiting in priority order (LIFO:
+ *     the newest collective first).  A phase runs ASTRA-sim's packet protocol: each message goes
+ *     through the endpoint (the `endpoint-delay`, or 10 ns inside a group's ring) and, on the
+ *     steps that reduce, a local reduction of 3 x message bytes / local memory bandwidth (each
+ *     third truncated to whole ns; the bandwidth's GB here is 10^9 bytes), then is sent to the
+ *     ring neighbour.  Ring all-reduce is 2(n-1) messages of size/n, all-gather n-1 of size,
+ *     reduce-scatter n-1 of size/n; `direct` sends to every member with a window;
+ *     `halvingDoubling` exchanges log2(n) messages with ranks 1, 2, 4, ... away, halving them
+ *     (all-reduce: log2(n) more back down; all-gather: from n/2 down, doubling).
+ *   - Network.  A message of b bytes from a to b takes hops x latency + b / bandwidth on the first
+ *     dimension where their coordinates differ (rank = sum of coordinate x NPUs of lower
+ *     dimensions), truncated to whole ns; a Switch is 2 hops, a FullyConnected 1, a bidirectional
+ *     Ring the shorter way round.  Bandwidth is in GB/s of 2^30 bytes.  Sends are eager: a
+ *     transfer starts when sent, and a receive posted after its arrival completes at once.
+ *     Messages match by (tag, source, destination, size) in order.
+ *
+ * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
+ * the dimensions after theirs are not used (GeneralComplexTopology stops there).
+ *
+ * What is not modelled (errors, never silent): double-binary-tree and custom implementations,
+ * offline-greedy inter-dimension scheduling, more than one queue per dimension, REDUCE and PERMUTE
+ * collectives (ASTRA-sim refuses them too), barriers; GATHER and SCATTER, which the loader holds
+ * as all-gathers and reduce-scatters, `replay` refuses from the loader's counts.  BROADCAST takes 1
+ * ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take the
+ * communication slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and invalid
+ * nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node ids, take the
+ * communication slot and are skipped at once, their dependents waiting for the next walk, as in
+ * ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).
+ *
+ * Time is integer nanoseconds throughout and events at one instant run in the order they were
+ * scheduled, so a replay is deterministic.
+ */
+#pragma once
+
+#include <shiftsim/graph.h>
+#include <shiftsim/runtime.h>
+
+G_BEGIN_DECLS
+
+#define SSIM_ASTRA_MAX_DIMS 8
+
+/* Basic topologies of one network dimension, as ASTRA-sim's network files name them. */
+#define SSIM_ASTRA_TOPO_LIST(X)                                                                    \
+    X(RING, "Ring")                                                                                \
+    X(SWITCH, "Switch")                                                                            \
+    X(FULLY_CONNECTED, "FullyConnected")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_ASTRA_TOPO_##e,
+    SSIM_ASTRA_TOPO_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_ASTRA_TOPO_N
+} SsimAstraTopo;
+
+/* Collective implementations of one dimension (the system file's *-implementation lists). */
+#define SSIM_ASTRA_ALGO_LIST(X)                                                                    \
+    X(RING, "ring")                                                                                \
+    X(DIRECT, "direct")                                                                            \
+    X(HALVING_DOUBLING, "halvingDoubling")
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_ASTRA_ALGO_##e,
+    SSIM_ASTRA_ALGO_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_ASTRA_ALGO_N
+} SsimAstraAlgo;
+
+/* The collective types ASTRA-sim implements, indexing SsimAstraConfig.impl. */
+typedef enum {
+    SSIM_ASTRA_AR,  /* all-reduce */
+    SSIM_ASTRA_AG,  /* all-gather */
+    SSIM_ASTRA_RS,  /* reduce-scatter */
+    SSIM_ASTRA_A2A, /* all-to-all */
+    SSIM_ASTRA_N_COLL
+} SsimAstraColl;
+
+typedef struct {
+    SsimAstraAlgo algo;
+    int window;   /* direct: messages in flight (-1: all members), as "direct<W>" says */
+    gboolean one; /* the "one" forms (oneRing, ...): one ring over every NPU, from here on */
+} SsimAstraImpl;
+
+typedef struct {
+    /* The network (ASTRA-sim's network YAML): dimension 0 is the innermost. */
+    guint n_dims;
+    SsimAstraTopo topo[SSIM_ASTRA_MAX_DIMS];
+    guint npus[SSIM_ASTRA_MAX_DIMS];
+    double bandwidth_gbps[SSIM_ASTRA_MAX_DIMS]; /* GB/s, GB = 2^30 bytes */
+    double latency_ns[SSIM_ASTRA_MAX_DIMS];
+    /* The system (ASTRA-sim's system JSON). */
+    gboolean lifo;                   /* scheduling-policy LIFO (TRUE) or FIFO */
+    gboolean local_bw_aware;         /* collective-optimization localBWAware (TRUE) or baseline */
+    SsimTime endpoint_delay;         /* endpoint-delay, ns */
+    guint active_chunks_per_dim;     /* active-chunks-per-dimension */
+    guint splits;                    /* preferred-dataset-splits */
+    double local_mem_bw_gbps;        /* local-mem-bw, GB/s with GB = 10^9 bytes (as ASTRA-sim) */
+    gboolean roofline;               /* roofline-enabled */
+    double peak_tflops;              /* peak-perf, TFLOP/s */
+    guint n_impl[SSIM_ASTRA_N_COLL]; /* implementations given per dimension, per collective */
+    SsimAstraImpl impl[SSIM_ASTRA_N_COLL][SSIM_ASTRA_MAX_DIMS];
+} SsimAstraConfig;
+
+/*
+ * The defaults: no network (ssim_astra_replay() then uses one Switch of all ranks at 400 GB/s and
+ * 936.25 ns, ASTRA-sim's example), and ASTRA-sim's example system
+ * native_collectives/Ring_4chunks.json with the roofline on: LIFO, localBWAware, endpoint delay
+ * 10 ns, 1 active chunk per dimension, 4 splits, ring everywhere, local memory 1600 GB/s, peak
+ * 900 TFLOP/s.
+ */
+void ssim_astra_config_init(SsimAstraConfig *cfg);
+
+/*
+ * Reads ASTRA-sim's network YAML at `path` into cfg's network.  The reader takes the flat subset
+ * those files use, strictly: `key: scalar` or `key: [ a, b, ... ]` lines, `#` comments and blank
+ * lines; the keys topology, npus_count, bandwidth and latency, all required, lists of one length.
+ * Errors (SSIM_CONFIG_ERROR) name path:line: and the key.
+ */
+gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, GError **error);
+
+/*
+ * Reads ASTRA-sim's system JSON at `path` into cfg's system fields (keys absent keep their
+ * values).  Keys ASTRA-sim reads that change nothing in this model (boost-mode, trace-enabled,
+ * ...) are accepted; values this model does not implement are errors naming path: and the key.
+ */
+gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error);
+
+/* The configuration as the equivalent ASTRA-sim files would say it, one `key: value` a line. */
+GString *ssim_astra_config_format(const SsimAstraConfig *cfg);
+
+/* What a replay did, for reports. */
+typedef struct {
+    guint64 n_collectives;    /* collective ops run */
+    guint64 n_chunks;         /* chunk streams they were split into */
+    guint64 n_messages;       /* network messages (collective steps, sends) */
+    guint64 n_skipped;        /* compute nodes skipped (roofline on, tensor_size 0) */
+    guint64 n_mem;            /* memory nodes run in no time */
+    guint64 n_metadata;       /* metadata and invalid nodes skipped on the comm slot */
+    guint64 n_broadcast;      /* broadcasts run in 1 ns */
+    SsimTime rank_finish_max; /* the last rank's finish: ASTRA-sim's "sys[i] finished" max */
+    SsimTime rank_finish_min; /* the first rank's finish */
+} SsimAstraStats;
+
+/*
+ * Replays `graph` (finalized; as ssim_chakra_load() makes it, one trace per rank) under the rules
+ * above.  `node_ids` gives each op's Chakra node id (SsimChakraOptions.keep_node_ids), which the
+ * issue rule orders by; NULL uses the op index within its rank.  A configuration without a
+ * network gets one Switch of all ranks (400 GB/s, 936.25 ns); otherwise its NPUs must equal the
+ * graph's ranks.  Returns the timeline (start and end of every op; ready = start) or NULL with
+ * `error` set: a configuration the model does not implement or that does not fit the graph
+ * (SSIM_CONFIG_ERROR), a run that stalls with ops unfinished (SSIM_RUN_ERROR_DEADLOCK, naming
+ * one), or the limits (SSIM_RUN_ERROR_LIMIT).  `stats` may be NULL.
+ */
+SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
+                                const SsimAstraConfig *cfg, const SsimRunLimits *limits,
+                                SsimAstraStats *stats, GError **error);
+
+G_END_DECLS

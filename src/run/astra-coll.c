@@ -1,0 +1,567 @@
+/*
+ * Collectives of the ASTRA-sim-compatible replay: how one rank turns a collective into chunk
+ * streams, how the streams share a dimension's queue, and the packet protocol of ASTRA-sim's
+ * Ring, AllToAll ("direct") and HalvingDoubling algorithms; their messages go through
+ * astra-net.c.  Each function names the ASTRA-sim code it follows (astra-sim/system/...),
+ * statement for statement where the order of effects matters: which stream a queue starts next,
+ * and when, decides the timeline.
+ *
+ * Invariants: a stream is in exactly one queue (its current phase's) from its first phase until
+ * it dies; a queue's first `running` streams are the initialized ones.
+ */
+#include "src/run/astra-private.h"
+
+#include <math.h>
+
+/* ---- streams ---- */
+
+static Stream *stream_at(Replay *R, guint32 s)
+{
+    return g_ptr_array_index(R->streams, s);
+}
+
+static const Phase *cur_phase(Replay *R, const Stream *s)
+{
+    return &g_array_index(R->phases, Phase, s->first_phase + (guint)s->cur);
+}
+
+static guint32 ring_member(const Phase *p, guint32 k)
+{
+    return p->members ? p->members[k] : p->base + k * p->offset;
+}
+
+static guint32 ring_next(const Phase *p, guint32 k, gboolean clockwise)
+{
+    return clockwise ? (k + 1) % p->n : (k + p->n - 1) % p->n;
+}
+
+/* HalvingDoubling's peer: rank_offset steps from this rank, clockwise when its index over
+ * the offset is even (specify_direction); it sends to and receives from that rank. */
+static void hd_peer(Stream *s, const Phase *p)
+{
+    gboolean cw = s->hd_offset == 0 || (p->pos / (guint)s->hd_offset) % 2 == 0;
+    guint32 k = p->pos;
+    for (int i = 0; i < s->hd_offset; i++)
+        k = ring_next(p, k, cw);
+    s->curr_recv = s->curr_send = k;
+}
+
+/* The Ring (and AllToAll) constructor's state for the stream's current phase. */
+static void algo_init(Stream *s, const Phase *p)
+{
+    gint64 n = p->n;
+    s->parallel_reduce = 1;
+    switch (p->type) {
+    case CT_AR:
+        s->stream_count = 2 * (n - 1);
+        break;
+    case CT_A2A:
+        s->stream_count = ((n - 1) * n) / 2;
+        break;
+    default:
+        s->stream_count = n - 1;
+    }
+    s->max_count = p->type == CT_A2A || p->type == CT_AG ? 0 : n - 1;
+    s->remained_msg = s->remained_max = 1;
+    s->free_packets = s->zero_lat = s->nonzero_lat = s->total_received = 0;
+    s->toggle = FALSE;
+    s->curr_recv = ring_next(p, p->pos, p->clockwise);
+    s->curr_send = ring_next(p, p->pos, !p->clockwise);
+    s->middle_point = (int)(n - 1);
+    if (p->algo == SSIM_ASTRA_ALGO_DIRECT) {
+        s->parallel_reduce = p->window < 0 ? (int)(n - 1) : (int)MIN((gint64)p->window, n - 1);
+        if (p->type == CT_A2A)
+            s->stream_count = n - 1;
+    }
+    if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
+        /* HalvingDoubling's constructor: log2 steps, exchanging with the rank rank_offset
+         * away, the offset doubling (or halving) and the message halving (or doubling). */
+        int lg = (int)log2((double)n);
+        s->stream_count = p->type == CT_AR ? (gint64)(2 * log2((double)n)) : lg;
+        s->max_count = p->type == CT_AG ? 0 : lg;
+        s->hd_msg = p->msg_size;
+        s->hd_offset = p->type == CT_AG ? (int)(n / 2) : 1;
+        s->hd_mult = p->type == CT_AG ? 0.5 : 2.0;
+        hd_peer(s, p);
+    }
+    g_array_set_size(s->packets, 0);
+    s->packets_head = 0;
+}
+
+static int nonzero_latency_packets(const Stream *s, const Phase *p)
+{
+    if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING)
+        return (int)(log2((double)p->n) - 1 * s->parallel_reduce);
+    if (p->algo == SSIM_ASTRA_ALGO_DIRECT && !p->fast)
+        return s->parallel_reduce;
+    return (int)(p->n - 1) * s->parallel_reduce;
+}
+
+/* PacketBundle::send_to_MA / send_to_NPU through MemBus: the endpoint's delay. */
+static void release_packets(Replay *R, guint32 sid, Stream *s, const Phase *p, guint64 size)
+{
+    SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
+    ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + delay, EV_BUNDLE, sid,
+                         size << 1 | (s->processed ? 1 : 0));
+}
+
+/* Ring::process_max_count (AllToAll's also turns to the next peer). */
+static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
+{
+    if (s->remained_max > 0)
+        s->remained_max--;
+    if (s->remained_max == 0) {
+        s->max_count--;
+        release_packets(R, sid, s, p,
+                        p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size);
+        s->remained_max = 1;
+        if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
+            s->hd_offset = (int)(s->hd_offset * s->hd_mult);
+            s->hd_msg = (guint64)((double)s->hd_msg / s->hd_mult);
+            if (s->hd_offset == (int)p->n && p->type == CT_AR) {
+                s->hd_mult = 0.5;
+                s->hd_offset = (int)(s->hd_offset * s->hd_mult);
+                s->hd_msg = (guint64)((double)s->hd_msg / s->hd_mult);
+            }
+            hd_peer(s, p);
+        } else if (p->algo == SSIM_ASTRA_ALGO_DIRECT) {
+            s->curr_recv = ring_next(p, s->curr_recv, p->clockwise);
+            if (s->curr_recv == p->pos)
+                s->curr_recv = ring_next(p, s->curr_recv, p->clockwise);
+            s->curr_send = ring_next(p, s->curr_send, !p->clockwise);
+            if (s->curr_send == p->pos)
+                s->curr_send = ring_next(p, s->curr_send, !p->clockwise);
+        }
+    }
+}
+
+/* Ring::insert_packet. */
+static void insert_packet(Replay *R, guint32 sid, Stream *s, const Phase *p)
+{
+    if (s->zero_lat == 0 && s->nonzero_lat == 0) {
+        s->zero_lat = s->parallel_reduce;
+        s->nonzero_lat = nonzero_latency_packets(s, p);
+        s->toggle = !s->toggle;
+    }
+    Packet pkt = {s->curr_recv, s->curr_send,
+                  p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size};
+    g_array_append_val(s->packets, pkt);
+    if (s->zero_lat > 0) {
+        s->processed = FALSE;
+        s->npu_to_ma = TRUE;
+        process_max_count(R, sid, s, p);
+        s->zero_lat--;
+        return;
+    }
+    g_assert(s->nonzero_lat > 0);
+    s->processed = p->type == CT_RS || (p->type == CT_AR && s->toggle);
+    s->npu_to_ma = FALSE;
+    process_max_count(R, sid, s, p);
+    s->nonzero_lat--;
+}
+
+static void proceed(Replay *R, guint32 sid);
+
+/* Ring::ready: sends the front packet and posts its receive. */
+static gboolean ready(Replay *R, guint32 sid, Stream *s, const Phase *p)
+{
+    if (s->packets->len == s->packets_head || s->stream_count == 0 || s->free_packets == 0)
+        return FALSE;
+    Packet pkt = g_array_index(s->packets, Packet, s->packets_head);
+    guint32 dest = ring_member(p, pkt.dest), src = ring_member(p, pkt.src);
+    MatchKey out = {.tag = s->tag, .size = pkt.size, .src = s->rank, .dst = dest, .coll = 1};
+    astra_net_send(R, &out, SSIM_NONE);
+    MatchKey in = {.tag = s->tag, .size = pkt.size, .src = src, .dst = s->rank, .coll = 1};
+    astra_net_recv(R, &in, sid);
+    /* Ring::reduce -> process_stream_count. */
+    if (s->remained_msg > 0)
+        s->remained_msg--;
+    if (s->remained_msg == 0 && s->stream_count > 0) {
+        s->stream_count--;
+        if (s->stream_count > 0)
+            s->remained_msg = 1;
+    }
+    s->packets_head++;
+    if (s->packets_head == s->packets->len) {
+        g_array_set_size(s->packets, 0);
+        s->packets_head = 0;
+    }
+    s->free_packets--;
+    return TRUE;
+}
+
+/* Ring::iteratable: the phase is over once every message is out and every bundle is back. */
+static gboolean iteratable(Replay *R, guint32 sid, Stream *s)
+{
+    if (s->stream_count == 0 && s->free_packets == s->parallel_reduce) {
+        proceed(R, sid);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* StreamBaseline::call -> Ring::run / AllToAll::run (General). */
+static void stream_general(Replay *R, guint32 sid)
+{
+    Stream *s = stream_at(R, sid);
+    const Phase *p = cur_phase(R, s);
+    s->free_packets++;
+    if (p->algo == SSIM_ASTRA_ALGO_DIRECT && p->type == CT_AR &&
+        s->stream_count <= s->middle_point) {
+        if (s->total_received < s->middle_point)
+            return;
+        for (int i = 0; i < s->parallel_reduce; i++)
+            ready(R, sid, s, p);
+        iteratable(R, sid, s);
+        return;
+    }
+    ready(R, sid, s, p);
+    iteratable(R, sid, s);
+}
+
+void astra_on_bundle(Replay *R, guint32 sid, guint64 bundle)
+{
+    gboolean needs_processing = bundle & 1;
+    Stream *s = stream_at(R, sid);
+    if (s->dead)
+        return;
+    if (needs_processing) {
+        /* PacketBundle::call: write, read and read of the message at local memory bandwidth. */
+        double bw = R->cfg.local_mem_bw_gbps * 1000000000.0;
+        double size = (double)(bundle >> 1);
+        SsimTime one = (SsimTime)(guint64)(size / bw * 1e9);
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + 3 * one, EV_BUNDLE, sid,
+                             bundle & ~(guint64)1);
+        return;
+    }
+    stream_general(R, sid);
+}
+
+/* StreamBaseline::init. */
+static void stream_init(Replay *R, guint32 sid)
+{
+    Stream *s = stream_at(R, sid);
+    s->initialized = TRUE;
+    const Phase *p = cur_phase(R, s);
+    for (int i = 0; i < s->parallel_reduce; i++)
+        insert_packet(R, sid, s, p);
+}
+
+static guint32 queue_get(const Queue *q, guint i)
+{
+    return GPOINTER_TO_UINT(g_ptr_array_index(q->list, i)) - 1;
+}
+
+/* SchedulerUnit::notify_stream_added's loop: start waiting streams while there is room. */
+static void queue_fill(Replay *R, Queue *q)
+{
+    guint cap = R->cfg.active_chunks_per_dim;
+    for (guint i = q->running; i < q->list->len && q->running < cap; i++) {
+        stream_init(R, queue_get(q, i));
+        q->running++;
+    }
+}
+
+/* Sys::insert_stream, FIFO intra-dimension scheduling: after the running streams and after
+ * every waiting one of no lower priority. */
+static void queue_insert(Replay *R, Queue *q, guint32 sid)
+{
+    const Stream *s = stream_at(R, sid);
+    guint i = 0;
+    while (i < q->list->len) {
+        const Stream *t = stream_at(R, queue_get(q, i));
+        if (t->initialized || t->priority >= s->priority)
+            i++;
+        else
+            break;
+    }
+    g_ptr_array_insert(q->list, (gint)i, GUINT_TO_POINTER(sid + 1));
+}
+
+static void queue_remove(Queue *q, guint32 sid)
+{
+    g_ptr_array_remove(q->list, GUINT_TO_POINTER(sid + 1));
+}
+
+/* Sys::proceed_to_next_vnet_baseline: the stream leaves its phase for the next, or dies. */
+static void proceed(Replay *R, guint32 sid)
+{
+    Stream *s = stream_at(R, sid);
+    Rank *rk = &R->ranks[s->rank];
+    Queue *prev = s->cur >= 0 ? &rk->queues[cur_phase(R, s)->queue] : NULL;
+    gboolean last = s->cur + 1 == (gint32)s->n_phases;
+    if (last) {
+        /* DataSet::notify_stream_finished, which may run the workload's callback and so issue
+         * new collectives while this stream still holds its place. */
+        if (--R->chunks_left[s->op] == 0)
+            astra_op_finished(R, s->op);
+        s = stream_at(R, sid);
+    }
+    if (prev)
+        queue_remove(prev, sid);
+    if (last) {
+        s->dead = TRUE;
+        g_clear_pointer(&s->packets, g_array_unref);
+        if (prev) {
+            prev->running--;
+            queue_fill(R, prev);
+        }
+        return;
+    }
+    s->cur++;
+    s->initialized = FALSE;
+    const Phase *p = cur_phase(R, s);
+    algo_init(s, p);
+    Queue *q = &rk->queues[p->queue];
+    queue_insert(R, q, sid);
+    if (prev) {
+        prev->running--;
+        queue_fill(R, prev);
+    }
+    queue_fill(R, q); /* notify_stream_added */
+}
+
+/* ---- collectives ---- */
+
+static void add_phase(Replay *R, ComType type, SsimAstraImpl impl, guint32 queue,
+                      gboolean clockwise, guint64 size, guint64 *final_size, const Phase *ring)
+{
+    Phase p = *ring;
+    p.type = (guint8)type;
+    p.algo = (guint8)impl.algo;
+    p.window = impl.window;
+    p.queue = queue;
+    p.clockwise = (guint8)clockwise;
+    gboolean hd = impl.algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING;
+    switch (type) {
+    case CT_AR:
+        p.msg_size = hd ? size / 2 : size / p.n;
+        *final_size = size;
+        break;
+    case CT_AG:
+        p.msg_size = size;
+        *final_size = size * p.n;
+        break;
+    case CT_RS:
+        p.msg_size = hd ? size / 2 : size / p.n;
+        *final_size = size / p.n;
+        break;
+    default:
+        p.msg_size = size / p.n;
+        *final_size = size;
+    }
+    g_array_append_val(R->phases, p);
+}
+
+/* The ring of dimension `d` through `rank` (GeneralComplexTopology's RingTopology). */
+static Phase dim_ring(const Replay *R, guint32 rank, guint d)
+{
+    Phase p = {0};
+    p.n = R->cfg.npus[d];
+    p.offset = R->npus_below[d];
+    p.pos = (rank / p.offset) % p.n;
+    p.base = rank - p.pos * p.offset;
+    return p;
+}
+
+/* The ring of world dimension `d` for the implementations of `t`: an one* implementation is one
+ * ring over every NPU (GeneralComplexTopology stops there). */
+static Phase world_ring(const Replay *R, guint32 rank, int t, guint d)
+{
+    if (!R->cfg.impl[t][d].one)
+        return dim_ring(R, rank, d);
+    Phase p = {0};
+    p.n = R->n_ranks;
+    p.offset = 1;
+    p.pos = rank;
+    return p;
+}
+
+/* Sys::generate_collective's phases of one chunk, appended to R->phases; how many. */
+static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *group_ring,
+                          guint64 size)
+{
+    const SsimAstraConfig *c = &R->cfg;
+    guint before = R->phases->len;
+    guint64 remain = size;
+    if (group_ring) {
+        /* CommunicatorGroup::get_collective_plan: one dimension, a ring unless one
+         * implementation is given. */
+        SsimAstraImpl impl = c->impl[type][0];
+        if (c->n_impl[type] > 1)
+            impl = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
+        if (group_ring->n <= 1)
+            return 0;
+        if (type != CT_AR || !c->local_bw_aware)
+            add_phase(R, type, impl, 0, TRUE, remain, &remain, group_ring);
+        else
+            add_phase(R, CT_AR, impl, 0, TRUE, remain, &remain, group_ring);
+        return R->phases->len - before;
+    }
+    guint dims = c->n_impl[type];
+    for (guint d = 0; d < dims; d++)
+        if (c->impl[type][d].one)
+            dims = d + 1;
+    guint map[SSIM_ASTRA_MAX_DIMS];
+    for (guint i = 0; i < dims; i++)
+        map[i] = type == CT_AG ? dims - 1 - i : i;
+    if (type != CT_AR || !c->local_bw_aware) {
+        for (guint i = 0; i < dims; i++) {
+            Phase ring = world_ring(R, rank, type, map[i]);
+            if (ring.n == 1)
+                continue;
+            add_phase(R, type, c->impl[type][map[i]], map[i], TRUE, remain, &remain, &ring);
+        }
+        return R->phases->len - before;
+    }
+    /* localBWAware all-reduce: reduce-scatter up to the last dimension that has more than one
+     * NPU, all-reduce there, all-gather back down. */
+    int last = -1;
+    for (guint d = 0; d < dims; d++)
+        if (world_ring(R, rank, CT_AR, d).n > 1)
+            last = (int)d;
+    if (last < 0)
+        return 0;
+    for (int d = 0; d < last; d++) {
+        Phase ring = world_ring(R, rank, CT_AR, (guint)d);
+        if (ring.n > 1)
+            add_phase(R, CT_RS, c->impl[CT_AR][d], (guint)d, TRUE, remain, &remain, &ring);
+    }
+    Phase top = world_ring(R, rank, CT_AR, (guint)last);
+    add_phase(R, CT_AR, c->impl[CT_AR][last], (guint)last, TRUE, remain, &remain, &top);
+    for (int d = last - 1; d >= 0; d--) {
+        Phase ring = world_ring(R, rank, CT_AR, (guint)d);
+        if (ring.n > 1)
+            add_phase(R, CT_AG, c->impl[CT_AR][d], (guint)d, FALSE, remain, &remain, &ring);
+    }
+    return R->phases->len - before;
+}
+
+gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
+{
+    const SsimOp *o = &R->ops[op];
+    const SsimAstraConfig *c = &R->cfg;
+    ComType type;
+    switch (o->coll) {
+    case SSIM_COLL_ALLREDUCE:
+        type = CT_AR;
+        break;
+    case SSIM_COLL_ALLGATHER:
+        type = CT_AG;
+        break;
+    case SSIM_COLL_REDUCESCATTER:
+        type = CT_RS;
+        break;
+    case SSIM_COLL_ALLTOALL:
+        type = CT_A2A;
+        break;
+    case SSIM_COLL_BROADCAST:
+        /* ASTRA-sim replays a broadcast's trace duration, or 1 ns without one. */
+        R->stats.n_broadcast++;
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + 1, EV_OP_DONE, op, 0);
+        return TRUE;
+    default:
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: a %s collective, which ASTRA-sim does not "
+                    "implement",
+                    rank, ssim_coll_kind_name((SsimCollKind)o->coll));
+        return FALSE;
+    }
+    if (type == CT_A2A)
+        for (guint d = 0; d < c->n_impl[CT_A2A]; d++)
+            if (c->impl[CT_A2A][d].algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "--semantics astra: rank %u: an all-to-all by halvingDoubling, "
+                            "which ASTRA-sim does not implement (it exits)",
+                            rank);
+                return FALSE;
+            }
+    guint n_members;
+    const guint32 *members = ssim_graph_group_ranks(R->graph, o->group, &n_members);
+    Phase group_ring = {0};
+    gboolean whole = n_members == R->n_ranks;
+    if (!whole) {
+        group_ring.n = n_members;
+        group_ring.members = members;
+        group_ring.fast = 1; /* RingTopology::Dimension::Local */
+        for (guint i = 0; i < n_members; i++)
+            if (members[i] == rank)
+                group_ring.pos = i;
+    }
+    /* Sys::determine_chunk_size. */
+    guint64 size = o->bytes, chunk = size / c->splits;
+    if (type != CT_AG && (guint64)R->n_ranks > chunk) {
+        chunk = R->n_ranks;
+        size = c->splits * chunk;
+    }
+    if (chunk == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: an all-gather of %" G_GUINT64_FORMAT
+                    " bytes splits into empty chunks (preferred-dataset-splits %u)",
+                    rank, o->bytes, c->splits);
+        return FALSE;
+    }
+    Rank *rk = &R->ranks[rank];
+    gint64 pri = c->lifo ? rk->priority_counter++ : rk->priority_counter--;
+    guint32 *counter = &R->group_streams[(gsize)o->group * R->n_ranks + rank];
+    R->stats.n_collectives++;
+    guint count = 0;
+    GArray *made = g_array_new(FALSE, FALSE, sizeof(guint32));
+    while (size > 0) {
+        size -= MIN(chunk, size);
+        guint first = R->phases->len;
+        guint n = chunk_phases(R, rank, type, whole ? NULL : &group_ring, chunk);
+        if (n == 0)
+            break;
+        Stream *s = g_new0(Stream, 1);
+        s->rank = rank;
+        s->op = op;
+        s->tag = (*counter)++;
+        s->priority = pri;
+        s->first_phase = first;
+        s->n_phases = n;
+        s->cur = -1;
+        s->packets = g_array_new(FALSE, FALSE, sizeof(Packet));
+        guint32 sid = R->streams->len;
+        g_ptr_array_add(R->streams, s);
+        g_array_append_val(made, sid);
+        count++;
+    }
+    R->stats.n_chunks += count;
+    if (count == 0) {
+        /* Nothing to move (a group of one): ASTRA-sim would never finish it; end it now. */
+        g_array_unref(made);
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine), EV_OP_DONE, op, 0);
+        return TRUE;
+    }
+    R->chunks_left[op] = count;
+    /* Each stream enters the ready list and is scheduled at once (the scheduler's thresholds
+     * are unbounded): proceed to its first phase. */
+    for (guint i = 0; i < made->len; i++)
+        proceed(R, g_array_index(made, guint32, i));
+    g_array_unref(made);
+    return TRUE;
+}
+
+/* StreamBaseline::consume -> run(PacketReceived): a step's message has arrived. */
+void astra_coll_received(Replay *R, guint32 sid)
+{
+    Stream *s = stream_at(R, sid);
+    if (s->dead)
+        return;
+    s->total_received++;
+    insert_packet(R, sid, s, cur_phase(R, s));
+}
+
+void astra_coll_clear(Replay *R)
+{
+    if (R->streams) {
+        for (guint i = 0; i < R->streams->len; i++) {
+            Stream *s = g_ptr_array_index(R->streams, i);
+            if (s->packets)
+                g_array_unref(s->packets);
+            g_free(s);
+        }
+        g_ptr_array_unref(R->streams);
+    }
+}

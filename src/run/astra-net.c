@@ -1,0 +1,252 @@
+/*
+ * The network of the ASTRA-sim-compatible replay: ASTRA-sim's analytical congestion-unaware
+ * backend (astra-network-analytical congestion_unaware/: a message's time on the first dimension
+ * where the two ranks differ) and its front end's message matching (CommonNetworkApi: eager
+ * sends, receives matched in order per tag, source, destination and size), which carry both the
+ * collectives' steps (astra-coll.c) and the trace's own sends and receives.
+ *
+ * Invariants: a message index is live from its first post (send or receive) until both sides
+ * have been served; a key is in the match table exactly while posts of one side wait on it.
+ */
+#include "src/run/astra-private.h"
+
+/* ---- the network (astra-network-analytical, congestion_unaware) ---- */
+
+SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes)
+{
+    /* MultiDimTopology::send: the first dimension where the addresses differ. */
+    for (guint d = 0; d < R->n_dims; d++) {
+        guint n = R->cfg.npus[d];
+        guint a = (src / R->npus_below[d]) % n, b = (dst / R->npus_below[d]) % n;
+        if (a == b)
+            continue;
+        int hops = 1;
+        switch (R->cfg.topo[d]) {
+        case SSIM_ASTRA_TOPO_SWITCH:
+            hops = 2;
+            break;
+        case SSIM_ASTRA_TOPO_RING: { /* bidirectional: the shorter way */
+            guint cw = (b + n - a) % n;
+            hops = (int)MIN(cw, n - cw);
+            break;
+        }
+        default:
+            hops = 1;
+        }
+        double delay = hops * R->cfg.latency_ns[d] + (double)bytes / R->bw_bpns[d];
+        return (SsimTime)(guint64)delay;
+    }
+    return 0; /* to itself: ASTRA-sim refuses it; the graph never asks */
+}
+
+/* ---- message matching (CommonNetworkApi's callback tracker) ----
+ *
+ * The k-th send of a key (tag, source, destination, size) matches the k-th receive of that key.
+ * An open-addressing table (linear probing, backward-shift deletion) maps each key with posts
+ * waiting to the queue of those posts, linked through Msg.next; a key leaves the table when its
+ * queue empties, so the table holds only what is in flight.  (The replay posts millions of
+ * messages: a general hash table's per-key allocations were a fifth of its time.) */
+
+struct AstraMatchSlot {
+    MatchKey key;
+    guint32 head, tail; /* the waiting posts, oldest first; head SSIM_NONE: slot empty */
+};
+
+static guint64 match_hash(const MatchKey *k)
+{
+    guint64 h = k->tag * 0x9E3779B97F4A7C15ull ^ k->size * 0xC2B2AE3D27D4EB4Full;
+    h ^= ((guint64)k->src << 32 | k->dst) * 0x165667B19E3779F9ull ^ k->coll;
+    return h ^ h >> 29;
+}
+
+static gboolean match_equal(const MatchKey *x, const MatchKey *y)
+{
+    return x->tag == y->tag && x->size == y->size && x->src == y->src && x->dst == y->dst &&
+           x->coll == y->coll;
+}
+
+static void match_grow(Replay *R)
+{
+    guint old_cap = R->match_cap;
+    AstraMatchSlot *old = R->match;
+    R->match_cap = old_cap ? old_cap * 2 : 1024;
+    R->match = g_new(AstraMatchSlot, R->match_cap);
+    for (guint i = 0; i < R->match_cap; i++)
+        R->match[i].head = SSIM_NONE;
+    guint mask = R->match_cap - 1;
+    for (guint i = 0; i < old_cap; i++) {
+        if (old[i].head == SSIM_NONE)
+            continue;
+        guint j = (guint)match_hash(&old[i].key) & mask;
+        while (R->match[j].head != SSIM_NONE)
+            j = (j + 1) & mask;
+        R->match[j] = old[i];
+    }
+    g_free(old);
+}
+
+/* The slot of `key`, or the empty slot where it would go. */
+static guint match_find(Replay *R, const MatchKey *key)
+{
+    guint mask = R->match_cap - 1, i = (guint)match_hash(key) & mask;
+    while (R->match[i].head != SSIM_NONE && !match_equal(&R->match[i].key, key))
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Empties slot i and moves later entries of its probe run back over the hole. */
+static void match_delete(Replay *R, guint i)
+{
+    guint mask = R->match_cap - 1, j = i;
+    R->match[i].head = SSIM_NONE;
+    R->match_used--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (R->match[j].head == SSIM_NONE)
+            return;
+        guint k = (guint)match_hash(&R->match[j].key) & mask;
+        /* Entry j may move to the hole i unless its home k lies cyclically in (i, j]. */
+        gboolean stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (!stays) {
+            R->match[i] = R->match[j];
+            R->match[j].head = SSIM_NONE;
+            i = j;
+        }
+    }
+}
+
+static Msg *msg_at(Replay *R, guint32 m)
+{
+    return &g_array_index(R->msgs, Msg, m);
+}
+
+static guint32 msg_new(Replay *R)
+{
+    guint32 m;
+    if (R->free_msg != SSIM_NONE) {
+        m = R->free_msg;
+        R->free_msg = msg_at(R, m)->next;
+    } else {
+        m = R->msgs->len;
+        g_array_set_size(R->msgs, m + 1);
+    }
+    Msg *x = msg_at(R, m);
+    memset(x, 0, sizeof *x);
+    x->send_op = x->recv_cb = x->next = SSIM_NONE;
+    return m;
+}
+
+static void msg_free(Replay *R, guint32 m)
+{
+    msg_at(R, m)->next = R->free_msg;
+    R->free_msg = m;
+}
+
+/* The message the k-th post of this side matches: the other side's oldest waiting one, taken
+ * from the queue, or a new one left waiting.  (A key's queue holds posts of one side only.) */
+static guint32 match_post(Replay *R, const MatchKey *key, gboolean send_side, gboolean *found)
+{
+    if (2 * (R->match_used + 1) > R->match_cap)
+        match_grow(R);
+    guint i = match_find(R, key);
+    AstraMatchSlot *slot = &R->match[i];
+    if (slot->head != SSIM_NONE && msg_at(R, slot->head)->first_send != send_side) {
+        guint32 m = slot->head;
+        slot->head = msg_at(R, m)->next;
+        if (slot->head == SSIM_NONE)
+            match_delete(R, i);
+        *found = TRUE;
+        return m;
+    }
+    guint32 m = msg_new(R);
+    msg_at(R, m)->first_send = (guint8)send_side;
+    if (slot->head == SSIM_NONE) {
+        slot->key = *key;
+        slot->head = m;
+        R->match_used++;
+    } else {
+        msg_at(R, slot->tail)->next = m;
+    }
+    slot->tail = m;
+    *found = FALSE;
+    return m;
+}
+
+/* Sys::sim_send -> CongestionUnawareNetworkApi::sim_send: the transfer starts now. */
+void astra_net_send(Replay *R, const MatchKey *key, guint32 send_op)
+{
+    gboolean found;
+    guint32 m = match_post(R, key, TRUE, &found);
+    Msg *x = msg_at(R, m);
+    x->send_op = send_op;
+    x->coll = (guint8)key->coll;
+    R->stats.n_messages++;
+    SsimTime at = ssim_engine_now(R->engine) + astra_net_delay(R, key->src, key->dst, key->size);
+    ssim_engine_schedule(R->engine, at, EV_ARRIVE, m, 0);
+}
+
+/* CommonNetworkApi::sim_recv: completes at the arrival, or at once when it has arrived. */
+void astra_net_recv(Replay *R, const MatchKey *key, guint32 cb)
+{
+    gboolean found;
+    guint32 m = match_post(R, key, FALSE, &found);
+    Msg *x = msg_at(R, m);
+    x->recv_cb = cb;
+    x->coll = (guint8)key->coll;
+    if (found && x->arrived)
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine), EV_RECV, m, 0);
+}
+
+/* ---- sends and receives of the trace ---- */
+
+void astra_send_issue(Replay *R, guint32 op)
+{
+    const SsimOp *o = &R->ops[op];
+    MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->rank, .dst = o->peer, .coll = 0};
+    astra_net_send(R, &key, op);
+}
+
+void astra_recv_issue(Replay *R, guint32 op)
+{
+    const SsimOp *o = &R->ops[op];
+    MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->peer, .dst = o->rank, .coll = 0};
+    astra_net_recv(R, &key, op);
+}
+
+static void recv_done(Replay *R, const Msg *x)
+{
+    if (x->coll)
+        astra_coll_received(R, x->recv_cb);
+    else
+        astra_op_finished(R, x->recv_cb);
+}
+
+/* CommonNetworkApi::process_chunk_arrival: the sender's handler, then the receiver's when its
+ * receive is posted. */
+void astra_on_arrive(Replay *R, guint32 m)
+{
+    Msg *x = msg_at(R, m);
+    x->arrived = TRUE;
+    guint32 send_op = x->send_op;
+    gboolean both = x->recv_cb != SSIM_NONE;
+    if (send_op != SSIM_NONE)
+        astra_op_finished(R, send_op);
+    if (both) {
+        x = msg_at(R, m);
+        Msg copy = *x;
+        msg_free(R, m);
+        recv_done(R, &copy);
+    }
+}
+
+void astra_on_recv(Replay *R, guint32 m)
+{
+    Msg copy = *msg_at(R, m);
+    msg_free(R, m);
+    recv_done(R, &copy);
+}
+
+void astra_net_clear(Replay *R)
+{
+    g_clear_pointer(&R->match, g_free);
+}

@@ -1,0 +1,158 @@
+/*
+ * Private to the ASTRA-sim-compatible replay (src/run/astra*.c): the replay's state, shared by
+ * the issue rules (astra-replay.c) and the collective streams and their packet protocol
+ * (astra-coll.c).  The rules themselves are at the top of include/shiftsim/astra.h.
+ *
+ * Everything refers to everything else by index: ops by graph index, streams by their index in
+ * Replay.streams, messages by their index in Replay.msgs (a free list reuses them), so the arrays
+ * may grow while events hold indices.
+ */
+#pragma once
+
+#include <shiftsim/astra.h>
+#include <shiftsim/engine.h>
+
+/* Engine event types (registered in this order). */
+enum {
+    EV_OP_DONE, /* a = op: a compute (or broadcast) op ends */
+    EV_ARRIVE,  /* a = message: a transfer reaches its destination */
+    EV_RECV,    /* a = message: a receive posted after its message arrived completes */
+    EV_BUNDLE,  /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
+    EV_N
+};
+
+/* Issue classes: each but CLS_FREE is one slot per rank. */
+enum { CLS_COMP, CLS_CPU, CLS_COMM, CLS_FREE, CLS_N };
+
+/* What ASTRA-sim calls the phase's ComType. */
+typedef enum { CT_AR, CT_AG, CT_RS, CT_A2A } ComType;
+
+/* One phase of a chunk: one algorithm over one ring of ranks. */
+typedef struct {
+    guint8 type; /* ComType */
+    guint8 algo; /* SsimAstraAlgo */
+    guint8 fast; /* a group's ring: the endpoint costs 10 ns, not endpoint_delay */
+    guint8 clockwise;
+    guint32 queue;          /* the dimension's queue */
+    guint32 n;              /* ranks in the ring */
+    guint32 pos;            /* this rank's index in the ring */
+    guint32 base, offset;   /* member k is base + k x offset ... */
+    const guint32 *members; /* ... or members[k] (a group's ring, file order) */
+    int window;
+    guint64 msg_size;
+} Phase;
+
+/* A message waiting to be sent: ring indices of its destination and source, and its size. */
+typedef struct {
+    guint32 dest, src;
+    guint64 size;
+} Packet;
+
+/* A chunk on one rank: ASTRA-sim's StreamBaseline with its current algorithm's state. */
+typedef struct {
+    guint32 rank;
+    guint32 op; /* the collective op (its DataSet) */
+    guint32 tag;
+    gint64 priority;
+    guint32 first_phase, n_phases; /* in Replay.phases */
+    gint32 cur;                    /* the current phase, -1 before the first */
+    gboolean initialized, dead;
+    /* Ring / AllToAll state (Ring.cc's fields). */
+    gint64 stream_count, max_count;
+    int free_packets, parallel_reduce, zero_lat, nonzero_lat;
+    int remained_msg, remained_max, total_received, middle_point;
+    gboolean toggle, processed, send_back, npu_to_ma;
+    guint32 curr_recv, curr_send; /* ring indices */
+    int hd_offset;                /* HalvingDoubling: rank_offset, */
+    double hd_mult;               /* offset_multiplier */
+    guint64 hd_msg;               /* and msg_size */
+    GArray *packets;              /* Packet, queued */
+    guint packets_head;
+} Stream;
+
+typedef struct {
+    guint8 coll;       /* a collective's step (recv_cb is a stream) */
+    guint8 arrived;    /* the transfer has reached its destination */
+    guint8 first_send; /* the send was posted first (it waits in the match queue) */
+    guint32 send_op;   /* p2p: the send op, else SSIM_NONE */
+    guint32 recv_cb;   /* p2p: the receive op; collectives: the stream; SSIM_NONE: none yet */
+    guint32 next;      /* the next message in its match queue, or in the free list */
+} Msg;
+
+/* A dimension's queue on one rank: ASTRA-sim's active_Streams[q] and running_streams[q]. */
+typedef struct {
+    GPtrArray *list; /* Stream index + 1 as pointers, in order */
+    guint running;
+} Queue;
+
+typedef struct Replay Replay;
+typedef struct AstraMatchSlot AstraMatchSlot;
+
+typedef struct {
+    guint32 *heap[CLS_N]; /* dependency-free ops, min-heaps by node id */
+    guint n_heap[CLS_N], cap_heap[CLS_N];
+    gboolean busy[CLS_N];
+    Queue *queues; /* one per dimension */
+    gint64 priority_counter;
+    guint32 world_streams;
+    SsimTime finish;
+} Rank;
+
+struct Replay {
+    const SsimGraph *graph;
+    const SsimOp *ops;
+    const guint64 *node_ids;
+    guint64 *own_ids;
+    SsimAstraConfig cfg;
+    guint n_ranks, n_dims;
+    guint npus_below[SSIM_ASTRA_MAX_DIMS];
+    double bw_bpns[SSIM_ASTRA_MAX_DIMS];
+    SsimEngine *engine;
+    Rank *ranks;
+    guint32 *pending;           /* per op: explicit dependencies not finished */
+    guint8 *role;               /* per op: what its class makes it (astra-replay.c) */
+    guint32 *succ_first, *succ; /* explicit successors (CSR) */
+    guint32 *chunks_left;       /* per collective op: streams not finished */
+    guint32 *group_streams;     /* per (group, rank): the group's stream counter */
+    GArray *phases;             /* Phase */
+    GPtrArray *streams;         /* Stream * */
+    GArray *msgs;               /* Msg */
+    guint32 free_msg;
+    AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
+    guint match_cap, match_used;
+    GArray *deferred; /* ops freed during a walk */
+    gboolean walking;
+    SsimTimeline *tl;
+    SsimAstraStats stats;
+    GError *error; /* the first error a handler met; stops the run */
+};
+
+/* Issue rules (astra-replay.c). */
+void astra_op_finished(Replay *R, guint32 op);
+
+/* Collectives (astra-coll.c). */
+gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error);
+/* A step's message for stream `sid` has arrived (its receive completes). */
+void astra_coll_received(Replay *R, guint32 sid);
+
+/* The network and message matching (astra-net.c).  A key: collectives' steps (coll 1, tag the
+ * stream's) and the trace's sends (coll 0, tag the op's) never match each other. */
+typedef struct {
+    guint64 tag, size;
+    guint32 src, dst;
+    guint32 coll;
+} MatchKey;
+
+SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
+/* Starts a transfer now (the sender's side: `send_op` ends at its arrival, SSIM_NONE: none). */
+void astra_net_send(Replay *R, const MatchKey *key, guint32 send_op);
+/* Posts a receive: `cb` (a receive op, or a stream when key->coll) is served at the arrival. */
+void astra_net_recv(Replay *R, const MatchKey *key, guint32 cb);
+void astra_send_issue(Replay *R, guint32 op);
+void astra_recv_issue(Replay *R, guint32 op);
+void astra_on_arrive(Replay *R, guint32 msg);
+void astra_on_recv(Replay *R, guint32 msg);
+void astra_net_clear(Replay *R);
+/* `bundle`: the bundle's bytes << 1 | 1 when it still needs its reduction. */
+void astra_on_bundle(Replay *R, guint32 stream, guint64 bundle);
+void astra_coll_clear(Replay *R);

@@ -1,0 +1,516 @@
+/*
+ * The ASTRA-sim-compatible replay: the issue rules of ASTRA-sim's workload layer
+ * (Workload::issue_dep_free_nodes, HardwareResource) over the core engine's event queue, with the
+ * collectives and the network in astra-coll.c.  include/shiftsim/astra.h states the rules.
+ *
+ * Per rank, the dependency-free ops wait in one min-heap (by Chakra node id) per issue class: GPU
+ * compute, CPU, communication (collectives, sends, memory nodes) and free (receives).  A walk
+ * takes, while some class can start, the smallest id over the heads of the heaps whose slot is
+ * free, which visits the ops in the order ASTRA-sim's loop over its sorted set does and starts
+ * the same ones.  Ops freed during a walk (by a compute node skipped in no time) are held aside
+ * and join the heaps when it ends, as ASTRA-sim's loop runs over the set as it was when it began.
+ *
+ * Invariants: an op is in at most one heap, only once all its explicit dependencies have ended;
+ * a busy slot is held by exactly one started, unfinished op of the rank; every op ends once.
+ */
+#include "src/run/astra-private.h"
+
+#include <string.h>
+
+/* ---- per-rank heaps of dependency-free ops, by node id ---- */
+
+static gboolean id_less(const Replay *R, guint32 a, guint32 b)
+{
+    return R->node_ids[a] < R->node_ids[b];
+}
+
+static void heap_push(Replay *R, Rank *rk, int cls, guint32 op)
+{
+    if (rk->n_heap[cls] == rk->cap_heap[cls]) {
+        rk->cap_heap[cls] = MAX(16u, rk->cap_heap[cls] * 2);
+        rk->heap[cls] = g_renew(guint32, rk->heap[cls], rk->cap_heap[cls]);
+    }
+    guint32 *h = rk->heap[cls];
+    guint i = rk->n_heap[cls]++;
+    while (i > 0 && id_less(R, op, h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = op;
+}
+
+static guint32 heap_pop(Replay *R, Rank *rk, int cls)
+{
+    guint32 *h = rk->heap[cls];
+    guint32 top = h[0], last = h[--rk->n_heap[cls]];
+    guint n = rk->n_heap[cls], i = 0;
+    for (;;) {
+        guint c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && id_less(R, h[c + 1], h[c]))
+            c++;
+        if (!id_less(R, h[c], last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* ---- classes and costs ---- */
+
+/* What kind of op each class string makes (decided once per class, in build()). */
+enum { ROLE_PLAIN, ROLE_CPU, ROLE_MEM, ROLE_META, ROLE_REFUSED };
+
+static int class_role(const char *cls)
+{
+    if (strcmp(cls, "cpu") == 0)
+        return ROLE_CPU;
+    if (strcmp(cls, "mem") == 0)
+        return ROLE_MEM;
+    /* Nodes the loader keeps for us (SsimChakraOptions.keep_node_ids): ASTRA-sim issues
+     * metadata and invalid nodes on the communication slot and skips them at once, and stops at
+     * any other type. */
+    if (g_str_has_prefix(cls, "chakra:"))
+        return strcmp(cls, "chakra:METADATA_NODE") == 0 || strcmp(cls, "chakra:INVALID_NODE") == 0
+                   ? ROLE_META
+                   : ROLE_REFUSED;
+    return ROLE_PLAIN;
+}
+
+static int op_class(const Replay *R, guint32 op)
+{
+    const SsimOp *o = &R->ops[op];
+    switch (o->kind) {
+    case SSIM_OP_COMPUTE:
+        switch (R->role[op]) {
+        case ROLE_CPU:
+            return CLS_CPU;
+        case ROLE_MEM:
+        case ROLE_META:
+            return CLS_COMM;
+        default:
+            return CLS_COMP;
+        }
+    case SSIM_OP_RECV:
+        return CLS_FREE;
+    default:
+        return CLS_COMM;
+    }
+}
+
+/* Workload::issue_comp (roofline) or issue_replay: -1 when ASTRA-sim skips the node. */
+static SsimTime compute_time(const Replay *R, const SsimOp *o, gboolean cpu)
+{
+    if (R->cfg.roofline && !cpu) {
+        if (o->bytes == 0)
+            return -1;
+        if (o->flops <= 0)
+            return 0;
+        double oi = o->flops / (double)o->bytes;
+        double bw = R->cfg.local_mem_bw_gbps * 1000000000.0;
+        double peak = R->cfg.peak_tflops * 1000000000000.0;
+        double perf = MIN(bw * oi, peak);
+        double elapsed = o->flops / perf;
+        return (SsimTime)(guint64)(elapsed * 1e9);
+    }
+    return o->duration > 0 ? o->duration : 1;
+}
+
+/* ---- ending ops and walking the ready set ---- */
+
+static void walk(Replay *R, guint32 rank);
+
+/* Workload::call's common part (and skip_invalid's): the op's slot frees, its dependents may
+ * become free, and (except for a skipped node) the rank walks its ready set. */
+static void finish(Replay *R, guint32 op, gboolean then_walk)
+{
+    const SsimOp *o = &R->ops[op];
+    Rank *rk = &R->ranks[o->rank];
+    SsimTime now = ssim_engine_now(R->engine);
+    int cls = op_class(R, op);
+    if (cls != CLS_FREE)
+        rk->busy[cls] = FALSE;
+    R->tl->end[op] = now;
+    rk->finish = now;
+    for (guint32 i = R->succ_first[op]; i < R->succ_first[op + 1]; i++) {
+        guint32 s = R->succ[i];
+        if (--R->pending[s] > 0)
+            continue;
+        if (R->walking && R->ops[s].rank == o->rank)
+            g_array_append_val(R->deferred, s);
+        else
+            heap_push(R, &R->ranks[R->ops[s].rank], op_class(R, s), s);
+    }
+    if (then_walk)
+        walk(R, o->rank);
+}
+
+void astra_op_finished(Replay *R, guint32 op)
+{
+    finish(R, op, TRUE);
+}
+
+static void fail(Replay *R, GError *error)
+{
+    if (!R->error)
+        R->error = error;
+    else
+        g_error_free(error);
+    ssim_engine_stop(R->engine);
+}
+
+/* Workload::issue: starts `op` on its rank now. */
+static void issue(Replay *R, guint32 rank, guint32 op)
+{
+    const SsimOp *o = &R->ops[op];
+    Rank *rk = &R->ranks[rank];
+    SsimTime now = ssim_engine_now(R->engine);
+    int cls = op_class(R, op);
+    R->tl->start[op] = R->tl->ready[op] = now;
+    if (cls != CLS_FREE)
+        rk->busy[cls] = TRUE;
+    GError *error = NULL;
+    switch (o->kind) {
+    case SSIM_OP_COMPUTE: {
+        if (R->role[op] == ROLE_META) { /* skip_invalid: ends now, dependents wait */
+            R->stats.n_metadata++;
+            finish(R, op, FALSE);
+            break;
+        }
+        if (R->role[op] == ROLE_MEM) {
+            R->stats.n_mem++;
+            ssim_engine_schedule(R->engine, now, EV_OP_DONE, op, 0);
+            break;
+        }
+        SsimTime t = compute_time(R, o, cls == CLS_CPU);
+        if (t < 0) { /* skip_invalid: ends now; its dependents wait for the next walk */
+            R->stats.n_skipped++;
+            finish(R, op, FALSE);
+            break;
+        }
+        ssim_engine_schedule(R->engine, now + t, EV_OP_DONE, op, 0);
+        break;
+    }
+    case SSIM_OP_COLLECTIVE:
+        if (!astra_coll_issue(R, rank, op, &error))
+            fail(R, error);
+        break;
+    case SSIM_OP_SEND:
+        astra_send_issue(R, op);
+        break;
+    case SSIM_OP_RECV:
+        astra_recv_issue(R, op);
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static void walk(Replay *R, guint32 rank)
+{
+    Rank *rk = &R->ranks[rank];
+    g_assert(!R->walking);
+    R->walking = TRUE;
+    while (!R->error) {
+        int best = -1;
+        for (int c = 0; c < CLS_N; c++) {
+            if (rk->n_heap[c] == 0 || (c != CLS_FREE && rk->busy[c]))
+                continue;
+            if (best < 0 || id_less(R, rk->heap[c][0], rk->heap[best][0]))
+                best = c;
+        }
+        if (best < 0)
+            break;
+        issue(R, rank, heap_pop(R, rk, best));
+    }
+    R->walking = FALSE;
+    for (guint i = 0; i < R->deferred->len; i++) {
+        guint32 s = g_array_index(R->deferred, guint32, i);
+        heap_push(R, &R->ranks[R->ops[s].rank], op_class(R, s), s);
+    }
+    g_array_set_size(R->deferred, 0);
+}
+
+/* ---- events ---- */
+
+static void on_op_done(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine, (void)b;
+    astra_op_finished(user_data, (guint32)a);
+}
+
+static void on_arrive(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine, (void)b;
+    astra_on_arrive(user_data, (guint32)a);
+}
+
+static void on_recv(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine, (void)b;
+    astra_on_recv(user_data, (guint32)a);
+}
+
+static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine;
+    astra_on_bundle(user_data, (guint32)a, b);
+}
+
+/* ---- set-up and the run ---- */
+
+static gboolean check_config(Replay *R, GError **error)
+{
+    SsimAstraConfig *c = &R->cfg;
+    if (c->n_dims == 0) {
+        c->n_dims = 1;
+        c->topo[0] = SSIM_ASTRA_TOPO_SWITCH;
+        c->npus[0] = R->n_ranks;
+        c->bandwidth_gbps[0] = 400.0;
+        c->latency_ns[0] = 936.25;
+    }
+    guint64 total = 1;
+    for (guint d = 0; d < c->n_dims; d++) {
+        R->npus_below[d] = (guint)total;
+        total *= c->npus[d];
+        R->bw_bpns[d] = c->bandwidth_gbps[d] * (1 << 30) / 1000000000.0;
+        if (c->npus[d] == 0 || !(c->bandwidth_gbps[d] > 0) || !(c->latency_ns[d] >= 0) ||
+            total > G_MAXUINT32) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "--semantics astra: network dimension %u needs NPUs > 0, bandwidth > 0 "
+                        "and latency >= 0",
+                        d);
+            return FALSE;
+        }
+    }
+    if (total != R->n_ranks) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: the network has %" G_GUINT64_FORMAT
+                    " NPUs but the trace set has %u ranks (ASTRA-sim runs one trace per NPU)",
+                    total, R->n_ranks);
+        return FALSE;
+    }
+    R->n_dims = c->n_dims;
+    static const char *const coll_names[] = {"all-reduce", "all-gather", "reduce-scatter",
+                                             "all-to-all"};
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
+        if (c->n_impl[t] == 0 || c->n_impl[t] > c->n_dims) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "--semantics astra: %s-implementation names %u dimensions; the network "
+                        "has %u",
+                        coll_names[t], c->n_impl[t], c->n_dims);
+            return FALSE;
+        }
+    if (c->splits == 0 || c->active_chunks_per_dim == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: preferred-dataset-splits and "
+                    "active-chunks-per-dimension must be at least 1");
+        return FALSE;
+    }
+    if (c->roofline && !(c->local_mem_bw_gbps > 0 && c->peak_tflops > 0)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: the roofline needs local-mem-bw and peak-perf above 0");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Explicit successors (the graph's own lists also hold stream order, which ASTRA-sim ignores)
+ * and the first ops free; FALSE for a graph with barriers. */
+static gboolean build(Replay *R, GError **error)
+{
+    guint32 n = ssim_graph_n_ops(R->graph);
+    R->pending = g_new0(guint32, n);
+    R->role = g_new0(guint8, MAX(n, 1u));
+    g_autoptr(GHashTable) roles = g_hash_table_new(NULL, NULL); /* class id -> role + 1 */
+    R->succ_first = g_new0(guint32, (gsize)n + 1);
+    R->chunks_left = g_new0(guint32, n);
+    for (guint32 i = 0; i < n; i++) {
+        if (R->ops[i].kind == SSIM_OP_BARRIER) {
+            char label[128];
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "--semantics astra: %s on rank %u is a barrier, which ASTRA-sim does "
+                        "not implement",
+                        ssim_graph_op_label(R->graph, i, label, sizeof label), R->ops[i].rank);
+            return FALSE;
+        }
+        guint cls = R->ops[i].cls;
+        gpointer known = g_hash_table_lookup(roles, GUINT_TO_POINTER(cls));
+        int role = known ? GPOINTER_TO_INT(known) - 1
+                   : cls ? class_role(ssim_graph_string(R->graph, cls))
+                         : ROLE_PLAIN;
+        if (!known)
+            g_hash_table_insert(roles, GUINT_TO_POINTER(cls), GINT_TO_POINTER(role + 1));
+        R->role[i] = (guint8)role;
+        if (role == ROLE_REFUSED) {
+            char label[128];
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "--semantics astra: %s on rank %u (node %" G_GUINT64_FORMAT
+                        ") is a %s, on which ASTRA-sim stops (\"Unknown node type\")",
+                        ssim_graph_op_label(R->graph, i, label, sizeof label), R->ops[i].rank,
+                        R->node_ids ? R->node_ids[i] : (guint64)i,
+                        ssim_graph_string(R->graph, cls) + strlen("chakra:"));
+            return FALSE;
+        }
+        guint nd;
+        const guint32 *d = ssim_graph_deps(R->graph, i, &nd);
+        R->pending[i] = nd;
+        for (guint k = 0; k < nd; k++)
+            R->succ_first[d[k] + 1]++;
+    }
+    for (guint32 i = 0; i < n; i++)
+        R->succ_first[i + 1] += R->succ_first[i];
+    R->succ = g_new(guint32, MAX(R->succ_first[n], 1u));
+    g_autofree guint32 *fill = g_memdup2(R->succ_first, sizeof(guint32) * n);
+    for (guint32 i = 0; i < n; i++) {
+        guint nd;
+        const guint32 *d = ssim_graph_deps(R->graph, i, &nd);
+        for (guint k = 0; k < nd; k++)
+            R->succ[fill[d[k]]++] = i;
+    }
+    if (!R->node_ids) {
+        g_autofree guint64 *count = g_new0(guint64, R->n_ranks);
+        R->own_ids = g_new(guint64, MAX(n, 1u));
+        for (guint32 i = 0; i < n; i++)
+            R->own_ids[i] = count[R->ops[i].rank]++;
+        R->node_ids = R->own_ids;
+    }
+    for (guint32 i = 0; i < n; i++)
+        if (R->pending[i] == 0)
+            heap_push(R, &R->ranks[R->ops[i].rank], op_class(R, i), i);
+    return TRUE;
+}
+
+static void replay_clear(Replay *R)
+{
+    astra_coll_clear(R);
+    astra_net_clear(R);
+    if (R->ranks) {
+        for (guint r = 0; r < R->n_ranks; r++) {
+            for (int c = 0; c < CLS_N; c++)
+                g_free(R->ranks[r].heap[c]);
+            for (guint d = 0; d < R->n_dims; d++)
+                g_ptr_array_unref(R->ranks[r].queues[d].list);
+            g_free(R->ranks[r].queues);
+        }
+        g_free(R->ranks);
+    }
+    g_free(R->pending);
+    g_free(R->role);
+    g_free(R->succ_first);
+    g_free(R->succ);
+    g_free(R->chunks_left);
+    g_free(R->group_streams);
+    g_free(R->own_ids);
+    if (R->phases)
+        g_array_unref(R->phases);
+    if (R->msgs)
+        g_array_unref(R->msgs);
+    if (R->deferred)
+        g_array_unref(R->deferred);
+    if (R->engine)
+        ssim_engine_free(R->engine);
+    ssim_timeline_free(R->tl);
+    if (R->error)
+        g_error_free(R->error);
+}
+
+SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
+                                const SsimAstraConfig *cfg, const SsimRunLimits *limits,
+                                SsimAstraStats *stats, GError **error)
+{
+    g_return_val_if_fail(graph && cfg && ssim_graph_is_finalized(graph), NULL);
+    Replay R = {.graph = graph,
+                .ops = ssim_graph_ops(graph),
+                .node_ids = node_ids,
+                .cfg = *cfg,
+                .n_ranks = ssim_graph_n_ranks(graph),
+                .free_msg = SSIM_NONE};
+    SsimTimeline *out = NULL;
+    guint32 n = ssim_graph_n_ops(graph);
+    if (!check_config(&R, error))
+        goto done;
+    R.ranks = g_new0(Rank, R.n_ranks);
+    for (guint r = 0; r < R.n_ranks; r++) {
+        R.ranks[r].queues = g_new0(Queue, R.n_dims);
+        for (guint d = 0; d < R.n_dims; d++)
+            R.ranks[r].queues[d].list = g_ptr_array_new();
+    }
+    R.tl = g_new0(SsimTimeline, 1);
+    R.tl->n_ops = n;
+    R.tl->n_copies = 1;
+    R.tl->ready = g_new0(SsimTime, MAX(n, 1u));
+    R.tl->start = g_new0(SsimTime, MAX(n, 1u));
+    R.tl->end = g_new(SsimTime, MAX(n, 1u));
+    for (guint32 i = 0; i < n; i++)
+        R.tl->end[i] = -1;
+    if (!build(&R, error))
+        goto done;
+    R.group_streams = g_new0(guint32, (gsize)MAX(ssim_graph_n_groups(graph), 1u) * R.n_ranks);
+    R.phases = g_array_new(FALSE, FALSE, sizeof(Phase));
+    R.streams = g_ptr_array_new();
+    R.msgs = g_array_new(FALSE, FALSE, sizeof(Msg));
+    R.deferred = g_array_new(FALSE, FALSE, sizeof(guint32));
+    R.engine = ssim_engine_new();
+    ssim_engine_register(R.engine, on_op_done, &R);
+    ssim_engine_register(R.engine, on_arrive, &R);
+    ssim_engine_register(R.engine, on_recv, &R);
+    ssim_engine_register(R.engine, on_bundle, &R);
+    /* Workload::fire, rank by rank. */
+    for (guint r = 0; r < R.n_ranks && !R.error; r++)
+        walk(&R, r);
+    SsimEngineStop stop = SSIM_ENGINE_EMPTY;
+    if (!R.error)
+        stop = ssim_engine_run(R.engine, limits ? limits->until : SSIM_TIME_NEVER,
+                               limits ? limits->max_events : 0);
+    if (R.error) {
+        g_propagate_error(error, g_steal_pointer(&R.error));
+        goto done;
+    }
+    if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+                    "--semantics astra: the run reached its %s before the trace ended",
+                    stop == SSIM_ENGINE_TIME_LIMIT ? "time limit" : "event budget");
+        goto done;
+    }
+    SsimTime makespan = 0;
+    for (guint32 i = 0; i < n; i++) {
+        if (R.tl->end[i] < 0) {
+            char label[128];
+            g_autofree char *hint =
+                R.stats.n_skipped == 0
+                    ? g_strdup("")
+                    : g_strdup_printf("; %" G_GUINT64_FORMAT " compute nodes had no "
+                                      "tensor_size, which ASTRA-sim's roofline skips, and "
+                                      "their dependents wait for the rank's next event, as in "
+                                      "ASTRA-sim (roofline-enabled: 0 replays their durations)",
+                                      R.stats.n_skipped);
+            g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK,
+                        "--semantics astra: the run stalled: %s on rank %u (node %" G_GUINT64_FORMAT
+                        ") never ended (an unmatched send or receive, or a dependency that "
+                        "never ends)%s",
+                        ssim_graph_op_label(graph, i, label, sizeof label), R.ops[i].rank,
+                        R.node_ids[i], hint);
+            goto done;
+        }
+        makespan = MAX(makespan, R.tl->end[i]);
+    }
+    R.stats.rank_finish_max = 0;
+    R.stats.rank_finish_min = R.n_ranks ? SSIM_TIME_NEVER : 0;
+    for (guint r = 0; r < R.n_ranks; r++) {
+        R.stats.rank_finish_max = MAX(R.stats.rank_finish_max, R.ranks[r].finish);
+        R.stats.rank_finish_min = MIN(R.stats.rank_finish_min, R.ranks[r].finish);
+    }
+    R.tl->makespan = makespan;
+    R.tl->events = ssim_engine_fired(R.engine);
+    if (stats)
+        *stats = R.stats;
+    out = g_steal_pointer(&R.tl);
+done:
+    replay_clear(&R);
+    return out;
+}

@@ -1,0 +1,518 @@
+/*
+ * ASTRA-sim's configuration files, read into SsimAstraConfig (include/shiftsim/astra.h): the
+ * analytical backend's network YAML and the system layer's JSON.
+ *
+ * The network reader is a small strict parser of the flat YAML subset those files use
+ * (`key: scalar` and `key: [ a, b ]` lines, `#` comments), not a YAML implementation: anything
+ * else (nesting, block lists, anchors, quotes that span lines) is an error naming path:line, so
+ * a file is never half understood.  The system reader takes the keys ASTRA-sim's Sys reads; a
+ * value this model does not implement, or a key ASTRA-sim does not read, is an error naming
+ * path and key.  Units are ASTRA-sim's: network bandwidth in GB/s of 2^30 bytes, latency in ns,
+ * local memory bandwidth in GB/s of 10^9 bytes, peak performance in TFLOP/s.
+ */
+#include <shiftsim/astra.h>
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const topo_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_ASTRA_TOPO_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+static const char *const algo_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_ASTRA_ALGO_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+/* The system file's keys for SsimAstraColl, in order. */
+static const char *const impl_keys[SSIM_ASTRA_N_COLL] = {
+    "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
+    "all-to-all-implementation"};
+
+void ssim_astra_config_init(SsimAstraConfig *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->lifo = TRUE;
+    cfg->local_bw_aware = TRUE;
+    cfg->endpoint_delay = 10;
+    cfg->active_chunks_per_dim = 1;
+    cfg->splits = 4;
+    cfg->local_mem_bw_gbps = 1600;
+    cfg->roofline = TRUE;
+    cfg->peak_tflops = 900;
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
+        cfg->n_impl[t] = 1;
+        cfg->impl[t][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
+    }
+}
+
+/* ---- the network YAML ---- */
+
+#define MAX_ITEMS SSIM_ASTRA_MAX_DIMS
+
+typedef struct {
+    char *items[MAX_ITEMS];
+    guint n;
+    guint line;
+} YamlValue;
+
+static void yaml_value_clear(YamlValue *v)
+{
+    for (guint i = 0; i < v->n; i++)
+        g_free(v->items[i]);
+    v->n = 0;
+}
+
+/* Splits `text` (a scalar or a [list]) into v's items; FALSE naming what is wrong. */
+static gboolean yaml_items(char *text, YamlValue *v, const char *where, GError **error)
+{
+    g_strstrip(text);
+    gboolean list = text[0] == '[';
+    if (list) {
+        gsize len = strlen(text);
+        if (len < 2 || text[len - 1] != ']') {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s: a list must close with ] on the same line", where);
+            return FALSE;
+        }
+        text[len - 1] = '\0';
+        text++;
+    }
+    g_auto(GStrv) parts = list ? g_strsplit(text, ",", -1) : g_strsplit(text, "\n", 1);
+    for (guint i = 0; parts[i]; i++) {
+        char *p = g_strstrip(parts[i]);
+        if (list && parts[1] == NULL && *p == '\0')
+            break; /* [] */
+        gsize len = strlen(p);
+        if (len >= 2 && (p[0] == '"' || p[0] == '\'') && p[len - 1] == p[0]) {
+            p[len - 1] = '\0';
+            p++;
+        }
+        if (*p == '\0' || strpbrk(p, "[]{}:\"'")) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s: \"%s\" is not a plain value (the reader takes `key: value` and "
+                        "`key: [ a, b ]`)",
+                        where, parts[i]);
+            return FALSE;
+        }
+        if (v->n == MAX_ITEMS) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: more than %d dimensions", where, MAX_ITEMS);
+            return FALSE;
+        }
+        v->items[v->n++] = g_strdup(p);
+    }
+    if (v->n == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: no value", where);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean parse_number(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = g_ascii_strtod(s, &end);
+    if (end == s || *end != '\0' || errno != 0 || !isfinite(x))
+        return FALSE;
+    *out = x;
+    return TRUE;
+}
+
+gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    GError *local = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
+        g_error_free(local);
+        return FALSE;
+    }
+    static const char *const keys[] = {"topology", "npus_count", "bandwidth", "latency"};
+    YamlValue vals[4];
+    memset(vals, 0, sizeof vals);
+    gboolean ok = FALSE;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint ln = 0; lines[ln]; ln++) {
+        char *line = lines[ln];
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        g_strchomp(line);
+        gboolean indented = g_ascii_isspace(line[0]);
+        if (*g_strchug(line) == '\0')
+            continue;
+        g_autofree char *where = g_strdup_printf("%s:%u", path, ln + 1);
+        if (indented) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s: indented line: the reader takes flat `key: value` lines only", where);
+            goto out;
+        }
+        char *colon = strchr(line, ':');
+        if (!colon) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s: expected `key: value`, got \"%s\"", where, line);
+            goto out;
+        }
+        *colon = '\0';
+        char *key = g_strstrip(line);
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(key, keys[i]) == 0)
+                k = i;
+        if (k < 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: unknown key \"%s\" (the analytical network reads topology, "
+                        "npus_count, bandwidth and latency)",
+                        where, key);
+            goto out;
+        }
+        if (vals[k].n) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s given twice (first on line %u)", where, key, vals[k].line);
+            goto out;
+        }
+        g_autofree char *kw = g_strdup_printf("%s: %s", where, key);
+        if (!yaml_items(colon + 1, &vals[k], kw, error))
+            goto out;
+        vals[k].line = ln + 1;
+    }
+    for (int k = 0; k < 4; k++)
+        if (!vals[k].n) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING, "%s: %s is missing",
+                        path, keys[k]);
+            goto out;
+        }
+    guint n = vals[0].n;
+    for (int k = 1; k < 4; k++)
+        if (vals[k].n != n) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: %s has %u values but topology has %u dimensions", path,
+                        vals[k].line, keys[k], vals[k].n, n);
+            goto out;
+        }
+    SsimAstraConfig c = *cfg;
+    c.n_dims = n;
+    guint64 total = 1;
+    for (guint d = 0; d < n; d++) {
+        int t = -1;
+        for (int i = 0; i < SSIM_ASTRA_TOPO_N; i++)
+            if (strcmp(vals[0].items[d], topo_names[i]) == 0)
+                t = i;
+        if (t < 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: topology: \"%s\" is not Ring, Switch or FullyConnected", path,
+                        vals[0].line, vals[0].items[d]);
+            goto out;
+        }
+        c.topo[d] = (SsimAstraTopo)t;
+        double npus, bw, lat;
+        if (!parse_number(vals[1].items[d], &npus) || npus < 1 || npus > 1e6 ||
+            npus != (double)(guint)npus) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: npus_count: \"%s\" is not a whole number of NPUs >= 1", path,
+                        vals[1].line, vals[1].items[d]);
+            goto out;
+        }
+        if (!parse_number(vals[2].items[d], &bw) || !(bw > 0)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: bandwidth: \"%s\" is not a number of GB/s above 0", path,
+                        vals[2].line, vals[2].items[d]);
+            goto out;
+        }
+        if (!parse_number(vals[3].items[d], &lat) || lat < 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: latency: \"%s\" is not a number of ns >= 0", path, vals[3].line,
+                        vals[3].items[d]);
+            goto out;
+        }
+        c.npus[d] = (guint)npus;
+        c.bandwidth_gbps[d] = bw;
+        c.latency_ns[d] = lat;
+        total *= c.npus[d];
+        if (total > G_MAXINT32) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: npus_count: too many NPUs in all", path, vals[1].line);
+            goto out;
+        }
+    }
+    *cfg = c;
+    ok = TRUE;
+out:
+    for (int k = 0; k < 4; k++)
+        yaml_value_clear(&vals[k]);
+    return ok;
+}
+
+/* ---- the system JSON ---- */
+
+static gboolean json_int(JsonNode *node, const char *path, const char *key, gint64 lo, gint64 hi,
+                         gint64 *out, GError **error)
+{
+    if (JSON_NODE_HOLDS_VALUE(node)) {
+        GType t = json_node_get_value_type(node);
+        double x = t == G_TYPE_INT64     ? (double)json_node_get_int(node)
+                   : t == G_TYPE_DOUBLE  ? json_node_get_double(node)
+                   : t == G_TYPE_BOOLEAN ? (double)json_node_get_boolean(node)
+                                         : NAN;
+        if (x == floor(x) && x >= (double)lo && x <= (double)hi) {
+            *out = (gint64)x;
+            return TRUE;
+        }
+    }
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "%s: %s: expected a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                path, key, lo, hi);
+    return FALSE;
+}
+
+static gboolean json_num(JsonNode *node, const char *path, const char *key, double *out,
+                         GError **error)
+{
+    if (JSON_NODE_HOLDS_VALUE(node)) {
+        GType t = json_node_get_value_type(node);
+        if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) {
+            double x = json_node_get_double(node);
+            if (isfinite(x) && x >= 0) {
+                *out = x;
+                return TRUE;
+            }
+        }
+    }
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: %s: expected a number >= 0",
+                path, key);
+    return FALSE;
+}
+
+static const char *json_str(JsonNode *node)
+{
+    if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING)
+        return json_node_get_string(node);
+    return NULL;
+}
+
+static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char *path,
+                          GError **error)
+{
+    const char *key = impl_keys[t];
+    if (!JSON_NODE_HOLDS_ARRAY(node) || json_array_get_length(json_node_get_array(node)) == 0 ||
+        json_array_get_length(json_node_get_array(node)) > SSIM_ASTRA_MAX_DIMS) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %s: expected a list of 1 to %d implementations, one per dimension", path,
+                    key, SSIM_ASTRA_MAX_DIMS);
+        return FALSE;
+    }
+    JsonArray *a = json_node_get_array(node);
+    guint n = json_array_get_length(a);
+    for (guint d = 0; d < n; d++) {
+        const char *s = json_str(json_array_get_element(a, d));
+        SsimAstraImpl impl = {SSIM_ASTRA_ALGO_RING, -1, FALSE};
+        gboolean ok = s != NULL;
+        if (ok && g_str_has_prefix(s, "one")) { /* oneRing, oneDirect<W>, oneHalvingDoubling */
+            impl.one = TRUE;
+            s += 3;
+        }
+        if (ok && (strcmp(s, "ring") == 0 || (impl.one && strcmp(s, "Ring") == 0))) {
+            impl.algo = SSIM_ASTRA_ALGO_RING;
+        } else if (ok && strcmp(s, impl.one ? "HalvingDoubling" : "halvingDoubling") == 0) {
+            impl.algo = SSIM_ASTRA_ALGO_HALVING_DOUBLING;
+        } else if (ok && g_str_has_prefix(s, impl.one ? "Direct" : "direct")) {
+            impl.algo = SSIM_ASTRA_ALGO_DIRECT;
+            if (s[6] != '\0') { /* direct<W>, as CollectiveImplLookup reads it */
+                char *end;
+                long w = strtol(s + 6, &end, 10);
+                ok = *end == '\0' && w >= 1 && w <= 1000000 && g_ascii_isdigit(s[6]);
+                impl.window = (int)w;
+            }
+        } else {
+            ok = FALSE;
+        }
+        if (!ok) {
+            const char *given = json_str(json_array_get_element(a, d));
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s: \"%s\" is not modelled by --semantics astra (ring, direct, "
+                        "direct<window>, halvingDoubling and their one* forms are; ASTRA-sim "
+                        "also has doubleBinaryTree)",
+                        path, key, given ? given : "(not a string)");
+            return FALSE;
+        }
+        c->impl[t][d] = impl;
+    }
+    c->n_impl[t] = n;
+    return TRUE;
+}
+
+gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    GError *local = NULL;
+    if (!json_parser_load_from_file(parser, path, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: %s", path,
+                    local->message);
+        g_error_free(local);
+        return FALSE;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                    "%s: expected a JSON object of system settings", path);
+        return FALSE;
+    }
+    SsimAstraConfig c = *cfg;
+    JsonObject *o = json_node_get_object(root);
+    g_autoptr(GList) members = json_object_get_members(o);
+    members = g_list_sort(members, (GCompareFunc)strcmp);
+    for (GList *l = members; l; l = l->next) {
+        const char *key = l->data;
+        JsonNode *v = json_object_get_member(o, key);
+        gint64 i;
+        const char *s;
+        if (strcmp(key, "scheduling-policy") == 0) {
+            s = json_str(v);
+            if (!s || (strcmp(s, "LIFO") != 0 && strcmp(s, "FIFO") != 0)) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: scheduling-policy: expected \"LIFO\" or \"FIFO\" (EXPLICIT "
+                            "is not modelled)",
+                            path);
+                return FALSE;
+            }
+            c.lifo = strcmp(s, "LIFO") == 0;
+        } else if (strcmp(key, "collective-optimization") == 0) {
+            s = json_str(v);
+            if (!s || (strcmp(s, "baseline") != 0 && strcmp(s, "localBWAware") != 0)) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: collective-optimization: expected \"baseline\" or "
+                            "\"localBWAware\"",
+                            path);
+                return FALSE;
+            }
+            c.local_bw_aware = strcmp(s, "localBWAware") == 0;
+        } else if (strcmp(key, "endpoint-delay") == 0) {
+            if (!json_int(v, path, key, 0, G_MAXINT32, &i, error))
+                return FALSE;
+            c.endpoint_delay = i;
+        } else if (strcmp(key, "active-chunks-per-dimension") == 0) {
+            if (!json_int(v, path, key, 1, 1000000, &i, error))
+                return FALSE;
+            c.active_chunks_per_dim = (guint)i;
+        } else if (strcmp(key, "preferred-dataset-splits") == 0) {
+            if (!json_int(v, path, key, 1, 1000000, &i, error))
+                return FALSE;
+            c.splits = (guint)i;
+        } else if (strcmp(key, "local-mem-bw") == 0) {
+            if (!json_num(v, path, key, &c.local_mem_bw_gbps, error))
+                return FALSE;
+        } else if (strcmp(key, "peak-perf") == 0) {
+            if (!json_num(v, path, key, &c.peak_tflops, error))
+                return FALSE;
+        } else if (strcmp(key, "roofline-enabled") == 0) {
+            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
+                return FALSE;
+            c.roofline = i != 0;
+        } else if (strcmp(key, "replay-only") == 0 || strcmp(key, "model-shared-bus") == 0) {
+            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
+                return FALSE;
+            if (i != 0) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: %s: only 0 is modelled by --semantics astra", path, key);
+                return FALSE;
+            }
+        } else if (g_str_has_suffix(key, "-implementation-custom") ||
+                   strcmp(key, "per-node-custom-implementation") == 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s: custom collective implementations are not modelled by "
+                        "--semantics astra",
+                        path, key);
+            return FALSE;
+        } else {
+            int t = -1;
+            for (int k = 0; k < SSIM_ASTRA_N_COLL; k++)
+                if (strcmp(key, impl_keys[k]) == 0)
+                    t = k;
+            if (t >= 0) {
+                if (!read_impl(&c, t, v, path, error))
+                    return FALSE;
+                continue;
+            }
+            /* Keys ASTRA-sim reads that change nothing here (statistics, traces, the shared
+             * bus's LogGP parameters when the bus is off). */
+            static const char *const inert[] = {"boost-mode",
+                                                "trace-enabled",
+                                                "track-local-mem",
+                                                "local-mem-trace-filename",
+                                                "local-reduction-delay",
+                                                "L",
+                                                "o",
+                                                "g",
+                                                "G"};
+            gboolean known = FALSE;
+            for (guint k = 0; k < G_N_ELEMENTS(inert); k++)
+                known |= strcmp(key, inert[k]) == 0;
+            if (!known) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: unknown key \"%s\" (not one ASTRA-sim's system layer reads)", path,
+                            key);
+                return FALSE;
+            }
+        }
+    }
+    *cfg = c;
+    return TRUE;
+}
+
+GString *ssim_astra_config_format(const SsimAstraConfig *c)
+{
+    GString *s = g_string_new(NULL);
+    if (c->n_dims == 0) {
+        g_string_append(s, "# network: one Switch of all ranks, 400 GB/s, 936.25 ns\n");
+    } else {
+        const char *labels[] = {"topology", "npus_count", "bandwidth", "latency"};
+        for (int k = 0; k < 4; k++) {
+            g_string_append_printf(s, "%s: [ ", labels[k]);
+            for (guint d = 0; d < c->n_dims; d++) {
+                if (d)
+                    g_string_append(s, ", ");
+                if (k == 0)
+                    g_string_append(s, topo_names[c->topo[d]]);
+                else if (k == 1)
+                    g_string_append_printf(s, "%u", c->npus[d]);
+                else
+                    g_string_append_printf(s, "%g",
+                                           k == 2 ? c->bandwidth_gbps[d] : c->latency_ns[d]);
+            }
+            g_string_append(s, " ]\n");
+        }
+    }
+    g_string_append_printf(s, "scheduling-policy: %s\n", c->lifo ? "LIFO" : "FIFO");
+    g_string_append_printf(s, "collective-optimization: %s\n",
+                           c->local_bw_aware ? "localBWAware" : "baseline");
+    g_string_append_printf(s, "endpoint-delay: %" G_GINT64_FORMAT "\n", c->endpoint_delay);
+    g_string_append_printf(s, "active-chunks-per-dimension: %u\n", c->active_chunks_per_dim);
+    g_string_append_printf(s, "preferred-dataset-splits: %u\n", c->splits);
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
+        g_string_append_printf(s, "%s: [ ", impl_keys[t]);
+        for (guint d = 0; d < c->n_impl[t]; d++) {
+            const SsimAstraImpl *im = &c->impl[t][d];
+            const char *name = algo_names[im->algo];
+            if (im->one)
+                g_string_append_printf(s, "%sone%c%s", d ? ", " : "", g_ascii_toupper(name[0]),
+                                       name + 1);
+            else
+                g_string_append_printf(s, "%s%s", d ? ", " : "", name);
+            if (im->algo == SSIM_ASTRA_ALGO_DIRECT && im->window > 0)
+                g_string_append_printf(s, "%d", im->window);
+        }
+        g_string_append(s, " ]\n");
+    }
+    g_string_append_printf(s, "local-mem-bw: %g\n", c->local_mem_bw_gbps);
+    g_string_append_printf(s, "roofline-enabled: %d\n", c->roofline ? 1 : 0);
+    g_string_append_printf(s, "peak-perf: %g\n", c->peak_tflops);
+    return s;
+}

@@ -1,0 +1,217 @@
+/*
+ * Tests of the readers of ASTRA-sim's network YAML and system JSON (src/run/astra.c).
+ *
+ * Oracles: ASTRA-sim's own example files (the .yml files of examples/network/analytical/ and
+ * the .json files of examples/system/native_collectives/, copied here verbatim, comments included)
+ * read field by field; broken files each give one error naming the file, the line (YAML) and the
+ * key.
+ */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+
+#include <shiftsim/astra.h>
+
+static char *dir;
+
+static void setup(void)
+{
+    dir = g_dir_make_tmp("astra-config-XXXXXX", NULL);
+    cr_assert_not_null(dir);
+}
+
+static void teardown(void)
+{
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(dir, name, NULL);
+        g_unlink(p);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+
+static char *write_file(const char *name, const char *text)
+{
+    char *p = g_build_filename(dir, name, NULL);
+    cr_assert(g_file_set_contents(p, text, -1, NULL));
+    return p;
+}
+
+TestSuite(astra_config, .init = setup, .fini = teardown);
+
+Test(astra_config, reads_astra_example_network)
+{
+    g_autofree char *p = write_file("Switch.yml", "topology: [ Switch ]\n"
+                                                  "npus_count: [ 8 ]\n"
+                                                  "bandwidth: [ 400.0 ]  # GB/s\n"
+                                                  "latency: [ 936.25 ]  # ns\n");
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_network(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.n_dims, 1);
+    cr_assert_eq(c.topo[0], SSIM_ASTRA_TOPO_SWITCH);
+    cr_assert_eq(c.npus[0], 8);
+    cr_assert_float_eq(c.bandwidth_gbps[0], 400.0, 0);
+    cr_assert_float_eq(c.latency_ns[0], 936.25, 0);
+
+    g_autofree char *q = write_file("3d.yml", "# a 3D machine\n"
+                                              "\n"
+                                              "topology: [ Ring, FullyConnected, Switch ]\n"
+                                              "npus_count: [ 2, 4, 8 ]   # 64 NPUs\n"
+                                              "bandwidth: [ 200, 100.5, 50 ]\n"
+                                              "latency: [ 10, 20, 30.5 ]\n");
+    cr_assert(ssim_astra_config_read_network(&c, q, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.n_dims, 3);
+    cr_assert_eq(c.topo[0], SSIM_ASTRA_TOPO_RING);
+    cr_assert_eq(c.topo[1], SSIM_ASTRA_TOPO_FULLY_CONNECTED);
+    cr_assert_eq(c.npus[2], 8);
+    cr_assert_float_eq(c.bandwidth_gbps[1], 100.5, 0);
+    cr_assert_float_eq(c.latency_ns[2], 30.5, 0);
+}
+
+Test(astra_config, bad_networks_name_file_line_and_key)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {"topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\nlatncy: [ 1 ]\n",
+         ":4: unknown key \"latncy\""},
+        {"topology: [ Switch, Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 1, 2 ]\nlatency: [ 1, 2 ]\n",
+         ":2: npus_count has 1 values but topology has 2 dimensions"},
+        {"topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\nlatency: [ 1 ]\n",
+         ":1: topology: \"Torus\" is not Ring, Switch or FullyConnected"},
+        {"topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ -4 ]\nlatency: [ 1 ]\n",
+         ":3: bandwidth: \"-4\" is not a number of GB/s above 0"},
+        {"topology: [ Switch ]\nnpus_count: [ 8.5 ]\nbandwidth: [ 4 ]\nlatency: [ 1 ]\n",
+         ":2: npus_count: \"8.5\" is not a whole number"},
+        {"topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\n", ": latency is missing"},
+        {"topology:\n  - Switch\n", ":1: topology: no value"},
+        {"topology: [ Switch\n", ":1: topology: a list must close with ]"},
+        {"topology: [ Switch ]\ntopology: [ Ring ]\n",
+         ":2: topology given twice (first on line 1)"},
+        {"topology: [ Switch ]\n   npus_count: [ 8 ]\n", ":2: indented line"},
+        {"just words\n", ":1: expected `key: value`"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *name = g_strdup_printf("bad%u.yml", i);
+        g_autofree char *p = write_file(name, cases[i].text);
+        SsimAstraConfig c;
+        ssim_astra_config_init(&c);
+        GError *error = NULL;
+        cr_assert_not(ssim_astra_config_read_network(&c, p, &error), "case %u read", i);
+        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
+        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
+                  error->message, want);
+        cr_assert_eq(c.n_dims, 0, "case %u: a failed read changes nothing", i);
+        g_error_free(error);
+    }
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert_not(ssim_astra_config_read_network(&c, "/nonexistent/net.yml", &error));
+    cr_assert(g_str_has_prefix(error->message, "/nonexistent/net.yml: "), "%s", error->message);
+    g_error_free(error);
+}
+
+Test(astra_config, reads_astra_example_system)
+{
+    g_autofree char *p =
+        write_file("HGX.json", "{\n"
+                               "    \"scheduling-policy\": \"FIFO\",\n"
+                               "    \"endpoint-delay\": 10,\n"
+                               "    \"active-chunks-per-dimension\": 2,\n"
+                               "    \"preferred-dataset-splits\": 4,\n"
+                               "    \"all-reduce-implementation\": [\n"
+                               "        \"ring\", \"direct8\"\n"
+                               "    ],\n"
+                               "    \"all-gather-implementation\": [\"direct\"],\n"
+                               "    \"reduce-scatter-implementation\": [\"ring\"],\n"
+                               "    \"all-to-all-implementation\": [\"ring\"],\n"
+                               "    \"collective-optimization\": \"baseline\",\n"
+                               "    \"local-mem-bw\": 3350,\n"
+                               "    \"boost-mode\": 0,\n"
+                               "    \"roofline-enabled\": 0,\n"
+                               "    \"peak-perf\": 989.5\n"
+                               "}\n");
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_system(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert_not(c.lifo);
+    cr_assert_not(c.local_bw_aware);
+    cr_assert_not(c.roofline);
+    cr_assert_eq(c.endpoint_delay, 10);
+    cr_assert_eq(c.active_chunks_per_dim, 2);
+    cr_assert_eq(c.splits, 4);
+    cr_assert_eq(c.n_impl[SSIM_ASTRA_AR], 2);
+    cr_assert_eq(c.impl[SSIM_ASTRA_AR][0].algo, SSIM_ASTRA_ALGO_RING);
+    cr_assert_eq(c.impl[SSIM_ASTRA_AR][1].algo, SSIM_ASTRA_ALGO_DIRECT);
+    cr_assert_eq(c.impl[SSIM_ASTRA_AR][1].window, 8);
+    cr_assert_eq(c.impl[SSIM_ASTRA_AG][0].window, -1);
+    cr_assert_float_eq(c.local_mem_bw_gbps, 3350, 0);
+    cr_assert_float_eq(c.peak_tflops, 989.5, 0);
+
+    /* The "one" forms: one ring over every NPU. */
+    g_autofree char *q = write_file("one.json", "{\"all-to-all-implementation\": [\"oneDirect4\"],"
+                                                " \"all-gather-implementation\": "
+                                                "[\"oneRing\", \"oneHalvingDoubling\"]}");
+    SsimAstraConfig one = c;
+    cr_assert(ssim_astra_config_read_system(&one, q, &error), "%s", error ? error->message : "");
+    cr_assert(one.impl[SSIM_ASTRA_A2A][0].one);
+    cr_assert_eq(one.impl[SSIM_ASTRA_A2A][0].algo, SSIM_ASTRA_ALGO_DIRECT);
+    cr_assert_eq(one.impl[SSIM_ASTRA_A2A][0].window, 4);
+    cr_assert_eq(one.impl[SSIM_ASTRA_AG][1].algo, SSIM_ASTRA_ALGO_HALVING_DOUBLING);
+    cr_assert(one.impl[SSIM_ASTRA_AG][1].one);
+    cr_assert_not(one.impl[SSIM_ASTRA_AR][0].one);
+    g_autoptr(GString) one_text = ssim_astra_config_format(&one);
+    cr_assert(strstr(one_text->str, "all-gather-implementation: [ oneRing, oneHalvingDoubling ]"),
+              "%s", one_text->str);
+    cr_assert(strstr(one_text->str, "all-to-all-implementation: [ oneDirect4 ]"), "%s",
+              one_text->str);
+
+    /* The printout names every field as the files would. */
+    g_autoptr(GString) text = ssim_astra_config_format(&c);
+    cr_assert(strstr(text->str, "scheduling-policy: FIFO\n"), "%s", text->str);
+    cr_assert(strstr(text->str, "all-reduce-implementation: [ ring, direct8 ]\n"), "%s", text->str);
+    cr_assert(strstr(text->str, "local-mem-bw: 3350\n"), "%s", text->str);
+}
+
+Test(astra_config, bad_systems_name_file_and_key)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"all-reduce-implementation\": [\"doubleBinaryTree\"]}",
+         ": all-reduce-implementation: \"doubleBinaryTree\" is not modelled"},
+        {"{\"scheduling-policy\": \"EXPLICIT\"}", ": scheduling-policy: expected \"LIFO\""},
+        {"{\"preferred-dataset-splits\": 0}", ": preferred-dataset-splits: expected a whole"},
+        {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a whole number"},
+        {"{\"local-mem-bw\": -1}", ": local-mem-bw: expected a number >= 0"},
+        {"{\"replay-only\": 1}", ": replay-only: only 0 is modelled"},
+        {"{\"all-gather-implementation-custom\": [\"x.json\"]}",
+         ": all-gather-implementation-custom: custom collective implementations"},
+        {"{\"peak-perf\": 900, \"prefered-dataset-splits\": 4}",
+         ": unknown key \"prefered-dataset-splits\""},
+        {"{\"all-reduce-implementation\": \"ring\"}",
+         ": all-reduce-implementation: expected a list"},
+        {"{\"all-reduce-implementation\": [\"direct0\"]}",
+         ": all-reduce-implementation: \"direct0\""},
+        {"[1, 2]", ": expected a JSON object"},
+        {"{\"endpoint-delay\": 10,\n\"peak-perf\": }", ": "},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *name = g_strdup_printf("bad%u.json", i);
+        g_autofree char *p = write_file(name, cases[i].text);
+        SsimAstraConfig c;
+        ssim_astra_config_init(&c);
+        GError *error = NULL;
+        cr_assert_not(ssim_astra_config_read_system(&c, p, &error), "case %u read", i);
+        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
+        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
+                  error->message, want);
+        cr_assert_eq(c.splits, 4, "case %u: a failed read changes nothing", i);
+        g_error_free(error);
+    }
+}
