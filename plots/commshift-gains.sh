@@ -8,8 +8,9 @@
 #   plots/commshift-gains.sh [CLUSTER...]        (default: tsubame4 dgx-h200)
 #   SHIFTSIM=path/to/shiftsim plots/commshift-gains.sh
 #
-# Each split runs `shiftsim compare -P alpa,commshift` with its defaults: microbatch 1, global
-# batch dp * max(8, 4 pp) (so m = 8 microbatches for pp <= 2, 16 for pp = 4), the cheapest
+# Each split runs `shiftsim compare -P alpa,commshift` with microbatch 1, global batch
+# dp * max(8, 4 pp) given explicitly (so m = 8 microbatches for pp <= 2, 16 for pp = 4; the
+# tables were made with this rule, the verbs' default before it became 4 per GPU), the cheapest
 # recompute mode that fits, analytic costs.  tp ranges over the powers of two up to the GPUs per
 # node and the heads, pp over the divisors of GPT-J's 28 layers that divide the GPU count.
 # A split that fits under no recompute mode is listed as such.  After the tables, the gain of a few
@@ -27,7 +28,11 @@ clusters=("$@")
 # when the split does not fit; also sets $recompute, $m, $gbs, $alpa_ms, $cs_ms.
 run() { # CLUSTER NODES DP TP PP REPEAT [GLOBAL_BATCH]
     local out batch=()
-    [ $# -lt 7 ] || batch=(-B "$7")
+    if [ $# -ge 7 ]; then
+        batch=(-B "$7")
+    else
+        batch=(-B $(($3 * ($5 > 2 ? 4 * $5 : 8))))
+    fi
     if ! out=$("$shiftsim" compare -c "$1" -n "$2" --dp "$3" --tp "$4" --pp "$5" \
         -P alpa,commshift --comm-repeat "$6" "${batch[@]}" 2>/dev/null); then
         gain="-"

@@ -107,6 +107,9 @@ typedef struct {
                                    forward and read in the backward (default FALSE) */
     SsimDtype dtype;            /* training (compute and weight) dtype: bf16, fp16 or fp32 */
     guint64 declared_params;    /* from the file; 0 when not declared */
+    char *notes;                /* what reading a foreign description (a Hugging Face
+                                   config.json) approximated, for the user ("PATH:
+                                   approximated: ..."); NULL when it was taken exactly */
 } SsimModel;
 
 /* GPT-J 6B (the embedded default; same figures as models/gpt-j-6b.ini). */
@@ -114,14 +117,29 @@ SsimModel *ssim_model_default(void);
 
 /*
  * Loads a model by name or path.  A `name_or_path` that names an existing file, or contains a
- * '/' or ends in ".ini", is read as a path; otherwise "models/<name>.ini" is found through
- * ssim_data_find().  Returns NULL with `error` set (SSIM_CONFIG_ERROR) when it cannot be found,
- * parsed or checked; messages read "models/x.ini:7: heads: must be a positive integer".
+ * '/' or ends in ".ini" or ".json", is read as a path; otherwise "models/<name>.ini" is found
+ * through ssim_data_find() ("hf/NAME": below).  Returns NULL with `error` set (SSIM_CONFIG_ERROR)
+ * when it cannot be found, parsed or checked; messages read "models/x.ini:7: heads: must be a
+ * positive integer".
  */
 SsimModel *ssim_model_load(const char *name_or_path, GError **error);
 SsimModel *ssim_model_load_file(const char *path, GError **error);
 /* Parses INI text; `path` is only used in messages and as `source`. */
 SsimModel *ssim_model_load_data(const char *text, gssize length, const char *path, GError **error);
+
+/*
+ * Hugging Face configs.  A path ending in ".json" given to ssim_model_load() or
+ * ssim_model_load_file() is read as a Hugging Face `config.json`, and a name "hf/NAME" that is
+ * no file is found as "models/hf/NAME.json" through ssim_data_find() (the bundled configs).
+ * GPT-2, GPT-J and Llama-style (Llama, Mistral, Qwen2) field names are mapped onto the shape
+ * (src/spec/model-hf.c, docs/models.md); what the mapping approximates is in `notes`.  seq_len
+ * is the config's context length, at most SSIM_HF_MAX_SEQ_LEN.  Errors name the file and the
+ * config's field ("config.json: num_hidden_layers: missing (a Llama-style config.json names
+ * it)").
+ */
+#define SSIM_HF_MAX_SEQ_LEN 4096u
+SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *path,
+                                   GError **error);
 
 /* Checks the shape (positive sizes, hidden % heads, heads % kv_heads, enum ranges, dtype) and the
  * declared parameter count (within 1%).  Messages name the field; the loader prefixes path:line. */

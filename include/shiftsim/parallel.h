@@ -110,12 +110,23 @@ void ssim_parallel_init(SsimParallel *par);
  * A sensible split of all of `cluster`'s GPUs for `model`: tp is the smallest power of two (up to
  * the GPUs per node, dividing heads, kv_heads and ffn) for which weights, gradients and optimizer
  * state (16 bytes/param) fill at most 40% of a GPU's memory, then pp the smallest divisor of the
- * layers that gets there, dp the rest; microbatch 1 and 4*pp microbatches per replica (at least
- * 8).  Other fields keep their ssim_parallel_init() values.  Returns FALSE with `error` set when
- * no split passes ssim_parallel_validate().
+ * layers that gets there, dp the rest; microbatch 1 and the default global batch
+ * (ssim_parallel_default_global_batch()).  Other fields keep their ssim_parallel_init() values.
+ * Returns FALSE with `error` set when no split passes ssim_parallel_validate().
  */
 gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
                                const SsimCluster *cluster, GError **error);
+
+/*
+ * The default global batch of a job on `gpus` GPUs: SSIM_DEFAULT_SEQUENCES_PER_GPU (4) sequences
+ * per GPU, whatever the split, so that two splits of the same GPUs compared at their defaults
+ * train on the same batch.  With microbatch 1 every split's pipeline then gets m = 4 tp pp
+ * microbatches, at least 4 per stage (a bubble of at most 1/4 under 1F1B).  Only when dp *
+ * microbatch does not divide that number is it rounded up to the next multiple of dp *
+ * microbatch (a microbatch larger than 4 tp pp), the smallest legal batch above the rule.
+ */
+#define SSIM_DEFAULT_SEQUENCES_PER_GPU 4u
+guint ssim_parallel_default_global_batch(guint gpus, guint dp, guint microbatch);
 
 /* The fields of SsimParallel that text can set, as bits (ssim_parallel_set_field()). */
 typedef enum {

@@ -83,6 +83,17 @@ char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i);
 void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,
                           const SsimCalibValues *values, guint threads, double *pred,
                           char **errors);
+/*
+ * Progress of ssim_run_set_predict(): `fn` is called once per row, from the thread that
+ * simulated it (several may call at once: the callee locks), with the row's estimated work
+ * (ssim_run_set_work) and whether it was simulated (FALSE: a limit refused it before it ran,
+ * so its work should leave the total).  NULL turns it off (the default).
+ */
+typedef void (*SsimRunSetProgressFn)(double work, gboolean simulated, gpointer user);
+void ssim_run_set_set_progress(SsimRunSet *set, SsimRunSetProgressFn fn, gpointer user);
+/* Row i's estimated work: the ops of its lowering (ssim_budget_estimate), at least 1. */
+double ssim_run_set_work(const SsimRunSet *set, guint i);
+
 /* Frees errors[0..n) and the array (NULL: nothing). */
 void ssim_run_set_errors_free(char **errors, guint n);
 

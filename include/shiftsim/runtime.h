@@ -29,6 +29,10 @@ struct SsimCostModel {
     SsimTime (*op_time)(const SsimCostModel *model, const SsimGraph *graph, guint32 op,
                         guint n_ranks);
     gpointer data;
+    /* TRUE when op_time is a function of its arguments with no effect anyone sees (it counts
+     * nothing), so a replicated run asks it once per graph op for all copies; FALSE (what a
+     * designated initializer leaves) asks it for every copy. */
+    gboolean pure;
 };
 
 /*

@@ -43,7 +43,9 @@ G_BEGIN_DECLS
 #define SSIM_SWEEP_LIST_MAX   256 /* entries in a list of integers */
 #define SSIM_SWEEP_NAMES_MAX  16  /* entries in a list of names */
 #define SSIM_SWEEP_REASON_MAX 64
-#define SSIM_SWEEP_DETAIL_MAX 256 /* longer messages are cut (with "...") */
+#define SSIM_SWEEP_DETAIL_MAX                                                                      \
+    512 /* longer messages are cut (with "..."); a memory                                          \
+           misfit's, with the options that would fit, runs to ~400 */
 
 /* "auto" in the recompute list: the first of none, selective, full whose memory fits. */
 #define SSIM_SWEEP_RECOMPUTE_AUTO 255u
@@ -171,9 +173,22 @@ const SsimSweepRow *ssim_sweep_row(const SsimSweep *sweep, guint index);
 /* Replaces row `row->index` (MPI gathering); the index must be in range. */
 void ssim_sweep_set_row(SsimSweep *sweep, const SsimSweepRow *row);
 
+/*
+ * Where a run stands: `done` of `total` configurations evaluated; `work_done` of `work_total`
+ * estimated ops (ssim_budget_estimate) simulated.  A configuration weighs its estimated ops
+ * until it is rejected (illegal, memory, limit) or pruned, when it leaves the total: it took
+ * microseconds where a simulation takes seconds, so an ETA from the work is honest where one
+ * from the count was not.
+ */
+typedef struct {
+    guint done, total;
+    double work_done, work_total;
+    double elapsed_s;
+} SsimSweepProgress;
+
 /* Called on the thread that called ssim_sweep_run(), about every interval, and once at the end
  * with done == total. */
-typedef void (*SsimSweepProgressFn)(guint done, guint total, double elapsed_s, gpointer user);
+typedef void (*SsimSweepProgressFn)(const SsimSweepProgress *progress, gpointer user);
 
 /*
  * Evaluates configurations first, first + stride, first + 2 stride, ... (shard i of n: first i,

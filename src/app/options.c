@@ -50,7 +50,8 @@ typedef struct {
 static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_MODEL] = {"model", 'm', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, model), "NAME|PATH",
                         "Model: a bundled name (gpt-j-6b, gpt-3-175b, llama-2-70b, ...: "
-                        "models/NAME.ini) or an INI path (default: the embedded GPT-J 6B)"},
+                        "models/NAME.ini; hf/NAME: models/hf/NAME.json), an INI path or a "
+                        "Hugging Face config.json (default: the embedded GPT-J 6B)"},
     [SSIM_OPT_CLUSTER] = {"cluster", 'c', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, cluster),
                           "NAME|PATH",
                           "Cluster: dgx-a100, dgx-h100, dgx-h200 (models/clusters/NAME.ini) or an "
@@ -78,8 +79,8 @@ static const Option options[SSIM_OPT_N] = {
                              MEGATRON("micro-batch-size", "--microbatch")},
     [SSIM_OPT_GLOBAL_BATCH] = {"global-batch", 'B', G_OPTION_ARG_INT,
                                IN(JOB, SsimCliJob, global_batch), "N",
-                               "Sequences per iteration over all replicas (default dp * "
-                               "microbatch * max(8, 4 pp))",
+                               "Sequences per iteration over all replicas (default 4 per GPU, "
+                               "the same for every split)",
                                MEGATRON("global-batch-size", "--global-batch")},
     [SSIM_OPT_SCHEDULE] = {"schedule", 's', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, schedule),
                            "NAME",
@@ -368,6 +369,8 @@ int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model
     *model = job->model ? ssim_model_load(job->model, &error) : ssim_model_default();
     if (*model == NULL)
         return ssim_cli_runtime_error(error);
+    if ((*model)->notes)
+        fprintf(stderr, "shiftsim %s: note: %s\n", verb, (*model)->notes);
     *cluster = job->cluster ? ssim_cluster_load(job->cluster, &error) : ssim_cluster_default();
     if (*cluster == NULL)
         return ssim_cli_runtime_error(error);
@@ -477,7 +480,7 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
     if (SSIM_CLI_GIVEN(job->global_batch))
         par->global_batch = (guint)job->global_batch;
     else if (!gbs_given)
-        par->global_batch = par->dp * par->microbatch * MAX(8u, 4 * par->pp);
+        par->global_batch = ssim_parallel_default_global_batch(world, par->dp, par->microbatch);
     return SSIM_EXIT_OK;
 }
 

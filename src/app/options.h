@@ -153,7 +153,8 @@ int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model
  * --tp and --pp, then --dp (when neither --dp nor --split gives it, dp takes the GPUs of `world`
  * that tp x pp leave, if they divide it), --vstages, --microbatch, the field options
  * (ssim_cli_job_apply_fields) and --global-batch (when neither it nor --split gives it:
- * dp * microbatch * max(8, 4 pp), so the pipeline has work to fill).
+ * ssim_parallel_default_global_batch(world, dp, microbatch): 4 sequences per GPU whatever the
+ * split, so splits compared at their defaults train on the same batch).
  */
 int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world);
 /* Applies only the field options that were given, in this order: --schedule, --recompute,

@@ -18,6 +18,7 @@
  *   shiftsim calibrate --convert-vtrain ground_truth_single.csv [--cluster C] -o RUNS.csv
  *       converts vTrain's measured table to the runs format.
  */
+#include "src/app/progress.h"
 #include "src/app/verbs.h"
 
 #include <shiftsim/calibrate.h>
@@ -278,7 +279,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_auto(GStrv) cv_specs = NULL;
     gint folds = 5, every = 1, max_iter = 200, jobs = 0, scan = 5;
     gdouble tolerance = 1e-3;
-    gboolean validate_all = FALSE, force = FALSE;
+    gboolean validate_all = FALSE, force = FALSE, quiet = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
@@ -318,6 +319,11 @@ int ssim_verb_calibrate(int argc, char **argv)
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "table (default), csv (the parameters) or json (the parameters and "
                               "every error; docs/validation.md)"),
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+         "No progress on stderr (by default the phases and a line with an ETA: each run weighs "
+         "its estimated ops, each fit its evaluations, at most --max-iter until the first fit "
+         "ends, then as many as it took)",
+         NULL},
         ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
                               "Write the calibrated cluster INI (with --convert-vtrain: the runs "
                               "CSV)"),
@@ -445,6 +451,37 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (folds > 0 && (guint)folds > n)
         return ssim_cli_usage_error(VERB, "--folds %d: only %u runs to fit", folds, n);
 
+    /* Progress: simulations of runs, each weighing its estimated ops.  A fit's loss evaluations
+     * are each a simulation of every run it fits; until the first fit ends their count is its
+     * cap (a start, the scan, the simplex's first vertices and two per iteration), then what the
+     * first fit took. */
+    g_autoptr(SsimProgress) progress =
+        ssim_progress_new("shiftsim calibrate", "simulations", quiet);
+    double fit_work = 0, all_work = 0;
+    for (guint j = 0; j < n; j++)
+        fit_work += ssim_run_set_work(set, idx[j]);
+    for (guint i = 0; validate_all && i < n_all; i++)
+        all_work += ssim_run_set_work(set, i);
+    guint dim = (guint)__builtin_popcountll(opt.mask);
+    guint evals_cap = 1 + (guint)scan * dim + dim + 1 + 2 * (guint)max_iter;
+    /* Cross-validation: K folds (or G groups) fit on all rows but theirs, K - 1 (G - 1) times
+     * the rows in all, then predict each held-out row once. */
+    guint later_fits = folds > 0 ? (guint)folds - 1 : 0, held_out = folds > 0;
+    for (guint c = 0; c < n_cv; c++) {
+        g_autofree guint *g = ssim_run_set_groups_by(set, idx, n, cv_by[c], NULL);
+        guint groups = 0;
+        for (guint j = 0; j < n; j++)
+            groups = MAX(groups, g[j] + 1);
+        later_fits += groups - 1;
+        held_out++;
+    }
+    /* The fitted predictions, the held-out ones and --validate-all's. */
+    guint tail_items = n * (1 + held_out) + (validate_all ? n_all : 0);
+    double tail_work = fit_work * (1 + held_out) + all_work;
+    ssim_progress_set_total(progress, n * (1 + evals_cap * (1 + later_fits)) + tail_items,
+                            fit_work * (1 + evals_cap * (1 + later_fits)) + tail_work);
+    ssim_run_set_set_progress(set, ssim_progress_run_set_cb, progress);
+
     g_autoptr(GString) out = g_string_new(NULL);
     g_string_append_printf(out, "runs           %s: %u rows, fitting on %u (every %d-th)\n",
                            runs_path, n_all, n, every);
@@ -487,11 +524,16 @@ int ssim_verb_calibrate(int argc, char **argv)
     }
     stats_of(set, idx, n, pred, &before);
     SsimCalibFit fit;
-    fprintf(stderr, "shiftsim calibrate: fitting %u parameters on %u runs...\n",
-            (guint)__builtin_popcountll(opt.mask), n);
+    if (!quiet)
+        fprintf(stderr, "shiftsim calibrate: fitting %u parameters on %u runs...\n", dim, n);
     if (!ssim_calibrate_fit(set, idx, n, start, &opt, &fit, &error))
         return ssim_cli_runtime_error(error);
-    if (folds > 0)
+    /* The first fit's evaluations (its iterations plus the start, scan and simplex) stand for
+     * each later fit's: the estimate of what is left. */
+    guint evals = MIN(evals_cap, 1 + (guint)scan * dim + dim + 1 + 2 * fit.iterations);
+    ssim_progress_set_remaining(progress, n * evals * later_fits + tail_items,
+                                fit_work * evals * later_fits + tail_work);
+    if (folds > 0 && !quiet)
         fprintf(stderr, "shiftsim calibrate: %u iterations; now %d-fold cross-validation...\n",
                 fit.iterations, folds);
     ssim_run_set_predict(set, idx, n, &fit.fitted, opt.threads, pred, NULL);
@@ -502,8 +544,9 @@ int ssim_verb_calibrate(int argc, char **argv)
         stats_of(set, idx, n, pred, &cv);
     }
     for (guint c = 0; c < n_cv; c++) {
-        fprintf(stderr, "shiftsim calibrate: leave-one-%s-out cross-validation...\n",
-                ssim_group_by_name(cv_by[c]));
+        if (!quiet)
+            fprintf(stderr, "shiftsim calibrate: leave-one-%s-out cross-validation...\n",
+                    ssim_group_by_name(cv_by[c]));
         if (!ssim_calibrate_cross_validate_groups(set, idx, n, cv_by[c], start, &opt, pred,
                                                   &group_n[c], &error)) {
             for (guint d = 0; d < c; d++)
@@ -517,6 +560,8 @@ int ssim_verb_calibrate(int argc, char **argv)
         ssim_run_set_predict(set, NULL, n_all, &fit.fitted, opt.threads, pred, NULL);
         stats_of(set, NULL, n_all, pred, &all);
     }
+    ssim_progress_finish(progress);
+    ssim_run_set_set_progress(set, NULL, NULL);
     double secs = (double)(g_get_monotonic_time() - t0) / 1e6;
 
     g_autofree char *scan_text =

@@ -65,7 +65,7 @@ int ssim_verb_compare(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_PP, "Pipeline stages (default 2)"),
         ssim_cli_job_entry(&job, SSIM_OPT_MICROBATCH, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_GLOBAL_BATCH,
-                           "Sequences per iteration (default dp * microbatch * max(8, 4 pp))"),
+                           "Sequences per iteration (default 4 per GPU, the same for every split)"),
         ssim_cli_job_entry(&job, SSIM_OPT_SCHEDULE,
                            "Force one schedule for every policy (default: each policy's own: "
                            "alpa; xla for xla, 1f1b for megatron)"),

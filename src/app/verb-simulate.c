@@ -5,7 +5,8 @@
  * With no options it simulates the embedded GPT-J 6B on the embedded DGX H200 cluster under the
  * split ssim_parallel_suggest() picks.  Split options override that suggestion field by field;
  * when tp or pp is given and dp is not, dp takes the remaining GPUs, and when the global batch is
- * not given it is dp * microbatch * max(8, 4 pp) so the pipeline has work to fill.  When no
+ * not given it is 4 sequences per GPU whatever the split (ssim_parallel_default_global_batch), so
+ * two splits simulated at their defaults train on the same batch.  When no
  * recompute mode is given, the cheapest of none, selective and full whose memory estimate fits
  * is used (and named on stderr); a configuration that fits under none of them is reported with
  * its full-recompute figure.  The placement is the one every verb defaults to, alpa (the paper's
@@ -16,6 +17,7 @@
  * communication N times.  The output names the placement and schedule that ran.  --plot draws
  * the step's Gantt chart (--plot-ranks, --plot-window as in replay).
  */
+#include "src/app/tracefile.h"
 #include "src/app/verbs.h"
 
 #include <shiftsim/explain.h>
@@ -35,6 +37,7 @@ int ssim_verb_simulate(int argc, char **argv)
     g_auto(SsimCliPlace) place = SSIM_CLI_PLACE_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *timeline = NULL, *profile_path = NULL, *network_name = NULL;
+    g_autofree char *trace = NULL, *trace_format = NULL;
     g_autofree char *plot = NULL, *plot_window = NULL;
     gint plot_ranks = 8;
     gboolean ignore_memory = FALSE, exact = FALSE, exact_graph = FALSE, explain_costs = FALSE;
@@ -75,6 +78,13 @@ int ssim_verb_simulate(int argc, char **argv)
          "Write one CSV row per op (id, name, rank, stream, kind, class, bytes, flops, "
          "ready_ns, start_ns, end_ns) to FILE ('-' for stdout)",
          "FILE"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace,
+         "Write the iteration as a Perfetto trace (open in ui.perfetto.dev): a process per "
+         "simulated rank, a thread per stream; protobuf for FILE.pftrace, JSON otherwise ('-' "
+         "for stdout)",
+         "FILE"},
+        {"trace-format", 0, 0, G_OPTION_ARG_STRING, &trace_format,
+         "Force the --trace format: proto or json (default: by FILE's extension)", "FORMAT"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write a Gantt chart of the step to FILE (.png or .svg; FILE.dat and FILE.gp always "
          "written, rendering needs gnuplot)",
@@ -100,7 +110,8 @@ int ssim_verb_simulate(int argc, char **argv)
              "full\n"
              "  shiftsim simulate -c tsubame4 -n 4 --tp 2 --pp 4 -p commshift --comm-repeat 2\n"
              "  shiftsim simulate --profile traces/vtrain-a100 --cluster dgx-a100 --nodes 1 "
-             "--explain-costs\n\n"
+             "--explain-costs\n"
+             "  shiftsim simulate --tp 4 --pp 2 --trace step.pftrace\n\n"
              "Exit status: 0 success; 1 bad input, configuration that does not fit or simulation "
              "failure; 2 usage error.");
     ssim_cli_add_job(ctx, &job);
@@ -112,8 +123,15 @@ int ssim_verb_simulate(int argc, char **argv)
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_counts(VERB, &job)) ||
         (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_check_output(timeline)) ||
-        (rc = ssim_cli_check_plot(plot)))
+        (rc = ssim_cli_check_output(trace)) || (rc = ssim_cli_check_plot(plot)))
         return rc;
+    if (!ssim_cli_trace_format_valid(trace_format))
+        return ssim_cli_usage_error(VERB, "--trace-format: '%s' is not proto or json",
+                                    trace_format);
+    if (trace_format && !trace)
+        return ssim_cli_usage_error(VERB, "--trace-format: needs --trace FILE");
+    if (trace && timeline && strcmp(trace, "-") == 0 && strcmp(timeline, "-") == 0)
+        return ssim_cli_usage_error(VERB, "--trace and --timeline: only one of them can be '-'");
 
     g_autoptr(GError) error = NULL;
     if (plot_ranks < 0)
@@ -221,8 +239,11 @@ int ssim_verb_simulate(int argc, char **argv)
     SsimResult result;
     g_autoptr(SsimLowered) lowered = NULL;
     g_autoptr(SsimTimeline) tl = NULL;
-    gboolean keep = timeline || plot;
+    gboolean keep = timeline || trace || plot; /* they need the graph and its per-op times */
     if (!ssim_simulate(&config, &result, keep ? &lowered : NULL, keep ? &tl : NULL, &error))
+        return ssim_cli_runtime_error(error);
+    if (trace &&
+        !ssim_cli_write_trace(trace, trace_format, ssim_lowered_graph(lowered), tl, 0, &error))
         return ssim_cli_runtime_error(error);
     if (timeline) {
         const SsimTime *unc =

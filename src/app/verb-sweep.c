@@ -10,6 +10,7 @@
  * its share, and rank 0 alone prints and writes.  A launcher environment with more than one
  * process but a build without MPI is refused, so K copies never race to write one file.
  */
+#include "src/app/progress.h"
 #include "src/app/verbs.h"
 
 #include <shiftsim/budget.h>
@@ -23,33 +24,10 @@
 
 #define VERB "sweep"
 
-typedef struct {
-    gboolean tty;
-    double last;
-    const char *what;
-} Progress;
-
-static void progress_cb(guint done, guint total, double elapsed, gpointer user)
+/* The sweep's figures to the progress line (src/app/progress.h). */
+static void progress_cb(const SsimSweepProgress *pr, gpointer user)
 {
-    Progress *p = user;
-    double rate = elapsed > 0 ? done / elapsed : 0;
-    double eta = rate > 0 ? (total - done) / rate : 0;
-    if (p->tty) {
-        guint width = 30, fill = total ? (guint)((guint64)width * done / total) : width;
-        char bar[64];
-        for (guint i = 0; i < width; i++)
-            bar[i] = i < fill ? '#' : '.';
-        bar[width] = '\0';
-        fprintf(stderr, "\r%s [%s] %u/%u %3.0f%%  %.1f/s  ETA %d:%02d ", p->what, bar, done, total,
-                total ? 100.0 * done / total : 100.0, rate, (int)eta / 60, (int)eta % 60);
-        if (done == total)
-            fputc('\n', stderr);
-        fflush(stderr);
-    } else if (done < total && elapsed - p->last >= 10.0) {
-        p->last = elapsed;
-        fprintf(stderr, "%s: %u/%u configurations (%.0f%%), %.1f/s, ETA %.0f s\n", p->what, done,
-                total, total ? 100.0 * done / total : 100.0, rate, eta);
-    }
+    ssim_progress_update(user, pr->done, pr->total, pr->work_done, pr->work_total);
 }
 
 /*
@@ -132,7 +110,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "GPUs to split (a multiple of the GPUs per node; default all of the cluster's)", "N"},
         ssim_cli_job_entry(&job, SSIM_OPT_NODES, "Nodes (instead of --gpus)"),
         ssim_cli_job_entry(&job, SSIM_OPT_GLOBAL_BATCH,
-                           "Sequences per iteration, the same for every split (default 2 x GPUs)"),
+                           "Sequences per iteration, the same for every split (default 4 x GPUs)"),
         {"tp", 0, 0, G_OPTION_ARG_STRING, &tp_list,
          "Tensor-parallel sizes (default powers of two up to the GPUs per node, or up to N with "
          "--cross-node-tp)",
@@ -340,11 +318,10 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                     fit, fit == 1 ? "" : "s", threads, fit, fit == 1 ? "" : "s");
         threads = fit;
     }
-    Progress prog = {.tty = isatty(STDERR_FILENO) == 1, .last = 0, .what = "shiftsim sweep"};
+    g_autoptr(SsimProgress) prog = ssim_progress_new("shiftsim sweep", "configurations", quiet);
     gint64 t0 = g_get_monotonic_time();
-    guint evaluated =
-        ssim_sweep_run(sweep, first, stride, threads, quiet || rank != 0 ? NULL : progress_cb,
-                       &prog, prog.tty ? 200 : 1000);
+    guint evaluated = ssim_sweep_run(sweep, first, stride, threads,
+                                     quiet || rank != 0 ? NULL : progress_cb, prog, 200);
     double wall = (double)(g_get_monotonic_time() - t0) / 1e6;
     if (size > 1 && !ssim_sweep_mpi_gather(sweep, &error))
         return ssim_cli_runtime_error(error);

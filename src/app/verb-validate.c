@@ -10,8 +10,10 @@
  * count.  A row whose simulation fails is listed with the reason and left out of the figures.
  * A row that a limit (--max-ops, --max-events) refused or stopped is listed the same way, and
  * the verb then fails (exit 1, after writing its outputs) saying how many rows the figures miss,
- * since figures over part of the file are not the figures that were asked for.
+ * since figures over part of the file are not the figures that were asked for.  Progress goes
+ * to stderr (src/app/progress.h: each run weighs its estimated ops), unless -q.
  */
+#include "src/app/progress.h"
 #include "src/app/verbs.h"
 
 #include <shiftsim/data.h>
@@ -32,6 +34,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_auto(SsimCliOutput) output = {0};
     g_autofree char *runs_path = NULL, *plot = NULL;
     gint jobs = 0, every = 1;
+    gboolean quiet = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
@@ -56,6 +59,8 @@ int ssim_verb_validate(int argc, char **argv)
          "image when gnuplot is installed",
          "FILE.png"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+         "No progress on stderr (by default a line with an ETA weighted by each run's size)", NULL},
         {NULL}};
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("- compare predictions with measured runs");
@@ -112,7 +117,15 @@ int ssim_verb_validate(int argc, char **argv)
     g_autofree double *pred = g_new0(double, MAX(n, 1u));
     g_autofree double *meas = g_new0(double, MAX(n, 1u));
     char **errors = g_new0(char *, n + 1);
+    g_autoptr(SsimProgress) progress = ssim_progress_new("shiftsim validate", "runs", quiet);
+    double work = 0;
+    for (guint i = 0; i < n; i++)
+        work += ssim_run_set_work(set, i);
+    ssim_progress_set_total(progress, n, work);
+    ssim_run_set_set_progress(set, ssim_progress_run_set_cb, progress);
     ssim_run_set_predict(set, NULL, n, NULL, (guint)jobs, pred, errors);
+    ssim_run_set_set_progress(set, NULL, NULL);
+    ssim_progress_finish(progress);
     for (guint i = 0; i < n; i++)
         meas[i] = ssim_run_set_measured_ms(set, i);
     g_autofree guint *groups = ssim_run_set_groups(set, NULL, n);

@@ -29,12 +29,22 @@ struct SsimRun {
     const SsimOp *ops; /* the graph's arrays, fetched once */
     const guint32 *succ_first, *succs;
     const guint32 *match_first, *match_ops, *match_expected;
-    guint32 n;                     /* graph ops; copy c of op i is entry i * n_copies + c below */
+    guint32 n; /* graph ops; copy c of op i is entry i * n_copies + c below */
+    /*
+     * Per graph op, what make_ready() needs, 8 ops a cache line instead of one (an SsimOp is 64
+     * bytes, and reading it was the replay's main cache miss): HOT_COMM | match for a collective,
+     * barrier, send or receive; HOT_ASK for compute the cost model prices (or whose duration is
+     * too large to pack); otherwise the compute op's own duration.  Without replication it is
+     * the `ready` array itself (each entry is read when the op becomes ready, just before that
+     * time overwrites it), so it costs no memory; with copies it has one entry per graph op.
+     */
+    guint64 *hot;
     guint32 *word;                 /* per op copy: state << 30 | pending predecessors */
     guint32 *arrived;              /* per match instance */
     SsimTime *ready, *start, *end; /* ready is NULL when replicated */
     guint ev_op_end, ev_match_end;
     guint64 n_done;
+    SsimTime last_end; /* the end of the op copy finished last: the makespan */
 
     /*
      * Replication (runtime.h): n_copies copies on a stride x hi torus; `period` 2 per match and
@@ -43,6 +53,12 @@ struct SsimRun {
     guint n_copies, stride, hi;
     const guint32 *period;
     guint32 *inst_first;
+    /*
+     * Replicated runs with a pure cost model (runtime.h) ask it once per graph op, not once per
+     * copy: every copy of an op (and every instance of a match, priced by its first member with
+     * the match's member count) has the same cost.  -1 until asked; NULL otherwise.
+     */
+    SsimTime *cost_cache;
 
     /*
      * Interference (only when slowdown > 0).  Each stream runs at most one op, so the progress
@@ -83,6 +99,9 @@ struct SsimRun {
     GError *time_error;
 };
 typedef struct SsimRun Run;
+
+#define HOT_COMM ((guint64)1 << 63)
+#define HOT_ASK  ((guint64)1 << 62)
 
 /* Entry of copy c of op i in the per-op arrays (op-major: symmetric copies run close together
  * in time, so their states share cache lines), and the op-end event's key for it. */

@@ -104,7 +104,7 @@ static SsimTime simple_op_time(const SsimCostModel *model, const SsimGraph *g, g
 
 SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params)
 {
-    return (SsimCostModel){.op_time = simple_op_time, .data = (gpointer)params};
+    return (SsimCostModel){.op_time = simple_op_time, .data = (gpointer)params, .pure = TRUE};
 }
 
 /* ---- replay ---- */
@@ -219,6 +219,7 @@ static void finish(Run *r, guint c, guint32 i)
 {
     gsize x = AT(r, c, i);
     r->end[x] = r->now;
+    r->last_end = r->now; /* the clock never goes back, so this is the latest end */
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
     if (r->prog == NULL) {
@@ -245,12 +246,17 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
     const SsimOp *op = &r->ops[i];
     if (op->duration >= 0)
         return op->duration;
+    if (r->cost_cache != NULL && r->cost_cache[i] >= 0)
+        return r->cost_cache[i];
     SsimTime t = r->cost->op_time(r->cost, r->g, i, n_ranks);
     if (G_UNLIKELY(t >= SSIM_TIME_NEVER)) {
         runtime_refuse_time(r, i, n_ranks, t, FALSE);
         return 0;
     }
-    return t < 0 ? 0 : t;
+    t = t < 0 ? 0 : t;
+    if (r->cost_cache != NULL)
+        r->cost_cache[i] = t;
+    return t;
 }
 
 /* now + d for op i, or (refused) now when that is past the range of simulated time. */
@@ -265,18 +271,39 @@ static SsimTime end_at(Run *r, guint32 i, guint n_ranks, SsimTime d)
 }
 
 /*
+ * Asks the processor to fetch what finishing copy c of op i will touch: its successors' packed
+ * kinds (`hot`) and state words.  Called when i starts: its end event fires after the other
+ * pending events before it, time enough for the lines to arrive, whereas read at the end each is
+ * a miss the loop waits for.  Only a hint: nothing is written, and results never depend on it.
+ */
+static inline void prefetch_successors(const Run *r, guint c, guint32 i)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
+        guint32 s = r->succs[e];
+        __builtin_prefetch(&r->hot[s], 0, 3);
+        __builtin_prefetch(&r->word[AT(r, c, s)], 1, 3);
+    }
+#else
+    (void)r;
+    (void)c;
+    (void)i;
+#endif
+}
+
+/*
  * Starts compute op i of copy c now.  It has its stream to itself, so it ends after its duration,
  * at the rank copy's current speed; under interference the stream copy records its progress and
  * the end goes through the stream copy's ticket, which rerate() re-arms when the speed changes.
  */
-static void start_compute(Run *r, guint c, guint32 i)
+static void start_compute(Run *r, guint c, guint32 i, guint64 hot)
 {
-    const SsimOp *op = &r->ops[i];
     gsize x = AT(r, c, i);
     r->word[x] = WITH_STATE(0, RUNNING);
     r->start[x] = r->now;
-    SsimTime d = op_duration(r, i, 1);
+    SsimTime d = hot < HOT_ASK ? (SsimTime)hot : op_duration(r, i, 1);
     if (r->slowdown > 0) {
+        const SsimOp *op = &r->ops[i];
         gsize s = (gsize)op->stream * r->n_copies + c;
         r->running[s] = i;
         r->work[s] = d;
@@ -284,19 +311,19 @@ static void start_compute(Run *r, guint c, guint32 i)
         d = scaled(r, (gsize)op->rank * r->n_copies + c, d);
         ssim_engine_schedule_ticket(r->engine, &r->end_ticket[s], end_at(r, i, 1, d), r->ev_op_end,
                                     OP_KEY(c, i), 0);
-        return;
+    } else {
+        ssim_engine_schedule(r->engine, end_at(r, i, 1, d), r->ev_op_end, OP_KEY(c, i), 0);
     }
-    ssim_engine_schedule(r->engine, end_at(r, i, 1, d), r->ev_op_end, OP_KEY(c, i), 0);
+    prefetch_successors(r, c, i);
 }
 
 /*
- * Counts communication op i (a collective, barrier, send or receive) of copy c into its match
+ * Counts communication op i (a collective, barrier, send or receive) of copy c into its match m's
  * instance, whose number it stores in *k.  TRUE when it is the last to arrive: every member of the
  * match, in every copy that takes part in the instance, is now waiting in it.
  */
-static gboolean arrive(Run *r, guint c, guint32 i, guint32 *k)
+static gboolean arrive(Run *r, guint c, guint32 i, guint32 m, guint32 *k)
 {
-    guint32 m = r->ops[i].match;
     r->word[AT(r, c, i)] = WITH_STATE(0, ARRIVED);
     *k = instance_of(r, m, c);
     return ++r->arrived[instance_index(r, m, *k)] >= r->match_expected[m] * instance_copies(r, m);
@@ -380,13 +407,14 @@ static void start_instance(Run *r, guint32 last, guint32 m, guint32 k)
  */
 static void make_ready(Run *r, guint c, guint32 i)
 {
+    guint32 k;
+    guint64 hot = r->hot[i]; /* before `ready` is written: without copies they are one array */
     if (r->ready != NULL)
         r->ready[AT(r, c, i)] = r->now;
-    guint32 k;
-    if (r->ops[i].kind == SSIM_OP_COMPUTE)
-        start_compute(r, c, i);
-    else if (arrive(r, c, i, &k))
-        start_instance(r, i, r->ops[i].match, k);
+    if (!(hot & HOT_COMM))
+        start_compute(r, c, i, hot);
+    else if (arrive(r, c, i, (guint32)hot, &k))
+        start_instance(r, i, (guint32)hot, k);
 }
 
 /* Instance k of match m ends now: its rank copies stop communicating and its members finish. */
@@ -613,6 +641,9 @@ static void run_free(Run *r)
     g_free(r->word);
     g_free(r->arrived);
     g_free(r->inst_first);
+    g_free(r->cost_cache);
+    if (r->n_copies > 1) /* else it is `ready`, freed below or handed to the timeline */
+        g_free(r->hot);
     g_free(r->ready);
     g_free(r->start);
     g_free(r->end);
@@ -713,6 +744,10 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     r.ready = nc == 1 ? ssim_new_large(SsimTime, total) : NULL;
     r.start = ssim_new_large(SsimTime, total);
     r.end = ssim_new_large(SsimTime, total);
+    if (nc > 1 && cost->pure) {
+        r.cost_cache = ssim_new_large(SsimTime, MAX(n, 1));
+        memset(r.cost_cache, 0xff, sizeof(SsimTime) * MAX(n, 1)); /* -1: not asked yet */
+    }
     for (guint32 i = 0; i < n; i++) {
         guint32 preds = ssim_graph_n_preds(g, i);
         g_assert(preds <= PENDING_MASK);
@@ -731,8 +766,20 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         return NULL;
     }
     /* ready, start and end need no initial value: a run that returns a timeline has set them
-     * for every op copy (every op finished), and a failed run frees them. */
+     * for every op copy (every op finished), and a failed run frees them.  Without copies an
+     * op's `ready` entry is written once, when it becomes ready, which is also when its packed
+     * kind is read for the last time: one array serves both.  (Filled after the memory check,
+     * which therefore sees the resident set it always saw.) */
     r.ops = ssim_graph_ops(g);
+    r.hot = nc == 1 ? (guint64 *)r.ready : ssim_new_large(guint64, MAX(n, 1));
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *op = &r.ops[i];
+        if (op->kind != SSIM_OP_COMPUTE)
+            r.hot[i] = HOT_COMM | op->match;
+        else
+            r.hot[i] = op->duration >= 0 && (guint64)op->duration < HOT_ASK ? (guint64)op->duration
+                                                                            : HOT_ASK;
+    }
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);
     setup_programs(&r);
@@ -797,8 +844,7 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     t->ready = g_steal_pointer(&r.ready);
     t->start = g_steal_pointer(&r.start);
     t->end = g_steal_pointer(&r.end);
+    t->makespan = r.last_end; /* every op finished; 0 for an empty graph */
     run_free(&r);
-    for (guint64 x = 0; x < n_total; x++)
-        t->makespan = MAX(t->makespan, t->end[x]);
     return t;
 }

@@ -294,5 +294,6 @@ gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *g
 
 SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model)
 {
-    return (SsimCostModel){.op_time = op_time, .data = (gpointer)model};
+    /* Pure: the price of an op depends on the op alone (replicated runs ask once per op). */
+    return (SsimCostModel){.op_time = op_time, .data = (gpointer)model, .pure = TRUE};
 }

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "src/import/chakra-private.h"
-#include "src/import/jsonbound-private.h"
+#include "src/core/jsonbound.h"
 #include <shiftsim/data.h>
 
 /* ---- options and stats ---- */

@@ -14,7 +14,7 @@
  */
 #include <shiftsim/kineto.h>
 
-#include "src/import/jsonbound-private.h"
+#include "src/core/jsonbound.h"
 #include <shiftsim/data.h>
 
 #include <json-glib/json-glib.h>

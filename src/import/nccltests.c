@@ -25,7 +25,7 @@
 #include <shiftsim/nccltests.h>
 
 #include "src/import/nccltests-private.h"
-#include "src/import/jsonbound-private.h"
+#include "src/core/jsonbound.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>

@@ -175,6 +175,14 @@ static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
     json_builder_add_string_value(b, ssim_schedule_kind_name(r->schedule));
     json_builder_set_member_name(b, "placement");
     json_builder_add_string_value(b, r->placement);
+    /* What ran, as members of their own (also inside "parallel"): a default or an automatic
+     * choice (the recompute mode that fits) is named, not only implied. */
+    json_builder_set_member_name(b, "recompute");
+    json_builder_add_string_value(b, ssim_recompute_name(p->recompute));
+    json_builder_set_member_name(b, "microbatch");
+    json_builder_add_int_value(b, p->microbatch);
+    json_builder_set_member_name(b, "global_batch");
+    json_builder_add_int_value(b, p->global_batch);
     json_builder_set_member_name(b, "comm_repeat");
     json_builder_add_int_value(b, MAX(c->comm_repeat, 1u));
     json_builder_set_member_name(b, "microbatches");

@@ -364,6 +364,174 @@ static SsimSchedule *prepare(const SsimSimConfig *config, SsimMemory *peak, GErr
     return sched;
 }
 
+/* ---- ways out of a memory misfit --------------------------------------------------------- */
+
+/* The peak estimate of `par` (otherwise `config`'s job) plus `extra` bytes, in *total; FALSE when
+ * `par` is not a legal configuration (the estimate says nothing then). */
+static gboolean peak_of(const SsimSimConfig *config, const SsimParallel *par, guint64 extra,
+                        guint64 *total)
+{
+    SsimSimConfig c = *config;
+    c.par = par;
+    SsimMemory peak = {0};
+    g_autoptr(SsimSchedule) sched = prepare(&c, &peak, NULL);
+    *total = peak.total + extra;
+    return sched != NULL;
+}
+
+/* Tries `par` and, when it fits, lists `option` with its peak in `fits`. */
+static gboolean try_way(const SsimSimConfig *config, const SsimParallel *par, guint64 extra,
+                        const char *option, GString *fits)
+{
+    guint64 total = 0;
+    if (!peak_of(config, par, extra, &total) || total > config->cluster->hbm_bytes)
+        return FALSE;
+    g_string_append_printf(fits, "%s%s (%.1f GiB)", fits->len ? ", " : "", option,
+                           (double)total / (1u << 30));
+    return TRUE;
+}
+
+/*
+ * Appends to a memory misfit's message (`error`, SSIM_CONFIG_ERROR_MEMORY) the options that
+ * would make the job fit, tried in this order with the memory model only (a schedule per try, no
+ * lowering): the 1F1B order instead of an all-forwards-first one, more recompute, a smaller
+ * microbatch, ZeRO-1, a smaller global batch; each that fits alone is named with its peak.  When
+ * none does, they are tried together; and --ignore-memory always closes the list.  `extra` is
+ * what the placement keeps alive on top of the estimate.
+ */
+static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError **error)
+{
+    if (error == NULL || *error == NULL ||
+        !g_error_matches(*error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY))
+        return;
+    const SsimParallel *par = config->par;
+    g_autoptr(GString) fits = g_string_new(NULL);
+    char option[96];
+
+    /* Each way alone. */
+    const char *in_order =
+        strcmp(par->schedule, "alpa-gpipe") == 0                                   ? "alpa"
+        : strcmp(par->schedule, "gpipe") == 0 || strcmp(par->schedule, "xla") == 0 ? "1f1b"
+                                                                                   : NULL;
+    if (in_order) {
+        SsimParallel p = *par;
+        g_strlcpy(p.schedule, in_order, sizeof p.schedule);
+        g_snprintf(option, sizeof option, "--schedule %s", in_order);
+        try_way(config, &p, extra, option, fits);
+    }
+    for (int mode = (int)par->recompute + 1; mode < SSIM_RECOMPUTE_N; mode++) {
+        SsimParallel p = *par;
+        p.recompute = (SsimRecompute)mode;
+        g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
+        if (try_way(config, &p, extra, option, fits))
+            break; /* more recompute than the first that fits costs time for nothing */
+    }
+    /* The largest smaller microbatch that fits (a divisor: the global batch stays legal). */
+    for (guint mb = par->microbatch - 1; mb >= 1 && par->microbatch > 1; mb--) {
+        if (par->microbatch % mb != 0)
+            continue;
+        SsimParallel p = *par;
+        p.microbatch = mb;
+        g_snprintf(option, sizeof option, "--microbatch %u", mb);
+        if (try_way(config, &p, extra, option, fits))
+            break;
+    }
+    if (par->zero_stage == 0 && par->dp > 1) {
+        SsimParallel p = *par;
+        p.zero_stage = 1;
+        try_way(config, &p, extra, "--zero 1", fits);
+    }
+    /* Halving the microbatches a pipeline holds, the largest batch that fits first, down to one
+     * per stage: a pipeline that cannot fill is no way out (and under 1F1B, where a stage holds
+     * at most pp - s microbatches, a smaller batch never helps before that). */
+    guint per_step = par->dp * par->microbatch;
+    guint m_floor = MAX(par->pp, 2u);
+    for (guint m = ssim_parallel_n_microbatches(par) / 2; m >= m_floor; m /= 2) {
+        SsimParallel p = *par;
+        p.global_batch = per_step * m;
+        g_snprintf(option, sizeof option, "--global-batch %u", p.global_batch);
+        if (try_way(config, &p, extra, option, fits))
+            break;
+    }
+    g_autofree char *old = (*error)->message; /* replaced below, freed on return */
+    if (fits->len) {
+        (*error)->message = g_strdup_printf("%s; fits with %s; or simulate anyway with "
+                                            "--ignore-memory",
+                                            old, fits->str);
+        return;
+    }
+
+    /* None alone: the same ways one after another, until the job fits. */
+    SsimParallel all = *par;
+    char taken[6][96] = {{0}}; /* the option of each step kept (recompute's: the last) */
+    guint64 total = 0, before = 0;
+    gboolean fit = FALSE;
+    (void)peak_of(config, par, extra, &before);
+    for (guint step = 0; step < 6 && !fit; step++) {
+        SsimParallel p = all;
+        switch (step) {
+        case 0:
+            if (in_order == NULL)
+                continue;
+            g_strlcpy(p.schedule, in_order, sizeof p.schedule);
+            g_snprintf(option, sizeof option, "--schedule %s", in_order);
+            break;
+        case 1:
+        case 2:
+            if (p.recompute + 1 >= SSIM_RECOMPUTE_N)
+                continue;
+            p.recompute = (SsimRecompute)(p.recompute + 1);
+            g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
+            break;
+        case 3:
+            if (p.microbatch == 1)
+                continue;
+            p.microbatch = 1;
+            g_snprintf(option, sizeof option, "--microbatch 1");
+            break;
+        case 4:
+            if (p.zero_stage != 0 || p.dp == 1)
+                continue;
+            p.zero_stage = 1;
+            g_snprintf(option, sizeof option, "--zero 1");
+            break;
+        default: {
+            guint m = MIN(ssim_parallel_n_microbatches(par), m_floor);
+            if (p.dp * p.microbatch * m >= p.global_batch)
+                continue;
+            p.global_batch = p.dp * p.microbatch * m;
+            g_snprintf(option, sizeof option, "--global-batch %u", p.global_batch);
+            break;
+        }
+        }
+        /* A step that is not legal, or does not lower the peak, is not kept. */
+        if (!peak_of(config, &p, extra, &total) || total >= before)
+            continue;
+        all = p;
+        before = total;
+        g_strlcpy(taken[step == 2 ? 1 : step], option, sizeof taken[0]);
+        fit = total <= config->cluster->hbm_bytes;
+    }
+    g_autoptr(GString) combo = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(taken); i++)
+        if (taken[i][0])
+            g_string_append_printf(combo, "%s%s", combo->len ? " " : "", taken[i]);
+    if (fit)
+        (*error)->message = g_strdup_printf("%s; no one option fits alone, together these do: %s "
+                                            "(%.1f GiB); or simulate anyway with --ignore-memory",
+                                            old, combo->str, (double)total / (1u << 30));
+    else if (combo->len)
+        (*error)->message = g_strdup_printf(
+            "%s; it does not fit even with %s: more tp or pp (or GPUs) is needed; or simulate "
+            "anyway with --ignore-memory",
+            old, combo->str);
+    else
+        (*error)->message = g_strdup_printf(
+            "%s; no schedule, recompute, microbatch, ZeRO or batch option lowers it: more tp or "
+            "pp (or GPUs) is needed; or simulate anyway with --ignore-memory",
+            old);
+}
+
 gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GError **error)
 {
     g_return_val_if_fail(config && config->model && config->cluster && config->par, FALSE);
@@ -371,6 +539,7 @@ gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GEr
     if (sched == NULL)
         return FALSE;
     if (!ssim_memory_fits(peak, config->cluster, error)) {
+        add_memory_hints(config, 0, error);
         g_prefix_error(error, "%s on %s: ", config->model->name, config->cluster->name);
         return FALSE;
     }
@@ -408,6 +577,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
     if (!result->memory_fits && !config->ignore_memory) {
         ssim_memory_fits(&result->memory, cluster, error);
+        add_memory_hints(config, 0, error);
         g_prefix_error(error, "%s on %s: ", model->name, cluster->name);
         return FALSE;
     }
@@ -508,6 +678,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
         result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
         if (!result->memory_fits && !config->ignore_memory) {
             ssim_memory_fits(&result->memory, cluster, error);
+            add_memory_hints(config, result->placement_extra, error);
             g_prefix_error(error,
                            "%s on %s under placement %s (+%.1f MiB of buffers): ", model->name,
                            cluster->name, ssim_placement_kind_name(config->placement->kind),

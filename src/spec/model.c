@@ -14,6 +14,7 @@
 #include <shiftsim/data.h>
 #include <shiftsim/model.h>
 
+#include "src/core/jsonbound.h"
 #include "src/spec/ini-private.h"
 
 #include <math.h>
@@ -401,6 +402,7 @@ SsimModel *ssim_model_copy(const SsimModel *model)
     *m = *model;
     m->name = g_strdup(model->name);
     m->source = g_strdup(model->source);
+    m->notes = g_strdup(model->notes);
     return m;
 }
 
@@ -410,6 +412,7 @@ void ssim_model_free(SsimModel *model)
         return;
     g_free(model->name);
     g_free(model->source);
+    g_free(model->notes);
     g_free(model);
 }
 
@@ -520,6 +523,11 @@ SsimModel *ssim_model_load_file(const char *path, GError **error)
 {
     g_return_val_if_fail(path != NULL, NULL);
     gsize len = 0;
+    if (g_str_has_suffix(path, ".json")) {
+        g_autofree char *json =
+            ssim_read_file_limited(path, SSIM_JSON_MAX_HF_CONFIG_BYTES, &len, error);
+        return json ? ssim_model_load_hf_data(json, (gssize)len, path, error) : NULL;
+    }
     g_autofree char *text = ssim_read_file(path, &len, error);
     if (text == NULL)
         return NULL;
@@ -528,6 +536,27 @@ SsimModel *ssim_model_load_file(const char *path, GError **error)
 
 SsimModel *ssim_model_load(const char *name_or_path, GError **error)
 {
+    g_return_val_if_fail(name_or_path != NULL, NULL);
+    /* "hf/NAME": a bundled Hugging Face config, unless a file of that name is here. */
+    if (g_str_has_prefix(name_or_path, "hf/") && !strchr(name_or_path + 3, '/') &&
+        !g_str_has_suffix(name_or_path, ".json") &&
+        !g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+        g_autofree char *rel = g_strdup_printf("models/%s.json", name_or_path);
+        g_autofree char *found = ssim_data_find(rel);
+        if (found == NULL) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                        "%s: unknown model '%s' (no %s in $SHIFTSIM_DATA, the source tree or "
+                        "the installed data)",
+                        name_or_path, name_or_path, rel);
+            return NULL;
+        }
+        return ssim_model_load_file(found, error);
+    }
+    if (g_str_has_suffix(name_or_path, ".json")) {
+        if (!ssim_input_check(name_or_path, "model file", error))
+            return NULL;
+        return ssim_model_load_file(name_or_path, error);
+    }
     g_autofree char *path = ssim_ini_resolve(name_or_path, "models", "model", error);
     return path ? ssim_model_load_file(path, error) : NULL;
 }

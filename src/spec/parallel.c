@@ -751,6 +751,14 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
 
 /* ---- suggestion ------------------------------------------------------------------------- */
 
+guint ssim_parallel_default_global_batch(guint gpus, guint dp, guint microbatch)
+{
+    guint64 batch = (guint64)SSIM_DEFAULT_SEQUENCES_PER_GPU * MAX(gpus, 1u);
+    guint64 per_step = (guint64)MAX(dp, 1u) * MAX(microbatch, 1u);
+    batch = (batch + per_step - 1) / per_step * per_step;
+    return (guint)MIN(batch, (guint64)G_MAXUINT);
+}
+
 /* Static bytes (16 per parameter) on the fullest stage's GPU, for tp and pp. */
 static double static_bytes(const SsimModel *model, guint tp, guint pp)
 {
@@ -797,6 +805,6 @@ gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
     par->dp = world / (best_tp * best_pp);
     par->virtual_stages = 1;
     par->microbatch = 1;
-    par->global_batch = par->dp * MAX(8u, 4 * best_pp);
+    par->global_batch = ssim_parallel_default_global_batch(world, par->dp, 1);
     return ssim_parallel_validate(par, model, cluster, error);
 }

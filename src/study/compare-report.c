@@ -113,7 +113,8 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
 
 #define CSV_HEADER                                                                                 \
     "policy,schedule,step_ms,tokens_per_s,gain_pct,exposed_tp_ms,exposed_pp_ms,exposed_dp_ms,"     \
-    "extra_bytes,memory_gib,lhs,comm_repeat,tokens_per_s_per_gpu,model_tflops_per_gpu,mfu\n"
+    "extra_bytes,memory_gib,lhs,comm_repeat,tokens_per_s_per_gpu,model_tflops_per_gpu,mfu,"        \
+    "recompute,microbatch,global_batch\n"
 
 static void format_csv(GString *o, const SsimCompare *cmp)
 {
@@ -123,12 +124,14 @@ static void format_csv(GString *o, const SsimCompare *cmp)
         const SsimResult *res = &r->result;
         g_string_append_printf(
             o,
-            "%s,%s,%.6f,%.3f,%.4f,%.6f,%.6f,%.6f,%" G_GUINT64_FORMAT ",%.3f,%d,%u,%.3f,%.3f,%.5f\n",
+            "%s,%s,%.6f,%.3f,%.4f,%.6f,%.6f,%.6f,%" G_GUINT64_FORMAT
+            ",%.3f,%d,%u,%.3f,%.3f,%.5f,%s,%u,%u\n",
             name(r), r->par.schedule, ms(res->step_time), res->tokens_per_s,
             ssim_compare_gain(cmp, i), ms(res->exposed[SSIM_COMM_TP]),
             ms(res->exposed[SSIM_COMM_PP]), ms(res->exposed[SSIM_COMM_DP]), res->placement_extra,
             (double)res->memory.total / (1024.0 * 1024.0 * 1024.0), r->placement.lhs ? 1 : 0,
-            MAX(res->comm_repeat, 1u), per_gpu(res), res->model_tflops_per_gpu, res->mfu);
+            MAX(res->comm_repeat, 1u), per_gpu(res), res->model_tflops_per_gpu, res->mfu,
+            ssim_recompute_name(r->par.recompute), r->par.microbatch, r->par.global_batch);
     }
 }
 
@@ -197,6 +200,12 @@ static void format_json(GString *o, const SsimCompare *cmp, const SsimModel *mod
     json_builder_add_int_value(b, base->result.n_gpus);
     g_autofree char *split = ssim_parallel_to_string(&base->par);
     json_member_string(b, "split", split);
+    /* What ran, as members (also inside "split"): the recompute mode may have been chosen. */
+    json_member_string(b, "recompute", ssim_recompute_name(base->par.recompute));
+    json_builder_set_member_name(b, "microbatch");
+    json_builder_add_int_value(b, base->par.microbatch);
+    json_builder_set_member_name(b, "global_batch");
+    json_builder_add_int_value(b, base->par.global_batch);
     json_builder_set_member_name(b, "lhs");
     json_builder_add_boolean_value(b, base->placement.lhs);
     json_builder_set_member_name(b, "comm_repeat");

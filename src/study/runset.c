@@ -11,6 +11,7 @@
  * own copy of its cluster, and thread t handles rows t, t + threads, ... writing only their
  * slots of the output arrays.
  */
+#include <shiftsim/budget.h>
 #include <shiftsim/runset.h>
 #include <shiftsim/sim.h>
 
@@ -28,6 +29,8 @@ struct SsimRunSet {
     GArray *rows;                /* SetRow */
     guint64 max_ops, max_events; /* SsimSimConfig's limits (0: the defaults) */
     guint64 max_memory;
+    SsimRunSetProgressFn progress; /* per predicted row, or NULL */
+    gpointer progress_data;
 };
 
 static void set_row_clear(gpointer p)
@@ -306,7 +309,12 @@ static gpointer predict_worker(gpointer data)
                                 .max_memory = job->set->max_memory};
         SsimResult result;
         g_autoptr(GError) error = NULL;
-        if (ssim_simulate(&config, &result, NULL, NULL, &error)) {
+        gboolean ok = ssim_simulate(&config, &result, NULL, NULL, &error);
+        if (job->set->progress)
+            job->set->progress(ssim_run_set_work(job->set, i),
+                               ok || !g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT),
+                               job->set->progress_data);
+        if (ok) {
             job->pred[j] = ssim_time_to_seconds(result.step_time) * 1e3;
         } else {
             job->pred[j] = NAN;
@@ -319,6 +327,20 @@ static gpointer predict_worker(gpointer data)
         }
     }
     return NULL;
+}
+
+void ssim_run_set_set_progress(SsimRunSet *set, SsimRunSetProgressFn fn, gpointer user)
+{
+    set->progress = fn;
+    set->progress_data = user;
+}
+
+double ssim_run_set_work(const SsimRunSet *set, guint i)
+{
+    const SetRow *row = set_row(set, i);
+    SsimOpEstimate est;
+    ssim_budget_estimate(row->model, &row->run.par, FALSE, &est);
+    return MAX(est.ops, 1.0);
 }
 
 void ssim_run_set_predict(const SsimRunSet *set, const guint *idx, guint n,

@@ -27,6 +27,7 @@
 #include "src/study/sweep-private.h"
 
 #include <shiftsim/bound.h>
+#include <shiftsim/budget.h>
 #include <shiftsim/place.h>
 #include <shiftsim/steady.h>
 
@@ -208,7 +209,34 @@ typedef struct {
     GMutex lock;
     GCond finished;
     guint8 *ready; /* JOB_SIMULATE: per row, set under the lock when its result is in */
+    /* The progress's work (under the lock): per row its estimated ops, and the sums. */
+    double *weight;
+    double work_done, work_total;
 } Pool;
+
+/* The work of a finished job on row `index` (under the lock): a simulated row's ops are done, a
+ * rejected row's leave the total. */
+static void count_work(Pool *p, JobKind kind, guint index, SsimSweepStatus status)
+{
+    double w = p->weight ? p->weight[index] : 0;
+    if (kind == JOB_FULL)
+        return; /* a re-run of a row already counted */
+    if (kind == JOB_SIMULATE || (kind == JOB_EVAL && status == SSIM_SWEEP_OK))
+        p->work_done += w;
+    else if (status != SSIM_SWEEP_PENDING) /* rejected by the eval or the preparation */
+        p->work_total -= w;
+}
+
+/* Calls `progress` with the pool's figures, `done` of `total` configurations. */
+static void report(Pool *p, SsimSweepProgressFn progress, gpointer user, guint done, guint total,
+                   gint64 t0)
+{
+    g_mutex_lock(&p->lock);
+    SsimSweepProgress pr = {done, total, p->work_done, MAX(p->work_total, p->work_done),
+                            (double)(g_get_monotonic_time() - t0) / 1e6};
+    g_mutex_unlock(&p->lock);
+    progress(&pr, user);
+}
 
 static void work(gpointer data, gpointer user)
 {
@@ -237,6 +265,7 @@ static void work(gpointer data, gpointer user)
     }
     g_mutex_lock(&p->lock);
     p->sweep->rows[index] = row;
+    count_work(p, p->kind, index, row.status);
     if (p->ready)
         p->ready[index] = 1;
     g_atomic_int_add(&p->done, 1);
@@ -260,7 +289,7 @@ static void run_jobs(Pool *p, GThreadPool *pool, const guint *idx, guint n, gint
         guint done = (guint)g_atomic_int_get(&p->done);
         if (progress && done < n) {
             g_mutex_unlock(&p->lock);
-            progress(shown + done, total_shown, (double)(g_get_monotonic_time() - t0) / 1e6, user);
+            report(p, progress, user, shown + done, total_shown, t0);
             g_mutex_lock(&p->lock);
         }
     }
@@ -380,8 +409,7 @@ static void run_pruned(Pool *p, GThreadPool *pool, guint *cand, guint n, guint t
             g_cond_wait_until(&p->finished, &p->lock, deadline);
             if (progress) {
                 g_mutex_unlock(&p->lock);
-                progress(shown + commit, total_shown, (double)(g_get_monotonic_time() - t0) / 1e6,
-                         user);
+                report(p, progress, user, shown + commit, total_shown, t0);
                 g_mutex_lock(&p->lock);
             }
             continue;
@@ -394,8 +422,12 @@ static void run_pruned(Pool *p, GThreadPool *pool, guint *cand, guint n, guint t
     /* Wait for what is still running, then prune from the stop on (discarding those results). */
     g_thread_pool_free(pool, FALSE, TRUE);
     SsimTime r = threshold(s, &best);
-    for (guint i = commit; i < n; i++)
+    for (guint i = commit; i < n; i++) {
+        gboolean ran = p->ready[cand[i]] != 0; /* started before the stop: its work was done */
         prune_row(&s->rows[cand[i]], r, k);
+        if (!ran && p->weight)
+            p->work_total -= p->weight[cand[i]];
+    }
     g_free(best.v);
     g_clear_pointer(&p->ready, g_free);
 }
@@ -422,6 +454,16 @@ guint ssim_sweep_run(SsimSweep *sweep, guint first, guint stride, guint n_thread
     guint n = 0;
     for (guint k = first; k < sweep->n_rows && n < total; k += stride)
         idx[n++] = k;
+    /* Each configuration's weight in the progress: its estimated ops. */
+    if (progress) {
+        p.weight = g_new0(double, sweep->n_rows);
+        for (guint i = 0; i < n; i++) {
+            SsimOpEstimate est;
+            ssim_budget_estimate(sweep->model, &sweep->rows[idx[i]].par, sweep->spec.exact, &est);
+            p.weight[idx[i]] = MAX(est.ops, 1.0);
+            p.work_total += p.weight[idx[i]];
+        }
+    }
     if (total > 0) {
         GThreadPool *pool = g_thread_pool_new(work, &p, (gint)n_threads, FALSE, NULL);
         if (sweep->spec.prune_top == 0) {
@@ -458,7 +500,8 @@ guint ssim_sweep_run(SsimSweep *sweep, guint first, guint stride, guint n_thread
         g_thread_pool_free(pool, FALSE, TRUE);
     }
     if (progress)
-        progress(total, total, (double)(g_get_monotonic_time() - t0) / 1e6, user);
+        report(&p, progress, user, total, total, t0);
+    g_free(p.weight);
     g_mutex_clear(&p.lock);
     g_cond_clear(&p.finished);
     return total;

@@ -73,7 +73,7 @@ void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint
      * rather than the library's, so the CSV's base= does not name a placement no row ran. */
     g_strlcpy(spec->base.schedule, "alpa", sizeof spec->base.schedule);
     g_strlcpy(spec->base.placement, "alpa", sizeof spec->base.placement);
-    spec->base.global_batch = 2 * n_gpus;
+    spec->base.global_batch = ssim_parallel_default_global_batch(n_gpus, 1, 1);
     ssim_sweep_spec_default_tp(spec, cluster);
     for (guint d = 1; d <= n_gpus; d++)
         if (n_gpus % d == 0)

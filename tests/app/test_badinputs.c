@@ -58,6 +58,13 @@ static Bad bad_cases[] = {
     {"model-version-2.ini", K_MODEL, 2, "format"},
     {"model-unknown-dtype.ini", K_MODEL, 11, "dtype"},
     {"model-binary.ini", K_MODEL, 1, ""},
+    /* Hugging Face config.json: shiftsim simulate --model FILE (the config's field named) */
+    {"model-hf-missing-layers.json", K_MODEL, 0, "num_hidden_layers: missing"},
+    {"model-hf-string-heads.json", K_MODEL, 0, "num_attention_heads: must be a positive"},
+    {"model-hf-truncated.json", K_MODEL, 0, "not JSON"},
+    {"model-hf-deep.json", K_MODEL, 1, "JSON nested deeper than 256 levels"},
+    {"model-hf-binary.json", K_MODEL, 0, "not JSON"},
+    {"model-hf-moe.json", K_MODEL, 0, "num_local_experts: 8 experts"},
     /* cluster INI: shiftsim simulate --cluster FILE */
     {"cluster-empty.ini", K_CLUSTER, 0, "[cluster]"},
     {"cluster-truncated.ini", K_CLUSTER, 17, "bandw"},

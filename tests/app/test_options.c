@@ -93,7 +93,7 @@ Test(options, a_group_parses_into_its_struct)
     cr_assert_not(ssim_cli_job_has_schedule(&job));
 }
 
-/* dp takes the GPUs tp x pp leave; the global batch is dp * microbatch * max(8, 4 pp); what
+/* dp takes the GPUs tp x pp leave; the global batch is 4 per GPU whatever the split; what
  * --split names is not overridden by either default. */
 Test(options, apply_derives_dp_and_the_global_batch)
 {
@@ -105,7 +105,7 @@ Test(options, apply_derives_dp_and_the_global_batch)
     ssim_parallel_init(&par);
     cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
     cr_assert_eq(par.dp, 4);
-    cr_assert_eq(par.global_batch, 4 * 2 * 16);
+    cr_assert_eq(par.global_batch, 4 * 64, "4 sequences per GPU, not per split");
 
     char split[] = "dp=2,gbs=24";
     job.split = split;
@@ -119,6 +119,28 @@ Test(options, apply_derives_dp_and_the_global_batch)
     ssim_parallel_init(&par);
     cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
     cr_assert_eq(par.dp, 1);
+}
+
+/* The issue's trap: tp 8 x pp 4 and tp 4 x pp 8 of 32 GPUs at their defaults compared batch 32
+ * with batch 64; both now train on 128 sequences, and so does every other split of 32 GPUs. */
+Test(options, default_global_batch_is_the_same_for_every_split)
+{
+    const guint splits[][2] = {{8, 4}, {4, 8}, {1, 1}, {2, 16}, {1, 32}, {8, 1}};
+    for (gsize i = 0; i < G_N_ELEMENTS(splits); i++) {
+        SsimCliJob job = SSIM_CLI_JOB_INIT;
+        job.tp = (gint)splits[i][0];
+        job.pp = (gint)splits[i][1];
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 32), SSIM_EXIT_OK);
+        cr_assert_eq(par.global_batch, 128, "tp %u pp %u: global batch %u", splits[i][0],
+                     splits[i][1], par.global_batch);
+    }
+    /* A microbatch that 4 per GPU cannot hold whole is the one case that rounds up: dp 32 x
+     * microbatch 8 needs a multiple of 256. */
+    cr_assert_eq(ssim_parallel_default_global_batch(32, 32, 8), 256);
+    cr_assert_eq(ssim_parallel_default_global_batch(32, 4, 2), 128);
+    cr_assert_eq(ssim_parallel_default_global_batch(1024, 8, 1), 4096);
 }
 
 Test(options, errors_name_the_option, .init = redirect)

@@ -17,12 +17,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #define RANKS 64
 
 static double now_s(void)
 {
     return (double)g_get_monotonic_time() * 1e-6;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* User processor time alone: without the kernel's time zeroing fresh pages, which on a busy
+ * virtual machine varies several-fold from run to run. */
+static double user_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
 }
 
 int main(int argc, char **argv)
@@ -89,9 +106,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-engine: %s\n", error->message);
         return 1;
     }
-    double t1 = now_s();
+    double t1 = now_s(), c1 = cpu_s(), u1 = user_s();
     SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
-    double t2 = now_s();
+    double t2 = now_s(), c2 = cpu_s(), u2 = user_s();
     if (t == NULL) {
         fprintf(stderr, "bench-engine: %s\n", error->message);
         return 1;
@@ -102,9 +119,11 @@ int main(int argc, char **argv)
     printf("ops            %u (%u ranks x 4 streams, %u matched collectives)\n",
            ssim_graph_n_ops(g), RANKS, ssim_graph_n_matches(g));
     printf("build+finalize %.3f s\n", t1 - t0);
-    printf("replay         %.3f s\n", run);
+    printf("replay         %.3f s (%.3f s processor, %.3f s user)\n", run, c2 - c1, u2 - u1);
     printf("events         %" G_GUINT64_FORMAT "\n", t->events);
     printf("events/s       %.2f M\n", (double)t->events / run / 1e6);
+    printf("events/cpu-s   %.2f M (%.2f M per user second)\n", (double)t->events / (c2 - c1) / 1e6,
+           (double)t->events / (u2 - u1) / 1e6);
     printf("ns/event       %.1f\n", run * 1e9 / (double)t->events);
     printf("ops/s          %.2f M\n", (double)ssim_graph_n_ops(g) / run / 1e6);
     printf("peak RSS       %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);

@@ -210,3 +210,49 @@ Test(engine, alarm_is_served_by_the_first_event_at_its_time)
      * the alarm before the other event; C finds it served. */
     run_owner(TRUE, "B+ A+ x C- ");
 }
+
+/*
+ * The fired event leaves the heap lazily (engine.c): the handler's first schedule takes its place,
+ * or it is popped after the handler.  Seen from a handler, pending() never counts the event being
+ * fired, whether the handler schedules nothing, one event or several; a stop after scheduling
+ * keeps what was scheduled, and the run resumes in order.
+ */
+typedef struct {
+    guint type;
+    GArray *log;     /* (payload, pending before, pending after) per fired event */
+    guint64 stop_at; /* payload whose handler stops the run */
+} Lazy;
+
+static void lazy_event(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    Lazy *l = user;
+    guint64 before = ssim_engine_pending(e);
+    for (guint64 k = 0; k < b; k++) /* b new events, at now and later, that schedule nothing */
+        ssim_engine_schedule(e, ssim_engine_now(e) + (SsimTime)k, l->type, 100 * a + k, 0);
+    guint64 row[3] = {a, before, ssim_engine_pending(e)};
+    g_array_append_vals(l->log, row, 3);
+    if (a == l->stop_at)
+        ssim_engine_stop(e);
+}
+
+Test(engine, fired_event_is_never_pending_and_replaced_in_order)
+{
+    g_autoptr(SsimEngine) e = ssim_engine_new();
+    Lazy l = {0, g_array_new(FALSE, FALSE, sizeof(guint64)), 2};
+    l.type = ssim_engine_register(e, lazy_event, &l);
+    ssim_engine_schedule(e, 10, l.type, 1, 0); /* schedules nothing */
+    ssim_engine_schedule(e, 20, l.type, 2, 1); /* one event at 20, then stops */
+    ssim_engine_schedule(e, 30, l.type, 3, 3); /* three events: 30, 31, 32 */
+    cr_assert_eq(ssim_engine_run(e, SSIM_TIME_NEVER, 0), SSIM_ENGINE_STOPPED);
+    cr_assert_eq(ssim_engine_pending(e), 2); /* 200 at 20 and 3 at 30 */
+    cr_assert_eq(ssim_engine_run(e, SSIM_TIME_NEVER, 0), SSIM_ENGINE_EMPTY);
+    static const guint64 want[][3] = {{1, 2, 2},   {2, 1, 2},   {200, 1, 1}, {3, 0, 3},
+                                      {300, 2, 2}, {301, 1, 1}, {302, 0, 0}};
+    cr_assert_eq(l.log->len, 3 * G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+        for (guint j = 0; j < 3; j++)
+            cr_assert_eq(g_array_index(l.log, guint64, 3 * i + j), want[i][j], "event %u field %u",
+                         i, j);
+    cr_assert_eq(ssim_engine_now(e), 32);
+    g_array_unref(l.log);
+}

@@ -177,7 +177,7 @@ Test(types, runtime_refuses_a_cost_that_is_not_a_finite_time)
     t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 20, &a, 1);
     t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 1 << 20, NULL, 0);
     OddCost c = {1, SSIM_TIME_NEVER};
-    SsimCostModel m = {odd_time, &c};
+    SsimCostModel m = {odd_time, &c, FALSE};
     g_autoptr(GError) error = run_fails(g, &m);
     cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_TIME), "%s", error->message);
     cr_assert(strstr(error->message, "op 1 "), "%s", error->message);
@@ -209,7 +209,7 @@ Test(types, interference_cannot_overflow_an_end)
     t_coll(g, 1, "comm", grp, SSIM_COLL_ALLREDUCE, 1, NULL, 0);
     t_compute(g, 0, "compute", ((SsimTime)1 << 62) + 7, NULL, 0);
     OddCost c = {G_MAXUINT32, 0};
-    SsimCostModel m = {odd_time, &c};
+    SsimCostModel m = {odd_time, &c, FALSE};
     SsimRunConfig rc = SSIM_RUN_CONFIG_INIT;
     rc.cost = &m;
     rc.overlap_slowdown = 3.0;

@@ -1,7 +1,7 @@
 /*
- * The program of README's "Embedding" section: one GPT-J 6B step through the installed
- * library.  CI builds it with `pkg-config --cflags --libs shiftsim` against `meson install`'s
- * output and runs it (.ci/install-check).
+ * The program of docs/install.md ("Embedding the simulator in a C program"): one GPT-J 6B
+ * step through the installed library.  CI builds it with `pkg-config --cflags --libs shiftsim`
+ * against `meson install`'s output and runs it (.ci/install-check).
  */
 #include <shiftsim/shiftsim.h>
 #include <stdio.h>

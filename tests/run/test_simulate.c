@@ -385,6 +385,36 @@ Test(simulate, formats)
     cr_assert(strstr(json->str, "\"exposed_ms\""));
 }
 
+/* Every format names the schedule, placement, recompute mode and batch that ran. */
+Test(simulate, outputs_name_what_ran)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(2, 2, 2, 1, 4, "gpipe");
+    par.recompute = SSIM_RECOMPUTE_SELECTIVE;
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    cr_assert(ssim_simulate(&c, &r, NULL, NULL, NULL));
+    g_autoptr(GString) table = ssim_result_format(&r, &c, SSIM_FORMAT_TABLE);
+    const char *in_table[] = {"global batch 8", "schedule gpipe", "recompute selective",
+                              "placement   megatron"};
+    for (gsize i = 0; i < G_N_ELEMENTS(in_table); i++)
+        cr_assert(strstr(table->str, in_table[i]), "table lacks '%s':\n%s", in_table[i],
+                  table->str);
+    g_autoptr(GString) json = ssim_result_format(&r, &c, SSIM_FORMAT_JSON);
+    const char *in_json[] = {"\"schedule\" : \"gpipe\"", "\"placement\" : \"megatron\"",
+                             "\"recompute\" : \"selective\"", "\"microbatch\" : 1",
+                             "\"global_batch\" : 8"};
+    for (gsize i = 0; i < G_N_ELEMENTS(in_json); i++)
+        cr_assert(strstr(json->str, in_json[i]), "JSON lacks '%s':\n%s", in_json[i], json->str);
+    g_autoptr(GString) csv = ssim_result_format(&r, &c, SSIM_FORMAT_CSV);
+    const char *in_csv[] = {",gpipe,",  ",megatron,", ",selective,",
+                            "schedule", "recompute",  "global_batch"};
+    for (gsize i = 0; i < G_N_ELEMENTS(in_csv); i++)
+        cr_assert(strstr(csv->str, in_csv[i]), "CSV lacks '%s':\n%s", in_csv[i], csv->str);
+}
+
 Test(simulate, memory_check)
 {
     /* GPT-3 175B on one H200 node with tp 8 needs 16 bytes x 175e9 / 8 = 350 GB per GPU. */
@@ -404,6 +434,121 @@ Test(simulate, memory_check)
     cr_assert(ssim_simulate(&c, &r, NULL, NULL, NULL));
     cr_assert_not(r.memory_fits);
     cr_assert_gt(r.memory.total, r.memory_capacity);
+}
+
+/* Applies one CLI option of a memory hint ("--recompute full") to `par`. */
+static void apply_hint(SsimParallel *par, const char *option)
+{
+    g_auto(GStrv) words = g_strsplit(option, " ", 2);
+    cr_assert_not_null(words[1], "'%s'", option);
+    const char *key = strcmp(words[0], "--global-batch") == 0 ? "gbs"
+                      : strcmp(words[0], "--microbatch") == 0 ? "mb"
+                                                              : words[0] + 2;
+    cr_assert(ssim_parallel_set(par, key, words[1], NULL), "'%s'", option);
+}
+
+static gboolean fits(const SsimModel *model, const SsimCluster *cluster, const SsimParallel *par)
+{
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = par};
+    SsimMemory peak;
+    return ssim_simulate_memory(&c, &peak, NULL);
+}
+
+/*
+ * A misfit names the options that would fit, each checked here against the memory model itself
+ * (the oracle): every option named fits when applied alone, and the ways not named do not.
+ */
+Test(simulate, memory_misfit_names_what_would_fit)
+{
+    g_autoptr(SsimModel) model = ssim_model_load("llama-2-7b", NULL);
+    cr_assert_not_null(model);
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(1, 2, 4, 1, 64, "gpipe");
+    par.microbatch = 2, par.global_batch = 128; /* m = 64, all held under GPipe */
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+    cr_assert(g_error_matches(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY));
+    const char *list = strstr(error->message, "; fits with ");
+    cr_assert_not_null(list, "%s", error->message);
+    cr_assert(g_str_has_suffix(error->message, "; or simulate anyway with --ignore-memory"), "%s",
+              error->message);
+    g_autofree char *named =
+        g_strndup(list + strlen("; fits with "),
+                  strstr(list, "; or simulate") - list - strlen("; fits with "));
+    g_auto(GStrv) options = g_strsplit(named, ", ", -1);
+    cr_assert_eq(g_strv_length(options), 3, "%s", named);
+    const char *const want[] = {"--schedule 1f1b", "--recompute full", "--global-batch 8"};
+    for (guint i = 0; options[i]; i++) {
+        char *paren = strstr(options[i], " (");
+        cr_assert_not_null(paren, "%s", options[i]);
+        *paren = '\0';
+        cr_assert_str_eq(options[i], want[i]);
+        SsimParallel p = par;
+        apply_hint(&p, options[i]);
+        cr_assert(fits(model, cluster, &p), "%s named but does not fit", options[i]);
+    }
+    /* Not named: selective recompute, microbatch 1, and a batch of 16 (the next one up). */
+    const char *const not_named[] = {"--recompute selective", "--microbatch 1",
+                                     "--global-batch 16"};
+    for (gsize i = 0; i < G_N_ELEMENTS(not_named); i++) {
+        SsimParallel p = par;
+        apply_hint(&p, not_named[i]);
+        cr_assert_not(fits(model, cluster, &p), "%s fits but was not named", not_named[i]);
+    }
+    /* The same words through the memory half alone (what sweep's rows and simulate's recompute
+     * probe see). */
+    g_autoptr(GError) half = NULL;
+    SsimMemory peak;
+    cr_assert_not(ssim_simulate_memory(&c, &peak, &half));
+    cr_assert_str_eq(half->message, error->message);
+}
+
+/* When nothing fits, alone or together, the message says what is left. */
+Test(simulate, memory_misfit_beyond_every_option)
+{
+    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", NULL);
+    cr_assert_not_null(model);
+    g_autoptr(SsimCluster) cluster = cluster_nodes(1);
+    SsimParallel par = split(1, 8, 1, 1, 1, "1f1b");
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par};
+    SsimResult r;
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+    cr_assert(strstr(error->message,
+                     "; it does not fit even with --recompute full: more tp or pp "
+                     "(or GPUs) is needed; or simulate anyway with --ignore-memory"),
+              "%s", error->message);
+
+    /* Nothing left to try (1F1B, full recompute, microbatch 1, dp 1, one microbatch): said so,
+     * not claimed to have been tried. */
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    g_clear_error(&error);
+    cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "; no schedule, recompute, microbatch, ZeRO or batch option "
+                                     "lowers it: more tp or pp (or GPUs) is needed"),
+              "%s", error->message);
+
+    /* Together but not alone: GPT-3 on 16 nodes under GPipe with 64 microbatches in flight. */
+    g_autoptr(SsimCluster) big = cluster_nodes(16);
+    par = split(2, 8, 8, 1, 64, "gpipe");
+    par.microbatch = 4, par.global_batch = 512;
+    c.cluster = big;
+    g_clear_error(&error);
+    cr_assert_not(ssim_simulate(&c, &r, NULL, NULL, &error));
+    const char *together = strstr(error->message, "no one option fits alone, together these do: ");
+    cr_assert_not_null(together, "%s", error->message);
+    SsimParallel p = par;
+    g_autofree char *opts =
+        g_strdup(together + strlen("no one option fits alone, together these do: "));
+    *strstr(opts, " (") = '\0';
+    g_auto(GStrv) words = g_strsplit(opts, " ", -1);
+    for (guint i = 0; words[i] && words[i + 1]; i += 2) {
+        g_autofree char *option = g_strdup_printf("%s %s", words[i], words[i + 1]);
+        apply_hint(&p, option);
+    }
+    cr_assert(fits(model, big, &p), "together: %s", opts);
 }
 
 Test(simulate, messages)

@@ -43,7 +43,7 @@ static SsimRuns *synthetic_runs(void)
     return runs;
 }
 
-Test(calib, recovers_known_parameters, .timeout = 120)
+Test(calib, recovers_known_parameters)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) proto = synthetic_runs();
@@ -93,7 +93,7 @@ Test(calib, recovers_known_parameters, .timeout = 120)
 /* The host floor, a term whose stock value (0) sits at its bound, is recovered (with the
  * coordinate scan as the CLI runs it, then the simplex): runs simulated with a 40 us floor and
  * GEMM efficiency 0.55 give both back within 2% from the stock A100 figures. */
-Test(calib, recovers_the_host_floor, .timeout = 120)
+Test(calib, recovers_the_host_floor)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) proto = synthetic_runs();
@@ -171,7 +171,7 @@ static SsimRuns *noisy_runs(const SsimCalibValues *truth, double sigma)
  * the interval is informative (narrower than a fifth of the value), and leave-one-tp-out
  * cross-validation predicts every held-out tp to within the noise (no run of that tp was seen).
  */
-Test(calib, group_cross_validation_recovers_known_parameters_within_intervals, .timeout = 300)
+Test(calib, group_cross_validation_recovers_known_parameters_within_intervals)
 {
     g_autoptr(GError) error = NULL;
     SsimCalibValues truth = {.mask = (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_NVLINK)};

@@ -104,6 +104,17 @@ Test(compare, default_run_is_deterministic_and_commshift_gains)
         json_object_get_double_member(json_array_get_object_element(pol, 0), "step_ms");
     double cs_ms = json_object_get_double_member(cs, "step_ms");
     cr_assert_float_eq(saved, base_ms - cs_ms, 1e-6);
+
+    /* The JSON and the CSV name the recompute mode and the batch that ran (picked: none). */
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    cr_assert_str_eq(json_object_get_string_member(root, "recompute"), "none");
+    cr_assert_eq(json_object_get_int_member(root, "microbatch"), 1);
+    cr_assert_eq(json_object_get_int_member(root, "global_batch"), 16);
+    g_autoptr(GString) csv = ssim_compare_format(c, SSIM_FORMAT_CSV, 8);
+    cr_assert(strstr(csv->str, ",recompute,microbatch,global_batch\n"), "%s", csv->str);
+    g_auto(GStrv) lines = g_strsplit(csv->str, "\n", -1);
+    for (guint i = 1; i < 3; i++)
+        cr_assert(g_str_has_suffix(lines[i], ",none,1,16"), "%s", lines[i]);
 }
 
 /* For every policy, exactly: the groups' changes sum to the difference in step time, they come

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 
+#include <shiftsim/budget.h>
 #include <shiftsim/sweep.h>
 #include "src/app/verbs.h"
 
@@ -60,7 +61,7 @@ Test(sweep, default_enumeration_hand_count)
     cr_assert_str_eq(ssim_sweep_row(s, 0)->par.schedule, "alpa");
     cr_assert_str_eq(ssim_sweep_row(s, 0)->par.placement, "alpa");
     cr_assert_eq(ssim_sweep_skipped_pairs(s), 6);
-    cr_assert_eq(spec.base.global_batch, 16);
+    cr_assert_eq(spec.base.global_batch, 32, "4 sequences per GPU, the default of every verb");
     /* With --cross-node-tp on 16 GPUs: tp up to 16, pp the 5 divisors of 16: pairs with
      * tp*pp | 16 number 5+4+3+2+1 = 15. */
     ssim_sweep_spec_init(&spec, c, 16);
@@ -197,9 +198,49 @@ Test(sweep, every_rejection_reason)
     }
 }
 
+/* The last progress report of a run (the end, on the calling thread). */
+static void keep_last(const SsimSweepProgress *pr, gpointer user)
+{
+    *(SsimSweepProgress *)user = *pr;
+}
+
+/* The progress weighs each configuration by its estimated ops and takes the rejected ones out
+ * of the total: at the end the work done is the ops of the simulated rows, and the total is
+ * no larger (oracle: ssim_budget_estimate on each row that ran). */
+Test(sweep, progress_weighs_simulated_work_only)
+{
+    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = h100();
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 8);
+    set_list(&spec.microbatch, "1");
+    set_list(&spec.vstages, "1,2");
+    set_names(&spec.schedules, "1f1b");
+    g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
+    SsimSweepProgress last = {0};
+    guint n = ssim_sweep_run(s, 0, 1, 2, keep_last, &last, 100);
+    cr_assert_eq(last.done, n);
+    cr_assert_eq(last.total, n);
+    double ran = 0;
+    guint ok = 0;
+    for (guint i = 0; i < n; i++) {
+        const SsimSweepRow *r = ssim_sweep_row(s, i);
+        if (r->status != SSIM_SWEEP_OK)
+            continue;
+        SsimOpEstimate est;
+        ssim_budget_estimate(m, &r->par, FALSE, &est);
+        ran += est.ops;
+        ok++;
+    }
+    cr_assert(ok > 0 && ok < n, "some rows ran, some were rejected: %u of %u", ok, n);
+    cr_assert_float_eq(last.work_done, ran, 1e-6 * ran);
+    cr_assert_float_eq(last.work_total, ran, 1e-6 * ran, "the rejected rows left the total");
+    cr_assert_geq(last.elapsed_s, 0);
+}
+
 Test(sweep, status_tally_hand_count)
 {
-    /* GPT-J (28 layers, 16 heads) on 8 H100s, global batch 16, tp and pp in {1,2,4,8}, v {1,2},
+    /* GPT-J (28 layers, 16 heads) on 8 H100s, global batch 32, tp and pp in {1,2,4,8}, v {1,2},
      * 1f1b only, two placements (neither with programs on 1f1b).  Per placement, of the 10 pairs:
      *   v = 1: pp 8 breaks layers % pp (1); tp 1 pp 1 needs ~90 GiB even with full recompute
      *          (memory, 1); the other 8 run;
@@ -341,7 +382,7 @@ Test(sweep, threads_do_not_change_bytes, .init = setup, .fini = teardown)
     for (const char *p = x; *p; p++)
         lines += *p == '\n';
     cr_assert_eq(lines, 3 + 32);
-    cr_assert(strstr(x, "\n0,8,2,1,1,1,32,4,1f1b,megatron,"), "schedules alone: their framework");
+    cr_assert(strstr(x, "\n0,8,2,1,1,1,64,8,1f1b,megatron,"), "schedules alone: their framework");
 }
 
 Test(sweep, shards_merge_to_the_whole, .init = setup, .fini = teardown)
@@ -375,7 +416,7 @@ Test(sweep, shards_merge_to_the_whole, .init = setup, .fini = teardown)
 Test(sweep, merge_rejects_other_sweeps, .init = setup, .fini = teardown)
 {
     g_autofree char *a = tmp("a.csv"), *b = tmp("b.csv"), *out = tmp("out.csv");
-    const char *sa[] = {"--shard", "0/2"}, *sb[] = {"--shard", "1/2", "--global-batch", "64"};
+    const char *sa[] = {"--shard", "0/2"}, *sb[] = {"--shard", "1/2", "--global-batch", "32"};
     cr_assert_eq(sweep_verb(a, sa, 2), 0);
     cr_assert_eq(sweep_verb(b, sb, 4), 0);
     g_autoptr(GError) error = NULL;

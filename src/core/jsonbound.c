@@ -1,10 +1,10 @@
 /*
- * JSON bounds before parsing (src/import/jsonbound-private.h).  One pass, no recursion and no
+ * JSON bounds before parsing (src/core/jsonbound.h).  One pass, no recursion and no
  * allocation: depth counts the '[' and '{' open outside strings; inside a string a backslash
  * skips the next byte.  Unbalanced or malformed text is not this scan's business (the parser
  * reports it with its own position); only the bounds are.
  */
-#include "src/import/jsonbound-private.h"
+#include "src/core/jsonbound.h"
 
 #include <shiftsim/types.h>
 

@@ -1,12 +1,14 @@
 /*
- * Bounds on JSON input, checked before json-glib parses it (src/import/jsonbound.c).
+ * Bounds on JSON input, checked before json-glib parses it (src/core/jsonbound.c).  In core so
+ * that every layer that reads JSON (import's traces, spec's Hugging Face model configs) uses it.
  *
  * json-glib's parser recurses once per nesting level, so a file of 150 KB nested 75,000 levels
  * deep overflowed the stack of every JSON reader; and a parsed document takes several times its
  * text in memory.  ssim_json_check_bounds() scans the text once, iteratively (strings and their
  * escapes skipped), and refuses one nested deeper than SSIM_JSON_MAX_DEPTH or longer than the
- * reader's size limit, naming the line and byte where the bound was crossed.  The three JSON
- * readers (Kineto traces, nccl-tests -J output, Chakra comm-group files) call it first.
+ * reader's size limit, naming the line and byte where the bound was crossed.  The JSON readers
+ * (Kineto traces, nccl-tests -J output, Chakra comm-group files, Hugging Face config.json)
+ * call it first.
  */
 #pragma once
 
@@ -21,6 +23,8 @@ G_BEGIN_DECLS
 #define SSIM_JSON_MAX_KINETO_BYTES     (G_GUINT64_CONSTANT(1) << 30)
 #define SSIM_JSON_MAX_NCCLTESTS_BYTES  (G_GUINT64_CONSTANT(64) << 20)
 #define SSIM_JSON_MAX_COMM_GROUP_BYTES (G_GUINT64_CONSTANT(64) << 20)
+/* A Hugging Face config.json is a few kilobytes. */
+#define SSIM_JSON_MAX_HF_CONFIG_BYTES (G_GUINT64_CONSTANT(1) << 20)
 
 /*
  * FALSE with SSIM_CONFIG_ERROR_LIMIT ("PATH:LINE: JSON nested deeper than 256 levels (byte

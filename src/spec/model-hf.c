@@ -1,0 +1,437 @@
+/*
+ * Models from Hugging Face `config.json` files: the file people already have for a model maps onto
+ * SsimModel (include/shiftsim/model.h), so `--model path/to/config.json` needs no INI.
+ *
+ * Two families of field names are read.  GPT-2 style (`n_embd`, `n_layer`, `n_head`, `n_inner`,
+ * `n_positions` or `n_ctx`, `vocab_size`, `activation_function`): GPT-2 itself (learned
+ * positions, sequential blocks, biases everywhere, tied embeddings) and GPT-J (`model_type`
+ * "gptj" or a `rotary_dim`: rotary positions, attention and MLP side by side, no attention bias,
+ * an LM head bias, untied).  Llama style (`hidden_size`, `num_hidden_layers`,
+ * `num_attention_heads`, `num_key_value_heads`, `intermediate_size`, `max_position_embeddings`,
+ * `vocab_size`, `tie_word_embeddings`, `hidden_act`, `torch_dtype`): Llama, Mistral, Qwen2 and the
+ * decoders that copy them (RMSNorm, rotary positions, a gated MLP, grouped-query attention).
+ *
+ * What the shape model cannot say exactly is mapped to the closest thing it can and written to
+ * SsimModel.notes (the CLI prints it): a config's context length above SSIM_HF_MAX_SEQ_LEN is a
+ * context, not a training length, so seq_len is capped there; Mistral's sliding window is priced
+ * as full attention; Qwen2's QKV bias is counted with an output-projection bias (h more
+ * parameters a layer, 0.001% of Qwen2-7B); a float32 checkpoint is simulated as bf16 mixed
+ * precision.  Mixture-of-experts configs are refused: their MLP is not one matrix per layer.
+ *
+ * Errors name the file and the config's own field ("config.json: num_hidden_layers: missing (a
+ * Llama-style config names it)"); the text is bounded (src/core/jsonbound.h) before json-glib
+ * parses it.  Invariant: a model returned here has passed ssim_model_check().
+ */
+#include <shiftsim/data.h>
+#include <shiftsim/model.h>
+
+#include "src/core/jsonbound.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+typedef enum { FAMILY_GPT2, FAMILY_GPTJ, FAMILY_LLAMA } Family;
+
+static const char *const family_names[] = {"GPT-2", "GPT-J", "Llama"};
+
+typedef struct {
+    const char *path;
+    JsonObject *obj;
+    Family family;
+    GString *notes;
+} Hf;
+
+/* The member `key`, or NULL when it is absent or JSON null. */
+static JsonNode *member(const Hf *hf, const char *key)
+{
+    JsonNode *n = json_object_get_member(hf->obj, key);
+    return n == NULL || JSON_NODE_HOLDS_NULL(n) ? NULL : n;
+}
+
+static void note(Hf *hf, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void note(Hf *hf, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (hf->notes->len > 0)
+        g_string_append(hf->notes, "; ");
+    g_string_append_vprintf(hf->notes, fmt, ap);
+    va_end(ap);
+}
+
+/* The text of a scalar for messages ("4096.5", "\"abc\"", "an object"). */
+static char *node_text(JsonNode *n)
+{
+    if (JSON_NODE_HOLDS_OBJECT(n))
+        return g_strdup("an object");
+    if (JSON_NODE_HOLDS_ARRAY(n))
+        return g_strdup("an array");
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, n);
+    char *text = json_generator_to_data(gen, NULL);
+    char *shown = ssim_text_excerpt(text, 40);
+    g_free(text);
+    return shown;
+}
+
+/*
+ * The positive integer `key` (first of the names in `keys`, a NULL-terminated list of aliases,
+ * that is present) into *out.  Absent: FALSE with an error naming the first alias when
+ * `required`, else TRUE and *out unchanged; *found says which it was (may be NULL).
+ */
+static gboolean read_uint(const Hf *hf, const char *const *keys, gboolean required, guint *out,
+                          gboolean *found, GError **error)
+{
+    if (found)
+        *found = FALSE;
+    for (guint i = 0; keys[i]; i++) {
+        JsonNode *n = member(hf, keys[i]);
+        if (n == NULL)
+            continue;
+        gboolean ok = JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64 &&
+                      json_node_get_int(n) >= 1 && json_node_get_int(n) <= G_MAXUINT;
+        if (!ok) {
+            g_autofree char *shown = node_text(n);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s: must be a positive integer, not %s", hf->path, keys[i], shown);
+            return FALSE;
+        }
+        *out = (guint)json_node_get_int(n);
+        if (found)
+            *found = TRUE;
+        return TRUE;
+    }
+    if (!required)
+        return TRUE;
+    g_autoptr(GString) alias = g_string_new(NULL);
+    for (guint i = 1; keys[i]; i++)
+        g_string_append_printf(alias, "%s%s", i == 1 ? " (or " : " or ", keys[i]);
+    if (alias->len)
+        g_string_append_c(alias, ')');
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                "%s: %s%s: missing (a %s-style config.json names it)", hf->path, keys[0],
+                alias->str, family_names[hf->family]);
+    return FALSE;
+}
+
+static gboolean read_bool(const Hf *hf, const char *key, gboolean *out, GError **error)
+{
+    JsonNode *n = member(hf, key);
+    if (n == NULL)
+        return TRUE;
+    if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_BOOLEAN) {
+        g_autofree char *shown = node_text(n);
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %s: must be true or false, not %s", hf->path, key, shown);
+        return FALSE;
+    }
+    *out = json_node_get_boolean(n);
+    return TRUE;
+}
+
+/* The string `key`, or NULL when absent; a non-string is an error. */
+static gboolean read_string(const Hf *hf, const char *key, const char **out, GError **error)
+{
+    *out = NULL;
+    JsonNode *n = member(hf, key);
+    if (n == NULL)
+        return TRUE;
+    if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING) {
+        g_autofree char *shown = node_text(n);
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %s: must be a string, not %s", hf->path, key, shown);
+        return FALSE;
+    }
+    *out = json_node_get_string(n);
+    return TRUE;
+}
+
+/* The family from model_type and the size fields present. */
+static gboolean detect_family(Hf *hf, const char *model_type, GError **error)
+{
+    gboolean llama = member(hf, "hidden_size") != NULL;
+    gboolean gpt = member(hf, "n_embd") != NULL;
+    if (model_type && g_strcmp0(model_type, "gptj") == 0) {
+        hf->family = FAMILY_GPTJ;
+    } else if (model_type && g_strcmp0(model_type, "gpt2") == 0) {
+        hf->family = FAMILY_GPT2;
+    } else if (gpt) {
+        hf->family = member(hf, "rotary_dim") ? FAMILY_GPTJ : FAMILY_GPT2;
+    } else if (llama) {
+        hf->family = FAMILY_LLAMA;
+    } else {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s: hidden_size: missing (neither hidden_size, as Llama, Mistral and Qwen2 "
+                    "name the width, nor n_embd, as GPT-2 and GPT-J do)",
+                    hf->path);
+        return FALSE;
+    }
+    static const char *const known[] = {"gpt2", "gptj", "llama", "mistral", "qwen2", NULL};
+    if (model_type && !g_strv_contains(known, model_type))
+        note(hf, "model_type %s is read as a %s-style decoder", model_type,
+             family_names[hf->family]);
+    return TRUE;
+}
+
+/* Mixture-of-experts and other shapes this model has no words for. */
+static gboolean refuse_unsupported(const Hf *hf, GError **error)
+{
+    static const char *const experts[] = {"num_local_experts", "num_experts", "n_routed_experts",
+                                          "moe_num_experts"};
+    for (gsize i = 0; i < G_N_ELEMENTS(experts); i++) {
+        JsonNode *n = member(hf, experts[i]);
+        if (n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64 &&
+            json_node_get_int(n) > 1) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s: %" G_GINT64_FORMAT
+                        " experts: mixture-of-experts models are not modelled (the MLP "
+                        "of a layer is one dense block here)",
+                        hf->path, experts[i], json_node_get_int(n));
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean map_dtype(Hf *hf, SsimModel *m, GError **error)
+{
+    const char *dtype = NULL;
+    const char *key = member(hf, "torch_dtype") ? "torch_dtype" : "dtype";
+    if (!read_string(hf, key, &dtype, error))
+        return FALSE;
+    m->dtype = SSIM_DTYPE_BF16;
+    if (dtype == NULL || strcmp(dtype, "bfloat16") == 0)
+        return TRUE;
+    if (strcmp(dtype, "float16") == 0) {
+        m->dtype = SSIM_DTYPE_FP16;
+    } else if (strcmp(dtype, "float32") == 0) {
+        note(hf,
+             "%s float32 is how the checkpoint is stored: simulated as bf16 mixed-precision "
+             "training",
+             key);
+    } else {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %s: '%s' is not bfloat16, float16 or float32", hf->path, key, dtype);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
+{
+    const char *key = hf->family == FAMILY_LLAMA ? "hidden_act" : "activation_function";
+    const char *act = NULL;
+    if (!read_string(hf, key, &act, error))
+        return FALSE;
+    if (hf->family == FAMILY_LLAMA) {
+        /* A Llama-style MLP is gated: act(gate(x)) * up(x), then down. */
+        if (act == NULL || strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
+            m->activation = SSIM_ACT_SWIGLU;
+        else if (g_str_has_prefix(act, "gelu"))
+            m->activation = SSIM_ACT_GEGLU;
+        else
+            goto unknown;
+        return TRUE;
+    }
+    if (act == NULL || g_str_has_prefix(act, "gelu"))
+        m->activation = SSIM_ACT_GELU;
+    else if (strcmp(act, "relu") == 0)
+        m->activation = SSIM_ACT_RELU;
+    else
+        goto unknown;
+    return TRUE;
+unknown:
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "%s: %s: '%s' is not an activation this model knows (%s)", hf->path, key, act,
+                hf->family == FAMILY_LLAMA ? "silu, swish or gelu*" : "gelu* or relu");
+    return FALSE;
+}
+
+/* The model's name: the file's name without .json, or for a file called config.json the last
+ * part of _name_or_path (or of the folder). */
+static char *model_name(const Hf *hf)
+{
+    g_autofree char *base = g_path_get_basename(hf->path);
+    if (g_str_has_suffix(base, ".json"))
+        base[strlen(base) - 5] = '\0';
+    if (strcmp(base, "config") != 0 && base[0] != '\0')
+        return g_steal_pointer(&base);
+    const char *named = NULL;
+    if (read_string(hf, "_name_or_path", &named, NULL) && named && named[0]) {
+        g_autofree char *trimmed = g_strdup(named);
+        g_strchomp(trimmed);
+        while (g_str_has_suffix(trimmed, "/"))
+            trimmed[strlen(trimmed) - 1] = '\0';
+        if (trimmed[0])
+            return g_path_get_basename(trimmed);
+    }
+    g_autofree char *dir = g_path_get_dirname(hf->path);
+    g_autofree char *parent = g_path_get_basename(dir);
+    return strcmp(parent, ".") == 0 ? g_strdup("config") : g_steal_pointer(&parent);
+}
+
+/* A NULL-terminated list of a field's names, first the one messages use. */
+#define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* The shape fields of each family, as the config names them. */
+static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
+{
+    guint ctx = 0;
+    gboolean found = FALSE;
+    if (hf->family == FAMILY_LLAMA) {
+        if (!read_uint(hf, KEYS("hidden_size"), TRUE, &m->hidden, NULL, error) ||
+            !read_uint(hf, KEYS("num_hidden_layers"), TRUE, &m->layers, NULL, error) ||
+            !read_uint(hf, KEYS("num_attention_heads"), TRUE, &m->heads, NULL, error))
+            return FALSE;
+        m->kv_heads = m->heads;
+        if (!read_uint(hf, KEYS("num_key_value_heads"), FALSE, &m->kv_heads, NULL, error) ||
+            !read_uint(hf, KEYS("intermediate_size"), TRUE, &m->ffn, NULL, error) ||
+            !read_uint(hf, KEYS("max_position_embeddings"), TRUE, &ctx, NULL, error) ||
+            !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error))
+            return FALSE;
+        m->block = SSIM_BLOCK_SEQUENTIAL;
+        m->position = SSIM_POSITION_ROTARY;
+        m->norm = SSIM_NORM_RMSNORM;
+        m->tied_embeddings = FALSE;
+        m->attention_bias = FALSE;
+        m->mlp_bias = FALSE;
+        m->lm_head_bias = FALSE;
+        if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error) ||
+            !read_bool(hf, "attention_bias", &m->attention_bias, error) ||
+            !read_bool(hf, "mlp_bias", &m->mlp_bias, error))
+            return FALSE;
+        const char *model_type = NULL;
+        (void)read_string(hf, "model_type", &model_type, NULL);
+        if (g_strcmp0(model_type, "qwen2") == 0) {
+            /* Qwen2's q, k and v projections have biases, its output projection none. */
+            m->attention_bias = TRUE;
+            note(hf,
+                 "Qwen2's QKV bias is counted with an output-projection bias (%u more "
+                 "parameters a layer)",
+                 m->hidden);
+        }
+        guint head_dim = 0;
+        if (!read_uint(hf, KEYS("head_dim"), FALSE, &head_dim, &found, error))
+            return FALSE;
+        if (found && m->heads && (guint64)head_dim * m->heads != m->hidden)
+            note(hf, "head_dim %u is taken as hidden_size / num_attention_heads = %u", head_dim,
+                 m->hidden / m->heads);
+    } else {
+        if (!read_uint(hf, KEYS("n_embd"), TRUE, &m->hidden, NULL, error) ||
+            !read_uint(hf, KEYS("n_layer"), TRUE, &m->layers, NULL, error) ||
+            !read_uint(hf, KEYS("n_head"), TRUE, &m->heads, NULL, error))
+            return FALSE;
+        m->kv_heads = m->heads;
+        m->ffn = 4 * m->hidden; /* n_inner null: 4 * n_embd, as both models define it */
+        if (!read_uint(hf, KEYS("n_inner"), FALSE, &m->ffn, NULL, error) ||
+            !read_uint(hf, KEYS("n_positions", "n_ctx"), TRUE, &ctx, NULL, error) ||
+            !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error))
+            return FALSE;
+        m->norm = SSIM_NORM_LAYERNORM;
+        m->mlp_bias = TRUE;
+        if (hf->family == FAMILY_GPTJ) {
+            m->block = SSIM_BLOCK_PARALLEL;
+            m->position = SSIM_POSITION_ROTARY;
+            m->attention_bias = FALSE;
+            m->lm_head_bias = TRUE;
+            m->tied_embeddings = FALSE;
+        } else {
+            m->block = SSIM_BLOCK_SEQUENTIAL;
+            m->position = SSIM_POSITION_LEARNED;
+            m->attention_bias = TRUE;
+            m->lm_head_bias = FALSE;
+            m->tied_embeddings = TRUE;
+        }
+        if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
+            return FALSE;
+    }
+    m->seq_len = MIN(ctx, SSIM_HF_MAX_SEQ_LEN);
+    if (ctx > SSIM_HF_MAX_SEQ_LEN)
+        note(hf, "seq_len %u: the config's context of %u tokens is not a training length",
+             m->seq_len, ctx);
+    /* A learned position table has one row per position of the context, trained or not. */
+    if (m->position == SSIM_POSITION_LEARNED && ctx != m->seq_len)
+        note(hf, "the learned position table is counted for %u positions", m->seq_len);
+    guint window = 0;
+    gboolean use_window = TRUE;
+    if (!read_uint(hf, KEYS("sliding_window"), FALSE, &window, &found, error) ||
+        !read_bool(hf, "use_sliding_window", &use_window, error))
+        return FALSE;
+    if (found && use_window && window < m->seq_len)
+        note(hf, "sliding_window %u: attention is priced over the whole sequence of %u", window,
+             m->seq_len);
+    return TRUE;
+}
+
+/* The config field a check failure is about, for the message. */
+static const char *config_field(Family family, const char *ours)
+{
+    static const struct {
+        const char *ours, *llama, *gpt;
+    } fields[] = {{"layers", "num_hidden_layers", "n_layer"},
+                  {"hidden", "hidden_size", "n_embd"},
+                  {"heads", "num_attention_heads", "n_head"},
+                  {"kv_heads", "num_key_value_heads", "n_head"},
+                  {"ffn", "intermediate_size", "n_inner"},
+                  {"vocab", "vocab_size", "vocab_size"},
+                  {"seq_len", "max_position_embeddings", "n_positions"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(fields); i++)
+        if (strcmp(fields[i].ours, ours) == 0)
+            return family == FAMILY_LLAMA ? fields[i].llama : fields[i].gpt;
+    return NULL;
+}
+
+SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *path,
+                                   GError **error)
+{
+    g_return_val_if_fail(text != NULL && path != NULL, NULL);
+    if (!ssim_json_check_bounds(text, length, SSIM_JSON_MAX_HF_CONFIG_BYTES, path, error))
+        return NULL;
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) parse_error = NULL;
+    if (!json_parser_load_from_data(parser, text, length, &parse_error)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: not JSON: %s", path,
+                    parse_error->message);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                    "%s: a Hugging Face config.json is one JSON object", path);
+        return NULL;
+    }
+    g_autoptr(GString) notes = g_string_new(NULL);
+    Hf hf = {.path = path, .obj = json_node_get_object(root), .notes = notes};
+    const char *model_type = NULL;
+    if (!read_string(&hf, "model_type", &model_type, error) ||
+        !detect_family(&hf, model_type, error) || !refuse_unsupported(&hf, error))
+        return NULL;
+
+    g_autoptr(SsimModel) m = g_new0(SsimModel, 1);
+    m->source = g_strdup(path);
+    m->name = model_name(&hf);
+    if (!map_shape(&hf, m, error) || !map_activation(&hf, m, error) || !map_dtype(&hf, m, error))
+        return NULL;
+    if (!ssim_model_check(m, error)) {
+        /* The check names our field ("heads: ..."); say which of the config's it came from. */
+        g_autofree char *ours = g_strdup((*error)->message);
+        char *colon = strstr(ours, ": ");
+        const char *theirs = NULL;
+        if (colon) {
+            *colon = '\0';
+            theirs = config_field(hf.family, ours);
+        }
+        if (theirs) {
+            g_autofree char *rest = g_strdup(colon + 2);
+            g_clear_error(error);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: %s: %s", path,
+                        theirs, rest);
+        } else {
+            g_prefix_error(error, "%s: ", path);
+        }
+        return NULL;
+    }
+    if (notes->len > 0)
+        m->notes = g_strdup_printf("%s: approximated: %s", path, notes->str);
+    return g_steal_pointer(&m);
+}

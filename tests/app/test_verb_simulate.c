@@ -1,0 +1,96 @@
+/*
+ * `shiftsim simulate --trace`: the iteration as a Perfetto trace, by the same rules as `replay
+ * --trace` (src/app/tracefile.h), driven through ssim_cli_main().
+ *
+ * Oracle: the run's own --timeline CSV, written by another module (src/out/report.c): the JSON
+ * trace has one complete slice ("ph":"X") per op of the timeline and one process per rank in it.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+
+#include "src/app/cli.h"
+
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+
+static int cli(int argc, const char **argv)
+{
+    int rc = ssim_cli_main(argc, (char **)argv);
+    fflush(stdout);
+    fflush(stderr);
+    return rc;
+}
+
+static void redirect(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+static guint count(const char *text, const char *needle)
+{
+    guint n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+Test(verb_simulate, trace_has_every_op_of_the_timeline, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-simulate-XXXXXX", NULL);
+    g_autofree char *js = g_build_filename(dir, "t.json", NULL);
+    g_autofree char *pf = g_build_filename(dir, "t.pftrace", NULL);
+    g_autofree char *csv = g_build_filename(dir, "t.csv", NULL);
+    const char *a[] = {"shiftsim", "simulate", "-n",      "1", "--tp",       "2",
+                       "--pp",     "2",        "--trace", js,  "--timeline", csv};
+    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 0);
+    g_autofree char *json = NULL, *timeline = NULL;
+    cr_assert(g_file_get_contents(js, &json, NULL, NULL));
+    cr_assert(g_file_get_contents(csv, &timeline, NULL, NULL));
+    cr_assert(g_str_has_prefix(json, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+    guint ops = count(timeline, "\n") - 1; /* the header */
+    cr_assert_gt(ops, 1000);
+    cr_assert_eq(count(json, "\"ph\":\"X\""), ops);
+    cr_assert_eq(count(json, "\"name\":\"process_name\""), 2, "one process per stage");
+
+    /* By extension, and forced. */
+    const char *b[] = {"shiftsim", "simulate", "-n", "1", "--tp", "2", "--pp", "2", "--trace", pf};
+    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 0);
+    g_autofree char *proto = NULL;
+    cr_assert(g_file_get_contents(pf, &proto, NULL, NULL));
+    cr_assert_eq(proto[0], 0x0a, "a Trace starts with its first packet (field 1)");
+    const char *c[] = {"shiftsim", "simulate", "-n",      "1", "--tp",           "2",
+                       "--pp",     "2",        "--trace", js,  "--trace-format", "proto"};
+    cr_assert_eq(cli(G_N_ELEMENTS(c), c), 0);
+    g_autofree char *forced = NULL;
+    cr_assert(g_file_get_contents(js, &forced, NULL, NULL));
+    cr_assert_eq(forced[0], 0x0a);
+    g_unlink(js);
+    g_unlink(pf);
+    g_unlink(csv);
+    g_rmdir(dir);
+}
+
+Test(verb_simulate, trace_errors, .init = redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-simulate-XXXXXX", NULL);
+    g_autofree char *js = g_build_filename(dir, "t.json", NULL);
+    const char *bad_format[] = {"shiftsim", "simulate", "--trace", js, "--trace-format", "xml"};
+    cr_assert_eq(cli(G_N_ELEMENTS(bad_format), bad_format), 2);
+    const char *alone[] = {"shiftsim", "simulate", "--trace-format", "json"};
+    cr_assert_eq(cli(G_N_ELEMENTS(alone), alone), 2);
+    const char *both[] = {"shiftsim", "simulate", "--trace", "-", "--timeline", "-"};
+    cr_assert_eq(cli(G_N_ELEMENTS(both), both), 2);
+    /* A configuration that fails writes no trace at all. */
+    const char *fails[] = {"shiftsim", "simulate", "--tp", "3", "--trace", js};
+    cr_assert_neq(cli(G_N_ELEMENTS(fails), fails), 0);
+    cr_assert_not(g_file_test(js, G_FILE_TEST_EXISTS));
+    g_autofree char *missing = g_build_filename(dir, "no", "t.json", NULL);
+    const char *nodir[] = {"shiftsim", "simulate", "-n", "1", "--trace", missing};
+    cr_assert_eq(cli(G_N_ELEMENTS(nodir), nodir), 1);
+    GDir *left = g_dir_open(dir, 0, NULL);
+    cr_assert_null(g_dir_read_name(left), "a temporary file was left behind");
+    g_dir_close(left);
+    g_rmdir(dir);
+}

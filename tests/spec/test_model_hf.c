@@ -1,0 +1,224 @@
+/*
+ * Tests for Hugging Face config.json models (src/spec/model-hf.c): each bundled config of a
+ * public checkpoint gives the parameter count published for it (within 1%, most exactly), GPT-J's
+ * config maps onto the same shape as the hand-written models/gpt-j-6b.ini, the Llama-style
+ * fields give grouped-query attention and a gated MLP, what is approximated is said, and every
+ * broken config is refused with the file and the config's own field name.
+ *
+ * Oracles: the published totals (model cards and the checkpoints' safetensors metadata) and the
+ * INI file written independently from the GPT-J paper's figures.
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/data.h>
+#include <shiftsim/model.h>
+
+#include <math.h>
+#include <string.h>
+
+static SsimModel *load_ok(const char *name)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load(name, &error);
+    cr_assert_not_null(m, "loading %s: %s", name, error ? error->message : "?");
+    return m;
+}
+
+/* The message of loading `json` (as "t/config.json"), which must fail. */
+static char *load_error(const char *json)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load_hf_data(json, -1, "t/config.json", &error);
+    cr_assert_null(m, "%s loaded", json);
+    cr_assert_not_null(error);
+    char *msg = g_strdup(error->message);
+    g_error_free(error);
+    return msg;
+}
+
+#define assert_has(msg, needle)                                                                    \
+    cr_assert(strstr((msg), (needle)) != NULL, "'%s' lacks '%s'", (msg), (needle))
+
+Test(model_hf, published_parameter_counts)
+{
+    const struct {
+        const char *name;
+        guint64 published;
+        double tolerance; /* relative */
+    } configs[] = {
+        {"hf/gpt2", 124439808ULL, 0.0},
+        /* The model card's figure; the shape (every matrix, bias and norm) gives 6,050,882,784. */
+        {"hf/gpt-j-6b", 6053381344ULL, 0.01},
+        {"hf/llama-2-7b", 6738415616ULL, 0.0},
+        {"hf/mistral-7b", 7241732096ULL, 0.0},
+        /* Qwen2's QKV-only bias is counted with an output bias: 28 x 3584 more. */
+        {"hf/qwen2-7b", 7615616512ULL, 0.0001},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(configs); i++) {
+        g_autoptr(SsimModel) m = load_ok(configs[i].name);
+        guint64 p = ssim_model_params(m);
+        double off = fabs((double)p - (double)configs[i].published) / (double)configs[i].published;
+        cr_assert(off <= configs[i].tolerance,
+                  "%s: %" G_GUINT64_FORMAT " vs published %" G_GUINT64_FORMAT, configs[i].name, p,
+                  configs[i].published);
+        cr_assert(off <= 0.01);
+    }
+    g_autoptr(SsimModel) qwen = load_ok("hf/qwen2-7b");
+    cr_assert_eq(ssim_model_params(qwen), 7615616512ULL + 28ULL * 3584);
+}
+
+/* The GPT-J config and the INI written from the paper describe one shape. */
+Test(model_hf, gptj_config_matches_the_ini)
+{
+    g_autoptr(SsimModel) hf = load_ok("hf/gpt-j-6b");
+    g_autoptr(SsimModel) ini = load_ok("gpt-j-6b");
+    cr_assert_str_eq(hf->name, "gpt-j-6b");
+    cr_assert_null(hf->notes, "nothing approximated: %s", hf->notes);
+    cr_assert_eq(hf->layers, ini->layers);
+    cr_assert_eq(hf->hidden, ini->hidden);
+    cr_assert_eq(hf->heads, ini->heads);
+    cr_assert_eq(hf->kv_heads, ini->kv_heads);
+    cr_assert_eq(hf->ffn, ini->ffn);
+    cr_assert_eq(hf->vocab, ini->vocab);
+    cr_assert_eq(hf->seq_len, ini->seq_len);
+    cr_assert_eq(hf->block, ini->block);
+    cr_assert_eq(hf->position, ini->position);
+    cr_assert_eq(hf->activation, ini->activation);
+    cr_assert_eq(hf->norm, ini->norm);
+    cr_assert_eq(hf->tied_embeddings, ini->tied_embeddings);
+    cr_assert_eq(hf->attention_bias, ini->attention_bias);
+    cr_assert_eq(hf->mlp_bias, ini->mlp_bias);
+    cr_assert_eq(hf->lm_head_bias, ini->lm_head_bias);
+    cr_assert_eq(hf->dtype, ini->dtype);
+    cr_assert_eq(ssim_model_params(hf), ssim_model_params(ini));
+}
+
+Test(model_hf, llama_style_fields)
+{
+    g_autoptr(SsimModel) m = load_ok("hf/mistral-7b");
+    cr_assert_eq(m->hidden, 4096);
+    cr_assert_eq(m->layers, 32);
+    cr_assert_eq(m->heads, 32);
+    cr_assert_eq(m->kv_heads, 8, "grouped-query attention");
+    cr_assert_eq(m->ffn, 14336);
+    cr_assert_eq(m->activation, SSIM_ACT_SWIGLU, "silu in a Llama MLP is gated");
+    cr_assert_eq(m->norm, SSIM_NORM_RMSNORM);
+    cr_assert_eq(m->position, SSIM_POSITION_ROTARY);
+    cr_assert_eq(m->block, SSIM_BLOCK_SEQUENTIAL);
+    cr_assert_not(m->tied_embeddings);
+    cr_assert_not(m->attention_bias);
+    cr_assert_eq(m->dtype, SSIM_DTYPE_BF16);
+    /* A 32768-token context is not a training length: capped, and said so. */
+    cr_assert_eq(m->seq_len, SSIM_HF_MAX_SEQ_LEN);
+    cr_assert_not_null(m->notes);
+    assert_has(m->notes, "context of 32768 tokens");
+    /* The QKV GEMM is narrower than MHA's: h + 2 kv d. */
+    SsimGemm qkv = ssim_model_gemm(m, SSIM_GEMM_QKV, 1, 1);
+    cr_assert_eq(qkv.n, 4096 + 2 * 8 * 128);
+
+    g_autoptr(SsimModel) llama = load_ok("hf/llama-2-7b");
+    cr_assert_eq(llama->dtype, SSIM_DTYPE_FP16, "torch_dtype float16");
+    cr_assert_eq(llama->seq_len, 4096);
+    cr_assert_null(llama->notes, "%s", llama->notes);
+
+    g_autoptr(SsimModel) qwen = load_ok("hf/qwen2-7b");
+    cr_assert(qwen->attention_bias);
+    assert_has(qwen->notes, "QKV bias");
+
+    g_autoptr(SsimModel) gpt2 = load_ok("hf/gpt2");
+    cr_assert(gpt2->tied_embeddings, "GPT-2 ties its LM head to the embedding");
+    cr_assert_eq(gpt2->position, SSIM_POSITION_LEARNED);
+    cr_assert_eq(gpt2->ffn, 4 * 768, "n_inner absent: 4 n_embd");
+    cr_assert_eq(gpt2->seq_len, 1024);
+}
+
+Test(model_hf, load_by_path_and_copy)
+{
+    g_autofree char *path = ssim_data_find("models/hf/llama-2-7b.json");
+    cr_assert_not_null(path);
+    g_autoptr(SsimModel) m = load_ok(path);
+    cr_assert_str_eq(m->source, path);
+    g_autoptr(SsimModel) q = load_ok("hf/qwen2-7b");
+    g_autoptr(SsimModel) c = ssim_model_copy(q);
+    cr_assert_str_eq(c->notes, q->notes);
+    cr_assert_neq(c->notes, q->notes, "the copy owns its notes");
+
+    GError *error = NULL;
+    cr_assert_null(ssim_model_load("hf/no-such-model", &error));
+    assert_has(error->message, "models/hf/no-such-model.json");
+    g_clear_error(&error);
+    cr_assert_null(ssim_model_load("/nonexistent/config.json", &error));
+    cr_assert_not_null(error);
+    g_clear_error(&error);
+}
+
+/* A file called config.json takes its name from _name_or_path. */
+Test(model_hf, name_of_a_config_json)
+{
+    const char *json = "{\"_name_or_path\": \"org/Tiny-Llama/\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"max_position_embeddings\": 256, "
+                       "\"vocab_size\": 1000, \"torch_dtype\": \"float32\"}";
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load_hf_data(json, -1, "dir/config.json", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    cr_assert_str_eq(m->name, "Tiny-Llama");
+    cr_assert_eq(m->kv_heads, 4, "no num_key_value_heads: multi-head attention");
+    cr_assert_eq(m->dtype, SSIM_DTYPE_BF16);
+    assert_has(m->notes, "float32");
+    assert_has(m->notes, "dir/config.json: approximated: ");
+}
+
+Test(model_hf, errors_name_the_config_field)
+{
+    const struct {
+        const char *json, *needle;
+    } bad[] = {
+        {"{\"hidden_size\": 64}",
+         "t/config.json: num_hidden_layers: missing (a Llama-style config.json names it)"},
+        {"{\"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, \"vocab_size\": 10}",
+         "t/config.json: n_positions (or n_ctx): missing"},
+        {"{\"n_embd\": 64, \"n_layer\": \"2\"}", "n_layer: must be a positive integer, not \"2\""},
+        {"{\"n_embd\": 64, \"n_layer\": 2.5}", "n_layer: must be a positive integer, not 2.5"},
+        {"{\"n_embd\": 64, \"n_layer\": 0}", "n_layer: must be a positive integer, not 0"},
+        {"{\"hidden_size\": 100, \"num_hidden_layers\": 2, \"num_attention_heads\": 3, "
+         "\"intermediate_size\": 8, \"max_position_embeddings\": 8, \"vocab_size\": 8}",
+         "t/config.json: num_attention_heads: hidden (100) is not divisible by heads (3)"},
+        {"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+         "\"num_key_value_heads\": 3, \"intermediate_size\": 8, \"max_position_embeddings\": 8, "
+         "\"vocab_size\": 8}",
+         "num_key_value_heads: heads (4) is not a multiple of kv_heads (3)"},
+        {"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+         "\"intermediate_size\": 8, \"max_position_embeddings\": 8, \"vocab_size\": 8, "
+         "\"hidden_act\": \"tanh\"}",
+         "hidden_act: 'tanh' is not an activation"},
+        {"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+         "\"intermediate_size\": 8, \"max_position_embeddings\": 8, \"vocab_size\": 8, "
+         "\"torch_dtype\": \"int8\"}",
+         "torch_dtype: 'int8' is not bfloat16, float16 or float32"},
+        {"{\"hidden_size\": 64, \"num_local_experts\": 8}",
+         "num_local_experts: 8 experts: mixture-of-experts models are not modelled"},
+        {"{\"hidden_size\": 64, \"tie_word_embeddings\": 1, \"num_hidden_layers\": 2, "
+         "\"num_attention_heads\": 4, \"intermediate_size\": 8, \"max_position_embeddings\": 8, "
+         "\"vocab_size\": 8}",
+         "tie_word_embeddings: must be true or false, not 1"},
+        {"{\"vocab_size\": 8}", "hidden_size: missing (neither hidden_size"},
+        {"[1, 2]", "a Hugging Face config.json is one JSON object"},
+        {"{\"hidden_size\": ", "t/config.json: not JSON"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *msg = load_error(bad[i].json);
+        assert_has(msg, bad[i].needle);
+    }
+}
+
+/* The bounded reader refuses a config nested past SSIM_JSON_MAX_DEPTH before json-glib recurses. */
+Test(model_hf, nesting_is_bounded)
+{
+    GString *deep = g_string_new("{\"a\": ");
+    for (int i = 0; i < 100000; i++)
+        g_string_append_c(deep, '[');
+    g_autofree char *msg = load_error(deep->str);
+    g_string_free(deep, TRUE);
+    assert_has(msg, "t/config.json:1: JSON nested deeper than");
+}
