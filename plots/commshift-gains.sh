@@ -33,17 +33,19 @@ run() { # CLUSTER NODES DP TP PP REPEAT [GLOBAL_BATCH]
     else
         batch=(-B $(($3 * ($5 > 2 ? 4 * $5 : 8))))
     fi
+    # The CSV form (docs/guide/compare.md): columns by name, whatever the table shows.
     if ! out=$("$shiftsim" compare -c "$1" -n "$2" --dp "$3" --tp "$4" --pp "$5" \
-        -P alpa,commshift --comm-repeat "$6" "${batch[@]}" 2>/dev/null); then
+        -p alpa,commshift --comm-repeat "$6" "${batch[@]}" -f csv 2>/dev/null); then
         gain="-"
         return
     fi
-    recompute=$(sed -n 's/^split .*recompute \([a-z]*\).*/\1/p' <<<"$out")
-    m=$(sed -n 's/^split .*(\([0-9]*\) microbatches).*/\1/p' <<<"$out")
-    gbs=$(sed -n 's/^split .*global batch \([0-9]*\) .*/\1/p' <<<"$out")
-    alpa_ms=$(awk '$1 == "alpa" { print $3 }' <<<"$out")
-    cs_ms=$(awk '$1 == "commshift" { print $3 }' <<<"$out")
-    gain=$(awk '$1 == "commshift" { sub("%", "", $5); print $5 }' <<<"$out")
+    local cols='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
+    recompute=$(awk -F, "$cols"' $1 == "alpa" { print $c["recompute"] }' <<<"$out")
+    gbs=$(awk -F, "$cols"' $1 == "alpa" { print $c["global_batch"] }' <<<"$out")
+    m=$(awk -F, "$cols"' $1 == "alpa" { print $c["global_batch"] / ($c["microbatch"] * '"$3"') }' <<<"$out")
+    alpa_ms=$(awk -F, "$cols"' $1 == "alpa" { printf "%.3f", $c["step_ms"] }' <<<"$out")
+    cs_ms=$(awk -F, "$cols"' $1 == "commshift" { printf "%.3f", $c["step_ms"] }' <<<"$out")
+    gain=$(awk -F, "$cols"' $1 == "commshift" { printf "%+.1f", $c["gain_pct"] }' <<<"$out")
 }
 
 for cluster in "${clusters[@]}"; do

@@ -64,7 +64,9 @@ const char *ssim_step_cost_name(SsimStepCost term);
 const char *ssim_step_cost_megatron(SsimStepCost term);
 gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
 /* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
- * loss scaling (fp16 only) and the fp32 gradient reduction (bf16 only). */
+ * loss scaling (fp16 only) and the fp32 gradient reduction (bf16 only).  A configuration's own
+ * (ssim_parallel_step_costs) drops the fp32 reduction under the JAX schedules (alpa, alpa-gpipe,
+ * xla), whose gradients are in the compute dtype. */
 guint ssim_step_costs_default(SsimDtype dtype);
 
 /* Most pipeline stages an uneven split (stage_layers) may list. */

@@ -124,8 +124,8 @@ static const Option options[SSIM_OPT_N] = {
                              "LIST",
                              "Per-iteration costs to turn off (-NAME) or on (+NAME) against "
                              "Megatron-LM's defaults: optimizer, clip, loss_scale (fp16 only by "
-                             "default), grad_fp32 (bf16 only), embedding, host; or none, all, "
-                             "default (see --explain-costs)"},
+                             "default), grad_fp32 (bf16, not under alpa/xla), embedding, host; or "
+                             "none, all, default (see --explain-costs)"},
     [SSIM_OPT_SEQ_LENGTH] = {"seq-length", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, seq_length),
                              "N", "Sequence length in tokens (overrides the model file's seq_len)"},
     [SSIM_OPT_DTYPE] = {"dtype", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, dtype), "TYPE",

@@ -93,9 +93,22 @@ guint ssim_step_costs_default(SsimDtype dtype)
     return all;
 }
 
+/*
+ * Alpa and XLA (schedules alpa, alpa-gpipe, xla) train with JAX's mixed precision: the step
+ * differentiates with respect to the half-precision copy of the weights (Alpa's TrainState with
+ * use_master_copy), so gradients, their accumulation and their all-reduce are in the compute
+ * dtype; Megatron-LM's fp32 gradient reduction is not their default.
+ */
+static gboolean jax_framework(const SsimParallel *par)
+{
+    return g_str_has_prefix(par->schedule, "alpa") || strcmp(par->schedule, "xla") == 0;
+}
+
 guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
 {
     guint def = ssim_step_costs_default(model->dtype);
+    if (jax_framework(par))
+        def &= ~(1u << SSIM_STEP_COST_GRAD_FP32);
     return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
 }
 

@@ -457,3 +457,32 @@ Test(parallel, byte_sizes)
         cr_assert_not(ssim_bytes_parse(bad[i], &v), "'%s' accepted", bad[i]);
     }
 }
+
+/* The fp32 gradient reduction is Megatron-LM's default under bf16, not the JAX frameworks'
+ * (alpa, alpa-gpipe, xla reduce in the compute dtype); an explicit +grad_fp32 wins everywhere. */
+Test(parallel, grad_fp32_default_follows_the_framework)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    cr_assert_eq(model->dtype, SSIM_DTYPE_BF16);
+    const struct {
+        const char *spec;
+        gboolean on;
+    } cases[] = {
+        {"dp=2,tp=1,pp=2,schedule=1f1b", TRUE},
+        {"dp=2,tp=1,pp=2,schedule=gpipe", TRUE},
+        {"dp=2,tp=1,pp=2,schedule=alpa", FALSE},
+        {"dp=2,tp=1,pp=2,schedule=alpa-gpipe", FALSE},
+        {"dp=2,tp=1,pp=2,schedule=xla", FALSE},
+        {"dp=2,tp=1,pp=2,schedule=alpa,step_costs=+grad_fp32", TRUE},
+        {"dp=2,tp=1,pp=2,schedule=1f1b,step_costs=-grad_fp32", FALSE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        g_autoptr(GError) error = NULL;
+        cr_assert(ssim_parallel_parse(&par, cases[i].spec, &error), "%s: %s", cases[i].spec,
+                  error ? error->message : "");
+        cr_expect_eq(ssim_parallel_step_cost_on(&par, model, SSIM_STEP_COST_GRAD_FP32), cases[i].on,
+                     "%s", cases[i].spec);
+    }
+}
