@@ -23,11 +23,11 @@ run() { # the command as the docs show it, "shiftsim ..." run with $shiftsim, qu
 
 # docs/placement.md: the cool-down cascade under alpa and its removal under commshift, a window
 # of the first 60 ms, and the step of every policy.
-run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 -P alpa,commshift \
+run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 -B 64 -p alpa,commshift \
     --plot plots/compare-gantt.png
-run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 -P alpa \
+run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 -B 64 -p alpa \
     --plot plots/compare-window.png --plot-window 0:60
-run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 --plot plots/compare-policies.png
+run shiftsim compare --cluster tsubame4 --nodes 8 --tp 2 --pp 4 -B 64 --plot plots/compare-policies.png
 
 # docs/placement.md: the predicted gains per split, from the CSVs plots/commshift-gains.sh writes
 # (rerun that script first to recompute them).
