@@ -62,7 +62,8 @@ static inline gpointer ssim_array_push(GArray *a, gsize *cap, guint elt, guint n
 void ssim_mem_advise(gpointer p, gsize bytes);
 
 /* The process's resident set in bytes (all threads; /proc/self/statm, else getrusage's peak);
- * one small read: call it between phases, not per op. */
+ * one small read: call it between phases, not per op.  In a build with AddressSanitizer, the
+ * allocator's live bytes instead (the sanitizer's shadow and quarantine are not the program's). */
 guint64 ssim_alloc_resident_bytes(void);
 
 /* The memory this process may use: physical memory, or the cgroup's limit (memory.max, v2; or

@@ -50,6 +50,7 @@ typedef enum {
     SSIM_ENGINE_TIME_LIMIT,   /* the next event lies beyond the time limit */
     SSIM_ENGINE_EVENT_BUDGET, /* the event budget is spent */
     SSIM_ENGINE_STOPPED,      /* a handler called ssim_engine_stop() */
+    SSIM_ENGINE_OVERFLOW,     /* a schedule() found the engine full (see below); final */
 } SsimEngineStop;
 
 /* Returns a new engine at time 0 that the caller owns. */
@@ -62,6 +63,17 @@ guint ssim_engine_register(SsimEngine *engine, SsimEventFn fn, gpointer user_dat
 
 /* Pre-sizes the pool for n pending events, so that a run never grows it. */
 void ssim_engine_reserve(SsimEngine *engine, gsize n);
+
+/*
+ * The engine holds at most 2^24 (16.7 M) events pending at once, or n if set lower (n > 0), and
+ * schedules at most 2^40 events in its life.  A schedule() past either limit drops its event and
+ * marks the engine overflowed: ssim_engine_run() returns SSIM_ENGINE_OVERFLOW once the handler
+ * that scheduled returns (at once if it was called outside a handler), and every later call
+ * returns it again.  The caller reports an error; nothing the run computed is a result.
+ */
+void ssim_engine_set_max_pending(SsimEngine *engine, gsize n);
+gsize ssim_engine_max_pending(const SsimEngine *engine);
+gboolean ssim_engine_overflowed(const SsimEngine *engine);
 
 /* Schedules an event of the given type at time `at` (>= now, and a finite time: below
  * SSIM_TIME_NEVER; callers add durations with ssim_time_add() and refuse a saturated end) and

@@ -56,6 +56,7 @@ SsimCostModel ssim_simple_cost_model(const SsimSimpleCost *params);
 typedef struct {
     SsimTime until;     /* SSIM_TIME_NEVER for no limit */
     guint64 max_events; /* 0 for no budget */
+    gsize max_pending;  /* events pending at once (ssim_engine_set_max_pending); 0: the engine's */
 } SsimRunLimits;
 
 #define SSIM_RUN_LIMITS_NONE                                                                       \

@@ -66,8 +66,27 @@ void ssim_array_make_room(GArray *a, gsize *cap, guint n)
     *cap = want;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SSIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SSIM_ASAN 1
+#endif
+#endif
+
+#ifdef SSIM_ASAN
+/* AddressSanitizer's runtime (sanitizer/allocator_interface.h, which GCC does not install). */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
+
 guint64 ssim_alloc_resident_bytes(void)
 {
+#ifdef SSIM_ASAN
+    /* Under AddressSanitizer the resident set is mostly the sanitizer's: shadow memory, redzones
+     * and a quarantine of up to 256 MB of freed blocks.  What the program itself holds is the
+     * allocator's live bytes, which is what --max-memory bounds in an uninstrumented build. */
+    return (guint64)__sanitizer_get_current_allocated_bytes();
+#else
     unsigned long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f != NULL) {
@@ -79,6 +98,7 @@ guint64 ssim_alloc_resident_bytes(void)
         return (guint64)resident * (guint64)sysconf(_SC_PAGESIZE);
     struct rusage ru;
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (guint64)ru.ru_maxrss * 1024 : 0;
+#endif
 }
 
 /* A cgroup limit file's value ("max" or unreadable: 0). */

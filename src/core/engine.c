@@ -41,9 +41,11 @@
 /*
  * A heap entry is 16 bytes, so four siblings share one cache line: the time, and a tag that packs
  * the sequence number above the pool slot.  Sequence numbers are unique, so (time, tag) orders
- * exactly as (time, sequence).  The price is two limits, both far beyond any run (a run that
- * reached them would abort, as when memory runs out): 2^24 (16.7 M) events pending at once, and
- * 2^40 (1.1 million million) events scheduled by one engine.
+ * exactly as (time, sequence).  The price is two limits, both far beyond any run: 2^24 (16.7 M)
+ * events pending at once (ssim_engine_set_max_pending() may set a lower cap), and 2^40 (1.1
+ * million million) events scheduled by one engine.  A schedule() past either drops the event and
+ * marks the engine overflowed; the run stops once the handler returns (SSIM_ENGINE_OVERFLOW) and
+ * the caller reports it as an error, never a result.
  */
 #define SLOT_BITS 24
 #define MAX_SLOTS ((gsize)1 << SLOT_BITS)
@@ -85,6 +87,7 @@ struct SsimEngine {
     gboolean top_fired; /* v[0] is the event being fired, not yet replaced or popped */
     Slot *slots;
     gsize n_slots, cap_slots;
+    gsize max_slots; /* the cap on pending events: MAX_SLOTS unless set lower */
     guint32 free_head;
     Handler handlers[256];
     guint n_handlers;
@@ -92,13 +95,15 @@ struct SsimEngine {
     guint64 next_seq;
     guint64 fired;
     guint64 current_seq;
-    gboolean stopped; /* ssim_engine_stop() was called by the handler being run */
+    gboolean stopped;  /* ssim_engine_stop() was called by the handler being run */
+    gboolean overflow; /* a schedule() was dropped: past max_slots pending or MAX_SEQ scheduled */
 };
 
 SsimEngine *ssim_engine_new(void)
 {
     SsimEngine *e = g_new0(SsimEngine, 1);
     e->free_head = G_MAXUINT32;
+    e->max_slots = MAX_SLOTS;
     return e;
 }
 
@@ -126,9 +131,25 @@ static void heap_reserve(SsimEngine *e, gsize n)
     }
 }
 
+void ssim_engine_set_max_pending(SsimEngine *e, gsize n)
+{
+    g_return_if_fail(n > 0);
+    e->max_slots = MIN(n, MAX_SLOTS);
+}
+
+gsize ssim_engine_max_pending(const SsimEngine *e)
+{
+    return e->max_slots;
+}
+
+gboolean ssim_engine_overflowed(const SsimEngine *e)
+{
+    return e->overflow;
+}
+
 void ssim_engine_reserve(SsimEngine *e, gsize n)
 {
-    n = MIN(n, MAX_SLOTS);
+    n = MIN(n, e->max_slots);
     heap_reserve(e, n);
     if (n > e->cap_slots) {
         e->slots = g_renew(Slot, e->slots, n);
@@ -200,6 +221,7 @@ static inline void pop_fired(SsimEngine *e)
         place_root(e->v, e->n, last);
 }
 
+/* A free pool slot, or G_MAXUINT32 when max_slots events are pending. */
 static guint32 slot_alloc(SsimEngine *e)
 {
     if (e->free_head != G_MAXUINT32) {
@@ -207,11 +229,10 @@ static guint32 slot_alloc(SsimEngine *e)
         e->free_head = e->slots[s].next_free;
         return s;
     }
+    if (G_UNLIKELY(e->n_slots >= e->max_slots))
+        return G_MAXUINT32;
     if (e->n_slots == e->cap_slots) {
-        if (G_UNLIKELY(e->n_slots == MAX_SLOTS))
-            g_error("ssim_engine_schedule: more than %" G_GSIZE_FORMAT " events pending",
-                    MAX_SLOTS);
-        gsize cap = MIN(e->cap_slots ? e->cap_slots * 2 : 1024, MAX_SLOTS);
+        gsize cap = MIN(e->cap_slots ? e->cap_slots * 2 : 1024, e->max_slots);
         e->slots = g_renew(Slot, e->slots, cap);
         e->cap_slots = cap;
     }
@@ -222,12 +243,16 @@ guint64 ssim_engine_schedule(SsimEngine *e, SsimTime at, guint type, guint64 a, 
 {
     g_return_val_if_fail(at >= e->now, 0);
     g_return_val_if_fail(type < e->n_handlers, 0);
-    guint32 s = slot_alloc(e);
+    if (G_UNLIKELY(e->next_seq == MAX_SEQ))
+        e->overflow = TRUE;
+    guint32 s = e->overflow ? G_MAXUINT32 : slot_alloc(e);
+    if (G_UNLIKELY(s == G_MAXUINT32)) { /* dropped: the run stops after this handler */
+        e->overflow = TRUE;
+        return e->next_seq;
+    }
     e->slots[s].a = a;
     e->slots[s].b = b;
     e->slots[s].type = type;
-    if (G_UNLIKELY(e->next_seq == MAX_SEQ))
-        g_error("ssim_engine_schedule: more than %" G_GUINT64_FORMAT " events scheduled", MAX_SEQ);
     guint64 seq = e->next_seq++;
     HeapEntry x = {at, seq << SLOT_BITS | s};
     if (e->top_fired) { /* x comes after the fired event, so it may take the root's place */
@@ -246,6 +271,8 @@ guint64 ssim_engine_schedule(SsimEngine *e, SsimTime at, guint type, guint64 a, 
 SsimEngineStop ssim_engine_run(SsimEngine *e, SsimTime until, guint64 max_events)
 {
     guint64 budget = max_events;
+    if (G_UNLIKELY(e->overflow))
+        return SSIM_ENGINE_OVERFLOW;
     while (e->n > 0) {
         HeapEntry top = e->v[0];
         if (top.time > until)
@@ -264,7 +291,9 @@ SsimEngineStop ssim_engine_run(SsimEngine *e, SsimTime until, guint64 max_events
         h->fn(e, ev.a, ev.b, h->user_data);
         if (e->top_fired)
             pop_fired(e);
-        if (G_UNLIKELY(e->stopped)) {
+        if (G_UNLIKELY(e->stopped | e->overflow)) {
+            if (e->overflow)
+                return SSIM_ENGINE_OVERFLOW;
             e->stopped = FALSE;
             return SSIM_ENGINE_STOPPED;
         }

@@ -794,6 +794,8 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         run_free(&r);
         return NULL;
     }
+    if (limits->max_pending > 0)
+        ssim_engine_set_max_pending(engine, limits->max_pending);
     /* At most one pending event per stream copy (its running op) or per running match. */
     ssim_engine_reserve(engine, 2 * (gsize)ssim_graph_n_streams(g) * nc + 16);
 
@@ -809,6 +811,14 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     guint64 n_total = (guint64)n * nc;
     if (r.time_error != NULL) {
         g_propagate_error(error, g_steal_pointer(&r.time_error));
+        ok = FALSE;
+    } else if (stop == SSIM_ENGINE_OVERFLOW) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+                    "the event engine is full (at most %" G_GSIZE_FORMAT " events pending at "
+                    "once, 2^40 scheduled) at t=%" G_GINT64_FORMAT " ns with %" G_GUINT64_FORMAT
+                    " of %" G_GUINT64_FORMAT " ops finished; simulate one representative per "
+                    "stage (drop --exact) or fewer microbatches",
+                    ssim_engine_max_pending(engine), ssim_engine_now(engine), r.n_done, n_total);
         ok = FALSE;
     } else if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
         g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,

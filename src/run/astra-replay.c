@@ -471,6 +471,13 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
         g_propagate_error(error, g_steal_pointer(&R.error));
         goto done;
     }
+    if (stop == SSIM_ENGINE_OVERFLOW) {
+        g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+                    "--semantics astra: the event engine is full (at most %" G_GSIZE_FORMAT
+                    " events pending at once, 2^40 scheduled) before the trace ended",
+                    ssim_engine_max_pending(R.engine));
+        goto done;
+    }
     if (stop == SSIM_ENGINE_TIME_LIMIT || stop == SSIM_ENGINE_EVENT_BUDGET) {
         g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
                     "--semantics astra: the run reached its %s before the trace ended",

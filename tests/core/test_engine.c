@@ -235,6 +235,44 @@ static void lazy_event(SsimEngine *e, guint64 a, guint64 b, gpointer user)
         ssim_engine_stop(e);
 }
 
+static void fan_out(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    (void)a;
+    (void)b;
+    guint type = *(guint *)user;
+    ssim_engine_schedule(e, ssim_engine_now(e) + 1, type, 0, 0);
+    ssim_engine_schedule(e, ssim_engine_now(e) + 1, type, 0, 0);
+}
+
+/* Past the cap on pending events the engine drops the event and stops after the handler: each
+ * event schedules two, so with a cap of 4 the pending count goes 1, 2, 3, 4, and the fourth
+ * event's second schedule overflows; nothing fires after, whatever the later calls. */
+Test(engine, overflow_stops_the_run)
+{
+    g_autoptr(SsimEngine) e = ssim_engine_new();
+    guint type = 0;
+    type = ssim_engine_register(e, fan_out, &type);
+    ssim_engine_set_max_pending(e, 4);
+    cr_assert_eq(ssim_engine_max_pending(e), 4);
+    ssim_engine_schedule(e, 0, type, 0, 0);
+    cr_assert_eq(ssim_engine_run(e, SSIM_TIME_NEVER, 0), SSIM_ENGINE_OVERFLOW);
+    cr_assert(ssim_engine_overflowed(e));
+    cr_assert_eq(ssim_engine_fired(e), 4);
+    cr_assert_eq(ssim_engine_pending(e), 4);
+    cr_assert_eq(ssim_engine_run(e, SSIM_TIME_NEVER, 0), SSIM_ENGINE_OVERFLOW);
+    cr_assert_eq(ssim_engine_fired(e), 4);
+
+    /* Outside a handler: the fifth schedule is dropped and run() fires nothing. */
+    g_autoptr(SsimEngine) f = ssim_engine_new();
+    type = ssim_engine_register(f, fan_out, &type);
+    ssim_engine_set_max_pending(f, 4);
+    for (int i = 0; i < 5; i++)
+        ssim_engine_schedule(f, i, type, 0, 0);
+    cr_assert_eq(ssim_engine_pending(f), 4);
+    cr_assert_eq(ssim_engine_run(f, SSIM_TIME_NEVER, 0), SSIM_ENGINE_OVERFLOW);
+    cr_assert_eq(ssim_engine_fired(f), 0);
+}
+
 Test(engine, fired_event_is_never_pending_and_replaced_in_order)
 {
     g_autoptr(SsimEngine) e = ssim_engine_new();

@@ -319,6 +319,25 @@ Test(runtime, limits_refuse_partial_results)
     ASSERT_HAS(e2->message, "3 of 10 ops finished");
 }
 
+/* A run that needs more events pending at once than the engine holds is refused with an error
+ * (two streams each start an op at t = 0: two events pending, against a cap of one). */
+Test(runtime, engine_overflow_is_an_error)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    t_compute(g, 0, "compute", 100, NODEPS);
+    t_compute(g, 0, "comm", 100, NODEPS);
+    SsimRunLimits one = {.until = SSIM_TIME_NEVER, .max_pending = 1};
+    g_autoptr(GError) e = run_fail(g, &one);
+    cr_assert(g_error_matches(e, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT));
+    ASSERT_HAS(e->message, "the event engine is full (at most 1 events pending at once");
+    ASSERT_HAS(e->message, "with 0 of 2 ops finished");
+    SsimRunLimits two = {.until = SSIM_TIME_NEVER, .max_pending = 2};
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, &two, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_gt(t->makespan, 0);
+}
+
 Test(runtime, zero_ops_and_unfinalized)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();
