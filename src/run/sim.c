@@ -589,6 +589,15 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     SsimLowerOptions opts = SSIM_LOWER_OPTIONS_INIT;
     opts.exact = config->exact && !replicate;
     opts.host_microbatch = cluster->microbatch_floor;
+    /* A placement that evaluates nothing is applied to the plan before its graph is built, so
+     * the graph is built once; auto replays candidates, which needs the cost model below, and
+     * re-places the lowered plan after it. */
+    gboolean place_in_lowering =
+        config->placement != NULL && config->placement->kind != SSIM_PLACEMENT_AUTO;
+    if (place_in_lowering) {
+        opts.placement = config->placement;
+        opts.report = config->report;
+    }
     SsimOpEstimate est;
     ssim_budget_estimate(model, par, opts.exact, &est);
     opts.expected_ops = est.ops < 1e9 ? (gsize)est.ops : 0;
@@ -669,10 +678,12 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     /* Placement: group indices are the plan's, so the cost model built above serves every
      * placement of this lowering, including the candidates auto evaluates. */
     if (config->placement != NULL) {
-        SsimPlaceEvaluator eval = {eval_run, &rc};
-        if (!ssim_lowered_place(lowered, config->placement, &eval, config->report, error))
-            return FALSE;
-        graph = ssim_lowered_graph(lowered);
+        if (!place_in_lowering) {
+            SsimPlaceEvaluator eval = {eval_run, &rc};
+            if (!ssim_lowered_place(lowered, config->placement, &eval, config->report, error))
+                return FALSE;
+            graph = ssim_lowered_graph(lowered);
+        }
         result->placement_extra = ssim_lowered_extra_bytes(lowered);
         result->memory.total += result->placement_extra;
         result->memory_fits = ssim_memory_fits(&result->memory, cluster, NULL);
