@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 #include <shiftsim/runs.h>
 #include "src/app/cli.h"
 #include <shiftsim/graphfile.h>
@@ -176,44 +177,14 @@ static Bad bad_cases[] = {
     {"sweep-unknown-status.csv", K_SWEEP, 4, "status: 'great'"},
 };
 
-static void redirect(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-}
-
-static int cli(int argc, const char **argv)
-{
-    int rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    return rc;
-}
-
-/* Everything the redirected stream received (caller frees). */
-static char *slurp(FILE *f)
-{
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    return g_string_free(s, FALSE);
-}
-
-static char *bad_path(const char *file)
-{
-    return g_build_filename(SSIM_TEST_DATA, "bad", file, NULL);
-}
-
 ParameterizedTestParameters(badinputs, corpus)
 {
     return cr_make_param_array(Bad, bad_cases, G_N_ELEMENTS(bad_cases));
 }
 
-ParameterizedTest(Bad *c, badinputs, corpus, .init = redirect, .timeout = 60)
+ParameterizedTest(Bad *c, badinputs, corpus, .init = test_redirect, .timeout = 60)
 {
-    g_autofree char *path = bad_path(c->file);
+    g_autofree char *path = test_bad_path(c->file);
     cr_assert(g_file_test(path, G_FILE_TEST_IS_REGULAR), "%s: fixture missing", path);
     const char *argv[8] = {"shiftsim"};
     int n = 1;
@@ -252,8 +223,8 @@ ParameterizedTest(Bad *c, badinputs, corpus, .init = redirect, .timeout = 60)
     g_autofree char *prefix =
         c->kind == K_CHAKRA ? g_strndup(path, strlen(path) - strlen(".0.et")) : NULL;
     argv[n++] = prefix ? prefix : path;
-    int rc = cli(n, argv);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    int rc = test_cli(n, argv);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert_neq(rc, 0, "%s: exit 0; stderr: %s", c->file, err);
     g_autofree char *where =
         c->line ? g_strdup_printf("%s:%d:", path, c->line) : g_strdup_printf("%s:", path);
@@ -300,82 +271,82 @@ Test(badinputs, nccl_json_infinite_version)
 
 /* ---- limits --------------------------------------------------------------------------------- */
 
-Test(badinputs, absurd_microbatch_count_is_refused, .init = redirect, .timeout = 60)
+Test(badinputs, absurd_microbatch_count_is_refused, .init = test_redirect, .timeout = 60)
 {
     const char *argv[] = {"shiftsim",    "simulate", "--nodes",        "1",
                           "--tp",        "8",        "--pp",           "1",
                           "--dp",        "1",        "--global-batch", "2000000000",
                           "--recompute", "full",     "--ignore-memory"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "2000000000 microbatches") && strstr(err, "over the limit of 1000000"),
               "%s", err);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_str_empty(out);
 }
 
-Test(badinputs, op_estimate_over_max_ops_is_refused, .init = redirect, .timeout = 60)
+Test(badinputs, op_estimate_over_max_ops_is_refused, .init = test_redirect, .timeout = 60)
 {
     const char *argv[] = {"shiftsim",       "simulate", "--nodes",        "1", "--tp",      "8",
                           "--pp",           "1",        "--dp",           "1", "--max-ops", "1000",
                           "--global-batch", "64",       "--ignore-memory"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     /* GPT-J: 28 layers on one stage, 64 microbatches, one graph rank. */
     cr_assert(strstr(err, "28 layers per rank x 64 microbatches") &&
                   strstr(err, "over the limit of 1000 ops (--max-ops)"),
               "%s", err);
 }
 
-Test(badinputs, default_op_limit_refuses_billions_of_ops, .init = redirect, .timeout = 60)
+Test(badinputs, default_op_limit_refuses_billions_of_ops, .init = test_redirect, .timeout = 60)
 {
     /* 1024 GPUs, every one simulated, 512 microbatches of a 96-layer model: billions of ops. */
     const char *argv[] = {"shiftsim",       "simulate", "--model", "gpt-3-175b",
                           "--cluster",      "dgx-a100", "--nodes", "128",
                           "--tp",           "8",        "--pp",    "8",
                           "--global-batch", "8192",     "--exact", "--ignore-memory"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "over the limit of 200000000 ops"), "%s", err);
 }
 
-Test(badinputs, max_events_stops_the_run_without_figures, .init = redirect, .timeout = 60)
+Test(badinputs, max_events_stops_the_run_without_figures, .init = test_redirect, .timeout = 60)
 {
     const char *argv[] = {"shiftsim", "simulate", "--max-events", "50"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "event budget") && strstr(err, "no figures"), "%s", err);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_str_empty(out);
 }
 
-Test(badinputs, negative_limits_are_usage_errors, .init = redirect)
+Test(badinputs, negative_limits_are_usage_errors, .init = test_redirect)
 {
     const char *a[] = {"shiftsim", "simulate", "--max-events", "-1"};
-    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(a), a), 2);
     const char *b[] = {"shiftsim", "simulate", "--max-ops", "-5"};
-    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(b), b), 2);
 }
 
 /* Every verb that simulates takes the limits (src/app/options.c, ssim_cli_add_limits). */
-Test(badinputs, every_simulating_verb_refuses_negative_limits, .init = redirect)
+Test(badinputs, every_simulating_verb_refuses_negative_limits, .init = test_redirect)
 {
     const char *verbs[] = {"simulate", "compare", "sweep", "validate", "calibrate"};
     for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++) {
         const char *a[] = {"shiftsim", verbs[i], "--max-ops", "-1"};
-        cr_assert_eq(cli(G_N_ELEMENTS(a), a), 2, "%s --max-ops -1", verbs[i]);
+        cr_assert_eq(test_cli(G_N_ELEMENTS(a), a), 2, "%s --max-ops -1", verbs[i]);
         const char *b[] = {"shiftsim", verbs[i], "--max-events", "-1"};
-        cr_assert_eq(cli(G_N_ELEMENTS(b), b), 2, "%s --max-events -1", verbs[i]);
+        cr_assert_eq(test_cli(G_N_ELEMENTS(b), b), 2, "%s --max-events -1", verbs[i]);
     }
 }
 
-Test(badinputs, compare_honours_max_ops, .init = redirect, .timeout = 60)
+Test(badinputs, compare_honours_max_ops, .init = test_redirect, .timeout = 60)
 {
     const char *argv[] = {"shiftsim", "compare", "--max-ops", "1000"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "max_ops: ") && strstr(err, "over the limit of 1000 ops"), "%s", err);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_str_empty(out);
 }
 
@@ -399,7 +370,7 @@ static char *sweep_one(const char *option, const char *value)
     const char *argv[] = {"shiftsim", "sweep", "--gpus", "8",  "--tp", "8",    "--pp", "1",
                           "-v",       "1",     "-b",     "1",  "-s",   "1f1b", "-r",   "none",
                           "-q",       "-k",    "0",      "-o", csv,    option, value};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
     char *text = NULL;
     cr_assert(g_file_get_contents(csv, &text, NULL, NULL));
     g_unlink(csv);
@@ -407,7 +378,7 @@ static char *sweep_one(const char *option, const char *value)
     return text;
 }
 
-Test(badinputs, sweep_row_over_a_limit_is_reported_as_such, .init = redirect, .timeout = 60)
+Test(badinputs, sweep_row_over_a_limit_is_reported_as_such, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *ops = sweep_one("--max-ops", "1000");
     g_autofree char *row = csv_row_of(ops, 0);
@@ -429,7 +400,7 @@ Test(badinputs, sweep_row_over_a_limit_is_reported_as_such, .init = redirect, .t
     row = csv_row_of(free_run, 0);
     cr_assert(strstr(row, ",allreduce,ok,,"), "%s", row);
     /* The summary counts the limited row under its own status. */
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert(strstr(out, "limit    max_ops") && strstr(out, "limit    max_events"), "%s", out);
 }
 
@@ -446,7 +417,7 @@ static char *write_runs(char **dir)
     return path;
 }
 
-Test(badinputs, validate_fails_when_a_run_hits_a_limit, .init = redirect, .timeout = 60)
+Test(badinputs, validate_fails_when_a_run_hits_a_limit, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = NULL;
     g_autofree char *runs = write_runs(&dir);
@@ -454,24 +425,24 @@ Test(badinputs, validate_fails_when_a_run_hits_a_limit, .init = redirect, .timeo
      * estimated ops; row 1 has one microbatch, 2 x 64 + 16 + 16 + 32 = 192.  A budget of 1000
      * stops row 2 only. */
     const char *argv[] = {"shiftsim", "validate", "--runs", runs, "--max-ops", "1000", "-j", "1"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "1 of 2 runs hit a limit"), "%s", err);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert(strstr(out, "limit: max_ops: the lowering would build about 1.2e+03 ops"), "%s", out);
     cr_assert(strstr(out, "1 simulated, 1 failed"), "%s", out);
     g_unlink(runs);
     g_rmdir(dir);
 }
 
-Test(badinputs, calibrate_refuses_runs_over_a_limit, .init = redirect, .timeout = 60)
+Test(badinputs, calibrate_refuses_runs_over_a_limit, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = NULL;
     g_autofree char *runs = write_runs(&dir);
     const char *argv[] = {"shiftsim", "calibrate", "--runs", runs, "--folds",
                           "0",        "--max-ops", "1000",   "-j", "1"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     g_autofree char *where = g_strdup_printf("%s:4: limit: max_ops:", runs);
     cr_assert(strstr(err, where) && strstr(err, "1 of the 2 runs to fit hit a limit"), "%s", err);
     cr_assert_null(strstr(err, ":3: limit"), "%s", err);
@@ -479,18 +450,18 @@ Test(badinputs, calibrate_refuses_runs_over_a_limit, .init = redirect, .timeout 
     g_rmdir(dir);
 }
 
-Test(badinputs, absurd_gpu_counts_are_refused_up_front, .init = redirect, .timeout = 60)
+Test(badinputs, absurd_gpu_counts_are_refused_up_front, .init = test_redirect, .timeout = 60)
 {
     /* 2^20 GPUs is the limit: 131073 nodes of 8 is one node over, 2^30 nodes overflow a guint. */
     const char *a[] = {"shiftsim", "simulate", "--nodes", "131073"};
-    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(a), a), 2);
     const char *b[] = {"shiftsim", "compare", "--nodes", "1073741824"};
-    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(b), b), 2);
     const char *c[] = {"shiftsim", "sweep", "--nodes", "600000000"};
-    cr_assert_eq(cli(G_N_ELEMENTS(c), c), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(c), c), 2);
     const char *d[] = {"shiftsim", "sweep", "--gpus", "100000000"};
-    cr_assert_eq(cli(G_N_ELEMENTS(d), d), 2);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(d), d), 2);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "131073 nodes x 8 GPUs per node = 1048584 GPUs is over the limit of "
                           "1048576 GPUs"),
               "%s", err);
@@ -500,7 +471,8 @@ Test(badinputs, absurd_gpu_counts_are_refused_up_front, .init = redirect, .timeo
 
 /* A hidden size of billions: 7e26 FLOPs an iteration, refused with the estimate instead of
  * overflowing simulated time into a false deadlock. */
-Test(badinputs, absurd_model_shape_is_refused_with_the_estimate, .init = redirect, .timeout = 60)
+Test(badinputs, absurd_model_shape_is_refused_with_the_estimate, .init = test_redirect,
+     .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *ini = g_build_filename(dir, "m.ini", NULL);
@@ -511,8 +483,8 @@ Test(badinputs, absurd_model_shape_is_refused_with_the_estimate, .init = redirec
                                   -1, NULL));
     const char *argv[] = {"shiftsim", "simulate", "--model",        ini, "--tp", "8",
                           "--pp",     "1",        "--ignore-memory"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "step_time: one iteration needs at least") &&
                   strstr(err, "over the limit of 10000000 s"),
               "%s", err);
@@ -532,36 +504,36 @@ static guint n_entries(const char *dir)
     return n;
 }
 
-Test(badinputs, failed_simulation_writes_no_timeline, .init = redirect, .timeout = 60)
+Test(badinputs, failed_simulation_writes_no_timeline, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *out = g_build_filename(dir, "timeline.csv", NULL);
     const char *argv[] = {"shiftsim", "simulate", "--max-events", "50", "--timeline", out};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
     cr_assert_eq(n_entries(dir), 0, "a failed run left a file in %s", dir);
     g_rmdir(dir);
 }
 
-Test(badinputs, output_into_missing_directory_leaves_nothing, .init = redirect, .timeout = 60)
+Test(badinputs, output_into_missing_directory_leaves_nothing, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *out = g_build_filename(dir, "no-such-dir", "timeline.csv", NULL);
     const char *argv[] = {"shiftsim", "replay", "--timeline", out};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, out), "the message should name %s: %s", out, err);
     cr_assert_eq(n_entries(dir), 0);
     g_rmdir(dir);
 }
 
-Test(badinputs, failed_import_keeps_the_old_output, .init = redirect, .timeout = 60)
+Test(badinputs, failed_import_keeps_the_old_output, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *out = g_build_filename(dir, "profile.csv", NULL);
     cr_assert(g_file_set_contents(out, "old contents\n", -1, NULL));
-    g_autofree char *in = bad_path("nccl-truncated.txt");
+    g_autofree char *in = test_bad_path("nccl-truncated.txt");
     const char *argv[] = {"shiftsim", "profile", "import", "--from", "nccl-tests", in, "-o", out};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
     g_autofree char *text = NULL;
     cr_assert(g_file_get_contents(out, &text, NULL, NULL));
     cr_assert_str_eq(text, "old contents\n");
@@ -571,14 +543,14 @@ Test(badinputs, failed_import_keeps_the_old_output, .init = redirect, .timeout =
 }
 
 /* A deadlocked graph: replay fails after parsing, before anything is written. */
-Test(badinputs, deadlocked_replay_writes_no_trace, .init = redirect, .timeout = 60)
+Test(badinputs, deadlocked_replay_writes_no_trace, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *csv = g_build_filename(dir, "t.csv", NULL);
     g_autofree char *json = g_build_filename(dir, "t.json", NULL);
     g_autofree char *graph = g_build_filename(SSIM_TEST_DATA, "graphs", "deadlock.graph", NULL);
     const char *argv[] = {"shiftsim", "replay", graph, "--timeline", csv, "--trace", json};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
     cr_assert_eq(n_entries(dir), 0);
     g_rmdir(dir);
 }

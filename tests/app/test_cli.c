@@ -4,77 +4,64 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 #include "src/app/cli.h"
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static int cli(int argc, const char **argv)
-{
-    int rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    return rc;
-}
-
-static void redirect(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-}
-
-Test(cli, version, .init = redirect)
+Test(cli, version, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "--version"};
-    cr_assert_eq(cli(2, argv), 0);
+    cr_assert_eq(test_cli(2, argv), 0);
     cr_assert_stdout_eq_str("shiftsim 0.1.0\n");
 }
 
-Test(cli, no_verb_is_a_usage_error, .init = redirect)
+Test(cli, no_verb_is_a_usage_error, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim"};
-    cr_assert_eq(cli(1, argv), 2);
+    cr_assert_eq(test_cli(1, argv), 2);
 }
 
-Test(cli, unknown_verb, .init = redirect)
+Test(cli, unknown_verb, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "frobnicate"};
-    cr_assert_eq(cli(2, argv), 2);
+    cr_assert_eq(test_cli(2, argv), 2);
     cr_assert_stderr_eq_str("shiftsim: unknown verb 'frobnicate' (try 'shiftsim --help')\n");
 }
 
-Test(cli, replay_default_example, .init = redirect)
+Test(cli, replay_default_example, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "replay", "--format", "csv"};
-    cr_assert_eq(cli(4, argv), 0);
+    cr_assert_eq(test_cli(4, argv), 0);
 }
 
-Test(cli, replay_bad_option_is_usage_error, .init = redirect)
+Test(cli, replay_bad_option_is_usage_error, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "replay", "--format", "xml"};
-    cr_assert_eq(cli(4, argv), 2);
+    cr_assert_eq(test_cli(4, argv), 2);
     cr_assert_stderr_eq_str("shiftsim replay: --format: 'xml' is not table, csv or json (try "
                             "'shiftsim replay --help')\n");
 }
 
-Test(cli, replay_missing_file_is_runtime_error, .init = redirect)
+Test(cli, replay_missing_file_is_runtime_error, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "replay", "/nonexistent.graph"};
-    cr_assert_eq(cli(3, argv), 1);
+    cr_assert_eq(test_cli(3, argv), 1);
 }
 
-Test(cli, replay_deadlock_is_runtime_error, .init = redirect)
+Test(cli, replay_deadlock_is_runtime_error, .init = test_redirect)
 {
     g_autofree char *path = g_build_filename(SSIM_TEST_DATA, "graphs", "deadlock.graph", NULL);
     const char *argv[] = {"shiftsim", "replay", path};
-    cr_assert_eq(cli(3, argv), 1);
+    cr_assert_eq(test_cli(3, argv), 1);
 }
 
-Test(cli, replay_until_cuts_a_run_short, .init = redirect)
+Test(cli, replay_until_cuts_a_run_short, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "replay", "--until", "1us"};
-    cr_assert_eq(cli(4, argv), 1);
+    cr_assert_eq(test_cli(4, argv), 1);
 }
 
 /* Runs the CLI on a copy of argv (it rewrites its argv) with stdout sent to a temporary file
@@ -90,7 +77,7 @@ static char *cli_stdout(int argc, const char **args, int *rc)
     int fd = g_file_open_tmp("ssim-cli-XXXXXX", &path, NULL);
     cr_assert(saved >= 0 && fd >= 0);
     dup2(fd, STDOUT_FILENO);
-    *rc = cli(argc, argv);
+    *rc = test_cli(argc, argv);
     dup2(saved, STDOUT_FILENO);
     close(saved);
     close(fd);

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 
 #include "src/app/cli.h"
 
@@ -16,31 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Runs the CLI on a copy of `args` (it rewrites its argv) with stdout sent to a temporary file
- * and returns what it printed. */
-static char *run(const char *const *args, int argc, int *rc)
-{
-    const char *argv[16];
-    cr_assert(argc <= (int)G_N_ELEMENTS(argv));
-    memcpy(argv, args, (size_t)argc * sizeof *argv);
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    g_autofree char *path = NULL;
-    int fd = g_file_open_tmp("ssim-help-XXXXXX", &path, NULL);
-    cr_assert(saved >= 0 && fd >= 0);
-    dup2(fd, STDOUT_FILENO);
-    *rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    close(fd);
-    char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
-    g_unlink(path);
-    return text;
-}
 
 /* Every verb and sub-verb that prints a --help of options. */
 static const char *const verbs[][2] = {
@@ -59,7 +35,7 @@ static char *verb_help(gsize i)
         argc = 3;
     }
     int rc = -1;
-    char *help = run(argv, argc, &rc);
+    char *help = test_cli_stdout(argv, argc, &rc);
     cr_assert_eq(rc, 0, "%s %s --help: exit %d", verbs[i][0], verbs[i][1] ? verbs[i][1] : "", rc);
     cr_assert(strstr(help, "Usage:") && strstr(help, "--help"), "%s: %s", verbs[i][0], help);
     return help;
@@ -85,7 +61,7 @@ Test(help, every_verb_fits_in_100_columns, .init = cr_redirect_stderr)
     const char *top[][3] = {{"shiftsim", "--help", NULL}, {"shiftsim", "profile", "--help"}};
     for (gsize i = 0; i < G_N_ELEMENTS(top); i++) {
         int rc = -1;
-        g_autofree char *help = run(top[i], top[i][2] ? 3 : 2, &rc);
+        g_autofree char *help = test_cli_stdout(top[i], top[i][2] ? 3 : 2, &rc);
         cr_assert_eq(rc, 0);
         cr_assert(strlen(help) > 100, "%s", help);
         expect_within_columns(top[i][1], help);
@@ -174,12 +150,12 @@ Test(help, old_short_names_still_parse, .init = cr_redirect_stderr)
 {
     const char *policies[] = {"shiftsim", "compare", "-P", "alpa,nowhere"};
     int rc = -1;
-    g_autofree char *out = run(policies, G_N_ELEMENTS(policies), &rc);
+    g_autofree char *out = test_cli_stdout(policies, G_N_ELEMENTS(policies), &rc);
     cr_expect_eq(rc, 2);
     const char *runs[][4] = {{"shiftsim", "calibrate", "-r", "/nonexistent/runs.csv"},
                              {"shiftsim", "validate", "-r", "/nonexistent/runs.csv"}};
     for (gsize i = 0; i < G_N_ELEMENTS(runs); i++) {
-        g_autofree char *o = run(runs[i], 4, &rc);
+        g_autofree char *o = test_cli_stdout(runs[i], 4, &rc);
         cr_expect_eq(rc, 1, "%s -r: a runtime error (the file), not a usage error", runs[i][1]);
     }
     fflush(stderr);
@@ -195,7 +171,7 @@ Test(help, old_short_names_still_parse, .init = cr_redirect_stderr)
     cr_expect(strstr(err, "/nonexistent/runs.csv"), "%s", err);
     /* And they are not listed. */
     const char *help[] = {"shiftsim", "compare", "--help"};
-    g_autofree char *h = run(help, 3, &rc);
+    g_autofree char *h = test_cli_stdout(help, 3, &rc);
     cr_expect_null(strstr(h, "-P,"), "%s", h);
     cr_expect_null(strstr(h, "-t,"), "%s", h);
 }
@@ -248,7 +224,7 @@ Test(help, locale_is_the_users_but_numbers_are_c, .init = cr_redirect_stderr)
     if (setlocale(LC_CTYPE, NULL) && strcmp(setlocale(LC_CTYPE, NULL), "C") != 0) {
         const char *argv[] = {"shiftsim", "merge", "--help"};
         int rc = -1;
-        g_autofree char *help = run(argv, 3, &rc);
+        g_autofree char *help = test_cli_stdout(argv, 3, &rc);
         cr_expect(strstr(help, "[OPTION\u2026]"), "%s", help);
     }
     setlocale(LC_ALL, "C");

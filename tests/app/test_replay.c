@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,77 +14,52 @@
 #include "../import/chakra-writer.h"
 #include "src/app/cli.h"
 
-static int cli(int argc, const char **argv)
-{
-    int rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    return rc;
-}
-
-static void redirect(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-}
-
 static char *bundled(const char *rel)
 {
     return g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "chakra", rel, NULL);
 }
 
-/* Reads what a redirected stream received (Criterion gives it as a FILE). */
-static char *slurp(FILE *f)
-{
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    return g_string_free(s, FALSE);
-}
-
-Test(replay_cli, chakra_on_a_flow_network, .init = redirect)
+Test(replay_cli, chakra_on_a_flow_network, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("examples/two-rank/two-rank");
     const char *argv[] = {"shiftsim", "replay",    "--chakra", prefix,     "--cluster",
                           "dgx-h100", "--network", "flow",     "--format", "csv"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "shiftsim replay: network: ") != NULL, "%s", err);
 }
 
-Test(replay_cli, a_cluster_is_sized_to_the_ranks, .init = redirect)
+Test(replay_cli, a_cluster_is_sized_to_the_ranks, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("allreduce-64npus-1MB/all_reduce");
     const char *argv[] = {"shiftsim", "replay", "--chakra", prefix, "--cluster", "dgx-h100"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "sized to 8 nodes (64 GPUs) for the 64 ranks") != NULL, "%s", err);
 }
 
-Test(replay_cli, nodes_too_few_for_the_ranks, .init = redirect)
+Test(replay_cli, nodes_too_few_for_the_ranks, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("allreduce-64npus-1MB/all_reduce");
     const char *argv[] = {"shiftsim",  "replay",   "--chakra", prefix,
                           "--cluster", "dgx-h100", "--nodes",  "2"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "64 ranks but cluster dgx-h100 has 16 GPUs") != NULL, "%s", err);
 }
 
-Test(replay_cli, simple_model_options_exclude_a_cluster, .init = redirect)
+Test(replay_cli, simple_model_options_exclude_a_cluster, .init = test_redirect)
 {
     const char *argv[] = {"shiftsim", "replay", "--cluster", "dgx-h100", "--tflops", "100"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 2);
     const char *bad_net[] = {"shiftsim", "replay", "--network", "packet"};
-    cr_assert_eq(cli(G_N_ELEMENTS(bad_net), bad_net), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad_net), bad_net), 2);
     const char *bad_jobs[] = {"shiftsim", "replay", "--jobs", "-1"};
-    cr_assert_eq(cli(G_N_ELEMENTS(bad_jobs), bad_jobs), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad_jobs), bad_jobs), 2);
 }
 
 /* The summary is the same bytes whatever the decoding threads. */
-Test(replay_cli, threads_do_not_change_the_output, .init = redirect)
+Test(replay_cli, threads_do_not_change_the_output, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2");
     char *outs[2] = {NULL, NULL}; /* freed below: g_autofree on an array frees its first only */
@@ -93,7 +69,7 @@ Test(replay_cli, threads_do_not_change_the_output, .init = redirect)
         const char *jobs = i ? "3" : "1";
         const char *argv[] = {"shiftsim", "replay",     "--chakra", prefix,     "-j",
                               jobs,       "--timeline", csv,        "--format", "json"};
-        cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+        cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
         cr_assert(g_file_get_contents(csv, &outs[i], NULL, NULL));
         g_unlink(csv);
         g_rmdir(dir);
@@ -105,7 +81,7 @@ Test(replay_cli, threads_do_not_change_the_output, .init = redirect)
 
 /* Rank 1 never reaches the all-reduce rank 0 waits in: the message names the stuck op, although
  * the replay loaded the trace without names (nothing asked for them) until it failed. */
-Test(replay_cli, a_deadlock_names_its_ops, .init = redirect)
+Test(replay_cli, a_deadlock_names_its_ops, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "stuck", NULL);
@@ -126,8 +102,8 @@ Test(replay_cli, a_deadlock_names_its_ops, .init = redirect)
         cr_assert(cw_close(w, &error));
     }
     const char *argv[] = {"shiftsim", "replay", "--chakra", prefix};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "deadlock") && strstr(err, "grad_allreduce#"), "%s", err);
     for (guint r = 0; r < 2; r++) {
         g_autofree char *path = cw_rank_path(prefix, r);
@@ -136,16 +112,16 @@ Test(replay_cli, a_deadlock_names_its_ops, .init = redirect)
     g_rmdir(dir);
 }
 
-Test(replay_cli, traces_by_format, .init = redirect)
+Test(replay_cli, traces_by_format, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("examples/two-rank/two-rank");
     g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
     g_autofree char *pf = g_build_filename(dir, "t.pftrace", NULL);
     g_autofree char *js = g_build_filename(dir, "t.json", NULL);
     const char *a[] = {"shiftsim", "replay", "--chakra", prefix, "--trace", pf};
-    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(a), a), 0);
     const char *b[] = {"shiftsim", "replay", "--chakra", prefix, "--trace", js};
-    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(b), b), 0);
     g_autofree char *proto = NULL, *json = NULL;
     gsize proto_len;
     cr_assert(g_file_get_contents(pf, &proto, &proto_len, NULL));
@@ -155,15 +131,15 @@ Test(replay_cli, traces_by_format, .init = redirect)
     /* A forced format, a bad one, and a directory that does not exist (no temporary left). */
     const char *c[] = {"shiftsim", "replay", "--chakra",       prefix,
                        "--trace",  js,       "--trace-format", "proto"};
-    cr_assert_eq(cli(G_N_ELEMENTS(c), c), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(c), c), 0);
     g_autofree char *forced = NULL;
     cr_assert(g_file_get_contents(js, &forced, NULL, NULL));
     cr_assert_eq(forced[0], 0x0a);
     const char *d[] = {"shiftsim", "replay", "--trace", js, "--trace-format", "xml"};
-    cr_assert_eq(cli(G_N_ELEMENTS(d), d), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(d), d), 2);
     g_autofree char *missing = g_build_filename(dir, "no", "t.json", NULL);
     const char *e[] = {"shiftsim", "replay", "--trace", missing};
-    cr_assert_eq(cli(G_N_ELEMENTS(e), e), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(e), e), 1);
     g_unlink(pf);
     g_unlink(js);
     GDir *left = g_dir_open(dir, 0, NULL);
@@ -175,27 +151,27 @@ Test(replay_cli, traces_by_format, .init = redirect)
 /* --semantics astra reads ASTRA-sim's files and prints ASTRA-sim's simulated time for them
  * (545101988 ns: what AstraSim_Analytical_Congestion_Unaware printed for the same files); the
  * options that price by other rules are refused, and so is a bad file, naming its line. */
-Test(replay_cli, astra_semantics, .init = redirect)
+Test(replay_cli, astra_semantics, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2/workload");
     g_autofree char *net = bundled("astra-config/ring-switch-2x4.yml");
     g_autofree char *sys = bundled("astra-config/ring-4chunks-roofline.json");
     const char *argv[] = {"shiftsim", "replay",         "--chakra", prefix,     "--astra-network",
                           net,        "--astra-system", sys,        "--format", "csv"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert(strstr(out, "545101988") != NULL, "%s", out);
 
     const char *no_chakra[] = {"shiftsim", "replay", "--semantics", "astra"};
-    cr_assert_eq(cli(G_N_ELEMENTS(no_chakra), no_chakra), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(no_chakra), no_chakra), 2);
     const char *bad[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "ns3"};
-    cr_assert_eq(cli(G_N_ELEMENTS(bad), bad), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
     const char *mixed[] = {"shiftsim",    "replay", "--chakra",  prefix,
                            "--semantics", "astra",  "--cluster", "dgx-h100"};
-    cr_assert_eq(cli(G_N_ELEMENTS(mixed), mixed), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(mixed), mixed), 2);
     const char *wrong_size[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-network", sys};
-    cr_assert_eq(cli(G_N_ELEMENTS(wrong_size), wrong_size), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(wrong_size), wrong_size), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "--semantics: 'ns3' is not shiftsim or astra") != NULL, "%s", err);
     cr_assert(strstr(err, "ring-4chunks-roofline.json:1: expected `key: value`") != NULL, "%s",
               err);
@@ -203,7 +179,7 @@ Test(replay_cli, astra_semantics, .init = redirect)
 
 /* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which
  * refuse it, it is an error. */
-Test(replay_cli, astra_semantics_refuses_gather, .init = redirect)
+Test(replay_cli, astra_semantics_refuses_gather, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("astra-gather-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "g", NULL);
@@ -220,10 +196,10 @@ Test(replay_cli, astra_semantics_refuses_gather, .init = redirect)
         cr_assert(cw_close(w, NULL));
     }
     const char *plain[] = {"shiftsim", "replay", "--chakra", prefix};
-    cr_assert_eq(cli(G_N_ELEMENTS(plain), plain), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(plain), plain), 0);
     const char *astra[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
-    cr_assert_eq(cli(G_N_ELEMENTS(astra), astra), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(astra), astra), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "2 GATHER or SCATTER collectives, which ASTRA-sim does not implement"),
               "%s", err);
     for (guint r = 0; r < 2; r++) {

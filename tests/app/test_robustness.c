@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 #include "src/app/cli.h"
 #include <shiftsim/kineto.h>
 #include <shiftsim/output.h>
@@ -21,36 +22,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static void redirect(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-}
-
-static int cli(int argc, const char **argv)
-{
-    int rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    return rc;
-}
-
-/* Everything the redirected stream received (caller frees). */
-static char *slurp(FILE *f)
-{
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    return g_string_free(s, FALSE);
-}
-
-static char *bad_path(const char *file)
-{
-    return g_build_filename(SSIM_TEST_DATA, "bad", file, NULL);
-}
 
 static guint n_entries(const char *dir)
 {
@@ -67,7 +38,8 @@ static guint n_entries(const char *dir)
 
 /* A device, a FIFO or a symbolic link given as an output is refused before any work: as root a
  * rename over /dev/null would replace the device. */
-Test(badinputs, non_regular_outputs_are_refused_before_the_work, .init = redirect, .timeout = 60)
+Test(badinputs, non_regular_outputs_are_refused_before_the_work, .init = test_redirect,
+     .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *fifo = g_build_filename(dir, "fifo.csv", NULL);
@@ -81,13 +53,13 @@ Test(badinputs, non_regular_outputs_are_refused_before_the_work, .init = redirec
     };
     const int argc[] = {4, 4, 7, 6, 4};
     for (gsize i = 0; i < G_N_ELEMENTS(argc); i++)
-        cr_assert_eq(cli(argc[i], argv[i]), 1, "%s %s was accepted", argv[i][1], argv[i][2]);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+        cr_assert_eq(test_cli(argc[i], argv[i]), 1, "%s %s was accepted", argv[i][1], argv[i][2]);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "/dev/null: is a character device"), "%s", err);
     cr_assert(strstr(err, "fifo.csv: is a FIFO"), "%s", err);
     cr_assert(strstr(err, ": is a directory"), "%s", err);
     /* compare --plot FILE.png checks FILE.dat and FILE.gp too, and the per-policy charts. */
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_str_empty(out, "work was done before the output was checked: %s", out);
     GStatBuf st;
     cr_assert_eq(g_lstat("/dev/null", &st), 0);
@@ -98,17 +70,17 @@ Test(badinputs, non_regular_outputs_are_refused_before_the_work, .init = redirec
 
 /* The check comes right after the options: a sweep into a missing directory prints nothing but
  * the message (the audit's took 11 s of simulation first). */
-Test(badinputs, sweep_into_a_missing_directory_fails_before_simulating, .init = redirect,
+Test(badinputs, sweep_into_a_missing_directory_fails_before_simulating, .init = test_redirect,
      .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "nodir", "plots", NULL);
     const char *argv[] = {"shiftsim", "sweep", "--gpus", "8", "--plot", prefix};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "does not exist"), "%s", err);
     cr_assert_null(strstr(err, "evaluated"), "the sweep ran: %s", err);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_str_empty(out);
     cr_assert_eq(n_entries(dir), 0);
     g_rmdir(dir);
@@ -142,7 +114,7 @@ Test(badinputs, a_signal_leaves_no_temporary_file, .timeout = 60)
 /* ---- inputs that are not files -------------------------------------------------------------- */
 
 /* A directory or a device given as an input file says what it is (both got "no such file"). */
-Test(badinputs, directories_and_devices_as_inputs_say_what_they_are, .init = redirect,
+Test(badinputs, directories_and_devices_as_inputs_say_what_they_are, .init = test_redirect,
      .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
@@ -155,8 +127,8 @@ Test(badinputs, directories_and_devices_as_inputs_say_what_they_are, .init = red
                              {"shiftsim", "profile", "import", "--from", "nccl-tests", dir}};
     const int argc[] = {4, 4, 3, 4, 3, 4, 6};
     for (gsize i = 0; i < G_N_ELEMENTS(argc); i++)
-        cr_assert_eq(cli(argc[i], argv[i]), 1, "%s %s was accepted", argv[i][1], argv[i][2]);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+        cr_assert_eq(test_cli(argc[i], argv[i]), 1, "%s %s was accepted", argv[i][1], argv[i][2]);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     g_autofree char *model = g_strdup_printf("%s: is a directory, not a model file", dir);
     cr_assert(strstr(err, model), "%s", err);
     cr_assert(strstr(err, "/dev/null: is a character device, not a cluster file"), "%s", err);
@@ -177,52 +149,53 @@ Test(badinputs, directories_and_devices_as_inputs_say_what_they_are, .init = red
 /* A bandwidth of 1e-300 GB/s is a valid number and an impossible rate: the op it prices has no
  * finite time.  Both communication models say so by name; neither reports a deadlock or prints
  * 9223372036854775807 ns. */
-Test(badinputs, tiny_bandwidth_is_refused_at_the_cost_boundary, .init = redirect, .timeout = 60)
+Test(badinputs, tiny_bandwidth_is_refused_at_the_cost_boundary, .init = test_redirect,
+     .timeout = 60)
 {
-    g_autofree char *ini = bad_path("cluster-tiny-bandwidth.ini");
+    g_autofree char *ini = test_bad_path("cluster-tiny-bandwidth.ini");
     const char *analytic[] = {"shiftsim", "simulate", "--cluster", ini, "--nodes", "1"};
-    cr_assert_eq(cli(G_N_ELEMENTS(analytic), analytic), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(analytic), analytic), 1);
     const char *flow[] = {"shiftsim", "simulate", "--cluster", ini,
                           "--nodes",  "1",        "--network", "flow"};
-    cr_assert_eq(cli(G_N_ELEMENTS(flow), flow), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(flow), flow), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "(rank 0) has no finite cost"), "%s", err);
     cr_assert(strstr(err, "16777216 bytes"), "%s", err);
     cr_assert(strstr(err, "no usable bandwidth"), "%s", err);
     cr_assert_null(strstr(err, "deadlock"), "%s", err);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_null(strstr(out, "9223372036854775807"), "%s", out);
 }
 
 /* An infinite rate made every op free: a makespan of 0. */
-Test(badinputs, infinite_or_zero_rates_are_refused_where_parsed, .init = redirect)
+Test(badinputs, infinite_or_zero_rates_are_refused_where_parsed, .init = test_redirect)
 {
     const char *opts[][2] = {{"--tflops", "inf"},   {"--tflops", "0"},    {"--hbm-gbps", "inf"},
                              {"--hbm-gbps", "nan"}, {"--link-bw", "inf"}, {"--link-bw", "0"}};
     for (gsize i = 0; i < G_N_ELEMENTS(opts); i++) {
         const char *argv[] = {"shiftsim", "replay", opts[i][0], opts[i][1]};
-        cr_assert_eq(cli(4, argv), 2, "%s %s", opts[i][0], opts[i][1]);
+        cr_assert_eq(test_cli(4, argv), 2, "%s %s", opts[i][0], opts[i][1]);
     }
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "--tflops: inf is not a rate"), "%s", err);
 }
 
 /* validate and calibrate with no row that simulates: exit 1, no "MAPE nan %" presented as a
  * result. */
-Test(badinputs, no_row_simulated_is_a_failure, .init = redirect, .timeout = 60)
+Test(badinputs, no_row_simulated_is_a_failure, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *runs = g_build_filename(SSIM_TEST_DATA, "runs", "none-simulate.csv", NULL);
     const char *formats[] = {"table", "csv", "json"};
     for (gsize i = 0; i < G_N_ELEMENTS(formats); i++) {
         const char *argv[] = {"shiftsim", "validate", "--runs", runs, "-f", formats[i]};
-        cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1, "validate -f %s", formats[i]);
+        cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1, "validate -f %s", formats[i]);
     }
     const char *cal[] = {"shiftsim", "calibrate", "--runs", runs, "--folds", "0"};
-    cr_assert_eq(cli(G_N_ELEMENTS(cal), cal), 1);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(cal), cal), 1);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_null(strstr(out, "nan"), "%s", out);
     cr_assert(strstr(out, "no run simulated"), "%s", out);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "none of the 2 runs simulated"), "%s", err);
     cr_assert(strstr(err, "nothing to fit"), "%s", err);
 }
@@ -231,7 +204,7 @@ Test(badinputs, no_row_simulated_is_a_failure, .init = redirect, .timeout = 60)
 
 /* A trace whose step, for the model and split given, beats the GPUs' peak is imported with a
  * warning that says so (the audit's Kineto-derived profile predicted a 7,214 s step silently). */
-Test(badinputs, implausible_kineto_step_is_warned_about, .init = redirect, .timeout = 60)
+Test(badinputs, implausible_kineto_step_is_warned_about, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *run = g_build_filename(dir, "run.csv", NULL);
@@ -239,8 +212,8 @@ Test(badinputs, implausible_kineto_step_is_warned_about, .init = redirect, .time
     const char *argv[] = {
         "shiftsim", "calibrate", "--kineto", trace,     "--emit-run",
         run,        "--model",   "gpt-j-6b", "--split", "dp=1,tp=8,pp=1,mb=1,gbs=8"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "warning:") && strstr(err, "above 100%"), "%s", err);
     g_unlink(run);
     g_rmdir(dir);
@@ -259,14 +232,14 @@ Test(badinputs, mfu_bounds)
 }
 
 /* The third JSON reader, Chakra's comm-group file, has the same bound. */
-Test(badinputs, deep_comm_group_json_is_refused, .init = redirect, .timeout = 60)
+Test(badinputs, deep_comm_group_json_is_refused, .init = test_redirect, .timeout = 60)
 {
-    g_autofree char *groups = bad_path("commgroup-deep.json");
+    g_autofree char *groups = test_bad_path("commgroup-deep.json");
     g_autofree char *prefix = g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "chakra",
                                                "stg-gpt-dp2-tp2-pp2", "workload", NULL);
     const char *argv[] = {"shiftsim", "replay", "--chakra", prefix, "--comm-group", groups};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     g_autofree char *want = g_strdup_printf("%s:1: JSON nested deeper than 256 levels", groups);
     cr_assert(strstr(err, want), "%s", err);
 }
@@ -275,15 +248,15 @@ Test(badinputs, deep_comm_group_json_is_refused, .init = redirect, .timeout = 60
 
 /* --max-memory: the estimate is checked before anything is lowered, in every verb that
  * simulates; the message names the estimate and the option that reduces it. */
-Test(badinputs, max_memory_refuses_before_the_work, .init = redirect, .timeout = 60)
+Test(badinputs, max_memory_refuses_before_the_work, .init = test_redirect, .timeout = 60)
 {
     const char *sim[] = {"shiftsim", "simulate", "--exact-graph", "--max-memory", "20MB"};
-    cr_assert_eq(cli(G_N_ELEMENTS(sim), sim), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(sim), sim), 1);
     const char *cmp[] = {"shiftsim", "compare", "--exact", "--max-memory", "20MB"};
-    cr_assert_eq(cli(G_N_ELEMENTS(cmp), cmp), 1);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(cmp), cmp), 1);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert_str_empty(out);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "max_memory: the explicit per-GPU graph (--exact-graph"), "%s", err);
     cr_assert(strstr(err, " runs held at once"), "%s", err);
     cr_assert(strstr(err, "over the limit of 0.02 GB (--max-memory)"), "%s", err);
@@ -292,12 +265,12 @@ Test(badinputs, max_memory_refuses_before_the_work, .init = redirect, .timeout =
         {"--max-memory", "0"}, {"--max-memory", "-1G"}, {"--max-memory", "lots"}};
     for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
         const char *argv[] = {"shiftsim", "sweep", bad[i][0], bad[i][1]};
-        cr_assert_eq(cli(4, argv), 2, "%s %s", bad[i][0], bad[i][1]);
+        cr_assert_eq(test_cli(4, argv), 2, "%s %s", bad[i][0], bad[i][1]);
     }
 }
 
 /* In a sweep the row is a limit with reason max_memory; the others run. */
-Test(badinputs, sweep_row_over_max_memory_is_a_limit, .init = redirect, .timeout = 60)
+Test(badinputs, sweep_row_over_max_memory_is_a_limit, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
@@ -305,7 +278,7 @@ Test(badinputs, sweep_row_over_max_memory_is_a_limit, .init = redirect, .timeout
         "shiftsim", "sweep",        "--gpus", "8",  "--tp", "8",  "--pp", "1", "-v",
         "1",        "-b",           "1",      "-s", "1f1b", "-q", "-k",   "0", "-B",
         "4096",     "--max-memory", "16MB",   "-o", csv};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
     g_autofree char *text = NULL;
     cr_assert(g_file_get_contents(csv, &text, NULL, NULL));
     cr_assert(strstr(text, ",limit,max_memory,"), "%s", text);
@@ -316,7 +289,7 @@ Test(badinputs, sweep_row_over_max_memory_is_a_limit, .init = redirect, .timeout
 /* A sweep runs no more configurations at once than fit in --max-memory (here the larger of two
  * rows is estimated at 185 MB, so one at a time within 300 MB); the CSV is the same whatever the
  * threads. */
-Test(badinputs, sweep_threads_fit_the_memory_budget, .init = redirect, .timeout = 60)
+Test(badinputs, sweep_threads_fit_the_memory_budget, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *a = g_build_filename(dir, "a.csv", NULL);
@@ -324,13 +297,13 @@ Test(badinputs, sweep_threads_fit_the_memory_budget, .init = redirect, .timeout 
     const char *one[] = {"shiftsim", "sweep", "--gpus", "8",   "--tp", "8",    "--pp", "1",
                          "-v",       "1",     "-b",     "1,2", "-s",   "1f1b", "-r",   "none",
                          "-B",       "512",   "-k",     "0",   "-j",   "1",    "-o",   a};
-    cr_assert_eq(cli(G_N_ELEMENTS(one), one), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(one), one), 0);
     const char *many[] = {"shiftsim",     "sweep", "--gpus", "8",   "--tp", "8",    "--pp", "1",
                           "-v",           "1",     "-b",     "1,2", "-s",   "1f1b", "-r",   "none",
                           "-B",           "512",   "-k",     "0",   "-j",   "8",    "-o",   b,
                           "--max-memory", "300MB"};
-    cr_assert_eq(cli(G_N_ELEMENTS(many), many), 0);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(many), many), 0);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "1 thread instead of 8"), "%s", err);
     g_autofree char *ta = NULL, *tb = NULL;
     cr_assert(g_file_get_contents(a, &ta, NULL, NULL) && g_file_get_contents(b, &tb, NULL, NULL));
@@ -343,17 +316,17 @@ Test(badinputs, sweep_threads_fit_the_memory_budget, .init = redirect, .timeout 
 
 /* A profile imported from a tiny Kineto trace extrapolates GPT-J's GEMMs into a step of half an
  * hour: the figures are printed, with a warning that names the MFU. */
-Test(badinputs, implausible_profile_step_is_warned_about, .init = redirect, .timeout = 60)
+Test(badinputs, implausible_profile_step_is_warned_about, .init = test_redirect, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *prof = g_build_filename(dir, "k.csv", NULL);
     g_autofree char *trace = g_build_filename(SSIM_TEST_DATA, "kineto", "small.json", NULL);
     const char *import[] = {"shiftsim", "calibrate", "--kineto", trace, "--emit-profile", prof};
-    cr_assert_eq(cli(G_N_ELEMENTS(import), import), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(import), import), 0);
     const char *sim[] = {"shiftsim", "simulate", "--profile", prof,   "--nodes",
                          "1",        "--tp",     "8",         "--pp", "1"};
-    cr_assert_eq(cli(G_N_ELEMENTS(sim), sim), 0);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(sim), sim), 0);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "shiftsim simulate: warning: the step simulated with profile"), "%s",
               err);
     cr_assert(strstr(err, "below 1%"), "%s", err);
@@ -389,14 +362,14 @@ Test(badinputs, kineto_huge_numbers_are_not_converted)
 }
 
 /* validate lists a row over --max-memory as a limit and fails, like the other limits. */
-Test(badinputs, validate_counts_max_memory_as_a_limit, .init = redirect, .timeout = 60)
+Test(badinputs, validate_counts_max_memory_as_a_limit, .init = test_redirect, .timeout = 60)
 {
     const char *argv[] = {"shiftsim", "validate", "--every",      "720",
                           "-j",       "1",        "--max-memory", "1MB"};
-    cr_assert_eq(cli(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert(strstr(out, "failed: limit: max_memory:"), "%s", out);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "hit a limit (--max-ops, --max-events, --max-memory)") ||
                   strstr(err, "none of the"),
               "%s", err);

@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 
 #include "src/app/cli.h"
 
@@ -12,30 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Runs the CLI with stdout in a temporary file; returns stdout and sets *rc. */
-static char *run(const char *const *args, int argc, int *rc)
-{
-    const char *argv[32];
-    cr_assert(argc <= (int)G_N_ELEMENTS(argv));
-    memcpy(argv, args, (size_t)argc * sizeof *argv);
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    g_autofree char *path = NULL;
-    int fd = g_file_open_tmp("ssim-stdout-XXXXXX", &path, NULL);
-    cr_assert(saved >= 0 && fd >= 0);
-    dup2(fd, STDOUT_FILENO);
-    *rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    close(fd);
-    char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
-    g_unlink(path);
-    return text;
-}
 
 /* Everything written to the redirected stderr so far. */
 static char *stderr_text(void)
@@ -56,19 +33,19 @@ Test(stdout, sweep_rows_on_stdout_table_on_stderr, .init = cr_redirect_stderr)
 {
     const char *csv[] = {SWEEP, "-q", "-o", "-"};
     int rc = -1;
-    g_autofree char *out = run(csv, G_N_ELEMENTS(csv), &rc);
+    g_autofree char *out = test_cli_stdout(csv, G_N_ELEMENTS(csv), &rc);
     cr_assert_eq(rc, 0);
     cr_expect(g_str_has_prefix(out, "# shiftsim-sweep v1\n"), "%s", out);
     cr_expect_null(strstr(out, "rank  index"), "the table on stdout:\n%s", out);
     const char *fcsv[] = {SWEEP, "-q", "-f", "csv"};
-    g_autofree char *out2 = run(fcsv, G_N_ELEMENTS(fcsv), &rc);
+    g_autofree char *out2 = test_cli_stdout(fcsv, G_N_ELEMENTS(fcsv), &rc);
     cr_assert_eq(rc, 0);
     cr_expect_str_eq(out2, out, "-f csv and -o - print the same rows");
     g_autofree char *err = stderr_text();
     cr_expect(strstr(err, "rank  index"), "no table on stderr:\n%s", err);
     /* Both would write stdout: refused. */
     const char *both[] = {SWEEP, "-q", "-f", "json", "-o", "-"};
-    g_autofree char *none = run(both, G_N_ELEMENTS(both), &rc);
+    g_autofree char *none = test_cli_stdout(both, G_N_ELEMENTS(both), &rc);
     cr_expect_eq(rc, 2);
     cr_expect_str_empty(none);
 }
@@ -81,10 +58,10 @@ Test(stdout, sweep_and_merge_json_have_one_shape, .init = cr_redirect_stderr)
     g_autofree char *path = g_build_filename(dir, "all.csv", NULL);
     const char *json[] = {SWEEP, "-q", "-f", "json", "-o", path};
     int rc = -1;
-    g_autofree char *a = run(json, G_N_ELEMENTS(json), &rc);
+    g_autofree char *a = test_cli_stdout(json, G_N_ELEMENTS(json), &rc);
     cr_assert_eq(rc, 0);
     const char *merge[] = {"shiftsim", "merge", "-f", "json", path};
-    g_autofree char *b = run(merge, G_N_ELEMENTS(merge), &rc);
+    g_autofree char *b = test_cli_stdout(merge, G_N_ELEMENTS(merge), &rc);
     cr_assert_eq(rc, 0);
     cr_expect_str_eq(a, b);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -118,7 +95,7 @@ Test(stdout, sweep_and_merge_json_have_one_shape, .init = cr_redirect_stderr)
     cr_expect_gt(n_ok, 0);
     cr_expect_gt(n_other, 0, "the sweep has rows that did not run");
     const char *table[] = {"shiftsim", "merge", "-f", "table", path};
-    g_autofree char *t = run(table, G_N_ELEMENTS(table), &rc);
+    g_autofree char *t = test_cli_stdout(table, G_N_ELEMENTS(table), &rc);
     cr_expect_eq(rc, 2);
     g_unlink(path);
     g_rmdir(dir);
@@ -137,7 +114,7 @@ Test(stdout, timeline_dash_is_the_timeline_alone, .init = cr_redirect_stderr)
     } runs[] = {{sim, G_N_ELEMENTS(sim)}, {rep, G_N_ELEMENTS(rep)}};
     for (gsize i = 0; i < G_N_ELEMENTS(runs); i++) {
         int rc = -1;
-        g_autofree char *out = run(runs[i].argv, runs[i].argc, &rc);
+        g_autofree char *out = test_cli_stdout(runs[i].argv, runs[i].argc, &rc);
         cr_assert_eq(rc, 0);
         cr_expect(g_str_has_prefix(out, "id,name,rank,stream,kind,class,"), "%s", runs[i].argv[1]);
         g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
@@ -158,7 +135,7 @@ Test(stdout, profile_query_prints_data, .init = cr_redirect_stderr)
     const char *argv[] = {"shiftsim", "profile", "query",   profile, "--comm", "allreduce",
                           "--bytes",  "3M",      "--ranks", "6",     "-f",     "json"};
     int rc = -1;
-    g_autofree char *json = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *json = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     cr_assert_eq(rc, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
     cr_assert(json_parser_load_from_data(parser, json, -1, NULL), "%s", json);
@@ -168,11 +145,11 @@ Test(stdout, profile_query_prints_data, .init = cr_redirect_stderr)
     cr_expect_str_eq(json_object_get_string_member(o, "source"), "interpolated");
     double us = json_object_get_double_member(o, "time_us");
     argv[G_N_ELEMENTS(argv) - 1] = "table";
-    g_autofree char *line = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *line = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     g_autofree char *want = g_strdup_printf("%.6g us (interpolated)\n", us);
     cr_expect_str_eq(line, want);
     argv[G_N_ELEMENTS(argv) - 1] = "csv";
-    g_autofree char *csv = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *csv = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     g_autofree char *row = g_strdup_printf("kind,op,bytes,ranks,per_node,dtype,time_us,source\n"
                                            "comm,allreduce,3000000,6,6,any,%.6g,interpolated\n",
                                            us);
@@ -186,7 +163,7 @@ Test(stdout, profile_show_prints_data, .init = cr_redirect_stderr)
         g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "vtrain-a100", NULL);
     const char *argv[] = {"shiftsim", "profile", "show", profile, "-f", "json"};
     int rc = -1;
-    g_autofree char *json = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *json = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     cr_assert_eq(rc, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
     cr_assert(json_parser_load_from_data(parser, json, -1, NULL), "%s", json);
@@ -203,7 +180,7 @@ Test(stdout, profile_show_prints_data, .init = cr_redirect_stderr)
         json_object_get_string_member(json_object_get_object_member(o, "metadata"), "gpu"),
         "NVIDIA A100"));
     argv[G_N_ELEMENTS(argv) - 1] = "csv";
-    g_autofree char *csv = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *csv = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     g_autofree char *comm = g_strdup_printf("\ncomm,%" G_GINT64_FORMAT "\n", rows);
     cr_expect(g_str_has_prefix(csv, "kind,rows\n") && strstr(csv, comm), "%s", csv);
 }
@@ -217,7 +194,7 @@ Test(stdout, calibrate_prints_data, .init = cr_redirect_stderr, .timeout = 120)
                           "--max-iter", "2",         "--folds", "0",   "--scan",  "0",
                           "-j",         "2",         "-f",      "json"};
     int rc = -1;
-    g_autofree char *json = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *json = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     cr_assert_eq(rc, 0);
     g_autoptr(JsonParser) parser = json_parser_new();
     cr_assert(json_parser_load_from_data(parser, json, -1, NULL), "%s", json);
@@ -233,14 +210,14 @@ Test(stdout, calibrate_prints_data, .init = cr_redirect_stderr, .timeout = 120)
     double mape = json_object_get_double_member(after, "mape");
 
     argv[G_N_ELEMENTS(argv) - 1] = "table";
-    g_autofree char *table = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *table = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     g_autofree char *want_fit = g_strdup_printf("%12.5g", fitted);
     g_autofree char *want_mape = g_strdup_printf("MAPE           %.2f %%", 100 * mape);
     cr_expect(strstr(table, want_fit), "no '%s' in\n%s", want_fit, table);
     cr_expect(strstr(table, want_mape), "no '%s' in\n%s", want_mape, table);
 
     argv[G_N_ELEMENTS(argv) - 1] = "csv";
-    g_autofree char *csv = run(argv, G_N_ELEMENTS(argv), &rc);
+    g_autofree char *csv = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
     g_autofree char *row = g_strdup_printf("kernel_floor_us,0,%.6g,", fitted);
     cr_expect(g_str_has_prefix(csv, "parameter,start,fitted,low,high,std_error,at_bound\n"), "%s",
               csv);

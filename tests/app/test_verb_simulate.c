@@ -7,26 +7,13 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 
 #include "src/app/cli.h"
 
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
-
-static int cli(int argc, const char **argv)
-{
-    int rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    fflush(stderr);
-    return rc;
-}
-
-static void redirect(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-}
 
 static guint count(const char *text, const char *needle)
 {
@@ -36,7 +23,7 @@ static guint count(const char *text, const char *needle)
     return n;
 }
 
-Test(verb_simulate, trace_has_every_op_of_the_timeline, .init = redirect)
+Test(verb_simulate, trace_has_every_op_of_the_timeline, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-simulate-XXXXXX", NULL);
     g_autofree char *js = g_build_filename(dir, "t.json", NULL);
@@ -44,7 +31,7 @@ Test(verb_simulate, trace_has_every_op_of_the_timeline, .init = redirect)
     g_autofree char *csv = g_build_filename(dir, "t.csv", NULL);
     const char *a[] = {"shiftsim", "simulate", "-n",      "1", "--tp",       "2",
                        "--pp",     "2",        "--trace", js,  "--timeline", csv};
-    cr_assert_eq(cli(G_N_ELEMENTS(a), a), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(a), a), 0);
     g_autofree char *json = NULL, *timeline = NULL;
     cr_assert(g_file_get_contents(js, &json, NULL, NULL));
     cr_assert(g_file_get_contents(csv, &timeline, NULL, NULL));
@@ -56,13 +43,13 @@ Test(verb_simulate, trace_has_every_op_of_the_timeline, .init = redirect)
 
     /* By extension, and forced. */
     const char *b[] = {"shiftsim", "simulate", "-n", "1", "--tp", "2", "--pp", "2", "--trace", pf};
-    cr_assert_eq(cli(G_N_ELEMENTS(b), b), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(b), b), 0);
     g_autofree char *proto = NULL;
     cr_assert(g_file_get_contents(pf, &proto, NULL, NULL));
     cr_assert_eq(proto[0], 0x0a, "a Trace starts with its first packet (field 1)");
     const char *c[] = {"shiftsim", "simulate", "-n",      "1", "--tp",           "2",
                        "--pp",     "2",        "--trace", js,  "--trace-format", "proto"};
-    cr_assert_eq(cli(G_N_ELEMENTS(c), c), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(c), c), 0);
     g_autofree char *forced = NULL;
     cr_assert(g_file_get_contents(js, &forced, NULL, NULL));
     cr_assert_eq(forced[0], 0x0a);
@@ -72,23 +59,23 @@ Test(verb_simulate, trace_has_every_op_of_the_timeline, .init = redirect)
     g_rmdir(dir);
 }
 
-Test(verb_simulate, trace_errors, .init = redirect)
+Test(verb_simulate, trace_errors, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-simulate-XXXXXX", NULL);
     g_autofree char *js = g_build_filename(dir, "t.json", NULL);
     const char *bad_format[] = {"shiftsim", "simulate", "--trace", js, "--trace-format", "xml"};
-    cr_assert_eq(cli(G_N_ELEMENTS(bad_format), bad_format), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad_format), bad_format), 2);
     const char *alone[] = {"shiftsim", "simulate", "--trace-format", "json"};
-    cr_assert_eq(cli(G_N_ELEMENTS(alone), alone), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(alone), alone), 2);
     const char *both[] = {"shiftsim", "simulate", "--trace", "-", "--timeline", "-"};
-    cr_assert_eq(cli(G_N_ELEMENTS(both), both), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(both), both), 2);
     /* A configuration that fails writes no trace at all. */
     const char *fails[] = {"shiftsim", "simulate", "--tp", "3", "--trace", js};
-    cr_assert_neq(cli(G_N_ELEMENTS(fails), fails), 0);
+    cr_assert_neq(test_cli(G_N_ELEMENTS(fails), fails), 0);
     cr_assert_not(g_file_test(js, G_FILE_TEST_EXISTS));
     g_autofree char *missing = g_build_filename(dir, "no", "t.json", NULL);
     const char *nodir[] = {"shiftsim", "simulate", "-n", "1", "--trace", missing};
-    cr_assert_eq(cli(G_N_ELEMENTS(nodir), nodir), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(nodir), nodir), 1);
     GDir *left = g_dir_open(dir, 0, NULL);
     cr_assert_null(g_dir_read_name(left), "a temporary file was left behind");
     g_dir_close(left);

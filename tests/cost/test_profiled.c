@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 #include "src/app/cli.h"
 #include <shiftsim/profiled.h>
 #include <shiftsim/sim.h>
@@ -258,23 +259,13 @@ static int run(int argc, const char **argv)
     return rc;
 }
 
-static char *slurp(FILE *f)
-{
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)got);
-    return g_string_free(s, FALSE);
-}
-
 Test(profiled, simulate_verb_explains_costs, .init = redirect_both)
 {
     const char *argv[] = {
         "shiftsim", "simulate", "--profile", VTRAIN_DIR, "--cluster", DGX_A100,         "--nodes",
         "1",        "--tp",     "4",         "--pp",     "2",         "--explain-costs"};
     cr_assert_eq(run(G_N_ELEMENTS(argv), argv), 0);
-    g_autofree char *out = slurp(cr_get_redirected_stdout());
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     cr_assert(strstr(out, "step time") != NULL, "%s", out);
     cr_assert(strstr(out, "cost sources (" VTRAIN_DIR ")") != NULL, "%s", out);
     cr_assert(strstr(out, "exact  interpolated  extrapolated        scaled    analytical      "
@@ -288,7 +279,7 @@ Test(profiled, simulate_verb_broken_profile_is_a_runtime_error, .init = redirect
     const char *argv[] = {"shiftsim", "simulate", "--profile",
                           SSIM_TEST_DATA "/profiles/negative.csv", "--explain-costs"};
     cr_assert_eq(run(G_N_ELEMENTS(argv), argv), 1);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "negative.csv:4:44: time_us: '-612.4' is negative") != NULL, "%s", err);
     const char *missing[] = {"shiftsim", "simulate", "--profile", "/nonexistent/profile.csv"};
     cr_assert_eq(run(G_N_ELEMENTS(missing), missing), 1);

@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/spectest.h"
 
 #include <shiftsim/budget.h>
 #include <shiftsim/sweep.h>
@@ -17,38 +18,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static SsimModel *load_model(const char *name)
-{
-    g_autoptr(GError) error = NULL;
-    SsimModel *m = ssim_model_load(name, &error);
-    cr_assert_not_null(m, "%s", error ? error->message : "");
-    return m;
-}
-
-static SsimCluster *h100(void)
-{
-    g_autoptr(GError) error = NULL;
-    SsimCluster *c = ssim_cluster_load("dgx-h100", &error);
-    cr_assert_not_null(c, "%s", error ? error->message : "");
-    return c;
-}
-
-static void set_list(SsimSweepInts *l, const char *text)
-{
-    g_autoptr(GError) error = NULL;
-    cr_assert(ssim_sweep_ints_parse(l, text, &error), "%s", error ? error->message : "");
-}
-
-static void set_names(SsimSweepNames *l, const char *text)
-{
-    g_autoptr(GError) error = NULL;
-    cr_assert(ssim_sweep_names_parse(l, text, &error), "%s", error ? error->message : "");
-}
-
 Test(sweep, default_enumeration_hand_count)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 8);
     /* tp {1,2,4,8} x pp {1,2,4,8}: the 10 pairs with tp*pp | 8, 6 left out; each with
@@ -75,16 +48,16 @@ Test(sweep, default_enumeration_hand_count)
 
 Test(sweep, order_placements_innermost)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 8);
-    set_list(&spec.tp, "2,1");
-    set_list(&spec.pp, "1,2,3");
-    set_list(&spec.vstages, "1");
-    set_list(&spec.microbatch, "1,2");
-    set_names(&spec.schedules, "1f1b");
-    set_names(&spec.placements, "xla,commshift");
+    test_sweep_ints(&spec.tp, "2,1");
+    test_sweep_ints(&spec.pp, "1,2,3");
+    test_sweep_ints(&spec.vstages, "1");
+    test_sweep_ints(&spec.microbatch, "1,2");
+    test_sweep_names(&spec.schedules, "1f1b");
+    test_sweep_names(&spec.placements, "xla,commshift");
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
     /* pairs in list order: (2,1), (2,2), (1,1), (1,2); pp 3 divides nothing: 2 skipped. */
     cr_assert_eq(ssim_sweep_n_configs(s), 4 * 2 * 2);
@@ -107,8 +80,8 @@ Test(sweep, order_placements_innermost)
 
 Test(sweep, bad_specs)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 12);
     g_autoptr(GError) error = NULL;
@@ -161,10 +134,10 @@ Test(sweep, every_rejection_reason)
         {"gpt-j-6b", 8, 4, 2, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_ILLEGAL, "placement"},
         {"gpt-j-6b", 8, 4, 2, 1, 1, 16, "1f1b", FALSE, SSIM_SWEEP_OK, ""},
     };
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         const Case *k = &cases[i];
-        g_autoptr(SsimModel) m = load_model(k->model);
+        g_autoptr(SsimModel) m = test_model(k->model);
         SsimSweepSpec spec;
         ssim_sweep_spec_init(&spec, c, k->gpus);
         spec.base.global_batch = k->gbs;
@@ -174,9 +147,9 @@ Test(sweep, every_rejection_reason)
         spec.pp.v[0] = k->pp;
         spec.vstages.v[0] = k->v;
         spec.microbatch.v[0] = k->mb;
-        set_names(&spec.schedules, k->schedules);
+        test_sweep_names(&spec.schedules, k->schedules);
         if (strcmp(k->reason, "placement") == 0)
-            set_names(&spec.placements, "nosuch");
+            test_sweep_names(&spec.placements, "nosuch");
         g_autoptr(GError) error = NULL;
         g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, &error);
         cr_assert_not_null(s, "case %zu: %s", i, error ? error->message : "");
@@ -209,13 +182,13 @@ static void keep_last(const SsimSweepProgress *pr, gpointer user)
  * no larger (oracle: ssim_budget_estimate on each row that ran). */
 Test(sweep, progress_weighs_simulated_work_only)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 8);
-    set_list(&spec.microbatch, "1");
-    set_list(&spec.vstages, "1,2");
-    set_names(&spec.schedules, "1f1b");
+    test_sweep_ints(&spec.microbatch, "1");
+    test_sweep_ints(&spec.vstages, "1,2");
+    test_sweep_names(&spec.schedules, "1f1b");
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
     SsimSweepProgress last = {0};
     guint n = ssim_sweep_run(s, 0, 1, 2, keep_last, &last, 100);
@@ -246,14 +219,14 @@ Test(sweep, status_tally_hand_count)
      *          (memory, 1); the other 8 run;
      *   v = 2: pp 1 -> "interleaved needs pp > 1" (4 pairs), pp 4 and 8 -> layers % (pp v)
      *          (3 pairs), pp 2 -> 1f1b cannot take two chunks, "schedule" (3 pairs). */
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 8);
-    set_list(&spec.microbatch, "1");
-    set_list(&spec.vstages, "1,2");
-    set_names(&spec.schedules, "1f1b");
-    set_names(&spec.placements, "xla,commshift");
+    test_sweep_ints(&spec.microbatch, "1");
+    test_sweep_ints(&spec.vstages, "1,2");
+    test_sweep_names(&spec.schedules, "1f1b");
+    test_sweep_names(&spec.placements, "xla,commshift");
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
     cr_assert_eq(ssim_sweep_n_configs(s), 40);
     cr_assert_eq(ssim_sweep_run(s, 0, 1, 2, NULL, NULL, 100), 40);

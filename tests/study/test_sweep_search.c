@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/spectest.h"
 
 #include <shiftsim/bound.h>
 #include <shiftsim/steady.h>
@@ -20,32 +21,6 @@
 
 #include <math.h>
 #include <string.h>
-
-static SsimModel *load_model(const char *name)
-{
-    g_autoptr(GError) error = NULL;
-    SsimModel *m = ssim_model_load(name, &error);
-    cr_assert_not_null(m, "%s", error ? error->message : "");
-    return m;
-}
-
-static SsimCluster *h100(void)
-{
-    g_autoptr(GError) error = NULL;
-    SsimCluster *c = ssim_cluster_load("dgx-h100", &error);
-    cr_assert_not_null(c, "%s", error ? error->message : "");
-    return c;
-}
-
-static void names(SsimSweepNames *l, const char *text)
-{
-    cr_assert(ssim_sweep_names_parse(l, text, NULL), "%s", text);
-}
-
-static void ints(SsimSweepInts *l, const char *text)
-{
-    cr_assert(ssim_sweep_ints_parse(l, text, NULL), "%s", text);
-}
 
 static SsimSweep *run(const SsimModel *m, const SsimCluster *c, const SsimSweepSpec *spec,
                       guint threads)
@@ -89,24 +64,24 @@ static guint check_bounds(const SsimSweep *s, const SsimModel *m, double *mean_r
 Test(sweep_search, bound_never_exceeds_the_step)
 {
     /* GPT-J 6B on 16 H100s: every schedule and placement, every recompute mode, ZeRO 0 and 1. */
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 16);
-    names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
-    names(&spec.placements, "baseline,megatron,commshift");
+    test_sweep_names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
+    test_sweep_names(&spec.placements, "baseline,megatron,commshift");
     cr_assert(ssim_sweep_recompute_parse(&spec.recompute, "none,selective,full", NULL));
     cr_assert(ssim_sweep_zero_parse(&spec.zero, "0,1", NULL));
-    ints(&spec.tp, "2,4");
-    ints(&spec.pp, "1,2,4");
-    ints(&spec.microbatch, "1");
+    test_sweep_ints(&spec.tp, "2,4");
+    test_sweep_ints(&spec.pp, "1,2,4");
+    test_sweep_ints(&spec.microbatch, "1");
     g_autoptr(SsimSweep) s = run(m, c, &spec, 2);
     double ratio;
     guint ok = check_bounds(s, m, &ratio);
     cr_assert_geq(ok, 100, "only %u configurations simulated", ok);
     /* auto, which searches placements of its own. */
-    names(&spec.placements, "auto");
-    ints(&spec.tp, "4");
+    test_sweep_names(&spec.placements, "auto");
+    test_sweep_ints(&spec.tp, "4");
     cr_assert(ssim_sweep_recompute_parse(&spec.recompute, "auto", NULL));
     cr_assert(ssim_sweep_zero_parse(&spec.zero, "0", NULL));
     g_autoptr(SsimSweep) a = run(m, c, &spec, 2);
@@ -115,12 +90,12 @@ Test(sweep_search, bound_never_exceeds_the_step)
     cr_assert_gt(ratio, 0.66, "bound / step %.3f", ratio);
 
     /* Exact mode, interference and a deeper pipeline: Megatron GPT 1.7B on 8 GPUs. */
-    g_autoptr(SsimModel) m2 = load_model("megatron-gpt-1.7b");
+    g_autoptr(SsimModel) m2 = test_model("megatron-gpt-1.7b");
     SsimSweepSpec s2;
     ssim_sweep_spec_init(&s2, c, 8);
-    names(&s2.schedules, "1f1b,interleaved,gpipe,xla");
-    names(&s2.placements, "baseline,commshift");
-    ints(&s2.vstages, "1,2,3");
+    test_sweep_names(&s2.schedules, "1f1b,interleaved,gpipe,xla");
+    test_sweep_names(&s2.placements, "baseline,commshift");
+    test_sweep_ints(&s2.vstages, "1,2,3");
     s2.exact = TRUE;
     g_autoptr(SsimSweep) x = run(m2, c, &s2, 2);
     cr_assert_geq(check_bounds(x, m2, NULL), 20);
@@ -138,12 +113,12 @@ static char *csv_line(const GString *csv, guint index)
 
 Test(sweep_search, pruning_keeps_the_top_k)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 32);
-    names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
-    names(&spec.placements, "baseline,commshift");
+    test_sweep_names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
+    test_sweep_names(&spec.placements, "baseline,commshift");
     cr_assert(ssim_sweep_zero_parse(&spec.zero, "0,1", NULL));
     g_autoptr(SsimSweep) full = run(m, c, &spec, 2);
     g_autoptr(GArray) want = ssim_sweep_ranking(full);
@@ -188,11 +163,11 @@ Test(sweep_search, pruning_keeps_the_top_k)
 
 Test(sweep_search, pruned_csv_does_not_depend_on_threads)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 32);
-    names(&spec.schedules, "1f1b,interleaved,xla");
+    test_sweep_names(&spec.schedules, "1f1b,interleaved,xla");
     spec.prune_top = 3;
     g_autofree char *first = NULL;
     for (guint threads = 1; threads <= 4; threads++) {
@@ -209,16 +184,16 @@ Test(sweep_search, pruned_csv_does_not_depend_on_threads)
 Test(sweep_search, steady_state_is_close_and_the_top_exact)
 {
     /* A large global batch: many microbatches per pipeline, so the probes are worth it. */
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 32);
     spec.base.global_batch = 512;
-    names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
-    names(&spec.placements, "baseline,commshift");
-    ints(&spec.tp, "4,8");
-    ints(&spec.pp, "2,4");
-    ints(&spec.microbatch, "2");
+    test_sweep_names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
+    test_sweep_names(&spec.placements, "baseline,commshift");
+    test_sweep_ints(&spec.tp, "4,8");
+    test_sweep_ints(&spec.pp, "2,4");
+    test_sweep_ints(&spec.microbatch, "2");
     g_autoptr(SsimSweep) full = run(m, c, &spec, 2);
     SsimSweepSpec ss = spec;
     ss.steady = TRUE;
@@ -264,16 +239,16 @@ Test(sweep_search, steady_state_is_close_and_the_top_exact)
 
 Test(sweep_search, zero_is_swept_between_recompute_and_placement)
 {
-    g_autoptr(SsimModel) m = load_model("gpt-j-6b");
-    g_autoptr(SsimCluster) c = h100();
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     SsimSweepSpec spec;
     ssim_sweep_spec_init(&spec, c, 16); /* dp 2: ZeRO-1 has something to shard */
-    ints(&spec.tp, "8");
-    ints(&spec.pp, "1");
-    ints(&spec.vstages, "1");
-    ints(&spec.microbatch, "1");
-    names(&spec.schedules, "1f1b");
-    names(&spec.placements, "baseline,commshift");
+    test_sweep_ints(&spec.tp, "8");
+    test_sweep_ints(&spec.pp, "1");
+    test_sweep_ints(&spec.vstages, "1");
+    test_sweep_ints(&spec.microbatch, "1");
+    test_sweep_names(&spec.schedules, "1f1b");
+    test_sweep_names(&spec.placements, "baseline,commshift");
     cr_assert(ssim_sweep_zero_parse(&spec.zero, "0,1", NULL));
     cr_assert_not(ssim_sweep_zero_parse(&spec.zero, "2", NULL));
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);

@@ -1,0 +1,62 @@
+/* Helpers of the command-line tests (tests/common/clitest.h). */
+#include "tests/common/clitest.h"
+
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include "src/app/cli.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void test_redirect(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+int test_cli(int argc, const char **argv)
+{
+    int rc = ssim_cli_main(argc, (char **)argv);
+    fflush(stdout);
+    fflush(stderr);
+    return rc;
+}
+
+char *test_slurp(FILE *f)
+{
+    GString *s = g_string_new(NULL);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        g_string_append_len(s, buf, (gssize)n);
+    return g_string_free(s, FALSE);
+}
+
+char *test_bad_path(const char *file)
+{
+    return g_build_filename(SSIM_TEST_DATA, "bad", file, NULL);
+}
+
+char *test_cli_stdout(const char *const *args, int argc, int *rc)
+{
+    const char *argv[32];
+    cr_assert(argc <= (int)G_N_ELEMENTS(argv));
+    memcpy(argv, args, (size_t)argc * sizeof *argv);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("ssim-stdout-XXXXXX", &path, NULL);
+    cr_assert(saved >= 0 && fd >= 0);
+    dup2(fd, STDOUT_FILENO);
+    *rc = ssim_cli_main(argc, (char **)argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    close(fd);
+    char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_unlink(path);
+    return text;
+}
