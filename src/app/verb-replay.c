@@ -30,7 +30,6 @@
 #include <shiftsim/trace.h>
 
 #include <errno.h>
-#include <float.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +39,17 @@
 
 #define VERB          "replay"
 #define DEFAULT_GRAPH "traces/examples/tp-pipeline.graph"
-#define RATE_UNSET    (-DBL_MAX)
+
+/* A rate option's value: a number in (0, 1e9] (finite: an infinite rate makes ops free). */
+static gboolean parse_rate(const char *text, double *out)
+{
+    char *end;
+    double v = g_ascii_strtod(text, &end);
+    if (text[0] == '\0' || *end != '\0' || !(v > 0) || !(v <= 1e9))
+        return FALSE;
+    *out = v;
+    return TRUE;
+}
 
 /* How the graph is priced: the simple model, or a cluster (replay.h). */
 typedef struct {
@@ -129,8 +138,8 @@ int ssim_verb_replay(int argc, char **argv)
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
     g_auto(SsimCliLimits) budget = {0};
-    /* RATE_UNSET: not given (the simple model's defaults; given, they select it) */
-    double tflops = RATE_UNSET, hbm = RATE_UNSET;
+    /* The simple model's rates: NULL when not given (its defaults; given, they select it) */
+    g_autofree char *tflops_text = NULL, *hbm_text = NULL;
     GOptionEntry entries[] = {
         {"timeline", 't', 0, G_OPTION_ARG_FILENAME, &timeline,
          "Write one CSV row per op (id, name, rank, stream, kind, class, bytes, flops, "
@@ -166,9 +175,9 @@ int ssim_verb_replay(int argc, char **argv)
          "BPS"},
         {"alpha", 0, 0, G_OPTION_ARG_STRING, &alpha,
          "Per-step latency of a collective or transfer (default 5us)", "T"},
-        {"tflops", 0, 0, G_OPTION_ARG_DOUBLE, &tflops,
+        {"tflops", 0, 0, G_OPTION_ARG_STRING, &tflops_text,
          "Compute throughput for ops with flops= and no dur=, in TFLOP/s (default 500)", "X"},
-        {"hbm-gbps", 0, 0, G_OPTION_ARG_DOUBLE, &hbm,
+        {"hbm-gbps", 0, 0, G_OPTION_ARG_STRING, &hbm_text,
          "Memory bandwidth for ops with bytes= and no dur=, in GB/s (default 3000)", "X"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Price ops on this cluster (a bundled name or an INI path) as simulate "
@@ -257,16 +266,15 @@ int ssim_verb_replay(int argc, char **argv)
         (rc = ssim_cli_check_output(timeline)) || (rc = ssim_cli_check_output(trace)) ||
         (rc = ssim_cli_check_plot(plot)))
         return rc;
-    gboolean simple_given = link_bw || alpha || tflops != RATE_UNSET || hbm != RATE_UNSET;
-    if (tflops == RATE_UNSET)
-        tflops = 500;
-    if (hbm == RATE_UNSET)
-        hbm = 3000;
+    gboolean simple_given = link_bw || alpha || tflops_text || hbm_text;
+    double tflops = 500, hbm = 3000;
     /* Finite as well as positive: an infinite rate made every op free (a makespan of 0). */
-    if (!(tflops > 0) || !(tflops <= 1e9))
-        return ssim_cli_usage_error(VERB, "--tflops: %g is not a rate in (0, 1e9] TFLOP/s", tflops);
-    if (!(hbm > 0) || !(hbm <= 1e9))
-        return ssim_cli_usage_error(VERB, "--hbm-gbps: %g is not a rate in (0, 1e9] GB/s", hbm);
+    if (tflops_text && !parse_rate(tflops_text, &tflops))
+        return ssim_cli_usage_error(VERB, "--tflops: %s is not a rate in (0, 1e9] TFLOP/s",
+                                    tflops_text);
+    if (hbm_text && !parse_rate(hbm_text, &hbm))
+        return ssim_cli_usage_error(VERB, "--hbm-gbps: %s is not a rate in (0, 1e9] GB/s",
+                                    hbm_text);
     limits.max_events = (guint64)budget.max_events;
     cost.flops_per_s = tflops * 1e12;
     cost.mem_bw = hbm * 1e9;

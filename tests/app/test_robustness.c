@@ -171,13 +171,15 @@ Test(badinputs, tiny_bandwidth_is_refused_at_the_cost_boundary, .init = test_red
 Test(badinputs, infinite_or_zero_rates_are_refused_where_parsed, .init = test_redirect)
 {
     const char *opts[][2] = {{"--tflops", "inf"},   {"--tflops", "0"},    {"--hbm-gbps", "inf"},
-                             {"--hbm-gbps", "nan"}, {"--link-bw", "inf"}, {"--link-bw", "0"}};
+                             {"--hbm-gbps", "nan"}, {"--link-bw", "inf"}, {"--link-bw", "0"},
+                             {"--tflops", "12abc"}};
     for (gsize i = 0; i < G_N_ELEMENTS(opts); i++) {
         const char *argv[] = {"shiftsim", "replay", opts[i][0], opts[i][1]};
         cr_assert_eq(test_cli(4, argv), 2, "%s %s", opts[i][0], opts[i][1]);
     }
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "--tflops: inf is not a rate"), "%s", err);
+    cr_assert(strstr(err, "--tflops: 12abc is not a rate"), "%s", err);
 }
 
 /* validate and calibrate with no row that simulates: exit 1, no "MAPE nan %" presented as a
