@@ -61,6 +61,20 @@ static inline gpointer ssim_array_push(GArray *a, gsize *cap, guint elt, guint n
 /* Advises [p, p + bytes) (the 2 MiB-aligned part inside it); a no-op for small ranges. */
 void ssim_mem_advise(gpointer p, gsize bytes);
 
+/*
+ * For a program that runs many simulations one after another (shiftsim's main, the sweep
+ * benchmark): asks glibc's allocator to keep what a simulation frees for the next instead of
+ * giving it back to the kernel.  By default a block over 128 KiB (up to 32 MiB as the threshold
+ * adapts) is mapped on its own and unmapped when freed, and a thread's arena trims its top, so
+ * every configuration of a sweep faulted in and zeroed its arrays again: measured on the
+ * planners' search (bench-sweep --search), a third of a configuration's processor time.  Blocks
+ * up to 32 MiB (glibc's maximum for this setting) then come from the heap, and up to 1 GiB of
+ * freed heap top is kept.  The price: the process's resident memory stays near its peak, which
+ * is what --max-memory budgets anyway.  Process-wide, so the library never calls it itself; a
+ * no-op without glibc.  Results never depend on it.
+ */
+void ssim_alloc_keep_freed_memory(void);
+
 /* The process's resident set in bytes (all threads; /proc/self/statm, else getrusage's peak);
  * one small read: call it between phases, not per op.  In a build with AddressSanitizer, the
  * allocator's live bytes instead (the sanitizer's shadow and quarantine are not the program's). */

@@ -7,6 +7,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define HUGE_PAGE ((gsize)2 << 20)
 #define LARGE     ((gsize)2 << 20)
@@ -23,6 +26,14 @@ void ssim_mem_advise(gpointer p, gsize bytes)
 #else
     (void)p;
     (void)bytes;
+#endif
+}
+
+void ssim_alloc_keep_freed_memory(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
 

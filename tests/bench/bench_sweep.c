@@ -9,6 +9,7 @@
  *        bench-sweep --search [--check]   the planners' search (see search() below)
  * The README's 1024-GPU figure comes from the CLI instead (see "Sweeping splits").
  */
+#include <shiftsim/alloc.h>
 #include <shiftsim/steady.h>
 #include <shiftsim/sweep.h>
 
@@ -136,6 +137,7 @@ static int search(gboolean check)
 
 int main(int argc, char **argv)
 {
+    ssim_alloc_keep_freed_memory(); /* as shiftsim's main does */
     if (argc > 1 && strcmp(argv[1], "--search") == 0)
         return search(argc > 2 && strcmp(argv[2], "--check") == 0);
     const char *model_name = argc > 1 ? argv[1] : "gpt-j-6b";
