@@ -107,6 +107,7 @@ void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimG
         k.gemm[i] = gemms[i];
         k.flops += 2.0 * (double)gemms[i].m * (double)gemms[i].n * (double)gemms[i].k *
                    (double)MAX(gemms[i].batch, 1);
+        k.time += ssim_analytic_gemm_time(&model->params, &gemms[i]);
     }
     for (guint i = 0; i < model->kernels->len; i++) {
         KernelGemms *old = &g_array_index(model->kernels, KernelGemms, i);

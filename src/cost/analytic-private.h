@@ -22,6 +22,7 @@ typedef struct {
     guint n;
     SsimGemmShape gemm[2];
     double flops;
+    SsimTime time; /* its GEMMs' time under the model's parameters, computed once when set */
 } KernelGemms;
 
 typedef struct {

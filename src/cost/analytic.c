@@ -217,10 +217,7 @@ static SsimTime op_time_raw(const SsimAnalytic *m, const SsimGraph *graph, guint
         const KernelGemms *k = p->sm_count > 0 ? analytic_kernel_of(m, graph, op) : NULL;
         if (k == NULL)
             return ssim_analytic_compute_time(p, op->flops, op->bytes);
-        SsimTime t = 0;
-        for (guint i = 0; i < k->n; i++)
-            t += ssim_analytic_gemm_time(p, &k->gemm[i]);
-        return t;
+        return k->time;
     }
     case SSIM_OP_SEND:
     case SSIM_OP_RECV: {
