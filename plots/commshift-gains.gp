@@ -18,6 +18,7 @@ set title sprintf('GPT-J 6B on %s: predicted commshift gain over alpa per split 
 set ylabel 'step-time gain (%)'
 set xlabel 'GPUs: dp x tp x pp'
 set yrange [0:*]
+set offsets 0, 0, graph 0.06, 0  # headroom: the tallest bar never touches the frame
 set grid ytics
 set style data histograms
 set style histogram clustered gap 1
