@@ -40,12 +40,12 @@
 #define VERB          "replay"
 #define DEFAULT_GRAPH "traces/examples/tp-pipeline.graph"
 
-/* A rate option's value: a number in (0, 1e9] (finite: an infinite rate makes ops free). */
-static gboolean parse_rate(const char *text, double *out)
+/* A rate option's value: a number in (0, max] (finite: an infinite rate makes ops free). */
+static gboolean parse_rate(const char *text, double max, double *out)
 {
     char *end;
     double v = g_ascii_strtod(text, &end);
-    if (text[0] == '\0' || *end != '\0' || !(v > 0) || !(v <= 1e9))
+    if (text[0] == '\0' || *end != '\0' || !(v > 0) || !(v <= max))
         return FALSE;
     *out = v;
     return TRUE;
@@ -244,15 +244,8 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--until: %s", error->message);
     if (alpha && !ssim_parse_duration(alpha, &cost.alpha, &error))
         return ssim_cli_usage_error(VERB, "--alpha: %s", error->message);
-    if (link_bw) {
-        char *end;
-        cost.link_bw = g_ascii_strtod(link_bw, &end);
-        if (*end != '\0' || !(cost.link_bw > 0) || cost.link_bw > 1e15 || link_bw[0] == '\0')
-            return ssim_cli_usage_error(VERB,
-                                        "--link-bw: '%s' is not a bandwidth in "
-                                        "bytes/s",
-                                        link_bw);
-    }
+    if (link_bw && !parse_rate(link_bw, 1e15, &cost.link_bw))
+        return ssim_cli_usage_error(VERB, "--link-bw: '%s' is not a bandwidth in bytes/s", link_bw);
     if (plot_ranks < 0)
         return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
     SsimGanttView view = {.max_ranks = (guint)plot_ranks};
@@ -269,10 +262,10 @@ int ssim_verb_replay(int argc, char **argv)
     gboolean simple_given = link_bw || alpha || tflops_text || hbm_text;
     double tflops = 500, hbm = 3000;
     /* Finite as well as positive: an infinite rate made every op free (a makespan of 0). */
-    if (tflops_text && !parse_rate(tflops_text, &tflops))
+    if (tflops_text && !parse_rate(tflops_text, 1e9, &tflops))
         return ssim_cli_usage_error(VERB, "--tflops: %s is not a rate in (0, 1e9] TFLOP/s",
                                     tflops_text);
-    if (hbm_text && !parse_rate(hbm_text, &hbm))
+    if (hbm_text && !parse_rate(hbm_text, 1e9, &hbm))
         return ssim_cli_usage_error(VERB, "--hbm-gbps: %s is not a rate in (0, 1e9] GB/s",
                                     hbm_text);
     limits.max_events = (guint64)budget.max_events;

@@ -243,9 +243,7 @@ guint64 ssim_engine_schedule(SsimEngine *e, SsimTime at, guint type, guint64 a, 
 {
     g_return_val_if_fail(at >= e->now, 0);
     g_return_val_if_fail(type < e->n_handlers, 0);
-    if (G_UNLIKELY(e->next_seq == MAX_SEQ))
-        e->overflow = TRUE;
-    guint32 s = e->overflow ? G_MAXUINT32 : slot_alloc(e);
+    guint32 s = G_LIKELY(e->next_seq < MAX_SEQ) ? slot_alloc(e) : G_MAXUINT32;
     if (G_UNLIKELY(s == G_MAXUINT32)) { /* dropped: the run stops after this handler */
         e->overflow = TRUE;
         return e->next_seq;

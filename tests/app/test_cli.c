@@ -64,29 +64,6 @@ Test(cli, replay_until_cuts_a_run_short, .init = test_redirect)
     cr_assert_eq(test_cli(4, argv), 1);
 }
 
-/* Runs the CLI on a copy of argv (it rewrites its argv) with stdout sent to a temporary file
- * and returns what it printed. */
-static char *cli_stdout(int argc, const char **args, int *rc)
-{
-    const char *argv[32];
-    cr_assert(argc <= (int)G_N_ELEMENTS(argv));
-    memcpy(argv, args, (size_t)argc * sizeof *argv);
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    g_autofree char *path = NULL;
-    int fd = g_file_open_tmp("ssim-cli-XXXXXX", &path, NULL);
-    cr_assert(saved >= 0 && fd >= 0);
-    dup2(fd, STDOUT_FILENO);
-    *rc = test_cli(argc, argv);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    close(fd);
-    char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
-    g_unlink(path);
-    return text;
-}
-
 /* --comm-repeat 1 is the same run as no --comm-repeat: every verb that simulates prints the
  * same bytes (simulate's JSON, compare's CSV, sweep's CSV with its metadata line). */
 Test(cli, comm_repeat_once_changes_no_byte, .init = cr_redirect_stderr)
@@ -108,10 +85,10 @@ Test(cli, comm_repeat_once_changes_no_byte, .init = cr_redirect_stderr)
                  {sweep, G_N_ELEMENTS(sweep)}};
     for (guint i = 0; i < G_N_ELEMENTS(verbs); i++) {
         int rc_once = -1, rc_plain = -1, rc_twice = -1;
-        g_autofree char *once = cli_stdout(verbs[i].argc, verbs[i].argv, &rc_once);
-        g_autofree char *plain = cli_stdout(verbs[i].argc - 2, verbs[i].argv, &rc_plain);
+        g_autofree char *once = test_cli_stdout(verbs[i].argv, verbs[i].argc, &rc_once);
+        g_autofree char *plain = test_cli_stdout(verbs[i].argv, verbs[i].argc - 2, &rc_plain);
         verbs[i].argv[verbs[i].argc - 1] = "2";
-        g_autofree char *twice = cli_stdout(verbs[i].argc, verbs[i].argv, &rc_twice);
+        g_autofree char *twice = test_cli_stdout(verbs[i].argv, verbs[i].argc, &rc_twice);
         cr_assert(rc_once == 0 && rc_plain == 0 && rc_twice == 0, "%s: exit %d %d %d",
                   verbs[i].argv[1], rc_once, rc_plain, rc_twice);
         cr_assert_str_eq(once, plain, "%s: --comm-repeat 1 changed the output", verbs[i].argv[1]);
@@ -132,9 +109,9 @@ Test(cli, byte_sizes_share_one_grammar, .init = cr_redirect_stderr)
     const char *iec[] = {"shiftsim",  "profile", "query", profile,   "--comm",
                          "allreduce", "--bytes", "3Mi",   "--ranks", "6"};
     int rc_si = -1, rc_plain = -1, rc_iec = -1;
-    g_autofree char *a = cli_stdout(G_N_ELEMENTS(si), si, &rc_si);
-    g_autofree char *b = cli_stdout(G_N_ELEMENTS(plain), plain, &rc_plain);
-    g_autofree char *c = cli_stdout(G_N_ELEMENTS(iec), iec, &rc_iec);
+    g_autofree char *a = test_cli_stdout(si, G_N_ELEMENTS(si), &rc_si);
+    g_autofree char *b = test_cli_stdout(plain, G_N_ELEMENTS(plain), &rc_plain);
+    g_autofree char *c = test_cli_stdout(iec, G_N_ELEMENTS(iec), &rc_iec);
     cr_assert(rc_si == 0 && rc_plain == 0 && rc_iec == 0, "exit %d %d %d", rc_si, rc_plain, rc_iec);
     cr_assert_str_eq(a, b);
     cr_assert_str_neq(a, c, "3Mi priced like 3M");
@@ -143,7 +120,7 @@ Test(cli, byte_sizes_share_one_grammar, .init = cr_redirect_stderr)
         const char *argv[] = {"shiftsim",  "profile", "query",   profile,   "--comm",
                               "allreduce", bad[i][0], bad[i][1], "--ranks", "6"};
         int rc = -1;
-        g_autofree char *out = cli_stdout(G_N_ELEMENTS(argv), argv, &rc);
+        g_autofree char *out = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
         cr_expect_eq(rc, 2, "%s %s: exit %d", bad[i][0], bad[i][1], rc);
         cr_expect_str_empty(out);
     }

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 
 #include "src/app/cli.h"
 
@@ -14,26 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What the command printed on stdout; it must succeed. */
 static char *run(const char *const *args, int argc)
 {
-    const char *argv[32];
-    cr_assert(argc <= (int)G_N_ELEMENTS(argv));
-    memcpy(argv, args, (size_t)argc * sizeof *argv);
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    g_autofree char *path = NULL;
-    int fd = g_file_open_tmp("ssim-figures-XXXXXX", &path, NULL);
-    cr_assert(saved >= 0 && fd >= 0);
-    dup2(fd, STDOUT_FILENO);
-    int rc = ssim_cli_main(argc, (char **)argv);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    close(fd);
+    int rc = -1;
+    char *text = test_cli_stdout(args, argc, &rc);
     cr_assert_eq(rc, 0, "%s: exit %d", args[1], rc);
-    char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
-    g_unlink(path);
     return text;
 }
 

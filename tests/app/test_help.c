@@ -158,15 +158,7 @@ Test(help, old_short_names_still_parse, .init = cr_redirect_stderr)
         g_autofree char *o = test_cli_stdout(runs[i], 4, &rc);
         cr_expect_eq(rc, 1, "%s -r: a runtime error (the file), not a usage error", runs[i][1]);
     }
-    fflush(stderr);
-    g_autofree char *err = NULL;
-    FILE *f = cr_get_redirected_stderr();
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    err = g_string_free(s, FALSE);
+    g_autofree char *err = test_stderr();
     cr_expect(strstr(err, "shiftsim compare: --policies: "), "%s", err);
     cr_expect(strstr(err, "/nonexistent/runs.csv"), "%s", err);
     /* And they are not listed. */

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include "tests/common/clitest.h"
 
 #include "src/app/verbs.h"
 #include "src/app/cli.h"
@@ -14,25 +15,6 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
-
-static void redirect(void)
-{
-    cr_redirect_stdout();
-    cr_redirect_stderr();
-}
-
-static char *slurp(FILE *f)
-{
-    fflush(stderr);
-    fflush(stdout);
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t n;
-    rewind(f);
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    return g_string_free(s, FALSE);
-}
 
 static int compare(int argc, const char **argv)
 {
@@ -143,7 +125,7 @@ Test(options, default_global_batch_is_the_same_for_every_split)
     cr_assert_eq(ssim_parallel_default_global_batch(1024, 8, 1), 4096);
 }
 
-Test(options, errors_name_the_option, .init = redirect)
+Test(options, errors_name_the_option, .init = test_redirect)
 {
     SsimCliJob job = SSIM_CLI_JOB_INIT;
     job.microbatch = 0;
@@ -175,7 +157,7 @@ Test(options, errors_name_the_option, .init = redirect)
     SsimCliPlace place = {.placement = nowhere};
     SsimPlacement placement = SSIM_PLACEMENT_INIT;
     cr_assert_eq(ssim_cli_place_parse("simulate", &place, &placement), SSIM_EXIT_USAGE);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_stderr();
     cr_assert(strstr(err, "shiftsim simulate: --microbatch: must be a positive integer, not 0 (try "
                           "'shiftsim simulate --help')\n"),
               "%s", err);
@@ -189,7 +171,7 @@ Test(options, errors_name_the_option, .init = redirect)
               err);
 }
 
-Test(compare, usage_errors, .init = redirect)
+Test(compare, usage_errors, .init = test_redirect)
 {
     const char *a[] = {"compare", "--policies", "baseline,zz"};
     cr_assert_eq(compare(3, a), 2);
@@ -201,7 +183,7 @@ Test(compare, usage_errors, .init = redirect)
     cr_assert_eq(compare(3, d), 1);
 }
 
-Test(compare, simulate_honours_the_placement, .init = redirect)
+Test(compare, simulate_honours_the_placement, .init = test_redirect)
 {
     const char *a[] = {"simulate",    "--nodes",   "2",       "--tp", "4",        "--pp", "2",
                        "--placement", "commshift", "--shift", "dp",   "--format", "csv"};
@@ -214,7 +196,7 @@ Test(compare, simulate_honours_the_placement, .init = redirect)
 
 /* The verb end to end: the report to --output, a trace per policy, the bars and a Gantt chart
  * per policy. */
-Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
+Test(compare, verb_writes_report_traces_and_plots, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-compare-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "t", NULL);
@@ -238,7 +220,7 @@ Test(compare, verb_writes_report_traces_and_plots, .init = redirect)
 
 /* The audit's silent misconfigurations: an alias the substring search missed ("batch"), blanks
  * after commas, and a repeated key. */
-Test(options, split_fields_decide_what_was_given, .init = redirect)
+Test(options, split_fields_decide_what_was_given, .init = test_redirect)
 {
     SsimCliJob job = SSIM_CLI_JOB_INIT;
     char alias[] = "dp=4,tp=4,pp=2,batch=64";
@@ -263,20 +245,12 @@ Test(options, split_fields_decide_what_was_given, .init = redirect)
     job.split = twice;
     ssim_parallel_init(&par);
     cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 32), SSIM_EXIT_USAGE);
-    fflush(stderr);
-    g_autofree char *err = NULL;
-    FILE *f = cr_get_redirected_stderr();
-    GString *s = g_string_new(NULL);
-    char buf[512];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    err = g_string_free(s, FALSE);
+    g_autofree char *err = test_stderr();
     cr_assert(strstr(err, "--split: tp: given twice"), "%s", err);
 }
 
 /* Every count option refuses -1 and 0 with its own name (they used to mean "default"). */
-Test(options, negative_and_zero_counts_are_refused_by_name, .init = redirect)
+Test(options, negative_and_zero_counts_are_refused_by_name, .init = test_redirect)
 {
     const char *opts[][3] = {{"simulate", "--tp", "-1"},
                              {"simulate", "--pp", "0"},
@@ -380,7 +354,7 @@ Test(options, megatron_names_are_aliases)
 }
 
 /* What cannot be meant is refused, naming Megatron-LM's option. */
-Test(options, megatron_names_refuse_what_contradicts, .init = redirect)
+Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
 {
     g_autoptr(SsimModel) model = ssim_model_default(); /* 28 layers */
     const struct {
@@ -409,7 +383,7 @@ Test(options, megatron_names_refuse_what_contradicts, .init = redirect)
             rc = ssim_cli_job_apply_model("simulate", &job, model, &par);
         cr_expect_eq(rc, SSIM_EXIT_USAGE, "case %zu", i);
     }
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_stderr();
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++)
         cr_expect(strstr(err, cases[i].message), "no '%s' in:\n%s", cases[i].message, err);
 }
@@ -457,17 +431,17 @@ Test(options, megatron_names_follow_the_verbs_entries)
 
 /* sweep varies dp, which Megatron-LM's bucket size depends on: --overlap-grad-reduce is refused
  * there with the way out, before any work. */
-Test(options, sweep_refuses_overlap_grad_reduce, .init = redirect)
+Test(options, sweep_refuses_overlap_grad_reduce, .init = test_redirect)
 {
     const char *argv[] = {"sweep", "--overlap-grad-reduce"};
     cr_assert_eq(ssim_verb_sweep(G_N_ELEMENTS(argv), (char **)argv), SSIM_EXIT_USAGE);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_stderr();
     cr_assert(strstr(err, "shiftsim sweep: --overlap-grad-reduce: give --bucket BYTES, or "
                           "--placements megatron"),
               "%s", err);
 }
 
-Test(options, seq_length_and_dtype_override_the_model, .init = redirect)
+Test(options, seq_length_and_dtype_override_the_model, .init = test_redirect)
 {
     g_autoptr(SsimModel) m = ssim_model_default();
     SsimCliJob job = SSIM_CLI_JOB_INIT;
@@ -486,7 +460,7 @@ Test(options, seq_length_and_dtype_override_the_model, .init = redirect)
     job.dtype = NULL;
     job.seq_length = 0;
     cr_assert_eq(ssim_cli_job_override_model("simulate", &job, m), SSIM_EXIT_USAGE);
-    g_autofree char *err = slurp(cr_get_redirected_stderr());
+    g_autofree char *err = test_stderr();
     cr_assert(strstr(err, "--dtype: 'int8' is not one of bf16, fp16, tf32, fp32"), "%s", err);
     cr_assert(strstr(err, "--seq-length: must be a positive integer, not 0"), "%s", err);
     /* The split options take the stage list and the terms. */

@@ -14,19 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Everything written to the redirected stderr so far. */
-static char *stderr_text(void)
-{
-    fflush(stderr);
-    FILE *f = cr_get_redirected_stderr();
-    GString *s = g_string_new(NULL);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        g_string_append_len(s, buf, (gssize)n);
-    return g_string_free(s, FALSE);
-}
-
 #define SWEEP "shiftsim", "sweep", "-c", "tsubame4", "-N", "8", "-b", "1", "-p", "alpa", "-k", "2"
 
 Test(stdout, sweep_rows_on_stdout_table_on_stderr, .init = cr_redirect_stderr)
@@ -41,7 +28,7 @@ Test(stdout, sweep_rows_on_stdout_table_on_stderr, .init = cr_redirect_stderr)
     g_autofree char *out2 = test_cli_stdout(fcsv, G_N_ELEMENTS(fcsv), &rc);
     cr_assert_eq(rc, 0);
     cr_expect_str_eq(out2, out, "-f csv and -o - print the same rows");
-    g_autofree char *err = stderr_text();
+    g_autofree char *err = test_stderr();
     cr_expect(strstr(err, "rank  index"), "no table on stderr:\n%s", err);
     /* Both would write stdout: refused. */
     const char *both[] = {SWEEP, "-q", "-f", "json", "-o", "-"};
@@ -123,7 +110,7 @@ Test(stdout, timeline_dash_is_the_timeline_alone, .init = cr_redirect_stderr)
             cr_assert(g_ascii_isdigit(lines[k][0]), "%s: not a timeline row: %s", runs[i].argv[1],
                       lines[k]);
     }
-    g_autofree char *err = stderr_text();
+    g_autofree char *err = test_stderr();
     cr_expect(strstr(err, "step time"), "no summary on stderr:\n%s", err);
 }
 

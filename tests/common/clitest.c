@@ -33,6 +33,12 @@ char *test_slurp(FILE *f)
     return g_string_free(s, FALSE);
 }
 
+char *test_stderr(void)
+{
+    fflush(stderr);
+    return test_slurp(cr_get_redirected_stderr());
+}
+
 char *test_bad_path(const char *file)
 {
     return g_build_filename(SSIM_TEST_DATA, "bad", file, NULL);

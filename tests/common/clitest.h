@@ -18,6 +18,9 @@ int test_cli(int argc, const char **argv);
 /* Everything a redirected stream received from where it stands (caller frees). */
 char *test_slurp(FILE *f);
 
+/* Everything the redirected stderr received, stderr flushed first (caller frees). */
+char *test_stderr(void);
+
 /* The path of FILE in the bad-input corpus, tests/data/bad (caller frees). */
 char *test_bad_path(const char *file);
 
