@@ -23,8 +23,9 @@ G_BEGIN_DECLS
 #define SSIM_JSON_MAX_KINETO_BYTES     (G_GUINT64_CONSTANT(1) << 30)
 #define SSIM_JSON_MAX_NCCLTESTS_BYTES  (G_GUINT64_CONSTANT(64) << 20)
 #define SSIM_JSON_MAX_COMM_GROUP_BYTES (G_GUINT64_CONSTANT(64) << 20)
-/* A Hugging Face config.json is a few kilobytes. */
-#define SSIM_JSON_MAX_HF_CONFIG_BYTES (G_GUINT64_CONSTANT(1) << 20)
+/* A Hugging Face config.json and ASTRA-sim's system JSON (and network YAML) are a few kilobytes. */
+#define SSIM_JSON_MAX_HF_CONFIG_BYTES    (G_GUINT64_CONSTANT(1) << 20)
+#define SSIM_JSON_MAX_ASTRA_CONFIG_BYTES (G_GUINT64_CONSTANT(1) << 20)
 
 /*
  * FALSE with SSIM_CONFIG_ERROR_LIMIT ("PATH:LINE: JSON nested deeper than 256 levels (byte

@@ -12,6 +12,9 @@
  */
 #include <shiftsim/astra.h>
 
+#include "src/core/jsonbound.h"
+#include <shiftsim/data.h>
+
 #include <errno.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -128,13 +131,10 @@ static gboolean parse_number(const char *s, double *out)
 
 gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, GError **error)
 {
-    g_autofree char *text = NULL;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, local->message);
-        g_error_free(local);
+    g_autofree char *text =
+        ssim_read_file_limited(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, NULL, error);
+    if (text == NULL)
         return FALSE;
-    }
     static const char *const keys[] = {"topology", "npus_count", "bandwidth", "latency"};
     YamlValue vals[4];
     memset(vals, 0, sizeof vals);
@@ -351,9 +351,15 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
 
 gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error)
 {
+    gsize len = 0;
+    g_autofree char *text =
+        ssim_read_file_limited(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, &len, error);
+    if (text == NULL ||
+        !ssim_json_check_bounds(text, (gssize)len, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, path, error))
+        return FALSE;
     g_autoptr(JsonParser) parser = json_parser_new();
     GError *local = NULL;
-    if (!json_parser_load_from_file(parser, path, &local)) {
+    if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: %s", path,
                     local->message);
         g_error_free(local);

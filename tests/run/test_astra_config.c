@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include <shiftsim/astra.h>
 
@@ -214,4 +215,27 @@ Test(astra_config, bad_systems_name_file_and_key)
         cr_assert_eq(c.splits, 4, "case %u: a failed read changes nothing", i);
         g_error_free(error);
     }
+}
+
+/* The system JSON is bounded as every JSON input is (src/core/jsonbound.h): nesting past 256
+ * levels is refused before json-glib parses it, and a directory is not read at all. */
+Test(astra_config, system_json_is_bounded_like_every_json_input)
+{
+    GString *deep = g_string_new(NULL);
+    for (int i = 0; i < 300; i++)
+        g_string_append_c(deep, '[');
+    g_autofree char *p = write_file("deep.json", deep->str);
+    g_string_free(deep, TRUE);
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert_not(ssim_astra_config_read_system(&c, p, &error));
+    cr_assert(strstr(error->message, "JSON nested deeper than 256 levels"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_astra_config_read_system(&c, dir, &error));
+    cr_assert(strstr(error->message, "directory"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_astra_config_read_network(&c, dir, &error));
+    cr_assert(strstr(error->message, "directory"), "%s", error->message);
+    g_clear_error(&error);
 }
