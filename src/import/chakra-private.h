@@ -280,10 +280,13 @@ void chakra_arena_reset(ChakraArena *a);
 void chakra_trace_init(Trace *t, const char *path, guint rank);
 void chakra_trace_clear(Trace *t);
 
-/* What a worker reuses from trace to trace: a node view, protobuf-c's arena. */
+/* What a worker reuses from trace to trace: a node view, protobuf-c's arena, the buffer a file
+ * is read into. */
 typedef struct {
     NodeView view;
     ChakraArena arena;
+    guint8 *file;
+    gsize file_cap;
 } ChakraScratch;
 
 void chakra_scratch_init(ChakraScratch *s);

@@ -26,7 +26,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -566,25 +565,28 @@ void chakra_scratch_init(ChakraScratch *s)
 {
     chakra_view_init(&s->view);
     chakra_arena_init(&s->arena);
+    s->file = NULL;
+    s->file_cap = 0;
 }
 
 void chakra_scratch_clear(ChakraScratch *s)
 {
     chakra_view_clear(&s->view);
     chakra_arena_clear(&s->arena);
+    g_free(s->file);
+    s->file = NULL;
+    s->file_cap = 0;
 }
 
-/* A file's bytes, mapped read-only with every page faulted in by the one call (a trace is read
- * once, front to back: populating the mapping costs less than faulting it in page by page, or
- * copying it into a buffer). */
-typedef struct {
-    const guint8 *data;
-    gsize len;
-} Mapped;
-
-static gboolean map_file(const char *path, Mapped *m, GError **error)
+/*
+ * Reads the file at `path` whole into the scratch's buffer, which grows to the largest trace and
+ * is reused for the next: a trace is read once, front to back.  (Mapping each file instead cost a
+ * TLB shootdown on every other core at each unmap once decoding ran on several threads.)  Only a
+ * regular file is read: a FIFO or device would block or never end.
+ */
+static gboolean read_file(const char *path, ChakraScratch *sc, gsize *len, GError **error)
 {
-    int fd = g_open(path, O_RDONLY, 0);
+    int fd = g_open(path, O_RDONLY | O_NONBLOCK, 0);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
@@ -593,32 +595,35 @@ static gboolean map_file(const char *path, Mapped *m, GError **error)
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, g_strerror(e));
         return FALSE;
     }
-    m->len = (gsize)MAX(st.st_size, 0);
-    m->data = NULL;
-    if (m->len > 0) {
-        int flags = MAP_PRIVATE;
-#ifdef MAP_POPULATE
-        flags |= MAP_POPULATE;
-#endif
-        void *p = mmap(NULL, m->len, PROT_READ, flags, fd, 0);
-        if (p == MAP_FAILED) {
-            int e = errno;
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO,
+                    "%s: not a regular file (a Chakra trace is read from a file)", path);
+        return FALSE;
+    }
+    gsize want = (gsize)MAX(st.st_size, 0);
+    if (want > sc->file_cap) {
+        g_free(sc->file);
+        sc->file = g_malloc(want);
+        sc->file_cap = want;
+    }
+    gsize got = 0;
+    while (got < want) {
+        ssize_t k = read(fd, sc->file + got, want - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
             close(fd);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path,
-                        g_strerror(e));
+                        k < 0 ? g_strerror(e) : "the file shrank while it was read");
             return FALSE;
         }
-        m->data = p;
+        got += (gsize)k;
     }
     close(fd);
+    *len = got;
     return TRUE;
-}
-
-static void unmap_file(Mapped *m)
-{
-    if (m->data)
-        munmap((void *)m->data, m->len);
-    m->data = NULL;
 }
 
 /* Decodes the file into t->recs / t->deps. */
@@ -676,12 +681,8 @@ static gboolean decode(const Loader *L, Trace *t, ChakraScratch *sc, const guint
 
 static gboolean read_trace(const Loader *L, Trace *t, ChakraScratch *sc, GError **error)
 {
-    Mapped m;
-    if (!map_file(t->path, &m, error))
-        return FALSE;
-    gboolean ok = decode(L, t, sc, m.data, m.len, error);
-    unmap_file(&m);
-    return ok;
+    gsize len;
+    return read_file(t->path, sc, &len, error) && decode(L, t, sc, sc->file, len, error);
 }
 
 static int cmp_id_index(const void *a, const void *b)

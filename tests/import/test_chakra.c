@@ -13,6 +13,8 @@
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <shiftsim/chakra.h>
 #include <shiftsim/runtime.h>
@@ -698,6 +700,24 @@ Test(chakra, error_missing_rank_file)
     g_autofree char *msg2 = load_error(prefix, NULL, NULL);
     assert_has(msg2, json);
     assert_has(msg2, "names rank 2, but there are only 2 trace files");
+}
+
+/* A rank's trace that is not a regular file is refused by name, not read: a FIFO would block the
+ * loader forever, /dev/zero would never end. */
+Test(chakra, error_special_rank_file)
+{
+    g_autofree char *prefix = prefix_of("special");
+    CwNode one = comp_node(1, 1);
+    write_rank(prefix, 1, &one, 1);
+    g_autofree char *rank0 = g_strconcat(prefix, ".0.et", NULL);
+    cr_assert_eq(mkfifo(rank0, 0600), 0);
+    g_autofree char *msg = load_error(prefix, NULL, NULL);
+    assert_has(msg, rank0);
+    assert_has(msg, "not a regular file");
+    cr_assert_eq(g_unlink(rank0), 0);
+    cr_assert_eq(symlink("/dev/zero", rank0), 0);
+    g_autofree char *msg2 = load_error(prefix, NULL, NULL);
+    assert_has(msg2, "not a regular file");
 }
 
 Test(chakra, error_groups)
