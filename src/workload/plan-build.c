@@ -309,6 +309,25 @@ SsimGraph *ssim_plan_build(const SsimPlan *p, GArray **class_out, GArray **plan_
 
 /* ---- checking ---------------------------------------------------------------------------- */
 
+/*
+ * Whether `to` waits for `from` through the stream `from` runs on: `to` is later on that stream,
+ * or depends on an op that is (a collective issued from a compute op after the one that produced
+ * its data: the common case, answered here without searching the graph between them).  Ids
+ * ascend along a stream (ssim_graph_finalize orders each stream by id).
+ */
+static gboolean follows_on_stream(const SsimGraph *g, const SsimOp *ops, guint32 from, guint32 to)
+{
+    guint32 stream = ops[from].stream;
+    if (ops[to].stream == stream)
+        return to > from;
+    guint nd;
+    const guint32 *d = ssim_graph_deps(g, to, &nd);
+    for (guint j = 0; j < nd; j++)
+        if (d[j] == from || (ops[d[j]].stream == stream && d[j] > from))
+            return TRUE;
+    return FALSE;
+}
+
 gboolean ssim_plan_check(const SsimPlan *p, const SsimGraph *g, const guint32 *head,
                          const guint32 *tail, GError **error)
 {
@@ -346,7 +365,7 @@ gboolean ssim_plan_check(const SsimPlan *p, const SsimGraph *g, const guint32 *h
                         ssim_plan_op_label(p, pr->a, a, sizeof a));
             return FALSE;
         }
-        if (from == to)
+        if (from == to || follows_on_stream(g, ops, from, to))
             continue;
         round++;
         g_array_set_size(queue, 0);
