@@ -19,6 +19,7 @@
 #include "src/import/chakra-private.h"
 
 #include <shiftsim/alloc.h>
+#include <shiftsim/data.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -582,29 +583,39 @@ void chakra_scratch_clear(ChakraScratch *s)
  * Reads the file at `path` whole into the scratch's buffer, which grows to the largest trace and
  * is reused for the next: a trace is read once, front to back.  (Mapping each file instead cost a
  * TLB shootdown on every other core at each unmap once decoding ran on several threads.)  Only a
- * regular file is read: a FIFO or device would block or never end.
+ * regular file is read (ssim_input_check): a FIFO or device would block or never end.
  */
 static gboolean read_file(const char *path, ChakraScratch *sc, gsize *len, GError **error)
 {
+    if (!ssim_input_check(path, "Chakra trace", error))
+        return FALSE;
     int fd = g_open(path, O_RDONLY | O_NONBLOCK, 0);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
         if (fd >= 0)
             close(fd);
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path, g_strerror(e));
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot read: %s", path,
+                    g_strerror(e));
         return FALSE;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) { /* replaced since ssim_input_check looked at it */
         close(fd);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO,
-                    "%s: not a regular file (a Chakra trace is read from a file)", path);
+                    "%s: cannot read: not a regular file", path);
         return FALSE;
     }
     gsize want = (gsize)MAX(st.st_size, 0);
     if (want > sc->file_cap) {
         g_free(sc->file);
-        sc->file = g_malloc(want);
+        sc->file_cap = 0;
+        sc->file = g_try_malloc(want);
+        if (sc->file == NULL) {
+            close(fd);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_LIMIT,
+                        "%s: %.1f MiB does not fit in memory", path, (double)want / 1048576.0);
+            return FALSE;
+        }
         sc->file_cap = want;
     }
     gsize got = 0;
@@ -613,10 +624,9 @@ static gboolean read_file(const char *path, ChakraScratch *sc, gsize *len, GErro
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            int e = k < 0 ? errno : EIO;
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot read: %s", path,
+                        k < 0 ? g_strerror(errno) : "the file shrank while it was read");
             close(fd);
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: %s", path,
-                        k < 0 ? g_strerror(e) : "the file shrank while it was read");
             return FALSE;
         }
         got += (gsize)k;

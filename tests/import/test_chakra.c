@@ -713,11 +713,11 @@ Test(chakra, error_special_rank_file)
     cr_assert_eq(mkfifo(rank0, 0600), 0);
     g_autofree char *msg = load_error(prefix, NULL, NULL);
     assert_has(msg, rank0);
-    assert_has(msg, "not a regular file");
+    assert_has(msg, "is a FIFO, not a Chakra trace");
     cr_assert_eq(g_unlink(rank0), 0);
     cr_assert_eq(symlink("/dev/zero", rank0), 0);
     g_autofree char *msg2 = load_error(prefix, NULL, NULL);
-    assert_has(msg2, "not a regular file");
+    assert_has(msg2, "is a character device, not a Chakra trace");
 }
 
 Test(chakra, error_groups)
