@@ -43,6 +43,10 @@
  *   send/recv and a collective-permute (SSIM_COLL_PERMUTE), where every
  *   member sends S to one neighbour:   a + S / B
  *   barrier   2 ceil(log2 n) a
+ * Every collective above (n > 1), the permute included (not a send, a receive or a barrier),
+ * also pays the cluster's collective_overhead once: NCCL's launch, setup and the
+ * synchronisation that starts it, which nccl-tests times show as a floor under the alpha-beta
+ * line (0 unless the cluster sets it).
  *
  * Host floor: the cost model (op_time) never prices a kernel, collective or transfer below
  * kernel_floor (0, the default, is no floor), so t_op = max(t above, kernel_floor).  It stands
@@ -77,9 +81,10 @@ typedef struct {
     double gemm_half_flops;
     double memory_efficiency;
     SsimTime kernel_overhead;
-    SsimTime kernel_floor; /* shortest time of any op (host issue interval; 0 = none) */
-    double nvlink_bw;      /* effective per-GPU bytes/s (efficiency applied) */
-    double nvlink_pair_bw; /* full mesh: effective bytes/s of one pair's link; 0: NVSwitch */
+    SsimTime kernel_floor;        /* shortest time of any op (host issue interval; 0 = none) */
+    SsimTime collective_overhead; /* once per collective (NCCL launch and setup; 0 = none) */
+    double nvlink_bw;             /* effective per-GPU bytes/s (efficiency applied) */
+    double nvlink_pair_bw;        /* full mesh: effective bytes/s of one pair's link; 0: NVSwitch */
     SsimTime nvlink_latency;
     double ib_bw; /* effective per-GPU bytes/s (efficiency applied) */
     SsimTime ib_latency;

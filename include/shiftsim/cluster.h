@@ -65,21 +65,24 @@ typedef struct {
     SsimTime nic_latency; /* per message (alpha) */
 
     /* Efficiencies: the fraction of a peak real work reaches (0 < e <= 1), and slowdowns. */
-    double gemm_efficiency;    /* large GEMMs vs peak_flops */
-    double gemm_half_flops;    /* a GEMM of this many FLOPs reaches half of
-                                  gemm_efficiency (size-dependent efficiency) */
-    double memory_efficiency;  /* memory-bound kernels vs hbm_bw */
-    double nvlink_efficiency;  /* NCCL bus bandwidth vs nvlink_bw */
-    double ib_efficiency;      /* NCCL bus bandwidth vs nic_bw */
-    double overlap_slowdown;   /* compute runs this many times slower (>= 1) while a
-                                  collective shares the GPU */
-    SsimTime kernel_overhead;  /* fixed cost added to every kernel (launch, tail) */
-    SsimTime kernel_floor;     /* shortest time a kernel, collective or transfer holds its
-                                  stream: the host's issue interval when the framework, not
-                                  the GPU, is the bottleneck (0 = no floor, the default) */
-    SsimTime microbatch_floor; /* the host's own work per microbatch phase (the step cost
-                                  "host": a fixed op before each forward and backward;
-                                  0 = none, the default) */
+    double gemm_efficiency;       /* large GEMMs vs peak_flops */
+    double gemm_half_flops;       /* a GEMM of this many FLOPs reaches half of
+                                     gemm_efficiency (size-dependent efficiency) */
+    double memory_efficiency;     /* memory-bound kernels vs hbm_bw */
+    double nvlink_efficiency;     /* NCCL bus bandwidth vs nvlink_bw */
+    double ib_efficiency;         /* NCCL bus bandwidth vs nic_bw */
+    double overlap_slowdown;      /* compute runs this many times slower (>= 1) while a
+                                     collective shares the GPU */
+    SsimTime kernel_overhead;     /* fixed cost added to every kernel (launch, tail) */
+    SsimTime collective_overhead; /* fixed cost added to every collective (NCCL's launch,
+                                     setup and start-up synchronisation; 0 = none, the
+                                     default) */
+    SsimTime kernel_floor;        /* shortest time a kernel, collective or transfer holds its
+                                     stream: the host's issue interval when the framework, not
+                                     the GPU, is the bottleneck (0 = no floor, the default) */
+    SsimTime microbatch_floor;    /* the host's own work per microbatch phase (the step cost
+                                     "host": a fixed op before each forward and backward;
+                                     0 = none, the default) */
 
     /*
      * Topology ([topology], every key optional; see docs/network.md).  Each GPU has

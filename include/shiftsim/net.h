@@ -71,10 +71,12 @@ typedef struct {
     /* Scale NVLink capacities by the cluster's nvlink_efficiency and NIC and fabric capacities
      * by ib_efficiency (the bus bandwidth NCCL reaches), default TRUE; PCIe is never scaled. */
     gboolean use_efficiency;
-    SsimNetAlgorithm algorithm; /* default: the cluster's [network] algorithm */
-    SsimTime step_overhead;     /* default: the cluster's [network] step_overhead_us */
-    guint64 chunk_bytes;        /* pipelining chunk of tree, broadcast and reduce (512 KiB) */
-    guint max_chunks;           /* at most this many chunks per pipeline (64) */
+    SsimNetAlgorithm algorithm;   /* default: the cluster's [network] algorithm */
+    SsimTime step_overhead;       /* default: the cluster's [network] step_overhead_us */
+    SsimTime collective_overhead; /* before a collective's first step (not a send); default:
+                                     the cluster's [efficiency] collective_overhead_us */
+    guint64 chunk_bytes;          /* pipelining chunk of tree, broadcast and reduce (512 KiB) */
+    guint max_chunks;             /* at most this many chunks per pipeline (64) */
 } SsimNetConfig;
 
 /* Fills `config` with the defaults above, reading algorithm and overhead from `cluster`. */

@@ -29,6 +29,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .memory_efficiency = cluster->memory_efficiency,
         .kernel_overhead = cluster->kernel_overhead,
         .kernel_floor = cluster->kernel_floor,
+        .collective_overhead = cluster->collective_overhead,
         .nvlink_bw = cluster->nvlink_bw * cluster->nvlink_efficiency,
         .nvlink_pair_bw = cluster->topology == SSIM_TOPOLOGY_FULLMESH
                               ? cluster->nvlink_pair_bw * cluster->nvlink_efficiency
@@ -133,7 +134,7 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
         t = ceil_log2(n_ranks) * (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : b_hop);
         break;
     }
-    return ssim_time_from_seconds(t);
+    return ssim_time_add(ssim_time_from_seconds(t), p->collective_overhead);
 }
 
 SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *p, guint64 bytes, gboolean cross_node)

@@ -213,15 +213,19 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
 /* --- Steps ------------------------------------------------------------------------------ */
 
 /* The latency charged before step `s` of `in`: a calibrated instance's latency spread evenly
- * (the steps' shares add up to it exactly), else the step's route latency and overhead. */
+ * (the steps' shares add up to it exactly), else the step's route latency and overhead, and
+ * before a collective's first step its fixed cost (the cluster's collective_overhead_us, as
+ * the analytical model charges it; a calibrated instance's measured latency holds it already,
+ * and a send is no collective). */
 static SsimTime step_alpha(const Comm *cm, const Inst *in, const Layout *l, guint32 s)
 {
     if (in->calibrated) {
         guint64 n = MAX(in->n_steps, 1u), lt = (guint64)in->lat_total;
         return (SsimTime)((s + 1) * lt / n - s * lt / n);
     }
-    return ssim_coll_algos[in->algo]->latency(l, cm->net, in, s) +
-           ssim_net_config(cm->net)->step_overhead;
+    const SsimNetConfig *cfg = ssim_net_config(cm->net);
+    SsimTime fixed = s == 0 && in->layout != SSIM_NONE ? cfg->collective_overhead : 0;
+    return ssim_coll_algos[in->algo]->latency(l, cm->net, in, s) + cfg->step_overhead + fixed;
 }
 
 /* Starts the flows of step `in->step` of `in` on `net`, owned by `id`; returns how many.  A

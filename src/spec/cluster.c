@@ -75,6 +75,7 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "ib",
                                               "overlap_slowdown",
                                               "kernel_overhead_us",
+                                              "collective_overhead_us",
                                               "kernel_floor_us",
                                               "microbatch_floor_us",
                                               "gemm_tile_m",
@@ -343,6 +344,8 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
              c->overlap_slowdown);
     if (c->kernel_overhead < 0)
         FAIL("efficiency", "kernel_overhead_us", "must be >= 0");
+    if (c->collective_overhead < 0)
+        FAIL("efficiency", "collective_overhead_us", "must be >= 0");
     if (c->kernel_floor < 0)
         FAIL("efficiency", "kernel_floor_us", "must be >= 0");
     if (c->microbatch_floor < 0)
@@ -501,6 +504,8 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !ssim_ini_double(ini, "efficiency", "overlap_slowdown", FALSE, 1, FALSE, 100,
                          &c->overlap_slowdown, error) ||
         !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error) ||
+        !read_time_us(ini, "efficiency", "collective_overhead_us", FALSE, &c->collective_overhead,
+                      error) ||
         !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error) ||
         !read_time_us(ini, "efficiency", "microbatch_floor_us", FALSE, &c->microbatch_floor, error))
         return FALSE;
@@ -644,6 +649,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "ib", c->ib_efficiency);
     kv(out, "overlap_slowdown", c->overlap_slowdown);
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
+    if (c->collective_overhead > 0)
+        kv(out, "collective_overhead_us", us_of(c->collective_overhead));
     if (c->kernel_floor > 0)
         kv(out, "kernel_floor_us", us_of(c->kernel_floor));
     if (c->microbatch_floor > 0)

@@ -47,6 +47,27 @@ Test(analytic, ring_allreduce_inside_a_node)
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 1, 1, 1), 0);
 }
 
+/* The fixed cost of a collective (NCCL's launch and setup) is paid once, whatever the size,
+ * group or kind, on top of the alpha-beta line; a send pays none. */
+Test(analytic, collective_overhead_once_per_collective)
+{
+    SsimAnalyticParams p = round_params();
+    p.collective_overhead = 53000; /* 53 us */
+    /* n = 8, S = 16 MiB: 53 us + 2 * 7 * 1 us + 2 * 7/8 * 16777216 / 100e9 s = 53 + 14 +
+     * 293.6 us. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 16777216, 8, 1, 8),
+              53000 + 14000 + 293601);
+    /* Across two nodes, hierarchical, and an all-gather: the same 53 us each, once. */
+    SsimAnalyticParams q = round_params();
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 16, 2, 8),
+              53000 + ssim_analytic_collective_time(&q, SSIM_COLL_ALLREDUCE, 1000000000, 16, 2, 8));
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLGATHER, 1000000000, 8, 1, 8),
+              53000 + 7000 + 8750000);
+    /* One member is no collective: free.  A send is none either. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 1, 1, 1), 0);
+    assert_ns(ssim_analytic_p2p_time(&p, 1000000, FALSE), 1000 + 10000);
+}
+
 Test(analytic, allgather_and_reducescatter_inside_a_node)
 {
     SsimAnalyticParams p = round_params();

@@ -85,6 +85,19 @@ Test(net_comm, ring_allreduce_closed_form_one_node)
     cr_assert_eq(run_makespan(g, net), ring_allreduce(8, 2000 + 300, 32000, 4.0));
 }
 
+/* The cluster's collective_overhead_us is paid once, before the first step, as the analytical
+ * model charges it: the ring's closed form plus 53 us, on the same network. */
+Test(net_comm, collective_overhead_once_before_the_first_step)
+{
+    g_autoptr(SsimCluster) c = t_round_cluster(1, 8);
+    c->collective_overhead = 53000;
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 300);
+    guint32 r[8];
+    range(r, 8, 0, 1);
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, 8 * 4 * 1000, 1);
+    cr_assert_eq(run_makespan(g, net), 53000 + ring_allreduce(8, 2000 + 300, 32000, 4.0));
+}
+
 Test(net_comm, ring_allreduce_closed_form_across_nodes)
 {
     /* 2 nodes x 4 GPUs: 4 rail-aligned rings; per step every GPU sends S/8 over NVLink

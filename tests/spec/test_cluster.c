@@ -45,6 +45,7 @@ Test(cluster, bundled_datasheet_figures)
     cr_assert_float_eq(a->nvlink_bw, 300e9, 1.0);
     cr_assert_float_eq(a->nic_bw, 25e9, 1.0); /* 200 Gb/s */
     cr_assert_eq(a->nics_per_node, 8);
+    cr_assert_eq(a->collective_overhead, 53 * SSIM_US); /* fitted to the vTrain NCCL tables */
 
     g_autoptr(SsimCluster) h = load_ok("dgx-h100");
     cr_assert_float_eq(ssim_cluster_peak_flops(h, SSIM_DTYPE_BF16), 989.5e12, 1e6);
@@ -59,6 +60,7 @@ Test(cluster, bundled_datasheet_figures)
     cr_assert_eq(x->nvlink_latency, 2 * SSIM_US);
     cr_assert_eq(x->nic_latency, 5 * SSIM_US);
     cr_assert_eq(x->kernel_overhead, 1 * SSIM_US);
+    cr_assert_eq(x->collective_overhead, 0); /* not set: none */
     cr_assert_float_eq(x->gemm_half_flops, 4e9, 1.0);
 }
 
@@ -133,6 +135,22 @@ Test(cluster, error_bad_efficiency)
     assert_has(msg, "bad-efficiency.ini:25: gemm: 1.5 is out of range");
 }
 
+Test(cluster, error_negative_collective_overhead)
+{
+    g_autofree char *path = ssim_data_find("models/clusters/dgx-a100.ini");
+    cr_assert_not_null(path);
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_auto(GStrv) parts = g_strsplit(text, "collective_overhead_us = 53", 2);
+    cr_assert_eq(g_strv_length(parts), 2);
+    g_autofree char *bad = g_strjoin("collective_overhead_us = -1", parts[0], parts[1], NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) d = ssim_cluster_load_data(bad, -1, "neg.ini", &error);
+    cr_assert_null(d);
+    assert_has(error->message, "neg.ini:");
+    assert_has(error->message, "collective_overhead_us: -1 is out of range");
+}
+
 Test(cluster, error_unknown_group)
 {
     g_autofree char *msg = load_fail("unknown-group.ini");
@@ -167,6 +185,7 @@ Test(cluster, cluster_ini_round_trip)
     c->gemm_efficiency = 0.61234;
     c->kernel_overhead = 7321;
     c->kernel_floor = 81234;
+    c->collective_overhead = 41234;
     g_autoptr(GString) ini = ssim_cluster_write_ini(c, "calibrated\nby a test");
     cr_assert(g_str_has_prefix(ini->str, "# calibrated\n# by a test\n[cluster]"));
     g_autoptr(SsimCluster) d = ssim_cluster_load_data(ini->str, (gssize)ini->len, "x.ini", &error);
@@ -182,6 +201,7 @@ Test(cluster, cluster_ini_round_trip)
     cr_assert_eq(d->nic_latency, c->nic_latency);
     cr_assert_eq(d->kernel_overhead, 7321);
     cr_assert_eq(d->kernel_floor, 81234);
+    cr_assert_eq(d->collective_overhead, 41234);
     cr_assert_eq(d->spine_latency, c->spine_latency);
     cr_assert_eq(d->nodes_per_leaf, c->nodes_per_leaf);
     for (guint p = 0; p < SSIM_CALIB_N; p++)
