@@ -6,6 +6,7 @@
  */
 #include "src/core/jsonbound.h"
 
+#include <shiftsim/data.h>
 #include <shiftsim/types.h>
 
 #include <string.h>
@@ -48,4 +49,28 @@ gboolean ssim_json_check_bounds(const char *text, gssize len, guint64 max_bytes,
         }
     }
     return TRUE;
+}
+
+JsonParser *ssim_json_parse(const char *text, gssize len, guint64 max_bytes, const char *path,
+                            GError **error)
+{
+    if (!ssim_json_check_bounds(text, len, max_bytes, path, error))
+        return NULL;
+    JsonParser *parser = json_parser_new();
+    GError *local = NULL;
+    if (!json_parser_load_from_data(parser, text, len, &local)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: not JSON: %s", path,
+                    local->message);
+        g_error_free(local);
+        g_object_unref(parser);
+        return NULL;
+    }
+    return parser;
+}
+
+JsonParser *ssim_json_parse_file(const char *path, guint64 max_bytes, GError **error)
+{
+    gsize len = 0;
+    g_autofree char *text = ssim_read_file_limited(path, max_bytes, &len, error);
+    return text ? ssim_json_parse(text, (gssize)len, max_bytes, path, error) : NULL;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -34,5 +35,16 @@ G_BEGIN_DECLS
  */
 gboolean ssim_json_check_bounds(const char *text, gssize len, guint64 max_bytes, const char *path,
                                 GError **error);
+
+/*
+ * The one way a reader parses JSON: ssim_json_check_bounds(), then json-glib.  Returns the
+ * parser holding the document (the caller unrefs it), or NULL with the bounds error or
+ * SSIM_CONFIG_ERROR_PARSE "PATH: not JSON: <json-glib's message, with its line and column>".
+ */
+JsonParser *ssim_json_parse(const char *text, gssize len, guint64 max_bytes, const char *path,
+                            GError **error);
+/* The file at `path`, read as every input is (ssim_read_file_limited: a directory or device is
+ * refused, and a file over `max_bytes`), then ssim_json_parse(). */
+JsonParser *ssim_json_parse_file(const char *path, guint64 max_bytes, GError **error);
 
 G_END_DECLS

@@ -150,19 +150,10 @@ static gboolean find_comm_json(const char *prefix, char **out, GError **error)
 
 static gboolean load_groups(Loader *L, const char *path, GError **error)
 {
-    gsize len = 0;
-    g_autofree char *text =
-        ssim_read_file_limited(path, SSIM_JSON_MAX_COMM_GROUP_BYTES, &len, error);
-    if (text == NULL ||
-        !ssim_json_check_bounds(text, (gssize)len, SSIM_JSON_MAX_COMM_GROUP_BYTES, path, error))
+    g_autoptr(JsonParser) parser =
+        ssim_json_parse_file(path, SSIM_JSON_MAX_COMM_GROUP_BYTES, error);
+    if (parser == NULL)
         return FALSE;
-    g_autoptr(JsonParser) parser = json_parser_new();
-    g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: %s", path,
-                    local->message);
-        return FALSE;
-    }
     JsonNode *root = json_parser_get_root(parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root))
         NODE_ERR(SSIM_CONFIG_ERROR_PARSE,

@@ -307,16 +307,10 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
                                    SsimKinetoSummary *summary, GError **error)
 {
     SsimKinetoSummary sum = {0};
-    if (!ssim_json_check_bounds(text, length, SSIM_JSON_MAX_KINETO_BYTES, path, error))
+    g_autoptr(JsonParser) parser =
+        ssim_json_parse(text, length, SSIM_JSON_MAX_KINETO_BYTES, path, error);
+    if (parser == NULL)
         return NULL;
-    g_autoptr(JsonParser) parser = json_parser_new();
-    GError *local = NULL;
-    if (!json_parser_load_from_data(parser, text, length, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: not JSON: %s", path,
-                    local->message);
-        g_error_free(local);
-        return NULL;
-    }
     JsonNode *root = json_parser_get_root(parser);
     JsonNode *evn = root && JSON_NODE_HOLDS_OBJECT(root)
                         ? json_object_get_member(json_node_get_object(root), "traceEvents")

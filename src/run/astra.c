@@ -351,20 +351,10 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
 
 gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error)
 {
-    gsize len = 0;
-    g_autofree char *text =
-        ssim_read_file_limited(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, &len, error);
-    if (text == NULL ||
-        !ssim_json_check_bounds(text, (gssize)len, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, path, error))
+    g_autoptr(JsonParser) parser =
+        ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
+    if (parser == NULL)
         return FALSE;
-    g_autoptr(JsonParser) parser = json_parser_new();
-    GError *local = NULL;
-    if (!json_parser_load_from_data(parser, text, (gssize)len, &local)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: %s", path,
-                    local->message);
-        g_error_free(local);
-        return FALSE;
-    }
     JsonNode *root = json_parser_get_root(parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,

@@ -385,15 +385,10 @@ SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *
                                    GError **error)
 {
     g_return_val_if_fail(text != NULL && path != NULL, NULL);
-    if (!ssim_json_check_bounds(text, length, SSIM_JSON_MAX_HF_CONFIG_BYTES, path, error))
+    g_autoptr(JsonParser) parser =
+        ssim_json_parse(text, length, SSIM_JSON_MAX_HF_CONFIG_BYTES, path, error);
+    if (parser == NULL)
         return NULL;
-    g_autoptr(JsonParser) parser = json_parser_new();
-    g_autoptr(GError) parse_error = NULL;
-    if (!json_parser_load_from_data(parser, text, length, &parse_error)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE, "%s: not JSON: %s", path,
-                    parse_error->message);
-        return NULL;
-    }
     JsonNode *root = json_parser_get_root(parser);
     if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
