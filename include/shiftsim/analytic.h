@@ -47,6 +47,15 @@
  * also pays the cluster's collective_overhead once: NCCL's launch, setup and the
  * synchronisation that starts it, which nccl-tests times show as a floor under the alpha-beta
  * line (0 unless the cluster sets it).
+ * Inside one node (N = 1), a collective and a transfer also pay for the bytes its kernels read
+ * and write in one member's own buffers, C = collective_copy_bw (0: none, the default):
+ *   all-reduce, all-to-all, collective-permute  2 S / C   (the whole input read, output written)
+ *   all-gather, reduce-scatter                  (n+1)/n S / C   (S one way, S / n the other)
+ *   broadcast, reduce, send/recv                S / C
+ * On NVLink the same SMs that move the data read and write those buffers, so this adds to the
+ * link time; on InfiniBand the NIC moves the data while the SMs copy, so it is left out.  It is
+ * what makes a small group's bus bandwidth lower than a large one's (nccl-tests: two A100s reach
+ * 197 GB/s, eight 229): the link term shrinks with n, this one does not.
  *
  * Host floor: the cost model (op_time) never prices a kernel, collective or transfer below
  * kernel_floor (0, the default, is no floor), so t_op = max(t above, kernel_floor).  It stands
@@ -83,6 +92,7 @@ typedef struct {
     SsimTime kernel_overhead;
     SsimTime kernel_floor;        /* shortest time of any op (host issue interval; 0 = none) */
     SsimTime collective_overhead; /* once per collective (NCCL launch and setup; 0 = none) */
+    double collective_copy_bw;    /* inside a node, bytes/s of a member's own buffers (0 = none) */
     double nvlink_bw;             /* effective per-GPU bytes/s (efficiency applied) */
     double nvlink_pair_bw;        /* full mesh: effective bytes/s of one pair's link; 0: NVSwitch */
     SsimTime nvlink_latency;
@@ -115,6 +125,9 @@ SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *params, const SsimGem
 /* A collective of `kind` over `n_ranks` members on `n_nodes` nodes (at most per_node on one). */
 SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *params, SsimCollKind kind,
                                        guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
+/* The bytes one member of a collective of `kind` over `n` members reads and writes in its own
+ * buffers (the copy term above; S = `bytes` as nccl-tests counts it). */
+double ssim_analytic_copy_bytes(SsimCollKind kind, double bytes, guint n);
 /* A point-to-point transfer (and a collective-permute), inside a node or across nodes. */
 SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *params, guint64 bytes,
                                 gboolean cross_node);

@@ -77,6 +77,9 @@ typedef struct {
     SsimTime collective_overhead; /* fixed cost added to every collective (NCCL's launch,
                                      setup and start-up synchronisation; 0 = none, the
                                      default) */
+    double collective_copy_bw;    /* bytes/s at which a collective's kernels read and write
+                                     its members' buffers inside one node, on top of the
+                                     link time (0 = no such cost, the default) */
     SsimTime kernel_floor;        /* shortest time a kernel, collective or transfer holds its
                                      stream: the host's issue interval when the framework, not
                                      the GPU, is the bottleneck (0 = no floor, the default) */

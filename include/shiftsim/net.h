@@ -75,6 +75,9 @@ typedef struct {
     SsimTime step_overhead;       /* default: the cluster's [network] step_overhead_us */
     SsimTime collective_overhead; /* before a collective's first step (not a send); default:
                                      the cluster's [efficiency] collective_overhead_us */
+    double collective_copy_bw;    /* inside one node, bytes/s of a member's own buffers, paid
+                                     before the first step (analytic.h; 0 = none); default: the
+                                     cluster's [efficiency] collective_copy_GB_s */
     guint64 chunk_bytes;          /* pipelining chunk of tree, broadcast and reduce (512 KiB) */
     guint max_chunks;             /* at most this many chunks per pipeline (64) */
 } SsimNetConfig;

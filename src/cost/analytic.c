@@ -30,6 +30,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .kernel_overhead = cluster->kernel_overhead,
         .kernel_floor = cluster->kernel_floor,
         .collective_overhead = cluster->collective_overhead,
+        .collective_copy_bw = cluster->collective_copy_bw,
         .nvlink_bw = cluster->nvlink_bw * cluster->nvlink_efficiency,
         .nvlink_pair_bw = cluster->topology == SSIM_TOPOLOGY_FULLMESH
                               ? cluster->nvlink_pair_bw * cluster->nvlink_efficiency
@@ -88,6 +89,27 @@ static double hop_bw(const SsimAnalyticParams *p)
     return p->nvlink_pair_bw > 0 ? p->nvlink_pair_bw : p->nvlink_bw;
 }
 
+double ssim_analytic_copy_bytes(SsimCollKind kind, double bytes, guint n)
+{
+    switch (kind) {
+    case SSIM_COLL_ALLREDUCE:
+    case SSIM_COLL_ALLTOALL:
+    case SSIM_COLL_PERMUTE:
+        return 2 * bytes;
+    case SSIM_COLL_ALLGATHER:
+    case SSIM_COLL_REDUCESCATTER:
+        return bytes + bytes / MAX(n, 1u);
+    default:
+        return bytes;
+    }
+}
+
+/* The copy term inside a node (analytic.h): `local` bytes of a member's own buffers. */
+static double copy_time(const SsimAnalyticParams *p, double local)
+{
+    return p->collective_copy_bw > 0 ? local / p->collective_copy_bw : 0.0;
+}
+
 SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind kind,
                                        guint64 bytes, guint n_ranks, guint n_nodes, guint per_node)
 {
@@ -134,6 +156,8 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
         t = ceil_log2(n_ranks) * (cross ? a_ib : a_nv) + S / (cross ? p->ib_bw : b_hop);
         break;
     }
+    if (!cross)
+        t += copy_time(p, ssim_analytic_copy_bytes(kind, S, n_ranks));
     return ssim_time_add(ssim_time_from_seconds(t), p->collective_overhead);
 }
 
@@ -141,7 +165,8 @@ SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *p, guint64 bytes, gboo
 {
     double a = ssim_time_to_seconds(cross_node ? p->ib_latency : p->nvlink_latency);
     double bw = cross_node ? p->ib_bw : hop_bw(p);
-    return ssim_time_from_seconds(a + (double)bytes / bw);
+    double copy = cross_node ? 0.0 : copy_time(p, (double)bytes);
+    return ssim_time_from_seconds(a + (double)bytes / bw + copy);
 }
 
 SsimAnalytic *ssim_analytic_new(const SsimAnalyticParams *params)

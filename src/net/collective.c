@@ -34,6 +34,8 @@
 #include "src/net/net-private.h"
 #include "src/net/collective-private.h"
 
+#include <shiftsim/analytic.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -212,11 +214,30 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
 
 /* --- Steps ------------------------------------------------------------------------------ */
 
+/* What `in` pays once before its first step, as the analytical model charges it (analytic.h):
+ * a collective's fixed cost (collective_overhead_us; a send is no collective) and, inside one
+ * node, the time its kernels take to read and write a member's own buffers
+ * (collective_copy_GB_s). */
+static SsimTime first_step_cost(const Comm *cm, const Inst *in, const Layout *l)
+{
+    const SsimNetConfig *cfg = ssim_net_config(cm->net);
+    SsimTime fixed = l != NULL ? cfg->collective_overhead : 0;
+    if (!(cfg->collective_copy_bw > 0))
+        return fixed;
+    guint gpn = ssim_net_gpus_per_node(cm->net);
+    gboolean inside = l != NULL ? l->n_nodes == 1 : in->src / gpn == in->dst / gpn;
+    if (!inside)
+        return fixed;
+    double local = l != NULL
+                       ? ssim_analytic_copy_bytes((SsimCollKind)in->coll, (double)in->bytes, l->n)
+                       : (double)in->bytes;
+    return fixed + ssim_time_from_seconds(local / cfg->collective_copy_bw);
+}
+
 /* The latency charged before step `s` of `in`: a calibrated instance's latency spread evenly
- * (the steps' shares add up to it exactly), else the step's route latency and overhead, and
- * before a collective's first step its fixed cost (the cluster's collective_overhead_us, as
- * the analytical model charges it; a calibrated instance's measured latency holds it already,
- * and a send is no collective). */
+ * (the steps' shares add up to it exactly; its measured times hold the first step's costs
+ * already), else the step's route latency and overhead, and before the first step
+ * first_step_cost(). */
 static SsimTime step_alpha(const Comm *cm, const Inst *in, const Layout *l, guint32 s)
 {
     if (in->calibrated) {
@@ -224,8 +245,8 @@ static SsimTime step_alpha(const Comm *cm, const Inst *in, const Layout *l, guin
         return (SsimTime)((s + 1) * lt / n - s * lt / n);
     }
     const SsimNetConfig *cfg = ssim_net_config(cm->net);
-    SsimTime fixed = s == 0 && in->layout != SSIM_NONE ? cfg->collective_overhead : 0;
-    return ssim_coll_algos[in->algo]->latency(l, cm->net, in, s) + cfg->step_overhead + fixed;
+    SsimTime first = s == 0 ? first_step_cost(cm, in, l) : 0;
+    return ssim_coll_algos[in->algo]->latency(l, cm->net, in, s) + cfg->step_overhead + first;
 }
 
 /* Starts the flows of step `in->step` of `in` on `net`, owned by `id`; returns how many.  A

@@ -147,6 +147,7 @@ void ssim_net_config_init(SsimNetConfig *config, const SsimCluster *cluster)
     config->algorithm = cluster ? (SsimNetAlgorithm)cluster->net_algorithm : SSIM_NET_ALGO_AUTO;
     config->step_overhead = cluster ? cluster->step_overhead : 0;
     config->collective_overhead = cluster ? cluster->collective_overhead : 0;
+    config->collective_copy_bw = cluster ? cluster->collective_copy_bw : 0;
     config->chunk_bytes = 512 * 1024;
     config->max_chunks = 64;
 }
@@ -174,10 +175,11 @@ SsimNet *ssim_net_new_config(const SsimCluster *c, const SsimNetConfig *config, 
         return NULL;
     }
     if (config->algorithm >= SSIM_NET_ALGO_N || config->max_chunks == 0 ||
-        config->chunk_bytes == 0 || config->step_overhead < 0 || config->collective_overhead < 0) {
+        config->chunk_bytes == 0 || config->step_overhead < 0 || config->collective_overhead < 0 ||
+        !(config->collective_copy_bw >= 0 && isfinite(config->collective_copy_bw))) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "network configuration: algorithm, chunk_bytes, max_chunks, step_overhead or "
-                    "collective_overhead out of range");
+                    "network configuration: algorithm, chunk_bytes, max_chunks, step_overhead, "
+                    "collective_overhead or collective_copy_bw out of range");
         return NULL;
     }
     guint n_gpus = ssim_cluster_n_gpus(c);

@@ -76,6 +76,7 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "overlap_slowdown",
                                               "kernel_overhead_us",
                                               "collective_overhead_us",
+                                              "collective_copy_GB_s",
                                               "kernel_floor_us",
                                               "microbatch_floor_us",
                                               "gemm_tile_m",
@@ -346,6 +347,8 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
         FAIL("efficiency", "kernel_overhead_us", "must be >= 0");
     if (c->collective_overhead < 0)
         FAIL("efficiency", "collective_overhead_us", "must be >= 0");
+    if (!(c->collective_copy_bw >= 0.0 && isfinite(c->collective_copy_bw)))
+        FAIL("efficiency", "collective_copy_GB_s", "must be >= 0");
     if (c->kernel_floor < 0)
         FAIL("efficiency", "kernel_floor_us", "must be >= 0");
     if (c->microbatch_floor < 0)
@@ -506,6 +509,8 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !read_time_us(ini, "efficiency", "kernel_overhead_us", FALSE, &c->kernel_overhead, error) ||
         !read_time_us(ini, "efficiency", "collective_overhead_us", FALSE, &c->collective_overhead,
                       error) ||
+        !read_scaled(ini, "efficiency", "collective_copy_GB_s", FALSE, 0, FALSE, HUGE_V, 1e9,
+                     &c->collective_copy_bw, error) ||
         !read_time_us(ini, "efficiency", "kernel_floor_us", FALSE, &c->kernel_floor, error) ||
         !read_time_us(ini, "efficiency", "microbatch_floor_us", FALSE, &c->microbatch_floor, error))
         return FALSE;
@@ -651,6 +656,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "kernel_overhead_us", us_of(c->kernel_overhead));
     if (c->collective_overhead > 0)
         kv(out, "collective_overhead_us", us_of(c->collective_overhead));
+    if (c->collective_copy_bw > 0)
+        kv(out, "collective_copy_GB_s", c->collective_copy_bw / 1e9);
     if (c->kernel_floor > 0)
         kv(out, "kernel_floor_us", us_of(c->kernel_floor));
     if (c->microbatch_floor > 0)

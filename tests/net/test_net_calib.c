@@ -177,7 +177,8 @@ static SsimTime allreduce_time(SsimNet *net, guint n, guint64 bytes)
 Test(net_calib, vtrain_replayed_through_the_network_at_measured_sizes)
 {
     /* Every measured (ranks, size) of the table: the calibrated ring alone reproduces the
-     * measured mean to within the rounding of its 2(n-1) steps to the nanosecond. */
+     * measured mean to within the rounding of its 2(n-1) steps to the nanosecond, twice: in the
+     * time alone its scale is computed from, and in the run. */
     g_autoptr(SsimProfile) p = load_vtrain();
     g_autoptr(SsimCluster) c = dgx_a100();
     g_autoptr(SsimNet) net = net_of(c);
@@ -194,7 +195,7 @@ Test(net_calib, vtrain_replayed_through_the_network_at_measured_sizes)
             continue;
         SsimTime t = allreduce_time(net, r->ranks, r->bytes);
         double measured = r->time_us * 1e3;
-        cr_assert_leq(fabs((double)t - measured), 2.0 * (r->ranks - 1) + 1.0,
+        cr_assert_leq(fabs((double)t - measured), 4.0 * (r->ranks - 1) + 1.0,
                       "%u ranks, %" G_GUINT64_FORMAT " bytes: %" G_GINT64_FORMAT
                       " ns through the network, %.1f measured",
                       r->ranks, r->bytes, t, measured);

@@ -98,6 +98,27 @@ Test(net_comm, collective_overhead_once_before_the_first_step)
     cr_assert_eq(run_makespan(g, net), 53000 + ring_allreduce(8, 2000 + 300, 32000, 4.0));
 }
 
+/* Inside a node the copy term (collective_copy_GB_s) is paid before the first step, as the
+ * analytical model charges it: 2 S / C for an all-reduce on top of the ring; a send inside the
+ * node pays S / C; across nodes neither pays. */
+Test(net_comm, collective_copy_before_the_first_step_inside_a_node)
+{
+    g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
+    c->collective_copy_bw = 400e9;
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 300);
+    g_autoptr(SsimCluster) c0 = t_round_cluster(2, 4);
+    g_autoptr(SsimNet) net0 = net_for(c0, SSIM_NET_ALGO_RING, 300);
+    guint32 r[8];
+    range(r, 4, 0, 1);
+    guint64 bytes = 4 * 4 * 1000;
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 4, bytes, 1);
+    /* 2 * 16000 B / 400e9 B/s = 80 ns. */
+    cr_assert_eq(run_makespan(g, net), 80 + run_makespan(g, net0));
+    range(r, 8, 0, 1);
+    g_autoptr(SsimGraph) across = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, bytes, 1);
+    cr_assert_eq(run_makespan(across, net), run_makespan(across, net0));
+}
+
 Test(net_comm, ring_allreduce_closed_form_across_nodes)
 {
     /* 2 nodes x 4 GPUs: 4 rail-aligned rings; per step every GPU sends S/8 over NVLink

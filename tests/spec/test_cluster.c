@@ -45,7 +45,9 @@ Test(cluster, bundled_datasheet_figures)
     cr_assert_float_eq(a->nvlink_bw, 300e9, 1.0);
     cr_assert_float_eq(a->nic_bw, 25e9, 1.0); /* 200 Gb/s */
     cr_assert_eq(a->nics_per_node, 8);
-    cr_assert_eq(a->collective_overhead, 53 * SSIM_US); /* fitted to the vTrain NCCL tables */
+    cr_assert_eq(a->collective_overhead, 58 * SSIM_US);     /* fitted to the vTrain NCCL tables */
+    cr_assert_float_eq(a->collective_copy_bw, 1110e9, 1.0); /* the same fit */
+    cr_assert_float_eq(a->nvlink_efficiency, 1.0, 1e-12);
 
     g_autoptr(SsimCluster) h = load_ok("dgx-h100");
     cr_assert_float_eq(ssim_cluster_peak_flops(h, SSIM_DTYPE_BF16), 989.5e12, 1e6);
@@ -61,6 +63,7 @@ Test(cluster, bundled_datasheet_figures)
     cr_assert_eq(x->nic_latency, 5 * SSIM_US);
     cr_assert_eq(x->kernel_overhead, 1 * SSIM_US);
     cr_assert_eq(x->collective_overhead, 0); /* not set: none */
+    cr_assert_float_eq(x->collective_copy_bw, 0.0, 1e-9);
     cr_assert_float_eq(x->gemm_half_flops, 4e9, 1.0);
 }
 
@@ -135,20 +138,34 @@ Test(cluster, error_bad_efficiency)
     assert_has(msg, "bad-efficiency.ini:25: gemm: 1.5 is out of range");
 }
 
-Test(cluster, error_negative_collective_overhead)
+/* The bundled dgx-a100.ini with its line `line` replaced by `bad`, loaded as neg.ini: the error
+ * names the file and contains `expected`. */
+static void assert_a100_line_refused(const char *line, const char *bad, const char *expected)
 {
     g_autofree char *path = ssim_data_find("models/clusters/dgx-a100.ini");
     cr_assert_not_null(path);
     g_autofree char *text = NULL;
     cr_assert(g_file_get_contents(path, &text, NULL, NULL));
-    g_auto(GStrv) parts = g_strsplit(text, "collective_overhead_us = 53", 2);
-    cr_assert_eq(g_strv_length(parts), 2);
-    g_autofree char *bad = g_strjoin("collective_overhead_us = -1", parts[0], parts[1], NULL);
+    g_auto(GStrv) parts = g_strsplit(text, line, 2);
+    cr_assert_eq(g_strv_length(parts), 2, "no line '%s'", line);
+    g_autofree char *changed = g_strjoin(bad, parts[0], parts[1], NULL);
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimCluster) d = ssim_cluster_load_data(bad, -1, "neg.ini", &error);
+    g_autoptr(SsimCluster) d = ssim_cluster_load_data(changed, -1, "neg.ini", &error);
     cr_assert_null(d);
     assert_has(error->message, "neg.ini:");
-    assert_has(error->message, "collective_overhead_us: -1 is out of range");
+    assert_has(error->message, expected);
+}
+
+Test(cluster, error_negative_collective_overhead)
+{
+    assert_a100_line_refused("collective_overhead_us = 58", "collective_overhead_us = -1",
+                             "collective_overhead_us: -1 is out of range");
+}
+
+Test(cluster, error_negative_collective_copy)
+{
+    assert_a100_line_refused("collective_copy_GB_s = 1110", "collective_copy_GB_s = -5",
+                             "collective_copy_GB_s: -5 is out of range");
 }
 
 Test(cluster, error_unknown_group)
@@ -186,6 +203,7 @@ Test(cluster, cluster_ini_round_trip)
     c->kernel_overhead = 7321;
     c->kernel_floor = 81234;
     c->collective_overhead = 41234;
+    c->collective_copy_bw = 987.5e9;
     g_autoptr(GString) ini = ssim_cluster_write_ini(c, "calibrated\nby a test");
     cr_assert(g_str_has_prefix(ini->str, "# calibrated\n# by a test\n[cluster]"));
     g_autoptr(SsimCluster) d = ssim_cluster_load_data(ini->str, (gssize)ini->len, "x.ini", &error);
@@ -202,6 +220,7 @@ Test(cluster, cluster_ini_round_trip)
     cr_assert_eq(d->kernel_overhead, 7321);
     cr_assert_eq(d->kernel_floor, 81234);
     cr_assert_eq(d->collective_overhead, 41234);
+    cr_assert_float_eq(d->collective_copy_bw, 987.5e9, 1.0);
     cr_assert_eq(d->spine_latency, c->spine_latency);
     cr_assert_eq(d->nodes_per_leaf, c->nodes_per_leaf);
     for (guint p = 0; p < SSIM_CALIB_N; p++)
