@@ -28,10 +28,19 @@
  *     all-reduce                 2 (n-1) a_nv + 2 (n-1)/n S / B_nv
  *     all-gather, reduce-scatter   (n-1) a_nv +   (n-1)/n S / B_nv
  *   one member per node (k = 1), a ring over InfiniBand: the same with a_ib, B_ib
- *   otherwise hierarchical: reduce-scatter inside the node, the inter-node step on S / k per GPU
- *   (all k rails in parallel), all-gather inside the node:
+ *   otherwise (k > 1 members on each of N > 1 nodes) NCCL's k rings, each leaving a node through
+ *   its own NIC (rail-aligned), every step moving S/n per member at B_ring = min(k B_ib,
+ *   k/(k-1) B_nv) (the k NICs, or NVLink over the k-1 hops of a member that stay in its node):
+ *     all-reduce                 2 (n-1) (a_ib + S/n / B_ring)
+ *     all-gather, reduce-scatter   (n-1) (a_ib + S/n / B_ring)
+ *   and for an all-reduce, when faster (NCCL's tuner picks), hierarchically: reduce-scatter
+ *   inside the node, the inter-node step on S / k per GPU (all k rails in parallel), all-gather
+ *   inside the node:
  *     all-reduce   2 [(k-1) a_nv + (k-1)/k S/B_nv] + 2 (N-1) a_ib + 2 (N-1)/N (S/k) / B_ib
- *     all-gather, reduce-scatter  (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib
+ *   (the two-level form: ssim_analytic_two_level_time() always prices this one, and all-gather
+ *   and reduce-scatter as (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib).
+ *   On DGX A100 nodes of 8 GPUs and 8 NICs of 24 GB/s, many nodes: rings reach 192 GB/s of bus
+ *   bandwidth, what NCCL's maintainers measure; the two-level form would give 123.
  *   all-to-all      (n-1) a + max((k-1)/n S / B_nv, (n-k)/n S / B_ib)
  * On a full-mesh node (cluster.h: a link of B_pair per direction per pair of GPUs, no switch) a
  * GPU reaches each peer over a link of its own: the k members of a node reach one another at
@@ -125,6 +134,10 @@ SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *params, const SsimGem
 /* A collective of `kind` over `n_ranks` members on `n_nodes` nodes (at most per_node on one). */
 SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *params, SsimCollKind kind,
                                        guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
+/* The same with the two-level form across nodes, never the rings: for callers that calibrate
+ * its two levels from measured curves (cost/profile-comm.c). */
+SsimTime ssim_analytic_two_level_time(const SsimAnalyticParams *params, SsimCollKind kind,
+                                      guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
 /* The bytes one member of a collective of `kind` over `n` members reads and writes in its own
  * buffers (the copy term above; S = `bytes` as nccl-tests counts it). */
 double ssim_analytic_copy_bytes(SsimCollKind kind, double bytes, guint n);

@@ -110,8 +110,10 @@ static double copy_time(const SsimAnalyticParams *p, double local)
     return p->collective_copy_bw > 0 ? local / p->collective_copy_bw : 0.0;
 }
 
-SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind kind,
-                                       guint64 bytes, guint n_ranks, guint n_nodes, guint per_node)
+/* A collective's time (analytic.h); `rings` lets a collective across nodes with more than one
+ * member per node run NCCL's rings, else it always goes hierarchically. */
+static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, guint64 bytes,
+                                guint n_ranks, guint n_nodes, guint per_node, gboolean rings)
 {
     if (n_ranks <= 1)
         return 0;
@@ -130,13 +132,25 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
     case SSIM_COLL_REDUCESCATTER: {
         /* An all-reduce is a reduce-scatter followed by an all-gather: twice the steps. */
         double f = kind == SSIM_COLL_ALLREDUCE ? 2.0 : 1.0;
-        if (!cross)
+        if (!cross) {
             t = f * ((n - 1) * a_nv + (n - 1) / n * S / b_nv);
-        else if (k <= 1)
+        } else if (k <= 1) {
             t = f * ((n - 1) * a_ib + (n - 1) / n * S / p->ib_bw);
-        else
+        } else if (!rings) {
             t = f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
                 f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / p->ib_bw);
+        } else {
+            /* NCCL's rings across nodes: k of them, each leaving a node through its own NIC, so
+             * a step moves S/n per member at the k NICs' rate or, if lower, at NVLink's over
+             * the k - 1 hops of each member that stay inside its node. */
+            double b_ring = MIN(k * p->ib_bw, k / (k - 1) * b_nv);
+            t = f * (n - 1) * (a_ib + S / n / b_ring);
+            /* An all-reduce may instead go hierarchically (reduce-scatter inside the node, the
+             * all-reduce across, all-gather inside), NCCL's tuner taking the faster. */
+            if (kind == SSIM_COLL_ALLREDUCE)
+                t = MIN(t, f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
+                               f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / p->ib_bw));
+        }
         break;
     }
     case SSIM_COLL_ALLTOALL:
@@ -159,6 +173,18 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind
     if (!cross)
         t += copy_time(p, ssim_analytic_copy_bytes(kind, S, n_ranks));
     return ssim_time_add(ssim_time_from_seconds(t), p->collective_overhead);
+}
+
+SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *p, SsimCollKind kind,
+                                       guint64 bytes, guint n_ranks, guint n_nodes, guint per_node)
+{
+    return collective_time(p, kind, bytes, n_ranks, n_nodes, per_node, TRUE);
+}
+
+SsimTime ssim_analytic_two_level_time(const SsimAnalyticParams *p, SsimCollKind kind, guint64 bytes,
+                                      guint n_ranks, guint n_nodes, guint per_node)
+{
+    return collective_time(p, kind, bytes, n_ranks, n_nodes, per_node, FALSE);
 }
 
 SsimTime ssim_analytic_p2p_time(const SsimAnalyticParams *p, guint64 bytes, gboolean cross_node)

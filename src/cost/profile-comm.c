@@ -119,7 +119,8 @@ static gboolean intra_by_busbw(const ProfileIndex *ix, SsimProfileComm op, int d
  * The network model's two levels: NVLink inside a node (latency per step, bus bandwidth per
  * rank) and the NICs between nodes (latency per step, bandwidth per NIC).  A collective's time
  * under them is the analytic model's closed form (analytic.h) with the inter-node bandwidth per
- * rank = per-NIC bandwidth x NICs per rank.
+ * rank = per-NIC bandwidth x NICs per rank, in its two-level form (ssim_analytic_two_level_time:
+ * each level's cost adds, so each can be solved for on its own).
  */
 typedef struct {
     double a_nv, b_nv; /* s per step; bytes/s per rank */
@@ -156,7 +157,7 @@ static double model_time(SsimProfileComm op, double bytes, const Layout *lay, co
     SsimTime t =
         op == SSIM_PCOMM_SENDRECV
             ? ssim_analytic_p2p_time(&p, b, nodes > 1)
-            : ssim_analytic_collective_time(&p, (SsimCollKind)op, b, lay->ranks, nodes, lay->rpn);
+            : ssim_analytic_two_level_time(&p, (SsimCollKind)op, b, lay->ranks, nodes, lay->rpn);
     return ssim_time_to_seconds(t) / TIME_SCALE;
 }
 

@@ -622,4 +622,5 @@ Test(runtime, replication_refusals_and_deadlocks_name_the_copy)
     cr_assert(strstr(error->message, "4 of 8 ops finished") != NULL, "%s", error->message);
     cr_assert(strstr(error->message, "rank 0 copy 3 stream comm") != NULL, "%s", error->message);
     cr_assert(strstr(error->message, "rank 1 never issues it") != NULL, "%s", error->message);
+    g_clear_error(&error);
 }

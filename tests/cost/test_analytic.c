@@ -151,17 +151,34 @@ Test(analytic, allgather_and_reducescatter_inside_a_node)
               7000 + 8750000);
 }
 
-Test(analytic, hierarchical_allreduce_across_nodes)
+/* Across nodes with k > 1 members per node: NCCL's k rail-aligned rings, or for an all-reduce
+ * the two-level form when that is faster (NCCL's tuner). */
+Test(analytic, rings_or_hierarchical_across_nodes)
 {
     SsimAnalyticParams p = round_params();
-    /* 16 ranks, 8 per node on 2 nodes, S = 1 GB:
+    /* 16 ranks, 8 per node on 2 nodes, S = 1 GB.  Rings: a step moves S/16 per member at
+     * min(8 * 25, 8/7 * 100) = 114.29 GB/s (NVLink-bound): 5 us + 546.875 us; 2 * 15 steps. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 16, 2, 8),
+              30 * (5000 + 546875));
+    /* The two-level form, slower here:
      *   2 [7 * 1 us + 7/8 * 1e9/100e9]       = 14 us + 17.5 ms   (RS + AG over NVLink)
      *   2 * 1 * 5 us + 2 * 1/2 * (1e9/8)/25e9 = 10 us + 5 ms      (AR of S/8 over IB)   */
-    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 16, 2, 8),
+    assert_ns(ssim_analytic_two_level_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 16, 2, 8),
               14000 + 17500000 + 10000 + 5000000);
-    /* All-gather: 7 us + 8.75 ms + 5 us + 1/2 * 5 ms. */
+    /* All-gather: rings only, 15 steps; two-level: 7 us + 8.75 ms + 5 us + 1/2 * 5 ms. */
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLGATHER, 1000000000, 16, 2, 8),
+              15 * (5000 + 546875));
+    assert_ns(ssim_analytic_two_level_time(&p, SSIM_COLL_ALLGATHER, 1000000000, 16, 2, 8),
               7000 + 8750000 + 5000 + 2500000);
+    /* 1 MB over 64 ranks, 8 per node on 8 nodes: 126 ring steps of 5 us lose to the two-level
+     * form, 2 (7 us + 8.75 us) + 2 * 7 * 5 us + 2 * 7/8 * 5 us = 110.25 us, which is taken. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000, 64, 8, 8), 110250);
+    cr_assert_gt(126 * 5000, 110250);
+    /* The rings above are NVLink-bound (8/7 * 100 < 8 * 25 GB/s).  With NICs of 10 GB/s per GPU
+     * they are NIC-bound: B_ring = 8 * 10 GB/s, a step 5 us + 1e9/16/80e9 s = 786.25 us. */
+    p.ib_bw = 10e9;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_REDUCESCATTER, 1000000000, 16, 2, 8),
+              15 * (5000 + 781250));
 }
 
 Test(analytic, flat_ring_one_member_per_node)
