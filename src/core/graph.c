@@ -494,6 +494,26 @@ static gboolean report_cycle(SsimGraph *g, const guint32 *left, GError **error)
     return graph_fail(error, g, cur, "dependency cycle (each op waits for the next): %s", text);
 }
 
+/* Kahn's algorithm over the finalized edges: FALSE with the cycle reported when some op can
+ * never become ready. */
+static gboolean graph_acyclic(SsimGraph *g, GError **error)
+{
+    guint32 n = g->ops->len;
+    g_autofree guint32 *left = ssim_memdup_large(g->n_preds, sizeof(guint32) * MAX(n, 1));
+    g_autofree guint32 *queue = ssim_new_large(guint32, MAX(n, 1));
+    guint32 head = 0, tail = 0;
+    for (guint32 i = 0; i < n; i++)
+        if (left[i] == 0)
+            queue[tail++] = i;
+    while (head < tail) {
+        guint32 u = queue[head++];
+        for (guint32 e = g->succ_first[u]; e < g->succ_first[u + 1]; e++)
+            if (--left[g->succs[e]] == 0)
+                queue[tail++] = g->succs[e];
+    }
+    return tail == n || report_cycle(g, left, error);
+}
+
 gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
 {
     if (g->finalized)
@@ -501,6 +521,7 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     guint32 n = g->ops->len, n_streams = g->stream_rank->len;
     if (!check_ids(g, error))
         return FALSE;
+    gboolean backward = TRUE; /* every dependency an earlier op */
     for (guint32 i = 0; i < n; i++) {
         guint nd;
         const guint32 *d = ssim_graph_deps(g, i, &nd);
@@ -510,6 +531,7 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
                                   d[j]);
             if (d[j] == i)
                 return graph_fail(error, g, i, "depends on itself");
+            backward &= d[j] < i;
         }
     }
 
@@ -568,21 +590,11 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
             g->succs[pos[g->gate[i]]++] = i;
     }
 
-    /* Kahn's algorithm proves the edge relation acyclic. */
-    g_autofree guint32 *left = ssim_memdup_large(g->n_preds, sizeof(guint32) * MAX(n, 1));
-    g_autofree guint32 *queue = ssim_new_large(guint32, MAX(n, 1));
-    guint32 head = 0, tail = 0;
-    for (guint32 i = 0; i < n; i++)
-        if (left[i] == 0)
-            queue[tail++] = i;
-    while (head < tail) {
-        guint32 u = queue[head++];
-        for (guint32 e = g->succ_first[u]; e < g->succ_first[u + 1]; e++)
-            if (--left[g->succs[e]] == 0)
-                queue[tail++] = g->succs[e];
-    }
-    if (tail < n)
-        return report_cycle(g, left, error);
+    /* Every edge from a lower op index to a higher one (the stream order and the barrier gates
+     * always are; the dependencies are when `backward`) cannot close a cycle.  Otherwise Kahn's
+     * algorithm proves the edge relation acyclic. */
+    if (!backward && !graph_acyclic(g, error))
+        return FALSE;
 
     if (!graph_finalize_programs(g, error) || !graph_build_matches(g, error))
         return FALSE;
