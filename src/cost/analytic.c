@@ -136,20 +136,20 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
             t = f * ((n - 1) * a_nv + (n - 1) / n * S / b_nv);
         } else if (k <= 1) {
             t = f * ((n - 1) * a_ib + (n - 1) / n * S / p->ib_bw);
-        } else if (!rings) {
+        } else {
+            /* Two levels: reduce-scatter inside the node, the all-reduce across, all-gather
+             * inside (for an all-gather or a reduce-scatter, its half of that). */
             t = f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
                 f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / p->ib_bw);
-        } else {
-            /* NCCL's rings across nodes: k of them, each leaving a node through its own NIC, so
-             * a step moves S/n per member at the k NICs' rate or, if lower, at NVLink's over
-             * the k - 1 hops of each member that stay inside its node. */
-            double b_ring = MIN(k * p->ib_bw, k / (k - 1) * b_nv);
-            t = f * (n - 1) * (a_ib + S / n / b_ring);
-            /* An all-reduce may instead go hierarchically (reduce-scatter inside the node, the
-             * all-reduce across, all-gather inside), NCCL's tuner taking the faster. */
-            if (kind == SSIM_COLL_ALLREDUCE)
-                t = MIN(t, f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
-                               f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / p->ib_bw));
+            if (rings) {
+                /* NCCL's rings across nodes: k of them, each leaving a node through its own
+                 * NIC, so a step moves S/n per member at the k NICs' rate or, if lower, at
+                 * NVLink's over the k - 1 hops of each member that stay inside its node.  An
+                 * all-reduce takes the two levels when faster, as NCCL's tuner picks. */
+                double b_ring = MIN(k * p->ib_bw, k / (k - 1) * b_nv);
+                double ring = f * (n - 1) * (a_ib + S / n / b_ring);
+                t = kind == SSIM_COLL_ALLREDUCE ? MIN(t, ring) : ring;
+            }
         }
         break;
     }
