@@ -93,6 +93,24 @@ static gboolean key3_equal(gconstpointer x, gconstpointer y)
     return a->a == b->a && a->b == b->b && a->c == b->c;
 }
 
+/*
+ * Whether `rank` is a member of `group`, remembering the pairs found to be (a direct-mapped cache
+ * of MEMBER_CACHE (group, rank) words): a group's list is searched from its start, and a rank
+ * enters a few groups over and over, a data-parallel group of 128 ranks some thousand times.
+ */
+#define MEMBER_CACHE 1024
+static gboolean member_checked(const SsimGraph *g, guint64 *seen, guint32 group, guint32 rank)
+{
+    guint64 key = (guint64)group << 32 | rank;
+    guint slot = (guint)((group * 2654435761u) ^ (rank * 40503u)) % MEMBER_CACHE;
+    if (seen[slot] == key)
+        return TRUE;
+    if (!graph_group_has_rank(g, group, rank))
+        return FALSE;
+    seen[slot] = key;
+    return TRUE;
+}
+
 gboolean graph_build_matches(SsimGraph *g, GError **error)
 {
     guint32 n = g->ops->len;
@@ -102,16 +120,25 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
     g_autoptr(GHashTable) ord = g_hash_table_new(key3_hash, key3_equal);
     g_autoptr(GHashTable) inst = g_hash_table_new(key3_hash, key3_equal);
     g_autofree guint32 *inst_kind = ssim_new_large(guint32, MAX(n, 1));
-    g_autofree guint32 *inst_count = ssim_new0_large(guint32, MAX(n, 1));
-    g_autofree guint32 *ord_count = ssim_new0_large(guint32, MAX(n, 1));
+    /* Set as their slots are created: untouched pages cost nothing (alloc.h). */
+    g_autofree guint32 *inst_count = ssim_new_large(guint32, MAX(n, 1));
+    g_autofree guint32 *ord_count = ssim_new_large(guint32, MAX(n, 1));
+    /* Whether a channel has had an op with a tag of its own, and whether a collective or barrier
+     * must be checked against the members that entered its instance before it: a rank's auto tags
+     * on a channel are its ordinals there, all different, so two ops of one rank in one instance
+     * need a tag of their own on the later one or on a channel that had one before it. */
+    g_autofree guint8 *ord_tagged = ssim_new_large(guint8, MAX(n, 1));
+    g_autofree guint8 *may_repeat = ssim_new_large(guint8, MAX(n, 1)); /* comm ops' only */
 
+    guint64 seen[MEMBER_CACHE];
+    memset(seen, 0xff, sizeof seen);
     for (guint32 i = 0; i < n; i++) {
         SsimOp *o = &g_array_index(g->ops, SsimOp, i);
         MatchKind mk;
         if (o->kind == SSIM_OP_COLLECTIVE || o->kind == SSIM_OP_BARRIER) {
             if (o->group >= g->group_name->len)
                 return graph_fail(error, g, i, "needs a group");
-            if (!graph_group_has_rank(g, o->group, o->rank))
+            if (!member_checked(g, seen, o->group, o->rank))
                 return graph_fail(error, g, i, "rank %u is not a member of group %s", o->rank,
                                   ssim_graph_group_name(g, o->group));
             mk = o->kind == SSIM_OP_COLLECTIVE ? MATCH_COLL : MATCH_BARRIER;
@@ -132,12 +159,17 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
             slot = n_ord;
             ord_keys[n_ord] = k;
             ord_count[n_ord] = 0;
+            ord_tagged[n_ord] = FALSE;
             g_hash_table_insert(ord, &ord_keys[n_ord++], GUINT_TO_POINTER(slot + 1));
         } else {
             slot = GPOINTER_TO_UINT(ov) - 1;
         }
-        if (o->tag == SSIM_TAG_AUTO)
+        if (o->tag == SSIM_TAG_AUTO) {
             o->tag = ord_count[slot];
+            may_repeat[i] = ord_tagged[slot];
+        } else {
+            ord_tagged[slot] = may_repeat[i] = TRUE;
+        }
         ord_count[slot]++;
         Key3 ik = mk == MATCH_P2P ? pair_key(o) : group_key(o);
         gpointer v = g_hash_table_lookup(inst, &ik);
@@ -146,6 +178,7 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
             m = n_inst;
             inst_keys[n_inst] = ik;
             inst_kind[m] = mk;
+            inst_count[m] = 0;
             g_hash_table_insert(inst, &inst_keys[n_inst++], GUINT_TO_POINTER(m + 1));
         } else {
             m = GPOINTER_TO_UINT(v) - 1;
@@ -193,7 +226,7 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
             g->match_ops[base + slot] = i;
             continue;
         }
-        for (guint32 j = 0; j < fill[m]; j++) {
+        for (guint32 j = 0; j < (may_repeat[i] ? fill[m] : MIN(fill[m], 1u)); j++) {
             const SsimOp *other = ssim_graph_op(g, g->match_ops[base + j]);
             char label[128];
             if (other->rank == o->rank)

@@ -562,7 +562,7 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
     }
 
     /* Predecessor counts and CSR successors. */
-    g->n_preds = ssim_new0_large(guint32, MAX(n, 1));
+    g->n_preds = ssim_new_large(guint32, MAX(n, 1)); /* every entry set below */
     g->succ_first = ssim_new0_large(guint32, n + 1);
     for (guint32 i = 0; i < n; i++) {
         guint nd;

@@ -239,6 +239,7 @@ typedef struct {
     guint32 cls_comp, cls_cpu, cls_mem, cls_coll, cls_p2p;
     guint32 cls_type[SSIM_CHAKRA_N_NODE_TYPES]; /* "chakra:<TYPE>": elided nodes kept */
     GHashTable *groups;                         /* JSON group name -> LoaderGroup * */
+    guint64 total_bytes;                        /* of all the trace files, to size the graph */
 } Loader;
 
 #define N_GUESS 8 /* unknown attributes remembered by position */
@@ -246,6 +247,7 @@ typedef struct {
 typedef struct {
     const char *path;
     guint rank;
+    gsize file_bytes;           /* the trace file's size */
     GArray *recs;               /* Rec */
     GArray *deps;               /* dependency ids (guint64), Rec.dep_first indexes them */
     gsize recs_room, deps_room; /* ssim_array_push's room in each */

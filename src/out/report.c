@@ -10,6 +10,8 @@
 
 #include <shiftsim/output.h>
 
+#include "src/core/heap.h"
+
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,46 +40,144 @@ static int cmp_edge(const void *a, const void *b)
     return x->delta - y->delta; /* ends before starts at the same instant */
 }
 
+/* Sweep state of one rank: the time at least one (union) and two (overlap) streams run. */
+typedef struct {
+    SsimTime prev;
+    gint depth;
+    gboolean started;
+    SsimRankSummary *out;
+} Sweep;
+
+static inline void sweep_edge(Sweep *w, SsimTime t, gint delta)
+{
+    if (w->started) {
+        SsimTime span = t - w->prev;
+        if (w->depth >= 1)
+            w->out->busy_union += span;
+        if (w->depth >= 2)
+            w->out->overlap += span;
+    }
+    w->started = TRUE;
+    w->prev = t;
+    w->depth += delta;
+}
+
+/* A stream's next edge in the merge of a rank's streams: edge `pos` of its ops (2 j the start of
+ * its j-th op, 2 j + 1 the end).  Ordered like cmp_edge, then by stream: a strict order. */
+typedef struct {
+    SsimTime t;
+    gint delta;
+    guint32 stream, pos;
+} Head;
+
+static inline gboolean head_less(gpointer ctx, const Head *a, const Head *b)
+{
+    (void)ctx;
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->delta != b->delta)
+        return a->delta < b->delta;
+    return a->stream < b->stream;
+}
+
+SSIM_HEAP_DEFINE(HeadHeap, head_heap, Head, gpointer, head_less, SSIM_HEAP_NO_POS)
+
+/*
+ * Per stream, its ops with a positive duration in op order (CSR: ops[first[s] .. first[s + 1])),
+ * and whether each stream's ops follow each other in time (each starts at or after the previous
+ * one's end), as the runtime runs them.  Then a stream's edges are already in sweep order and a
+ * rank's sweep merges its streams' edges; where some stream's are not (a replay with other issue
+ * rules), the rank's edges are sorted instead.  The union and the overlap do not depend on the
+ * order among edges of one instant, so both ways give the same figures.
+ */
+static void stream_ops(const SsimGraph *g, const SsimTimeline *t, guint32 **first_out,
+                       guint32 **ops_out, gboolean **in_order_out)
+{
+    guint32 n = ssim_graph_n_ops(g), ns = ssim_graph_n_streams(g);
+    guint32 *first = g_new0(guint32, ns + 1);
+    gboolean *in_order = g_new(gboolean, MAX(ns, 1));
+    for (guint32 s = 0; s < ns; s++)
+        in_order[s] = TRUE;
+    for (guint32 i = 0; i < n; i++)
+        if (t->end[i] > t->start[i])
+            first[ssim_graph_op(g, i)->stream + 1]++;
+    for (guint32 s = 0; s < ns; s++)
+        first[s + 1] += first[s];
+    guint32 *ops = g_new(guint32, MAX(first[ns], 1));
+    g_autofree guint32 *pos = g_memdup2(first, sizeof(guint32) * (ns + 1));
+    for (guint32 i = 0; i < n; i++) {
+        if (t->end[i] <= t->start[i])
+            continue;
+        guint32 s = ssim_graph_op(g, i)->stream;
+        if (pos[s] > first[s] && t->start[i] < t->end[ops[pos[s] - 1]])
+            in_order[s] = FALSE;
+        ops[pos[s]++] = i;
+    }
+    *first_out = first;
+    *ops_out = ops;
+    *in_order_out = in_order;
+}
+
 void ssim_timeline_summarize(const SsimGraph *g, const SsimTimeline *t, SsimTime **stream_busy,
                              SsimRankSummary **ranks)
 {
-    guint32 n = ssim_graph_n_ops(g), nr = ssim_graph_n_ranks(g);
-    SsimTime *busy = g_new0(SsimTime, MAX(ssim_graph_n_streams(g), 1));
+    guint32 n = ssim_graph_n_ops(g), nr = ssim_graph_n_ranks(g), ns = ssim_graph_n_streams(g);
+    SsimTime *busy = g_new0(SsimTime, MAX(ns, 1));
     SsimRankSummary *rs = g_new0(SsimRankSummary, MAX(nr, 1));
-    /* Bucket interval edges by rank (counting pass, then fill), then sweep each rank. */
-    g_autofree guint32 *first = g_new0(guint32, nr + 1);
-    for (guint32 i = 0; i < n; i++) {
-        const SsimOp *o = ssim_graph_op(g, i);
-        SsimTime d = t->end[i] - t->start[i];
-        busy[o->stream] += d;
-        if (d > 0)
-            first[o->rank + 1] += 2;
-    }
+    for (guint32 i = 0; i < n; i++)
+        busy[ssim_graph_op(g, i)->stream] += t->end[i] - t->start[i];
+    g_autofree guint32 *first = NULL, *ops = NULL;
+    g_autofree gboolean *in_order = NULL;
+    stream_ops(g, t, &first, &ops, &in_order);
+    /* The streams of each rank (CSR). */
+    g_autofree guint32 *rfirst = g_new0(guint32, nr + 1);
+    for (guint32 s = 0; s < ns; s++)
+        rfirst[ssim_graph_stream_rank(g, s) + 1]++;
     for (guint32 r = 0; r < nr; r++)
-        first[r + 1] += first[r];
-    g_autofree Edge *edges = g_new(Edge, MAX(first[nr], 1));
-    g_autofree guint32 *pos = g_memdup2(first, sizeof(guint32) * (nr + 1));
-    for (guint32 i = 0; i < n; i++) {
-        const SsimOp *o = ssim_graph_op(g, i);
-        if (t->end[i] > t->start[i]) {
-            edges[pos[o->rank]++] = (Edge){t->start[i], +1};
-            edges[pos[o->rank]++] = (Edge){t->end[i], -1};
-        }
-    }
+        rfirst[r + 1] += rfirst[r];
+    g_autofree guint32 *rstreams = g_new(guint32, MAX(ns, 1));
+    g_autofree guint32 *fill = g_memdup2(rfirst, sizeof(guint32) * (nr + 1));
+    for (guint32 s = 0; s < ns; s++)
+        rstreams[fill[ssim_graph_stream_rank(g, s)]++] = s;
+
+    g_auto(HeadHeap) heap = {0};
+    g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(Edge));
     for (guint32 r = 0; r < nr; r++) {
-        Edge *e = edges + first[r];
-        guint32 m = first[r + 1] - first[r];
-        qsort(e, m, sizeof *e, cmp_edge);
-        gint depth = 0;
-        for (guint32 k = 0; k < m; k++) {
-            if (k > 0) {
-                SsimTime span = e[k].t - e[k - 1].t;
-                if (depth >= 1)
-                    rs[r].busy_union += span;
-                if (depth >= 2)
-                    rs[r].overlap += span;
+        Sweep w = {.out = &rs[r]};
+        gboolean merge = TRUE;
+        for (guint32 k = rfirst[r]; k < rfirst[r + 1]; k++)
+            merge &= in_order[rstreams[k]];
+        if (!merge) {
+            g_array_set_size(edges, 0);
+            for (guint32 k = rfirst[r]; k < rfirst[r + 1]; k++)
+                for (guint32 e = first[rstreams[k]]; e < first[rstreams[k] + 1]; e++) {
+                    Edge pair[2] = {{t->start[ops[e]], +1}, {t->end[ops[e]], -1}};
+                    g_array_append_vals(edges, pair, 2);
+                }
+            qsort(edges->data, edges->len, sizeof(Edge), cmp_edge);
+            for (guint k = 0; k < edges->len; k++)
+                sweep_edge(&w, g_array_index(edges, Edge, k).t,
+                           g_array_index(edges, Edge, k).delta);
+            continue;
+        }
+        heap.n = 0;
+        for (guint32 k = rfirst[r]; k < rfirst[r + 1]; k++) {
+            guint32 s = rstreams[k];
+            if (first[s] < first[s + 1])
+                head_heap_push(&heap, (Head){t->start[ops[first[s]]], +1, s, 0}, NULL);
+        }
+        while (heap.n > 0) {
+            Head h = heap.v[0];
+            sweep_edge(&w, h.t, h.delta);
+            guint32 next = h.pos + 1;
+            if (first[h.stream] + next / 2 < first[h.stream + 1]) {
+                guint32 op = ops[first[h.stream] + next / 2];
+                Head x = next % 2 ? (Head){t->end[op], -1, h.stream, next}
+                                  : (Head){t->start[op], +1, h.stream, next};
+                head_heap_replace_top(&heap, x, NULL);
+            } else {
+                head_heap_pop(&heap, NULL);
             }
-            depth += e[k].delta;
         }
     }
     *stream_busy = busy;

@@ -75,6 +75,53 @@ Test(graph, auto_tags_follow_issue_order_per_group)
     cr_assert(m[0] == b0 && m[1] == b1);
 }
 
+/* A rank's auto tags on a group are its ordinals there, so it can enter one instance twice only
+ * through a tag of its own: given on the later op, or on an earlier one whose number a later
+ * auto tag reaches.  Both are refused, naming the two ops; auto tags alone never are. */
+Test(graph, a_tag_of_its_own_that_meets_an_auto_tag_is_refused)
+{
+    for (guint explicit_first = 0; explicit_first < 2; explicit_first++) {
+        g_autoptr(SsimGraph) g = ssim_graph_new();
+        guint32 grp = t_group(g, "dp", 2, 0u, 1u);
+        SsimOpSpec s = SSIM_OP_SPEC_INIT;
+        s.kind = SSIM_OP_COLLECTIVE;
+        s.coll = SSIM_COLL_ALLREDUCE;
+        s.stream = ssim_graph_stream(g, 0, "comm");
+        s.group = grp;
+        s.bytes = 8;
+        /* Rank 1 enters the instance first, so that rank 0's first op is not its first member
+         * (which every op is compared with).  Then rank 0: explicit_first, tag 1 (ordinal 0)
+         * and auto (ordinal 1, tag 1); else auto (0) and tag 0. */
+        SsimOpSpec s1 = s;
+        s1.stream = ssim_graph_stream(g, 1, "comm");
+        s1.tag = explicit_first ? 1 : 0;
+        ssim_graph_add_op(g, &s1, NULL, 0);
+        if (explicit_first) {
+            s.tag = 1;
+            ssim_graph_add_op(g, &s, NULL, 0);
+            t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+        } else {
+            t_coll(g, 0, "comm", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+            s.tag = 0;
+            ssim_graph_add_op(g, &s, NULL, 0);
+        }
+        GError *error = NULL;
+        cr_assert_not(ssim_graph_finalize(g, &error), "explicit first %u", explicit_first);
+        cr_assert(strstr(error->message, "rank 0 enters dp collective tag") &&
+                      strstr(error->message, "twice"),
+                  "%s", error->message);
+        g_error_free(error);
+    }
+    /* Auto tags only: rank 0's three all-reduces are three instances. */
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "dp", 2, 0u, 1u);
+    for (guint r = 0; r < 2; r++)
+        for (guint k = 0; k < 3; k++)
+            t_coll(g, r, "comm", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+    cr_assert(ssim_graph_finalize(g, NULL));
+    cr_assert_eq(ssim_graph_n_matches(g), 3);
+}
+
 Test(graph, sends_match_receives_by_source_destination_and_tag)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();

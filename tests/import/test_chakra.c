@@ -264,6 +264,40 @@ Test(chakra, out_of_order_file)
     cr_assert_eq(tl->makespan, 10 * SSIM_US);
 }
 
+/* Ids far apart (resolved by search, not by a table), in increasing file order (each node after
+ * those it depends on) and shuffled: the same ops, the same timeline. */
+Test(chakra, sparse_ids_in_any_file_order)
+{
+    guint64 d_a[] = {10}, d_b[] = {900000};
+    const guint perm[2][3] = {{0, 1, 2}, {2, 0, 1}};
+    SsimTime start[2][3];
+    for (guint k = 0; k < 2; k++) {
+        g_autofree char *prefix = prefix_of(k ? "sparse-shuffled" : "sparse-sorted");
+        CwNode all[3] = {comp_node(10, 4), comp_node(900000, 6), comp_node(7000000000ULL, 3)};
+        all[0].name = "a", all[1].name = "b", all[2].name = "c";
+        all[1].data_deps = d_a, all[1].n_data_deps = 1; /* b after a */
+        all[2].data_deps = d_b, all[2].n_data_deps = 1; /* c after b */
+        CwNode file[3];
+        for (guint i = 0; i < 3; i++)
+            file[i] = all[perm[k][i]];
+        write_rank(prefix, 0, file, 3);
+        g_autoptr(SsimGraph) g = load_ok(prefix, NULL, NULL, NULL);
+        SsimSimpleCost p = test_cost();
+        g_autoptr(SsimTimeline) tl = replay(g, &p);
+        const char *names[3] = {"a", "b", "c"};
+        for (guint i = 0; i < 3; i++) {
+            guint32 op = find_op(g, 0, names[i]);
+            cr_assert_eq(op, i, "file order %u: %s is op %u", k, names[i], op);
+            start[k][i] = tl->start[op];
+        }
+        cr_assert_eq(tl->makespan, 13 * SSIM_US);
+    }
+    const SsimTime want[3] = {0, 4 * SSIM_US, 10 * SSIM_US};
+    for (guint k = 0; k < 2; k++)
+        for (guint i = 0; i < 3; i++)
+            cr_assert_eq(start[k][i], want[i], "file order %u, op %u", k, i);
+}
+
 /* Roofline: no duration, so the cost model prices num_ops and tensor_size. */
 Test(chakra, roofline_compute)
 {

@@ -104,3 +104,70 @@ Test(report, write_file_is_atomic_and_reports_errors)
     g_unlink(path);
     g_rmdir(dir);
 }
+
+/* Per rank, the time at least one (union) and at least two (overlap) of `n` intervals cover,
+ * counted instant by instant on a small integer grid. */
+static void brute_union(const SsimTime *start, const SsimTime *end, const guint32 *rank, guint n,
+                        guint32 r, SsimTime horizon, SsimTime *u, SsimTime *o)
+{
+    *u = *o = 0;
+    for (SsimTime x = 0; x < horizon; x++) {
+        guint depth = 0;
+        for (guint i = 0; i < n; i++)
+            depth += rank[i] == r && start[i] <= x && x < end[i];
+        *u += depth >= 1;
+        *o += depth >= 2;
+    }
+}
+
+Test(report, union_and_overlap_match_an_instant_by_instant_count)
+{
+    /* Random graphs of 3 ranks x 3 streams on a grid of 40 ns, so that many edges share an
+     * instant; in one half each stream's ops follow each other in time, as the runtime runs
+     * them (the summary merges the streams), in the other they may run in any order and overlap
+     * (it sorts the rank's edges).  Zero-length ops count for nothing. */
+    GRand *rng = g_rand_new_with_seed(7);
+    for (guint round = 0; round < 40; round++) {
+        gboolean in_order = round % 2 == 0;
+        g_autoptr(SsimGraph) g = ssim_graph_new();
+        const guint n = 30;
+        SsimTime start[30], end[30], next[9] = {0};
+        guint32 rank[30];
+        for (guint i = 0; i < n; i++) {
+            guint32 r = (guint32)g_rand_int_range(rng, 0, 3);
+            guint s = (guint)g_rand_int_range(rng, 0, 3);
+            char name[8];
+            g_snprintf(name, sizeof name, "s%u", s);
+            SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+            spec.stream = ssim_graph_stream(g, r, name);
+            spec.duration = 0;
+            ssim_graph_add_op(g, &spec, NULL, 0);
+            SsimTime len = g_rand_int_range(rng, 0, 6);
+            if (in_order) {
+                start[i] = next[r * 3 + s] + g_rand_int_range(rng, 0, 3);
+                next[r * 3 + s] = start[i] + len;
+            } else {
+                start[i] = g_rand_int_range(rng, 0, 34);
+            }
+            end[i] = start[i] + len;
+            rank[i] = r;
+        }
+        GError *error = NULL;
+        cr_assert(ssim_graph_finalize(g, &error));
+        SsimTimeline t = {.n_ops = n, .n_copies = 1, .start = start, .end = end};
+        g_autofree SsimTime *busy = NULL;
+        g_autofree SsimRankSummary *rs = NULL;
+        ssim_timeline_summarize(g, &t, &busy, &rs);
+        for (guint32 r = 0; r < ssim_graph_n_ranks(g); r++) {
+            SsimTime u, o;
+            brute_union(start, end, rank, n, r, 64, &u, &o);
+            cr_assert_eq(rs[r].busy_union, u,
+                         "round %u rank %u: union %" G_GINT64_FORMAT " != %" G_GINT64_FORMAT, round,
+                         r, rs[r].busy_union, u);
+            cr_assert_eq(rs[r].overlap, o,
+                         "round %u rank %u: overlap %" G_GINT64_FORMAT " != %" G_GINT64_FORMAT,
+                         round, r, rs[r].overlap, o);
+        }
+    }
+    g_rand_free(rng);
+}
