@@ -3,11 +3,12 @@
  *
  * This file drives a load and owns the options, the stats report and the comm-group JSON; the
  * pipeline a trace goes through is described in chakra-private.h.  Traces are decoded, resolved
- * and ordered on a GLib thread pool (opts.n_threads workers, each a whole trace at a time) and
- * emitted into the graph on the calling thread strictly in rank order, as each becomes ready:
- * the graph, the stats and the first error reported are those of a one-thread load.  At most a
- * window of 4 traces per worker is decoded ahead of emission, so memory beyond the graph is a
- * few traces' records whatever the rank count.
+ * and ordered by opts.n_threads decoders, a GLib thread pool of n_threads - 1 workers and the
+ * calling thread while it waits, each a whole trace at a time, and emitted into the graph on the
+ * calling thread strictly in rank order, as each becomes ready: the graph, the stats and the
+ * first error reported are those of a one-thread load.  At most a window of 4 traces per decoder
+ * is decoded ahead of emission, so memory beyond the graph is a few traces' records whatever the
+ * rank count.
  *
  * The mapping rules themselves are documented in include/shiftsim/chakra.h.
  *
@@ -270,10 +271,19 @@ typedef struct {
     gboolean done;
 } Slot;
 
+/*
+ * Traces are claimed in rank order, by the workers and by the calling thread alike: a trace
+ * becomes claimable when emission comes within the window of it, and whoever is free first
+ * decodes it.  The calling thread decodes while the trace it must emit next is not ready, so
+ * n_threads decoders (n_threads - 1 workers and itself) keep n_threads cores busy, where a pool
+ * of n_threads workers beside a waiting caller had one thread more than cores.
+ */
 typedef struct {
     const Loader *L;
     Slot *slots;        /* one per rank */
     GPtrArray *scratch; /* ChakraScratch * not in use (one per worker at most) */
+    guint claimed;      /* traces claimed so far (ranks 0 .. claimed - 1) */
+    guint claimable;    /* traces that may be claimed (the window's end) */
     GMutex lock;
     GCond ready;
 } Pipeline;
@@ -290,25 +300,45 @@ static gboolean prepare_trace(const Loader *L, Trace *t, ChakraScratch *scratch,
     return chakra_read_trace(L, t, scratch, error) && chakra_order_trace(t, error);
 }
 
+/* Claims the next claimable trace (under the lock); G_MAXUINT when there is none. */
+static guint claim(Pipeline *p)
+{
+    return p->claimed < p->claimable ? p->claimed++ : G_MAXUINT;
+}
+
+/* Decodes claimed trace r into its slot (without the lock) and says it is done. */
+static void decode_claimed(Pipeline *p, guint r, ChakraScratch *scratch)
+{
+    Slot *s = &p->slots[r];
+    GError *error = NULL;
+    prepare_trace(p->L, &s->t, scratch, &error);
+    g_mutex_lock(&p->lock);
+    s->error = error;
+    s->done = TRUE;
+    g_cond_broadcast(&p->ready);
+    g_mutex_unlock(&p->lock);
+}
+
+/* A worker's job, one per trace made claimable: decode one, if the caller has not taken it. */
 static void decode_job(gpointer data, gpointer user)
 {
+    (void)data;
     Pipeline *p = user;
-    Slot *s = &p->slots[GPOINTER_TO_UINT(data) - 1];
     g_mutex_lock(&p->lock);
-    ChakraScratch *scratch =
-        p->scratch->len ? g_ptr_array_steal_index_fast(p->scratch, p->scratch->len - 1) : NULL;
+    guint r = claim(p);
+    ChakraScratch *scratch = NULL;
+    if (r != G_MAXUINT && p->scratch->len)
+        scratch = g_ptr_array_steal_index_fast(p->scratch, p->scratch->len - 1);
     g_mutex_unlock(&p->lock);
+    if (r == G_MAXUINT)
+        return;
     if (!scratch) {
         scratch = g_new(ChakraScratch, 1);
         chakra_scratch_init(scratch);
     }
-    GError *error = NULL;
-    prepare_trace(p->L, &s->t, scratch, &error);
+    decode_claimed(p, r, scratch);
     g_mutex_lock(&p->lock);
     g_ptr_array_add(p->scratch, scratch);
-    s->error = error;
-    s->done = TRUE;
-    g_cond_broadcast(&p->ready);
     g_mutex_unlock(&p->lock);
 }
 
@@ -383,16 +413,30 @@ static gboolean load_traces(Loader *L, guint n_threads, GError **error)
     g_cond_init(&p.ready);
     for (guint r = 0; r < n; r++)
         chakra_trace_init(&p.slots[r].t, paths->pdata[r], r);
-    GThreadPool *pool = g_thread_pool_new(decode_job, &p, (gint)n_threads, FALSE, NULL);
-    guint window = 4 * n_threads, pushed = 0;
+    GThreadPool *pool = g_thread_pool_new(decode_job, &p, (gint)n_threads - 1, FALSE, NULL);
+    ChakraScratch own;
+    chakra_scratch_init(&own);
+    guint window = 4 * n_threads;
     gboolean ok = TRUE;
     for (guint r = 0; r < n && ok; r++) {
-        for (; pushed < n && pushed < r + window; pushed++)
-            g_thread_pool_push(pool, GUINT_TO_POINTER(pushed + 1), NULL);
+        g_mutex_lock(&p.lock);
+        guint end = MIN(n, r + window), more = end > p.claimable ? end - p.claimable : 0;
+        p.claimable = MAX(p.claimable, end);
+        g_mutex_unlock(&p.lock);
+        for (guint k = 0; k < more; k++)
+            g_thread_pool_push(pool, GUINT_TO_POINTER(1), NULL);
         Slot *s = &p.slots[r];
         g_mutex_lock(&p.lock);
-        while (!s->done)
-            g_cond_wait(&p.ready, &p.lock);
+        while (!s->done) {
+            guint mine = claim(&p);
+            if (mine == G_MAXUINT) {
+                g_cond_wait(&p.ready, &p.lock);
+                continue;
+            }
+            g_mutex_unlock(&p.lock);
+            decode_claimed(&p, mine, &own);
+            g_mutex_lock(&p.lock);
+        }
         g_mutex_unlock(&p.lock);
         if (s->error) {
             g_propagate_error(error, g_steal_pointer(&s->error));
@@ -404,6 +448,7 @@ static gboolean load_traces(Loader *L, guint n_threads, GError **error)
     }
     /* On failure, drop what is queued and wait for what runs. */
     g_thread_pool_free(pool, TRUE, TRUE);
+    chakra_scratch_clear(&own);
     for (guint r = 0; r < n; r++) {
         chakra_trace_clear(&p.slots[r].t);
         g_clear_error(&p.slots[r].error);
