@@ -30,8 +30,9 @@ struct SsimCostModel {
                         guint n_ranks);
     gpointer data;
     /* TRUE when op_time is a function of its arguments with no effect anyone sees (it counts
-     * nothing), so a replicated run asks it once per graph op for all copies; FALSE (what a
-     * designated initializer leaves) asks it for every copy. */
+     * nothing), so a replicated run asks it once per graph op for all copies, and every run asks
+     * it for each compute op before the replay starts, in op order; FALSE (what a designated
+     * initializer leaves) asks it for every copy, when the op starts. */
     gboolean pure;
 };
 
