@@ -93,24 +93,6 @@ static gboolean key3_equal(gconstpointer x, gconstpointer y)
     return a->a == b->a && a->b == b->b && a->c == b->c;
 }
 
-/*
- * Whether `rank` is a member of `group`, remembering the pairs found to be (a direct-mapped cache
- * of MEMBER_CACHE (group, rank) words): a group's list is searched from its start, and a rank
- * enters a few groups over and over, a data-parallel group of 128 ranks some thousand times.
- */
-#define MEMBER_CACHE 1024
-static gboolean member_checked(const SsimGraph *g, guint64 *seen, guint32 group, guint32 rank)
-{
-    guint64 key = (guint64)group << 32 | rank;
-    guint slot = (guint)((group * 2654435761u) ^ (rank * 40503u)) % MEMBER_CACHE;
-    if (seen[slot] == key)
-        return TRUE;
-    if (!graph_group_has_rank(g, group, rank))
-        return FALSE;
-    seen[slot] = key;
-    return TRUE;
-}
-
 gboolean graph_build_matches(SsimGraph *g, GError **error)
 {
     guint32 n = g->ops->len;
@@ -130,15 +112,13 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
     g_autofree guint8 *ord_tagged = ssim_new_large(guint8, MAX(n, 1));
     g_autofree guint8 *may_repeat = ssim_new_large(guint8, MAX(n, 1)); /* comm ops' only */
 
-    guint64 seen[MEMBER_CACHE];
-    memset(seen, 0xff, sizeof seen);
     for (guint32 i = 0; i < n; i++) {
         SsimOp *o = &g_array_index(g->ops, SsimOp, i);
         MatchKind mk;
         if (o->kind == SSIM_OP_COLLECTIVE || o->kind == SSIM_OP_BARRIER) {
             if (o->group >= g->group_name->len)
                 return graph_fail(error, g, i, "needs a group");
-            if (!member_checked(g, seen, o->group, o->rank))
+            if (!graph_group_has_rank(g, o->group, o->rank))
                 return graph_fail(error, g, i, "rank %u is not a member of group %s", o->rank,
                                   ssim_graph_group_name(g, o->group));
             mk = o->kind == SSIM_OP_COLLECTIVE ? MATCH_COLL : MATCH_BARRIER;

@@ -28,6 +28,7 @@ struct SsimGraph {
     GArray *group_name;    /* guint32 string id */
     GArray *group_first;   /* guint32 offset into group_ranks, n_groups + 1 entries */
     GArray *group_ranks;   /* guint32 */
+    GArray *group_sorted;  /* guint32: each group's ranks in increasing order (same offsets) */
     GHashTable *group_ids; /* borrowed name -> group + 1 */
     /* Programs: per program its rank and name (string id), the table "rank\x1fname" -> index + 1,
      * and per op its program (NULL while no op has one; ssim_array_push room in op_program_room).

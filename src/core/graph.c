@@ -69,6 +69,7 @@ SsimGraph *ssim_graph_new(void)
     g->group_name = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->group_first = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->group_ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g->group_sorted = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->group_ids = g_hash_table_new(g_str_hash, g_str_equal);
     g->prog_rank = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->prog_name = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -112,6 +113,7 @@ void ssim_graph_free(SsimGraph *g)
     g_array_unref(g->group_name);
     g_array_unref(g->group_first);
     g_array_unref(g->group_ranks);
+    g_array_unref(g->group_sorted);
     g_hash_table_unref(g->group_ids);
     graph_programs_clear(g, TRUE);
     g_free(g);
@@ -194,6 +196,7 @@ guint32 ssim_graph_add_group(SsimGraph *g, const char *name, const guint32 *rank
     guint32 name_id = ssim_graph_intern(g, name);
     g_array_append_val(g->group_name, name_id);
     g_array_append_vals(g->group_ranks, ranks, n);
+    g_array_append_vals(g->group_sorted, sorted, n);
     guint32 end = g->group_ranks->len;
     g_array_append_val(g->group_first, end);
     g_hash_table_insert(g->group_ids, (gpointer)ssim_graph_string(g, name_id),
@@ -314,12 +317,17 @@ const guint32 *ssim_graph_group_ranks(const SsimGraph *g, guint32 group, guint *
 
 gboolean graph_group_has_rank(const SsimGraph *g, guint32 group, guint32 rank)
 {
-    guint n;
-    const guint32 *r = ssim_graph_group_ranks(g, group, &n);
-    for (guint i = 0; i < n; i++)
-        if (r[i] == rank)
-            return TRUE;
-    return FALSE;
+    guint32 lo = g_array_index(g->group_first, guint32, group);
+    guint32 hi = g_array_index(g->group_first, guint32, group + 1);
+    const guint32 *r = (const guint32 *)(void *)g->group_sorted->data;
+    while (lo < hi) { /* a binary search: a data-parallel group has a rank per replica */
+        guint32 mid = lo + (hi - lo) / 2;
+        if (r[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g_array_index(g->group_first, guint32, group + 1) && r[lo] == rank;
 }
 
 guint32 ssim_graph_find_id(const SsimGraph *g, guint32 id)

@@ -92,12 +92,10 @@ gboolean chakra_order_trace(Trace *t, GError **error)
     t->order = g_new(guint32, MAX(n, 1));
     /* Ids increasing in file order and every dependency on an earlier node (what generators
      * write): the smallest unissued id is always ready, so the order is the file's. */
-    gboolean file_order = TRUE;
-    for (guint i = 0; i < n && file_order; i++) {
-        file_order = i == 0 || recs[i].id > recs[i - 1].id;
+    gboolean file_order = t->ids_increasing;
+    for (guint i = 0; i < n && file_order; i++)
         for (guint j = 0; j < recs[i].n_deps && file_order; j++)
             file_order = t->dep_local[recs[i].dep_first + j] < i;
-    }
     if (file_order) {
         for (guint i = 0; i < n; i++)
             t->order[i] = i;

@@ -252,6 +252,7 @@ typedef struct {
     GArray *deps;               /* dependency ids (guint64), Rec.dep_first indexes them */
     gsize recs_room, deps_room; /* ssim_array_push's room in each */
     guint32 *dep_local;         /* the same dependencies as local record indices */
+    gboolean ids_increasing;    /* (resolve) the ids increase in file order */
     guint32 *order;             /* the records in issue order (chakra.c) */
     GByteArray *strs;           /* NUL-terminated names the records refer to */
     SsimChakraStats stats;      /* this trace's counts (no tables) */

@@ -760,12 +760,9 @@ static gboolean resolve_sparse(Trace *t, GError **error)
     guint n = t->recs->len;
     const Rec *recs = (const Rec *)(void *)t->recs->data;
     g_autofree IdIndex *ids = g_new(IdIndex, MAX(n, 1));
-    gboolean sorted = TRUE; /* generators mostly write ids in increasing order */
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0; i < n; i++)
         ids[i] = (IdIndex){recs[i].id, i};
-        sorted &= i == 0 || recs[i].id > recs[i - 1].id;
-    }
-    if (!sorted)
+    if (!t->ids_increasing) /* generators mostly write them in order */
         qsort(ids, n, sizeof *ids, cmp_id_index);
     for (guint i = 1; i < n; i++)
         if (ids[i].id == ids[i - 1].id)
@@ -798,9 +795,11 @@ static gboolean resolve(Trace *t, GError **error)
         return TRUE;
     const Rec *recs = (const Rec *)(void *)t->recs->data;
     guint64 lo = recs[0].id, hi = recs[0].id;
+    t->ids_increasing = TRUE;
     for (guint i = 1; i < n; i++) {
         lo = MIN(lo, recs[i].id);
         hi = MAX(hi, recs[i].id);
+        t->ids_increasing &= recs[i].id > recs[i - 1].id;
     }
     if (hi - lo < 8 * (guint64)n + 64)
         return resolve_dense(t, lo, hi - lo + 1, error);

@@ -356,11 +356,11 @@ static double cpu_seconds(clockid_t clock)
  * again at each step (a tenth of the 1,024-rank replay went to page faults); reserved room that
  * is never used costs no memory (alloc.h).  A guess only: the arrays still grow past it.
  */
-static void reserve_graph(Loader *L, const Trace *t, guint64 total_bytes)
+static void reserve_graph(Loader *L, const Trace *t)
 {
-    if (t->file_bytes == 0 || total_bytes == 0 || ssim_graph_n_ops(L->graph) > 0)
+    if (t->file_bytes == 0 || L->total_bytes == 0 || ssim_graph_n_ops(L->graph) > 0)
         return;
-    double scale = 1.25 * (double)total_bytes / (double)t->file_bytes;
+    double scale = 1.25 * (double)L->total_bytes / (double)t->file_bytes;
     double ops = scale * t->recs->len, deps = scale * t->deps->len;
     if (ops < G_MAXUINT32 && deps < G_MAXUINT32)
         ssim_graph_reserve(L->graph, (gsize)ops, (gsize)deps);
@@ -371,7 +371,7 @@ static gboolean emit_trace(Loader *L, Trace *t, GError **error)
 {
     double t0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     if (t->rank == 0)
-        reserve_graph(L, t, L->total_bytes);
+        reserve_graph(L, t);
     if (!chakra_emit_trace(L, t, error))
         return FALSE;
     stats_add(L->stats, &t->stats);
@@ -420,8 +420,8 @@ static gboolean load_traces(Loader *L, guint n_threads, GError **error)
     gboolean ok = TRUE;
     for (guint r = 0; r < n && ok; r++) {
         g_mutex_lock(&p.lock);
-        guint end = MIN(n, r + window), more = end > p.claimable ? end - p.claimable : 0;
-        p.claimable = MAX(p.claimable, end);
+        guint end = MIN(n, r + window), more = end - p.claimable; /* it only grows */
+        p.claimable = end;
         g_mutex_unlock(&p.lock);
         for (guint k = 0; k < more; k++)
             g_thread_pool_push(pool, GUINT_TO_POINTER(1), NULL);
