@@ -4,8 +4,9 @@
  * track never overlap: each ends no later than the next begins.
  *
  * Two formats, both streamed: events are encoded as the timeline is walked and handed to a sink
- * in blocks of at most SSIM_TRACE_BLOCK bytes, so the memory a trace takes is that block, whatever
- * the op count (a json-glib document of a million-op trace took a gigabyte).
+ * in blocks of at most SSIM_TRACE_BLOCK bytes, so the memory a trace takes is that block and a
+ * few chunks per thread (ssim_trace_write()), whatever the op count (a json-glib document of a
+ * million-op trace took a gigabyte).
  *
  *   SSIM_TRACE_PROTO  Perfetto's native format (a `Trace` of `TracePacket`s, protos/perfetto/trace
  *                     in the Perfetto repository): track descriptors for ranks and streams, a
@@ -44,11 +45,15 @@ typedef struct {
 
 /*
  * Writes the trace of `timeline` (a run of `graph` with per-op times, not a replicated one) in
- * `format` to `sink`; `max_ranks` (0 = all) keeps only ranks below it.  FALSE when the sink
- * fails, with its error.
+ * `format` to `sink`; `max_ranks` (0 = all) keeps only ranks below it.  The ops' events are
+ * encoded in chunks of a few thousand ops on `n_threads` threads (0 = one per core; the calling
+ * thread is one of them and alone calls the sink, in order), at most two chunks a thread ahead of
+ * the sink: the bytes are the same for any thread count.  FALSE when the sink fails, with its
+ * error.
  */
 gboolean ssim_trace_write(const SsimGraph *graph, const SsimTimeline *timeline, guint max_ranks,
-                          SsimTraceFormat format, const SsimTraceSink *sink, GError **error);
+                          SsimTraceFormat format, guint n_threads, const SsimTraceSink *sink,
+                          GError **error);
 
 /* The JSON trace as text (small graphs and tests; ssim_trace_write() streams). */
 GString *ssim_trace_json(const SsimGraph *graph, const SsimTimeline *timeline, guint max_ranks);

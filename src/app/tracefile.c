@@ -10,6 +10,7 @@
 #include <shiftsim/types.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,20 +30,36 @@ gboolean ssim_cli_trace_format_valid(const char *format_name)
 typedef struct {
     char *path, *temp;
     FILE *f;
+    guint64 written, synced; /* bytes written, and handed to the disk so far (temporary only) */
 } TraceFile;
+
+/* Bytes between two requests to start writing the file to disk. */
+#define WRITEBACK_BYTES (8u << 20)
 
 static gboolean trace_file_write(gpointer data, const void *bytes, gsize len, GError **error)
 {
     TraceFile *tf = data;
-    if (fwrite(bytes, 1, len, tf->f) == len)
-        return TRUE;
-    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s", tf->path,
-                g_strerror(errno));
-    return FALSE;
+    if (fwrite(bytes, 1, len, tf->f) != len) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot write: %s",
+                    tf->path, g_strerror(errno));
+        return FALSE;
+    }
+    tf->written += len;
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* Start the disk writes of what is written while the rest is encoded, so that the fsync
+     * before the rename waits for the last few megabytes only.  A hint: its failure is not one. */
+    if (tf->temp && tf->written - tf->synced >= WRITEBACK_BYTES && fflush(tf->f) == 0) {
+        (void)sync_file_range(fileno(tf->f), (off_t)tf->synced, (off_t)(tf->written - tf->synced),
+                              SYNC_FILE_RANGE_WRITE);
+        tf->synced = tf->written;
+    }
+#endif
+    return TRUE;
 }
 
 gboolean ssim_cli_write_trace(const char *path, const char *format_name, const SsimGraph *graph,
-                              const SsimTimeline *t, guint max_ranks, GError **error)
+                              const SsimTimeline *t, guint max_ranks, guint n_threads,
+                              GError **error)
 {
     SsimTraceFormat format =
         format_name ? (strcmp(format_name, "proto") == 0 ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON)
@@ -70,7 +87,7 @@ gboolean ssim_cli_write_trace(const char *path, const char *format_name, const S
         }
     }
     SsimTraceSink sink = {trace_file_write, &tf};
-    gboolean ok = ssim_trace_write(graph, t, max_ranks, format, &sink, error);
+    gboolean ok = ssim_trace_write(graph, t, max_ranks, format, n_threads, &sink, error);
     if (to_stdout) {
         ok = ok && fflush(stdout) == 0;
     } else {

@@ -14,10 +14,12 @@
 
 G_BEGIN_DECLS
 
-/* Writes the trace of `t` (a run of `graph`; `max_ranks` 0 = all ranks) to `path`.  FALSE with
- * `error` ("FILE: cannot write: ...") when it cannot. */
+/* Writes the trace of `t` (a run of `graph`; `max_ranks` 0 = all ranks) to `path`, encoded on
+ * `n_threads` threads (0 = one per core; ssim_trace_write()).  FALSE with `error` ("FILE: cannot
+ * write: ...") when it cannot. */
 gboolean ssim_cli_write_trace(const char *path, const char *format_name, const SsimGraph *graph,
-                              const SsimTimeline *t, guint max_ranks, GError **error);
+                              const SsimTimeline *t, guint max_ranks, guint n_threads,
+                              GError **error);
 
 /* Whether `format_name` (NULL: not given) is a --trace-format value: NULL, "proto" or "json". */
 gboolean ssim_cli_trace_format_valid(const char *format_name);

@@ -412,7 +412,7 @@ int ssim_verb_replay(int argc, char **argv)
         if (!ssim_cli_emit(timeline, csv, &error))
             return ssim_cli_runtime_error(error);
     }
-    if (trace && !ssim_cli_write_trace(trace, trace_format, graph, t, 0, &error))
+    if (trace && !ssim_cli_write_trace(trace, trace_format, graph, t, 0, (guint)jobs, &error))
         return ssim_cli_runtime_error(error);
     if (plot) {
         SsimPlotStatus st;

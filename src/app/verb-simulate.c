@@ -243,7 +243,7 @@ int ssim_verb_simulate(int argc, char **argv)
     if (!ssim_simulate(&config, &result, keep ? &lowered : NULL, keep ? &tl : NULL, &error))
         return ssim_cli_runtime_error(error);
     if (trace &&
-        !ssim_cli_write_trace(trace, trace_format, ssim_lowered_graph(lowered), tl, 0, &error))
+        !ssim_cli_write_trace(trace, trace_format, ssim_lowered_graph(lowered), tl, 0, 0, &error))
         return ssim_cli_runtime_error(error);
     if (timeline) {
         const SsimTime *unc =

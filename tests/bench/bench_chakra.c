@@ -11,6 +11,7 @@
  *           microbatches; DP default 32: 256 ranks) into a temporary directory
  *   -n RUNS the median of RUNS loads per case (default 3)
  *   --names keep op names (what --timeline, --trace and --plot need)
+ *   --generate OUT  only write the generated set (dp DP) to OUT.<rank>.et and OUT.json
  *
  * Prints per case the median wall time of the load, the process's processor time, the loading
  * thread's processor time adding ops and finalizing, the MB/s of trace bytes, then the replay
@@ -88,10 +89,14 @@ int main(int argc, char **argv)
 {
     gint runs = 3, dp = 32;
     gboolean names = FALSE;
+    g_autofree char *generate = NULL;
     GOptionEntry entries[] = {
         {"runs", 'n', 0, G_OPTION_ARG_INT, &runs, "loads per case (the median is shown)", "N"},
         {"dp", 'd', 0, G_OPTION_ARG_INT, &dp, "data-parallel degree of the generated set", "D"},
         {"names", 0, 0, G_OPTION_ARG_NONE, &names, "keep op names", NULL},
+        {"generate", 0, 0, G_OPTION_ARG_FILENAME, &generate,
+         "only write the generated set to OUT.<rank>.et and OUT.json (to replay it with shiftsim)",
+         "OUT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("[PREFIX]");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -101,12 +106,19 @@ int main(int argc, char **argv)
         return 2;
     }
     g_autofree char *tmp = NULL, *prefix = NULL;
+    CwGpt gpt = {(guint)dp, 4, 2, 16, 4, 4096, 2048, TRUE};
+    if (generate) {
+        if (!cw_write_gpt(&gpt, generate, &error)) {
+            fprintf(stderr, "bench-chakra: %s\n", error->message);
+            return 1;
+        }
+        return 0;
+    }
     if (argc == 2) {
         prefix = g_strdup(argv[1]);
     } else {
         tmp = g_dir_make_tmp("ssim-bench-chakra-XXXXXX", &error);
         prefix = tmp ? g_build_filename(tmp, "gpt", NULL) : NULL;
-        CwGpt gpt = {(guint)dp, 4, 2, 16, 4, 4096, 2048, TRUE};
         if (!prefix || !cw_write_gpt(&gpt, prefix, &error)) {
             fprintf(stderr, "bench-chakra: %s\n", error->message);
             return 1;
@@ -216,8 +228,8 @@ int main(int argc, char **argv)
             FILE *out = fopen(path, "wb");
             SsimTraceSink sink = {write_file, out};
             gint64 t0 = g_get_monotonic_time();
-            gboolean ok = ssim_trace_write(with_names, tl, 0,
-                                           f ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON, &sink, &error);
+            gboolean ok = ssim_trace_write(
+                with_names, tl, 0, f ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON, 0, &sink, &error);
             fflush(out);
             wt[r] = (double)(g_get_monotonic_time() - t0) / 1e6;
             size = (gsize)ftell(out);

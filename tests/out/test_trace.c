@@ -265,41 +265,58 @@ static gboolean refuse(gpointer data, const void *bytes, gsize len, GError **err
     return FALSE;
 }
 
-/* A trace far larger than a block reaches the sink in blocks: nothing holds the whole. */
-Test(trace, streamed_in_blocks)
-{
-    g_autoptr(SsimGraph) g = ssim_graph_new();
-    for (guint r = 0; r < 8; r++) {
-        guint32 s = ssim_graph_stream(g, r, "compute");
-        for (guint i = 0; i < 5000; i++) {
-            SsimOpSpec c = SSIM_OP_SPEC_INIT;
-            c.stream = s;
-            c.duration = 1 + i % 17;
-            ssim_graph_add_op(g, &c, NULL, 0);
-        }
-    }
-    cr_assert(ssim_graph_finalize(g, NULL));
-    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, NULL, NULL);
-    for (guint f = 0; f < 2; f++) {
-        guint64 c[3] = {0, 0, 0};
-        SsimTraceSink sink = {count_blocks, c};
-        cr_assert(ssim_trace_write(g, t, 0, f ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON, &sink, NULL));
-        cr_assert_gt(c[2], 2 * SSIM_TRACE_BLOCK, "format %u: %" G_GUINT64_FORMAT " bytes", f, c[2]);
-        cr_assert_gt(c[0], 2);
-        cr_assert_leq(c[1], SSIM_TRACE_BLOCK);
-    }
-    SsimTraceSink bad = {refuse, NULL};
-    GError *error = NULL;
-    cr_assert_not(ssim_trace_write(g, t, 0, SSIM_TRACE_PROTO, &bad, &error));
-    cr_assert(g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOSPC));
-    g_error_free(error);
-}
-
 static gboolean append(gpointer data, const void *b, gsize len, GError **error)
 {
     (void)error;
     g_byte_array_append(data, b, (guint)len);
     return TRUE;
+}
+
+/* 8 ranks x 5000 compute ops (ten chunks of the writer's), named from a set that grows along
+ * the ops, so that names are first used, and interned, inside later chunks too. */
+static SsimGraph *many_ops(void)
+{
+    SsimGraph *g = ssim_graph_new();
+    for (guint r = 0; r < 8; r++) {
+        guint32 s = ssim_graph_stream(g, r, "compute");
+        for (guint i = 0; i < 5000; i++) {
+            char name[32];
+            g_snprintf(name, sizeof name, "op%u", i / 700 + (i % 3 == 0 ? r : 0));
+            SsimOpSpec c = SSIM_OP_SPEC_INIT;
+            c.stream = s;
+            c.duration = 1 + i % 17;
+            c.name = i % 5 ? name : NULL;
+            c.cls = i % 7 ? "fwd" : "bwd";
+            ssim_graph_add_op(g, &c, NULL, 0);
+        }
+    }
+    cr_assert(ssim_graph_finalize(g, NULL));
+    return g;
+}
+
+/* A trace far larger than a block reaches the sink in blocks: nothing holds the whole. */
+Test(trace, streamed_in_blocks)
+{
+    g_autoptr(SsimGraph) g = many_ops();
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, NULL, NULL);
+    for (guint f = 0; f < 2; f++)
+        for (guint threads = 1; threads <= 3; threads += 2) {
+            guint64 c[3] = {0, 0, 0};
+            SsimTraceSink sink = {count_blocks, c};
+            cr_assert(ssim_trace_write(g, t, 0, f ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON, threads,
+                                       &sink, NULL));
+            cr_assert_gt(c[2], 2 * SSIM_TRACE_BLOCK, "format %u: %" G_GUINT64_FORMAT " bytes", f,
+                         c[2]);
+            cr_assert_gt(c[0], 2);
+            cr_assert_leq(c[1], SSIM_TRACE_BLOCK);
+        }
+    for (guint threads = 1; threads <= 4; threads++) {
+        SsimTraceSink bad = {refuse, NULL};
+        GError *error = NULL;
+        cr_assert_not(ssim_trace_write(g, t, 0, SSIM_TRACE_PROTO, threads, &bad, &error));
+        cr_assert(g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_NOSPC));
+        g_error_free(error);
+    }
 }
 
 typedef struct {
@@ -316,7 +333,7 @@ static void check_proto(const SsimGraph *g, const SsimTimeline *t)
 {
     g_autoptr(GByteArray) bytes = g_byte_array_new();
     SsimTraceSink sink = {append, bytes};
-    cr_assert(ssim_trace_write(g, t, 0, SSIM_TRACE_PROTO, &sink, NULL));
+    cr_assert(ssim_trace_write(g, t, 0, SSIM_TRACE_PROTO, 0, &sink, NULL));
     Pftrace__Trace *tr = pftrace__trace__unpack(NULL, bytes->len, bytes->data);
     cr_assert_not_null(tr, "the proto trace does not decode");
     guint ns = ssim_graph_n_streams(g), nr = ssim_graph_n_ranks(g);
@@ -447,4 +464,37 @@ Test(trace, proto_reads_back_exactly)
     cr_assert_eq(ssim_trace_format_for("x.perfetto-trace"), SSIM_TRACE_PROTO);
     cr_assert_eq(ssim_trace_format_for("x.json"), SSIM_TRACE_JSON);
     cr_assert_eq(ssim_trace_format_for("-"), SSIM_TRACE_JSON);
+}
+
+/* The ops are encoded by several threads, chunk by chunk: the bytes are the same for any thread
+ * count, in both formats (the proto format's interning decided in op order), and the same as
+ * ssim_trace_json()'s. */
+Test(trace, same_bytes_for_any_thread_count)
+{
+    g_autoptr(SsimGraph) g = many_ops();
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, NULL, NULL);
+    g_autoptr(GString) text = ssim_trace_json(g, t, 0);
+    for (guint f = 0; f < 2; f++) {
+        g_autoptr(GByteArray) one = g_byte_array_new();
+        SsimTraceSink sink1 = {append, one};
+        SsimTraceFormat format = f ? SSIM_TRACE_PROTO : SSIM_TRACE_JSON;
+        cr_assert(ssim_trace_write(g, t, 0, format, 1, &sink1, NULL));
+        if (!f)
+            cr_assert(one->len == text->len && memcmp(one->data, text->str, one->len) == 0);
+        for (guint threads = 0; threads <= 16; threads += threads < 3 ? 1 : 13) {
+            g_autoptr(GByteArray) more = g_byte_array_new();
+            SsimTraceSink sink = {append, more};
+            cr_assert(ssim_trace_write(g, t, 5, format, threads, &sink, NULL));
+            g_autoptr(GByteArray) fewer = g_byte_array_new();
+            SsimTraceSink sink5 = {append, fewer};
+            cr_assert(ssim_trace_write(g, t, 5, format, 1, &sink5, NULL));
+            cr_assert(more->len == fewer->len && memcmp(more->data, fewer->data, more->len) == 0,
+                      "format %u, 5 ranks, %u threads", f, threads);
+            g_byte_array_set_size(more, 0);
+            cr_assert(ssim_trace_write(g, t, 0, format, threads, &sink, NULL));
+            cr_assert(more->len == one->len && memcmp(more->data, one->data, more->len) == 0,
+                      "format %u, %u threads", f, threads);
+        }
+    }
+    check_proto(g, t);
 }
