@@ -39,6 +39,10 @@ struct SsimGraph {
     gsize op_program_room;
 
     gboolean finalized;
+    /* Whether ssim_graph_finalize() has run since the last change: arrays it derived (or
+     * partly derived, when it failed) may exist.  An edit clears them only then, so adding a
+     * million ops to a fresh graph does not clear nothing a million times. */
+    gboolean derived;
     guint32 *n_preds;
     guint32 *stream_prev;
     guint32 *gate;

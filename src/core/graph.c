@@ -82,6 +82,9 @@ SsimGraph *ssim_graph_new(void)
 
 void graph_clear_finalized(SsimGraph *g)
 {
+    if (!g->derived)
+        return;
+    g->derived = FALSE;
     g_clear_pointer(&g->n_preds, g_free);
     g_clear_pointer(&g->stream_prev, g_free);
     g_clear_pointer(&g->gate, g_free);
@@ -526,6 +529,7 @@ gboolean ssim_graph_finalize(SsimGraph *g, GError **error)
 {
     if (g->finalized)
         return TRUE;
+    g->derived = TRUE;
     guint32 n = g->ops->len, n_streams = g->stream_rank->len;
     if (!check_ids(g, error))
         return FALSE;

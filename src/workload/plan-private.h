@@ -46,6 +46,7 @@ struct SsimPlan {
     GArray *order;          /* Pair (before, op) */
     GArray *data;           /* Pair (producer, consumer) */
     GPtrArray *kernels;     /* per rank: GArray of guint32 kernel indices, ascending */
+    GArray *kernels_room;   /* per rank: the room of its kernels array (ssim_array_push) */
     gsize ops_room, order_room, data_room; /* ssim_array_push */
     /* Lazily built adjacency of `data`: producers (what building a graph needs) and the rest
      * (consumers and the per-site and per-rank caches, what placement passes need). */
@@ -58,7 +59,7 @@ struct SsimPlan {
      * few dozen labels. */
     struct {
         const char *given, *interned;
-    } names[64];
+    } names[256];
 };
 
 /* Fills `first` (n + 1 offsets) and `list` with the CSR of `pairs` keyed by the consumer

@@ -40,6 +40,7 @@ SsimPlan *ssim_plan_new(void)
     p->order = g_array_new(FALSE, FALSE, sizeof(Pair));
     p->data = g_array_new(FALSE, FALSE, sizeof(Pair));
     p->kernels = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    p->kernels_room = g_array_new(FALSE, FALSE, sizeof(gsize));
     p->pfirst = g_array_new(FALSE, FALSE, sizeof(guint32));
     p->pl = g_array_new(FALSE, FALSE, sizeof(guint32));
     p->cfirst = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -79,6 +80,7 @@ void ssim_plan_free(SsimPlan *p)
     g_hash_table_destroy(p->stream_of);
     g_hash_table_destroy(p->program_of);
     g_ptr_array_free(p->kernels, TRUE);
+    g_array_unref(p->kernels_room);
     g_free(p);
 }
 
@@ -125,8 +127,11 @@ static const char *intern_name(SsimPlan *p, const char *name)
 
 static GArray *rank_kernels(SsimPlan *p, guint32 rank)
 {
-    while (p->kernels->len <= rank)
+    while (p->kernels->len <= rank) {
         g_ptr_array_add(p->kernels, g_array_new(FALSE, FALSE, sizeof(guint32)));
+        gsize none = 0;
+        g_array_append_val(p->kernels_room, none);
+    }
     return g_ptr_array_index(p->kernels, rank);
 }
 
@@ -159,10 +164,10 @@ guint32 ssim_plan_add(SsimPlan *p, const SsimOpSpec *spec, guint32 rank, guint8 
     };
     guint32 idx = p->ops->len;
     *(SsimPlanOp *)ssim_array_push(p->ops, &p->ops_room, sizeof op, 1) = op;
+    GArray *kernels = rank_kernels(p, rank); /* (which grows kernels_room too) */
     if (spec->kind == SSIM_OP_COMPUTE)
-        g_array_append_val(rank_kernels(p, rank), idx);
-    else
-        rank_kernels(p, rank);
+        *(guint32 *)ssim_array_push(kernels, &g_array_index(p->kernels_room, gsize, rank),
+                                    sizeof idx, 1) = idx;
     for (guint i = 0; i < n_order; i++)
         *(Pair *)ssim_array_push(p->order, &p->order_room, sizeof(Pair), 1) = (Pair){order[i], idx};
     p->dirty = p->dirty_producers = TRUE;
