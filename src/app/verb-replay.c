@@ -216,7 +216,8 @@ int ssim_verb_replay(int argc, char **argv)
          "Ring_4chunks.json with the roofline on at 900 TFLOP/s and 1600 GB/s)",
          "FILE"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
-         "Threads decoding Chakra traces (default: all cores; the result is the same for any)",
+         "Threads decoding Chakra traces and encoding --trace (default: all cores; the result "
+         "is the same for any)",
          "N"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH] - replay an op graph");
