@@ -439,6 +439,13 @@ static void proto_reserve(Proto *w, gsize n)
     w->in = g_realloc(w->in, w->cap);
 }
 
+static void proto_clear(Proto *w)
+{
+    g_free(w->pk);
+    g_free(w->ev);
+    g_free(w->in);
+}
+
 /* Frames the packet body [pk, end) as Trace.packet into the output. */
 static void proto_emit(Proto *w, const guint8 *end)
 {
@@ -638,9 +645,7 @@ static void write_proto(Out *o, const SsimGraph *g, const SsimTimeline *t, guint
     Proto w = {.o = o};
     proto_reserve(&w, 4096);
     proto_descriptors(&w, g, max_ranks);
-    g_free(w.pk);
-    g_free(w.ev);
-    g_free(w.in);
+    proto_clear(&w);
     write_ops(o, g, t, max_ranks, n_threads, TRUE);
 }
 
@@ -721,8 +726,9 @@ static void ops_encode(Ops *ops, guint k, Proto *w, guint8 *block)
     out_flush(&o);
 }
 
-/* Claims and encodes chunks until none is left or the writer stops (the lock held on entry and
- * on return); `writer` also writes the chunks out, in order, into `o`. */
+/* Claims and encodes chunks until none is left or the writing stops (the lock held on entry and
+ * on return).  The calling thread passes its output as `writer`: it also hands the encoded
+ * chunks, in order, to that output's sink; the pool's workers pass NULL. */
 static void ops_work(Ops *ops, Out *writer)
 {
     Proto w = {0};
@@ -755,9 +761,7 @@ static void ops_work(Ops *ops, Out *writer)
         }
     }
     g_free(block);
-    g_free(w.pk);
-    g_free(w.ev);
-    g_free(w.in);
+    proto_clear(&w);
 }
 
 static void ops_worker(gpointer data, gpointer user)
