@@ -10,6 +10,7 @@
 #include <criterion/redirect.h>
 #include "tests/common/clitest.h"
 #include "src/app/cli.h"
+#include "src/app/tracefile.h"
 #include <shiftsim/kineto.h>
 #include <shiftsim/output.h>
 #include <shiftsim/sim.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,28 +88,94 @@ Test(badinputs, sweep_into_a_missing_directory_fails_before_simulating, .init = 
     g_rmdir(dir);
 }
 
-/* SIGTERM while an output is being written: the CLI's handler removes the temporary file and
- * the process still dies of SIGTERM. */
-Test(badinputs, a_signal_leaves_no_temporary_file, .timeout = 60)
+/* Runs body(path) in a child with the CLI's signal handlers installed; returns its status. */
+static int with_handlers(void (*body)(const char *path), const char *path)
 {
-    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
-    g_autofree char *path = g_build_filename(dir, "sweep.csv", NULL);
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
         const char *argv[] = {"shiftsim", "--version"};
         freopen("/dev/null", "w", stdout);
         ssim_cli_main(2, (char **)argv); /* installs the handlers */
-        SsimOutput *out = ssim_output_open(path, NULL);
-        if (out == NULL || !ssim_output_append(out, "half a row", 10, NULL))
-            _exit(3);
-        raise(SIGTERM);
-        _exit(4); /* not reached */
+        body(path);
+        _exit(0);
     }
     int status = 0;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+static void half_a_row_then_sigterm(const char *path)
+{
+    SsimOutput *out = ssim_output_open(path, NULL);
+    if (out == NULL || !ssim_output_append(out, "half a row", 10, NULL))
+        _exit(3);
+    raise(SIGTERM);
+    _exit(4); /* not reached */
+}
+
+/* SIGTERM while an output is being written: the CLI's handler removes the temporary file and
+ * the process still dies of SIGTERM. */
+Test(badinputs, a_signal_leaves_no_temporary_file, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "sweep.csv", NULL);
+    int status = with_handlers(half_a_row_then_sigterm, path);
     cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %d", status);
     cr_assert_eq(n_entries(dir), 0, "a temporary file was left in %s", dir);
+    g_rmdir(dir);
+}
+
+static void alarm_to_term(int sig)
+{
+    (void)sig;
+    raise(SIGTERM);
+}
+
+/* A JSON trace of 4 x 80,000 named ops (60 MB) written to `path`, with SIGTERM 10 ms into it. */
+static void trace_then_sigterm(const char *path)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    for (guint r = 0; r < 4; r++) {
+        guint32 st = ssim_graph_stream(g, r, "compute");
+        for (guint i = 0; i < 80000; i++) {
+            SsimOpSpec c = SSIM_OP_SPEC_INIT;
+            c.stream = st;
+            c.duration = 1000;
+            c.name = "a-kernel-with-a-name";
+            ssim_graph_add_op(g, &c, NULL, 0);
+        }
+    }
+    if (!ssim_graph_finalize(g, NULL))
+        _exit(3);
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, NULL, NULL);
+    /* SIGALRM's default would end the process without the handler: raise SIGTERM. */
+    struct sigaction sa = {0};
+    sa.sa_handler = alarm_to_term;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval at = {{0, 0}, {0, 10000}};
+    setitimer(ITIMER_REAL, &at, NULL);
+    if (!t || !ssim_cli_write_trace(path, "json", g, t, 0, 2, NULL))
+        _exit(4);
+}
+
+/* The same while a trace streams into its file (--trace): the trace's temporary is an output's
+ * too, so the handler removes it.  On a machine that writes the trace in under 10 ms the whole
+ * file is there instead; never a part. */
+Test(badinputs, a_signal_while_a_trace_streams_leaves_no_temporary_file, .timeout = 120)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "run.json", NULL);
+    int status = with_handlers(trace_then_sigterm, path);
+    gboolean killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
+    cr_assert(killed || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "status %d", status);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+        cr_assert(!killed && strcmp(name, "run.json") == 0, "%s left in %s", name, dir);
+        g_autofree char *file = g_build_filename(dir, name, NULL);
+        g_unlink(file);
+    }
     g_rmdir(dir);
 }
 

@@ -152,6 +152,35 @@ Test(output, a_failed_write_keeps_the_earlier_file)
     g_rmdir(dir);
 }
 
+/* An output far larger than the writeback step (8 MiB: the disk writes start while it is being
+ * written) arrives whole and in order, from appends of every size. */
+Test(output, a_large_output_arrives_whole)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-out-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "trace.json", NULL);
+    gsize total = (gsize)19 << 20, at = 0;
+    g_autofree guint8 *want = g_malloc(total);
+    for (gsize i = 0; i < total; i++)
+        want[i] = (guint8)(i * 2654435761u >> 13);
+    GError *error = NULL;
+    g_autoptr(SsimOutput) out = ssim_output_open(path, &error);
+    cr_assert_not_null(out, "%s", error ? error->message : "");
+    for (gsize piece = 1; at < total; piece = piece * 3 + 7) {
+        gsize n = MIN(piece % (3u << 20), total - at);
+        cr_assert(ssim_output_append(out, want + at, n, &error));
+        at += n;
+    }
+    cr_assert(ssim_output_commit(out, &error), "%s", error ? error->message : "");
+    gchar *got = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(path, &got, &len, NULL));
+    cr_assert(len == total && memcmp(got, want, total) == 0);
+    g_free(got);
+    cr_assert_eq(n_entries(dir), 1);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 /* An open output has one registered temporary; freeing without a commit removes it, and so does
  * the signal handler's call. */
 Test(output, temporaries_are_registered_and_removed)
