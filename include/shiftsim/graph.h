@@ -149,6 +149,8 @@ guint32 ssim_graph_find_group(const SsimGraph *graph, const char *name);
 /* Interns a string and returns its id (stable for the graph's life). */
 guint32 ssim_graph_intern(SsimGraph *graph, const char *s);
 const char *ssim_graph_string(const SsimGraph *graph, guint32 id);
+/* Strings interned so far: ids 0 .. n - 1. */
+guint32 ssim_graph_n_strings(const SsimGraph *graph);
 
 /*
  * Adds an op depending on `deps` (indices of ops already added or to be added; checked by

@@ -156,6 +156,11 @@ const char *ssim_graph_string(const SsimGraph *g, guint32 id)
     return id < g->strings->len ? g_ptr_array_index(g->strings, id) : "";
 }
 
+guint32 ssim_graph_n_strings(const SsimGraph *g)
+{
+    return g->strings->len;
+}
+
 guint32 ssim_graph_stream(SsimGraph *g, guint32 rank, const char *name)
 {
     char key[256];

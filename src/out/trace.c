@@ -5,8 +5,10 @@
  * Walk: ranks and streams first (process and thread tracks, named), then the ops in graph order,
  * which is each stream's issue order, so a track's events come in time order (a stream's op
  * ends no later than its next one starts); then, for JSON, the flow events.  The ops' events are
- * encoded in chunks by several threads and written in op order (write_ops()).  Nothing is kept per
- * op; the proto writer keeps a bit per name it has interned (a string of the graph or a kind).
+ * encoded in chunks of their own (growing buffers) by several threads and handed to the sink in
+ * op order (write_ops()).  Nothing is kept per op; the proto writer keeps a bit per name it has
+ * interned (a string of the graph or a kind), the JSON writer each graph string's length and
+ * whether it must be escaped (label_info()).
  *
  * The proto encoder is written by hand from the field numbers of Perfetto's protos
  * (protos/perfetto/trace/trace_packet.proto and the track_event and interned_data protos): a
@@ -23,32 +25,46 @@
 
 /* ---- the output block ---- */
 
+/* Where encoded bytes go: a block of SSIM_TRACE_BLOCK handed to `sink` when full, or, without a
+ * sink, a buffer that grows (a chunk of ops encoded apart, see write_ops()). */
 typedef struct {
     const SsimTraceSink *sink;
     GError **error;
     gboolean failed;
     guint8 *buf;
-    gsize len;
+    gsize len, cap;
 } Out;
 
 static void out_flush(Out *o)
 {
+    if (o->sink == NULL)
+        return;
     if (o->len > 0 && !o->failed && !o->sink->write(o->sink->data, o->buf, o->len, o->error))
         o->failed = TRUE;
     o->len = 0;
 }
 
+static void out_make_room(Out *o, gsize n)
+{
+    if (o->sink != NULL) {
+        out_flush(o);
+        return;
+    }
+    o->cap = MAX(2 * o->cap, o->len + n);
+    o->buf = g_realloc(o->buf, o->cap);
+}
+
 /* Room for `n` more bytes (n <= SSIM_TRACE_BLOCK); returns where to write them. */
 static inline guint8 *out_room(Out *o, gsize n)
 {
-    if (G_UNLIKELY(o->len + n > SSIM_TRACE_BLOCK))
-        out_flush(o);
+    if (G_UNLIKELY(o->len + n > o->cap))
+        out_make_room(o, n);
     return o->buf + o->len;
 }
 
 static void out_bytes(Out *o, const void *p, gsize n)
 {
-    if (n > SSIM_TRACE_BLOCK / 2) {
+    if (n > SSIM_TRACE_BLOCK / 2 && o->sink != NULL) {
         out_flush(o);
         if (!o->failed && !o->sink->write(o->sink->data, p, n, o->error))
             o->failed = TRUE;
@@ -65,18 +81,31 @@ static inline void out_str(Out *o, const char *s)
 
 /* ---- JSON ---- */
 
-/* Decimal digits of v at p; returns the end. */
+/* "00" to "99". */
+static const char two_digits[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                 "31323334353637383940414243444546474849505152535455565758596061"
+                                 "6263646566676869707172737475767778798081828384858687888990919293"
+                                 "949596979899";
+
+/* Decimal digits of v at p (two at a time, from the right); returns the end. */
 static inline char *put_u64(char *p, guint64 v)
 {
     char tmp[20];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
+    int n = 20;
+    while (v >= 100) {
+        guint r = (guint)(v % 100);
+        v /= 100;
+        n -= 2;
+        memcpy(tmp + n, two_digits + 2 * r, 2);
+    }
+    if (v >= 10) {
+        n -= 2;
+        memcpy(tmp + n, two_digits + 2 * v, 2);
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    memcpy(p, tmp + n, (gsize)(20 - n));
+    return p + (20 - n);
 }
 
 /* Nanoseconds as exact decimal microseconds ("12", "12.5", "0.001"). */
@@ -156,6 +185,51 @@ static void out_json_string(Out *o, const char *s)
     out_json_string2(o, s, G_MAXSIZE, NULL);
 }
 
+/* What the JSON writer knows of each graph string, by id: its length, and LABEL_ESCAPE when it
+ * is not printable ASCII without '"' and '\\' (escaped or made valid UTF-8 as a string of
+ * out_json_string2()).  Measured once per string rather than once per op that names it. */
+#define LABEL_ESCAPE (1u << 31)
+
+static guint32 *label_info(const SsimGraph *g)
+{
+    guint32 n = ssim_graph_n_strings(g);
+    guint32 *info = g_new(guint32, MAX(n, 1));
+    for (guint32 id = 0; id < n; id++) {
+        const char *s = ssim_graph_string(g, id);
+        gsize len = strlen(s);
+        guint32 escape = len >= LABEL_ESCAPE ? LABEL_ESCAPE : 0;
+        for (gsize i = 0; i < len && !escape; i++) {
+            guint8 c = (guint8)s[i];
+            if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+                escape = LABEL_ESCAPE;
+        }
+        info[id] = escape | (guint32)MIN(len, (gsize)LABEL_ESCAPE - 1);
+    }
+    return info;
+}
+
+/* out_json_string2() of graph string `id`, from its label_info() entry. */
+static void out_json_label(Out *o, const SsimGraph *g, const guint32 *info, guint32 id, gsize max,
+                           const char *suffix)
+{
+    const char *s = ssim_graph_string(g, id);
+    if (info[id] & LABEL_ESCAPE) {
+        out_json_string2(o, s, max, suffix);
+        return;
+    }
+    gsize n = MIN(MIN((gsize)info[id], max), (gsize)SSIM_TRACE_BLOCK / 8);
+    gsize m = suffix ? strlen(suffix) : 0;
+    char *p = (char *)out_room(o, n + m + 2), *start = p;
+    *p++ = '"';
+    memcpy(p, s, n);
+    p += n;
+    if (m)
+        memcpy(p, suffix, m);
+    p += m;
+    *p++ = '"';
+    o->len += (gsize)(p - start);
+}
+
 static void json_meta(Out *o, gboolean *first, const char *what, guint32 pid, gint64 tid,
                       const char *name, gint64 sort)
 {
@@ -191,7 +265,9 @@ static char *put_flops(char *p, double f)
     return p + n;
 }
 
-static void json_op(Out *o, const SsimGraph *g, const SsimTimeline *t, guint32 i, gboolean *first)
+/* Op i's complete event; `labels` from label_info(). */
+static void json_op(Out *o, const SsimGraph *g, const SsimTimeline *t, guint32 i,
+                    const guint32 *labels, gboolean *first)
 {
     const SsimOp *op = ssim_graph_op(g, i);
     char *p = (char *)out_room(o, 32), *start = p;
@@ -204,15 +280,19 @@ static void json_op(Out *o, const SsimGraph *g, const SsimTimeline *t, guint32 i
     /* The op's label, "name#id" as ssim_graph_op_label() makes it (at most 127 bytes). */
     const char *kind = op->kind == SSIM_OP_COLLECTIVE ? ssim_coll_kind_name(op->coll)
                                                       : ssim_op_kind_name(op->kind);
-    const char *base = op->name != SSIM_NONE ? ssim_graph_string(g, op->name) : kind;
     char id[16];
     id[0] = '#';
     *put_u64(id + 1, op->id) = '\0';
     gsize id_len = strlen(id);
-    out_json_string2(o, base, 127 - id_len, id);
+    if (op->name != SSIM_NONE)
+        out_json_label(o, g, labels, op->name, 127 - id_len, id);
+    else
+        out_json_string2(o, kind, 127 - id_len, id);
     out_bytes(o, ",\"cat\":", 7);
-    const char *cls = ssim_graph_string(g, op->cls);
-    out_json_string(o, cls[0] ? cls : ssim_op_kind_name(op->kind));
+    if (ssim_graph_string(g, op->cls)[0])
+        out_json_label(o, g, labels, op->cls, G_MAXSIZE, NULL);
+    else
+        out_json_string(o, ssim_op_kind_name(op->kind));
     p = (char *)out_room(o, 256), start = p;
     memcpy(p, ",\"pid\":", 7);
     p = put_u64(p + 7, op->rank);
@@ -655,7 +735,8 @@ static void write_proto(Out *o, const SsimGraph *g, const SsimTimeline *t, guint
 enum { CHUNK_OPS = 4096 };
 
 typedef struct {
-    GString *bytes;  /* the chunk's encoding */
+    guint8 *bytes; /* the chunk's encoding: len bytes (room for cap) */
+    gsize len, cap;
     guint8 *interns; /* proto: per op of the chunk, what its packet interns */
     gboolean done;   /* encoded (of the chunk claimed last into this slot) */
 } Slot;
@@ -672,6 +753,7 @@ typedef struct {
     guint max_ranks;
     gboolean proto;
     Interned interned;
+    guint32 *labels; /* JSON: label_info() */
     guint n_chunks, window;
     Slot *slots;
     GMutex lock;
@@ -679,13 +761,6 @@ typedef struct {
     guint next_claim, next_write; /* chunks claimed and written so far */
     gboolean stop;                /* written all, or the sink failed */
 } Ops;
-
-static gboolean to_gstring(gpointer data, const void *bytes, gsize len, GError **error)
-{
-    (void)error;
-    g_string_append_len(data, bytes, (gssize)len);
-    return TRUE;
-}
 
 /* Under the lock: the next chunk to encode in *k, or FALSE when none may be claimed now. */
 static gboolean ops_claim(Ops *ops, guint *k)
@@ -695,7 +770,7 @@ static gboolean ops_claim(Ops *ops, guint *k)
         return FALSE;
     *k = ops->next_claim++;
     Slot *s = &ops->slots[*k % ops->window];
-    g_string_truncate(s->bytes, 0);
+    s->len = 0;
     s->done = FALSE;
     if (ops->proto) {
         guint32 a = *k * CHUNK_OPS, b = MIN(ssim_graph_n_ops(ops->g), a + CHUNK_OPS);
@@ -707,12 +782,11 @@ static gboolean ops_claim(Ops *ops, guint *k)
     return TRUE;
 }
 
-/* Encodes claimed chunk k (no lock held); `w` is the thread's scratch, `block` its block. */
-static void ops_encode(Ops *ops, guint k, Proto *w, guint8 *block)
+/* Encodes claimed chunk k into its slot (no lock held); `w` is the thread's scratch. */
+static void ops_encode(Ops *ops, guint k, Proto *w)
 {
     Slot *s = &ops->slots[k % ops->window];
-    SsimTraceSink sink = {to_gstring, s->bytes};
-    Out o = {.sink = &sink, .buf = block};
+    Out o = {.buf = s->bytes, .cap = s->cap};
     w->o = &o;
     guint32 a = k * CHUNK_OPS, b = MIN(ssim_graph_n_ops(ops->g), a + CHUNK_OPS);
     gboolean first = FALSE; /* the metadata events came first */
@@ -721,9 +795,11 @@ static void ops_encode(Ops *ops, guint k, Proto *w, guint8 *block)
             if (ops->proto)
                 proto_op(w, ops->g, ops->t, i, ops->max_ranks, s->interns[i - a]);
             else
-                json_op(&o, ops->g, ops->t, i, &first);
+                json_op(&o, ops->g, ops->t, i, ops->labels, &first);
         }
-    out_flush(&o);
+    s->bytes = o.buf;
+    s->len = o.len;
+    s->cap = o.cap;
 }
 
 /* Claims and encodes chunks until none is left or the writing stops (the lock held on entry and
@@ -733,16 +809,14 @@ static void ops_work(Ops *ops, Out *writer)
 {
     Proto w = {0};
     proto_reserve(&w, 4096);
-    guint8 *block = g_malloc(SSIM_TRACE_BLOCK);
     while (!ops->stop) {
         Slot *next = &ops->slots[ops->next_write % ops->window];
         guint k;
         if (writer && ops->next_claim > ops->next_write && next->done) {
             g_mutex_unlock(&ops->lock);
-            for (gsize at = 0; at < next->bytes->len && !writer->failed; at += SSIM_TRACE_BLOCK)
-                if (!writer->sink->write(writer->sink->data, next->bytes->str + at,
-                                         MIN(next->bytes->len - at, SSIM_TRACE_BLOCK),
-                                         writer->error))
+            for (gsize at = 0; at < next->len && !writer->failed; at += SSIM_TRACE_BLOCK)
+                if (!writer->sink->write(writer->sink->data, next->bytes + at,
+                                         MIN(next->len - at, SSIM_TRACE_BLOCK), writer->error))
                     writer->failed = TRUE;
             g_mutex_lock(&ops->lock);
             ops->next_write++;
@@ -750,7 +824,7 @@ static void ops_work(Ops *ops, Out *writer)
             g_cond_broadcast(&ops->changed);
         } else if (ops_claim(ops, &k)) {
             g_mutex_unlock(&ops->lock);
-            ops_encode(ops, k, &w, block);
+            ops_encode(ops, k, &w);
             g_mutex_lock(&ops->lock);
             ops->slots[k % ops->window].done = TRUE;
             g_cond_broadcast(&ops->changed);
@@ -760,7 +834,6 @@ static void ops_work(Ops *ops, Out *writer)
             g_cond_wait(&ops->changed, &ops->lock);
         }
     }
-    g_free(block);
     proto_clear(&w);
 }
 
@@ -788,13 +861,16 @@ static void write_ops(Out *o, const SsimGraph *g, const SsimTimeline *t, guint m
     ops.window = 2 * n_threads;
     ops.slots = g_new0(Slot, ops.window);
     for (guint k = 0; k < ops.window; k++) {
-        ops.slots[k].bytes = g_string_sized_new(proto ? CHUNK_OPS * 96 : CHUNK_OPS * 224);
+        ops.slots[k].cap = proto ? CHUNK_OPS * 96 : CHUNK_OPS * 224;
+        ops.slots[k].bytes = g_malloc(ops.slots[k].cap);
         ops.slots[k].interns = proto ? g_malloc(CHUNK_OPS) : NULL;
     }
     if (proto) {
         ops.interned.names = g_byte_array_new();
         ops.interned.kinds = g_byte_array_new();
         ops.interned.categories = g_byte_array_new();
+    } else {
+        ops.labels = label_info(g);
     }
     g_mutex_init(&ops.lock);
     g_cond_init(&ops.changed);
@@ -812,10 +888,11 @@ static void write_ops(Out *o, const SsimGraph *g, const SsimTimeline *t, guint m
     g_mutex_clear(&ops.lock);
     g_cond_clear(&ops.changed);
     for (guint k = 0; k < ops.window; k++) {
-        g_string_free(ops.slots[k].bytes, TRUE);
+        g_free(ops.slots[k].bytes);
         g_free(ops.slots[k].interns);
     }
     g_free(ops.slots);
+    g_free(ops.labels);
     if (proto) {
         g_byte_array_unref(ops.interned.names);
         g_byte_array_unref(ops.interned.kinds);
@@ -842,7 +919,8 @@ gboolean ssim_trace_write(const SsimGraph *g, const SsimTimeline *t, guint max_r
     guint32 nr = ssim_graph_n_ranks(g);
     if (max_ranks == 0 || max_ranks > nr)
         max_ranks = nr;
-    Out o = {.sink = sink, .error = error, .buf = g_malloc(SSIM_TRACE_BLOCK)};
+    Out o = {
+        .sink = sink, .error = error, .buf = g_malloc(SSIM_TRACE_BLOCK), .cap = SSIM_TRACE_BLOCK};
     if (format == SSIM_TRACE_PROTO)
         write_proto(&o, g, t, max_ranks, n_threads);
     else
@@ -850,6 +928,13 @@ gboolean ssim_trace_write(const SsimGraph *g, const SsimTimeline *t, guint max_r
     out_flush(&o);
     g_free(o.buf);
     return !o.failed;
+}
+
+static gboolean to_gstring(gpointer data, const void *bytes, gsize len, GError **error)
+{
+    (void)error;
+    g_string_append_len(data, bytes, (gssize)len);
+    return TRUE;
 }
 
 GString *ssim_trace_json(const SsimGraph *g, const SsimTimeline *t, guint max_ranks)

@@ -498,3 +498,43 @@ Test(trace, same_bytes_for_any_thread_count)
     }
     check_proto(g, t);
 }
+
+/* The JSON labels, whether copied as they are or escaped: a long name is cut to 127 bytes with
+ * its "#id", quotes and backslashes are escaped, bytes that are not UTF-8 become U+FFFD, and a
+ * class with a quote comes back as it was. */
+Test(trace, json_labels_are_cut_escaped_and_made_valid)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 s = ssim_graph_stream(g, 0, "compute");
+    char long_name[201];
+    memset(long_name, 'a', 200);
+    long_name[200] = '\0';
+    const char *names[] = {long_name, "q\"uo\\te", "\xff\xfe bad", "plain"};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        SsimOpSpec c = SSIM_OP_SPEC_INIT;
+        c.stream = s;
+        c.duration = 10;
+        c.name = names[i];
+        c.cls = i == 3 ? "c\"at" : "fwd";
+        ssim_graph_add_op(g, &c, NULL, 0);
+    }
+    cr_assert(ssim_graph_finalize(g, NULL));
+    g_autoptr(SsimTimeline) t = ssim_runtime_run(g, NULL, NULL, NULL);
+    g_autoptr(GString) json = ssim_trace_json(g, t, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    cr_assert(json_parser_load_from_data(p, json->str, (gssize)json->len, NULL), "%s", json->str);
+    JsonArray *ev =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
+    g_autofree char *cut = g_strdup_printf("%.*s#0", 125, long_name);
+    const char *want[] = {cut, "q\"uo\\te#1", "\xef\xbf\xbd\xef\xbf\xbd bad#2", "plain#3"};
+    guint seen = 0;
+    for (guint i = 0; i < json_array_get_length(ev); i++) {
+        JsonObject *e = json_array_get_object_element(ev, i);
+        if (strcmp(json_object_get_string_member(e, "ph"), "X") != 0)
+            continue;
+        cr_assert_str_eq(json_object_get_string_member(e, "name"), want[seen]);
+        cr_assert_str_eq(json_object_get_string_member(e, "cat"), seen == 3 ? "c\"at" : "fwd");
+        seen++;
+    }
+    cr_assert_eq(seen, 4);
+}
