@@ -192,12 +192,22 @@ static gboolean create_named(Loader *L, Trace *t, GError **error)
 {
     Rec *recs = (Rec *)(void *)t->recs->data;
     const char *strs = (const char *)t->strs->data;
+    guint n_last = L->last_names->len;
+    if (t->recs->len > n_last)
+        g_array_set_size(L->last_names, t->recs->len);
+    guint32 *last = (guint32 *)(void *)L->last_names->data;
     for (guint i = 0; i < t->recs->len; i++) {
         Rec *r = &recs[i];
         if (r->stream_str != SSIM_NONE)
             r->stream = ssim_graph_stream(L->graph, t->rank, strs + r->stream_str);
-        if (r->name_str != SSIM_NONE)
-            r->name = ssim_graph_intern(L->graph, strs + r->name_str);
+        if (r->name_str != SSIM_NONE) {
+            /* The id interning would give: the same string has one id. */
+            const char *name = strs + r->name_str;
+            gboolean same = i < n_last && last[i] != SSIM_NONE &&
+                            strcmp(ssim_graph_string(L->graph, last[i]), name) == 0;
+            r->name = same ? last[i] : ssim_graph_intern(L->graph, name);
+        }
+        last[i] = r->name_str != SSIM_NONE ? r->name : SSIM_NONE;
         if (r->group == GROUP_WORLD) {
             if (L->world == SSIM_NONE) {
                 g_autofree guint32 *all = g_new(guint32, L->n_ranks);

@@ -240,6 +240,10 @@ typedef struct {
     guint32 cls_type[SSIM_CHAKRA_N_NODE_TYPES]; /* "chakra:<TYPE>": elided nodes kept */
     GHashTable *groups;                         /* JSON group name -> LoaderGroup * */
     guint64 total_bytes;                        /* of all the trace files, to size the graph */
+    /* The name's string id of each record of the trace emitted last (SSIM_NONE: none), with
+     * names kept: ranks of one job name their nodes alike, so a record's name is most often the
+     * same record's name one trace earlier, and a compare then spares hashing it. */
+    GArray *last_names;
 } Loader;
 
 #define N_GUESS 8 /* unknown attributes remembered by position */

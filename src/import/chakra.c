@@ -487,6 +487,7 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     else
         ssim_chakra_options_init(&L.opts);
     L.groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, loader_group_free);
+    L.last_names = g_array_new(FALSE, FALSE, sizeof(guint32));
     /* Class labels are 16-bit string ids: intern them before any node name. */
     L.cls_comp = ssim_graph_intern(graph, "comp");
     L.cls_cpu = ssim_graph_intern(graph, "cpu");
@@ -543,6 +544,7 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     ok = TRUE;
 out:
     g_hash_table_unref(L.groups);
+    g_array_unref(L.last_names);
     if (stats == &local_stats)
         ssim_chakra_stats_clear(&local_stats);
     return ok ? g_steal_pointer(&graph) : NULL;
