@@ -162,7 +162,7 @@ static void trace_then_sigterm(const char *path)
 /* The same while a trace streams into its file (--trace): the trace's temporary is an output's
  * too, so the handler removes it.  On a machine that writes the trace in under 10 ms the whole
  * file is there instead; never a part. */
-Test(badinputs, a_signal_while_a_trace_streams_leaves_no_temporary_file, .timeout = 120)
+Test(badinputs, a_signal_while_a_trace_streams_leaves_no_temporary_file, .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "run.json", NULL);
