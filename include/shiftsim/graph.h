@@ -219,6 +219,9 @@ const guint32 *ssim_graph_match_ops(const SsimGraph *graph, guint32 match, guint
  * ops[mfirst[m]] .. ops[mfirst[m+1]-1] and it expects expected[m] of them.  Borrowed.
  */
 void ssim_graph_successor_csr(const SsimGraph *graph, const guint32 **first, const guint32 **succs);
+/* Each rank's streams as CSR, newly allocated (the caller g_frees both): rank r's are
+ * streams[first[r]] .. streams[first[r + 1] - 1], ascending; first has n_ranks + 1 entries. */
+void ssim_graph_rank_streams(const SsimGraph *graph, guint32 **first, guint32 **streams);
 void ssim_graph_match_csr(const SsimGraph *graph, const guint32 **mfirst, const guint32 **ops,
                           const guint32 **expected);
 /* The ops as one array of ssim_graph_n_ops() entries (borrowed; valid until the next add). */

@@ -161,6 +161,21 @@ guint32 ssim_graph_n_strings(const SsimGraph *g)
     return g->strings->len;
 }
 
+void ssim_graph_rank_streams(const SsimGraph *g, guint32 **first_out, guint32 **streams_out)
+{
+    guint32 nr = ssim_graph_n_ranks(g), ns = ssim_graph_n_streams(g);
+    guint32 *first = g_new0(guint32, nr + 1), *streams = g_new(guint32, MAX(ns, 1));
+    for (guint32 s = 0; s < ns; s++)
+        first[ssim_graph_stream_rank(g, s) + 1]++;
+    for (guint32 r = 0; r < nr; r++)
+        first[r + 1] += first[r];
+    g_autofree guint32 *fill = g_memdup2(first, sizeof(guint32) * (nr + 1));
+    for (guint32 s = 0; s < ns; s++)
+        streams[fill[ssim_graph_stream_rank(g, s)]++] = s;
+    *first_out = first;
+    *streams_out = streams;
+}
+
 guint32 ssim_graph_stream(SsimGraph *g, guint32 rank, const char *name)
 {
     char key[256];
@@ -326,7 +341,7 @@ const guint32 *ssim_graph_group_ranks(const SsimGraph *g, guint32 group, guint *
 gboolean graph_group_has_rank(const SsimGraph *g, guint32 group, guint32 rank)
 {
     guint32 lo = g_array_index(g->group_first, guint32, group);
-    guint32 hi = g_array_index(g->group_first, guint32, group + 1);
+    guint32 end = g_array_index(g->group_first, guint32, group + 1), hi = end;
     const guint32 *r = (const guint32 *)(void *)g->group_sorted->data;
     while (lo < hi) { /* a binary search: a data-parallel group has a rank per replica */
         guint32 mid = lo + (hi - lo) / 2;
@@ -335,7 +350,7 @@ gboolean graph_group_has_rank(const SsimGraph *g, guint32 group, guint32 rank)
         else
             hi = mid;
     }
-    return lo < g_array_index(g->group_first, guint32, group + 1) && r[lo] == rank;
+    return lo < end && r[lo] == rank;
 }
 
 guint32 ssim_graph_find_id(const SsimGraph *g, guint32 id)

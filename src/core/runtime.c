@@ -263,16 +263,19 @@ static SsimTime op_duration(Run *r, guint32 i, guint n_ranks)
  * For the packed kinds, before the replay: compute op i's cost from a pure model, asked here in
  * op order, as op_duration() would ask it when the op starts.  Asked then, it read the op's
  * record at a random place of the graph (1.4 million compute ops on a 1,024-rank Chakra step: a
- * cache miss each); asked in order, the records stream in.  A time the replay must refuse stays
- * HOT_ASK, so that it is refused where it always was, when the op starts.
+ * cache miss each); asked in order, the records stream in.  A time the replay must refuse is -1
+ * (its entry stays HOT_ASK), so that it is refused where it always was, when the op starts.
  */
-static guint64 priced_ahead(Run *r, guint32 i)
+static SsimTime priced_ahead(Run *r, guint32 i)
 {
     SsimTime t = r->cost->op_time(r->cost, r->g, i, 1);
-    if (t >= SSIM_TIME_NEVER)
-        return HOT_ASK;
-    t = t < 0 ? 0 : t;
-    return (guint64)t < HOT_ASK ? (guint64)t : HOT_ASK;
+    return t >= SSIM_TIME_NEVER ? -1 : MAX(t, 0);
+}
+
+/* A compute op's `hot` entry: its duration d when known (>= 0) and small enough to pack. */
+static inline guint64 hot_duration(SsimTime d)
+{
+    return d >= 0 && (guint64)d < HOT_ASK ? (guint64)d : HOT_ASK;
 }
 
 /* now + d for op i, or (refused) now when that is past the range of simulated time. */
@@ -552,8 +555,7 @@ static void setup_interference(Run *r, double slowdown)
     gsize nrc = MAX((gsize)nr * r->n_copies, 1), nsc = MAX((gsize)ns * r->n_copies, 1);
     r->slowdown = slowdown;
     r->comm_active = g_new0(guint32, nrc);
-    r->rank_stream_first = g_new0(guint32, nr + 1);
-    r->rank_streams = g_new(guint32, MAX(ns, 1));
+    ssim_graph_rank_streams(g, &r->rank_stream_first, &r->rank_streams);
     r->running = g_new(guint32, nsc);
     r->work = g_new0(SsimTime, nsc);
     r->since = g_new0(SsimTime, nsc);
@@ -561,13 +563,6 @@ static void setup_interference(Run *r, double slowdown)
     memset(r->running, 0xff, sizeof(guint32) * nsc);
     for (gsize s = 0; s < nsc; s++)
         r->end_ticket[s] = (SsimEngineTicket)SSIM_ENGINE_TICKET_INIT;
-    for (guint32 s = 0; s < ns; s++)
-        r->rank_stream_first[ssim_graph_stream_rank(g, s) + 1]++;
-    for (guint32 k = 0; k < nr; k++)
-        r->rank_stream_first[k + 1] += r->rank_stream_first[k];
-    g_autofree guint32 *fill = g_memdup2(r->rank_stream_first, sizeof(guint32) * (nr + 1));
-    for (guint32 s = 0; s < ns; s++)
-        r->rank_streams[fill[ssim_graph_stream_rank(g, s)]++] = s;
 }
 
 static void clear_interference(Run *r)
@@ -792,10 +787,10 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
         const SsimOp *op = &r.ops[i];
         if (op->kind != SSIM_OP_COMPUTE)
             r.hot[i] = HOT_COMM | op->match;
-        else if (op->duration >= 0)
-            r.hot[i] = (guint64)op->duration < HOT_ASK ? (guint64)op->duration : HOT_ASK;
         else
-            r.hot[i] = cost->pure ? priced_ahead(&r, i) : HOT_ASK;
+            r.hot[i] = hot_duration(op->duration >= 0 ? op->duration
+                                    : cost->pure      ? priced_ahead(&r, i)
+                                                      : -1);
     }
     ssim_graph_successor_csr(g, &r.succ_first, &r.succs);
     ssim_graph_match_csr(g, &r.match_first, &r.match_ops, &r.match_expected);

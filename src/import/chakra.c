@@ -3,9 +3,10 @@
  *
  * This file drives a load and owns the options, the stats report and the comm-group JSON; the
  * pipeline a trace goes through is described in chakra-private.h.  Traces are decoded, resolved
- * and ordered by opts.n_threads decoders, a GLib thread pool of n_threads - 1 workers and the
- * calling thread while it waits, each a whole trace at a time, and emitted into the graph on the
- * calling thread strictly in rank order, as each becomes ready: the graph, the stats and the
+ * and ordered by opts.n_threads decoders (the ordered pipeline of src/core/ordered.h: n_threads -
+ * 1 pool workers and the calling thread while it waits), each a whole trace at a time, and
+ * emitted into the graph on the calling thread strictly in rank order, as each becomes ready:
+ * the graph, the stats and the
  * first error reported are those of a one-thread load.  At most a window of 4 traces per decoder
  * is decoded ahead of emission, so memory beyond the graph is a few traces' records whatever the
  * rank count.
@@ -26,6 +27,7 @@
 
 #include "src/import/chakra-private.h"
 #include "src/core/jsonbound.h"
+#include "src/core/ordered.h"
 #include <shiftsim/data.h>
 
 /* ---- options and stats ---- */
@@ -263,36 +265,12 @@ static void stats_add(SsimChakraStats *dst, const SsimChakraStats *src)
     dst->n_approximated += src->n_approximated;
 }
 
-/* ---- the pipeline: traces decoded on workers, emitted in rank order ---- */
+/* ---- the pipeline: traces decoded on several threads, emitted in rank order ---- */
 
 typedef struct {
     Trace t;
     GError *error; /* what decoding it failed with */
-    gboolean done;
 } Slot;
-
-/*
- * Traces are claimed in rank order, by the workers and by the calling thread alike: a trace
- * becomes claimable when emission comes within the window of it, and whoever is free first
- * decodes it.  The calling thread decodes while the trace it must emit next is not ready, so
- * n_threads decoders (n_threads - 1 workers and itself) keep n_threads cores busy, where a pool
- * of n_threads workers beside a waiting caller had one thread more than cores.
- */
-typedef struct {
-    const Loader *L;
-    Slot *slots;        /* one per rank */
-    GPtrArray *scratch; /* ChakraScratch * not in use (one per worker at most) */
-    guint claimed;      /* traces claimed so far (ranks 0 .. claimed - 1) */
-    guint claimable;    /* traces that may be claimed (the window's end) */
-    GMutex lock;
-    GCond ready;
-} Pipeline;
-
-static void scratch_free(gpointer p)
-{
-    chakra_scratch_clear(p);
-    g_free(p);
-}
 
 /* Decodes, resolves and orders one trace: everything but emission. */
 static gboolean prepare_trace(const Loader *L, Trace *t, ChakraScratch *scratch, GError **error)
@@ -300,46 +278,18 @@ static gboolean prepare_trace(const Loader *L, Trace *t, ChakraScratch *scratch,
     return chakra_read_trace(L, t, scratch, error) && chakra_order_trace(t, error);
 }
 
-/* Claims the next claimable trace (under the lock); G_MAXUINT when there is none. */
-static guint claim(Pipeline *p)
-{
-    return p->claimed < p->claimable ? p->claimed++ : G_MAXUINT;
-}
-
-/* Decodes claimed trace r into its slot (without the lock) and says it is done. */
-static void decode_claimed(Pipeline *p, guint r, ChakraScratch *scratch)
-{
-    Slot *s = &p->slots[r];
-    GError *error = NULL;
-    prepare_trace(p->L, &s->t, scratch, &error);
-    g_mutex_lock(&p->lock);
-    s->error = error;
-    s->done = TRUE;
-    g_cond_broadcast(&p->ready);
-    g_mutex_unlock(&p->lock);
-}
-
-/* A worker's job, one per trace made claimable: decode one, if the caller has not taken it. */
-static void decode_job(gpointer data, gpointer user)
+static gpointer scratch_new(gpointer data)
 {
     (void)data;
-    Pipeline *p = user;
-    g_mutex_lock(&p->lock);
-    guint r = claim(p);
-    ChakraScratch *scratch = NULL;
-    if (r != G_MAXUINT && p->scratch->len)
-        scratch = g_ptr_array_steal_index_fast(p->scratch, p->scratch->len - 1);
-    g_mutex_unlock(&p->lock);
-    if (r == G_MAXUINT)
-        return;
-    if (!scratch) {
-        scratch = g_new(ChakraScratch, 1);
-        chakra_scratch_init(scratch);
-    }
-    decode_claimed(p, r, scratch);
-    g_mutex_lock(&p->lock);
-    g_ptr_array_add(p->scratch, scratch);
-    g_mutex_unlock(&p->lock);
+    ChakraScratch *sc = g_new(ChakraScratch, 1);
+    chakra_scratch_init(sc);
+    return sc;
+}
+
+static void scratch_free(gpointer p)
+{
+    chakra_scratch_clear(p);
+    g_free(p);
 }
 
 static double cpu_seconds(clockid_t clock)
@@ -382,81 +332,57 @@ static gboolean emit_trace(Loader *L, Trace *t, GError **error)
     return TRUE;
 }
 
-/* Decodes every trace on `n_threads` workers and emits them in rank order. */
+/* The traces of a load, as the ordered pipeline (src/core/ordered.h) decodes and emits them. */
+typedef struct {
+    Loader *L;
+    Slot *slots; /* one per rank */
+    GError **error;
+} Traces;
+
+static void decode_one(gpointer data, guint r, gpointer scratch)
+{
+    Traces *ts = data;
+    prepare_trace(ts->L, &ts->slots[r].t, scratch, &ts->slots[r].error);
+}
+
+static gboolean emit_one(gpointer data, guint r)
+{
+    Traces *ts = data;
+    Slot *s = &ts->slots[r];
+    gboolean ok = s->error == NULL && emit_trace(ts->L, &s->t, ts->error);
+    if (s->error)
+        g_propagate_error(ts->error, g_steal_pointer(&s->error));
+    chakra_trace_clear(&s->t);
+    return ok;
+}
+
+/* Decodes every trace on `n_threads` threads and emits them in rank order, at most 4 traces a
+ * thread ahead of emission. */
 static gboolean load_traces(Loader *L, guint n_threads, GError **error)
 {
     guint n = L->n_ranks;
-    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
     L->total_bytes = 0;
+    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func(g_free);
+    Traces ts = {.L = L, .slots = g_new0(Slot, n), .error = error};
     for (guint r = 0; r < n; r++) {
         g_ptr_array_add(paths, rank_path(L->prefix, r));
         GStatBuf st;
         if (g_stat(paths->pdata[r], &st) == 0 && st.st_size > 0)
             L->total_bytes += (guint64)st.st_size;
+        chakra_trace_init(&ts.slots[r].t, paths->pdata[r], r);
     }
-    if (n_threads <= 1 || n == 1) {
-        ChakraScratch scratch;
-        chakra_scratch_init(&scratch);
-        gboolean good = TRUE;
-        for (guint r = 0; r < n && good; r++) {
-            Trace t;
-            chakra_trace_init(&t, paths->pdata[r], r);
-            good = prepare_trace(L, &t, &scratch, error) && emit_trace(L, &t, error);
-            chakra_trace_clear(&t);
-        }
-        chakra_scratch_clear(&scratch);
-        return good;
-    }
-    Pipeline p = {.L = L, .slots = g_new0(Slot, n)};
-    p.scratch = g_ptr_array_new_with_free_func(scratch_free);
-    g_mutex_init(&p.lock);
-    g_cond_init(&p.ready);
-    for (guint r = 0; r < n; r++)
-        chakra_trace_init(&p.slots[r].t, paths->pdata[r], r);
-    GThreadPool *pool = g_thread_pool_new(decode_job, &p, (gint)n_threads - 1, FALSE, NULL);
-    ChakraScratch own;
-    chakra_scratch_init(&own);
-    guint window = 4 * n_threads;
-    gboolean ok = TRUE;
-    for (guint r = 0; r < n && ok; r++) {
-        g_mutex_lock(&p.lock);
-        guint end = MIN(n, r + window), more = end - p.claimable; /* it only grows */
-        p.claimable = end;
-        g_mutex_unlock(&p.lock);
-        for (guint k = 0; k < more; k++)
-            g_thread_pool_push(pool, GUINT_TO_POINTER(1), NULL);
-        Slot *s = &p.slots[r];
-        g_mutex_lock(&p.lock);
-        while (!s->done) {
-            guint mine = claim(&p);
-            if (mine == G_MAXUINT) {
-                g_cond_wait(&p.ready, &p.lock);
-                continue;
-            }
-            g_mutex_unlock(&p.lock);
-            decode_claimed(&p, mine, &own);
-            g_mutex_lock(&p.lock);
-        }
-        g_mutex_unlock(&p.lock);
-        if (s->error) {
-            g_propagate_error(error, g_steal_pointer(&s->error));
-            ok = FALSE;
-        } else {
-            ok = emit_trace(L, &s->t, error);
-        }
-        chakra_trace_clear(&s->t);
-    }
-    /* On failure, drop what is queued and wait for what runs. */
-    g_thread_pool_free(pool, TRUE, TRUE);
-    chakra_scratch_clear(&own);
+    n_threads = ssim_ordered_threads(n_threads, n);
+    SsimOrdered job = {.data = &ts,
+                       .produce = decode_one,
+                       .consume = emit_one,
+                       .scratch_new = scratch_new,
+                       .scratch_free = scratch_free};
+    gboolean ok = ssim_ordered_run(&job, n, n_threads, 4 * n_threads);
     for (guint r = 0; r < n; r++) {
-        chakra_trace_clear(&p.slots[r].t);
-        g_clear_error(&p.slots[r].error);
+        chakra_trace_clear(&ts.slots[r].t);
+        g_clear_error(&ts.slots[r].error);
     }
-    g_free(p.slots);
-    g_ptr_array_unref(p.scratch);
-    g_mutex_clear(&p.lock);
-    g_cond_clear(&p.ready);
+    g_free(ts.slots);
     return ok;
 }
 
@@ -527,8 +453,7 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
         if (!load_groups(&L, json, error))
             goto out;
     }
-    guint threads = L.opts.n_threads ? L.opts.n_threads : g_get_num_processors();
-    if (!load_traces(&L, MIN(threads, L.n_ranks), error))
+    if (!load_traces(&L, L.opts.n_threads, error))
         goto out;
     double fin0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     gboolean finalized = ssim_graph_finalize(graph, &graph_error);

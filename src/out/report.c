@@ -129,16 +129,8 @@ void ssim_timeline_summarize(const SsimGraph *g, const SsimTimeline *t, SsimTime
     g_autofree guint32 *first = NULL, *ops = NULL;
     g_autofree gboolean *in_order = NULL;
     stream_ops(g, t, &first, &ops, &in_order);
-    /* The streams of each rank (CSR). */
-    g_autofree guint32 *rfirst = g_new0(guint32, nr + 1);
-    for (guint32 s = 0; s < ns; s++)
-        rfirst[ssim_graph_stream_rank(g, s) + 1]++;
-    for (guint32 r = 0; r < nr; r++)
-        rfirst[r + 1] += rfirst[r];
-    g_autofree guint32 *rstreams = g_new(guint32, MAX(ns, 1));
-    g_autofree guint32 *fill = g_memdup2(rfirst, sizeof(guint32) * (nr + 1));
-    for (guint32 s = 0; s < ns; s++)
-        rstreams[fill[ssim_graph_stream_rank(g, s)]++] = s;
+    g_autofree guint32 *rfirst = NULL, *rstreams = NULL;
+    ssim_graph_rank_streams(g, &rfirst, &rstreams);
 
     g_auto(HeadHeap) heap = {0};
     g_autoptr(GArray) edges = g_array_new(FALSE, FALSE, sizeof(Edge));
@@ -200,15 +192,8 @@ GString *ssim_report_replay(const SsimGraph *g, const SsimTimeline *t, SsimForma
     for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
         ops[ssim_graph_op(g, i)->stream]++;
     /* Streams in (rank, creation) order. */
-    g_autofree guint32 *order = g_new(guint32, MAX(ns, 1));
-    g_autofree guint32 *rank_first = g_new0(guint32, nr + 1);
-    for (guint32 s = 0; s < ns; s++)
-        rank_first[ssim_graph_stream_rank(g, s) + 1]++;
-    for (guint32 r = 0; r < nr; r++)
-        rank_first[r + 1] += rank_first[r];
-    g_autofree guint32 *fill = g_memdup2(rank_first, sizeof(guint32) * (nr + 1));
-    for (guint32 s = 0; s < ns; s++)
-        order[fill[ssim_graph_stream_rank(g, s)]++] = s;
+    g_autofree guint32 *rank_first = NULL, *order = NULL;
+    ssim_graph_rank_streams(g, &rank_first, &order);
 
     GString *out = g_string_new(NULL);
     if (format == SSIM_FORMAT_TABLE) {

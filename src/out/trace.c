@@ -23,6 +23,8 @@
 
 #include <string.h>
 
+#include "src/core/ordered.h"
+
 /* ---- the output block ---- */
 
 /* Where encoded bytes go: a block of SSIM_TRACE_BLOCK handed to `sink` when full, or, without a
@@ -738,14 +740,12 @@ typedef struct {
     guint8 *bytes; /* the chunk's encoding: len bytes (room for cap) */
     gsize len, cap;
     guint8 *interns; /* proto: per op of the chunk, what its packet interns */
-    gboolean done;   /* encoded (of the chunk claimed last into this slot) */
 } Slot;
 
 /*
- * Chunk k of the ops is encoded into slot k % window by whichever thread claims it; claims go in
- * chunk order and stay within `window` chunks of the next one to write, so memory is bounded
- * whatever the op count.  The proto format's interning (a name's first event carries it) is
- * decided at the claim, under the lock, in chunk order: the bytes are those of one thread.
+ * The chunks of ops as the ordered pipeline (src/core/ordered.h) encodes and writes them: chunk
+ * k in slot k % window.  The proto format's interning (a name's first event carries it) is
+ * decided when a chunk is claimed, in chunk order: the bytes are those of one thread.
  */
 typedef struct {
     const SsimGraph *g;
@@ -754,40 +754,34 @@ typedef struct {
     gboolean proto;
     Interned interned;
     guint32 *labels; /* JSON: label_info() */
-    guint n_chunks, window;
+    guint window;
     Slot *slots;
-    GMutex lock;
-    GCond changed;
-    guint next_claim, next_write; /* chunks claimed and written so far */
-    gboolean stop;                /* written all, or the sink failed */
+    Out *out; /* where the chunks go, in order */
 } Ops;
 
-/* Under the lock: the next chunk to encode in *k, or FALSE when none may be claimed now. */
-static gboolean ops_claim(Ops *ops, guint *k)
+static void chunk_claim(gpointer data, guint k)
 {
-    if (ops->stop || ops->next_claim >= ops->n_chunks ||
-        ops->next_claim >= ops->next_write + ops->window)
-        return FALSE;
-    *k = ops->next_claim++;
-    Slot *s = &ops->slots[*k % ops->window];
+    Ops *ops = data;
+    Slot *s = &ops->slots[k % ops->window];
     s->len = 0;
-    s->done = FALSE;
-    if (ops->proto) {
-        guint32 a = *k * CHUNK_OPS, b = MIN(ssim_graph_n_ops(ops->g), a + CHUNK_OPS);
-        for (guint32 i = a; i < b; i++)
-            s->interns[i - a] = ssim_graph_op(ops->g, i)->rank < ops->max_ranks
-                                    ? proto_intern(&ops->interned, ops->g, i)
-                                    : 0;
-    }
-    return TRUE;
+    if (!ops->proto)
+        return;
+    guint32 a = k * CHUNK_OPS, b = MIN(ssim_graph_n_ops(ops->g), a + CHUNK_OPS);
+    for (guint32 i = a; i < b; i++)
+        s->interns[i - a] = ssim_graph_op(ops->g, i)->rank < ops->max_ranks
+                                ? proto_intern(&ops->interned, ops->g, i)
+                                : 0;
 }
 
-/* Encodes claimed chunk k into its slot (no lock held); `w` is the thread's scratch. */
-static void ops_encode(Ops *ops, guint k, Proto *w)
+/* Encodes chunk k into its slot; `scratch` is the thread's Proto (protobuf only). */
+static void chunk_encode(gpointer data, guint k, gpointer scratch)
 {
+    Ops *ops = data;
+    Proto *w = scratch; /* NULL for JSON */
     Slot *s = &ops->slots[k % ops->window];
     Out o = {.buf = s->bytes, .cap = s->cap};
-    w->o = &o;
+    if (w)
+        w->o = &o;
     guint32 a = k * CHUNK_OPS, b = MIN(ssim_graph_n_ops(ops->g), a + CHUNK_OPS);
     gboolean first = FALSE; /* the metadata events came first */
     for (guint32 i = a; i < b; i++)
@@ -802,48 +796,31 @@ static void ops_encode(Ops *ops, guint k, Proto *w)
     s->cap = o.cap;
 }
 
-/* Claims and encodes chunks until none is left or the writing stops (the lock held on entry and
- * on return).  The calling thread passes its output as `writer`: it also hands the encoded
- * chunks, in order, to that output's sink; the pool's workers pass NULL. */
-static void ops_work(Ops *ops, Out *writer)
+/* Hands chunk k to the sink in blocks of at most SSIM_TRACE_BLOCK; FALSE once the sink failed. */
+static gboolean chunk_write(gpointer data, guint k)
 {
-    Proto w = {0};
-    proto_reserve(&w, 4096);
-    while (!ops->stop) {
-        Slot *next = &ops->slots[ops->next_write % ops->window];
-        guint k;
-        if (writer && ops->next_claim > ops->next_write && next->done) {
-            g_mutex_unlock(&ops->lock);
-            for (gsize at = 0; at < next->len && !writer->failed; at += SSIM_TRACE_BLOCK)
-                if (!writer->sink->write(writer->sink->data, next->bytes + at,
-                                         MIN(next->len - at, SSIM_TRACE_BLOCK), writer->error))
-                    writer->failed = TRUE;
-            g_mutex_lock(&ops->lock);
-            ops->next_write++;
-            ops->stop = writer->failed || ops->next_write == ops->n_chunks;
-            g_cond_broadcast(&ops->changed);
-        } else if (ops_claim(ops, &k)) {
-            g_mutex_unlock(&ops->lock);
-            ops_encode(ops, k, &w);
-            g_mutex_lock(&ops->lock);
-            ops->slots[k % ops->window].done = TRUE;
-            g_cond_broadcast(&ops->changed);
-        } else if (!writer && ops->next_claim >= ops->n_chunks) {
-            break;
-        } else {
-            g_cond_wait(&ops->changed, &ops->lock);
-        }
-    }
-    proto_clear(&w);
+    Ops *ops = data;
+    const Slot *s = &ops->slots[k % ops->window];
+    Out *o = ops->out;
+    for (gsize at = 0; at < s->len && !o->failed; at += SSIM_TRACE_BLOCK)
+        if (!o->sink->write(o->sink->data, s->bytes + at, MIN(s->len - at, SSIM_TRACE_BLOCK),
+                            o->error))
+            o->failed = TRUE;
+    return !o->failed;
 }
 
-static void ops_worker(gpointer data, gpointer user)
+static gpointer proto_new(gpointer data)
 {
     (void)data;
-    Ops *ops = user;
-    g_mutex_lock(&ops->lock);
-    ops_work(ops, NULL);
-    g_mutex_unlock(&ops->lock);
+    Proto *w = g_new0(Proto, 1);
+    proto_reserve(w, 4096);
+    return w;
+}
+
+static void proto_free(gpointer p)
+{
+    proto_clear(p);
+    g_free(p);
 }
 
 static void write_ops(Out *o, const SsimGraph *g, const SsimTimeline *t, guint max_ranks,
@@ -853,11 +830,9 @@ static void write_ops(Out *o, const SsimGraph *g, const SsimTimeline *t, guint m
     guint32 n_ops = ssim_graph_n_ops(g);
     if (n_ops == 0 || o->failed)
         return;
-    Ops ops = {.g = g, .t = t, .max_ranks = max_ranks, .proto = proto};
-    ops.n_chunks = (n_ops + CHUNK_OPS - 1) / CHUNK_OPS;
-    if (n_threads == 0)
-        n_threads = g_get_num_processors();
-    n_threads = CLAMP(n_threads, 1u, ops.n_chunks);
+    guint n_chunks = (n_ops + CHUNK_OPS - 1) / CHUNK_OPS;
+    n_threads = ssim_ordered_threads(n_threads, n_chunks);
+    Ops ops = {.g = g, .t = t, .max_ranks = max_ranks, .proto = proto, .out = o};
     ops.window = 2 * n_threads;
     ops.slots = g_new0(Slot, ops.window);
     for (guint k = 0; k < ops.window; k++) {
@@ -872,21 +847,13 @@ static void write_ops(Out *o, const SsimGraph *g, const SsimTimeline *t, guint m
     } else {
         ops.labels = label_info(g);
     }
-    g_mutex_init(&ops.lock);
-    g_cond_init(&ops.changed);
-    GThreadPool *pool = NULL;
-    if (n_threads > 1) {
-        pool = g_thread_pool_new(ops_worker, &ops, (gint)n_threads - 1, FALSE, NULL);
-        for (guint k = 1; k < n_threads; k++)
-            g_thread_pool_push(pool, GUINT_TO_POINTER(k), NULL);
-    }
-    g_mutex_lock(&ops.lock);
-    ops_work(&ops, o);
-    g_mutex_unlock(&ops.lock);
-    if (pool)
-        g_thread_pool_free(pool, FALSE, TRUE);
-    g_mutex_clear(&ops.lock);
-    g_cond_clear(&ops.changed);
+    SsimOrdered job = {.data = &ops,
+                       .claim = chunk_claim,
+                       .produce = chunk_encode,
+                       .consume = chunk_write,
+                       .scratch_new = proto ? proto_new : NULL,
+                       .scratch_free = proto_free};
+    ssim_ordered_run(&job, n_chunks, n_threads, ops.window);
     for (guint k = 0; k < ops.window; k++) {
         g_free(ops.slots[k].bytes);
         g_free(ops.slots[k].interns);
