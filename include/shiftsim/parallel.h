@@ -50,7 +50,9 @@ gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
     X(GRAD_FP32, "grad_fp32", "--accumulate-allreduce-grads-in-fp32 (forced on by --bf16)")        \
     X(EMBEDDING, "embedding",                                                                      \
       "tied embeddings (no --untie-embeddings-and-output-weights): first/last stage all-reduce")   \
-    X(HOST, "host", "none: the host's work per microbatch (cluster microbatch_floor_us)")
+    X(HOST, "host", "none: the host's work per microbatch (cluster microbatch_floor_us)")          \
+    X(GRAD_ACCUM, "grad_accum",                                                                    \
+      "fused by --gradient-accumulation-fusion (default since 2022-02); on: Megatron-LM before")
 
 typedef enum {
 #define SSIM_X(e, s, m) SSIM_STEP_COST_##e,
@@ -64,7 +66,8 @@ const char *ssim_step_cost_name(SsimStepCost term);
 const char *ssim_step_cost_megatron(SsimStepCost term);
 gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
 /* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
- * loss scaling (fp16 only) and the fp32 gradient reduction (bf16 only).  A configuration's own
+ * loss scaling (fp16 only), the fp32 gradient reduction (bf16 only) and the separate gradient
+ * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM).  A configuration's own
  * (ssim_parallel_step_costs) drops the fp32 reduction under the JAX schedules (alpa, alpa-gpipe,
  * xla), whose gradients are in the compute dtype. */
 guint ssim_step_costs_default(SsimDtype dtype);
@@ -82,7 +85,11 @@ typedef struct {
     guint zero_stage;        /* 0, or 1: optimizer state sharded over dp */
     guint64 dp_bucket_bytes; /* gradient all-reduce bucket; 0 = one reduction after backward */
     SsimTpComm tp_comm;
-    gboolean allow_cross_node_tp;           /* permit tensor-parallel groups that span nodes */
+    gboolean allow_cross_node_tp; /* permit tensor-parallel groups that span nodes */
+    /* The input-gradient reduction of a column-parallel GEMM runs after its weight gradient
+     * instead of beside it: tp_overlap=off, Megatron-LM before its asynchronous tensor-parallel
+     * all-reduce (2021-09; --no-async-tensor-model-parallel-allreduce). */
+    gboolean tp_sync_grad;
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
@@ -149,6 +156,7 @@ typedef enum {
     SSIM_PARALLEL_CROSS_NODE_TP = 1u << 14,
     SSIM_PARALLEL_STAGE_LAYERS = 1u << 15,
     SSIM_PARALLEL_STEP_COSTS = 1u << 16,
+    SSIM_PARALLEL_TP_OVERLAP = 1u << 17,
 } SsimParallelField;
 
 /*
@@ -160,7 +168,8 @@ typedef enum {
  *   placement, cross_node_tp (on/off), stage_layers (the layers of each stage, separated by
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
- *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's).
+ *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
+ *   tp_overlap (on/off: tp_sync_grad off/on).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
@@ -183,8 +192,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
 
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
- * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5"
- * and ",step_costs=-clip/+host" when set).  Caller frees. */
+ * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
+ * ",step_costs=-clip/+host" and ",tp_overlap=off" when set).  Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
 /*

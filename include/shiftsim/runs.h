@@ -41,7 +41,19 @@ G_BEGIN_DECLS
     "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,stage_layers,"     \
     "iteration_ms,tflops_per_gpu,source"
 #define SSIM_RUNS_N_COLUMNS_STAGES 25
-#define SSIM_RUNS_VERSION_LINE_V1  "# shiftsim-runs v1"
+/* v2 may also add a column `options` after cross_node_tp (and stage_layers): settings that have
+ * no column of their own, as a split string (ssim_parallel_parse(): "bucket=25MiB,tp_overlap=off,
+ * step_costs=+grad_accum"), empty for none.  The writer uses these headers when some row has
+ * such a setting. */
+#define SSIM_RUNS_HEADER_OPTIONS                                                                   \
+    "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
+    "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,options,"          \
+    "iteration_ms,tflops_per_gpu,source"
+#define SSIM_RUNS_HEADER_STAGES_OPTIONS                                                            \
+    "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
+    "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,stage_layers,"     \
+    "options,iteration_ms,tflops_per_gpu,source"
+#define SSIM_RUNS_VERSION_LINE_V1 "# shiftsim-runs v1"
 #define SSIM_RUNS_HEADER_V1                                                                        \
     "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"            \
     "microbatch,global_batch,schedule,recompute,seq_parallel,iteration_ms,tflops_per_gpu,source"
@@ -52,6 +64,7 @@ G_BEGIN_DECLS
 typedef struct {
     char model[SSIM_RUN_TEXT_MAX]; /* a model name/path, or a label when the shape is given */
     gboolean has_shape;            /* the shape columns are filled: a GPT of that shape */
+    gboolean has_dtype;            /* the dtype cell is filled (it overrides a named model's) */
     guint layers, hidden, heads, ffn, vocab, seq_len;
     SsimDtype dtype;
     char cluster[SSIM_RUN_TEXT_MAX]; /* cluster name or path */

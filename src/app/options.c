@@ -111,6 +111,13 @@ static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_TP_COMM] = {"tp-comm", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, tp_comm), "STYLE",
                           "Tensor-parallel collectives: allreduce (default) or rs-ag "
                           "(reduce-scatter + all-gather)"},
+    [SSIM_OPT_TP_OVERLAP] =
+        {"tp-overlap", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, tp_overlap), "on|off",
+         "Run a column-parallel GEMM's input-gradient all-reduce beside its "
+         "weight gradient (on, the default: Megatron-LM since 2021-09) or after "
+         "it (off)",
+         MEGATRON_OWN("no-async-tensor-model-parallel-allreduce", "--tp-overlap off",
+                      G_OPTION_ARG_NONE, no_async_tp)},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -124,8 +131,9 @@ static const Option options[SSIM_OPT_N] = {
                              "LIST",
                              "Per-iteration costs to turn off (-NAME) or on (+NAME) against "
                              "Megatron-LM's defaults: optimizer, clip, loss_scale (fp16 only by "
-                             "default), grad_fp32 (bf16, not under alpa/xla), embedding, host; or "
-                             "none, all, default (see --explain-costs)"},
+                             "default), grad_fp32 (bf16, not under alpa/xla), embedding, host, "
+                             "grad_accum (off by default); or none, all, default (see "
+                             "--explain-costs)"},
     [SSIM_OPT_SEQ_LENGTH] = {"seq-length", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, seq_length),
                              "N", "Sequence length in tokens (overrides the model file's seq_len)"},
     [SSIM_OPT_DTYPE] = {"dtype", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, dtype), "TYPE",
@@ -298,7 +306,8 @@ void ssim_cli_job_clear(SsimCliJob *job)
 {
     char **strings[] = {&job->model,     &job->cluster,      &job->split,      &job->schedule,
                         &job->recompute, &job->zero,         &job->bucket,     &job->tp_comm,
-                        &job->order,     &job->stage_layers, &job->step_costs, &job->dtype};
+                        &job->order,     &job->stage_layers, &job->step_costs, &job->dtype,
+                        &job->tp_overlap};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -418,6 +427,17 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                                         options[SSIM_OPT_ZERO].alias, NAME(ZERO), NAME(ZERO), zero);
         zero = "1";
     }
+    const char *tp_overlap = job->tp_overlap;
+    if (job->no_async_tp) {
+        SsimParallel q;
+        ssim_parallel_init(&q);
+        if (tp_overlap != NULL && ssim_parallel_set(&q, "tp_overlap", tp_overlap, NULL) &&
+            !q.tp_sync_grad)
+            return ssim_cli_usage_error(verb, "--%s is --%s off: it contradicts --%s %s",
+                                        options[SSIM_OPT_TP_OVERLAP].alias, NAME(TP_OVERLAP),
+                                        NAME(TP_OVERLAP), tp_overlap);
+        tp_overlap = "off";
+    }
     const struct {
         const char *key; /* ssim_parallel_set()'s name of the field */
         const char *value;
@@ -427,6 +447,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                   {"zero", zero, SSIM_OPT_ZERO},
                   {"bucket", job->bucket, SSIM_OPT_BUCKET},
                   {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
+                  {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
                   {"order", job->order, SSIM_OPT_ORDER},
                   {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
                   {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},

@@ -73,6 +73,8 @@ static const char *term_what(SsimStepCost t)
         return "tied embedding gradient, first <-> last stage";
     case SSIM_STEP_COST_HOST:
         return "host work per microbatch phase";
+    case SSIM_STEP_COST_GRAD_ACCUM:
+        return "weight gradients added into main grads per microbatch";
     case SSIM_STEP_COST_N:
         break;
     }

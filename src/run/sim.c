@@ -211,8 +211,12 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     for (guint32 i = 0; i < n_ops; i++) {
         const SsimOp *op = ssim_graph_op(g, i);
         SsimStepCost term;
-        if ((cls[i] == SSIM_OPCLASS_FWD || cls[i] == SSIM_OPCLASS_BWD) && op->duration < 0)
-            continue; /* the host op is the only phase op with a duration of its own */
+        /* Of the phase ops, the host op (the only one with a duration of its own) and the
+         * backward's gradient accumulation kernels belong to terms. */
+        if ((cls[i] == SSIM_OPCLASS_FWD || cls[i] == SSIM_OPCLASS_BWD) && op->duration < 0 &&
+            !(cls[i] == SSIM_OPCLASS_BWD && op->name != SSIM_NONE &&
+              strcmp(ssim_graph_string(g, op->name), "grad_accum") == 0))
+            continue;
         if (cls[i] == SSIM_OPCLASS_RECOMPUTE || cls[i] == SSIM_OPCLASS_TP ||
             cls[i] == SSIM_OPCLASS_PP || op->name == SSIM_NONE ||
             !ssim_lower_step_cost_of(ssim_graph_string(g, op->name), &term))

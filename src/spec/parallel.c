@@ -85,7 +85,7 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out)
 
 guint ssim_step_costs_default(SsimDtype dtype)
 {
-    guint all = (1u << SSIM_STEP_COST_N) - 1;
+    guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM);
     if (dtype != SSIM_DTYPE_FP16)
         all &= ~(1u << SSIM_STEP_COST_LOSS_SCALE);
     if (dtype != SSIM_DTYPE_BF16)
@@ -145,7 +145,8 @@ static gboolean parse_step_costs(const char *key, const char *value, guint *set,
             g_autofree char *shown = ssim_text_excerpt(w, 64);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: '%s' is not a step cost (known: optimizer, clip, loss_scale, "
-                        "grad_fp32, embedding, host, each with - to turn it off or + on; all, "
+                        "grad_fp32, embedding, host, grad_accum, each with - to turn it off or + "
+                        "on; all, "
                         "none, default)",
                         key, shown);
             return FALSE;
@@ -531,12 +532,18 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_STEP_COSTS;
         if (!parse_step_costs(k, v, &p.step_costs_set, &p.step_costs_on, error))
             return FALSE;
+    } else if (key_is(k, "tp_overlap", NULL, NULL)) {
+        f = SSIM_PARALLEL_TP_OVERLAP;
+        gboolean overlap;
+        if (!parse_switch(k, v, &overlap, error))
+            return FALSE;
+        p.tp_sync_grad = !overlap;
     } else {
         g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs)",
+                    "stage_layers, step_costs, tp_overlap)",
                     shown);
         return FALSE;
     }
@@ -610,6 +617,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
                 first = FALSE;
             }
     }
+    if (par->tp_sync_grad)
+        g_string_append(extra, ",tp_overlap=off");
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"

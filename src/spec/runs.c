@@ -4,8 +4,10 @@
  *
  * Versions.  v2 adds two configuration columns after `seq_parallel`: `zero` (the ZeRO stage) and
  * `cross_node_tp` (tensor-parallel groups may span nodes).  A v1 file has neither and reads as
- * if both cells were empty (stage 0, off).  The reader keeps a logical column list and, per
- * version, the file position of each; the writer always writes v2.
+ * if both cells were empty (stage 0, off).  v2 may carry the optional columns `stage_layers` and
+ * `options` after cross_node_tp; the header says which (it is matched name by name).  The reader
+ * keeps a logical column list and, per variant, the file position of each; the writer always
+ * writes v2, with the optional columns only when some row needs them.
  *
  * Reading.  The version line and `# key = value` metadata lines come first; then the header,
  * which must be the version's header exactly; then one run a line.  Each data line goes through
@@ -60,6 +62,7 @@ enum {
     C_TFLOPS,
     C_SOURCE,
     C_STAGES,
+    C_OPTIONS,
     C_N
 };
 
@@ -87,7 +90,8 @@ static const char *const column_names[C_N] = {"model",
                                               "iteration_ms",
                                               "tflops_per_gpu",
                                               "source",
-                                              "stage_layers"};
+                                              "stage_layers",
+                                              "options"};
 
 /* A version of the format: its first line and its columns in file order. */
 typedef struct {
@@ -101,16 +105,28 @@ static const RunsVersion versions[] = {
     {SSIM_RUNS_VERSION_LINE_V1,
      SSIM_RUNS_HEADER_V1,
      SSIM_RUNS_N_COLUMNS_V1,
-     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, -1, -1, 19, 20, 21, -1}},
-    {SSIM_RUNS_VERSION_LINE,
-     SSIM_RUNS_HEADER,
-     SSIM_RUNS_N_COLUMNS,
-     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, -1}},
-    /* v2 with the optional stage_layers column (chosen by its header). */
+     {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+      13, 14, 15, 16, 17, 18, -1, -1, 19, 20, 21, -1, -1}},
+    {SSIM_RUNS_VERSION_LINE, SSIM_RUNS_HEADER, SSIM_RUNS_N_COLUMNS, {0,  1,  2,  3,  4,  5,  6,
+                                                                     7,  8,  9,  10, 11, 12, 13,
+                                                                     14, 15, 16, 17, 18, 19, 20,
+                                                                     21, 22, 23, -1, -1}},
+    /* v2 with the optional columns (chosen by the header's names). */
     {SSIM_RUNS_VERSION_LINE,
      SSIM_RUNS_HEADER_STAGES,
      SSIM_RUNS_N_COLUMNS_STAGES,
-     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 21}},
+     {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+      13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 21, -1}},
+    {SSIM_RUNS_VERSION_LINE,
+     SSIM_RUNS_HEADER_OPTIONS,
+     SSIM_RUNS_N_COLUMNS + 1,
+     {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+      13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, -1, 21}},
+    {SSIM_RUNS_VERSION_LINE,
+     SSIM_RUNS_HEADER_STAGES_OPTIONS,
+     SSIM_RUNS_N_COLUMNS + 2,
+     {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+      13, 14, 15, 16, 17, 18, 19, 20, 23, 24, 25, 21, 22}},
 };
 
 void ssim_measured_run_init(SsimMeasuredRun *run)
@@ -239,6 +255,33 @@ static gboolean cell_text(const SsimCsvLine *lp, const SsimCsvField *f, int c, c
     return TRUE;
 }
 
+/* The settings without a column of their own (ssim_parallel_parse_fields()); a field that has
+ * one must be given there. */
+#define OWN_COLUMN_FIELDS                                                                          \
+    (SSIM_PARALLEL_DP | SSIM_PARALLEL_TP | SSIM_PARALLEL_PP | SSIM_PARALLEL_VSTAGES |              \
+     SSIM_PARALLEL_MICROBATCH | SSIM_PARALLEL_GLOBAL_BATCH | SSIM_PARALLEL_SCHEDULE |              \
+     SSIM_PARALLEL_RECOMPUTE | SSIM_PARALLEL_SEQ_PARALLEL | SSIM_PARALLEL_ZERO |                   \
+     SSIM_PARALLEL_CROSS_NODE_TP | SSIM_PARALLEL_STAGE_LAYERS)
+
+static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, SsimParallel *p,
+                              GError **error)
+{
+    if (x->text[0] == '\0')
+        return TRUE;
+    SsimParallel q = *p;
+    guint given = 0;
+    g_autoptr(GError) e = NULL;
+    if (!ssim_parallel_parse_fields(&q, x->text, &given, &e))
+        return ssim_csv_line_fail(lp, error, x->col, "options", "%s", e->message);
+    if (given & OWN_COLUMN_FIELDS)
+        return ssim_csv_line_fail(lp, error, x->col, "options",
+                                  "'%s' sets a field that has a column of its own (options take "
+                                  "bucket, tp_comm, order, placement, step_costs, tp_overlap)",
+                                  x->text);
+    *p = q;
+    return TRUE;
+}
+
 static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeasuredRun *run,
                           GError **error)
 {
@@ -269,7 +312,8 @@ static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeas
                                           "given without layers (a shape needs layers, "
                                           "hidden, heads, vocab and seq_len)");
     }
-    if (f[C_DTYPE].text[0] != '\0' && !ssim_dtype_from_name(f[C_DTYPE].text, &run->dtype))
+    run->has_dtype = f[C_DTYPE].text[0] != '\0';
+    if (run->has_dtype && !ssim_dtype_from_name(f[C_DTYPE].text, &run->dtype))
         return ssim_csv_line_fail(lp, error, f[C_DTYPE].col, "dtype",
                                   "'%s' is not bf16, fp16 or fp32", f[C_DTYPE].text);
     if (run->cluster[0] == '\0')
@@ -300,6 +344,8 @@ static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeas
             return ssim_csv_line_fail(lp, error, x->col, column_names[text_cols[i]], "%s", msg);
         }
     }
+    if (!parse_options(lp, &f[C_OPTIONS], p, error))
+        return FALSE;
     if (!cell_real(lp, f, C_MS, &run->iteration_ms, error) ||
         !cell_real(lp, f, C_TFLOPS, &run->tflops_per_gpu, error))
         return FALSE;
@@ -356,11 +402,23 @@ static gboolean runs_line(SsimCsvLine *lp, const char *s, gsize len, gpointer da
         return FALSE;
     const SsimCsvField *f = ssim_csv_line_fields(lp);
     guint nf = ssim_csv_line_n_fields(lp);
-    /* A version whose optional columns are there: the variant with as many columns. */
-    for (guint v = 0; !st->seen_header && v < G_N_ELEMENTS(versions); v++)
-        if (versions[v].n_columns == nf &&
-            strcmp(versions[v].version_line, st->version->version_line) == 0)
-            st->version = &versions[v];
+    /* A version whose optional columns are there: the variant whose header this is, name by
+     * name (else the first with as many columns, whose names the check below reports). */
+    if (!st->seen_header) {
+        const RunsVersion *by_count = NULL, *by_names = NULL;
+        for (guint v = 0; v < G_N_ELEMENTS(versions); v++) {
+            const RunsVersion *cand = &versions[v];
+            if (cand->n_columns != nf || strcmp(cand->version_line, st->version->version_line) != 0)
+                continue;
+            by_count = by_count ? by_count : cand;
+            gboolean same = TRUE;
+            for (int c = 0; c < C_N && same; c++)
+                same = cand->position[c] < 0 ||
+                       strcmp(f[cand->position[c]].text, column_names[c]) == 0;
+            by_names = by_names ? by_names : (same ? cand : NULL);
+        }
+        st->version = by_names ? by_names : by_count ? by_count : st->version;
+    }
     const RunsVersion *ver = st->version;
     /* The file's columns in order: the logical column at each position. */
     int at[C_N];
@@ -454,16 +512,45 @@ static void append_uint(GString *out, guint v, gboolean show)
         g_string_append_printf(out, "%u", v);
 }
 
+/* A row's settings without a column (parse_options()'s), in ssim_parallel_to_string()'s words,
+ * those that differ from a default configuration (sequence parallelism implies its tp_comm);
+ * "" when none does.  Caller frees. */
+static char *row_options(const SsimParallel *p)
+{
+    static const char *const keys[] = {"bucket",     "tp_comm",    "order", "placement",
+                                       "step_costs", "tp_overlap", NULL};
+    SsimParallel d;
+    ssim_parallel_init(&d);
+    if (p->sequence_parallel)
+        d.tp_comm = SSIM_TP_COMM_RS_AG;
+    g_autofree char *mine = ssim_parallel_to_string(p), *dflt = ssim_parallel_to_string(&d);
+    g_auto(GStrv) items = g_strsplit(mine, ",", -1), base = g_strsplit(dflt, ",", -1);
+    GString *o = g_string_new(NULL);
+    for (guint i = 0; items[i]; i++) {
+        g_autofree char *key = g_strndup(items[i], strcspn(items[i], "="));
+        if (g_strv_contains(keys, key) && !g_strv_contains((const char *const *)base, items[i]))
+            g_string_append_printf(o, "%s%s", o->len ? "," : "", items[i]);
+    }
+    return g_string_free(o, FALSE);
+}
+
 GString *ssim_runs_write(const SsimRuns *runs)
 {
     GString *out = g_string_new(SSIM_RUNS_VERSION_LINE "\n");
     for (guint i = 0; i < runs->meta_k->len; i++)
         g_string_append_printf(out, "# %s = %s\n", (char *)runs->meta_k->pdata[i],
                                (char *)runs->meta_v->pdata[i]);
-    gboolean stages = FALSE;
-    for (guint i = 0; i < runs->rows->len; i++)
-        stages |= ssim_parallel_uneven(&g_array_index(runs->rows, SsimMeasuredRun, i).par);
-    g_string_append(out, stages ? SSIM_RUNS_HEADER_STAGES "\n" : SSIM_RUNS_HEADER "\n");
+    gboolean stages = FALSE, options = FALSE;
+    for (guint i = 0; i < runs->rows->len; i++) {
+        const SsimParallel *p = &g_array_index(runs->rows, SsimMeasuredRun, i).par;
+        g_autofree char *o = row_options(p);
+        stages |= ssim_parallel_uneven(p);
+        options |= o[0] != '\0';
+    }
+    g_string_append(out, stages && options ? SSIM_RUNS_HEADER_STAGES_OPTIONS "\n"
+                         : stages          ? SSIM_RUNS_HEADER_STAGES "\n"
+                         : options         ? SSIM_RUNS_HEADER_OPTIONS "\n"
+                                           : SSIM_RUNS_HEADER "\n");
     for (guint i = 0; i < runs->rows->len; i++) {
         const SsimMeasuredRun *r = &g_array_index(runs->rows, SsimMeasuredRun, i);
         const SsimParallel *p = &r->par;
@@ -480,7 +567,8 @@ GString *ssim_runs_write(const SsimRuns *runs)
         append_uint(out, r->vocab, r->has_shape);
         g_string_append_c(out, ',');
         append_uint(out, r->seq_len, r->has_shape);
-        g_string_append_printf(out, ",%s,", ssim_dtype_name(r->dtype));
+        g_string_append_printf(out, ",%s,",
+                               r->has_shape || r->has_dtype ? ssim_dtype_name(r->dtype) : "");
         ssim_csv_append_text(out, r->cluster);
         g_string_append_printf(out, ",%u,%u,%u,%u,%u,%u,%u,", r->nodes, p->dp, p->tp, p->pp,
                                p->virtual_stages, p->microbatch, p->global_batch);
@@ -492,6 +580,11 @@ GString *ssim_runs_write(const SsimRuns *runs)
             g_string_append_printf(out, "%s%u", s ? "/" : "", p->stage_layers[s]);
         if (stages)
             g_string_append_c(out, ',');
+        if (options) {
+            g_autofree char *o = row_options(p);
+            ssim_csv_append_text(out, o);
+            g_string_append_c(out, ',');
+        }
         append_real(out, r->iteration_ms);
         g_string_append_c(out, ',');
         append_real(out, r->tflops_per_gpu);

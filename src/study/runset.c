@@ -42,8 +42,16 @@ static void set_row_clear(gpointer p)
 
 static SsimModel *model_of_run(const SsimMeasuredRun *r, const char *path, GError **error)
 {
-    if (!r->has_shape)
-        return ssim_model_load(r->model, error);
+    if (!r->has_shape) {
+        /* A named model trains in the row's dtype when the row gives one. */
+        SsimModel *m = ssim_model_load(r->model, error);
+        if (m && r->has_dtype && m->dtype != r->dtype) {
+            m->dtype = r->dtype;
+            if (!ssim_model_check(m, error))
+                g_clear_pointer(&m, ssim_model_free);
+        }
+        return m;
+    }
     g_autofree char *ini = g_strdup_printf(
         "[model]\nformat = 1\nname = %s\nlayers = %u\nhidden = %u\nheads = %u\nffn = %u\n"
         "vocab = %u\nseq_len = %u\nblock = sequential\nposition = learned\nactivation = gelu\n"

@@ -23,9 +23,15 @@ static GArray *steps_new(void)
     return g_array_new(FALSE, TRUE, sizeof(Step));
 }
 
+static Step kernel(const char *name, double flops, guint64 bytes, guint64 grad)
+{
+    return (Step){
+        .kind = ST_KERNEL, .name = name, .flops = flops, .bytes = bytes, .grad_bytes = grad};
+}
+
 static void kernel_step(GArray *p, const char *name, double flops, guint64 bytes, guint64 grad)
 {
-    Step st = {.kind = ST_KERNEL, .name = name, .flops = flops, .bytes = bytes, .grad_bytes = grad};
+    Step st = kernel(name, flops, bytes, grad);
     g_array_append_val(p, st);
 }
 
@@ -48,6 +54,7 @@ typedef struct {
     guint tp;
     gboolean sp;   /* sequence parallel: norms and residuals sharded, RS/AG at g/f */
     gboolean rsag; /* reduce-scatter + all-gather instead of all-reduce */
+    gboolean sync; /* the input-gradient reduction waits for the weight gradients (tp_sync_grad) */
     guint64 S;     /* bytes of a full b s h activation */
 } TpStyle;
 
@@ -95,6 +102,21 @@ static void tp_f_backward(GArray *p, const TpStyle *ts, guint overlap)
     }
 }
 
+/*
+ * The backward of "f" with the `n` weight-gradient kernels of the GEMMs it feeds.  Megatron-LM
+ * launches the input gradient's reduction before them and lets it run beside them (its
+ * asynchronous tensor-parallel all-reduce, since 2021-09); before that, autograd computed the
+ * GEMM's input and weight gradients and only then reduced the input gradient (ts->sync).
+ */
+static void tp_f_backward_with(GArray *p, const TpStyle *ts, const Step *wgrads, guint n)
+{
+    if (!ts->sync)
+        tp_f_backward(p, ts, n);
+    g_array_append_vals(p, wgrads, n);
+    if (ts->sync)
+        tp_f_backward(p, ts, 0);
+}
+
 void lower_steps_clear(StepLists *sl)
 {
     GArray **all[] = {&sl->layer_fwd, &sl->layer_recompute, &sl->layer_bwd, &sl->embed_fwd,
@@ -121,8 +143,19 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     const guint64 F = lower_cdiv(model->ffn, t);
     const guint64 g = ssim_activation_is_gated(model->activation) ? 2 : 1;
     const guint64 Vt = lower_cdiv(model->vocab, t);
-    TpStyle ts = {
-        .tp = (guint)t, .sp = sp, .rsag = par->tp_comm == SSIM_TP_COMM_RS_AG, .S = T * h * dt};
+    TpStyle ts = {.tp = (guint)t,
+                  .sp = sp,
+                  .rsag = par->tp_comm == SSIM_TP_COMM_RS_AG,
+                  .sync = par->tp_sync_grad,
+                  .S = T * h * dt};
+    /* Without gradient-accumulation fusion (step cost grad_accum) each weight gradient is added
+     * into its main gradient after every microbatch's backward: the gradient read, the main
+     * gradient (fp32 under grad_fp32) read and written.  Those kernels then complete the
+     * gradients a DP bucket waits for. */
+    const gboolean accum = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM);
+    const guint64 main_dt =
+        ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dt;
+    const guint64 accum_per_param = dt + 2 * main_dt;
 
     SsimGemm qkv = ssim_model_gemm(model, SSIM_GEMM_QKV, par->microbatch, par->tp);
     SsimGemm score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
@@ -140,6 +173,8 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     guint64 rest = layer_grad > w_qkv + w_out + w_up + w_down
                        ? layer_grad - (w_qkv + w_out + w_up + w_down)
                        : 0;
+    if (accum)
+        w_qkv = w_out = w_up = w_down = rest = 0;
 
     sl->layer_fwd = steps_new();
     sl->layer_recompute = steps_new();
@@ -173,9 +208,9 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
-        tp_f_backward(bw, &ts, 2);
-        kernel_step(bw, "ffn_up.wgrad", up.flops, up.bytes, w_up);
-        kernel_step(bw, "qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
+        Step wgrads[] = {kernel("ffn_up.wgrad", up.flops, up.bytes, w_up),
+                         kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest)};
+        tp_f_backward_with(bw, &ts, wgrads, G_N_ELEMENTS(wgrads));
         kernel_step(bw, "norm.bwd", 0, 4 * Tl * h * dt, 0);
     } else {
         kernel_step(f, "norm1", 0, 2 * Tl * h * dt, 0);
@@ -201,8 +236,8 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
-        tp_f_backward(bw, &ts, 1);
-        kernel_step(bw, "ffn_up.wgrad", up.flops, up.bytes, w_up);
+        Step up_wgrad = kernel("ffn_up.wgrad", up.flops, up.bytes, w_up);
+        tp_f_backward_with(bw, &ts, &up_wgrad, 1);
         kernel_step(bw, "norm2.bwd", 0, 4 * Tl * h * dt, 0);
         kernel_step(bw, "residual1.bwd", 0, 3 * Tl * h * dt, 0);
         tp_g_backward(bw, &ts);
@@ -212,10 +247,12 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
         kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
-        tp_f_backward(bw, &ts, 1);
-        kernel_step(bw, "qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
+        Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
+        tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
         kernel_step(bw, "norm1.bwd", 0, 4 * Tl * h * dt, 0);
     }
+    if (accum)
+        kernel_step(bw, "grad_accum", 0, layer_grad / dt * accum_per_param, layer_grad);
 
     if (par->recompute == SSIM_RECOMPUTE_FULL) {
         g_array_append_vals(sl->layer_recompute, f->data, f->len);
@@ -232,7 +269,9 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     tp_g_forward(sl->embed_fwd, &ts);
     sl->embed_bwd = steps_new();
     tp_g_backward(sl->embed_bwd, &ts);
-    kernel_step(sl->embed_bwd, "embed.bwd", 0, 2 * T * h * dt + emb_grad, emb_grad);
+    kernel_step(sl->embed_bwd, "embed.bwd", 0, 2 * T * h * dt + emb_grad, accum ? 0 : emb_grad);
+    if (accum)
+        kernel_step(sl->embed_bwd, "grad_accum", 0, emb_grad / dt * accum_per_param, emb_grad);
 
     /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
      * sum and target logit are reduced over tp: three floats per token). */
@@ -250,9 +289,11 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     sl->head_bwd = steps_new();
     kernel_step(sl->head_bwd, "loss.bwd", 0, 2 * T * Vt * dt, 0);
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
-    tp_f_backward(sl->head_bwd, &ts, 1);
-    kernel_step(sl->head_bwd, "lm_head.wgrad", head.flops, head.bytes, head_grad);
+    Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
+    tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
     kernel_step(sl->head_bwd, "final_norm.bwd", 0, 4 * Tl * h * dt, 0);
+    if (accum && head_grad > 0)
+        kernel_step(sl->head_bwd, "grad_accum", 0, head_grad / dt * accum_per_param, head_grad);
 }
 
 /* ---- the kernels, for callers outside the lowering (lower.h) ---- */
@@ -296,6 +337,7 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
         {"host", SSIM_STEP_COST_HOST},
         {"dp.allreduce", SSIM_STEP_COST_GRAD_FP32},
         {"dp.reducescatter", SSIM_STEP_COST_GRAD_FP32},
+        {"grad_accum", SSIM_STEP_COST_GRAD_ACCUM},
     };
     for (gsize i = 0; name && i < G_N_ELEMENTS(ops); i++)
         if (strcmp(name, ops[i].name) == 0) {

@@ -301,6 +301,7 @@ Test(options, megatron_names_are_aliases)
                               "--sequence-parallel",
                               "--use-distributed-optimizer",
                               "--overlap-grad-reduce",
+                              "--no-async-tensor-model-parallel-allreduce",
                               "--num-layers-per-virtual-pipeline-stage",
                               "7"};
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
@@ -328,20 +329,33 @@ Test(options, megatron_names_are_aliases)
     cr_expect(par.sequence_parallel);
     cr_expect_eq(par.recompute, SSIM_RECOMPUTE_SELECTIVE);
     cr_expect_eq(par.virtual_stages, 2, "28 layers / (pp 2 x 7)");
+    cr_expect(par.tp_sync_grad, "--no-async-tensor-model-parallel-allreduce: --tp-overlap off");
     cr_expect_str_eq(par.schedule, "interleaved");
     /* Megatron-LM's --ddp-bucket-size default: max(40M, 1M dp) parameters, here of 2 bytes. */
     cr_expect_eq(par.dp_bucket_bytes, 80000000);
 
-    const char *ours[] = {"simulate",   "--tp",
-                          "4",          "--pp",
-                          "2",          "--microbatch",
-                          "2",          "--global-batch",
-                          "64",         "--recompute",
-                          "selective",  "--seq-parallel",
-                          "--zero",     "1",
-                          "--vstages",  "2",
-                          "--bucket",   "80000000",
-                          "--schedule", "interleaved"};
+    const char *ours[] = {"simulate",
+                          "--tp",
+                          "4",
+                          "--pp",
+                          "2",
+                          "--microbatch",
+                          "2",
+                          "--global-batch",
+                          "64",
+                          "--recompute",
+                          "selective",
+                          "--seq-parallel",
+                          "--zero",
+                          "1",
+                          "--vstages",
+                          "2",
+                          "--bucket",
+                          "80000000",
+                          "--schedule",
+                          "interleaved",
+                          "--tp-overlap",
+                          "off"};
     g_auto(SsimCliJob) same = SSIM_CLI_JOB_INIT;
     cr_assert(parse_job(&same, ours, G_N_ELEMENTS(ours)));
     SsimParallel want;
@@ -370,6 +384,9 @@ Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
          "--use-distributed-optimizer is --zero 1: it contradicts --zero 0"},
         {{"simulate", "--bucket", "off", "--overlap-grad-reduce", NULL},
          "--overlap-grad-reduce: contradicts --bucket off"},
+        {{"simulate", "--tp-overlap", "on", "--no-async-tensor-model-parallel-allreduce"},
+         "--no-async-tensor-model-parallel-allreduce is --tp-overlap off: it contradicts "
+         "--tp-overlap on"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;

@@ -149,3 +149,67 @@ Test(runs, v2_optional_stage_layers_column)
     cr_assert(strstr(error->message, "b.csv:3:") && strstr(error->message, "stage_layers:"), "%s",
               error->message);
 }
+
+/* v2's optional `options` column: settings without a column of their own, as a split string;
+ * the header (with or without stage_layers) is matched name by name. */
+Test(runs, v2_optional_options_column)
+{
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+        "gpt,8,256,4,,1000,128,fp16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,"
+        "\"bucket=25MiB,tp_overlap=off,step_costs=+grad_accum\",10,,src\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,,10,,src\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "o.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    const SsimParallel *p = &ssim_runs_get(runs, 0)->par, *q = &ssim_runs_get(runs, 1)->par;
+    cr_assert_eq(p->dp_bucket_bytes, 25u << 20);
+    cr_assert(p->tp_sync_grad);
+    cr_assert_eq(p->step_costs_set, 1u << SSIM_STEP_COST_GRAD_ACCUM);
+    cr_assert(q->dp_bucket_bytes == 0 && !q->tp_sync_grad && q->step_costs_set == 0);
+    cr_assert_eq(ssim_runs_get(runs, 0)->dtype, SSIM_DTYPE_FP16);
+    /* Written with the column, only what differs from the defaults; read back the same. */
+    g_autoptr(GString) a = ssim_runs_write(runs);
+    cr_assert(strstr(a->str, SSIM_RUNS_HEADER_OPTIONS "\n"), "%s", a->str);
+    cr_assert(
+        strstr(a->str, ",off,\"bucket=26214400,step_costs=+grad_accum,tp_overlap=off\",1e+01,"),
+        "%s", a->str);
+    cr_assert(strstr(a->str, ",off,0,off,,1e+01,"), "%s", a->str);
+    g_autoptr(SsimRuns) back = ssim_runs_load_data(a->str, (gssize)a->len, "x.csv", &error);
+    cr_assert_not_null(back, "%s", error ? error->message : "");
+    for (guint i = 0; i < 2; i++) {
+        g_autofree char *want = ssim_parallel_to_string(&ssim_runs_get(runs, i)->par);
+        g_autofree char *got = ssim_parallel_to_string(&ssim_runs_get(back, i)->par);
+        cr_assert_str_eq(got, want);
+    }
+
+    /* Both optional columns. */
+    static const char both[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_STAGES_OPTIONS "\n"
+        "gpt,7,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,4/3,"
+        "tp_overlap=off,10,,src\n";
+    g_autoptr(SsimRuns) b = ssim_runs_load_data(both, -1, "b.csv", &error);
+    cr_assert_not_null(b, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_runs_get(b, 0)->par.stage_layers[0], 4);
+    cr_assert(ssim_runs_get(b, 0)->par.tp_sync_grad);
+    g_autoptr(GString) bw = ssim_runs_write(b);
+    cr_assert(strstr(bw->str, SSIM_RUNS_HEADER_STAGES_OPTIONS "\n"), "%s", bw->str);
+
+    /* A field with a column of its own, or a bad setting, is refused where it stands. */
+    static const char own[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,tp=4,10,,src\n";
+    g_autoptr(SsimRuns) o = ssim_runs_load_data(own, -1, "own.csv", &error);
+    cr_assert_null(o);
+    cr_assert(strstr(error->message, "own.csv:3:71: options: 'tp=4' sets a field that has a "
+                                     "column of its own"),
+              "%s", error->message);
+    g_clear_error(&error);
+    static const char bad[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+                              "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,"
+                              "off,tp_overlap=x,10,,src\n";
+    g_autoptr(SsimRuns) x = ssim_runs_load_data(bad, -1, "bad.csv", &error);
+    cr_assert_null(x);
+    cr_assert(strstr(error->message, "bad.csv:3:71: options: tp_overlap: 'x' is not on or off"),
+              "%s", error->message);
+}

@@ -124,3 +124,26 @@ Test(validate, rows_outside_the_fitted_shapes_are_extrapolations)
     g_unlink(path);
     g_rmdir(dir);
 }
+
+/* A named model trains in the row's dtype when the row gives one, in its own otherwise; the
+ * writer keeps an empty cell empty. */
+Test(validate, a_named_models_dtype_comes_from_the_row)
+{
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
+        "gpt-3-175b,,,,,,,fp16,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,10,,t\n"
+        "gpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,10,,t\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "d.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimModel) own = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(own);
+    cr_assert_neq(own->dtype, SSIM_DTYPE_FP16, "the test needs a model file that is not fp16");
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_run_set_model(set, 0)->dtype, SSIM_DTYPE_FP16);
+    cr_assert_eq(ssim_run_set_model(set, 1)->dtype, own->dtype);
+    g_autoptr(GString) w = ssim_runs_write(runs);
+    cr_assert(strstr(w->str, "\ngpt-3-175b,,,,,,,fp16,dgx-a100,"), "%s", w->str);
+    cr_assert(strstr(w->str, "\ngpt-3-175b,,,,,,,,dgx-a100,"), "%s", w->str);
+}

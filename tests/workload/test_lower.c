@@ -354,3 +354,66 @@ Test(lower, attention_dropout_adds_mask_traffic_to_softmax_only)
     cr_assert_eq(fwd, 8);
     cr_assert_eq(bwd, 4);
 }
+
+/* The op of graph rank 0 named `name` (the first, from op `from` on). */
+static guint32 find_op(const SsimGraph *g, guint32 from, const char *name)
+{
+    for (guint32 i = from; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank == 0 && op->name != SSIM_NONE &&
+            strcmp(ssim_graph_string(g, op->name), name) == 0)
+            return i;
+    }
+    cr_assert_fail("no op %s", name);
+    return SSIM_NONE;
+}
+
+/*
+ * tp_overlap: Megatron-LM's asynchronous reduction of a column-parallel GEMM's input gradient
+ * starts with its weight gradient and the next kernel waits for both; before it (tp_overlap=off)
+ * the reduction started after the weight gradient.  One layer, tp 2, one microbatch, the simple
+ * cost model, both ranks simulated: each reduction (2 x 5 us + 2 (2-1)/2 x 50,331,648 B / 100 GB/s
+ * = 513.3 us) is shorter than the weight gradient beside it (the LM head's, ffn_up's and qkv's;
+ * the smallest, qkv's 0.93 TFLOP at 500 TFLOP/s, takes 1,855 us), so the step grows by exactly
+ * the three reductions' time.
+ */
+Test(lower, tp_overlap_off_reduces_the_input_gradient_after_the_weight_gradient)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 1);
+    SsimParallel par = split(1, 2, 1, 1, 1, "1f1b");
+    SsimSimpleCost p;
+    ssim_simple_cost_init(&p);
+    SsimCostModel cost = ssim_simple_cost_model(&p);
+    SsimTime makespan[2], reductions = 0;
+    for (guint off = 0; off < 2; off++) {
+        cr_assert(ssim_parallel_set(&par, "tp_overlap", off ? "off" : "on", NULL));
+        cr_assert_eq(par.tp_sync_grad, off);
+        g_autoptr(SsimLowered) l = lower(model, &par, TRUE); /* both tp ranks: a real group */
+        const SsimGraph *g = ssim_lowered_graph(l);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimTimeline) t = ssim_runtime_run(g, &cost, NULL, &error);
+        cr_assert_not_null(t, "%s", error ? error->message : "");
+        makespan[off] = t->makespan;
+        const char *wgrads[] = {"lm_head.wgrad", "ffn_up.wgrad", "qkv.wgrad"},
+                   *next[] = {"final_norm.bwd", "norm2.bwd", "norm1.bwd"};
+        for (guint k = 0; k < G_N_ELEMENTS(wgrads); k++) {
+            guint32 w = find_op(g, 0, wgrads[k]), n = find_op(g, w, next[k]);
+            guint32 a = off ? w + 1 : w - 1; /* the reduction, emitted after or before */
+            const SsimOp *ar = ssim_graph_op(g, a);
+            cr_assert(ar->kind == SSIM_OP_COLLECTIVE && ar->coll == SSIM_COLL_ALLREDUCE, "%s",
+                      wgrads[k]);
+            cr_assert_eq(ar->bytes, 2048ull * 12288 * 2);
+            SsimTime dur = t->end[a] - t->start[a];
+            cr_assert_eq(dur, 513316, "%s: %" G_GINT64_FORMAT, wgrads[k], (gint64)dur);
+            if (off) {
+                cr_assert_eq(t->start[a], t->end[w], "%s: after it", wgrads[k]);
+                cr_assert_eq(t->start[n], t->end[a]);
+                reductions += dur;
+            } else {
+                cr_assert_eq(t->start[a], t->start[w], "%s: beside it", wgrads[k]);
+                cr_assert_eq(t->start[n], t->end[w]);
+            }
+        }
+    }
+    cr_assert_eq(makespan[1] - makespan[0], reductions);
+}

@@ -94,7 +94,8 @@ static Ops ops(const SsimLowered *l, guint rank, const char *name)
 
 Test(stepcost, defaults_follow_megatron_by_dtype)
 {
-    guint all = (1u << SSIM_STEP_COST_N) - 1;
+    /* Every term but the separate gradient accumulation (fused by default). */
+    guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM);
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_BF16),
                  all & ~(1u << SSIM_STEP_COST_LOSS_SCALE));
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_FP16), all & ~(1u << SSIM_STEP_COST_GRAD_FP32));
@@ -334,4 +335,38 @@ Test(stepcost, uneven_stage_rules)
     cr_assert(g_str_has_suffix(s, ",stage_layers=4/3"), "%s", s);
     cr_assert(ssim_parallel_set(&p, "stage_layers", "even", NULL));
     cr_assert_not(ssim_parallel_uneven(&p));
+}
+
+/*
+ * grad_accum (off by default: Megatron-LM fuses the accumulation into the weight-gradient GEMM
+ * since 2022-02): after each microbatch's backward every weight gradient of the GPU is added
+ * into its main gradient: the bf16 gradient read (2 bytes a parameter), the fp32 main gradient
+ * read and written (8) under grad_fp32; 2 + 2 + 2 without it.  Four microbatches of the 8-layer
+ * GPT-3 on dp 2 x tp 2 x pp 2: one kernel per layer and microbatch, and one for the embedding
+ * (stage 0) or for the final norm and the tied copy (stage 1).
+ */
+Test(stepcost, grad_accum_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    cr_assert_not(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_GRAD_ACCUM), "default off");
+    g_autoptr(SsimLowered) none = lower(m, &p);
+    cr_assert_eq(ops(none, 0, "grad_accum").n, 0);
+
+    p = split(2, 2, 2, "+grad_accum");
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    Ops s0 = ops(l, 0, "grad_accum"), s1 = ops(l, 1, "grad_accum");
+    cr_assert_eq(s0.n, 4 * (4 + 1));
+    cr_assert_eq(s1.n, 4 * (4 + 1));
+    cr_assert_eq(s0.bytes, 4 * P0 * 10);
+    cr_assert_eq(s1.bytes, 4 * P1 * 10);
+
+    p = split(2, 2, 2, "+grad_accum/-grad_fp32");
+    g_autoptr(SsimLowered) h = lower(m, &p);
+    cr_assert_eq(ops(h, 0, "grad_accum").bytes, 4 * P0 * 6);
+    cr_assert_eq(ops(h, 1, "grad_accum").bytes, 4 * P1 * 6);
+
+    /* The gradients a DP bucket waits for are the same bytes, now completed by these kernels. */
+    g_autofree char *s = ssim_parallel_to_string(&p);
+    cr_assert(strstr(s, "+grad_accum"), "%s", s);
 }
