@@ -87,3 +87,29 @@ Test(bound, pipeline_fill_and_drain)
     cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, NULL));
     cr_assert_leq(b8.step, r.step_time);
 }
+
+/* Megatron-LM before 2021-09 and 2022-02 (tp_overlap=off, step cost grad_accum): the reductions
+ * after the weight gradients and the accumulation kernels only lengthen the step; the bound,
+ * which counts the accumulation kernels as work, stays under it. */
+Test(bound, the_2021_software_stays_bounded)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    for (guint pp = 1; pp <= 4; pp *= 4) {
+        SsimParallel p = split(4 / pp, 4, pp, 8), old = p;
+        cr_assert(ssim_parallel_set(&old, "tp_overlap", "off", NULL));
+        cr_assert(ssim_parallel_set(&old, "step_costs", "+grad_accum", NULL));
+        SsimStepBound b, bo;
+        ssim_step_lower_bound(m, c, &p, &b);
+        ssim_step_lower_bound(m, c, &old, &bo);
+        cr_assert_gt(bo.work, b.work, "pp %u: the accumulation kernels are work", pp);
+        SsimResult r, ro;
+        SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+        cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, NULL));
+        cfg.par = &old;
+        cr_assert(ssim_simulate(&cfg, &ro, NULL, NULL, NULL));
+        cr_assert_gt(ro.step_time, r.step_time, "pp %u", pp);
+        cr_assert_leq(bo.step, ro.step_time, "pp %u", pp);
+    }
+}
