@@ -206,21 +206,26 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     for (guint32 i = 0; i < n_ops; i++)
         ops[fill[ssim_graph_op(g, i)->rank]++] = i;
 
-    /* The per-iteration terms: their ops' time, summed, per GPU. */
+    /* The per-iteration terms: their ops' time, summed, per GPU.  An op's term follows from its
+     * name (ssim_lower_step_cost_of), asked once per distinct name; no recompute, TP or PP op
+     * belongs to one. */
     r->step_costs_on = ssim_parallel_step_costs(par, model);
+    guint32 n_names = ssim_graph_n_strings(g);
+    g_autofree gint8 *term_of = g_new(gint8, MAX(n_names, 1));
+    memset(term_of, -2, MAX(n_names, 1)); /* -2: not asked yet, -1: no term */
     for (guint32 i = 0; i < n_ops; i++) {
         const SsimOp *op = ssim_graph_op(g, i);
-        SsimStepCost term;
-        /* Of the phase ops, the host op (the only one with a duration of its own) and the
-         * backward's gradient accumulation kernels belong to terms. */
-        if ((cls[i] == SSIM_OPCLASS_FWD || cls[i] == SSIM_OPCLASS_BWD) && op->duration < 0 &&
-            !(cls[i] == SSIM_OPCLASS_BWD && op->name != SSIM_NONE &&
-              strcmp(ssim_graph_string(g, op->name), "grad_accum") == 0))
-            continue;
         if (cls[i] == SSIM_OPCLASS_RECOMPUTE || cls[i] == SSIM_OPCLASS_TP ||
-            cls[i] == SSIM_OPCLASS_PP || op->name == SSIM_NONE ||
-            !ssim_lower_step_cost_of(ssim_graph_string(g, op->name), &term))
+            cls[i] == SSIM_OPCLASS_PP || op->name == SSIM_NONE)
             continue;
+        if (term_of[op->name] == -2) {
+            SsimStepCost t;
+            term_of[op->name] =
+                ssim_lower_step_cost_of(ssim_graph_string(g, op->name), &t) ? (gint8)t : -1;
+        }
+        if (term_of[op->name] < 0)
+            continue;
+        SsimStepCost term = (SsimStepCost)term_of[op->name];
         for (guint c = 0; c < copies; c++) {
             gsize at = (gsize)i * copies + c;
             r->step_cost_time[term] += tl->end[at] - tl->start[at];

@@ -541,9 +541,11 @@ GString *ssim_runs_write(const SsimRuns *runs)
         g_string_append_printf(out, "# %s = %s\n", (char *)runs->meta_k->pdata[i],
                                (char *)runs->meta_v->pdata[i]);
     gboolean stages = FALSE, options = FALSE;
+    g_autoptr(GPtrArray) opts = g_ptr_array_new_with_free_func(g_free); /* each row's */
     for (guint i = 0; i < runs->rows->len; i++) {
         const SsimParallel *p = &g_array_index(runs->rows, SsimMeasuredRun, i).par;
-        g_autofree char *o = row_options(p);
+        char *o = row_options(p);
+        g_ptr_array_add(opts, o);
         stages |= ssim_parallel_uneven(p);
         options |= o[0] != '\0';
     }
@@ -581,8 +583,7 @@ GString *ssim_runs_write(const SsimRuns *runs)
         if (stages)
             g_string_append_c(out, ',');
         if (options) {
-            g_autofree char *o = row_options(p);
-            ssim_csv_append_text(out, o);
+            ssim_csv_append_text(out, opts->pdata[i]);
             g_string_append_c(out, ',');
         }
         append_real(out, r->iteration_ms);
