@@ -13,6 +13,9 @@
  *   tiles   = ceil(m / tm) ceil(n / tn) batch
  *   split   = min(floor(S / tiles), floor(k / 256)) when tiles < S and k >= 512, else 1 (split-K)
  *   t_math  = ceil(tiles split / S) (2 tm tn (k / split) / r + gemm_tile_overhead)
+ *             (r = peak / S x gemm_efficiency, times gemm_unaligned when n or k times the
+ *             element size is not a multiple of 16 bytes: Hopper's TMA tile loads need 16-byte
+ *             aligned rows, and cuBLAS falls back to slower kernels without them)
  *             + (split > 1: split 8 m n batch / (hbm_bw memory_efficiency), the fp32 partials)
  *   t       = max(min over (tm, tn) of t_math, bytes / (hbm_bw * memory_efficiency))
  *             + kernel_overhead,   bytes = (m k + k n + m n) batch dtype_bytes
@@ -114,6 +117,8 @@ typedef struct {
     guint sm_count;
     guint gemm_tile_m, gemm_tile_n;
     SsimTime gemm_tile_overhead;
+    /* The rate factor of a GEMM whose n or k is not a multiple of 16 bytes (0 or 1: none). */
+    double gemm_unaligned;
     guint dtype_bytes; /* of the compute dtype: a GEMM's operand and result elements */
 } SsimAnalyticParams;
 

@@ -129,6 +129,9 @@ typedef struct {
     guint gemm_tile_m;           /* output tile rows of a large GEMM kernel (default 128) */
     guint gemm_tile_n;           /* output tile columns (default 256) */
     SsimTime gemm_tile_overhead; /* per tile, beyond its tensor-core time (default 1 us) */
+    double gemm_unaligned; /* the rate of a GEMM whose n or k row is not a multiple of 16 bytes,
+                              as a fraction of the aligned rate ([efficiency] gemm_unaligned;
+                              default 1: no penalty) */
 
     /* [calibration]: the shapes the figures were fitted on (a calibrated cluster; fit_hi 0 for
      * a dimension not recorded).  A prediction outside them is an extrapolation. */

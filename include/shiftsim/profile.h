@@ -253,6 +253,15 @@ gboolean ssim_profile_memory_time(const SsimProfile *profile, const char *op, in
 gboolean ssim_profile_copy_time(const SsimProfile *profile, const char *op, guint64 bytes,
                                 const SsimAnalyticParams *fallback, SsimCostEstimate *out);
 
+/*
+ * The time `by` gives the op a measured row describes (its kind, op, dtype, shape or bytes, and
+ * for a collective its layout and algorithm), through the lookup above of its kind, `fallback`
+ * answering what `by` lacks: what the simulator would charge for that op.  FALSE for an unknown
+ * collective, or when `by` has nothing relevant and `fallback` is NULL.
+ */
+gboolean ssim_profile_row_time(const SsimProfile *by, const SsimProfileRow *row,
+                               const SsimAnalyticParams *fallback, SsimCostEstimate *out);
+
 /* ---- --explain-costs ------------------------------------------------------------------- */
 
 /* How many ops of each class got their cost from each source. */

@@ -47,6 +47,9 @@ void ssim_error_stats_groups(const double *pred, const double *meas, const guint
 /* A table, one line per group: its name, runs, MAPE, median, max, bias, within 10%, tau. */
 void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, char *const *names,
                               guint n_groups, const char *indent);
+/* The same with `unit` ("rows", ...) heading the count column instead of "runs". */
+void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, char *const *names,
+                                 guint n_groups, const char *indent, const char *unit);
 
 /* The validation report: a table (row per run, then the summary and the figures per model), CSV
  * (one row per run) or JSON (rows, summary, models).  `errors` may be NULL. */

@@ -8,6 +8,7 @@
  *                                  [--cluster C [--nics-per-rank X]]
  *   shiftsim profile query PROFILE --gemm 4096x12288x4096[x1] [--dtype bf16]
  *   shiftsim profile query PROFILE --memory layernorm|--copy d2d --bytes N
+ *   shiftsim profile check MEASURED [--cluster C] [--profile P] [--kind LIST] [--rows]
  */
 #include "src/app/verbs.h"
 
@@ -15,9 +16,11 @@
 #include <shiftsim/import.h>
 #include <shiftsim/profile.h>
 #include <shiftsim/report.h>
+#include <shiftsim/validate.h>
 
 #include <json-glib/json-glib.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -315,15 +318,361 @@ static int profile_query(int argc, char **argv)
     return SSIM_EXIT_OK;
 }
 
+/* ---- check: the cost model beside measured rows ------------------------------------------ */
+
+/* The summary group of a measured row: its kind, and its op where the op names a different
+ * kernel or collective (attention fwd/bwd, each memory kernel, copy and collective). */
+static char *check_group_name(const SsimProfileRow *r)
+{
+    if (r->kind == SSIM_PROFILE_GEMM)
+        return g_strdup("gemm");
+    return g_strdup_printf("%s %s", ssim_profile_kind_name(r->kind), r->op);
+}
+
+/* What predicts: the cluster's analytical model in each dtype, or that model with its GEMM
+ * shape figures fitted to `by`'s GEMMs (what `simulate --profile` does), built on first use. */
+typedef struct {
+    const SsimCluster *cluster;
+    const SsimProfile *by; /* the predicting profile (an empty one: the model alone) */
+    gboolean fit;
+    SsimAnalyticParams params[SSIM_DTYPE_N];
+    SsimGemmModelFit fits[SSIM_DTYPE_N];
+    gboolean ready[SSIM_DTYPE_N], fitted[SSIM_DTYPE_N];
+} CheckModel;
+
+static const SsimAnalyticParams *check_params(CheckModel *cm, int dtype)
+{
+    SsimDtype d = dtype >= 0 ? (SsimDtype)dtype : SSIM_DTYPE_BF16;
+    if (!cm->ready[d]) {
+        SsimAnalyticParams base;
+        ssim_analytic_params_from_cluster(&base, cm->cluster, d);
+        cm->params[d] = base;
+        if (cm->fit)
+            cm->fitted[d] =
+                ssim_profile_fit_gemm_model(cm->by, d, &base, &cm->params[d], &cm->fits[d]);
+        cm->ready[d] = TRUE;
+    }
+    return &cm->params[d];
+}
+
+static void check_row_csv(GString *out, const SsimProfileRow *r, double meas, double pred,
+                          const char *source)
+{
+    g_string_append_printf(out,
+                           "%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                           ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%u,%u,%.6g,",
+                           ssim_profile_kind_name(r->kind), r->op,
+                           r->dtype >= 0 ? ssim_dtype_name((SsimDtype)r->dtype) : "", r->m, r->n,
+                           r->k, r->batch, r->bytes, r->ranks, r->ranks_per_node, meas);
+    if (isfinite(pred))
+        g_string_append_printf(out, "%.6g,%.4f", pred, (pred - meas) / meas);
+    else
+        g_string_append(out, ",");
+    g_string_append_printf(out, ",%s\n", source);
+}
+
+static void check_row_table(GString *out, const SsimProfileRow *r, double meas, double pred,
+                            const char *source)
+{
+    g_autofree char *what = NULL;
+    if (r->kind == SSIM_PROFILE_GEMM || r->kind == SSIM_PROFILE_ATTENTION)
+        what = g_strdup_printf("%" G_GUINT64_FORMAT "x%" G_GUINT64_FORMAT "x%" G_GUINT64_FORMAT
+                               "x%" G_GUINT64_FORMAT,
+                               r->m, r->n, r->k, r->batch);
+    else if (r->kind == SSIM_PROFILE_COMM)
+        what = g_strdup_printf("%" G_GUINT64_FORMAT " B, %u ranks, %u/node", r->bytes, r->ranks,
+                               r->ranks_per_node);
+    else
+        what = g_strdup_printf("%" G_GUINT64_FORMAT " B", r->bytes);
+    g_autofree char *group = check_group_name(r);
+    g_string_append_printf(out, "  %-18.18s %-4s %-30.30s %11.3f", group,
+                           r->dtype >= 0 ? ssim_dtype_name((SsimDtype)r->dtype) : "-", what, meas);
+    if (isfinite(pred))
+        g_string_append_printf(out, " %11.3f %+8.1f%%", pred, 100 * (pred - meas) / meas);
+    else
+        g_string_append_printf(out, " %11s %9s", "-", "-");
+    g_string_append_printf(out, "  %s\n", source);
+}
+
+static void check_stats_json(JsonBuilder *b, const char *name, const SsimErrorStats *s)
+{
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "group");
+    json_builder_add_string_value(b, name);
+    json_builder_set_member_name(b, "rows");
+    json_builder_add_int_value(b, s->n);
+    const char *keys[] = {"mape", "median", "max", "bias", "within10", "tau"};
+    const double vals[] = {s->mape, s->median, s->max, s->bias, s->within10, s->tau};
+    for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+        json_builder_set_member_name(b, keys[i]);
+        if (s->n > 0 && isfinite(vals[i]) && (i < 5 || s->pairs > 0))
+            json_builder_add_double_value(b, vals[i]);
+        else
+            json_builder_add_null_value(b);
+    }
+    json_builder_end_object(b);
+}
+
+static int profile_check(int argc, char **argv)
+{
+    g_autofree char *cluster_name = NULL, *by_path = NULL, *kinds_text = NULL;
+    gboolean rows = FALSE;
+    g_auto(SsimCliOutput) output = {0};
+    GOptionEntry entries[] = {
+        {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
+         "The cluster whose analytical model predicts (default: the default cluster, dgx-h200)",
+         "NAME|PATH"},
+        {"profile", 'p', 0, G_OPTION_ARG_FILENAME, &by_path,
+         "Predict through this profile (file or directory) as `simulate --profile` would: its "
+         "rows, interpolated, with the GEMM shape model fitted to its GEMMs; what it lacks falls "
+         "to the cluster's model",
+         "PATH"},
+        {"kind", 'k', 0, G_OPTION_ARG_STRING, &kinds_text,
+         "Only rows of these kinds (gemm, attention, memory, comm, copy; default all)", "LIST"},
+        {"rows", 0, 0, G_OPTION_ARG_NONE, &rows,
+         "Also list every row: measured, predicted, error and where the prediction came from",
+         NULL},
+        ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
+                              "table (default), csv (one line per row, or per group without "
+                              "--rows) or json (groups, and rows with --rows)"),
+        ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
+                              "Write the report to FILE (default: "
+                              "standard output)"),
+        {NULL}};
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("MEASURED - the cost model beside measured rows");
+    g_option_context_set_summary(
+        ctx,
+        "For every row of MEASURED (a profile file or directory: shiftsim-bench output, imported "
+        "nccl-tests), the time the simulator would charge for that op, and the error: "
+        "(predicted - measured) / measured.  Summarised per group (GEMMs; attention fwd and bwd; "
+        "each memory kernel, copy and collective): rows, MAPE, median, max, bias (mean signed "
+        "error), the fraction within 10% and Kendall tau (is the ranking of the group's ops "
+        "right?).  Predict with the cluster's analytical model alone (the default: what a "
+        "simulation without --profile charges), or through --profile P, to see how far P's "
+        "measurements carry to shapes and sizes it did not measure.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!ssim_cli_parse(ctx, &argc, &argv, VERB " check"))
+        return SSIM_EXIT_USAGE;
+    if (argc != 2)
+        return ssim_cli_usage_error(VERB " check", "expected one MEASURED profile");
+    SsimFormat format;
+    int rc = ssim_cli_output_format(VERB " check", &output, &format);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
+    gboolean want[SSIM_PROFILE_KIND_N];
+    for (guint k = 0; k < SSIM_PROFILE_KIND_N; k++)
+        want[k] = kinds_text == NULL;
+    if (kinds_text != NULL) {
+        g_auto(GStrv) parts = g_strsplit(kinds_text, ",", -1);
+        for (guint i = 0; parts[i] != NULL; i++) {
+            SsimProfileKind k;
+            if (!ssim_profile_kind_from_name(g_strstrip(parts[i]), &k))
+                return ssim_cli_usage_error(VERB " check",
+                                            "--kind: unknown kind '%s' (gemm, attention, memory, "
+                                            "comm, copy)",
+                                            parts[i]);
+            want[k] = TRUE;
+        }
+    }
+    rc = ssim_cli_check_output(output.output);
+    if (rc != SSIM_EXIT_OK)
+        return rc;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) measured = ssim_profile_load(argv[1], &error);
+    if (measured == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(SsimCluster) cluster =
+        cluster_name ? ssim_cluster_load(cluster_name, &error) : ssim_cluster_default();
+    if (cluster == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(SsimProfile) by = by_path ? ssim_profile_load(by_path, &error) : ssim_profile_new();
+    if (by == NULL)
+        return ssim_cli_runtime_error(error);
+    CheckModel cm = {.cluster = cluster, .by = by, .fit = by_path != NULL};
+
+    guint n_all = ssim_profile_n_rows(measured);
+    g_autofree double *pred = g_new(double, MAX(n_all, 1u));
+    g_autofree double *meas = g_new(double, MAX(n_all, 1u));
+    g_autofree guint *groups = g_new(guint, MAX(n_all, 1u));
+    g_autofree const SsimProfileRow **picked = g_new(const SsimProfileRow *, MAX(n_all, 1u));
+    g_autofree SsimCostSource *sources = g_new(SsimCostSource, MAX(n_all, 1u));
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+    guint n = 0, by_source[SSIM_COST_N] = {0};
+    for (guint i = 0; i < n_all; i++) {
+        const SsimProfileRow *r = ssim_profile_row(measured, i);
+        if (!want[r->kind])
+            continue;
+        SsimCostEstimate est;
+        gboolean ok = ssim_profile_row_time(by, r, check_params(&cm, r->dtype), &est);
+        picked[n] = r;
+        meas[n] = r->time_us;
+        pred[n] = ok && est.time_us > 0 ? est.time_us : NAN;
+        sources[n] = est.source;
+        if (isfinite(pred[n]))
+            by_source[est.source]++;
+        char *name = check_group_name(r);
+        gpointer id;
+        if (g_hash_table_lookup_extended(ids, name, NULL, &id)) {
+            g_free(name);
+        } else {
+            id = GUINT_TO_POINTER(names->len);
+            g_ptr_array_add(names, name);
+            g_hash_table_insert(ids, name, id);
+        }
+        groups[n] = GPOINTER_TO_UINT(id);
+        n++;
+    }
+    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(names->len, 1u));
+    ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
+    SsimErrorStats all;
+    ssim_error_stats(pred, meas, groups, n, &all);
+
+    g_autoptr(GString) out = g_string_new(NULL);
+    const char *gpu = ssim_profile_get_meta(measured, "gpu");
+    if (format == SSIM_FORMAT_TABLE) {
+        g_string_append_printf(out, "measured:   %s (%u rows%s%s)\n", argv[1], n, gpu ? ", " : "",
+                               gpu ? gpu : "");
+        g_string_append_printf(
+            out, "predicted:  %s%s%s\n", by_path ? "profile " : "the analytical model of ",
+            by_path ? by_path : cluster->name, by_path ? ", then the cluster's model" : "");
+        g_string_append_printf(out, "cluster:    %s (%s)\n", cluster->name,
+                               cluster->gpu ? cluster->gpu : "");
+        for (guint d = 0; d < SSIM_DTYPE_N; d++)
+            if (cm.fitted[d])
+                g_string_append_printf(
+                    out,
+                    "gemm model: %s fitted to %u GEMMs of the profile: efficiency %.3f, %.3g us "
+                    "per tile (rms log error %.3f)\n",
+                    ssim_dtype_name((SsimDtype)d), cm.fits[d].rows, cm.fits[d].efficiency,
+                    cm.fits[d].tile_overhead_us, cm.fits[d].rms_log_error);
+            else if (cm.ready[d])
+                g_string_append_printf(out,
+                                       "gemm model: %s as the cluster sets it: efficiency %.3f, "
+                                       "%.3g us per tile\n",
+                                       ssim_dtype_name((SsimDtype)d), cm.params[d].gemm_efficiency,
+                                       ssim_time_to_seconds(cm.params[d].gemm_tile_overhead) * 1e6);
+        g_string_append(out, "sources:   ");
+        for (guint s = 0; s < SSIM_COST_N; s++)
+            if (by_source[s] > 0)
+                g_string_append_printf(out, " %s %u", ssim_cost_source_name((SsimCostSource)s),
+                                       by_source[s]);
+        g_string_append(out, "\n");
+        if (rows) {
+            g_string_append_printf(out, "\n  %-18s %-4s %-30s %11s %11s %9s  %s\n", "group", "type",
+                                   "shape (m x n x k x batch) / size", "measured_us", "predicted",
+                                   "error", "source");
+            for (guint i = 0; i < n; i++)
+                check_row_table(out, picked[i], meas[i], pred[i],
+                                isfinite(pred[i]) ? ssim_cost_source_name(sources[i]) : "none");
+        }
+        g_string_append(out, "\n");
+        ssim_error_groups_append_as(out, per, (char *const *)names->pdata, names->len, "  ",
+                                    "rows");
+        g_string_append(out, "\nall rows\n");
+        ssim_error_stats_append(out, &all, "  ");
+    } else if (format == SSIM_FORMAT_CSV) {
+        if (rows) {
+            g_string_append(out, "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,"
+                                 "measured_us,predicted_us,error,source\n");
+            for (guint i = 0; i < n; i++)
+                check_row_csv(out, picked[i], meas[i], pred[i],
+                              isfinite(pred[i]) ? ssim_cost_source_name(sources[i]) : "none");
+        } else {
+            g_string_append(out, "group,rows,mape,median,max,bias,within10,tau\n");
+            for (guint g = 0; g <= names->len; g++) {
+                const SsimErrorStats *s = g < names->len ? &per[g] : &all;
+                g_string_append_printf(out, "%s,%u",
+                                       g < names->len ? (char *)names->pdata[g] : "all", s->n);
+                const double v[] = {s->mape, s->median, s->max, s->bias, s->within10};
+                for (gsize j = 0; j < G_N_ELEMENTS(v); j++)
+                    if (s->n > 0 && isfinite(v[j]))
+                        g_string_append_printf(out, ",%.4f", v[j]);
+                    else
+                        g_string_append(out, ",");
+                if (s->pairs > 0)
+                    g_string_append_printf(out, ",%.4f\n", s->tau);
+                else
+                    g_string_append(out, ",\n");
+            }
+        }
+    } else {
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "measured");
+        json_builder_add_string_value(b, argv[1]);
+        json_builder_set_member_name(b, "cluster");
+        json_builder_add_string_value(b, cluster->name);
+        json_builder_set_member_name(b, "profile");
+        if (by_path)
+            json_builder_add_string_value(b, by_path);
+        else
+            json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "groups");
+        json_builder_begin_array(b);
+        for (guint g = 0; g < names->len; g++)
+            check_stats_json(b, names->pdata[g], &per[g]);
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "all");
+        check_stats_json(b, "all", &all);
+        if (rows) {
+            json_builder_set_member_name(b, "rows");
+            json_builder_begin_array(b);
+            for (guint i = 0; i < n; i++) {
+                const SsimProfileRow *r = picked[i];
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "kind");
+                json_builder_add_string_value(b, ssim_profile_kind_name(r->kind));
+                json_builder_set_member_name(b, "op");
+                json_builder_add_string_value(b, r->op);
+                json_builder_set_member_name(b, "dtype");
+                if (r->dtype >= 0)
+                    json_builder_add_string_value(b, ssim_dtype_name((SsimDtype)r->dtype));
+                else
+                    json_builder_add_null_value(b);
+                const char *dims[] = {"m", "n", "k", "batch", "bytes"};
+                const guint64 dv[] = {r->m, r->n, r->k, r->batch, r->bytes};
+                for (gsize j = 0; j < G_N_ELEMENTS(dims); j++) {
+                    json_builder_set_member_name(b, dims[j]);
+                    json_builder_add_int_value(b, (gint64)dv[j]);
+                }
+                json_builder_set_member_name(b, "ranks");
+                json_builder_add_int_value(b, r->ranks);
+                json_builder_set_member_name(b, "ranks_per_node");
+                json_builder_add_int_value(b, r->ranks_per_node);
+                json_builder_set_member_name(b, "measured_us");
+                json_builder_add_double_value(b, meas[i]);
+                json_builder_set_member_name(b, "predicted_us");
+                if (isfinite(pred[i]))
+                    json_builder_add_double_value(b, pred[i]);
+                else
+                    json_builder_add_null_value(b);
+                json_builder_set_member_name(b, "source");
+                json_builder_add_string_value(
+                    b, isfinite(pred[i]) ? ssim_cost_source_name(sources[i]) : "none");
+                json_builder_end_object(b);
+            }
+            json_builder_end_array(b);
+        }
+        json_builder_end_object(b);
+        ssim_json_append(out, b, TRUE);
+    }
+    if (!ssim_cli_emit(output.output, out, &error))
+        return ssim_cli_runtime_error(error);
+    return SSIM_EXIT_OK;
+}
+
 int ssim_verb_profile(int argc, char **argv)
 {
     static const char usage[] =
-        "Usage: shiftsim profile import|show|query ...\n"
+        "Usage: shiftsim profile import|show|query|check ...\n"
         "  import --from nccl-tests|nccl-tests-json|vtrain FILE... [-o OUT.csv]\n"
         "  show PROFILE\n"
         "  query PROFILE --comm OP --bytes N --ranks R [--per-node K] | --gemm MxNxK[xB] |\n"
         "        --memory OP --bytes N | --copy OP --bytes N  [--dtype T]\n"
         "        [--cluster C [--nics-per-rank X]]\n"
+        "  check MEASURED [--cluster C] [--profile P] [--kind LIST] [--rows]\n"
         "`shiftsim profile SUBCOMMAND --help` lists a subcommand's options.\n";
     if (argc < 2) {
         fputs(usage, stderr);
@@ -343,5 +692,8 @@ int ssim_verb_profile(int argc, char **argv)
         return profile_show(argc - 1, argv + 1);
     if (strcmp(sub, "query") == 0)
         return profile_query(argc - 1, argv + 1);
-    return ssim_cli_usage_error(VERB, "unknown subcommand '%s' (import, show or query)", sub);
+    if (strcmp(sub, "check") == 0)
+        return profile_check(argc - 1, argv + 1);
+    return ssim_cli_usage_error(VERB, "unknown subcommand '%s' (import, show, query or check)",
+                                sub);
 }

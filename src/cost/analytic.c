@@ -46,6 +46,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .gemm_tile_m = cluster->gemm_tile_m,
         .gemm_tile_n = cluster->gemm_tile_n,
         .gemm_tile_overhead = cluster->gemm_tile_overhead,
+        .gemm_unaligned = cluster->gemm_unaligned,
         .dtype_bytes = ssim_dtype_size(dtype),
     };
 }

@@ -350,10 +350,11 @@ gboolean ssim_profile_copy_time(const SsimProfile *profile, const char *op, guin
         return TRUE;
     if (fallback == NULL)
         return profile_analytical(out, NULL, 0);
-    /* d2d moves through HBM; p2p over NVLink; h2d/d2h over PCIe, which the cluster does not
-     * describe: the NIC path (PCIe-class bandwidth) stands in for it. */
+    /* A copy's bytes are read plus written (docs/profiles.md), so a transfer carries half of
+     * them.  d2d moves through HBM; p2p over NVLink; h2d/d2h over PCIe, which the cluster does
+     * not describe: the NIC path (PCIe-class bandwidth) stands in for it. */
     SsimTime t = strcmp(op, "d2d") == 0   ? ssim_analytic_compute_time(fallback, 0, bytes)
-                 : strcmp(op, "p2p") == 0 ? ssim_analytic_p2p_time(fallback, bytes, FALSE)
-                                          : ssim_analytic_p2p_time(fallback, bytes, TRUE);
+                 : strcmp(op, "p2p") == 0 ? ssim_analytic_p2p_time(fallback, bytes / 2, FALSE)
+                                          : ssim_analytic_p2p_time(fallback, bytes / 2, TRUE);
     return profile_analytical(out, fallback, t);
 }

@@ -82,6 +82,7 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "gemm_tile_m",
                                               "gemm_tile_n",
                                               "gemm_tile_us",
+                                              "gemm_unaligned",
                                               NULL};
 
 static const char *const fit_dim_names[SSIM_FIT_DIM_N] = {
@@ -127,6 +128,7 @@ static void set_default_efficiencies(SsimCluster *c)
     c->gemm_tile_m = 128;
     c->gemm_tile_n = 256;
     c->gemm_tile_overhead = 1 * SSIM_US;
+    c->gemm_unaligned = 1.0;
 }
 
 /* Topology defaults that depend on nothing else; 0 marks the ones derive_topology() fills. */
@@ -190,8 +192,10 @@ SsimCluster *ssim_cluster_default(void)
     c->nics_per_node = 8;
     c->nic_bw = 400e9 / 8;
     c->nic_latency = 5 * SSIM_US;
-    c->gemm_efficiency = 0.84;
+    c->gemm_efficiency = 0.78;
     c->gemm_half_flops = 4e9;
+    c->gemm_tile_overhead = 2700; /* ns */
+    c->gemm_unaligned = 0.31;
     c->memory_efficiency = 0.85;
     c->nvlink_efficiency = 0.82;
     c->ib_efficiency = 0.94;
@@ -338,6 +342,7 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
     FRACTION("memory", c->memory_efficiency);
     FRACTION("nvlink", c->nvlink_efficiency);
     FRACTION("ib", c->ib_efficiency);
+    FRACTION("gemm_unaligned", c->gemm_unaligned);
     if (!(c->gemm_half_flops >= 0.0 && isfinite(c->gemm_half_flops)))
         FAIL("efficiency", "gemm_half_gflop", "must be >= 0");
     if (!(c->overlap_slowdown >= 1.0 && isfinite(c->overlap_slowdown)))
@@ -428,7 +433,9 @@ static gboolean parse_gemm_model(const SsimIni *ini, SsimCluster *c, GError **er
     return ssim_ini_uint(ini, "gpu", "sm_count", FALSE, 1, &c->sm_count, error) &&
            ssim_ini_uint(ini, "efficiency", "gemm_tile_m", FALSE, 1, &c->gemm_tile_m, error) &&
            ssim_ini_uint(ini, "efficiency", "gemm_tile_n", FALSE, 1, &c->gemm_tile_n, error) &&
-           read_time_us(ini, "efficiency", "gemm_tile_us", FALSE, &c->gemm_tile_overhead, error);
+           read_time_us(ini, "efficiency", "gemm_tile_us", FALSE, &c->gemm_tile_overhead, error) &&
+           ssim_ini_double(ini, "efficiency", "gemm_unaligned", FALSE, 0, TRUE, 1,
+                           &c->gemm_unaligned, error);
 }
 
 /* [calibration]: each key "LO..HI" (integers, LO <= HI), the fitted range of a dimension. */
@@ -665,6 +672,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     g_string_append_printf(out, "gemm_tile_m = %u\ngemm_tile_n = %u\n", c->gemm_tile_m,
                            c->gemm_tile_n);
     kv(out, "gemm_tile_us", us_of(c->gemm_tile_overhead));
+    if (c->gemm_unaligned < 1.0)
+        kv(out, "gemm_unaligned", c->gemm_unaligned);
     g_string_append_printf(out, "\n[topology]\nkind = %s\nnvlink_ports = %u\n",
                            ssim_topology_name((SsimTopologyKind)c->topology), c->nvlink_ports);
     if (c->topology == SSIM_TOPOLOGY_FULLMESH)

@@ -141,7 +141,13 @@ static void append_pct(GString *out, double v, const char *fmt)
 void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, char *const *names,
                               guint n_groups, const char *indent)
 {
-    g_string_append_printf(out, "%s%-20s %5s %8s %8s %8s %8s %8s %7s\n", indent, "group", "runs",
+    ssim_error_groups_append_as(out, per_group, names, n_groups, indent, "runs");
+}
+
+void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, char *const *names,
+                                 guint n_groups, const char *indent, const char *unit)
+{
+    g_string_append_printf(out, "%s%-20s %5s %8s %8s %8s %8s %8s %7s\n", indent, "group", unit,
                            "MAPE", "median", "max", "bias", "in 10%", "tau");
     for (guint g = 0; g < n_groups; g++) {
         const SsimErrorStats *s = &per_group[g];

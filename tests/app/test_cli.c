@@ -125,3 +125,39 @@ Test(cli, byte_sizes_share_one_grammar, .init = cr_redirect_stderr)
         cr_expect_str_empty(out);
     }
 }
+
+/* profile check: a profile checked against itself is exact (every error 0); against the
+ * analytical model it reports each group's rows; a bad --kind is a usage error, a missing
+ * file a runtime error naming it. */
+Test(cli, profile_check_puts_the_model_beside_measured_rows, .init = cr_redirect_stderr)
+{
+    g_autofree char *h200 =
+        g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "h200", "gpt-j-6b.csv", NULL);
+    const char *self[] = {"shiftsim", "profile", "check", h200, "--profile", h200, "-f", "csv"};
+    int rc = -1;
+    g_autofree char *out = test_cli_stdout(self, G_N_ELEMENTS(self), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(g_str_has_prefix(out, "group,rows,mape,median,max,bias,within10,tau\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "\ngemm,272,0.0000,0.0000,0.0000,0.0000,1.0000,1.0000\n"), "%s",
+                       out);
+    cr_assert_not_null(strstr(out, "\nall,397,0.0000,"), "%s", out);
+
+    const char *model[] = {"shiftsim",  "profile", "check", h200, "--kind",
+                           "gemm,copy", "--rows",  "-f",    "csv"};
+    g_autofree char *rows = test_cli_stdout(model, G_N_ELEMENTS(model), &rc);
+    cr_assert_eq(rc, 0);
+    g_auto(GStrv) lines = g_strsplit(rows, "\n", -1);
+    cr_assert_str_eq(lines[0], "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,"
+                               "measured_us,predicted_us,error,source");
+    /* 272 GEMMs and 27 copies, each priced by the model, then the empty last line. */
+    cr_assert_eq(g_strv_length(lines), 1 + 272 + 27 + 1);
+    for (guint i = 1; lines[i][0] != '\0'; i++)
+        cr_assert(g_str_has_suffix(lines[i], ",analytical"), "%s", lines[i]);
+
+    const char *bad_kind[] = {"shiftsim", "profile", "check", h200, "--kind", "gemms"};
+    g_autofree char *o2 = test_cli_stdout(bad_kind, G_N_ELEMENTS(bad_kind), &rc);
+    cr_assert_eq(rc, 2);
+    const char *missing[] = {"shiftsim", "profile", "check", "no-such-profile.csv"};
+    g_autofree char *o3 = test_cli_stdout(missing, G_N_ELEMENTS(missing), &rc);
+    cr_assert_eq(rc, 1);
+}

@@ -697,3 +697,49 @@ Test(profile, gemm_by_flops_only)
     cr_assert_lt(fabs(e.time_us - oracle_us(f, 1.0)) / oracle_us(f, 1.0), 0.02);
     cr_assert_not(ssim_profile_flops_time(p, f, SSIM_DTYPE_FP16, NULL, &e));
 }
+
+/* ssim_profile_row_time asks each row's op of the lookup of its kind: with an empty profile every
+ * row gets the analytical fallback's closed form (by hand below), with a profile holding the
+ * same row the measured time, exact.  A copy's bytes are read plus written, so h2d carries half. */
+Test(profile, row_time_prices_each_kind_as_the_simulator_would)
+{
+    static const char measured_text[] = "# shiftsim-profile v2\n" SSIM_PROFILE_HEADER "\n"
+                                        "gemm,fwd,bf16,100,100,100,1,0,1,1,,,9,,,,\n"
+                                        "memory,gelu,bf16,0,0,0,0,1000000,1,1,,,2,,,,\n"
+                                        "copy,h2d,,0,0,0,0,2000000,1,1,,,150,,,,\n"
+                                        "comm,allreduce,bf16,0,0,0,0,8000000,8,8,,,200,,,,\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) measured = ssim_profile_load_data(measured_text, -1, "m.csv", &error);
+    cr_assert_not_null(measured, "%s", error ? error->message : "");
+    SsimAnalyticParams p = {
+        .peak_flops = 1e12,
+        .hbm_bw = 1e12,
+        .gemm_efficiency = 0.5,
+        .gemm_half_flops = 0,
+        .memory_efficiency = 1.0,
+        .nvlink_bw = 1e11,
+        .ib_bw = 1e10,
+        .gpus_per_node = 8,
+        .dtype_bytes = 2,
+    };
+    /* gemm: 2e6 FLOPs at 0.5 TFLOP/s = 4 us (its 6e4 bytes take 0.06 us); gelu: 1e6 B at
+     * 1 TB/s = 1 us; h2d: 1e6 of the 2e6 bytes over the NIC path at 10 GB/s = 100 us;
+     * all-reduce of 8e6 B on 8 GPUs of one node: 2 x 7/8 x 8e6 / 1e11 s = 140 us. */
+    const double want[] = {4, 1, 100, 140};
+    g_autoptr(SsimProfile) empty = ssim_profile_new();
+    cr_assert_eq(ssim_profile_n_rows(measured), G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        SsimCostEstimate e;
+        cr_assert(ssim_profile_row_time(empty, ssim_profile_row(measured, i), &p, &e));
+        cr_assert_eq(e.source, SSIM_COST_ANALYTICAL, "row %u", i);
+        cr_assert(fabs(e.time_us - want[i]) < 1e-3, "row %u: %g us, want %g", i, e.time_us,
+                  want[i]);
+        /* The measured profile answers its own rows exactly. */
+        cr_assert(ssim_profile_row_time(measured, ssim_profile_row(measured, i), &p, &e));
+        cr_assert_eq(e.source, SSIM_COST_EXACT, "row %u", i);
+        cr_assert_float_eq(e.time_us, ssim_profile_row(measured, i)->time_us, 1e-9);
+    }
+    /* Without a fallback an empty profile has nothing to say. */
+    SsimCostEstimate e;
+    cr_assert_not(ssim_profile_row_time(empty, ssim_profile_row(measured, 0), NULL, &e));
+}

@@ -260,3 +260,23 @@ Test(cluster, gemm_model_keys_and_fitted_ranges_round_trip)
     assert_has(error->message, "tp: '8..2' is not a range LO..HI");
     assert_has(error->message, "bad.ini:");
 }
+
+/* gemm_unaligned is a fraction of the aligned rate: 0 and above 1 are refused by name; the
+ * bundled Hopper clusters set the H200 measurement, the A100 none (1). */
+Test(cluster, gemm_unaligned_is_a_fraction)
+{
+    assert_a100_line_refused("gemm_tile_us = ", "gemm_unaligned = 0\ngemm_tile_us = ",
+                             "gemm_unaligned: 0 is out of range");
+    assert_a100_line_refused("gemm_tile_us = ", "gemm_unaligned = 1.5\ngemm_tile_us = ",
+                             "gemm_unaligned: 1.5 is out of range");
+    const struct {
+        const char *name;
+        double want;
+    } bundled[] = {{"dgx-a100", 1.0}, {"dgx-h100", 0.31}, {"dgx-h200", 0.31}};
+    for (gsize i = 0; i < G_N_ELEMENTS(bundled); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimCluster) c = ssim_cluster_load(bundled[i].name, &error);
+        cr_assert_not_null(c, "%s", error ? error->message : "");
+        cr_assert_float_eq(c->gemm_unaligned, bundled[i].want, 1e-12, "%s", bundled[i].name);
+    }
+}
