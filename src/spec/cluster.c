@@ -192,9 +192,8 @@ SsimCluster *ssim_cluster_default(void)
     c->nics_per_node = 8;
     c->nic_bw = 400e9 / 8;
     c->nic_latency = 5 * SSIM_US;
-    c->gemm_efficiency = 0.78;
+    c->gemm_efficiency = 0.84;
     c->gemm_half_flops = 4e9;
-    c->gemm_tile_overhead = 2700; /* ns */
     c->gemm_unaligned = 0.31;
     c->memory_efficiency = 0.85;
     c->nvlink_efficiency = 0.82;

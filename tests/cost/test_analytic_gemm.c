@@ -266,15 +266,11 @@ Test(analytic_gemm, fitted_on_small_shapes_predicts_a_large_one)
  * within 1% (the model's form fits measurements at 1 and 37 waves alike). */
 Test(analytic_gemm, cluster_efficiency_is_the_fit_to_measured_maxima)
 {
-    /* dgx-a100 and dgx-h100: the two measured maxima of each; dgx-h200: the 136 bf16 GEMMs this
-     * project measured on an H200 (traces/h200/gpt-j-6b.csv), both free figures fitted. */
     const struct {
         const char *cluster, *profile;
-        guint rows;
-        double rms;
-    } cases[] = {{"dgx-a100", SHIFTSIM_SOURCE_ROOT "/traces/mamf-a100", 2, 0.01},
-                 {"dgx-h100", SHIFTSIM_SOURCE_ROOT "/traces/mamf-h100", 2, 0.01},
-                 {"dgx-h200", SHIFTSIM_SOURCE_ROOT "/traces/h200/gpt-j-6b.csv", 136, 0.12}};
+    } cases[] = {{"dgx-a100", SHIFTSIM_SOURCE_ROOT "/traces/mamf-a100"},
+                 {"dgx-h100", SHIFTSIM_SOURCE_ROOT "/traces/mamf-h100"},
+                 {"dgx-h200", SHIFTSIM_SOURCE_ROOT "/traces/mamf-h100"}};
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(GError) error = NULL;
         g_autoptr(SsimCluster) c = ssim_cluster_load(cases[i].cluster, &error);
@@ -285,16 +281,84 @@ Test(analytic_gemm, cluster_efficiency_is_the_fit_to_measured_maxima)
         ssim_analytic_params_from_cluster(&start, c, SSIM_DTYPE_BF16);
         SsimGemmModelFit fit;
         cr_assert(ssim_profile_fit_gemm_model(p, SSIM_DTYPE_BF16, &start, &fitted, &fit));
-        cr_assert_eq(fit.rows, cases[i].rows);
+        cr_assert_eq(fit.rows, 2);
         cr_assert(fabs(fit.efficiency - c->gemm_efficiency) < 0.005, "%s: fit %g, file %g",
                   cases[i].cluster, fit.efficiency, c->gemm_efficiency);
-        cr_assert(fit.rms_log_error < cases[i].rms, "%s: rms %g", cases[i].cluster,
-                  fit.rms_log_error);
-        if (cases[i].rows > 2) /* the per-tile figure was fitted too */
-            cr_assert(fabs(fit.tile_overhead_us -
-                           ssim_time_to_seconds(c->gemm_tile_overhead) * 1e6) < 0.05,
-                      "%s: tile %g us", cases[i].cluster, fit.tile_overhead_us);
+        cr_assert(fit.rms_log_error < 0.01, "%s: rms %g", cases[i].cluster, fit.rms_log_error);
     }
+}
+
+/* The mean |error| and the mean signed error of the stock dgx-h200 model (gemm_unaligned as
+ * `unaligned`, < 0: as the file sets it) on the bf16 GEMMs of `profile` that `pick` selects. */
+static void h200_errors(const char *profile, gboolean (*pick)(const SsimProfileRow *),
+                        double unaligned, double *mape, double *bias, guint *n)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("dgx-h200", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    g_autoptr(SsimProfile) measured = ssim_profile_load(profile, &error);
+    cr_assert_not_null(measured, "%s", error ? error->message : "");
+    SsimAnalyticParams p;
+    ssim_analytic_params_from_cluster(&p, c, SSIM_DTYPE_BF16);
+    if (unaligned >= 0)
+        p.gemm_unaligned = unaligned;
+    g_autoptr(SsimProfile) none = ssim_profile_new();
+    *mape = *bias = 0;
+    *n = 0;
+    for (guint i = 0; i < ssim_profile_n_rows(measured); i++) {
+        const SsimProfileRow *r = ssim_profile_row(measured, i);
+        if (r->kind != SSIM_PROFILE_GEMM || r->dtype != SSIM_DTYPE_BF16 || !pick(r))
+            continue;
+        SsimCostEstimate e;
+        cr_assert(ssim_profile_row_time(none, r, &p, &e));
+        double err = (e.time_us - r->time_us) / r->time_us;
+        *mape += fabs(err);
+        *bias += err;
+        (*n)++;
+    }
+    cr_assert_gt(*n, 0);
+    *mape /= *n;
+    *bias /= *n;
+}
+
+static gboolean any_gemm(const SsimProfileRow *r)
+{
+    return r->m > 0;
+}
+
+static gboolean misaligned(const SsimProfileRow *r)
+{
+    return (r->n * 2) % 16 != 0 || (r->k * 2) % 16 != 0;
+}
+
+/* Data never fitted: the GEMMs PyTorch 2.11 ran in a GPT-J layer on an H200 (a Kineto trace,
+ * traces/h200/reference) against the stock dgx-h200 model, whose `gemm` comes from an H100's
+ * measured maxima: 3.0% MAPE, bias -0.7% when this was written. */
+Test(analytic_gemm, stock_h200_predicts_pytorchs_gemms)
+{
+    double mape, bias;
+    guint n;
+    h200_errors(SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.csv", any_gemm, -1,
+                &mape, &bias, &n);
+    cr_assert_eq(n, 14);
+    cr_assert_lt(mape, 0.05, "MAPE %g", mape);
+    cr_assert_lt(fabs(bias), 0.03, "bias %g", bias);
+}
+
+/* The 8 bf16 GEMMs of the bench's H200 profile whose n or k is 6300 (GPT-J's LM head at tp 8)
+ * ran 2.9-3.8x slower than aligned neighbours: with gemm_unaligned the model is within a fifth
+ * of them on average, without it off by more than half. */
+Test(analytic_gemm, misaligned_rows_on_the_h200)
+{
+    double with, without, bias;
+    guint n;
+    h200_errors(SHIFTSIM_SOURCE_ROOT "/traces/h200/gpt-j-6b.csv", misaligned, -1, &with, &bias, &n);
+    cr_assert_eq(n, 8);
+    cr_assert_lt(with, 0.2, "with gemm_unaligned: MAPE %g", with);
+    h200_errors(SHIFTSIM_SOURCE_ROOT "/traces/h200/gpt-j-6b.csv", misaligned, 1.0, &without, &bias,
+                &n);
+    cr_assert_gt(without, 0.5, "without: MAPE %g", without);
+    cr_assert_lt(bias, -0.5, "without: bias %g", bias);
 }
 
 /* A row (n for B and C, k for A) that is not a multiple of 16 bytes runs at gemm_unaligned of the

@@ -6,6 +6,7 @@
 #include <shiftsim/kineto.h>
 
 #include <math.h>
+#include <string.h>
 
 Test(kineto, kineto_small_trace)
 {
@@ -68,4 +69,42 @@ Test(kineto, kineto_not_a_trace)
     p = ssim_kineto_load_data("{", -1, "t.json", NULL, &error);
     cr_assert_null(p);
     cr_assert(g_str_has_prefix(error->message, "t.json: not JSON: "));
+}
+
+/* A real trace: PyTorch 2.11 on an H200, two forward + backward passes of a GPT-J layer with
+ * each attention (traces/h200/reference).  Its GEMMs are keyed by the aten op that launched
+ * them; the bundled CSV is exactly what the importer makes of it. */
+Test(kineto, a_real_h200_trace)
+{
+    g_autoptr(GError) error = NULL;
+    SsimKinetoSummary sum;
+    g_autoptr(SsimProfile) p = ssim_kineto_load(
+        SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.json", &sum, &error);
+    cr_assert_not_null(p, "%s", error ? error->message : "");
+    cr_assert_eq(sum.kernels, 200);
+    cr_assert_eq(sum.gemm, 60);
+    cr_assert_eq(sum.copy, 8);
+    cr_assert_eq(sum.comm, 0);
+    cr_assert_eq(sum.unmapped, 140);
+    cr_assert_eq(ssim_profile_n_rows(p), 16);
+    g_autoptr(SsimProfile) bundled = ssim_profile_load(
+        SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.csv", &error);
+    cr_assert_not_null(bundled, "%s", error ? error->message : "");
+    g_autoptr(GString) a = ssim_profile_write(p);
+    g_autoptr(GString) b = ssim_profile_write(bundled);
+    /* The source line names the file as given; the rows must match. */
+    const char *ra = strstr(a->str, "\nkind,"), *rb = strstr(b->str, "\nkind,");
+    cr_assert(ra != NULL && rb != NULL);
+    cr_assert_str_eq(ra, rb);
+    /* The QKV projection, 2048 x 12288 x 4096, ran four times at about 263 us. */
+    gboolean found = FALSE;
+    for (guint i = 0; i < ssim_profile_n_rows(p); i++) {
+        const SsimProfileRow *r = ssim_profile_row(p, i);
+        if (r->kind == SSIM_PROFILE_GEMM && r->m == 2048 && r->n == 12288 && r->k == 4096) {
+            found = TRUE;
+            cr_assert_eq(r->samples, 4);
+            cr_assert(fabs(r->time_us - 263.255) < 0.01, "%g", r->time_us);
+        }
+    }
+    cr_assert(found);
 }

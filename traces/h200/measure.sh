@@ -23,7 +23,13 @@ step 180 "$B" --only gemm,attention,memory,copy --gemm-sweep --dtype bf16,fp16 -
 step 90 "$B" --model llama-2-70b --seq 4096 --tp 1,2,4,8 --microbatch 1,2 --only gemm,attention --out "$OUT/h200/llama-2-70b.csv"
 step 80 "$B" --model megatron-gpt-1.7b --tp 1,2,4,8 --microbatch 1,2,4,8 --only gemm,attention,memory --out "$OUT/h200/megatron-gpt-1.7b.csv"
 step 50 "$B" --model llama-2-7b --seq 512 --tp 1,2,4,8 --microbatch 1,2 --only gemm --out "$OUT/h200/llama-2-7b-s512.csv"
-PYTHONUNBUFFERED=1 step 100 python3 traces/h200/reference/gpt-j-layer-torch.py > "$OUT/layer.csv"
+export PYTHONUNBUFFERED=1
+step 100 python3 traces/h200/reference/gpt-j-layer-torch.py > "$OUT/layer.csv"
 cat "$OUT/layer.csv"
+# A second call: whole PyTorch steps and a Kineto trace of the layer, then the GEMMs back to back.
+step 240 python3 traces/h200/reference/gpt-j-step-torch.py "$OUT/kineto-gpt-j-layer.json.gz" \
+    "$OUT/kineto-gpt-j-layer.txt" > "$OUT/step.csv"
+cat "$OUT/step.csv"
+step 90 "$B" --only gemm --no-l2-flush --out "$OUT/gpt-j-6b-warm.csv" -q
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 wc -l "$OUT"/h200/*.csv

@@ -1,6 +1,7 @@
 # One GPT-J 6B decoder layer (parallel block) on one GPU, forward and backward, timed with CUDA
 # events: a reference measured apart from shiftsim-bench's per-kernel rows, to check the
 # simulator's per-layer sum.  Prints CSV on stdout.
+import os
 import sys
 import torch
 import torch.nn.functional as F
@@ -8,6 +9,8 @@ import torch.nn.functional as F
 torch.backends.cuda.matmul.allow_tf32 = False
 dev = "cuda"
 H, NH, FF, S = 4096, 16, 16384, 2048
+if os.environ.get("GPTJ_SMOKE"):  # a tiny run on the CPU, to check the script itself
+    dev, H, NH, FF, S = "cpu", 64, 4, 256, 32
 HD = H // NH
 dt = torch.bfloat16
 
@@ -62,23 +65,28 @@ def timed(fn, n=20, warm=5):
     return ts[len(ts) // 2], ts[0]
 
 
-print("impl,microbatch,pass,median_us,min_us")
-p = make(1)
-for impl in ("gemm-softmax", "sdpa"):
-    for mb in (1, 2, 4):
-        try:
-            x = (torch.randn(mb, S, H, device=dev, dtype=torch.float32)).to(dt).requires_grad_()
-            dy = torch.randn(mb, S, H, device=dev, dtype=torch.float32).to(dt)
-            with torch.no_grad():
-                med, mn = timed(lambda: layer(p, x, impl))
-            print(f"{impl},{mb},fwd,{med:.1f},{mn:.1f}", flush=True)
+def main():
+    print("impl,microbatch,pass,median_us,min_us")
+    p = make(1)
+    for impl in ("gemm-softmax", "sdpa"):
+        for mb in (1, 2, 4):
+            try:
+                x = (torch.randn(mb, S, H, device=dev, dtype=torch.float32)).to(dt).requires_grad_()
+                dy = torch.randn(mb, S, H, device=dev, dtype=torch.float32).to(dt)
+                with torch.no_grad():
+                    med, mn = timed(lambda: layer(p, x, impl))
+                print(f"{impl},{mb},fwd,{med:.1f},{mn:.1f}", flush=True)
 
-            def fb():
-                y = layer(p, x, impl)
-                y.backward(dy)
-            med2, mn2 = timed(fb)
-            print(f"{impl},{mb},fwd+bwd,{med2:.1f},{mn2:.1f}", flush=True)
-            del x, dy
-            torch.cuda.empty_cache()
-        except Exception as e:  # one case failing must not lose the others
-            print(f"# {impl} mb {mb}: {e}", file=sys.stderr, flush=True)
+                def fb():
+                    y = layer(p, x, impl)
+                    y.backward(dy)
+                med2, mn2 = timed(fb)
+                print(f"{impl},{mb},fwd+bwd,{med2:.1f},{mn2:.1f}", flush=True)
+                del x, dy
+                torch.cuda.empty_cache()
+            except Exception as e:  # one case failing must not lose the others
+                print(f"# {impl} mb {mb}: {e}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
