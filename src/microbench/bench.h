@@ -31,10 +31,13 @@ typedef struct {
     const char *algo; /* NULL or "" for none */
 } SsimBenchRow;
 
-/* A GEMM C[m x n] = A[m x k] B[k x n], `batch` times (strided). */
+/* A GEMM C[m x n] = A[m x k] B[k x n], `batch` times (strided), row-major.  `layout` says how A
+ * and B are stored: 'N' as in the product (A as [m x k], B as [k x n]), 'T' transposed (A as
+ * [k x m], B as [n x k]); "NT" is PyTorch's Linear forward, X W^T with W stored [out, in]. */
 typedef struct {
     char label[96];
     uint64_t m, n, k, batch;
+    char layout[3];
 } SsimBenchGemmShape;
 
 /* One attention problem: `batch` sequences of `seq` tokens, `heads` heads of `head_dim`. */
@@ -92,6 +95,8 @@ typedef struct {
     double max_case_seconds; /* stop sampling a case after this much timed GPU time ... */
     unsigned min_iters;      /* ... once it has at least this many samples */
     int flush_l2;            /* flush L2 between timed GEMM and attention iterations */
+    int gemm_lt;             /* GEMMs through cuBLASLt (its heuristic's first algorithm); 0:
+                                cuBLAS's default (cublasGemmEx), what PyTorch's matmul calls */
     const SsimBenchDtype *dtypes;
     size_t n_dtypes;
     const SsimBenchGemmShape *gemms;

@@ -1,18 +1,23 @@
 /*
- * GEMM timing with cuBLASLt: bf16 or fp16 A, B and C, fp32 accumulation and scaling
- * (CUBLAS_COMPUTE_32F), C = A B with no epilogue, the first algorithm cuBLASLt's heuristic
- * proposes for a 32 MiB workspace (what frameworks get by default).
+ * GEMM timing: bf16 or fp16 A, B and C, fp32 accumulation and scaling (CUBLAS_COMPUTE_32F),
+ * C = A B with no epilogue, through cuBLAS's default algorithm (cublasGemmEx, what PyTorch's
+ * matmul calls; the default) or with --gemm-library cublaslt the first algorithm cuBLASLt's
+ * heuristic proposes for a 32 MiB workspace.  On an H200 the two agreed (median ratio 1.00,
+ * 0.92-1.12 over 198 GEMMs; traces/h200/variants).
  *
  * Shapes are row-major, as the profile format states them: C[m x n] = A[m x k] B[k x n], `batch`
  * times with packed strides.  cuBLASLt is column-major, so the call computes the same product
  * transposed, C^T[n x m] = B^T[n x k] A^T[k x m], which reads the row-major buffers in place: a
- * row-major matrix is its column-major transpose.  Both operands are non-transposed in that view;
- * on Hopper the layout changes the time by a few percent at most.  L2 is flushed before every
- * timed iteration (unless --no-l2-flush): in training a layer's weights are rarely still cached.
+ * row-major matrix is its column-major transpose.  Each shape is timed in the operand layout
+ * frameworks run it in (shapes.h: "NT" forward, "NN" input gradient, "TN" weight gradient); on
+ * an H200 the layout moved a GEMM's time by -10% to +10% (median +1%) against "NN".  L2 is
+ * flushed before every timed iteration (unless --no-l2-flush): in training a layer's weights are
+ * rarely still cached.
  */
 #include "src/microbench/cuda-common.cuh"
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 
 #include <vector>
 
@@ -57,6 +62,14 @@ struct LtPref {
             cublasLtMatmulPreferenceDestroy(p);
     }
 };
+struct BlasHandle {
+    cublasHandle_t h = nullptr;
+    ~BlasHandle()
+    {
+        if (h != nullptr)
+            cublasDestroy(h);
+    }
+};
 struct LtHandle {
     cublasLtHandle_t h = nullptr;
     ~LtHandle()
@@ -89,9 +102,34 @@ bool make_layout(SsimBenchRun *run, LtLayout &lay, cudaDataType_t t, uint64_t ro
     return true;
 }
 
+/* Times `g` through cuBLAS's default algorithm (cublasGemmEx, strided-batched for a batch): the
+ * call PyTorch's matmul makes.  The column-major view is the one of the cuBLASLt path below. */
+bool blas_samples(SsimBenchRun *run, cublasHandle_t h, cudaStream_t s, L2Flush *flush,
+                  cudaDataType_t t, const SsimBenchGemmShape &g, const DeviceBuffer &a,
+                  const DeviceBuffer &b, DeviceBuffer &c, std::vector<double> &samples)
+{
+    const bool a_t = g.layout[0] == 'T', b_t = g.layout[1] == 'T';
+    const int m = (int)g.m, n = (int)g.n, k = (int)g.k;
+    const float alpha = 1.0f, beta = 0.0f;
+    auto body = [&]() -> cudaError_t {
+        cublasStatus_t r =
+            g.batch > 1
+                ? cublasGemmStridedBatchedEx(
+                      h, b_t ? CUBLAS_OP_T : CUBLAS_OP_N, a_t ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                      &alpha, b.ptr, t, b_t ? k : n, (long long)g.k * g.n, a.ptr, t, a_t ? m : k,
+                      (long long)g.m * g.k, &beta, c.ptr, t, n, (long long)g.m * g.n, (int)g.batch,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                : cublasGemmEx(h, b_t ? CUBLAS_OP_T : CUBLAS_OP_N, a_t ? CUBLAS_OP_T : CUBLAS_OP_N,
+                               n, m, k, &alpha, b.ptr, t, b_t ? k : n, a.ptr, t, a_t ? m : k, &beta,
+                               c.ptr, t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        return r == CUBLAS_STATUS_SUCCESS ? cudaGetLastError() : cudaErrorUnknown;
+    };
+    return time_case(run, s, flush, body, samples);
+}
+
 template <typename T>
-bool one_shape(SsimBenchRun *run, cublasLtHandle_t lt, cudaStream_t s, DeviceBuffer &ws,
-               L2Flush *flush, SsimBenchDtype dtype, const SsimBenchGemmShape &g)
+bool one_shape(SsimBenchRun *run, cublasLtHandle_t lt, cublasHandle_t blas, cudaStream_t s,
+               DeviceBuffer &ws, L2Flush *flush, SsimBenchDtype dtype, const SsimBenchGemmShape &g)
 {
     const uint64_t es = sizeof(T);
     DeviceBuffer a, b, c;
@@ -104,17 +142,31 @@ bool one_shape(SsimBenchRun *run, cublasLtHandle_t lt, cudaStream_t s, DeviceBuf
     CUDA_OR(run, false, fill_random<T>(b.as<T>(), g.batch * g.k * g.n, 2, 1.0f, s));
 
     cudaDataType_t t = cuda_type(dtype);
+    /* The algo column records the operand layout the GEMM was timed in. */
+    SsimBenchRow row = {"gemm", g.label, ssim_bench_dtype_name(dtype), g.m, g.n, g.k, g.batch, 0, 1,
+                        1,      g.layout};
+    std::vector<double> samples;
+    if (!ssim_bench_run_plan(run)->gemm_lt) {
+        if (!blas_samples(run, blas, s, flush, t, g, a, b, c, samples))
+            return false;
+        ssim_bench_report(run, &row, samples.data(), (unsigned)samples.size());
+        return true;
+    }
     LtOp op;
     LT_OR(run, false, cublasLtMatmulDescCreate(&op.d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t no = CUBLAS_OP_N;
+    /* Column-major view: C^T (n x m) = B^T (n x k) * A^T (k x m).  A row-major buffer is its
+     * column-major transpose, so B stored [k x n] ('N') is B^T as it stands and B stored [n x k]
+     * ('T') is B, taken transposed; likewise A. */
+    const bool a_t = g.layout[0] == 'T', b_t = g.layout[1] == 'T';
+    cublasOperation_t opa = b_t ? CUBLAS_OP_T : CUBLAS_OP_N, opb = a_t ? CUBLAS_OP_T : CUBLAS_OP_N;
     LT_OR(run, false,
-          cublasLtMatmulDescSetAttribute(op.d, CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof no));
+          cublasLtMatmulDescSetAttribute(op.d, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
     LT_OR(run, false,
-          cublasLtMatmulDescSetAttribute(op.d, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
-    /* Column-major view: C^T (n x m) = B^T (n x k) * A^T (k x m). */
+          cublasLtMatmulDescSetAttribute(op.d, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
     LtLayout la, lb, lc;
-    if (!make_layout(run, la, t, g.n, g.k, g.batch) ||
-        !make_layout(run, lb, t, g.k, g.m, g.batch) || !make_layout(run, lc, t, g.n, g.m, g.batch))
+    if (!make_layout(run, la, t, b_t ? g.k : g.n, b_t ? g.n : g.k, g.batch) ||
+        !make_layout(run, lb, t, a_t ? g.m : g.k, a_t ? g.k : g.m, g.batch) ||
+        !make_layout(run, lc, t, g.n, g.m, g.batch))
         return false;
     LtPref pref;
     LT_OR(run, false, cublasLtMatmulPreferenceCreate(&pref.p));
@@ -137,11 +189,8 @@ bool one_shape(SsimBenchRun *run, cublasLtHandle_t lt, cudaStream_t s, DeviceBuf
                                           lc.l, c.ptr, lc.l, &heur.algo, ws.ptr, ws.bytes, s);
         return r == CUBLAS_STATUS_SUCCESS ? cudaGetLastError() : cudaErrorUnknown;
     };
-    std::vector<double> samples;
     if (!time_case(run, s, flush, body, samples))
         return false;
-    SsimBenchRow row = {"gemm", g.label, ssim_bench_dtype_name(dtype), g.m, g.n, g.k, g.batch, 0, 1,
-                        1,      ""};
     ssim_bench_report(run, &row, samples.data(), (unsigned)samples.size());
     return true;
 }
@@ -162,12 +211,21 @@ int ssim_bench_gemm(SsimBenchRun *run)
         ssim_bench_notice(run, "gemm: cannot allocate the workspace and L2 flush buffer");
         return -1;
     }
+    /* cuBLAS gets the same 32 MiB workspace, as PyTorch gives it on Hopper. */
+    BlasHandle blas;
+    if (cublasCreate(&blas.h) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetStream(blas.h, s.s) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetWorkspace(blas.h, ws.ptr, ws.bytes) != CUBLAS_STATUS_SUCCESS) {
+        ssim_bench_notice(run, "gemm: cublasCreate failed");
+        return -1;
+    }
     for (size_t d = 0; d < plan->n_dtypes; d++) {
         for (size_t i = 0; i < plan->n_gemms; i++) {
             bool ok = plan->dtypes[d] == SSIM_BENCH_FP16
-                          ? one_shape<__half>(run, lt.h, s.s, ws, plan->flush_l2 ? &flush : nullptr,
-                                              plan->dtypes[d], plan->gemms[i])
-                          : one_shape<__nv_bfloat16>(run, lt.h, s.s, ws,
+                          ? one_shape<__half>(run, lt.h, blas.h, s.s, ws,
+                                              plan->flush_l2 ? &flush : nullptr, plan->dtypes[d],
+                                              plan->gemms[i])
+                          : one_shape<__nv_bfloat16>(run, lt.h, blas.h, s.s, ws,
                                                      plan->flush_l2 ? &flush : nullptr,
                                                      plan->dtypes[d], plan->gemms[i]);
             if (!ok)

@@ -36,7 +36,7 @@ static const char *const dtype_names[] = {"bf16", "fp16", NULL};
 
 typedef struct {
     char *model, *tp, *microbatch, *dtype, *sizes, *copy_sizes, *sweep_sizes, *collectives;
-    char *only, *out, *raw;
+    char *only, *out, *raw, *gemm_library;
     int seq, iters, warmup, min_iters, device, gpus;
     double max_case_seconds;
     gboolean gemm_sweep, no_l2_flush, list, quiet, version;
@@ -55,6 +55,7 @@ static void options_clear(Options *o)
     g_free(o->only);
     g_free(o->out);
     g_free(o->raw);
+    g_free(o->gemm_library);
 }
 
 static const char summary[] =
@@ -66,8 +67,11 @@ static const char summary[] =
     "  gemm       every forward and backward GEMM of one decoder layer and of the LM head of\n"
     "             --model, on one tensor-parallel rank, for each --tp and --microbatch: forward\n"
     "             C[m x n] = A[m x k] B[k x n], and its two backward GEMMs, dgrad (m, k, n) and\n"
-    "             wgrad (k, n, m); duplicates measured once.  cuBLASLt, --dtype inputs and\n"
-    "             output, fp32 accumulation, the heuristic's first algorithm, 32 MiB workspace.\n"
+    "             wgrad (k, n, m); duplicates measured once, in the operand layout frameworks\n"
+    "             use (forward NT, dgrad NN, wgrad TN).  --gemm-library: cuBLAS's default\n"
+    "             algorithm (what PyTorch's matmul calls; the default) or cuBLASLt's\n"
+    "             heuristic's first (32 MiB workspace); --dtype inputs and output, fp32\n"
+    "             accumulation.\n"
     "             --gemm-sweep adds square GEMMs of --sweep-sizes for an efficiency curve.\n"
     "  attention  forward and backward attention per (tp, microbatch): seq x seq scores for\n"
     "             ceil(heads/tp) heads.  Implementation `gemm-softmax`: batched cuBLAS GEMMs\n"
@@ -156,6 +160,8 @@ static gboolean parse_options(Options *o, int *argc, char ***argv)
          "Samples a case keeps even past --max-case-seconds (default 5)", "N"},
         {"max-case-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o->max_case_seconds,
          "Stop sampling a case after this much timed GPU time (default 2)", "S"},
+        {"gemm-library", 0, 0, G_OPTION_ARG_STRING, &o->gemm_library,
+         "cublas (default: cublasGemmEx's default algorithm, as PyTorch) or cublaslt", "LIB"},
         {"no-l2-flush", 0, 0, G_OPTION_ARG_NONE, &o->no_l2_flush,
          "Do not flush L2 between timed GEMM, attention and memory-op iterations", NULL},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &o->out,
@@ -242,6 +248,16 @@ static gboolean build_plan(const Options *o, Plan *p, GError **error)
         return fail(error, "sweep-sizes", e);
     if ((p->areas = ssim_bench_parse_name_list(o->only, area_names, &e)) == NULL)
         return fail(error, "only", e);
+    static const char *const gemm_libraries[] = {"cublas", "cublaslt", NULL};
+    g_auto(GStrv) lib = ssim_bench_parse_name_list(o->gemm_library, gemm_libraries, &e);
+    if (lib == NULL)
+        return fail(error, "gemm-library", e);
+    if (g_strv_length(lib) != 1) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--gemm-library: one of cublas, cublaslt");
+        return FALSE;
+    }
+    p->plan.gemm_lt = strcmp(lib[0], "cublaslt") == 0;
     g_auto(GStrv) dtypes = ssim_bench_parse_name_list(o->dtype, dtype_names, &e);
     if (dtypes == NULL)
         return fail(error, "dtype", e);
@@ -317,8 +333,9 @@ static void print_plan(const Plan *p, FILE *f)
         const SsimBenchGemmShape *g = &pl->gemms[i];
         fprintf(f,
                 "gemm %s m=%" G_GUINT64_FORMAT " n=%" G_GUINT64_FORMAT " k=%" G_GUINT64_FORMAT
-                " batch=%" G_GUINT64_FORMAT "\n",
-                g->label, (guint64)g->m, (guint64)g->n, (guint64)g->k, (guint64)g->batch);
+                " batch=%" G_GUINT64_FORMAT " layout=%s\n",
+                g->label, (guint64)g->m, (guint64)g->n, (guint64)g->k, (guint64)g->batch,
+                g->layout);
     }
     for (size_t i = 0; i < pl->n_attentions; i++) {
         const SsimBenchAttention *a = &pl->attentions[i];
@@ -395,7 +412,7 @@ static GPtrArray *metadata(const Plan *p, const SsimBenchDeviceInfo *info, int a
     ADD("iters", g_strdup_printf("%u", p->plan.iters));
     ADD("warmup", g_strdup_printf("%u", p->plan.warmup));
     ADD("l2_flush", g_strdup(p->plan.flush_l2 ? "yes" : "no"));
-    ADD("gemm_library", g_strdup("cublasLt"));
+    ADD("gemm_library", g_strdup(p->plan.gemm_lt ? "cublasLt" : "cublas"));
     ADD("attention_impl", g_strdup("gemm-softmax"));
     ADD("nccl_algo", g_strdup(g_getenv("NCCL_ALGO") != NULL ? g_getenv("NCCL_ALGO") : "auto"));
     ADD("nccl_proto", g_strdup(g_getenv("NCCL_PROTO") != NULL ? g_getenv("NCCL_PROTO") : "auto"));
@@ -557,6 +574,7 @@ int main(int argc, char **argv)
     DEFAULT(sweep_sizes, "256:16384");
     DEFAULT(collectives, "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv");
     DEFAULT(only, "gemm,attention,memory,comm,copy");
+    DEFAULT(gemm_library, "cublas");
 #undef DEFAULT
     if (!build_plan(&o, &p, &error)) {
         fprintf(stderr, TOOL_NAME ": %s\n", error->message);

@@ -35,7 +35,9 @@ static void label_add(char *label, gsize size, const char *name)
     }
 }
 
-static void gemm_add(GArray *list, const char *name, guint64 m, guint64 n, guint64 k, guint64 batch)
+/* A shape reached by several GEMMs is timed once, in the layout of the first (shapes.h). */
+static void gemm_add(GArray *list, const char *name, guint64 m, guint64 n, guint64 k, guint64 batch,
+                     const char *layout)
 {
     for (guint i = 0; i < list->len; i++) {
         SsimBenchGemmShape *s = &g_array_index(list, SsimBenchGemmShape, i);
@@ -46,7 +48,21 @@ static void gemm_add(GArray *list, const char *name, guint64 m, guint64 n, guint
     }
     SsimBenchGemmShape s = {.m = m, .n = n, .k = k, .batch = batch};
     label_add(s.label, sizeof s.label, name);
+    g_strlcpy(s.layout, layout, sizeof s.layout);
     g_array_append_val(list, s);
+}
+
+/* The layouts frameworks run a GEMM's three products in (PyTorch's Linear, Megatron-LM): the
+ * second operand of a weight GEMM is the weight stored [out, in] = [n x k], so the forward
+ * X W^T is "NT", the input gradient dY W "NN" and the weight gradient, dW = dY^T X (the
+ * transposed problem of dB = A^T dC), "TN".  Q K^T holds K as [s x d] = [n x k], a weight's
+ * layout; P V holds V as [s x d] = [k x n]: forward "NN", its input gradient dO V^T "NT". */
+static void layouts_of(SsimGemmKind kind, const char **fwd, const char **dgrad, const char **wgrad)
+{
+    gboolean b_as_stored = kind == SSIM_GEMM_ATTN_CONTEXT;
+    *fwd = b_as_stored ? "NN" : "NT";
+    *dgrad = b_as_stored ? "NT" : "NN";
+    *wgrad = "TN";
 }
 
 static int cmp_u64(guint64 a, guint64 b)
@@ -84,9 +100,11 @@ GArray *ssim_bench_gemm_shapes(const SsimModel *model, const guint *tps, guint n
                 g_autofree char *fwd = g_strdup_printf("fwd.%s", name);
                 g_autofree char *dgrad = g_strdup_printf("bwd.%s.dgrad", name);
                 g_autofree char *wgrad = g_strdup_printf("bwd.%s.wgrad", name);
-                gemm_add(list, fwd, g.m, g.n, g.k, g.batch);
-                gemm_add(list, dgrad, g.m, g.k, g.n, g.batch);
-                gemm_add(list, wgrad, g.k, g.n, g.m, g.batch);
+                const char *lf, *ld, *lw;
+                layouts_of((SsimGemmKind)kind, &lf, &ld, &lw);
+                gemm_add(list, fwd, g.m, g.n, g.k, g.batch, lf);
+                gemm_add(list, dgrad, g.m, g.k, g.n, g.batch, ld);
+                gemm_add(list, wgrad, g.k, g.n, g.m, g.batch, lw);
             }
         }
     }
@@ -98,7 +116,7 @@ GArray *ssim_bench_gemm_sweep(const guint64 *sizes, guint n_sizes)
 {
     GArray *list = g_array_new(FALSE, TRUE, sizeof(SsimBenchGemmShape));
     for (guint i = 0; i < n_sizes; i++)
-        gemm_add(list, "sweep", sizes[i], sizes[i], sizes[i], 1);
+        gemm_add(list, "sweep", sizes[i], sizes[i], sizes[i], 1, "NT");
     g_array_sort(list, gemm_cmp);
     return list;
 }
@@ -111,7 +129,7 @@ void ssim_bench_gemm_shapes_merge(GArray *list, const GArray *more)
         /* Each '+'-separated part of the label is added on its own, so none is repeated. */
         g_auto(GStrv) parts = g_strsplit(s->label, "+", -1);
         for (guint j = 0; parts[j] != NULL; j++)
-            gemm_add(list, parts[j], s->m, s->n, s->k, s->batch);
+            gemm_add(list, parts[j], s->m, s->n, s->k, s->batch, s->layout);
     }
     g_array_sort(list, gemm_cmp);
 }

@@ -11,10 +11,14 @@
  * these are the input-gradient and the weight-gradient GEMMs; for the attention GEMMs (Q K^T and
  * P V, where both operands are activations) `wgrad` is the gradient of the second operand.
  *
+ * Each GEMM carries the operand layout frameworks run it in (SsimBenchGemmShape.layout): a
+ * weight is stored [out, in], so a weight GEMM's forward is "NT", its dgrad "NN" and its wgrad
+ * "TN"; P V (V stored [s, d]) is "NN" forward and "NT" dgrad; sweep GEMMs are "NT".
+ *
  * Invariants of every list returned: no two entries have the same (batch, m, n, k) -- a shape
- * reached by several GEMMs is kept once and its label lists each distinct name in order of first
- * appearance, joined by '+' -- and entries are sorted by (batch, m, n, k) ascending, so the same
- * inputs always give the same list.
+ * reached by several GEMMs is kept once, in the layout of the first GEMM that reached it, and its
+ * label lists each distinct name in order of first appearance, joined by '+' -- and entries are
+ * sorted by (batch, m, n, k) ascending, so the same inputs always give the same list.
  *
  * Ownership: each function returns a new GArray the caller frees with g_array_unref().
  */

@@ -346,7 +346,7 @@ Test(analytic_gemm, stock_h200_predicts_pytorchs_gemms)
 }
 
 /* The 8 bf16 GEMMs of the bench's H200 profile whose n or k is 6300 (GPT-J's LM head at tp 8)
- * ran 2.9-3.8x slower than aligned neighbours: with gemm_unaligned the model is within a fifth
+ * ran 2.7-3.6x slower than aligned neighbours: with gemm_unaligned the model is within a fifth
  * of them on average, without it off by more than half. */
 Test(analytic_gemm, misaligned_rows_on_the_h200)
 {

@@ -300,3 +300,45 @@ Test(microbench, shapes_long_labels_are_cut_cleanly)
     cr_expect(g_str_has_suffix(label, "+..."), "label: %s", label);
     g_array_unref(list);
 }
+
+/* Each shape is timed in the layout frameworks run its first GEMM in: a weight GEMM's forward
+ * "NT" (X W^T, W stored [out, in]), its input gradient "NN", its weight gradient "TN"; Q K^T as
+ * a weight GEMM, P V "NN" forward and "NT" input gradient; a shared shape keeps its first
+ * GEMM's layout; sweep GEMMs "NT". */
+Test(microbench, shapes_carry_the_framework_layout)
+{
+    g_autoptr(GArray) s = gptj(1, 1, 0);
+    const struct {
+        const char *label, *layout;
+    } want[] = {
+        {"fwd.qkv", "NT"},
+        {"bwd.qkv.dgrad", "NN"},
+        {"bwd.qkv.wgrad", "TN"},
+        {"fwd.attn_out+bwd.attn_out.dgrad", "NT"},
+        {"bwd.ffn_up.dgrad+fwd.ffn_down", "NN"},
+        {"fwd.attn_score+bwd.attn_ctx.dgrad", "NT"},
+        {"bwd.attn_score.dgrad+fwd.attn_ctx+bwd.attn_ctx.wgrad", "NN"},
+        {"bwd.attn_score.wgrad", "TN"},
+    };
+    for (gsize w = 0; w < G_N_ELEMENTS(want); w++) {
+        gboolean found = FALSE;
+        for (guint i = 0; i < s->len; i++) {
+            const SsimBenchGemmShape *g = &g_array_index(s, SsimBenchGemmShape, i);
+            if (strcmp(g->label, want[w].label) == 0) {
+                found = TRUE;
+                cr_expect_str_eq(g->layout, want[w].layout, "%s", g->label);
+            }
+        }
+        cr_expect(found, "no shape labelled %s", want[w].label);
+    }
+    const guint64 sizes[] = {1024};
+    g_autoptr(GArray) sweep = ssim_bench_gemm_sweep(sizes, 1);
+    cr_expect_str_eq(g_array_index(sweep, SsimBenchGemmShape, 0).layout, "NT");
+    /* Merged into the model's shapes, a new sweep shape keeps its own layout. */
+    ssim_bench_gemm_shapes_merge(s, sweep);
+    for (guint i = 0; i < s->len; i++) {
+        const SsimBenchGemmShape *g = &g_array_index(s, SsimBenchGemmShape, i);
+        if (g->m == 1024 && g->n == 1024 && g->k == 1024)
+            cr_expect_str_eq(g->layout, "NT");
+    }
+}

@@ -2,7 +2,10 @@
 # The device run that measured traces/h200 (one H200, 2026-12-04), from the repository root.
 # $OUT: where the results go; $BENCH_DIR (default .devlib): shiftsim-bench built here
 # (meson setup build -Dbench_cuda_arch=90) and, in lib/, the shared libraries it needs that
-# the device lacks (GLib, json-glib and theirs, libcudart).
+# the device lacks (GLib, json-glib and theirs, libcudart).  variants/gpt-j-6b-cublaslt.csv is
+# the first command with --gemm-library cublaslt; variants/gpt-j-6b-cublaslt-nn*.csv came from
+# an earlier build that timed every GEMM with both operands as stored (the last with -q
+# --no-l2-flush --only gemm).
 set -u
 cd "$(dirname "$0")/../.."
 D=${BENCH_DIR:-$PWD/.devlib}
@@ -26,10 +29,10 @@ step 50 "$B" --model llama-2-7b --seq 512 --tp 1,2,4,8 --microbatch 1,2 --only g
 export PYTHONUNBUFFERED=1
 step 100 python3 traces/h200/reference/gpt-j-layer-torch.py > "$OUT/layer.csv"
 cat "$OUT/layer.csv"
-# A second call: whole PyTorch steps and a Kineto trace of the layer, then the GEMMs back to back.
+# Whole PyTorch steps and a Kineto trace of the layer; six GEMM shapes in PyTorch every way.
 step 240 python3 traces/h200/reference/gpt-j-step-torch.py "$OUT/kineto-gpt-j-layer.json.gz" \
     "$OUT/kineto-gpt-j-layer.txt" > "$OUT/step.csv"
 cat "$OUT/step.csv"
-step 90 "$B" --only gemm --no-l2-flush --out "$OUT/gpt-j-6b-warm.csv" -q
+step 200 python3 traces/h200/reference/gemm-torch-layouts.py > "$OUT/gemm-torch-layouts.csv"
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 wc -l "$OUT"/h200/*.csv
