@@ -57,6 +57,14 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
                                 const SsimErrorStats *stats, SsimFormat format);
 /* The summary lines alone (n, MAPE, median, max, bias, within 10%, tau). */
 void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);
+/* The words of those lines: what was compared ("runs", "run"), what was done to it
+ * ("simulated") and what shares a ranking ("model"). */
+typedef struct {
+    const char *items, *item, *done, *group;
+} SsimErrorWords;
+extern const SsimErrorWords SSIM_ERROR_WORDS_RUNS;
+void ssim_error_stats_append_as(GString *out, const SsimErrorStats *stats, const char *indent,
+                                const SsimErrorWords *words);
 
 /* Writes IMAGE.dat and IMAGE.gp (predicted vs measured, a colour per model, y = x and a +/-10%
  * band, log axes over more than a decade: ssim_plot_predicted) and renders with gnuplot when

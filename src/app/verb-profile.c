@@ -413,6 +413,237 @@ static void check_stats_json(JsonBuilder *b, const char *name, const SsimErrorSt
     json_builder_end_object(b);
 }
 
+/* Every checked row, its prediction and group, and the figures per group and overall. */
+typedef struct {
+    const char *measured_path, *by_path;
+    const SsimCluster *cluster;
+    CheckModel *model;
+    guint n;
+    const SsimProfileRow **rows;
+    double *pred, *meas;
+    SsimCostSource *sources;
+    guint *groups;
+    GPtrArray *names; /* group names, by id */
+    SsimErrorStats *per, all;
+    guint by_source[SSIM_COST_N];
+} CheckReport;
+
+static void check_report_clear(CheckReport *r)
+{
+    g_free(r->rows);
+    g_free(r->pred);
+    g_free(r->meas);
+    g_free(r->sources);
+    g_free(r->groups);
+    g_free(r->per);
+    if (r->names)
+        g_ptr_array_unref(r->names);
+}
+
+/* Prices the rows of `measured` whose kind is wanted and computes the figures. */
+static void check_run(CheckReport *r, const SsimProfile *measured, const gboolean *want)
+{
+    guint n_all = MAX(ssim_profile_n_rows(measured), 1u);
+    r->rows = g_new(const SsimProfileRow *, n_all);
+    r->pred = g_new(double, n_all);
+    r->meas = g_new(double, n_all);
+    r->sources = g_new(SsimCostSource, n_all);
+    r->groups = g_new(guint, n_all);
+    r->names = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < ssim_profile_n_rows(measured); i++) {
+        const SsimProfileRow *row = ssim_profile_row(measured, i);
+        if (!want[row->kind])
+            continue;
+        SsimCostEstimate est;
+        gboolean ok =
+            ssim_profile_row_time(r->model->by, row, check_params(r->model, row->dtype), &est);
+        guint j = r->n++;
+        r->rows[j] = row;
+        r->meas[j] = row->time_us;
+        r->pred[j] = ok && est.time_us > 0 ? est.time_us : NAN;
+        r->sources[j] = est.source;
+        if (isfinite(r->pred[j]))
+            r->by_source[est.source]++;
+        char *name = check_group_name(row);
+        gpointer id;
+        if (g_hash_table_lookup_extended(ids, name, NULL, &id)) {
+            g_free(name);
+        } else {
+            id = GUINT_TO_POINTER(r->names->len);
+            g_ptr_array_add(r->names, name);
+            g_hash_table_insert(ids, name, id);
+        }
+        r->groups[j] = GPOINTER_TO_UINT(id);
+    }
+    r->per = g_new0(SsimErrorStats, MAX(r->names->len, 1u));
+    ssim_error_stats_groups(r->pred, r->meas, r->groups, r->n, r->names->len, r->per);
+    ssim_error_stats(r->pred, r->meas, r->groups, r->n, &r->all);
+}
+
+static const char *check_source(const CheckReport *r, guint i)
+{
+    return isfinite(r->pred[i]) ? ssim_cost_source_name(r->sources[i]) : "none";
+}
+
+static void check_table(GString *out, const CheckReport *r, const SsimProfile *measured,
+                        gboolean rows)
+{
+    const char *gpu = ssim_profile_get_meta(measured, "gpu");
+    const CheckModel *cm = r->model;
+    g_string_append_printf(out, "measured:   %s (%u rows%s%s)\n", r->measured_path, r->n,
+                           gpu ? ", " : "", gpu ? gpu : "");
+    if (r->by_path)
+        g_string_append_printf(out, "predicted:  profile %s, then the cluster's model\n",
+                               r->by_path);
+    else
+        g_string_append_printf(out, "predicted:  the analytical model of %s\n", r->cluster->name);
+    g_string_append_printf(out, "cluster:    %s (%s)\n", r->cluster->name,
+                           r->cluster->gpu ? r->cluster->gpu : "");
+    for (guint d = 0; d < SSIM_DTYPE_N; d++)
+        if (cm->fitted[d])
+            g_string_append_printf(out,
+                                   "gemm model: %s fitted to %u GEMMs of the profile: efficiency "
+                                   "%.3f, %.3g us per tile (rms log error %.3f)\n",
+                                   ssim_dtype_name((SsimDtype)d), cm->fits[d].rows,
+                                   cm->fits[d].efficiency, cm->fits[d].tile_overhead_us,
+                                   cm->fits[d].rms_log_error);
+        else if (cm->ready[d])
+            g_string_append_printf(
+                out,
+                "gemm model: %s as the cluster sets it: efficiency %.3f, %.3g us "
+                "per tile\n",
+                ssim_dtype_name((SsimDtype)d), cm->params[d].gemm_efficiency,
+                ssim_time_to_seconds(cm->params[d].gemm_tile_overhead) * 1e6);
+    g_string_append(out, "sources:   ");
+    for (guint s = 0; s < SSIM_COST_N; s++)
+        if (r->by_source[s] > 0)
+            g_string_append_printf(out, " %s %u", ssim_cost_source_name((SsimCostSource)s),
+                                   r->by_source[s]);
+    g_string_append(out, "\n");
+    if (rows) {
+        g_string_append_printf(out, "\n  %-18s %-4s %-30s %11s %11s %9s  %s\n", "group", "type",
+                               "shape (m x n x k x batch) / size", "measured_us", "predicted",
+                               "error", "source");
+        for (guint i = 0; i < r->n; i++)
+            check_row_table(out, r->rows[i], r->meas[i], r->pred[i], check_source(r, i));
+    }
+    g_string_append(out, "\n");
+    ssim_error_groups_append_as(out, r->per, (char *const *)r->names->pdata, r->names->len, "  ",
+                                "rows");
+    static const SsimErrorWords rows_words = {"rows", "row", "priced", "group"};
+    g_string_append(out, "\nall rows\n");
+    ssim_error_stats_append_as(out, &r->all, "  ", &rows_words);
+}
+
+static void check_csv(GString *out, const CheckReport *r, gboolean rows)
+{
+    if (rows) {
+        g_string_append(out, "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,measured_us,"
+                             "predicted_us,error,source\n");
+        for (guint i = 0; i < r->n; i++)
+            check_row_csv(out, r->rows[i], r->meas[i], r->pred[i], check_source(r, i));
+        return;
+    }
+    g_string_append(out, "group,rows,mape,median,max,bias,within10,tau\n");
+    for (guint g = 0; g <= r->names->len; g++) {
+        const SsimErrorStats *s = g < r->names->len ? &r->per[g] : &r->all;
+        g_string_append_printf(out, "%s,%u", g < r->names->len ? (char *)r->names->pdata[g] : "all",
+                               s->n);
+        const double v[] = {s->mape, s->median, s->max, s->bias, s->within10};
+        for (gsize j = 0; j < G_N_ELEMENTS(v); j++)
+            if (s->n > 0 && isfinite(v[j]))
+                g_string_append_printf(out, ",%.4f", v[j]);
+            else
+                g_string_append(out, ",");
+        if (s->pairs > 0)
+            g_string_append_printf(out, ",%.4f\n", s->tau);
+        else
+            g_string_append(out, ",\n");
+    }
+}
+
+static void check_row_json(JsonBuilder *b, const CheckReport *r, guint i)
+{
+    const SsimProfileRow *row = r->rows[i];
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "kind");
+    json_builder_add_string_value(b, ssim_profile_kind_name(row->kind));
+    json_builder_set_member_name(b, "op");
+    json_builder_add_string_value(b, row->op);
+    json_builder_set_member_name(b, "dtype");
+    if (row->dtype >= 0)
+        json_builder_add_string_value(b, ssim_dtype_name((SsimDtype)row->dtype));
+    else
+        json_builder_add_null_value(b);
+    const char *dims[] = {"m", "n", "k", "batch", "bytes", "ranks", "ranks_per_node"};
+    const guint64 dv[] = {
+        row->m, row->n, row->k, row->batch, row->bytes, row->ranks, row->ranks_per_node};
+    for (gsize j = 0; j < G_N_ELEMENTS(dims); j++) {
+        json_builder_set_member_name(b, dims[j]);
+        json_builder_add_int_value(b, (gint64)dv[j]);
+    }
+    json_builder_set_member_name(b, "measured_us");
+    json_builder_add_double_value(b, r->meas[i]);
+    json_builder_set_member_name(b, "predicted_us");
+    if (isfinite(r->pred[i]))
+        json_builder_add_double_value(b, r->pred[i]);
+    else
+        json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "source");
+    json_builder_add_string_value(b, check_source(r, i));
+    json_builder_end_object(b);
+}
+
+static void check_json(GString *out, const CheckReport *r, gboolean rows)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "measured");
+    json_builder_add_string_value(b, r->measured_path);
+    json_builder_set_member_name(b, "cluster");
+    json_builder_add_string_value(b, r->cluster->name);
+    json_builder_set_member_name(b, "profile");
+    if (r->by_path)
+        json_builder_add_string_value(b, r->by_path);
+    else
+        json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "groups");
+    json_builder_begin_array(b);
+    for (guint g = 0; g < r->names->len; g++)
+        check_stats_json(b, r->names->pdata[g], &r->per[g]);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "all");
+    check_stats_json(b, "all", &r->all);
+    if (rows) {
+        json_builder_set_member_name(b, "rows");
+        json_builder_begin_array(b);
+        for (guint i = 0; i < r->n; i++)
+            check_row_json(b, r, i);
+        json_builder_end_array(b);
+    }
+    json_builder_end_object(b);
+    ssim_json_append(out, b, TRUE);
+}
+
+/* The model names of a GPU ("A100", "H200"): its words that hold a digit and a letter. */
+static gboolean same_gpu_model(const char *a, const char *b)
+{
+    g_auto(GStrv) wa = g_regex_split_simple("[^A-Za-z0-9]+", a, 0, 0);
+    g_auto(GStrv) wb = g_regex_split_simple("[^A-Za-z0-9]+", b, 0, 0);
+    for (guint i = 0; wa[i] != NULL; i++) {
+        gboolean digit = strpbrk(wa[i], "0123456789") != NULL;
+        gboolean alpha =
+            strpbrk(wa[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != NULL;
+        if (!digit || !alpha || strlen(wa[i]) < 3)
+            continue;
+        for (guint j = 0; wb[j] != NULL; j++)
+            if (g_ascii_strcasecmp(wa[i], wb[j]) == 0)
+                return TRUE;
+    }
+    return FALSE;
+}
+
 static int profile_check(int argc, char **argv)
 {
     g_autofree char *cluster_name = NULL, *by_path = NULL, *kinds_text = NULL;
@@ -489,175 +720,24 @@ static int profile_check(int argc, char **argv)
     g_autoptr(SsimProfile) by = by_path ? ssim_profile_load(by_path, &error) : ssim_profile_new();
     if (by == NULL)
         return ssim_cli_runtime_error(error);
-    CheckModel cm = {.cluster = cluster, .by = by, .fit = by_path != NULL};
-
-    guint n_all = ssim_profile_n_rows(measured);
-    g_autofree double *pred = g_new(double, MAX(n_all, 1u));
-    g_autofree double *meas = g_new(double, MAX(n_all, 1u));
-    g_autofree guint *groups = g_new(guint, MAX(n_all, 1u));
-    g_autofree const SsimProfileRow **picked = g_new(const SsimProfileRow *, MAX(n_all, 1u));
-    g_autofree SsimCostSource *sources = g_new(SsimCostSource, MAX(n_all, 1u));
-    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
-    guint n = 0, by_source[SSIM_COST_N] = {0};
-    for (guint i = 0; i < n_all; i++) {
-        const SsimProfileRow *r = ssim_profile_row(measured, i);
-        if (!want[r->kind])
-            continue;
-        SsimCostEstimate est;
-        gboolean ok = ssim_profile_row_time(by, r, check_params(&cm, r->dtype), &est);
-        picked[n] = r;
-        meas[n] = r->time_us;
-        pred[n] = ok && est.time_us > 0 ? est.time_us : NAN;
-        sources[n] = est.source;
-        if (isfinite(pred[n]))
-            by_source[est.source]++;
-        char *name = check_group_name(r);
-        gpointer id;
-        if (g_hash_table_lookup_extended(ids, name, NULL, &id)) {
-            g_free(name);
-        } else {
-            id = GUINT_TO_POINTER(names->len);
-            g_ptr_array_add(names, name);
-            g_hash_table_insert(ids, name, id);
-        }
-        groups[n] = GPOINTER_TO_UINT(id);
-        n++;
-    }
-    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(names->len, 1u));
-    ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
-    SsimErrorStats all;
-    ssim_error_stats(pred, meas, groups, n, &all);
-
-    g_autoptr(GString) out = g_string_new(NULL);
     const char *gpu = ssim_profile_get_meta(measured, "gpu");
-    if (format == SSIM_FORMAT_TABLE) {
-        g_string_append_printf(out, "measured:   %s (%u rows%s%s)\n", argv[1], n, gpu ? ", " : "",
-                               gpu ? gpu : "");
-        g_string_append_printf(
-            out, "predicted:  %s%s%s\n", by_path ? "profile " : "the analytical model of ",
-            by_path ? by_path : cluster->name, by_path ? ", then the cluster's model" : "");
-        g_string_append_printf(out, "cluster:    %s (%s)\n", cluster->name,
-                               cluster->gpu ? cluster->gpu : "");
-        for (guint d = 0; d < SSIM_DTYPE_N; d++)
-            if (cm.fitted[d])
-                g_string_append_printf(
-                    out,
-                    "gemm model: %s fitted to %u GEMMs of the profile: efficiency %.3f, %.3g us "
-                    "per tile (rms log error %.3f)\n",
-                    ssim_dtype_name((SsimDtype)d), cm.fits[d].rows, cm.fits[d].efficiency,
-                    cm.fits[d].tile_overhead_us, cm.fits[d].rms_log_error);
-            else if (cm.ready[d])
-                g_string_append_printf(out,
-                                       "gemm model: %s as the cluster sets it: efficiency %.3f, "
-                                       "%.3g us per tile\n",
-                                       ssim_dtype_name((SsimDtype)d), cm.params[d].gemm_efficiency,
-                                       ssim_time_to_seconds(cm.params[d].gemm_tile_overhead) * 1e6);
-        g_string_append(out, "sources:   ");
-        for (guint s = 0; s < SSIM_COST_N; s++)
-            if (by_source[s] > 0)
-                g_string_append_printf(out, " %s %u", ssim_cost_source_name((SsimCostSource)s),
-                                       by_source[s]);
-        g_string_append(out, "\n");
-        if (rows) {
-            g_string_append_printf(out, "\n  %-18s %-4s %-30s %11s %11s %9s  %s\n", "group", "type",
-                                   "shape (m x n x k x batch) / size", "measured_us", "predicted",
-                                   "error", "source");
-            for (guint i = 0; i < n; i++)
-                check_row_table(out, picked[i], meas[i], pred[i],
-                                isfinite(pred[i]) ? ssim_cost_source_name(sources[i]) : "none");
-        }
-        g_string_append(out, "\n");
-        ssim_error_groups_append_as(out, per, (char *const *)names->pdata, names->len, "  ",
-                                    "rows");
-        g_string_append(out, "\nall rows\n");
-        ssim_error_stats_append(out, &all, "  ");
-    } else if (format == SSIM_FORMAT_CSV) {
-        if (rows) {
-            g_string_append(out, "kind,op,dtype,m,n,k,batch,bytes,ranks,ranks_per_node,"
-                                 "measured_us,predicted_us,error,source\n");
-            for (guint i = 0; i < n; i++)
-                check_row_csv(out, picked[i], meas[i], pred[i],
-                              isfinite(pred[i]) ? ssim_cost_source_name(sources[i]) : "none");
-        } else {
-            g_string_append(out, "group,rows,mape,median,max,bias,within10,tau\n");
-            for (guint g = 0; g <= names->len; g++) {
-                const SsimErrorStats *s = g < names->len ? &per[g] : &all;
-                g_string_append_printf(out, "%s,%u",
-                                       g < names->len ? (char *)names->pdata[g] : "all", s->n);
-                const double v[] = {s->mape, s->median, s->max, s->bias, s->within10};
-                for (gsize j = 0; j < G_N_ELEMENTS(v); j++)
-                    if (s->n > 0 && isfinite(v[j]))
-                        g_string_append_printf(out, ",%.4f", v[j]);
-                    else
-                        g_string_append(out, ",");
-                if (s->pairs > 0)
-                    g_string_append_printf(out, ",%.4f\n", s->tau);
-                else
-                    g_string_append(out, ",\n");
-            }
-        }
-    } else {
-        g_autoptr(JsonBuilder) b = json_builder_new();
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "measured");
-        json_builder_add_string_value(b, argv[1]);
-        json_builder_set_member_name(b, "cluster");
-        json_builder_add_string_value(b, cluster->name);
-        json_builder_set_member_name(b, "profile");
-        if (by_path)
-            json_builder_add_string_value(b, by_path);
-        else
-            json_builder_add_null_value(b);
-        json_builder_set_member_name(b, "groups");
-        json_builder_begin_array(b);
-        for (guint g = 0; g < names->len; g++)
-            check_stats_json(b, names->pdata[g], &per[g]);
-        json_builder_end_array(b);
-        json_builder_set_member_name(b, "all");
-        check_stats_json(b, "all", &all);
-        if (rows) {
-            json_builder_set_member_name(b, "rows");
-            json_builder_begin_array(b);
-            for (guint i = 0; i < n; i++) {
-                const SsimProfileRow *r = picked[i];
-                json_builder_begin_object(b);
-                json_builder_set_member_name(b, "kind");
-                json_builder_add_string_value(b, ssim_profile_kind_name(r->kind));
-                json_builder_set_member_name(b, "op");
-                json_builder_add_string_value(b, r->op);
-                json_builder_set_member_name(b, "dtype");
-                if (r->dtype >= 0)
-                    json_builder_add_string_value(b, ssim_dtype_name((SsimDtype)r->dtype));
-                else
-                    json_builder_add_null_value(b);
-                const char *dims[] = {"m", "n", "k", "batch", "bytes"};
-                const guint64 dv[] = {r->m, r->n, r->k, r->batch, r->bytes};
-                for (gsize j = 0; j < G_N_ELEMENTS(dims); j++) {
-                    json_builder_set_member_name(b, dims[j]);
-                    json_builder_add_int_value(b, (gint64)dv[j]);
-                }
-                json_builder_set_member_name(b, "ranks");
-                json_builder_add_int_value(b, r->ranks);
-                json_builder_set_member_name(b, "ranks_per_node");
-                json_builder_add_int_value(b, r->ranks_per_node);
-                json_builder_set_member_name(b, "measured_us");
-                json_builder_add_double_value(b, meas[i]);
-                json_builder_set_member_name(b, "predicted_us");
-                if (isfinite(pred[i]))
-                    json_builder_add_double_value(b, pred[i]);
-                else
-                    json_builder_add_null_value(b);
-                json_builder_set_member_name(b, "source");
-                json_builder_add_string_value(
-                    b, isfinite(pred[i]) ? ssim_cost_source_name(sources[i]) : "none");
-                json_builder_end_object(b);
-            }
-            json_builder_end_array(b);
-        }
-        json_builder_end_object(b);
-        ssim_json_append(out, b, TRUE);
-    }
+    if (gpu != NULL && cluster->gpu != NULL && !same_gpu_model(gpu, cluster->gpu))
+        fprintf(stderr,
+                "shiftsim profile check: note: %s was measured on %s, the model is %s's (%s); "
+                "--cluster names another\n",
+                argv[1], gpu, cluster->name, cluster->gpu);
+    CheckModel cm = {.cluster = cluster, .by = by, .fit = by_path != NULL};
+    CheckReport report = {
+        .measured_path = argv[1], .by_path = by_path, .cluster = cluster, .model = &cm};
+    check_run(&report, measured, want);
+    g_autoptr(GString) out = g_string_new(NULL);
+    if (format == SSIM_FORMAT_TABLE)
+        check_table(out, &report, measured, rows);
+    else if (format == SSIM_FORMAT_CSV)
+        check_csv(out, &report, rows);
+    else
+        check_json(out, &report, rows);
+    check_report_clear(&report);
     if (!ssim_cli_emit(output.output, out, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;

@@ -109,11 +109,19 @@ void ssim_error_stats_groups(const double *pred, const double *meas, const guint
 
 void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *indent)
 {
-    g_string_append_printf(out, "%sruns           %u simulated, %u failed\n", indent, s->n,
+    ssim_error_stats_append_as(out, s, indent, &SSIM_ERROR_WORDS_RUNS);
+}
+
+const SsimErrorWords SSIM_ERROR_WORDS_RUNS = {"runs", "run", "simulated", "model"};
+
+void ssim_error_stats_append_as(GString *out, const SsimErrorStats *s, const char *indent,
+                                const SsimErrorWords *w)
+{
+    g_string_append_printf(out, "%s%-14s %u %s, %u failed\n", indent, w->items, s->n, w->done,
                            s->failed);
     if (s->n == 0) {
         /* No figure over no rows: "MAPE nan %" read like a result. */
-        g_string_append_printf(out, "%sno run simulated: no error figures\n", indent);
+        g_string_append_printf(out, "%sno %s %s: no error figures\n", indent, w->item, w->done);
         return;
     }
     g_string_append_printf(out, "%sMAPE           %.2f %%\n", indent, 100 * s->mape);
@@ -121,13 +129,14 @@ void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *
     g_string_append_printf(out, "%smax error      %.2f %%\n", indent, 100 * s->max);
     g_string_append_printf(out, "%sbias           %+.2f %%  (mean signed error)\n", indent,
                            100 * s->bias);
-    g_string_append_printf(out, "%swithin 10%%     %.1f %%  of the runs\n", indent,
-                           100 * s->within10);
+    g_string_append_printf(out, "%swithin 10%%     %.1f %%  of the %s\n", indent, 100 * s->within10,
+                           w->items);
     if (s->pairs > 0)
-        g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs of runs of one model)\n",
-                               indent, s->tau, s->pairs);
+        g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs of %s of one %s)\n", indent,
+                               s->tau, s->pairs, w->items, w->group);
     else
-        g_string_append_printf(out, "%sKendall tau    n/a  (no two runs share a model)\n", indent);
+        g_string_append_printf(out, "%sKendall tau    n/a  (no two %s share a %s)\n", indent,
+                               w->items, w->group);
 }
 
 static void append_pct(GString *out, double v, const char *fmt)
