@@ -37,6 +37,9 @@ GString *ssim_report_timeline_csv_uncontended(const SsimGraph *graph, const Ssim
 typedef struct _JsonBuilder JsonBuilder;
 /* Appends the document `builder` holds (pretty-printed or compact) and a newline to `out`. */
 void ssim_json_append(GString *out, JsonBuilder *builder, gboolean pretty);
+/* Sets member `name` of the object `builder` is in to `value`, or to null when it is NaN or
+ * infinite (JSON has no such numbers). */
+void ssim_json_set_number(JsonBuilder *builder, const char *name, double value);
 
 /* Writes `contents` to `path` atomically: ssim_output_write() (output.h: only a regular file is
  * replaced, every write checked, fsync, rename). */

@@ -44,12 +44,19 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
  * pairs of the group's rows). */
 void ssim_error_stats_groups(const double *pred, const double *meas, const guint *groups, guint n,
                              guint n_groups, SsimErrorStats *out);
+/* The words the reports use for what was compared ("runs", "run"), what was done to it
+ * ("simulated") and what shares a ranking ("model"). */
+typedef struct {
+    const char *items, *item, *done, *group;
+} SsimErrorWords;
+extern const SsimErrorWords SSIM_ERROR_WORDS_RUNS;
+
 /* A table, one line per group: its name, runs, MAPE, median, max, bias, within 10%, tau. */
 void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, char *const *names,
                               guint n_groups, const char *indent);
-/* The same with `unit` ("rows", ...) heading the count column instead of "runs". */
+/* The same with `words->items` ("rows", ...) heading the count column instead of "runs". */
 void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, char *const *names,
-                                 guint n_groups, const char *indent, const char *unit);
+                                 guint n_groups, const char *indent, const SsimErrorWords *words);
 
 /* The validation report: a table (row per run, then the summary and the figures per model), CSV
  * (one row per run) or JSON (rows, summary, models).  `errors` may be NULL. */
@@ -57,14 +64,14 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
                                 const SsimErrorStats *stats, SsimFormat format);
 /* The summary lines alone (n, MAPE, median, max, bias, within 10%, tau). */
 void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);
-/* The words of those lines: what was compared ("runs", "run"), what was done to it
- * ("simulated") and what shares a ranking ("model"). */
-typedef struct {
-    const char *items, *item, *done, *group;
-} SsimErrorWords;
-extern const SsimErrorWords SSIM_ERROR_WORDS_RUNS;
+/* The same in `words`. */
 void ssim_error_stats_append_as(GString *out, const SsimErrorStats *stats, const char *indent,
                                 const SsimErrorWords *words);
+/* Adds to the object `builder` is in the members `words->items` ("runs"), "failed", "mape",
+ * "median", "max", "bias", "within10", "tau" (fractions; null where undefined, tau without
+ * pairs) and "pairs". */
+void ssim_error_stats_json(JsonBuilder *builder, const SsimErrorStats *stats,
+                           const SsimErrorWords *words);
 
 /* Writes IMAGE.dat and IMAGE.gp (predicted vs measured, a colour per model, y = x and a +/-10%
  * band, log axes over more than a decade: ssim_plot_predicted) and renders with gnuplot when

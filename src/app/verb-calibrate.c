@@ -116,33 +116,12 @@ static void append_parameters(GString *out, const SsimCalibOptions *opt, const S
 
 /* --- -f csv|json: the fit as data. ------------------------------------------------------- */
 
-static void json_number(JsonBuilder *b, const char *name, double v)
-{
-    json_builder_set_member_name(b, name);
-    if (isfinite(v))
-        json_builder_add_double_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
-
-/* Error statistics as {"runs", "failed", "mape", "median", "max", "bias", "within10", "tau",
- * "pairs"} (fractions, as SsimErrorStats holds them; tau null without pairs). */
+/* Error statistics as the object `name` (ssim_error_stats_json: runs, failed, mape, ...). */
 static void json_stats(JsonBuilder *b, const char *name, const SsimErrorStats *s)
 {
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "runs");
-    json_builder_add_int_value(b, s->n);
-    json_builder_set_member_name(b, "failed");
-    json_builder_add_int_value(b, s->failed);
-    json_number(b, "mape", s->mape);
-    json_number(b, "median", s->median);
-    json_number(b, "max", s->max);
-    json_number(b, "bias", s->bias);
-    json_number(b, "within10", s->within10);
-    json_number(b, "tau", s->tau);
-    json_builder_set_member_name(b, "pairs");
-    json_builder_add_int_value(b, s->pairs);
+    ssim_error_stats_json(b, s, &SSIM_ERROR_WORDS_RUNS);
     json_builder_end_object(b);
 }
 
@@ -177,11 +156,11 @@ static void data_parameters(GString *csv, JsonBuilder *b, const SsimCalibOptions
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "name");
         json_builder_add_string_value(b, name);
-        json_number(b, "start", fit->start.value[p]);
-        json_number(b, "fitted", fit->fitted.value[p]);
-        json_number(b, "low", lo);
-        json_number(b, "high", hi);
-        json_number(b, "std_error", se);
+        ssim_json_set_number(b, "start", fit->start.value[p]);
+        ssim_json_set_number(b, "fitted", fit->fitted.value[p]);
+        ssim_json_set_number(b, "low", lo);
+        ssim_json_set_number(b, "high", hi);
+        ssim_json_set_number(b, "std_error", se);
         json_builder_set_member_name(b, "at_bound");
         json_builder_add_boolean_value(b, fit->at_bound[p]);
         json_builder_end_object(b);

@@ -394,22 +394,15 @@ static void check_row_table(GString *out, const SsimProfileRow *r, double meas, 
     g_string_append_printf(out, "  %s\n", source);
 }
 
+/* The words of the check's figures: rows, priced, a group's ranking. */
+static const SsimErrorWords check_words = {"rows", "row", "priced", "group"};
+
 static void check_stats_json(JsonBuilder *b, const char *name, const SsimErrorStats *s)
 {
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "group");
     json_builder_add_string_value(b, name);
-    json_builder_set_member_name(b, "rows");
-    json_builder_add_int_value(b, s->n);
-    const char *keys[] = {"mape", "median", "max", "bias", "within10", "tau"};
-    const double vals[] = {s->mape, s->median, s->max, s->bias, s->within10, s->tau};
-    for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
-        json_builder_set_member_name(b, keys[i]);
-        if (s->n > 0 && isfinite(vals[i]) && (i < 5 || s->pairs > 0))
-            json_builder_add_double_value(b, vals[i]);
-        else
-            json_builder_add_null_value(b);
-    }
+    ssim_error_stats_json(b, s, &check_words);
     json_builder_end_object(b);
 }
 
@@ -530,10 +523,9 @@ static void check_table(GString *out, const CheckReport *r, const SsimProfile *m
     }
     g_string_append(out, "\n");
     ssim_error_groups_append_as(out, r->per, (char *const *)r->names->pdata, r->names->len, "  ",
-                                "rows");
-    static const SsimErrorWords rows_words = {"rows", "row", "priced", "group"};
+                                &check_words);
     g_string_append(out, "\nall rows\n");
-    ssim_error_stats_append_as(out, &r->all, "  ", &rows_words);
+    ssim_error_stats_append_as(out, &r->all, "  ", &check_words);
 }
 
 static void check_csv(GString *out, const CheckReport *r, gboolean rows)
@@ -585,11 +577,7 @@ static void check_row_json(JsonBuilder *b, const CheckReport *r, guint i)
     }
     json_builder_set_member_name(b, "measured_us");
     json_builder_add_double_value(b, r->meas[i]);
-    json_builder_set_member_name(b, "predicted_us");
-    if (isfinite(r->pred[i]))
-        json_builder_add_double_value(b, r->pred[i]);
-    else
-        json_builder_add_null_value(b);
+    ssim_json_set_number(b, "predicted_us", r->pred[i]);
     json_builder_set_member_name(b, "source");
     json_builder_add_string_value(b, check_source(r, i));
     json_builder_end_object(b);

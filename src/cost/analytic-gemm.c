@@ -17,7 +17,7 @@
  * square tile of the smaller side (cuBLAS's heuristics choose among such shapes; smaller tiles
  * would be limited by L2 bandwidth, which this model does not describe).  A GEMM whose rows
  * (n for B and C, k for A, row-major) are not a multiple of 16 bytes runs at `gemm_unaligned`
- * of the rate: measured on an H200 (traces/h200), 2048 x 6300 x 4096 in bf16 took 3.7 times
+ * of the rate: measured on an H200 (traces/h200), 2048 x 6300 x 4096 in bf16 took 3.5 times
  * as long as 2048 x 6144 x 4096.
  *
  * The kernel table maps a lowering kernel name (include/shiftsim/lower.h: "qkv", "qkv.dgrad",

@@ -14,6 +14,7 @@
 
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 gboolean ssim_format_from_name(const char *name, SsimFormat *out)
@@ -271,6 +272,15 @@ GString *ssim_report_replay(const SsimGraph *g, const SsimTimeline *t, SsimForma
         ssim_json_append(out, b, TRUE);
     }
     return out;
+}
+
+void ssim_json_set_number(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    if (isfinite(v))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_null_value(b);
 }
 
 void ssim_json_append(GString *out, JsonBuilder *b, gboolean pretty)

@@ -35,6 +35,8 @@ static int sign(double x)
     return x > 0 ? 1 : x < 0 ? -1 : 0;
 }
 
+const SsimErrorWords SSIM_ERROR_WORDS_RUNS = {"runs", "run", "simulated", "model"};
+
 void ssim_error_stats(const double *pred, const double *meas, const guint *groups, guint n,
                       SsimErrorStats *out)
 {
@@ -112,8 +114,6 @@ void ssim_error_stats_append(GString *out, const SsimErrorStats *s, const char *
     ssim_error_stats_append_as(out, s, indent, &SSIM_ERROR_WORDS_RUNS);
 }
 
-const SsimErrorWords SSIM_ERROR_WORDS_RUNS = {"runs", "run", "simulated", "model"};
-
 void ssim_error_stats_append_as(GString *out, const SsimErrorStats *s, const char *indent,
                                 const SsimErrorWords *w)
 {
@@ -139,6 +139,22 @@ void ssim_error_stats_append_as(GString *out, const SsimErrorStats *s, const cha
                                w->items, w->group);
 }
 
+void ssim_error_stats_json(JsonBuilder *b, const SsimErrorStats *s, const SsimErrorWords *w)
+{
+    json_builder_set_member_name(b, w->items);
+    json_builder_add_int_value(b, s->n);
+    json_builder_set_member_name(b, "failed");
+    json_builder_add_int_value(b, s->failed);
+    ssim_json_set_number(b, "mape", s->mape);
+    ssim_json_set_number(b, "median", s->median);
+    ssim_json_set_number(b, "max", s->max);
+    ssim_json_set_number(b, "bias", s->bias);
+    ssim_json_set_number(b, "within10", s->within10);
+    ssim_json_set_number(b, "tau", s->pairs > 0 ? s->tau : NAN);
+    json_builder_set_member_name(b, "pairs");
+    json_builder_add_int_value(b, s->pairs);
+}
+
 static void append_pct(GString *out, double v, const char *fmt)
 {
     if (isfinite(v))
@@ -150,14 +166,14 @@ static void append_pct(GString *out, double v, const char *fmt)
 void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, char *const *names,
                               guint n_groups, const char *indent)
 {
-    ssim_error_groups_append_as(out, per_group, names, n_groups, indent, "runs");
+    ssim_error_groups_append_as(out, per_group, names, n_groups, indent, &SSIM_ERROR_WORDS_RUNS);
 }
 
 void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, char *const *names,
-                                 guint n_groups, const char *indent, const char *unit)
+                                 guint n_groups, const char *indent, const SsimErrorWords *words)
 {
-    g_string_append_printf(out, "%s%-20s %5s %8s %8s %8s %8s %8s %7s\n", indent, "group", unit,
-                           "MAPE", "median", "max", "bias", "in 10%", "tau");
+    g_string_append_printf(out, "%s%-20s %5s %8s %8s %8s %8s %8s %7s\n", indent, "group",
+                           words->items, "MAPE", "median", "max", "bias", "in 10%", "tau");
     for (guint g = 0; g < n_groups; g++) {
         const SsimErrorStats *s = &per_group[g];
         g_string_append_printf(out, "%s%-20.20s %5u", indent, names[g], s->n);
@@ -237,16 +253,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             json_builder_add_string_value(b, spec);
             json_builder_set_member_name(b, "measured_ms");
             json_builder_add_double_value(b, m);
-            json_builder_set_member_name(b, "predicted_ms");
-            if (isfinite(pred[i]))
-                json_builder_add_double_value(b, pred[i]);
-            else
-                json_builder_add_null_value(b);
-            json_builder_set_member_name(b, "error");
-            if (isfinite(pred[i]))
-                json_builder_add_double_value(b, row_error(pred[i], m));
-            else
-                json_builder_add_null_value(b);
+            ssim_json_set_number(b, "predicted_ms", pred[i]);
+            ssim_json_set_number(b, "error", row_error(pred[i], m));
             if (errors && errors[i]) {
                 json_builder_set_member_name(b, "failure");
                 json_builder_add_string_value(b, errors[i]);
@@ -274,13 +282,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         json_builder_add_int_value(b, stats->n);
         json_builder_set_member_name(b, "failed");
         json_builder_add_int_value(b, stats->failed);
-        for (guint k = 0; k < G_N_ELEMENTS(figs); k++) {
-            json_builder_set_member_name(b, figs[k].k);
-            if (isfinite(figs[k].v))
-                json_builder_add_double_value(b, figs[k].v);
-            else
-                json_builder_add_null_value(b);
-        }
+        for (guint k = 0; k < G_N_ELEMENTS(figs); k++)
+            ssim_json_set_number(b, figs[k].k, figs[k].v);
         json_builder_set_member_name(b, "tau_pairs");
         json_builder_add_int_value(b, stats->pairs);
         json_builder_end_object(b);
@@ -298,13 +301,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             json_builder_add_string_value(b, g_ptr_array_index(names, g));
             json_builder_set_member_name(b, "runs");
             json_builder_add_int_value(b, s->n);
-            for (guint k = 0; k < G_N_ELEMENTS(gf); k++) {
-                json_builder_set_member_name(b, gf[k].k);
-                if (isfinite(gf[k].v))
-                    json_builder_add_double_value(b, gf[k].v);
-                else
-                    json_builder_add_null_value(b);
-            }
+            for (guint k = 0; k < G_N_ELEMENTS(gf); k++)
+                ssim_json_set_number(b, gf[k].k, gf[k].v);
             json_builder_set_member_name(b, "tau_pairs");
             json_builder_add_int_value(b, s->pairs);
             json_builder_end_object(b);
