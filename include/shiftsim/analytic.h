@@ -5,7 +5,11 @@
  * Compute by FLOPs and bytes (roofline with size-dependent GEMM efficiency):
  *   eff(F)  = gemm_efficiency * F / (F + gemm_half_flops)
  *   t       = max(F / (peak * eff(F)), bytes / (hbm_bw * memory_efficiency)) + kernel_overhead
- * where F is the op's FLOPs (an op with F = 0 is memory-bound: only the second term counts).
+ * where F is the op's FLOPs (an op with F = 0 is memory-bound: only the second term counts;
+ * in the op class "optimizer" at multi_tensor_efficiency instead of memory_efficiency).
+ * gemm_efficiency is the cluster's `gemm` times its `gemm_sustained`: the rate of a short burst
+ * (what GEMM benchmarks report) times the fraction of it that continuous load keeps under the
+ * board's power limit (ssim_analytic_params_from_cluster).
  *
  * A GEMM by its shape (when the cluster gives sm_count; src/cost/analytic-gemm.c says why):
  * C[m x n] = A[m x k] B[k x n], `batch` of them, as output tiles tm x tn, one per SM at a time
@@ -119,6 +123,9 @@ typedef struct {
     SsimTime gemm_tile_overhead;
     /* The rate factor of a GEMM whose n or k is not a multiple of 16 bytes (0 or 1: none). */
     double gemm_unaligned;
+    /* The fraction of HBM bandwidth of the memory-bound kernels of the op class "optimizer"
+     * (multi-tensor kernels: Adam, the gradient norm, the weight copy); 0: memory_efficiency. */
+    double multi_tensor_efficiency;
     guint dtype_bytes; /* of the compute dtype: a GEMM's operand and result elements */
 } SsimAnalyticParams;
 

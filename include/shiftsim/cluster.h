@@ -132,6 +132,12 @@ typedef struct {
     double gemm_unaligned; /* the rate of a GEMM whose n or k row is not a multiple of 16 bytes,
                               as a fraction of the aligned rate ([efficiency] gemm_unaligned;
                               default 1: no penalty) */
+    double gemm_sustained; /* the GEMM rate a training step sustains, as a fraction of the rate
+                              of a short burst: board power limits the clocks under continuous
+                              tensor-core load ([efficiency] gemm_sustained; default 1) */
+    double multi_tensor;   /* the fraction of HBM bandwidth the optimizer's multi-tensor kernels
+                              reach (Adam, the gradient norm, the weight copy; [efficiency]
+                              multi_tensor; 0, the default: `memory_efficiency`) */
 
     /* [calibration]: the shapes the figures were fitted on (a calibrated cluster; fit_hi 0 for
      * a dimension not recorded).  A prediction outside them is an extrapolation. */

@@ -49,12 +49,15 @@ void analytic_gemm_init(SsimAnalytic *m)
     g_array_set_clear_func(m->kernels, clear_kernel);
     m->name_cache = g_array_new(FALSE, TRUE, sizeof(NameEntry));
     g_array_set_clear_func(m->name_cache, clear_name);
+    m->mt_cache = g_array_new(FALSE, TRUE, sizeof(NameEntry));
+    g_array_set_clear_func(m->mt_cache, clear_name);
 }
 
 void analytic_gemm_clear(SsimAnalytic *m)
 {
     g_array_free(m->kernels, TRUE);
     g_array_free(m->name_cache, TRUE);
+    g_array_free(m->mt_cache, TRUE);
 }
 
 static double cdiv(guint64 a, guint64 b)
@@ -151,6 +154,19 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
     }
 }
 
+NameEntry *analytic_memo(GArray *cache, guint32 id, const char *str, gboolean *fresh)
+{
+    if (id >= cache->len)
+        g_array_set_size(cache, id + 1);
+    NameEntry *e = &g_array_index(cache, NameEntry, id);
+    *fresh = e->from == NULL || strcmp(e->from, str) != 0;
+    if (*fresh) {
+        g_free(e->from);
+        e->from = g_strdup(str);
+    }
+    return e;
+}
+
 const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,
                                       const SsimOp *op)
 {
@@ -158,21 +174,17 @@ const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph
         return NULL;
     const char *str = ssim_graph_string(graph, op->name);
     /* The cache is a memo of a pure function of the name: filling it is not a visible change. */
-    GArray *cache = ((SsimAnalytic *)model)->name_cache;
-    if (op->name >= cache->len)
-        g_array_set_size(cache, op->name + 1);
-    NameEntry *e = &g_array_index(cache, NameEntry, op->name);
-    if (e->from == NULL || strcmp(e->from, str) != 0) {
-        g_free(e->from);
-        e->from = g_strdup(str);
-        e->kernel = -1;
+    gboolean fresh;
+    NameEntry *e = analytic_memo(((SsimAnalytic *)model)->name_cache, op->name, str, &fresh);
+    if (fresh) {
+        e->value = -1;
         for (guint i = 0; i < model->kernels->len; i++)
             if (strcmp(g_array_index(model->kernels, KernelGemms, i).name, str) == 0)
-                e->kernel = (gint)i;
+                e->value = (gint)i;
     }
-    if (e->kernel < 0)
+    if (e->value < 0)
         return NULL;
-    const KernelGemms *k = &g_array_index(model->kernels, KernelGemms, e->kernel);
+    const KernelGemms *k = &g_array_index(model->kernels, KernelGemms, e->value);
     /* A kernel of the same name but other work (another graph's "qkv") is not this one. */
     return fabs(k->flops - op->flops) <= 1e-9 * op->flops ? k : NULL;
 }

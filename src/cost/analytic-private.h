@@ -25,9 +25,10 @@ typedef struct {
     SsimTime time; /* its GEMMs' time under the model's parameters, computed once when set */
 } KernelGemms;
 
+/* A memo entry per graph string id: `value` as computed for the string `from` (owned). */
 typedef struct {
     char *from;
-    gint kernel;
+    gint value;
 } NameEntry;
 
 struct SsimAnalytic {
@@ -36,11 +37,16 @@ struct SsimAnalytic {
     GArray *shapes;     /* AnalyticShape per graph group; n_ranks == 0 = not set */
     GArray *kernels;    /* KernelGemms */
     GArray *name_cache; /* NameEntry per graph string id */
+    GArray *mt_cache;   /* NameEntry per graph string id: 1 for the optimizer's kernels */
 };
 
 /* Sets up / frees the kernel tables of analytic-gemm.c. */
 void analytic_gemm_init(SsimAnalytic *model);
 void analytic_gemm_clear(SsimAnalytic *model);
+
+/* The entry of graph string id `id` in the memo `cache` (NameEntry), valid for string `str`;
+ * *fresh when it was (re)made for it and the caller must compute its value. */
+NameEntry *analytic_memo(GArray *cache, guint32 id, const char *str, gboolean *fresh);
 
 /* The kernel entry of compute op `op` of `graph` whose FLOPs match the op's, or NULL. */
 const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,

@@ -62,7 +62,7 @@ static const char *term_what(SsimStepCost t)
 {
     switch (t) {
     case SSIM_STEP_COST_OPTIMIZER:
-        return "Adam: fp32 weights, moments, gradient read and written";
+        return "Adam, weights copied to 16 bits, gradient buffer zeroed";
     case SSIM_STEP_COST_CLIP:
         return "global gradient norm: local pass + all-reduce";
     case SSIM_STEP_COST_LOSS_SCALE:

@@ -83,6 +83,8 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "gemm_tile_n",
                                               "gemm_tile_us",
                                               "gemm_unaligned",
+                                              "gemm_sustained",
+                                              "multi_tensor",
                                               NULL};
 
 static const char *const fit_dim_names[SSIM_FIT_DIM_N] = {
@@ -129,6 +131,8 @@ static void set_default_efficiencies(SsimCluster *c)
     c->gemm_tile_n = 256;
     c->gemm_tile_overhead = 1 * SSIM_US;
     c->gemm_unaligned = 1.0;
+    c->gemm_sustained = 1.0;
+    c->multi_tensor = 0.0;
 }
 
 /* Topology defaults that depend on nothing else; 0 marks the ones derive_topology() fills. */
@@ -195,6 +199,8 @@ SsimCluster *ssim_cluster_default(void)
     c->gemm_efficiency = 0.84;
     c->gemm_half_flops = 4e9;
     c->gemm_unaligned = 0.31;
+    c->gemm_sustained = 0.87;
+    c->multi_tensor = 0.69;
     c->memory_efficiency = 0.85;
     c->nvlink_efficiency = 0.82;
     c->ib_efficiency = 0.94;
@@ -342,6 +348,10 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
     FRACTION("nvlink", c->nvlink_efficiency);
     FRACTION("ib", c->ib_efficiency);
     FRACTION("gemm_unaligned", c->gemm_unaligned);
+    FRACTION("gemm_sustained", c->gemm_sustained);
+    if (c->multi_tensor != 0.0) { /* 0: unset, the optimizer's kernels stream at `memory` */
+        FRACTION("multi_tensor", c->multi_tensor);
+    }
     if (!(c->gemm_half_flops >= 0.0 && isfinite(c->gemm_half_flops)))
         FAIL("efficiency", "gemm_half_gflop", "must be >= 0");
     if (!(c->overlap_slowdown >= 1.0 && isfinite(c->overlap_slowdown)))
@@ -434,7 +444,11 @@ static gboolean parse_gemm_model(const SsimIni *ini, SsimCluster *c, GError **er
            ssim_ini_uint(ini, "efficiency", "gemm_tile_n", FALSE, 1, &c->gemm_tile_n, error) &&
            read_time_us(ini, "efficiency", "gemm_tile_us", FALSE, &c->gemm_tile_overhead, error) &&
            ssim_ini_double(ini, "efficiency", "gemm_unaligned", FALSE, 0, TRUE, 1,
-                           &c->gemm_unaligned, error);
+                           &c->gemm_unaligned, error) &&
+           ssim_ini_double(ini, "efficiency", "gemm_sustained", FALSE, 0, TRUE, 1,
+                           &c->gemm_sustained, error) &&
+           ssim_ini_double(ini, "efficiency", "multi_tensor", FALSE, 0, TRUE, 1, &c->multi_tensor,
+                           error);
 }
 
 /* [calibration]: each key "LO..HI" (integers, LO <= HI), the fitted range of a dimension. */
@@ -673,6 +687,10 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "gemm_tile_us", us_of(c->gemm_tile_overhead));
     if (c->gemm_unaligned < 1.0)
         kv(out, "gemm_unaligned", c->gemm_unaligned);
+    if (c->gemm_sustained < 1.0)
+        kv(out, "gemm_sustained", c->gemm_sustained);
+    if (c->multi_tensor > 0.0)
+        kv(out, "multi_tensor", c->multi_tensor);
     g_string_append_printf(out, "\n[topology]\nkind = %s\nnvlink_ports = %u\n",
                            ssim_topology_name((SsimTopologyKind)c->topology), c->nvlink_ports);
     if (c->topology == SSIM_TOPOLOGY_FULLMESH)

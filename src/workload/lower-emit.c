@@ -318,15 +318,19 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
     }
     if (!term_on(e, SSIM_STEP_COST_OPTIMIZER))
         return;
-    /* The optimizer: Adam reads the fp32 gradient, master weight and two moments and writes the
-     * last three (7 x 4 bytes per parameter); in 16 bits it also writes the compute copy of the
-     * weights (dt), and when the gradients were reduced in 16 bits, first copies them into fp32
-     * (dt read, 4 written). */
+    /* The optimizer, as Megatron-LM's mixed-precision step runs it: Adam reads the fp32
+     * gradient, master weight and two moments and writes the last three (7 x 4 bytes per
+     * parameter); in 16 bits the master weights are then copied into the compute copy (4 read,
+     * dt written: multi_tensor_scale), and gradients reduced in 16 bits are first copied into
+     * fp32 (dt read, 4 written).  Then the gradient buffer is zeroed for the next iteration
+     * (zero_grad_buffer: the whole buffer, gdt bytes a parameter, also under ZeRO-1). */
     guint64 per = 28;
     if (dt < 4)
-        per += dt + (gdt < 4 ? dt + 4 : 0);
+        per += 4 + dt + (gdt < 4 ? dt + 4 : 0);
     Step opt = {.kind = ST_KERNEL, .name = "optimizer", .bytes = shard * per};
     kernel(e, &opt, SSIM_OPCLASS_OPTIMIZER);
+    Step zero_grad = {.kind = ST_KERNEL, .name = "grad.zero", .bytes = params * gdt};
+    kernel(e, &zero_grad, SSIM_OPCLASS_OPTIMIZER);
     if (zero) {
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
         spec.kind = SSIM_OP_COLLECTIVE;

@@ -328,6 +328,7 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
         SsimStepCost term;
     } ops[] = {
         {"optimizer", SSIM_STEP_COST_OPTIMIZER},
+        {"grad.zero", SSIM_STEP_COST_OPTIMIZER},
         {"dp.allgather", SSIM_STEP_COST_OPTIMIZER},
         {"clip.norm", SSIM_STEP_COST_CLIP},
         {"clip.allreduce", SSIM_STEP_COST_CLIP},

@@ -227,6 +227,55 @@ Test(analytic, params_from_cluster)
     cr_assert_eq(p.gpus_per_node, c->gpus_per_node);
 }
 
+/* A training step's GEMMs run at gemm x gemm_sustained of the peak (the board's power limit under
+ * continuous load); the cluster's own `gemm` stays the burst rate benchmarks report. */
+Test(analytic, sustained_gemm_rate_from_cluster)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    c->gemm_efficiency = 0.8;
+    c->gemm_sustained = 0.5;
+    SsimAnalyticParams p;
+    ssim_analytic_params_from_cluster(&p, c, SSIM_DTYPE_BF16);
+    cr_assert_float_eq(p.gemm_efficiency, 0.4, 1e-12);
+    c->gemm_sustained = 1.0;
+    ssim_analytic_params_from_cluster(&p, c, SSIM_DTYPE_BF16);
+    cr_assert_float_eq(p.gemm_efficiency, 0.8, 1e-12);
+}
+
+/* The optimizer step's multi-tensor kernels ("optimizer", "clip.norm", "loss_scale.check")
+ * stream at multi_tensor_efficiency of HBM; its memset ("grad.zero") and every other
+ * memory-bound kernel at memory_efficiency; 0 leaves them all at memory_efficiency. */
+Test(analytic, optimizer_kernels_at_the_multi_tensor_rate)
+{
+    SsimAnalyticParams p = round_params(); /* 3e12 B/s at 0.9 */
+    p.multi_tensor_efficiency = 0.6;
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    static const char *const names[] = {"optimizer", "clip.norm", "loss_scale.check", "grad.zero",
+                                        "norm"};
+    guint32 ids[G_N_ELEMENTS(names)];
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        SsimOpSpec s = SSIM_OP_SPEC_INIT;
+        s.stream = ssim_graph_stream(g, 0, "compute");
+        s.name = names[i];
+        s.cls = i < 4 ? "optimizer" : "fwd";
+        s.bytes = 5400000000ull;
+        ids[i] = ssim_graph_add_op(g, &s, NULL, 0);
+    }
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+    /* 5.4e9 B / (3e12 x 0.6) = 3 ms; / (3e12 x 0.9) = 2 ms. */
+    for (gsize i = 0; i < 3; i++)
+        assert_ns(cm.op_time(&cm, g, ids[i], 1), 3000000);
+    assert_ns(cm.op_time(&cm, g, ids[3], 1), 2000000);
+    assert_ns(cm.op_time(&cm, g, ids[4], 1), 2000000);
+    p.multi_tensor_efficiency = 0;
+    g_autoptr(SsimAnalytic) b = ssim_analytic_new(&p);
+    SsimCostModel cb = ssim_analytic_cost_model(b);
+    assert_ns(cb.op_time(&cb, g, ids[0], 1), 2000000);
+}
+
 /* A graph with one rank whose all-reduce group has one member standing for 8 (one node), and a
  * send from rank 0 to rank 1 where rank 1 is mapped to a global rank on another node. */
 Test(analytic, cost_model_uses_logical_groups_and_rank_map)

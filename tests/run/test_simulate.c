@@ -32,9 +32,9 @@ static SsimTime uniform_time(const SsimCostModel *cm, const SsimGraph *g, guint3
     if (u->all_kernels)
         return u->kernel;
     static const char *const free_kernels[] = {
-        "embed",          "embed.bwd", "final_norm",    "lm_head",
-        "loss",           "loss.bwd",  "lm_head.dgrad", "lm_head.wgrad",
-        "final_norm.bwd", "optimizer", "clip.norm",     "loss_scale.check"};
+        "embed",     "embed.bwd",        "final_norm",    "lm_head",        "loss",
+        "loss.bwd",  "lm_head.dgrad",    "lm_head.wgrad", "final_norm.bwd", "optimizer",
+        "clip.norm", "loss_scale.check", "grad.zero"};
     const char *name = ssim_graph_string(g, op->name);
     for (gsize k = 0; k < G_N_ELEMENTS(free_kernels); k++)
         if (strcmp(name, free_kernels[k]) == 0)
@@ -134,7 +134,8 @@ Test(simulate, exposed_tp_and_step_by_hand)
      * weight-gradient kernel and hide completely.  Kernels per microbatch: embed + 2 x 12 +
      * 3 (head) forward, 4 (head) + 2 x 16 + embed.bwd backward = 65; then the step's end:
      * the gradient norm's local pass (1 us), its all-reduce over the tp group (0.5 us, exposed:
-     * the optimizer waits for it) and the optimizer (1 us). */
+     * the optimizer waits for it), the optimizer (1 us) and the gradient buffer's zeroing
+     * (1 us). */
     GError *error = NULL;
     g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
     cr_assert_not_null(model);
@@ -145,12 +146,13 @@ Test(simulate, exposed_tp_and_step_by_hand)
     cr_assert_eq(r.comm_busy[SSIM_COMM_TP], 2 * (6 + 5) * 500);
     cr_assert_eq(r.exposed[SSIM_COMM_PP], 0);
     cr_assert_eq(r.exposed[SSIM_COMM_DP], 500);
-    cr_assert_eq(r.step_time, (2 * 65 + 2) * 1000 + 2 * 6 * 500 + 500);
+    cr_assert_eq(r.step_time, (2 * 65 + 3) * 1000 + 2 * 6 * 500 + 500);
     /* The per-iteration terms as --explain-costs reports them: clip's pass and all-reduce,
-     * Adam's kernel; no dp, so the gradient-reduction term has nothing. */
+     * Adam's kernel and the zeroing; no dp, so the gradient-reduction term has nothing. */
     cr_assert_eq(r.step_cost_ops[SSIM_STEP_COST_CLIP], 2);
     cr_assert_eq(r.step_cost_time[SSIM_STEP_COST_CLIP], 1000 + 500);
-    cr_assert_eq(r.step_cost_time[SSIM_STEP_COST_OPTIMIZER], 1000);
+    cr_assert_eq(r.step_cost_ops[SSIM_STEP_COST_OPTIMIZER], 2);
+    cr_assert_eq(r.step_cost_time[SSIM_STEP_COST_OPTIMIZER], 2000);
     cr_assert_eq(r.step_cost_ops[SSIM_STEP_COST_GRAD_FP32], 0);
     cr_assert(r.step_costs_on & (1u << SSIM_STEP_COST_GRAD_FP32), "bf16: on by default");
     /* With full recompute the recomputed forward's 2 collectives per layer block too. */

@@ -263,6 +263,34 @@ Test(cluster, gemm_model_keys_and_fitted_ranges_round_trip)
 
 /* gemm_unaligned is a fraction of the aligned rate: 0 and above 1 are refused by name; the
  * bundled Hopper clusters set the H200 measurement, the A100 none (1). */
+/* gemm_sustained and multi_tensor are fractions in (0, 1]; the bundled files set both (the
+ * H200's measurements, dgx-h200.ini), a file without them means no change (1, and `memory`). */
+Test(cluster, sustained_and_multi_tensor_are_fractions)
+{
+    assert_a100_line_refused("gemm_sustained = 0.87", "gemm_sustained = 0",
+                             "gemm_sustained: 0 is out of range");
+    assert_a100_line_refused("multi_tensor = 0.69", "multi_tensor = 1.2",
+                             "multi_tensor: 1.2 is out of range");
+    static const char *const bundled[] = {"dgx-a100", "dgx-h100", "dgx-h200"};
+    for (gsize i = 0; i < G_N_ELEMENTS(bundled); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimCluster) c = ssim_cluster_load(bundled[i], &error);
+        cr_assert_not_null(c, "%s", error ? error->message : "");
+        cr_assert_float_eq(c->gemm_sustained, 0.87, 1e-12, "%s", bundled[i]);
+        cr_assert_float_eq(c->multi_tensor, 0.69, 1e-12, "%s", bundled[i]);
+        /* Written and read back. */
+        g_autoptr(GString) ini = ssim_cluster_write_ini(c, NULL);
+        g_autoptr(SsimCluster) back = ssim_cluster_load_data(ini->str, -1, "back.ini", &error);
+        cr_assert_not_null(back, "%s", error ? error->message : "");
+        cr_assert_float_eq(back->gemm_sustained, 0.87, 1e-12);
+        cr_assert_float_eq(back->multi_tensor, 0.69, 1e-12);
+    }
+    g_autoptr(SsimCluster) t = ssim_cluster_load("tsubame4", NULL);
+    cr_assert_not_null(t);
+    cr_assert_float_eq(t->gemm_sustained, 1.0, 1e-12);
+    cr_assert_float_eq(t->multi_tensor, 0.0, 1e-12);
+}
+
 Test(cluster, gemm_unaligned_is_a_fraction)
 {
     assert_a100_line_refused("gemm_tile_us = ", "gemm_unaligned = 0\ngemm_tile_us = ",

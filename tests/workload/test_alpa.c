@@ -39,8 +39,8 @@ static SsimTime uniform_time(const SsimCostModel *cm, const SsimGraph *g, guint3
         return u->per_byte ? (SsimTime)(op->bytes / 1024) : u->ar_base * (SsimTime)(op->rank + 1);
     }
     static const char *const free_kernels[] = {
-        "embed",    "embed.bwd",     "final_norm",    "lm_head",        "loss",
-        "loss.bwd", "lm_head.dgrad", "lm_head.wgrad", "final_norm.bwd", "optimizer"};
+        "embed",         "embed.bwd",     "final_norm",     "lm_head",   "loss",     "loss.bwd",
+        "lm_head.dgrad", "lm_head.wgrad", "final_norm.bwd", "optimizer", "grad.zero"};
     for (gsize k = 0; k < G_N_ELEMENTS(free_kernels); k++)
         if (strcmp(name, free_kernels[k]) == 0)
             return 0;

@@ -79,16 +79,17 @@ Test(lower, op_counts_sequential_tp2_pp2)
     g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
     cr_assert_eq(ssim_graph_n_ranks(ssim_lowered_graph(l)), 2);
     /* Stage 0, per microbatch: embed + 4 x 12 forward kernels, 4 x 16 backward + embed.bwd;
-     * plus the gradient norm's local pass and the optimizer (GPT-3 is bf16: no loss scaling).
+     * plus the gradient norm's local pass, the optimizer and the gradient buffer's zeroing
+     * (GPT-3 is bf16: no loss scaling).
      * TP: embed's all-reduce + 4 x 2 forward + 4 x 2 backward. */
-    cr_assert_eq(kernels(l, 0), 4 * (1 + 4 * 12 + 4 * 16 + 1) + 2);
+    cr_assert_eq(kernels(l, 0), 4 * (1 + 4 * 12 + 4 * 16 + 1) + 3);
     cr_assert_eq(count(l, 0, SSIM_OPCLASS_TP, SSIM_OP_COLLECTIVE), 4 * (1 + 4 * 2 + 4 * 2));
     /* One send forward and one receive backward per microbatch. */
     cr_assert_eq(count(l, 0, SSIM_OPCLASS_PP, SSIM_OP_SEND), 4);
     cr_assert_eq(count(l, 0, SSIM_OPCLASS_PP, SSIM_OP_RECV), 4);
     /* Stage 1: 4 x 12 + final_norm lm_head loss; 4 x 16 + loss.bwd lm_head.dgrad lm_head.wgrad
      * final_norm.bwd.  TP: 8 + the loss's all-reduce forward, 8 + the head input's backward. */
-    cr_assert_eq(kernels(l, 1), 4 * (4 * 12 + 3 + 4 * 16 + 4) + 2);
+    cr_assert_eq(kernels(l, 1), 4 * (4 * 12 + 3 + 4 * 16 + 4) + 3);
     cr_assert_eq(count(l, 1, SSIM_OPCLASS_TP, SSIM_OP_COLLECTIVE), 4 * (8 + 1 + 8 + 1));
     cr_assert_eq(count(l, 1, SSIM_OPCLASS_PP, SSIM_OP_RECV), 4);
     cr_assert_eq(count(l, 1, SSIM_OPCLASS_PP, SSIM_OP_SEND), 4);

@@ -133,10 +133,16 @@ Test(stepcost, bf16_terms_by_hand)
     g_autoptr(SsimLowered) l = lower(m, &p);
     const guint64 P[2] = {P0, P1};
     for (guint s = 0; s < 2; s++) {
-        /* Adam: fp32 gradient, weight, m, v read, the last three written (28), bf16 copy (2). */
+        /* Adam: fp32 gradient, weight, m, v read, the last three written (28), then the fp32
+         * weights copied into the bf16 ones (4 read, 2 written), as Megatron-LM's
+         * _copy_main_params_to_model_params. */
         Ops opt = ops(l, s, "optimizer");
         cr_assert_eq(opt.n, 1);
-        cr_assert_eq(opt.bytes, P[s] * 30, "stage %u: %" G_GUINT64_FORMAT, s, opt.bytes);
+        cr_assert_eq(opt.bytes, P[s] * 34, "stage %u: %" G_GUINT64_FORMAT, s, opt.bytes);
+        /* The fp32 gradient buffer zeroed for the next iteration (zero_grad_buffer). */
+        Ops zero = ops(l, s, "grad.zero");
+        cr_assert_eq(zero.n, 1);
+        cr_assert_eq(zero.bytes, P[s] * 4, "stage %u: %" G_GUINT64_FORMAT, s, zero.bytes);
         /* Clipping: the norm reads the fp32 gradients once; 4 bytes all-reduced over tp x pp. */
         Ops norm = ops(l, s, "clip.norm"), nar = ops(l, s, "clip.allreduce");
         cr_assert_eq(norm.bytes, P[s] * 4);
@@ -164,7 +170,8 @@ Test(stepcost, bf16_terms_by_hand)
     g_autoptr(SsimLowered) h = lower(m, &p);
     cr_assert_eq(ops(h, 0, "dp.allreduce").bytes, P0 * 2);
     cr_assert_eq(ops(h, 1, "emb.allreduce").bytes, EMB_AR * 2);
-    cr_assert_eq(ops(h, 0, "optimizer").bytes, P0 * 36);
+    cr_assert_eq(ops(h, 0, "optimizer").bytes, P0 * 40);
+    cr_assert_eq(ops(h, 0, "grad.zero").bytes, P0 * 2, "a bf16 gradient buffer");
 }
 
 Test(stepcost, fp16_loss_scale_and_zero1_by_hand)
@@ -182,9 +189,10 @@ Test(stepcost, fp16_loss_scale_and_zero1_by_hand)
     cr_assert_eq(flag.group_n, 8, "every GPU under ZeRO-1");
     cr_assert_eq(ops(l, 0, "clip.norm").bytes, P0 / 2 * 4);
     cr_assert_eq(ops(l, 0, "clip.allreduce").group_n, 8);
-    /* fp16 reduces in 16 bits by default: Adam copies into fp32 first (2 + 4) besides its 28 + 2.
-     */
-    cr_assert_eq(ops(l, 0, "optimizer").bytes, P0 / 2 * 36);
+    /* fp16 reduces in 16 bits by default: Adam copies into fp32 first (2 + 4) besides its 28 and
+     * the weights' copy (4 + 2); the zeroing covers the whole 16-bit buffer, not the shard. */
+    cr_assert_eq(ops(l, 0, "optimizer").bytes, P0 / 2 * 40);
+    cr_assert_eq(ops(l, 0, "grad.zero").bytes, P0 * 2);
     cr_assert_eq(ops(l, 0, "dp.reducescatter").bytes, P0 * 2);
     cr_assert_eq(ops(l, 0, "dp.allgather").bytes, P0 * 2);
     /* An fp32 model has no compute copy and no conversion: 28 bytes. */
@@ -275,7 +283,7 @@ Test(stepcost, uneven_stage_params_flops_memory)
     cr_assert_eq(ssim_parallel_stage_params(&p, m, 0), 5 * LAYER + EMBED);
     cr_assert_eq(ssim_parallel_stage_params(&p, m, 1), 3 * LAYER + NORM + TIED);
     g_autoptr(SsimLowered) l = lower(m, &p);
-    cr_assert_eq(ops(l, 0, "optimizer").bytes, (5 * LAYER + EMBED) / 2 * 30);
+    cr_assert_eq(ops(l, 0, "optimizer").bytes, (5 * LAYER + EMBED) / 2 * 34);
     cr_assert_eq(ops(l, 1, "dp.allreduce").bytes, (3 * LAYER + NORM + TIED) / 2 * 4);
     /* FLOPs per microbatch and GPU: a GPT layer's forward is 24 b s h^2 + 4 b s^2 h over tp,
      * the backward twice that; the head's GEMM 2 b s h ceil(V/tp), three times; m = 4. */
