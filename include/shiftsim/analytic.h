@@ -138,6 +138,11 @@ typedef struct {
 void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimCluster *cluster,
                                        SsimDtype dtype);
 
+/* The GEMM efficiency of `cluster` for a GPU busy a fraction `busy` (0..1) of the time:
+ * gemm x (1 - (1 - gemm_sustained) busy).  The board's power limit binds only on a GPU kept
+ * busy; one the host leaves idle between kernels keeps its clocks (a burst's rate at busy 0). */
+double ssim_analytic_sustained_efficiency(const SsimCluster *cluster, double busy);
+
 /* Closed forms, usable without a graph. */
 double ssim_analytic_gemm_efficiency(const SsimAnalyticParams *params, double flops);
 SsimTime ssim_analytic_compute_time(const SsimAnalyticParams *params, double flops, guint64 bytes);
@@ -191,6 +196,10 @@ gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *grap
  */
 gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                    guint *n_ranks, guint *n_nodes, guint *per_node);
+
+/* The fraction of the compute ops' time in `graph` that the GPU works: their times under `model`
+ * without the host floor (kernel_floor) over their times with it; 1 without a floor. */
+double ssim_analytic_busy_fraction(const SsimAnalytic *model, const SsimGraph *graph);
 
 /* The SsimCostModel view of `model` (borrowed; `model` must outlive its use). */
 SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model);

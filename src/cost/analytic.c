@@ -26,7 +26,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .hbm_bw = cluster->hbm_bw,
         /* A training step keeps the tensor cores busy for seconds: the board's power limit
          * lowers the clocks below a short benchmark's (cluster.h, gemm_sustained). */
-        .gemm_efficiency = cluster->gemm_efficiency * cluster->gemm_sustained,
+        .gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, 1.0),
         .gemm_half_flops = cluster->gemm_half_flops,
         .memory_efficiency = cluster->memory_efficiency,
         .kernel_overhead = cluster->kernel_overhead,
@@ -52,6 +52,12 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .multi_tensor_efficiency = cluster->multi_tensor,
         .dtype_bytes = ssim_dtype_size(dtype),
     };
+}
+
+double ssim_analytic_sustained_efficiency(const SsimCluster *cluster, double busy)
+{
+    busy = CLAMP(busy, 0.0, 1.0);
+    return cluster->gemm_efficiency * (1.0 - (1.0 - cluster->gemm_sustained) * busy);
 }
 
 double ssim_analytic_gemm_efficiency(const SsimAnalyticParams *params, double flops)
@@ -367,6 +373,19 @@ gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *g
     *n_nodes = sh.n_nodes;
     *per_node = sh.per_node;
     return TRUE;
+}
+
+double ssim_analytic_busy_fraction(const SsimAnalytic *model, const SsimGraph *graph)
+{
+    double busy = 0, total = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(graph); i++) {
+        if (ssim_graph_op(graph, i)->kind != SSIM_OP_COMPUTE)
+            continue;
+        SsimTime t = op_time_raw(model, graph, i);
+        busy += (double)t;
+        total += (double)MAX(t, model->params.kernel_floor);
+    }
+    return total > 0 ? busy / total : 1.0;
 }
 
 SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model)

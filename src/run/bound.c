@@ -26,6 +26,10 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
 {
     SsimAnalyticParams ap;
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
+    /* With a host floor the simulation's GEMMs may run up to the burst rate (a GPU the host leaves
+     * idle keeps its clocks, sim.c): the bound takes that rate, never slower than the step's. */
+    if (ap.kernel_floor > 0)
+        ap.gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, 0.0);
     Sums s = {.ap = &ap};
     ssim_lower_each_kernel(model, par, add_kernel, &s);
     guint p = par->pp, v = par->virtual_stages, pv = p * v;

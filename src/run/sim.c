@@ -335,6 +335,25 @@ static guint32 lowered_copy_gpu(gpointer data, guint32 gpu, guint copy)
 }
 
 /* Auto's evaluator: one replay of a candidate graph under the run configuration. */
+/* The analytical model of `lowered` under `ap`: its ranks' GPUs, its groups' logical shapes and
+ * its kernels' GEMM shapes. */
+static SsimAnalytic *analytic_for(const SsimAnalyticParams *ap, const SsimLowered *lowered,
+                                  const SsimModel *model, const SsimParallel *par)
+{
+    SsimAnalytic *analytic = ssim_analytic_new(ap);
+    guint nr;
+    const guint32 *map = ssim_lowered_rank_map(lowered, &nr);
+    ssim_analytic_set_rank_map(analytic, map, nr);
+    const SsimGraph *graph = ssim_lowered_graph(lowered);
+    for (guint32 gi = 0; gi < ssim_graph_n_groups(graph); gi++) {
+        guint n;
+        const guint32 *ranks = ssim_lowered_group_ranks(lowered, gi, &n);
+        ssim_analytic_set_group(analytic, gi, ranks, n);
+    }
+    ssim_analytic_set_model_gemms(analytic, model, par->microbatch, par->tp);
+    return analytic;
+}
+
 static SsimTimeline *eval_run(gpointer data, const SsimGraph *graph, GError **error)
 {
     return ssim_runtime_run_config(graph, data, error);
@@ -631,17 +650,18 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
 
     SsimAnalyticParams ap;
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
-    g_autoptr(SsimAnalytic) analytic = ssim_analytic_new(&ap);
+    g_autoptr(SsimAnalytic) analytic = analytic_for(&ap, lowered, model, par);
+    /* The board's power limit lowers the GEMM rate of a GPU kept busy (gemm_sustained); a GPU
+     * the host leaves idle between kernels (ops below the kernel floor) keeps more of its
+     * clocks: the rate follows the fraction of the time it works. */
+    if (ap.kernel_floor > 0 && cluster->gemm_sustained < 1.0) {
+        double busy = ssim_analytic_busy_fraction(analytic, graph);
+        ap.gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, busy);
+        ssim_analytic_free(g_steal_pointer(&analytic));
+        analytic = analytic_for(&ap, lowered, model, par);
+    }
     guint nr;
     const guint32 *map = ssim_lowered_rank_map(lowered, &nr);
-    ssim_analytic_set_rank_map(analytic, map, nr);
-    for (guint32 gi = 0; gi < ssim_graph_n_groups(graph); gi++) {
-        guint n;
-        const guint32 *ranks = ssim_lowered_group_ranks(lowered, gi, &n);
-        ssim_analytic_set_group(analytic, gi, ranks, n);
-    }
-    /* The shapes of the lowering's GEMM kernels, for the GEMM shape model. */
-    ssim_analytic_set_model_gemms(analytic, model, par->microbatch, par->tp);
     SsimCostModel cm = ssim_analytic_cost_model(analytic);
     /* A measured profile answers first; the analytic model, with the logical groups above,
      * prices what it has not measured. */

@@ -242,6 +242,55 @@ Test(analytic, sustained_gemm_rate_from_cluster)
     cr_assert_float_eq(p.gemm_efficiency, 0.8, 1e-12);
 }
 
+/* The power limit binds only on a busy GPU: gemm x (1 - (1 - gemm_sustained) busy), the burst
+ * rate at busy 0, clamped to [0, 1]. */
+Test(analytic, sustained_rate_follows_the_busy_fraction)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    c->gemm_efficiency = 0.8;
+    c->gemm_sustained = 0.5;
+    cr_assert_float_eq(ssim_analytic_sustained_efficiency(c, 1.0), 0.4, 1e-12);
+    cr_assert_float_eq(ssim_analytic_sustained_efficiency(c, 0.5), 0.6, 1e-12);
+    cr_assert_float_eq(ssim_analytic_sustained_efficiency(c, 0.0), 0.8, 1e-12);
+    cr_assert_float_eq(ssim_analytic_sustained_efficiency(c, 2.0), 0.4, 1e-12);
+    cr_assert_float_eq(ssim_analytic_sustained_efficiency(c, -1.0), 0.8, 1e-12);
+}
+
+/* The busy fraction: the compute ops' GPU time over their time with the host floor.  Two
+ * memory-bound kernels of 3 and 1 ms (8.1 and 2.7 GB at 3e12 x 0.9 B/s), a floor of 2 ms:
+ * (3 + 1) / (3 + 2) = 0.8; a collective does not count; no floor, 1. */
+Test(analytic, busy_fraction_under_a_host_floor)
+{
+    SsimAnalyticParams p = round_params(); /* 3e12 B/s at 0.9 */
+    p.kernel_floor = 2000000;
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    const guint64 bytes[] = {8100000000ull, 2700000000ull};
+    for (gsize i = 0; i < G_N_ELEMENTS(bytes); i++) {
+        SsimOpSpec s = SSIM_OP_SPEC_INIT;
+        s.stream = ssim_graph_stream(g, 0, "compute");
+        s.name = "norm";
+        s.cls = "fwd";
+        s.bytes = bytes[i];
+        ssim_graph_add_op(g, &s, NULL, 0);
+    }
+    guint32 one = 0;
+    SsimOpSpec c = SSIM_OP_SPEC_INIT;
+    c.kind = SSIM_OP_COLLECTIVE;
+    c.coll = SSIM_COLL_ALLREDUCE;
+    c.stream = ssim_graph_stream(g, 0, "tp");
+    c.group = ssim_graph_add_group(g, "tp.0", &one, 1, NULL);
+    c.bytes = 1000;
+    c.cls = "tp";
+    ssim_graph_add_op(g, &c, NULL, 0);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    cr_assert_float_eq(ssim_analytic_busy_fraction(a, g), 0.8, 1e-9);
+    p.kernel_floor = 0;
+    g_autoptr(SsimAnalytic) b = ssim_analytic_new(&p);
+    cr_assert_float_eq(ssim_analytic_busy_fraction(b, g), 1.0, 1e-12);
+}
+
 /* The optimizer step's multi-tensor kernels ("optimizer", "clip.norm", "loss_scale.check")
  * stream at multi_tensor_efficiency of HBM; its memset ("grad.zero") and every other
  * memory-bound kernel at memory_efficiency; 0 leaves them all at memory_efficiency. */

@@ -161,6 +161,16 @@ ELIDED = 1e-6  # the cost of a line absorbed by "...": tiny, so that a changed l
 GAP = 1.1      # an expected line dropped, or an actual line added: dearer than a replacement
 
 
+def keep_elided_tail(pattern, line):
+    """`line`, re-elided where `pattern` ends in "[..]" (a timing) and the few characters before
+    it are still in `line`: a changed figure earlier on the line is updated, the tail stays out."""
+    if not pattern.endswith("[..]") or pattern.count("[..]") != 1:
+        return line
+    anchor = pattern[:-len("[..]")][-12:]
+    at = line.rfind(anchor) if anchor else -1
+    return line[:at + len(anchor)] + "[..]" if at >= 0 else line
+
+
 def align(expected, actual):
     """The cheapest alignment of expected lines (with masks) to actual lines.
 
@@ -218,7 +228,7 @@ def align(expected, actual):
             j += 1
         elif i < n and j < m and close(cost[i][j], cost[i + 1][j + 1] + change(i, j)):
             steps.append(("drop", expected[i]))
-            steps.append(("replace", actual[j]))
+            steps.append(("replace", keep_elided_tail(expected[i], actual[j])))
             i += 1
             j += 1
         elif j < m and close(cost[i][j], cost[i][j + 1] + GAP):
@@ -456,6 +466,10 @@ def self_test():
     assert new(["h", "...", "  MAPE 18.65", "...", "x"], ["h", "a", "  MAPE 19.00", "c", "x"]) \
         == (False, ["h", "...", "  MAPE 19.00", "...", "x"])
     assert new(["t [..]", "y"], ["t 3 s", "y", "z"]) == (False, ["t [..]", "y", "z"])
+    # A line whose figure changed keeps its elided timing.
+    assert new(["fit 9 iterations (converged), [..]"], ["fit 8 iterations (converged), 0.2 s"]) \
+        == (False, ["fit 8 iterations (converged), [..]"])
+    assert new(["x = 1, took [..]"], ["y = 2"]) == (False, ["y = 2"])
     assert new(["a", "b", "c"], ["a", "c"]) == (False, ["a", "c"])
     assert new([], ["q"]) == (False, ["q"])
     assert slug("Sweep and compare: which split of 32 GPUs, and what does commshift buy?") == \

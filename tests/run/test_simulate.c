@@ -631,3 +631,52 @@ Test(simulate, verb_exit_codes)
     char *bad_split[] = {"simulate", "--nodes", "1", "--tp", "3", NULL};
     cr_assert_eq(ssim_verb_simulate(5, bad_split), SSIM_EXIT_RUNTIME);
 }
+
+/* The duration of the first op named `name` in a simulation of `c` (one node: GPT-J cut to 2
+ * layers, data parallel over its 8 GPUs, one microbatch each). */
+static SsimTime first_op_time(const SsimCluster *c, const char *name)
+{
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-j-6b", NULL);
+    cr_assert_not_null(m);
+    m->layers = 2;
+    SsimParallel p = split(8, 1, 1, 1, 1, "1f1b");
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+    SsimResult r;
+    SsimLowered *l = NULL;
+    SsimTimeline *t = NULL;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&cfg, &r, &l, &t, &error), "%s", error ? error->message : "");
+    const SsimGraph *g = ssim_lowered_graph(l);
+    SsimTime d = -1;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g) && d < 0; i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->name != SSIM_NONE && strcmp(ssim_graph_string(g, op->name), name) == 0)
+            d = t->end[i] - t->start[i];
+    }
+    ssim_lowered_free(l);
+    ssim_timeline_free(t);
+    cr_assert_geq(d, 0, "no op %s", name);
+    return d;
+}
+
+/* The board's power limit binds only on a GPU kept busy (sim.c): under a host floor that idles
+ * the GPU between short kernels, a GEMM runs faster than under continuous load, and never faster
+ * than the burst rate; memory-bound kernels do not change. */
+Test(simulate, a_gpu_the_host_starves_keeps_its_clocks)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    ssim_cluster_set_nodes(c, 1);
+    c->gemm_sustained = 0.5;
+    c->kernel_floor = 0;
+    SsimTime busy = first_op_time(c, "ffn_up"), norm = first_op_time(c, "act");
+    c->kernel_floor = 20 * SSIM_US; /* above the norms and adds, below act and the GEMMs */
+    SsimTime starved = first_op_time(c, "ffn_up");
+    cr_assert_gt(starved, 20 * SSIM_US, "the GEMM is not floored");
+    cr_assert_eq(first_op_time(c, "act"), norm, "a memory-bound kernel keeps its time");
+    c->gemm_sustained = 1.0;
+    SsimTime burst = first_op_time(c, "ffn_up");
+    cr_assert_lt(burst, starved);
+    cr_assert_lt(starved, busy);
+    /* Continuous load at 0.5 of the burst rate: the tensor-core part twice as long. */
+    cr_assert_gt(busy, burst * 3 / 2);
+}
