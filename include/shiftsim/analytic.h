@@ -6,10 +6,12 @@
  *   eff(F)  = gemm_efficiency * F / (F + gemm_half_flops)
  *   t       = max(F / (peak * eff(F)), bytes / (hbm_bw * memory_efficiency)) + kernel_overhead
  * where F is the op's FLOPs (an op with F = 0 is memory-bound: only the second term counts;
- * in the op class "optimizer" at multi_tensor_efficiency instead of memory_efficiency).
+ * the optimizer step's multi-tensor kernels, named "optimizer", "clip.norm" and
+ * "loss_scale.check", at multi_tensor_efficiency instead of memory_efficiency).
  * gemm_efficiency is the cluster's `gemm` times its `gemm_sustained`: the rate of a short burst
  * (what GEMM benchmarks report) times the fraction of it that continuous load keeps under the
- * board's power limit (ssim_analytic_params_from_cluster).
+ * board's power limit (ssim_analytic_params_from_cluster); a simulation under a host floor
+ * raises it toward the burst rate as the GPU idles (ssim_analytic_sustained_efficiency).
  *
  * A GEMM by its shape (when the cluster gives sm_count; src/cost/analytic-gemm.c says why):
  * C[m x n] = A[m x k] B[k x n], `batch` of them, as output tiles tm x tn, one per SM at a time
@@ -123,8 +125,8 @@ typedef struct {
     SsimTime gemm_tile_overhead;
     /* The rate factor of a GEMM whose n or k is not a multiple of 16 bytes (0 or 1: none). */
     double gemm_unaligned;
-    /* The fraction of HBM bandwidth of the memory-bound kernels of the op class "optimizer"
-     * (multi-tensor kernels: Adam, the gradient norm, the weight copy); 0: memory_efficiency. */
+    /* The fraction of HBM bandwidth of the optimizer step's multi-tensor kernels (Adam with the
+     * weights' copy, the gradient norm, the loss scaler's check); 0: memory_efficiency. */
     double multi_tensor_efficiency;
     guint dtype_bytes; /* of the compute dtype: a GEMM's operand and result elements */
 } SsimAnalyticParams;

@@ -274,7 +274,12 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(sl->embed_bwd, "grad_accum", 0, emb_grad / dt * accum_per_param, emb_grad);
 
     /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
-     * sum and target logit are reduced over tp: three floats per token). */
+     * sum and target logit are reduced over tp: three floats per token).  The cross entropy is
+     * Megatron-LM's (mpu/cross_entropy.py, on logits made fp32 unless --fp16-lm-cross-entropy),
+     * in passes over the T x V/tp logits: the fp32 copy (dt read, 4 written), the max (4), the
+     * max subtracted (8), exp (8), the sum (4), the softmax kept for the backward (8): dt + 36
+     * bytes a logit; the backward scales the softmax by the loss's gradient (8) and returns it
+     * in dt (4 + dt). */
     guint64 head_grad = ssim_model_head_params(model);
     if (model->tied_embeddings && par->pp > 1)
         head_grad += (guint64)model->vocab * model->hidden; /* the last stage's tied copy */
@@ -283,11 +288,11 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     kernel_step(sl->head_fwd, "final_norm", 0, 2 * Tl * h * dt, 0);
     tp_f_forward(sl->head_fwd, &ts);
     kernel_step(sl->head_fwd, "lm_head", head.flops, head.bytes, 0);
-    kernel_step(sl->head_fwd, "loss", 0, 3 * T * Vt * dt, 0);
+    kernel_step(sl->head_fwd, "loss", 0, T * Vt * (dt + 36), 0);
     if (t > 1)
         tp_step(sl->head_fwd, SSIM_COLL_ALLREDUCE, 3 * T * 4, 0);
     sl->head_bwd = steps_new();
-    kernel_step(sl->head_bwd, "loss.bwd", 0, 2 * T * Vt * dt, 0);
+    kernel_step(sl->head_bwd, "loss.bwd", 0, T * Vt * (dt + 12), 0);
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);

@@ -378,3 +378,26 @@ Test(stepcost, grad_accum_by_hand)
     g_autofree char *s = ssim_parallel_to_string(&p);
     cr_assert(strstr(s, "+grad_accum"), "%s", s);
 }
+
+/* The vocabulary-parallel cross entropy as Megatron-LM runs it, in fp32 over the T x V/tp logits
+ * of a microbatch (GPT-3's 50257 words over tp 2: 25129 a GPU; T = 2048): the forward's passes
+ * (the fp32 copy 2 + 4, max 4, subtract 8, exp 8, sum 4, softmax 8) are dt + 36 = 38 bytes a
+ * logit, the backward's (scale 8, back to bf16 4 + 2) 14; one of each per microbatch, on the
+ * last stage only, with one all-reduce of three floats a token. */
+Test(stepcost, cross_entropy_bytes_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    const guint64 logits = 2048ull * 25129;
+    Ops fwd = ops(l, 1, "loss"), bwd = ops(l, 1, "loss.bwd");
+    cr_assert_eq(fwd.n, 4);
+    cr_assert_eq(fwd.bytes, 4 * logits * 38, "%" G_GUINT64_FORMAT, fwd.bytes);
+    cr_assert_eq(bwd.n, 4);
+    cr_assert_eq(bwd.bytes, 4 * logits * 14, "%" G_GUINT64_FORMAT, bwd.bytes);
+    cr_assert_eq(ops(l, 0, "loss").n, 0);
+    m->dtype = SSIM_DTYPE_FP32;
+    g_autoptr(SsimLowered) f = lower(m, &p);
+    cr_assert_eq(ops(f, 1, "loss").bytes, 4 * logits * 40);
+    cr_assert_eq(ops(f, 1, "loss.bwd").bytes, 4 * logits * 16);
+}
