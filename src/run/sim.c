@@ -334,7 +334,6 @@ static guint32 lowered_copy_gpu(gpointer data, guint32 gpu, guint copy)
     return ssim_lowered_copy_gpu(data, gpu, copy);
 }
 
-/* Auto's evaluator: one replay of a candidate graph under the run configuration. */
 /* The analytical model of `lowered` under `ap`: its ranks' GPUs, its groups' logical shapes and
  * its kernels' GEMM shapes. */
 static SsimAnalytic *analytic_for(const SsimAnalyticParams *ap, const SsimLowered *lowered,
@@ -354,6 +353,7 @@ static SsimAnalytic *analytic_for(const SsimAnalyticParams *ap, const SsimLowere
     return analytic;
 }
 
+/* Auto's evaluator: one replay of a candidate graph under the run configuration. */
 static SsimTimeline *eval_run(gpointer data, const SsimGraph *graph, GError **error)
 {
     return ssim_runtime_run_config(graph, data, error);
