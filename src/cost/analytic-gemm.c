@@ -33,11 +33,6 @@
 #include <math.h>
 #include <string.h>
 
-static void clear_name(gpointer p)
-{
-    g_free(((NameEntry *)p)->from);
-}
-
 static void clear_kernel(gpointer p)
 {
     g_free(((KernelGemms *)p)->name);
@@ -47,10 +42,8 @@ void analytic_gemm_init(SsimAnalytic *m)
 {
     m->kernels = g_array_new(FALSE, TRUE, sizeof(KernelGemms));
     g_array_set_clear_func(m->kernels, clear_kernel);
-    m->name_cache = g_array_new(FALSE, TRUE, sizeof(NameEntry));
-    g_array_set_clear_func(m->name_cache, clear_name);
-    m->mt_cache = g_array_new(FALSE, TRUE, sizeof(NameEntry));
-    g_array_set_clear_func(m->mt_cache, clear_name);
+    m->name_cache = cost_memo_new();
+    m->mt_cache = cost_memo_new();
 }
 
 void analytic_gemm_clear(SsimAnalytic *m)
@@ -154,19 +147,6 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
     }
 }
 
-NameEntry *analytic_memo(GArray *cache, guint32 id, const char *str, gboolean *fresh)
-{
-    if (id >= cache->len)
-        g_array_set_size(cache, id + 1);
-    NameEntry *e = &g_array_index(cache, NameEntry, id);
-    *fresh = e->from == NULL || strcmp(e->from, str) != 0;
-    if (*fresh) {
-        g_free(e->from);
-        e->from = g_strdup(str);
-    }
-    return e;
-}
-
 const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,
                                       const SsimOp *op)
 {
@@ -175,14 +155,14 @@ const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph
     const char *str = ssim_graph_string(graph, op->name);
     /* The cache is a memo of a pure function of the name: filling it is not a visible change. */
     gboolean fresh;
-    NameEntry *e = analytic_memo(((SsimAnalytic *)model)->name_cache, op->name, str, &fresh);
+    CostMemo *e = cost_memo_entry(((SsimAnalytic *)model)->name_cache, op->name, str, &fresh);
     if (fresh) {
-        e->value = -1;
+        e->value = G_MAXUINT32;
         for (guint i = 0; i < model->kernels->len; i++)
             if (strcmp(g_array_index(model->kernels, KernelGemms, i).name, str) == 0)
-                e->value = (gint)i;
+                e->value = i;
     }
-    if (e->value < 0)
+    if (e->value == G_MAXUINT32)
         return NULL;
     const KernelGemms *k = &g_array_index(model->kernels, KernelGemms, e->value);
     /* A kernel of the same name but other work (another graph's "qkv") is not this one. */

@@ -279,7 +279,7 @@ static gboolean is_multi_tensor(const SsimAnalytic *m, const SsimGraph *graph, c
         return FALSE;
     const char *str = ssim_graph_string(graph, op->name);
     gboolean fresh;
-    NameEntry *e = analytic_memo(((SsimAnalytic *)m)->mt_cache, op->name, str, &fresh);
+    CostMemo *e = cost_memo_entry(((SsimAnalytic *)m)->mt_cache, op->name, str, &fresh);
     if (fresh) {
         e->value = 0;
         for (gsize i = 0; i < G_N_ELEMENTS(names); i++)

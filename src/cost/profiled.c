@@ -20,6 +20,8 @@
  */
 #include <shiftsim/profiled.h>
 
+#include "src/cost/memo-private.h"
+
 #include <string.h>
 
 /* What a cache key asks. */
@@ -40,12 +42,6 @@ typedef struct {
     SsimProfileKind kind;
 } Answer;
 
-/* A string id's mapping, and the string it was computed from (owned; NULL: not yet). */
-typedef struct {
-    char *from;
-    guint32 to;
-} IdMap;
-
 struct SsimProfiled {
     const SsimProfile *profile;
     const SsimAnalytic *analytic;
@@ -54,10 +50,10 @@ struct SsimProfiled {
     SsimAnalyticParams gemm; /* the GEMM shape model with its figures fitted to the profile */
     GHashTable *cache;       /* Key -> Answer, both owned */
     GPtrArray *mem_names;    /* distinct profile memory op names (owned strings) */
-    GArray *name_map;        /* IdMap per name string id: index into mem_names */
+    GArray *name_map;        /* CostMemo per name string id: index into mem_names */
     GPtrArray *kernel_names; /* distinct names of kernels with GEMM shapes (owned strings) */
-    GArray *kernel_map;      /* IdMap per name string id: index into kernel_names */
-    GArray *cls_map;         /* IdMap per class string id: SsimOpClass, SSIM_OPCLASS_N: other */
+    GArray *kernel_map;      /* CostMemo per name string id: index into kernel_names */
+    GArray *cls_map;         /* CostMemo per class string id: SsimOpClass, SSIM_OPCLASS_N: other */
     SsimCostExplain explain;
     SsimClassExplain class_explain;
     guint64 n_lookups;
@@ -120,11 +116,6 @@ GString *ssim_class_explain_table(const SsimClassExplain *e)
 
 /* ---- the model --------------------------------------------------------------------------- */
 
-static void clear_idmap(gpointer p)
-{
-    g_free(((IdMap *)p)->from);
-}
-
 static guint key_hash(gconstpointer p)
 {
     /* FNV-1a over the key's bytes (padding is zeroed). */
@@ -153,13 +144,10 @@ SsimProfiled *ssim_profiled_new(const SsimProfile *profile, const SsimAnalytic *
     ssim_profile_fit_gemm_model(profile, dtype, ssim_analytic_params(analytic), &m->gemm, NULL);
     m->cache = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
     m->mem_names = g_ptr_array_new_with_free_func(g_free);
-    m->name_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
+    m->name_map = cost_memo_new();
     m->kernel_names = g_ptr_array_new_with_free_func(g_free);
-    m->kernel_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
-    g_array_set_clear_func(m->kernel_map, clear_idmap);
-    m->cls_map = g_array_new(FALSE, TRUE, sizeof(IdMap));
-    g_array_set_clear_func(m->name_map, clear_idmap);
-    g_array_set_clear_func(m->cls_map, clear_idmap);
+    m->kernel_map = cost_memo_new();
+    m->cls_map = cost_memo_new();
     ssim_cost_explain_init(&m->explain);
     ssim_class_explain_init(&m->class_explain);
     return m;
@@ -193,26 +181,11 @@ static char *memory_op_name(const char *name)
     return dot ? g_strndup(name, (gsize)(dot - name)) : g_strdup(name);
 }
 
-/* The entry of string id `id` in `map`, valid for `str` (recomputed when it was made from
- * another string); *fresh says the caller must fill `to`. */
-static IdMap *id_entry(GArray *map, guint32 id, const char *str, gboolean *fresh)
-{
-    if (id >= map->len)
-        g_array_set_size(map, id + 1);
-    IdMap *e = &g_array_index(map, IdMap, id);
-    *fresh = e->from == NULL || strcmp(e->from, str) != 0;
-    if (*fresh) {
-        g_free(e->from);
-        e->from = g_strdup(str);
-    }
-    return e;
-}
-
 static guint32 mem_index(SsimProfiled *m, const SsimGraph *graph, guint32 name)
 {
     const char *str = ssim_graph_string(graph, name);
     gboolean fresh;
-    IdMap *e = id_entry(m->name_map, name == SSIM_NONE ? 0 : name, str, &fresh);
+    CostMemo *e = cost_memo_entry(m->name_map, name == SSIM_NONE ? 0 : name, str, &fresh);
     if (fresh) {
         g_autofree char *op = memory_op_name(str);
         guint i;
@@ -221,9 +194,9 @@ static guint32 mem_index(SsimProfiled *m, const SsimGraph *graph, guint32 name)
                 break;
         if (i == m->mem_names->len)
             g_ptr_array_add(m->mem_names, g_steal_pointer(&op));
-        e->to = i;
+        e->value = i;
     }
-    return e->to;
+    return e->value;
 }
 
 /* 1 + the index of op `idx`'s kernel name among those with GEMM shapes, or 0 when the analytic
@@ -237,7 +210,7 @@ static guint32 kernel_index(SsimProfiled *m, const SsimGraph *graph, guint32 idx
     guint32 name = ssim_graph_op(graph, idx)->name;
     const char *str = ssim_graph_string(graph, name);
     gboolean fresh;
-    IdMap *e = id_entry(m->kernel_map, name, str, &fresh);
+    CostMemo *e = cost_memo_entry(m->kernel_map, name, str, &fresh);
     if (fresh) {
         guint i;
         for (i = 0; i < m->kernel_names->len; i++)
@@ -245,21 +218,21 @@ static guint32 kernel_index(SsimProfiled *m, const SsimGraph *graph, guint32 idx
                 break;
         if (i == m->kernel_names->len)
             g_ptr_array_add(m->kernel_names, g_strdup(str));
-        e->to = i;
+        e->value = i;
     }
-    return e->to + 1;
+    return e->value + 1;
 }
 
 static guint class_index(SsimProfiled *m, const SsimGraph *graph, guint16 cls)
 {
     const char *str = ssim_graph_string(graph, cls);
     gboolean fresh;
-    IdMap *e = id_entry(m->cls_map, cls, str, &fresh);
+    CostMemo *e = cost_memo_entry(m->cls_map, cls, str, &fresh);
     if (fresh) {
         SsimOpClass c;
-        e->to = ssim_opclass_from_name(str, &c) ? (guint32)c : SSIM_OPCLASS_N;
+        e->value = ssim_opclass_from_name(str, &c) ? (guint32)c : SSIM_OPCLASS_N;
     }
-    return e->to;
+    return e->value;
 }
 
 /* Fills `key` for op `idx`; FALSE for an op kind the model does not price (returns 0). */
