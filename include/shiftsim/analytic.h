@@ -75,13 +75,12 @@
  * what makes a small group's bus bandwidth lower than a large one's (nccl-tests: two A100s reach
  * 197 GB/s, eight 229): the link term shrinks with n, this one does not.
  *
- * Host floor: the cost model (op_time) never prices a kernel, collective or transfer below
- * kernel_floor (0, the default, is no floor), so t_op = max(t above, kernel_floor).  It stands
- * for the host: a framework such as Megatron-DeepSpeed issues each op from Python, and when the
- * GPU work of an op is shorter than the time the host takes to issue the next one, the stream
- * idles until it arrives.  A per-op max is the steady state of a host-bound stream; it
- * overestimates a mix of long and short kernels (the host runs ahead during the long ones).
- * The closed forms above (ssim_analytic_compute_time, ...) do not apply it.
+ * Host floor: kernel_floor (0, the default, is none) is the host's time to launch one op, as a
+ * framework such as Megatron-DeepSpeed issues each op from Python.  The cost model does not
+ * apply it: op_time prices the GPU's work alone, and the runtime's host issue
+ * (SsimRunConfig.host_issue, runtime.h) starts each op no earlier than the host launches it, so
+ * a stream idles when its kernels are shorter than the launches, and the host runs ahead during
+ * long kernels.
  *
  * A group's shape (n, N, k) comes from the global ranks of its members, which need not be the
  * graph's ranks: a lowering that emits one representative rank charges a collective with its full
@@ -199,8 +198,9 @@ gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *grap
 gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                    guint *n_ranks, guint *n_nodes, guint *per_node);
 
-/* The fraction of the compute ops' time in `graph` that the GPU works: their times under `model`
- * without the host floor (kernel_floor) over their times with it; 1 without a floor. */
+/* The fraction of the time the GPU works on the compute ops of `graph` when the host launches
+ * them: their times under `model` over the longer of that sum and the host's launches
+ * (kernel_floor each); 1 without a floor. */
 double ssim_analytic_busy_fraction(const SsimAnalytic *model, const SsimGraph *graph);
 
 /* The SsimCostModel view of `model` (borrowed; `model` must outlive its use). */

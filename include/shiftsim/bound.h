@@ -7,7 +7,7 @@
  * The bound.  Let F(j) and B(j) be the time of one microbatch's forward and backward (its
  * recompute included) on virtual stage j: its layers' kernels, plus the embedding on virtual stage
  * 0 and the head on the last, each kernel priced as the simulation prices it (the analytic model's
- * roofline, never below the cluster's kernel floor).  GPU s holds virtual stages c p + s for
+ * roofline).  GPU s holds virtual stages c p + s for
  * chunks c < v, and runs every microbatch's forward and backward of each on its one compute
  * stream, one kernel at a time: W(s) = m sum_c [F(c p + s) + B(c p + s)].  Its first kernel
  * needs microbatch 0's activations from virtual stages 0 .. s-1, each a forward and a transfer
@@ -19,6 +19,11 @@
  * bandwidth.  Then
  *
  *   step >= max_s [head(s) + W(s) + tail(s)].
+ *
+ * With a host floor (the cluster's kernel_floor_us, runtime.h's host issue) the host launches
+ * each of its GPU's ops in order, a floor apart, and none starts before its launch, so W(s) with
+ * every kernel priced the floor is a bound too (without the fill and drain: whether the host
+ * waits for a transfer depends on the framework).  The larger of the two is taken.
  *
  * What it leaves out is what a schedule or a placement may hide or add: tensor- and
  * data-parallel communication (a placement may overlap it), the optimizer, waits between

@@ -7,6 +7,16 @@
  * both are ready (NCCL's rendezvous) and end together.  A barrier behaves like a collective.
  * Durations come from the op itself when it carries one, else from the cost model.
  *
+ * Host issue (SsimRunConfig.host_issue): the host launches each rank's ops one after another, in
+ * op order, each taking it host_issue; an op starts no earlier than its launch.  The host does
+ * not wait for the GPU, except after a send or receive: like Megatron-LM, which calls
+ * torch.cuda.synchronize() after every batch_isend_irecv(), it waits for the transfer to finish
+ * before it launches the rank's next op.  So op i of a rank is launched at
+ *   H(i) = F(i) + L,  F(i) = host_issue x (the rank's ops up to and including i, barriers not
+ *   counted),  L = max(0, max over the rank's finished sends and receives s of end(s) - F(s)).
+ * An op ready before a transfer that precedes it has finished is launched by the L of that time
+ * (the host is not made to wait for a transfer the op does not depend on).
+ *
  * When the engine runs dry with ops unfinished, the run fails with SSIM_RUN_ERROR_DEADLOCK and a
  * message naming, per stuck stream, the op it is blocked on and why.  When the time limit or the
  * event budget runs out first, it fails with SSIM_RUN_ERROR_LIMIT: partial figures are never
@@ -178,6 +188,9 @@ typedef struct {
     /* When not 0: once its state is allocated, the run fails (SSIM_RUN_ERROR_MEMORY) if the
      * process's resident memory (alloc.h) is over this many bytes, before the replay starts. */
     guint64 max_memory;
+    /* The host's time to launch one op (see the top; barriers cost none); 0: no host, every op
+     * starts as soon as it is ready. */
+    SsimTime host_issue;
 } SsimRunConfig;
 
 #define SSIM_COMM_REPEAT_MAX 1000u
@@ -185,7 +198,7 @@ typedef struct {
 #define SSIM_RUN_CONFIG_INIT                                                                       \
     {                                                                                              \
         .cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,       \
-        .replication = NULL, .comm_repeat = 1, .max_memory = 0                                     \
+        .replication = NULL, .comm_repeat = 1, .max_memory = 0, .host_issue = 0                    \
     }
 
 /* ssim_runtime_run() with every knob. */

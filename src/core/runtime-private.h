@@ -94,6 +94,16 @@ struct SsimRun {
     guint repeat;
     guint32 *round;
 
+    /*
+     * Host issue (runtime.h; `host_at` NULL without it): per graph op F, the host's time to launch
+     * its rank's ops up to and including it; per rank copy (rank * n_copies + copy) L, how late
+     * the host is behind F after the transfers it waited for.  An op ready before its launch
+     * waits for an issue event.
+     */
+    SsimTime *host_at;
+    SsimTime *host_lag;
+    guint ev_op_issue;
+
     /* The first op whose cost or end was not a finite simulated time (types.h): the run stops
      * there and fails with this error rather than wrap time around or call it a deadlock. */
     GError *time_error;

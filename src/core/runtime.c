@@ -214,6 +214,17 @@ static void program_done(Run *r, guint c, guint32 p)
         gate_release(r, c, next);
 }
 
+/* A send or receive the host waited for (host issue) has finished: the host launches the rank's
+ * next op no earlier than now plus its own launch time. */
+static G_GNUC_NO_INLINE void host_waited(Run *r, guint c, guint32 i)
+{
+    const SsimOp *op = &r->ops[i];
+    if (op->kind != SSIM_OP_SEND && op->kind != SSIM_OP_RECV)
+        return;
+    SsimTime *lag = &r->host_lag[(gsize)op->rank * r->n_copies + c];
+    *lag = MAX(*lag, r->now - r->host_at[i]);
+}
+
 /* Copy c of op i ends now: one predecessor fewer for each successor, which may become ready. */
 static void finish(Run *r, guint c, guint32 i)
 {
@@ -222,6 +233,8 @@ static void finish(Run *r, guint c, guint32 i)
     r->last_end = r->now; /* the clock never goes back, so this is the latest end */
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
+    if (G_UNLIKELY(r->host_at != NULL))
+        host_waited(r, c, i);
     if (r->prog == NULL) {
         for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
             guint32 s = r->succs[e];
@@ -419,21 +432,42 @@ static void start_instance(Run *r, guint32 last, guint32 m, guint32 k)
                              m, k);
 }
 
-/*
- * Copy c of op i has just lost its last unfinished predecessor, so it is ready now: record when,
- * then start it if it is compute, or else count it into its match instance and start the
- * instance if it was the last to arrive.
- */
-static void make_ready(Run *r, guint c, guint32 i)
+/* Copy c of op i, packed kind `hot`, is ready and launched: a compute op starts now, a
+ * communication op counts into its match instance, which starts if it was the last to arrive. */
+static inline void issue(Run *r, guint c, guint32 i, guint64 hot)
 {
     guint32 k;
-    guint64 hot = r->hot[i]; /* before `ready` is written: without copies they are one array */
-    if (r->ready != NULL)
-        r->ready[AT(r, c, i)] = r->now;
     if (!(hot & HOT_COMM))
         start_compute(r, c, i, hot);
     else if (arrive(r, c, i, (guint32)hot, &k))
         start_instance(r, i, (guint32)hot, k);
+}
+
+/* Host issue: copy c of op i is ready; it is issued now if the host has launched it, else an
+ * issue event is scheduled for its launch.  Kept out of line: the replay without a host never
+ * calls it. */
+static G_GNUC_NO_INLINE void issue_when_launched(Run *r, guint c, guint32 i, guint64 hot)
+{
+    SsimTime at = r->host_at[i] + r->host_lag[(gsize)r->ops[i].rank * r->n_copies + c];
+    if (at > r->now)
+        ssim_engine_schedule(r->engine, at, r->ev_op_issue, OP_KEY(c, i), hot);
+    else
+        issue(r, c, i, hot);
+}
+
+/*
+ * Copy c of op i has just lost its last unfinished predecessor, so it is ready now: record when,
+ * then issue it, or, when the host has not launched it yet, when it does (host issue).
+ */
+static void make_ready(Run *r, guint c, guint32 i)
+{
+    guint64 hot = r->hot[i]; /* before `ready` is written: without copies they are one array */
+    if (r->ready != NULL)
+        r->ready[AT(r, c, i)] = r->now;
+    if (G_UNLIKELY(r->host_at != NULL))
+        issue_when_launched(r, c, i, hot);
+    else
+        issue(r, c, i, hot);
 }
 
 /* Instance k of match m ends now: its rank copies stop communicating and its members finish. */
@@ -521,6 +555,13 @@ static void on_op_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
     finish(r, c, i);
 }
 
+static void on_op_issue(SsimEngine *e, guint64 a, guint64 b, gpointer user)
+{
+    Run *r = user;
+    r->now = ssim_engine_now(e);
+    issue(r, (guint)(a >> 32), (guint32)a, b);
+}
+
 static void on_match_end(SsimEngine *e, guint64 a, guint64 b, gpointer user)
 {
     Run *r = user;
@@ -574,6 +615,22 @@ static void clear_interference(Run *r)
     g_free(r->work);
     g_free(r->since);
     g_free(r->end_ticket);
+}
+
+/* Host issue (runtime.h): each op's launch time F on its rank's host, the lags at 0. */
+static void setup_host(Run *r, SsimTime per_op)
+{
+    guint32 nr = ssim_graph_n_ranks(r->g);
+    g_autofree SsimTime *sum = g_new0(SsimTime, MAX(nr, 1));
+    r->host_at = ssim_new_large(SsimTime, MAX(r->n, 1));
+    r->host_lag = g_new0(SsimTime, MAX((gsize)nr * r->n_copies, 1));
+    for (guint32 i = 0; i < r->n; i++) {
+        const SsimOp *op = &r->ops[i];
+        if (op->kind != SSIM_OP_BARRIER)
+            sum[op->rank] = ssim_time_add(sum[op->rank], per_op);
+        r->host_at[i] = sum[op->rank];
+    }
+    r->ev_op_issue = ssim_engine_register(r->engine, on_op_issue, r);
 }
 
 /*
@@ -653,6 +710,8 @@ static void run_free(Run *r)
     g_free(r->arrived);
     g_free(r->inst_first);
     g_free(r->cost_cache);
+    g_free(r->host_at);
+    g_free(r->host_lag);
     if (r->n_copies > 1) /* else it is `ready`, freed below or handed to the timeline */
         g_free(r->hot);
     g_free(r->ready);
@@ -801,6 +860,8 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     r.ev_match_end = ssim_engine_register(engine, on_match_end, &r);
     if (config->overlap_slowdown > 0)
         setup_interference(&r, config->overlap_slowdown);
+    if (config->host_issue > 0)
+        setup_host(&r, config->host_issue);
     if (r.comm != NULL && r.comm->attach != NULL &&
         !r.comm->attach(r.comm->data, engine, &r, g, error)) {
         run_free(&r);

@@ -334,13 +334,8 @@ static SsimTime op_time_raw(const SsimAnalytic *m, const SsimGraph *graph, guint
 
 static SsimTime op_time(const SsimCostModel *cm, const SsimGraph *graph, guint32 idx, guint n)
 {
-    const SsimAnalytic *m = cm->data;
-    SsimTime t = op_time_raw(m, graph, idx);
     (void)n;
-    /* The host floor (see analytic.h): a barrier is a synchronisation, not an issued op. */
-    if (m->params.kernel_floor > t && ssim_graph_op(graph, idx)->kind != SSIM_OP_BARRIER)
-        t = m->params.kernel_floor;
-    return t;
+    return op_time_raw(cm->data, graph, idx);
 }
 
 gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *graph, guint32 idx,
@@ -377,15 +372,14 @@ gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *g
 
 double ssim_analytic_busy_fraction(const SsimAnalytic *model, const SsimGraph *graph)
 {
-    double busy = 0, total = 0;
+    double busy = 0, host = 0;
     for (guint32 i = 0; i < ssim_graph_n_ops(graph); i++) {
         if (ssim_graph_op(graph, i)->kind != SSIM_OP_COMPUTE)
             continue;
-        SsimTime t = op_time_raw(model, graph, i);
-        busy += (double)t;
-        total += (double)MAX(t, model->params.kernel_floor);
+        busy += (double)op_time_raw(model, graph, i);
+        host += (double)model->params.kernel_floor;
     }
-    return total > 0 ? busy / total : 1.0;
+    return busy > 0 && host > busy ? busy / host : 1.0;
 }
 
 SsimCostModel ssim_analytic_cost_model(const SsimAnalytic *model)

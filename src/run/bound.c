@@ -2,8 +2,9 @@
  * The lower bound on a step (include/shiftsim/bound.h, which states it and why it holds).
  *
  * The kernels come from the lowering itself (ssim_lower_each_kernel: the same FLOPs and bytes op
- * for op) and are priced as the analytical cost model prices a compute op, max(roofline, kernel
- * floor), so each term is exactly a kernel the simulation runs at no less than that time.
+ * for op) and are priced as the analytical cost model prices a compute op, so each term is
+ * exactly a kernel the simulation runs at no less than that time; with a host floor, a second
+ * bound prices each as the host's launch of it, and the larger one holds.
  */
 #include <shiftsim/analytic.h>
 #include <shiftsim/bound.h>
@@ -11,14 +12,61 @@
 
 typedef struct {
     const SsimAnalyticParams *ap;
+    gboolean host; /* price each kernel as the host's launch (kernel_floor), not the GPU's work */
     SsimTime sum[SSIM_KERNELS_N];
 } Sums;
 
 static void add_kernel(gpointer data, SsimKernelList list, double flops, guint64 bytes)
 {
     Sums *s = data;
-    SsimTime t = ssim_analytic_compute_time(s->ap, flops, bytes);
-    s->sum[list] += MAX(t, s->ap->kernel_floor);
+    s->sum[list] += s->host ? s->ap->kernel_floor : ssim_analytic_compute_time(s->ap, flops, bytes);
+}
+
+/* The bound with each kernel priced by `s` (its sums filled) and a transfer priced `transfer`;
+ * `busiest`, when not NULL, receives the largest W(s) alone, with its stage in its `stage`. */
+static void bound_of(const SsimModel *model, const SsimParallel *par, const Sums *s,
+                     SsimTime transfer, SsimStepBound *b, SsimStepBound *busiest)
+{
+    guint p = par->pp, v = par->virtual_stages, pv = p * v;
+    guint m = ssim_parallel_n_microbatches(par);
+    SsimTime lpc = ssim_parallel_layers_per_chunk(par, model);
+
+    /* F(j), B(j) of virtual stage j: its layers (the same everywhere unless the split is uneven,
+     * v = 1 then), the ends at the ends. */
+    gboolean uneven = ssim_parallel_uneven(par);
+    SsimTime layer_f = s->sum[SSIM_KERNELS_LAYER_FWD];
+    SsimTime layer_b = s->sum[SSIM_KERNELS_LAYER_RECOMPUTE] + s->sum[SSIM_KERNELS_LAYER_BWD];
+#define L(j) (uneven ? (SsimTime)ssim_parallel_stage_layers(par, model, (j)) : lpc)
+#define F(j)                                                                                       \
+    (L(j) * layer_f + ((j) == 0 ? s->sum[SSIM_KERNELS_EMBED_FWD] : 0) +                            \
+     ((j) == pv - 1 ? s->sum[SSIM_KERNELS_HEAD_FWD] : 0))
+#define B(j)                                                                                       \
+    (L(j) * layer_b + ((j) == 0 ? s->sum[SSIM_KERNELS_EMBED_BWD] : 0) +                            \
+     ((j) == pv - 1 ? s->sum[SSIM_KERNELS_HEAD_BWD] : 0))
+    *b = (SsimStepBound){.transfer = transfer, .fwd0 = F(0u), .bwd0 = B(0u)};
+    SsimTime head = 0, tail = 0;
+    for (guint st = 0; st < p; st++) {
+        SsimTime work = 0;
+        for (guint c = 0; c < v; c++)
+            work += F(c * p + st) + B(c * p + st);
+        work *= (SsimTime)m;
+        SsimTime total = head + work + tail;
+        if (st == 0 || total > b->step)
+            b->step = total, b->stage = st, b->work = work, b->head = head, b->tail = tail;
+        if (busiest != NULL && (st == 0 || work > busiest->work))
+            *busiest = (SsimStepBound){.step = work,
+                                       .stage = st,
+                                       .work = work,
+                                       .transfer = transfer,
+                                       .fwd0 = b->fwd0,
+                                       .bwd0 = b->bwd0};
+        /* The next GPU waits for this one's chunk 0 and its transfer, both ways. */
+        head += F(st) + transfer;
+        tail += B(st) + transfer;
+    }
+#undef F
+#undef B
+#undef L
 }
 
 void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
@@ -32,41 +80,20 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
         ap.gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, 0.0);
     Sums s = {.ap = &ap};
     ssim_lower_each_kernel(model, par, add_kernel, &s);
-    guint p = par->pp, v = par->virtual_stages, pv = p * v;
-    guint m = ssim_parallel_n_microbatches(par);
-    SsimTime lpc = ssim_parallel_layers_per_chunk(par, model);
     guint64 bytes = ssim_lower_transfer_bytes(model, par);
     SsimTime inside = ssim_analytic_p2p_time(&ap, bytes, FALSE);
     SsimTime across = ssim_analytic_p2p_time(&ap, bytes, TRUE);
-    SsimTime transfer = MAX(MIN(inside, across), ap.kernel_floor);
-
-    /* F(j), B(j) of virtual stage j: its layers (the same everywhere unless the split is uneven,
-     * v = 1 then), the ends at the ends. */
-    gboolean uneven = ssim_parallel_uneven(par);
-    SsimTime layer_f = s.sum[SSIM_KERNELS_LAYER_FWD];
-    SsimTime layer_b = s.sum[SSIM_KERNELS_LAYER_RECOMPUTE] + s.sum[SSIM_KERNELS_LAYER_BWD];
-#define L(j) (uneven ? (SsimTime)ssim_parallel_stage_layers(par, model, (j)) : lpc)
-#define F(j)                                                                                       \
-    (L(j) * layer_f + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_FWD] : 0) +                             \
-     ((j) == pv - 1 ? s.sum[SSIM_KERNELS_HEAD_FWD] : 0))
-#define B(j)                                                                                       \
-    (L(j) * layer_b + ((j) == 0 ? s.sum[SSIM_KERNELS_EMBED_BWD] : 0) +                             \
-     ((j) == pv - 1 ? s.sum[SSIM_KERNELS_HEAD_BWD] : 0))
-    *b = (SsimStepBound){.transfer = transfer, .fwd0 = F(0u), .bwd0 = B(0u)};
-    SsimTime head = 0, tail = 0;
-    for (guint st = 0; st < p; st++) {
-        SsimTime work = 0;
-        for (guint c = 0; c < v; c++)
-            work += F(c * p + st) + B(c * p + st);
-        work *= (SsimTime)m;
-        SsimTime total = head + work + tail;
-        if (st == 0 || total > b->step)
-            b->step = total, b->stage = st, b->work = work, b->head = head, b->tail = tail;
-        /* The next GPU waits for this one's chunk 0 and its transfer, both ways. */
-        head += F(st) + transfer;
-        tail += B(st) + transfer;
-    }
-#undef F
-#undef B
-#undef L
+    bound_of(model, par, &s, MIN(inside, across), b, NULL);
+    if (ap.kernel_floor <= 0)
+        return;
+    /* The host's bound: it launches every kernel of its GPU one after another, a floor each, and
+     * no kernel starts before its launch.  Only the work term: whether the host waits after a
+     * transfer depends on the framework (Megatron-LM's does, runtime.h; a collective-permute
+     * does not), so no fill or drain is added to it. */
+    Sums h = {.ap = &ap, .host = TRUE};
+    ssim_lower_each_kernel(model, par, add_kernel, &h);
+    SsimStepBound chains, hb;
+    bound_of(model, par, &h, 0, &chains, &hb);
+    if (hb.step > b->step)
+        *b = hb;
 }

@@ -58,6 +58,7 @@ SsimTimeline *ssim_replay_on_cluster(const SsimGraph *graph, const SsimReplayCon
     rc.overlap_slowdown = cluster->overlap_slowdown > 1 ? cluster->overlap_slowdown - 1 : 0;
     rc.limits = config->limits;
     rc.max_memory = config->max_memory;
+    rc.host_issue = cluster->kernel_floor; /* the host launches every op (runtime.h) */
     g_autoptr(SsimNet) net = NULL;
     g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;

@@ -680,6 +680,8 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.limits.max_events = config->max_events;
     rc.max_memory = mem_limit == G_MAXUINT64 ? 0 : mem_limit;
     rc.comm_repeat = config->comm_repeat;
+    /* The host launches every op (the cluster's kernel floor each) and waits after transfers. */
+    rc.host_issue = cluster->kernel_floor;
     g_autoptr(SsimNet) net = NULL;
     g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;

@@ -29,6 +29,8 @@ static SsimTimeline *run_ok(SsimGraph *g, const SsimSimpleCost *p)
     return t;
 }
 
+#define AT3(i, c) ((gsize)(i)*3 + (c))
+
 #define ASSERT_OP(t, i, r, s, e)                                                                   \
     do {                                                                                           \
         cr_assert_eq((t)->ready[i], (r), "op %u ready %" G_GINT64_FORMAT " != %d", (guint)(i),     \
@@ -397,6 +399,73 @@ Test(runtime, interference_lengthens_only_the_overlapped_part)
     cfg.overlap_slowdown = 0.5;
     g_autoptr(SsimTimeline) u = ssim_runtime_run_config(h, &cfg, &error);
     cr_assert_eq(u->end[k], 450);
+}
+
+/*
+ * Host issue (runtime.h), 100 ns a launch.  Rank 0: two 10 ns kernels, then a 1000 ns one, two
+ * more 10 ns ones, a send to rank 1 and a kernel that waits for it.  The first short kernels are
+ * host-bound (launched at 100 and 200); the long one is launched at 300, and the host runs ahead
+ * while it works, so the two after it run back to back at 1300 and 1310 although launched at 400
+ * and 500.  The send (launched at 600, ready at 1320) meets rank 1's receive (launched at 100) and
+ * takes alpha + S/B = 2000 ns, to 3320.  The host waited for it: rank 0's next launches are
+ * 3420 and 3520, so the kernel that depends on the send starts at 3520; rank 1's kernel after its
+ * receive is launched 100 ns after it, at 3420.  Rank 0's kernel between the two does not depend
+ * on the send: ready at 1320, before the transfer ended, and past its launch at the host's lag
+ * of then (700), it starts at once (the host is not made to wait for a transfer an op does not
+ * depend on).
+ */
+Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 x1 = t_compute(g, 0, "compute", 10, NODEPS);
+    guint32 x2 = t_compute(g, 0, "compute", 10, NODEPS);
+    guint32 big = t_compute(g, 0, "compute", 1000, NODEPS);
+    guint32 b1 = t_compute(g, 0, "compute", 10, NODEPS);
+    guint32 b2 = t_compute(g, 0, "compute", 10, NODEPS);
+    guint32 snd = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, DEPS(b2));
+    guint32 free_ = t_compute(g, 0, "compute", 10, NODEPS);
+    guint32 after = t_compute(g, 0, "compute", 10, DEPS(snd));
+    guint32 rcv = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
+    guint32 peer = t_compute(g, 1, "compute", 10, DEPS(rcv));
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimSimpleCost p = params();
+    SsimCostModel m = ssim_simple_cost_model(&p);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.cost = &m;
+    cfg.host_issue = 100;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    ASSERT_OP(t, x1, 0, 100, 110);
+    ASSERT_OP(t, x2, 110, 200, 210);
+    ASSERT_OP(t, big, 210, 300, 1300);
+    ASSERT_OP(t, b1, 1300, 1300, 1310);
+    ASSERT_OP(t, b2, 1310, 1310, 1320);
+    ASSERT_OP(t, snd, 1320, 1320, 3320);
+    ASSERT_OP(t, rcv, 0, 1320, 3320);
+    ASSERT_OP(t, free_, 1320, 1320, 1330);
+    ASSERT_OP(t, after, 3320, 3520, 3530);
+    ASSERT_OP(t, peer, 3320, 3420, 3430);
+    cr_assert_eq(t->makespan, 3530);
+
+    /* Without a host the same graph starts everything when ready. */
+    cfg.host_issue = 0;
+    g_autoptr(SsimTimeline) u = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_eq(u->start[x2], 10);
+    cr_assert_eq(u->start[after], 3040);
+
+    /* Replicated, every copy keeps its own host: the same times in each of 3 copies. */
+    guint32 period[2] = {1, 1};
+    SsimReplication rep = {.n_copies = 3, .stride = 3, .period = period};
+    cfg.host_issue = 100;
+    cfg.replication = &rep;
+    g_autoptr(SsimTimeline) v = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(v, "%s", error ? error->message : "");
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
+        for (guint c = 0; c < 3; c++) {
+            cr_assert_eq(v->start[AT3(i, c)], t->start[i], "op %u copy %u", i, c);
+            cr_assert_eq(v->end[AT3(i, c)], t->end[i], "op %u copy %u", i, c);
+        }
 }
 
 /* A communication model that finishes every match 777 ns after it starts, by its own event. */

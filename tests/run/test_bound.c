@@ -116,3 +116,33 @@ Test(bound, the_2021_software_stays_bounded)
         cr_assert_leq(bo.step, ro.step_time, "pp %u", pp);
     }
 }
+
+/* Under a host floor (runtime.h's host issue) the host launches every kernel of its GPU, a floor
+ * each: with launches far longer than the kernels, the host's bound (the busiest GPU's launches,
+ * no fill or drain) is the one taken, and it stays under the simulated step. */
+Test(bound, a_host_bound_step_stays_bounded)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    SsimParallel p = split(1, 4, 4, 8);
+    SsimStepBound gpu, host;
+    ssim_step_lower_bound(m, c, &p, &gpu);
+    c->kernel_floor = 2 * SSIM_MS;
+    ssim_step_lower_bound(m, c, &p, &host);
+    cr_assert_gt(host.step, 2 * gpu.step);
+    cr_assert_eq(host.head, 0);
+    cr_assert_eq(host.tail, 0);
+    cr_assert_eq(host.step, host.work);
+    /* Eight microbatches of the busiest stage's launches, a floor each. */
+    cr_assert_eq(host.work % (8 * c->kernel_floor), 0);
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+    SsimResult r;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_leq(host.step, r.step_time);
+    /* And close enough to prune: the step is mostly the host's launches (the rest is the fill
+     * and drain of the pipeline's other stages, and the step's end). */
+    cr_assert_lt(r.step_time, 2 * host.step, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
+                 r.step_time, host.step);
+}

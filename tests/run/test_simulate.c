@@ -669,9 +669,9 @@ Test(simulate, a_gpu_the_host_starves_keeps_its_clocks)
     c->gemm_sustained = 0.5;
     c->kernel_floor = 0;
     SsimTime busy = first_op_time(c, "ffn_up"), norm = first_op_time(c, "act");
-    c->kernel_floor = 20 * SSIM_US; /* above the norms and adds, below act and the GEMMs */
+    c->kernel_floor = 2 * SSIM_MS; /* launches far longer than any kernel: the GPU mostly idles */
     SsimTime starved = first_op_time(c, "ffn_up");
-    cr_assert_gt(starved, 20 * SSIM_US, "the GEMM is not floored");
+    cr_assert_lt(starved, 2 * SSIM_MS, "an op keeps the GPU's time; the launches are the host's");
     cr_assert_eq(first_op_time(c, "act"), norm, "a memory-bound kernel keeps its time");
     c->gemm_sustained = 1.0;
     SsimTime burst = first_op_time(c, "ffn_up");

@@ -105,17 +105,20 @@ Test(calib, recovers_the_host_floor)
     truth.value[SSIM_CALIB_KERNEL_FLOOR] = 40;
     double pred[8], free_pred[8];
     ssim_run_set_predict(proto_set, NULL, n, &truth, 2, pred, NULL);
-    /* The floor matters: without it every run is faster. */
+    /* The floor matters: without it no run is slower, and most are 5% faster or more. */
     SsimCalibValues no_floor = truth;
     no_floor.value[SSIM_CALIB_KERNEL_FLOOR] = 0;
     ssim_run_set_predict(proto_set, NULL, n, &no_floor, 2, free_pred, NULL);
     g_autoptr(SsimRuns) runs = ssim_runs_new("synthetic.csv");
+    guint slowed = 0;
     for (guint i = 0; i < n; i++) {
-        cr_assert(pred[i] > free_pred[i] * 1.05, "run %u: %g vs %g", i, pred[i], free_pred[i]);
+        cr_assert(pred[i] >= free_pred[i], "run %u: %g vs %g", i, pred[i], free_pred[i]);
+        slowed += pred[i] > free_pred[i] * 1.05;
         SsimMeasuredRun r = *ssim_runs_get(proto, i);
         r.iteration_ms = pred[i];
         ssim_runs_add(runs, &r);
     }
+    cr_assert_gt(2 * slowed, n, "%u of %u runs slowed by the floor", slowed, n);
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     g_autoptr(SsimCluster) start = ssim_cluster_load("dgx-a100", &error);
     cr_assert_not_null(start);

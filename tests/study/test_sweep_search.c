@@ -99,6 +99,17 @@ Test(sweep_search, bound_never_exceeds_the_step)
     s2.exact = TRUE;
     g_autoptr(SsimSweep) x = run(m2, c, &s2, 2);
     cr_assert_geq(check_bounds(x, m2, NULL), 20);
+
+    /* A host-bound cluster (the host's launches, runtime.h): the bound is then the host's. */
+    g_autoptr(SsimCluster) h = test_cluster("dgx-h100");
+    h->kernel_floor = 400 * SSIM_US;
+    SsimSweepSpec s3;
+    ssim_sweep_spec_init(&s3, h, 8);
+    test_sweep_names(&s3.schedules, "1f1b,interleaved,gpipe,xla");
+    test_sweep_names(&s3.placements, "baseline,megatron,commshift");
+    test_sweep_ints(&s3.vstages, "1,2");
+    g_autoptr(SsimSweep) y = run(m2, h, &s3, 2);
+    cr_assert_geq(check_bounds(y, m2, NULL), 20);
 }
 
 /* The rows of `a` and `b` with index `i`, as CSV lines. */
