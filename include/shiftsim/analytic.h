@@ -107,7 +107,7 @@ typedef struct {
     double gemm_half_flops;
     double memory_efficiency;
     SsimTime kernel_overhead;
-    SsimTime kernel_floor;        /* shortest time of any op (host issue interval; 0 = none) */
+    SsimTime kernel_floor;        /* the host's launch of each op (runtime host issue; 0 = none) */
     SsimTime collective_overhead; /* once per collective (NCCL launch and setup; 0 = none) */
     double collective_copy_bw;    /* inside a node, bytes/s of a member's own buffers (0 = none) */
     double nvlink_bw;             /* effective per-GPU bytes/s (efficiency applied) */

@@ -80,9 +80,10 @@ typedef struct {
     double collective_copy_bw;    /* bytes/s at which a collective's kernels read and write
                                      its members' buffers inside one node, on top of the
                                      link time (0 = no such cost, the default) */
-    SsimTime kernel_floor;        /* shortest time a kernel, collective or transfer holds its
-                                     stream: the host's issue interval when the framework, not
-                                     the GPU, is the bottleneck (0 = no floor, the default) */
+    SsimTime kernel_floor;        /* the host's time to launch each op of its GPU (kernel,
+                                     collective, transfer), one after another: an op starts no
+                                     earlier than its launch (runtime.h's host issue; 0 = no
+                                     host, the default) */
     SsimTime microbatch_floor;    /* the host's own work per microbatch phase (the step cost
                                      "host": a fixed op before each forward and backward;
                                      0 = none, the default) */
