@@ -89,6 +89,9 @@ typedef struct {
     SsimTime *end;
     SsimTime makespan; /* latest end */
     guint64 events;    /* events fired */
+    /* Host issue only (else NULL): per graph rank copy (rank * n_copies + copy), the time its
+     * compute ops, once ready, waited for the host to launch them: its GPU idle for the host. */
+    SsimTime *host_wait;
 } SsimTimeline;
 
 void ssim_timeline_free(SsimTimeline *timeline);

@@ -21,6 +21,10 @@
  *                            measure of union(c ops) minus union(kernels); reported as the mean
  *                            over graph ranks (exposed) and the largest rank (exposed_max).  A
  *                            moment with two classes exposed counts for both.
+ *   host waits               with a host (the cluster's kernel_floor_us, runtime.h's host issue):
+ *                            on a rank, the sum over its compute ops of the time from ready to
+ *                            launched, i.e. its GPU idle for the host; mean over graph ranks
+ *                            (host_wait) and the largest rank (host_wait_max)
  *   peak memory per GPU      the largest ssim_memory_estimate() over stages, with the schedule's
  *                            in-flight count for each stage, plus the buffers the placement
  *                            keeps alive longer (ssim_plan_extra_bytes)
@@ -140,6 +144,10 @@ typedef struct {
     gboolean has_contention;
     SsimTime contention[SSIM_COMM_N];
     SsimTime uncontended[SSIM_COMM_N];
+    /* A cluster with a host (kernel_floor_us; has_host): the time a GPU's compute ops, once
+     * ready, waited for the host to launch them, mean over graph ranks and the worst. */
+    gboolean has_host;
+    SsimTime host_wait, host_wait_max;
     /* The per-iteration terms (parallel.h's SsimStepCost; lower.h names their ops): which were
      * on, and per term the mean over graph ranks of the time its ops ran (the sum of their
      * durations; for grad_fp32, the gradient reductions' whole time) and their count per step

@@ -98,10 +98,11 @@ struct SsimRun {
      * Host issue (runtime.h; `host_at` NULL without it): per graph op F, the host's time to launch
      * its rank's ops up to and including it; per rank copy (rank * n_copies + copy) L, how late
      * the host is behind F after the transfers it waited for.  An op ready before its launch
-     * waits for an issue event.
+     * waits for an issue event (and a compute op's wait counts in `host_wait`).
      */
     SsimTime *host_at;
     SsimTime *host_lag;
+    SsimTime *host_wait; /* per rank copy: its compute ops' waits for their launch */
     guint ev_op_issue;
 
     /* The first op whose cost or end was not a finite simulated time (types.h): the run stops

@@ -448,11 +448,15 @@ static inline void issue(Run *r, guint c, guint32 i, guint64 hot)
  * calls it. */
 static G_GNUC_NO_INLINE void issue_when_launched(Run *r, guint c, guint32 i, guint64 hot)
 {
-    SsimTime at = r->host_at[i] + r->host_lag[(gsize)r->ops[i].rank * r->n_copies + c];
-    if (at > r->now)
-        ssim_engine_schedule(r->engine, at, r->ev_op_issue, OP_KEY(c, i), hot);
-    else
+    gsize rc = (gsize)r->ops[i].rank * r->n_copies + c;
+    SsimTime at = r->host_at[i] + r->host_lag[rc];
+    if (at <= r->now) {
         issue(r, c, i, hot);
+        return;
+    }
+    if (!(hot & HOT_COMM))
+        r->host_wait[rc] += at - r->now;
+    ssim_engine_schedule(r->engine, at, r->ev_op_issue, OP_KEY(c, i), hot);
 }
 
 /*
@@ -576,6 +580,7 @@ void ssim_timeline_free(SsimTimeline *t)
     g_free(t->ready);
     g_free(t->start);
     g_free(t->end);
+    g_free(t->host_wait);
     g_free(t);
 }
 
@@ -624,6 +629,7 @@ static void setup_host(Run *r, SsimTime per_op)
     g_autofree SsimTime *sum = g_new0(SsimTime, MAX(nr, 1));
     r->host_at = ssim_new_large(SsimTime, MAX(r->n, 1));
     r->host_lag = g_new0(SsimTime, MAX((gsize)nr * r->n_copies, 1));
+    r->host_wait = g_new0(SsimTime, MAX((gsize)nr * r->n_copies, 1));
     for (guint32 i = 0; i < r->n; i++) {
         const SsimOp *op = &r->ops[i];
         if (op->kind != SSIM_OP_BARRIER)
@@ -712,6 +718,7 @@ static void run_free(Run *r)
     g_free(r->cost_cache);
     g_free(r->host_at);
     g_free(r->host_lag);
+    g_free(r->host_wait);
     if (r->n_copies > 1) /* else it is `ready`, freed below or handed to the timeline */
         g_free(r->hot);
     g_free(r->ready);
@@ -928,6 +935,7 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     t->start = g_steal_pointer(&r.start);
     t->end = g_steal_pointer(&r.end);
     t->makespan = r.last_end; /* every op finished; 0 for an empty graph */
+    t->host_wait = g_steal_pointer(&r.host_wait);
     run_free(&r);
     return t;
 }

@@ -107,6 +107,12 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
                                "uncontended)\n",
                                ssim_comm_class_name((SsimCommClass)k), ms(r->contention[k]),
                                pct(r->contention[k], r->uncontended[k]), ms(r->uncontended[k]));
+    if (r->has_host)
+        g_string_append_printf(o,
+                               "host waits               %12.3f ms  (%.1f %% of step; worst rank "
+                               "%.3f ms: GPU idle until the host launched a ready kernel)\n",
+                               ms(r->host_wait), pct(r->host_wait, r->step_time),
+                               ms(r->host_wait_max));
     const SsimMemory *m = &r->memory;
     g_string_append_printf(o,
                            "peak memory per GPU      %12.1f GiB of %.1f GiB%s (stage %u: "
@@ -136,6 +142,10 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
         g_string_append(header, ",contention_tp_ms,contention_pp_ms,contention_dp_ms,"
                                 "uncontended_tp_ms,uncontended_pp_ms,uncontended_dp_ms\n");
     }
+    if (r->has_host) {
+        g_string_truncate(header, header->len - 1);
+        g_string_append(header, ",host_wait_ms,host_wait_max_ms\n");
+    }
     g_string_append(o, header->str);
     g_string_append_printf(
         o,
@@ -156,6 +166,10 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
         for (guint k = 0; k < SSIM_COMM_N; k++)
             g_string_append_printf(o, ",%.6f", ms(r->uncontended[k]));
         g_string_append_c(o, '\n');
+    }
+    if (r->has_host) {
+        g_string_truncate(o, o->len - 1);
+        g_string_append_printf(o, ",%.6f,%.6f\n", ms(r->host_wait), ms(r->host_wait_max));
     }
 }
 
@@ -229,6 +243,12 @@ static void format_json(GString *o, const SsimResult *r, const SsimSimConfig *c)
             json_builder_add_double_value(b, ms(u ? r->uncontended[k] : r->contention[k]));
         }
         json_builder_end_object(b);
+    }
+    if (r->has_host) {
+        json_builder_set_member_name(b, "host_wait_ms");
+        json_builder_add_double_value(b, ms(r->host_wait));
+        json_builder_set_member_name(b, "host_wait_max_ms");
+        json_builder_add_double_value(b, ms(r->host_wait_max));
     }
     json_builder_set_member_name(b, "memory");
     json_builder_begin_object(b);

@@ -177,6 +177,14 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     r->peak_flops = peak_flops;
     r->model_flops = ssim_lowered_flops(lowered, FALSE);
     r->hardware_flops = ssim_lowered_flops(lowered, TRUE);
+    /* The host's share (host issue, runtime.h): the GPUs' idle time waiting for launches. */
+    r->has_host = tl->host_wait != NULL;
+    r->host_wait = r->host_wait_max = 0;
+    for (gsize k = 0; r->has_host && k < n_gpus; k++) {
+        r->host_wait += tl->host_wait[k];
+        r->host_wait_max = MAX(r->host_wait_max, tl->host_wait[k]);
+    }
+    r->host_wait = n_gpus ? r->host_wait / (SsimTime)n_gpus : 0;
     double step = ssim_time_to_seconds(tl->makespan);
     if (step > 0) {
         r->samples_per_s = par->global_batch / step;

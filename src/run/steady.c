@@ -11,7 +11,7 @@
 
 /* The figures that are affine in m, as integers or doubles of one result. */
 typedef struct {
-    gint64 v[4 + 4 * SSIM_COMM_N];
+    gint64 v[6 + 4 * SSIM_COMM_N];
     double f[2];
 } Affine;
 
@@ -22,6 +22,8 @@ static void affine_of(const SsimResult *r, Affine *a)
     a->v[k++] = r->n_ops;
     a->v[k++] = (gint64)r->events;
     a->v[k++] = 0;
+    a->v[k++] = r->host_wait;
+    a->v[k++] = r->host_wait_max;
     for (guint c = 0; c < SSIM_COMM_N; c++) {
         a->v[k++] = r->exposed[c];
         a->v[k++] = r->exposed_max[c];
@@ -126,6 +128,8 @@ gboolean ssim_simulate_steady(const SsimSimConfig *config, SsimResult *result, S
     result->n_ops = (guint32)x.v[k++];
     result->events = (guint64)x.v[k++];
     k++;
+    result->host_wait = x.v[k++];
+    result->host_wait_max = x.v[k++];
     for (guint c = 0; c < SSIM_COMM_N; c++) {
         result->exposed[c] = x.v[k++];
         result->exposed_max[c] = x.v[k++];

@@ -447,12 +447,18 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
     ASSERT_OP(t, after, 3320, 3520, 3530);
     ASSERT_OP(t, peer, 3320, 3420, 3430);
     cr_assert_eq(t->makespan, 3530);
+    /* Each GPU's idle time for the host: its kernels' waits from ready to launched (rank 0:
+     * 100 + 90 + 90 + 200; rank 1: 100); a transfer's wait is not the GPU's. */
+    cr_assert_not_null(t->host_wait);
+    cr_assert_eq(t->host_wait[0], 480);
+    cr_assert_eq(t->host_wait[1], 100);
 
     /* Without a host the same graph starts everything when ready. */
     cfg.host_issue = 0;
     g_autoptr(SsimTimeline) u = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_eq(u->start[x2], 10);
     cr_assert_eq(u->start[after], 3040);
+    cr_assert_null(u->host_wait);
 
     /* Replicated, every copy keeps its own host: the same times in each of 3 copies. */
     guint32 period[2] = {1, 1};
@@ -466,6 +472,10 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
             cr_assert_eq(v->start[AT3(i, c)], t->start[i], "op %u copy %u", i, c);
             cr_assert_eq(v->end[AT3(i, c)], t->end[i], "op %u copy %u", i, c);
         }
+    for (guint c = 0; c < 3; c++) {
+        cr_assert_eq(v->host_wait[0 * 3 + c], 480);
+        cr_assert_eq(v->host_wait[1 * 3 + c], 100);
+    }
 }
 
 /* A communication model that finishes every match 777 ns after it starts, by its own event. */

@@ -680,3 +680,34 @@ Test(simulate, a_gpu_the_host_starves_keeps_its_clocks)
     /* Continuous load at 0.5 of the burst rate: the tensor-core part twice as long. */
     cr_assert_gt(busy, burst * 3 / 2);
 }
+
+/* The host's share of a step (sim.h, "host waits"): only a cluster with a host reports it; with
+ * launches far longer than the kernels the GPUs mostly wait for them; the exact replay of every
+ * GPU agrees with one representative per stage. */
+Test(simulate, host_waits_are_the_gpus_idle_time_for_the_host)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    ssim_cluster_set_nodes(c, 1);
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-j-6b", NULL);
+    cr_assert_not_null(m);
+    m->layers = 4;
+    SsimParallel p = split(2, 2, 2, 1, 4, "1f1b");
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+    SsimResult r, x;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_not(r.has_host);
+    cr_assert_eq(r.host_wait, 0);
+    c->kernel_floor = 2 * SSIM_MS;
+    cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert(r.has_host);
+    cr_assert_gt(r.host_wait, r.step_time / 2, "%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT,
+                 r.host_wait, r.step_time);
+    cr_assert_leq(r.host_wait, r.host_wait_max);
+    cr_assert_lt(r.host_wait_max, r.step_time);
+    cfg.exact = TRUE;
+    cr_assert(ssim_simulate(&cfg, &x, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_eq(x.step_time, r.step_time);
+    cr_assert_eq(x.host_wait, r.host_wait);
+    cr_assert_eq(x.host_wait_max, r.host_wait_max);
+}
