@@ -7,8 +7,15 @@
  * into its match instance (arrive), and the last arrival starts the instance (start_instance):
  * its members run, and one end event, or the communication model, ends them all.  An end event
  * finishes its ops and releases their successors, which may become ready at the same instant.
- * Two event types cover the run, and all per-op state sits in flat arrays allocated before the
- * loop, so the hot path allocates only what the engine's pool has not yet grown to hold.
+ * Two event types cover the run (three with a host, below), and all per-op state sits in flat
+ * arrays allocated before the loop, so the hot path allocates only what the engine's pool has
+ * not yet grown to hold.
+ *
+ * Host issue (SsimRunConfig.host_issue > 0): each op's launch time on its rank's host is known
+ * before the replay up to the host's lag, which grows only when a send or receive ends (the host
+ * waited for it).  An op ready before its launch gets an issue event at the launch time, and
+ * the wait counts as its GPU's idle time for the host when it is compute; without a host the
+ * replay never takes these paths (one predicted branch in make_ready and in finish).
  *
  * Interference (overlap slowdown): while a rank copy runs communication its compute runs slower;
  * each change of speed banks the running compute's progress and re-schedules its end through
