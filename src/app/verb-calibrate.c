@@ -15,7 +15,7 @@
  *   shiftsim calibrate --kineto TRACE.json [--emit-profile OUT.csv] [--emit-run OUT.csv
  *                      --model M --split SPEC [--cluster C] [--nodes N]]
  *       imports a PyTorch profiler trace: its kernels as a profile, its step time as a run.
- *   shiftsim calibrate --convert-vtrain ground_truth_single.csv [--cluster C] -o RUNS.csv
+ *   shiftsim calibrate --convert-vtrain ground_truth_{single,multi}.csv [--cluster C] -o RUNS.csv
  *       converts vTrain's measured table to the runs format.
  */
 #include "src/app/progress.h"
@@ -320,7 +320,9 @@ int ssim_verb_calibrate(int argc, char **argv)
                            "dp=1,tp=8,pp=1,mb=1,gbs=8"),
         ssim_cli_job_entry(&job, SSIM_OPT_NODES, "With --emit-run: the run's nodes"),
         {"convert-vtrain", 0, 0, G_OPTION_ARG_FILENAME, &vtrain,
-         "Convert vTrain's ground_truth_single.csv to the runs format (to -o)", "FILE"},
+         "Convert vTrain's ground_truth_single.csv (or ground_truth_multi.csv) to the runs "
+         "format (to -o)",
+         "FILE"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- fit the cost model to measured runs");
     g_option_context_set_summary(

@@ -3,9 +3,11 @@
  * runs, the all-reduce lookup tables as profile rows.
  *
  * The iterations table is read line by line with the CSV line splitter (src/core/csvline.h): the
- * header must be vTrain's exactly, every cell a positive number (the ten counts whole), and the
- * GPU count tp x dp x pp.  Every row becomes one run on `cluster`, its source naming the line it
- * came from, so a runs file written from the conversion leads back to vTrain's table.
+ * header must be vTrain's exactly (ground_truth_single.csv's, or ground_truth_multi.csv's, which
+ * adds the model's size in front), every cell a positive number (the ten counts whole), and the
+ * GPU count tp x dp x pp.  Every row becomes one run on `cluster`, on as many eight-GPU nodes as
+ * it needs, its source naming the file and line it came from, so a runs file written from the
+ * conversion leads back to vTrain's table.
  *
  * A lookup table is nccl-tests output that vTrain reformatted: its type names are nccl-tests'
  * (src/import/nccltests-private.h), its times whole nanoseconds.  The statistics of a size are
@@ -30,12 +32,29 @@
 static const char *const vtrain_header =
     "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
     "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)";
+/* ground_truth_multi.csv: the same columns after the model's size. */
+static const char *const vtrain_size_column = "Parameters (billion),";
+
+/* vTrain's machines: eight A100s a node (DGX A100), so a run of n GPUs spans ceil(n / 8). */
+#define VTRAIN_GPUS_PER_NODE 8u
 
 typedef struct {
     SsimRuns *runs;
     const char *cluster;
+    const char *file; /* the table's base name, for each run's source */
     gboolean seen_header;
+    guint skip;              /* leading columns before vTrain's eleven (the size: 1) */
+    guint gpus_lo, gpus_hi;  /* the GPU counts seen */
+    guint64 gpu_counts_seen; /* bit n: a run of n GPUs (n < 64) */
 } VtrainState;
+
+static gboolean vtrain_header_ok(VtrainState *st, const char *s, gsize len)
+{
+    gsize size = strlen(vtrain_size_column), n = strlen(vtrain_header);
+    st->skip = len == size + n && memcmp(s, vtrain_size_column, size) == 0 ? 1 : 0;
+    gsize at = st->skip ? size : 0;
+    return len == at + n && memcmp(s + at, vtrain_header, n) == 0;
+}
 
 static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer data,
                             GError **error)
@@ -44,10 +63,11 @@ static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer 
     if (len == 0)
         return TRUE;
     if (!st->seen_header) {
-        if (len != strlen(vtrain_header) || memcmp(s, vtrain_header, len) != 0) {
+        if (!vtrain_header_ok(st, s, len)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                        "%s:%u:1: header: expected vTrain's '%s'", lp->path, lp->line,
-                        vtrain_header);
+                        "%s:%u:1: header: expected vTrain's '%s' (ground_truth_single.csv), "
+                        "or the same after '%s' (ground_truth_multi.csv)",
+                        lp->path, lp->line, vtrain_header, vtrain_size_column);
             return FALSE;
         }
         st->seen_header = TRUE;
@@ -67,9 +87,17 @@ static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer 
                                         "pipeline parallelism",
                                         "iteration time (ms)"};
     const SsimCsvField *f = ssim_csv_line_fields(lp);
-    if (ssim_csv_line_n_fields(lp) != G_N_ELEMENTS(names))
+    if (ssim_csv_line_n_fields(lp) != G_N_ELEMENTS(names) + st->skip)
         return ssim_csv_line_fail(lp, error, 1, "columns", "the row has %u fields, expected %zu",
-                                  ssim_csv_line_n_fields(lp), G_N_ELEMENTS(names));
+                                  ssim_csv_line_n_fields(lp), G_N_ELEMENTS(names) + st->skip);
+    if (st->skip) { /* the model's size: checked, not used (the shape columns define it) */
+        char *end = NULL;
+        double size = g_ascii_strtod(f[0].text, &end);
+        if (end == f[0].text || *end != '\0' || !(size > 0) || !isfinite(size))
+            return ssim_csv_line_fail(lp, error, f[0].col, "Parameters (billion)",
+                                      "'%s' is not a positive number", f[0].text);
+        f += st->skip;
+    }
     double v[G_N_ELEMENTS(names)];
     for (guint c = 0; c < G_N_ELEMENTS(names); c++) {
         char *end = NULL;
@@ -99,15 +127,38 @@ static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer 
     run.par.global_batch = (guint)v[1];
     run.par.recompute = SSIM_RECOMPUTE_FULL;
     run.iteration_ms = v[10];
-    if (run.par.dp * run.par.tp * run.par.pp != (guint)v[0])
-        return ssim_csv_line_fail(lp, error, f[0].col, "GPUs", "%u is not tp x dp x pp = %u",
-                                  (guint)v[0], run.par.dp * run.par.tp * run.par.pp);
+    guint gpus = (guint)v[0];
+    if (run.par.dp * run.par.tp * run.par.pp != gpus)
+        return ssim_csv_line_fail(lp, error, f[0].col, "GPUs", "%u is not tp x dp x pp = %u", gpus,
+                                  run.par.dp * run.par.tp * run.par.pp);
+    run.nodes = (gpus + VTRAIN_GPUS_PER_NODE - 1) / VTRAIN_GPUS_PER_NODE;
+    /* tp larger than a node: the runs format says so in its own column. */
+    run.par.allow_cross_node_tp = run.par.tp > VTRAIN_GPUS_PER_NODE;
+    st->gpus_lo = st->gpus_lo ? MIN(st->gpus_lo, gpus) : gpus;
+    st->gpus_hi = MAX(st->gpus_hi, gpus);
+    if (gpus < 64)
+        st->gpu_counts_seen |= (guint64)1 << gpus;
     g_snprintf(run.source, sizeof run.source,
-               "vTrain measured data (Bang et al., MICRO 2024), "
-               "ground_truth_single.csv line %u",
-               lp->line);
+               "vTrain measured data (Bang et al., MICRO 2024), %s line %u", st->file, lp->line);
     ssim_runs_add(st->runs, &run);
     return TRUE;
+}
+
+/* "2, 4 or 8" for the GPU counts seen (all under 64). */
+static char *counts_list(guint64 seen)
+{
+    GString *out = g_string_new(NULL);
+    guint n = (guint)__builtin_popcountll(seen), k = 0;
+    for (guint g = 1; g < 64; g++)
+        if (seen & ((guint64)1 << g))
+            g_string_append_printf(out, "%s%u", k++ == 0 ? "" : k == n ? " or " : ", ", g);
+    return g_string_free(out, FALSE);
+}
+
+/* 1440 -> "1,440". */
+static char *thousands(guint n)
+{
+    return n < 1000 ? g_strdup_printf("%u", n) : g_strdup_printf("%u,%03u", n / 1000, n % 1000);
 }
 
 SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char *path,
@@ -115,9 +166,21 @@ SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char
 {
     gsize len = length < 0 ? strlen(text) : (gsize)length;
     g_autoptr(SsimRuns) runs = ssim_runs_new(path);
-    ssim_runs_set_meta(runs, "data",
-                       "vTrain measured data: 1,440 training iterations on one "
-                       "node of 2, 4 or 8 A100 GPUs");
+    g_autofree char *file = g_path_get_basename(path);
+    VtrainState st = {.runs = runs, .cluster = cluster, .file = file};
+    if (!ssim_csv_for_each_line(text, len, ssim_runs_path(runs), vtrain_line, &st, error))
+        return NULL;
+    gboolean one_node = st.gpus_hi <= VTRAIN_GPUS_PER_NODE;
+    g_autofree char *count = thousands(ssim_runs_n(runs));
+    g_autofree char *gpus = counts_list(st.gpu_counts_seen);
+    g_autofree char *data =
+        one_node ? g_strdup_printf("vTrain measured data: %s training iterations on one node of "
+                                   "%s A100 GPUs",
+                                   count, gpus)
+                 : g_strdup_printf("vTrain measured data: %s training iterations on %u to %u "
+                                   "A100 GPUs (nodes of %u)",
+                                   count, st.gpus_lo, st.gpus_hi, VTRAIN_GPUS_PER_NODE);
+    ssim_runs_set_meta(runs, "data", data);
     ssim_runs_set_meta(runs, "source",
                        "Bang et al., vTrain: A Simulation Framework for "
                        "Evaluating Cost-effective and Compute-optimal Large "
@@ -127,11 +190,9 @@ SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char
                        "(recompute full), no gradient bucketing, fp16, vocab "
                        "51200 (GPT-2 BPE padded)");
     ssim_runs_set_meta(runs, "converted_by", "ssim_runs_from_vtrain()");
-    /* The rows a calibration fits (docs/validation.md: fit and check files). */
-    ssim_runs_set_meta(runs, "use", "fit");
-    VtrainState st = {.runs = runs, .cluster = cluster};
-    if (!ssim_csv_for_each_line(text, len, ssim_runs_path(runs), vtrain_line, &st, error))
-        return NULL;
+    /* One node: the rows the bundled calibration fits; across nodes: rows only ever checked,
+     * never fitted (docs/validation.md: fit and check files). */
+    ssim_runs_set_meta(runs, "use", one_node ? "fit" : "check");
     return g_steal_pointer(&runs);
 }
 

@@ -56,3 +56,51 @@ Test(vtrain, import_vtrain_lut)
               error->message);
     cr_assert_eq(ssim_profile_n_rows(p), 2);
 }
+
+/* vTrain's multi-node table (ground_truth_multi.csv: the model's size in front of the same
+ * columns): rows made up for the test, one inside tp = 2 on 32 GPUs, one with tp = 16 across two
+ * of vTrain's eight-GPU nodes.  Each run gets the nodes it spans, cross-node tp where tp is larger
+ * than a node, its file and line as source; the file is one to check, not to fit. */
+Test(vtrain, multi_node_table)
+{
+    const char *table =
+        "Parameters (billion),# GPUs,global batch,micro batch,hidden size,attention heads,"
+        "# layers,sequence length,tensor parallelism,data parallelism,pipeline parallelism,"
+        "iteration time (ms)\n"
+        "7.5,32,256,4,4096,32,36,2048,2,16,1,1234.5\n"
+        "20,128,512,2,5120,40,40,2048,16,8,1,9876.5\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs =
+        ssim_runs_from_vtrain_data(table, -1, "dir/made_up_multi.csv", "dgx-a100", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_runs_n(runs), 2);
+    const SsimMeasuredRun *a = ssim_runs_get(runs, 0), *b = ssim_runs_get(runs, 1);
+    cr_assert_eq(a->nodes, 4);
+    cr_assert_eq(b->nodes, 16);
+    cr_assert_not(a->par.allow_cross_node_tp);
+    cr_assert(b->par.allow_cross_node_tp);
+    cr_assert_eq(a->par.tp, 2);
+    cr_assert_eq(a->par.dp, 16);
+    cr_assert_eq(a->hidden, 4096);
+    cr_assert_eq(a->layers, 36);
+    cr_assert_float_eq(b->iteration_ms, 9876.5, 1e-9);
+    cr_assert_str_eq(b->source, "vTrain measured data (Bang et al., MICRO 2024), "
+                                "made_up_multi.csv line 3");
+    cr_assert_str_eq(ssim_runs_get_meta(runs, "use"), "check");
+    cr_assert_str_eq(ssim_runs_get_meta(runs, "data"),
+                     "vTrain measured data: 2 training iterations on 32 to 128 A100 GPUs "
+                     "(nodes of 8)");
+
+    /* A bad size cell is named by file, line, column and field. */
+    g_autofree char *bad = g_strdup(table);
+    bad[strlen(bad) - strlen("20,128,512,2,5120,40,40,2048,16,8,1,9876.5\n")] = 'x';
+    cr_assert_null(ssim_runs_from_vtrain_data(bad, -1, "m.csv", "dgx-a100", &error));
+    cr_assert(strstr(error->message, "m.csv:3:1: Parameters (billion): 'x0' is not a positive"),
+              "%s", error->message);
+    g_clear_error(&error);
+    /* Neither header: the message gives both. */
+    cr_assert_null(ssim_runs_from_vtrain_data("a,b\n1,2\n", -1, "h.csv", "dgx-a100", &error));
+    cr_assert(strstr(error->message, "h.csv:1:1: header: ") &&
+                  strstr(error->message, "ground_truth_multi.csv"),
+              "%s", error->message);
+}
