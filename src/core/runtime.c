@@ -15,7 +15,7 @@
  * before the replay up to the host's lag, which grows only when a send or receive ends (the host
  * waited for it).  An op ready before its launch gets an issue event at the launch time, and
  * the wait counts as its GPU's idle time for the host when it is compute; without a host the
- * replay never takes these paths (one predicted branch in make_ready and in finish).
+ * replay never takes these paths (one predicted branch in make_ready, one in end_match).
  *
  * Interference (overlap slowdown): while a rank copy runs communication its compute runs slower;
  * each change of speed banks the running compute's progress and re-schedules its end through
@@ -221,17 +221,6 @@ static void program_done(Run *r, guint c, guint32 p)
         gate_release(r, c, next);
 }
 
-/* A send or receive the host waited for (host issue) has finished: the host launches the rank's
- * next op no earlier than now plus its own launch time. */
-static G_GNUC_NO_INLINE void host_waited(Run *r, guint c, guint32 i)
-{
-    const SsimOp *op = &r->ops[i];
-    if (op->kind != SSIM_OP_SEND && op->kind != SSIM_OP_RECV)
-        return;
-    SsimTime *lag = &r->host_lag[(gsize)op->rank * r->n_copies + c];
-    *lag = MAX(*lag, r->now - r->host_at[i]);
-}
-
 /* Copy c of op i ends now: one predecessor fewer for each successor, which may become ready. */
 static void finish(Run *r, guint c, guint32 i)
 {
@@ -240,8 +229,6 @@ static void finish(Run *r, guint c, guint32 i)
     r->last_end = r->now; /* the clock never goes back, so this is the latest end */
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
-    if (G_UNLIKELY(r->host_at != NULL))
-        host_waited(r, c, i);
     if (r->prog == NULL) {
         for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
             guint32 s = r->succs[e];
@@ -481,12 +468,30 @@ static void make_ready(Run *r, guint c, guint32 i)
         issue(r, c, i, hot);
 }
 
+/* Instance k of match m, a send and its receive, ends now, and the host of each end waited for
+ * it (host issue): each launches its rank's next op no earlier than now plus its own launch
+ * time, so its lag grows to now - F of its end. */
+static G_GNUC_NO_INLINE void host_waited(Run *r, guint32 m, guint32 k)
+{
+    guint nc = instance_copies(r, m);
+    for (guint j = 0; j < nc; j++) {
+        guint c = instance_copy(r, m, k, j);
+        for (guint32 e = r->match_first[m]; e < r->match_first[m + 1]; e++) {
+            guint32 i = r->match_ops[e];
+            SsimTime *lag = &r->host_lag[(gsize)r->ops[i].rank * r->n_copies + c];
+            *lag = MAX(*lag, r->now - r->host_at[i]);
+        }
+    }
+}
+
 /* Instance k of match m ends now: its rank copies stop communicating and its members finish. */
 static void end_match(Run *r, guint32 m, guint32 k)
 {
     const SsimOp *first = &r->ops[r->match_ops[r->match_first[m]]];
     if (first->kind != SSIM_OP_BARRIER && r->slowdown > 0)
         comm_change(r, m, k, -1);
+    if (r->host_at != NULL && (first->kind == SSIM_OP_SEND || first->kind == SSIM_OP_RECV))
+        host_waited(r, m, k);
     guint nc = instance_copies(r, m);
     for (guint j = 0; j < nc; j++) {
         guint c = instance_copy(r, m, k, j);

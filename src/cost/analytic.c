@@ -372,13 +372,14 @@ gboolean ssim_analytic_group_shape(const SsimAnalytic *model, const SsimGraph *g
 
 double ssim_analytic_busy_fraction(const SsimAnalytic *model, const SsimGraph *graph)
 {
-    double busy = 0, host = 0;
-    for (guint32 i = 0; i < ssim_graph_n_ops(graph); i++) {
-        if (ssim_graph_op(graph, i)->kind != SSIM_OP_COMPUTE)
-            continue;
-        busy += (double)op_time_raw(model, graph, i);
-        host += (double)model->params.kernel_floor;
-    }
+    double busy = 0;
+    guint64 kernels = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(graph); i++)
+        if (ssim_graph_op(graph, i)->kind == SSIM_OP_COMPUTE) {
+            busy += (double)op_time_raw(model, graph, i);
+            kernels++;
+        }
+    double host = (double)kernels * (double)model->params.kernel_floor;
     return busy > 0 && host > busy ? busy / host : 1.0;
 }
 

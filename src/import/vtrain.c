@@ -155,10 +155,13 @@ static char *counts_list(guint64 seen)
     return g_string_free(out, FALSE);
 }
 
-/* 1440 -> "1,440". */
+/* 1440 -> "1,440" (whatever the locale). */
 static char *thousands(guint n)
 {
-    return n < 1000 ? g_strdup_printf("%u", n) : g_strdup_printf("%u,%03u", n / 1000, n % 1000);
+    if (n < 1000)
+        return g_strdup_printf("%u", n);
+    g_autofree char *high = thousands(n / 1000);
+    return g_strdup_printf("%s,%03u", high, n % 1000);
 }
 
 SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char *path,

@@ -660,7 +660,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
     g_autoptr(SsimAnalytic) analytic = analytic_for(&ap, lowered, model, par);
     /* The board's power limit lowers the GEMM rate of a GPU kept busy (gemm_sustained); a GPU
-     * the host leaves idle between kernels (ops below the kernel floor) keeps more of its
+     * the host leaves idle between kernels (launches longer than the kernels) keeps more of its
      * clocks: the rate follows the fraction of the time it works. */
     if (ap.kernel_floor > 0 && cluster->gemm_sustained < 1.0) {
         double busy = ssim_analytic_busy_fraction(analytic, graph);
