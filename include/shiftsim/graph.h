@@ -151,6 +151,9 @@ guint32 ssim_graph_intern(SsimGraph *graph, const char *s);
 const char *ssim_graph_string(const SsimGraph *graph, guint32 id);
 /* Strings interned so far: ids 0 .. n - 1. */
 guint32 ssim_graph_n_strings(const SsimGraph *graph);
+/* A number no other graph of this process has had (from 1): with a string id it names one
+ * string for good, so a memo of a graph's strings can trust an id without comparing text. */
+guint64 ssim_graph_serial(const SsimGraph *graph);
 
 /*
  * Adds an op depending on `deps` (indices of ops already added or to be added; checked by

@@ -2,7 +2,7 @@
  * Matching (include/shiftsim/graph.h): which collective, barrier and send/receive ops of different
  * ranks form one match, and the auto tags that decide it.  Part of ssim_graph_finalize().
  *
- * Two hash tables keyed by three words do the work: a channel key per (rank, group or peer,
+ * Two hash maps keyed by three words (KeyMap) do the work: a channel key per (rank, group or peer,
  * channel) counts each rank's ops on a channel to resolve auto tags, and an instance key names
  * each match.  Invariants after it: every communication op has a match; a collective instance
  * holds each rank at most once and its members agree on kind and bytes; a (source, destination,
@@ -15,7 +15,7 @@
 #include <string.h>
 
 /*
- * Matching keys.  build_matches() groups communication ops with two hash tables keyed by three
+ * Matching keys.  build_matches() groups communication ops with two hash maps keyed by three
  * words; each key is made by one function below, and the comments say why keys of different
  * kinds can never be equal.
  */
@@ -81,16 +81,74 @@ static inline guint32 group_key_group(const Key3 *k)
     return k->a & ~GROUP_BARRIER;
 }
 
-static guint key3_hash(gconstpointer p)
+/*
+ * A map from Key3 to a slot number: open addressing with linear probing over a power-of-two
+ * table of indices into the caller's key array, kept at most half full.  Called twice for every
+ * communication op of a graph (a million in a large step), so the hash and the compare are
+ * inline, not through GHashTable's function pointers.
+ */
+typedef struct {
+    guint32 *at; /* slot + 1, or 0 for empty */
+    guint32 mask;
+    guint32 n;
+} KeyMap;
+
+static inline guint32 key3_hash(const Key3 *k)
 {
-    const Key3 *k = p;
-    return (k->a * 2654435761u) ^ (k->b * 40503u) ^ (k->c * 97u + 0x9e3779b9u);
+    guint64 h = ((guint64)k->a << 32 | k->b) * 0x9e3779b97f4a7c15u;
+    h ^= (guint64)k->c * 0xc2b2ae3d27d4eb4fu;
+    return (guint32)(h >> 32) ^ (guint32)h;
 }
 
-static gboolean key3_equal(gconstpointer x, gconstpointer y)
+static inline gboolean key3_equal(const Key3 *a, const Key3 *b)
 {
-    const Key3 *a = x, *b = y;
     return a->a == b->a && a->b == b->b && a->c == b->c;
+}
+
+static void keymap_init(KeyMap *m, guint32 cap)
+{
+    m->mask = cap - 1;
+    m->n = 0;
+    m->at = g_new0(guint32, cap);
+}
+
+static void keymap_clear(KeyMap *m)
+{
+    g_clear_pointer(&m->at, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(KeyMap, keymap_clear)
+
+/* Rehashes the entries of `keys` into a table twice as large. */
+static void keymap_grow(KeyMap *m, const Key3 *keys)
+{
+    g_free(m->at);
+    guint32 n = m->n;
+    keymap_init(m, 2 * (m->mask + 1));
+    for (guint32 s = 0; s < n; s++) {
+        guint32 i = key3_hash(&keys[s]) & m->mask;
+        while (m->at[i] != 0)
+            i = (i + 1) & m->mask;
+        m->at[i] = s + 1;
+    }
+    m->n = n;
+}
+
+/* The slot of `k` in `keys`, appending it (as slot m->n) when it is new; *added says which. */
+static inline guint32 keymap_slot(KeyMap *m, Key3 *keys, const Key3 *k, gboolean *added)
+{
+    guint32 i = key3_hash(k) & m->mask;
+    for (; m->at[i] != 0; i = (i + 1) & m->mask)
+        if (key3_equal(&keys[m->at[i] - 1], k)) {
+            *added = FALSE;
+            return m->at[i] - 1;
+        }
+    guint32 s = m->n++;
+    keys[s] = *k;
+    m->at[i] = s + 1;
+    if (2 * (gsize)m->n > (gsize)m->mask + 1)
+        keymap_grow(m, keys);
+    *added = TRUE;
+    return s;
 }
 
 gboolean graph_build_matches(SsimGraph *g, GError **error)
@@ -98,9 +156,10 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
     guint32 n = g->ops->len;
     g_autofree Key3 *ord_keys = ssim_new_large(Key3, MAX(n, 1));
     g_autofree Key3 *inst_keys = ssim_new_large(Key3, MAX(n, 1));
-    guint32 n_ord = 0, n_inst = 0;
-    g_autoptr(GHashTable) ord = g_hash_table_new(key3_hash, key3_equal);
-    g_autoptr(GHashTable) inst = g_hash_table_new(key3_hash, key3_equal);
+    g_auto(KeyMap) ord = {0};
+    g_auto(KeyMap) inst = {0};
+    keymap_init(&ord, 64);
+    keymap_init(&inst, 1024);
     g_autofree guint32 *inst_kind = ssim_new_large(guint32, MAX(n, 1));
     /* Set as their slots are created: untouched pages cost nothing (alloc.h). */
     g_autofree guint32 *inst_count = ssim_new_large(guint32, MAX(n, 1));
@@ -133,16 +192,11 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
         }
         Key3 k = channel_key(o);
         /* An auto tag is the op's ordinal on its channel (channel_key). */
-        gpointer ov = g_hash_table_lookup(ord, &k);
-        guint32 slot;
-        if (ov == NULL) {
-            slot = n_ord;
-            ord_keys[n_ord] = k;
-            ord_count[n_ord] = 0;
-            ord_tagged[n_ord] = FALSE;
-            g_hash_table_insert(ord, &ord_keys[n_ord++], GUINT_TO_POINTER(slot + 1));
-        } else {
-            slot = GPOINTER_TO_UINT(ov) - 1;
+        gboolean added;
+        guint32 slot = keymap_slot(&ord, ord_keys, &k, &added);
+        if (added) {
+            ord_count[slot] = 0;
+            ord_tagged[slot] = FALSE;
         }
         if (o->tag == SSIM_TAG_AUTO) {
             o->tag = ord_count[slot];
@@ -152,20 +206,15 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
         }
         ord_count[slot]++;
         Key3 ik = mk == MATCH_P2P ? pair_key(o) : group_key(o);
-        gpointer v = g_hash_table_lookup(inst, &ik);
-        guint32 m;
-        if (v == NULL) {
-            m = n_inst;
-            inst_keys[n_inst] = ik;
+        guint32 m = keymap_slot(&inst, inst_keys, &ik, &added);
+        if (added) {
             inst_kind[m] = mk;
             inst_count[m] = 0;
-            g_hash_table_insert(inst, &inst_keys[n_inst++], GUINT_TO_POINTER(m + 1));
-        } else {
-            m = GPOINTER_TO_UINT(v) - 1;
         }
         o->match = m;
         inst_count[m]++;
     }
+    guint32 n_inst = inst.n;
     g->n_matches = n_inst;
     g->match_first = ssim_new_large(guint32, n_inst + 1);
     g->match_expected = ssim_new_large(guint32, MAX(n_inst, 1));

@@ -15,6 +15,7 @@
 typedef enum { MATCH_COLL, MATCH_BARRIER, MATCH_P2P } MatchKind;
 
 struct SsimGraph {
+    guint64 serial;                            /* ssim_graph_serial() */
     GArray *ops;                               /* SsimOp */
     GArray *deps;                              /* guint32 */
     GArray *dep_first;                         /* guint32 per op: its first entry in deps */

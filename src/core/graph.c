@@ -19,6 +19,7 @@
 
 #include <shiftsim/alloc.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,9 @@ const char *ssim_op_kind_name(SsimOpKind kind)
 
 SsimGraph *ssim_graph_new(void)
 {
+    static atomic_uint_fast64_t last_serial;
     SsimGraph *g = g_new0(SsimGraph, 1);
+    g->serial = (guint64)atomic_fetch_add(&last_serial, 1) + 1;
     g->ops = g_array_new(FALSE, FALSE, sizeof(SsimOp));
     g->deps = g_array_new(FALSE, FALSE, sizeof(guint32));
     g->dep_first = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -154,6 +157,11 @@ guint32 ssim_graph_intern(SsimGraph *g, const char *s)
 const char *ssim_graph_string(const SsimGraph *g, guint32 id)
 {
     return id < g->strings->len ? g_ptr_array_index(g->strings, id) : "";
+}
+
+guint64 ssim_graph_serial(const SsimGraph *g)
+{
+    return g->serial;
 }
 
 guint32 ssim_graph_n_strings(const SsimGraph *g)

@@ -44,6 +44,7 @@ void analytic_gemm_init(SsimAnalytic *m)
     g_array_set_clear_func(m->kernels, clear_kernel);
     m->name_cache = cost_memo_new();
     m->mt_cache = cost_memo_new();
+    m->compute_memo = g_new0(ComputeMemo, ANALYTIC_COMPUTE_MEMO);
 }
 
 void analytic_gemm_clear(SsimAnalytic *m)
@@ -51,6 +52,7 @@ void analytic_gemm_clear(SsimAnalytic *m)
     g_array_free(m->kernels, TRUE);
     g_array_free(m->name_cache, TRUE);
     g_array_free(m->mt_cache, TRUE);
+    g_free(m->compute_memo);
 }
 
 static double cdiv(guint64 a, guint64 b)
@@ -120,11 +122,13 @@ void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimG
             g_free(old->name);
             *old = k;
             g_array_set_size(model->name_cache, 0);
+            memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
             return;
         }
     }
     g_array_append_val(model->kernels, k);
     g_array_set_size(model->name_cache, 0);
+    memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
 }
 
 void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
@@ -155,7 +159,7 @@ const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph
     const char *str = ssim_graph_string(graph, op->name);
     /* The cache is a memo of a pure function of the name: filling it is not a visible change. */
     gboolean fresh;
-    CostMemo *e = cost_memo_entry(((SsimAnalytic *)model)->name_cache, op->name, str, &fresh);
+    CostMemo *e = cost_memo_entry(((SsimAnalytic *)model)->name_cache, graph, op->name, &fresh);
     if (fresh) {
         e->value = G_MAXUINT32;
         for (guint i = 0; i < model->kernels->len; i++)

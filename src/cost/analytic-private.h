@@ -6,7 +6,9 @@
  * Invariants: `kernels` holds at most one entry per kernel name, each with 1 or 2 GEMMs and their
  * FLOPs summed in `flops`; `name_cache` maps a graph string id to an index into `kernels`
  * (G_MAXUINT32: none) and `mt_cache` to whether the name is a multi-tensor kernel, each a
- * CostMemo (memo-private.h), valid for any graph.
+ * CostMemo (memo-private.h), valid for any graph; `compute_memo` holds the times of compute
+ * ops lately priced, each under the key it was computed for (ComputeMemo), emptied with
+ * `name_cache` whenever the kernel table changes.
  */
 #pragma once
 
@@ -27,6 +29,18 @@ typedef struct {
     SsimTime time; /* its GEMMs' time under the model's parameters, computed once when set */
 } KernelGemms;
 
+/* A compute op's time is a pure function of its graph string (through the graph's serial and
+ * the string's id), FLOPs and bytes: a direct-mapped memo of the last ones priced (serial 0: an
+ * empty slot).  A step's ops repeat a few dozen kernels per microbatch and layer. */
+#define ANALYTIC_COMPUTE_MEMO 512
+typedef struct {
+    guint64 serial;
+    guint64 bytes;
+    double flops;
+    SsimTime time;
+    guint32 name;
+} ComputeMemo;
+
 struct SsimAnalytic {
     SsimAnalyticParams params;
     GArray *rank_map;   /* guint32 global rank per graph rank; empty = identity */
@@ -34,6 +48,7 @@ struct SsimAnalytic {
     GArray *kernels;    /* KernelGemms */
     GArray *name_cache; /* CostMemo per graph string id: index into kernels, G_MAXUINT32 none */
     GArray *mt_cache;   /* CostMemo per graph string id: 1 for the optimizer's kernels */
+    ComputeMemo *compute_memo; /* ANALYTIC_COMPUTE_MEMO slots */
 };
 
 /* Sets up / frees the kernel tables of analytic-gemm.c. */

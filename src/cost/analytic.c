@@ -279,7 +279,7 @@ static gboolean is_multi_tensor(const SsimAnalytic *m, const SsimGraph *graph, c
         return FALSE;
     const char *str = ssim_graph_string(graph, op->name);
     gboolean fresh;
-    CostMemo *e = cost_memo_entry(((SsimAnalytic *)m)->mt_cache, op->name, str, &fresh);
+    CostMemo *e = cost_memo_entry(((SsimAnalytic *)m)->mt_cache, graph, op->name, &fresh);
     if (fresh) {
         e->value = 0;
         for (gsize i = 0; i < G_N_ELEMENTS(names); i++)
@@ -288,22 +288,48 @@ static gboolean is_multi_tensor(const SsimAnalytic *m, const SsimGraph *graph, c
     return e->value != 0;
 }
 
+/* A compute op's time (see ComputeMemo in analytic-private.h for what it depends on). */
+static SsimTime compute_time(const SsimAnalytic *m, const SsimGraph *graph, const SsimOp *op)
+{
+    const SsimAnalyticParams *p = &m->params;
+    /* Without the shape model a kernel is priced by its FLOPs and bytes, as one op. */
+    const KernelGemms *k = p->sm_count > 0 ? analytic_kernel_of(m, graph, op) : NULL;
+    if (k != NULL)
+        return k->time;
+    /* The optimizer's multi-tensor kernels stream slower than a plain copy. */
+    if (p->multi_tensor_efficiency > 0 && !(op->flops > 0) && is_multi_tensor(m, graph, op))
+        return ssim_time_add(
+            ssim_time_from_seconds((double)op->bytes / (p->hbm_bw * p->multi_tensor_efficiency)),
+            p->kernel_overhead);
+    return ssim_analytic_compute_time(p, op->flops, op->bytes);
+}
+
+/* The memo slot of a compute op's key (filling it is not a visible change: the memo is of a pure
+ * function). */
+static ComputeMemo *compute_memo_slot(const SsimAnalytic *m, const SsimGraph *graph,
+                                      const SsimOp *op)
+{
+    guint64 flops;
+    memcpy(&flops, &op->flops, sizeof flops);
+    guint64 h = (ssim_graph_serial(graph) * 0x9e3779b97f4a7c15u) ^ op->bytes ^ (flops >> 17) ^
+                ((guint64)op->name << 40);
+    h *= 0xff51afd7ed558ccdu;
+    return &m->compute_memo[(h >> 40) % ANALYTIC_COMPUTE_MEMO];
+}
+
 static SsimTime op_time_raw(const SsimAnalytic *m, const SsimGraph *graph, guint32 idx)
 {
     const SsimAnalyticParams *p = &m->params;
     const SsimOp *op = ssim_graph_op(graph, idx);
     switch ((SsimOpKind)op->kind) {
     case SSIM_OP_COMPUTE: {
-        /* Without the shape model a kernel is priced by its FLOPs and bytes, as one op. */
-        const KernelGemms *k = p->sm_count > 0 ? analytic_kernel_of(m, graph, op) : NULL;
-        if (k != NULL)
-            return k->time;
-        /* The optimizer's multi-tensor kernels stream slower than a plain copy. */
-        if (p->multi_tensor_efficiency > 0 && !(op->flops > 0) && is_multi_tensor(m, graph, op))
-            return ssim_time_add(ssim_time_from_seconds((double)op->bytes /
-                                                        (p->hbm_bw * p->multi_tensor_efficiency)),
-                                 p->kernel_overhead);
-        return ssim_analytic_compute_time(p, op->flops, op->bytes);
+        ComputeMemo *c = compute_memo_slot(m, graph, op);
+        if (c->serial == ssim_graph_serial(graph) && c->name == op->name && c->bytes == op->bytes &&
+            c->flops == op->flops)
+            return c->time;
+        *c = (ComputeMemo){ssim_graph_serial(graph), op->bytes, op->flops,
+                           compute_time(m, graph, op), op->name};
+        return c->time;
     }
     case SSIM_OP_SEND:
     case SSIM_OP_RECV: {

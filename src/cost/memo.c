@@ -15,15 +15,22 @@ GArray *cost_memo_new(void)
     return memo;
 }
 
-CostMemo *cost_memo_entry(GArray *memo, guint32 id, const char *str, gboolean *fresh)
+CostMemo *cost_memo_entry(GArray *memo, const SsimGraph *graph, guint32 id, gboolean *fresh)
 {
     if (id >= memo->len)
         g_array_set_size(memo, id + 1);
     CostMemo *e = &g_array_index(memo, CostMemo, id);
+    guint64 serial = ssim_graph_serial(graph);
+    if (e->from != NULL && e->serial == serial) {
+        *fresh = FALSE;
+        return e;
+    }
+    const char *str = ssim_graph_string(graph, id);
     *fresh = e->from == NULL || strcmp(e->from, str) != 0;
     if (*fresh) {
         g_free(e->from);
         e->from = g_strdup(str);
     }
+    e->serial = serial;
     return e;
 }

@@ -185,7 +185,7 @@ static guint32 mem_index(SsimProfiled *m, const SsimGraph *graph, guint32 name)
 {
     const char *str = ssim_graph_string(graph, name);
     gboolean fresh;
-    CostMemo *e = cost_memo_entry(m->name_map, name == SSIM_NONE ? 0 : name, str, &fresh);
+    CostMemo *e = cost_memo_entry(m->name_map, graph, name == SSIM_NONE ? 0 : name, &fresh);
     if (fresh) {
         g_autofree char *op = memory_op_name(str);
         guint i;
@@ -210,7 +210,7 @@ static guint32 kernel_index(SsimProfiled *m, const SsimGraph *graph, guint32 idx
     guint32 name = ssim_graph_op(graph, idx)->name;
     const char *str = ssim_graph_string(graph, name);
     gboolean fresh;
-    CostMemo *e = cost_memo_entry(m->kernel_map, name, str, &fresh);
+    CostMemo *e = cost_memo_entry(m->kernel_map, graph, name, &fresh);
     if (fresh) {
         guint i;
         for (i = 0; i < m->kernel_names->len; i++)
@@ -227,7 +227,7 @@ static guint class_index(SsimProfiled *m, const SsimGraph *graph, guint16 cls)
 {
     const char *str = ssim_graph_string(graph, cls);
     gboolean fresh;
-    CostMemo *e = cost_memo_entry(m->cls_map, cls, str, &fresh);
+    CostMemo *e = cost_memo_entry(m->cls_map, graph, cls, &fresh);
     if (fresh) {
         SsimOpClass c;
         e->value = ssim_opclass_from_name(str, &c) ? (guint32)c : SSIM_OPCLASS_N;

@@ -23,10 +23,14 @@ static GArray *steps_new(void)
     return g_array_new(FALSE, TRUE, sizeof(Step));
 }
 
+/* Step names are interned here, once a configuration, so the plan takes them as they are. */
 static Step kernel(const char *name, double flops, guint64 bytes, guint64 grad)
 {
-    return (Step){
-        .kind = ST_KERNEL, .name = name, .flops = flops, .bytes = bytes, .grad_bytes = grad};
+    return (Step){.kind = ST_KERNEL,
+                  .name = g_intern_string(name),
+                  .flops = flops,
+                  .bytes = bytes,
+                  .grad_bytes = grad};
 }
 
 static void kernel_step(GArray *p, const char *name, double flops, guint64 bytes, guint64 grad)
@@ -45,7 +49,7 @@ static void tp_step(GArray *p, SsimCollKind coll, guint64 bytes, guint overlap)
     Step st = {.kind = ST_TP,
                .coll = (guint8)coll,
                .overlap = (guint8)overlap,
-               .name = names[coll],
+               .name = g_intern_string(names[coll]),
                .bytes = bytes};
     g_array_append_val(p, st);
 }

@@ -94,7 +94,8 @@ typedef struct {
 
 static guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
 {
-    guint k = (guint)(((guintptr)s >> 3) ^ ((guintptr)s >> 11)) % G_N_ELEMENTS(ids->slot);
+    /* Every bit of the address: interned strings lie a few bytes apart. */
+    guint k = (guint)(((guint64)(guintptr)s * 0x9e3779b97f4a7c15u) >> 40) % G_N_ELEMENTS(ids->slot);
     if (ids->slot[k].s == s)
         return ids->slot[k].id;
     gpointer v = g_hash_table_lookup(ids->by_address, s);

@@ -139,6 +139,36 @@ Test(graph, sends_match_receives_by_source_destination_and_tag)
     cr_assert(n == 2 && m[0] == back && m[1] == SSIM_NONE);
 }
 
+/* Thousands of instances and channels (the maps that match them grow many times over): each
+ * collective pairs the two ranks' ops of the same ordinal, each send its receive, whatever the
+ * order the ranks issued them in. */
+Test(graph, many_instances_match_by_ordinal)
+{
+    enum { N = 3000 };
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 grp = t_group(g, "dp", 2, 0u, 1u);
+    static guint32 c0[N], c1[N], s0[N], r1[N];
+    for (guint i = 0; i < N; i++) {
+        c0[i] = t_coll(g, 0, "c", grp, SSIM_COLL_ALLREDUCE, 8 + i, NODEPS);
+        s0[i] = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 8, NODEPS);
+    }
+    for (guint i = 0; i < N; i++) /* rank 1 receives everything first */
+        r1[i] = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 8, NODEPS);
+    for (guint i = 0; i < N; i++)
+        c1[i] = t_coll(g, 1, "c", grp, SSIM_COLL_ALLREDUCE, 8 + i, NODEPS);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_graph_n_matches(g), 2 * N);
+    for (guint i = 0; i < N; i++) {
+        cr_assert_eq(ssim_graph_op(g, c0[i])->match, ssim_graph_op(g, c1[i])->match);
+        cr_assert_eq(ssim_graph_op(g, s0[i])->match, ssim_graph_op(g, r1[i])->match);
+        cr_assert_eq(ssim_graph_op(g, c1[i])->tag, i);
+        guint n, expected;
+        const guint32 *m = ssim_graph_match_ops(g, ssim_graph_op(g, s0[i])->match, &n, &expected);
+        cr_assert(n == 2 && m[0] == s0[i] && m[1] == r1[i]);
+    }
+}
+
 static guint32 t_barrier(SsimGraph *g, guint32 rank, guint32 group)
 {
     SsimOpSpec s = SSIM_OP_SPEC_INIT;

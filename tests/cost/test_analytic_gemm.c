@@ -154,6 +154,50 @@ Test(analytic_gemm, kernel_table_prices_lowered_kernels)
     assert_ns(cm.op_time(&cm, g, other, 1), ssim_analytic_compute_time(&p, f / 2, 1));
 }
 
+/* The model remembers what it priced (by graph, string id, FLOPs and bytes): the same string id
+ * naming another kernel in another graph, the same op priced again, and a kernel table changed
+ * after pricing must each give the time computed afresh. */
+static guint32 one_kernel_graph(SsimGraph *g, const char *first, const char *name, double flops)
+{
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 0, "compute");
+    s.flops = flops;
+    s.bytes = 1;
+    ssim_graph_intern(g, first); /* so that `name` gets the same string id in both graphs */
+    s.name = name;
+    guint32 i = ssim_graph_add_op(g, &s, NULL, 0);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    return i;
+}
+
+Test(analytic_gemm, memo_follows_graph_strings_and_kernel_table)
+{
+    SsimAnalyticParams p = tiles_params();
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    SsimGemmShape fwd = {128, 512, 2048, 1};  /* one wave of 4 tiles: 67108.864 ns */
+    SsimGemmShape half = {128, 512, 1024, 1}; /* half the FLOPs: no longer this op's kernel */
+    double f = 2.0 * 128 * 512 * 2048;
+    ssim_analytic_set_kernel(a, "qkv", &fwd, 1);
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+
+    g_autoptr(SsimGraph) g1 = ssim_graph_new();
+    g_autoptr(SsimGraph) g2 = ssim_graph_new();
+    cr_assert_neq(ssim_graph_serial(g1), ssim_graph_serial(g2));
+    guint32 q = one_kernel_graph(g1, "x", "qkv", f);
+    guint32 o = one_kernel_graph(g2, "x", "ffn_up", f); /* not in the table: the size curve */
+    cr_assert_eq(ssim_graph_op(g1, q)->name, ssim_graph_op(g2, o)->name);
+    assert_ns(cm.op_time(&cm, g1, q, 1), 67109);
+    assert_ns(cm.op_time(&cm, g2, o, 1), ssim_analytic_compute_time(&p, f, 1));
+    assert_ns(cm.op_time(&cm, g1, q, 1), 67109); /* and back */
+
+    /* A new shape for "qkv" after it was priced, of other FLOPs than the op's: the next price is
+     * the size curve's, as for a kernel the table does not know. */
+    ssim_analytic_set_kernel(a, "qkv", &half, 1);
+    assert_ns(cm.op_time(&cm, g1, q, 1), ssim_analytic_compute_time(&p, f, 1));
+    cr_assert_gt(ssim_analytic_compute_time(&p, f, 1), 67109 + 1000);
+}
+
 /* The table of a GPT layer: every kernel name of the lowering, with the backward kernels'
  * shapes and FLOPs twice the forward for the attention GEMMs. */
 Test(analytic_gemm, model_gemms_name_every_lowered_kernel)
