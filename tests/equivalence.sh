@@ -17,8 +17,9 @@ T=$here/tests/data
 
 # One case a line: a name, a colon, the arguments given to shiftsim (word-split; $D is this tree,
 # $T its test data); " ; " separates several runs of one case, in the same working folder (where
-# the case's output files go).  Wall-clock figures ("0.5 s" ending a line) and the random suffix
-# of an atomic write's temporary file (in a "Failed to create file" message) are not compared.
+# the case's output files go).  Wall-clock figures ("0.5 s" ending a line, "in 0.5 s (72.0/s)")
+# and the random suffix of an atomic write's temporary file (in a "Failed to create file"
+# message) are not compared.
 cases=$(cat <<EOF
 help: --help
 version: --version
@@ -136,9 +137,11 @@ run_case() { # BINARY FOLDER "ARGS [; ARGS ...]"
         # shellcheck disable=SC2086
         (cd "$dir" && "$bin" $one >>stdout 2>>stderr; echo $? >>status)
     done
-    # Wall-clock figures, and the random suffix of an atomic write's temporary file.
-    sed -i -E -e 's/[0-9]+(\.[0-9]+)? s$/<wall> s/' -e 's/(to create file “[^”]*\.)[A-Za-z0-9]{6}”/\1XXXXXX”/' \
-        "$dir/stdout" "$dir/stderr"
+    # Wall-clock figures (with the rate a sweep derives from one: "in 0.06 s (576.2/s)"), and the
+    # random suffix of an atomic write's temporary file.
+    sed -i -E -e 's/[0-9]+(\.[0-9]+)? s$/<wall> s/' \
+        -e 's/in [0-9]+(\.[0-9]+)? s \([0-9]+(\.[0-9]+)?\/s\)/in <wall> s (<rate>\/s)/' \
+        -e 's/(to create file “[^”]*\.)[A-Za-z0-9]{6}”/\1XXXXXX”/' "$dir/stdout" "$dir/stderr"
 }
 
 passed=0
@@ -151,7 +154,7 @@ while IFS= read -r line; do
     if diff -r "$work/$name/old" "$work/$name/new" >"$work/$name/diff" 2>&1; then
         passed=$((passed + 1))
         printf 'same     %s\n' "$name"
-        [ -n "${KEEP:-}" ] || rm -rf "$work/$name"
+        [ -n "${KEEP:-}" ] || rm -rf "${work:?}/$name"
     else
         failed=$((failed + 1))
         printf 'DIFFERS  %s (see %s/%s/diff)\n' "$name" "$work" "$name"

@@ -175,8 +175,6 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     r->n_ops = tl->n_ops;
     r->events = tl->events;
     r->peak_flops = peak_flops;
-    r->model_flops = ssim_lowered_flops(lowered, FALSE);
-    r->hardware_flops = ssim_lowered_flops(lowered, TRUE);
     /* The host's share (host issue, runtime.h): the GPUs' idle time waiting for launches. */
     r->has_host = tl->host_wait != NULL;
     r->host_wait = r->host_wait_max = 0;
@@ -185,44 +183,28 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         r->host_wait_max = MAX(r->host_wait_max, tl->host_wait[k]);
     }
     r->host_wait = n_gpus ? r->host_wait / (SsimTime)n_gpus : 0;
-    double step = ssim_time_to_seconds(tl->makespan);
-    if (step > 0) {
-        r->samples_per_s = par->global_batch / step;
-        r->tokens_per_s = (double)par->global_batch * model->seq_len / step;
-        r->model_tflops_per_gpu = r->model_flops / step / r->n_gpus / 1e12;
-        r->hardware_tflops_per_gpu = r->hardware_flops / step / r->n_gpus / 1e12;
-        if (peak_flops > 0) {
-            r->mfu = r->model_tflops_per_gpu * 1e12 / peak_flops;
-            r->hfu = r->hardware_tflops_per_gpu * 1e12 / peak_flops;
-        }
-    }
-
-    /* Each rank's ops in graph order (CSR), and every op's class. */
+    /* One pass over the graph's ops (a large graph's ops do not stay in the caches): every op's
+     * class and rank, the FLOPs (as ssim_lowered_flops sums them), and the per-iteration terms:
+     * their ops' time, summed, per GPU.  An op's term follows from its name
+     * (ssim_lower_step_cost_of), asked once per distinct name; no recompute, TP or PP op belongs
+     * to one. */
     g_autofree guint8 *cls = g_new(guint8, MAX(n_ops, 1));
     g_autofree guint32 *first = g_new0(guint32, nr + 1);
     g_autofree guint32 *ops = g_new(guint32, MAX(n_ops, 1));
-    for (guint32 i = 0; i < n_ops; i++) {
-        cls[i] = (guint8)ssim_lowered_op_class(lowered, i);
-        first[ssim_graph_op(g, i)->rank + 1]++;
-    }
-    guint32 most = 0;
-    for (guint i = 0; i < nr; i++) {
-        most = MAX(most, first[i + 1]);
-        first[i + 1] += first[i];
-    }
-    g_autofree guint32 *fill = g_memdup2(first, sizeof(guint32) * (nr + 1));
-    for (guint32 i = 0; i < n_ops; i++)
-        ops[fill[ssim_graph_op(g, i)->rank]++] = i;
-
-    /* The per-iteration terms: their ops' time, summed, per GPU.  An op's term follows from its
-     * name (ssim_lower_step_cost_of), asked once per distinct name; no recompute, TP or PP op
-     * belongs to one. */
+    g_autofree guint32 *rank_of = g_new(guint32, MAX(n_ops, 1));
     r->step_costs_on = ssim_parallel_step_costs(par, model);
     guint32 n_names = ssim_graph_n_strings(g);
     g_autofree gint8 *term_of = g_new(gint8, MAX(n_names, 1));
     memset(term_of, -2, MAX(n_names, 1)); /* -2: not asked yet, -1: no term */
+    double flops_model = 0, flops_all = 0;
     for (guint32 i = 0; i < n_ops; i++) {
         const SsimOp *op = ssim_graph_op(g, i);
+        cls[i] = (guint8)ssim_lowered_op_class(lowered, i);
+        rank_of[i] = op->rank;
+        first[op->rank + 1]++;
+        flops_all += op->flops;
+        if (cls[i] != SSIM_OPCLASS_RECOMPUTE)
+            flops_model += op->flops;
         if (cls[i] == SSIM_OPCLASS_RECOMPUTE || cls[i] == SSIM_OPCLASS_TP ||
             cls[i] == SSIM_OPCLASS_PP || op->name == SSIM_NONE)
             continue;
@@ -242,6 +224,29 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     }
     for (guint t = 0; t < SSIM_STEP_COST_N; t++)
         r->step_cost_time[t] = n_gpus ? r->step_cost_time[t] / (SsimTime)n_gpus : 0;
+    r->model_flops = flops_model * ssim_lowered_weight(lowered);
+    r->hardware_flops = flops_all * ssim_lowered_weight(lowered);
+    double step = ssim_time_to_seconds(tl->makespan);
+    if (step > 0) {
+        r->samples_per_s = par->global_batch / step;
+        r->tokens_per_s = (double)par->global_batch * model->seq_len / step;
+        r->model_tflops_per_gpu = r->model_flops / step / r->n_gpus / 1e12;
+        r->hardware_tflops_per_gpu = r->hardware_flops / step / r->n_gpus / 1e12;
+        if (peak_flops > 0) {
+            r->mfu = r->model_tflops_per_gpu * 1e12 / peak_flops;
+            r->hfu = r->hardware_tflops_per_gpu * 1e12 / peak_flops;
+        }
+    }
+
+    /* Each rank's ops in graph order (CSR). */
+    guint32 most = 0;
+    for (guint i = 0; i < nr; i++) {
+        most = MAX(most, first[i + 1]);
+        first[i + 1] += first[i];
+    }
+    g_autofree guint32 *fill = g_memdup2(first, sizeof(guint32) * (nr + 1));
+    for (guint32 i = 0; i < n_ops; i++)
+        ops[fill[rank_of[i]]++] = i;
 
     /* The pipeline window: the phase kernels of every GPU. */
     SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;

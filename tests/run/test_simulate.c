@@ -331,6 +331,17 @@ Test(simulate, default_configuration)
                        1e-6 * r.model_flops);
     cr_assert(r.memory_fits);
     cr_assert_gt(r.memory.total, 0);
+
+    /* With full recompute the hardware FLOPs add the forward again (the model's count), the
+     * model FLOPs do not, and the two utilisations keep their ratio. */
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    SsimResult f;
+    cr_assert(ssim_simulate(&c, &f, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_float_eq(f.model_flops, r.model_flops, 1e-9 * r.model_flops);
+    double hw = ssim_model_hardware_flops(model, par.global_batch, SSIM_RECOMPUTE_FULL);
+    cr_assert_float_eq(f.hardware_flops, hw, 1e-6 * hw);
+    cr_assert_gt(f.hardware_flops, 1.2 * f.model_flops);
+    cr_assert_float_eq(f.hfu / f.mfu, f.hardware_flops / f.model_flops, 1e-9);
 }
 
 Test(simulate, deterministic)
