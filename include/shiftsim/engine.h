@@ -1,5 +1,6 @@
 /*
- * The discrete-event engine: a simulated clock and a binary min-heap of timed events.
+ * The discrete-event engine: a simulated clock and a priority queue of timed events (a 4-ary
+ * min-heap of runs of events due at the same instant; src/core/engine.c).
  *
  * Events are ordered by (time, sequence), where the sequence number grows by one with every
  * event scheduled, so two events at the same instant fire in the order they were scheduled and a

@@ -1,8 +1,9 @@
 /*
  * The event engine: firing order checked against an independent reference (a GSequence sorted
- * by (time, insertion order)) on random events with many ties, including events scheduled from
- * inside handlers; the time limit and the event budget; pool reuse; the two ways a ticket names
- * the live one of an owner's events.
+ * by (time, insertion order)) on random events with many ties, over few instants and over more
+ * instants than the engine keeps run tails for, including events scheduled from inside handlers;
+ * the time limit and the event budget; pool reuse; the two ways a ticket names the live one of an
+ * owner's events.
  */
 #include <criterion/criterion.h>
 #include <shiftsim/engine.h>
@@ -52,7 +53,10 @@ static void on_event(SsimEngine *e, guint64 a, guint64 b, gpointer user)
     }
 }
 
-Test(engine, order_matches_gsequence_reference_with_ties)
+/* Instants: 50 (hundreds of ties each, one run each) or 5000 (more instants than the engine's
+ * table of run tails: runs of one instant split, and a tail that fired stays in the table while
+ * other events of its instant fire and free their slots). */
+static void check_against_reference(gint32 instants, guint spawns)
 {
     for (guint32 seed = 1; seed <= 5; seed++) {
         g_autoptr(SsimEngine) e = ssim_engine_new();
@@ -61,10 +65,10 @@ Test(engine, order_matches_gsequence_reference_with_ties)
                      g_rand_new_with_seed(seed),
                      0,
                      0,
-                     3000};
+                     spawns};
         h.type = ssim_engine_register(e, on_event, &h);
         for (guint i = 0; i < 20000; i++)
-            schedule_both(e, &h, g_rand_int_range(h.rng, 0, 50), i); /* ~400 ties per instant */
+            schedule_both(e, &h, g_rand_int_range(h.rng, 0, instants), i);
         cr_assert_eq(ssim_engine_run(e, SSIM_TIME_NEVER, 0), SSIM_ENGINE_EMPTY);
 
         /* Everything scheduled, spawned events included, entered the reference in the order
@@ -83,6 +87,16 @@ Test(engine, order_matches_gsequence_reference_with_ties)
         g_sequence_free(h.ref);
         g_rand_free(h.rng);
     }
+}
+
+Test(engine, order_matches_gsequence_reference_with_ties)
+{
+    check_against_reference(50, 3000); /* ~400 ties per instant */
+}
+
+Test(engine, order_matches_reference_over_many_instants)
+{
+    check_against_reference(5000, 15000);
 }
 
 static void count(SsimEngine *e, guint64 a, guint64 b, gpointer user)
