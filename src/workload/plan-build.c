@@ -47,7 +47,7 @@ typedef struct {
  * program would wait for a later one.  A counting sort on the anchor, stable in the index: O(n),
  * no comparisons.
  */
-static guint32 anchor_of(const SsimPlan *p, const guint32 *prog_first, guint32 i)
+static inline guint32 anchor_of(const SsimPlan *p, const guint32 *prog_first, guint32 i)
 {
     const SsimPlanOp *o = ssim_plan_op(p, i);
     if (o->kind == SSIM_OP_COMPUTE || o->issue == SSIM_NONE)
@@ -71,13 +71,16 @@ static guint32 *issue_order(const SsimPlan *p, guint32 n)
             prog_first[q] = i;
     }
     g_autofree guint32 *first = ssim_new0_large(guint32, (gsize)n + 1);
-    for (guint32 i = 0; i < n; i++)
-        first[anchor_of(p, prog_first, i) + 1]++;
+    g_autofree guint32 *anchor = ssim_new_large(guint32, MAX(n, 1));
+    for (guint32 i = 0; i < n; i++) {
+        anchor[i] = anchor_of(p, prog_first, i);
+        first[anchor[i] + 1]++;
+    }
     for (guint32 a = 0; a < n; a++)
         first[a + 1] += first[a];
     guint32 *order = ssim_new_large(guint32, MAX(n, 1));
     for (guint32 i = 0; i < n; i++)
-        order[first[anchor_of(p, prog_first, i)]++] = i;
+        order[first[anchor[i]]++] = i;
     return order;
 }
 
@@ -92,12 +95,9 @@ typedef struct {
     } slot[256];
 } StringIds;
 
-static guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
+/* The slow path of string_id(): the table by address, or a new string of the graph. */
+static G_GNUC_NO_INLINE guint32 string_id_miss(StringIds *ids, SsimGraph *g, const char *s, guint k)
 {
-    /* Every bit of the address: interned strings lie a few bytes apart. */
-    guint k = (guint)(((guint64)(guintptr)s * 0x9e3779b97f4a7c15u) >> 40) % G_N_ELEMENTS(ids->slot);
-    if (ids->slot[k].s == s)
-        return ids->slot[k].id;
     gpointer v = g_hash_table_lookup(ids->by_address, s);
     guint32 id;
     if (v != NULL) {
@@ -109,6 +109,15 @@ static guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
     ids->slot[k].s = s;
     ids->slot[k].id = id;
     return id;
+}
+
+static inline guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
+{
+    /* Every bit of the address: interned strings lie a few bytes apart. */
+    guint k = (guint)(((guint64)(guintptr)s * 0x9e3779b97f4a7c15u) >> 40) % G_N_ELEMENTS(ids->slot);
+    if (G_LIKELY(ids->slot[k].s == s))
+        return ids->slot[k].id;
+    return string_id_miss(ids, g, s, k);
 }
 
 static void push_dep(GArray *deps, gsize *room, guint32 d)
