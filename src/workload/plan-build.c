@@ -113,8 +113,7 @@ static G_GNUC_NO_INLINE guint32 string_id_miss(StringIds *ids, SsimGraph *g, con
 
 static inline guint32 string_id(StringIds *ids, SsimGraph *g, const char *s)
 {
-    /* Every bit of the address: interned strings lie a few bytes apart. */
-    guint k = (guint)(((guint64)(guintptr)s * 0x9e3779b97f4a7c15u) >> 40) % G_N_ELEMENTS(ids->slot);
+    guint k = plan_pointer_slot(s, G_N_ELEMENTS(ids->slot));
     if (G_LIKELY(ids->slot[k].s == s))
         return ids->slot[k].id;
     return string_id_miss(ids, g, s, k);

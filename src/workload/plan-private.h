@@ -67,3 +67,10 @@ struct SsimPlan {
 void plan_csr(const GArray *pairs, gboolean by_consumer, guint32 n, GArray *first, GArray *list);
 /* Brings the producer lists of `plan` up to date (the caches are logically const). */
 void plan_refresh_producers(const SsimPlan *plan);
+
+/* The slot of a pointer in a direct-mapped cache of n slots, from every bit of the address:
+ * interned strings lie a few bytes apart, so low bits alone put short names in one slot. */
+static inline guint plan_pointer_slot(const void *p, guint n)
+{
+    return (guint)(((guint64)(guintptr)p * 0x9e3779b97f4a7c15u) >> 40) % n;
+}

@@ -116,9 +116,7 @@ guint32 ssim_plan_add_group(SsimPlan *p, const char *name, const guint32 *ranks,
 /* g_intern_string(name), through the plan's small cache. */
 static const char *intern_name(SsimPlan *p, const char *name)
 {
-    /* Every bit of the address: interned strings lie a few bytes apart. */
-    guint slot =
-        (guint)(((guint64)(guintptr)name * 0x9e3779b97f4a7c15u) >> 40) % G_N_ELEMENTS(p->names);
+    guint slot = plan_pointer_slot(name, G_N_ELEMENTS(p->names));
     if (p->names[slot].interned == name) /* already interned: immortal, no text to compare */
         return name;
     if (p->names[slot].given == name && strcmp(p->names[slot].interned, name) == 0)
