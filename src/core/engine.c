@@ -46,8 +46,8 @@
  * Invariants: the heap's (every entry no earlier than its parent in (time, seq) order); every
  * pending slot is either referenced by a heap entry other than a fired top (the first of its
  * run) or linked from the slot before it in its run (same time, smaller sequence), and every
- * other slot is on the free list (type FREE); now never decreases; `top_fired` only inside a
- * handler, and then v[0] is the event being fired.
+ * other slot is on the free list (sequence number FREED); now never decreases; `top_fired` only
+ * inside a handler, and then v[0] is the event being fired.
  */
 #include <shiftsim/engine.h>
 
@@ -85,15 +85,15 @@ static inline gboolean event_before(const HeapEntry *x, const HeapEntry *y)
 
 typedef struct {
     guint64 a, b;
-    guint64 seq;  /* its sequence number, while pending */
-    guint32 type; /* FREE when on the free list */
+    guint64 seq; /* its sequence number while pending, FREED on the free list */
+    guint32 type;
     guint32 next; /* free: the next free slot; pending: the next event of its run, or NONE */
 } Slot;
 
-#define FREE G_MAXUINT32
-#define NONE G_MAXUINT32
+#define FREED G_MAXUINT64 /* no event's sequence number (they stay below MAX_SEQ) */
+#define NONE  G_MAXUINT32
 
-/* The tail of a run: valid while slot `slot` is pending with sequence number `seq`. */
+/* The tail of a run: valid while slot `slot` holds sequence number `seq` (time -1: unused). */
 typedef struct {
     SsimTime time;
     guint64 seq;
@@ -133,7 +133,7 @@ SsimEngine *ssim_engine_new(void)
     e->free_head = G_MAXUINT32;
     e->max_slots = MAX_SLOTS;
     for (guint k = 0; k < RUN_TAILS; k++)
-        e->tails[k].slot = NONE;
+        e->tails[k].time = -1;
     return e;
 }
 
@@ -304,10 +304,9 @@ guint64 ssim_engine_schedule(SsimEngine *e, SsimTime at, guint type, guint64 a, 
     e->slots[s] = (Slot){.a = a, .b = b, .seq = seq, .type = type, .next = NONE};
     e->n_pending++;
     /* A pending run of the same instant takes it at its tail (see the top of the file); a tail
-     * that fired has a FREE slot, or one reused under another sequence number. */
+     * that fired holds FREED, or another sequence number once its slot is reused. */
     RunTail *t = &e->tails[((guint64)at * 0x9e3779b97f4a7c15u) >> 58];
-    if (t->time == at && t->slot != NONE && e->slots[t->slot].seq == t->seq &&
-        e->slots[t->slot].type != FREE) {
+    if (t->time == at && e->slots[t->slot].seq == t->seq) {
         e->slots[t->slot].next = s;
         t->slot = s;
         t->seq = seq;
@@ -348,7 +347,7 @@ SsimEngineStop ssim_engine_run(SsimEngine *e, SsimTime until, guint64 max_events
         } else {
             e->top_fired = TRUE;
         }
-        e->slots[slot].type = FREE;
+        e->slots[slot].seq = FREED;
         e->slots[slot].next = e->free_head;
         e->free_head = slot;
         e->n_pending--;

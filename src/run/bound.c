@@ -10,21 +10,22 @@
 #include <shiftsim/bound.h>
 #include <shiftsim/lower.h>
 
+/* Per kernel list, its kernels priced as the GPU's work and as the host's launches of them. */
 typedef struct {
     const SsimAnalyticParams *ap;
-    gboolean host; /* price each kernel as the host's launch (kernel_floor), not the GPU's work */
-    SsimTime sum[SSIM_KERNELS_N];
+    SsimTime gpu[SSIM_KERNELS_N], host[SSIM_KERNELS_N];
 } Sums;
 
 static void add_kernel(gpointer data, SsimKernelList list, double flops, guint64 bytes)
 {
     Sums *s = data;
-    s->sum[list] += s->host ? s->ap->kernel_floor : ssim_analytic_compute_time(s->ap, flops, bytes);
+    s->gpu[list] += ssim_analytic_compute_time(s->ap, flops, bytes);
+    s->host[list] += s->ap->kernel_floor;
 }
 
-/* The bound with each kernel priced by `s` (its sums filled) and a transfer priced `transfer`;
- * `busiest`, when not NULL, receives the largest W(s) alone, with its stage in its `stage`. */
-static void bound_of(const SsimModel *model, const SsimParallel *par, const Sums *s,
+/* The bound with the kernel lists' times `sum` and a transfer priced `transfer`; `busiest`, when
+ * not NULL, receives the largest W(s) alone, with its stage in its `stage`. */
+static void bound_of(const SsimModel *model, const SsimParallel *par, const SsimTime *sum,
                      SsimTime transfer, SsimStepBound *b, SsimStepBound *busiest)
 {
     guint p = par->pp, v = par->virtual_stages, pv = p * v;
@@ -34,15 +35,15 @@ static void bound_of(const SsimModel *model, const SsimParallel *par, const Sums
     /* F(j), B(j) of virtual stage j: its layers (the same everywhere unless the split is uneven,
      * v = 1 then), the ends at the ends. */
     gboolean uneven = ssim_parallel_uneven(par);
-    SsimTime layer_f = s->sum[SSIM_KERNELS_LAYER_FWD];
-    SsimTime layer_b = s->sum[SSIM_KERNELS_LAYER_RECOMPUTE] + s->sum[SSIM_KERNELS_LAYER_BWD];
+    SsimTime layer_f = sum[SSIM_KERNELS_LAYER_FWD];
+    SsimTime layer_b = sum[SSIM_KERNELS_LAYER_RECOMPUTE] + sum[SSIM_KERNELS_LAYER_BWD];
 #define L(j) (uneven ? (SsimTime)ssim_parallel_stage_layers(par, model, (j)) : lpc)
 #define F(j)                                                                                       \
-    (L(j) * layer_f + ((j) == 0 ? s->sum[SSIM_KERNELS_EMBED_FWD] : 0) +                            \
-     ((j) == pv - 1 ? s->sum[SSIM_KERNELS_HEAD_FWD] : 0))
+    (L(j) * layer_f + ((j) == 0 ? sum[SSIM_KERNELS_EMBED_FWD] : 0) +                               \
+     ((j) == pv - 1 ? sum[SSIM_KERNELS_HEAD_FWD] : 0))
 #define B(j)                                                                                       \
-    (L(j) * layer_b + ((j) == 0 ? s->sum[SSIM_KERNELS_EMBED_BWD] : 0) +                            \
-     ((j) == pv - 1 ? s->sum[SSIM_KERNELS_HEAD_BWD] : 0))
+    (L(j) * layer_b + ((j) == 0 ? sum[SSIM_KERNELS_EMBED_BWD] : 0) +                               \
+     ((j) == pv - 1 ? sum[SSIM_KERNELS_HEAD_BWD] : 0))
     *b = (SsimStepBound){.transfer = transfer, .fwd0 = F(0u), .bwd0 = B(0u)};
     SsimTime head = 0, tail = 0;
     for (guint st = 0; st < p; st++) {
@@ -83,17 +84,15 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
     guint64 bytes = ssim_lower_transfer_bytes(model, par);
     SsimTime inside = ssim_analytic_p2p_time(&ap, bytes, FALSE);
     SsimTime across = ssim_analytic_p2p_time(&ap, bytes, TRUE);
-    bound_of(model, par, &s, MIN(inside, across), b, NULL);
+    bound_of(model, par, s.gpu, MIN(inside, across), b, NULL);
     if (ap.kernel_floor <= 0)
         return;
     /* The host's bound: it launches every kernel of its GPU one after another, a floor each, and
      * no kernel starts before its launch.  Only the work term: whether the host waits after a
      * transfer depends on the framework (Megatron-LM's does, runtime.h; a collective-permute
      * does not), so no fill or drain is added to it. */
-    Sums h = {.ap = &ap, .host = TRUE};
-    ssim_lower_each_kernel(model, par, add_kernel, &h);
     SsimStepBound chains, hb;
-    bound_of(model, par, &h, 0, &chains, &hb);
+    bound_of(model, par, s.host, 0, &chains, &hb);
     if (hb.step > b->step)
         *b = hb;
 }
