@@ -30,6 +30,25 @@
  * ssim_analytic_set_model_gemms: "qkv", "qkv.dgrad", "qkv.wgrad", "attn_score.bwd", ...) and its
  * FLOPs are the table's; any other compute op by FLOPs and bytes.
  *
+ * Flash attention (SSIM_FLASH_KERNEL, "attn_flash" and "attn_flash.bwd"; lower.h): one kernel
+ * over B = b heads / tp heads of s causal queries with head dimension d, in blocks of 128
+ * queries by 128 keys; under the causal mask the q-th block of queries visits keys 0 .. q, so
+ * a head has nb (nb + 1) / 2 block pairs, nb = ceil(s / 128).  A pair costs its products on the
+ * tensor cores and one exponential per score on the special-function units, which
+ * FlashAttention-2 runs between the products, not beside them:
+ *   t_pair  = c 2 128^2 d / r + 128^2 / (exp_rate / S x gemm_efficiency / gemm_burst)
+ *             (c = 2 forward, Q K^T and P V; 5 backward: the scores again, dV, dP, dQ, dK;
+ *              exp_rate = S x 16 a clock x sm_clock, CUDA C++ Programming Guide, "Arithmetic
+ *              Instructions": 16 exponentials a clock per SM from compute capability 5 to 9)
+ *   t       = max((B nb (nb + 1) / 2 t_pair + B nb f) / S + (1 - 1/S) (nb t_pair + f),
+ *                 bytes / (hbm_bw memory_efficiency)) + kernel_overhead
+ * (f = gemm_tile_overhead: a block of queries, like a GEMM's tile, loads its operands and
+ * writes its output once.  The blocks, of 1 to nb pairs, go to the SMs in launch order as they
+ * free, the heaviest of a head last: list scheduling, whose makespan is at most the work per SM
+ * plus (1 - 1/S) of the longest block, Graham's bound, taken as the estimate).  The op carries the
+ * FLOPs of the unfused kernels it replaces (the step's FLOP count is Megatron-LM's either way); its
+ * time follows the work it executes.
+ *
  * Collectives (alpha-beta with nccl-tests' bus factors; S is the full buffer as nccl-tests counts
  * it, n = k N members, k per node on N nodes; B_nv = nvlink_bw * nvlink_efficiency per GPU,
  * B_ib = nics_per_node * nic_bw / gpus_per_node * ib_efficiency per GPU, a rail each):
@@ -128,6 +147,12 @@ typedef struct {
      * weights' copy, the gradient norm, the loss scaler's check); 0: memory_efficiency. */
     double multi_tensor_efficiency;
     guint dtype_bytes; /* of the compute dtype: a GEMM's operand and result elements */
+    /* Flash attention's softmax: exponentials per second of one GPU at the datasheet's clock
+     * (SMs x 16 a clock x sm_clock; 0: the cluster gives no clock, the softmax is not priced),
+     * and the cluster's burst GEMM efficiency: gemm_efficiency / gemm_burst is the fraction of
+     * that clock a GPU under load keeps (gemm_sustained), for the exponentials too. */
+    double exp_rate;
+    double gemm_burst;
 } SsimAnalyticParams;
 
 /* One GEMM shape: C[m x n] = A[m x k] B[k x n], `batch` of them (2 m n k batch FLOPs). */
@@ -175,6 +200,17 @@ const SsimAnalyticParams *ssim_analytic_params(const SsimAnalytic *model);
 void ssim_analytic_set_rank_map(SsimAnalytic *model, const guint32 *global, guint n);
 /* Charges graph group `group` as the logical group of global ranks `ranks` (copied). */
 void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *ranks, guint n);
+
+/* Exponentials a clock of one SM's special-function units (flash attention's softmax). */
+#define SSIM_SFU_PER_CLOCK 16
+
+/* Flash attention's time, forward or backward (above), for `score`, the Q K^T GEMM of its heads
+ * (batch B, m = n = s, k = d), moving `bytes` through HBM. */
+SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *params, const SsimGemmShape *score,
+                                  guint64 bytes, gboolean backward);
+
+/* Whether compute op `op` of `graph` is a flash-attention kernel of the model's table. */
+gboolean ssim_analytic_op_is_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op);
 
 /* Prices compute ops named `name` (whose FLOPs are the GEMMs') as the n (1 or 2) GEMMs `gemms`
  * (copied; a name set again is replaced). */

@@ -133,6 +133,10 @@ typedef struct {
     double gemm_unaligned; /* the rate of a GEMM whose n or k row is not a multiple of 16 bytes,
                               as a fraction of the aligned rate ([efficiency] gemm_unaligned;
                               default 1: no penalty) */
+    /* The SM clock at which the datasheet's tensor peak is reached, Hz ([gpu] sm_clock_MHz; 0,
+     * the default: unknown).  It sets the rate of the special-function units (exponentials:
+     * 16 a clock per SM), which flash attention's softmax runs on (analytic.h). */
+    double sm_clock;
     double gemm_sustained; /* the GEMM rate a training step sustains, as a fraction of the rate
                               of a short burst: board power limits the clocks under continuous
                               tensor-core load ([efficiency] gemm_sustained; default 1) */

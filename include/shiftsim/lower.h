@@ -127,9 +127,11 @@ typedef enum {
     SSIM_KERNELS_N
 } SsimKernelList;
 
-typedef void (*SsimKernelFn)(gpointer data, SsimKernelList list, double flops, guint64 bytes);
+typedef void (*SsimKernelFn)(gpointer data, SsimKernelList list, const char *name, double flops,
+                             guint64 bytes);
 
-/* Calls `fn` for every kernel (not the collectives) of every list, in order. */
+/* Calls `fn` for every kernel (not the collectives) of every list, in order, with its name (an
+ * interned string: "qkv", SSIM_FLASH_KERNEL, ...). */
 void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, SsimKernelFn fn,
                             gpointer data);
 /*

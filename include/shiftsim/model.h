@@ -168,6 +168,11 @@ guint64 ssim_model_stage_params(const SsimModel *model, guint pp, guint stage);
 /* The same for a stage of `layers` layers (an uneven split: any layer count). */
 guint64 ssim_model_stage_params_layers(const SsimModel *model, guint pp, guint stage, guint layers);
 
+/* The lowering's flash-attention kernel (SSIM_ATTENTION_FLASH, parallel.h): forward under this
+ * name, backward under this name plus ".bwd"; the analytic model prices both from the shape
+ * of SSIM_GEMM_ATTN_SCORE (analytic.h, "Flash attention"). */
+#define SSIM_FLASH_KERNEL "attn_flash"
+
 /* The matrix multiplications of one layer (and the LM head), for one microbatch on one
  * tensor-parallel rank.  One X-macro yields the enum and the name table. */
 #define SSIM_GEMM_LIST(X)                                                                          \

@@ -32,9 +32,17 @@ typedef enum { SSIM_AXIS_TP, SSIM_AXIS_DP, SSIM_AXIS_PP, SSIM_AXIS_N } SsimAxis;
  * all-gather (needed by sequence parallelism). */
 typedef enum { SSIM_TP_COMM_ALLREDUCE, SSIM_TP_COMM_RS_AG, SSIM_TP_COMM_N } SsimTpComm;
 
+/* The attention kernels: Megatron-LM's scores, fused softmax and context as separate kernels,
+ * the s x s scores written to memory (unfused, the default), or one fused flash-attention
+ * kernel forward and one backward that keep the scores on chip (flash: Megatron-LM's
+ * --use-flash-attn, Transformer Engine's fused attention; lower.h, "Flash attention"). */
+typedef enum { SSIM_ATTENTION_UNFUSED, SSIM_ATTENTION_FLASH, SSIM_ATTENTION_N } SsimAttention;
+
 const char *ssim_axis_name(SsimAxis axis);      /* "tp", "dp", "pp" */
 const char *ssim_tp_comm_name(SsimTpComm comm); /* "allreduce", "rs-ag" */
 gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
+const char *ssim_attention_name(SsimAttention attention); /* "unfused", "flash" */
+gboolean ssim_attention_from_name(const char *name, SsimAttention *out);
 
 /*
  * The per-iteration costs of a training step besides the phases (lower.h, "The step's end"),
@@ -90,6 +98,7 @@ typedef struct {
      * instead of beside it: tp_overlap=off, Megatron-LM before its asynchronous tensor-parallel
      * all-reduce (2021-09; --no-async-tensor-model-parallel-allreduce). */
     gboolean tp_sync_grad;
+    SsimAttention attention;                /* default unfused */
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
@@ -157,6 +166,7 @@ typedef enum {
     SSIM_PARALLEL_STAGE_LAYERS = 1u << 15,
     SSIM_PARALLEL_STEP_COSTS = 1u << 16,
     SSIM_PARALLEL_TP_OVERLAP = 1u << 17,
+    SSIM_PARALLEL_ATTENTION = 1u << 18,
 } SsimParallelField;
 
 /*
@@ -169,7 +179,7 @@ typedef enum {
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
- *   tp_overlap (on/off: tp_sync_grad off/on).
+ *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
@@ -193,7 +203,7 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
- * ",step_costs=-clip/+host" and ",tp_overlap=off" when set).  Caller frees. */
+ * ",step_costs=-clip/+host", ",tp_overlap=off" and ",attention=flash" when set).  Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
 /*

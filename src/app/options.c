@@ -118,6 +118,12 @@ static const Option options[SSIM_OPT_N] = {
          "it (off)",
          MEGATRON_OWN("no-async-tensor-model-parallel-allreduce", "--tp-overlap off",
                       G_OPTION_ARG_NONE, no_async_tp)},
+    [SSIM_OPT_ATTENTION] =
+        {"attention", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, attention), "KIND",
+         "Attention kernels: unfused (the default: scores, fused softmax and context as "
+         "separate kernels, the scores through memory) or flash (one fused kernel forward and "
+         "one backward, the scores kept on chip)",
+         MEGATRON_OWN("use-flash-attn", "--attention flash", G_OPTION_ARG_NONE, use_flash_attn)},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -304,10 +310,10 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {&job->model,     &job->cluster,      &job->split,      &job->schedule,
-                        &job->recompute, &job->zero,         &job->bucket,     &job->tp_comm,
-                        &job->order,     &job->stage_layers, &job->step_costs, &job->dtype,
-                        &job->tp_overlap};
+    char **strings[] = {&job->model,      &job->cluster,      &job->split,      &job->schedule,
+                        &job->recompute,  &job->zero,         &job->bucket,     &job->tp_comm,
+                        &job->order,      &job->stage_layers, &job->step_costs, &job->dtype,
+                        &job->tp_overlap, &job->attention};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -438,6 +444,16 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                                         NAME(TP_OVERLAP), tp_overlap);
         tp_overlap = "off";
     }
+    const char *attention = job->attention;
+    if (job->use_flash_attn) {
+        SsimAttention a;
+        if (attention != NULL && ssim_attention_from_name(attention, &a) &&
+            a != SSIM_ATTENTION_FLASH)
+            return ssim_cli_usage_error(verb, "--%s is --%s flash: it contradicts --%s %s",
+                                        options[SSIM_OPT_ATTENTION].alias, NAME(ATTENTION),
+                                        NAME(ATTENTION), attention);
+        attention = "flash";
+    }
     const struct {
         const char *key; /* ssim_parallel_set()'s name of the field */
         const char *value;
@@ -448,6 +464,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                   {"bucket", job->bucket, SSIM_OPT_BUCKET},
                   {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
                   {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
+                  {"attention", attention, SSIM_OPT_ATTENTION},
                   {"order", job->order, SSIM_OPT_ORDER},
                   {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
                   {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},

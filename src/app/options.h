@@ -61,6 +61,7 @@ typedef enum {
     SSIM_OPT_BUCKET,
     SSIM_OPT_TP_COMM,
     SSIM_OPT_TP_OVERLAP,
+    SSIM_OPT_ATTENTION,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_STEP_COSTS,
@@ -101,7 +102,7 @@ typedef struct {
     gint nodes;    /* SSIM_CLI_UNSET: not given */
     char *split;   /* key=value pairs, applied before the per-field options */
     gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
-    char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *order;
+    char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
     gboolean seq_parallel;
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
     gint seq_length;                 /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */
@@ -110,6 +111,7 @@ typedef struct {
     gboolean distributed_optimizer; /* --use-distributed-optimizer: --zero 1 */
     gboolean overlap_grad_reduce;   /* --overlap-grad-reduce: Megatron-LM's default bucket */
     gboolean no_async_tp;           /* --no-async-tensor-model-parallel-allreduce: tp_overlap off */
+    gboolean use_flash_attn;        /* --use-flash-attn: attention flash */
     gint layers_per_vstage; /* --num-layers-per-virtual-pipeline-stage; SSIM_CLI_UNSET: not given */
 } SsimCliJob;
 

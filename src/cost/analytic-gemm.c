@@ -103,7 +103,66 @@ SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *p, const SsimGemmShap
     return ssim_time_from_seconds(MAX(t, tm)) + p->kernel_overhead;
 }
 
+/* ---- flash attention (analytic.h) ------------------------------------------------------ */
+
+SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmShape *score,
+                                  guint64 bytes, gboolean backward)
+{
+    /* The FLOPs the unfused kernels it replaces carry: Q K^T and P V forward, twice that
+     * backward.  Without the shape model the kernel is priced by them, as any other. */
+    double unfused = (backward ? 8.0 : 4.0) * (double)score->m * (double)score->n *
+                     (double)score->k * (double)MAX(score->batch, 1);
+    if (p->sm_count == 0 || score->m == 0 || score->k == 0)
+        return ssim_analytic_compute_time(p, unfused, bytes);
+    const double blk = 128;
+    double nb = ceil((double)score->m / blk);
+    double pairs = nb * (nb + 1) / 2 * (double)MAX(score->batch, 1);
+    double sms = p->sm_count;
+    double rate = p->peak_flops / sms * p->gemm_efficiency;
+    double pair = (backward ? 5.0 : 2.0) * 2.0 * blk * blk * (double)score->k / rate;
+    if (p->exp_rate > 0) {
+        double clock = p->gemm_burst > 0 ? p->gemm_efficiency / p->gemm_burst : 1.0;
+        pair += blk * blk / (p->exp_rate / sms * clock);
+    }
+    /* Each block of queries, like a GEMM's tile, also loads its operands and writes its output
+     * once (gemm_tile_overhead).  The blocks are of unequal work (causal: 1 to nb pairs), handed
+     * to the SMs in launch order as they free, the heaviest of each head last: list scheduling,
+     * whose makespan is at most the work per SM plus (1 - 1/S) of the longest block (Graham's
+     * bound), which is taken as the estimate. */
+    double fix = ssim_time_to_seconds(p->gemm_tile_overhead);
+    double blocks = nb * (double)MAX(score->batch, 1);
+    double t = (pairs * pair + blocks * fix) / sms + (1.0 - 1.0 / sms) * (nb * pair + fix);
+    double tm = (double)bytes / (p->hbm_bw * p->memory_efficiency);
+    return ssim_time_add(ssim_time_from_seconds(MAX(t, tm)), p->kernel_overhead);
+}
+
 /* ---- the kernel table -------------------------------------------------------------------- */
+
+/* Puts `k` (taken) in the table, replacing an entry of its name, and forgets every price. */
+static void put_kernel(SsimAnalytic *model, KernelGemms *k)
+{
+    for (guint i = 0; i < model->kernels->len; i++) {
+        KernelGemms *old = &g_array_index(model->kernels, KernelGemms, i);
+        if (strcmp(old->name, k->name) == 0) {
+            g_free(old->name);
+            *old = *k;
+            goto changed;
+        }
+    }
+    g_array_append_val(model->kernels, *k);
+changed:
+    g_array_set_size(model->name_cache, 0);
+    memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
+}
+
+/* Prices compute ops named `name` carrying `flops` as flash attention over `score`. */
+static void set_flash_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *score,
+                             double flops, guint flash)
+{
+    KernelGemms k = {.name = g_strdup(name), .n = 0, .flash = flash, .flops = flops};
+    k.gemm[0] = *score;
+    put_kernel(model, &k);
+}
 
 void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *gemms,
                               guint n)
@@ -116,19 +175,7 @@ void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimG
                    (double)MAX(gemms[i].batch, 1);
         k.time += ssim_analytic_gemm_time(&model->params, &gemms[i]);
     }
-    for (guint i = 0; i < model->kernels->len; i++) {
-        KernelGemms *old = &g_array_index(model->kernels, KernelGemms, i);
-        if (strcmp(old->name, name) == 0) {
-            g_free(old->name);
-            *old = k;
-            g_array_set_size(model->name_cache, 0);
-            memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
-            return;
-        }
-    }
-    g_array_append_val(model->kernels, k);
-    g_array_set_size(model->name_cache, 0);
-    memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
+    put_kernel(model, &k);
 }
 
 void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
@@ -149,6 +196,13 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
         ssim_analytic_set_kernel(model, wgrad, &bwd[1], 1);
         ssim_analytic_set_kernel(model, both, bwd, 2);
     }
+    /* Flash attention (the lowering's SSIM_FLASH_KERNEL) over the heads of the scores' GEMM,
+     * with the FLOPs of the unfused kernels it replaces. */
+    SsimGemm s = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, microbatch, tp);
+    SsimGemm c = ssim_model_gemm(m, SSIM_GEMM_ATTN_CONTEXT, microbatch, tp);
+    SsimGemmShape score = {s.m, s.n, s.k, s.batch};
+    set_flash_kernel(model, SSIM_FLASH_KERNEL, &score, s.flops + c.flops, 1);
+    set_flash_kernel(model, SSIM_FLASH_KERNEL ".bwd", &score, 2 * (s.flops + c.flops), 2);
 }
 
 const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,
@@ -173,6 +227,15 @@ const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph
     return fabs(k->flops - op->flops) <= 1e-9 * op->flops ? k : NULL;
 }
 
+gboolean ssim_analytic_op_is_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op)
+{
+    const SsimOp *o = ssim_graph_op(graph, op);
+    if (o->kind != SSIM_OP_COMPUTE)
+        return FALSE;
+    const KernelGemms *k = analytic_kernel_of(model, graph, o);
+    return k != NULL && k->flash != 0;
+}
+
 gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                 const SsimGemmShape **gemms, guint *n)
 {
@@ -180,7 +243,7 @@ gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *grap
     if (o->kind != SSIM_OP_COMPUTE)
         return FALSE;
     const KernelGemms *k = analytic_kernel_of(model, graph, o);
-    if (k == NULL)
+    if (k == NULL || k->n == 0)
         return FALSE;
     *gemms = k->gemm;
     *n = k->n;

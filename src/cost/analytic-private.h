@@ -23,7 +23,8 @@ typedef struct {
 /* The GEMMs one kernel of the lowering runs (a backward attention kernel runs two). */
 typedef struct {
     char *name;
-    guint n;
+    guint n;     /* 0: a flash-attention kernel, gemm[0] its heads' Q K^T */
+    guint flash; /* 1 its forward, 2 its backward (ssim_analytic_flash_time) */
     SsimGemmShape gemm[2];
     double flops;
     SsimTime time; /* its GEMMs' time under the model's parameters, computed once when set */

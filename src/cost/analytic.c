@@ -51,6 +51,8 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .gemm_unaligned = cluster->gemm_unaligned,
         .multi_tensor_efficiency = cluster->multi_tensor,
         .dtype_bytes = ssim_dtype_size(dtype),
+        .exp_rate = cluster->sm_count * SSIM_SFU_PER_CLOCK * cluster->sm_clock,
+        .gemm_burst = cluster->gemm_efficiency,
     };
 }
 
@@ -294,6 +296,8 @@ static SsimTime compute_time(const SsimAnalytic *m, const SsimGraph *graph, cons
     const SsimAnalyticParams *p = &m->params;
     /* Without the shape model a kernel is priced by its FLOPs and bytes, as one op. */
     const KernelGemms *k = p->sm_count > 0 ? analytic_kernel_of(m, graph, op) : NULL;
+    if (k != NULL && k->flash)
+        return ssim_analytic_flash_time(p, &k->gemm[0], op->bytes, k->flash == 2);
     if (k != NULL)
         return k->time;
     /* The optimizer's multi-tensor kernels stream slower than a plain copy. */

@@ -26,13 +26,16 @@
 
 /* What a cache key asks. */
 enum { ASK_FLOPS, ASK_MEMORY, ASK_COLL, ASK_P2P, ASK_BARRIER };
+/* A kernel no profile row measures (flash attention: profiles time its unfused kernels): the
+ * analytical model's price, whatever the profile's FLOPs curve says. */
+#define KERNEL_ANALYTIC G_MAXUINT32
 
 typedef struct {
     guint64 bytes;
     double flops;
     guint32 n_ranks, n_nodes, per_node;
     guint32 mem; /* ASK_MEMORY: index into mem_names; ASK_FLOPS: 1 + index into kernel_names
-                    of a kernel with known GEMM shapes (0: none) */
+                    of a kernel with known GEMM shapes (0: none; KERNEL_ANALYTIC: flash) */
     guint8 ask;
     guint8 coll;
 } Key;
@@ -206,7 +209,7 @@ static guint32 kernel_index(SsimProfiled *m, const SsimGraph *graph, guint32 idx
     const SsimGemmShape *g;
     guint n;
     if (!ssim_analytic_op_gemms(m->analytic, graph, idx, &g, &n))
-        return 0;
+        return ssim_analytic_op_is_flash(m->analytic, graph, idx) ? KERNEL_ANALYTIC : 0;
     guint32 name = ssim_graph_op(graph, idx)->name;
     const char *str = ssim_graph_string(graph, name);
     gboolean fresh;
@@ -306,6 +309,8 @@ static gboolean ask_profile(const SsimProfiled *m, const Key *key, const SsimGra
 {
     switch (key->ask) {
     case ASK_FLOPS:
+        if (key->mem == KERNEL_ANALYTIC)
+            return FALSE;
         if (key->mem > 0)
             return ask_gemms(m, graph, idx, est);
         return ssim_profile_flops_time(m->profile, key->flops, m->dtype, NULL, est);
@@ -347,9 +352,10 @@ static const Answer *answer(SsimProfiled *m, const SsimGraph *graph, guint32 idx
     if (hit)
         return hit;
     Answer *a = g_new0(Answer, 1);
-    a->kind = key.ask == ASK_FLOPS    ? SSIM_PROFILE_GEMM
-              : key.ask == ASK_MEMORY ? SSIM_PROFILE_MEMORY
-                                      : SSIM_PROFILE_COMM;
+    a->kind = key.ask == ASK_FLOPS && key.mem == KERNEL_ANALYTIC ? SSIM_PROFILE_ATTENTION
+              : key.ask == ASK_FLOPS                             ? SSIM_PROFILE_GEMM
+              : key.ask == ASK_MEMORY                            ? SSIM_PROFILE_MEMORY
+                                                                 : SSIM_PROFILE_COMM;
     m->n_lookups++;
     if (!ask_profile(m, &key, graph, idx, &a->est)) {
         SsimTime t = m->fallback.op_time(&m->fallback, graph, idx, n);

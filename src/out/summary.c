@@ -54,6 +54,8 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     g_string_append_printf(o, ", tp-comm %s", ssim_tp_comm_name(p->tp_comm));
     if (p->tp_sync_grad)
         g_string_append(o, ", tp-overlap off");
+    if (p->attention != SSIM_ATTENTION_UNFUSED)
+        g_string_append_printf(o, ", attention %s", ssim_attention_name(p->attention));
     if (p->step_costs_set) {
         /* Only when changed: the default (Megatron-LM's) is --explain-costs' to tell. */
         guint on = ssim_parallel_step_costs(p, c->model);

@@ -10,16 +10,26 @@
 #include <shiftsim/bound.h>
 #include <shiftsim/lower.h>
 
+#include <string.h>
+
 /* Per kernel list, its kernels priced as the GPU's work and as the host's launches of them. */
 typedef struct {
     const SsimAnalyticParams *ap;
+    SsimGemmShape score; /* the heads' Q K^T: a flash-attention kernel's shape */
     SsimTime gpu[SSIM_KERNELS_N], host[SSIM_KERNELS_N];
 } Sums;
 
-static void add_kernel(gpointer data, SsimKernelList list, double flops, guint64 bytes)
+static void add_kernel(gpointer data, SsimKernelList list, const char *name, double flops,
+                       guint64 bytes)
 {
     Sums *s = data;
-    s->gpu[list] += ssim_analytic_compute_time(s->ap, flops, bytes);
+    /* A flash-attention kernel executes less than the FLOPs it carries (the causal half): it is
+     * priced as the cost model prices it, exactly. */
+    if (strncmp(name, SSIM_FLASH_KERNEL, sizeof SSIM_FLASH_KERNEL - 1) == 0)
+        s->gpu[list] += ssim_analytic_flash_time(s->ap, &s->score, bytes,
+                                                 strcmp(name, SSIM_FLASH_KERNEL ".bwd") == 0);
+    else
+        s->gpu[list] += ssim_analytic_compute_time(s->ap, flops, bytes);
     s->host[list] += s->ap->kernel_floor;
 }
 
@@ -79,7 +89,8 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
      * idle keeps its clocks, sim.c): the bound takes that rate, never slower than the step's. */
     if (ap.kernel_floor > 0)
         ap.gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, 0.0);
-    Sums s = {.ap = &ap};
+    SsimGemm score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
+    Sums s = {.ap = &ap, .score = {score.m, score.n, score.k, score.batch}};
     ssim_lower_each_kernel(model, par, add_kernel, &s);
     guint64 bytes = ssim_lower_transfer_bytes(model, par);
     SsimTime inside = ssim_analytic_p2p_time(&ap, bytes, FALSE);

@@ -26,9 +26,11 @@
 #define FORMAT_VERSION 1
 
 static const char *const cluster_keys[] = {"format", "name", "gpu", "gpus_per_node", "nodes", NULL};
-static const char *const gpu_keys[] = {"peak_tflops_fp8",    "peak_tflops_bf16", "peak_tflops_fp16",
-                                       "peak_tflops_tf32",   "peak_tflops_fp32", "hbm_capacity_MiB",
-                                       "hbm_bandwidth_GB_s", "sm_count",         NULL};
+static const char *const gpu_keys[] = {"peak_tflops_fp8",    "peak_tflops_bf16",
+                                       "peak_tflops_fp16",   "peak_tflops_tf32",
+                                       "peak_tflops_fp32",   "hbm_capacity_MiB",
+                                       "hbm_bandwidth_GB_s", "sm_count",
+                                       "sm_clock_MHz",       NULL};
 static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
 static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
                                            "algorithm",     "step_overhead_us",     NULL};
@@ -191,6 +193,7 @@ SsimCluster *ssim_cluster_default(void)
     c->hbm_bytes = 143771ULL * 1024 * 1024;
     c->hbm_bw = 4800e9;
     c->sm_count = 132;
+    c->sm_clock = 1830e6;
     c->nvlink_bw = 450e9;
     c->nvlink_latency = 2 * SSIM_US;
     c->nics_per_node = 8;
@@ -439,6 +442,10 @@ static gboolean read_time_us(const SsimIni *ini, const char *group, const char *
 /* The GEMM shape model's keys (cluster.h): [gpu] sm_count, [efficiency] gemm_tile_*. */
 static gboolean parse_gemm_model(const SsimIni *ini, SsimCluster *c, GError **error)
 {
+    double mhz = c->sm_clock / 1e6;
+    if (!ssim_ini_double(ini, "gpu", "sm_clock_MHz", FALSE, 0, TRUE, 1e5, &mhz, error))
+        return FALSE;
+    c->sm_clock = mhz * 1e6;
     return ssim_ini_uint(ini, "gpu", "sm_count", FALSE, 1, &c->sm_count, error) &&
            ssim_ini_uint(ini, "efficiency", "gemm_tile_m", FALSE, 1, &c->gemm_tile_m, error) &&
            ssim_ini_uint(ini, "efficiency", "gemm_tile_n", FALSE, 1, &c->gemm_tile_n, error) &&
@@ -657,6 +664,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     kv(out, "hbm_bandwidth_GB_s", c->hbm_bw / 1e9);
     if (c->sm_count > 0)
         g_string_append_printf(out, "sm_count = %u\n", c->sm_count);
+    if (c->sm_clock > 0)
+        kv(out, "sm_clock_MHz", c->sm_clock / 1e6);
     g_string_append(out, "\n[nvlink]\n");
     kv(out, "bandwidth_GB_s", c->nvlink_bw / 1e9);
     kv(out, "latency_us", us_of(c->nvlink_latency));

@@ -18,6 +18,8 @@ static const char *const axis_names[] = {"tp", "dp", "pp"};
 static const char *const tp_comm_names[] = {"allreduce", "rs-ag"};
 G_STATIC_ASSERT(G_N_ELEMENTS(axis_names) == SSIM_AXIS_N);
 G_STATIC_ASSERT(G_N_ELEMENTS(tp_comm_names) == SSIM_TP_COMM_N);
+static const char *const attention_names[] = {"unfused", "flash"};
+G_STATIC_ASSERT(G_N_ELEMENTS(attention_names) == SSIM_ATTENTION_N);
 
 const char *ssim_axis_name(SsimAxis axis)
 {
@@ -29,15 +31,49 @@ const char *ssim_tp_comm_name(SsimTpComm comm)
     return (guint)comm < SSIM_TP_COMM_N ? tp_comm_names[comm] : "?";
 }
 
-gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out)
+const char *ssim_attention_name(SsimAttention attention)
 {
-    if (name == NULL)
-        return FALSE;
-    for (guint i = 0; i < SSIM_TP_COMM_N; i++) {
-        if (g_ascii_strcasecmp(name, tp_comm_names[i]) == 0) {
-            *out = (SsimTpComm)i;
+    return (guint)attention < SSIM_ATTENTION_N ? attention_names[attention] : "?";
+}
+
+/* The index of `name` (case-insensitive) in `names` (n of them), or FALSE. */
+static gboolean name_index(const char *const *names, guint n, const char *name, guint *out)
+{
+    for (guint i = 0; name != NULL && i < n; i++) {
+        if (g_ascii_strcasecmp(name, names[i]) == 0) {
+            *out = i;
             return TRUE;
         }
+    }
+    return FALSE;
+}
+
+gboolean ssim_attention_from_name(const char *name, SsimAttention *out)
+{
+    guint i;
+    if (name == NULL)
+        return FALSE;
+    if (name_index(attention_names, SSIM_ATTENTION_N, name, &i)) {
+        *out = (SsimAttention)i;
+        return TRUE;
+    }
+    /* Megatron-LM's and Transformer Engine's names of the fused kernel. */
+    if (g_ascii_strcasecmp(name, "flash-attn") == 0 ||
+        g_ascii_strcasecmp(name, "flash_attn") == 0 || g_ascii_strcasecmp(name, "fused") == 0) {
+        *out = SSIM_ATTENTION_FLASH;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out)
+{
+    guint i;
+    if (name == NULL)
+        return FALSE;
+    if (name_index(tp_comm_names, SSIM_TP_COMM_N, name, &i)) {
+        *out = (SsimTpComm)i;
+        return TRUE;
     }
     if (g_ascii_strcasecmp(name, "rs_ag") == 0 || g_ascii_strcasecmp(name, "rsag") == 0) {
         *out = SSIM_TP_COMM_RS_AG;
@@ -532,6 +568,14 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_STEP_COSTS;
         if (!parse_step_costs(k, v, &p.step_costs_set, &p.step_costs_on, error))
             return FALSE;
+    } else if (key_is(k, "attention", "attn", NULL)) {
+        f = SSIM_PARALLEL_ATTENTION;
+        if (!ssim_attention_from_name(v, &p.attention)) {
+            g_autofree char *shown = ssim_text_excerpt(v, 64);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: '%s' is not an attention kind (unfused or flash)", k, shown);
+            return FALSE;
+        }
     } else if (key_is(k, "tp_overlap", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_OVERLAP;
         gboolean overlap;
@@ -543,7 +587,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs, tp_overlap)",
+                    "stage_layers, step_costs, tp_overlap, attention)",
                     shown);
         return FALSE;
     }
@@ -619,6 +663,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
     }
     if (par->tp_sync_grad)
         g_string_append(extra, ",tp_overlap=off");
+    if (par->attention != SSIM_ATTENTION_UNFUSED)
+        g_string_append_printf(extra, ",attention=%s", ssim_attention_name(par->attention));
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"

@@ -121,6 +121,65 @@ static void tp_f_backward_with(GArray *p, const TpStyle *ts, const Step *wgrads,
         tp_f_backward(p, ts, 0);
 }
 
+/*
+ * The attention core: the scores, their softmax (with the mask's and dropout's traffic, `D`)
+ * and the context, as Megatron-LM's separate kernels with the b (heads / tp) s^2 scores (`E`)
+ * written to memory; or, under flash attention (par->attention), one kernel forward and one
+ * backward that keep the scores on chip (Dao et al. 2022, 2023; Megatron-LM's --use-flash-attn,
+ * Transformer Engine's fused attention).  The forward reads Q, K and V and writes the output
+ * and each row's log-sum-exp (fp32); the backward reads Q, K, V, the output, its gradient and
+ * the log-sum-exp, writes the gradients of Q, K and V and accumulates Q's in fp32 (read and
+ * written).  A flash kernel carries the FLOPs of the kernels it replaces, the step's count;
+ * the cost model prices the work it executes (include/shiftsim/analytic.h, "Flash attention").
+ */
+typedef struct {
+    gboolean flash;
+    SsimGemm score, ctx;
+    guint64 softmax_fwd, softmax_bwd; /* unfused: the softmax kernels' bytes */
+    guint64 flash_fwd, flash_bwd;     /* flash: the kernels' bytes */
+} AttnCore;
+
+static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParallel *par)
+{
+    const guint64 dt = ssim_dtype_size(model->dtype);
+    const guint64 t = par->tp, b = par->microbatch, s = model->seq_len;
+    const guint64 d = ssim_model_head_dim(model);
+    const guint64 heads = lower_cdiv(model->heads, t), kv = lower_cdiv(model->kv_heads, t);
+    const guint64 E = b * heads * s * s;
+    const guint64 D = model->attention_dropout ? E * (2 * dt + 1) : 0;
+    const guint64 q = b * s * heads * d, k = b * s * kv * d, rows = b * heads * s;
+    ac->flash = par->attention == SSIM_ATTENTION_FLASH;
+    ac->score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
+    ac->ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
+    ac->softmax_fwd = 4 * E * dt + D;
+    ac->softmax_bwd = 3 * E * dt + D;
+    ac->flash_fwd = (2 * q + 2 * k) * dt + 4 * rows;
+    ac->flash_bwd = (4 * q + 4 * k) * dt + 8 * rows + 8 * q;
+}
+
+static void attn_core_forward(GArray *p, const AttnCore *ac)
+{
+    if (ac->flash) {
+        kernel_step(p, SSIM_FLASH_KERNEL, ac->score.flops + ac->ctx.flops, ac->flash_fwd, 0);
+        return;
+    }
+    kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes, 0);
+    kernel_step(p, "softmax", 0, ac->softmax_fwd, 0);
+    kernel_step(p, "attn_ctx", ac->ctx.flops, ac->ctx.bytes, 0);
+}
+
+static void attn_core_backward(GArray *p, const AttnCore *ac)
+{
+    if (ac->flash) {
+        kernel_step(p, SSIM_FLASH_KERNEL ".bwd", 2 * (ac->score.flops + ac->ctx.flops),
+                    ac->flash_bwd, 0);
+        return;
+    }
+    kernel_step(p, "attn_ctx.bwd", 2 * ac->ctx.flops, 2 * ac->ctx.bytes, 0);
+    kernel_step(p, "softmax.bwd", 0, ac->softmax_bwd, 0);
+    kernel_step(p, "attn_score.bwd", 2 * ac->score.flops, 2 * ac->score.bytes, 0);
+}
+
 void lower_steps_clear(StepLists *sl)
 {
     GArray **all[] = {&sl->layer_fwd, &sl->layer_recompute, &sl->layer_bwd, &sl->embed_fwd,
@@ -139,11 +198,11 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     const guint64 T = b * s;
     const gboolean sp = par->sequence_parallel && t > 1;
     const guint64 Tl = sp ? lower_cdiv(T, t) : T;
-    const guint64 E = b * lower_cdiv(model->heads, t) * s * s;
     /* Attention dropout rides on the softmax kernels: the forward reads the probabilities and
      * writes the dropped ones and a byte mask, the backward reads the gradient and the mask and
-     * writes the gradient (and a full recompute repeats the forward's share). */
-    const guint64 D = model->attention_dropout ? E * (2 * dt + 1) : 0;
+     * writes the gradient (and a full recompute repeats the forward's share); attn_core_init. */
+    AttnCore ac;
+    attn_core_init(&ac, model, par);
     const guint64 F = lower_cdiv(model->ffn, t);
     const guint64 g = ssim_activation_is_gated(model->activation) ? 2 : 1;
     const guint64 Vt = lower_cdiv(model->vocab, t);
@@ -162,8 +221,6 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     const guint64 accum_per_param = dt + 2 * main_dt;
 
     SsimGemm qkv = ssim_model_gemm(model, SSIM_GEMM_QKV, par->microbatch, par->tp);
-    SsimGemm score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
-    SsimGemm ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
     SsimGemm out = ssim_model_gemm(model, SSIM_GEMM_ATTN_OUT, par->microbatch, par->tp);
     SsimGemm up = ssim_model_gemm(model, SSIM_GEMM_FFN_UP, par->microbatch, par->tp);
     SsimGemm down = ssim_model_gemm(model, SSIM_GEMM_FFN_DOWN, par->microbatch, par->tp);
@@ -188,9 +245,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "norm", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
-        kernel_step(f, "attn_score", score.flops, score.bytes, 0);
-        kernel_step(f, "softmax", 0, 4 * E * dt + D, 0);
-        kernel_step(f, "attn_ctx", ctx.flops, ctx.bytes, 0);
+        attn_core_forward(f, &ac);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
         kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
@@ -207,9 +262,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
-        kernel_step(bw, "attn_ctx.bwd", 2 * ctx.flops, 2 * ctx.bytes, 0);
-        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
-        kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
+        attn_core_backward(bw, &ac);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
         Step wgrads[] = {kernel("ffn_up.wgrad", up.flops, up.bytes, w_up),
@@ -220,9 +273,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "norm1", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
-        kernel_step(f, "attn_score", score.flops, score.bytes, 0);
-        kernel_step(f, "softmax", 0, 4 * E * dt + D, 0);
-        kernel_step(f, "attn_ctx", ctx.flops, ctx.bytes, 0);
+        attn_core_forward(f, &ac);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         tp_g_forward(f, &ts);
         kernel_step(f, "residual1", 0, 3 * Tl * h * dt, 0);
@@ -247,9 +298,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         tp_g_backward(bw, &ts);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
-        kernel_step(bw, "attn_ctx.bwd", 2 * ctx.flops, 2 * ctx.bytes, 0);
-        kernel_step(bw, "softmax.bwd", 0, 3 * E * dt + D, 0);
-        kernel_step(bw, "attn_score.bwd", 2 * score.flops, 2 * score.bytes, 0);
+        attn_core_backward(bw, &ac);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
@@ -261,9 +310,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     if (par->recompute == SSIM_RECOMPUTE_FULL) {
         g_array_append_vals(sl->layer_recompute, f->data, f->len);
     } else if (par->recompute == SSIM_RECOMPUTE_SELECTIVE) {
-        kernel_step(sl->layer_recompute, "attn_score", score.flops, score.bytes, 0);
-        kernel_step(sl->layer_recompute, "softmax", 0, 4 * E * dt + D, 0);
-        kernel_step(sl->layer_recompute, "attn_ctx", ctx.flops, ctx.bytes, 0);
+        attn_core_forward(sl->layer_recompute, &ac);
     }
 
     /* Embedding: vocabulary-parallel lookup, reduced over tp; its gradient is a dense table. */
@@ -325,7 +372,7 @@ void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, Ssi
         for (guint i = 0; i < lists[l]->len; i++) {
             const Step *st = &g_array_index(lists[l], Step, i);
             if (st->kind == ST_KERNEL)
-                fn(data, (SsimKernelList)l, st->flops, st->bytes);
+                fn(data, (SsimKernelList)l, st->name, st->flops, st->bytes);
         }
     lower_steps_clear(&sl);
 }

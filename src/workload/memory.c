@@ -10,7 +10,9 @@
  * widths (4h + 4 kv_heads*d for attention, 2 g ffn + 2 ffn for the MLP with g = 2 when gated), so
  * grouped-query attention and SwiGLU models are counted as they are, and a GPT shape (MHA,
  * ffn = 4h, GeLU) gives exactly the paper's figures.  A parallel block is counted like a
- * sequential one (a slight overestimate: GPT-J has one norm input, not two).
+ * sequential one (a slight overestimate: GPT-J has one norm input, not two).  Under flash
+ * attention the 5 a s^2 b of the scores become 4 a s b: the row statistics the kernel keeps
+ * (its dropout mask is regenerated from the random seed, not stored).
  */
 #include <shiftsim/memory.h>
 
@@ -25,7 +27,8 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
     double g = ssim_activation_is_gated(model->activation) ? 2.0 : 1.0;
     double replicated = 10.0 * h;
     double sharded = 4.0 * h + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn;
-    double scores = 5.0 * a * s;
+    /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward. */
+    double scores = par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a : 5.0 * a * s;
     gboolean sp = par->sequence_parallel && par->tp > 1;
     double per_token; /* bytes per token (s b of them) */
 

@@ -302,6 +302,7 @@ Test(options, megatron_names_are_aliases)
                               "--use-distributed-optimizer",
                               "--overlap-grad-reduce",
                               "--no-async-tensor-model-parallel-allreduce",
+                              "--use-flash-attn",
                               "--num-layers-per-virtual-pipeline-stage",
                               "7"};
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
@@ -330,6 +331,7 @@ Test(options, megatron_names_are_aliases)
     cr_expect_eq(par.recompute, SSIM_RECOMPUTE_SELECTIVE);
     cr_expect_eq(par.virtual_stages, 2, "28 layers / (pp 2 x 7)");
     cr_expect(par.tp_sync_grad, "--no-async-tensor-model-parallel-allreduce: --tp-overlap off");
+    cr_expect_eq(par.attention, SSIM_ATTENTION_FLASH, "--use-flash-attn: --attention flash");
     cr_expect_str_eq(par.schedule, "interleaved");
     /* Megatron-LM's --ddp-bucket-size default: max(40M, 1M dp) parameters, here of 2 bytes. */
     cr_expect_eq(par.dp_bucket_bytes, 80000000);
@@ -355,7 +357,9 @@ Test(options, megatron_names_are_aliases)
                           "--schedule",
                           "interleaved",
                           "--tp-overlap",
-                          "off"};
+                          "off",
+                          "--attention",
+                          "flash"};
     g_auto(SsimCliJob) same = SSIM_CLI_JOB_INIT;
     cr_assert(parse_job(&same, ours, G_N_ELEMENTS(ours)));
     SsimParallel want;
@@ -387,6 +391,8 @@ Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
         {{"simulate", "--tp-overlap", "on", "--no-async-tensor-model-parallel-allreduce"},
          "--no-async-tensor-model-parallel-allreduce is --tp-overlap off: it contradicts "
          "--tp-overlap on"},
+        {{"simulate", "--attention", "unfused", "--use-flash-attn"},
+         "--use-flash-attn is --attention flash: it contradicts --attention unfused"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;

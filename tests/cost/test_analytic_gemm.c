@@ -234,6 +234,97 @@ Test(analytic_gemm, model_gemms_name_every_lowered_kernel)
     cr_assert_eq(gs[0].k, 2048);   /* dQ = dS K: depth s */
 }
 
+/*
+ * Flash attention (analytic.h) by hand, on the round GPU above (4 SMs of 1 TFLOP/s) with SFUs of
+ * 1 G exponentials a second per SM: d = 64, s = 256 (nb = 2 blocks of 128 queries; causal: 3
+ * block pairs a head).  A forward pair is 2 x 2 x 128^2 x 64 FLOPs = 4.194304 us of products plus
+ * 128^2 exponentials = 16.384 us: 20.578304 us; a backward pair 5 x 2 x 128^2 x 64 = 10.48576 us
+ * of products: 26.86976 us.
+ */
+Test(analytic_gemm, flash_attention_by_hand)
+{
+    SsimAnalyticParams p = tiles_params();
+    p.exp_rate = 4e9;
+    p.gemm_burst = 1.0;
+    /* Two heads: 6 pairs over 4 SMs, 30.867456 us of work each, plus 3/4 of the longest block
+     * (the last block of queries: its 2 pairs, 41.156608 us; Graham's bound of list scheduling):
+     * 61.734912 us. */
+    SsimGemmShape two = {256, 256, 64, 2};
+    assert_ns(ssim_analytic_flash_time(&p, &two, 1, FALSE), 61735);
+    /* Eight heads: 24 pairs over 4 SMs, 123.469824 us, + 30.867456 us: 154.33728 us; the
+     * backward 161.21856 + 3/4 x 53.73952 = 201.5232 us. */
+    SsimGemmShape eight = {256, 256, 64, 8};
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, FALSE), 154337);
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, TRUE), 201523);
+    /* A partial block of queries is a whole one: s = 200 is priced as 256. */
+    SsimGemmShape odd = {200, 200, 64, 8};
+    assert_ns(ssim_analytic_flash_time(&p, &odd, 1, FALSE), 154337);
+    /* 1 us a block of queries (gemm_tile_overhead: its operands in, its output out), 16 blocks
+     * over 4 SMs and one more in the longest: (24 x 20.578304 + 16) / 4 + 3/4 x 42.156608 =
+     * 159.08728 us. */
+    p.gemm_tile_overhead = 1000;
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, FALSE), 159087);
+    p.gemm_tile_overhead = 0;
+    /* A GPU under load at half its burst rate (gemm_efficiency / gemm_burst = 0.5) runs its
+     * exponentials at half their rate too: every pair twice as long. */
+    p.gemm_efficiency = 0.5;
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, FALSE), 308675);
+    p.gemm_efficiency = 1.0;
+    /* No clock (exp_rate 0): products only, 25.165824 + 3/4 x 8.388608 = 31.45728 us. */
+    p.exp_rate = 0;
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, FALSE), 31457);
+    /* HBM-bound: 1 GB at 1 TB/s is 1 ms; and the launch is added. */
+    p.hbm_bw = 1e12;
+    p.kernel_overhead = 3000;
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1000000000, FALSE), 1003000);
+    /* Without the shape model, by the unfused kernels' FLOPs (4 s^2 d a head forward, 8
+     * backward) and the bytes, as any compute op. */
+    p.sm_count = 0;
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 4096, TRUE),
+              ssim_analytic_compute_time(&p, 8.0 * 256 * 256 * 64 * 8, 4096));
+}
+
+/* The kernel table knows the lowering's flash kernels from the model's shape: an op named so and
+ * carrying the unfused FLOPs is priced as flash attention (with its own bytes), has no GEMMs to
+ * look up in a profile, and an op of the name with other FLOPs is not it. */
+Test(analytic_gemm, model_gemms_price_flash_attention)
+{
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    SsimAnalyticParams p = tiles_params();
+    p.exp_rate = 4e9;
+    p.gemm_burst = 1.0;
+    g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
+    ssim_analytic_set_model_gemms(a, m, 1, 8);
+    SsimGemm score = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, 1, 8);
+    SsimGemm ctx = ssim_model_gemm(m, SSIM_GEMM_ATTN_CONTEXT, 1, 8);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 0, "compute");
+    s.name = SSIM_FLASH_KERNEL;
+    s.flops = score.flops + ctx.flops;
+    s.bytes = 12345;
+    guint32 f = ssim_graph_add_op(g, &s, NULL, 0);
+    s.name = SSIM_FLASH_KERNEL ".bwd";
+    s.flops = 2 * (score.flops + ctx.flops);
+    guint32 b = ssim_graph_add_op(g, &s, NULL, 0);
+    s.flops = score.flops;
+    guint32 other = ssim_graph_add_op(g, &s, NULL, 0);
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimCostModel cm = ssim_analytic_cost_model(a);
+    SsimGemmShape sh = {2048, 2048, 128, 12}; /* 96 heads / tp 8 of Q K^T */
+    cr_assert_eq(score.m, sh.m);
+    cr_assert_eq(score.k, sh.k);
+    cr_assert_eq(score.batch, sh.batch);
+    assert_ns(cm.op_time(&cm, g, f, 1), ssim_analytic_flash_time(&p, &sh, 12345, FALSE));
+    assert_ns(cm.op_time(&cm, g, b, 1), ssim_analytic_flash_time(&p, &sh, 12345, TRUE));
+    const SsimGemmShape *gs;
+    guint n;
+    cr_assert_not(ssim_analytic_op_gemms(a, g, f, &gs, &n));
+    assert_ns(cm.op_time(&cm, g, other, 1), ssim_analytic_compute_time(&p, score.flops, 12345));
+}
+
 /* ---- Measured GEMMs through the shape model ---------------------------------------------- */
 
 static SsimAnalyticParams a100_like(double e, SsimTime tile)

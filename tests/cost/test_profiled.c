@@ -231,6 +231,64 @@ Test(profiled, explain_counts_every_op_of_a_lowered_gpt)
     cr_assert_gt(e.count[SSIM_PROFILE_GEMM][SSIM_COST_ANALYTICAL], 0);
 }
 
+/*
+ * A profile times attention's unfused kernels, not flash attention's: under --attention flash the
+ * fused kernels are the analytical model's (explained as attention, analytical), to the
+ * nanosecond the time they take without the profile, while the GEMMs around them still come from
+ * the profile.  GPT-J (2 layers) on one H200 node, tp 4 x pp 2, the bundled H200 profile.
+ */
+Test(profiled, flash_attention_is_priced_by_the_analytic_model)
+{
+    GError *error = NULL;
+    g_autoptr(SsimProfile) profile =
+        ssim_profile_load(SHIFTSIM_SOURCE_ROOT "/traces/h200/gpt-j-6b.csv", &error);
+    cr_assert_not_null(profile, "%s", error ? error->message : "");
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 2;
+    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
+    ssim_cluster_set_nodes(cluster, 1);
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    par.dp = 1, par.tp = 4, par.pp = 2, par.microbatch = 1, par.global_batch = 8;
+    par.attention = SSIM_ATTENTION_FLASH;
+    SsimCostExplain e;
+    ssim_cost_explain_init(&e);
+    SsimSimConfig config = {.model = model,
+                            .cluster = cluster,
+                            .par = &par,
+                            .ignore_memory = TRUE,
+                            .profile = profile,
+                            .explain = &e};
+    SsimResult r, ra;
+    g_autoptr(SsimLowered) lowered = NULL, plain = NULL;
+    g_autoptr(SsimTimeline) tl = NULL, tla = NULL;
+    cr_assert(ssim_simulate(&config, &r, &lowered, &tl, &error), "%s", error ? error->message : "");
+    config.profile = NULL;
+    config.explain = NULL;
+    cr_assert(ssim_simulate(&config, &ra, &plain, &tla, &error), "%s", error ? error->message : "");
+    const SsimGraph *g = ssim_lowered_graph(lowered);
+    cr_assert_eq(ssim_graph_n_ops(g), ssim_graph_n_ops(ssim_lowered_graph(plain)));
+    guint64 flash = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->name == SSIM_NONE || strncmp(ssim_graph_string(g, op->name), SSIM_FLASH_KERNEL,
+                                             sizeof SSIM_FLASH_KERNEL - 1) != 0)
+            continue;
+        flash++;
+        cr_assert_eq(tl->end[i] - tl->start[i], tla->end[i] - tla->start[i], "op %u", i);
+    }
+    /* 2 layers x 8 microbatches, a forward and a backward each (no recompute asked). */
+    cr_assert_eq(flash, 32);
+    cr_assert_eq(e.count[SSIM_PROFILE_ATTENTION][SSIM_COST_ANALYTICAL], flash);
+    cr_assert_eq(ssim_cost_explain_total(&e, SSIM_COST_ANALYTICAL) -
+                     e.count[SSIM_PROFILE_ATTENTION][SSIM_COST_ANALYTICAL],
+                 e.count[SSIM_PROFILE_GEMM][SSIM_COST_ANALYTICAL] +
+                     e.count[SSIM_PROFILE_MEMORY][SSIM_COST_ANALYTICAL] +
+                     e.count[SSIM_PROFILE_COMM][SSIM_COST_ANALYTICAL] +
+                     e.count[SSIM_PROFILE_COPY][SSIM_COST_ANALYTICAL]);
+    cr_assert_gt(e.count[SSIM_PROFILE_GEMM][SSIM_COST_EXACT], 0, "the GEMMs are measured");
+}
+
 Test(profiled, empty_profile_gives_the_analytic_figures)
 {
     g_autoptr(SsimProfile) empty = ssim_profile_new();

@@ -146,3 +146,37 @@ Test(bound, a_host_bound_step_stays_bounded)
     cr_assert_lt(r.step_time, 2 * host.step, "%" G_GINT64_FORMAT " vs %" G_GINT64_FORMAT,
                  r.step_time, host.step);
 }
+
+/* Flash attention's kernel executes the causal half of the FLOPs it carries: the bound prices it
+ * as the cost model does, so it stays under the simulated step, with or without the shape model
+ * (a cluster without sm_count prices it by its FLOPs, both ways). */
+Test(bound, flash_attention_stays_bounded)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    m->seq_len = 32768; /* attention is most of the step: a bound that priced it by the FLOPs
+                         * it carries, not the causal half it runs, would exceed the step */
+    for (guint shape = 0; shape < 2; shape++) {
+        if (shape)
+            c->sm_count = 0;
+        for (guint pp = 1; pp <= 4; pp *= 4) {
+            SsimParallel p = split(4 / pp, 4, pp, 8), u = p;
+            p.attention = SSIM_ATTENTION_FLASH;
+            SsimStepBound b, bu;
+            ssim_step_lower_bound(m, c, &p, &b);
+            ssim_step_lower_bound(m, c, &u, &bu);
+            SsimResult r, ru;
+            GError *error = NULL;
+            SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+            cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s",
+                      error ? error->message : "");
+            cfg.par = &u;
+            cr_assert(ssim_simulate(&cfg, &ru, NULL, NULL, &error), "%s",
+                      error ? error->message : "");
+            cr_assert_leq(b.step, r.step_time, "sm_count %u, pp %u", c->sm_count, pp);
+            if (shape == 0)
+                cr_assert_lt(r.step_time, ru.step_time, "pp %u: flash is faster at s = 32768", pp);
+        }
+    }
+}

@@ -59,7 +59,8 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->dp_bucket_bytes == b->dp_bucket_bytes && a->tp_comm == b->tp_comm &&
            a->allow_cross_node_tp == b->allow_cross_node_tp && a->order[0] == b->order[0] &&
            a->order[1] == b->order[1] && a->order[2] == b->order[2] &&
-           strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0;
+           strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0 &&
+           a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention;
 }
 
 Test(parallel, defaults)
@@ -118,6 +119,37 @@ Test(parallel, parse_and_round_trip)
     cr_assert_eq(p.tp_comm, SSIM_TP_COMM_ALLREDUCE);
     cr_assert(ssim_parallel_set(&p, "global_batch", "1536", NULL));
     cr_assert_eq(p.global_batch, 1536);
+}
+
+/* attention: unfused by default (and then not in the canonical string), flash by its names, a
+ * round trip through the string, an unknown kind refused with the field named. */
+Test(parallel, attention_kinds)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_eq(p.attention, SSIM_ATTENTION_UNFUSED);
+    g_autofree char *plain = ssim_parallel_to_string(&p);
+    cr_assert_null(strstr(plain, "attention"), "%s", plain);
+    const char *flash[] = {"flash", "FLASH", "flash-attn", "fused"};
+    for (gsize i = 0; i < G_N_ELEMENTS(flash); i++) {
+        ssim_parallel_init(&p);
+        cr_assert(ssim_parallel_set(&p, "attention", flash[i], NULL), "%s", flash[i]);
+        cr_assert_eq(p.attention, SSIM_ATTENTION_FLASH, "%s", flash[i]);
+    }
+    g_autofree char *s = ssim_parallel_to_string(&p);
+    cr_assert_not_null(strstr(s, ",attention=flash"), "%s", s);
+    SsimParallel q;
+    ssim_parallel_init(&q);
+    cr_assert(ssim_parallel_parse(&q, s, NULL), "%s", s);
+    cr_assert(par_equal(&p, &q), "round trip of %s", s);
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "attention", "sdpa", &error));
+    cr_assert_str_eq(error->message,
+                     "attention: 'sdpa' is not an attention kind (unfused or flash)");
+    g_clear_error(&error);
+    cr_assert_eq(p.attention, SSIM_ATTENTION_FLASH, "an error leaves the value");
+    cr_assert(ssim_parallel_set(&p, "attn", "unfused", NULL));
+    cr_assert_eq(p.attention, SSIM_ATTENTION_UNFUSED);
 }
 
 Test(parallel, set_errors_leave_value)

@@ -418,3 +418,52 @@ Test(lower, tp_overlap_off_reduces_the_input_gradient_after_the_weight_gradient)
     }
     cr_assert_eq(makespan[1] - makespan[0], reductions);
 }
+
+/*
+ * Flash attention: the scores, softmax and context kernels (forward, recompute and backward)
+ * become one kernel each way, carrying the FLOPs they replace, so the step's FLOPs are the same;
+ * its bytes are Q, K, V and the output (and the backward's gradients) instead of the s x s
+ * scores.  GPT-3 at tp 2, b = 1: 48 heads of d = 128 over s = 2048 tokens, q = k = 2048 x 48 x
+ * 128 = 12,582,912 elements, 48 x 2048 = 98,304 rows of statistics (fp32):
+ *   forward   (2 q + 2 k) 2 + 4 rows           = 101,056,512 bytes
+ *   backward  (4 q + 4 k) 2 + 8 rows + 8 q     = 302,776,320 bytes (dQ accumulated in fp32)
+ */
+Test(lower, flash_attention_is_one_kernel_each_way)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
+    for (guint r = 0; r < 2; r++) {
+        SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
+        par.recompute = r ? SSIM_RECOMPUTE_FULL : SSIM_RECOMPUTE_SELECTIVE;
+        SsimParallel fl = par;
+        fl.attention = SSIM_ATTENTION_FLASH;
+        g_autoptr(SsimLowered) a = lower(model, &par, FALSE);
+        g_autoptr(SsimLowered) b = lower(model, &fl, FALSE);
+        const SsimGraph *ga = ssim_lowered_graph(a), *gb = ssim_lowered_graph(b);
+        double fa = 0, fb = 0;
+        for (guint32 i = 0; i < ssim_graph_n_ops(ga); i++)
+            fa += ssim_graph_op(ga, i)->flops;
+        guint fwd = 0, bwd = 0;
+        for (guint32 i = 0; i < ssim_graph_n_ops(gb); i++) {
+            const SsimOp *op = ssim_graph_op(gb, i);
+            fb += op->flops;
+            const char *name = op->name == SSIM_NONE ? "" : ssim_graph_string(gb, op->name);
+            cr_assert(strstr(name, "softmax") == NULL && strstr(name, "attn_score") == NULL &&
+                          strstr(name, "attn_ctx") == NULL,
+                      "op %u is %s", i, name);
+            if (strcmp(name, SSIM_FLASH_KERNEL) == 0) {
+                fwd++;
+                cr_assert_eq(op->bytes, 101056512u);
+            } else if (strcmp(name, SSIM_FLASH_KERNEL ".bwd") == 0) {
+                bwd++;
+                cr_assert_eq(op->bytes, 302776320u);
+            }
+        }
+        cr_assert_float_eq(fb, fa, 1e-9 * fa, "the step's FLOPs");
+        /* 2 layers x 2 microbatches: a forward and a recompute (selective: the attention
+         * core; full: the whole layer) each, and a backward. */
+        cr_assert_eq(fwd, 8);
+        cr_assert_eq(bwd, 4);
+        /* Three kernels become one in each of the forward, the recompute and the backward. */
+        cr_assert_eq(ssim_graph_n_ops(ga) - ssim_graph_n_ops(gb), 4 * 3 * 2);
+    }
+}

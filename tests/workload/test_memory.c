@@ -58,6 +58,25 @@ Test(memory, korthikanti_activation_per_layer)
     cr_assert_eq(act(1, TRUE, SSIM_RECOMPUTE_NONE), 114 * sbh);
 }
 
+/* Flash attention keeps no s x s scores: the 5 a s^2 b of the scores become the 4 a s b of each
+ * head's row statistics (fp32); selective and full recompute, which keep no scores either way,
+ * are unchanged.  GPT-3 at tp 8: s b h (10 + 24/8) + s b 4 a / 8 = 13 s b h + 48 s b. */
+Test(memory, flash_attention_keeps_no_scores)
+{
+    const guint64 sb = 2048, sbh = sb * 12288;
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.tp = 8;
+    p.attention = SSIM_ATTENTION_FLASH;
+    p.recompute = SSIM_RECOMPUTE_NONE;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 13 * sbh + 48 * sb);
+    p.recompute = SSIM_RECOMPUTE_SELECTIVE;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p),
+                 act(8, FALSE, SSIM_RECOMPUTE_SELECTIVE));
+    p.recompute = SSIM_RECOMPUTE_FULL;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), act(8, FALSE, SSIM_RECOMPUTE_FULL));
+}
+
 Test(memory, activations_scale_with_microbatch)
 {
     SsimParallel p;
