@@ -45,9 +45,12 @@
  * (f = gemm_tile_overhead: a block of queries, like a GEMM's tile, loads its operands and
  * writes its output once.  The blocks, of 1 to nb pairs, go to the SMs in launch order as they
  * free, the heaviest of a head last: list scheduling, whose makespan is at most the work per SM
- * plus (1 - 1/S) of the longest block, Graham's bound, taken as the estimate).  The op carries the
- * FLOPs of the unfused kernels it replaces (the step's FLOP count is Megatron-LM's either way); its
- * time follows the work it executes.
+ * plus (1 - 1/S) of the longest block, Graham's bound, taken as the estimate).  The backward
+ * adds, after its main kernel, three passes through HBM of its own: zeroing dQ's fp32
+ * accumulator (4 q bytes, q = B s d), the rows' dO . O (2 q dtype + 4 B s) and dQ's conversion
+ * (4 q + q dtype), and their launches; the main kernel moves the rest of the op's bytes.  The op
+ * carries the FLOPs of the unfused kernels it replaces (the step's FLOP count is Megatron-LM's
+ * either way); its time follows the work it executes.
  *
  * Collectives (alpha-beta with nccl-tests' bus factors; S is the full buffer as nccl-tests counts
  * it, n = k N members, k per node on N nodes; B_nv = nvlink_bw * nvlink_efficiency per GPU,

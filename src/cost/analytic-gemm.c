@@ -132,8 +132,22 @@ SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmSha
     double fix = ssim_time_to_seconds(p->gemm_tile_overhead);
     double blocks = nb * (double)MAX(score->batch, 1);
     double t = (pairs * pair + blocks * fix) / sms + (1.0 - 1.0 / sms) * (nb * pair + fix);
-    double tm = (double)bytes / (p->hbm_bw * p->memory_efficiency);
-    return ssim_time_add(ssim_time_from_seconds(MAX(t, tm)), p->kernel_overhead);
+    double hbm = p->hbm_bw * p->memory_efficiency;
+    if (!backward)
+        return ssim_time_add(ssim_time_from_seconds(MAX(t, (double)bytes / hbm)),
+                             p->kernel_overhead);
+    /* The backward runs three passes of its own around the main kernel, each streaming through
+     * HBM after the other: zeroing dQ's fp32 accumulator (4 bytes an element), the rows' dO . O
+     * (reading both, 4 bytes a row out), and dQ's conversion from the accumulator.  Their bytes
+     * are among the op's; the main kernel moves the rest. */
+    double q = (double)score->m * (double)score->k * (double)MAX(score->batch, 1);
+    double rows = (double)score->m * (double)MAX(score->batch, 1);
+    double dt = MAX(p->dtype_bytes, 1u);
+    double passes = 4 * q + (2 * q * dt + 4 * rows) + (4 * q + q * dt);
+    double rest = MAX((double)bytes - passes, 0.0);
+    return ssim_time_add(
+        ssim_time_from_seconds(MAX(t, rest / hbm) + MIN(passes, (double)bytes) / hbm),
+        4 * p->kernel_overhead);
 }
 
 /* ---- the kernel table -------------------------------------------------------------------- */

@@ -277,6 +277,14 @@ Test(analytic_gemm, flash_attention_by_hand)
     p.hbm_bw = 1e12;
     p.kernel_overhead = 3000;
     assert_ns(ssim_analytic_flash_time(&p, &eight, 1000000000, FALSE), 1003000);
+    /* The backward's three passes around its main kernel stream one after the other: zeroing
+     * dQ's fp32 accumulator (4 q bytes), dO . O per row (2 q dt + 4 rows) and dQ's conversion
+     * (4 q + q dt), q = 256 x 64 x 8 = 131,072 elements, 2,048 rows: 1,843,200 bytes, 1.8432 us
+     * at 1 TB/s, after the main kernel (still without exponentials: 24 x 10.48576 / 4 + 3/4 x
+     * 20.97152 = 78.6432 us), and four launches (3 us each): 92.4864 us.  Bytes beyond the
+     * passes are the main kernel's, hidden under its products here. */
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1843200, TRUE), 92486);
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1843200 + 50000000, TRUE), 92486);
     /* Without the shape model, by the unfused kernels' FLOPs (4 s^2 d a head forward, 8
      * backward) and the bytes, as any compute op. */
     p.sm_count = 0;
