@@ -77,6 +77,7 @@ int ssim_verb_compare(int argc, char **argv)
                            "DP gradient bucket size (default: Megatron-LM's for megatron, off "
                            "otherwise)"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce or rs-ag"),
+        ssim_cli_job_entry(&job, SSIM_OPT_ATTENTION, "unfused (default) or flash"),
         ssim_cli_job_entry(&job, SSIM_OPT_STAGE_LAYERS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_STEP_COSTS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_SEQ_LENGTH, NULL),
