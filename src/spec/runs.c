@@ -276,7 +276,8 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
     if (given & OWN_COLUMN_FIELDS)
         return ssim_csv_line_fail(lp, error, x->col, "options",
                                   "'%s' sets a field that has a column of its own (options take "
-                                  "bucket, tp_comm, order, placement, step_costs, tp_overlap)",
+                                  "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
+                                  "attention)",
                                   x->text);
     *p = q;
     return TRUE;
@@ -517,8 +518,8 @@ static void append_uint(GString *out, guint v, gboolean show)
  * "" when none does.  Caller frees. */
 static char *row_options(const SsimParallel *p)
 {
-    static const char *const keys[] = {"bucket",     "tp_comm",    "order", "placement",
-                                       "step_costs", "tp_overlap", NULL};
+    static const char *const keys[] = {"bucket",     "tp_comm",    "order",     "placement",
+                                       "step_costs", "tp_overlap", "attention", NULL};
     SsimParallel d;
     ssim_parallel_init(&d);
     if (p->sequence_parallel)
