@@ -37,6 +37,9 @@
  * tensor cores and one exponential per score on the special-function units, which
  * FlashAttention-2 runs between the products, not beside them:
  *   t_pair  = c 2 128^2 d / r + 128^2 / (exp_rate / S x gemm_efficiency / gemm_burst)
+ *             (the larger of the two instead of their sum under flash_overlap: Hopper's
+ *              warp-specialised kernels, FlashAttention-3 and cuDNN's, run the exponentials of
+ *              one block beside the products of the next)
  *             (c = 2 forward, Q K^T and P V; 5 backward: the scores again, dV, dP, dQ, dK;
  *              exp_rate = S x 16 a clock x sm_clock, CUDA C++ Programming Guide, "Arithmetic
  *              Instructions": 16 exponentials a clock per SM from compute capability 5 to 9)
@@ -156,6 +159,7 @@ typedef struct {
      * that clock a GPU under load keeps (gemm_sustained), for the exponentials too. */
     double exp_rate;
     double gemm_burst;
+    gboolean flash_overlap; /* the exponentials beside the products, not after (cluster.h) */
 } SsimAnalyticParams;
 
 /* One GEMM shape: C[m x n] = A[m x k] B[k x n], `batch` of them (2 m n k batch FLOPs). */

@@ -137,6 +137,10 @@ typedef struct {
      * the default: unknown).  It sets the rate of the special-function units (exponentials:
      * 16 a clock per SM), which flash attention's softmax runs on (analytic.h). */
     double sm_clock;
+    /* Flash attention's kernels overlap the softmax's exponentials with the tensor-core products
+     * (Hopper's warp-specialised kernels: FlashAttention-3, cuDNN's sm90 kernels) rather than
+     * run them after (FlashAttention-2) ([efficiency] flash_overlap; default false). */
+    gboolean flash_overlap;
     double gemm_sustained; /* the GEMM rate a training step sustains, as a fraction of the rate
                               of a short burst: board power limits the clocks under continuous
                               tensor-core load ([efficiency] gemm_sustained; default 1) */

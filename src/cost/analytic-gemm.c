@@ -122,7 +122,10 @@ SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmSha
     double pair = (backward ? 5.0 : 2.0) * 2.0 * blk * blk * (double)score->k / rate;
     if (p->exp_rate > 0) {
         double clock = p->gemm_burst > 0 ? p->gemm_efficiency / p->gemm_burst : 1.0;
-        pair += blk * blk / (p->exp_rate / sms * clock);
+        double exps = blk * blk / (p->exp_rate / sms * clock);
+        /* FlashAttention-2 exponentiates a block after its products; Hopper's warp-specialised
+         * kernels (FlashAttention-3, cuDNN) exponentiate one block while the next multiplies. */
+        pair = p->flash_overlap ? MAX(pair, exps) : pair + exps;
     }
     /* Each block of queries, like a GEMM's tile, also loads its operands and writes its output
      * once (gemm_tile_overhead).  The blocks are of unequal work (causal: 1 to nb pairs), handed

@@ -53,6 +53,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .dtype_bytes = ssim_dtype_size(dtype),
         .exp_rate = cluster->sm_count * SSIM_SFU_PER_CLOCK * cluster->sm_clock,
         .gemm_burst = cluster->gemm_efficiency,
+        .flash_overlap = cluster->flash_overlap,
     };
 }
 

@@ -87,6 +87,7 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "gemm_unaligned",
                                               "gemm_sustained",
                                               "multi_tensor",
+                                              "flash_overlap",
                                               NULL};
 
 static const char *const fit_dim_names[SSIM_FIT_DIM_N] = {
@@ -204,6 +205,7 @@ SsimCluster *ssim_cluster_default(void)
     c->gemm_unaligned = 0.31;
     c->gemm_sustained = 0.87;
     c->multi_tensor = 0.69;
+    c->flash_overlap = TRUE;
     c->memory_efficiency = 0.85;
     c->nvlink_efficiency = 0.82;
     c->ib_efficiency = 0.94;
@@ -455,7 +457,8 @@ static gboolean parse_gemm_model(const SsimIni *ini, SsimCluster *c, GError **er
            ssim_ini_double(ini, "efficiency", "gemm_sustained", FALSE, 0, TRUE, 1,
                            &c->gemm_sustained, error) &&
            ssim_ini_double(ini, "efficiency", "multi_tensor", FALSE, 0, TRUE, 1, &c->multi_tensor,
-                           error);
+                           error) &&
+           ssim_ini_bool(ini, "efficiency", "flash_overlap", FALSE, &c->flash_overlap, error);
 }
 
 /* [calibration]: each key "LO..HI" (integers, LO <= HI), the fitted range of a dimension. */
@@ -700,6 +703,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
         kv(out, "gemm_sustained", c->gemm_sustained);
     if (c->multi_tensor > 0.0)
         kv(out, "multi_tensor", c->multi_tensor);
+    if (c->flash_overlap)
+        g_string_append(out, "flash_overlap = true\n");
     g_string_append_printf(out, "\n[topology]\nkind = %s\nnvlink_ports = %u\n",
                            ssim_topology_name((SsimTopologyKind)c->topology), c->nvlink_ports);
     if (c->topology == SSIM_TOPOLOGY_FULLMESH)

@@ -256,6 +256,12 @@ Test(analytic_gemm, flash_attention_by_hand)
     SsimGemmShape eight = {256, 256, 64, 8};
     assert_ns(ssim_analytic_flash_time(&p, &eight, 1, FALSE), 154337);
     assert_ns(ssim_analytic_flash_time(&p, &eight, 1, TRUE), 201523);
+    /* Exponentials beside the products (flash_overlap, Hopper's kernels): a pair takes the
+     * longer, here the 16.384 us of exponentials both ways: 98.304 + 24.576 = 122.88 us. */
+    p.flash_overlap = TRUE;
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, FALSE), 122880);
+    assert_ns(ssim_analytic_flash_time(&p, &eight, 1, TRUE), 122880);
+    p.flash_overlap = FALSE;
     /* A partial block of queries is a whole one: s = 200 is priced as 256. */
     SsimGemmShape odd = {200, 200, 64, 8};
     assert_ns(ssim_analytic_flash_time(&p, &odd, 1, FALSE), 154337);

@@ -96,6 +96,8 @@ Test(cluster, default_matches_bundled_h200)
     cr_assert_eq(d->gemm_tile_m, f->gemm_tile_m);
     cr_assert_eq(d->gemm_tile_n, f->gemm_tile_n);
     cr_assert_eq(d->gemm_tile_overhead, f->gemm_tile_overhead);
+    cr_assert_float_eq(d->sm_clock, f->sm_clock, 1.0);
+    cr_assert_eq(d->flash_overlap, f->flash_overlap);
     cr_assert_eq(ssim_cluster_n_gpus(d), 32);
 }
 
@@ -289,6 +291,34 @@ Test(cluster, sustained_and_multi_tensor_are_fractions)
     cr_assert_not_null(t);
     cr_assert_float_eq(t->gemm_sustained, 1.0, 1e-12);
     cr_assert_float_eq(t->multi_tensor, 0.0, 1e-12);
+}
+
+/* Flash attention's figures: the SM clock of the datasheet's peak (A100 1410 MHz, H100 and H200
+ * 1830) and whether the kernels overlap the exponentials with the products (Hopper's do); both
+ * written back; a clock must be positive and flash_overlap a boolean, refused by name. */
+Test(cluster, flash_attention_keys)
+{
+    const struct {
+        const char *name;
+        double mhz;
+        gboolean overlap;
+    } bundled[] = {{"dgx-a100", 1410, FALSE}, {"dgx-h100", 1830, TRUE}, {"dgx-h200", 1830, TRUE}};
+    for (gsize i = 0; i < G_N_ELEMENTS(bundled); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimCluster) c = ssim_cluster_load(bundled[i].name, &error);
+        cr_assert_not_null(c, "%s", error ? error->message : "");
+        cr_assert_float_eq(c->sm_clock, bundled[i].mhz * 1e6, 1.0, "%s", bundled[i].name);
+        cr_assert_eq(c->flash_overlap, bundled[i].overlap, "%s", bundled[i].name);
+        g_autoptr(GString) ini = ssim_cluster_write_ini(c, NULL);
+        g_autoptr(SsimCluster) back = ssim_cluster_load_data(ini->str, -1, "back.ini", &error);
+        cr_assert_not_null(back, "%s", error ? error->message : "");
+        cr_assert_float_eq(back->sm_clock, c->sm_clock, 1.0);
+        cr_assert_eq(back->flash_overlap, c->flash_overlap);
+    }
+    assert_a100_line_refused("sm_clock_MHz = 1410", "sm_clock_MHz = 0",
+                             "sm_clock_MHz: 0 is out of range");
+    assert_a100_line_refused(
+        "gemm_tile_us = ", "flash_overlap = maybe\ngemm_tile_us = ", "flash_overlap");
 }
 
 Test(cluster, gemm_unaligned_is_a_fraction)
