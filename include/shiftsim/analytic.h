@@ -216,8 +216,10 @@ void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *
 SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *params, const SsimGemmShape *score,
                                   guint64 bytes, gboolean backward);
 
-/* Whether compute op `op` of `graph` is a flash-attention kernel of the model's table. */
-gboolean ssim_analytic_op_is_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op);
+/* Whether compute op `op` of `graph` is a flash-attention kernel of the model's table; if so,
+ * `score` (may be NULL) receives its heads' Q K^T shape and `backward` (may be NULL) its pass. */
+gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                SsimGemmShape *score, gboolean *backward);
 
 /* Prices compute ops named `name` (whose FLOPs are the GEMMs') as the n (1 or 2) GEMMs `gemms`
  * (copied; a name set again is replaced). */

@@ -7,7 +7,13 @@
  *     "External id") is aten::mm, aten::addmm, aten::bmm, aten::baddbmm or aten::matmul with
  *     args "Input Dims" (m x k by k x n, batched for bmm) -> a gemm row; an NCCL kernel (name
  *     containing "nccl") with "In msg nelems" / "Out msg nelems" / "Group size" / "dtype" (on the
- *     kernel or on its CPU op) -> a comm row; anything else is counted as unmapped (no shape).
+ *     kernel or on its CPU op) -> a comm row; a fused attention kernel launched by one of
+ *     PyTorch's flash, cuDNN or memory-efficient attention ops (aten::_scaled_dot_product_*_
+ *     attention, aten::_cudnn_attention_forward, aten::_flash_attention_forward,
+ *     aten::_efficient_attention_forward, and their _backward) with "Input Dims" of the query
+ *     -> an attention row "flash-fwd" or "flash-bwd" (seq, heads, head dim, batch; taken as
+ *     causal, as the simulator's decoders are); anything else is counted as unmapped (no
+ *     shape).
  *   - cat "gpu_memcpy": a copy (name Memcpy DtoD / HtoD / DtoH / PtoP, args "bytes") -> copy row.
  *   - cat "cpu_op" / "user_annotation" named "ProfilerStep#N": one training step.
  * Kernels of the same row key (kind, op, dtype, shape, bytes, ranks) are merged: time_us is the
@@ -25,6 +31,7 @@ G_BEGIN_DECLS
 typedef struct {
     guint kernels;          /* GPU kernels seen */
     guint gemm, comm, copy; /* events mapped to rows of each kind */
+    guint attention;        /* fused (flash) attention kernels mapped to rows */
     guint unmapped;         /* kernels with no shape to key them by */
     guint steps;            /* ProfilerStep ranges */
     double step_ms;         /* mean step time (ms); 0 when the trace has no kernel */

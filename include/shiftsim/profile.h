@@ -237,6 +237,19 @@ gboolean ssim_profile_fit_gemm_model(const SsimProfile *profile, SsimDtype dtype
 gboolean ssim_profile_flops_time(const SsimProfile *profile, double flops, SsimDtype dtype,
                                  const SsimAnalyticParams *fallback, SsimCostEstimate *out);
 
+/* An attention row's pass (its op): "fwd" and "bwd" time the unfused core (scores, softmax,
+ * context), "flash-fwd" and "flash-bwd" one fused flash-attention kernel (causal); FALSE for any
+ * other text.  `backward` and `flash` may be NULL. */
+gboolean ssim_profile_attention_pass(const char *op, gboolean *backward, gboolean *flash);
+
+/* A causal flash-attention kernel (the "flash-fwd" or "flash-bwd" rows) over seq x seq for
+ * `heads` heads of `head_dim`, `batch` sequences, moving `bytes`; without such rows, FALSE, or
+ * with `fallback` the analytical model's flash kernel (analytic.h, "Flash attention"). */
+gboolean ssim_profile_flash_time(const SsimProfile *profile, gboolean backward, guint64 seq,
+                                 guint64 heads, guint64 head_dim, guint64 batch, guint64 bytes,
+                                 SsimDtype dtype, const SsimAnalyticParams *fallback,
+                                 SsimCostEstimate *out);
+
 /* Attention core (scores, softmax, context) over seq x seq for `heads` heads of `head_dim`,
  * `batch` sequences; backward when `backward`.  FLOPs 4 b s^2 h d forward, twice that back. */
 gboolean ssim_profile_attention_time(const SsimProfile *profile, gboolean backward, guint64 seq,

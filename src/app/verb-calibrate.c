@@ -196,10 +196,10 @@ static int do_kineto(const char *trace, const char *emit_profile, const char *em
     g_string_append_printf(out, "kernels        %u (%.3f ms of GPU time)\n", sum.kernels,
                            sum.kernel_ms);
     g_string_append_printf(out,
-                           "profile rows   %u (from %u GEMM, %u collective, %u copy events; "
-                           "%u kernels without a shape left out)\n",
-                           ssim_profile_n_rows(profile), sum.gemm, sum.comm, sum.copy,
-                           sum.unmapped);
+                           "profile rows   %u (from %u GEMM, %u attention, %u collective, %u "
+                           "copy events; %u kernels without a shape left out)\n",
+                           ssim_profile_n_rows(profile), sum.gemm, sum.attention, sum.comm,
+                           sum.copy, sum.unmapped);
     g_string_append_printf(out, "steps          %u, mean %.3f ms (min %.3f, max %.3f)\n", sum.steps,
                            sum.step_ms, sum.step_ms_min, sum.step_ms_max);
     if (emit_profile) {

@@ -244,13 +244,20 @@ const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph
     return fabs(k->flops - op->flops) <= 1e-9 * op->flops ? k : NULL;
 }
 
-gboolean ssim_analytic_op_is_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op)
+gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                SsimGemmShape *score, gboolean *backward)
 {
     const SsimOp *o = ssim_graph_op(graph, op);
     if (o->kind != SSIM_OP_COMPUTE)
         return FALSE;
     const KernelGemms *k = analytic_kernel_of(model, graph, o);
-    return k != NULL && k->flash != 0;
+    if (k == NULL || k->flash == 0)
+        return FALSE;
+    if (score)
+        *score = k->gemm[0];
+    if (backward)
+        *backward = k->flash == 2;
+    return TRUE;
 }
 
 gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,

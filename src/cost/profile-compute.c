@@ -38,7 +38,10 @@ static gboolean compute_time(const SsimProfile *profile, SsimProfileKind kind, c
 {
     const ProfileIndex *ix = profile_index_get(profile);
     const CPoint *pts = (const CPoint *)(const void *)ix->cpoints->data;
-    double lq[4], fq = profile_compute_flops(kind, strcmp(pass, "bwd") == 0, dim);
+    gboolean backward = FALSE;
+    if (kind == SSIM_PROFILE_ATTENTION)
+        ssim_profile_attention_pass(pass, &backward, NULL);
+    double lq[4], fq = profile_compute_flops(kind, backward, dim);
     for (int d = 0; d < 4; d++)
         lq[d] = log((double)(dim[d] ? dim[d] : 1));
     /* The nearest measured shape in log-shape distance (exact hit: distance 0). */
@@ -277,6 +280,37 @@ gboolean ssim_profile_flops_time(const SsimProfile *profile, double flops, SsimD
     if (fallback == NULL)
         return profile_analytical(out, NULL, 0);
     return profile_analytical(out, fallback, ssim_analytic_compute_time(fallback, flops, 0));
+}
+
+gboolean ssim_profile_attention_pass(const char *op, gboolean *backward, gboolean *flash)
+{
+    static const char *const passes[] = {"fwd", "bwd", "flash-fwd", "flash-bwd"};
+    for (guint i = 0; op != NULL && i < G_N_ELEMENTS(passes); i++)
+        if (strcmp(op, passes[i]) == 0) {
+            if (backward)
+                *backward = i % 2 == 1;
+            if (flash)
+                *flash = i >= 2;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+gboolean ssim_profile_flash_time(const SsimProfile *profile, gboolean backward, guint64 seq,
+                                 guint64 heads, guint64 head_dim, guint64 batch, guint64 bytes,
+                                 SsimDtype dtype, const SsimAnalyticParams *fallback,
+                                 SsimCostEstimate *out)
+{
+    g_return_val_if_fail(profile != NULL && out != NULL, FALSE);
+    const guint64 dim[4] = {seq, heads, head_dim, batch ? batch : 1};
+    if (compute_time(profile, SSIM_PROFILE_ATTENTION, backward ? "flash-bwd" : "flash-fwd", dim,
+                     dtype, NULL, out))
+        return TRUE;
+    if (fallback == NULL)
+        return FALSE;
+    SsimGemmShape score = {seq, seq, head_dim, heads * dim[3]};
+    return profile_analytical(out, fallback,
+                              ssim_analytic_flash_time(fallback, &score, bytes, backward));
 }
 
 gboolean ssim_profile_attention_time(const SsimProfile *profile, gboolean backward, guint64 seq,

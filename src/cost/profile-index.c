@@ -221,7 +221,10 @@ static ProfileIndex *index_build(const SsimProfile *p)
             c.dim[0] = r->m, c.dim[1] = r->n, c.dim[2] = r->k, c.dim[3] = r->batch;
             for (int d = 0; d < 4; d++)
                 c.ldim[d] = log((double)c.dim[d]);
-            c.flops = profile_compute_flops(r->kind, strcmp(c.pass, "bwd") == 0, c.dim);
+            gboolean backward = FALSE;
+            if (r->kind == SSIM_PROFILE_ATTENTION)
+                ssim_profile_attention_pass(c.pass, &backward, NULL);
+            c.flops = profile_compute_flops(r->kind, backward, c.dim);
             g_array_append_val(ix->cpoints, c);
             double w = row_weight(r);
             g_array_append_val(cw, w);

@@ -220,8 +220,9 @@ static gboolean row_check(const SsimProfileRow *r, Column *bad, char **why)
         if (!in_list(r->op, copy_ops, G_N_ELEMENTS(copy_ops)))
             FAIL(COL_OP, "unknown copy '%s' (expected d2d, p2p, h2d or d2h)", r->op);
     } else if (r->kind == SSIM_PROFILE_ATTENTION) {
-        if (strcmp(r->op, "fwd") != 0 && strcmp(r->op, "bwd") != 0)
-            FAIL(COL_OP, "unknown attention pass '%s' (expected fwd or bwd)", r->op);
+        if (!ssim_profile_attention_pass(r->op, NULL, NULL))
+            FAIL(COL_OP, "unknown attention pass '%s' (expected fwd, bwd, flash-fwd or flash-bwd)",
+                 r->op);
     }
     if (r->dtype != SSIM_PROFILE_NO_DTYPE && (r->dtype < 0 || r->dtype >= SSIM_DTYPE_N))
         FAIL(COL_DTYPE, "not a dtype");

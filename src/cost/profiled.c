@@ -26,16 +26,16 @@
 
 /* What a cache key asks. */
 enum { ASK_FLOPS, ASK_MEMORY, ASK_COLL, ASK_P2P, ASK_BARRIER };
-/* A kernel no profile row measures (flash attention: profiles time its unfused kernels): the
- * analytical model's price, whatever the profile's FLOPs curve says. */
-#define KERNEL_ANALYTIC G_MAXUINT32
+/* A flash-attention kernel: priced by the profile's flash-fwd / flash-bwd attention rows where
+ * it has them, else by the analytical model (never by the GEMMs' FLOPs curve). */
+#define KERNEL_FLASH G_MAXUINT32
 
 typedef struct {
     guint64 bytes;
     double flops;
     guint32 n_ranks, n_nodes, per_node;
     guint32 mem; /* ASK_MEMORY: index into mem_names; ASK_FLOPS: 1 + index into kernel_names
-                    of a kernel with known GEMM shapes (0: none; KERNEL_ANALYTIC: flash) */
+                    of a kernel with known GEMM shapes (0: none; KERNEL_FLASH: flash) */
     guint8 ask;
     guint8 coll;
 } Key;
@@ -209,7 +209,7 @@ static guint32 kernel_index(SsimProfiled *m, const SsimGraph *graph, guint32 idx
     const SsimGemmShape *g;
     guint n;
     if (!ssim_analytic_op_gemms(m->analytic, graph, idx, &g, &n))
-        return ssim_analytic_op_is_flash(m->analytic, graph, idx) ? KERNEL_ANALYTIC : 0;
+        return ssim_analytic_op_flash(m->analytic, graph, idx, NULL, NULL) ? KERNEL_FLASH : 0;
     guint32 name = ssim_graph_op(graph, idx)->name;
     const char *str = ssim_graph_string(graph, name);
     gboolean fresh;
@@ -309,8 +309,15 @@ static gboolean ask_profile(const SsimProfiled *m, const Key *key, const SsimGra
 {
     switch (key->ask) {
     case ASK_FLOPS:
-        if (key->mem == KERNEL_ANALYTIC)
-            return FALSE;
+        if (key->mem == KERNEL_FLASH) {
+            /* The heads of the microbatch as one batch of heads (the rows' FLOPs and the
+             * nearest-shape search see the same kernel either way). */
+            SsimGemmShape s;
+            gboolean bwd;
+            ssim_analytic_op_flash(m->analytic, graph, idx, &s, &bwd);
+            return ssim_profile_flash_time(m->profile, bwd, s.m, s.batch, s.k, 1, key->bytes,
+                                           m->dtype, NULL, est);
+        }
         if (key->mem > 0)
             return ask_gemms(m, graph, idx, est);
         return ssim_profile_flops_time(m->profile, key->flops, m->dtype, NULL, est);
@@ -352,10 +359,10 @@ static const Answer *answer(SsimProfiled *m, const SsimGraph *graph, guint32 idx
     if (hit)
         return hit;
     Answer *a = g_new0(Answer, 1);
-    a->kind = key.ask == ASK_FLOPS && key.mem == KERNEL_ANALYTIC ? SSIM_PROFILE_ATTENTION
-              : key.ask == ASK_FLOPS                             ? SSIM_PROFILE_GEMM
-              : key.ask == ASK_MEMORY                            ? SSIM_PROFILE_MEMORY
-                                                                 : SSIM_PROFILE_COMM;
+    a->kind = key.ask == ASK_FLOPS && key.mem == KERNEL_FLASH ? SSIM_PROFILE_ATTENTION
+              : key.ask == ASK_FLOPS                          ? SSIM_PROFILE_GEMM
+              : key.ask == ASK_MEMORY                         ? SSIM_PROFILE_MEMORY
+                                                              : SSIM_PROFILE_COMM;
     m->n_lookups++;
     if (!ask_profile(m, &key, graph, idx, &a->est)) {
         SsimTime t = m->fallback.op_time(&m->fallback, graph, idx, n);

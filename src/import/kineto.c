@@ -174,6 +174,21 @@ static gint64 dim_mul(gint64 a, gint64 b)
     return a * b;
 }
 
+/* The dtype of input `i` of a CPU op ("Input type"), bf16 when it is not recorded. */
+static int input_dtype(JsonObject *args, guint i)
+{
+    JsonNode *types = args ? json_object_get_member(args, "Input type") : NULL;
+    if (types == NULL || !JSON_NODE_HOLDS_ARRAY(types) ||
+        json_array_get_length(json_node_get_array(types)) <= i)
+        return SSIM_DTYPE_BF16;
+    JsonNode *t = json_array_get_element(json_node_get_array(types), i);
+    if (!JSON_NODE_HOLDS_VALUE(t) || json_node_get_value_type(t) != G_TYPE_STRING)
+        return SSIM_DTYPE_BF16;
+    int d;
+    elem_size(json_node_get_string(t), &d);
+    return d != SSIM_PROFILE_NO_DTYPE ? d : SSIM_DTYPE_BF16;
+}
+
 /* Fills m, n, k, batch and dtype of a GEMM from its CPU op; FALSE when it is no GEMM. */
 static gboolean gemm_shape(JsonObject *cpu, SsimProfileRow *row, const char **label)
 {
@@ -207,20 +222,60 @@ static gboolean gemm_shape(JsonObject *cpu, SsimProfileRow *row, const char **la
     row->n = (guint64)n;
     row->k = (guint64)k;
     row->batch = (guint64)batch;
-    JsonNode *types = args ? json_object_get_member(args, "Input type") : NULL;
-    int dtype = SSIM_DTYPE_BF16;
-    if (types && JSON_NODE_HOLDS_ARRAY(types) &&
-        json_array_get_length(json_node_get_array(types)) > ia) {
-        JsonNode *t = json_array_get_element(json_node_get_array(types), ia);
-        if (JSON_NODE_HOLDS_VALUE(t) && json_node_get_value_type(t) == G_TYPE_STRING) {
-            int d;
-            elem_size(json_node_get_string(t), &d);
-            if (d != SSIM_PROFILE_NO_DTYPE)
-                dtype = d;
-        }
-    }
-    row->dtype = dtype;
+    row->dtype = input_dtype(args, ia);
     *label = name + strlen("aten::");
+    return TRUE;
+}
+
+/* Fills seq, heads, head dim, batch and dtype of a fused attention kernel from its CPU op, and
+ * its pass ("flash-fwd" or "flash-bwd"); FALSE when the op is no fused attention.  The SDPA-level
+ * ops and cuDNN's take the query as [batch, heads, seq, head dim]; flash-attn's and the
+ * memory-efficient kernel's as [batch, seq, heads, head dim]. */
+static gboolean attention_shape(JsonObject *cpu, SsimProfileRow *row, const char **label)
+{
+    static const struct {
+        const char *name;
+        gboolean heads_first;
+    } ops[] = {{"aten::_scaled_dot_product_flash_attention", TRUE},
+               {"aten::_scaled_dot_product_cudnn_attention", TRUE},
+               {"aten::_scaled_dot_product_efficient_attention", TRUE},
+               {"aten::_cudnn_attention_forward", TRUE},
+               {"aten::_flash_attention_forward", FALSE},
+               {"aten::_efficient_attention_forward", FALSE}};
+    const char *name = member_string(cpu, "name");
+    if (name == NULL)
+        return FALSE;
+    gboolean backward = g_str_has_suffix(name, "_backward");
+    gsize len = strlen(name) - (backward ? strlen("_backward") : 0);
+    if (backward && g_str_has_suffix(name, "_forward_backward"))
+        return FALSE;
+    gint which = -1;
+    for (guint i = 0; i < G_N_ELEMENTS(ops); i++) {
+        const char *n = ops[i].name;
+        gsize l = strlen(n);
+        /* "aten::_cudnn_attention_forward" runs forward, "aten::_cudnn_attention_backward"
+         * backward: the stem without "_forward" names both. */
+        if (g_str_has_suffix(n, "_forward") && backward)
+            l -= strlen("_forward");
+        if (l == len && strncmp(name, n, l) == 0)
+            which = (gint)i;
+    }
+    if (which < 0)
+        return FALSE;
+    JsonObject *args = args_of(cpu);
+    JsonArray *q = input_dims(args, 0);
+    if (q == NULL || json_array_get_length(q) != 4)
+        return FALSE;
+    gint64 b = dim_at(q, 0), h = dim_at(q, ops[which].heads_first ? 1 : 2),
+           s = dim_at(q, ops[which].heads_first ? 2 : 1), d = dim_at(q, 3);
+    if (b <= 0 || h <= 0 || s <= 0 || d <= 0)
+        return FALSE;
+    row->m = (guint64)s;
+    row->n = (guint64)h;
+    row->k = (guint64)d;
+    row->batch = (guint64)b;
+    row->dtype = input_dtype(args, 0);
+    *label = backward ? "flash-bwd" : "flash-fwd";
     return TRUE;
 }
 
@@ -372,6 +427,15 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
     /* Pass 2: kernels and copies. */
     g_autoptr(GHashTable) buckets = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_autoptr(GPtrArray) order = g_ptr_array_new_with_free_func(bucket_free);
+    /* A fused attention op launches several kernels a call (cuDNN's backward: the rows'
+     * dO . O, the main kernel, dQ's conversion): one sample is their sum, per External id. */
+    typedef struct {
+        Bucket *b;
+        double sum;
+    } Call;
+    g_autoptr(GArray) calls = g_array_new(FALSE, FALSE, sizeof(Call));
+    g_autoptr(GHashTable) call_of =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     double first = INFINITY, last = -INFINITY;
     for (guint i = 0; i < n_ev; i++) {
         JsonNode *en = json_array_get_element(events, i);
@@ -417,9 +481,14 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
                 label = row.op;
                 sum.comm += ok;
             } else if (cpu) {
-                ssim_profile_row_init(&row, SSIM_PROFILE_GEMM);
-                ok = gemm_shape(cpu, &row, &label);
-                sum.gemm += ok;
+                ssim_profile_row_init(&row, SSIM_PROFILE_ATTENTION);
+                if ((ok = attention_shape(cpu, &row, &label))) {
+                    sum.attention++;
+                } else {
+                    ssim_profile_row_init(&row, SSIM_PROFILE_GEMM);
+                    ok = gemm_shape(cpu, &row, &label);
+                    sum.gemm += ok;
+                }
             }
             sum.unmapped += !ok;
         } else {
@@ -460,8 +529,23 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
             g_ptr_array_add(order, b);
             g_hash_table_insert(buckets, g_steal_pointer(&key), b);
         }
+        if (row.kind == SSIM_PROFILE_ATTENTION) {
+            gpointer slot = g_hash_table_lookup(call_of, &ext);
+            if (slot == NULL) {
+                Call c = {b, dur};
+                g_array_append_val(calls, c);
+                g_hash_table_insert(call_of, g_memdup2(&ext, sizeof ext),
+                                    GUINT_TO_POINTER(calls->len));
+            } else {
+                g_array_index(calls, Call, GPOINTER_TO_UINT(slot) - 1).sum += dur;
+            }
+            continue;
+        }
         g_array_append_val(b->times, dur);
     }
+    for (guint i = 0; i < calls->len; i++)
+        g_array_append_val(g_array_index(calls, Call, i).b->times,
+                           g_array_index(calls, Call, i).sum);
 
     g_autoptr(SsimProfile) profile = ssim_profile_new();
     ssim_profile_set_meta(profile, "tool", "shiftsim kineto import");

@@ -41,6 +41,8 @@ static const BadCase bad_cases[] = {
     {"unknown-kind.csv", 4, 1, "kind", "unknown kind 'conv'"},
     {"unknown-dtype.csv", 4, 14, "dtype", "unknown dtype 'bf17'"},
     {"unknown-collective.csv", 4, 6, "op", "unknown collective 'allreduse'"},
+    {"unknown-attention-pass.csv", 4, 11, "op",
+     "unknown attention pass 'flash' (expected fwd, bwd, flash-fwd or flash-bwd)"},
     {"rpn-over-ranks.csv", 4, 39, "ranks_per_node", "8 is more than the row's 4 ranks"},
     {"zero-time.csv", 4, 44, "time_us", "must be a positive"},
     {"fractional-count.csv", 4, 19, "m", "'1.5' is not a whole number"},

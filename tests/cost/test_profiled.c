@@ -231,6 +231,54 @@ Test(profiled, explain_counts_every_op_of_a_lowered_gpt)
     cr_assert_gt(e.count[SSIM_PROFILE_GEMM][SSIM_COST_ANALYTICAL], 0);
 }
 
+/* GPT-J (2 layers) with flash attention on one H200 node, under the caller's split. */
+typedef struct {
+    SsimModel *model;
+    SsimCluster *cluster;
+    SsimParallel par;
+} FlashJob;
+
+static void flash_job_init(FlashJob *j, guint dp, guint tp, guint pp, guint global_batch)
+{
+    j->model = ssim_model_default();
+    j->model->layers = 2;
+    j->cluster = ssim_cluster_default();
+    ssim_cluster_set_nodes(j->cluster, 1);
+    ssim_parallel_init(&j->par);
+    j->par.dp = dp, j->par.tp = tp, j->par.pp = pp, j->par.global_batch = global_batch;
+    j->par.attention = SSIM_ATTENTION_FLASH;
+}
+
+static void flash_job_clear(FlashJob *j)
+{
+    ssim_model_free(j->model);
+    ssim_cluster_free(j->cluster);
+}
+
+/* Simulates the job priced by `profile` (NULL: the analytical model), explaining into `e` (may
+ * be NULL); the lowering and the timeline come back. */
+static void flash_job_run(FlashJob *j, const SsimProfile *profile, SsimCostExplain *e,
+                          SsimLowered **lowered, SsimTimeline **tl)
+{
+    if (e)
+        ssim_cost_explain_init(e);
+    SsimSimConfig config = {.model = j->model,
+                            .cluster = j->cluster,
+                            .par = &j->par,
+                            .ignore_memory = TRUE,
+                            .profile = profile,
+                            .explain = e};
+    SsimResult r;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&config, &r, lowered, tl, &error), "%s", error ? error->message : "");
+}
+
+static const char *op_name(const SsimGraph *g, guint32 i)
+{
+    const SsimOp *op = ssim_graph_op(g, i);
+    return op->name == SSIM_NONE ? "" : ssim_graph_string(g, op->name);
+}
+
 /*
  * A profile times attention's unfused kernels, not flash attention's: under --attention flash the
  * fused kernels are the analytical model's (explained as attention, analytical), to the
@@ -243,36 +291,18 @@ Test(profiled, flash_attention_is_priced_by_the_analytic_model)
     g_autoptr(SsimProfile) profile =
         ssim_profile_load(SHIFTSIM_SOURCE_ROOT "/traces/h200/gpt-j-6b.csv", &error);
     cr_assert_not_null(profile, "%s", error ? error->message : "");
-    g_autoptr(SsimModel) model = ssim_model_default();
-    model->layers = 2;
-    g_autoptr(SsimCluster) cluster = ssim_cluster_default();
-    ssim_cluster_set_nodes(cluster, 1);
-    SsimParallel par;
-    ssim_parallel_init(&par);
-    par.dp = 1, par.tp = 4, par.pp = 2, par.microbatch = 1, par.global_batch = 8;
-    par.attention = SSIM_ATTENTION_FLASH;
+    FlashJob j;
+    flash_job_init(&j, 1, 4, 2, 8);
     SsimCostExplain e;
-    ssim_cost_explain_init(&e);
-    SsimSimConfig config = {.model = model,
-                            .cluster = cluster,
-                            .par = &par,
-                            .ignore_memory = TRUE,
-                            .profile = profile,
-                            .explain = &e};
-    SsimResult r, ra;
     g_autoptr(SsimLowered) lowered = NULL, plain = NULL;
     g_autoptr(SsimTimeline) tl = NULL, tla = NULL;
-    cr_assert(ssim_simulate(&config, &r, &lowered, &tl, &error), "%s", error ? error->message : "");
-    config.profile = NULL;
-    config.explain = NULL;
-    cr_assert(ssim_simulate(&config, &ra, &plain, &tla, &error), "%s", error ? error->message : "");
+    flash_job_run(&j, profile, &e, &lowered, &tl);
+    flash_job_run(&j, NULL, NULL, &plain, &tla);
     const SsimGraph *g = ssim_lowered_graph(lowered);
     cr_assert_eq(ssim_graph_n_ops(g), ssim_graph_n_ops(ssim_lowered_graph(plain)));
     guint64 flash = 0;
     for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
-        const SsimOp *op = ssim_graph_op(g, i);
-        if (op->name == SSIM_NONE || strncmp(ssim_graph_string(g, op->name), SSIM_FLASH_KERNEL,
-                                             sizeof SSIM_FLASH_KERNEL - 1) != 0)
+        if (strncmp(op_name(g, i), SSIM_FLASH_KERNEL, sizeof SSIM_FLASH_KERNEL - 1) != 0)
             continue;
         flash++;
         cr_assert_eq(tl->end[i] - tl->start[i], tla->end[i] - tla->start[i], "op %u", i);
@@ -287,6 +317,41 @@ Test(profiled, flash_attention_is_priced_by_the_analytic_model)
                      e.count[SSIM_PROFILE_COMM][SSIM_COST_ANALYTICAL] +
                      e.count[SSIM_PROFILE_COPY][SSIM_COST_ANALYTICAL]);
     cr_assert_gt(e.count[SSIM_PROFILE_GEMM][SSIM_COST_EXACT], 0, "the GEMMs are measured");
+    flash_job_clear(&j);
+}
+
+/* A profile with measured flash kernels (the H200's cuDNN SDPA, imported from the bundled Kineto
+ * trace: flash-fwd 92.0315 us, flash-bwd 315.967 us for 16 heads of 256 over 2048 tokens) prices
+ * GPT-J's flash kernels at exactly those times, explained as attention, exact. */
+Test(profiled, flash_attention_from_measured_rows)
+{
+    GError *error = NULL;
+    g_autoptr(SsimProfile) profile = ssim_profile_load(
+        SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.csv", &error);
+    cr_assert_not_null(profile, "%s", error ? error->message : "");
+    FlashJob j;
+    flash_job_init(&j, 8, 1, 1, 16);
+    SsimCostExplain e;
+    g_autoptr(SsimLowered) lowered = NULL;
+    g_autoptr(SsimTimeline) tl = NULL;
+    flash_job_run(&j, profile, &e, &lowered, &tl);
+    const SsimGraph *g = ssim_lowered_graph(lowered);
+    guint fwd = 0, bwd = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        SsimTime d = tl->end[i] - tl->start[i];
+        if (strcmp(op_name(g, i), SSIM_FLASH_KERNEL) == 0) {
+            fwd++;
+            cr_assert(llabs((long long)d - 92032) <= 1, "forward %lld ns", (long long)d);
+        } else if (strcmp(op_name(g, i), SSIM_FLASH_KERNEL ".bwd") == 0) {
+            bwd++;
+            cr_assert(llabs((long long)d - 315967) <= 1, "backward %lld ns", (long long)d);
+        }
+    }
+    /* 2 layers x 2 microbatches on the representative rank. */
+    cr_assert_eq(fwd, 4);
+    cr_assert_eq(bwd, 4);
+    cr_assert_eq(e.count[SSIM_PROFILE_ATTENTION][SSIM_COST_EXACT], fwd + bwd);
+    flash_job_clear(&j);
 }
 
 Test(profiled, empty_profile_gives_the_analytic_figures)

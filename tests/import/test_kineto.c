@@ -85,8 +85,9 @@ Test(kineto, a_real_h200_trace)
     cr_assert_eq(sum.gemm, 60);
     cr_assert_eq(sum.copy, 8);
     cr_assert_eq(sum.comm, 0);
-    cr_assert_eq(sum.unmapped, 140);
-    cr_assert_eq(ssim_profile_n_rows(p), 16);
+    cr_assert_eq(sum.attention, 8);
+    cr_assert_eq(sum.unmapped, 132);
+    cr_assert_eq(ssim_profile_n_rows(p), 18);
     g_autoptr(SsimProfile) bundled = ssim_profile_load(
         SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.csv", &error);
     cr_assert_not_null(bundled, "%s", error ? error->message : "");
@@ -107,4 +108,25 @@ Test(kineto, a_real_h200_trace)
         }
     }
     cr_assert(found);
+    /* cuDNN's flash attention (SDPA): its forward kernel, and its backward's three kernels
+     * (the rows' dO . O, the main kernel, dQ's conversion) summed per call: GPT-J's 16 heads of
+     * 256 over 2048 tokens, two calls each, 92.03 and 315.97 us. */
+    const struct {
+        const char *op;
+        double us;
+    } flash[] = {{"flash-fwd", 92.0315}, {"flash-bwd", 315.967}};
+    for (gsize f = 0; f < G_N_ELEMENTS(flash); f++) {
+        found = FALSE;
+        for (guint i = 0; i < ssim_profile_n_rows(p); i++) {
+            const SsimProfileRow *r = ssim_profile_row(p, i);
+            if (r->kind != SSIM_PROFILE_ATTENTION || strcmp(r->op, flash[f].op) != 0)
+                continue;
+            found = TRUE;
+            cr_assert(r->m == 2048 && r->n == 16 && r->k == 256 && r->batch == 1);
+            cr_assert_eq(r->dtype, SSIM_DTYPE_BF16);
+            cr_assert_eq(r->samples, 2);
+            cr_assert(fabs(r->time_us - flash[f].us) < 0.001, "%s: %g", flash[f].op, r->time_us);
+        }
+        cr_assert(found, "%s", flash[f].op);
+    }
 }
