@@ -153,9 +153,22 @@ static int profile_show(int argc, char **argv)
     return SSIM_EXIT_OK;
 }
 
+/* "AxBxC[xD]" into d (D defaults to 1); FALSE unless three or four positive integers. */
+static gboolean parse_dims(const char *text, guint64 d[4])
+{
+    d[3] = 1;
+    g_auto(GStrv) parts = g_strsplit(text, "x", -1);
+    guint np = g_strv_length(parts);
+    gboolean good = np == 3 || np == 4;
+    for (guint i = 0; good && i < np; i++)
+        good = g_ascii_string_to_unsigned(parts[i], 10, 1, G_MAXUINT32, &d[i], NULL);
+    return good;
+}
+
 static int profile_query(int argc, char **argv)
 {
     g_autofree char *comm = NULL, *gemm = NULL, *memory = NULL, *copy = NULL, *dtype_s = NULL;
+    g_autofree char *attention = NULL, *shape = NULL;
     g_autofree char *cluster_name = NULL, *bytes_text = NULL;
     g_auto(SsimCliOutput) output = {0};
     guint64 bytes = 0;
@@ -165,6 +178,12 @@ static int profile_query(int argc, char **argv)
         {"comm", 0, 0, G_OPTION_ARG_STRING, &comm, "A collective (allreduce, allgather, ...)",
          "OP"},
         {"gemm", 0, 0, G_OPTION_ARG_STRING, &gemm, "A GEMM of shape MxNxK[xBATCH]", "SHAPE"},
+        {"attention", 0, 0, G_OPTION_ARG_STRING, &attention,
+         "An attention pass of --shape: fwd or bwd (the unfused core), flash-fwd or flash-bwd (a "
+         "fused causal kernel)",
+         "PASS"},
+        {"shape", 0, 0, G_OPTION_ARG_STRING, &shape,
+         "With --attention: sequence x heads x head dim [x batch], e.g. 2048x16x256", "SxHxD[xB]"},
         {"memory", 0, 0, G_OPTION_ARG_STRING, &memory, "A memory-bound kernel (layernorm, ...)",
          "OP"},
         {"copy", 0, 0, G_OPTION_ARG_STRING, &copy, "A copy (d2d, p2p, h2d, d2h)", "OP"},
@@ -201,9 +220,12 @@ static int profile_query(int argc, char **argv)
     int frc = ssim_cli_output_format(VERB " query", &output, &format);
     if (frc != SSIM_EXIT_OK)
         return frc;
-    if ((comm != NULL) + (gemm != NULL) + (memory != NULL) + (copy != NULL) != 1)
+    if ((comm != NULL) + (gemm != NULL) + (attention != NULL) + (memory != NULL) + (copy != NULL) !=
+        1)
         return ssim_cli_usage_error(VERB " query", "give exactly one of --comm, --gemm, "
-                                                   "--memory, --copy");
+                                                   "--attention, --memory, --copy");
+    if ((attention != NULL) != (shape != NULL))
+        return ssim_cli_usage_error(VERB " query", "--attention and --shape go together");
     SsimDtype dtype = SSIM_DTYPE_BF16;
     if (dtype_s && !ssim_dtype_from_name(dtype_s, &dtype))
         return ssim_cli_usage_error(VERB " query", "--dtype: unknown dtype '%s'", dtype_s);
@@ -239,14 +261,27 @@ static int profile_query(int argc, char **argv)
         ok = ssim_profile_comm_time(profile, op, dtype_s ? (int)dtype : SSIM_PROFILE_NO_DTYPE,
                                     (guint64)bytes, (guint)ranks,
                                     per_node ? (guint)per_node : (guint)ranks, NULL, net, &est);
+    } else if (attention) {
+        gboolean backward, flash;
+        if (!ssim_profile_attention_pass(attention, &backward, &flash))
+            return ssim_cli_usage_error(VERB " query",
+                                        "--attention: unknown pass '%s' (fwd, bwd, flash-fwd or "
+                                        "flash-bwd)",
+                                        attention);
+        guint64 d[4];
+        if (!parse_dims(shape, d))
+            return ssim_cli_usage_error(VERB " query", "--shape: '%s' is not SxHxD[xBATCH]", shape);
+        if (flash) {
+            guint64 kb = ssim_profile_flash_bytes(backward, d[0], d[1], d[2], d[3], dtype);
+            ok = ssim_profile_flash_time(profile, backward, d[0], d[1], d[2], d[3], kb, dtype, net,
+                                         &est);
+        } else {
+            ok = ssim_profile_attention_time(profile, backward, d[0], d[1], d[2], d[3], dtype, net,
+                                             &est);
+        }
     } else if (gemm) {
-        guint64 d[4] = {0, 0, 0, 1};
-        g_auto(GStrv) parts = g_strsplit(gemm, "x", -1);
-        guint np = g_strv_length(parts);
-        gboolean good = np == 3 || np == 4;
-        for (guint i = 0; good && i < np; i++)
-            good = g_ascii_string_to_unsigned(parts[i], 10, 1, G_MAXUINT32, &d[i], NULL);
-        if (!good)
+        guint64 d[4];
+        if (!parse_dims(gemm, d))
             return ssim_cli_usage_error(VERB " query", "--gemm: '%s' is not MxNxK[xBATCH]", gemm);
         SsimAnalyticParams fitted;
         SsimGemmModelFit fit;
@@ -264,8 +299,12 @@ static int profile_query(int argc, char **argv)
         ok = ssim_profile_copy_time(profile, copy, (guint64)bytes, NULL, &est);
     }
     if (format != SSIM_FORMAT_TABLE) {
-        const char *kind = comm ? "comm" : gemm ? "gemm" : memory ? "memory" : "copy";
-        const char *op = comm ? comm : gemm ? gemm : memory ? memory : copy;
+        const char *kind = comm        ? "comm"
+                           : gemm      ? "gemm"
+                           : attention ? "attention"
+                           : memory    ? "memory"
+                                       : "copy";
+        const char *op = comm ? comm : gemm ? gemm : attention ? attention : memory ? memory : copy;
         const char *source = ok ? ssim_cost_source_name(est.source) : "none";
         /* A collective without --dtype is looked up at any dtype. */
         const char *dtype_name = comm && !dtype_s ? "any" : ssim_dtype_name(dtype);

@@ -296,6 +296,14 @@ gboolean ssim_profile_attention_pass(const char *op, gboolean *backward, gboolea
     return FALSE;
 }
 
+guint64 ssim_profile_flash_bytes(gboolean backward, guint64 seq, guint64 heads, guint64 head_dim,
+                                 guint64 batch, SsimDtype dtype)
+{
+    guint64 b = batch ? batch : 1, q = b * seq * heads * head_dim, rows = b * heads * seq;
+    guint64 dt = ssim_dtype_size(dtype);
+    return backward ? 8 * q * dt + 8 * rows + 8 * q : 4 * q * dt + 4 * rows;
+}
+
 gboolean ssim_profile_flash_time(const SsimProfile *profile, gboolean backward, guint64 seq,
                                  guint64 heads, guint64 head_dim, guint64 batch, guint64 bytes,
                                  SsimDtype dtype, const SsimAnalyticParams *fallback,

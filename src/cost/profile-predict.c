@@ -21,11 +21,8 @@ gboolean ssim_profile_row_time(const SsimProfile *by, const SsimProfileRow *row,
         gboolean backward = FALSE, flash = FALSE;
         ssim_profile_attention_pass(row->op, &backward, &flash);
         if (flash) {
-            /* The kernel's bytes as the lowering counts them (lower-steps.c's AttnCore), with
-             * as many key/value heads as query heads. */
-            guint64 b = MAX(row->batch, 1), q = b * row->m * row->n * row->k;
-            guint64 dt = ssim_dtype_size(dtype), rows = b * row->n * row->m;
-            guint64 bytes = backward ? 8 * q * dt + 8 * rows + 8 * q : 4 * q * dt + 4 * rows;
+            guint64 b = MAX(row->batch, 1);
+            guint64 bytes = ssim_profile_flash_bytes(backward, row->m, row->n, row->k, b, dtype);
             return ssim_profile_flash_time(by, backward, row->m, row->n, row->k, b, bytes, dtype,
                                            fallback, out);
         }

@@ -126,6 +126,52 @@ Test(cli, byte_sizes_share_one_grammar, .init = cr_redirect_stderr)
     }
 }
 
+/* profile query --attention PASS --shape SxHxD: the H200's measured cuDNN flash forward
+ * (Kineto, 92.0315 us) exactly, its backward carried to twice the sequence by FLOPs (4x), the
+ * bench's unfused attention of the same shape (its own row, 308.129 us); a flash query of a
+ * profile without flash rows is 'none', or the analytic kernel with --cluster; a bad pass or a
+ * missing --shape is a usage error. */
+Test(cli, profile_query_attention, .init = cr_redirect_stderr)
+{
+    g_autofree char *kineto = g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "h200",
+                                               "reference", "kineto-gpt-j-layer.csv", NULL);
+    g_autofree char *bench =
+        g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "h200", "gpt-j-6b.csv", NULL);
+    const struct {
+        const char *profile, *pass, *shape, *want;
+    } cases[] = {
+        {kineto, "flash-fwd", "2048x16x256", "92.0315 us (exact)\n"},
+        {kineto, "flash-bwd", "4096x16x256x1", "1263.87 us (extrapolated)\n"},
+        {bench, "fwd", "2048x16x256", "308.129 us (exact)\n"},
+        {bench, "flash-fwd", "2048x16x256",
+         "none: the profile has nothing relevant (the simulator uses the analytical model)\n"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *argv[] = {"shiftsim",    "profile",     "query",   cases[i].profile,
+                              "--attention", cases[i].pass, "--shape", cases[i].shape};
+        int rc = -1;
+        g_autofree char *out = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
+        cr_assert_eq(rc, 0, "%s %s", cases[i].pass, cases[i].shape);
+        cr_assert_str_eq(out, cases[i].want);
+    }
+    const char *fallback[] = {"shiftsim",  "profile", "query",       bench, "--attention",
+                              "flash-fwd", "--shape", "2048x16x256", "-c",  "dgx-h200"};
+    int rc = -1;
+    g_autofree char *out = test_cli_stdout(fallback, G_N_ELEMENTS(fallback), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "us (analytical: the profile has nothing relevant)"), "%s", out);
+    const char *bad[][4] = {{"--attention", "flash", "--shape", "2048x16x256"},
+                            {"--attention", "fwd", "--shape", "2048x16"},
+                            {"--attention", "fwd", "--dtype", "bf16"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *argv[] = {"shiftsim", "profile", "query",   kineto,
+                              bad[i][0],  bad[i][1], bad[i][2], bad[i][3]};
+        g_autofree char *o = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
+        cr_expect_eq(rc, 2, "%s %s %s: exit %d", bad[i][1], bad[i][2], bad[i][3], rc);
+        cr_expect_str_empty(o);
+    }
+}
+
 /* profile check: a profile checked against itself is exact (every error 0); against the
  * analytical model it reports each group's rows; a bad --kind is a usage error, a missing
  * file a runtime error naming it. */
