@@ -173,6 +173,12 @@ guint64 ssim_model_stage_params_layers(const SsimModel *model, guint pp, guint s
  * of SSIM_GEMM_ATTN_SCORE (analytic.h, "Flash attention"). */
 #define SSIM_FLASH_KERNEL "attn_flash"
 
+/* The bytes that kernel moves, for `q` query elements (batch x seq x heads x head dim), `kv`
+ * elements of K (as many of V) and `rows` = batch x heads x seq: forward Q, K and V in and the
+ * output out, plus each row's fp32 log-sum-exp; backward Q, K, V, the output and its gradient in,
+ * the three gradients out, the rows' statistics twice and dQ's fp32 accumulator (8 q). */
+guint64 ssim_flash_bytes(gboolean backward, guint64 q, guint64 kv, guint64 rows, guint dtype_bytes);
+
 /* The matrix multiplications of one layer (and the LM head), for one microbatch on one
  * tensor-parallel rank.  One X-macro yields the enum and the name table. */
 #define SSIM_GEMM_LIST(X)                                                                          \

@@ -242,10 +242,8 @@ gboolean ssim_profile_flops_time(const SsimProfile *profile, double flops, SsimD
  * other text.  `backward` and `flash` may be NULL. */
 gboolean ssim_profile_attention_pass(const char *op, gboolean *backward, gboolean *flash);
 
-/* The bytes a causal flash-attention kernel moves (as the lowering counts them, with as many key
- * and value heads as query heads): forward Q, K, V in and the output out (4 q dtype, q = batch
- * seq heads head_dim) plus the rows' fp32 statistics; backward twice that, the statistics twice
- * and dQ's fp32 accumulator (8 q). */
+/* The bytes a causal flash-attention kernel of this shape moves (model.h's ssim_flash_bytes(),
+ * with as many key and value heads as query heads). */
 guint64 ssim_profile_flash_bytes(gboolean backward, guint64 seq, guint64 heads, guint64 head_dim,
                                  guint64 batch, SsimDtype dtype);
 

@@ -158,16 +158,16 @@ SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmSha
 /* Puts `k` (taken) in the table, replacing an entry of its name, and forgets every price. */
 static void put_kernel(SsimAnalytic *model, KernelGemms *k)
 {
-    for (guint i = 0; i < model->kernels->len; i++) {
-        KernelGemms *old = &g_array_index(model->kernels, KernelGemms, i);
-        if (strcmp(old->name, k->name) == 0) {
-            g_free(old->name);
-            *old = *k;
-            goto changed;
-        }
+    guint i = 0;
+    while (i < model->kernels->len &&
+           strcmp(g_array_index(model->kernels, KernelGemms, i).name, k->name) != 0)
+        i++;
+    if (i < model->kernels->len) {
+        g_free(g_array_index(model->kernels, KernelGemms, i).name);
+        g_array_index(model->kernels, KernelGemms, i) = *k;
+    } else {
+        g_array_append_val(model->kernels, *k);
     }
-    g_array_append_val(model->kernels, *k);
-changed:
     g_array_set_size(model->name_cache, 0);
     memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
 }
@@ -244,13 +244,17 @@ const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph
     return fabs(k->flops - op->flops) <= 1e-9 * op->flops ? k : NULL;
 }
 
+/* The kernel entry of graph op `op`, or NULL (not a compute op, or not in the table). */
+static const KernelGemms *op_kernel(const SsimAnalytic *model, const SsimGraph *graph, guint32 op)
+{
+    const SsimOp *o = ssim_graph_op(graph, op);
+    return o->kind == SSIM_OP_COMPUTE ? analytic_kernel_of(model, graph, o) : NULL;
+}
+
 gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                 SsimGemmShape *score, gboolean *backward)
 {
-    const SsimOp *o = ssim_graph_op(graph, op);
-    if (o->kind != SSIM_OP_COMPUTE)
-        return FALSE;
-    const KernelGemms *k = analytic_kernel_of(model, graph, o);
+    const KernelGemms *k = op_kernel(model, graph, op);
     if (k == NULL || k->flash == 0)
         return FALSE;
     if (score)
@@ -263,10 +267,7 @@ gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *grap
 gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                 const SsimGemmShape **gemms, guint *n)
 {
-    const SsimOp *o = ssim_graph_op(graph, op);
-    if (o->kind != SSIM_OP_COMPUTE)
-        return FALSE;
-    const KernelGemms *k = analytic_kernel_of(model, graph, o);
+    const KernelGemms *k = op_kernel(model, graph, op);
     if (k == NULL || k->n == 0)
         return FALSE;
     *gemms = k->gemm;

@@ -299,9 +299,8 @@ gboolean ssim_profile_attention_pass(const char *op, gboolean *backward, gboolea
 guint64 ssim_profile_flash_bytes(gboolean backward, guint64 seq, guint64 heads, guint64 head_dim,
                                  guint64 batch, SsimDtype dtype)
 {
-    guint64 b = batch ? batch : 1, q = b * seq * heads * head_dim, rows = b * heads * seq;
-    guint64 dt = ssim_dtype_size(dtype);
-    return backward ? 8 * q * dt + 8 * rows + 8 * q : 4 * q * dt + 4 * rows;
+    guint64 b = batch ? batch : 1, q = b * seq * heads * head_dim;
+    return ssim_flash_bytes(backward, q, q, b * heads * seq, ssim_dtype_size(dtype));
 }
 
 gboolean ssim_profile_flash_time(const SsimProfile *profile, gboolean backward, guint64 seq,

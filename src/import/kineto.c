@@ -235,33 +235,26 @@ static gboolean attention_shape(JsonObject *cpu, SsimProfileRow *row, const char
 {
     static const struct {
         const char *name;
-        gboolean heads_first;
-    } ops[] = {{"aten::_scaled_dot_product_flash_attention", TRUE},
-               {"aten::_scaled_dot_product_cudnn_attention", TRUE},
-               {"aten::_scaled_dot_product_efficient_attention", TRUE},
-               {"aten::_cudnn_attention_forward", TRUE},
-               {"aten::_flash_attention_forward", FALSE},
-               {"aten::_efficient_attention_forward", FALSE}};
+        gboolean backward, heads_first;
+    } ops[] = {{"aten::_scaled_dot_product_flash_attention", FALSE, TRUE},
+               {"aten::_scaled_dot_product_flash_attention_backward", TRUE, TRUE},
+               {"aten::_scaled_dot_product_cudnn_attention", FALSE, TRUE},
+               {"aten::_scaled_dot_product_cudnn_attention_backward", TRUE, TRUE},
+               {"aten::_scaled_dot_product_efficient_attention", FALSE, TRUE},
+               {"aten::_scaled_dot_product_efficient_attention_backward", TRUE, TRUE},
+               {"aten::_cudnn_attention_forward", FALSE, TRUE},
+               {"aten::_cudnn_attention_backward", TRUE, TRUE},
+               {"aten::_flash_attention_forward", FALSE, FALSE},
+               {"aten::_flash_attention_backward", TRUE, FALSE},
+               {"aten::_efficient_attention_forward", FALSE, FALSE},
+               {"aten::_efficient_attention_backward", TRUE, FALSE}};
     const char *name = member_string(cpu, "name");
-    if (name == NULL)
+    guint which = 0;
+    while (name != NULL && which < G_N_ELEMENTS(ops) && strcmp(name, ops[which].name) != 0)
+        which++;
+    if (name == NULL || which == G_N_ELEMENTS(ops))
         return FALSE;
-    gboolean backward = g_str_has_suffix(name, "_backward");
-    gsize len = strlen(name) - (backward ? strlen("_backward") : 0);
-    if (backward && g_str_has_suffix(name, "_forward_backward"))
-        return FALSE;
-    gint which = -1;
-    for (guint i = 0; i < G_N_ELEMENTS(ops); i++) {
-        const char *n = ops[i].name;
-        gsize l = strlen(n);
-        /* "aten::_cudnn_attention_forward" runs forward, "aten::_cudnn_attention_backward"
-         * backward: the stem without "_forward" names both. */
-        if (g_str_has_suffix(n, "_forward") && backward)
-            l -= strlen("_forward");
-        if (l == len && strncmp(name, n, l) == 0)
-            which = (gint)i;
-    }
-    if (which < 0)
-        return FALSE;
+    gboolean backward = ops[which].backward;
     JsonObject *args = args_of(cpu);
     JsonArray *q = input_dims(args, 0);
     if (q == NULL || json_array_get_length(q) != 4)

@@ -25,9 +25,9 @@ static void add_kernel(gpointer data, SsimKernelList list, const char *name, dou
     Sums *s = data;
     /* A flash-attention kernel executes less than the FLOPs it carries (the causal half): it is
      * priced as the cost model prices it, exactly. */
-    if (strncmp(name, SSIM_FLASH_KERNEL, sizeof SSIM_FLASH_KERNEL - 1) == 0)
-        s->gpu[list] += ssim_analytic_flash_time(s->ap, &s->score, bytes,
-                                                 strcmp(name, SSIM_FLASH_KERNEL ".bwd") == 0);
+    gboolean bwd = strcmp(name, SSIM_FLASH_KERNEL ".bwd") == 0;
+    if (bwd || strcmp(name, SSIM_FLASH_KERNEL) == 0)
+        s->gpu[list] += ssim_analytic_flash_time(s->ap, &s->score, bytes, bwd);
     else
         s->gpu[list] += ssim_analytic_compute_time(s->ap, flops, bytes);
     s->host[list] += s->ap->kernel_floor;

@@ -111,6 +111,13 @@ static guint64 kv_dim(const SsimModel *m)
     return (guint64)m->kv_heads * ssim_model_head_dim(m);
 }
 
+guint64 ssim_flash_bytes(gboolean backward, guint64 q, guint64 kv, guint64 rows, guint dtype_bytes)
+{
+    if (backward)
+        return (4 * q + 4 * kv) * dtype_bytes + 8 * rows + 8 * q;
+    return (2 * q + 2 * kv) * dtype_bytes + 4 * rows;
+}
+
 guint ssim_model_head_dim(const SsimModel *model)
 {
     return model->hidden / model->heads;

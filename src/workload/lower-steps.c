@@ -153,8 +153,8 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     ac->ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
     ac->softmax_fwd = 4 * E * dt + D;
     ac->softmax_bwd = 3 * E * dt + D;
-    ac->flash_fwd = (2 * q + 2 * k) * dt + 4 * rows;
-    ac->flash_bwd = (4 * q + 4 * k) * dt + 8 * rows + 8 * q;
+    ac->flash_fwd = ssim_flash_bytes(FALSE, q, k, rows, (guint)dt);
+    ac->flash_bwd = ssim_flash_bytes(TRUE, q, k, rows, (guint)dt);
 }
 
 static void attn_core_forward(GArray *p, const AttnCore *ac)
