@@ -32,10 +32,21 @@ static gint iv_cmp(gconstpointer x, gconstpointer y)
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
-static void iv_push(GArray *a, gsize *room, SsimTime s, SsimTime e)
+/* Appends [s, e) to a list that iv_merge() will merge; an interval that starts inside the last
+ * one extends it instead (the ops of a stream mostly run back to back, so a rank's thousands of
+ * kernels become a few intervals before any sort; the merged list is the same). */
+static inline void iv_push(GArray *a, gsize *room, SsimTime s, SsimTime e)
 {
-    if (e > s)
-        *(Iv *)ssim_array_push(a, room, sizeof(Iv), 1) = (Iv){s, e};
+    if (e <= s)
+        return;
+    if (a->len > 0) {
+        Iv *last = &g_array_index(a, Iv, a->len - 1);
+        if (s >= last->a && s <= last->b) {
+            last->b = MAX(last->b, e);
+            return;
+        }
+    }
+    *(Iv *)ssim_array_push(a, room, sizeof(Iv), 1) = (Iv){s, e};
 }
 
 /* Sorts and merges overlapping intervals in place.  The ops of one stream run in order, so most

@@ -92,7 +92,8 @@ static void kernel(Emit *e, const Step *st, SsimOpClass cls)
         if (!(o->flags & SSIM_PLAN_PERMUTE) || o->recv_peer != SSIM_NONE)
             ssim_plan_data(e->plan, c, e->last);
     }
-    g_array_set_size(e->pending, 0);
+    if (e->pending->len > 0)
+        g_array_set_size(e->pending, 0);
     for (guint i = 0; i < e->deferred->len;) {
         Deferred *d = &g_array_index(e->deferred, Deferred, i);
         if (--d->left == 0) {

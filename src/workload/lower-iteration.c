@@ -85,9 +85,10 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
         guint first =
             uneven ? ssim_parallel_stage_first_layer(e->par, e->model, e->stage) : vs * lpc;
         guint next = (e->stage + 1) % p, prev = (e->stage + p - 1) % p;
-        char name[32];
-        g_snprintf(name, sizeof name, "%s.%u", ph->dir == SSIM_PHASE_FWD ? "fwd" : "bwd",
-                   ph->micro);
+        char name[32] = ""; /* the phase's program, only where the schedule has programs */
+        if (programs)
+            g_snprintf(name, sizeof name, "%s.%u", ph->dir == SSIM_PHASE_FWD ? "fwd" : "bwd",
+                       ph->micro);
         if (ph->dir == SSIM_PHASE_FWD) {
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rf, "pp.recv.fwd", prev,
