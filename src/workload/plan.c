@@ -628,7 +628,9 @@ static gboolean move_to(SsimPlan *p, guint32 op, guint32 program, guint32 issue,
                         GError **error)
 {
     const SsimPlanOp *at = ssim_plan_op(p, op);
-    /* Where it already is: its points were checked when they were set (or lowered so). */
+    /* A move that changes nothing is no move: points a move set were checked then, and the
+     * lowering's own are proved with every other dependency when the graph is built
+     * (ssim_plan_build's check). */
     if (at->kind != SSIM_OP_COMPUTE && at->issue == issue && at->wait == wait &&
         at->program == program)
         return TRUE;

@@ -44,6 +44,29 @@ Test(plan, move_breaking_a_dependency_is_refused_by_name)
               error->message);
 }
 
+Test(plan, a_move_to_the_points_an_op_has_changes_nothing)
+{
+    Drain d;
+    drain_build(&d);
+    g_autoptr(SsimPlan) plan = d.plan;
+    g_autoptr(GError) error = NULL;
+    const SsimPlanOp *r = ssim_plan_op(plan, d.r);
+    cr_assert(ssim_plan_move(plan, d.r, r->issue, r->wait, &error), "%s",
+              error ? error->message : "");
+    cr_assert_eq(r->issue, d.d);
+    cr_assert_eq(r->wait, d.opt);
+    cr_assert(ssim_plan_move_program(plan, d.r, r->program, r->issue, r->wait, &error), "%s",
+              error ? error->message : "");
+    /* Still a move of its own kind: a kernel has no points to keep. */
+    const SsimPlanOp *a = ssim_plan_op(plan, d.a);
+    cr_assert_not(ssim_plan_move(plan, d.a, a->issue, a->wait, &error));
+    cr_assert(strstr(error->message, "is a kernel"), "%s", error->message);
+    g_clear_error(&error);
+    /* And a move elsewhere is checked as before. */
+    cr_assert_not(ssim_plan_move(plan, d.r, d.z, d.opt, &error));
+    cr_assert(strstr(error->message, "which runs later"), "%s", error->message);
+}
+
 Test(plan, checker_catches_what_the_setters_did_not_see)
 {
     /* The lowering's own point issues the reduction after z, before its producer: the setter
