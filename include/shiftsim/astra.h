@@ -145,9 +145,13 @@ void ssim_astra_config_init(SsimAstraConfig *cfg);
 gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, GError **error);
 
 /*
- * Reads ASTRA-sim's system JSON at `path` into cfg's system fields (keys absent keep their
- * values).  Keys ASTRA-sim reads that change nothing in this model (boost-mode, trace-enabled,
- * ...) are accepted; values this model does not implement are errors naming path: and the key.
+ * Reads ASTRA-sim's system JSON at `path` into cfg's system fields, as ASTRA-sim reads it: a key
+ * the file leaves out takes ASTRA-sim's own value (roofline-enabled 0, peak-perf and local-mem-bw
+ * 0, endpoint-delay 10, active-chunks-per-dimension 1; an implementation key left out keeps
+ * cfg's), and scheduling-policy, collective-optimization and preferred-dataset-splits, which
+ * ASTRA-sim leaves unset without them, are required.  Keys ASTRA-sim reads that change nothing
+ * in this model (boost-mode, trace-enabled, ...) are accepted; values this model does not
+ * implement are errors naming path: and the key.
  */
 gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error);
 

@@ -311,9 +311,15 @@ static gboolean check_config(Replay *R, GError **error)
                     "active-chunks-per-dimension must be at least 1");
         return FALSE;
     }
-    if (c->roofline && !(c->local_mem_bw_gbps > 0 && c->peak_tflops > 0)) {
+    if (!(c->local_mem_bw_gbps > 0)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "--semantics astra: the roofline needs local-mem-bw and peak-perf above 0");
+                    "--semantics astra: local-mem-bw must be above 0 (ASTRA-sim prices every "
+                    "reduction step by it, and divides by zero without it)");
+        return FALSE;
+    }
+    if (c->roofline && !(c->peak_tflops > 0)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: the roofline needs peak-perf above 0");
         return FALSE;
     }
     return TRUE;

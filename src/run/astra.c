@@ -361,7 +361,16 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                     "%s: expected a JSON object of system settings", path);
         return FALSE;
     }
+    /* A key the file leaves out takes ASTRA-sim's own value (Sys::Sys), not this reader's
+     * defaults: the roofline off, peak-perf and local-mem-bw 0, endpoint-delay 10, one active
+     * chunk.  The three that Sys::Sys leaves unset are required (without preferred-dataset-splits
+     * ASTRA-sim divides by zero). */
     SsimAstraConfig c = *cfg;
+    c.roofline = FALSE;
+    c.peak_tflops = 0;
+    c.local_mem_bw_gbps = 0;
+    c.endpoint_delay = 10;
+    c.active_chunks_per_dim = 1;
     JsonObject *o = json_node_get_object(root);
     g_autoptr(GList) members = json_object_get_members(o);
     members = g_list_sort(members, (GCompareFunc)strcmp);
@@ -459,6 +468,16 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
             }
         }
     }
+    static const char *const required[] = {"scheduling-policy", "collective-optimization",
+                                           "preferred-dataset-splits"};
+    for (guint k = 0; k < G_N_ELEMENTS(required); k++)
+        if (!json_object_has_member(o, required[k])) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s is missing (ASTRA-sim's system layer leaves it unset without "
+                        "it)",
+                        path, required[k]);
+            return FALSE;
+        }
     *cfg = c;
     return TRUE;
 }

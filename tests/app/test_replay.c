@@ -177,6 +177,69 @@ Test(replay_cli, astra_semantics, .init = test_redirect)
               err);
 }
 
+/* A system file without roofline-enabled runs as ASTRA-sim runs it, with the roofline off: a
+ * compute node takes its trace duration (ASTRA-sim's HGX-H100-validated.json is such a file).
+ * By hand: one node of 5 us, 2e12 operations on 1e9 bytes; with the roofline on at 900 TFLOP/s
+ * and 1600 GB/s, 2e12 / min(1.6e12 x 2000, 9e14) s = 2222222 ns. */
+Test(replay_cli, astra_system_without_roofline_key_replays_durations, .init = test_redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-noroof-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "w", NULL);
+    for (guint r = 0; r < 2; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        CwWriter *w = cw_open(path, "0.0.4");
+        CwNode n = CW_NODE_INIT;
+        n.id = 1;
+        n.name = "gemm";
+        n.type = CW_COMP;
+        n.duration_micros = 5;
+        n.num_ops = 2e12;
+        n.tensor_size = 1000000000;
+        cw_node(w, &n);
+        cr_assert(cw_close(w, NULL));
+    }
+    /* The configuration files apart: JSON files beside the traces are taken for comm groups. */
+    g_autofree char *cfg = g_build_filename(dir, "cfg", NULL);
+    cr_assert_eq(g_mkdir(cfg, 0700), 0);
+    g_autofree char *net = g_build_filename(cfg, "net.yml", NULL);
+    cr_assert(g_file_set_contents(net,
+                                  "topology: [ Switch ]\nnpus_count: [ 2 ]\nbandwidth: [ 100 ]\n"
+                                  "latency: [ 500 ]\n",
+                                  -1, NULL));
+    const char *keys = "\"scheduling-policy\": \"LIFO\", \"collective-optimization\": "
+                       "\"localBWAware\", \"preferred-dataset-splits\": 4, \"local-mem-bw\": "
+                       "1600, \"peak-perf\": 900";
+    g_autofree char *off = g_build_filename(cfg, "off.json", NULL);
+    g_autofree char *on = g_build_filename(cfg, "on.json", NULL);
+    g_autofree char *bare = g_build_filename(cfg, "bare.json", NULL);
+    g_autofree char *off_text = g_strdup_printf("{%s}", keys);
+    g_autofree char *on_text = g_strdup_printf("{%s, \"roofline-enabled\": 1}", keys);
+    cr_assert(g_file_set_contents(off, off_text, -1, NULL));
+    cr_assert(g_file_set_contents(on, on_text, -1, NULL));
+    cr_assert(g_file_set_contents(bare,
+                                  "{\"scheduling-policy\": \"LIFO\", "
+                                  "\"collective-optimization\": \"baseline\", "
+                                  "\"preferred-dataset-splits\": 1}",
+                                  -1, NULL));
+    const char *run_off[] = {"shiftsim",       "replay", "--chakra", prefix, "--astra-network", net,
+                             "--astra-system", off,      "--format", "csv"};
+    int rc_off = test_cli(G_N_ELEMENTS(run_off), run_off);
+    const char *run_on[] = {"shiftsim", "replay",         "--chakra", prefix,     "--astra-network",
+                            net,        "--astra-system", on,         "--format", "csv"};
+    int rc_on = test_cli(G_N_ELEMENTS(run_on), run_on);
+    const char *run_bare[] = {"shiftsim",        "replay", "--chakra",       prefix,
+                              "--astra-network", net,      "--astra-system", bare};
+    int rc_bare = test_cli(G_N_ELEMENTS(run_bare), run_bare);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert_eq(rc_off, 0, "%s", err);
+    cr_assert_eq(rc_on, 0, "%s", err);
+    cr_assert_eq(rc_bare, 1, "%s", err);
+    cr_assert(strstr(out, ",5000,") != NULL, "%s", out);
+    cr_assert(strstr(out, ",2222222,") != NULL, "%s", out);
+    cr_assert(strstr(err, "local-mem-bw must be above 0") != NULL, "%s", err);
+}
+
 /* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which
  * refuse it, it is an error. */
 Test(replay_cli, astra_semantics_refuses_gather, .init = test_redirect)

@@ -157,7 +157,11 @@ Test(astra_config, reads_astra_example_system)
     /* The "one" forms: one ring over every NPU. */
     g_autofree char *q = write_file("one.json", "{\"all-to-all-implementation\": [\"oneDirect4\"],"
                                                 " \"all-gather-implementation\": "
-                                                "[\"oneRing\", \"oneHalvingDoubling\"]}");
+                                                "[\"oneRing\", \"oneHalvingDoubling\"],"
+                                                " \"scheduling-policy\": \"FIFO\","
+                                                " \"collective-optimization\": \"baseline\","
+                                                " \"preferred-dataset-splits\": 4,"
+                                                " \"local-mem-bw\": 3350}");
     SsimAstraConfig one = c;
     cr_assert(ssim_astra_config_read_system(&one, q, &error), "%s", error ? error->message : "");
     cr_assert(one.impl[SSIM_ASTRA_A2A][0].one);
@@ -177,6 +181,49 @@ Test(astra_config, reads_astra_example_system)
     cr_assert(strstr(text->str, "scheduling-policy: FIFO\n"), "%s", text->str);
     cr_assert(strstr(text->str, "all-reduce-implementation: [ ring, direct8 ]\n"), "%s", text->str);
     cr_assert(strstr(text->str, "local-mem-bw: 3350\n"), "%s", text->str);
+}
+
+/* A key the file leaves out takes ASTRA-sim's value (Sys::Sys), not this reader's defaults (the
+ * example system's, roofline on): ASTRA-sim's HGX-H100-validated.json has no roofline-enabled,
+ * and ASTRA-sim then replays the trace's durations. */
+Test(astra_config, absent_system_keys_take_astra_sims_values)
+{
+    g_autofree char *p = write_file("bare.json", "{\"scheduling-policy\": \"LIFO\","
+                                                 " \"collective-optimization\": \"localBWAware\","
+                                                 " \"preferred-dataset-splits\": 4}");
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    cr_assert(c.roofline, "this reader's default system has the roofline on");
+    c.endpoint_delay = 99;
+    c.active_chunks_per_dim = 7;
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_system(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert_not(c.roofline);
+    cr_assert_float_eq(c.peak_tflops, 0, 0);
+    cr_assert_float_eq(c.local_mem_bw_gbps, 0, 0);
+    cr_assert_eq(c.endpoint_delay, 10);
+    cr_assert_eq(c.active_chunks_per_dim, 1);
+    cr_assert_eq(c.splits, 4);
+    cr_assert_eq(c.impl[SSIM_ASTRA_AR][0].algo, SSIM_ASTRA_ALGO_RING, "kept from cfg");
+
+    /* The three keys ASTRA-sim leaves unset without them are required, each by name. */
+    const char *const missing[] = {"scheduling-policy", "collective-optimization",
+                                   "preferred-dataset-splits"};
+    const char *const texts[] = {
+        "{\"collective-optimization\": \"baseline\", \"preferred-dataset-splits\": 1}",
+        "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1}",
+        "{\"scheduling-policy\": \"FIFO\", \"collective-optimization\": \"baseline\"}"};
+    for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
+        g_autofree char *name = g_strdup_printf("missing%u.json", i);
+        g_autofree char *q = write_file(name, texts[i]);
+        SsimAstraConfig d;
+        ssim_astra_config_init(&d);
+        cr_assert_not(ssim_astra_config_read_system(&d, q, &error), "case %u", i);
+        g_autofree char *want = g_strdup_printf("%s: %s is missing", q, missing[i]);
+        cr_assert(g_str_has_prefix(error->message, want), "%s", error->message);
+        cr_assert_eq(d.splits, 4, "a refused file changes nothing");
+        g_clear_error(&error);
+    }
 }
 
 Test(astra_config, bad_systems_name_file_and_key)
