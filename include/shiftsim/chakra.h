@@ -75,6 +75,15 @@ typedef struct {
     gboolean stream_per_peer;
     gboolean use_roofline; /* price compute by num_ops/tensor_size even if it has a duration */
     gboolean strict;       /* elided node types and approximated collectives are errors */
+    /* A dependency on a node id the trace does not have is an error (FALSE, the default) or is
+     * taken as met and dropped (TRUE): PyTorch's traces, once converted, name nodes the
+     * converter left out (the process's root node, filtered CPU ops).  Counted in n_dangling. */
+    gboolean drop_dangling;
+    /* Replay data dependencies only (TRUE) instead of data and control dependencies (FALSE, the
+     * default, as ASTRA-sim's feeder): some converted PyTorch traces make a CPU operator wait
+     * (ctrl_deps) for the GPU kernel it launches, which waits (data_deps) for the operator, a
+     * cycle.  Counted in n_ctrl_ignored. */
+    gboolean ignore_ctrl_deps;
     /* Label ops with their node names (default TRUE).  Interning a name per node is a large
      * part of loading a big trace: turn it off when no report shows op names (the replay verb
      * keeps them only for --timeline, --trace, --plot and error messages). */
@@ -112,6 +121,9 @@ typedef struct {
     guint64 n_elided; /* nodes not replayed (deps forwarded) */
     guint64 elided_by_type[SSIM_CHAKRA_N_NODE_TYPES];
     guint64 n_approximated;    /* GATHER, SCATTER, MEM_* nodes */
+    guint64 n_cpu_colls;       /* host-side collective calls (no comm_type): CPU ops */
+    guint64 n_dangling;        /* dependencies on absent nodes dropped (drop_dangling) */
+    guint64 n_ctrl_ignored;    /* control dependencies not replayed (ignore_ctrl_deps) */
     guint64 n_ops;             /* ops in the graph */
     guint64 n_deps;            /* dependency edges in the graph */
     guint64 n_ignored_attrs;   /* attribute instances not read */

@@ -77,11 +77,19 @@ static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet
 }
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
+/* How a load treats dependencies its trace cannot keep (--dangling-deps, --ctrl-deps). */
+typedef struct {
+    gboolean drop_dangling, ignore_ctrl;
+} DepRules;
+
 static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint jobs,
-                              gboolean names, gboolean report, GArray **node_ids, GError **error)
+                              const DepRules *deps, gboolean names, gboolean report,
+                              GArray **node_ids, GError **error)
 {
     SsimChakraOptions opts;
     ssim_chakra_options_init(&opts);
+    opts.drop_dangling = deps->drop_dangling;
+    opts.ignore_ctrl_deps = deps->ignore_ctrl;
     opts.keep_names = names;
     opts.n_threads = jobs;
     opts.keep_node_ids = node_ids != NULL;
@@ -91,6 +99,16 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     if (graph && report) {
         g_autoptr(GString) text = ssim_chakra_stats_format(&stats);
         fputs(text->str, stderr);
+    }
+    if (graph && node_ids && stats.n_cpu_colls > 0) {
+        /* ASTRA-sim's Workload::issue_comm throws on a communication node on the CPU. */
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: --semantics astra: %" G_GUINT64_FORMAT
+                    " COMM_COLL_NODEs on the CPU without comm_type, which ASTRA-sim refuses "
+                    "(\"Comm node should not be on CPU\")",
+                    prefix, stats.n_cpu_colls);
+        ssim_graph_free(graph);
+        graph = NULL;
     }
     if (graph && node_ids && stats.n_approximated > stats.n_mem) {
         /* Under ASTRA-sim's rules a GATHER or SCATTER cannot be approximated: it refuses them. */
@@ -134,6 +152,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
     g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
+    g_autofree char *dangling = NULL, *ctrl_deps = NULL;
     g_autofree char *astra_network = NULL, *astra_system = NULL;
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
@@ -201,6 +220,16 @@ int ssim_verb_replay(int argc, char **argv)
         {"comm-group", 0, 0, G_OPTION_ARG_FILENAME, &comm_group,
          "Chakra comm-group JSON (default: PREFIX.json, else the only *.json beside the traces)",
          "FILE"},
+        {"dangling-deps", 0, 0, G_OPTION_ARG_STRING, &dangling,
+         "With --chakra: a dependency on a node its trace does not have is an error (error, the "
+         "default) or is taken as met (drop: PyTorch's converted traces name nodes the "
+         "converter left out), counted on stderr",
+         "RULE"},
+        {"ctrl-deps", 0, 0, G_OPTION_ARG_STRING, &ctrl_deps,
+         "With --chakra: replay control dependencies with the data dependencies (keep, the "
+         "default, as ASTRA-sim) or data dependencies only (ignore: some converted PyTorch "
+         "traces make an operator wait for the kernel it launches, a cycle), counted on stderr",
+         "RULE"},
         {"semantics", 0, 0, G_OPTION_ARG_STRING, &semantics,
          "With --chakra: shiftsim (default: each rank's ops on CUDA-like streams, collectives "
          "priced whole) or astra (ASTRA-sim's rules: one communication slot per rank, the ready "
@@ -291,6 +320,17 @@ int ssim_verb_replay(int argc, char **argv)
                                           "machine of --semantics astra");
     gboolean astra =
         (semantics && strcmp(semantics, "astra") == 0) || astra_network || astra_system;
+    if (dangling && strcmp(dangling, "error") != 0 && strcmp(dangling, "drop") != 0)
+        return ssim_cli_usage_error(VERB, "--dangling-deps: '%s' is not error or drop", dangling);
+    if (ctrl_deps && strcmp(ctrl_deps, "keep") != 0 && strcmp(ctrl_deps, "ignore") != 0)
+        return ssim_cli_usage_error(VERB, "--ctrl-deps: '%s' is not keep or ignore", ctrl_deps);
+    DepRules deps = {.drop_dangling = dangling && strcmp(dangling, "drop") == 0,
+                     .ignore_ctrl = ctrl_deps && strcmp(ctrl_deps, "ignore") == 0};
+    if ((dangling || ctrl_deps) && !chakra)
+        return ssim_cli_usage_error(VERB, "--dangling-deps and --ctrl-deps need --chakra");
+    if ((deps.drop_dangling || deps.ignore_ctrl) && astra)
+        return ssim_cli_usage_error(VERB, "--dangling-deps drop and --ctrl-deps ignore are not "
+                                          "ASTRA-sim's rules (--semantics astra)");
     if (astra && !chakra)
         return ssim_cli_usage_error(VERB, "--semantics astra replays a Chakra trace set "
                                           "(--chakra PREFIX)");
@@ -313,12 +353,12 @@ int ssim_verb_replay(int argc, char **argv)
     if (chakra) {
         if (argc > 1)
             return ssim_cli_usage_error(VERB, "--chakra and a GRAPH file exclude each other");
-        graph = load_chakra(chakra, comm_group, (guint)jobs, names, TRUE, astra ? &node_ids : NULL,
-                            &error);
+        graph = load_chakra(chakra, comm_group, (guint)jobs, &deps, names, TRUE,
+                            astra ? &node_ids : NULL, &error);
         if (graph == NULL && !names) {
             /* A matching error names ops: load again with their names to say which. */
             g_clear_error(&error);
-            graph = load_chakra(chakra, comm_group, (guint)jobs, names = TRUE, FALSE,
+            graph = load_chakra(chakra, comm_group, (guint)jobs, &deps, names = TRUE, FALSE,
                                 astra ? &node_ids : NULL, &error);
         }
         if (graph == NULL)
@@ -375,8 +415,8 @@ int ssim_verb_replay(int argc, char **argv)
         /* Say which ops deadlocked: the same run with the ops' names. */
         g_autoptr(GError) named_error = NULL;
         g_autoptr(GArray) named_ids = NULL;
-        g_autoptr(SsimGraph) named = load_chakra(chakra, comm_group, (guint)jobs, TRUE, FALSE,
-                                                 astra ? &named_ids : NULL, &named_error);
+        g_autoptr(SsimGraph) named = load_chakra(chakra, comm_group, (guint)jobs, &deps, TRUE,
+                                                 FALSE, astra ? &named_ids : NULL, &named_error);
         if (named && astra)
             pricing.node_ids = (const guint64 *)named_ids->data;
         g_autoptr(SsimTimeline) again =

@@ -81,8 +81,11 @@ static void report_cycle(const Trace *t, const guint32 *indeg, GError **error)
         g_string_append_printf(msg, "... (%u nodes) -> ", len);
     g_string_append_printf(msg, "node %" G_GUINT64_FORMAT, recs[v].id);
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                "%s: node %" G_GUINT64_FORMAT ": dependency cycle (each depends on the next): %s",
-                t->path, recs[v].id, msg->str);
+                "%s: node %" G_GUINT64_FORMAT ": dependency cycle (each depends on the next): %s%s",
+                t->path, recs[v].id, msg->str,
+                t->has_ctrl ? " (the trace has control dependencies: --ctrl-deps ignore "
+                              "replays the data dependencies alone)"
+                            : "");
 }
 
 gboolean chakra_order_trace(Trace *t, GError **error)

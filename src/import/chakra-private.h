@@ -257,6 +257,7 @@ typedef struct {
     gsize recs_room, deps_room; /* ssim_array_push's room in each */
     guint32 *dep_local;         /* the same dependencies as local record indices */
     gboolean ids_increasing;    /* (resolve) the ids increase in file order */
+    gboolean has_ctrl;          /* some node's control dependencies are among deps */
     guint32 *order;             /* the records in issue order (chakra.c) */
     GByteArray *strs;           /* NUL-terminated names the records refer to */
     SsimChakraStats stats;      /* this trace's counts (no tables) */

@@ -452,6 +452,28 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     }
     case MAP_COLL: {
         gint64 ct;
+        if (!at.comm_type && r.cpu) {
+            /* PyTorch's host-side call of a collective (c10d::allreduce_, c10d::broadcast_,
+             * ...), which Chakra's converter has left a COMM_COLL_NODE without comm_type: the
+             * collective itself is the GPU kernel node it launches (ncclKernel_..., with
+             * comm_type and comm_size).  The call is host work: a CPU op of its duration. */
+            if (L->opts.strict)
+                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                          "COMM_COLL_NODE on the CPU without comm_type is not supported (strict "
+                          "mode)");
+            r.map = MAP_COMPUTE;
+            if (n->duration_micros > (guint64)(G_MAXINT64 / SSIM_US))
+                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                          "duration_micros %" G_GUINT64_FORMAT " is out of range",
+                          n->duration_micros);
+            r.duration = (SsimTime)n->duration_micros * SSIM_US;
+            if (r.duration > 0)
+                s->n_compute_timed++;
+            else
+                s->n_compute_empty++;
+            s->n_cpu_colls++;
+            break;
+        }
         if (!at.comm_type)
             NODE_FAIL(SSIM_CONFIG_ERROR_MISSING, "COMM_COLL_NODE has no comm_type");
         if (!attr_int(at.comm_type, &ct) || ct < 0 || ct >= (gint64)N_COLL_TYPES)
@@ -515,15 +537,19 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     }
 
     r.dep_first = t->deps->len;
-    guint nd = n->data_deps.n + n->ctrl_deps.n;
+    guint n_ctrl = L->opts.ignore_ctrl_deps ? 0 : n->ctrl_deps.n;
+    guint nd = n->data_deps.n + n_ctrl;
+    if (L->opts.ignore_ctrl_deps)
+        s->n_ctrl_ignored += n->ctrl_deps.n;
+    t->has_ctrl |= n_ctrl > 0;
     if ((guint64)t->deps->len + nd > G_MAXUINT32 - 1)
         NODE_ERR(SSIM_CONFIG_ERROR_VALUE, "%s: too many dependencies", t->path);
     if (nd > 0) {
         guint64 *d = ssim_array_push(t->deps, &t->deps_room, sizeof(guint64), nd);
         if (n->data_deps.n > 0)
             memcpy(d, n->data_deps.v, n->data_deps.n * sizeof *d);
-        if (n->ctrl_deps.n > 0)
-            memcpy(d + n->data_deps.n, n->ctrl_deps.v, n->ctrl_deps.n * sizeof *d);
+        if (n_ctrl > 0)
+            memcpy(d + n->data_deps.n, n->ctrl_deps.v, n_ctrl * sizeof *d);
     }
     r.n_deps = nd;
     *(Rec *)ssim_array_push(t->recs, &t->recs_room, sizeof(Rec), 1) = r;
@@ -718,14 +744,15 @@ static gboolean dangling_error(const Trace *t, const Rec *r, guint64 d, GError *
 {
     NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
              "%s: node %" G_GUINT64_FORMAT ": depends on node %" G_GUINT64_FORMAT
-             ", which is not in this trace (dangling dependency)",
+             ", which is not in this trace (dangling dependency; --dangling-deps drop takes "
+             "such a dependency as met, as for traces whose converter left nodes out)",
              t->path, r->id, d);
 }
 
 /* Ids within eight times the node count of each other (generators number nodes 0, 1, 2, ...,
  * not always in file order, and symbolic_tensor_graph skips about three ids in four): a table
  * indexed by id - min, 32 bytes a node at most. */
-static gboolean resolve_dense(Trace *t, guint64 lo, guint64 span, GError **error)
+static gboolean resolve_dense(Trace *t, guint64 lo, guint64 span, gboolean drop, GError **error)
 {
     guint n = t->recs->len;
     const Rec *recs = (const Rec *)(void *)t->recs->data;
@@ -747,15 +774,15 @@ static gboolean resolve_dense(Trace *t, guint64 lo, guint64 span, GError **error
         for (guint j = 0; j < recs[i].n_deps; j++) {
             guint64 d = deps[recs[i].dep_first + j];
             guint32 k = d >= lo && d - lo < span ? at[d - lo] : SSIM_NONE;
-            if (k == SSIM_NONE)
+            if (k == SSIM_NONE && !drop)
                 return dangling_error(t, &recs[i], d, error);
-            t->dep_local[recs[i].dep_first + j] = k;
+            t->dep_local[recs[i].dep_first + j] = k; /* NONE: dropped (drop_dangling) */
         }
     return TRUE;
 }
 
 /* Any ids: sorted (id, index) pairs and a binary search per dependency. */
-static gboolean resolve_sparse(Trace *t, GError **error)
+static gboolean resolve_sparse(Trace *t, gboolean drop, GError **error)
 {
     guint n = t->recs->len;
     const Rec *recs = (const Rec *)(void *)t->recs->data;
@@ -779,15 +806,43 @@ static gboolean resolve_sparse(Trace *t, GError **error)
                 else
                     hi = mid;
             }
-            if (lo == n || ids[lo].id != d)
+            gboolean found = lo < n && ids[lo].id == d;
+            if (!found && !drop)
                 return dangling_error(t, &recs[i], d, error);
-            t->dep_local[recs[i].dep_first + j] = ids[lo].index;
+            t->dep_local[recs[i].dep_first + j] = found ? ids[lo].index : SSIM_NONE;
         }
     return TRUE;
 }
 
-/* Resolves dependency ids to local indices; finds duplicate ids and dangling dependencies. */
-static gboolean resolve(Trace *t, GError **error)
+/* Removes the dependencies resolve_dense/resolve_sparse marked dropped (SSIM_NONE in
+ * dep_local), compacting each node's list in place, and counts them. */
+static void drop_marked(Trace *t)
+{
+    Rec *recs = (Rec *)(void *)t->recs->data;
+    guint64 *deps = (guint64 *)(void *)t->deps->data;
+    guint32 w = 0;
+    for (guint i = 0; i < t->recs->len; i++) {
+        guint32 first = recs[i].dep_first, kept = 0;
+        for (guint j = 0; j < recs[i].n_deps; j++) {
+            guint32 k = t->dep_local[first + j];
+            if (k == SSIM_NONE) {
+                t->stats.n_dangling++;
+                continue;
+            }
+            t->dep_local[w + kept] = k;
+            deps[w + kept] = deps[first + j];
+            kept++;
+        }
+        recs[i].dep_first = w;
+        recs[i].n_deps = kept;
+        w += kept;
+    }
+    g_array_set_size(t->deps, w);
+}
+
+/* Resolves dependency ids to local indices; finds duplicate ids and dangling dependencies
+ * (errors, or with `drop` removed and counted). */
+static gboolean resolve(Trace *t, gboolean drop, GError **error)
 {
     guint n = t->recs->len;
     t->dep_local = g_new(guint32, MAX(t->deps->len, 1));
@@ -801,12 +856,14 @@ static gboolean resolve(Trace *t, GError **error)
         hi = MAX(hi, recs[i].id);
         t->ids_increasing &= recs[i].id > recs[i - 1].id;
     }
-    if (hi - lo < 8 * (guint64)n + 64)
-        return resolve_dense(t, lo, hi - lo + 1, error);
-    return resolve_sparse(t, error);
+    gboolean ok = hi - lo < 8 * (guint64)n + 64 ? resolve_dense(t, lo, hi - lo + 1, drop, error)
+                                                : resolve_sparse(t, drop, error);
+    if (ok && drop)
+        drop_marked(t);
+    return ok;
 }
 
 gboolean chakra_read_trace(const Loader *L, Trace *t, ChakraScratch *scratch, GError **error)
 {
-    return read_trace(L, t, scratch, error) && resolve(t, error);
+    return read_trace(L, t, scratch, error) && resolve(t, L->opts.drop_dangling, error);
 }

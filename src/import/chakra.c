@@ -98,6 +98,24 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
             g_string_append_printf(out, " (%s %" G_GUINT64_FORMAT ")",
                                    ssim_chakra_node_type_name(t), s->elided_by_type[t]);
     g_string_append_printf(out, ", %" G_GUINT64_FORMAT " approximated\n", s->n_approximated);
+    if (s->n_dangling)
+        g_string_append_printf(out,
+                               "chakra: %" G_GUINT64_FORMAT
+                               " dependencies on nodes absent from their trace taken as met "
+                               "(--dangling-deps drop)\n",
+                               s->n_dangling);
+    if (s->n_ctrl_ignored)
+        g_string_append_printf(out,
+                               "chakra: %" G_GUINT64_FORMAT
+                               " control dependencies not replayed (--ctrl-deps ignore)\n",
+                               s->n_ctrl_ignored);
+    if (s->n_cpu_colls)
+        g_string_append_printf(out,
+                               "chakra: %" G_GUINT64_FORMAT
+                               " host-side collective calls without comm_type (PyTorch's "
+                               "c10d::...) replayed as CPU ops of their duration; the GPU "
+                               "kernels they launch carry the collectives\n",
+                               s->n_cpu_colls);
     g_string_append_printf(out, "chakra: attributes not read: %" G_GUINT64_FORMAT,
                            s->n_ignored_attrs);
     if (s->ignored_attrs && g_hash_table_size(s->ignored_attrs)) {
@@ -263,6 +281,9 @@ static void stats_add(SsimChakraStats *dst, const SsimChakraStats *src)
     dst->n_mem += src->n_mem;
     dst->n_elided += src->n_elided;
     dst->n_approximated += src->n_approximated;
+    dst->n_cpu_colls += src->n_cpu_colls;
+    dst->n_dangling += src->n_dangling;
+    dst->n_ctrl_ignored += src->n_ctrl_ignored;
 }
 
 /* ---- the pipeline: traces decoded on several threads, emitted in rank order ---- */

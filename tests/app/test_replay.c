@@ -283,6 +283,56 @@ Test(replay_cli, astra_system_without_roofline_key_replays_durations, .init = te
     cr_assert(strstr(err, "local-mem-bw must be above 0") != NULL, "%s", err);
 }
 
+/* Converted PyTorch traces: --dangling-deps and --ctrl-deps on the command line, refused with
+ * bad values, without --chakra and under ASTRA-sim's rules; a host-side collective call (no
+ * comm_type, on the CPU) replays as a CPU op, and ASTRA-sim's rules refuse it as ASTRA-sim does. */
+Test(replay_cli, converted_pytorch_trace_options, .init = test_redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("pytorch-et-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "t", NULL);
+    g_autofree char *whole = g_build_filename(dir, "w", NULL); /* no dangling dependency */
+    for (guint set = 0; set < 2; set++)
+        for (guint r = 0; r < 2; r++) {
+            g_autofree char *path = cw_rank_path(set ? whole : prefix, r);
+            CwWriter *w = cw_open(path, "0.0.4");
+            static const guint64 absent[] = {3};
+            CwNode call = CW_NODE_INIT;
+            call.id = 10;
+            call.name = "c10d::allreduce_";
+            call.type = CW_COLL;
+            call.is_cpu_op = 1;
+            call.duration_micros = 7;
+            if (set == 0)
+                call.data_deps = absent, call.n_data_deps = 1;
+            cw_node(w, &call);
+            cr_assert(cw_close(w, NULL));
+        }
+    const char *strict[] = {"shiftsim", "replay", "--chakra", prefix};
+    const char *drop[] = {"shiftsim", "replay", "--chakra", prefix, "--dangling-deps", "drop"};
+    const char *astra[] = {"shiftsim", "replay", "--chakra", whole, "--semantics", "astra"};
+    const char *astra_drop[] = {"shiftsim",    "replay", "--chakra",        prefix,
+                                "--semantics", "astra",  "--dangling-deps", "drop"};
+    const char *bad_value[] = {"shiftsim", "replay", "--chakra", prefix, "--ctrl-deps", "maybe"};
+    const char *no_chakra[] = {"shiftsim", "replay", "--dangling-deps", "drop"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(strict), strict), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(drop), drop), 0);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(astra), astra), 1);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(astra_drop), astra_drop), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad_value), bad_value), 2);
+    cr_assert_eq(test_cli(G_N_ELEMENTS(no_chakra), no_chakra), 2);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(out, "makespan  7000 ns") != NULL, "%s", out);
+    cr_assert(strstr(err, "depends on node 3, which is not in this trace") != NULL, "%s", err);
+    cr_assert(strstr(err, "2 dependencies on nodes absent from their trace taken as met") != NULL,
+              "%s", err);
+    cr_assert(strstr(err, "2 host-side collective calls without comm_type") != NULL, "%s", err);
+    cr_assert(strstr(err, "which ASTRA-sim refuses") != NULL, "%s", err);
+    cr_assert(strstr(err, "are not ASTRA-sim's rules") != NULL, "%s", err);
+    cr_assert(strstr(err, "--ctrl-deps: 'maybe' is not keep or ignore") != NULL, "%s", err);
+    cr_assert(strstr(err, "need --chakra") != NULL, "%s", err);
+}
+
 /* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which
  * refuse it, it is an error. */
 Test(replay_cli, astra_semantics_refuses_gather, .init = test_redirect)

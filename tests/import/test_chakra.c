@@ -678,6 +678,99 @@ Test(chakra, error_dangling_dependency)
     assert_has(msg, "dangling");
 }
 
+/* Converted PyTorch traces (Chakra's feeder test data, for one) name nodes the converter left
+ * out.  --dangling-deps drop takes such a dependency as met: node 3 runs at once, as if it had
+ * none, and the count says how many were dropped. */
+Test(chakra, dangling_dependencies_dropped_on_request)
+{
+    g_autofree char *prefix = prefix_of("dangle-drop");
+    guint64 d[] = {99, 1};
+    CwNode n[2] = {comp_node(1, 4), comp_node(3, 2)};
+    n[1].data_deps = d, n[1].n_data_deps = 1; /* 99: absent */
+    n[1].ctrl_deps = d + 1, n[1].n_ctrl_deps = 1;
+    write_rank(prefix, 0, n, 2);
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    cr_assert_not(o.drop_dangling, "an error by default");
+    o.drop_dangling = TRUE;
+    SsimChakraStats stats;
+    ssim_chakra_stats_init(&stats);
+    g_autoptr(SsimGraph) g = load_ok(prefix, NULL, &o, &stats);
+    cr_assert_eq(stats.n_dangling, 1);
+    cr_assert_eq(stats.n_deps, 1, "the dependency on node 1 stays");
+    SsimSimpleCost p = test_cost();
+    g_autoptr(SsimTimeline) tl = replay(g, &p);
+    cr_assert_eq(tl->makespan, 6 * SSIM_US, "node 3 after node 1: 4 + 2 us");
+    g_autoptr(GString) text = ssim_chakra_stats_format(&stats);
+    assert_has(text->str, "1 dependencies on nodes absent from their trace taken as met");
+    ssim_chakra_stats_clear(&stats);
+}
+
+/* A CPU operator that waits (ctrl_deps) for the GPU kernel it launches, which waits (data_deps)
+ * for the operator: a cycle, refused with a hint; --ctrl-deps ignore replays the data
+ * dependencies alone, and the kernel follows its operator. */
+Test(chakra, control_dependencies_ignored_on_request)
+{
+    g_autofree char *prefix = prefix_of("ctrl-cycle");
+    guint64 d1[] = {1}, d2[] = {2};
+    CwNode n[2] = {comp_node(1, 3), comp_node(2, 5)};
+    n[0].name = "aten::mul", n[0].is_cpu_op = 1;
+    n[0].ctrl_deps = d2, n[0].n_ctrl_deps = 1;
+    n[1].name = "kernel";
+    n[1].data_deps = d1, n[1].n_data_deps = 1;
+    write_rank(prefix, 0, n, 2);
+    g_autofree char *msg = load_error(prefix, NULL, NULL);
+    assert_has(msg, "dependency cycle");
+    assert_has(msg, "--ctrl-deps ignore");
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.ignore_ctrl_deps = TRUE;
+    SsimChakraStats stats;
+    ssim_chakra_stats_init(&stats);
+    g_autoptr(SsimGraph) g = load_ok(prefix, NULL, &o, &stats);
+    cr_assert_eq(stats.n_ctrl_ignored, 1);
+    SsimSimpleCost p = test_cost();
+    g_autoptr(SsimTimeline) tl = replay(g, &p);
+    cr_assert_eq(tl->makespan, 8 * SSIM_US, "the kernel after its operator: 3 + 5 us");
+    ssim_chakra_stats_clear(&stats);
+}
+
+/* PyTorch's host-side call of a collective (c10d::allreduce_) converted to a COMM_COLL_NODE on
+ * the CPU without comm_type: a CPU op of its duration (the kernel it launches carries the
+ * collective); in strict mode, an error. */
+Test(chakra, host_side_collective_call_is_a_cpu_op)
+{
+    g_autofree char *prefix = prefix_of("c10d");
+    CwNode n = CW_NODE_INIT;
+    n.id = 7;
+    n.name = "c10d::allreduce_";
+    n.type = CW_COLL;
+    n.is_cpu_op = 1;
+    n.duration_micros = 12;
+    write_rank(prefix, 0, &n, 1);
+    SsimChakraStats stats;
+    ssim_chakra_stats_init(&stats);
+    g_autoptr(SsimGraph) g = load_ok(prefix, NULL, NULL, &stats);
+    cr_assert_eq(stats.n_cpu_colls, 1);
+    cr_assert_eq(stats.n_collectives, 0);
+    cr_assert_eq(stats.n_compute_timed, 1);
+    SsimSimpleCost p = test_cost();
+    g_autoptr(SsimTimeline) tl = replay(g, &p);
+    cr_assert_eq(tl->makespan, 12 * SSIM_US);
+    ssim_chakra_stats_clear(&stats);
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.strict = TRUE;
+    g_autofree char *msg = load_error(prefix, NULL, &o);
+    assert_has(msg, "node 7");
+    assert_has(msg, "on the CPU without comm_type");
+    /* On the GPU it is still an error: a collective must say which. */
+    n.is_cpu_op = 0;
+    write_rank(prefix, 0, &n, 1);
+    g_autofree char *gpu = load_error(prefix, NULL, NULL);
+    assert_has(gpu, "COMM_COLL_NODE has no comm_type");
+}
+
 Test(chakra, error_cycle)
 {
     g_autofree char *prefix = prefix_of("cycle");
