@@ -19,6 +19,10 @@ static char *bundled(const char *rel)
     return g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "chakra", rel, NULL);
 }
 
+/* `text` (stdout or stderr of the runs so far) says `needle`. */
+#define assert_says(text, needle)                                                                  \
+    cr_assert(strstr((text), (needle)) != NULL, "no \"%s\" in:\n%s", (needle), (text))
+
 Test(replay_cli, chakra_on_a_flow_network, .init = test_redirect)
 {
     g_autofree char *prefix = bundled("examples/two-rank/two-rank");
@@ -278,9 +282,9 @@ Test(replay_cli, astra_system_without_roofline_key_replays_durations, .init = te
     cr_assert_eq(rc_off, 0, "%s", err);
     cr_assert_eq(rc_on, 0, "%s", err);
     cr_assert_eq(rc_bare, 1, "%s", err);
-    cr_assert(strstr(out, ",5000,") != NULL, "%s", out);
-    cr_assert(strstr(out, ",2222222,") != NULL, "%s", out);
-    cr_assert(strstr(err, "local-mem-bw must be above 0") != NULL, "%s", err);
+    assert_says(out, ",5000,");
+    assert_says(out, ",2222222,");
+    assert_says(err, "local-mem-bw must be above 0");
 }
 
 /* Converted PyTorch traces: --dangling-deps and --ctrl-deps on the command line, refused with
@@ -322,15 +326,14 @@ Test(replay_cli, converted_pytorch_trace_options, .init = test_redirect)
     cr_assert_eq(test_cli(G_N_ELEMENTS(no_chakra), no_chakra), 2);
     g_autofree char *out = test_slurp(cr_get_redirected_stdout());
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
-    cr_assert(strstr(out, "makespan  7000 ns") != NULL, "%s", out);
-    cr_assert(strstr(err, "depends on node 3, which is not in this trace") != NULL, "%s", err);
-    cr_assert(strstr(err, "2 dependencies on nodes absent from their trace taken as met") != NULL,
-              "%s", err);
-    cr_assert(strstr(err, "2 host-side collective calls without comm_type") != NULL, "%s", err);
-    cr_assert(strstr(err, "which ASTRA-sim refuses") != NULL, "%s", err);
-    cr_assert(strstr(err, "are not ASTRA-sim's rules") != NULL, "%s", err);
-    cr_assert(strstr(err, "--ctrl-deps: 'maybe' is not keep or ignore") != NULL, "%s", err);
-    cr_assert(strstr(err, "need --chakra") != NULL, "%s", err);
+    assert_says(out, "makespan  7000 ns");
+    assert_says(err, "depends on node 3, which is not in this trace");
+    assert_says(err, "2 dependencies on nodes absent from their trace taken as met");
+    assert_says(err, "2 host-side collective calls without comm_type");
+    assert_says(err, "which ASTRA-sim refuses");
+    assert_says(err, "are not ASTRA-sim's rules");
+    assert_says(err, "--ctrl-deps: 'maybe' is not keep or ignore");
+    assert_says(err, "need --chakra");
 }
 
 /* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which
