@@ -76,12 +76,12 @@ static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet
     return ssim_runtime_run_config(graph, &run, error);
 }
 
-/* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
 /* How a load treats dependencies its trace cannot keep (--dangling-deps, --ctrl-deps). */
 typedef struct {
     gboolean drop_dangling, ignore_ctrl;
 } DepRules;
 
+/* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
 static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint jobs,
                               const DepRules *deps, gboolean names, gboolean report,
                               GArray **node_ids, GError **error)
