@@ -41,7 +41,11 @@ struct SsimRun {
     guint64 *hot;
     guint32 *word;                 /* per op copy: state << 30 | pending predecessors */
     guint32 *arrived;              /* per match instance */
-    SsimTime *ready, *start, *end; /* ready is NULL when replicated */
+    SsimTime *ready, *start, *end; /* ready is NULL when replicated; start, end with a sink */
+    /* With a sink (runtime.h): per stream copy, the start of the op running on it (a stream runs
+     * one op at a time), handed to the sink when the op ends. */
+    const SsimOpSink *sink;
+    SsimTime *stream_start;
     guint ev_op_end, ev_match_end;
     guint64 n_done;
     SsimTime last_end; /* the end of the op copy finished last: the makespan */

@@ -225,7 +225,11 @@ static void program_done(Run *r, guint c, guint32 p)
 static void finish(Run *r, guint c, guint32 i)
 {
     gsize x = AT(r, c, i);
-    r->end[x] = r->now;
+    if (r->sink != NULL)
+        r->sink->op_end(r->sink->data, i, c,
+                        r->stream_start[(gsize)r->ops[i].stream * r->n_copies + c], r->now);
+    else
+        r->end[x] = r->now;
     r->last_end = r->now; /* the clock never goes back, so this is the latest end */
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
@@ -317,6 +321,15 @@ static inline void prefetch_successors(const Run *r, guint c, guint32 i)
 #endif
 }
 
+/* Copy c of op i (entry x) starts now. */
+static inline void set_start(Run *r, guint c, guint32 i, gsize x)
+{
+    if (r->sink != NULL)
+        r->stream_start[(gsize)r->ops[i].stream * r->n_copies + c] = r->now;
+    else
+        r->start[x] = r->now;
+}
+
 /*
  * Starts compute op i of copy c now.  It has its stream to itself, so it ends after its duration,
  * at the rank copy's current speed; under interference the stream copy records its progress and
@@ -326,7 +339,7 @@ static void start_compute(Run *r, guint c, guint32 i, guint64 hot)
 {
     gsize x = AT(r, c, i);
     r->word[x] = WITH_STATE(0, RUNNING);
-    r->start[x] = r->now;
+    set_start(r, c, i, x);
     SsimTime d = hot < HOT_ASK ? (SsimTime)hot : op_duration(r, i, 1);
     if (r->slowdown > 0) {
         const SsimOp *op = &r->ops[i];
@@ -366,7 +379,7 @@ static void run_members(Run *r, guint32 m, guint32 k)
         for (guint32 e = 0; e < n; e++) {
             gsize x = AT(r, c, members[e]);
             r->word[x] = WITH_STATE(0, RUNNING);
-            r->start[x] = r->now;
+            set_start(r, c, members[e], x);
         }
     }
 }
@@ -726,6 +739,7 @@ static void run_free(Run *r)
     g_free(r->round);
     g_free(r->word);
     g_free(r->arrived);
+    g_free(r->stream_start);
     g_free(r->inst_first);
     g_free(r->cost_cache);
     g_free(r->host_at);
@@ -831,8 +845,13 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     r.word = ssim_new_large(guint32, total);
     r.arrived = ssim_new0_large(guint32, MAX(n_instances, 1));
     r.ready = nc == 1 ? ssim_new_large(SsimTime, total) : NULL;
-    r.start = ssim_new_large(SsimTime, total);
-    r.end = ssim_new_large(SsimTime, total);
+    r.sink = config->sink;
+    if (r.sink == NULL) {
+        r.start = ssim_new_large(SsimTime, total);
+        r.end = ssim_new_large(SsimTime, total);
+    } else {
+        r.stream_start = g_new0(SsimTime, MAX((gsize)ssim_graph_n_streams(g) * nc, 1));
+    }
     if (nc > 1 && cost->pure) {
         r.cost_cache = ssim_new_large(SsimTime, MAX(n, 1));
         memset(r.cost_cache, 0xff, sizeof(SsimTime) * MAX(n, 1)); /* -1: not asked yet */

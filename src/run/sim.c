@@ -119,12 +119,40 @@ static SsimTime iv_intersect(const GArray *x, const GArray *y)
 
 /* ---- measuring --------------------------------------------------------------------------- */
 
+typedef struct SimAccum SimAccum;
+
 typedef struct {
     GArray *phase;     /* forward, backward and recompute kernels */
     GArray *optimizer; /* the other kernels */
     GArray *comm[SSIM_COMM_N];
     gsize phase_room, optimizer_room, comm_room[SSIM_COMM_N]; /* ssim_array_push */
 } RankIv;
+
+/* The list of `x` an op of class `cls` is filed into (and its room), or NULL. */
+static GArray *class_list(RankIv *x, guint8 cls, gsize **room)
+{
+    switch ((SsimOpClass)cls) {
+    case SSIM_OPCLASS_FWD:
+    case SSIM_OPCLASS_BWD:
+    case SSIM_OPCLASS_RECOMPUTE:
+        *room = &x->phase_room;
+        return x->phase;
+    case SSIM_OPCLASS_OPTIMIZER:
+        *room = &x->optimizer_room;
+        return x->optimizer;
+    case SSIM_OPCLASS_TP:
+        *room = &x->comm_room[SSIM_COMM_TP];
+        return x->comm[SSIM_COMM_TP];
+    case SSIM_OPCLASS_PP:
+        *room = &x->comm_room[SSIM_COMM_PP];
+        return x->comm[SSIM_COMM_PP];
+    case SSIM_OPCLASS_DP:
+        *room = &x->comm_room[SSIM_COMM_DP];
+        return x->comm[SSIM_COMM_DP];
+    default:
+        return NULL;
+    }
+}
 
 /* Files copy `c` of the ops `ops` (n) of one rank into its interval lists (emptied first). */
 static void rank_intervals(RankIv *x, const SsimTimeline *tl, guint c, const guint8 *cls,
@@ -138,28 +166,10 @@ static void rank_intervals(RankIv *x, const SsimTimeline *tl, guint c, const gui
     for (guint32 j = 0; j < n; j++) {
         guint32 i = ops[j];
         gsize at = (gsize)i * copies + c;
-        SsimTime s = tl->start[at], e = tl->end[at];
-        switch ((SsimOpClass)cls[i]) {
-        case SSIM_OPCLASS_FWD:
-        case SSIM_OPCLASS_BWD:
-        case SSIM_OPCLASS_RECOMPUTE:
-            iv_push(x->phase, &x->phase_room, s, e);
-            break;
-        case SSIM_OPCLASS_OPTIMIZER:
-            iv_push(x->optimizer, &x->optimizer_room, s, e);
-            break;
-        case SSIM_OPCLASS_TP:
-            iv_push(x->comm[SSIM_COMM_TP], &x->comm_room[SSIM_COMM_TP], s, e);
-            break;
-        case SSIM_OPCLASS_PP:
-            iv_push(x->comm[SSIM_COMM_PP], &x->comm_room[SSIM_COMM_PP], s, e);
-            break;
-        case SSIM_OPCLASS_DP:
-            iv_push(x->comm[SSIM_COMM_DP], &x->comm_room[SSIM_COMM_DP], s, e);
-            break;
-        default:
-            break;
-        }
+        gsize *room;
+        GArray *list = class_list(x, cls[i], &room);
+        if (list != NULL)
+            iv_push(list, room, tl->start[at], tl->end[at]);
     }
 }
 
@@ -168,15 +178,256 @@ static gboolean is_phase(guint8 cls)
     return cls == SSIM_OPCLASS_FWD || cls == SSIM_OPCLASS_BWD || cls == SSIM_OPCLASS_RECOMPUTE;
 }
 
-void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
-                         const SsimModel *model, const SsimParallel *par, double peak_flops)
+/*
+ * What measuring needs of each graph op, without its times: its class, rank and per-iteration
+ * term (-1: none; an op's term follows from its name, ssim_lower_step_cost_of, asked once per
+ * distinct name; no recompute, TP or PP op belongs to one), the ops of each rank in graph order
+ * (CSR), and the FLOPs (as ssim_lowered_flops sums them).  One pass over the graph's ops: a
+ * large graph's ops do not stay in the caches.
+ */
+typedef struct {
+    guint nr, copies;
+    guint32 n_ops;
+    guint8 *cls;
+    gint8 *term;
+    guint32 *rank_of, *first, *ops;
+    double flops_model, flops_all;
+    guint64 step_cost_ops[SSIM_STEP_COST_N];
+} OpPass;
+
+static void op_pass_init(OpPass *p, const SsimLowered *lowered, guint copies)
 {
     const SsimGraph *g = ssim_lowered_graph(lowered);
-    guint nr = 0;
-    ssim_lowered_rank_map(lowered, &nr);
-    guint32 n_ops = ssim_graph_n_ops(g);
+    memset(p, 0, sizeof *p);
+    ssim_lowered_rank_map(lowered, &p->nr);
+    p->copies = MAX(copies, 1);
+    guint32 n_ops = p->n_ops = ssim_graph_n_ops(g);
+    p->cls = g_new(guint8, MAX(n_ops, 1));
+    p->term = g_new(gint8, MAX(n_ops, 1));
+    p->rank_of = g_new(guint32, MAX(n_ops, 1));
+    p->first = g_new0(guint32, p->nr + 1);
+    p->ops = g_new(guint32, MAX(n_ops, 1));
+    guint32 n_names = ssim_graph_n_strings(g);
+    g_autofree gint8 *term_of = g_new(gint8, MAX(n_names, 1));
+    memset(term_of, -2, MAX(n_names, 1)); /* -2: not asked yet, -1: no term */
+    for (guint32 i = 0; i < n_ops; i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        guint8 c = p->cls[i] = (guint8)ssim_lowered_op_class(lowered, i);
+        p->rank_of[i] = op->rank;
+        p->first[op->rank + 1]++;
+        p->flops_all += op->flops;
+        if (c != SSIM_OPCLASS_RECOMPUTE)
+            p->flops_model += op->flops;
+        p->term[i] = -1;
+        if (c == SSIM_OPCLASS_RECOMPUTE || c == SSIM_OPCLASS_TP || c == SSIM_OPCLASS_PP ||
+            op->name == SSIM_NONE)
+            continue;
+        if (term_of[op->name] == -2) {
+            SsimStepCost t;
+            term_of[op->name] =
+                ssim_lower_step_cost_of(ssim_graph_string(g, op->name), &t) ? (gint8)t : -1;
+        }
+        p->term[i] = term_of[op->name];
+        if (p->term[i] >= 0)
+            p->step_cost_ops[p->term[i]] += p->copies;
+    }
+    for (guint i = 0; i < p->nr; i++)
+        p->first[i + 1] += p->first[i];
+    g_autofree guint32 *fill = g_memdup2(p->first, sizeof(guint32) * (p->nr + 1));
+    for (guint32 i = 0; i < n_ops; i++)
+        p->ops[fill[p->rank_of[i]]++] = i;
+}
+
+static void op_pass_clear(OpPass *p)
+{
+    g_free(p->cls);
+    g_free(p->term);
+    g_free(p->rank_of);
+    g_free(p->first);
+    g_free(p->ops);
+}
+
+static void rank_iv_init(RankIv *x)
+{
+    *x = (RankIv){.phase = g_array_new(FALSE, FALSE, sizeof(Iv))};
+    x->optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        x->comm[k] = g_array_new(FALSE, FALSE, sizeof(Iv));
+}
+
+static void rank_iv_clear(RankIv *x)
+{
+    g_array_free(x->phase, TRUE);
+    g_array_free(x->optimizer, TRUE);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        g_array_free(x->comm[k], TRUE);
+}
+
+/*
+ * A replicated run measured as it goes (SsimOpSink, runtime.h): every GPU's interval lists, the
+ * pipeline window and the per-iteration terms' time, filled as op copies end, so the run keeps
+ * no per-copy times.  The lists are the ones ssim_result_measure() files from a timeline, in
+ * another order, and iv_merge() makes them the same.  Each list's last interval is kept apart,
+ * in a small array every GPU's lists share (the lists' own tails, one per list of a thousand
+ * GPUs, would miss the caches on every op), and appended when an op starts past it: what
+ * iv_push() does with the last element.
+ */
+enum { LIST_PHASE, LIST_OPTIMIZER, LIST_TP, LIST_PP, LIST_DP, N_LISTS };
+
+typedef struct {
+    guint32 gpu0; /* the op's rank times the copies: its copy c is GPU gpu0 + c */
+    gint8 list;   /* LIST_*, or -1 (a class no list takes) */
+    gint8 term;   /* its per-iteration term, or -1 */
+    guint8 phase; /* a forward, backward or recompute kernel */
+} OpKey;
+
+struct SimAccum {
+    OpPass pass;
+    OpKey *key;   /* per graph op */
+    RankIv *gpus; /* rank * copies + copy */
+    Iv *open;     /* per GPU and list: the list's last interval (a = -1: none yet) */
+    SsimTime w0, w1;
+    SsimTime step_time[SSIM_STEP_COST_N];
+};
+
+static GArray *list_of(RankIv *x, guint k, gsize **room)
+{
+    static const guint8 cls[N_LISTS] = {SSIM_OPCLASS_FWD, SSIM_OPCLASS_OPTIMIZER, SSIM_OPCLASS_TP,
+                                        SSIM_OPCLASS_PP, SSIM_OPCLASS_DP};
+    return class_list(x, cls[k], room);
+}
+
+static void accum_op_end(gpointer data, guint32 op, guint copy, SsimTime start, SsimTime end)
+{
+    SimAccum *a = data;
+    OpKey k = a->key[op];
+    if (k.phase) {
+        a->w0 = MIN(a->w0, start);
+        a->w1 = MAX(a->w1, end);
+    }
+    if (k.term >= 0)
+        a->step_time[k.term] += end - start;
+    if (k.list < 0 || end <= start)
+        return;
+    gsize g = (gsize)k.gpu0 + copy;
+    Iv *o = &a->open[g * N_LISTS + (guint)k.list];
+    if (o->a >= 0 && start >= o->a && start <= o->b) {
+        o->b = MAX(o->b, end);
+        return;
+    }
+    if (o->a >= 0) {
+        gsize *room;
+        GArray *list = list_of(&a->gpus[g], (guint)k.list, &room);
+        *(Iv *)ssim_array_push(list, room, sizeof(Iv), 1) = *o;
+    }
+    *o = (Iv){start, end};
+}
+
+/* Appends every list's last interval: the lists are then what iv_push() would have made. */
+static void accum_close(SimAccum *a)
+{
+    gsize n = (gsize)a->pass.nr * a->pass.copies;
+    for (gsize g = 0; g < n; g++)
+        for (guint k = 0; k < N_LISTS; k++) {
+            Iv *o = &a->open[g * N_LISTS + k];
+            if (o->a < 0)
+                continue;
+            gsize *room;
+            GArray *list = list_of(&a->gpus[g], k, &room);
+            *(Iv *)ssim_array_push(list, room, sizeof(Iv), 1) = *o;
+            o->a = -1;
+        }
+}
+
+static SimAccum *accum_new(const SsimLowered *lowered, guint copies)
+{
+    SimAccum *a = g_new0(SimAccum, 1);
+    op_pass_init(&a->pass, lowered, copies);
+    gsize n = (gsize)a->pass.nr * a->pass.copies;
+    a->gpus = g_new(RankIv, MAX(n, 1));
+    a->open = g_new(Iv, MAX(n * N_LISTS, 1));
+    for (gsize i = 0; i < n; i++)
+        rank_iv_init(&a->gpus[i]);
+    for (gsize i = 0; i < n * N_LISTS; i++)
+        a->open[i] = (Iv){-1, -1};
+    a->key = g_new(OpKey, MAX(a->pass.n_ops, 1));
+    for (guint32 i = 0; i < a->pass.n_ops; i++) {
+        guint8 c = a->pass.cls[i];
+        gint8 list = -1;
+        if (is_phase(c))
+            list = LIST_PHASE;
+        else if (c == SSIM_OPCLASS_OPTIMIZER)
+            list = LIST_OPTIMIZER;
+        else if (c == SSIM_OPCLASS_TP)
+            list = LIST_TP;
+        else if (c == SSIM_OPCLASS_PP)
+            list = LIST_PP;
+        else if (c == SSIM_OPCLASS_DP)
+            list = LIST_DP;
+        a->key[i] = (OpKey){.gpu0 = a->pass.rank_of[i] * a->pass.copies,
+                            .list = list,
+                            .term = a->pass.term[i],
+                            .phase = is_phase(c)};
+    }
+    a->w0 = SSIM_TIME_NEVER;
+    return a;
+}
+
+static void accum_free(SimAccum *a)
+{
+    if (a == NULL)
+        return;
+    gsize n = (gsize)a->pass.nr * a->pass.copies;
+    for (gsize i = 0; i < n; i++)
+        rank_iv_clear(&a->gpus[i]);
+    g_free(a->gpus);
+    g_free(a->open);
+    g_free(a->key);
+    op_pass_clear(&a->pass);
+    g_free(a);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SimAccum, accum_free)
+
+/* One GPU's bubble and exposure from its interval lists (merged here), added to the sums. */
+static void gpu_figures(RankIv *x, const GArray *window, double *bubble_sum,
+                        SsimTime exp_sum[SSIM_COMM_N], SsimTime busy_sum[SSIM_COMM_N],
+                        SsimTime exposed_max[SSIM_COMM_N])
+{
+    iv_merge(x->phase);
+    iv_merge(x->optimizer);
+    for (guint k = 0; k < SSIM_COMM_N; k++)
+        iv_merge(x->comm[k]);
+    /* Kernels: every compute op; work: phase kernels and TP collectives. */
+    g_autoptr(GArray) kernels = iv_union(x->phase, x->optimizer);
+    g_autoptr(GArray) work_iv = iv_union(x->phase, x->comm[SSIM_COMM_TP]);
+    SsimTime work = iv_intersect(work_iv, window);
+    SsimTime idle = iv_measure(window) - work;
+    if (work > 0)
+        *bubble_sum += (double)idle / (double)work;
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        SsimTime busy = iv_measure(x->comm[k]);
+        SsimTime exposed = busy - iv_intersect(x->comm[k], kernels);
+        busy_sum[k] += busy;
+        exp_sum[k] += exposed;
+        exposed_max[k] = MAX(exposed_max[k], exposed);
+    }
+}
+
+/* ssim_result_measure(), from the timeline's per-copy times or, with `acc`, from what the run
+ * filed into it as it went (the timeline then has no start and end). */
+static void measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
+                    SimAccum *acc, const SsimModel *model, const SsimParallel *par,
+                    double peak_flops)
+{
     /* A replicated timeline (runtime.h) holds every copy of every op: each is a GPU measured. */
     guint copies = MAX(tl->n_copies, 1);
+    OpPass own;
+    const OpPass *p = &own;
+    if (acc != NULL)
+        p = &acc->pass;
+    else
+        op_pass_init(&own, lowered, copies);
+    guint nr = p->nr;
     guint n_gpus = nr * copies;
 
     r->n_gpus = ssim_parallel_world(par);
@@ -194,49 +445,22 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         r->host_wait_max = MAX(r->host_wait_max, tl->host_wait[k]);
     }
     r->host_wait = n_gpus ? r->host_wait / (SsimTime)n_gpus : 0;
-    /* One pass over the graph's ops (a large graph's ops do not stay in the caches): every op's
-     * class and rank, the FLOPs (as ssim_lowered_flops sums them), and the per-iteration terms:
-     * their ops' time, summed, per GPU.  An op's term follows from its name
-     * (ssim_lower_step_cost_of), asked once per distinct name; no recompute, TP or PP op belongs
-     * to one. */
-    g_autofree guint8 *cls = g_new(guint8, MAX(n_ops, 1));
-    g_autofree guint32 *first = g_new0(guint32, nr + 1);
-    g_autofree guint32 *ops = g_new(guint32, MAX(n_ops, 1));
-    g_autofree guint32 *rank_of = g_new(guint32, MAX(n_ops, 1));
+    /* The per-iteration terms: their ops' time, summed, per GPU. */
     r->step_costs_on = ssim_parallel_step_costs(par, model);
-    guint32 n_names = ssim_graph_n_strings(g);
-    g_autofree gint8 *term_of = g_new(gint8, MAX(n_names, 1));
-    memset(term_of, -2, MAX(n_names, 1)); /* -2: not asked yet, -1: no term */
-    double flops_model = 0, flops_all = 0;
-    for (guint32 i = 0; i < n_ops; i++) {
-        const SsimOp *op = ssim_graph_op(g, i);
-        cls[i] = (guint8)ssim_lowered_op_class(lowered, i);
-        rank_of[i] = op->rank;
-        first[op->rank + 1]++;
-        flops_all += op->flops;
-        if (cls[i] != SSIM_OPCLASS_RECOMPUTE)
-            flops_model += op->flops;
-        if (cls[i] == SSIM_OPCLASS_RECOMPUTE || cls[i] == SSIM_OPCLASS_TP ||
-            cls[i] == SSIM_OPCLASS_PP || op->name == SSIM_NONE)
-            continue;
-        if (term_of[op->name] == -2) {
-            SsimStepCost t;
-            term_of[op->name] =
-                ssim_lower_step_cost_of(ssim_graph_string(g, op->name), &t) ? (gint8)t : -1;
-        }
-        if (term_of[op->name] < 0)
-            continue;
-        SsimStepCost term = (SsimStepCost)term_of[op->name];
-        for (guint c = 0; c < copies; c++) {
-            gsize at = (gsize)i * copies + c;
-            r->step_cost_time[term] += tl->end[at] - tl->start[at];
-        }
-        r->step_cost_ops[term] += copies;
+    for (guint t = 0; t < SSIM_STEP_COST_N; t++) {
+        r->step_cost_ops[t] += p->step_cost_ops[t];
+        if (acc != NULL)
+            r->step_cost_time[t] += acc->step_time[t];
     }
+    for (guint32 i = 0; acc == NULL && i < p->n_ops; i++)
+        for (guint c = 0; p->term[i] >= 0 && c < copies; c++) {
+            gsize at = (gsize)i * copies + c;
+            r->step_cost_time[p->term[i]] += tl->end[at] - tl->start[at];
+        }
     for (guint t = 0; t < SSIM_STEP_COST_N; t++)
         r->step_cost_time[t] = n_gpus ? r->step_cost_time[t] / (SsimTime)n_gpus : 0;
-    r->model_flops = flops_model * ssim_lowered_weight(lowered);
-    r->hardware_flops = flops_all * ssim_lowered_weight(lowered);
+    r->model_flops = p->flops_model * ssim_lowered_weight(lowered);
+    r->hardware_flops = p->flops_all * ssim_lowered_weight(lowered);
     double step = ssim_time_to_seconds(tl->makespan);
     if (step > 0) {
         r->samples_per_s = par->global_batch / step;
@@ -249,20 +473,15 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
         }
     }
 
-    /* Each rank's ops in graph order (CSR). */
-    guint32 most = 0;
-    for (guint i = 0; i < nr; i++) {
-        most = MAX(most, first[i + 1]);
-        first[i + 1] += first[i];
-    }
-    g_autofree guint32 *fill = g_memdup2(first, sizeof(guint32) * (nr + 1));
-    for (guint32 i = 0; i < n_ops; i++)
-        ops[fill[rank_of[i]]++] = i;
-
     /* The pipeline window: the phase kernels of every GPU. */
     SsimTime w0 = SSIM_TIME_NEVER, w1 = 0;
-    for (guint32 i = 0; i < n_ops; i++)
-        for (guint c = 0; is_phase(cls[i]) && c < copies; c++) {
+    if (acc != NULL) {
+        w0 = acc->w0;
+        w1 = acc->w1;
+        accum_close(acc);
+    }
+    for (guint32 i = 0; acc == NULL && i < p->n_ops; i++)
+        for (guint c = 0; is_phase(p->cls[i]) && c < copies; c++) {
             w0 = MIN(w0, tl->start[(gsize)i * copies + c]);
             w1 = MAX(w1, tl->end[(gsize)i * copies + c]);
         }
@@ -270,45 +489,38 @@ void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTi
     gsize window_room = 0;
     iv_push(window, &window_room, w0 == SSIM_TIME_NEVER ? 0 : w0, w1);
 
-    /* One set of lists, sized by the largest rank once, serves every GPU in turn. */
-    RankIv x = {.phase = ssim_array_new_large(sizeof(Iv), most), .phase_room = most};
-    x.optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        x.comm[k] = g_array_new(FALSE, FALSE, sizeof(Iv));
+    /* Every GPU in turn: its own lists (acc), or one set refilled from the timeline. */
+    RankIv x;
+    if (acc == NULL)
+        rank_iv_init(&x);
     double bubble_sum = 0;
     SsimTime exp_sum[SSIM_COMM_N] = {0}, busy_sum[SSIM_COMM_N] = {0};
     memset(r->exposed_max, 0, sizeof r->exposed_max);
     for (guint i = 0; i < nr; i++)
         for (guint c = 0; c < copies; c++) {
-            rank_intervals(&x, tl, c, cls, ops + first[i], first[i + 1] - first[i]);
-            iv_merge(x.phase);
-            iv_merge(x.optimizer);
-            for (guint k = 0; k < SSIM_COMM_N; k++)
-                iv_merge(x.comm[k]);
-            /* Kernels: every compute op; work: phase kernels and TP collectives. */
-            g_autoptr(GArray) kernels = iv_union(x.phase, x.optimizer);
-            g_autoptr(GArray) work_iv = iv_union(x.phase, x.comm[SSIM_COMM_TP]);
-            SsimTime work = iv_intersect(work_iv, window);
-            SsimTime idle = iv_measure(window) - work;
-            if (work > 0)
-                bubble_sum += (double)idle / (double)work;
-            for (guint k = 0; k < SSIM_COMM_N; k++) {
-                SsimTime busy = iv_measure(x.comm[k]);
-                SsimTime exposed = busy - iv_intersect(x.comm[k], kernels);
-                busy_sum[k] += busy;
-                exp_sum[k] += exposed;
-                r->exposed_max[k] = MAX(r->exposed_max[k], exposed);
-            }
+            RankIv *y = &x;
+            if (acc != NULL)
+                y = &acc->gpus[(gsize)i * copies + c];
+            else
+                rank_intervals(&x, tl, c, p->cls, p->ops + p->first[i],
+                               p->first[i + 1] - p->first[i]);
+            gpu_figures(y, window, &bubble_sum, exp_sum, busy_sum, r->exposed_max);
         }
     r->bubble = n_gpus ? bubble_sum / n_gpus : 0;
     for (guint k = 0; k < SSIM_COMM_N; k++) {
         r->exposed[k] = n_gpus ? exp_sum[k] / (SsimTime)n_gpus : 0;
         r->comm_busy[k] = n_gpus ? busy_sum[k] / (SsimTime)n_gpus : 0;
     }
-    g_array_free(x.phase, TRUE);
-    g_array_free(x.optimizer, TRUE);
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        g_array_free(x.comm[k], TRUE);
+    if (acc == NULL) {
+        rank_iv_clear(&x);
+        op_pass_clear(&own);
+    }
+}
+
+void ssim_result_measure(SsimResult *r, const SsimLowered *lowered, const SsimTimeline *tl,
+                         const SsimModel *model, const SsimParallel *par, double peak_flops)
+{
+    measure(r, lowered, tl, NULL, model, par, peak_flops);
 }
 
 char *ssim_mfu_implausible(double mfu, double step_seconds, const char *what)
@@ -768,6 +980,16 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
             return FALSE;
         rc.replication = &replication;
     }
+    /* A replicated run is measured as it goes (its copies' times are not kept: 16 bytes per op
+     * copy, most of an exact step's memory), unless the flow network's contention figures need
+     * them after it. */
+    g_autoptr(SimAccum) acc = NULL;
+    SsimOpSink sink;
+    if (rc.replication != NULL && net == NULL) {
+        acc = accum_new(lowered, replication.n_copies);
+        sink = (SsimOpSink){accum_op_end, acc};
+        rc.sink = &sink;
+    }
     lap(config, &mark, &times->place);
     g_autoptr(SsimTimeline) tl = ssim_runtime_run_config(graph, &rc, error);
     if (tl == NULL) {
@@ -785,7 +1007,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
                     tl->makespan, ssim_time_to_seconds(tl->makespan) / 3.156e7);
         return FALSE;
     }
-    ssim_result_measure(result, lowered, tl, model, par, ap.peak_flops);
+    measure(result, lowered, tl, acc, model, par, ap.peak_flops);
     if (profiled && config->explain)
         ssim_cost_explain_merge(config->explain, ssim_profiled_explain(profiled));
     if (profiled && config->class_explain)

@@ -414,6 +414,30 @@ Test(runtime, interference_lengthens_only_the_overlapped_part)
  * of then (700), it starts at once (the host is not made to wait for a transfer an op does not
  * depend on).
  */
+/* An SsimOpSink that records what it is handed (up to 64 op copies). */
+typedef struct {
+    const SsimGraph *g;
+    guint n;
+    guint seen[64];
+    SsimTime start[64], end[64], last_end;
+    gboolean in_order;
+} SinkLog;
+
+static void sink_log(gpointer data, guint32 op, guint copy, SsimTime start, SsimTime end)
+{
+    SinkLog *l = data;
+    gsize x = (gsize)op * 3 + copy;
+    cr_assert_lt(x, G_N_ELEMENTS(l->seen));
+    if (l->n == 0)
+        l->in_order = TRUE;
+    l->in_order &= end >= l->last_end;
+    l->last_end = end;
+    l->seen[x]++;
+    l->start[x] = start;
+    l->end[x] = end;
+    l->n++;
+}
+
 Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();
@@ -476,6 +500,26 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
         cr_assert_eq(v->host_wait[0 * 3 + c], 480);
         cr_assert_eq(v->host_wait[1 * 3 + c], 100);
     }
+
+    /* With a sink the run keeps no times: every op copy is handed over once, as it ends, in
+     * the order copies end, with the times the timeline had. */
+    SinkLog log = {.g = g};
+    SsimOpSink sink = {sink_log, &log};
+    cfg.sink = &sink;
+    g_autoptr(SsimTimeline) w = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(w, "%s", error ? error->message : "");
+    cr_assert_null(w->start);
+    cr_assert_null(w->end);
+    cr_assert_eq(w->makespan, v->makespan);
+    cr_assert_eq(w->events, v->events);
+    cr_assert_eq(log.n, ssim_graph_n_ops(g) * 3);
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
+        for (guint c = 0; c < 3; c++) {
+            cr_assert_eq(log.seen[AT3(i, c)], 1, "op %u copy %u handed over once", i, c);
+            cr_assert_eq(log.start[AT3(i, c)], v->start[AT3(i, c)], "op %u copy %u", i, c);
+            cr_assert_eq(log.end[AT3(i, c)], v->end[AT3(i, c)], "op %u copy %u", i, c);
+        }
+    cr_assert(log.in_order, "handed over in the order the copies end");
 }
 
 /* A communication model that finishes every match 777 ns after it starts, by its own event. */
