@@ -150,6 +150,7 @@ static GArray *class_list(RankIv *x, guint8 cls, gsize **room)
         *room = &x->comm_room[SSIM_COMM_DP];
         return x->comm[SSIM_COMM_DP];
     default:
+        *room = NULL;
         return NULL;
     }
 }
@@ -290,11 +291,20 @@ struct SimAccum {
     SsimTime step_time[SSIM_STEP_COST_N];
 };
 
+/* List k (LIST_*) of `x`, and its room. */
 static GArray *list_of(RankIv *x, guint k, gsize **room)
 {
-    static const guint8 cls[N_LISTS] = {SSIM_OPCLASS_FWD, SSIM_OPCLASS_OPTIMIZER, SSIM_OPCLASS_TP,
-                                        SSIM_OPCLASS_PP, SSIM_OPCLASS_DP};
-    return class_list(x, cls[k], room);
+    if (k == LIST_PHASE) {
+        *room = &x->phase_room;
+        return x->phase;
+    }
+    if (k == LIST_OPTIMIZER) {
+        *room = &x->optimizer_room;
+        return x->optimizer;
+    }
+    guint c = k == LIST_TP ? SSIM_COMM_TP : k == LIST_PP ? SSIM_COMM_PP : SSIM_COMM_DP;
+    *room = &x->comm_room[c];
+    return x->comm[c];
 }
 
 static void accum_op_end(gpointer data, guint32 op, guint copy, SsimTime start, SsimTime end)
