@@ -410,6 +410,19 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
             r.name_str = add_str(t, name.s, name.n);
     }
 
+    if (r.map == MAP_COLL && !at.comm_type && r.cpu) {
+        /* PyTorch's host-side call of a collective (c10d::allreduce_, c10d::broadcast_, ...),
+         * which Chakra's converter has left a COMM_COLL_NODE without comm_type: the collective
+         * itself is the GPU kernel node it launches (ncclKernel_..., with comm_type and
+         * comm_size).  The call is host work: a CPU compute op of its duration (it has no
+         * num_ops or tensor_size to price it by). */
+        if (L->opts.strict)
+            NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                      "COMM_COLL_NODE on the CPU without comm_type is not supported (strict "
+                      "mode)");
+        r.map = MAP_COMPUTE;
+        s->n_cpu_colls++;
+    }
     gint64 size = 0, peer = 0, tag = 0;
     gboolean approx = FALSE;
     switch (r.map) {
@@ -452,28 +465,6 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     }
     case MAP_COLL: {
         gint64 ct;
-        if (!at.comm_type && r.cpu) {
-            /* PyTorch's host-side call of a collective (c10d::allreduce_, c10d::broadcast_,
-             * ...), which Chakra's converter has left a COMM_COLL_NODE without comm_type: the
-             * collective itself is the GPU kernel node it launches (ncclKernel_..., with
-             * comm_type and comm_size).  The call is host work: a CPU op of its duration. */
-            if (L->opts.strict)
-                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
-                          "COMM_COLL_NODE on the CPU without comm_type is not supported (strict "
-                          "mode)");
-            r.map = MAP_COMPUTE;
-            if (n->duration_micros > (guint64)(G_MAXINT64 / SSIM_US))
-                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
-                          "duration_micros %" G_GUINT64_FORMAT " is out of range",
-                          n->duration_micros);
-            r.duration = (SsimTime)n->duration_micros * SSIM_US;
-            if (r.duration > 0)
-                s->n_compute_timed++;
-            else
-                s->n_compute_empty++;
-            s->n_cpu_colls++;
-            break;
-        }
         if (!at.comm_type)
             NODE_FAIL(SSIM_CONFIG_ERROR_MISSING, "COMM_COLL_NODE has no comm_type");
         if (!attr_int(at.comm_type, &ct) || ct < 0 || ct >= (gint64)N_COLL_TYPES)

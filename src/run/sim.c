@@ -121,37 +121,33 @@ static SsimTime iv_intersect(const GArray *x, const GArray *y)
 
 typedef struct SimAccum SimAccum;
 
+/* A GPU's interval lists: its phase kernels (forward, backward, recompute), its other kernels,
+ * and its communication of each class (LIST_COMM + SsimCommClass). */
+enum { LIST_PHASE, LIST_OPTIMIZER, LIST_COMM, N_LISTS = LIST_COMM + SSIM_COMM_N };
+
 typedef struct {
-    GArray *phase;     /* forward, backward and recompute kernels */
-    GArray *optimizer; /* the other kernels */
-    GArray *comm[SSIM_COMM_N];
-    gsize phase_room, optimizer_room, comm_room[SSIM_COMM_N]; /* ssim_array_push */
+    GArray *list[N_LISTS];
+    gsize room[N_LISTS]; /* ssim_array_push */
 } RankIv;
 
-/* The list of `x` an op of class `cls` is filed into (and its room), or NULL. */
-static GArray *class_list(RankIv *x, guint8 cls, gsize **room)
+/* The list (LIST_*) an op of class `cls` is filed into, or -1. */
+static int list_of_class(guint8 cls)
 {
     switch ((SsimOpClass)cls) {
     case SSIM_OPCLASS_FWD:
     case SSIM_OPCLASS_BWD:
     case SSIM_OPCLASS_RECOMPUTE:
-        *room = &x->phase_room;
-        return x->phase;
+        return LIST_PHASE;
     case SSIM_OPCLASS_OPTIMIZER:
-        *room = &x->optimizer_room;
-        return x->optimizer;
+        return LIST_OPTIMIZER;
     case SSIM_OPCLASS_TP:
-        *room = &x->comm_room[SSIM_COMM_TP];
-        return x->comm[SSIM_COMM_TP];
+        return LIST_COMM + SSIM_COMM_TP;
     case SSIM_OPCLASS_PP:
-        *room = &x->comm_room[SSIM_COMM_PP];
-        return x->comm[SSIM_COMM_PP];
+        return LIST_COMM + SSIM_COMM_PP;
     case SSIM_OPCLASS_DP:
-        *room = &x->comm_room[SSIM_COMM_DP];
-        return x->comm[SSIM_COMM_DP];
+        return LIST_COMM + SSIM_COMM_DP;
     default:
-        *room = NULL;
-        return NULL;
+        return -1;
     }
 }
 
@@ -160,23 +156,15 @@ static void rank_intervals(RankIv *x, const SsimTimeline *tl, guint c, const gui
                            const guint32 *ops, guint32 n)
 {
     guint copies = MAX(tl->n_copies, 1);
-    g_array_set_size(x->phase, 0);
-    g_array_set_size(x->optimizer, 0);
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        g_array_set_size(x->comm[k], 0);
+    for (guint k = 0; k < N_LISTS; k++)
+        g_array_set_size(x->list[k], 0);
     for (guint32 j = 0; j < n; j++) {
         guint32 i = ops[j];
         gsize at = (gsize)i * copies + c;
-        gsize *room;
-        GArray *list = class_list(x, cls[i], &room);
-        if (list != NULL)
-            iv_push(list, room, tl->start[at], tl->end[at]);
+        int k = list_of_class(cls[i]);
+        if (k >= 0)
+            iv_push(x->list[k], &x->room[k], tl->start[at], tl->end[at]);
     }
-}
-
-static gboolean is_phase(guint8 cls)
-{
-    return cls == SSIM_OPCLASS_FWD || cls == SSIM_OPCLASS_BWD || cls == SSIM_OPCLASS_RECOMPUTE;
 }
 
 /*
@@ -250,18 +238,16 @@ static void op_pass_clear(OpPass *p)
 
 static void rank_iv_init(RankIv *x)
 {
-    *x = (RankIv){.phase = g_array_new(FALSE, FALSE, sizeof(Iv))};
-    x->optimizer = g_array_new(FALSE, FALSE, sizeof(Iv));
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        x->comm[k] = g_array_new(FALSE, FALSE, sizeof(Iv));
+    for (guint k = 0; k < N_LISTS; k++) {
+        x->list[k] = g_array_new(FALSE, FALSE, sizeof(Iv));
+        x->room[k] = 0;
+    }
 }
 
 static void rank_iv_clear(RankIv *x)
 {
-    g_array_free(x->phase, TRUE);
-    g_array_free(x->optimizer, TRUE);
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        g_array_free(x->comm[k], TRUE);
+    for (guint k = 0; k < N_LISTS; k++)
+        g_array_free(x->list[k], TRUE);
 }
 
 /*
@@ -273,13 +259,10 @@ static void rank_iv_clear(RankIv *x)
  * GPUs, would miss the caches on every op), and appended when an op starts past it: what
  * iv_push() does with the last element.
  */
-enum { LIST_PHASE, LIST_OPTIMIZER, LIST_TP, LIST_PP, LIST_DP, N_LISTS };
-
 typedef struct {
     guint32 gpu0; /* the op's rank times the copies: its copy c is GPU gpu0 + c */
     gint8 list;   /* LIST_*, or -1 (a class no list takes) */
     gint8 term;   /* its per-iteration term, or -1 */
-    guint8 phase; /* a forward, backward or recompute kernel */
 } OpKey;
 
 struct SimAccum {
@@ -291,27 +274,11 @@ struct SimAccum {
     SsimTime step_time[SSIM_STEP_COST_N];
 };
 
-/* List k (LIST_*) of `x`, and its room. */
-static GArray *list_of(RankIv *x, guint k, gsize **room)
-{
-    if (k == LIST_PHASE) {
-        *room = &x->phase_room;
-        return x->phase;
-    }
-    if (k == LIST_OPTIMIZER) {
-        *room = &x->optimizer_room;
-        return x->optimizer;
-    }
-    guint c = k == LIST_TP ? SSIM_COMM_TP : k == LIST_PP ? SSIM_COMM_PP : SSIM_COMM_DP;
-    *room = &x->comm_room[c];
-    return x->comm[c];
-}
-
 static void accum_op_end(gpointer data, guint32 op, guint copy, SsimTime start, SsimTime end)
 {
     SimAccum *a = data;
     OpKey k = a->key[op];
-    if (k.phase) {
+    if (k.list == LIST_PHASE) {
         a->w0 = MIN(a->w0, start);
         a->w1 = MAX(a->w1, end);
     }
@@ -326,9 +293,8 @@ static void accum_op_end(gpointer data, guint32 op, guint copy, SsimTime start, 
         return;
     }
     if (o->a >= 0) {
-        gsize *room;
-        GArray *list = list_of(&a->gpus[g], (guint)k.list, &room);
-        *(Iv *)ssim_array_push(list, room, sizeof(Iv), 1) = *o;
+        RankIv *x = &a->gpus[g];
+        *(Iv *)ssim_array_push(x->list[k.list], &x->room[k.list], sizeof(Iv), 1) = *o;
     }
     *o = (Iv){start, end};
 }
@@ -342,9 +308,8 @@ static void accum_close(SimAccum *a)
             Iv *o = &a->open[g * N_LISTS + k];
             if (o->a < 0)
                 continue;
-            gsize *room;
-            GArray *list = list_of(&a->gpus[g], k, &room);
-            *(Iv *)ssim_array_push(list, room, sizeof(Iv), 1) = *o;
+            RankIv *x = &a->gpus[g];
+            *(Iv *)ssim_array_push(x->list[k], &x->room[k], sizeof(Iv), 1) = *o;
             o->a = -1;
         }
 }
@@ -361,24 +326,10 @@ static SimAccum *accum_new(const SsimLowered *lowered, guint copies)
     for (gsize i = 0; i < n * N_LISTS; i++)
         a->open[i] = (Iv){-1, -1};
     a->key = g_new(OpKey, MAX(a->pass.n_ops, 1));
-    for (guint32 i = 0; i < a->pass.n_ops; i++) {
-        guint8 c = a->pass.cls[i];
-        gint8 list = -1;
-        if (is_phase(c))
-            list = LIST_PHASE;
-        else if (c == SSIM_OPCLASS_OPTIMIZER)
-            list = LIST_OPTIMIZER;
-        else if (c == SSIM_OPCLASS_TP)
-            list = LIST_TP;
-        else if (c == SSIM_OPCLASS_PP)
-            list = LIST_PP;
-        else if (c == SSIM_OPCLASS_DP)
-            list = LIST_DP;
+    for (guint32 i = 0; i < a->pass.n_ops; i++)
         a->key[i] = (OpKey){.gpu0 = a->pass.rank_of[i] * a->pass.copies,
-                            .list = list,
-                            .term = a->pass.term[i],
-                            .phase = is_phase(c)};
-    }
+                            .list = (gint8)list_of_class(a->pass.cls[i]),
+                            .term = a->pass.term[i]};
     a->w0 = SSIM_TIME_NEVER;
     return a;
 }
@@ -403,20 +354,19 @@ static void gpu_figures(RankIv *x, const GArray *window, double *bubble_sum,
                         SsimTime exp_sum[SSIM_COMM_N], SsimTime busy_sum[SSIM_COMM_N],
                         SsimTime exposed_max[SSIM_COMM_N])
 {
-    iv_merge(x->phase);
-    iv_merge(x->optimizer);
-    for (guint k = 0; k < SSIM_COMM_N; k++)
-        iv_merge(x->comm[k]);
+    for (guint k = 0; k < N_LISTS; k++)
+        iv_merge(x->list[k]);
+    GArray *const *comm = x->list + LIST_COMM;
     /* Kernels: every compute op; work: phase kernels and TP collectives. */
-    g_autoptr(GArray) kernels = iv_union(x->phase, x->optimizer);
-    g_autoptr(GArray) work_iv = iv_union(x->phase, x->comm[SSIM_COMM_TP]);
+    g_autoptr(GArray) kernels = iv_union(x->list[LIST_PHASE], x->list[LIST_OPTIMIZER]);
+    g_autoptr(GArray) work_iv = iv_union(x->list[LIST_PHASE], comm[SSIM_COMM_TP]);
     SsimTime work = iv_intersect(work_iv, window);
     SsimTime idle = iv_measure(window) - work;
     if (work > 0)
         *bubble_sum += (double)idle / (double)work;
     for (guint k = 0; k < SSIM_COMM_N; k++) {
-        SsimTime busy = iv_measure(x->comm[k]);
-        SsimTime exposed = busy - iv_intersect(x->comm[k], kernels);
+        SsimTime busy = iv_measure(comm[k]);
+        SsimTime exposed = busy - iv_intersect(comm[k], kernels);
         busy_sum[k] += busy;
         exp_sum[k] += exposed;
         exposed_max[k] = MAX(exposed_max[k], exposed);
@@ -491,7 +441,7 @@ static void measure(SsimResult *r, const SsimLowered *lowered, const SsimTimelin
         accum_close(acc);
     }
     for (guint32 i = 0; acc == NULL && i < p->n_ops; i++)
-        for (guint c = 0; is_phase(p->cls[i]) && c < copies; c++) {
+        for (guint c = 0; list_of_class(p->cls[i]) == LIST_PHASE && c < copies; c++) {
             w0 = MIN(w0, tl->start[(gsize)i * copies + c]);
             w1 = MAX(w1, tl->end[(gsize)i * copies + c]);
         }

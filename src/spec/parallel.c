@@ -36,50 +36,45 @@ const char *ssim_attention_name(SsimAttention attention)
     return (guint)attention < SSIM_ATTENTION_N ? attention_names[attention] : "?";
 }
 
-/* The index of `name` (case-insensitive) in `names` (n of them), or FALSE. */
-static gboolean name_index(const char *const *names, guint n, const char *name, guint *out)
+/* The index of `name` (case-insensitive) in `names` (n of them), or `alias_to` when it is one of
+ * `aliases` (NULL-terminated), or FALSE. */
+static gboolean name_index(const char *const *names, guint n, const char *const *aliases,
+                           guint alias_to, const char *name, guint *out)
 {
-    for (guint i = 0; name != NULL && i < n; i++) {
+    if (name == NULL)
+        return FALSE;
+    for (guint i = 0; i < n; i++)
         if (g_ascii_strcasecmp(name, names[i]) == 0) {
             *out = i;
             return TRUE;
         }
-    }
+    for (guint i = 0; aliases[i] != NULL; i++)
+        if (g_ascii_strcasecmp(name, aliases[i]) == 0) {
+            *out = alias_to;
+            return TRUE;
+        }
     return FALSE;
 }
 
 gboolean ssim_attention_from_name(const char *name, SsimAttention *out)
 {
-    guint i;
-    if (name == NULL)
-        return FALSE;
-    if (name_index(attention_names, SSIM_ATTENTION_N, name, &i)) {
-        *out = (SsimAttention)i;
-        return TRUE;
-    }
     /* Megatron-LM's and Transformer Engine's names of the fused kernel. */
-    if (g_ascii_strcasecmp(name, "flash-attn") == 0 ||
-        g_ascii_strcasecmp(name, "flash_attn") == 0 || g_ascii_strcasecmp(name, "fused") == 0) {
-        *out = SSIM_ATTENTION_FLASH;
-        return TRUE;
-    }
-    return FALSE;
+    static const char *const aliases[] = {"flash-attn", "flash_attn", "fused", NULL};
+    guint i;
+    if (!name_index(attention_names, SSIM_ATTENTION_N, aliases, SSIM_ATTENTION_FLASH, name, &i))
+        return FALSE;
+    *out = (SsimAttention)i;
+    return TRUE;
 }
 
 gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out)
 {
+    static const char *const aliases[] = {"rs_ag", "rsag", NULL};
     guint i;
-    if (name == NULL)
+    if (!name_index(tp_comm_names, SSIM_TP_COMM_N, aliases, SSIM_TP_COMM_RS_AG, name, &i))
         return FALSE;
-    if (name_index(tp_comm_names, SSIM_TP_COMM_N, name, &i)) {
-        *out = (SsimTpComm)i;
-        return TRUE;
-    }
-    if (g_ascii_strcasecmp(name, "rs_ag") == 0 || g_ascii_strcasecmp(name, "rsag") == 0) {
-        *out = SSIM_TP_COMM_RS_AG;
-        return TRUE;
-    }
-    return FALSE;
+    *out = (SsimTpComm)i;
+    return TRUE;
 }
 
 /* ---- per-iteration terms ---------------------------------------------------------------- */
