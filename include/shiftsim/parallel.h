@@ -38,11 +38,29 @@ typedef enum { SSIM_TP_COMM_ALLREDUCE, SSIM_TP_COMM_RS_AG, SSIM_TP_COMM_N } Ssim
  * --use-flash-attn, Transformer Engine's fused attention; lower.h, "Flash attention"). */
 typedef enum { SSIM_ATTENTION_UNFUSED, SSIM_ATTENTION_FLASH, SSIM_ATTENTION_N } SsimAttention;
 
+/* The layers' implementation (Megatron-LM's --transformer-impl), for what it launches besides
+ * the GEMMs and the attention core.  transformer_engine (the default, as Megatron-LM's today):
+ * Transformer Engine's layers add biases and reduce their gradients in the GEMMs'
+ * epilogues and hand Q, K and V to attention as views of one buffer.  local: Megatron-LM's own
+ * layers (every Megatron-LM and Megatron-DeepSpeed before Transformer Engine): the QKV bias added
+ * by a kernel of its own after the GEMM (PyTorch's linear on a 3-D input; `output + bias` since
+ * 2021-09), each bias gradient a reduction over the tokens (`grad_output.sum(dim=0)`, or
+ * autograd's for the fused bias-GeLU and bias-dropout-add), and under unfused attention the
+ * context's permute copy forward and the Q/K/V split's concatenation backward (lower-steps.c). */
+typedef enum {
+    SSIM_TRANSFORMER_IMPL_TE,
+    SSIM_TRANSFORMER_IMPL_LOCAL,
+    SSIM_TRANSFORMER_IMPL_N
+} SsimTransformerImpl;
+
 const char *ssim_axis_name(SsimAxis axis);      /* "tp", "dp", "pp" */
 const char *ssim_tp_comm_name(SsimTpComm comm); /* "allreduce", "rs-ag" */
 gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
 const char *ssim_attention_name(SsimAttention attention); /* "unfused", "flash" */
 gboolean ssim_attention_from_name(const char *name, SsimAttention *out);
+/* "transformer_engine", "local"; "te" is also read as transformer_engine. */
+const char *ssim_transformer_impl_name(SsimTransformerImpl impl);
+gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out);
 
 /*
  * The per-iteration costs of a training step besides the phases (lower.h, "The step's end"),
@@ -99,6 +117,7 @@ typedef struct {
      * all-reduce (2021-09; --no-async-tensor-model-parallel-allreduce). */
     gboolean tp_sync_grad;
     SsimAttention attention;                /* default unfused */
+    SsimTransformerImpl transformer_impl;   /* default transformer_engine */
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
@@ -167,6 +186,7 @@ typedef enum {
     SSIM_PARALLEL_STEP_COSTS = 1u << 16,
     SSIM_PARALLEL_TP_OVERLAP = 1u << 17,
     SSIM_PARALLEL_ATTENTION = 1u << 18,
+    SSIM_PARALLEL_TRANSFORMER_IMPL = 1u << 19,
 } SsimParallelField;
 
 /*
@@ -179,7 +199,8 @@ typedef enum {
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
- *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash).
+ *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
+ *   (transformer_engine|te|local).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.

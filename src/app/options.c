@@ -124,6 +124,12 @@ static const Option options[SSIM_OPT_N] = {
          "separate kernels, the scores through memory) or flash (one fused kernel forward and "
          "one backward, the scores kept on chip)",
          MEGATRON_OWN("use-flash-attn", "--attention flash", G_OPTION_ARG_NONE, use_flash_attn)},
+    [SSIM_OPT_TRANSFORMER_IMPL] =
+        {"transformer-impl", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, transformer_impl), "IMPL",
+         "The layers' implementation, Megatron-LM's --transformer-impl: transformer_engine (the "
+         "default; te) adds biases in the GEMMs, or local (Megatron-LM's own layers, as every "
+         "run before Transformer Engine): a QKV bias kernel, bias gradients as reductions, the "
+         "attention context's permute copy and the Q/K/V split's concatenation"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -310,10 +316,10 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {&job->model,      &job->cluster,      &job->split,      &job->schedule,
-                        &job->recompute,  &job->zero,         &job->bucket,     &job->tp_comm,
-                        &job->order,      &job->stage_layers, &job->step_costs, &job->dtype,
-                        &job->tp_overlap, &job->attention};
+    char **strings[] = {&job->model,      &job->cluster,      &job->split,           &job->schedule,
+                        &job->recompute,  &job->zero,         &job->bucket,          &job->tp_comm,
+                        &job->order,      &job->stage_layers, &job->step_costs,      &job->dtype,
+                        &job->tp_overlap, &job->attention,    &job->transformer_impl};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -465,6 +471,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                   {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
                   {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
                   {"attention", attention, SSIM_OPT_ATTENTION},
+                  {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
                   {"order", job->order, SSIM_OPT_ORDER},
                   {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
                   {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},

@@ -62,6 +62,7 @@ typedef enum {
     SSIM_OPT_TP_COMM,
     SSIM_OPT_TP_OVERLAP,
     SSIM_OPT_ATTENTION,
+    SSIM_OPT_TRANSFORMER_IMPL,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_STEP_COSTS,
@@ -103,6 +104,7 @@ typedef struct {
     char *split;   /* key=value pairs, applied before the per-field options */
     gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
+    char *transformer_impl;
     gboolean seq_parallel;
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
     gint seq_length;                 /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */

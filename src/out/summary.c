@@ -56,6 +56,9 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append(o, ", tp-overlap off");
     if (p->attention != SSIM_ATTENTION_UNFUSED)
         g_string_append_printf(o, ", attention %s", ssim_attention_name(p->attention));
+    if (p->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
+        g_string_append_printf(o, ", transformer-impl %s",
+                               ssim_transformer_impl_name(p->transformer_impl));
     if (p->step_costs_set) {
         /* Only when changed: the default (Megatron-LM's) is --explain-costs' to tell. */
         guint on = ssim_parallel_step_costs(p, c->model);

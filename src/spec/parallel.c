@@ -20,6 +20,8 @@ G_STATIC_ASSERT(G_N_ELEMENTS(axis_names) == SSIM_AXIS_N);
 G_STATIC_ASSERT(G_N_ELEMENTS(tp_comm_names) == SSIM_TP_COMM_N);
 static const char *const attention_names[] = {"unfused", "flash"};
 G_STATIC_ASSERT(G_N_ELEMENTS(attention_names) == SSIM_ATTENTION_N);
+static const char *const transformer_impl_names[] = {"transformer_engine", "local"};
+G_STATIC_ASSERT(G_N_ELEMENTS(transformer_impl_names) == SSIM_TRANSFORMER_IMPL_N);
 
 const char *ssim_axis_name(SsimAxis axis)
 {
@@ -34,6 +36,11 @@ const char *ssim_tp_comm_name(SsimTpComm comm)
 const char *ssim_attention_name(SsimAttention attention)
 {
     return (guint)attention < SSIM_ATTENTION_N ? attention_names[attention] : "?";
+}
+
+const char *ssim_transformer_impl_name(SsimTransformerImpl impl)
+{
+    return (guint)impl < SSIM_TRANSFORMER_IMPL_N ? transformer_impl_names[impl] : "?";
 }
 
 /* The index of `name` (case-insensitive) in `names` (n of them), or `alias_to` when it is one of
@@ -64,6 +71,17 @@ gboolean ssim_attention_from_name(const char *name, SsimAttention *out)
     if (!name_index(attention_names, SSIM_ATTENTION_N, aliases, SSIM_ATTENTION_FLASH, name, &i))
         return FALSE;
     *out = (SsimAttention)i;
+    return TRUE;
+}
+
+gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out)
+{
+    static const char *const aliases[] = {"te", "transformer-engine", NULL};
+    guint i;
+    if (!name_index(transformer_impl_names, SSIM_TRANSFORMER_IMPL_N, aliases,
+                    SSIM_TRANSFORMER_IMPL_TE, name, &i))
+        return FALSE;
+    *out = (SsimTransformerImpl)i;
     return TRUE;
 }
 
@@ -571,6 +589,16 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
                         "%s: '%s' is not an attention kind (unfused or flash)", k, shown);
             return FALSE;
         }
+    } else if (key_is(k, "transformer_impl", NULL, NULL)) {
+        f = SSIM_PARALLEL_TRANSFORMER_IMPL;
+        if (!ssim_transformer_impl_from_name(v, &p.transformer_impl)) {
+            g_autofree char *shown = ssim_text_excerpt(v, 64);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: '%s' is not a transformer implementation (transformer_engine or "
+                        "local)",
+                        k, shown);
+            return FALSE;
+        }
     } else if (key_is(k, "tp_overlap", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_OVERLAP;
         gboolean overlap;
@@ -582,7 +610,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs, tp_overlap, attention)",
+                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl)",
                     shown);
         return FALSE;
     }
@@ -660,6 +688,9 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append(extra, ",tp_overlap=off");
     if (par->attention != SSIM_ATTENTION_UNFUSED)
         g_string_append_printf(extra, ",attention=%s", ssim_attention_name(par->attention));
+    if (par->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
+        g_string_append_printf(extra, ",transformer_impl=%s",
+                               ssim_transformer_impl_name(par->transformer_impl));
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"

@@ -39,6 +39,13 @@ static void kernel_step(GArray *p, const char *name, double flops, guint64 bytes
     g_array_append_val(p, st);
 }
 
+/* A memory-bound kernel of `bytes` that only some configurations have (none when 0). */
+static void optional_step(GArray *p, const char *name, guint64 bytes)
+{
+    if (bytes > 0)
+        kernel_step(p, name, 0, bytes, 0);
+}
+
 static void tp_step(GArray *p, SsimCollKind coll, guint64 bytes, guint overlap)
 {
     static const char *const names[SSIM_COLL_N] = {
@@ -134,6 +141,7 @@ static void tp_f_backward_with(GArray *p, const TpStyle *ts, const Step *wgrads,
  */
 typedef struct {
     gboolean flash;
+    guint64 permute; /* unfused under transformer_impl=local: the context's permute copy */
     SsimGemm score, ctx;
     guint64 softmax_fwd, softmax_bwd; /* unfused: the softmax kernels' bytes */
     guint64 flash_fwd, flash_bwd;     /* flash: the kernels' bytes */
@@ -153,6 +161,9 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     ac->ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
     ac->softmax_fwd = 4 * E * dt + D;
     ac->softmax_bwd = 3 * E * dt + D;
+    /* Megatron-LM's own attention (transformer_impl=local) turns the context [b heads s d] into
+     * [s b heads d] with permute().contiguous(): one read and one write of it. */
+    ac->permute = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL ? 2 * q * dt : 0;
     ac->flash_fwd = ssim_flash_bytes(FALSE, q, k, rows, (guint)dt);
     ac->flash_bwd = ssim_flash_bytes(TRUE, q, k, rows, (guint)dt);
 }
@@ -166,6 +177,8 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
     kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes, 0);
     kernel_step(p, "softmax", 0, ac->softmax_fwd, 0);
     kernel_step(p, "attn_ctx", ac->ctx.flops, ac->ctx.bytes, 0);
+    if (ac->permute)
+        kernel_step(p, "attn_ctx.permute", 0, ac->permute, 0);
 }
 
 static void attn_core_backward(GArray *p, const AttnCore *ac)
@@ -237,6 +250,20 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     if (accum)
         w_qkv = w_out = w_up = w_down = rest = 0;
 
+    /* Megatron-LM's own layers (transformer_impl=local, parallel.h), where the model has biases:
+     * the QKV bias added by a kernel of its own (the GEMM's output read and written), each bias
+     * gradient a reduction over the tokens that reads its output's gradient, and under unfused
+     * attention the Q/K/V gradients concatenated back into the QKV output's (read and written;
+     * the split was a view).  The row-parallel outputs' biases (attention output, MLP down) are
+     * added after the reduction, on the sequence-parallel shard when there is one. */
+    const gboolean local = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL;
+    const gboolean ab = local && model->attention_bias, mb = local && model->mlp_bias;
+    const guint64 qkv_out = qkv.m * qkv.n * dt;
+    const guint64 qkv_bias = ab ? 2 * qkv_out : 0, qkv_bgrad = ab ? qkv_out : 0;
+    const guint64 qkv_cat = local && !ac.flash ? 2 * qkv_out : 0;
+    const guint64 out_bgrad = ab ? Tl * h * dt : 0, down_bgrad = mb ? Tl * h * dt : 0;
+    const guint64 up_bgrad = mb ? up.m * up.n * dt : 0;
+
     sl->layer_fwd = steps_new();
     sl->layer_recompute = steps_new();
     sl->layer_bwd = steps_new();
@@ -245,6 +272,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "norm", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
+        optional_step(f, "qkv.bias", qkv_bias);
         attn_core_forward(f, &ac);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
@@ -255,14 +283,19 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "residual", 0, 3 * Tl * h * dt, 0);
 
         kernel_step(bw, "residual.bwd", 0, 3 * Tl * h * dt, 0);
+        optional_step(bw, "ffn_down.bgrad", down_bgrad);
+        optional_step(bw, "attn_out.bgrad", out_bgrad);
         tp_g_backward(bw, &ts);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
+        optional_step(bw, "ffn_up.bgrad", up_bgrad);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
+        optional_step(bw, "qkv.cat", qkv_cat);
+        optional_step(bw, "qkv.bgrad", qkv_bgrad);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
         Step wgrads[] = {kernel("ffn_up.wgrad", up.flops, up.bytes, w_up),
@@ -273,6 +306,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "norm1", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
+        optional_step(f, "qkv.bias", qkv_bias);
         attn_core_forward(f, &ac);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         tp_g_forward(f, &ts);
@@ -286,19 +320,24 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "residual2", 0, 3 * Tl * h * dt, 0);
 
         kernel_step(bw, "residual2.bwd", 0, 3 * Tl * h * dt, 0);
+        optional_step(bw, "ffn_down.bgrad", down_bgrad);
         tp_g_backward(bw, &ts);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
+        optional_step(bw, "ffn_up.bgrad", up_bgrad);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         Step up_wgrad = kernel("ffn_up.wgrad", up.flops, up.bytes, w_up);
         tp_f_backward_with(bw, &ts, &up_wgrad, 1);
         kernel_step(bw, "norm2.bwd", 0, 4 * Tl * h * dt, 0);
         kernel_step(bw, "residual1.bwd", 0, 3 * Tl * h * dt, 0);
+        optional_step(bw, "attn_out.bgrad", out_bgrad);
         tp_g_backward(bw, &ts);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
+        optional_step(bw, "qkv.cat", qkv_cat);
+        optional_step(bw, "qkv.bgrad", qkv_bgrad);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);

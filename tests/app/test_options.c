@@ -303,6 +303,8 @@ Test(options, megatron_names_are_aliases)
                               "--overlap-grad-reduce",
                               "--no-async-tensor-model-parallel-allreduce",
                               "--use-flash-attn",
+                              "--transformer-impl",
+                              "local",
                               "--num-layers-per-virtual-pipeline-stage",
                               "7"};
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
@@ -332,6 +334,7 @@ Test(options, megatron_names_are_aliases)
     cr_expect_eq(par.virtual_stages, 2, "28 layers / (pp 2 x 7)");
     cr_expect(par.tp_sync_grad, "--no-async-tensor-model-parallel-allreduce: --tp-overlap off");
     cr_expect_eq(par.attention, SSIM_ATTENTION_FLASH, "--use-flash-attn: --attention flash");
+    cr_expect_eq(par.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL, "Megatron-LM's own name");
     cr_expect_str_eq(par.schedule, "interleaved");
     /* Megatron-LM's --ddp-bucket-size default: max(40M, 1M dp) parameters, here of 2 bytes. */
     cr_expect_eq(par.dp_bucket_bytes, 80000000);
@@ -359,7 +362,9 @@ Test(options, megatron_names_are_aliases)
                           "--tp-overlap",
                           "off",
                           "--attention",
-                          "flash"};
+                          "flash",
+                          "--transformer-impl",
+                          "local"};
     g_auto(SsimCliJob) same = SSIM_CLI_JOB_INIT;
     cr_assert(parse_job(&same, ours, G_N_ELEMENTS(ours)));
     SsimParallel want;

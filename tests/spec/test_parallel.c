@@ -60,7 +60,19 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->allow_cross_node_tp == b->allow_cross_node_tp && a->order[0] == b->order[0] &&
            a->order[1] == b->order[1] && a->order[2] == b->order[2] &&
            strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0 &&
-           a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention;
+           a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention &&
+           a->transformer_impl == b->transformer_impl;
+}
+
+/* `p`'s canonical string has `needle` and parses back to `p`. */
+static void assert_round_trip(const SsimParallel *p, const char *needle)
+{
+    g_autofree char *s = ssim_parallel_to_string(p);
+    cr_assert_not_null(strstr(s, needle), "%s", s);
+    SsimParallel q;
+    ssim_parallel_init(&q);
+    cr_assert(ssim_parallel_parse(&q, s, NULL), "%s", s);
+    cr_assert(par_equal(p, &q), "round trip of %s", s);
 }
 
 Test(parallel, defaults)
@@ -136,12 +148,7 @@ Test(parallel, attention_kinds)
         cr_assert(ssim_parallel_set(&p, "attention", flash[i], NULL), "%s", flash[i]);
         cr_assert_eq(p.attention, SSIM_ATTENTION_FLASH, "%s", flash[i]);
     }
-    g_autofree char *s = ssim_parallel_to_string(&p);
-    cr_assert_not_null(strstr(s, ",attention=flash"), "%s", s);
-    SsimParallel q;
-    ssim_parallel_init(&q);
-    cr_assert(ssim_parallel_parse(&q, s, NULL), "%s", s);
-    cr_assert(par_equal(&p, &q), "round trip of %s", s);
+    assert_round_trip(&p, ",attention=flash");
     GError *error = NULL;
     cr_assert_not(ssim_parallel_set(&p, "attention", "sdpa", &error));
     cr_assert_str_eq(error->message,
@@ -150,6 +157,31 @@ Test(parallel, attention_kinds)
     cr_assert_eq(p.attention, SSIM_ATTENTION_FLASH, "an error leaves the value");
     cr_assert(ssim_parallel_set(&p, "attn", "unfused", NULL));
     cr_assert_eq(p.attention, SSIM_ATTENTION_UNFUSED);
+}
+
+/* transformer_impl: Transformer Engine's by default (not in the canonical string), Megatron-LM's
+ * names and "te" read, local round-trips, an unknown one refused with the field named. */
+Test(parallel, transformer_impls)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_eq(p.transformer_impl, SSIM_TRANSFORMER_IMPL_TE);
+    g_autofree char *plain = ssim_parallel_to_string(&p);
+    cr_assert_null(strstr(plain, "transformer_impl"), "%s", plain);
+    const char *te[] = {"transformer_engine", "te", "Transformer-Engine"};
+    for (gsize i = 0; i < G_N_ELEMENTS(te); i++) {
+        cr_assert(ssim_parallel_set(&p, "transformer_impl", "local", NULL));
+        cr_assert(ssim_parallel_set(&p, "transformer-impl", te[i], NULL), "%s", te[i]);
+        cr_assert_eq(p.transformer_impl, SSIM_TRANSFORMER_IMPL_TE, "%s", te[i]);
+    }
+    cr_assert(ssim_parallel_set(&p, "transformer_impl", "LOCAL", NULL));
+    assert_round_trip(&p, ",transformer_impl=local");
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "transformer_impl", "apex", &error));
+    cr_assert_str_eq(error->message, "transformer_impl: 'apex' is not a transformer "
+                                     "implementation (transformer_engine or local)");
+    g_clear_error(&error);
+    cr_assert_eq(p.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL, "an error leaves the value");
 }
 
 Test(parallel, set_errors_leave_value)

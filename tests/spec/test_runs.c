@@ -159,8 +159,8 @@ Test(runs, v2_optional_options_column)
         "gpt,8,256,4,,1000,128,fp16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,"
         "\"bucket=25MiB,tp_overlap=off,step_costs=+grad_accum\",10,,src\n"
         "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,,10,,src\n"
-        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,attention=flash,10,,"
-        "src\n";
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,"
+        "\"attention=flash,transformer_impl=local\",10,,src\n";
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "o.csv", &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
@@ -178,7 +178,10 @@ Test(runs, v2_optional_options_column)
         "%s", a->str);
     cr_assert(strstr(a->str, ",off,0,off,,1e+01,"), "%s", a->str);
     cr_assert_eq(ssim_runs_get(runs, 2)->par.attention, SSIM_ATTENTION_FLASH);
-    cr_assert(strstr(a->str, ",off,0,off,attention=flash,1e+01,"), "%s", a->str);
+    cr_assert_eq(ssim_runs_get(runs, 2)->par.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL);
+    cr_assert_eq(q->transformer_impl, SSIM_TRANSFORMER_IMPL_TE);
+    cr_assert(strstr(a->str, ",off,0,off,\"attention=flash,transformer_impl=local\",1e+01,"), "%s",
+              a->str);
     g_autoptr(SsimRuns) back = ssim_runs_load_data(a->str, (gssize)a->len, "x.csv", &error);
     cr_assert_not_null(back, "%s", error ? error->message : "");
     for (guint i = 0; i < 3; i++) {

@@ -420,6 +420,75 @@ Test(lower, tp_overlap_off_reduces_the_input_gradient_after_the_weight_gradient)
 }
 
 /*
+ * transformer_impl=local (Megatron-LM's own layers): besides the default's kernels, the QKV bias
+ * added by a kernel of its own, the four bias gradients as reductions, the context's permute copy
+ * and the Q/K/V split's gradient concatenation; nothing else changes.  GPT-3 (bf16, biases) at
+ * tp 2, b = 1, s = 2048, h = 12288: the QKV output is 2048 x 18432 x 2 = 75,497,472 bytes, the
+ * MLP's up output 2048 x 24576 x 2 = 100,663,296, a row-parallel output 2048 x 12288 x 2 =
+ * 50,331,648, the context 2048 x 48 heads x 128 x 2 = 25,165,824:
+ *   qkv.bias          read and write the QKV output           150,994,944 (forward, recompute)
+ *   attn_ctx.permute  read and write the context               50,331,648 (forward, recompute)
+ *   qkv.cat           read and write the QKV output's grad    150,994,944 (backward)
+ *   qkv.bgrad         read it                                  75,497,472
+ *   ffn_up.bgrad      read the up output's gradient           100,663,296
+ *   ffn_down.bgrad, attn_out.bgrad                             50,331,648 each
+ * Llama (no biases) gets only the copies; flash attention (its own layout) only the biases.
+ */
+Test(lower, transformer_impl_local_adds_megatron_own_kernels)
+{
+    static const struct {
+        const char *name;
+        guint64 bytes;
+        guint per_layer; /* 2 layers, 1 microbatch, full recompute: forward kernels twice */
+        gboolean bias, copy;
+    } extra[] = {
+        {"qkv.bias", 150994944, 2, TRUE, FALSE},     {"attn_ctx.permute", 50331648, 2, FALSE, TRUE},
+        {"qkv.cat", 150994944, 1, FALSE, TRUE},      {"qkv.bgrad", 75497472, 1, TRUE, FALSE},
+        {"ffn_up.bgrad", 100663296, 1, TRUE, FALSE}, {"ffn_down.bgrad", 50331648, 1, TRUE, FALSE},
+        {"attn_out.bgrad", 50331648, 1, TRUE, FALSE}};
+    const char *models[] = {"gpt-3-175b", "llama-2-7b"};
+    for (guint mi = 0; mi < G_N_ELEMENTS(models); mi++)
+        for (guint fl = 0; fl < 2; fl++) {
+            g_autoptr(SsimModel) model = load_model(models[mi], 2);
+            SsimParallel par = split(1, 2, 1, 1, 1, "1f1b");
+            par.recompute = SSIM_RECOMPUTE_FULL;
+            par.attention = fl ? SSIM_ATTENTION_FLASH : SSIM_ATTENTION_UNFUSED;
+            SsimParallel loc = par;
+            cr_assert(ssim_parallel_set(&loc, "transformer_impl", "local", NULL));
+            cr_assert_eq(loc.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL);
+            g_autoptr(SsimLowered) a = lower(model, &par, FALSE);
+            g_autoptr(SsimLowered) b = lower(model, &loc, FALSE);
+            const SsimGraph *ga = ssim_lowered_graph(a), *gb = ssim_lowered_graph(b);
+            guint count[G_N_ELEMENTS(extra)] = {0};
+            guint32 j = 0; /* the default graph's ops, in order, between the extra ones */
+            for (guint32 i = 0; i < ssim_graph_n_ops(gb); i++) {
+                const SsimOp *op = ssim_graph_op(gb, i);
+                const char *name = op->name == SSIM_NONE ? "" : ssim_graph_string(gb, op->name);
+                gsize k = 0;
+                while (k < G_N_ELEMENTS(extra) && strcmp(name, extra[k].name) != 0)
+                    k++;
+                if (k < G_N_ELEMENTS(extra)) {
+                    count[k]++;
+                    if (mi == 0)
+                        cr_assert_eq(op->bytes, extra[k].bytes, "%s", name);
+                    continue;
+                }
+                cr_assert_lt(j, ssim_graph_n_ops(ga));
+                const SsimOp *x = ssim_graph_op(ga, j++);
+                cr_assert_str_eq(x->name == SSIM_NONE ? "" : ssim_graph_string(ga, x->name), name);
+                cr_assert_eq(x->bytes, op->bytes, "%s", name);
+                cr_assert_float_eq(x->flops, op->flops, 1e-9);
+            }
+            cr_assert_eq(j, ssim_graph_n_ops(ga));
+            for (gsize k = 0; k < G_N_ELEMENTS(extra); k++) {
+                gboolean has = extra[k].bias ? mi == 0 : !fl;
+                cr_assert_eq(count[k], has ? 2 * extra[k].per_layer : 0, "%s: %s, flash %u: %u",
+                             extra[k].name, models[mi], fl, count[k]);
+            }
+        }
+}
+
+/*
  * Flash attention: the scores, softmax and context kernels (forward, recompute and backward)
  * become one kernel each way, carrying the FLOPs they replace, so the step's FLOPs are the same;
  * its bytes are Q, K, V and the output (and the backward's gradients) instead of the s x s
