@@ -126,6 +126,9 @@ static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer 
     run.par.microbatch = (guint)v[2];
     run.par.global_batch = (guint)v[1];
     run.par.recompute = SSIM_RECOMPUTE_FULL;
+    /* Megatron-DeepSpeed's layers are Megatron-LM's own (no Transformer Engine): a QKV bias
+     * kernel, bias gradients as reductions, attention's layout copies (parallel.h). */
+    run.par.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
     run.iteration_ms = v[10];
     guint gpus = (guint)v[0];
     if (run.par.dp * run.par.tp * run.par.pp != gpus)
@@ -189,7 +192,8 @@ SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char
                        "Evaluating Cost-effective and Compute-optimal Large "
                        "Language Model Training, MICRO 2024 (MIT licence)");
     ssim_runs_set_meta(runs, "setup",
-                       "Megatron-DeepSpeed, 1F1B, activation checkpointing "
+                       "Megatron-DeepSpeed (Megatron-LM's own layers: "
+                       "transformer_impl=local), 1F1B, activation checkpointing "
                        "(recompute full), no gradient bucketing, fp16, vocab "
                        "51200 (GPT-2 BPE padded)");
     ssim_runs_set_meta(runs, "converted_by", "ssim_runs_from_vtrain()");

@@ -614,10 +614,15 @@ static double us_of(SsimTime t)
     return ssim_time_to_seconds(t) * 1e6;
 }
 
-/* Appends "key = v" with v in the shortest %g form that reads back to the same double. */
+/* Appends "key = v" with v in the shortest %g form that reads back to the same double, a whole
+ * number below 10^15 as one ("1410", not "1.41e+03"). */
 static void kv(GString *out, const char *key, double v)
 {
     char buf[G_ASCII_DTOSTR_BUF_SIZE], fmt[8];
+    if (v == floor(v) && fabs(v) < 1e15) {
+        g_string_append_printf(out, "%s = %.0f\n", key, v);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
         g_ascii_formatd(buf, sizeof buf, fmt, v);

@@ -26,6 +26,7 @@ Test(vtrain, vtrain_converter_matches_shipped_file)
     cr_assert_eq(r->par.pp, 2);
     cr_assert_eq(r->par.microbatch, 8);
     cr_assert_eq(r->par.recompute, SSIM_RECOMPUTE_FULL);
+    cr_assert_eq(r->par.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL);
     cr_assert_float_eq(r->iteration_ms, 372.160408, 1e-9);
 }
 

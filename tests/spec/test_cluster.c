@@ -208,6 +208,10 @@ Test(cluster, cluster_ini_round_trip)
     c->collective_copy_bw = 987.5e9;
     g_autoptr(GString) ini = ssim_cluster_write_ini(c, "calibrated\nby a test");
     cr_assert(g_str_has_prefix(ini->str, "# calibrated\n# by a test\n[cluster]"));
+    /* Whole numbers as written by hand, not in %g's shortest exponent form. */
+    cr_assert(strstr(ini->str, "\nsm_clock_MHz = 1410\n"), "%s", ini->str);
+    cr_assert(strstr(ini->str, "\nbandwidth_GB_s = 300\n"), "%s", ini->str);
+    cr_assert(strstr(ini->str, "\ncollective_copy_GB_s = 987.5\n"), "%s", ini->str);
     g_autoptr(SsimCluster) d = ssim_cluster_load_data(ini->str, (gssize)ini->len, "x.ini", &error);
     cr_assert_not_null(d, "%s", error ? error->message : "");
     cr_assert_eq(d->gpus_per_node, c->gpus_per_node);
