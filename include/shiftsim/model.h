@@ -105,6 +105,10 @@ typedef struct {
     gboolean attention_dropout; /* dropout on the attention probabilities (Megatron-LM's
                                    default): a mask over the b a s^2 scores written in the
                                    forward and read in the backward (default FALSE) */
+    gboolean hidden_dropout;    /* dropout on each residual branch's output (Megatron-LM's
+                                   --hidden-dropout, 0.1 by default, fused with the bias and the
+                                   residual add): a byte mask written in the forward and a
+                                   kernel of its own in the backward (default FALSE) */
     SsimDtype dtype;            /* training (compute and weight) dtype: bf16, fp16 or fp32 */
     guint64 declared_params;    /* from the file; 0 when not declared */
     char *notes;                /* what reading a foreign description (a Hugging Face

@@ -444,6 +444,7 @@ static const char *const model_keys[] = {"format",
                                          "dtype",
                                          "params",
                                          "attention_dropout",
+                                         "hidden_dropout",
                                          NULL};
 
 static const SsimIniGroup model_groups[] = {
@@ -499,6 +500,7 @@ static gboolean parse_model(const SsimIni *ini, SsimModel *m, GError **error)
         !ssim_ini_bool(ini, G, "lm_head_bias", FALSE, &m->lm_head_bias, error) ||
         !ssim_ini_bool(ini, G, "embedding_norm", FALSE, &m->embedding_norm, error) ||
         !ssim_ini_bool(ini, G, "attention_dropout", FALSE, &m->attention_dropout, error) ||
+        !ssim_ini_bool(ini, G, "hidden_dropout", FALSE, &m->hidden_dropout, error) ||
         !ssim_ini_enum(ini, G, "dtype", FALSE, dtype_names, SSIM_DTYPE_N, &dtype, error) ||
         !ssim_ini_u64(ini, G, "params", FALSE, 1, &m->declared_params, error))
         return FALSE;

@@ -56,7 +56,7 @@ static SsimModel *model_of_run(const SsimMeasuredRun *r, const char *path, GErro
         "[model]\nformat = 1\nname = %s\nlayers = %u\nhidden = %u\nheads = %u\nffn = %u\n"
         "vocab = %u\nseq_len = %u\nblock = sequential\nposition = learned\nactivation = gelu\n"
         "norm = layernorm\ntied_embeddings = true\nattention_bias = true\nmlp_bias = true\n"
-        "attention_dropout = true\n"
+        "attention_dropout = true\nhidden_dropout = true\n"
         "dtype = %s\n",
         r->model, r->layers, r->hidden, r->heads, r->ffn, r->vocab, r->seq_len,
         ssim_dtype_name(r->dtype));

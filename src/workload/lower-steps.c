@@ -263,6 +263,12 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     const guint64 qkv_cat = local && !ac.flash ? 2 * qkv_out : 0;
     const guint64 out_bgrad = ab ? Tl * h * dt : 0, down_bgrad = mb ? Tl * h * dt : 0;
     const guint64 up_bgrad = mb ? up.m * up.n * dt : 0;
+    /* Hidden dropout (model->hidden_dropout) rides on each residual add's forward kernel (the
+     * fused bias-dropout-add writes a byte mask beside its output) and has a kernel of its own
+     * in the backward: the gradient read with the mask and written, before the bias gradient
+     * and the residual stream's accumulation. */
+    const guint64 mask = model->hidden_dropout ? Tl * h : 0;
+    const guint64 dropout_bwd = model->hidden_dropout ? Tl * h * (2 * dt + 1) : 0;
 
     sl->layer_fwd = steps_new();
     sl->layer_recompute = steps_new();
@@ -280,9 +286,10 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "ffn_down", down.flops, down.bytes, 0);
         kernel_step(f, "branch_add", 0, 3 * T * h * dt, 0);
         tp_g_forward(f, &ts);
-        kernel_step(f, "residual", 0, 3 * Tl * h * dt, 0);
+        kernel_step(f, "residual", 0, 3 * Tl * h * dt + mask, 0);
 
         kernel_step(bw, "residual.bwd", 0, 3 * Tl * h * dt, 0);
+        optional_step(bw, "dropout.bwd", dropout_bwd);
         optional_step(bw, "ffn_down.bgrad", down_bgrad);
         optional_step(bw, "attn_out.bgrad", out_bgrad);
         tp_g_backward(bw, &ts);
@@ -310,16 +317,17 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         attn_core_forward(f, &ac);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         tp_g_forward(f, &ts);
-        kernel_step(f, "residual1", 0, 3 * Tl * h * dt, 0);
+        kernel_step(f, "residual1", 0, 3 * Tl * h * dt + mask, 0);
         kernel_step(f, "norm2", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
         kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
         kernel_step(f, "ffn_down", down.flops, down.bytes, 0);
         tp_g_forward(f, &ts);
-        kernel_step(f, "residual2", 0, 3 * Tl * h * dt, 0);
+        kernel_step(f, "residual2", 0, 3 * Tl * h * dt + mask, 0);
 
         kernel_step(bw, "residual2.bwd", 0, 3 * Tl * h * dt, 0);
+        optional_step(bw, "dropout2.bwd", dropout_bwd);
         optional_step(bw, "ffn_down.bgrad", down_bgrad);
         tp_g_backward(bw, &ts);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
@@ -331,6 +339,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         tp_f_backward_with(bw, &ts, &up_wgrad, 1);
         kernel_step(bw, "norm2.bwd", 0, 4 * Tl * h * dt, 0);
         kernel_step(bw, "residual1.bwd", 0, 3 * Tl * h * dt, 0);
+        optional_step(bw, "dropout1.bwd", dropout_bwd);
         optional_step(bw, "attn_out.bgrad", out_bgrad);
         tp_g_backward(bw, &ts);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);

@@ -76,6 +76,9 @@ Test(validate, validate_published_rows)
     /* 137 TFLOP/s on 32 GPUs for 512 x 2048 tokens of the 1.7B model, recompute included. */
     double hw = ssim_model_hardware_flops(ssim_run_set_model(set, 0), 512, SSIM_RECOMPUTE_FULL);
     cr_assert_float_eq(ssim_run_set_measured_ms(set, 0), hw / (137e12 * 32) * 1e3, 1e-9);
+    /* A row given by its shape is Megatron-LM's GPT: both dropouts, biases. */
+    const SsimModel *m = ssim_run_set_model(set, 0);
+    cr_assert(m->attention_dropout && m->hidden_dropout && m->attention_bias && m->mlp_bias);
     double pred[3];
     char *errors[3] = {NULL};
     ssim_run_set_predict(set, NULL, 3, NULL, 1, pred, errors);

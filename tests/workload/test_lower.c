@@ -356,6 +356,48 @@ Test(lower, attention_dropout_adds_mask_traffic_to_softmax_only)
     cr_assert_eq(bwd, 4);
 }
 
+/*
+ * Hidden dropout: each residual add's forward kernel also writes a byte mask (T h bytes: b = 1,
+ * s = 2048, h = 12288, 25,165,824), in the forward and its recompute, and the backward gets a
+ * kernel per residual that reads the gradient and the mask and writes the gradient: T h (2 dt
+ * + 1) = 125,829,120 bytes; nothing else changes.  With sequence parallelism (tp 2) the residual
+ * stream is the tp shard: half of each.
+ */
+Test(lower, hidden_dropout_adds_masks_and_backward_kernels)
+{
+    for (guint sp = 0; sp < 2; sp++) {
+        g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
+        SsimParallel par = split(1, 2, 1, 1, 1, "1f1b");
+        par.recompute = SSIM_RECOMPUTE_FULL;
+        if (sp)
+            cr_assert(ssim_parallel_set(&par, "sp", "on", NULL));
+        g_autoptr(SsimLowered) off = lower(model, &par, FALSE);
+        model->hidden_dropout = TRUE;
+        g_autoptr(SsimLowered) on = lower(model, &par, FALSE);
+        const SsimGraph *a = ssim_lowered_graph(off), *b = ssim_lowered_graph(on);
+        const guint64 mask = 2048ull * 12288 / (sp ? 2 : 1), bwd = mask * 5;
+        guint masks = 0, kernels = 0;
+        guint32 j = 0;
+        for (guint32 i = 0; i < ssim_graph_n_ops(b); i++) {
+            const SsimOp *y = ssim_graph_op(b, i);
+            const char *name = y->name == SSIM_NONE ? "" : ssim_graph_string(b, y->name);
+            if (strcmp(name, "dropout1.bwd") == 0 || strcmp(name, "dropout2.bwd") == 0) {
+                cr_assert_eq(y->bytes, bwd, "%s", name);
+                kernels++;
+                continue;
+            }
+            const SsimOp *x = ssim_graph_op(a, j++);
+            gboolean res = strcmp(name, "residual1") == 0 || strcmp(name, "residual2") == 0;
+            cr_assert_eq(y->bytes, x->bytes + (res ? mask : 0), "op %u (%s)", i, name);
+            masks += res;
+        }
+        cr_assert_eq(j, ssim_graph_n_ops(a));
+        /* 2 layers, 1 microbatch: two residuals a layer, forward and recompute; backward once. */
+        cr_assert_eq(masks, 8);
+        cr_assert_eq(kernels, 4);
+    }
+}
+
 /* The op of graph rank 0 named `name` (the first, from op `from` on). */
 static guint32 find_op(const SsimGraph *g, guint32 from, const char *name)
 {
