@@ -45,8 +45,9 @@ typedef enum { SSIM_ATTENTION_UNFUSED, SSIM_ATTENTION_FLASH, SSIM_ATTENTION_N } 
  * layers (every Megatron-LM and Megatron-DeepSpeed before Transformer Engine): the QKV bias added
  * by a kernel of its own after the GEMM (PyTorch's linear on a 3-D input; `output + bias` since
  * 2021-09), each bias gradient a reduction over the tokens (`grad_output.sum(dim=0)`, or
- * autograd's for the fused bias-GeLU and bias-dropout-add), and under unfused attention the
- * context's permute copy forward and the Q/K/V split's concatenation backward (lower-steps.c). */
+ * autograd's for the fused bias-GeLU and bias-dropout-add), each LayerNorm's backward as the
+ * fused layer norm's two passes, and under unfused attention the context's permute copy forward
+ * and the Q/K/V split's concatenation backward (lower-steps.c). */
 typedef enum {
     SSIM_TRANSFORMER_IMPL_TE,
     SSIM_TRANSFORMER_IMPL_LOCAL,

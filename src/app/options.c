@@ -128,8 +128,9 @@ static const Option options[SSIM_OPT_N] = {
         {"transformer-impl", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, transformer_impl), "IMPL",
          "The layers' implementation, Megatron-LM's --transformer-impl: transformer_engine (the "
          "default; te) adds biases in the GEMMs, or local (Megatron-LM's own layers, as every "
-         "run before Transformer Engine): a QKV bias kernel, bias gradients as reductions, the "
-         "attention context's permute copy and the Q/K/V split's concatenation"},
+         "run before Transformer Engine): a QKV bias kernel, bias gradients as reductions, "
+         "LayerNorm's backward in two passes, the attention context's permute copy and the "
+         "Q/K/V split's concatenation"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},

@@ -127,7 +127,8 @@ static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer 
     run.par.global_batch = (guint)v[1];
     run.par.recompute = SSIM_RECOMPUTE_FULL;
     /* Megatron-DeepSpeed's layers are Megatron-LM's own (no Transformer Engine): a QKV bias
-     * kernel, bias gradients as reductions, attention's layout copies (parallel.h). */
+     * kernel, bias gradients as reductions, attention's layout copies, LayerNorm's two backward
+     * passes (parallel.h). */
     run.par.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
     run.iteration_ms = v[10];
     guint gpus = (guint)v[0];

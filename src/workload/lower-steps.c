@@ -39,6 +39,25 @@ static void kernel_step(GArray *p, const char *name, double flops, guint64 bytes
     g_array_append_val(p, st);
 }
 
+/*
+ * A LayerNorm's backward over `x` bytes of activations: one kernel of 4 x (the gradient and the
+ * input read, the gradient written, and the weights' gradients accumulated on the way); or,
+ * under Megatron-LM's own layers (transformer_impl=local), its fused layer norm's two passes
+ * (megatron/fused_kernels/layer_norm_cuda_kernel.cu): cuComputePartGradGammaBeta reads the
+ * gradient and the input for the weights' partial sums (2 x), cuComputeGradInput reads both
+ * again and writes the input's gradient (3 x).
+ */
+static void norm_backward(GArray *p, const char *name, guint64 x, gboolean local)
+{
+    if (!local) {
+        kernel_step(p, name, 0, 4 * x, 0);
+        return;
+    }
+    g_autofree char *gamma = g_strconcat(name, ".gamma", NULL);
+    kernel_step(p, gamma, 0, 2 * x, 0);
+    kernel_step(p, name, 0, 3 * x, 0);
+}
+
 /* A memory-bound kernel of `bytes` that only some configurations have (none when 0). */
 static void optional_step(GArray *p, const char *name, guint64 bytes)
 {
@@ -308,7 +327,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         Step wgrads[] = {kernel("ffn_up.wgrad", up.flops, up.bytes, w_up),
                          kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest)};
         tp_f_backward_with(bw, &ts, wgrads, G_N_ELEMENTS(wgrads));
-        kernel_step(bw, "norm.bwd", 0, 4 * Tl * h * dt, 0);
+        norm_backward(bw, "norm.bwd", Tl * h * dt, local);
     } else {
         kernel_step(f, "norm1", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
@@ -337,7 +356,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         Step up_wgrad = kernel("ffn_up.wgrad", up.flops, up.bytes, w_up);
         tp_f_backward_with(bw, &ts, &up_wgrad, 1);
-        kernel_step(bw, "norm2.bwd", 0, 4 * Tl * h * dt, 0);
+        norm_backward(bw, "norm2.bwd", Tl * h * dt, local);
         kernel_step(bw, "residual1.bwd", 0, 3 * Tl * h * dt, 0);
         optional_step(bw, "dropout1.bwd", dropout_bwd);
         optional_step(bw, "attn_out.bgrad", out_bgrad);
@@ -350,7 +369,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
-        kernel_step(bw, "norm1.bwd", 0, 4 * Tl * h * dt, 0);
+        norm_backward(bw, "norm1.bwd", Tl * h * dt, local);
     }
     if (accum)
         kernel_step(bw, "grad_accum", 0, layer_grad / dt * accum_per_param, layer_grad);
@@ -395,7 +414,8 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
-    kernel_step(sl->head_bwd, "final_norm.bwd", 0, 4 * Tl * h * dt, 0);
+    norm_backward(sl->head_bwd, "final_norm.bwd", Tl * h * dt,
+                  par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL);
     if (accum && head_grad > 0)
         kernel_step(sl->head_bwd, "grad_accum", 0, head_grad / dt * accum_per_param, head_grad);
 }
