@@ -117,6 +117,16 @@ static void tp_g_backward(GArray *p, const TpStyle *ts)
         tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 0);
 }
 
+/* Backward of "f" under SP, before the input-gradient GEMM: the GEMM's input all-gathered again
+ * for its weight gradient, beside that GEMM (Korthikanti et al. 2022, section 4.2.2: only the
+ * shard is kept; Megatron-LM's linear layers and Transformer Engine's gather it in the backward),
+ * and waited for by the kernel after it. */
+static void tp_f_backward_gather(GArray *p, const TpStyle *ts)
+{
+    if (ts->tp > 1 && ts->sp)
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 1);
+}
+
 /* Backward of "f": the input gradient's reduction, overlapping `overlap` weight-grad kernels. */
 static void tp_f_backward(GArray *p, const TpStyle *ts, guint overlap)
 {
@@ -316,6 +326,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
         optional_step(bw, "ffn_up.bgrad", up_bgrad);
+        tp_f_backward_gather(bw, &ts);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
@@ -353,6 +364,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
         optional_step(bw, "ffn_up.bgrad", up_bgrad);
+        tp_f_backward_gather(bw, &ts);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         Step up_wgrad = kernel("ffn_up.wgrad", up.flops, up.bytes, w_up);
         tp_f_backward_with(bw, &ts, &up_wgrad, 1);
@@ -366,6 +378,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         attn_core_backward(bw, &ac);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
+        tp_f_backward_gather(bw, &ts);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
@@ -411,6 +424,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         tp_step(sl->head_fwd, SSIM_COLL_ALLREDUCE, 3 * T * 4, 0);
     sl->head_bwd = steps_new();
     kernel_step(sl->head_bwd, "loss.bwd", 0, T * Vt * (dt + 12), 0);
+    tp_f_backward_gather(sl->head_bwd, &ts);
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);

@@ -119,10 +119,14 @@ Test(lower, op_counts_parallel_block_full_recompute)
     cr_assert_eq(count(l, 0, SSIM_OPCLASS_DP, -1), 1);
 }
 
+static guint32 find_op(const SsimGraph *g, guint32 from, const char *name);
+
 Test(lower, op_counts_sequence_parallel)
 {
-    /* Sequential block with SP: forward RS + AG around each of the two blocks, backward AG + RS;
-     * embedding RS, head AG forward, RS backward, embed.bwd AG; the loss all-reduce stays. */
+    /* Sequential block with SP: forward RS + AG around each of the two blocks, backward AG + RS,
+     * and before each column-parallel input-gradient GEMM (QKV, MLP up, the head) its input
+     * gathered again for the weight gradient; embedding RS, head AG forward, RS backward,
+     * embed.bwd AG; the loss all-reduce stays. */
     g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
     SsimParallel par = split(1, 8, 1, 1, 1, "1f1b");
     par.sequence_parallel = TRUE;
@@ -139,8 +143,27 @@ Test(lower, op_counts_sequence_parallel)
         ar += op->coll == SSIM_COLL_ALLREDUCE;
     }
     cr_assert_eq(rs, 2 * 2 + 2 * 2 + 1 + 1);
-    cr_assert_eq(ag, 2 * 2 + 2 * 2 + 1 + 1);
+    cr_assert_eq(ag, 2 * 2 + 2 * 2 + 2 * 2 + 1 + 1 + 1);
     cr_assert_eq(ar, 1);
+    /* The re-gather runs beside the input-gradient GEMM (which does not wait for it) and the
+     * weight-gradient GEMM waits for it. */
+    const char *dgrads[] = {"qkv.dgrad", "ffn_up.dgrad", "lm_head.dgrad"},
+               *wgrads[] = {"qkv.wgrad", "ffn_up.wgrad", "lm_head.wgrad"};
+    for (gsize k = 0; k < G_N_ELEMENTS(dgrads); k++) {
+        guint32 d = find_op(g, 0, dgrads[k]), w = find_op(g, d, wgrads[k]);
+        const SsimOp *a = ssim_graph_op(g, d - 1);
+        cr_assert(a->kind == SSIM_OP_COLLECTIVE && a->coll == SSIM_COLL_ALLGATHER, "%s", dgrads[k]);
+        cr_assert_eq(a->bytes, 2048ull * 12288 * 2);
+        gboolean d_waits = FALSE, w_waits = FALSE;
+        guint nd;
+        const guint32 *dep = ssim_graph_deps(g, d, &nd);
+        for (guint i = 0; i < nd; i++)
+            d_waits |= dep[i] == d - 1;
+        dep = ssim_graph_deps(g, w, &nd);
+        for (guint i = 0; i < nd; i++)
+            w_waits |= dep[i] == d - 1;
+        cr_assert(!d_waits && w_waits, "%s: %d %d", dgrads[k], d_waits, w_waits);
+    }
 }
 
 Test(lower, xla_permute_every_iteration)
