@@ -286,12 +286,12 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      * the split was a view).  The row-parallel outputs' biases (attention output, MLP down) are
      * added after the reduction, on the sequence-parallel shard when there is one. */
     const gboolean local = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL;
-    const gboolean ab = local && model->attention_bias, mb = local && model->mlp_bias;
+    const gboolean attn_b = local && model->attention_bias, mlp_b = local && model->mlp_bias;
     const guint64 qkv_out = qkv.m * qkv.n * dt;
-    const guint64 qkv_bias = ab ? 2 * qkv_out : 0, qkv_bgrad = ab ? qkv_out : 0;
+    const guint64 qkv_bias = attn_b ? 2 * qkv_out : 0, qkv_bgrad = attn_b ? qkv_out : 0;
     const guint64 qkv_cat = local && !ac.flash ? 2 * qkv_out : 0;
-    const guint64 out_bgrad = ab ? Tl * h * dt : 0, down_bgrad = mb ? Tl * h * dt : 0;
-    const guint64 up_bgrad = mb ? up.m * up.n * dt : 0;
+    const guint64 out_bgrad = attn_b ? Tl * h * dt : 0, down_bgrad = mlp_b ? Tl * h * dt : 0;
+    const guint64 up_bgrad = mlp_b ? up.m * up.n * dt : 0;
     /* Hidden dropout (model->hidden_dropout) rides on each residual add's forward kernel (the
      * fused bias-dropout-add writes a byte mask beside its output) and has a kernel of its own
      * in the backward: the gradient read with the mask and written, before the bias gradient
@@ -428,8 +428,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
-    norm_backward(sl->head_bwd, "final_norm.bwd", Tl * h * dt,
-                  par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL);
+    norm_backward(sl->head_bwd, "final_norm.bwd", Tl * h * dt, local);
     if (accum && head_grad > 0)
         kernel_step(sl->head_bwd, "grad_accum", 0, head_grad / dt * accum_per_param, head_grad);
 }
