@@ -391,6 +391,15 @@ void ssim_parallel_group(const SsimParallel *par, guint rank, SsimAxis axis, gui
 
 /* ---- text ------------------------------------------------------------------------------- */
 
+/* Sets "KEY: 'VALUE' is not WHAT" (the value shortened when long) and returns FALSE. */
+static gboolean not_a(const char *key, const char *value, const char *what, GError **error)
+{
+    g_autofree char *shown = ssim_text_excerpt(value, 64);
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not %s", key, shown,
+                what);
+    return FALSE;
+}
+
 static gboolean parse_uint(const char *key, const char *value, guint min, guint *out,
                            GError **error)
 {
@@ -532,11 +541,8 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             p.tp_comm = SSIM_TP_COMM_RS_AG;
     } else if (strcmp(k, "recompute") == 0) {
         f = SSIM_PARALLEL_RECOMPUTE;
-        if (!ssim_recompute_from_name(v, &p.recompute)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: '%s' is not one of none | selective | full", k, v);
-            return FALSE;
-        }
+        if (!ssim_recompute_from_name(v, &p.recompute))
+            return not_a(k, v, "one of none | selective | full", error);
     } else if (key_is(k, "zero", "zero_stage", NULL)) {
         f = SSIM_PARALLEL_ZERO;
         if (!parse_uint(k, v, 0, &p.zero_stage, error))
@@ -552,11 +558,8 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             return FALSE;
     } else if (key_is(k, "tp_comm", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_COMM;
-        if (!ssim_tp_comm_from_name(v, &p.tp_comm)) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: '%s' is not one of allreduce | rs-ag", k, v);
-            return FALSE;
-        }
+        if (!ssim_tp_comm_from_name(v, &p.tp_comm))
+            return not_a(k, v, "one of allreduce | rs-ag", error);
     } else if (key_is(k, "order", "rank_order", NULL)) {
         f = SSIM_PARALLEL_ORDER;
         if (!parse_order(k, v, p.order, error))
@@ -583,22 +586,12 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             return FALSE;
     } else if (key_is(k, "attention", "attn", NULL)) {
         f = SSIM_PARALLEL_ATTENTION;
-        if (!ssim_attention_from_name(v, &p.attention)) {
-            g_autofree char *shown = ssim_text_excerpt(v, 64);
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: '%s' is not an attention kind (unfused or flash)", k, shown);
-            return FALSE;
-        }
+        if (!ssim_attention_from_name(v, &p.attention))
+            return not_a(k, v, "an attention kind (unfused or flash)", error);
     } else if (key_is(k, "transformer_impl", NULL, NULL)) {
         f = SSIM_PARALLEL_TRANSFORMER_IMPL;
-        if (!ssim_transformer_impl_from_name(v, &p.transformer_impl)) {
-            g_autofree char *shown = ssim_text_excerpt(v, 64);
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: '%s' is not a transformer implementation (transformer_engine or "
-                        "local)",
-                        k, shown);
-            return FALSE;
-        }
+        if (!ssim_transformer_impl_from_name(v, &p.transformer_impl))
+            return not_a(k, v, "a transformer implementation (transformer_engine or local)", error);
     } else if (key_is(k, "tp_overlap", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_OVERLAP;
         gboolean overlap;

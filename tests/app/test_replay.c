@@ -19,6 +19,24 @@ static char *bundled(const char *rel)
     return g_build_filename(SHIFTSIM_SOURCE_ROOT, "traces", "chakra", rel, NULL);
 }
 
+/* PREFIX.0.et .. PREFIX.<ranks-1>.et, each holding `node`. */
+static void write_ranks(const char *prefix, guint ranks, const CwNode *node)
+{
+    GError *error = NULL;
+    for (guint r = 0; r < ranks; r++)
+        cr_assert(cw_write_rank(prefix, r, node, 1, &error), "%s", error ? error->message : "");
+}
+
+/* Removes PREFIX.<rank>.et of `ranks` ranks and then `dir`. */
+static void remove_ranks(const char *dir, const char *prefix, guint ranks)
+{
+    for (guint r = 0; r < ranks; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}
+
 /* `text` (stdout or stderr of the runs so far) says `needle`. */
 #define assert_says(text, needle)                                                                  \
     cr_assert(strstr((text), (needle)) != NULL, "no \"%s\" in:\n%s", (needle), (text))
@@ -90,30 +108,19 @@ Test(replay_cli, a_deadlock_names_its_ops, .init = test_redirect)
     g_autofree char *dir = g_dir_make_tmp("ssim-replay-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "stuck", NULL);
     GError *error = NULL;
-    for (guint r = 0; r < 2; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        CwWriter *w = cw_open(path, "0.0.4");
-        CwNode n = CW_NODE_INIT;
-        n.id = 1;
-        n.is_cpu_op = 0;
-        if (r == 0) {
-            n.name = "grad_allreduce", n.type = CW_COLL, n.comm_type = CW_ALL_REDUCE;
-            n.comm_size = 1024;
-        } else {
-            n.name = "idle", n.type = CW_COMP, n.duration_micros = 1;
-        }
-        cw_node(w, &n);
-        cr_assert(cw_close(w, &error));
-    }
+    CwNode ar = CW_NODE_INIT, idle = CW_NODE_INIT;
+    ar.id = idle.id = 1;
+    ar.is_cpu_op = idle.is_cpu_op = 0;
+    ar.name = "grad_allreduce", ar.type = CW_COLL, ar.comm_type = CW_ALL_REDUCE;
+    ar.comm_size = 1024;
+    idle.name = "idle", idle.type = CW_COMP, idle.duration_micros = 1;
+    cr_assert(cw_write_rank(prefix, 0, &ar, 1, &error));
+    cr_assert(cw_write_rank(prefix, 1, &idle, 1, &error));
     const char *argv[] = {"shiftsim", "replay", "--chakra", prefix};
     cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "deadlock") && strstr(err, "grad_allreduce#"), "%s", err);
-    for (guint r = 0; r < 2; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        g_unlink(path);
-    }
-    g_rmdir(dir);
+    remove_ranks(dir, prefix, 2);
 }
 
 Test(replay_cli, traces_by_format, .init = test_redirect)
@@ -232,19 +239,14 @@ Test(replay_cli, astra_system_without_roofline_key_replays_durations, .init = te
 {
     g_autofree char *dir = g_dir_make_tmp("astra-noroof-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "w", NULL);
-    for (guint r = 0; r < 2; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        CwWriter *w = cw_open(path, "0.0.4");
-        CwNode n = CW_NODE_INIT;
-        n.id = 1;
-        n.name = "gemm";
-        n.type = CW_COMP;
-        n.duration_micros = 5;
-        n.num_ops = 2e12;
-        n.tensor_size = 1000000000;
-        cw_node(w, &n);
-        cr_assert(cw_close(w, NULL));
-    }
+    CwNode n = CW_NODE_INIT;
+    n.id = 1;
+    n.name = "gemm";
+    n.type = CW_COMP;
+    n.duration_micros = 5;
+    n.num_ops = 2e12;
+    n.tensor_size = 1000000000;
+    write_ranks(prefix, 2, &n);
     /* The configuration files apart: JSON files beside the traces are taken for comm groups. */
     g_autofree char *cfg = g_build_filename(dir, "cfg", NULL);
     cr_assert_eq(g_mkdir(cfg, 0700), 0);
@@ -295,22 +297,16 @@ Test(replay_cli, converted_pytorch_trace_options, .init = test_redirect)
     g_autofree char *dir = g_dir_make_tmp("pytorch-et-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "t", NULL);
     g_autofree char *whole = g_build_filename(dir, "w", NULL); /* no dangling dependency */
-    for (guint set = 0; set < 2; set++)
-        for (guint r = 0; r < 2; r++) {
-            g_autofree char *path = cw_rank_path(set ? whole : prefix, r);
-            CwWriter *w = cw_open(path, "0.0.4");
-            static const guint64 absent[] = {3};
-            CwNode call = CW_NODE_INIT;
-            call.id = 10;
-            call.name = "c10d::allreduce_";
-            call.type = CW_COLL;
-            call.is_cpu_op = 1;
-            call.duration_micros = 7;
-            if (set == 0)
-                call.data_deps = absent, call.n_data_deps = 1;
-            cw_node(w, &call);
-            cr_assert(cw_close(w, NULL));
-        }
+    static const guint64 absent[] = {3};
+    CwNode call = CW_NODE_INIT;
+    call.id = 10;
+    call.name = "c10d::allreduce_";
+    call.type = CW_COLL;
+    call.is_cpu_op = 1;
+    call.duration_micros = 7;
+    write_ranks(whole, 2, &call);
+    call.data_deps = absent, call.n_data_deps = 1;
+    write_ranks(prefix, 2, &call);
     const char *strict[] = {"shiftsim", "replay", "--chakra", prefix};
     const char *drop[] = {"shiftsim", "replay", "--chakra", prefix, "--dangling-deps", "drop"};
     const char *astra[] = {"shiftsim", "replay", "--chakra", whole, "--semantics", "astra"};
@@ -342,18 +338,13 @@ Test(replay_cli, astra_semantics_refuses_gather, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("astra-gather-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "g", NULL);
-    for (guint r = 0; r < 2; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        CwWriter *w = cw_open(path, "0.0.4");
-        CwNode n = CW_NODE_INIT;
-        n.id = 1;
-        n.name = "gather";
-        n.type = CW_COLL;
-        n.comm_type = CW_GATHER;
-        n.comm_size = 4096;
-        cw_node(w, &n);
-        cr_assert(cw_close(w, NULL));
-    }
+    CwNode n = CW_NODE_INIT;
+    n.id = 1;
+    n.name = "gather";
+    n.type = CW_COLL;
+    n.comm_type = CW_GATHER;
+    n.comm_size = 4096;
+    write_ranks(prefix, 2, &n);
     const char *plain[] = {"shiftsim", "replay", "--chakra", prefix};
     cr_assert_eq(test_cli(G_N_ELEMENTS(plain), plain), 0);
     const char *astra[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
@@ -361,9 +352,5 @@ Test(replay_cli, astra_semantics_refuses_gather, .init = test_redirect)
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "2 GATHER or SCATTER collectives, which ASTRA-sim does not implement"),
               "%s", err);
-    for (guint r = 0; r < 2; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        g_unlink(path);
-    }
-    g_rmdir(dir);
+    remove_ranks(dir, prefix, 2);
 }

@@ -25,20 +25,16 @@
 
 static gboolean gen_allreduce(const char *prefix, guint ranks, guint64 bytes, GError **error)
 {
-    for (guint r = 0; r < ranks; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        CwWriter *w = cw_open(path, "0.0.4");
-        CwNode n = CW_NODE_INIT;
-        n.id = 0;
-        n.name = "all_reduce";
-        n.type = CW_COLL;
-        n.comm_type = CW_ALL_REDUCE;
-        n.comm_size = (gint64)bytes;
-        n.is_cpu_op = 0;
-        cw_node(w, &n);
-        if (!cw_close(w, error))
+    CwNode n = CW_NODE_INIT;
+    n.id = 0;
+    n.name = "all_reduce";
+    n.type = CW_COLL;
+    n.comm_type = CW_ALL_REDUCE;
+    n.comm_size = (gint64)bytes;
+    n.is_cpu_op = 0;
+    for (guint r = 0; r < ranks; r++)
+        if (!cw_write_rank(prefix, r, &n, 1, error))
             return FALSE;
-    }
     return TRUE;
 }
 

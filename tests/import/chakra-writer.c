@@ -40,6 +40,15 @@ char *cw_rank_path(const char *prefix, guint rank)
     return g_strdup_printf("%s.%u.et", prefix, rank);
 }
 
+gboolean cw_write_rank(const char *prefix, guint rank, const CwNode *nodes, guint n, GError **error)
+{
+    g_autofree char *path = cw_rank_path(prefix, rank);
+    CwWriter *w = cw_open(path, "0.0.4");
+    for (guint i = 0; i < n; i++)
+        cw_node(w, &nodes[i]);
+    return cw_close(w, error);
+}
+
 CwWriter *cw_open(const char *path, const char *version)
 {
     CwWriter *w = g_new0(CwWriter, 1);

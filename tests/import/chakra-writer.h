@@ -81,6 +81,10 @@ gboolean cw_close(CwWriter *w, GError **error);
 
 /* "PREFIX.<rank>.et", newly allocated. */
 char *cw_rank_path(const char *prefix, guint rank);
+/* Writes PREFIX.<rank>.et (version 0.0.4) holding `n` nodes; FALSE with `error` set when the
+ * write fails. */
+gboolean cw_write_rank(const char *prefix, guint rank, const CwNode *nodes, guint n,
+                       GError **error);
 
 /* Writes {"<id>": [ranks...], ...}: groups[i] holds n_ranks[i] ranks and is named ids[i]. */
 gboolean cw_write_groups(const char *path, guint n_groups, const char *const *ids,

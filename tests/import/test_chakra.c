@@ -62,12 +62,8 @@ static char *prefix_of(const char *name)
 
 static void write_rank(const char *prefix, guint rank, const CwNode *nodes, guint n)
 {
-    g_autofree char *path = cw_rank_path(prefix, rank);
-    CwWriter *w = cw_open(path, "0.0.4");
-    for (guint i = 0; i < n; i++)
-        cw_node(w, &nodes[i]);
     GError *error = NULL;
-    cr_assert(cw_close(w, &error), "%s", error ? error->message : "");
+    cr_assert(cw_write_rank(prefix, rank, nodes, n, &error), "%s", error ? error->message : "");
 }
 
 static void write_text(const char *path, const char *text)
