@@ -9,10 +9,14 @@
  * the dropout output.  We keep that structure but take the sharded part from the model's real
  * widths (4h + 4 kv_heads*d for attention, 2 g ffn + 2 ffn for the MLP with g = 2 when gated), so
  * grouped-query attention and SwiGLU models are counted as they are, and a GPT shape (MHA,
- * ffn = 4h, GeLU) gives exactly the paper's figures.  A parallel block is counted like a
- * sequential one (a slight overestimate: GPT-J has one norm input, not two).  Under flash
- * attention the 5 a s^2 b of the scores become 4 a s b: the row statistics the kernel keeps
- * (its dropout mask is regenerated from the random seed, not stored).
+ * ffn = 4h, GeLU) with both dropouts gives exactly the paper's figures.  The masks are the
+ * dropouts': a model without hidden dropout (its `hidden_dropout` key) keeps no 2 s b h of masks,
+ * one without attention dropout keeps only the softmax output of the scores (2 a s^2 b, which the
+ * backward of both the softmax and the probabilities' GEMM reads).  Activations are counted in the
+ * model's dtype, the masks in bytes.  A parallel block is counted like a sequential one (a slight
+ * overestimate: GPT-J has one norm input, not two).  Under flash attention the scores become
+ * 4 a s b: the row statistics the kernel keeps (its dropout mask is regenerated from the random
+ * seed, not stored).
  */
 #include <shiftsim/memory.h>
 
@@ -25,16 +29,21 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
     double a = model->heads;
     double kv = (double)model->kv_heads * ssim_model_head_dim(model);
     double g = ssim_activation_is_gated(model->activation) ? 2.0 : 1.0;
-    double replicated = 10.0 * h;
-    double sharded = 4.0 * h + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn;
-    /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward. */
-    double scores = par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a : 5.0 * a * s;
+    double dt = ssim_dtype_size(model->dtype);
+    /* Two norm inputs, the QKV and the MLP inputs, and the two hidden-dropout masks (a byte). */
+    double replicated = 4.0 * h * dt + (model->hidden_dropout ? 2.0 * h : 0.0);
+    double sharded = (4.0 * h + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn) * dt / 2.0;
+    /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward.
+     * Otherwise the softmax output, and with attention dropout its mask and the dropped output. */
+    double scores = par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a
+                    : model->attention_dropout             ? (2.0 * dt + 1.0) * a * s
+                                                           : dt * a * s;
     gboolean sp = par->sequence_parallel && par->tp > 1;
     double per_token; /* bytes per token (s b of them) */
 
     switch (par->recompute) {
     case SSIM_RECOMPUTE_FULL:
-        per_token = sp ? 2.0 * h / t : 2.0 * h;
+        per_token = sp ? dt * h / t : dt * h;
         break;
     case SSIM_RECOMPUTE_SELECTIVE:
         per_token = sp ? (replicated + sharded) / t : replicated + sharded / t;
@@ -44,9 +53,7 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
         per_token = sp ? (replicated + sharded + scores) / t : replicated + (sharded + scores) / t;
         break;
     }
-    /* The paper's figures are for 16-bit activations; an fp32 model stores twice as much. */
-    double scale = ssim_dtype_size(model->dtype) / 2.0;
-    return (guint64)llround(s * b * per_token * scale);
+    return (guint64)llround(s * b * per_token);
 }
 
 void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimParallel *par,

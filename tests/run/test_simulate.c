@@ -492,7 +492,7 @@ Test(simulate, memory_misfit_names_what_would_fit)
                   strstr(list, "; or simulate") - list - strlen("; fits with "));
     g_auto(GStrv) options = g_strsplit(named, ", ", -1);
     cr_assert_eq(g_strv_length(options), 3, "%s", named);
-    const char *const want[] = {"--schedule 1f1b", "--recompute full", "--global-batch 8"};
+    const char *const want[] = {"--schedule 1f1b", "--recompute full", "--global-batch 16"};
     for (guint i = 0; options[i]; i++) {
         char *paren = strstr(options[i], " (");
         cr_assert_not_null(paren, "%s", options[i]);
@@ -502,9 +502,9 @@ Test(simulate, memory_misfit_names_what_would_fit)
         apply_hint(&p, options[i]);
         cr_assert(fits(model, cluster, &p), "%s named but does not fit", options[i]);
     }
-    /* Not named: selective recompute, microbatch 1, and a batch of 16 (the next one up). */
+    /* Not named: selective recompute, microbatch 1, and a batch of 32 (the next one up). */
     const char *const not_named[] = {"--recompute selective", "--microbatch 1",
-                                     "--global-batch 16"};
+                                     "--global-batch 32"};
     for (gsize i = 0; i < G_N_ELEMENTS(not_named); i++) {
         SsimParallel p = par;
         apply_hint(&p, not_named[i]);

@@ -19,6 +19,9 @@ static void setup(void)
     GError *error = NULL;
     gpt3 = ssim_model_load("gpt-3-175b", &error);
     cr_assert_not_null(gpt3, "%s", error ? error->message : "");
+    /* Korthikanti's figures count both dropouts' masks, as Megatron-LM's GPT trains with. */
+    gpt3->attention_dropout = TRUE;
+    gpt3->hidden_dropout = TRUE;
 }
 
 static void teardown(void)
@@ -75,6 +78,38 @@ Test(memory, flash_attention_keeps_no_scores)
                  act(8, FALSE, SSIM_RECOMPUTE_SELECTIVE));
     p.recompute = SSIM_RECOMPUTE_FULL;
     cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), act(8, FALSE, SSIM_RECOMPUTE_FULL));
+}
+
+/* Without dropout there are no masks: the 2 s b h of the two hidden masks go, and of the scores'
+ * 5 a s^2 b only the softmax output's 2 a s^2 b stays.  GPT-3 at tp 8: s b h (8 + 24/8 + 2 a s /
+ * (8 h)) = s b h (8 + 3 + 4) = 15 s b h; each dropout alone: 17 and 21.  Full and selective
+ * recompute keep no scores: only the hidden masks matter there. */
+Test(memory, masks_only_with_dropout)
+{
+    const guint64 sbh = 2048ULL * 12288;
+    gpt3->attention_dropout = FALSE;
+    gpt3->hidden_dropout = FALSE;
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_NONE), 15 * sbh);
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_SELECTIVE), 11 * sbh);
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_FULL), 2 * sbh);
+    gpt3->hidden_dropout = TRUE;
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_NONE), 17 * sbh);
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_SELECTIVE), 13 * sbh);
+    gpt3->hidden_dropout = FALSE;
+    gpt3->attention_dropout = TRUE;
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_NONE), 21 * sbh);
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_SELECTIVE), 11 * sbh);
+}
+
+/* An fp32 model keeps its activations in 4 bytes and its masks in one: at tp 8 without
+ * recompute s b h (2 x 8 + 2 + 2 x 24/8) + s b a s (2 x 4 + 1) / 8 = s b h (24 + 18) = 42 s b h
+ * (the 46 of doubling Korthikanti's 23 would count each mask byte twice). */
+Test(memory, fp32_doubles_activations_not_masks)
+{
+    const guint64 sbh = 2048ULL * 12288;
+    gpt3->dtype = SSIM_DTYPE_FP32;
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_NONE), 42 * sbh);
+    cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_FULL), 4 * sbh);
 }
 
 Test(memory, activations_scale_with_microbatch)
@@ -151,11 +186,14 @@ Test(memory, interleaved_chunks_and_fp32)
     g_autoptr(SsimModel) m = ssim_model_copy(gpt3);
     m->dtype = SSIM_DTYPE_FP32;
     ssim_memory_estimate(&mem, m, &p, 3, 1);
-    /* fp32: 4 + 4 + 8 bytes per parameter, activations doubled. */
+    /* fp32: 4 + 4 + 8 bytes per parameter, activations doubled but not the masks (under
+     * sequence parallelism without recompute: 114 s b h / 8 at 16 bits, of which the masks,
+     * one byte each, are 2 s b h hidden and a s^2 b = 16 s b h of the scores: (2 x 114 - 18)
+     * s b h / 8). */
     cr_assert_eq(mem.optimizer, 2 * mem.weights);
     cr_assert_eq(mem.gradients, mem.weights);
     cr_assert_eq(mem.weights, 4 * mem.params);
-    cr_assert_eq(mem.activation_layer, 2 * 358612992ULL);
+    cr_assert_eq(mem.activation_layer, (2 * 114 - 18) * 2048ULL * 12288 / 8);
 }
 
 Test(memory, fits_and_message)
