@@ -17,6 +17,10 @@
  * as full attention; Qwen2's QKV bias is counted with an output-projection bias (h more
  * parameters a layer, 0.001% of Qwen2-7B); a float32 checkpoint is simulated as bf16 mixed
  * precision.  Mixture-of-experts configs are refused: their MLP is not one matrix per layer.
+ * Dropout is a flag here (the kernels and masks it costs do not depend on its rate): a config's
+ * attention-probability dropout (`attn_pdrop`, `attention_dropout`,
+ * `attention_probs_dropout_prob`) above 0 sets attention_dropout, a residual one (`resid_pdrop`,
+ * `hidden_dropout`, `hidden_dropout_prob`) hidden_dropout; absent is 0, as the model classes'.
  *
  * Errors name the file and the config's own field ("config.json: num_hidden_layers: missing (a
  * Llama-style config names it)"); the text is bounded (src/core/jsonbound.h) before json-glib
@@ -28,6 +32,7 @@
 #include "src/core/jsonbound.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 typedef enum { FAMILY_GPT2, FAMILY_GPTJ, FAMILY_LLAMA } Family;
@@ -126,6 +131,32 @@ static gboolean read_bool(const Hf *hf, const char *key, gboolean *out, GError *
         return FALSE;
     }
     *out = json_node_get_boolean(n);
+    return TRUE;
+}
+
+/* Whether the first present of `keys`, a dropout probability (a number from 0 to 1), is above 0;
+ * FALSE when none is present. */
+static gboolean read_dropout(const Hf *hf, const char *const *keys, gboolean *out, GError **error)
+{
+    *out = FALSE;
+    for (guint i = 0; keys[i]; i++) {
+        JsonNode *n = member(hf, keys[i]);
+        if (n == NULL)
+            continue;
+        GType t = JSON_NODE_HOLDS_VALUE(n) ? json_node_get_value_type(n) : G_TYPE_INVALID;
+        double p = t == G_TYPE_DOUBLE  ? json_node_get_double(n)
+                   : t == G_TYPE_INT64 ? (double)json_node_get_int(n)
+                                       : NAN;
+        if (!(p >= 0.0 && p <= 1.0)) {
+            g_autofree char *shown = node_text(n);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %s: must be a dropout probability from 0 to 1, not %s", hf->path,
+                        keys[i], shown);
+            return FALSE;
+        }
+        *out = p > 0.0;
+        return TRUE;
+    }
     return TRUE;
 }
 
@@ -345,6 +376,11 @@ static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
         if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
             return FALSE;
     }
+    if (!read_dropout(hf, KEYS("attn_pdrop", "attention_dropout", "attention_probs_dropout_prob"),
+                      &m->attention_dropout, error) ||
+        !read_dropout(hf, KEYS("resid_pdrop", "hidden_dropout", "hidden_dropout_prob"),
+                      &m->hidden_dropout, error))
+        return FALSE;
     m->seq_len = MIN(ctx, SSIM_HF_MAX_SEQ_LEN);
     if (ctx > SSIM_HF_MAX_SEQ_LEN)
         note(hf, "seq_len %u: the config's context of %u tokens is not a training length",

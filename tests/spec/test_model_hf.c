@@ -90,6 +90,11 @@ Test(model_hf, gptj_config_matches_the_ini)
     cr_assert_eq(hf->mlp_bias, ini->mlp_bias);
     cr_assert_eq(hf->lm_head_bias, ini->lm_head_bias);
     cr_assert_eq(hf->dtype, ini->dtype);
+    /* attn_pdrop and resid_pdrop 0.0: GPT-J trained without dropout. */
+    cr_assert_not(hf->attention_dropout);
+    cr_assert_not(hf->hidden_dropout);
+    cr_assert_eq(hf->attention_dropout, ini->attention_dropout);
+    cr_assert_eq(hf->hidden_dropout, ini->hidden_dropout);
     cr_assert_eq(ssim_model_params(hf), ssim_model_params(ini));
 }
 
@@ -130,6 +135,40 @@ Test(model_hf, llama_style_fields)
     cr_assert_eq(gpt2->position, SSIM_POSITION_LEARNED);
     cr_assert_eq(gpt2->ffn, 4 * 768, "n_inner absent: 4 n_embd");
     cr_assert_eq(gpt2->seq_len, 1024);
+    /* attn_pdrop and resid_pdrop 0.1; Qwen2's attention_dropout 0.0, Llama's none at all. */
+    cr_assert(gpt2->attention_dropout);
+    cr_assert(gpt2->hidden_dropout);
+    cr_assert_not(qwen->attention_dropout);
+    cr_assert_not(llama->attention_dropout || llama->hidden_dropout);
+}
+
+/* Dropout from the Llama-style names too, and a rate that is not a probability is refused with
+ * the config's field. */
+Test(model_hf, dropout_fields)
+{
+    const char *llama = "{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                        "\"num_attention_heads\": 4, \"intermediate_size\": 128, "
+                        "\"max_position_embeddings\": 128, \"vocab_size\": 100";
+    g_autofree char *both = g_strdup_printf("%s, \"attention_dropout\": 0.1, "
+                                            "\"hidden_dropout\": 0.05}",
+                                            llama);
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load_hf_data(both, -1, "t/config.json", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    cr_assert(m->attention_dropout);
+    cr_assert(m->hidden_dropout);
+    g_autofree char *zero = g_strdup_printf("%s, \"attention_dropout\": 0}", llama);
+    g_autoptr(SsimModel) z = ssim_model_load_hf_data(zero, -1, "t/config.json", &error);
+    cr_assert_not_null(z);
+    cr_assert_not(z->attention_dropout);
+
+    g_autofree char *high = g_strdup_printf("%s, \"attention_dropout\": 1.5}", llama);
+    g_autofree char *msg = load_error(high);
+    assert_has(msg, "t/config.json: attention_dropout: must be a dropout probability");
+    assert_has(msg, "1.5");
+    g_autofree char *text = g_strdup_printf("%s, \"hidden_dropout\": \"0.1\"}", llama);
+    g_autofree char *msg2 = load_error(text);
+    assert_has(msg2, "t/config.json: hidden_dropout: must be a dropout probability");
 }
 
 Test(model_hf, load_by_path_and_copy)
