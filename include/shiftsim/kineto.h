@@ -16,6 +16,7 @@
  *     shape).
  *   - cat "gpu_memcpy": a copy (name Memcpy DtoD / HtoD / DtoH / PtoP, args "bytes") -> copy row.
  *   - cat "cpu_op" / "user_annotation" named "ProfilerStep#N": one training step.
+ *   - cat "cuda_runtime" / "cuda_driver": the host's launches and synchronisations (below).
  * Kernels of the same row key (kind, op, dtype, shape, bytes, ranks) are merged: time_us is the
  * mean, with median, min, stddev and the sample count.  Without a ProfilerStep range the step
  * time is the span from the first kernel start to the last kernel end.
@@ -37,6 +38,17 @@ typedef struct {
     double step_ms;         /* mean step time (ms); 0 when the trace has no kernel */
     double step_ms_min, step_ms_max;
     double kernel_ms; /* sum of mapped and unmapped kernel time */
+    /* The host (events of cat cuda_runtime / cuda_driver): launches of GPU work (a kernel, an
+     * async copy or memset, a CUDA graph; a driver launch inside a runtime one on its thread
+     * counts once) and in how many processes.  Between two launches of a process, the time from
+     * one's start to the next's less the calls between them that waited for the GPU (a
+     * synchronisation, a synchronous copy): on one thread, the host's time per launch (mean and
+     * median: a cluster's kernel_floor_us); from one thread to another, a change of phase
+     * (PyTorch launches the forward from Python's thread and the backward from autograd's: the
+     * loss, the autograd engine's start, the step's own Python; a cluster's microbatch_floor_us,
+     * which is per phase).  Means are 0 where there is no such gap. */
+    guint launches, host_processes, thread_switches;
+    double launch_us_mean, launch_us_median, switch_us_mean;
 } SsimKinetoSummary;
 
 /* Reads a Kineto trace.  NULL with `error` set (SSIM_CONFIG_ERROR, "file: ...") when it is not

@@ -202,6 +202,24 @@ static int do_kineto(const char *trace, const char *emit_profile, const char *em
                            sum.copy, sum.unmapped);
     g_string_append_printf(out, "steps          %u, mean %.3f ms (min %.3f, max %.3f)\n", sum.steps,
                            sum.step_ms, sum.step_ms_min, sum.step_ms_max);
+    if (sum.launches > sum.host_processes) {
+        g_string_append_printf(out,
+                               "host           %u launches in %u process%s, waits for the GPU "
+                               "left out: %.1f us a launch (median %.1f; a cluster's "
+                               "kernel_floor_us)",
+                               sum.launches, sum.host_processes,
+                               sum.host_processes == 1 ? "" : "es", sum.launch_us_mean,
+                               sum.launch_us_median);
+        if (sum.thread_switches > 0)
+            g_string_append_printf(out,
+                                   ", %.1f us at each of %u changes of launching thread "
+                                   "(forward to backward and back; microbatch_floor_us)",
+                                   sum.switch_us_mean, sum.thread_switches);
+        g_string_append_c(out, '\n');
+    } else {
+        g_string_append(out, "host           no process launched GPU work twice (no cuda_runtime "
+                             "events: record with activities CPU and CUDA)\n");
+    }
     if (emit_profile) {
         g_autoptr(GString) csv = ssim_profile_write(profile);
         if (!ssim_cli_emit(emit_profile, csv, &error))
@@ -307,7 +325,10 @@ int ssim_verb_calibrate(int argc, char **argv)
                               "Write the calibrated cluster INI (with --convert-vtrain: the runs "
                               "CSV)"),
         {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
-         "Import a PyTorch profiler (Kineto) Chrome trace instead of fitting", "TRACE.json"},
+         "Import a PyTorch profiler (Kineto) Chrome trace instead of fitting: its kernels, step "
+         "time and the host's time per launch and per phase (kernel_floor_us, "
+         "microbatch_floor_us)",
+         "TRACE.json"},
         {"emit-profile", 0, 0, G_OPTION_ARG_FILENAME, &emit_profile,
          "With --kineto: write its GPU kernels as a # shiftsim-profile v1 CSV", "OUT.csv"},
         {"emit-run", 0, 0, G_OPTION_ARG_FILENAME, &emit_run,

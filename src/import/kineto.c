@@ -91,6 +91,24 @@ static gboolean event_dur(JsonObject *ev, guint i, const char *path, double *out
     return TRUE;
 }
 
+/* The "ts" of event `i` (a kernel, a copy, a host call): a GPU event or a launch without a
+ * usable start is malformed: reported, never dropped. */
+static gboolean event_ts(JsonObject *ev, guint i, const char *path, double *out, GError **error)
+{
+    double ts = member_double(ev, "ts", NAN);
+    if (!(isfinite(ts) && fabs(ts) < 1e18)) {
+        JsonNode *tn = json_object_get_member(ev, "ts");
+        g_autofree char *text = tn ? json_to_string(tn, FALSE) : g_strdup("missing");
+        g_autofree char *shown = ssim_text_excerpt(text, 64);
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: traceEvents[%u].ts: %s is not a timestamp in microseconds", path, i,
+                    shown);
+        return FALSE;
+    }
+    *out = ts;
+    return TRUE;
+}
+
 static const char *member_string(JsonObject *o, const char *name)
 {
     JsonNode *n = o ? json_object_get_member(o, name) : NULL;
@@ -351,6 +369,91 @@ static char *row_key(const SsimProfileRow *r)
                            r->ranks, r->ranks_per_node);
 }
 
+/* A host-side CUDA call of the trace (cat cuda_runtime or cuda_driver). */
+typedef struct {
+    gint64 pid, tid;
+    double ts, dur;
+    gboolean launch;   /* enqueues GPU work: a kernel launch, an async copy or memset, a graph */
+    gboolean blocking; /* waits for the GPU */
+} HostCall;
+
+static int cmp_host_call(const void *a, const void *b)
+{
+    const HostCall *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static gboolean is_launch(const char *name)
+{
+    return g_str_has_prefix(name, "cudaLaunch") || g_str_has_prefix(name, "cuLaunch") ||
+           strcmp(name, "cudaGraphLaunch") == 0 || strcmp(name, "cudaMemcpyAsync") == 0 ||
+           strcmp(name, "cudaMemsetAsync") == 0 || strcmp(name, "cudaMemcpy2DAsync") == 0;
+}
+
+/* A call that holds the host until the GPU has done something: a synchronisation, or a copy that
+ * is not asynchronous. */
+static gboolean is_blocking(const char *name)
+{
+    return strstr(name, "Synchronize") != NULL || strcmp(name, "cudaMemcpy") == 0 ||
+           strcmp(name, "cudaMemcpy2D") == 0 || strcmp(name, "cudaMemset") == 0;
+}
+
+/*
+ * The host's time per launch (kineto.h): in each process, the time from one launch's start to
+ * the next's, less the calls between them that waited for the GPU; apart when the two launches
+ * are on different threads (a change of phase).  A launch inside the previous one on its thread
+ * (a runtime call and the driver call it makes) is the same launch.
+ */
+static void host_launch_time(GArray *calls, SsimKinetoSummary *sum)
+{
+    HostCall *c = (HostCall *)calls->data;
+    qsort(c, calls->len, sizeof *c, cmp_host_call);
+    g_autoptr(GArray) gaps = g_array_new(FALSE, FALSE, sizeof(double));
+    double switched = 0;
+    const HostCall *prev = NULL; /* the process's last launch */
+    double blocked = 0;
+    for (guint i = 0; i < calls->len; i++) {
+        if (prev && c[i].pid != prev->pid)
+            prev = NULL;
+        if (!c[i].launch) {
+            if (prev && c[i].blocking)
+                blocked += c[i].dur;
+            continue;
+        }
+        if (prev && c[i].tid == prev->tid && c[i].ts < prev->ts + prev->dur)
+            continue; /* nested in the previous launch */
+        if (prev == NULL) {
+            sum->host_processes++;
+        } else {
+            double gap = MAX(c[i].ts - prev->ts - blocked, 0.0);
+            if (c[i].tid == prev->tid) {
+                g_array_append_val(gaps, gap);
+            } else {
+                switched += gap;
+                sum->thread_switches++;
+            }
+        }
+        sum->launches++;
+        prev = &c[i];
+        blocked = 0;
+    }
+    if (sum->thread_switches > 0)
+        sum->switch_us_mean = switched / sum->thread_switches;
+    guint n = gaps->len;
+    if (n == 0)
+        return;
+    double *g = (double *)gaps->data, total = 0;
+    for (guint i = 0; i < n; i++)
+        total += g[i];
+    qsort(g, n, sizeof(double), cmp_double);
+    sum->launch_us_mean = total / n;
+    sum->launch_us_median = n % 2 ? g[n / 2] : (g[n / 2 - 1] + g[n / 2]) / 2;
+}
+
 SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *path,
                                    SsimKinetoSummary *summary, GError **error)
 {
@@ -376,6 +479,7 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
     g_autoptr(GArray) ext_ids = g_array_sized_new(FALSE, FALSE, sizeof(gint64), n_ev);
     g_array_set_size(ext_ids, n_ev);
     g_autoptr(GArray) steps = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) host_calls = g_array_new(FALSE, FALSE, sizeof(HostCall));
     for (guint i = 0; i < n_ev; i++) {
         JsonNode *en = json_array_get_element(events, i);
         if (!JSON_NODE_HOLDS_OBJECT(en)) {
@@ -404,6 +508,19 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
             g_array_append_val(steps, d);
             continue;
         }
+        if (strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0) {
+            HostCall call = {.pid = member_int(ev, "pid", -1),
+                             .tid = member_int(ev, "tid", -1),
+                             .launch = is_launch(name)};
+            call.blocking = !call.launch && is_blocking(name);
+            if (!call.launch && !call.blocking)
+                continue;
+            if (!event_dur(ev, i, path, &call.dur, error) ||
+                !event_ts(ev, i, path, &call.ts, error))
+                return NULL;
+            g_array_append_val(host_calls, call);
+            continue;
+        }
         if (strcmp(cat, "cpu_op") == 0) {
             gint64 id = member_int(args_of(ev), "External id", -1);
             if (id < 0)
@@ -416,6 +533,8 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
                 g_hash_table_insert(cpu_ops, &g_array_index(ext_ids, gint64, i), ev);
         }
     }
+
+    host_launch_time(host_calls, &sum);
 
     /* Pass 2: kernels and copies. */
     g_autoptr(GHashTable) buckets = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -442,19 +561,9 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
         gboolean kernel = strcmp(cat, "kernel") == 0, memcpy_ev = strcmp(cat, "gpu_memcpy") == 0;
         if (!kernel && !memcpy_ev)
             continue;
-        double ts = member_double(ev, "ts", NAN), dur;
-        if (!event_dur(ev, i, path, &dur, error))
+        double ts, dur;
+        if (!event_dur(ev, i, path, &dur, error) || !event_ts(ev, i, path, &ts, error))
             return NULL;
-        /* A GPU event without a usable start is malformed: reported, never dropped. */
-        if (!(isfinite(ts) && fabs(ts) < 1e18)) {
-            JsonNode *tn = json_object_get_member(ev, "ts");
-            g_autofree char *text = tn ? json_to_string(tn, FALSE) : g_strdup("missing");
-            g_autofree char *shown = ssim_text_excerpt(text, 64);
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: traceEvents[%u].ts: %s is not a timestamp in microseconds", path, i,
-                        shown);
-            return NULL;
-        }
         if (!(dur > 0))
             continue; /* a kernel of 0 us takes no time to replay */
         first = MIN(first, ts);

@@ -58,6 +58,57 @@ Test(kineto, kineto_small_trace)
     cr_assert_eq(ssim_profile_n_rows(back), 4);
 }
 
+/*
+ * The host's launches, by hand.  Process 1: Python's thread 10 launches at 0 and 40 (a driver
+ * launch at 41 inside the second is the same launch), synchronises from 50 for 100 us and
+ * launches at 200: gaps 40 and 200 - 40 - 100 = 60.  Autograd's thread 20 launches at 500 (a
+ * change of thread, 300 us after 200) and 530 (30; the cudaGetDevice between is no launch and
+ * no wait).  Process 2 launches once.  Per launch on one thread: (40 + 60 + 30) / 3, median 40;
+ * one change of thread of 300 us; 6 launches in 2 processes.
+ */
+Test(kineto, host_launch_gaps)
+{
+    static const char *const trace =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":10,\"ts\":0,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":10,\"ts\":40,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"cuLaunchKernelEx\",\"pid\":1,"
+        "\"tid\":10,\"ts\":41,\"dur\":2},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamSynchronize\","
+        "\"pid\":1,\"tid\":10,\"ts\":50,\"dur\":100},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemsetAsync\",\"pid\":1,"
+        "\"tid\":10,\"ts\":200,\"dur\":3},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":20,\"ts\":500,\"dur\":4},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaGetDevice\",\"pid\":1,"
+        "\"tid\":20,\"ts\":510,\"dur\":9},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+        "\"tid\":20,\"ts\":530,\"dur\":4},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":2,"
+        "\"tid\":10,\"ts\":7,\"dur\":4}]}";
+    g_autoptr(GError) error = NULL;
+    SsimKinetoSummary sum;
+    g_autoptr(SsimProfile) p = ssim_kineto_load_data(trace, -1, "t.json", &sum, &error);
+    cr_assert_not_null(p, "%s", error ? error->message : "");
+    cr_assert_eq(sum.launches, 6);
+    cr_assert_eq(sum.host_processes, 2);
+    cr_assert_float_eq(sum.launch_us_mean, 130.0 / 3, 1e-9);
+    cr_assert_float_eq(sum.launch_us_median, 40.0, 1e-9);
+    cr_assert_eq(sum.thread_switches, 1);
+    cr_assert_float_eq(sum.switch_us_mean, 300.0, 1e-9);
+    cr_assert_eq(sum.kernels, 0, "host calls are not kernels");
+
+    /* A launch without a usable start is refused with the event. */
+    g_autoptr(SsimProfile) bad = ssim_kineto_load_data(
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
+        "\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":\"soon\",\"dur\":1}]}",
+        -1, "t.json", NULL, &error);
+    cr_assert_null(bad);
+    cr_assert(strstr(error->message, "t.json: traceEvents[0].ts: ") != NULL, "%s", error->message);
+}
+
 Test(kineto, kineto_not_a_trace)
 {
     g_autoptr(GError) error = NULL;
@@ -88,6 +139,16 @@ Test(kineto, a_real_h200_trace)
     cr_assert_eq(sum.attention, 8);
     cr_assert_eq(sum.unmapped, 132);
     cr_assert_eq(ssim_profile_n_rows(p), 18);
+    /* Its host: 132 + 68 kernel launches, 44 memsets and 8 copies, none inside another, in one
+     * process; 244 gaps on one thread averaging 55.3 us (median 35.6) and the 7 changes from
+     * the forward's thread to autograd's and back, 650 us each on average (docs/validation.md,
+     * "The host, measured"). */
+    cr_assert_eq(sum.launches, 252);
+    cr_assert_eq(sum.host_processes, 1);
+    cr_assert_eq(sum.thread_switches, 7);
+    cr_assert(fabs(sum.launch_us_mean - 55.317) < 0.01, "%g", sum.launch_us_mean);
+    cr_assert(fabs(sum.launch_us_median - 35.552) < 0.01, "%g", sum.launch_us_median);
+    cr_assert(fabs(sum.switch_us_mean - 650.05) < 0.01, "%g", sum.switch_us_mean);
     g_autoptr(SsimProfile) bundled = ssim_profile_load(
         SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.csv", &error);
     cr_assert_not_null(bundled, "%s", error ? error->message : "");
