@@ -260,6 +260,11 @@ guint ssim_parallel_stage_first_layer(const SsimParallel *par, const SsimModel *
  * embedding on the first stage, the final norm and LM head (and a tied copy of the embedding
  * when pp > 1) on the last (ssim_model_stage_params_layers). */
 guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *model, guint stage);
+/* Whether the schedule is a compiled program's (alpa, alpa-gpipe, xla: Alpa and XLA on JAX),
+ * whose kernels XLA's C++ runtime launches, rather than eager PyTorch's (1f1b, gpipe,
+ * interleaved: Megatron-LM), whose Python launches each kernel: the cluster's per-launch host
+ * floor (kernel_floor_us) is eager PyTorch's and applies only to the latter. */
+gboolean ssim_parallel_compiled(const SsimParallel *par);
 /* The per-iteration terms that are on for `model` (bits of SsimStepCost). */
 guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model);
 /* Whether term `term` is on. */

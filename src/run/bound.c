@@ -85,6 +85,8 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
 {
     SsimAnalyticParams ap;
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
+    if (ssim_parallel_compiled(par))
+        ap.kernel_floor = 0; /* as the simulation (sim.c): no eager host */
     /* With a host floor the simulation's GEMMs may run up to the burst rate (a GPU the host leaves
      * idle keeps its clocks, sim.c): the bound takes that rate, never slower than the step's. */
     if (ap.kernel_floor > 0)

@@ -846,6 +846,10 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
 
     SsimAnalyticParams ap;
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
+    /* The host's launches are eager PyTorch's; a compiled program's runtime launches at the
+     * GPU's pace (parallel.h, ssim_parallel_compiled). */
+    if (ssim_parallel_compiled(par))
+        ap.kernel_floor = 0;
     g_autoptr(SsimAnalytic) analytic = analytic_for(&ap, lowered, model, par);
     /* The board's power limit lowers the GEMM rate of a GPU kept busy (gemm_sustained); a GPU
      * the host leaves idle between kernels (launches longer than the kernels) keeps more of its
@@ -877,7 +881,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.max_memory = mem_limit == G_MAXUINT64 ? 0 : mem_limit;
     rc.comm_repeat = config->comm_repeat;
     /* The host launches every op (the cluster's kernel floor each) and waits after transfers. */
-    rc.host_issue = cluster->kernel_floor;
+    rc.host_issue = ap.kernel_floor;
     g_autoptr(SsimNet) net = NULL;
     g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;

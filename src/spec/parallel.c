@@ -148,7 +148,7 @@ guint ssim_step_costs_default(SsimDtype dtype)
  * use_master_copy), so gradients, their accumulation and their all-reduce are in the compute
  * dtype; Megatron-LM's fp32 gradient reduction is not their default.
  */
-static gboolean jax_framework(const SsimParallel *par)
+gboolean ssim_parallel_compiled(const SsimParallel *par)
 {
     return g_str_has_prefix(par->schedule, "alpa") || strcmp(par->schedule, "xla") == 0;
 }
@@ -156,7 +156,7 @@ static gboolean jax_framework(const SsimParallel *par)
 guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
 {
     guint def = ssim_step_costs_default(model->dtype);
-    if (jax_framework(par))
+    if (ssim_parallel_compiled(par))
         def &= ~(1u << SSIM_STEP_COST_GRAD_FP32);
     return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
 }

@@ -147,6 +147,26 @@ Test(bound, a_host_bound_step_stays_bounded)
                  r.step_time, host.step);
 }
 
+/* A compiled program (schedule alpa or xla) has no eager host: its bound is the one without a
+ * floor, as its simulation is (sim.c). */
+Test(bound, a_compiled_program_has_no_host_bound)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    SsimParallel p = split(1, 4, 4, 8);
+    g_strlcpy(p.schedule, "alpa", sizeof p.schedule);
+    SsimStepBound none, floor;
+    ssim_step_lower_bound(m, c, &p, &none);
+    c->kernel_floor = 2 * SSIM_MS;
+    ssim_step_lower_bound(m, c, &p, &floor);
+    cr_assert_eq(floor.step, none.step);
+    cr_assert_eq(floor.work, none.work);
+    g_strlcpy(p.schedule, "1f1b", sizeof p.schedule);
+    ssim_step_lower_bound(m, c, &p, &floor);
+    cr_assert_gt(floor.step, 2 * none.step);
+}
+
 /* Flash attention's kernel executes the causal half of the FLOPs it carries: the bound prices it
  * as the cost model does, so it stays under the simulated step, with or without the shape model
  * (a cluster without sm_count prices it by its FLOPs, both ways). */

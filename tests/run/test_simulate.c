@@ -692,6 +692,38 @@ Test(simulate, a_gpu_the_host_starves_keeps_its_clocks)
     cr_assert_gt(busy, burst * 3 / 2);
 }
 
+/* The cluster's host floor is eager PyTorch's launch (parallel.h, ssim_parallel_compiled): a
+ * compiled program's schedule (alpa, alpa-gpipe, xla) runs as it does without one, to the
+ * nanosecond, while Megatron-LM's (1f1b) waits for its launches. */
+Test(simulate, a_compiled_program_has_no_eager_host)
+{
+    g_autoptr(SsimCluster) c = ssim_cluster_default();
+    ssim_cluster_set_nodes(c, 1);
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-j-6b", NULL);
+    cr_assert_not_null(m);
+    m->layers = 4;
+    static const char *const schedules[] = {"alpa", "alpa-gpipe", "xla", "1f1b"};
+    for (gsize i = 0; i < G_N_ELEMENTS(schedules); i++) {
+        SsimParallel p = split(2, 2, 2, 1, 4, schedules[i]);
+        SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+        SsimResult none, floor;
+        GError *error = NULL;
+        c->kernel_floor = 0;
+        cr_assert(ssim_simulate(&cfg, &none, NULL, NULL, &error), "%s",
+                  error ? error->message : "");
+        c->kernel_floor = 200 * SSIM_US;
+        cr_assert(ssim_simulate(&cfg, &floor, NULL, NULL, &error), "%s",
+                  error ? error->message : "");
+        if (strcmp(schedules[i], "1f1b") == 0) {
+            cr_assert(floor.has_host);
+            cr_assert_gt(floor.step_time, none.step_time);
+        } else {
+            cr_assert_not(floor.has_host, "%s", schedules[i]);
+            cr_assert_eq(floor.step_time, none.step_time, "%s", schedules[i]);
+        }
+    }
+}
+
 /* The host's share of a step (sim.h, "host waits"): only a cluster with a host reports it; with
  * launches far longer than the kernels the GPUs mostly wait for them; the exact replay of every
  * GPU agrees with one representative per stage. */
