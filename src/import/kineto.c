@@ -410,6 +410,8 @@ static gboolean is_blocking(const char *name)
  */
 static void host_launch_time(GArray *calls, SsimKinetoSummary *sum)
 {
+    if (calls->len == 0)
+        return; /* no host calls (and no array to sort: qsort's pointer may not be NULL) */
     HostCall *c = (HostCall *)calls->data;
     qsort(c, calls->len, sizeof *c, cmp_host_call);
     g_autoptr(GArray) gaps = g_array_new(FALSE, FALSE, sizeof(double));
