@@ -158,6 +158,14 @@ typedef struct {
 } SsimResult;
 
 /*
+ * The host a cluster describes (its kernel_floor_us and microbatch_floor_us, eager PyTorch's
+ * time to launch each op and its work around each microbatch phase) as it applies to `par`: both
+ * under Megatron-LM's schedules, neither under a compiled program's (ssim_parallel_compiled).
+ */
+SsimTime ssim_host_kernel_floor(const SsimCluster *cluster, const SsimParallel *par);
+SsimTime ssim_host_microbatch_floor(const SsimCluster *cluster, const SsimParallel *par);
+
+/*
  * Simulates one iteration of `config`.  Fails (FALSE, `error` set) when the split is invalid
  * (ssim_parallel_validate's message), the schedule is unknown or impossible, the memory estimate
  * does not fit (unless ignore_memory), or the runtime deadlocks.  `lowered` and `timeline`, when

@@ -277,7 +277,8 @@ int ssim_verb_simulate(int argc, char **argv)
     g_autoptr(GString) out = ssim_result_format(&result, &config, format);
     if (explain_costs) {
         ssim_explain_append_costs(out, format, profile_path, &explain, &class_explain);
-        ssim_explain_append_step_costs(out, format, &result, cluster->microbatch_floor);
+        ssim_explain_append_step_costs(out, format, &result,
+                                       ssim_host_microbatch_floor(cluster, config.par));
     }
     if (explain_costs && config.flow_network && profile_path) {
         g_autoptr(SsimNetCal) cal = ssim_netcal_new(profile, cluster, model->dtype);

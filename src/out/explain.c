@@ -122,7 +122,8 @@ void ssim_explain_append_step_costs(GString *out, SsimFormat format, const SsimR
                                ssim_step_cost_megatron(t));
     }
     if (((r->step_costs_on >> SSIM_STEP_COST_HOST) & 1u) && microbatch_floor <= 0)
-        g_string_append(out, "(host: the cluster sets no microbatch_floor_us, so no host op)\n");
+        g_string_append(out, "(host: no host op: the cluster sets no microbatch_floor_us, or the "
+                             "schedule is a compiled program's)\n");
     else if ((r->step_costs_on >> SSIM_STEP_COST_HOST) & 1u)
         g_string_append_printf(out,
                                "(host: %.1f us per microbatch phase, the cluster's "

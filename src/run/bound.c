@@ -9,6 +9,7 @@
 #include <shiftsim/analytic.h>
 #include <shiftsim/bound.h>
 #include <shiftsim/lower.h>
+#include <shiftsim/sim.h>
 
 #include <string.h>
 
@@ -85,8 +86,7 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
 {
     SsimAnalyticParams ap;
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
-    if (ssim_parallel_compiled(par))
-        ap.kernel_floor = 0; /* as the simulation (sim.c): no eager host */
+    ap.kernel_floor = ssim_host_kernel_floor(cluster, par); /* as the simulation's (sim.h) */
     /* With a host floor the simulation's GEMMs may run up to the burst rate (a GPU the host leaves
      * idle keeps its clocks, sim.c): the bound takes that rate, never slower than the step's. */
     if (ap.kernel_floor > 0)

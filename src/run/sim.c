@@ -770,6 +770,16 @@ gboolean ssim_simulate_memory(const SsimSimConfig *config, SsimMemory *peak, GEr
     return TRUE;
 }
 
+SsimTime ssim_host_kernel_floor(const SsimCluster *cluster, const SsimParallel *par)
+{
+    return ssim_parallel_compiled(par) ? 0 : cluster->kernel_floor;
+}
+
+SsimTime ssim_host_microbatch_floor(const SsimCluster *cluster, const SsimParallel *par)
+{
+    return ssim_parallel_compiled(par) ? 0 : cluster->microbatch_floor;
+}
+
 gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowered **lowered_out,
                        SsimTimeline **timeline_out, GError **error)
 {
@@ -812,7 +822,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
                          timeline_out == NULL && config->uncontended == NULL;
     SsimLowerOptions opts = SSIM_LOWER_OPTIONS_INIT;
     opts.exact = config->exact && !replicate;
-    opts.host_microbatch = cluster->microbatch_floor;
+    opts.host_microbatch = ssim_host_microbatch_floor(cluster, par);
     /* A placement that evaluates nothing is applied to the plan before its graph is built, so
      * the graph is built once; auto replays candidates, which needs the cost model below, and
      * re-places the lowered plan after it. */
@@ -848,8 +858,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     ssim_analytic_params_from_cluster(&ap, cluster, model->dtype);
     /* The host's launches are eager PyTorch's; a compiled program's runtime launches at the
      * GPU's pace (parallel.h, ssim_parallel_compiled). */
-    if (ssim_parallel_compiled(par))
-        ap.kernel_floor = 0;
+    ap.kernel_floor = ssim_host_kernel_floor(cluster, par);
     g_autoptr(SsimAnalytic) analytic = analytic_for(&ap, lowered, model, par);
     /* The board's power limit lowers the GEMM rate of a GPU kept busy (gemm_sustained); a GPU
      * the host leaves idle between kernels (launches longer than the kernels) keeps more of its

@@ -13,8 +13,11 @@
 #include <string.h>
 
 /* A small table of runs on one DGX A100 node: varied tp (so NVLink matters) and microbatch (so
- * GEMM size matters), tiny enough to simulate in a few ms each. */
-static SsimRuns *synthetic_runs(void)
+ * GEMM size matters), tiny enough to simulate in a few ms each.  The stock cluster's host (eager
+ * PyTorch's launches, which would make these tiny runs host-bound) is left out: under `eager`
+ * the schedule is 1f1b without the host's work per phase, so only the launches the test fits
+ * (kernel_floor_us) act; otherwise it is Alpa's compiled program, which has no host. */
+static SsimRuns *synthetic_runs_with(gboolean eager)
 {
     SsimRuns *runs = ssim_runs_new("synthetic.csv");
     const guint tps[] = {1, 2, 4, 8, 2, 8};
@@ -35,12 +38,21 @@ static SsimRuns *synthetic_runs(void)
         r.par.dp = 8 / tps[i];
         r.par.microbatch = mbs[i];
         r.par.global_batch = r.par.dp * mbs[i] * 2;
+        if (eager)
+            cr_assert(ssim_parallel_set(&r.par, "step_costs", "-host", NULL));
+        else
+            g_strlcpy(r.par.schedule, "alpa", sizeof r.par.schedule);
         r.iteration_ms = 1; /* replaced below */
         g_strlcpy(r.source, "simulated", sizeof r.source);
         r.line = i + 3;
         ssim_runs_add(runs, &r);
     }
     return runs;
+}
+
+static SsimRuns *synthetic_runs(void)
+{
+    return synthetic_runs_with(FALSE);
 }
 
 Test(calib, recovers_known_parameters)
@@ -96,7 +108,7 @@ Test(calib, recovers_known_parameters)
 Test(calib, recovers_the_host_floor)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimRuns) proto = synthetic_runs();
+    g_autoptr(SsimRuns) proto = synthetic_runs_with(TRUE);
     g_autoptr(SsimRunSet) proto_set = ssim_run_set_new(proto, NULL, &error);
     cr_assert_not_null(proto_set, "%s", error ? error->message : "");
     guint n = ssim_run_set_n(proto_set);
@@ -122,7 +134,7 @@ Test(calib, recovers_the_host_floor)
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     g_autoptr(SsimCluster) start = ssim_cluster_load("dgx-a100", &error);
     cr_assert_not_null(start);
-    cr_assert_eq(start->kernel_floor, 0);
+    start->kernel_floor = 0; /* a start far from the truth: the stock file's measured host */
     SsimCalibOptions opt = {
         .mask = truth.mask, .max_iter = 300, .tolerance = 1e-6, .threads = 2, .scan = 5};
     SsimCalibFit fit;
