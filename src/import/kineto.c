@@ -373,6 +373,7 @@ static char *row_key(const SsimProfileRow *r)
 typedef struct {
     gint64 pid, tid;
     double ts, dur;
+    guint index;       /* in traceEvents: the last tie break, so the order is the trace's */
     gboolean launch;   /* enqueues GPU work: a kernel launch, an async copy or memset, a graph */
     gboolean blocking; /* waits for the GPU */
 } HostCall;
@@ -384,7 +385,9 @@ static int cmp_host_call(const void *a, const void *b)
         return x->pid < y->pid ? -1 : 1;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static gboolean is_launch(const char *name)
@@ -513,6 +516,7 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
         if (strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0) {
             HostCall call = {.pid = member_int(ev, "pid", -1),
                              .tid = member_int(ev, "tid", -1),
+                             .index = i,
                              .launch = is_launch(name)};
             call.blocking = !call.launch && is_blocking(name);
             if (!call.launch && !call.blocking)
