@@ -183,8 +183,45 @@ static int do_convert(const char *vtrain, const char *cluster, const char *out_p
     return SSIM_EXIT_OK;
 }
 
+/* `cluster` (a name or path; dgx-a100 when NULL) with the host `sum` measured, written to `path`
+ * as calibrate writes a fitted cluster (checked to load back first). */
+static gboolean write_host_cluster(const char *path, const char *cluster, const char *trace,
+                                   const SsimKinetoSummary *sum, GError **error)
+{
+    if (!(sum->launch_us_mean > 0)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
+                    "%s: no host time per launch to write to %s (no process launched GPU work "
+                    "twice from one thread: record with activities CPU and CUDA)",
+                    trace, path);
+        return FALSE;
+    }
+    g_autoptr(SsimCluster) c = ssim_cluster_load(cluster ? cluster : "dgx-a100", error);
+    if (c == NULL)
+        return FALSE;
+    g_autofree char *base = g_path_get_basename(trace);
+    g_autoptr(GString) comment = g_string_new(NULL);
+    g_string_append_printf(comment,
+                           "%s with the host measured from the PyTorch profiler trace %s by "
+                           "shiftsim calibrate --kineto: kernel_floor_us %.1f (the mean gap "
+                           "between two launches on one thread)",
+                           c->name, base, sum->launch_us_mean);
+    c->kernel_floor = ssim_time_from_seconds(sum->launch_us_mean * 1e-6);
+    if (sum->thread_switches > 0) {
+        c->microbatch_floor = ssim_time_from_seconds(sum->switch_us_mean * 1e-6);
+        g_string_append_printf(comment,
+                               ", microbatch_floor_us %.1f (the mean of %u changes of launching "
+                               "thread)",
+                               sum->switch_us_mean, sum->thread_switches);
+    }
+    g_string_append_printf(comment, ".\nFigures not measured are those of %s.\n", c->source);
+    g_autoptr(GString) ini = ssim_cluster_write_ini(c, comment->str);
+    g_autoptr(SsimCluster) back = ssim_cluster_load_data(ini->str, (gssize)ini->len, path, error);
+    return back != NULL && ssim_cli_emit(path, ini, error);
+}
+
 static int do_kineto(const char *trace, const char *emit_profile, const char *emit_run,
-                     const char *model, const char *split, const char *cluster, gint nodes)
+                     const char *out_path, const char *model, const char *split,
+                     const char *cluster, gint nodes)
 {
     g_autoptr(GError) error = NULL;
     SsimKinetoSummary sum;
@@ -262,6 +299,11 @@ static int do_kineto(const char *trace, const char *emit_profile, const char *em
         if (!ssim_cli_emit(emit_run, csv, &error))
             return ssim_cli_runtime_error(error);
     }
+    if (out_path) {
+        if (!write_host_cluster(out_path, cluster, trace, &sum, &error))
+            return ssim_cli_runtime_error(error);
+        g_string_append_printf(out, "wrote          %s (the cluster with this host)\n", out_path);
+    }
     if (!ssim_cli_emit(NULL, out, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
@@ -323,7 +365,7 @@ int ssim_verb_calibrate(int argc, char **argv)
          NULL},
         ssim_cli_output_entry(&output, SSIM_OPT_OUTPUT,
                               "Write the calibrated cluster INI (with --convert-vtrain: the runs "
-                              "CSV)"),
+                              "CSV; with --kineto: --cluster's INI with the measured host)"),
         {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
          "Import a PyTorch profiler (Kineto) Chrome trace instead of fitting: its kernels, step "
          "time and the host's time per launch and per phase (kernel_floor_us, "
@@ -383,8 +425,8 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (kineto) {
         if (emit_run && (job.model == NULL || job.split == NULL))
             return ssim_cli_usage_error(VERB, "--emit-run needs --model and --split");
-        return do_kineto(kineto, emit_profile, emit_run, job.model, job.split, job.cluster,
-                         job.nodes);
+        return do_kineto(kineto, emit_profile, emit_run, out_path, job.model, job.split,
+                         job.cluster, job.nodes);
     }
     if (emit_profile || emit_run)
         return ssim_cli_usage_error(VERB, "--emit-profile and --emit-run need --kineto");

@@ -609,9 +609,11 @@ SsimCluster *ssim_cluster_load(const char *name_or_path, GError **error)
 
 /* ---- Writing ----------------------------------------------------------------------------- */
 
+/* Microseconds of an integer-nanosecond time: t / 1000, which is the double nearest the decimal
+ * (seconds times 1e6 would write 55.317 as 55.317000000000007). */
 static double us_of(SsimTime t)
 {
-    return ssim_time_to_seconds(t) * 1e6;
+    return (double)t / 1e3;
 }
 
 /* Appends "key = v" with v in the shortest %g form that reads back to the same double, a whole

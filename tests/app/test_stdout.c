@@ -7,6 +7,7 @@
 #include "tests/common/clitest.h"
 
 #include "src/app/cli.h"
+#include <shiftsim/cluster.h>
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -210,4 +211,43 @@ Test(stdout, calibrate_prints_data, .init = cr_redirect_stderr, .timeout = 120)
     cr_expect(g_str_has_prefix(csv, "parameter,start,fitted,low,high,std_error,at_bound\n"), "%s",
               csv);
     cr_expect(strstr(csv, row), "no '%s' in\n%s", row, csv);
+}
+
+/* calibrate --kineto -o writes the cluster with the host the trace measured (55.317 us a launch,
+ * 650.052 us a change of thread on the bundled H200 trace), to the nanosecond, beside the GPU
+ * figures of the cluster named; a trace with no host calls writes nothing and says why. */
+Test(stdout, kineto_writes_the_measured_host, .init = cr_redirect_stderr)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-kineto-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "host.ini", NULL);
+    const char *argv[] = {
+        "shiftsim", "calibrate",
+        "--kineto", SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.json",
+        "-c",       "dgx-h200",
+        "-o",       path};
+    int rc = -1;
+    g_autofree char *out = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    GError *error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load(path, &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert_eq(c->kernel_floor, 55317);
+    cr_assert_eq(c->microbatch_floor, 650052);
+    g_autoptr(SsimCluster) stock = ssim_cluster_load("dgx-h200", NULL);
+    cr_assert_eq(c->gpus_per_node, stock->gpus_per_node);
+    cr_assert_float_eq(c->gemm_efficiency, stock->gemm_efficiency, 1e-12);
+
+    g_autofree char *trace = g_build_filename(dir, "nohost.json", NULL);
+    cr_assert(g_file_set_contents(
+        trace,
+        "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":2}]}",
+        -1, NULL));
+    g_autofree char *none = g_build_filename(dir, "none.ini", NULL);
+    const char *bad[] = {"shiftsim", "calibrate", "--kineto", trace, "-o", none};
+    g_autofree char *out2 = test_cli_stdout(bad, G_N_ELEMENTS(bad), &rc);
+    cr_assert_neq(rc, 0);
+    cr_assert_not(g_file_test(none, G_FILE_TEST_EXISTS), "nothing written");
+    g_unlink(path);
+    g_unlink(trace);
+    g_rmdir(dir);
 }
