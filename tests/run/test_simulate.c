@@ -645,11 +645,18 @@ Test(simulate, verb_exit_codes)
 
 /* The duration of the first op named `name` in a simulation of `c` (one node: GPT-J cut to 2
  * layers, data parallel over its 8 GPUs, one microbatch each). */
+/* GPT-J cut to `layers` layers: a small job of the real shapes. */
+static SsimModel *gptj_layers(guint layers)
+{
+    SsimModel *m = ssim_model_load("gpt-j-6b", NULL);
+    cr_assert_not_null(m);
+    m->layers = layers;
+    return m;
+}
+
 static SsimTime first_op_time(const SsimCluster *c, const char *name)
 {
-    g_autoptr(SsimModel) m = ssim_model_load("gpt-j-6b", NULL);
-    cr_assert_not_null(m);
-    m->layers = 2;
+    g_autoptr(SsimModel) m = gptj_layers(2);
     SsimParallel p = split(8, 1, 1, 1, 1, "1f1b");
     SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
     SsimResult r;
@@ -675,8 +682,7 @@ static SsimTime first_op_time(const SsimCluster *c, const char *name)
  * than the burst rate; memory-bound kernels do not change. */
 Test(simulate, a_gpu_the_host_starves_keeps_its_clocks)
 {
-    g_autoptr(SsimCluster) c = ssim_cluster_default();
-    ssim_cluster_set_nodes(c, 1);
+    g_autoptr(SsimCluster) c = cluster_nodes(1);
     c->gemm_sustained = 0.5;
     c->kernel_floor = 0;
     SsimTime busy = first_op_time(c, "ffn_up"), norm = first_op_time(c, "act");
@@ -697,11 +703,8 @@ Test(simulate, a_gpu_the_host_starves_keeps_its_clocks)
  * nanosecond, while Megatron-LM's (1f1b) waits for its launches. */
 Test(simulate, a_compiled_program_has_no_eager_host)
 {
-    g_autoptr(SsimCluster) c = ssim_cluster_default();
-    ssim_cluster_set_nodes(c, 1);
-    g_autoptr(SsimModel) m = ssim_model_load("gpt-j-6b", NULL);
-    cr_assert_not_null(m);
-    m->layers = 4;
+    g_autoptr(SsimCluster) c = cluster_nodes(1);
+    g_autoptr(SsimModel) m = gptj_layers(4);
     static const char *const schedules[] = {"alpa", "alpa-gpipe", "xla", "1f1b"};
     for (gsize i = 0; i < G_N_ELEMENTS(schedules); i++) {
         SsimParallel p = split(2, 2, 2, 1, 4, schedules[i]);
@@ -729,11 +732,8 @@ Test(simulate, a_compiled_program_has_no_eager_host)
  * GPU agrees with one representative per stage. */
 Test(simulate, host_waits_are_the_gpus_idle_time_for_the_host)
 {
-    g_autoptr(SsimCluster) c = ssim_cluster_default();
-    ssim_cluster_set_nodes(c, 1);
-    g_autoptr(SsimModel) m = ssim_model_load("gpt-j-6b", NULL);
-    cr_assert_not_null(m);
-    m->layers = 4;
+    g_autoptr(SsimCluster) c = cluster_nodes(1);
+    g_autoptr(SsimModel) m = gptj_layers(4);
     SsimParallel p = split(2, 2, 2, 1, 4, "1f1b");
     SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
     SsimResult r, x;

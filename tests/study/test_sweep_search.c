@@ -192,38 +192,50 @@ Test(sweep_search, pruned_csv_does_not_depend_on_threads)
     }
 }
 
+/* A GPT-J sweep of many microbatches per pipeline (so the probes are worth it) over
+ * `schedules`, run in full and with the steady-state replay. */
+static void full_and_steady(const SsimModel *m, const SsimCluster *c, const char *schedules,
+                            SsimSweep **full, SsimSweep **steady)
+{
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 32);
+    spec.base.global_batch = 512;
+    test_sweep_names(&spec.schedules, schedules);
+    test_sweep_names(&spec.placements, "baseline,commshift");
+    test_sweep_ints(&spec.tp, "4,8");
+    test_sweep_ints(&spec.pp, "2,4");
+    test_sweep_ints(&spec.microbatch, "2");
+    *full = run(m, c, &spec, 2);
+    SsimSweepSpec ss = spec;
+    ss.steady = TRUE;
+    *steady = run(m, c, &ss, 2);
+}
+
+/* The relative error of a steady-state row's step against the full simulation's. */
+static double step_error(const SsimSweepRow *r, const SsimSweepRow *f)
+{
+    return fabs((double)(r->result.step_time - f->result.step_time)) / (double)f->result.step_time;
+}
+
 Test(sweep_search, steady_state_is_close_and_the_top_exact)
 {
-    /* A large global batch: many microbatches per pipeline, so the probes are worth it. */
     g_autoptr(SsimModel) m = test_model("gpt-j-6b");
     g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     /* The GPUs alone: the host's launches are the next test's. */
     c->kernel_floor = 0;
     c->microbatch_floor = 0;
-    SsimSweepSpec spec;
-    ssim_sweep_spec_init(&spec, c, 32);
-    spec.base.global_batch = 512;
-    test_sweep_names(&spec.schedules, "1f1b,interleaved,gpipe,xla");
-    test_sweep_names(&spec.placements, "baseline,commshift");
-    test_sweep_ints(&spec.tp, "4,8");
-    test_sweep_ints(&spec.pp, "2,4");
-    test_sweep_ints(&spec.microbatch, "2");
-    g_autoptr(SsimSweep) full = run(m, c, &spec, 2);
-    SsimSweepSpec ss = spec;
-    ss.steady = TRUE;
-    g_autoptr(SsimSweep) st = run(m, c, &ss, 2);
+    g_autoptr(SsimSweep) full = NULL;
+    g_autoptr(SsimSweep) st = NULL;
+    full_and_steady(m, c, "1f1b,interleaved,gpipe,xla", &full, &st);
     guint extrapolated = 0;
-    double worst = 0;
     for (guint i = 0; i < ssim_sweep_n_configs(st); i++) {
         const SsimSweepRow *r = ssim_sweep_row(st, i), *f = ssim_sweep_row(full, i);
         cr_assert_eq(r->status, f->status, "row %u", i);
         if (r->status != SSIM_SWEEP_OK)
             continue;
         /* An approximation (steady.h): within 0.1% of the step, a little more for the rest. */
-        double err =
-            fabs((double)(r->result.step_time - f->result.step_time)) / (double)f->result.step_time;
+        double err = step_error(r, f);
         cr_assert_lt(err, 1e-3, "row %u: the step is %.4f%% off", i, 100 * err);
-        worst = MAX(worst, err);
         cr_assert_eq(r->result.n_ops, f->result.n_ops, "row %u", i);
         cr_assert(fabs(r->result.bubble - f->result.bubble) < 1e-3, "row %u: bubble %g vs %g", i,
                   r->result.bubble, f->result.bubble);
@@ -260,18 +272,9 @@ Test(sweep_search, steady_state_with_a_host)
     g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
     c->kernel_floor = 55300; /* ns */
     c->microbatch_floor = 650 * SSIM_US;
-    SsimSweepSpec spec;
-    ssim_sweep_spec_init(&spec, c, 32);
-    spec.base.global_batch = 512;
-    test_sweep_names(&spec.schedules, "1f1b,interleaved,gpipe");
-    test_sweep_names(&spec.placements, "baseline,commshift");
-    test_sweep_ints(&spec.tp, "4,8");
-    test_sweep_ints(&spec.pp, "2,4");
-    test_sweep_ints(&spec.microbatch, "2");
-    g_autoptr(SsimSweep) full = run(m, c, &spec, 2);
-    SsimSweepSpec ss = spec;
-    ss.steady = TRUE;
-    g_autoptr(SsimSweep) st = run(m, c, &ss, 2);
+    g_autoptr(SsimSweep) full = NULL;
+    g_autoptr(SsimSweep) st = NULL;
+    full_and_steady(m, c, "1f1b,interleaved,gpipe", &full, &st);
     guint extrapolated = 0;
     double worst = 0;
     for (guint i = 0; i < ssim_sweep_n_configs(st); i++) {
@@ -280,9 +283,7 @@ Test(sweep_search, steady_state_with_a_host)
         if (r->status != SSIM_SWEEP_OK)
             continue;
         cr_assert_gt(f->result.host_wait, 0, "row %u: the host shows", i);
-        double err =
-            fabs((double)(r->result.step_time - f->result.step_time)) / (double)f->result.step_time;
-        worst = MAX(worst, err);
+        worst = MAX(worst, step_error(r, f));
         extrapolated += r->steady;
     }
     cr_log_info("steady state with a host: worst step error %.4f%% over %u extrapolated rows",
