@@ -64,7 +64,7 @@ static const Option options[SSIM_OPT_N] = {
     [SSIM_OPT_DP] = {"dp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, dp), "N",
                      "Data-parallel replicas (default: GPUs / (tp pp))"},
     [SSIM_OPT_TP] = {"tp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, tp), "N",
-                     "Tensor-parallel ranks per stage (inside one node)",
+                     "Tensor-parallel ranks per stage (inside one node unless --cross-node-tp)",
                      MEGATRON("tensor-model-parallel-size", "--tp")},
     [SSIM_OPT_PP] = {"pp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, pp), "N", "Pipeline stages",
                      MEGATRON("pipeline-model-parallel-size", "--pp")},
@@ -97,6 +97,11 @@ static const Option options[SSIM_OPT_N] = {
                                "Sequence parallelism: shard norms and dropout over tp (implies "
                                "--tp-comm rs-ag)",
                                MEGATRON("sequence-parallel", "--seq-parallel")},
+    [SSIM_OPT_CROSS_NODE_TP] = {"cross-node-tp", 0, G_OPTION_ARG_NONE,
+                                IN(JOB, SsimCliJob, cross_node_tp), NULL,
+                                "Allow tensor-parallel groups that span nodes (tp larger than a "
+                                "node's GPUs, or an --order that splits a group), their "
+                                "collectives then crossing the network"},
     [SSIM_OPT_ZERO] = {"zero", 'z', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, zero), "0|1",
                        "ZeRO stage: 0 (default) or 1 (optimizer state sharded over dp: "
                        "reduce-scatter gradients, all-gather weights)",
@@ -476,7 +481,8 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                   {"order", job->order, SSIM_OPT_ORDER},
                   {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
                   {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
-                  {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL}};
+                  {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
+                  {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)

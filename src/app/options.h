@@ -57,6 +57,7 @@ typedef enum {
     SSIM_OPT_SCHEDULE,
     SSIM_OPT_RECOMPUTE,
     SSIM_OPT_SEQ_PARALLEL,
+    SSIM_OPT_CROSS_NODE_TP,
     SSIM_OPT_ZERO,
     SSIM_OPT_BUCKET,
     SSIM_OPT_TP_COMM,
@@ -106,6 +107,7 @@ typedef struct {
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
     char *transformer_impl;
     gboolean seq_parallel;
+    gboolean cross_node_tp;          /* --cross-node-tp: tensor-parallel groups may span nodes */
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
     gint seq_length;                 /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */
     char *dtype;                     /* overrides the model's dtype */
@@ -164,7 +166,8 @@ int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model
  */
 int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world);
 /* Applies only the field options that were given, in this order: --schedule, --recompute,
- * --zero, --bucket, --tp-comm, --order, --seq-parallel. */
+ * --zero, --bucket, --tp-comm, --tp-overlap, --attention, --transformer-impl, --order,
+ * --stage-layers, --step-costs, --seq-parallel, --cross-node-tp. */
 int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par);
 /* Whether --schedule, or a "schedule" key in --split, was given; likewise the recompute mode (the
  * split's fields are those its parser set, ssim_parallel_parse_fields(), never a text search). */

@@ -52,6 +52,8 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     else
         g_string_append(o, "off");
     g_string_append_printf(o, ", tp-comm %s", ssim_tp_comm_name(p->tp_comm));
+    if (p->allow_cross_node_tp)
+        g_string_append(o, ", cross-node-tp on");
     if (p->tp_sync_grad)
         g_string_append(o, ", tp-overlap off");
     if (p->attention != SSIM_ATTENTION_UNFUSED)

@@ -722,7 +722,7 @@ static gboolean check_tp_in_node(const SsimParallel *par, const SsimCluster *clu
         return TRUE;
     if (par->tp > cluster->gpus_per_node)
         FAIL("tp within a node: tp (%u) is larger than the GPUs per node (%u); set "
-             "cross_node_tp=on to allow tensor parallelism across nodes",
+             "cross_node_tp=on (--cross-node-tp) to allow tensor parallelism across nodes",
              par->tp, cluster->gpus_per_node);
     g_autofree guint *ranks = g_new(guint, par->tp);
     guint world = ssim_parallel_world(par);
@@ -737,7 +737,7 @@ static gboolean check_tp_in_node(const SsimParallel *par, const SsimCluster *clu
             if (other != node)
                 FAIL("tp within a node: the tp group of ranks %u..%u spans nodes %u and %u "
                      "(%u GPUs per node, order %s-%s-%s); put tp innermost, make tp divide the "
-                     "GPUs per node, or set cross_node_tp=on",
+                     "GPUs per node, or set cross_node_tp=on (--cross-node-tp)",
                      ranks[0], ranks[par->tp - 1], node, other, cluster->gpus_per_node,
                      ssim_axis_name(par->order[0]), ssim_axis_name(par->order[1]),
                      ssim_axis_name(par->order[2]));

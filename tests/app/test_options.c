@@ -28,7 +28,8 @@ Test(options, entries_are_declared_once_with_the_verbs_text)
     cr_assert_str_eq(tp.long_name, "tp");
     cr_assert_eq(tp.arg, G_OPTION_ARG_INT);
     cr_assert_eq(tp.arg_data, &job.tp);
-    cr_assert_str_eq(tp.description, "Tensor-parallel ranks per stage (inside one node)");
+    cr_assert_str_eq(tp.description,
+                     "Tensor-parallel ranks per stage (inside one node unless --cross-node-tp)");
     GOptionEntry own = ssim_cli_job_entry(&job, SSIM_OPT_TP, "mine");
     cr_assert_str_eq(own.description, "mine");
     cr_assert_str_eq(own.arg_description, "N");
@@ -499,4 +500,40 @@ Test(options, seq_length_and_dtype_override_the_model, .init = test_redirect)
     cr_assert_eq(ssim_cli_job_apply_fields("simulate", &j2, &p), SSIM_EXIT_OK);
     cr_assert(p.stage_layers[0] == 4 && p.stage_layers[1] == 3 && p.stage_layers[2] == 0);
     cr_assert_not(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_CLIP));
+}
+
+/* --cross-node-tp is the split's cross_node_tp=on: a tp group larger than a node is refused
+ * without it (the error names the option), and with it the run is the --split one, byte for
+ * byte (and not the run of tp 8 x pp 2 on the same GPUs). */
+Test(options, cross_node_tp_lets_a_tp_group_span_nodes, .init = test_redirect)
+{
+    int rc;
+    const char *refused[] = {"shiftsim", "simulate", "-n", "2", "--tp", "16", "-B", "16"};
+    g_autofree char *none = test_cli_stdout(refused, G_N_ELEMENTS(refused), &rc);
+    cr_assert_eq(rc, SSIM_EXIT_RUNTIME);
+    cr_assert_str_empty(none);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "tp (16) is larger than the GPUs per node (8); set cross_node_tp=on "
+                          "(--cross-node-tp)"),
+              "%s", err);
+
+    const char *flag[] = {"shiftsim", "simulate",        "-n", "2",  "--tp", "16", "-B",
+                          "16",       "--cross-node-tp", "-f", "csv"};
+    const char *split[] = {"shiftsim", "simulate", "-n", "2",  "--split", "tp=16,cross_node_tp=on",
+                           "-B",       "16",       "-f", "csv"};
+    const char *inside[] = {"shiftsim", "simulate", "-n", "2",  "--tp", "8",
+                            "--pp",     "2",        "-B", "16", "-f",   "csv"};
+    g_autofree char *a = test_cli_stdout(flag, G_N_ELEMENTS(flag), &rc);
+    cr_assert_eq(rc, 0);
+    g_autofree char *b = test_cli_stdout(split, G_N_ELEMENTS(split), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(a, b);
+    const char *table[] = {"shiftsim", "simulate",       "-n", "2", "--tp", "16", "-B",
+                           "16",       "--cross-node-tp"};
+    g_autofree char *t = test_cli_stdout(table, G_N_ELEMENTS(table), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(t, ", cross-node-tp on"), "%s", t);
+    g_autofree char *c = test_cli_stdout(inside, G_N_ELEMENTS(inside), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_neq(a, c);
 }
