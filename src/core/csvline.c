@@ -69,7 +69,7 @@ gboolean ssim_csv_for_each_line(const char *text, gsize length, const char *path
 {
     SsimCsvLine lp = {.path = path, .fields = g_array_new(FALSE, FALSE, sizeof(SsimCsvField))};
     g_array_set_clear_func(lp.fields, field_clear);
-    gsize i = 0;
+    gsize i = ssim_text_bom(text, length);
     gboolean ok = TRUE;
     while (i < length && ok) {
         gsize j = i;

@@ -3,7 +3,8 @@
  * measured-runs file (spec/runs.c) and vTrain's tables (import/vtrain.c).  Internal to
  * libshiftsim (not installed); higher layers include it as "src/core/csvline.h".
  *
- * ssim_csv_for_each_line() cuts a text into lines (LF or CRLF; the CR is dropped) and hands each
+ * ssim_csv_for_each_line() cuts a text into lines (LF or CRLF; the CR is dropped; a UTF-8 byte
+ * order mark before the first line is skipped, ssim_text_bom()) and hands each
  * to a callback with an SsimCsvLine that knows the file and the line number.  The callback
  * decides what the line is (a version line, a comment, a header, a row) and, for a row, splits it
  * with ssim_csv_line_split(): libcsv in strict mode (CSV_STRICT | CSV_STRICT_FINI), fed one byte

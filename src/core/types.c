@@ -168,6 +168,11 @@ gboolean ssim_text_check_line(const char *path, guint line, gsize len, GError **
     return FALSE;
 }
 
+gsize ssim_text_bom(const char *text, gsize len)
+{
+    return len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
 void ssim_error_truncate(GError *error)
 {
     if (error == NULL || error->message == NULL || strlen(error->message) <= SSIM_MESSAGE_MAX)

@@ -688,7 +688,7 @@ SsimProfile *ssim_profile_load_data(const char *text, gssize length, const char 
     r.fields = g_array_new(FALSE, FALSE, sizeof(Field));
 
     /* The version line and the metadata, line by line. */
-    gsize pos = 0;
+    gsize pos = ssim_text_bom(text, len);
     guint line = 1;
     while (pos < len) {
         const char *nl = memchr(text + pos, '\n', len - pos);
@@ -728,7 +728,7 @@ SsimProfile *ssim_profile_load_data(const char *text, gssize length, const char 
         pos = nl ? end + 1 : len;
         line++;
     }
-    if (r.error == NULL && len == 0)
+    if (r.error == NULL && r.ver == NULL) /* nothing, or only a byte order mark */
         fail_at(&r, 1, 1, "version", "the file is empty (expected '" VERSION_LINE "')");
     if (r.error == NULL)
         read_csv(&r, text + pos, len - pos, line);

@@ -18,6 +18,12 @@
 #include <math.h>
 #include <string.h>
 
+/* A row that gives both its measured time and its TFLOP/s per GPU: how far the time the TFLOP/s
+ * figure implies (through this model's FLOP count) may be from the time given.  5%: published
+ * figures are rounded (137 TFLOP/s is +-0.4%), and a paper's FLOP formula may drop a small term
+ * that ours counts (the vocabulary's, a few percent at the smallest models). */
+#define RUN_FIGURES_AGREE 0.05
+
 typedef struct {
     SsimMeasuredRun run;
     SsimModel *model;
@@ -106,9 +112,25 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
             row.cluster->gpus_per_nic = MIN(row.cluster->gpus_per_nic, row.cluster->gpus_per_node);
         }
         row.measured_ms = r->iteration_ms;
-        if (!(row.measured_ms > 0)) {
+        if (r->tflops_per_gpu > 0) {
             double hw = ssim_model_hardware_flops(row.model, r->par.global_batch, r->par.recompute);
-            row.measured_ms = hw / (r->tflops_per_gpu * 1e12 * ssim_parallel_world(&r->par)) * 1e3;
+            double ms = hw / (r->tflops_per_gpu * 1e12 * ssim_parallel_world(&r->par)) * 1e3;
+            /* Both given: they must tell the same time (a run's log has both; a typo in one
+             * would otherwise go unnoticed, since the time wins). */
+            if (row.measured_ms > 0 && fabs(ms / row.measured_ms - 1) > RUN_FIGURES_AGREE) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s:%u: tflops_per_gpu: %g TFLOP/s per GPU is %.6g ms for this run "
+                            "(its FLOPs, recompute included), but iteration_ms is %.6g ms: "
+                            "give one, or both within %.0f%%",
+                            ssim_runs_path(runs), r->line, r->tflops_per_gpu, ms, row.measured_ms,
+                            100 * RUN_FIGURES_AGREE);
+                ssim_model_free(row.model);
+                ssim_cluster_free(row.cluster);
+                ssim_run_set_free(set);
+                return NULL;
+            }
+            if (!(row.measured_ms > 0))
+                row.measured_ms = ms;
         }
         g_array_append_val(set->rows, row);
     }

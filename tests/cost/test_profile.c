@@ -27,6 +27,7 @@ static const BadCase bad_cases[] = {
     {"bad-version.csv", 1, 20, "version", "'v3' is not supported"},
     {"no-version.csv", 1, 1, "version", "expected '# shiftsim-profile v2'"},
     {"empty.csv", 1, 1, "version", "the file is empty"},
+    {"bom-only.csv", 1, 1, "version", "the file is empty"},
     {"missing-header.csv", 3, 1, "header", "missing: a row comes before the header"},
     {"no-header.csv", 3, 1, "header", "missing: expected 'kind,op,dtype"},
     {"reordered-header.csv", 3, 6, "header", "column 2 is 'dtype', expected 'op'"},
@@ -118,6 +119,21 @@ Test(profile, good_file)
     r = ssim_profile_row(p, 5);
     cr_assert_str_eq(r->op, "bwd, \"odd\" label");
     cr_assert_float_eq(r->time_us, 1e-3, 1e-18);
+}
+
+/* A UTF-8 byte order mark before the version line (a spreadsheet's CSV) is skipped: the
+ * profile is the one without it. */
+Test(profile, byte_order_mark_is_skipped)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *marked = g_strconcat("\xef\xbb\xbf", good_text, NULL);
+    g_autoptr(SsimProfile) a = ssim_profile_load_data(good_text, -1, "a.csv", &error);
+    g_autoptr(SsimProfile) b = ssim_profile_load_data(marked, -1, "a.csv", &error);
+    cr_assert_not_null(a);
+    cr_assert_not_null(b, "%s", error ? error->message : "");
+    g_autoptr(GString) wa = ssim_profile_write(a);
+    g_autoptr(GString) wb = ssim_profile_write(b);
+    cr_assert_str_eq(wa->str, wb->str);
 }
 
 Test(profile, round_trip)

@@ -220,3 +220,29 @@ Test(runs, v2_optional_options_column)
     cr_assert(strstr(error->message, "bad.csv:3:71: options: tp_overlap: 'x' is not on or off"),
               "%s", error->message);
 }
+
+/* A UTF-8 byte order mark before the version line (a spreadsheet's or a Windows editor's CSV)
+ * is skipped: the file reads as without it, and an error further on names the same column. */
+Test(runs, byte_order_mark_is_skipped)
+{
+    static const char body[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,2,1,16,1,1,1,8,1f1b,full,off,0,on,10,,src\n";
+    g_autofree char *bom = g_strconcat("\xef\xbb\xbf", body, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) plain = ssim_runs_load_data(body, -1, "p.csv", &error);
+    g_autoptr(SsimRuns) marked = ssim_runs_load_data(bom, -1, "p.csv", &error);
+    cr_assert_not_null(plain);
+    cr_assert_not_null(marked, "%s", error ? error->message : "");
+    g_autoptr(GString) a = ssim_runs_write(plain);
+    g_autoptr(GString) b = ssim_runs_write(marked);
+    cr_assert_str_eq(a->str, b->str);
+    g_autofree char *bad = g_strconcat("\xef\xbb\xbf", "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n",
+                                       "gpt,2,256,4,,1000,128,bf16,dgx-a100,2,1,x,1,1,1,8,1f1b,"
+                                       "full,off,0,on,10,,src\n",
+                                       NULL);
+    g_autoptr(SsimRuns) none = ssim_runs_load_data(bad, -1, "p.csv", &error);
+    cr_assert_null(none);
+    cr_assert(strstr(error->message, "p.csv:3:41: tp: 'x' is not a positive integer"), "%s",
+              error->message);
+}

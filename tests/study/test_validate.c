@@ -150,3 +150,40 @@ Test(validate, a_named_models_dtype_comes_from_the_row)
     cr_assert(strstr(w->str, "\ngpt-3-175b,,,,,,,fp16,dgx-a100,"), "%s", w->str);
     cr_assert(strstr(w->str, "\ngpt-3-175b,,,,,,,,dgx-a100,"), "%s", w->str);
 }
+
+/* A row may give its time and its TFLOP/s per GPU both, when they tell the same time within 5%
+ * (the time is then the measurement); a row whose two figures disagree is refused, naming the
+ * file, the line and both times.  The TFLOP/s is computed here from the model's FLOP count. */
+Test(validate, a_rows_time_and_tflops_must_agree)
+{
+    static const char head[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m);
+    /* 128 GPUs (dp 1, tp 8, pp 16), batch 64, full recompute, 10 s an iteration. */
+    double tflops = ssim_model_hardware_flops(m, 64, SSIM_RECOMPUTE_FULL) / (10.0 * 128) / 1e12;
+    const struct {
+        double factor; /* the TFLOP/s written, of the consistent figure */
+        gboolean loads;
+    } cases[] = {{1.0, TRUE}, {1.04, TRUE}, {0.96, TRUE}, {1.06, FALSE}, {0.5, FALSE}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text =
+            g_strdup_printf("%sgpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,"
+                            "10000,%.17g,t\n",
+                            head, tflops * cases[i].factor);
+        g_clear_error(&error);
+        g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "both.csv", &error);
+        cr_assert_not_null(runs, "%s", error ? error->message : "");
+        g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+        if (cases[i].loads) {
+            cr_assert_not_null(set, "x%g: %s", cases[i].factor, error ? error->message : "");
+            cr_assert_float_eq(ssim_run_set_measured_ms(set, 0), 10000, 1e-9);
+        } else {
+            cr_assert_null(set, "x%g loaded", cases[i].factor);
+            cr_assert(strstr(error->message, "both.csv:3: tflops_per_gpu: "), "%s", error->message);
+            cr_assert(strstr(error->message, "but iteration_ms is 10000 ms: give one, or both "
+                                             "within 5%"),
+                      "%s", error->message);
+        }
+    }
+}
