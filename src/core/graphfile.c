@@ -384,6 +384,9 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
                     "%s: contains a NUL byte: not a text op-graph file", path);
         return NULL;
     }
+    gsize bom = ssim_text_bom(text, (gsize)len); /* a Windows editor's, before the first line */
+    text += bom;
+    len -= (gssize)bom;
     if (len == 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                     "%s:1: version: the file is empty; expected '%s'", path, VERSION_LINE);

@@ -92,6 +92,9 @@ gboolean ssim_ini_init(SsimIni *ini, const char *text, gssize length, const char
 {
     g_return_val_if_fail(ini != NULL && text != NULL, FALSE);
     gsize len = length < 0 ? strlen(text) : (gsize)length;
+    gsize bom = ssim_text_bom(text, len); /* a Windows editor's, before the first line */
+    text += bom;
+    len -= bom;
     ini->path = g_strdup(path ? path : "<string>");
     ini->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     ini->kf = g_key_file_new();

@@ -177,3 +177,21 @@ Test(graphfile, round_trip_is_identical)
     for (guint32 i = 0; i < ta->n_ops; i++)
         cr_assert_eq(ta->end[i], tb->end[i]);
 }
+
+/* A UTF-8 byte order mark before the version line (a Windows editor's) is skipped: the graph is
+ * the one without it; a file of only the mark is empty. */
+Test(graphfile, byte_order_mark_is_skipped)
+{
+    const char *text = "# shiftsim-graph v1\n0 0 s0 compute dur=1us\n1 0 s0 compute dur=2us\n";
+    g_autofree char *marked = g_strconcat("\xef\xbb\xbf", text, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimGraph) a = ssim_graphfile_parse("a", text, -1, &error);
+    g_autoptr(SsimGraph) b = ssim_graphfile_parse("a", marked, -1, &error);
+    cr_assert_not_null(b, "%s", error ? error->message : "");
+    g_autoptr(GString) wa = ssim_graphfile_write(a);
+    g_autoptr(GString) wb = ssim_graphfile_write(b);
+    cr_assert_str_eq(wa->str, wb->str);
+    g_autoptr(SsimGraph) none = ssim_graphfile_parse("m", "\xef\xbb\xbf", -1, &error);
+    cr_assert_null(none);
+    cr_assert(strstr(error->message, "m:1: version: the file is empty"), "%s", error->message);
+}

@@ -432,3 +432,22 @@ Test(model, defaults_for_optional_keys)
     cr_assert_eq(m->dtype, SSIM_DTYPE_BF16);
     cr_assert_eq(m->declared_params, 0);
 }
+
+/* A UTF-8 byte order mark before the first line (a Windows editor's) is skipped: the model is
+ * the one without it, and errors keep their line numbers. */
+Test(model, byte_order_mark_is_skipped)
+{
+    const char *text = "# a comment\n[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\n"
+                       "vocab = 10\nseq_len = 8\n";
+    g_autofree char *marked = g_strconcat("\xef\xbb\xbf", text, NULL);
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load_data(marked, -1, "dir/tiny.ini", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    cr_assert_eq(m->layers, 2);
+    cr_assert_eq(m->hidden, 64);
+    g_autofree char *bad = g_strconcat("\xef\xbb\xbf", "[model]\nformat = 1\nlayers = x\n", NULL);
+    g_autoptr(SsimModel) none = ssim_model_load_data(bad, -1, "b.ini", &error);
+    cr_assert_null(none);
+    cr_assert(strstr(error->message, "b.ini:3"), "%s", error->message);
+    g_error_free(error);
+}
