@@ -73,12 +73,16 @@ typedef struct {
     double iteration_ms;   /* measured; 0 when the row gives tflops_per_gpu only */
     double tflops_per_gpu; /* measured hardware TFLOP/s per GPU; 0 when not given */
     char source[2 * SSIM_RUN_TEXT_MAX];
-    guint line; /* line in its file */
+    guint line;       /* line in its file */
+    const char *path; /* its file: a string the table that holds the row owns (set by
+                       * ssim_runs_add(): the run's own path when it has one, else the
+                       * table's), so a row copied out of a table is valid while that lives */
 } SsimMeasuredRun;
 
 typedef struct SsimRuns SsimRuns;
 
-/* An empty table; `path` (NULL: "<runs>") names it in messages. */
+/* An empty table; `path` (NULL: "<runs>") names it in messages.  A table may hold rows of
+ * several files (`shiftsim validate --runs A --runs B`): each row keeps its own path. */
 SsimRuns *ssim_runs_new(const char *path);
 void ssim_runs_free(SsimRuns *runs);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimRuns, ssim_runs_free)
@@ -87,10 +91,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SsimRuns, ssim_runs_free)
  * on the first malformed row. */
 SsimRuns *ssim_runs_load(const char *path, GError **error);
 SsimRuns *ssim_runs_load_data(const char *text, gssize length, const char *path, GError **error);
+/* Appends a copy of `run`, its path interned in `runs` (NULL: the table's path). */
 void ssim_runs_add(SsimRuns *runs, const SsimMeasuredRun *run);
 guint ssim_runs_n(const SsimRuns *runs);
 const SsimMeasuredRun *ssim_runs_get(const SsimRuns *runs, guint i);
 const char *ssim_runs_path(const SsimRuns *runs);
+/* How many files the rows come from (distinct row paths; 0 for an empty table). */
+guint ssim_runs_n_files(const SsimRuns *runs);
 /* `# key = value` metadata lines (kept in order; set replaces). */
 void ssim_runs_set_meta(SsimRuns *runs, const char *key, const char *value);
 const char *ssim_runs_get_meta(const SsimRuns *runs, const char *key);

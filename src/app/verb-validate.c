@@ -32,13 +32,15 @@ int ssim_verb_validate(int argc, char **argv)
 {
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
     g_auto(SsimCliOutput) output = {0};
-    g_autofree char *runs_path = NULL, *plot = NULL;
+    g_auto(GStrv) runs_paths = NULL;
+    g_autofree char *plot = NULL;
     gint jobs = 0, every = 1;
     gboolean quiet = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
-        {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
-         "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS ")",
+        {"runs", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &runs_paths,
+         "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS
+         "); repeat to validate several files as one set (each row then names its file)",
          "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Simulate every row on this cluster (name or INI path, e.g. a "
@@ -48,7 +50,9 @@ int ssim_verb_validate(int argc, char **argv)
                            "(optimizer, clip, loss_scale, grad_fp32, embedding, host, grad_accum; "
                            "none, all, default): what each term contributes to the error"),
         {"every", 0, 0, G_OPTION_ARG_INT, &every,
-         "Use every N-th row only (rows 0, N, 2N, ... in file order; default 1 = all)", "N"},
+         "Use every N-th row only (rows 0, N, 2N, ... in file order, the files in turn; default 1 "
+         "= all)",
+         "N"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Output: table (default), csv (one row per run) or json"),
         ssim_cli_entry_arg(
@@ -65,7 +69,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_autoptr(GOptionContext) ctx =
         g_option_context_new("- compare predictions with measured runs");
     g_option_context_set_summary(
-        ctx, "Simulates every run of a measured-runs file and prints predicted vs measured\n"
+        ctx, "Simulates every run of measured-runs files and prints predicted vs measured\n"
              "iteration time, the error of each run, MAPE, median and max error, bias, the\n"
              "fraction within 10%, and Kendall's tau of the ranking within groups of runs that\n"
              "share a model, overall and per model.");
@@ -73,12 +77,15 @@ int ssim_verb_validate(int argc, char **argv)
         ctx, "Examples:\n"
              "  shiftsim validate\n"
              "  shiftsim validate --runs traces/validation/published-a100.csv --format csv\n"
+             "  shiftsim validate --runs traces/validation/published-a100.csv \\\n"
+             "      --runs traces/validation/published-a100-scaling.csv\n"
              "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    const GOptionEntry old[] = {{"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path, NULL, NULL},
-                                {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot, NULL, NULL},
-                                {NULL}};
+    const GOptionEntry old[] = {
+        {"runs", 'r', 0, G_OPTION_ARG_FILENAME_ARRAY, &runs_paths, NULL, NULL},
+        {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot, NULL, NULL},
+        {NULL}};
     ssim_cli_add_old_short_names(ctx, old); /* -r is --recompute, -p the placement */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     SsimFormat format;
@@ -92,21 +99,37 @@ int ssim_verb_validate(int argc, char **argv)
         return rc;
 
     g_autoptr(GError) error = NULL;
-    g_autofree char *found = runs_path ? NULL : ssim_data_find(DEFAULT_RUNS);
-    const char *path = runs_path ? runs_path : found;
-    if (path == NULL) {
+    g_autofree char *found = runs_paths ? NULL : ssim_data_find(DEFAULT_RUNS);
+    if (runs_paths == NULL && found == NULL) {
         fprintf(stderr, "shiftsim: %s: not found (give --runs FILE)\n", DEFAULT_RUNS);
         return SSIM_EXIT_RUNTIME;
     }
-    g_autoptr(SsimRuns) all = ssim_runs_load(path, &error);
-    if (all == NULL)
-        return ssim_cli_runtime_error(error);
-    g_autoptr(SsimRuns) runs = ssim_runs_new(path);
-    for (guint i = 0; i < ssim_runs_n(all); i += (guint)every) {
-        SsimMeasuredRun run = *ssim_runs_get(all, i);
-        if (job.step_costs && !ssim_parallel_set(&run.par, "step_costs", job.step_costs, &error))
-            return ssim_cli_usage_error(VERB, "--step-costs: %s", error->message);
-        ssim_runs_add(runs, &run);
+    const char *const one[] = {found, NULL};
+    const char *const *paths = runs_paths ? (const char *const *)runs_paths : one;
+    guint n_paths = g_strv_length((char **)paths);
+    for (guint f = 0; f < n_paths; f++)
+        for (guint g = 0; g < f; g++)
+            if (strcmp(paths[f], paths[g]) == 0)
+                return ssim_cli_usage_error(VERB, "--runs: %s is given twice", paths[f]);
+    /* What the messages call the set: its file, or how many. */
+    g_autofree char *label =
+        n_paths == 1 ? g_strdup(paths[0]) : g_strdup_printf("%u runs files", n_paths);
+    /* Every N-th row of the files in order, as if they were one. */
+    g_autoptr(SsimRuns) runs = ssim_runs_new(paths[0]);
+    guint k = 0;
+    for (guint f = 0; f < n_paths; f++) {
+        g_autoptr(SsimRuns) all = ssim_runs_load(paths[f], &error);
+        if (all == NULL)
+            return ssim_cli_runtime_error(error);
+        for (guint i = 0; i < ssim_runs_n(all); i++, k++) {
+            if (k % (guint)every != 0)
+                continue;
+            SsimMeasuredRun run = *ssim_runs_get(all, i);
+            if (job.step_costs &&
+                !ssim_parallel_set(&run.par, "step_costs", job.step_costs, &error))
+                return ssim_cli_usage_error(VERB, "--step-costs: %s", error->message);
+            ssim_runs_add(runs, &run);
+        }
     }
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, job.cluster, &error);
     if (set == NULL)
@@ -168,13 +191,13 @@ int ssim_verb_validate(int argc, char **argv)
         fprintf(stderr,
                 "shiftsim validate: %s: none of the %u runs simulated (each row says why); there "
                 "are no error figures\n",
-                path, n);
+                label, n);
         rc = SSIM_EXIT_RUNTIME;
     } else if (rc == SSIM_EXIT_OK && limited > 0) {
         fprintf(stderr,
                 "shiftsim validate: %s: %u of %u runs hit a limit (--max-ops, --max-events, "
                 "--max-memory) and are left out of the figures\n",
-                path, limited, n);
+                label, limited, n);
         rc = SSIM_EXIT_RUNTIME;
     }
     ssim_run_set_errors_free(errors, n);

@@ -21,7 +21,7 @@
     X(replay, "run an op graph file and print its timeline summary")                               \
     X(simulate, "simulate one training configuration: step time, TFLOP/s, bubble, memory")         \
     X(profile, "import, show and query measured cost profiles (nccl-tests, vTrain, bench)")        \
-    X(compare, "one configuration under baseline, megatron, commshift, auto: gain, moves")         \
+    X(compare, "one configuration under alpa, commshift, extensions, auto: gain, moves")           \
     X(sweep, "simulate every dp x tp x pp split of N GPUs; rank, CSV, plots (threads, MPI)")       \
     X(merge, "join the CSVs of 'sweep --shard I/N' runs into the single-process CSV")              \
     X(validate, "simulate measured runs: predicted vs measured, MAPE, max error, Kendall tau")     \

@@ -30,9 +30,10 @@
 
 struct SsimRuns {
     char *path;
-    GArray *rows;      /* SsimMeasuredRun */
-    GPtrArray *meta_k; /* char* */
-    GPtrArray *meta_v; /* char* */
+    GStringChunk *paths; /* the rows' paths, interned: one pointer per file */
+    GArray *rows;        /* SsimMeasuredRun */
+    GPtrArray *meta_k;   /* char* */
+    GPtrArray *meta_v;   /* char* */
 };
 
 /* The logical columns; a version places them (v1 has no zero, cross_node_tp). */
@@ -141,6 +142,7 @@ SsimRuns *ssim_runs_new(const char *path)
 {
     SsimRuns *r = g_new0(SsimRuns, 1);
     r->path = g_strdup(path ? path : "<runs>");
+    r->paths = g_string_chunk_new(256);
     r->rows = g_array_new(FALSE, FALSE, sizeof(SsimMeasuredRun));
     r->meta_k = g_ptr_array_new_with_free_func(g_free);
     r->meta_v = g_ptr_array_new_with_free_func(g_free);
@@ -152,6 +154,7 @@ void ssim_runs_free(SsimRuns *runs)
     if (runs == NULL)
         return;
     g_free(runs->path);
+    g_string_chunk_free(runs->paths);
     g_array_free(runs->rows, TRUE);
     g_ptr_array_free(runs->meta_k, TRUE);
     g_ptr_array_free(runs->meta_v, TRUE);
@@ -160,7 +163,27 @@ void ssim_runs_free(SsimRuns *runs)
 
 void ssim_runs_add(SsimRuns *runs, const SsimMeasuredRun *run)
 {
-    g_array_append_val(runs->rows, *run);
+    SsimMeasuredRun copy = *run;
+    copy.path = g_string_chunk_insert_const(runs->paths, run->path ? run->path : runs->path);
+    g_array_append_val(runs->rows, copy);
+}
+
+guint ssim_runs_n_files(const SsimRuns *runs)
+{
+    /* Interned: a file is one pointer, and a table holds few files, so a scan of the ones seen
+     * (in row order, consecutive rows mostly sharing theirs) is enough. */
+    g_autoptr(GPtrArray) seen = g_ptr_array_new();
+    for (guint i = 0; i < runs->rows->len; i++) {
+        const char *p = g_array_index(runs->rows, SsimMeasuredRun, i).path;
+        if (seen->len == 0 || g_ptr_array_index(seen, seen->len - 1) != p) {
+            guint k = 0;
+            while (k < seen->len && g_ptr_array_index(seen, k) != p)
+                k++;
+            if (k == seen->len)
+                g_ptr_array_add(seen, (gpointer)p);
+        }
+    }
+    return seen->len;
 }
 
 guint ssim_runs_n(const SsimRuns *runs)

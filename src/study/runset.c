@@ -33,6 +33,7 @@ typedef struct {
 
 struct SsimRunSet {
     GArray *rows;                /* SetRow */
+    GStringChunk *paths;         /* the rows' file paths (a set may outlive its runs) */
     guint64 max_ops, max_events; /* SsimSimConfig's limits (0: the defaults) */
     guint64 max_memory;
     SsimRunSetProgressFn progress; /* per predicted row, or NULL */
@@ -76,28 +77,30 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
     SsimRunSet *set = g_new0(SsimRunSet, 1);
     set->rows = g_array_new(FALSE, TRUE, sizeof(SetRow));
     g_array_set_clear_func(set->rows, set_row_clear);
+    set->paths = g_string_chunk_new(256);
     for (guint i = 0; i < ssim_runs_n(runs); i++) {
         const SsimMeasuredRun *r = ssim_runs_get(runs, i);
         SetRow row = {.run = *r};
+        row.run.path = g_string_chunk_insert_const(set->paths, r->path);
         const char *cname = cluster_override ? cluster_override : r->cluster;
         SsimCluster *base = g_hash_table_lookup(clusters, cname);
         if (base == NULL) {
             base = ssim_cluster_load(cname, error);
             if (base == NULL) {
-                g_prefix_error(error, "%s:%u: cluster: ", ssim_runs_path(runs), r->line);
+                g_prefix_error(error, "%s:%u: cluster: ", r->path, r->line);
                 ssim_run_set_free(set);
                 return NULL;
             }
             g_hash_table_insert(clusters, g_strdup(cname), base);
         }
-        row.model = model_of_run(r, ssim_runs_path(runs), error);
+        row.model = model_of_run(r, r->path, error);
         if (row.model == NULL) {
-            g_prefix_error(error, "%s:%u: model: ", ssim_runs_path(runs), r->line);
+            g_prefix_error(error, "%s:%u: model: ", r->path, r->line);
             ssim_run_set_free(set);
             return NULL;
         }
         if (!ssim_cluster_check_nodes(base, r->nodes, error)) {
-            g_prefix_error(error, "%s:%u: nodes: ", ssim_runs_path(runs), r->line);
+            g_prefix_error(error, "%s:%u: nodes: ", r->path, r->line);
             ssim_model_free(row.model); /* not in the set yet */
             ssim_run_set_free(set);
             return NULL;
@@ -122,7 +125,7 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
                             "%s:%u: tflops_per_gpu: %g TFLOP/s per GPU is %.6g ms for this run "
                             "(its FLOPs, recompute included), but iteration_ms is %.6g ms: "
                             "give one, or both within %.0f%%",
-                            ssim_runs_path(runs), r->line, r->tflops_per_gpu, ms, row.measured_ms,
+                            r->path, r->line, r->tflops_per_gpu, ms, row.measured_ms,
                             100 * RUN_FIGURES_AGREE);
                 ssim_model_free(row.model);
                 ssim_cluster_free(row.cluster);
@@ -142,6 +145,7 @@ void ssim_run_set_free(SsimRunSet *set)
     if (set == NULL)
         return;
     g_array_free(set->rows, TRUE);
+    g_string_chunk_free(set->paths);
     g_free(set);
 }
 

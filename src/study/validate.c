@@ -194,11 +194,32 @@ static double row_error(double pred, double meas)
     return isfinite(pred) ? (pred - meas) / meas : NAN;
 }
 
+/* The files the rows come from, in order of first appearance (paths interned by the set, so
+ * one pointer a file), and each row's index among them. */
+static GPtrArray *row_files(const SsimRunSet *set, guint *file_of)
+{
+    GPtrArray *files = g_ptr_array_new();
+    for (guint i = 0; i < ssim_run_set_n(set); i++) {
+        const char *p = ssim_run_set_run(set, i)->path;
+        guint k = 0;
+        while (k < files->len && g_ptr_array_index(files, k) != p)
+            k++;
+        if (k == files->len)
+            g_ptr_array_add(files, (gpointer)p);
+        file_of[i] = k;
+    }
+    return files;
+}
+
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
                                 const SsimErrorStats *stats, SsimFormat format)
 {
     GString *out = g_string_new(NULL);
     guint n = ssim_run_set_n(set);
+    /* Rows of several files say which, as grep names the file only when given several. */
+    g_autofree guint *file_of = g_new0(guint, MAX(n, 1u));
+    g_autoptr(GPtrArray) files = row_files(set, file_of);
+    gboolean several = files->len > 1;
     /* The figures of each model's rows (its sweep): is its ranking right, is it biased? */
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
     g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, SSIM_GROUP_BY_MODEL, names);
@@ -208,11 +229,16 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(names->len, 1u));
     ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
     if (format == SSIM_FORMAT_CSV) {
+        g_string_append(out, several ? "file," : "");
         g_string_append(out, "line,model,gpus,dp,tp,pp,vstages,microbatch,global_batch,schedule,"
                              "recompute,measured_ms,predicted_ms,error,source,extrapolation\n");
         for (guint i = 0; i < n; i++) {
             const SsimMeasuredRun *r = ssim_run_set_run(set, i);
             const SsimParallel *p = &r->par;
+            if (several) {
+                ssim_csv_append_text(out, r->path);
+                g_string_append_c(out, ',');
+            }
             g_string_append_printf(out, "%u,", r->line);
             ssim_csv_append_text(out, r->model);
             g_string_append_printf(out, ",%u,%u,%u,%u,%u,%u,%u,%s,%s,%.4f,", ssim_parallel_world(p),
@@ -242,6 +268,10 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             const SsimMeasuredRun *r = ssim_run_set_run(set, i);
             double m = ssim_run_set_measured_ms(set, i);
             json_builder_begin_object(b);
+            if (several) {
+                json_builder_set_member_name(b, "file");
+                json_builder_add_string_value(b, r->path);
+            }
             json_builder_set_member_name(b, "line");
             json_builder_add_int_value(b, r->line);
             json_builder_set_member_name(b, "model");
@@ -312,6 +342,10 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         ssim_json_append(out, b, TRUE);
         return out;
     }
+    for (guint k = 0; several && k < files->len; k++)
+        g_string_append_printf(out, "%s%u %s%s", k ? ", " : "files: ", k + 1,
+                               (const char *)g_ptr_array_index(files, k),
+                               k + 1 == files->len ? " (line: FILE:LINE)\n\n" : "");
     g_string_append_printf(out, "%6s  %-16s %5s %9s %4s %4s %9s %12s %12s %8s\n", "line", "model",
                            "gpus", "dp/tp/pp", "mb", "gbs", "recompute", "measured ms",
                            "predicted ms", "error");
@@ -323,7 +357,9 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         double m = ssim_run_set_measured_ms(set, i);
         g_autofree char *split = g_strdup_printf("%u/%u/%u", p->dp, p->tp, p->pp);
         g_autofree char *ex = ssim_run_set_extrapolation(set, i);
-        g_string_append_printf(out, "%6u  %-16.16s %5u %9s %4u %4u %9s %12.2f ", r->line, r->model,
+        g_autofree char *line = several ? g_strdup_printf("%u:%u", file_of[i] + 1, r->line)
+                                        : g_strdup_printf("%u", r->line);
+        g_string_append_printf(out, "%6s  %-16.16s %5u %9s %4u %4u %9s %12.2f ", line, r->model,
                                ssim_parallel_world(p), split, p->microbatch, p->global_batch,
                                ssim_recompute_name(p->recompute), m);
         if (isfinite(pred[i]))
@@ -333,7 +369,7 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             g_string_append_printf(out, "%12s  failed: %s\n", "-",
                                    errors && errors[i] ? errors[i] : "?");
         if (ex && outside++ == 0)
-            first_outside = g_strdup_printf("line %u: %s", r->line, ex);
+            first_outside = g_strdup_printf("line %s: %s", line, ex);
     }
     g_string_append_c(out, '\n');
     if (outside > 0)

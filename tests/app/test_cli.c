@@ -6,6 +6,7 @@
 #include <criterion/redirect.h>
 #include "tests/common/clitest.h"
 #include "src/app/cli.h"
+#include <shiftsim/runs.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -206,4 +207,71 @@ Test(cli, profile_check_puts_the_model_beside_measured_rows, .init = cr_redirect
     const char *missing[] = {"shiftsim", "profile", "check", "no-such-profile.csv"};
     g_autofree char *o3 = test_cli_stdout(missing, G_N_ELEMENTS(missing), &rc);
     cr_assert_eq(rc, 1);
+}
+
+/* A file of measured runs with the given rows after the version line and the header. */
+static char *runs_file(const char *dir, const char *name, const char *rows)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    g_autofree char *text = g_strconcat("# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n", rows, NULL);
+    cr_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+/* validate --runs A --runs B: one set, its figures over both files' rows, each row naming its
+ * file (as grep names the file only when given several): "FILE:LINE" in the table under a
+ * legend, a leading file column in the CSV.  One file prints as it always did; a file given
+ * twice is refused; an error in the second file names that file. */
+Test(cli, validate_takes_several_runs_files, .init = cr_redirect_stderr, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-runs-XXXXXX", NULL);
+    static const char row[] = "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,1,1,1,1,1,%u,1f1b,full,off,"
+                              "0,off,%u,,src\n";
+    g_autofree char *r1 = g_strdup_printf(row, 8, 10), *r2 = g_strdup_printf(row, 16, 20),
+                    *r3 = g_strdup_printf(row, 32, 40);
+    g_autofree char *two = g_strconcat(r1, r2, NULL);
+    g_autofree char *a = runs_file(dir, "a.csv", two);
+    g_autofree char *b = runs_file(dir, "b.csv", r3);
+    int rc;
+    const char *both[] = {"shiftsim", "validate", "-q", "--runs", a, "--runs", b};
+    g_autofree char *table = test_cli_stdout(both, G_N_ELEMENTS(both), &rc);
+    cr_assert_eq(rc, 0, "%s", table);
+    g_autofree char *legend = g_strdup_printf("files: 1 %s, 2 %s (line: FILE:LINE)\n", a, b);
+    cr_assert(g_str_has_prefix(table, legend), "%s", table);
+    cr_assert(strstr(table, "\n   1:3  gpt") && strstr(table, "\n   1:4  gpt") &&
+                  strstr(table, "\n   2:3  gpt"),
+              "%s", table);
+    cr_assert(strstr(table, "runs           3 simulated, 0 failed"), "%s", table);
+
+    const char *both_csv[] = {"shiftsim", "validate", "-q", "--runs", a, "--runs", b, "-f", "csv"};
+    g_autofree char *csv = test_cli_stdout(both_csv, G_N_ELEMENTS(both_csv), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(g_str_has_prefix(csv, "file,line,model,"), "%s", csv);
+    g_autofree char *row_b = g_strdup_printf("\n%s,3,gpt,", b);
+    cr_assert(strstr(csv, row_b), "%s", csv);
+    /* The union's rows are the two files' own, predicted alike. */
+    const char *only_a[] = {"shiftsim", "validate", "-q", "--runs", a, "-f", "csv"};
+    g_autofree char *csv_a = test_cli_stdout(only_a, G_N_ELEMENTS(only_a), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(g_str_has_prefix(csv_a, "line,model,"), "%s", csv_a);
+    const char *first_a = strchr(csv_a, '\n') + 1;
+    g_autofree char *with_file = g_strdup_printf("\n%s,%s", a, first_a);
+    g_autofree char *first_line = g_strndup(with_file, strchr(with_file + 1, '\n') - with_file);
+    cr_assert(strstr(csv, first_line), "%s\nlacks\n%s", csv, first_line);
+
+    const char *twice[] = {"shiftsim", "validate", "--runs", a, "--runs", a};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(twice), twice), 2);
+    static const char bad_row[] =
+        "nosuchmodel,,,,,,,,dgx-a100,1,1,1,1,1,1,8,1f1b,full,off,0,off,10,,src\n";
+    g_autofree char *c = runs_file(dir, "c.csv", bad_row);
+    const char *bad[] = {"shiftsim", "validate", "--runs", a, "--runs", c};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 1);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "--runs: ") && strstr(err, "a.csv is given twice"), "%s", err);
+    g_autofree char *where = g_strdup_printf("%s:3: model: ", c);
+    cr_assert(strstr(err, where), "%s", err);
+    g_unlink(a);
+    g_unlink(b);
+    g_unlink(c);
+    g_rmdir(dir);
 }
