@@ -96,8 +96,6 @@ void ssim_runs_add(SsimRuns *runs, const SsimMeasuredRun *run);
 guint ssim_runs_n(const SsimRuns *runs);
 const SsimMeasuredRun *ssim_runs_get(const SsimRuns *runs, guint i);
 const char *ssim_runs_path(const SsimRuns *runs);
-/* How many files the rows come from (distinct row paths; 0 for an empty table). */
-guint ssim_runs_n_files(const SsimRuns *runs);
 /* `# key = value` metadata lines (kept in order; set replaces). */
 void ssim_runs_set_meta(SsimRuns *runs, const char *key, const char *value);
 const char *ssim_runs_get_meta(const SsimRuns *runs, const char *key);

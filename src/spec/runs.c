@@ -168,24 +168,6 @@ void ssim_runs_add(SsimRuns *runs, const SsimMeasuredRun *run)
     g_array_append_val(runs->rows, copy);
 }
 
-guint ssim_runs_n_files(const SsimRuns *runs)
-{
-    /* Interned: a file is one pointer, and a table holds few files, so a scan of the ones seen
-     * (in row order, consecutive rows mostly sharing theirs) is enough. */
-    g_autoptr(GPtrArray) seen = g_ptr_array_new();
-    for (guint i = 0; i < runs->rows->len; i++) {
-        const char *p = g_array_index(runs->rows, SsimMeasuredRun, i).path;
-        if (seen->len == 0 || g_ptr_array_index(seen, seen->len - 1) != p) {
-            guint k = 0;
-            while (k < seen->len && g_ptr_array_index(seen, k) != p)
-                k++;
-            if (k == seen->len)
-                g_ptr_array_add(seen, (gpointer)p);
-        }
-    }
-    return seen->len;
-}
-
 guint ssim_runs_n(const SsimRuns *runs)
 {
     return runs->rows->len;
