@@ -56,14 +56,13 @@ static void stats_of(const SsimRunSet *set, const guint *idx, guint n, const dou
 
 /* Prints every row of idx[0..n) that a limit refused or stopped ("FILE:LINE: limit: ...") and
  * returns how many there were. */
-static guint report_limited(const SsimRunSet *set, const char *path, const guint *idx, guint n,
-                            char *const *errors)
+static guint report_limited(const SsimRunSet *set, const guint *idx, guint n, char *const *errors)
 {
     guint limited = 0;
     for (guint j = 0; j < n; j++)
         if (errors[j] && g_str_has_prefix(errors[j], SSIM_RUN_SET_LIMIT_PREFIX)) {
-            fprintf(stderr, "shiftsim: %s:%u: %s\n", path, ssim_run_set_run(set, idx[j])->line,
-                    errors[j]);
+            const SsimMeasuredRun *r = ssim_run_set_run(set, idx[j]);
+            fprintf(stderr, "shiftsim: %s:%u: %s\n", r->path, r->line, errors[j]);
             limited++;
         }
     return limited;
@@ -541,14 +540,14 @@ int ssim_verb_calibrate(int argc, char **argv)
     {
         char **errors = g_new0(char *, MAX(n, 1u));
         ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, errors);
-        guint limited = report_limited(set, runs_path, idx, n, errors);
+        guint limited = report_limited(set, idx, n, errors);
         guint simulated = 0;
         for (guint j = 0; j < n; j++)
             simulated += isfinite(pred[j]);
         if (limited == 0 && simulated == 0) {
             for (guint j = 0; j < MIN(n, 3u); j++)
                 if (errors[j])
-                    fprintf(stderr, "shiftsim: %s:%u: %s\n", runs_path,
+                    fprintf(stderr, "shiftsim: %s:%u: %s\n", ssim_run_set_run(set, idx[j])->path,
                             ssim_run_set_run(set, idx[j])->line, errors[j]);
             ssim_run_set_errors_free(errors, n);
             fprintf(stderr,
