@@ -259,6 +259,14 @@ Test(cli, validate_takes_several_runs_files, .init = cr_redirect_stderr, .timeou
     g_autofree char *first_line = g_strndup(with_file, strchr(with_file + 1, '\n') - with_file);
     cr_assert(strstr(csv, first_line), "%s\nlacks\n%s", csv, first_line);
 
+    /* --every counts through the files in turn: rows 0 and 2 of the three are a:3 and b:3. */
+    const char *every[] = {"shiftsim", "validate", "-q", "--runs", a, "--runs", b, "--every", "2"};
+    g_autofree char *half = test_cli_stdout(every, G_N_ELEMENTS(every), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(half, "\n   1:3  gpt") && strstr(half, "\n   2:3  gpt") &&
+                  !strstr(half, "\n   1:4  gpt") && strstr(half, "runs           2 simulated"),
+              "%s", half);
+
     const char *twice[] = {"shiftsim", "validate", "--runs", a, "--runs", a};
     cr_assert_eq(test_cli(G_N_ELEMENTS(twice), twice), 2);
     static const char bad_row[] =
