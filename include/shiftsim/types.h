@@ -96,8 +96,9 @@ char *ssim_text_excerpt(const char *text, gsize max);
 /* FALSE with "PATH:LINE: the line is N bytes long, over the limit of ..." past the bound. */
 gboolean ssim_text_check_line(const char *path, guint line, gsize len, GError **error);
 /* The length of the UTF-8 byte order mark that starts `text[0 .. len)` (3), else 0: what a
- * spreadsheet or a Windows editor puts before the first line of a CSV it saves, which the CSV
- * readers skip (columns still count from the first character after it). */
+ * spreadsheet or a Windows editor puts before the first line of a file it saves, which the text
+ * readers skip (runs and vTrain CSVs, profiles, INIs, op graphs, ASTRA-sim's network YAML;
+ * json-glib skips it in JSON), columns still counting from the first character after it. */
 gsize ssim_text_bom(const char *text, gsize len);
 
 /* The same for a message already built (an error's): cut at SSIM_MESSAGE_MAX bytes. */

@@ -139,7 +139,9 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
     YamlValue vals[4];
     memset(vals, 0, sizeof vals);
     gboolean ok = FALSE;
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    /* A Windows editor's byte order mark before the first line is skipped, as every text
+     * reader does (types.h). */
+    g_auto(GStrv) lines = g_strsplit(text + ssim_text_bom(text, strlen(text)), "\n", -1);
     for (guint ln = 0; lines[ln]; ln++) {
         char *line = lines[ln];
         char *hash = strchr(line, '#');

@@ -72,6 +72,20 @@ Test(astra_config, reads_astra_example_network)
     cr_assert_float_eq(c.latency_ns[2], 30.5, 0);
 }
 
+/* A byte order mark before the first line (a Windows editor's) is skipped. */
+Test(astra_config, network_after_a_byte_order_mark)
+{
+    g_autofree char *p = write_file("bom.yml", "\xef\xbb\xbftopology: [ Ring ]\n"
+                                               "npus_count: [ 4 ]\nbandwidth: [ 50 ]\n"
+                                               "latency: [ 500 ]\n");
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_network(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.topo[0], SSIM_ASTRA_TOPO_RING);
+    cr_assert_eq(c.npus[0], 4);
+}
+
 Test(astra_config, bad_networks_name_file_line_and_key)
 {
     struct {
