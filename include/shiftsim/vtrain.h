@@ -27,10 +27,15 @@
 
 G_BEGIN_DECLS
 
+/* The bundled description of the cluster vTrain measured on (models/clusters/vtrain-a100.ini:
+ * DGX A100 nodes with the 800 Gb/s of InfiniBand a node that vTrain's configurations give), the
+ * cluster its runs name unless the caller says otherwise. */
+#define SSIM_VTRAIN_CLUSTER "vtrain-a100"
+
 /*
- * Converts vTrain's ground_truth_single.csv to runs: GPT shape with vocab 51200, fp16, `cluster`
- * on one node, 1F1B, full recompute (vTrain's activation checkpointing), source "vTrain measured
- * data (Bang et al., MICRO 2024)".
+ * Converts vTrain's ground_truth_single.csv (or ground_truth_multi.csv) to runs: GPT shape with
+ * vocab 51200, fp16, `cluster` on as many eight-GPU nodes as the run spans, 1F1B, full recompute
+ * (vTrain's activation checkpointing), source "vTrain measured data (Bang et al., MICRO 2024)".
  */
 SsimRuns *ssim_runs_from_vtrain(const char *path, const char *cluster, GError **error);
 SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char *path,

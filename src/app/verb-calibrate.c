@@ -172,7 +172,7 @@ static int do_convert(const char *vtrain, const char *cluster, const char *out_p
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) runs =
-        ssim_runs_from_vtrain(vtrain, cluster ? cluster : "dgx-a100", &error);
+        ssim_runs_from_vtrain(vtrain, cluster ? cluster : SSIM_VTRAIN_CLUSTER, &error);
     if (runs == NULL)
         return ssim_cli_runtime_error(error);
     g_autoptr(GString) text = ssim_runs_write(runs);
@@ -383,7 +383,8 @@ int ssim_verb_calibrate(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_NODES, "With --emit-run: the run's nodes"),
         {"convert-vtrain", 0, 0, G_OPTION_ARG_FILENAME, &vtrain,
          "Convert vTrain's ground_truth_single.csv (or ground_truth_multi.csv) to the runs "
-         "format (to -o)",
+         "format (to -o); the rows name --cluster, by default vtrain-a100 (the cluster vTrain "
+         "measured on: DGX A100 nodes with 4 x 200 Gb/s InfiniBand)",
          "FILE"},
         {NULL}};
     g_autoptr(GOptionContext) ctx = g_option_context_new("- fit the cost model to measured runs");
@@ -396,7 +397,8 @@ int ssim_verb_calibrate(int argc, char **argv)
              "imports PyTorch profiler traces and vTrain's table.");
     g_option_context_set_description(
         ctx, "Examples:\n"
-             "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv --every 16 \\\n"
+             "  shiftsim calibrate --runs traces/validation/vtrain-a100-single.csv \\\n"
+             "      --cluster dgx-a100 --params kernel_floor_us,microbatch_floor_us --every 16 \\\n"
              "      --folds 3 --cv group:tp --cv group:model \\\n"
              "      -o models/clusters/dgx-a100-calibrated.ini\n"
              "  shiftsim calibrate --kineto trace.json --emit-profile prof.csv \\\n"

@@ -13,8 +13,8 @@ Test(vtrain, vtrain_converter_matches_shipped_file)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) runs = ssim_runs_from_vtrain(
-        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv", "dgx-a100",
-        &error);
+        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv",
+        SSIM_VTRAIN_CLUSTER, &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
     cr_assert_eq(ssim_runs_n(runs), 1440);
     g_autoptr(GString) text = ssim_runs_write(runs);

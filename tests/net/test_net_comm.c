@@ -357,6 +357,12 @@ static guint32 copy_by_table(gpointer data, guint32 gpu, guint copy)
     return table[copy][gpu];
 }
 
+static guint32 copy_by_table16(gpointer data, guint32 gpu, guint copy)
+{
+    const guint32(*table)[16] = data;
+    return table[copy][gpu];
+}
+
 /* A send from GPU 0 (node 0) to GPU 4 (node 1), 1 MB, with the copies of `table`. */
 static SsimTime send_with_copies(SsimCluster *c, guint n_copies, const guint32 (*table)[8])
 {
@@ -387,6 +393,58 @@ Test(net_comm, copies_load_shared_links)
     c->gpus_per_nic = 4;
     SsimTime alone = send_with_copies(c, 1, table);
     cr_assert_eq(send_with_copies(c, 2, table) - alone, 1000000);
+}
+
+/* The cluster vTrain measured on (models/clusters/vtrain-a100.ini) is the DGX A100 but for its
+ * network: 4 NICs of 200 Gb/s a node (vTrain's 800 Gb/s), GPUs 2k and 2k+1 on NIC k.  Two
+ * pipeline sends leave node 0 at once, GPU 0 -> 8 and GPU 1 -> 9 (a stage of tp 2 on each side):
+ * on the DGX A100 each has its own NIC, on vTrain's cluster they share one, so the send takes
+ * S / (B ib) longer, B = 25 GB/s, ib = 0.96: 100 MB in 4.1667 ms more. */
+static SsimTime pair_send(const SsimCluster *c, guint n_copies)
+{
+    static guint32 table[2][16];
+    for (guint32 g = 0; g < 16; g++) {
+        table[0][g] = g;
+        table[1][g] = g ^ 1u; /* the copy of the send 0 -> 8 is 1 -> 9 */
+    }
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
+    SsimNetMapping m = {.n_copies = n_copies, .copy_gpu = copy_by_table16, .data = table};
+    ssim_net_set_mapping(net, &m);
+    g_autoptr(SsimGraph) p = ssim_graph_new();
+    t_p2p(p, SSIM_OP_SEND, 0, "pp", 8, 100000000, NODEPS);
+    t_p2p(p, SSIM_OP_RECV, 8, "pp", 0, 100000000, NODEPS);
+    cr_assert(ssim_graph_finalize(p, NULL));
+    return run_makespan(p, net);
+}
+
+Test(net_comm, bundled_vtrain_cluster_shares_nics)
+{
+    GError *error = NULL;
+    g_autoptr(SsimCluster) dgx = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(dgx, "%s", error ? error->message : "");
+    g_autoptr(SsimCluster) vt = ssim_cluster_load("vtrain-a100", &error);
+    cr_assert_not_null(vt, "%s", error ? error->message : "");
+    cr_assert_eq(vt->nics_per_node, 4);
+    cr_assert_eq(vt->rails, 4);
+    cr_assert_eq(vt->gpus_per_nic, 2);
+    cr_assert_float_eq(vt->nic_bw, 25e9, 1.0);
+    /* Nothing else differs: the DGX A100 given vTrain's network writes the same INI. */
+    g_autoptr(SsimCluster) as_vt = ssim_cluster_copy(dgx);
+    as_vt->nics_per_node = vt->nics_per_node;
+    as_vt->rails = vt->rails;
+    as_vt->gpus_per_nic = vt->gpus_per_nic;
+    g_free(as_vt->name);
+    as_vt->name = g_strdup(vt->name);
+    g_autoptr(GString) a = ssim_cluster_write_ini(as_vt, NULL);
+    g_autoptr(GString) b = ssim_cluster_write_ini(vt, NULL);
+    cr_assert_str_eq(a->str, b->str);
+
+    dgx->nodes = vt->nodes = 2;
+    SsimTime own_nic = pair_send(dgx, 1);
+    cr_assert_eq(pair_send(dgx, 2), own_nic);
+    cr_assert_eq(pair_send(vt, 1), own_nic);
+    SsimTime shared = pair_send(vt, 2) - own_nic;
+    cr_assert(llabs((long long)shared - 4166667) <= 2, "%" G_GINT64_FORMAT " ns", (gint64)shared);
 }
 
 Test(net_comm, copies_of_a_group_are_distinct)
