@@ -282,3 +282,38 @@ int ssim_cli_check_plot(const char *image)
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
 }
+
+int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit, gboolean force,
+                       SsimRuns **runs)
+{
+    *runs = NULL;
+    for (guint f = 0; paths[f]; f++)
+        for (guint g = 0; g < f; g++)
+            if (strcmp(paths[f], paths[g]) == 0)
+                return ssim_cli_usage_error(verb, "--runs: %s is given twice", paths[f]);
+    g_autoptr(SsimRuns) all = ssim_runs_new(paths[0]);
+    g_autoptr(GString) sources = g_string_new(NULL); /* the files' sources, each once */
+    for (guint f = 0; paths[f]; f++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimRuns) one = ssim_runs_load(paths[f], &error);
+        if (one == NULL)
+            return ssim_cli_runtime_error(error);
+        if (fit && !force && ssim_runs_check_only(one)) {
+            fprintf(stderr,
+                    "shiftsim: %s: use: the file is marked '# use = check': its rows are kept to "
+                    "check predictions, and a fit to them would make that check meaningless "
+                    "(--force fits them anyway)\n",
+                    paths[f]);
+            return SSIM_EXIT_RUNTIME;
+        }
+        for (guint i = 0; i < ssim_runs_n(one); i++)
+            ssim_runs_add(all, ssim_runs_get(one, i));
+        const char *src = ssim_runs_get_meta(one, "source");
+        if (src && !strstr(sources->str, src))
+            g_string_append_printf(sources, "%s%s", sources->len ? "; " : "", src);
+    }
+    if (sources->len)
+        ssim_runs_set_meta(all, "source", sources->str);
+    *runs = g_steal_pointer(&all);
+    return SSIM_EXIT_OK;
+}

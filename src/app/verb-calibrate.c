@@ -2,14 +2,15 @@
  * `shiftsim calibrate`: fit the cost model's free parameters to measured runs and report the
  * cross-validated error; also the two importers that produce calibration data.
  *
- *   shiftsim calibrate --runs FILE [--cluster C] [--params LIST] [--folds K]
+ *   shiftsim calibrate --runs FILE [--runs FILE]... [--cluster C] [--params LIST] [--folds K]
  *                      [--cv group:BY]... [--every S] [--force] [-o CALIBRATED.ini]
- *       fits on every S-th row (a deterministic subset, for speed), prints the parameters
+ *       fits on every S-th row of the files in turn (a deterministic subset, for speed; several
+ *       files are one set, ssim_cli_load_runs()), prints the parameters
  *       before and after with their 95% intervals, the training error before and after, the
  *       held-out error of a K-fold cross-validation on the same rows (row j of the subset is in
  *       fold j % K) and, for each --cv group:BY (model, nodes, tp, gpus), of leaving out one
  *       whole group at a time; with --validate-all also the error of the fitted parameters on
- *       every row of the file.  A file marked `# use = check` is refused unless --force.  -o
+ *       every row of the files.  A file marked `# use = check` is refused unless --force.  -o
  *       writes the start cluster with the fitted figures, their provenance and the ranges of
  *       the shapes fitted ([calibration]).
  *   shiftsim calibrate --kineto TRACE.json [--emit-profile OUT.csv] [--emit-run OUT.csv
@@ -312,7 +313,8 @@ int ssim_verb_calibrate(int argc, char **argv)
 {
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT; /* the start cluster; the --emit-run run */
     g_auto(SsimCliOutput) output = {0};
-    g_autofree char *runs_path = NULL, *param_list = NULL, *kineto = NULL, *emit_profile = NULL;
+    g_autofree char *param_list = NULL, *kineto = NULL, *emit_profile = NULL;
+    g_auto(GStrv) runs_paths = NULL;
     g_autofree char *emit_run = NULL, *vtrain = NULL;
     g_auto(GStrv) cv_specs = NULL;
     gint folds = 5, every = 1, max_iter = 200, jobs = 0, scan = 5;
@@ -320,8 +322,10 @@ int ssim_verb_calibrate(int argc, char **argv)
     gboolean validate_all = FALSE, force = FALSE, quiet = FALSE;
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
-        {"runs", 0, 0, G_OPTION_ARG_FILENAME, &runs_path,
-         "Measured runs to fit (# shiftsim-runs v2 or v1 CSV)", "FILE"},
+        {"runs", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &runs_paths,
+         "Measured runs to fit (# shiftsim-runs v2 or v1 CSV); repeat to fit the rows of several "
+         "files as one set",
+         "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Start cluster (the parameters' start values and the base of -o; "
                            "default: the first run's cluster); every run keeps its own "
@@ -405,9 +409,10 @@ int ssim_verb_calibrate(int argc, char **argv)
              "      --emit-run run.csv --model gpt-j-6b --split dp=1,tp=8,pp=1,mb=1,gbs=8\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    const GOptionEntry old[] = {{"runs", 'r', 0, G_OPTION_ARG_FILENAME, &runs_path, NULL, NULL},
-                                {"folds", 'k', 0, G_OPTION_ARG_INT, &folds, NULL, NULL},
-                                {NULL}};
+    const GOptionEntry old[] = {
+        {"runs", 'r', 0, G_OPTION_ARG_FILENAME_ARRAY, &runs_paths, NULL, NULL},
+        {"folds", 'k', 0, G_OPTION_ARG_INT, &folds, NULL, NULL},
+        {NULL}};
     ssim_cli_add_old_short_names(ctx, old); /* -r is --recompute, -k --top */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
@@ -431,7 +436,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     }
     if (emit_profile || emit_run)
         return ssim_cli_usage_error(VERB, "--emit-profile and --emit-run need --kineto");
-    if (runs_path == NULL)
+    if (runs_paths == NULL)
         return ssim_cli_usage_error(VERB, "--runs FILE is required (or --kineto, "
                                           "--convert-vtrain)");
     if (folds < 0 || folds == 1)
@@ -464,19 +469,14 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (param_list && !ssim_calib_params_parse(param_list, &opt.mask, &error))
         return ssim_cli_usage_error(VERB, "--params: %s", error->message);
 
-    g_autoptr(SsimRuns) runs = ssim_runs_load(runs_path, &error);
-    if (runs == NULL)
-        return ssim_cli_runtime_error(error);
+    g_autoptr(SsimRuns) runs = NULL;
+    if ((rc = ssim_cli_load_runs(VERB, (const char *const *)runs_paths, TRUE, force, &runs)) !=
+        SSIM_EXIT_OK)
+        return rc;
+    /* The files, as the report and the calibrated file's header name them. */
+    g_autofree char *runs_label = g_strjoinv(", ", runs_paths);
     if (ssim_runs_n(runs) == 0) {
-        fprintf(stderr, "shiftsim: %s: no runs\n", runs_path);
-        return SSIM_EXIT_RUNTIME;
-    }
-    if (ssim_runs_check_only(runs) && !force) {
-        fprintf(stderr,
-                "shiftsim: %s: use: the file is marked '# use = check': its rows are kept to "
-                "check predictions, and a fit to them would make that check meaningless "
-                "(--force fits them anyway)\n",
-                runs_path);
+        fprintf(stderr, "shiftsim: %s: no runs\n", runs_label);
         return SSIM_EXIT_RUNTIME;
     }
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
@@ -529,7 +529,7 @@ int ssim_verb_calibrate(int argc, char **argv)
 
     g_autoptr(GString) out = g_string_new(NULL);
     g_string_append_printf(out, "runs           %s: %u rows, fitting on %u (every %d-th)\n",
-                           runs_path, n_all, n, every);
+                           runs_label, n_all, n, every);
     g_string_append_printf(out, "start cluster  %s\n", start->source);
     gint64 t0 = g_get_monotonic_time();
     /* The start parameters' predictions first: a row that a limit refuses or stops would only be
@@ -653,7 +653,7 @@ int ssim_verb_calibrate(int argc, char **argv)
         g_string_append_printf(c, "%s calibrated by shiftsim %s calibrate on %s.\n", start->name,
                                ssim_version(), date);
         g_string_append_printf(c, "Data: %s (%u rows; fitted on every %d-th: %u rows).\n",
-                               runs_path, n_all, every, n);
+                               runs_label, n_all, every, n);
         const char *src = ssim_runs_get_meta(runs, "source");
         if (src)
             g_string_append_printf(c, "Source: %s.\n", src);
@@ -708,7 +708,12 @@ int ssim_verb_calibrate(int argc, char **argv)
         g_autoptr(JsonBuilder) b = json_builder_new();
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "runs");
-        json_builder_add_string_value(b, runs_path);
+        json_builder_add_string_value(b, runs_label);
+        json_builder_set_member_name(b, "runs_files");
+        json_builder_begin_array(b);
+        for (guint f = 0; runs_paths[f]; f++)
+            json_builder_add_string_value(b, runs_paths[f]);
+        json_builder_end_array(b);
         json_builder_set_member_name(b, "rows");
         json_builder_add_int_value(b, n_all);
         json_builder_set_member_name(b, "fitted_rows");

@@ -107,29 +107,19 @@ int ssim_verb_validate(int argc, char **argv)
     const char *const one[] = {found, NULL};
     const char *const *paths = runs_paths ? (const char *const *)runs_paths : one;
     guint n_paths = g_strv_length((char **)paths);
-    for (guint f = 0; f < n_paths; f++)
-        for (guint g = 0; g < f; g++)
-            if (strcmp(paths[f], paths[g]) == 0)
-                return ssim_cli_usage_error(VERB, "--runs: %s is given twice", paths[f]);
     /* What the messages call the set: its file, or how many. */
     g_autofree char *label =
         n_paths == 1 ? g_strdup(paths[0]) : g_strdup_printf("%u runs files", n_paths);
+    g_autoptr(SsimRuns) all = NULL;
+    if ((rc = ssim_cli_load_runs(VERB, paths, FALSE, FALSE, &all)) != SSIM_EXIT_OK)
+        return rc;
     /* Every N-th row of the files in order, as if they were one. */
     g_autoptr(SsimRuns) runs = ssim_runs_new(paths[0]);
-    guint k = 0;
-    for (guint f = 0; f < n_paths; f++) {
-        g_autoptr(SsimRuns) all = ssim_runs_load(paths[f], &error);
-        if (all == NULL)
-            return ssim_cli_runtime_error(error);
-        for (guint i = 0; i < ssim_runs_n(all); i++, k++) {
-            if (k % (guint)every != 0)
-                continue;
-            SsimMeasuredRun run = *ssim_runs_get(all, i);
-            if (job.step_costs &&
-                !ssim_parallel_set(&run.par, "step_costs", job.step_costs, &error))
-                return ssim_cli_usage_error(VERB, "--step-costs: %s", error->message);
-            ssim_runs_add(runs, &run);
-        }
+    for (guint i = 0; i < ssim_runs_n(all); i += (guint)every) {
+        SsimMeasuredRun run = *ssim_runs_get(all, i);
+        if (job.step_costs && !ssim_parallel_set(&run.par, "step_costs", job.step_costs, &error))
+            return ssim_cli_usage_error(VERB, "--step-costs: %s", error->message);
+        ssim_runs_add(runs, &run);
     }
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, job.cluster, &error);
     if (set == NULL)

@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "src/app/options.h"
+#include <shiftsim/runs.h>
 
 #define SSIM_EXIT_OK      0
 #define SSIM_EXIT_RUNTIME 1
@@ -51,3 +52,11 @@ gboolean ssim_cli_emit(const char *path, const GString *text, GError **error);
  */
 int ssim_cli_check_output(const char *path);
 int ssim_cli_check_plot(const char *image);
+/*
+ * --runs FILE, given once or more (validate, calibrate): every row of the files in order as one
+ * table, each row keeping its file (SsimMeasuredRun.path), in *runs.  A file given twice is a
+ * usage error, a file that cannot be read a runtime one, and with `fit` so is a file marked
+ * `# use = check` unless `force`; each prints its message and returns its exit status.
+ */
+int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit, gboolean force,
+                       SsimRuns **runs);

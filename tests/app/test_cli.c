@@ -283,3 +283,69 @@ Test(cli, validate_takes_several_runs_files, .init = cr_redirect_stderr, .timeou
     g_unlink(c);
     g_rmdir(dir);
 }
+
+/* calibrate --runs A --runs B fits the two files' rows as one set: the same fit, to the printed
+ * digit, as one file holding both; the report and the JSON name both files; a file marked
+ * `# use = check` among them is refused (by its name) unless --force; a file given twice is a
+ * usage error. */
+Test(cli, calibrate_takes_several_runs_files, .init = cr_redirect_stderr, .timeout = 120)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-runs-XXXXXX", NULL);
+    static const char row[] = "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,1,%u,1,1,%u,%u,1f1b,full,off,"
+                              "0,off,%u,,src\n";
+    g_autofree char *r1 = g_strdup_printf(row, 1, 1, 8, 10),
+                    *r2 = g_strdup_printf(row, 2, 2, 16, 9),
+                    *r3 = g_strdup_printf(row, 1, 4, 32, 30),
+                    *r4 = g_strdup_printf(row, 2, 1, 8, 8);
+    g_autofree char *first = g_strconcat(r1, r2, NULL), *second = g_strconcat(r3, r4, NULL);
+    g_autofree char *all = g_strconcat(first, second, NULL);
+    g_autofree char *a = runs_file(dir, "a.csv", first);
+    g_autofree char *b = runs_file(dir, "b.csv", second);
+    g_autofree char *ab = runs_file(dir, "ab.csv", all);
+    int rc;
+    const char *two[] = {"shiftsim", "calibrate", "-q",         "--runs", a,    "--runs", b,
+                         "--folds",  "2",         "--max-iter", "20",     "-j", "1"};
+    g_autofree char *out2 = test_cli_stdout(two, G_N_ELEMENTS(two), &rc);
+    cr_assert_eq(rc, 0, "%s", out2);
+    const char *one[] = {"shiftsim", "calibrate",  "-q", "--runs", ab, "--folds",
+                         "2",        "--max-iter", "20", "-j",     "1"};
+    g_autofree char *out1 = test_cli_stdout(one, G_N_ELEMENTS(one), &rc);
+    cr_assert_eq(rc, 0, "%s", out1);
+    g_autofree char *names = g_strdup_printf("runs           %s, %s: 4 rows, fitting on 4", a, b);
+    cr_assert(g_str_has_prefix(out2, names), "%s", out2);
+    /* Past the first line (the files) and the fit's wall time, the reports are the same. */
+    g_auto(GStrv) l2 = g_strsplit(out2, "\n", -1), l1 = g_strsplit(out1, "\n", -1);
+    cr_assert_eq(g_strv_length(l2), g_strv_length(l1));
+    for (guint i = 1; l1[i]; i++)
+        if (!g_str_has_prefix(l1[i], "fit  "))
+            cr_assert_str_eq(l2[i], l1[i]);
+
+    const char *json[] = {"shiftsim", "calibrate", "-q",         "--runs", a,    "--runs", b,
+                          "--folds",  "0",         "--max-iter", "2",      "-f", "json"};
+    g_autofree char *js = test_cli_stdout(json, G_N_ELEMENTS(json), &rc);
+    cr_assert_eq(rc, 0);
+    g_autofree char *files =
+        g_strdup_printf("\"runs_files\" : [\n    \"%s\",\n    \"%s\"\n  ]", a, b);
+    cr_assert(strstr(js, files), "%s", js);
+
+    g_autofree char *checked =
+        g_strconcat("# shiftsim-runs v2\n# use = check\n" SSIM_RUNS_HEADER "\n", second, NULL);
+    g_autofree char *c = g_build_filename(dir, "c.csv", NULL);
+    cr_assert(g_file_set_contents(c, checked, -1, NULL));
+    const char *refused[] = {"shiftsim", "calibrate", "-q", "--runs", a, "--runs", c};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(refused), refused), 1);
+    const char *forced[] = {"shiftsim", "calibrate", "-q", "--runs",     a,  "--runs", c,
+                            "--force",  "--folds",   "0",  "--max-iter", "2"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(forced), forced), 0);
+    const char *twice[] = {"shiftsim", "calibrate", "--runs", a, "--runs", a};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(twice), twice), 2);
+    g_autofree char *err = test_stderr();
+    g_autofree char *why = g_strdup_printf("%s: use: the file is marked '# use = check'", c);
+    cr_assert(strstr(err, why), "%s", err);
+    cr_assert(strstr(err, "a.csv is given twice"), "%s", err);
+    g_unlink(a);
+    g_unlink(b);
+    g_unlink(ab);
+    g_unlink(c);
+    g_rmdir(dir);
+}
