@@ -350,28 +350,28 @@ Test(net_comm, representative_mapping)
     cr_assert_eq(tl->end[1], 5000 + 1000);
 }
 
-/* Copies by a fixed table: copy c of GPU g is table[c][g] (8 GPUs). */
+/* Copies by a fixed table of `width` GPUs: copy c of GPU g is cells[c * width + g]. */
+typedef struct {
+    guint width;
+    const guint32 *cells;
+} CopyTable;
+
 static guint32 copy_by_table(gpointer data, guint32 gpu, guint copy)
 {
-    const guint32(*table)[8] = data;
-    return table[copy][gpu];
+    const CopyTable *t = data;
+    return t->cells[copy * t->width + gpu];
 }
 
-static guint32 copy_by_table16(gpointer data, guint32 gpu, guint copy)
-{
-    const guint32(*table)[16] = data;
-    return table[copy][gpu];
-}
-
-/* A send from GPU 0 (node 0) to GPU 4 (node 1), 1 MB, with the copies of `table`. */
-static SsimTime send_with_copies(SsimCluster *c, guint n_copies, const guint32 (*table)[8])
+/* A send of `bytes` from GPU 0 (node 0) to GPU `dst` (node 1), with the copies of `t`. */
+static SsimTime send_with_copies(const SsimCluster *c, guint n_copies, const CopyTable *t,
+                                 guint32 dst, guint64 bytes)
 {
     g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
-    SsimNetMapping m = {.n_copies = n_copies, .copy_gpu = copy_by_table, .data = (gpointer)table};
+    SsimNetMapping m = {.n_copies = n_copies, .copy_gpu = copy_by_table, .data = (gpointer)t};
     ssim_net_set_mapping(net, &m);
     g_autoptr(SsimGraph) p = ssim_graph_new();
-    t_p2p(p, SSIM_OP_SEND, 0, "pp", 4, 1000000, NODEPS);
-    t_p2p(p, SSIM_OP_RECV, 4, "pp", 0, 1000000, NODEPS);
+    t_p2p(p, SSIM_OP_SEND, 0, "pp", dst, bytes, NODEPS);
+    t_p2p(p, SSIM_OP_RECV, dst, "pp", 0, bytes, NODEPS);
     cr_assert(ssim_graph_finalize(p, NULL));
     return run_makespan(p, net);
 }
@@ -380,19 +380,20 @@ Test(net_comm, copies_load_shared_links)
 {
     /* 2 nodes x 4 GPUs.  Copy 1 shifts every GPU by one inside its node: the representative's
      * send 0 -> 4 has the copy 1 -> 5. */
-    static const guint32 table[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 0, 5, 6, 7, 4}};
+    static const guint32 cells[2 * 8] = {0, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 0, 5, 6, 7, 4};
+    const CopyTable table = {8, cells};
     /* One NIC per GPU: the copy's flow is on other NICs and rails, the time is the lone flow's
      * (path latency + S / NIC bandwidth), as without copies. */
     g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
-    cr_assert_eq(send_with_copies(c, 1, table), 5000 + 1000000);
-    cr_assert_eq(send_with_copies(c, 2, table), 5000 + 1000000);
+    cr_assert_eq(send_with_copies(c, 1, &table, 4, 1000000), 5000 + 1000000);
+    cr_assert_eq(send_with_copies(c, 2, &table, 4, 1000000), 5000 + 1000000);
     /* One NIC per node (4 GPUs on it): both flows cross the same NIC, each at half its
      * bandwidth, so the representative takes S / (B / 2). */
     c->nics_per_node = 1;
     c->rails = 1;
     c->gpus_per_nic = 4;
-    SsimTime alone = send_with_copies(c, 1, table);
-    cr_assert_eq(send_with_copies(c, 2, table) - alone, 1000000);
+    SsimTime alone = send_with_copies(c, 1, &table, 4, 1000000);
+    cr_assert_eq(send_with_copies(c, 2, &table, 4, 1000000) - alone, 1000000);
 }
 
 /* The cluster vTrain measured on (models/clusters/vtrain-a100.ini) is the DGX A100 but for its
@@ -402,19 +403,13 @@ Test(net_comm, copies_load_shared_links)
  * S / (B ib) longer, B = 25 GB/s, ib = 0.96: 100 MB in 4.1667 ms more. */
 static SsimTime pair_send(const SsimCluster *c, guint n_copies)
 {
-    static guint32 table[2][16];
+    static guint32 cells[2 * 16];
     for (guint32 g = 0; g < 16; g++) {
-        table[0][g] = g;
-        table[1][g] = g ^ 1u; /* the copy of the send 0 -> 8 is 1 -> 9 */
+        cells[g] = g;
+        cells[16 + g] = g ^ 1u; /* the copy of the send 0 -> 8 is 1 -> 9 */
     }
-    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_AUTO, 0);
-    SsimNetMapping m = {.n_copies = n_copies, .copy_gpu = copy_by_table16, .data = table};
-    ssim_net_set_mapping(net, &m);
-    g_autoptr(SsimGraph) p = ssim_graph_new();
-    t_p2p(p, SSIM_OP_SEND, 0, "pp", 8, 100000000, NODEPS);
-    t_p2p(p, SSIM_OP_RECV, 8, "pp", 0, 100000000, NODEPS);
-    cr_assert(ssim_graph_finalize(p, NULL));
-    return run_makespan(p, net);
+    const CopyTable table = {16, cells};
+    return send_with_copies(c, n_copies, &table, 8, 100000000);
 }
 
 Test(net_comm, bundled_vtrain_cluster_shares_nics)
@@ -452,15 +447,15 @@ Test(net_comm, copies_of_a_group_are_distinct)
     /* A 4-GPU all-reduce over node 0.  A copy that permutes the group onto itself is the same
      * collective and adds nothing; a copy onto node 1 runs on node 1's own links. */
     g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
-    static const guint32 rotate[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 0, 4, 5, 6, 7}};
-    static const guint32 other[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {4, 5, 6, 7, 0, 1, 2, 3}};
+    static const guint32 rotate[2 * 8] = {0, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 0, 4, 5, 6, 7};
+    static const guint32 other[2 * 8] = {0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 0, 1, 2, 3};
     guint32 r[4];
     range(r, 4, 0, 1);
     g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 4, 4 * 4000, 1);
-    const guint32(*tables[])[8] = {rotate, other};
+    const CopyTable tables[] = {{8, rotate}, {8, other}};
     for (guint t = 0; t < 2; t++) {
         g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
-        SsimNetMapping m = {.n_copies = 2, .copy_gpu = copy_by_table, .data = (gpointer)tables[t]};
+        SsimNetMapping m = {.n_copies = 2, .copy_gpu = copy_by_table, .data = (gpointer)&tables[t]};
         ssim_net_set_mapping(net, &m);
         cr_assert_eq(run_makespan(g, net), ring_allreduce(4, 2000, 16000, 4.0));
         SsimNetStats st;
