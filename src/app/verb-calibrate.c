@@ -55,6 +55,13 @@ static void stats_of(const SsimRunSet *set, const guint *idx, guint n, const dou
     ssim_error_stats(pred, meas, groups, n, out);
 }
 
+/* Prints row i's error at its file and line ("shiftsim: FILE:LINE: message"). */
+static void report_row(const SsimRunSet *set, guint i, const char *message)
+{
+    const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+    fprintf(stderr, "shiftsim: %s:%u: %s\n", r->path, r->line, message);
+}
+
 /* Prints every row of idx[0..n) that a limit refused or stopped ("FILE:LINE: limit: ...") and
  * returns how many there were. */
 static guint report_limited(const SsimRunSet *set, const guint *idx, guint n, char *const *errors)
@@ -62,8 +69,7 @@ static guint report_limited(const SsimRunSet *set, const guint *idx, guint n, ch
     guint limited = 0;
     for (guint j = 0; j < n; j++)
         if (errors[j] && g_str_has_prefix(errors[j], SSIM_RUN_SET_LIMIT_PREFIX)) {
-            const SsimMeasuredRun *r = ssim_run_set_run(set, idx[j]);
-            fprintf(stderr, "shiftsim: %s:%u: %s\n", r->path, r->line, errors[j]);
+            report_row(set, idx[j], errors[j]);
             limited++;
         }
     return limited;
@@ -549,8 +555,7 @@ int ssim_verb_calibrate(int argc, char **argv)
         if (limited == 0 && simulated == 0) {
             for (guint j = 0; j < MIN(n, 3u); j++)
                 if (errors[j])
-                    fprintf(stderr, "shiftsim: %s:%u: %s\n", ssim_run_set_run(set, idx[j])->path,
-                            ssim_run_set_run(set, idx[j])->line, errors[j]);
+                    report_row(set, idx[j], errors[j]);
             ssim_run_set_errors_free(errors, n);
             fprintf(stderr,
                     "shiftsim calibrate: none of the %u runs to fit simulated (the first are "
