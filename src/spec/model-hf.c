@@ -10,6 +10,12 @@
  * `num_attention_heads`, `num_key_value_heads`, `intermediate_size`, `max_position_embeddings`,
  * `vocab_size`, `tie_word_embeddings`, `hidden_act`, `torch_dtype`): Llama, Mistral, Qwen2 and the
  * decoders that copy them (RMSNorm, rotary positions, a gated MLP, grouped-query attention).
+ * Four more families are told by `model_type` alone, their shapes being none of the above:
+ * GPT-NeoX and Pythia (`gpt_neox`: Llama's size names, but LayerNorm, a plain GELU MLP, biases and
+ * by default attention and MLP side by side, `use_parallel_residual`), OPT (`opt`: `ffn_dim`,
+ * ReLU, learned positions, biases, tied embeddings), BLOOM (`bloom`: `n_layer`, `n_head`, ALiBi, a
+ * LayerNorm after the embedding, tied) and Falcon (`falcon`, or `RefinedWeb*` in the first
+ * releases: multi-query or `num_kv_heads` attention, `parallel_attn`, no biases by default).
  *
  * What the shape model cannot say exactly is mapped to the closest thing it can and written to
  * SsimModel.notes (the CLI prints it): a config's context length above SSIM_HF_MAX_SEQ_LEN is a
@@ -35,9 +41,19 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { FAMILY_GPT2, FAMILY_GPTJ, FAMILY_LLAMA } Family;
+typedef enum {
+    FAMILY_GPT2,
+    FAMILY_GPTJ,
+    FAMILY_LLAMA,
+    FAMILY_NEOX,
+    FAMILY_OPT,
+    FAMILY_BLOOM,
+    FAMILY_FALCON,
+    FAMILY_N
+} Family;
 
-static const char *const family_names[] = {"GPT-2", "GPT-J", "Llama"};
+static const char *const family_names[FAMILY_N] = {"GPT-2", "GPT-J", "Llama", "GPT-NeoX",
+                                                   "OPT",   "BLOOM", "Falcon"};
 
 typedef struct {
     const char *path;
@@ -114,8 +130,8 @@ static gboolean read_uint(const Hf *hf, const char *const *keys, gboolean requir
     if (alias->len)
         g_string_append_c(alias, ')');
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
-                "%s: %s%s: missing (a %s-style config.json names it)", hf->path, keys[0],
-                alias->str, family_names[hf->family]);
+                "%s: %s%s: missing (%s %s-style config.json names it)", hf->path, keys[0],
+                alias->str, hf->family == FAMILY_OPT ? "an" : "a", family_names[hf->family]);
     return FALSE;
 }
 
@@ -180,13 +196,24 @@ static gboolean read_string(const Hf *hf, const char *key, const char **out, GEr
 /* The family from model_type and the size fields present. */
 static gboolean detect_family(Hf *hf, const char *model_type, GError **error)
 {
+    /* The families whose model_type alone decides them (their field names are shared). */
+    static const struct {
+        const char *type;
+        Family family;
+    } by_type[] = {
+        {"gptj", FAMILY_GPTJ},         {"gpt2", FAMILY_GPT2},
+        {"gpt_neox", FAMILY_NEOX},     {"opt", FAMILY_OPT},
+        {"bloom", FAMILY_BLOOM},       {"falcon", FAMILY_FALCON},
+        {"RefinedWeb", FAMILY_FALCON}, {"RefinedWebModel", FAMILY_FALCON},
+    };
+    for (gsize i = 0; model_type && i < G_N_ELEMENTS(by_type); i++)
+        if (strcmp(model_type, by_type[i].type) == 0) {
+            hf->family = by_type[i].family;
+            return TRUE;
+        }
     gboolean llama = member(hf, "hidden_size") != NULL;
     gboolean gpt = member(hf, "n_embd") != NULL;
-    if (model_type && g_strcmp0(model_type, "gptj") == 0) {
-        hf->family = FAMILY_GPTJ;
-    } else if (model_type && g_strcmp0(model_type, "gpt2") == 0) {
-        hf->family = FAMILY_GPT2;
-    } else if (gpt) {
+    if (gpt) {
         hf->family = member(hf, "rotary_dim") ? FAMILY_GPTJ : FAMILY_GPT2;
     } else if (llama) {
         hf->family = FAMILY_LLAMA;
@@ -197,7 +224,7 @@ static gboolean detect_family(Hf *hf, const char *model_type, GError **error)
                     hf->path);
         return FALSE;
     }
-    static const char *const known[] = {"gpt2", "gptj", "llama", "mistral", "qwen2", NULL};
+    static const char *const known[] = {"llama", "mistral", "qwen2", NULL};
     if (model_type && !g_strv_contains(known, model_type))
         note(hf, "model_type %s is read as a %s-style decoder", model_type,
              family_names[hf->family]);
@@ -250,10 +277,17 @@ static gboolean map_dtype(Hf *hf, SsimModel *m, GError **error)
 
 static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
 {
-    const char *key = hf->family == FAMILY_LLAMA ? "hidden_act" : "activation_function";
+    /* Each family's field (BLOOM has none).  Absent: ReLU for OPT, SiLU for Llama, else GELU. */
+    static const char *const keys[FAMILY_N] = {"activation_function", "activation_function",
+                                               "hidden_act",          "hidden_act",
+                                               "activation_function", NULL,
+                                               "activation"};
+    const char *key = keys[hf->family];
     const char *act = NULL;
-    if (!read_string(hf, key, &act, error))
+    if (key && !read_string(hf, key, &act, error))
         return FALSE;
+    if (act == NULL && hf->family == FAMILY_OPT)
+        act = "relu";
     if (hf->family == FAMILY_LLAMA) {
         /* A Llama-style MLP is gated: act(gate(x)) * up(x), then down. */
         if (act == NULL || strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
@@ -264,6 +298,7 @@ static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
             goto unknown;
         return TRUE;
     }
+    /* Every other family's MLP is one matrix up, the activation, one down. */
     if (act == NULL || g_str_has_prefix(act, "gelu"))
         m->activation = SSIM_ACT_GELU;
     else if (strcmp(act, "relu") == 0)
@@ -304,81 +339,251 @@ static char *model_name(const Hf *hf)
 /* A NULL-terminated list of a field's names, first the one messages use. */
 #define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* What configs without a context length mean: BLOOM was trained on 2048 tokens (BigScience's
+ * runs), and 2048 is FalconConfig's default max_position_embeddings. */
+#define BLOOM_SEQ_LEN  2048u
+#define FALCON_SEQ_LEN 2048u
+
+/* The size fields most families name as Llama does. */
+static gboolean read_llama_sizes(const Hf *hf, SsimModel *m, GError **error)
+{
+    return read_uint(hf, KEYS("hidden_size"), TRUE, &m->hidden, NULL, error) &&
+           read_uint(hf, KEYS("num_hidden_layers"), TRUE, &m->layers, NULL, error) &&
+           read_uint(hf, KEYS("num_attention_heads"), TRUE, &m->heads, NULL, error) &&
+           read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error);
+}
+
+static gboolean map_llama(Hf *hf, SsimModel *m, guint *ctx, GError **error)
+{
+    gboolean found = FALSE;
+    if (!read_llama_sizes(hf, m, error))
+        return FALSE;
+    m->kv_heads = m->heads;
+    if (!read_uint(hf, KEYS("num_key_value_heads"), FALSE, &m->kv_heads, NULL, error) ||
+        !read_uint(hf, KEYS("intermediate_size"), TRUE, &m->ffn, NULL, error) ||
+        !read_uint(hf, KEYS("max_position_embeddings"), TRUE, ctx, NULL, error))
+        return FALSE;
+    m->block = SSIM_BLOCK_SEQUENTIAL;
+    m->position = SSIM_POSITION_ROTARY;
+    m->norm = SSIM_NORM_RMSNORM;
+    m->tied_embeddings = FALSE;
+    m->attention_bias = FALSE;
+    m->mlp_bias = FALSE;
+    m->lm_head_bias = FALSE;
+    if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error) ||
+        !read_bool(hf, "attention_bias", &m->attention_bias, error) ||
+        !read_bool(hf, "mlp_bias", &m->mlp_bias, error))
+        return FALSE;
+    const char *model_type = NULL;
+    (void)read_string(hf, "model_type", &model_type, NULL);
+    if (g_strcmp0(model_type, "qwen2") == 0) {
+        /* Qwen2's q, k and v projections have biases, its output projection none. */
+        m->attention_bias = TRUE;
+        note(hf,
+             "Qwen2's QKV bias is counted with an output-projection bias (%u more "
+             "parameters a layer)",
+             m->hidden);
+    }
+    guint head_dim = 0;
+    if (!read_uint(hf, KEYS("head_dim"), FALSE, &head_dim, &found, error))
+        return FALSE;
+    if (found && m->heads && (guint64)head_dim * m->heads != m->hidden)
+        note(hf, "head_dim %u is taken as hidden_size / num_attention_heads = %u", head_dim,
+             m->hidden / m->heads);
+    return TRUE;
+}
+
+/* GPT-2 and GPT-J. */
+static gboolean map_gpt(Hf *hf, SsimModel *m, guint *ctx, GError **error)
+{
+    if (!read_uint(hf, KEYS("n_embd"), TRUE, &m->hidden, NULL, error) ||
+        !read_uint(hf, KEYS("n_layer"), TRUE, &m->layers, NULL, error) ||
+        !read_uint(hf, KEYS("n_head"), TRUE, &m->heads, NULL, error))
+        return FALSE;
+    m->kv_heads = m->heads;
+    m->ffn = 4 * m->hidden; /* n_inner null: 4 * n_embd, as both models define it */
+    if (!read_uint(hf, KEYS("n_inner"), FALSE, &m->ffn, NULL, error) ||
+        !read_uint(hf, KEYS("n_positions", "n_ctx"), TRUE, ctx, NULL, error) ||
+        !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error))
+        return FALSE;
+    m->norm = SSIM_NORM_LAYERNORM;
+    m->mlp_bias = TRUE;
+    if (hf->family == FAMILY_GPTJ) {
+        m->block = SSIM_BLOCK_PARALLEL;
+        m->position = SSIM_POSITION_ROTARY;
+        m->attention_bias = FALSE;
+        m->lm_head_bias = TRUE;
+        m->tied_embeddings = FALSE;
+    } else {
+        m->block = SSIM_BLOCK_SEQUENTIAL;
+        m->position = SSIM_POSITION_LEARNED;
+        m->attention_bias = TRUE;
+        m->lm_head_bias = FALSE;
+        m->tied_embeddings = TRUE;
+    }
+    return read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error);
+}
+
+/* A parallel block with a norm for each branch (GPT-NeoX, Falcon's new decoder): the shape has
+ * one norm per parallel block, as GPT-J's. */
+static void note_two_norms(Hf *hf, const SsimModel *m)
+{
+    note(hf,
+         "the two LayerNorms of each parallel block (attention's and the MLP's) are counted as "
+         "one (%u fewer parameters a layer)",
+         2 * m->hidden);
+}
+
+/* GPT-NeoX and Pythia (HF's GPTNeoXConfig and its defaults). */
+static gboolean map_neox(Hf *hf, SsimModel *m, guint *ctx, GError **error)
+{
+    gboolean parallel = TRUE;
+    if (!read_llama_sizes(hf, m, error) ||
+        !read_uint(hf, KEYS("intermediate_size"), TRUE, &m->ffn, NULL, error) ||
+        !read_uint(hf, KEYS("max_position_embeddings"), TRUE, ctx, NULL, error) ||
+        !read_bool(hf, "use_parallel_residual", &parallel, error))
+        return FALSE;
+    m->kv_heads = m->heads;
+    m->block = parallel ? SSIM_BLOCK_PARALLEL : SSIM_BLOCK_SEQUENTIAL;
+    m->position = SSIM_POSITION_ROTARY;
+    m->norm = SSIM_NORM_LAYERNORM;
+    m->attention_bias = TRUE;
+    m->mlp_bias = TRUE;
+    m->lm_head_bias = FALSE;
+    m->tied_embeddings = FALSE;
+    if (!read_bool(hf, "attention_bias", &m->attention_bias, error) ||
+        !read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
+        return FALSE;
+    if (parallel)
+        note_two_norms(hf, m);
+    return TRUE;
+}
+
+/* OPT (HF's OPTConfig: learned positions two rows past the context, biases, tied). */
+static gboolean map_opt(Hf *hf, SsimModel *m, guint *ctx, GError **error)
+{
+    gboolean found = FALSE, bias = TRUE;
+    guint proj = 0;
+    if (!read_llama_sizes(hf, m, error) ||
+        !read_uint(hf, KEYS("ffn_dim"), TRUE, &m->ffn, NULL, error) ||
+        !read_uint(hf, KEYS("max_position_embeddings"), TRUE, ctx, NULL, error) ||
+        !read_bool(hf, "enable_bias", &bias, error) ||
+        !read_uint(hf, KEYS("word_embed_proj_dim"), FALSE, &proj, &found, error))
+        return FALSE;
+    m->kv_heads = m->heads;
+    m->block = SSIM_BLOCK_SEQUENTIAL;
+    m->position = SSIM_POSITION_LEARNED;
+    m->norm = SSIM_NORM_LAYERNORM;
+    m->attention_bias = m->mlp_bias = bias;
+    m->lm_head_bias = FALSE;
+    m->tied_embeddings = TRUE;
+    if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
+        return FALSE;
+    note(hf, "OPT's position table has 2 rows more than its context (an offset): left out");
+    if (found && proj != m->hidden)
+        note(hf,
+             "word_embed_proj_dim %u: the projections between the embedding and hidden_size "
+             "are left out",
+             proj);
+    return TRUE;
+}
+
+/* BLOOM (HF's BloomConfig: ALiBi, no context length, a LayerNorm on the embedding, tied). */
+static gboolean map_bloom(Hf *hf, SsimModel *m, guint *ctx, GError **error)
+{
+    gboolean found = FALSE;
+    if (!read_uint(hf, KEYS("hidden_size", "n_embed"), TRUE, &m->hidden, NULL, error) ||
+        !read_uint(hf, KEYS("n_layer", "num_hidden_layers"), TRUE, &m->layers, NULL, error) ||
+        !read_uint(hf, KEYS("n_head", "num_attention_heads"), TRUE, &m->heads, NULL, error) ||
+        !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error) ||
+        !read_uint(hf, KEYS("seq_length", "max_position_embeddings"), FALSE, ctx, &found, error))
+        return FALSE;
+    if (!found) {
+        *ctx = BLOOM_SEQ_LEN;
+        note(hf, "no context length (ALiBi positions): seq_len %u, BLOOM's training length", *ctx);
+    }
+    m->kv_heads = m->heads;
+    m->ffn = 4 * m->hidden;
+    m->block = SSIM_BLOCK_SEQUENTIAL;
+    m->position = SSIM_POSITION_ALIBI;
+    m->norm = SSIM_NORM_LAYERNORM;
+    m->embedding_norm = TRUE;
+    m->attention_bias = m->mlp_bias = TRUE;
+    m->lm_head_bias = FALSE;
+    m->tied_embeddings = TRUE;
+    return read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error);
+}
+
+/* Falcon (HF's FalconConfig; the first releases' RefinedWeb configs name the sizes n_layer and
+ * n_head, and the grouped key-value heads n_head_kv). */
+static gboolean map_falcon(Hf *hf, SsimModel *m, guint *ctx, GError **error)
+{
+    gboolean new_arch = FALSE, multi_query = TRUE, parallel = TRUE, alibi = FALSE, bias = FALSE;
+    gboolean found = FALSE;
+    if (!read_uint(hf, KEYS("hidden_size"), TRUE, &m->hidden, NULL, error) ||
+        !read_uint(hf, KEYS("num_hidden_layers", "n_layer"), TRUE, &m->layers, NULL, error) ||
+        !read_uint(hf, KEYS("num_attention_heads", "n_head"), TRUE, &m->heads, NULL, error) ||
+        !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error) ||
+        !read_bool(hf, "new_decoder_architecture", &new_arch, error) ||
+        !read_bool(hf, "multi_query", &multi_query, error) ||
+        !read_bool(hf, "parallel_attn", &parallel, error) ||
+        !read_bool(hf, "alibi", &alibi, error) || !read_bool(hf, "bias", &bias, error))
+        return FALSE;
+    m->kv_heads = m->heads;
+    if (new_arch) {
+        if (!read_uint(hf, KEYS("num_kv_heads", "n_head_kv"), TRUE, &m->kv_heads, NULL, error))
+            return FALSE;
+    } else if (multi_query) {
+        m->kv_heads = 1;
+    }
+    m->ffn = 4 * m->hidden;
+    *ctx = FALCON_SEQ_LEN;
+    if (!read_uint(hf, KEYS("ffn_hidden_size"), FALSE, &m->ffn, NULL, error) ||
+        !read_uint(hf, KEYS("max_position_embeddings"), FALSE, ctx, &found, error))
+        return FALSE;
+    m->block = new_arch || parallel ? SSIM_BLOCK_PARALLEL : SSIM_BLOCK_SEQUENTIAL;
+    m->position = alibi ? SSIM_POSITION_ALIBI : SSIM_POSITION_ROTARY;
+    m->norm = SSIM_NORM_LAYERNORM;
+    m->attention_bias = m->mlp_bias = bias;
+    m->lm_head_bias = FALSE;
+    m->tied_embeddings = TRUE;
+    if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
+        return FALSE;
+    if (new_arch)
+        note_two_norms(hf, m);
+    return TRUE;
+}
+
 /* The shape fields of each family, as the config names them. */
 static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
 {
     guint ctx = 0;
-    gboolean found = FALSE;
-    if (hf->family == FAMILY_LLAMA) {
-        if (!read_uint(hf, KEYS("hidden_size"), TRUE, &m->hidden, NULL, error) ||
-            !read_uint(hf, KEYS("num_hidden_layers"), TRUE, &m->layers, NULL, error) ||
-            !read_uint(hf, KEYS("num_attention_heads"), TRUE, &m->heads, NULL, error))
-            return FALSE;
-        m->kv_heads = m->heads;
-        if (!read_uint(hf, KEYS("num_key_value_heads"), FALSE, &m->kv_heads, NULL, error) ||
-            !read_uint(hf, KEYS("intermediate_size"), TRUE, &m->ffn, NULL, error) ||
-            !read_uint(hf, KEYS("max_position_embeddings"), TRUE, &ctx, NULL, error) ||
-            !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error))
-            return FALSE;
-        m->block = SSIM_BLOCK_SEQUENTIAL;
-        m->position = SSIM_POSITION_ROTARY;
-        m->norm = SSIM_NORM_RMSNORM;
-        m->tied_embeddings = FALSE;
-        m->attention_bias = FALSE;
-        m->mlp_bias = FALSE;
-        m->lm_head_bias = FALSE;
-        if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error) ||
-            !read_bool(hf, "attention_bias", &m->attention_bias, error) ||
-            !read_bool(hf, "mlp_bias", &m->mlp_bias, error))
-            return FALSE;
-        const char *model_type = NULL;
-        (void)read_string(hf, "model_type", &model_type, NULL);
-        if (g_strcmp0(model_type, "qwen2") == 0) {
-            /* Qwen2's q, k and v projections have biases, its output projection none. */
-            m->attention_bias = TRUE;
-            note(hf,
-                 "Qwen2's QKV bias is counted with an output-projection bias (%u more "
-                 "parameters a layer)",
-                 m->hidden);
-        }
-        guint head_dim = 0;
-        if (!read_uint(hf, KEYS("head_dim"), FALSE, &head_dim, &found, error))
-            return FALSE;
-        if (found && m->heads && (guint64)head_dim * m->heads != m->hidden)
-            note(hf, "head_dim %u is taken as hidden_size / num_attention_heads = %u", head_dim,
-                 m->hidden / m->heads);
-    } else {
-        if (!read_uint(hf, KEYS("n_embd"), TRUE, &m->hidden, NULL, error) ||
-            !read_uint(hf, KEYS("n_layer"), TRUE, &m->layers, NULL, error) ||
-            !read_uint(hf, KEYS("n_head"), TRUE, &m->heads, NULL, error))
-            return FALSE;
-        m->kv_heads = m->heads;
-        m->ffn = 4 * m->hidden; /* n_inner null: 4 * n_embd, as both models define it */
-        if (!read_uint(hf, KEYS("n_inner"), FALSE, &m->ffn, NULL, error) ||
-            !read_uint(hf, KEYS("n_positions", "n_ctx"), TRUE, &ctx, NULL, error) ||
-            !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error))
-            return FALSE;
-        m->norm = SSIM_NORM_LAYERNORM;
-        m->mlp_bias = TRUE;
-        if (hf->family == FAMILY_GPTJ) {
-            m->block = SSIM_BLOCK_PARALLEL;
-            m->position = SSIM_POSITION_ROTARY;
-            m->attention_bias = FALSE;
-            m->lm_head_bias = TRUE;
-            m->tied_embeddings = FALSE;
-        } else {
-            m->block = SSIM_BLOCK_SEQUENTIAL;
-            m->position = SSIM_POSITION_LEARNED;
-            m->attention_bias = TRUE;
-            m->lm_head_bias = FALSE;
-            m->tied_embeddings = TRUE;
-        }
-        if (!read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
-            return FALSE;
+    gboolean found = FALSE, ok;
+    switch (hf->family) {
+    case FAMILY_LLAMA:
+        ok = map_llama(hf, m, &ctx, error);
+        break;
+    case FAMILY_NEOX:
+        ok = map_neox(hf, m, &ctx, error);
+        break;
+    case FAMILY_OPT:
+        ok = map_opt(hf, m, &ctx, error);
+        break;
+    case FAMILY_BLOOM:
+        ok = map_bloom(hf, m, &ctx, error);
+        break;
+    case FAMILY_FALCON:
+        ok = map_falcon(hf, m, &ctx, error);
+        break;
+    default:
+        ok = map_gpt(hf, m, &ctx, error);
+        break;
     }
+    if (!ok)
+        return FALSE;
     if (!read_dropout(hf, KEYS("attn_pdrop", "attention_dropout", "attention_probs_dropout_prob"),
                       &m->attention_dropout, error) ||
-        !read_dropout(hf, KEYS("resid_pdrop", "hidden_dropout", "hidden_dropout_prob"),
+        !read_dropout(hf, KEYS("resid_pdrop", "hidden_dropout", "hidden_dropout_prob", "dropout"),
                       &m->hidden_dropout, error))
         return FALSE;
     m->seq_len = MIN(ctx, SSIM_HF_MAX_SEQ_LEN);
@@ -402,18 +607,36 @@ static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
 /* The config field a check failure is about, for the message. */
 static const char *config_field(Family family, const char *ours)
 {
+    /* Per family, in Family's order: GPT-2, GPT-J, Llama, GPT-NeoX, OPT, BLOOM, Falcon. */
     static const struct {
-        const char *ours, *llama, *gpt;
-    } fields[] = {{"layers", "num_hidden_layers", "n_layer"},
-                  {"hidden", "hidden_size", "n_embd"},
-                  {"heads", "num_attention_heads", "n_head"},
-                  {"kv_heads", "num_key_value_heads", "n_head"},
-                  {"ffn", "intermediate_size", "n_inner"},
-                  {"vocab", "vocab_size", "vocab_size"},
-                  {"seq_len", "max_position_embeddings", "n_positions"}};
+        const char *ours;
+        const char *theirs[FAMILY_N];
+    } fields[] = {
+        {"layers",
+         {"n_layer", "n_layer", "num_hidden_layers", "num_hidden_layers", "num_hidden_layers",
+          "n_layer", "num_hidden_layers"}},
+        {"hidden",
+         {"n_embd", "n_embd", "hidden_size", "hidden_size", "hidden_size", "hidden_size",
+          "hidden_size"}},
+        {"heads",
+         {"n_head", "n_head", "num_attention_heads", "num_attention_heads", "num_attention_heads",
+          "n_head", "num_attention_heads"}},
+        {"kv_heads",
+         {"n_head", "n_head", "num_key_value_heads", "num_attention_heads", "num_attention_heads",
+          "n_head", "num_kv_heads"}},
+        {"ffn",
+         {"n_inner", "n_inner", "intermediate_size", "intermediate_size", "ffn_dim", "hidden_size",
+          "ffn_hidden_size"}},
+        {"vocab",
+         {"vocab_size", "vocab_size", "vocab_size", "vocab_size", "vocab_size", "vocab_size",
+          "vocab_size"}},
+        {"seq_len",
+         {"n_positions", "n_positions", "max_position_embeddings", "max_position_embeddings",
+          "max_position_embeddings", "seq_length", "max_position_embeddings"}},
+    };
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++)
         if (strcmp(fields[i].ours, ours) == 0)
-            return family == FAMILY_LLAMA ? fields[i].llama : fields[i].gpt;
+            return fields[i].theirs[family];
     return NULL;
 }
 

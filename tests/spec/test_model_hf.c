@@ -67,6 +67,135 @@ Test(model_hf, published_parameter_counts)
     cr_assert_eq(ssim_model_params(qwen), 7615616512ULL + 28ULL * 3584);
 }
 
+/* The model of a config given inline (as "t/config.json"), which must load. */
+static SsimModel *load_text(const char *json)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load_hf_data(json, -1, "t/config.json", &error);
+    cr_assert_not_null(m, "%s: %s", json, error ? error->message : "?");
+    return m;
+}
+
+/*
+ * GPT-NeoX's family by model_type: LayerNorm, a plain GELU MLP (two matrices, not a gated three),
+ * biases, untied, attention and MLP side by side.  Oracles: the totals published for Pythia-6.9B
+ * (6,857,302,016, the Pythia paper's table) and GPT-NeoX-20B (20,554,567,680), from the modules
+ * HF prints (input_layernorm and post_attention_layernorm, query_key_value h -> 3h with bias,
+ * dense h -> h with bias, dense_h_to_4h and dense_4h_to_h with biases, final_layer_norm,
+ * embed_in and embed_out V x h): the shape has one norm per parallel block, 2h parameters a layer
+ * fewer, and says so.  With use_parallel_residual false the block is sequential, two norms, and
+ * the count is the published one exactly.
+ */
+Test(model_hf, gpt_neox_family)
+{
+    g_autoptr(SsimModel) pythia = load_text(
+        "{\"architectures\": [\"GPTNeoXForCausalLM\"], \"hidden_act\": \"gelu\", "
+        "\"hidden_size\": 4096, \"intermediate_size\": 16384, \"max_position_embeddings\": 2048, "
+        "\"model_type\": \"gpt_neox\", \"num_attention_heads\": 32, \"num_hidden_layers\": 32, "
+        "\"rotary_pct\": 0.25, \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", "
+        "\"use_parallel_residual\": true, \"vocab_size\": 50432}");
+    cr_assert_eq(pythia->activation, SSIM_ACT_GELU, "a NeoX MLP is not gated");
+    cr_assert_eq(pythia->norm, SSIM_NORM_LAYERNORM);
+    cr_assert_eq(pythia->block, SSIM_BLOCK_PARALLEL);
+    cr_assert_eq(pythia->position, SSIM_POSITION_ROTARY);
+    cr_assert(pythia->attention_bias && pythia->mlp_bias);
+    cr_assert_not(pythia->tied_embeddings);
+    cr_assert_eq(pythia->dtype, SSIM_DTYPE_FP16);
+    cr_assert_eq(ssim_model_params(pythia), 6857302016ULL - 32ULL * 2 * 4096);
+    assert_has(pythia->notes, "two LayerNorms of each parallel block");
+
+    const char *neox = "{\"model_type\": \"gpt_neox\", \"hidden_act\": \"gelu_fast\", "
+                       "\"hidden_size\": 6144, \"intermediate_size\": 24576, "
+                       "\"max_position_embeddings\": 2048, \"num_attention_heads\": 64, "
+                       "\"num_hidden_layers\": 44, \"vocab_size\": 50432%s}";
+    g_autofree char *parallel = g_strdup_printf(neox, "");
+    g_autofree char *sequential = g_strdup_printf(neox, ", \"use_parallel_residual\": false");
+    g_autoptr(SsimModel) p = load_text(parallel);
+    g_autoptr(SsimModel) s = load_text(sequential);
+    cr_assert_eq(p->block, SSIM_BLOCK_PARALLEL, "use_parallel_residual is true by default");
+    cr_assert_eq(ssim_model_params(p), 20554567680ULL - 44ULL * 2 * 6144);
+    cr_assert_eq(s->block, SSIM_BLOCK_SEQUENTIAL);
+    cr_assert_eq(ssim_model_params(s), 20554567680ULL);
+    cr_assert_null(s->notes, "nothing approximated: %s", s->notes);
+    /* The MLP GEMM is h -> 4h, not a gated pair. */
+    SsimGemm up = ssim_model_gemm(s, SSIM_GEMM_FFN_UP, 1, 1);
+    cr_assert_eq(up.n, 24576);
+}
+
+/*
+ * OPT, BLOOM and Falcon by model_type.  Oracles: OPT-125m's 125,239,296 parameters (learned
+ * positions of 2048 + 2 rows, tied; the 2 offset rows are left out and said), BLOOM-176B's
+ * 176,247,271,424 (the BLOOM paper; also models/bloom-176b.ini's declared count) and
+ * Falcon-7B's 6,921,720,704 (multi-query attention: one key-value head of 64; no biases; tied),
+ * the last in the first release's field names (RefinedWebModel, n_layer, n_head).
+ */
+Test(model_hf, opt_bloom_falcon_families)
+{
+    g_autoptr(SsimModel) opt = load_text(
+        "{\"model_type\": \"opt\", \"activation_function\": \"relu\", \"do_layer_norm_before\": "
+        "true, \"dropout\": 0.1, \"ffn_dim\": 3072, \"hidden_size\": 768, "
+        "\"max_position_embeddings\": 2048, \"num_attention_heads\": 12, \"num_hidden_layers\": "
+        "12, \"torch_dtype\": \"float16\", \"vocab_size\": 50272, \"word_embed_proj_dim\": 768}");
+    cr_assert_eq(opt->activation, SSIM_ACT_RELU);
+    cr_assert_eq(opt->position, SSIM_POSITION_LEARNED);
+    cr_assert(opt->tied_embeddings && opt->attention_bias && opt->mlp_bias);
+    cr_assert(opt->hidden_dropout, "OPT's dropout 0.1 is the residual dropout");
+    cr_assert_eq(ssim_model_params(opt), 125239296ULL - 2 * 768);
+    assert_has(opt->notes, "2 rows more");
+
+    g_autoptr(SsimModel) bloom =
+        load_text("{\"architectures\": [\"BloomForCausalLM\"], \"attention_dropout\": 0.0, "
+                  "\"hidden_dropout\": 0.0, \"hidden_size\": 14336, \"model_type\": \"bloom\", "
+                  "\"n_head\": 112, \"n_layer\": 70, \"vocab_size\": 250880}");
+    g_autoptr(SsimModel) bloom_ini = load_ok("bloom-176b");
+    cr_assert_eq(ssim_model_params(bloom), 176247271424ULL);
+    cr_assert_eq(ssim_model_params(bloom), ssim_model_params(bloom_ini));
+    cr_assert_eq(bloom->position, SSIM_POSITION_ALIBI);
+    cr_assert(bloom->embedding_norm);
+    cr_assert_eq(bloom->ffn, 4 * 14336);
+    cr_assert_eq(bloom->seq_len, bloom_ini->seq_len);
+    assert_has(bloom->notes, "no context length");
+
+    g_autoptr(SsimModel) f7 =
+        load_text("{\"model_type\": \"RefinedWebModel\", \"alibi\": false, \"bias\": false, "
+                  "\"hidden_size\": 4544, \"multi_query\": true, \"n_head\": 71, \"n_layer\": 32, "
+                  "\"parallel_attn\": true, \"torch_dtype\": \"bfloat16\", \"vocab_size\": 65024}");
+    cr_assert_eq(f7->kv_heads, 1, "multi-query attention");
+    cr_assert_eq(f7->block, SSIM_BLOCK_PARALLEL);
+    cr_assert_eq(f7->activation, SSIM_ACT_GELU);
+    cr_assert_not(f7->attention_bias || f7->mlp_bias);
+    cr_assert_eq(f7->seq_len, 2048);
+    cr_assert_eq(ssim_model_params(f7), 6921720704ULL);
+
+    /* The new decoder: grouped key-value heads; a norm per branch, counted as one. */
+    g_autoptr(SsimModel) f40 = load_text(
+        "{\"model_type\": \"falcon\", \"new_decoder_architecture\": true, \"hidden_size\": 8192, "
+        "\"num_attention_heads\": 128, \"num_kv_heads\": 8, \"num_hidden_layers\": 60, "
+        "\"vocab_size\": 65024}");
+    cr_assert_eq(f40->kv_heads, 8);
+    SsimGemm qkv = ssim_model_gemm(f40, SSIM_GEMM_QKV, 1, 1);
+    cr_assert_eq(qkv.n, (128 + 2 * 8) * 64, "query_key_value: (heads + 2 kv heads) x 64");
+    assert_has(f40->notes, "two LayerNorms");
+
+    /* Their errors name their own fields, with the right article. */
+    g_autofree char *m1 = load_error("{\"model_type\": \"opt\", \"hidden_size\": 64, "
+                                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                     "\"vocab_size\": 8}");
+    assert_has(m1, "ffn_dim: missing (an OPT-style config.json names it)");
+    g_autofree char *m2 = load_error("{\"model_type\": \"falcon\", \"hidden_size\": 64, "
+                                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                     "\"vocab_size\": 8, \"new_decoder_architecture\": true}");
+    assert_has(m2, "num_kv_heads (or n_head_kv): missing (a Falcon-style config.json names it)");
+    g_autofree char *m3 = load_error("{\"model_type\": \"bloom\", \"hidden_size\": 100, "
+                                     "\"n_layer\": 2, \"n_head\": 3, \"vocab_size\": 8}");
+    assert_has(m3, "t/config.json: n_head: hidden (100) is not divisible by heads (3)");
+    g_autofree char *m4 = load_error("{\"model_type\": \"gpt_neox\", \"hidden_size\": 64, "
+                                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                     "\"intermediate_size\": 8, \"max_position_embeddings\": 8, "
+                                     "\"vocab_size\": 8, \"hidden_act\": \"silu\"}");
+    assert_has(m4, "hidden_act: 'silu' is not an activation this model knows (gelu* or relu)");
+}
+
 /* The GPT-J config and the INI written from the paper describe one shape. */
 Test(model_hf, gptj_config_matches_the_ini)
 {
