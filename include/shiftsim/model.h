@@ -90,6 +90,8 @@ typedef struct {
     guint hidden;   /* h */
     guint heads;    /* a, query heads */
     guint kv_heads; /* key/value heads (grouped-query attention); = heads for MHA */
+    guint head_dim; /* d, each head's width; 0: hidden / heads.  Set, the attention is
+                       heads x d wide, which may differ from hidden (Gemma, Qwen3) */
     guint ffn;      /* MLP inner width */
     guint vocab;    /* V */
     guint seq_len;  /* s, training sequence length */

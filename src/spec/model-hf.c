@@ -366,7 +366,10 @@ static gboolean map_llama(Hf *hf, SsimModel *m, guint *ctx, GError **error)
     m->block = SSIM_BLOCK_SEQUENTIAL;
     m->position = SSIM_POSITION_ROTARY;
     m->norm = SSIM_NORM_RMSNORM;
-    m->tied_embeddings = FALSE;
+    const char *model_type = NULL;
+    (void)read_string(hf, "model_type", &model_type, NULL);
+    /* Gemma's configuration class ties the embeddings unless told otherwise (Llama's unties). */
+    m->tied_embeddings = model_type && g_str_has_prefix(model_type, "gemma");
     m->attention_bias = FALSE;
     m->mlp_bias = FALSE;
     m->lm_head_bias = FALSE;
@@ -374,8 +377,6 @@ static gboolean map_llama(Hf *hf, SsimModel *m, guint *ctx, GError **error)
         !read_bool(hf, "attention_bias", &m->attention_bias, error) ||
         !read_bool(hf, "mlp_bias", &m->mlp_bias, error))
         return FALSE;
-    const char *model_type = NULL;
-    (void)read_string(hf, "model_type", &model_type, NULL);
     if (g_strcmp0(model_type, "qwen2") == 0) {
         /* Qwen2's q, k and v projections have biases, its output projection none. */
         m->attention_bias = TRUE;
@@ -384,12 +385,13 @@ static gboolean map_llama(Hf *hf, SsimModel *m, guint *ctx, GError **error)
              "parameters a layer)",
              m->hidden);
     }
+    /* A head_dim other than hidden_size / num_attention_heads (Gemma, Qwen3, Mistral-Nemo): the
+     * attention is heads x head_dim wide. */
     guint head_dim = 0;
     if (!read_uint(hf, KEYS("head_dim"), FALSE, &head_dim, &found, error))
         return FALSE;
-    if (found && m->heads && (guint64)head_dim * m->heads != m->hidden)
-        note(hf, "head_dim %u is taken as hidden_size / num_attention_heads = %u", head_dim,
-             m->hidden / m->heads);
+    if (found && (guint64)head_dim * m->heads != m->hidden)
+        m->head_dim = head_dim;
     return TRUE;
 }
 

@@ -120,15 +120,22 @@ guint64 ssim_flash_bytes(gboolean backward, guint64 q, guint64 kv, guint64 rows,
 
 guint ssim_model_head_dim(const SsimModel *model)
 {
-    return model->hidden / model->heads;
+    return model->head_dim ? model->head_dim : model->hidden / model->heads;
+}
+
+/* The attention's width, heads x d: the query's, and the context's the output projection reads
+ * (hidden unless head_dim says otherwise). */
+static guint64 q_dim(const SsimModel *m)
+{
+    return (guint64)m->heads * ssim_model_head_dim(m);
 }
 
 guint64 ssim_model_layer_params(const SsimModel *m)
 {
-    guint64 h = m->hidden, f = m->ffn, kv = kv_dim(m);
-    guint64 attn = h * (h + 2 * kv) + h * h;
+    guint64 h = m->hidden, f = m->ffn, kv = kv_dim(m), q = q_dim(m);
+    guint64 attn = h * (q + 2 * kv) + q * h;
     if (m->attention_bias)
-        attn += (h + 2 * kv) + h;
+        attn += (q + 2 * kv) + h;
     guint64 mlp;
     if (ssim_activation_is_gated(m->activation))
         mlp = 3 * h * f + (m->mlp_bias ? 2 * f + h : 0);
@@ -204,7 +211,7 @@ SsimGemm ssim_model_gemm(const SsimModel *m, SsimGemmKind kind, guint microbatch
     guint64 up = ssim_activation_is_gated(m->activation) ? 2 : 1;
     switch (kind) {
     case SSIM_GEMM_QKV:
-        g.m = tokens, g.k = h, g.n = ceil_div(h + 2 * kv_dim(m), tp);
+        g.m = tokens, g.k = h, g.n = ceil_div(q_dim(m) + 2 * kv_dim(m), tp);
         break;
     case SSIM_GEMM_ATTN_SCORE:
         g.batch = (guint64)microbatch * ceil_div(m->heads, tp);
@@ -215,7 +222,7 @@ SsimGemm ssim_model_gemm(const SsimModel *m, SsimGemmKind kind, guint microbatch
         g.m = m->seq_len, g.n = d, g.k = m->seq_len;
         break;
     case SSIM_GEMM_ATTN_OUT:
-        g.m = tokens, g.k = ceil_div(h, tp), g.n = h;
+        g.m = tokens, g.k = ceil_div(q_dim(m), tp), g.n = h;
         break;
     case SSIM_GEMM_FFN_UP:
         g.m = tokens, g.k = h, g.n = up * ceil_div(m->ffn, tp);
@@ -237,15 +244,16 @@ SsimGemm ssim_model_gemm(const SsimModel *m, SsimGemmKind kind, guint microbatch
 /* Attention score + context FLOPs of one layer's forward: 2 * 2 * T * s * h. */
 static double attention_core_flops(const SsimModel *m, double tokens)
 {
-    return 4.0 * tokens * m->seq_len * ((double)m->heads * ssim_model_head_dim(m));
+    return 4.0 * tokens * m->seq_len * (double)q_dim(m);
 }
 
 double ssim_model_layer_forward_flops(const SsimModel *m, guint64 sequences)
 {
     double t = (double)sequences * m->seq_len, h = m->hidden, f = m->ffn;
     double up = ssim_activation_is_gated(m->activation) ? 2.0 : 1.0;
-    double qkv = 2.0 * t * h * (h + 2.0 * (double)kv_dim(m));
-    double out = 2.0 * t * h * h;
+    double q = (double)q_dim(m);
+    double qkv = 2.0 * t * h * (q + 2.0 * (double)kv_dim(m));
+    double out = 2.0 * t * q * h;
     double mlp = 2.0 * t * h * f * (up + 1.0);
     return qkv + attention_core_flops(m, t) + out + mlp;
 }
@@ -324,8 +332,9 @@ static gboolean check_model(const SsimModel *m, const char **field, GError **err
         FAIL("vocab", "must be a positive integer");
     if (m->seq_len == 0)
         FAIL("seq_len", "must be a positive integer");
-    if (m->hidden % m->heads != 0)
-        FAIL("heads", "hidden (%u) is not divisible by heads (%u)", m->hidden, m->heads);
+    if (m->head_dim == 0 && m->hidden % m->heads != 0)
+        FAIL("heads", "hidden (%u) is not divisible by heads (%u); give head_dim", m->hidden,
+             m->heads);
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
         FAIL("kv_heads", "heads (%u) is not a multiple of kv_heads (%u)", m->heads, m->kv_heads);
     if ((guint)m->block >= SSIM_BLOCK_N)
@@ -423,29 +432,18 @@ void ssim_model_free(SsimModel *model)
     g_free(model);
 }
 
-static const char *const model_keys[] = {"format",
-                                         "name",
-                                         "layers",
-                                         "hidden",
-                                         "heads",
-                                         "kv_heads",
-                                         "ffn",
-                                         "vocab",
-                                         "seq_len",
-                                         "block",
-                                         "position",
-                                         "activation",
-                                         "norm",
-                                         "tied_embeddings",
-                                         "attention_bias",
-                                         "mlp_bias",
-                                         "lm_head_bias",
-                                         "embedding_norm",
-                                         "dtype",
-                                         "params",
-                                         "attention_dropout",
-                                         "hidden_dropout",
-                                         NULL};
+static const char *const model_keys[] = {"format",          "name",
+                                         "layers",          "hidden",
+                                         "heads",           "kv_heads",
+                                         "head_dim",        "ffn",
+                                         "vocab",           "seq_len",
+                                         "block",           "position",
+                                         "activation",      "norm",
+                                         "tied_embeddings", "attention_bias",
+                                         "mlp_bias",        "lm_head_bias",
+                                         "embedding_norm",  "dtype",
+                                         "params",          "attention_dropout",
+                                         "hidden_dropout",  NULL};
 
 static const SsimIniGroup model_groups[] = {
     {"model", model_keys, TRUE},
@@ -487,6 +485,7 @@ static gboolean parse_model(const SsimIni *ini, SsimModel *m, GError **error)
     m->kv_heads = m->heads;
     m->ffn = 4 * m->hidden;
     if (!ssim_ini_uint(ini, G, "kv_heads", FALSE, 1, &m->kv_heads, error) ||
+        !ssim_ini_uint(ini, G, "head_dim", FALSE, 1, &m->head_dim, error) ||
         !ssim_ini_uint(ini, G, "ffn", FALSE, 1, &m->ffn, error) ||
         !ssim_ini_uint(ini, G, "vocab", TRUE, 1, &m->vocab, error) ||
         !ssim_ini_uint(ini, G, "seq_len", TRUE, 1, &m->seq_len, error) ||

@@ -7,7 +7,8 @@
  * replicates -- plus the 24 s b h that it shards (Q and K 4, V 2, the output projection's input
  * 2, the GeLU input 8 and its output 8) and 5 a s^2 b for softmax output, its dropout mask and
  * the dropout output.  We keep that structure but take the sharded part from the model's real
- * widths (4h + 4 kv_heads*d for attention, 2 g ffn + 2 ffn for the MLP with g = 2 when gated), so
+ * widths (4 a d + 4 kv_heads d for attention, a d = h unless the model's head_dim says otherwise;
+ * 2 g ffn + 2 ffn for the MLP with g = 2 when gated), so
  * grouped-query attention and SwiGLU models are counted as they are, and a GPT shape (MHA,
  * ffn = 4h, GeLU) with both dropouts gives exactly the paper's figures.  The masks are the
  * dropouts': a model without hidden dropout (its `hidden_dropout` key) keeps no 2 s b h of masks,
@@ -27,12 +28,13 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
     g_return_val_if_fail(model != NULL && par != NULL && par->tp >= 1, 0);
     double s = model->seq_len, b = par->microbatch, h = model->hidden, t = par->tp;
     double a = model->heads;
-    double kv = (double)model->kv_heads * ssim_model_head_dim(model);
+    double d = ssim_model_head_dim(model);
+    double kv = (double)model->kv_heads * d, q = a * d; /* = h unless head_dim says */
     double g = ssim_activation_is_gated(model->activation) ? 2.0 : 1.0;
     double dt = ssim_dtype_size(model->dtype);
     /* Two norm inputs, the QKV and the MLP inputs, and the two hidden-dropout masks (a byte). */
     double replicated = 4.0 * h * dt + (model->hidden_dropout ? 2.0 * h : 0.0);
-    double sharded = (4.0 * h + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn) * dt / 2.0;
+    double sharded = (4.0 * q + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn) * dt / 2.0;
     /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward.
      * Otherwise the softmax output, and with attention dropout its mask and the dropped output. */
     double scores = par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a

@@ -9,7 +9,9 @@
 #include <criterion/criterion.h>
 
 #include <shiftsim/data.h>
+#include <shiftsim/memory.h>
 #include <shiftsim/model.h>
+#include <shiftsim/parallel.h>
 
 #include <math.h>
 #include <string.h>
@@ -277,6 +279,68 @@ Test(model, llama_gqa_swiglu_shapes)
     cr_assert(ssim_activation_is_gated(m->activation));
 }
 
+/*
+ * head_dim: an attention wider than the residual stream (Gemma-7B: 16 heads of 256 on a hidden of
+ * 3072).  Oracle: the layer's matrices by hand, q = a d = 4096 wide: QKV h x (q + 2 kv d), the
+ * output projection q x h; the GEMMs that carry q, the FLOPs they sum to, the selective-recompute
+ * activations (Q and the context q wide, K and V kv d).  The same head_dim as hidden / heads
+ * changes nothing.
+ */
+Test(model, head_dim_wider_than_hidden)
+{
+    const char *ini = "[model]\nformat = 1\nname = wide\nlayers = 2\nhidden = 3072\nheads = 16\n"
+                      "kv_heads = %u\nhead_dim = %u\nffn = 24576\nvocab = 1000\nseq_len = 2048\n"
+                      "activation = geglu\nnorm = rmsnorm\nattention_bias = false\n"
+                      "mlp_bias = false\n";
+    g_autofree char *text = g_strdup_printf(ini, 16, 256);
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load_data(text, -1, "wide.ini", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "?");
+    const guint64 h = 3072, q = 16 * 256, f = 24576;
+    cr_assert_eq(ssim_model_head_dim(m), 256);
+    cr_assert_eq(ssim_model_layer_params(m), h * (q + 2 * q) + q * h + 3 * h * f + 2 * h);
+    SsimGemm qkv = ssim_model_gemm(m, SSIM_GEMM_QKV, 1, 2);
+    cr_assert_eq(qkv.n, 3 * q / 2);
+    cr_assert_eq(qkv.k, h);
+    SsimGemm out = ssim_model_gemm(m, SSIM_GEMM_ATTN_OUT, 1, 2);
+    cr_assert_eq(out.k, q / 2);
+    cr_assert_eq(out.n, h);
+    SsimGemm score = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, 1, 2);
+    cr_assert_eq(score.k, 256);
+    double sum = 0;
+    for (int k = 0; k < SSIM_GEMM_LM_HEAD; k++)
+        sum += ssim_model_gemm(m, (SsimGemmKind)k, 3, 2).flops;
+    double layer = ssim_model_layer_forward_flops(m, 3);
+    cr_assert_float_eq(sum * 2, layer, layer * 1e-12);
+
+    /* Selective recomputation keeps Q, K, V and the context, each q (K, V: kv d) wide, sharded
+     * over tp, beside the 4 h of norm and GEMM inputs every rank keeps (bf16, no dropout). */
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    par.tp = 2;
+    par.recompute = SSIM_RECOMPUTE_SELECTIVE;
+    const guint64 sharded = (4 * q + 4 * q + 2 * 2 * f + 2 * f) * 2 / 2;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(m, &par), 2048 * (4 * h * 2 + sharded / 2));
+
+    /* Grouped-query on the same width: K and V are kv_heads x d. */
+    g_autofree char *gqa_text = g_strdup_printf(ini, 4, 256);
+    g_autoptr(SsimModel) gqa = ssim_model_load_data(gqa_text, -1, "gqa.ini", &error);
+    cr_assert_not_null(gqa);
+    cr_assert_eq(ssim_model_gemm(gqa, SSIM_GEMM_QKV, 1, 1).n, q + 2 * 4 * 256);
+
+    /* head_dim = hidden / heads is the default written out. */
+    g_autofree char *same = g_strdup_printf(ini, 16, 192);
+    g_autofree char *none = g_strdup_printf(ini, 16, 192);
+    char *line = strstr(none, "head_dim");
+    memcpy(line, "#ead_dim", 8);
+    g_autoptr(SsimModel) a = ssim_model_load_data(same, -1, "a.ini", &error);
+    g_autoptr(SsimModel) b = ssim_model_load_data(none, -1, "b.ini", &error);
+    cr_assert(a && b);
+    cr_assert_eq(ssim_model_params(a), ssim_model_params(b));
+    cr_assert_float_eq(ssim_model_layer_forward_flops(a, 1), ssim_model_layer_forward_flops(b, 1),
+                       1.0);
+}
+
 Test(model, stage_params)
 {
     g_autoptr(SsimModel) j = ssim_model_default(); /* untied */
@@ -355,7 +419,8 @@ Test(model, error_bad_enum)
 Test(model, error_heads_indivisible)
 {
     g_autofree char *msg = load_fail("heads-indivisible.ini");
-    assert_has(msg, "heads-indivisible.ini:6: heads: hidden (100) is not divisible by heads (3)");
+    assert_has(msg, "heads-indivisible.ini:6: heads: hidden (100) is not divisible by heads (3); "
+                    "give head_dim");
 }
 
 Test(model, error_syntax)

@@ -196,6 +196,29 @@ Test(model_hf, opt_bloom_falcon_families)
     assert_has(m4, "hidden_act: 'silu' is not an activation this model knows (gelu* or relu)");
 }
 
+/*
+ * A head_dim other than hidden / heads is the attention's width, and Gemma ties its embeddings
+ * unless told otherwise.  Oracle: Gemma-7B's published 8,537,680,896 parameters (16 heads of 256
+ * on a hidden of 3072, a GeGLU MLP of 24576, RMSNorm, 256000 tied embeddings).
+ */
+Test(model_hf, head_dim_and_gemma)
+{
+    g_autoptr(SsimModel) g = load_text(
+        "{\"architectures\": [\"GemmaForCausalLM\"], \"head_dim\": 256, \"hidden_act\": "
+        "\"gelu\", \"hidden_size\": 3072, \"intermediate_size\": 24576, "
+        "\"max_position_embeddings\": 8192, \"model_type\": \"gemma\", \"num_attention_heads\": "
+        "16, \"num_hidden_layers\": 28, \"num_key_value_heads\": 16, \"vocab_size\": 256000}");
+    cr_assert_eq(g->head_dim, 256);
+    cr_assert(g->tied_embeddings, "GemmaConfig ties by default");
+    cr_assert_eq(g->activation, SSIM_ACT_GEGLU);
+    cr_assert_eq(ssim_model_params(g), 8537680896ULL);
+    cr_assert_eq(ssim_model_gemm(g, SSIM_GEMM_QKV, 1, 1).n, 3 * 4096);
+    cr_assert_null(strstr(g->notes, "head_dim"), "no longer approximated: %s", g->notes);
+    /* A head_dim equal to hidden / heads leaves the default (0). */
+    g_autoptr(SsimModel) m = load_ok("hf/qwen2-7b");
+    cr_assert_eq(m->head_dim, 0);
+}
+
 /* The GPT-J config and the INI written from the paper describe one shape. */
 Test(model_hf, gptj_config_matches_the_ini)
 {
