@@ -204,6 +204,32 @@ static gboolean all_digits(const char *s)
     return TRUE;
 }
 
+/*
+ * The words of a header line (after its '#' and spaces), or NULL for a row or a log line.  A
+ * header is a line starting with '#', or one of nccl-tests' header lines without it, as the
+ * output reads when copied from a web page that rendered it outside a code block (the '#'
+ * lost): "nThread ..", "Rank .. on ..", "size count type ..", "Collective test starting:",
+ * "nccl-tests version".
+ */
+static const char *header_words(const char *line)
+{
+    const char *r = line + (line[0] == '#');
+    while (*r == ' ' || *r == '\t')
+        r++;
+    if (line[0] == '#')
+        return r;
+    static const char *const starts[] = {"nThread ",
+                                         "Collective test starting:", "nccl-tests version"};
+    for (gsize i = 0; i < G_N_ELEMENTS(starts); i++)
+        if (g_str_has_prefix(r, starts[i]))
+            return r;
+    if (g_str_has_prefix(r, "Rank ") && strstr(r, " on "))
+        return r;
+    if ((g_str_has_prefix(r, "size ") || g_str_has_prefix(r, "size\t")) && strstr(r, "type"))
+        return r;
+    return NULL;
+}
+
 static void tok_clear(gpointer p)
 {
     g_free(((Tok *)p)->text);
@@ -245,10 +271,8 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             ok = FALSE;
             break;
         }
-        if (line[0] == '#') {
-            const char *rest = line + 1;
-            while (*rest == ' ')
-                rest++;
+        const char *rest = header_words(line);
+        if (rest) {
             unsigned a, b;
             if (sscanf(rest, "nThread %u nGpus %u", &a, &b) == 2) {
                 nthreads = a;

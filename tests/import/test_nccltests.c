@@ -103,6 +103,39 @@ Test(profile, import_text_old_layout_op_from_file_name)
     cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "A100-SXM4-40GB");
 }
 
+/*
+ * Output copied from a web page that rendered it outside a code block has lost every leading
+ * '#': its header lines ("nThread ..", "Rank .. on ..", the "size count type .." table header)
+ * are still told from rows, and the profile is the one of the original, row for row.
+ */
+Test(profile, import_text_without_hash_marks)
+{
+    const char *names[] = {"all_reduce_8gpu.txt", "all_gather_2x8.txt", "all_reduce_2x4_ib.txt",
+                           "reduce_scatter_old.txt"};
+    const char *ops[] = {"allreduce", "allgather", "allreduce", "reducescatter"};
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *path = fixture(names[i]);
+        g_autofree char *text = NULL;
+        gsize len = 0;
+        cr_assert(g_file_get_contents(path, &text, &len, NULL));
+        g_autoptr(GString) bare = g_string_new(NULL);
+        for (const char *c = text; *c; c++)
+            if (!(*c == '#' && (c == text || c[-1] == '\n')))
+                g_string_append_c(bare, *c);
+        cr_assert_neq(bare->len, len, "%s has '#' lines", names[i]);
+        g_autoptr(SsimProfile) a = ssim_profile_new(), b = ssim_profile_new();
+        g_autoptr(GError) error = NULL;
+        cr_assert(ssim_nccltests_import_text(a, text, (gssize)len, names[i], ops[i], &error),
+                  "%s: %s", names[i], error ? error->message : "");
+        cr_assert(
+            ssim_nccltests_import_text(b, bare->str, (gssize)bare->len, names[i], ops[i], &error),
+            "%s without '#': %s", names[i], error ? error->message : "");
+        cr_assert_gt(ssim_profile_n_rows(a), 0);
+        g_autoptr(GString) wa = ssim_profile_write(a), wb = ssim_profile_write(b);
+        cr_assert_str_eq(wa->str, wb->str, "%s", names[i]);
+    }
+}
+
 Test(profile, import_text_errors)
 {
     import_fails(SSIM_IMPORT_NCCL_TESTS, "bad-time.txt",
