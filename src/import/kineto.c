@@ -117,6 +117,25 @@ static const char *member_string(JsonObject *o, const char *name)
     return json_node_get_string(n);
 }
 
+/*
+ * An event's category in today's names.  The first Kineto releases (PyTorch 1.8 to 1.10) wrote
+ * "Operator", "Runtime", "Kernel" and "Memcpy" where later ones write "cpu_op", "cuda_runtime",
+ * "kernel" and "gpu_memcpy" (TensorBoard's profiler plugin reads both); an older trace reads as
+ * a newer one.
+ */
+static const char *event_cat(JsonObject *ev)
+{
+    static const char *const old_new[][2] = {{"Operator", "cpu_op"},
+                                             {"Runtime", "cuda_runtime"},
+                                             {"Kernel", "kernel"},
+                                             {"Memcpy", "gpu_memcpy"}};
+    const char *cat = member_string(ev, "cat");
+    for (gsize i = 0; cat && i < G_N_ELEMENTS(old_new); i++)
+        if (strcmp(cat, old_new[i][0]) == 0)
+            return old_new[i][1];
+    return cat;
+}
+
 static JsonObject *args_of(JsonObject *ev)
 {
     JsonNode *n = json_object_get_member(ev, "args");
@@ -493,7 +512,7 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
             return NULL;
         }
         JsonObject *ev = json_node_get_object(en);
-        const char *ph = member_string(ev, "ph"), *cat = member_string(ev, "cat");
+        const char *ph = member_string(ev, "ph"), *cat = event_cat(ev);
         const char *name = member_string(ev, "name");
         if (ph == NULL || strcmp(ph, "X") != 0 || cat == NULL || name == NULL)
             continue;
@@ -560,7 +579,7 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
         if (!JSON_NODE_HOLDS_OBJECT(en))
             continue;
         JsonObject *ev = json_node_get_object(en);
-        const char *ph = member_string(ev, "ph"), *cat = member_string(ev, "cat");
+        const char *ph = member_string(ev, "ph"), *cat = event_cat(ev);
         const char *name = member_string(ev, "name");
         if (ph == NULL || strcmp(ph, "X") != 0 || cat == NULL || name == NULL)
             continue;

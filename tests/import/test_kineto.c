@@ -58,6 +58,38 @@ Test(kineto, kineto_small_trace)
     cr_assert_eq(ssim_profile_n_rows(back), 4);
 }
 
+/* The first Kineto releases' category names (Operator, Runtime, Kernel, Memcpy) read as
+ * today's (cpu_op, cuda_runtime, kernel, gpu_memcpy): the small trace renamed gives the same
+ * profile and summary, byte for byte. */
+Test(kineto, first_releases_category_names)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(SSIM_TEST_DATA "/kineto/small.json", &text, &len, NULL));
+    static const char *const renames[][2] = {{"\"cpu_op\"", "\"Operator\""},
+                                             {"\"cuda_runtime\"", "\"Runtime\""},
+                                             {"\"kernel\"", "\"Kernel\""},
+                                             {"\"gpu_memcpy\"", "\"Memcpy\""}};
+    g_autofree char *old = g_strdup(text);
+    for (gsize i = 0; i < G_N_ELEMENTS(renames); i++) {
+        g_auto(GStrv) parts = g_strsplit(old, renames[i][0], -1);
+        cr_assert_gt(g_strv_length(parts), 1, "small.json has %s", renames[i][0]);
+        g_free(old);
+        old = g_strjoinv(renames[i][1], parts);
+    }
+    g_autoptr(GError) error = NULL;
+    SsimKinetoSummary a, b;
+    g_autoptr(SsimProfile) pa = ssim_kineto_load_data(text, (gssize)len, "t.json", &a, &error);
+    g_autoptr(SsimProfile) pb = ssim_kineto_load_data(old, -1, "t.json", &b, &error);
+    cr_assert(pa && pb, "%s", error ? error->message : "");
+    cr_assert(a.kernels == b.kernels && a.gemm == b.gemm && a.comm == b.comm && a.copy == b.copy &&
+              a.unmapped == b.unmapped && a.steps == b.steps && a.launches == b.launches &&
+              a.step_ms == b.step_ms && a.launch_us_mean == b.launch_us_mean);
+    g_autoptr(GString) wa = ssim_profile_write(pa), wb = ssim_profile_write(pb);
+    cr_assert_str_eq(wa->str, wb->str);
+    cr_assert_eq(b.kernels, 5);
+}
+
 /*
  * The host's launches, by hand.  Process 1: Python's thread 10 launches at 0 and 40 (a driver
  * launch at 41 inside the second is the same launch), synchronises from 50 for 100 us and
