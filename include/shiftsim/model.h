@@ -138,7 +138,7 @@ SsimModel *ssim_model_load_data(const char *text, gssize length, const char *pat
  * ssim_model_load_file() is read as a Hugging Face `config.json`, and a name "hf/NAME" that is
  * no file is found as "models/hf/NAME.json" through ssim_data_find() (the bundled configs).
  * GPT-2, GPT-J and Llama-style (Llama, Mistral, Qwen2) field names, and by `model_type` the
- * GPT-NeoX, OPT, BLOOM and Falcon families, are mapped onto the shape (src/spec/model-hf.c,
+ * GPT-NeoX, Phi, OPT, BLOOM and Falcon families, are mapped onto the shape (src/spec/model-hf.c,
  * docs/models.md); what the mapping approximates is in `notes`.  seq_len
  * is the config's context length, at most SSIM_HF_MAX_SEQ_LEN.  Errors name the file and the
  * config's field ("config.json: num_hidden_layers: missing (a Llama-style config.json names

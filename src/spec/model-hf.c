@@ -10,9 +10,11 @@
  * `num_attention_heads`, `num_key_value_heads`, `intermediate_size`, `max_position_embeddings`,
  * `vocab_size`, `tie_word_embeddings`, `hidden_act`, `torch_dtype`): Llama, Mistral, Qwen2 and the
  * decoders that copy them (RMSNorm, rotary positions, a gated MLP, grouped-query attention).
- * Four more families are told by `model_type` alone, their shapes being none of the above:
- * GPT-NeoX and Pythia (`gpt_neox`: Llama's size names, but LayerNorm, a plain GELU MLP, biases and
- * by default attention and MLP side by side, `use_parallel_residual`), OPT (`opt`: `ffn_dim`,
+ * GPTBigCode (StarCoder, `gpt_bigcode`) is GPT-2 style with `multi_query` attention.  Five more
+ * families are told by `model_type` alone, their shapes being none of the above: GPT-NeoX and
+ * Pythia (`gpt_neox`: Llama's size names, but LayerNorm, a plain GELU MLP, biases and by default
+ * attention and MLP side by side, `use_parallel_residual`), Phi-1 to Phi-2 (`phi`: the same, side
+ * by side off one LayerNorm, an LM head bias), OPT (`opt`: `ffn_dim`,
  * ReLU, learned positions, biases, tied embeddings), BLOOM (`bloom`: `n_layer`, `n_head`, ALiBi, a
  * LayerNorm after the embedding, tied) and Falcon (`falcon`, or `RefinedWeb*` in the first
  * releases: multi-query or `num_kv_heads` attention, `parallel_attn`, no biases by default).
@@ -46,6 +48,7 @@ typedef enum {
     FAMILY_GPTJ,
     FAMILY_LLAMA,
     FAMILY_NEOX,
+    FAMILY_PHI,
     FAMILY_OPT,
     FAMILY_BLOOM,
     FAMILY_FALCON,
@@ -53,7 +56,7 @@ typedef enum {
 } Family;
 
 static const char *const family_names[FAMILY_N] = {"GPT-2", "GPT-J", "Llama", "GPT-NeoX",
-                                                   "OPT",   "BLOOM", "Falcon"};
+                                                   "Phi",   "OPT",   "BLOOM", "Falcon"};
 
 typedef struct {
     const char *path;
@@ -202,7 +205,8 @@ static gboolean detect_family(Hf *hf, const char *model_type, GError **error)
         Family family;
     } by_type[] = {
         {"gptj", FAMILY_GPTJ},         {"gpt2", FAMILY_GPT2},
-        {"gpt_neox", FAMILY_NEOX},     {"opt", FAMILY_OPT},
+        {"gpt_neox", FAMILY_NEOX},     {"phi", FAMILY_PHI},
+        {"gpt_bigcode", FAMILY_GPT2},  {"opt", FAMILY_OPT},
         {"bloom", FAMILY_BLOOM},       {"falcon", FAMILY_FALCON},
         {"RefinedWeb", FAMILY_FALCON}, {"RefinedWebModel", FAMILY_FALCON},
     };
@@ -278,10 +282,9 @@ static gboolean map_dtype(Hf *hf, SsimModel *m, GError **error)
 static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
 {
     /* Each family's field (BLOOM has none).  Absent: ReLU for OPT, SiLU for Llama, else GELU. */
-    static const char *const keys[FAMILY_N] = {"activation_function", "activation_function",
-                                               "hidden_act",          "hidden_act",
-                                               "activation_function", NULL,
-                                               "activation"};
+    static const char *const keys[FAMILY_N] = {
+        "activation_function", "activation_function", "hidden_act", "hidden_act",
+        "hidden_act",          "activation_function", NULL,         "activation"};
     const char *key = keys[hf->family];
     const char *act = NULL;
     if (key && !read_string(hf, key, &act, error))
@@ -408,6 +411,12 @@ static gboolean map_gpt(Hf *hf, SsimModel *m, guint *ctx, GError **error)
         !read_uint(hf, KEYS("n_positions", "n_ctx"), TRUE, ctx, NULL, error) ||
         !read_uint(hf, KEYS("vocab_size"), TRUE, &m->vocab, NULL, error))
         return FALSE;
+    /* GPTBigCode (StarCoder) names its multi-query attention: one key-value head. */
+    gboolean multi_query = FALSE;
+    if (!read_bool(hf, "multi_query", &multi_query, error))
+        return FALSE;
+    if (multi_query)
+        m->kv_heads = 1;
     m->norm = SSIM_NORM_LAYERNORM;
     m->mlp_bias = TRUE;
     if (hf->family == FAMILY_GPTJ) {
@@ -436,27 +445,31 @@ static void note_two_norms(Hf *hf, const SsimModel *m)
          2 * m->hidden);
 }
 
-/* GPT-NeoX and Pythia (HF's GPTNeoXConfig and its defaults). */
+/* GPT-NeoX and Pythia (HF's GPTNeoXConfig and its defaults), and Phi-1 to Phi-2 (PhiConfig: the
+ * same plain MLP and biases, attention and MLP side by side off one LayerNorm, an LM head
+ * bias). */
 static gboolean map_neox(Hf *hf, SsimModel *m, guint *ctx, GError **error)
 {
-    gboolean parallel = TRUE;
+    gboolean phi = hf->family == FAMILY_PHI, parallel = TRUE;
     if (!read_llama_sizes(hf, m, error) ||
         !read_uint(hf, KEYS("intermediate_size"), TRUE, &m->ffn, NULL, error) ||
         !read_uint(hf, KEYS("max_position_embeddings"), TRUE, ctx, NULL, error) ||
-        !read_bool(hf, "use_parallel_residual", &parallel, error))
+        (!phi && !read_bool(hf, "use_parallel_residual", &parallel, error)))
         return FALSE;
     m->kv_heads = m->heads;
+    if (phi && !read_uint(hf, KEYS("num_key_value_heads"), FALSE, &m->kv_heads, NULL, error))
+        return FALSE;
     m->block = parallel ? SSIM_BLOCK_PARALLEL : SSIM_BLOCK_SEQUENTIAL;
     m->position = SSIM_POSITION_ROTARY;
     m->norm = SSIM_NORM_LAYERNORM;
     m->attention_bias = TRUE;
     m->mlp_bias = TRUE;
-    m->lm_head_bias = FALSE;
+    m->lm_head_bias = phi;
     m->tied_embeddings = FALSE;
     if (!read_bool(hf, "attention_bias", &m->attention_bias, error) ||
         !read_bool(hf, "tie_word_embeddings", &m->tied_embeddings, error))
         return FALSE;
-    if (parallel)
+    if (parallel && !phi)
         note_two_norms(hf, m);
     return TRUE;
 }
@@ -566,6 +579,7 @@ static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
         ok = map_llama(hf, m, &ctx, error);
         break;
     case FAMILY_NEOX:
+    case FAMILY_PHI:
         ok = map_neox(hf, m, &ctx, error);
         break;
     case FAMILY_OPT:
@@ -609,32 +623,33 @@ static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
 /* The config field a check failure is about, for the message. */
 static const char *config_field(Family family, const char *ours)
 {
-    /* Per family, in Family's order: GPT-2, GPT-J, Llama, GPT-NeoX, OPT, BLOOM, Falcon. */
+    /* Per family, in Family's order: GPT-2, GPT-J, Llama, GPT-NeoX, Phi, OPT, BLOOM, Falcon. */
     static const struct {
         const char *ours;
         const char *theirs[FAMILY_N];
     } fields[] = {
         {"layers",
          {"n_layer", "n_layer", "num_hidden_layers", "num_hidden_layers", "num_hidden_layers",
-          "n_layer", "num_hidden_layers"}},
+          "num_hidden_layers", "n_layer", "num_hidden_layers"}},
         {"hidden",
          {"n_embd", "n_embd", "hidden_size", "hidden_size", "hidden_size", "hidden_size",
-          "hidden_size"}},
+          "hidden_size", "hidden_size"}},
         {"heads",
          {"n_head", "n_head", "num_attention_heads", "num_attention_heads", "num_attention_heads",
-          "n_head", "num_attention_heads"}},
+          "num_attention_heads", "n_head", "num_attention_heads"}},
         {"kv_heads",
-         {"n_head", "n_head", "num_key_value_heads", "num_attention_heads", "num_attention_heads",
-          "n_head", "num_kv_heads"}},
+         {"n_head", "n_head", "num_key_value_heads", "num_attention_heads", "num_key_value_heads",
+          "num_attention_heads", "n_head", "num_kv_heads"}},
         {"ffn",
-         {"n_inner", "n_inner", "intermediate_size", "intermediate_size", "ffn_dim", "hidden_size",
-          "ffn_hidden_size"}},
+         {"n_inner", "n_inner", "intermediate_size", "intermediate_size", "intermediate_size",
+          "ffn_dim", "hidden_size", "ffn_hidden_size"}},
         {"vocab",
          {"vocab_size", "vocab_size", "vocab_size", "vocab_size", "vocab_size", "vocab_size",
-          "vocab_size"}},
+          "vocab_size", "vocab_size"}},
         {"seq_len",
          {"n_positions", "n_positions", "max_position_embeddings", "max_position_embeddings",
-          "max_position_embeddings", "seq_length", "max_position_embeddings"}},
+          "max_position_embeddings", "max_position_embeddings", "seq_length",
+          "max_position_embeddings"}},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++)
         if (strcmp(fields[i].ours, ours) == 0)

@@ -123,6 +123,38 @@ Test(model_hf, gpt_neox_family)
 }
 
 /*
+ * Phi-2 (model_type phi): NeoX's plain GELU MLP and biases, attention and MLP side by side off one
+ * LayerNorm (exactly the shape's parallel block), an LM head bias, untied.  Oracle: its published
+ * 2,779,683,840 parameters.  StarCoder (gpt_bigcode): GPT-2's names with multi-query attention,
+ * one key-value head of 128; by hand with 4096 learned positions (its 8192-token context capped,
+ * and said): 40 layers of 6144 x (6144 + 256) + 6144 x 6144 with biases, MLP 6144 x 24576 both
+ * ways with biases, two LayerNorms; the 49152 x 6144 tied embedding and the final LayerNorm.
+ */
+Test(model_hf, phi_and_gpt_bigcode)
+{
+    g_autoptr(SsimModel) phi = load_text(
+        "{\"model_type\": \"phi\", \"hidden_act\": \"gelu_new\", \"hidden_size\": 2560, "
+        "\"intermediate_size\": 10240, \"max_position_embeddings\": 2048, "
+        "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32, "
+        "\"partial_rotary_factor\": 0.4, \"tie_word_embeddings\": false, \"vocab_size\": 51200}");
+    cr_assert_eq(phi->activation, SSIM_ACT_GELU, "Phi's fc1/fc2 MLP is not gated");
+    cr_assert_eq(phi->block, SSIM_BLOCK_PARALLEL);
+    cr_assert(phi->lm_head_bias && phi->attention_bias && phi->mlp_bias);
+    cr_assert_eq(ssim_model_params(phi), 2779683840ULL);
+    cr_assert_null(phi->notes, "%s", phi->notes);
+
+    g_autoptr(SsimModel) sc = load_text(
+        "{\"model_type\": \"gpt_bigcode\", \"activation_function\": \"gelu_pytorch_tanh\", "
+        "\"multi_query\": true, \"n_embd\": 6144, \"n_head\": 48, \"n_inner\": 24576, "
+        "\"n_layer\": 40, \"n_positions\": 8192, \"vocab_size\": 49152}");
+    cr_assert_eq(sc->kv_heads, 1, "multi_query");
+    const guint64 h = 6144, kv = 128, f = 24576;
+    const guint64 layer = h * (h + 2 * kv) + h * h + (h + 2 * kv) + h + 2 * h * f + f + h + 4 * h;
+    cr_assert_eq(ssim_model_params(sc), 40 * layer + 49152 * h + 4096 * h + 2 * h);
+    assert_has(sc->notes, "context of 8192 tokens");
+}
+
+/*
  * OPT, BLOOM and Falcon by model_type.  Oracles: OPT-125m's 125,239,296 parameters (learned
  * positions of 2048 + 2 rows, tied; the 2 offset rows are left out and said), BLOOM-176B's
  * 176,247,271,424 (the BLOOM paper; also models/bloom-176b.ini's declared count) and
