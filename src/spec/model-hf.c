@@ -60,7 +60,8 @@ static const char *const family_names[FAMILY_N] = {"GPT-2", "GPT-J", "Llama", "G
 
 typedef struct {
     const char *path;
-    JsonObject *obj;
+    JsonObject *obj; /* the model's fields: the file's object, or its text_config */
+    JsonObject *top; /* the file's object */
     Family family;
     GString *notes;
 } Hf;
@@ -258,8 +259,12 @@ static gboolean refuse_unsupported(const Hf *hf, GError **error)
 static gboolean map_dtype(Hf *hf, SsimModel *m, GError **error)
 {
     const char *dtype = NULL;
-    const char *key = member(hf, "torch_dtype") ? "torch_dtype" : "dtype";
-    if (!read_string(hf, key, &dtype, error))
+    /* A text_config without a dtype has the checkpoint's, at the top. */
+    Hf outer = *hf;
+    if (!member(hf, "torch_dtype") && !member(hf, "dtype"))
+        outer.obj = hf->top;
+    const char *key = member(&outer, "torch_dtype") ? "torch_dtype" : "dtype";
+    if (!read_string(&outer, key, &dtype, error))
         return FALSE;
     m->dtype = SSIM_DTYPE_BF16;
     if (dtype == NULL || strcmp(dtype, "bfloat16") == 0)
@@ -287,6 +292,9 @@ static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
         "hidden_act",          "activation_function", NULL,         "activation"};
     const char *key = keys[hf->family];
     const char *act = NULL;
+    /* Gemma's configs name it hidden_activation (Gemma 1 both). */
+    if (hf->family == FAMILY_LLAMA && !member(hf, key) && member(hf, "hidden_activation"))
+        key = "hidden_activation";
     if (key && !read_string(hf, key, &act, error))
         return FALSE;
     if (act == NULL && hf->family == FAMILY_OPT)
@@ -672,7 +680,16 @@ SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *
         return NULL;
     }
     g_autoptr(GString) notes = g_string_new(NULL);
-    Hf hf = {.path = path, .obj = json_node_get_object(root), .notes = notes};
+    JsonObject *top = json_node_get_object(root);
+    Hf hf = {.path = path, .obj = top, .top = top, .notes = notes};
+    /* A multimodal checkpoint (Gemma 3, Llama 4, LLaVA) nests its language model's config under
+     * text_config: that is the model simulated, the vision tower left out (and said). */
+    JsonNode *lm = json_object_get_member(top, "text_config");
+    if (lm && JSON_NODE_HOLDS_OBJECT(lm) && !json_object_has_member(top, "hidden_size") &&
+        !json_object_has_member(top, "n_embd")) {
+        hf.obj = json_node_get_object(lm);
+        note(&hf, "the language model of text_config is read (the vision tower is left out)");
+    }
     const char *model_type = NULL;
     if (!read_string(&hf, "model_type", &model_type, error) ||
         !detect_family(&hf, model_type, error) || !refuse_unsupported(&hf, error))

@@ -251,6 +251,33 @@ Test(model_hf, head_dim_and_gemma)
     cr_assert_eq(m->head_dim, 0);
 }
 
+/* A multimodal checkpoint (Gemma 3 4B) nests its language model under text_config: that is read,
+ * the dtype from the top when text_config has none, and the vision tower's omission said. */
+Test(model_hf, text_config_of_a_multimodal_checkpoint)
+{
+    g_autoptr(SsimModel) g = load_text(
+        "{\"model_type\": \"gemma3\", \"torch_dtype\": \"float16\", \"text_config\": "
+        "{\"hidden_size\": 2560, \"intermediate_size\": 10240, \"model_type\": \"gemma3_text\", "
+        "\"num_hidden_layers\": 34, \"head_dim\": 256, \"num_attention_heads\": 8, "
+        "\"num_key_value_heads\": 4, \"vocab_size\": 262208, \"max_position_embeddings\": 131072, "
+        "\"hidden_activation\": \"gelu_pytorch_tanh\"}, \"vision_config\": {\"hidden_size\": "
+        "1152, \"num_hidden_layers\": 27}}");
+    cr_assert_eq(g->hidden, 2560);
+    cr_assert_eq(g->layers, 34);
+    cr_assert_eq(g->kv_heads, 4);
+    cr_assert_eq(g->head_dim, 256);
+    cr_assert_eq(g->activation, SSIM_ACT_GEGLU, "hidden_activation gelu*: gated");
+    cr_assert(g->tied_embeddings);
+    cr_assert_eq(g->dtype, SSIM_DTYPE_FP16, "the top's torch_dtype");
+    assert_has(g->notes, "text_config");
+    /* A file with its own sizes is read at the top, whatever else it nests. */
+    g_autoptr(SsimModel) top =
+        load_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                  "\"intermediate_size\": 8, \"max_position_embeddings\": 8, \"vocab_size\": 8, "
+                  "\"text_config\": {\"hidden_size\": 128}}");
+    cr_assert_eq(top->hidden, 64);
+}
+
 /* The GPT-J config and the INI written from the paper describe one shape. */
 Test(model_hf, gptj_config_matches_the_ini)
 {
