@@ -782,8 +782,10 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("heads %% tp != 0: heads (%u) of %s is not divisible by tp (%u)", model->heads,
              model->name, par->tp);
     if (model->kv_heads % par->tp != 0)
-        FAIL("kv_heads %% tp != 0: kv_heads (%u) of %s is not divisible by tp (%u)",
-             model->kv_heads, model->name, par->tp);
+        FAIL("kv_heads %% tp != 0: kv_heads (%u) of %s is not divisible by tp (%u) "
+             "(Megatron-LM splits the key-value heads over tp, replicating none: a tp that "
+             "divides %u)",
+             model->kv_heads, model->name, par->tp, model->kv_heads);
     if (model->ffn % par->tp != 0)
         FAIL("ffn %% tp != 0: ffn (%u) of %s is not divisible by tp (%u)", model->ffn, model->name,
              par->tp);

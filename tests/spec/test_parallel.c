@@ -325,7 +325,8 @@ Test(parallel, rule_kv_heads_divisible)
     SsimParallel p = good();
     expect_rule(&p, m, h200,
                 "kv_heads % tp != 0: kv_heads (2) of gpt-j-6b is not divisible by "
-                "tp (4)");
+                "tp (4) (Megatron-LM splits the key-value heads over tp, replicating none: a tp "
+                "that divides 2)");
 }
 
 Test(parallel, rule_ffn_divisible)
