@@ -300,13 +300,25 @@ static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
     if (act == NULL && hf->family == FAMILY_OPT)
         act = "relu";
     if (hf->family == FAMILY_LLAMA) {
-        /* A Llama-style MLP is gated: act(gate(x)) * up(x), then down. */
-        if (act == NULL || strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
+        /* A Llama-style MLP is gated: act(gate(x)) * up(x), then down; with SiLU always.  A GELU
+         * one is gated in Llama's own classes and Gemma's, and one matrix up and one down in
+         * the other decoders and encoders that share Llama's field names (StarCoder2, BERT):
+         * those are read so, and said. */
+        const char *model_type = NULL;
+        (void)read_string(hf, "model_type", &model_type, NULL);
+        static const char *const gated[] = {"llama", "mistral", "qwen2", NULL};
+        gboolean gelu_gated = model_type == NULL || g_strv_contains(gated, model_type) ||
+                              g_str_has_prefix(model_type, "gemma");
+        if (act == NULL || strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0) {
             m->activation = SSIM_ACT_SWIGLU;
-        else if (g_str_has_prefix(act, "gelu"))
+        } else if (g_str_has_prefix(act, "gelu") && gelu_gated) {
             m->activation = SSIM_ACT_GEGLU;
-        else
+        } else if (g_str_has_prefix(act, "gelu")) {
+            m->activation = SSIM_ACT_GELU;
+            note(hf, "%s %s: an ungated MLP (one matrix up, one down)", key, act);
+        } else {
             goto unknown;
+        }
         return TRUE;
     }
     /* Every other family's MLP is one matrix up, the activation, one down. */
@@ -388,6 +400,14 @@ static gboolean map_llama(Hf *hf, SsimModel *m, guint *ctx, GError **error)
         !read_bool(hf, "attention_bias", &m->attention_bias, error) ||
         !read_bool(hf, "mlp_bias", &m->mlp_bias, error))
         return FALSE;
+    if (g_strcmp0(model_type, "starcoder2") == 0) {
+        /* StarCoder2: LayerNorm, and biases everywhere unless use_bias is false. */
+        gboolean bias = TRUE;
+        if (!read_bool(hf, "use_bias", &bias, error))
+            return FALSE;
+        m->norm = SSIM_NORM_LAYERNORM;
+        m->attention_bias = m->mlp_bias = bias;
+    }
     if (g_strcmp0(model_type, "qwen2") == 0) {
         /* Qwen2's q, k and v projections have biases, its output projection none. */
         m->attention_bias = TRUE;

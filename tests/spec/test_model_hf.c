@@ -251,6 +251,36 @@ Test(model_hf, head_dim_and_gemma)
     cr_assert_eq(m->head_dim, 0);
 }
 
+/*
+ * Llama's field names with a GELU: gated in Llama's and Gemma's classes, one matrix up and one
+ * down elsewhere (StarCoder2, BERT), and said.  Oracle: StarCoder2-3B's 3,030,371,328 parameters
+ * (24 heads of 128, 2 key-value heads, MLP 3072 -> 12288 -> 3072, biases and LayerNorms, tied).
+ */
+Test(model_hf, gelu_gated_only_where_the_class_gates_it)
+{
+    g_autoptr(SsimModel) sc2 = load_text(
+        "{\"model_type\": \"starcoder2\", \"hidden_act\": \"gelu_pytorch_tanh\", "
+        "\"hidden_size\": 3072, \"intermediate_size\": 12288, \"num_attention_heads\": 24, "
+        "\"num_key_value_heads\": 2, \"num_hidden_layers\": 30, \"max_position_embeddings\": "
+        "16384, \"tie_word_embeddings\": true, \"use_bias\": true, \"vocab_size\": 49152}");
+    cr_assert_eq(sc2->activation, SSIM_ACT_GELU);
+    cr_assert_eq(sc2->norm, SSIM_NORM_LAYERNORM);
+    cr_assert(sc2->attention_bias && sc2->mlp_bias);
+    cr_assert_eq(ssim_model_params(sc2), 3030371328ULL);
+    assert_has(sc2->notes, "hidden_act gelu_pytorch_tanh: an ungated MLP");
+
+    g_autoptr(SsimModel) bert = load_text(
+        "{\"model_type\": \"bert\", \"hidden_act\": \"gelu\", \"hidden_size\": 1024, "
+        "\"intermediate_size\": 4096, \"num_attention_heads\": 16, \"num_hidden_layers\": 24, "
+        "\"max_position_embeddings\": 512, \"vocab_size\": 30522}");
+    cr_assert_eq(bert->activation, SSIM_ACT_GELU);
+    g_autoptr(SsimModel) llama = load_text(
+        "{\"model_type\": \"llama\", \"hidden_act\": \"gelu\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_attention_heads\": 4, \"num_hidden_layers\": 2, "
+        "\"max_position_embeddings\": 8, \"vocab_size\": 8}");
+    cr_assert_eq(llama->activation, SSIM_ACT_GEGLU, "LlamaMLP gates whatever its act");
+}
+
 /* A multimodal checkpoint (Gemma 3 4B) nests its language model under text_config: that is read,
  * the dtype from the top when text_config has none, and the vision tower's omission said. */
 Test(model_hf, text_config_of_a_multimodal_checkpoint)
