@@ -148,8 +148,14 @@ SsimModel *ssim_model_load_data(const char *text, gssize length, const char *pat
 SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *path,
                                    GError **error);
 
-/* Checks the shape (positive sizes, hidden % heads, heads % kv_heads, enum ranges, dtype) and the
- * declared parameter count (within 1%).  Messages name the field; the loader prefixes path:line. */
+/* Checks the shape (positive sizes within the bounds below, hidden % heads, heads % kv_heads, enum
+ * ranges, dtype) and the declared parameter count (within 1%).  Messages name the field; the
+ * loader prefixes path:line. */
+#define SSIM_MODEL_MAX_LAYERS  65535u   /* a stage's layer count is 16 bits */
+#define SSIM_MODEL_MAX_WIDTH   1048576u /* hidden, ffn, heads x head_dim */
+#define SSIM_MODEL_MAX_HEADS   65536u
+#define SSIM_MODEL_MAX_VOCAB   16777216u
+#define SSIM_MODEL_MAX_SEQ_LEN 16777216u
 gboolean ssim_model_check(const SsimModel *model, GError **error);
 
 SsimModel *ssim_model_copy(const SsimModel *model);

@@ -332,6 +332,23 @@ static gboolean check_model(const SsimModel *m, const char **field, GError **err
         FAIL("vocab", "must be a positive integer");
     if (m->seq_len == 0)
         FAIL("seq_len", "must be a positive integer");
+    /* Bounds far past any transformer trained (hidden 16384 to 25600, a vocabulary of 262144,
+     * contexts of 10^6) that keep the parameter, GEMM and byte counts inside 64 bits. */
+    if (m->layers > SSIM_MODEL_MAX_LAYERS)
+        FAIL("layers", "%u is more than %u", m->layers, SSIM_MODEL_MAX_LAYERS);
+    if (m->hidden > SSIM_MODEL_MAX_WIDTH)
+        FAIL("hidden", "%u is more than %u", m->hidden, SSIM_MODEL_MAX_WIDTH);
+    if (m->ffn > SSIM_MODEL_MAX_WIDTH)
+        FAIL("ffn", "%u is more than %u", m->ffn, SSIM_MODEL_MAX_WIDTH);
+    if (m->heads > SSIM_MODEL_MAX_HEADS)
+        FAIL("heads", "%u is more than %u", m->heads, SSIM_MODEL_MAX_HEADS);
+    if (m->head_dim > 0 && (guint64)m->head_dim * m->heads > SSIM_MODEL_MAX_WIDTH)
+        FAIL("head_dim", "heads x head_dim (%u x %u) is more than %u", m->heads, m->head_dim,
+             SSIM_MODEL_MAX_WIDTH);
+    if (m->vocab > SSIM_MODEL_MAX_VOCAB)
+        FAIL("vocab", "%u is more than %u", m->vocab, SSIM_MODEL_MAX_VOCAB);
+    if (m->seq_len > SSIM_MODEL_MAX_SEQ_LEN)
+        FAIL("seq_len", "%u is more than %u tokens", m->seq_len, SSIM_MODEL_MAX_SEQ_LEN);
     if (m->head_dim == 0 && m->hidden % m->heads != 0)
         FAIL("heads", "hidden (%u) is not divisible by heads (%u); give head_dim", m->hidden,
              m->heads);

@@ -469,26 +469,38 @@ Test(badinputs, absurd_gpu_counts_are_refused_up_front, .init = test_redirect, .
     cr_assert(strstr(err, "--gpus: 100000000 GPUs is over the limit of 1048576 GPUs"), "%s", err);
 }
 
-/* A hidden size of billions: 7e26 FLOPs an iteration, refused with the estimate instead of
- * overflowing simulated time into a false deadlock. */
+/* A hidden size of billions is refused by the model's bounds, naming the file, line and field; a
+ * shape within them but absurd (the widest hidden and the longest context: 1e24 FLOPs an
+ * iteration) with the step-time estimate, instead of overflowing simulated time into a false
+ * deadlock. */
 Test(badinputs, absurd_model_shape_is_refused_with_the_estimate, .init = test_redirect,
      .timeout = 60)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
     g_autofree char *ini = g_build_filename(dir, "m.ini", NULL);
-    cr_assert(g_file_set_contents(ini,
-                                  "[model]\nformat = 1\nname = wide\nlayers = 28\n"
-                                  "hidden = 4000000000\nheads = 16\nkv_heads = 16\n"
-                                  "ffn = 16384\nvocab = 50400\nseq_len = 2048\n",
-                                  -1, NULL));
+    const char *shape = "[model]\nformat = 1\nname = wide\nlayers = 28\n"
+                        "hidden = %s\nheads = 16\nkv_heads = 16\n"
+                        "ffn = 16384\nvocab = 50400\nseq_len = %s\n";
+    g_autofree char *beyond = g_strdup_printf(shape, "4000000000", "2048");
+    cr_assert(g_file_set_contents(ini, beyond, -1, NULL));
     const char *argv[] = {"shiftsim", "simulate", "--model",        ini, "--tp", "8",
                           "--pp",     "1",        "--ignore-memory"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
+    g_autofree char *absurd = g_strdup_printf(shape, "1048576", "16777216");
+    g_autofree char *ini2 = g_build_filename(dir, "m2.ini", NULL);
+    cr_assert(g_file_set_contents(ini2, absurd, -1, NULL));
+    const char *argv2[] = {"shiftsim", "simulate", "--model",        ini2, "--tp", "8",
+                           "--pp",     "1",        "--ignore-memory"};
+    int rc = test_cli(G_N_ELEMENTS(argv2), argv2);
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert_eq(rc, 1, "%s", err);
+    g_autofree char *bound = g_strdup_printf("%s:5: hidden: 4000000000 is more than 1048576", ini);
+    cr_assert(strstr(err, bound), "%s", err);
     cr_assert(strstr(err, "step_time: one iteration needs at least") &&
                   strstr(err, "over the limit of 10000000 s"),
               "%s", err);
     g_unlink(ini);
+    g_unlink(ini2);
     g_rmdir(dir);
 }
 

@@ -472,6 +472,25 @@ Test(model, error_inline_texts)
         {"format = 1\n", "t.ini:1: format: key outside any [group]"},
         {"[model]\nformat = 1\n[extra]\nx = 1\n", "t.ini:3: [extra]: unknown group"},
         {"# nothing\n", "t.ini: [model]: required group missing"},
+        /* The bounds that keep the counts in 64 bits (model.h), each just past. */
+        {"[model]\nformat = 1\nlayers = 65536\nhidden = 64\nheads = 4\nvocab = 10\n"
+         "seq_len = 8\n",
+         "t.ini:3: layers: 65536 is more than 65535"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nffn = 1048577\nvocab = 10\n"
+         "seq_len = 8\n",
+         "t.ini:6: ffn: 1048577 is more than 1048576"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 65537\nheads = 65537\nvocab = 10\n"
+         "seq_len = 8\n",
+         "t.ini:5: heads: 65537 is more than 65536"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nhead_dim = 262145\n"
+         "vocab = 10\nseq_len = 8\n",
+         "t.ini:6: head_dim: heads x head_dim (4 x 262145) is more than 1048576"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 16777217\n"
+         "seq_len = 8\n",
+         "t.ini:6: vocab: 16777217 is more than 16777216"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\n"
+         "seq_len = 16777217\n",
+         "t.ini:7: seq_len: 16777217 is more than 16777216 tokens"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
