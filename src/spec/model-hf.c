@@ -60,8 +60,9 @@ static const char *const family_names[FAMILY_N] = {"GPT-2", "GPT-J", "Llama", "G
 
 typedef struct {
     const char *path;
-    JsonObject *obj; /* the model's fields: the file's object, or its text_config */
-    JsonObject *top; /* the file's object */
+    JsonObject *obj;        /* the model's fields: the file's object, or its text_config */
+    JsonObject *top;        /* the file's object */
+    const char *model_type; /* obj's model_type, or NULL */
     Family family;
     GString *notes;
 } Hf;
@@ -197,9 +198,13 @@ static gboolean read_string(const Hf *hf, const char *key, const char **out, GEr
     return TRUE;
 }
 
+/* The model_types of Llama's own configuration classes (Llama-style names, a gated MLP). */
+static const char *const llama_classes[] = {"llama", "mistral", "qwen2", NULL};
+
 /* The family from model_type and the size fields present. */
-static gboolean detect_family(Hf *hf, const char *model_type, GError **error)
+static gboolean detect_family(Hf *hf, GError **error)
 {
+    const char *model_type = hf->model_type;
     /* The families whose model_type alone decides them (their field names are shared). */
     static const struct {
         const char *type;
@@ -229,8 +234,7 @@ static gboolean detect_family(Hf *hf, const char *model_type, GError **error)
                     hf->path);
         return FALSE;
     }
-    static const char *const known[] = {"llama", "mistral", "qwen2", NULL};
-    if (model_type && !g_strv_contains(known, model_type))
+    if (model_type && !g_strv_contains(llama_classes, model_type))
         note(hf, "model_type %s is read as a %s-style decoder", model_type,
              family_names[hf->family]);
     return TRUE;
@@ -304,10 +308,8 @@ static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
          * one is gated in Llama's own classes and Gemma's, and one matrix up and one down in
          * the other decoders and encoders that share Llama's field names (StarCoder2, BERT):
          * those are read so, and said. */
-        const char *model_type = NULL;
-        (void)read_string(hf, "model_type", &model_type, NULL);
-        static const char *const gated[] = {"llama", "mistral", "qwen2", NULL};
-        gboolean gelu_gated = model_type == NULL || g_strv_contains(gated, model_type) ||
+        const char *model_type = hf->model_type;
+        gboolean gelu_gated = model_type == NULL || g_strv_contains(llama_classes, model_type) ||
                               g_str_has_prefix(model_type, "gemma");
         if (act == NULL || strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0) {
             m->activation = SSIM_ACT_SWIGLU;
@@ -389,8 +391,7 @@ static gboolean map_llama(Hf *hf, SsimModel *m, guint *ctx, GError **error)
     m->block = SSIM_BLOCK_SEQUENTIAL;
     m->position = SSIM_POSITION_ROTARY;
     m->norm = SSIM_NORM_RMSNORM;
-    const char *model_type = NULL;
-    (void)read_string(hf, "model_type", &model_type, NULL);
+    const char *model_type = hf->model_type;
     /* Gemma's configuration class ties the embeddings unless told otherwise (Llama's unties). */
     m->tied_embeddings = model_type && g_str_has_prefix(model_type, "gemma");
     m->attention_bias = FALSE;
@@ -710,9 +711,8 @@ SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *
         hf.obj = json_node_get_object(lm);
         note(&hf, "the language model of text_config is read (the vision tower is left out)");
     }
-    const char *model_type = NULL;
-    if (!read_string(&hf, "model_type", &model_type, error) ||
-        !detect_family(&hf, model_type, error) || !refuse_unsupported(&hf, error))
+    if (!read_string(&hf, "model_type", &hf.model_type, error) || !detect_family(&hf, error) ||
+        !refuse_unsupported(&hf, error))
         return NULL;
 
     g_autoptr(SsimModel) m = g_new0(SsimModel, 1);

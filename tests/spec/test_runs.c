@@ -41,6 +41,18 @@ ParameterizedTest(BadRuns *c, runs, bad_runs)
               error->message, c->message);
 }
 
+/* The message of loading inline `text` as `path`, which must be refused (caller frees). */
+static char *refusal(const char *text, const char *path)
+{
+    GError *error = NULL;
+    SsimRuns *runs = ssim_runs_load_data(text, -1, path, &error);
+    cr_assert_null(runs, "%s loaded", path);
+    cr_assert_not_null(error);
+    char *message = g_strdup(error->message);
+    g_error_free(error);
+    return message;
+}
+
 Test(runs, runs_round_trip)
 {
     g_autoptr(GError) error = NULL;
@@ -105,16 +117,11 @@ Test(runs, v2_columns_and_v1_defaults)
     static const char bad_zero[] =
         "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
         "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,3,off,10,,test\n";
-    g_autoptr(SsimRuns) z = ssim_runs_load_data(bad_zero, -1, "z.csv", &error);
-    cr_assert_null(z);
-    cr_assert(strstr(error->message, "z.csv:3:65: zero: stage 3 is not supported"), "%s",
-              error->message);
-    g_clear_error(&error);
+    g_autofree char *z = refusal(bad_zero, "z.csv");
+    cr_assert(strstr(z, "z.csv:3:65: zero: stage 3 is not supported"), "%s", z);
     static const char bad_use[] = "# shiftsim-runs v2\n# use = tuning\n" SSIM_RUNS_HEADER "\n";
-    g_autoptr(SsimRuns) u = ssim_runs_load_data(bad_use, -1, "u.csv", &error);
-    cr_assert_null(u);
-    cr_assert(strstr(error->message, "u.csv:2:1: use: 'tuning' is not fit or check"), "%s",
-              error->message);
+    g_autofree char *u = refusal(bad_use, "u.csv");
+    cr_assert(strstr(u, "u.csv:2:1: use: 'tuning' is not fit or check"), "%s", u);
 }
 
 Test(runs, v2_optional_stage_layers_column)
@@ -144,10 +151,8 @@ Test(runs, v2_optional_stage_layers_column)
     static const char bad[] =
         "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_STAGES "\n"
         "gpt,7,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,4/x,10,,src\n";
-    g_autoptr(SsimRuns) no = ssim_runs_load_data(bad, -1, "b.csv", &error);
-    cr_assert_null(no);
-    cr_assert(strstr(error->message, "b.csv:3:") && strstr(error->message, "stage_layers:"), "%s",
-              error->message);
+    g_autofree char *no = refusal(bad, "b.csv");
+    cr_assert(strstr(no, "b.csv:3:") && strstr(no, "stage_layers:"), "%s", no);
 }
 
 /* v2's optional `options` column: settings without a column of their own, as a split string;
@@ -206,19 +211,14 @@ Test(runs, v2_optional_options_column)
     static const char own[] =
         "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
         "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,tp=4,10,,src\n";
-    g_autoptr(SsimRuns) o = ssim_runs_load_data(own, -1, "own.csv", &error);
-    cr_assert_null(o);
-    cr_assert(strstr(error->message, "own.csv:3:71: options: 'tp=4' sets a field that has a "
-                                     "column of its own"),
-              "%s", error->message);
-    g_clear_error(&error);
+    g_autofree char *o = refusal(own, "own.csv");
+    cr_assert(strstr(o, "own.csv:3:71: options: 'tp=4' sets a field that has a column of its own"),
+              "%s", o);
     static const char bad[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
                               "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,"
                               "off,tp_overlap=x,10,,src\n";
-    g_autoptr(SsimRuns) x = ssim_runs_load_data(bad, -1, "bad.csv", &error);
-    cr_assert_null(x);
-    cr_assert(strstr(error->message, "bad.csv:3:71: options: tp_overlap: 'x' is not on or off"),
-              "%s", error->message);
+    g_autofree char *x = refusal(bad, "bad.csv");
+    cr_assert(strstr(x, "bad.csv:3:71: options: tp_overlap: 'x' is not on or off"), "%s", x);
 }
 
 /* A UTF-8 byte order mark before the version line (a spreadsheet's or a Windows editor's CSV)
@@ -241,10 +241,8 @@ Test(runs, byte_order_mark_is_skipped)
                                        "gpt,2,256,4,,1000,128,bf16,dgx-a100,2,1,x,1,1,1,8,1f1b,"
                                        "full,off,0,on,10,,src\n",
                                        NULL);
-    g_autoptr(SsimRuns) none = ssim_runs_load_data(bad, -1, "p.csv", &error);
-    cr_assert_null(none);
-    cr_assert(strstr(error->message, "p.csv:3:41: tp: 'x' is not a positive integer"), "%s",
-              error->message);
+    g_autofree char *none = refusal(bad, "p.csv");
+    cr_assert(strstr(none, "p.csv:3:41: tp: 'x' is not a positive integer"), "%s", none);
 }
 
 /* A table may hold rows of several files: each row keeps its file's path, interned by the table
