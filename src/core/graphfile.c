@@ -25,13 +25,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RANK     (1u << 24)
-#define VERSION_LINE "# shiftsim-graph v1"
+#define MAX_RANK (1u << 24)
+/* The members of all groups together: each is stored (4 bytes) and sorted once, so a few short
+ * lines of huge ranges ("group g 0-16777215", again and again) would otherwise ask for
+ * gigabytes and minutes.  Four groups over every possible rank, far above any real graph's
+ * (a 16,384-GPU job's tp, dp and pp groups list each rank three times). */
+#define MAX_GROUP_MEMBERS (4ull * MAX_RANK)
+#define VERSION_LINE      "# shiftsim-graph v1"
 
 typedef struct {
     const char *path;
     guint line;
     GError **error;
+    guint64 group_members; /* listed by the groups read so far */
 } Ctx;
 
 static gboolean err(Ctx *c, const char *field, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
@@ -155,25 +161,35 @@ static gboolean parse_group(Ctx *c, SsimGraph *g, char **tok, guint n)
         return err(c, "group", "expected 'group NAME RANK...' with at least one rank");
     if (!valid_name(tok[1]))
         return err(c, "group", "'%s' is not a valid name (letters, digits, _ - . : / [ ])", tok[1]);
-    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(guint32));
+    /* The ranges first, counted against the bound before any is expanded. */
+    g_autofree guint32 *lo = g_new(guint32, n), *hi = g_new(guint32, n);
+    guint64 members = 0;
     for (guint i = 2; i < n; i++) {
-        guint32 lo, hi;
         char *dash = strchr(tok[i], '-');
         if (dash) {
             *dash = '\0';
-            gboolean ok = parse_u32(tok[i], &lo, MAX_RANK - 1) &&
-                          parse_u32(dash + 1, &hi, MAX_RANK - 1) && lo <= hi;
+            gboolean ok = parse_u32(tok[i], &lo[i], MAX_RANK - 1) &&
+                          parse_u32(dash + 1, &hi[i], MAX_RANK - 1) && lo[i] <= hi[i];
             *dash = '-';
             if (!ok)
                 return err(c, "group", "'%s' is not a rank range LO-HI", tok[i]);
-        } else if (parse_u32(tok[i], &lo, MAX_RANK - 1)) {
-            hi = lo;
+        } else if (parse_u32(tok[i], &lo[i], MAX_RANK - 1)) {
+            hi[i] = lo[i];
         } else {
             return err(c, "group", "'%s' is not a rank (0 to %u)", tok[i], MAX_RANK - 1);
         }
-        for (guint32 r = lo; r <= hi; r++)
-            g_array_append_val(ranks, r);
+        members += (guint64)hi[i] - lo[i] + 1;
     }
+    if (c->group_members + members > MAX_GROUP_MEMBERS)
+        return err(c, "group",
+                   "the groups list more than %" G_GUINT64_FORMAT " ranks in all (a rank counts "
+                   "once in each group that names it)",
+                   (guint64)MAX_GROUP_MEMBERS);
+    c->group_members += members;
+    g_autoptr(GArray) ranks = g_array_sized_new(FALSE, FALSE, sizeof(guint32), (guint)members);
+    for (guint i = 2; i < n; i++)
+        for (guint32 r = lo[i]; r <= hi[i]; r++)
+            g_array_append_val(ranks, r);
     GError *local = NULL;
     if (ssim_graph_add_group(g, tok[1], (guint32 *)ranks->data, ranks->len, &local) == SSIM_NONE) {
         err(c, "group", "%s", local->message);
@@ -395,7 +411,7 @@ SsimGraph *ssim_graphfile_parse(const char *path, const char *text, gssize len, 
     g_autoptr(SsimGraph) g = ssim_graph_new();
     g_autoptr(GArray) ops = g_array_new(FALSE, TRUE, sizeof(Pending));
     g_array_set_clear_func(ops, pending_clear);
-    Ctx c = {path, 0, error};
+    Ctx c = {.path = path, .error = error};
     g_autofree char *copy = g_strndup(text, (gsize)len);
     char *cursor = copy;
     gboolean seen_version = FALSE;

@@ -62,6 +62,7 @@ static const BadCase bad_cases[] = {
     {"group-repeat.graph", 2, "group", "lists rank 1 twice"},
     {"group-twice.graph", 3, "group", "group 'g' is defined twice"},
     {"group-bad-name.graph", 2, "group", "'g,h' is not a valid name"},
+    {"group-too-many-members.graph", 4, "group", "more than 67108864 ranks in all"},
     {"twice-in-collective.graph", 0, "", "rank 0 enters g collective tag 0 twice"},
     {"mismatched-collective.graph", 0, "", "allgather of 8 bytes vs allreduce of 8 bytes"},
     {"duplicate-send.graph", 0, "", "a second send with the same source 0, destination 1"},
