@@ -126,8 +126,10 @@
 G_BEGIN_DECLS
 
 typedef struct {
-    double peak_flops; /* FLOP/s of one GPU in the compute dtype */
-    double hbm_bw;     /* bytes/s */
+    double peak_flops;     /* FLOP/s of one GPU in the compute dtype */
+    double peak_flops_fp8; /* FLOP/s of its FP8 tensor cores (0: none) */
+    double fp8_gemm_ratio; /* FP8 GEMMs' efficiency over the 16-bit ones' (cluster gemm_fp8) */
+    double hbm_bw;         /* bytes/s */
     double gemm_efficiency;
     double gemm_half_flops;
     double memory_efficiency;
@@ -170,6 +172,11 @@ typedef struct {
 /* Takes the figures of `cluster` for compute in `dtype`. */
 void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimCluster *cluster,
                                        SsimDtype dtype);
+/* `params` for an FP8 GEMM (parallel.h, SsimFp8): the FP8 tensor cores' peak at their own
+ * efficiency (the GEMM efficiencies times fp8_gemm_ratio), 1-byte elements (its result, written
+ * in the model's dtype, is counted at 1 byte too: a GEMM large enough to matter is bound by its
+ * tiles, not its bytes); every other figure the same. */
+void ssim_analytic_fp8_params(const SsimAnalyticParams *params, SsimAnalyticParams *fp8);
 
 /* The GEMM efficiency of `cluster` for a GPU busy a fraction `busy` (0..1) of the time:
  * gemm x (1 - (1 - gemm_sustained) busy).  The board's power limit binds only on a GPU kept
@@ -227,12 +234,15 @@ void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimG
                               guint n);
 /* The kernel table of the lowering (include/shiftsim/lower.h) for `model` at `microbatch` and
  * `tp`: each SsimGemmKind NAME (forward and recompute), NAME.dgrad (dA = dC B^T), NAME.wgrad
- * (dB = A^T dC) and NAME.bwd (both: the attention GEMMs' backward). */
+ * (dB = A^T dC) and NAME.bwd (both: the attention GEMMs' backward).  With `fp8` the kinds
+ * ssim_gemm_kind_fp8() names are priced as FP8 GEMMs (ssim_analytic_fp8_params()). */
 void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
-                                   guint tp);
+                                   guint tp, gboolean fp8);
 /* The GEMMs compute op `op` of `graph` runs, when the kernel table knows it (borrowed). */
 gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                 const SsimGemmShape **gemms, guint *n);
+/* Whether those GEMMs run in FP8 (FALSE for an op the table does not know). */
+gboolean ssim_analytic_op_fp8(const SsimAnalytic *model, const SsimGraph *graph, guint32 op);
 
 /*
  * The shape `model` charges communication op `op` of `graph` with: for a collective or barrier

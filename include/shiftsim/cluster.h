@@ -141,6 +141,8 @@ typedef struct {
      * (Hopper's warp-specialised kernels: FlashAttention-3, cuDNN's sm90 kernels) rather than
      * run them after (FlashAttention-2) ([efficiency] flash_overlap; default false). */
     gboolean flash_overlap;
+    double gemm_fp8;       /* FP8 GEMMs' `gemm_efficiency`, of the FP8 peak ([efficiency] gemm_fp8;
+                              0, the default: gemm_efficiency) */
     double gemm_sustained; /* the GEMM rate a training step sustains, as a fraction of the rate
                               of a short burst: board power limits the clocks under continuous
                               tensor-core load ([efficiency] gemm_sustained; default 1) */

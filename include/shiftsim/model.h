@@ -211,6 +211,17 @@ typedef enum {
 } SsimGemmKind;
 
 const char *ssim_gemm_kind_name(SsimGemmKind kind);
+/* Whether FP8 training (parallel.h, SsimFp8) runs `kind` on the FP8 tensor cores: the linear
+ * layers Transformer Engine replaces (QKV, attention output, MLP up and down); the attention core
+ * (Transformer Engine's dot-product attention stays in 16 bits unless asked) and the LM head
+ * (Megatron-LM keeps the output layer out of FP8) do not. */
+gboolean ssim_gemm_kind_fp8(SsimGemmKind kind);
+/* The same for a lowering kernel's name: "qkv", "ffn_up.wgrad", ... (NAME, NAME.dgrad,
+ * NAME.wgrad, NAME.bwd of such a kind). */
+gboolean ssim_gemm_kernel_fp8(const char *name);
+/* The weights of one layer's FP8 GEMMs on one of `tp` tensor-parallel ranks (the k x n of each
+ * kind ssim_gemm_kind_fp8() names): what Transformer Engine casts to FP8 once a step. */
+guint64 ssim_model_fp8_layer_params(const SsimModel *model, guint tp);
 
 /* A (batched) GEMM C[m,n] = A[m,k] B[k,n], forward direction.  The backward pass of every GEMM
  * is two GEMMs of the same FLOPs each (the gradients with respect to A and to B; for a weight

@@ -54,11 +54,21 @@ typedef enum {
     SSIM_TRANSFORMER_IMPL_N
 } SsimTransformerImpl;
 
+/* FP8 training (Megatron-LM's --fp8-format, through Transformer Engine): off (the default), or
+ * the linear layers' GEMMs -- QKV, attention output, MLP up and down; forward, input and weight
+ * gradients -- on the GPU's FP8 tensor cores with 1-byte operands, everything else (attention,
+ * the LM head, norms, communication, optimizer) in the model's dtype.  hybrid: E4M3 forward,
+ * E5M2 gradients; e4m3: E4M3 throughout.  Both cost the same here (ssim_gemm_kind_fp8(),
+ * lower-steps.c for the casts they add). */
+typedef enum { SSIM_FP8_OFF, SSIM_FP8_HYBRID, SSIM_FP8_E4M3, SSIM_FP8_N } SsimFp8;
+
 const char *ssim_axis_name(SsimAxis axis);      /* "tp", "dp", "pp" */
 const char *ssim_tp_comm_name(SsimTpComm comm); /* "allreduce", "rs-ag" */
 gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
 const char *ssim_attention_name(SsimAttention attention); /* "unfused", "flash" */
 gboolean ssim_attention_from_name(const char *name, SsimAttention *out);
+const char *ssim_fp8_name(SsimFp8 fp8); /* "off", "hybrid", "e4m3" */
+gboolean ssim_fp8_from_name(const char *name, SsimFp8 *out);
 /* "transformer_engine", "local"; "te" is also read as transformer_engine. */
 const char *ssim_transformer_impl_name(SsimTransformerImpl impl);
 gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out);
@@ -119,6 +129,7 @@ typedef struct {
     gboolean tp_sync_grad;
     SsimAttention attention;                /* default unfused */
     SsimTransformerImpl transformer_impl;   /* default transformer_engine */
+    SsimFp8 fp8;                            /* default off */
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
@@ -188,6 +199,7 @@ typedef enum {
     SSIM_PARALLEL_TP_OVERLAP = 1u << 17,
     SSIM_PARALLEL_ATTENTION = 1u << 18,
     SSIM_PARALLEL_TRANSFORMER_IMPL = 1u << 19,
+    SSIM_PARALLEL_FP8 = 1u << 20,
 } SsimParallelField;
 
 /*
@@ -201,7 +213,7 @@ typedef enum {
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
- *   (transformer_engine|te|local).
+ *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
@@ -225,7 +237,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
- * ",step_costs=-clip/+host", ",tp_overlap=off" and ",attention=flash" when set).  Caller frees. */
+ * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash" and ",fp8=hybrid" when set).
+ * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
 /*
@@ -240,6 +253,8 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - global_batch % (dp*microbatch) == 0
  *   - v > 1 needs pp > 1, and the number of microbatches a multiple of pp
  *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
+ *   - fp8 needs transformer_impl = transformer_engine, a bf16 or fp16 model and a cluster with
+ *     FP8 tensor cores (peak_tflops_fp8 > 0)
  *   - every tensor-parallel group inside one node, unless allow_cross_node_tp
  */
 gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,

@@ -136,6 +136,11 @@ static const Option options[SSIM_OPT_N] = {
          "run before Transformer Engine): a QKV bias kernel, bias gradients as reductions, "
          "LayerNorm's backward in two passes, the attention context's permute copy and the "
          "Q/K/V split's concatenation"},
+    [SSIM_OPT_FP8] = {"fp8", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, fp8), "FORMAT",
+                      "FP8 training through Transformer Engine: off (the default), hybrid (E4M3 "
+                      "forward, E5M2 gradients) or e4m3; the linear layers' GEMMs run on the FP8 "
+                      "tensor cores, attention, the LM head and the rest in the model's dtype",
+                      MEGATRON("fp8-format", "--fp8")},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -322,10 +327,11 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {&job->model,      &job->cluster,      &job->split,           &job->schedule,
-                        &job->recompute,  &job->zero,         &job->bucket,          &job->tp_comm,
-                        &job->order,      &job->stage_layers, &job->step_costs,      &job->dtype,
-                        &job->tp_overlap, &job->attention,    &job->transformer_impl};
+    char **strings[] = {
+        &job->model,      &job->cluster, &job->split,      &job->schedule,  &job->recompute,
+        &job->zero,       &job->bucket,  &job->tp_comm,    &job->order,     &job->stage_layers,
+        &job->step_costs, &job->dtype,   &job->tp_overlap, &job->attention, &job->transformer_impl,
+        &job->fp8};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -478,6 +484,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
                   {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
                   {"attention", attention, SSIM_OPT_ATTENTION},
                   {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
+                  {"fp8", job->fp8, SSIM_OPT_FP8},
                   {"order", job->order, SSIM_OPT_ORDER},
                   {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
                   {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},

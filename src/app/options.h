@@ -64,6 +64,7 @@ typedef enum {
     SSIM_OPT_TP_OVERLAP,
     SSIM_OPT_ATTENTION,
     SSIM_OPT_TRANSFORMER_IMPL,
+    SSIM_OPT_FP8,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_STEP_COSTS,
@@ -106,6 +107,7 @@ typedef struct {
     gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
     char *transformer_impl;
+    char *fp8;
     gboolean seq_parallel;
     gboolean cross_node_tp;          /* --cross-node-tp: tensor-parallel groups may span nodes */
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */

@@ -181,26 +181,37 @@ static void set_flash_kernel(SsimAnalytic *model, const char *name, const SsimGe
     put_kernel(model, &k);
 }
 
-void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *gemms,
-                              guint n)
+/* Puts kernel `name` of GEMMs `gemms` (1 or 2) in the table, priced under `p`. */
+static void set_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *gemms, guint n,
+                       const SsimAnalyticParams *p, gboolean fp8)
 {
-    g_return_if_fail(model != NULL && name != NULL && n >= 1 && n <= 2);
-    KernelGemms k = {.name = g_strdup(name), .n = n};
+    KernelGemms k = {.name = g_strdup(name), .n = n, .fp8 = fp8};
     for (guint i = 0; i < n; i++) {
         k.gemm[i] = gemms[i];
         k.flops += 2.0 * (double)gemms[i].m * (double)gemms[i].n * (double)gemms[i].k *
                    (double)MAX(gemms[i].batch, 1);
-        k.time += ssim_analytic_gemm_time(&model->params, &gemms[i]);
+        k.time += ssim_analytic_gemm_time(p, &gemms[i]);
     }
     put_kernel(model, &k);
 }
 
-void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
-                                   guint tp)
+void ssim_analytic_set_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *gemms,
+                              guint n)
 {
+    g_return_if_fail(model != NULL && name != NULL && n >= 1 && n <= 2);
+    set_kernel(model, name, gemms, n, &model->params, FALSE);
+}
+
+void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guint microbatch,
+                                   guint tp, gboolean fp8)
+{
+    SsimAnalyticParams p8;
+    ssim_analytic_fp8_params(&model->params, &p8);
     for (guint kind = 0; kind < SSIM_GEMM_N; kind++) {
         SsimGemm g = ssim_model_gemm(m, (SsimGemmKind)kind, microbatch, tp);
         const char *base = ssim_gemm_kind_name((SsimGemmKind)kind);
+        gboolean in_fp8 = fp8 && ssim_gemm_kind_fp8((SsimGemmKind)kind);
+        const SsimAnalyticParams *p = in_fp8 ? &p8 : &model->params;
         SsimGemmShape fwd = {g.m, g.n, g.k, g.batch};
         /* The gradient with respect to A: dA[m x k] = dC[m x n] B^T[n x k]; with respect to B:
          * dB[k x n] = A^T[k x m] dC[m x n].  Same FLOPs, other shapes. */
@@ -208,10 +219,10 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
         g_autofree char *dgrad = g_strconcat(base, ".dgrad", NULL);
         g_autofree char *wgrad = g_strconcat(base, ".wgrad", NULL);
         g_autofree char *both = g_strconcat(base, ".bwd", NULL);
-        ssim_analytic_set_kernel(model, base, &fwd, 1);
-        ssim_analytic_set_kernel(model, dgrad, &bwd[0], 1);
-        ssim_analytic_set_kernel(model, wgrad, &bwd[1], 1);
-        ssim_analytic_set_kernel(model, both, bwd, 2);
+        set_kernel(model, base, &fwd, 1, p, in_fp8);
+        set_kernel(model, dgrad, &bwd[0], 1, p, in_fp8);
+        set_kernel(model, wgrad, &bwd[1], 1, p, in_fp8);
+        set_kernel(model, both, bwd, 2, p, in_fp8);
     }
     /* Flash attention (the lowering's SSIM_FLASH_KERNEL) over the heads of the scores' GEMM,
      * with the FLOPs of the unfused kernels it replaces. */
@@ -262,6 +273,12 @@ gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *grap
     if (backward)
         *backward = k->flash == 2;
     return TRUE;
+}
+
+gboolean ssim_analytic_op_fp8(const SsimAnalytic *model, const SsimGraph *graph, guint32 op)
+{
+    const KernelGemms *k = op_kernel(model, graph, op);
+    return k != NULL && k->fp8;
 }
 
 gboolean ssim_analytic_op_gemms(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,

@@ -23,6 +23,9 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         peak = ssim_cluster_peak_flops(cluster, SSIM_DTYPE_BF16);
     *params = (SsimAnalyticParams){
         .peak_flops = peak,
+        .peak_flops_fp8 = ssim_cluster_peak_flops(cluster, SSIM_DTYPE_FP8),
+        .fp8_gemm_ratio =
+            cluster->gemm_fp8 > 0 ? cluster->gemm_fp8 / cluster->gemm_efficiency : 1.0,
         .hbm_bw = cluster->hbm_bw,
         /* A training step keeps the tensor cores busy for seconds: the board's power limit
          * lowers the clocks below a short benchmark's (cluster.h, gemm_sustained). */
@@ -55,6 +58,17 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .gemm_burst = cluster->gemm_efficiency,
         .flash_overlap = cluster->flash_overlap,
     };
+}
+
+void ssim_analytic_fp8_params(const SsimAnalyticParams *params, SsimAnalyticParams *fp8)
+{
+    *fp8 = *params;
+    if (params->peak_flops_fp8 > 0)
+        fp8->peak_flops = params->peak_flops_fp8;
+    double r = params->fp8_gemm_ratio > 0 ? params->fp8_gemm_ratio : 1.0;
+    fp8->gemm_efficiency *= r;
+    fp8->gemm_burst *= r;
+    fp8->dtype_bytes = ssim_dtype_size(SSIM_DTYPE_FP8);
 }
 
 double ssim_analytic_sustained_efficiency(const SsimCluster *cluster, double busy)
@@ -295,8 +309,11 @@ static gboolean is_multi_tensor(const SsimAnalytic *m, const SsimGraph *graph, c
 static SsimTime compute_time(const SsimAnalytic *m, const SsimGraph *graph, const SsimOp *op)
 {
     const SsimAnalyticParams *p = &m->params;
-    /* Without the shape model a kernel is priced by its FLOPs and bytes, as one op. */
-    const KernelGemms *k = p->sm_count > 0 ? analytic_kernel_of(m, graph, op) : NULL;
+    /* Without the shape model a kernel is priced by its FLOPs and bytes, as one op; an FP8 GEMM
+     * then by the FP8 tensor cores' size curve (its table entry's time). */
+    const KernelGemms *k = analytic_kernel_of(m, graph, op);
+    if (k != NULL && p->sm_count == 0 && !k->fp8)
+        k = NULL;
     if (k != NULL && k->flash)
         return ssim_analytic_flash_time(p, &k->gemm[0], op->bytes, k->flash == 2);
     if (k != NULL)

@@ -289,11 +289,20 @@ static gboolean ask_gemms(const SsimProfiled *m, const SsimGraph *graph, guint32
     if (!ssim_analytic_op_gemms(m->analytic, graph, idx, &g, &n))
         return FALSE;
     const SsimAnalyticParams *p = &m->gemm;
+    SsimDtype dtype = m->dtype;
+    /* An FP8 GEMM is asked of the profile's FP8 rows, carried by the FP8 tensor cores' model
+     * (the fit of the 16-bit rows does not describe them). */
+    SsimAnalyticParams p8;
+    if (ssim_analytic_op_fp8(m->analytic, graph, idx)) {
+        ssim_analytic_fp8_params(ssim_analytic_params(m->analytic), &p8);
+        p = &p8;
+        dtype = SSIM_DTYPE_FP8;
+    }
     SsimCostEstimate sum = {0, 0, SSIM_COST_EXACT};
     gboolean measured = FALSE;
     for (guint i = 0; i < n; i++) {
         SsimCostEstimate one;
-        ssim_profile_gemm_time(m->profile, g[i].m, g[i].n, g[i].k, g[i].batch, m->dtype, p, &one);
+        ssim_profile_gemm_time(m->profile, g[i].m, g[i].n, g[i].k, g[i].batch, dtype, p, &one);
         measured = measured || one.source != SSIM_COST_ANALYTICAL;
         sum.time_us += one.time_us;
         sum.time += one.time;

@@ -61,6 +61,8 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     if (p->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
         g_string_append_printf(o, ", transformer-impl %s",
                                ssim_transformer_impl_name(p->transformer_impl));
+    if (p->fp8 != SSIM_FP8_OFF)
+        g_string_append_printf(o, ", fp8 %s", ssim_fp8_name(p->fp8));
     if (p->step_costs_set) {
         /* Only when changed: the default (Megatron-LM's) is --explain-costs' to tell. */
         guint on = ssim_parallel_step_costs(p, c->model);

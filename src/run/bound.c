@@ -16,7 +16,9 @@
 /* Per kernel list, its kernels priced as the GPU's work and as the host's launches of them. */
 typedef struct {
     const SsimAnalyticParams *ap;
-    SsimGemmShape score; /* the heads' Q K^T: a flash-attention kernel's shape */
+    const SsimAnalyticParams *ap8; /* the linear layers' GEMMs under fp8, or NULL */
+    guint dtype_bytes;             /* of the model: the lowering's bytes are counted in it */
+    SsimGemmShape score;           /* the heads' Q K^T: a flash-attention kernel's shape */
     SsimTime gpu[SSIM_KERNELS_N], host[SSIM_KERNELS_N];
 } Sums;
 
@@ -29,6 +31,8 @@ static void add_kernel(gpointer data, SsimKernelList list, const char *name, dou
     gboolean bwd = strcmp(name, SSIM_FLASH_KERNEL ".bwd") == 0;
     if (bwd || strcmp(name, SSIM_FLASH_KERNEL) == 0)
         s->gpu[list] += ssim_analytic_flash_time(s->ap, &s->score, bytes, bwd);
+    else if (s->ap8 != NULL && ssim_gemm_kernel_fp8(name)) /* 1-byte elements (analytic.h) */
+        s->gpu[list] += ssim_analytic_compute_time(s->ap8, flops, bytes / MAX(s->dtype_bytes, 1u));
     else
         s->gpu[list] += ssim_analytic_compute_time(s->ap, flops, bytes);
     s->host[list] += s->ap->kernel_floor;
@@ -91,8 +95,13 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
      * idle keeps its clocks, sim.c): the bound takes that rate, never slower than the step's. */
     if (ap.kernel_floor > 0)
         ap.gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, 0.0);
+    SsimAnalyticParams ap8;
+    ssim_analytic_fp8_params(&ap, &ap8);
     SsimGemm score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
-    Sums s = {.ap = &ap, .score = {score.m, score.n, score.k, score.batch}};
+    Sums s = {.ap = &ap,
+              .ap8 = par->fp8 != SSIM_FP8_OFF ? &ap8 : NULL,
+              .dtype_bytes = ssim_dtype_size(model->dtype),
+              .score = {score.m, score.n, score.k, score.batch}};
     ssim_lower_each_kernel(model, par, add_kernel, &s);
     guint64 bytes = ssim_lower_transfer_bytes(model, par);
     SsimTime inside = ssim_analytic_p2p_time(&ap, bytes, FALSE);

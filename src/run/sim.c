@@ -545,7 +545,8 @@ static SsimAnalytic *analytic_for(const SsimAnalyticParams *ap, const SsimLowere
         const guint32 *ranks = ssim_lowered_group_ranks(lowered, gi, &n);
         ssim_analytic_set_group(analytic, gi, ranks, n);
     }
-    ssim_analytic_set_model_gemms(analytic, model, par->microbatch, par->tp);
+    ssim_analytic_set_model_gemms(analytic, model, par->microbatch, par->tp,
+                                  par->fp8 != SSIM_FP8_OFF);
     return analytic;
 }
 

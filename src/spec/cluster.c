@@ -86,6 +86,7 @@ static const char *const efficiency_keys[] = {"gemm",
                                               "gemm_tile_us",
                                               "gemm_unaligned",
                                               "gemm_sustained",
+                                              "gemm_fp8",
                                               "multi_tensor",
                                               "flash_overlap",
                                               NULL};
@@ -204,6 +205,7 @@ SsimCluster *ssim_cluster_default(void)
     c->gemm_half_flops = 4e9;
     c->gemm_unaligned = 0.31;
     c->gemm_sustained = 0.87;
+    c->gemm_fp8 = 0.70;
     c->multi_tensor = 0.69;
     c->flash_overlap = TRUE;
     c->memory_efficiency = 0.85;
@@ -354,6 +356,9 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
     FRACTION("ib", c->ib_efficiency);
     FRACTION("gemm_unaligned", c->gemm_unaligned);
     FRACTION("gemm_sustained", c->gemm_sustained);
+    if (c->gemm_fp8 != 0.0) { /* 0: unset, FP8 GEMMs at `gemm` of the FP8 peak */
+        FRACTION("gemm_fp8", c->gemm_fp8);
+    }
     if (c->multi_tensor != 0.0) { /* 0: unset, the optimizer's kernels stream at `memory` */
         FRACTION("multi_tensor", c->multi_tensor);
     }
@@ -456,6 +461,7 @@ static gboolean parse_gemm_model(const SsimIni *ini, SsimCluster *c, GError **er
                            &c->gemm_unaligned, error) &&
            ssim_ini_double(ini, "efficiency", "gemm_sustained", FALSE, 0, TRUE, 1,
                            &c->gemm_sustained, error) &&
+           ssim_ini_double(ini, "efficiency", "gemm_fp8", FALSE, 0, TRUE, 1, &c->gemm_fp8, error) &&
            ssim_ini_double(ini, "efficiency", "multi_tensor", FALSE, 0, TRUE, 1, &c->multi_tensor,
                            error) &&
            ssim_ini_bool(ini, "efficiency", "flash_overlap", FALSE, &c->flash_overlap, error);
@@ -708,6 +714,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
         kv(out, "gemm_unaligned", c->gemm_unaligned);
     if (c->gemm_sustained < 1.0)
         kv(out, "gemm_sustained", c->gemm_sustained);
+    if (c->gemm_fp8 > 0.0)
+        kv(out, "gemm_fp8", c->gemm_fp8);
     if (c->multi_tensor > 0.0)
         kv(out, "multi_tensor", c->multi_tensor);
     if (c->flash_overlap)

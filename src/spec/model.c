@@ -99,6 +99,41 @@ const char *ssim_gemm_kind_name(SsimGemmKind kind)
     return (guint)kind < SSIM_GEMM_N ? gemm_names[kind] : "?";
 }
 
+gboolean ssim_gemm_kind_fp8(SsimGemmKind kind)
+{
+    return kind == SSIM_GEMM_QKV || kind == SSIM_GEMM_ATTN_OUT || kind == SSIM_GEMM_FFN_UP ||
+           kind == SSIM_GEMM_FFN_DOWN;
+}
+
+gboolean ssim_gemm_kernel_fp8(const char *name)
+{
+    static const char *const suffixes[] = {"", ".dgrad", ".wgrad", ".bwd"};
+    if (name == NULL)
+        return FALSE;
+    for (guint kind = 0; kind < SSIM_GEMM_N; kind++) {
+        if (!ssim_gemm_kind_fp8((SsimGemmKind)kind))
+            continue;
+        gsize n = strlen(gemm_names[kind]);
+        if (strncmp(name, gemm_names[kind], n) != 0)
+            continue;
+        for (gsize i = 0; i < G_N_ELEMENTS(suffixes); i++)
+            if (strcmp(name + n, suffixes[i]) == 0)
+                return TRUE;
+    }
+    return FALSE;
+}
+
+guint64 ssim_model_fp8_layer_params(const SsimModel *model, guint tp)
+{
+    guint64 n = 0;
+    for (guint kind = 0; kind < SSIM_GEMM_N; kind++)
+        if (ssim_gemm_kind_fp8((SsimGemmKind)kind)) {
+            SsimGemm g = ssim_model_gemm(model, (SsimGemmKind)kind, 1, tp);
+            n += g.k * g.n;
+        }
+    return n;
+}
+
 /* ---- parameters ------------------------------------------------------------------------- */
 
 static guint64 norm_params(const SsimModel *m)

@@ -22,6 +22,8 @@ static const char *const attention_names[] = {"unfused", "flash"};
 G_STATIC_ASSERT(G_N_ELEMENTS(attention_names) == SSIM_ATTENTION_N);
 static const char *const transformer_impl_names[] = {"transformer_engine", "local"};
 G_STATIC_ASSERT(G_N_ELEMENTS(transformer_impl_names) == SSIM_TRANSFORMER_IMPL_N);
+static const char *const fp8_names[] = {"off", "hybrid", "e4m3"};
+G_STATIC_ASSERT(G_N_ELEMENTS(fp8_names) == SSIM_FP8_N);
 
 const char *ssim_axis_name(SsimAxis axis)
 {
@@ -36,6 +38,11 @@ const char *ssim_tp_comm_name(SsimTpComm comm)
 const char *ssim_attention_name(SsimAttention attention)
 {
     return (guint)attention < SSIM_ATTENTION_N ? attention_names[attention] : "?";
+}
+
+const char *ssim_fp8_name(SsimFp8 fp8)
+{
+    return (guint)fp8 < SSIM_FP8_N ? fp8_names[fp8] : "?";
 }
 
 const char *ssim_transformer_impl_name(SsimTransformerImpl impl)
@@ -71,6 +78,20 @@ gboolean ssim_attention_from_name(const char *name, SsimAttention *out)
     if (!name_index(attention_names, SSIM_ATTENTION_N, aliases, SSIM_ATTENTION_FLASH, name, &i))
         return FALSE;
     *out = (SsimAttention)i;
+    return TRUE;
+}
+
+gboolean ssim_fp8_from_name(const char *name, SsimFp8 *out)
+{
+    /* A bare switch turns on Megatron-LM's usual format. */
+    static const char *const aliases[] = {"on", "true", "1", NULL};
+    guint i;
+    if (!name_index(fp8_names, SSIM_FP8_N, aliases, SSIM_FP8_HYBRID, name, &i)) {
+        if (name == NULL || (g_ascii_strcasecmp(name, "false") != 0 && strcmp(name, "0") != 0))
+            return FALSE;
+        i = SSIM_FP8_OFF;
+    }
+    *out = (SsimFp8)i;
     return TRUE;
 }
 
@@ -592,6 +613,10 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_TRANSFORMER_IMPL;
         if (!ssim_transformer_impl_from_name(v, &p.transformer_impl))
             return not_a(k, v, "a transformer implementation (transformer_engine or local)", error);
+    } else if (key_is(k, "fp8", "fp8_format", NULL)) {
+        f = SSIM_PARALLEL_FP8;
+        if (!ssim_fp8_from_name(v, &p.fp8))
+            return not_a(k, v, "an FP8 format (off, hybrid or e4m3)", error);
     } else if (key_is(k, "tp_overlap", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_OVERLAP;
         gboolean overlap;
@@ -603,7 +628,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl)",
+                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl, fp8)",
                     shown);
         return FALSE;
     }
@@ -684,6 +709,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
     if (par->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
         g_string_append_printf(extra, ",transformer_impl=%s",
                                ssim_transformer_impl_name(par->transformer_impl));
+    if (par->fp8 != SSIM_FP8_OFF)
+        g_string_append_printf(extra, ",fp8=%s", ssim_fp8_name(par->fp8));
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -766,6 +793,8 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("placement: must not be empty");
     if ((guint)par->recompute >= SSIM_RECOMPUTE_N || (guint)par->tp_comm >= SSIM_TP_COMM_N)
         FAIL("recompute/tp_comm: value out of range");
+    if ((guint)par->fp8 >= SSIM_FP8_N)
+        FAIL("fp8: value out of range");
 
     guint64 world = (guint64)par->dp * par->tp * par->pp;
     if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))
@@ -830,6 +859,22 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
     if (par->sequence_parallel && par->tp_comm != SSIM_TP_COMM_RS_AG)
         FAIL("sequence parallelism needs tp_comm = rs-ag: sp is on with tp_comm = %s",
              ssim_tp_comm_name(par->tp_comm));
+
+    /* FP8 GEMMs are Transformer Engine's (Megatron-LM: --fp8-format needs --bf16 or --fp16 and
+     * --transformer-impl transformer_engine), on tensor cores that have FP8. */
+    if (par->fp8 != SSIM_FP8_OFF) {
+        if (par->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
+            FAIL("fp8 needs transformer_impl = transformer_engine: FP8 GEMMs are Transformer "
+                 "Engine's layers, and transformer_impl is %s",
+                 ssim_transformer_impl_name(par->transformer_impl));
+        if (model->dtype != SSIM_DTYPE_BF16 && model->dtype != SSIM_DTYPE_FP16)
+            FAIL("fp8 needs a bf16 or fp16 model: FP8 runs the GEMMs of a mixed-precision model, "
+                 "and %s trains in %s",
+                 model->name, ssim_dtype_name(model->dtype));
+        if (cluster != NULL && !(ssim_cluster_peak_flops(cluster, SSIM_DTYPE_FP8) > 0))
+            FAIL("fp8 needs FP8 tensor cores: cluster %s (%s) gives no peak_tflops_fp8",
+                 cluster->name, cluster->gpu);
+    }
 
     if (cluster != NULL && !check_tp_in_node(par, cluster, error))
         return FALSE;

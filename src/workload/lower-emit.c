@@ -277,10 +277,12 @@ static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 byt
     g_array_append_val(e->pending, idx);
 }
 
+static void optimizer(Emit *e, guint64 params, guint64 shard);
+
 void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
 {
     const SsimParallel *par = e->par;
-    const guint64 dt = ssim_dtype_size(e->model->dtype), gdt = lower_grad_elem_bytes(e);
+    const guint64 gdt = lower_grad_elem_bytes(e);
     if (emb_ar && term_on(e, SSIM_STEP_COST_EMBEDDING)) {
         SsimOpSpec spec = SSIM_OP_SPEC_INIT;
         spec.kind = SSIM_OP_COLLECTIVE;
@@ -317,8 +319,17 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
         if (e->mp_group != SSIM_NONE)
             step_allreduce(e, "clip.allreduce", e->mp_group, 4);
     }
-    if (!term_on(e, SSIM_STEP_COST_OPTIMIZER))
-        return;
+    if (term_on(e, SSIM_STEP_COST_OPTIMIZER))
+        optimizer(e, params, shard);
+}
+
+/* The optimizer's kernels over this GPU's `params` (`shard` of them its own under ZeRO-1), under
+ * ZeRO-1 the weights' all-gather, and under FP8 the weights' cast. */
+static void optimizer(Emit *e, guint64 params, guint64 shard)
+{
+    const SsimParallel *par = e->par;
+    const guint64 dt = ssim_dtype_size(e->model->dtype), gdt = lower_grad_elem_bytes(e);
+    gboolean zero = par->zero_stage >= 1 && par->dp > 1;
     /* The optimizer, as Megatron-LM's mixed-precision step runs it: Adam reads the fp32
      * gradient, master weight and two moments and writes the last three (7 x 4 bytes per
      * parameter); in 16 bits the master weights are then copied into the compute copy (4 read,
@@ -342,5 +353,14 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
         spec.bytes = params * dt;
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
         ssim_plan_data(e->plan, e->last, idx);
+    }
+    /* FP8 training: Transformer Engine casts each FP8 GEMM's weight to FP8, with its transpose,
+     * once a step (on the first microbatch, from the weights the optimizer wrote): dt bytes read
+     * and 2 written a weight (lower-steps.c has the activations' casts). */
+    if (par->fp8 != SSIM_FP8_OFF) {
+        guint64 w = ssim_model_fp8_layer_params(e->model, par->tp) *
+                    ssim_parallel_stage_layers(par, e->model, e->stage);
+        Step st = {.kind = ST_KERNEL, .name = "fp8.weight_cast", .bytes = w * (dt + 2)};
+        kernel(e, &st, SSIM_OPCLASS_OPTIMIZER);
     }
 }

@@ -298,6 +298,22 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      * and the residual stream's accumulation. */
     const guint64 mask = model->hidden_dropout ? Tl * h : 0;
     const guint64 dropout_bwd = model->hidden_dropout ? Tl * h * (2 * dt + 1) : 0;
+    /* FP8 training (par->fp8; Transformer Engine's layers): an FP8 GEMM takes FP8 operands, and
+     * on Hopper only in the TN layout, so each input is cast to FP8 and also written transposed
+     * for the other pass's GEMM: dt bytes read and 2 written an element.  The casts of the QKV
+     * and MLP-up inputs are fused into the LayerNorm before them, and the MLP-down input's into
+     * the activation (LayerNormLinear, LayerNormMLP): those kernels write the FP8 copy and its
+     * transpose where they wrote the dt output, the same bytes at dt = 2.  The attention output
+     * projection's input (the attention core's output) gets a cast-transpose kernel of its own,
+     * and in the backward each FP8 GEMM's output gradient does (dt read, 2 written; the bias
+     * gradient rides on it).  The weights' casts happen once a step (lower-emit.c). */
+    const gboolean fp8 = par->fp8 != SSIM_FP8_OFF;
+    const guint64 cast = dt + 2;
+    const guint64 out_cast = fp8 ? out.m * out.k * cast : 0;
+    const guint64 qkv_gcast = fp8 ? qkv.m * qkv.n * cast : 0;
+    const guint64 out_gcast = fp8 ? out.m * out.n * cast : 0;
+    const guint64 up_gcast = fp8 ? up.m * up.n * cast : 0;
+    const guint64 down_gcast = fp8 ? down.m * down.n * cast : 0;
 
     sl->layer_fwd = steps_new();
     sl->layer_recompute = steps_new();
@@ -309,6 +325,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         optional_step(f, "qkv.bias", qkv_bias);
         attn_core_forward(f, &ac);
+        optional_step(f, "attn_out.cast", out_cast);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
         kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
@@ -322,17 +339,21 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         optional_step(bw, "ffn_down.bgrad", down_bgrad);
         optional_step(bw, "attn_out.bgrad", out_bgrad);
         tp_g_backward(bw, &ts);
+        optional_step(bw, "ffn_down.grad_cast", down_gcast);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
         optional_step(bw, "ffn_up.bgrad", up_bgrad);
         tp_f_backward_gather(bw, &ts);
+        optional_step(bw, "ffn_up.grad_cast", up_gcast);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
+        optional_step(bw, "attn_out.grad_cast", out_gcast);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
+        optional_step(bw, "qkv.grad_cast", qkv_gcast);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
         Step wgrads[] = {kernel("ffn_up.wgrad", up.flops, up.bytes, w_up),
@@ -345,6 +366,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         optional_step(f, "qkv.bias", qkv_bias);
         attn_core_forward(f, &ac);
+        optional_step(f, "attn_out.cast", out_cast);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         tp_g_forward(f, &ts);
         kernel_step(f, "residual1", 0, 3 * Tl * h * dt + mask, 0);
@@ -360,11 +382,13 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         optional_step(bw, "dropout2.bwd", dropout_bwd);
         optional_step(bw, "ffn_down.bgrad", down_bgrad);
         tp_g_backward(bw, &ts);
+        optional_step(bw, "ffn_down.grad_cast", down_gcast);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
         kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
         optional_step(bw, "ffn_up.bgrad", up_bgrad);
         tp_f_backward_gather(bw, &ts);
+        optional_step(bw, "ffn_up.grad_cast", up_gcast);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
         Step up_wgrad = kernel("ffn_up.wgrad", up.flops, up.bytes, w_up);
         tp_f_backward_with(bw, &ts, &up_wgrad, 1);
@@ -373,12 +397,14 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         optional_step(bw, "dropout1.bwd", dropout_bwd);
         optional_step(bw, "attn_out.bgrad", out_bgrad);
         tp_g_backward(bw, &ts);
+        optional_step(bw, "attn_out.grad_cast", out_gcast);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
         tp_f_backward_gather(bw, &ts);
+        optional_step(bw, "qkv.grad_cast", qkv_gcast);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
         Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
@@ -467,6 +493,7 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
         {"optimizer", SSIM_STEP_COST_OPTIMIZER},
         {"grad.zero", SSIM_STEP_COST_OPTIMIZER},
         {"dp.allgather", SSIM_STEP_COST_OPTIMIZER},
+        {"fp8.weight_cast", SSIM_STEP_COST_OPTIMIZER},
         {"clip.norm", SSIM_STEP_COST_CLIP},
         {"clip.allreduce", SSIM_STEP_COST_CLIP},
         {"loss_scale.check", SSIM_STEP_COST_LOSS_SCALE},

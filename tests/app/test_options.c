@@ -147,6 +147,10 @@ Test(options, errors_name_the_option, .init = test_redirect)
     ssim_parallel_init(&par);
     cr_assert_eq(ssim_cli_job_apply_fields("sweep", &job, &par), SSIM_EXIT_USAGE);
     job.tp_comm = NULL;
+    char fp8[] = "e5m2";
+    job.fp8 = fp8;
+    cr_assert_eq(ssim_cli_job_apply_fields("simulate", &job, &par), SSIM_EXIT_USAGE);
+    job.fp8 = NULL;
     char split[] = "tp=x";
     job.split = split;
     cr_assert_eq(ssim_cli_job_apply("compare", &job, &par, 8), SSIM_EXIT_USAGE);
@@ -166,6 +170,9 @@ Test(options, errors_name_the_option, .init = test_redirect)
               "%s", err);
     cr_assert(strstr(err, "shiftsim simulate: --nodes: must be a positive integer"), "%s", err);
     cr_assert(strstr(err, "shiftsim sweep: --tp-comm: "), "%s", err);
+    cr_assert(strstr(err, "shiftsim simulate: --fp8: fp8: 'e5m2' is not an FP8 format (off, "
+                          "hybrid or e4m3)"),
+              "%s", err);
     cr_assert(strstr(err, "shiftsim compare: --split: "), "%s", err);
     cr_assert(strstr(err, "shiftsim replay: --format: 'xml' is not table, csv or json"), "%s", err);
     cr_assert(strstr(err, "shiftsim simulate: --placement: unknown placement 'nowhere'"), "%s",
@@ -306,6 +313,8 @@ Test(options, megatron_names_are_aliases)
                               "--use-flash-attn",
                               "--transformer-impl",
                               "local",
+                              "--fp8-format",
+                              "e4m3",
                               "--num-layers-per-virtual-pipeline-stage",
                               "7"};
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
@@ -336,6 +345,7 @@ Test(options, megatron_names_are_aliases)
     cr_expect(par.tp_sync_grad, "--no-async-tensor-model-parallel-allreduce: --tp-overlap off");
     cr_expect_eq(par.attention, SSIM_ATTENTION_FLASH, "--use-flash-attn: --attention flash");
     cr_expect_eq(par.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL, "Megatron-LM's own name");
+    cr_expect_eq(par.fp8, SSIM_FP8_E4M3, "--fp8-format: --fp8");
     cr_expect_str_eq(par.schedule, "interleaved");
     /* Megatron-LM's --ddp-bucket-size default: max(40M, 1M dp) parameters, here of 2 bytes. */
     cr_expect_eq(par.dp_bucket_bytes, 80000000);
@@ -365,7 +375,9 @@ Test(options, megatron_names_are_aliases)
                           "--attention",
                           "flash",
                           "--transformer-impl",
-                          "local"};
+                          "local",
+                          "--fp8",
+                          "e4m3"};
     g_auto(SsimCliJob) same = SSIM_CLI_JOB_INIT;
     cr_assert(parse_job(&same, ours, G_N_ELEMENTS(ours)));
     SsimParallel want;

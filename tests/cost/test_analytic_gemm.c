@@ -207,7 +207,7 @@ Test(analytic_gemm, model_gemms_name_every_lowered_kernel)
     cr_assert_not_null(m, "%s", error ? error->message : "");
     SsimAnalyticParams p = tiles_params();
     g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
-    ssim_analytic_set_model_gemms(a, m, 1, 8);
+    ssim_analytic_set_model_gemms(a, m, 1, 8, FALSE);
     g_autoptr(SsimGraph) g = ssim_graph_new();
     SsimGemm qkv = ssim_model_gemm(m, SSIM_GEMM_QKV, 1, 8);
     SsimGemm score = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, 1, 8);
@@ -310,7 +310,7 @@ Test(analytic_gemm, model_gemms_price_flash_attention)
     p.exp_rate = 4e9;
     p.gemm_burst = 1.0;
     g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
-    ssim_analytic_set_model_gemms(a, m, 1, 8);
+    ssim_analytic_set_model_gemms(a, m, 1, 8, FALSE);
     SsimGemm score = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, 1, 8);
     SsimGemm ctx = ssim_model_gemm(m, SSIM_GEMM_ATTN_CONTEXT, 1, 8);
     g_autoptr(SsimGraph) g = ssim_graph_new();
@@ -562,4 +562,57 @@ Test(analytic_gemm, unaligned_rows_run_slower)
     p.dtype_bytes = 2;
     p.gemm_unaligned = 1.0;
     assert_ns(gemm(&p, 256, 260, 1024, 1), aligned);
+}
+
+/*
+ * FP8 training (parallel.h, SsimFp8) by hand, on the round GPU above (4 SMs of 1 TFLOP/s in
+ * 16 bits) given FP8 tensor cores of twice that rate.  GPT-3 175B's QKV at microbatch 1 and tp 8
+ * is [2048, 12288] x [12288, 4608]: 16 x 36 = 576 tiles of 128 x 128, 144 waves over 4 SMs, each
+ * tile 2 x 128^2 x 12288 = 402,653,184 FLOPs: 402.653184 us in 16 bits, 57.982058 ms in all; in
+ * FP8 half of it.  The linear layers' GEMMs (forward, dgrad, wgrad) are FP8; the attention core
+ * and the LM head are not, and keep their 16-bit times.
+ */
+Test(analytic_gemm, fp8_prices_the_linear_layers_at_the_fp8_peak)
+{
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    SsimAnalyticParams p = tiles_params();
+    p.peak_flops_fp8 = 8e12;
+    g_autoptr(SsimAnalytic) a16 = ssim_analytic_new(&p);
+    g_autoptr(SsimAnalytic) a8 = ssim_analytic_new(&p);
+    ssim_analytic_set_model_gemms(a16, m, 1, 8, FALSE);
+    ssim_analytic_set_model_gemms(a8, m, 1, 8, TRUE);
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    const char *names[] = {"qkv", "qkv.wgrad", "ffn_down.dgrad", "lm_head", "attn_score"};
+    const SsimGemmKind kinds[] = {SSIM_GEMM_QKV, SSIM_GEMM_QKV, SSIM_GEMM_FFN_DOWN,
+                                  SSIM_GEMM_LM_HEAD, SSIM_GEMM_ATTN_SCORE};
+    guint32 ops[G_N_ELEMENTS(names)];
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.stream = ssim_graph_stream(g, 0, "compute");
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        s.name = names[i];
+        s.flops = ssim_model_gemm(m, kinds[i], 1, 8).flops;
+        ops[i] = ssim_graph_add_op(g, &s, NULL, 0);
+    }
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimCostModel c16 = ssim_analytic_cost_model(a16), c8 = ssim_analytic_cost_model(a8);
+    assert_ns(c16.op_time(&c16, g, ops[0], 1), 57982058);
+    assert_ns(c8.op_time(&c8, g, ops[0], 1), 28991029);
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        gboolean fp8 = i < 3;
+        cr_assert_eq(ssim_analytic_op_fp8(a8, g, ops[i]), fp8, "%s", names[i]);
+        cr_assert_not(ssim_analytic_op_fp8(a16, g, ops[i]), "%s", names[i]);
+        cr_assert_eq(ssim_gemm_kernel_fp8(names[i]), fp8, "%s", names[i]);
+        SsimTime t16 = c16.op_time(&c16, g, ops[i], 1), t8 = c8.op_time(&c8, g, ops[i], 1);
+        if (fp8)
+            cr_assert(t8 < t16, "%s: %lld vs %lld ns", names[i], (long long)t8, (long long)t16);
+        else
+            assert_ns(t8, t16);
+    }
+    /* The names that are not a linear layer's GEMM: its cast, another kernel, a prefix. */
+    cr_assert_not(ssim_gemm_kernel_fp8("attn_out.cast"));
+    cr_assert_not(ssim_gemm_kernel_fp8("qkv.grad_cast"));
+    cr_assert_not(ssim_gemm_kernel_fp8("ffn"));
+    cr_assert_not(ssim_gemm_kernel_fp8(NULL));
 }

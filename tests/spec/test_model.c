@@ -20,6 +20,7 @@ static const char *const bundled[] = {
     "gpt-j-6b",
     "gpt-3-175b",
     "llama-2-7b",
+    "llama-2-13b",
     "llama-2-70b",
     "bloom-176b",
     "megatron-gpt-1.7b",
@@ -116,6 +117,7 @@ Test(model, published_exact_counts)
         const char *name;
         guint64 params;
     } exact[] = {{"llama-2-7b", 6738415616ULL},
+                 {"llama-2-13b", 13015864320ULL},
                  {"llama-2-70b", 68976648192ULL},
                  {"bloom-176b", 176247271424ULL}};
     for (gsize i = 0; i < G_N_ELEMENTS(exact); i++) {

@@ -61,7 +61,7 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->order[1] == b->order[1] && a->order[2] == b->order[2] &&
            strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0 &&
            a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention &&
-           a->transformer_impl == b->transformer_impl;
+           a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8;
 }
 
 /* `p`'s canonical string has `needle` and parses back to `p`. */
@@ -189,6 +189,56 @@ Test(parallel, transformer_impls)
                                      "implementation (transformer_engine or local)");
     g_clear_error(&error);
     cr_assert_eq(p.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL, "an error leaves the value");
+}
+
+/* fp8: off by default (not in the canonical string), Megatron-LM's formats and a bare switch
+ * read, each round-trips, an unknown format refused with the field named. */
+Test(parallel, fp8_formats)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_eq(p.fp8, SSIM_FP8_OFF);
+    assert_default_unwritten("fp8");
+    const struct {
+        const char *text;
+        SsimFp8 want;
+    } cases[] = {{"hybrid", SSIM_FP8_HYBRID}, {"on", SSIM_FP8_HYBRID}, {"E4M3", SSIM_FP8_E4M3},
+                 {"off", SSIM_FP8_OFF},       {"false", SSIM_FP8_OFF}, {"1", SSIM_FP8_HYBRID}};
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        cr_assert(ssim_parallel_set(&p, "fp8", cases[i].text, NULL), "%s", cases[i].text);
+        cr_assert_eq(p.fp8, cases[i].want, "%s", cases[i].text);
+    }
+    cr_assert(ssim_parallel_set(&p, "fp8-format", "e4m3", NULL));
+    assert_round_trip(&p, ",fp8=e4m3");
+    cr_assert(ssim_parallel_set(&p, "fp8", "hybrid", NULL));
+    assert_round_trip(&p, ",fp8=hybrid");
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "fp8", "e5m2", &error));
+    cr_assert_str_eq(error->message, "fp8: 'e5m2' is not an FP8 format (off, hybrid or e4m3)");
+    g_clear_error(&error);
+    cr_assert_eq(p.fp8, SSIM_FP8_HYBRID, "an error leaves the value");
+}
+
+/* FP8 needs Transformer Engine's layers, a 16-bit model and FP8 tensor cores (the A100 has
+ * none); the default H200 and GPT-J in bf16 take it. */
+Test(parallel, rule_fp8)
+{
+    SsimParallel p = good();
+    p.fp8 = SSIM_FP8_HYBRID;
+    cr_assert(ssim_parallel_validate(&p, gptj, h200, NULL));
+    p.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
+    expect_rule(&p, gptj, h200, "fp8 needs transformer_impl = transformer_engine");
+    p.transformer_impl = SSIM_TRANSFORMER_IMPL_TE;
+    GError *error = NULL;
+    g_autoptr(SsimModel) fp32 = ssim_model_copy(gptj);
+    fp32->dtype = SSIM_DTYPE_FP32;
+    expect_rule(&p, fp32, h200, "fp8 needs a bf16 or fp16 model");
+    g_autoptr(SsimCluster) a100 = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(a100, "%s", error ? error->message : "");
+    ssim_cluster_set_nodes(a100, 4);
+    expect_rule(&p, gptj, a100, "fp8 needs FP8 tensor cores: cluster dgx-a100");
+    p.fp8 = SSIM_FP8_OFF;
+    cr_assert(ssim_parallel_validate(&p, gptj, a100, NULL));
 }
 
 Test(parallel, set_errors_leave_value)

@@ -401,3 +401,53 @@ Test(stepcost, cross_entropy_bytes_by_hand)
     cr_assert_eq(ops(f, 1, "loss").bytes, 4 * logits * 40);
     cr_assert_eq(ops(f, 1, "loss.bwd").bytes, 4 * logits * 16);
 }
+
+/*
+ * FP8 training (parallel.h, SsimFp8) on dp 2 x tp 2 x pp 2, 4 microbatches of 1 sequence: the
+ * casts it adds, by hand.  A layer's FP8 GEMMs hold 6 h^2 = 905,969,664 weights on a tp rank
+ * (QKV 12288 x 18432, output 6144 x 12288, MLP 12288 x 24576 and 24576 x 12288), 4 layers a
+ * stage; each cast reads 2 bytes and writes 2 (the FP8 copy and its transpose) an element.
+ * Forward, the attention output projection's input (2048 x 6144) is cast; backward, each FP8
+ * GEMM's output gradient (2048 tokens x its n).  The weights are cast once a step, counted with
+ * the optimizer, and kept with their transposes: 2 more bytes a weight in memory.
+ */
+Test(stepcost, fp8_casts_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    g_autoptr(SsimLowered) bf16 = lower(m, &p);
+    p.fp8 = SSIM_FP8_HYBRID;
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    const guint64 W = 905969664ull * 4, T = 2048, n = 4 * 4; /* layers x microbatches */
+    cr_assert_eq(ssim_model_fp8_layer_params(m, 2), 905969664ull);
+    const struct {
+        const char *name;
+        guint64 elements;
+    } casts[] = {{"attn_out.cast", T * 6144},
+                 {"qkv.grad_cast", T * 18432},
+                 {"attn_out.grad_cast", T * 12288},
+                 {"ffn_up.grad_cast", T * 24576},
+                 {"ffn_down.grad_cast", T * 12288}};
+    for (guint s = 0; s < 2; s++) {
+        for (gsize i = 0; i < G_N_ELEMENTS(casts); i++) {
+            Ops o = ops(l, s, casts[i].name);
+            cr_assert_eq(o.n, n, "%s: %u", casts[i].name, o.n);
+            cr_assert_eq(o.bytes, n * casts[i].elements * 4, "%s", casts[i].name);
+            cr_assert_eq(ops(bf16, s, casts[i].name).n, 0, "no %s without fp8", casts[i].name);
+        }
+        Ops w = ops(l, s, "fp8.weight_cast");
+        cr_assert_eq(w.n, 1);
+        cr_assert_eq(w.bytes, W * 4, "stage %u: %" G_GUINT64_FORMAT, s, w.bytes);
+        cr_assert_eq(ops(bf16, s, "fp8.weight_cast").n, 0);
+        SsimStepCost term;
+        cr_assert(ssim_lower_step_cost_of("fp8.weight_cast", &term));
+        cr_assert_eq(term, SSIM_STEP_COST_OPTIMIZER);
+        SsimMemory a, b;
+        ssim_memory_estimate(&a, m, &p, s, 1);
+        p.fp8 = SSIM_FP8_OFF;
+        ssim_memory_estimate(&b, m, &p, s, 1);
+        p.fp8 = SSIM_FP8_HYBRID;
+        cr_assert_eq(a.weights, b.weights + 2 * W, "stage %u", s);
+        cr_assert_eq(a.total, b.total + 2 * W);
+    }
+}
