@@ -167,6 +167,24 @@ Test(bound, a_compiled_program_has_no_host_bound)
     cr_assert_gt(floor.step, 2 * none.step);
 }
 
+/* Simulates `p` and `u` (the same split without the feature under test) on `c`, checks that
+ * p's bound stays under its step, and gives both steps. */
+static void step_and_base(SsimModel *m, SsimCluster *c, SsimParallel *p, SsimParallel *u,
+                          SsimTime *step, SsimTime *base)
+{
+    SsimStepBound b;
+    ssim_step_lower_bound(m, c, p, &b);
+    SsimResult r, ru;
+    GError *error = NULL;
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = p, .ignore_memory = TRUE};
+    cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s", error ? error->message : "");
+    cfg.par = u;
+    cr_assert(ssim_simulate(&cfg, &ru, NULL, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_leq(b.step, r.step_time, "sm_count %u, pp %u", c->sm_count, p->pp);
+    *step = r.step_time;
+    *base = ru.step_time;
+}
+
 /* Flash attention's kernel executes the causal half of the FLOPs it carries: the bound prices it
  * as the cost model does, so it stays under the simulated step, with or without the shape model
  * (a cluster without sm_count prices it by its FLOPs, both ways). */
@@ -183,20 +201,10 @@ Test(bound, flash_attention_stays_bounded)
         for (guint pp = 1; pp <= 4; pp *= 4) {
             SsimParallel p = split(4 / pp, 4, pp, 8), u = p;
             p.attention = SSIM_ATTENTION_FLASH;
-            SsimStepBound b, bu;
-            ssim_step_lower_bound(m, c, &p, &b);
-            ssim_step_lower_bound(m, c, &u, &bu);
-            SsimResult r, ru;
-            GError *error = NULL;
-            SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
-            cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s",
-                      error ? error->message : "");
-            cfg.par = &u;
-            cr_assert(ssim_simulate(&cfg, &ru, NULL, NULL, &error), "%s",
-                      error ? error->message : "");
-            cr_assert_leq(b.step, r.step_time, "sm_count %u, pp %u", c->sm_count, pp);
+            SsimTime step, base;
+            step_and_base(m, c, &p, &u, &step, &base);
             if (shape == 0)
-                cr_assert_lt(r.step_time, ru.step_time, "pp %u: flash is faster at s = 32768", pp);
+                cr_assert_lt(step, base, "pp %u: flash is faster at s = 32768", pp);
         }
     }
 }
@@ -216,19 +224,10 @@ Test(bound, fp8_stays_bounded_and_faster)
         for (guint pp = 1; pp <= 4; pp *= 4) {
             SsimParallel p = split(4 / pp, 4, pp, 8), u = p;
             p.fp8 = SSIM_FP8_HYBRID;
-            SsimStepBound b;
-            ssim_step_lower_bound(m, c, &p, &b);
-            SsimResult r, ru;
-            GError *error = NULL;
-            SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
-            cr_assert(ssim_simulate(&cfg, &r, NULL, NULL, &error), "%s",
-                      error ? error->message : "");
-            cfg.par = &u;
-            cr_assert(ssim_simulate(&cfg, &ru, NULL, NULL, &error), "%s",
-                      error ? error->message : "");
-            cr_assert_leq(b.step, r.step_time, "sm_count %u, pp %u", c->sm_count, pp);
-            cr_assert_lt(r.step_time, ru.step_time, "sm_count %u, pp %u", c->sm_count, pp);
-            cr_assert_gt(2 * r.step_time, ru.step_time, "sm_count %u, pp %u", c->sm_count, pp);
+            SsimTime step, base;
+            step_and_base(m, c, &p, &u, &step, &base);
+            cr_assert_lt(step, base, "sm_count %u, pp %u", c->sm_count, pp);
+            cr_assert_gt(2 * step, base, "sm_count %u, pp %u", c->sm_count, pp);
         }
     }
 }
