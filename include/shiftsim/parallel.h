@@ -275,6 +275,11 @@ guint ssim_parallel_stage_first_layer(const SsimParallel *par, const SsimModel *
  * embedding on the first stage, the final norm and LM head (and a tied copy of the embedding
  * when pp > 1) on the last (ssim_model_stage_params_layers). */
 guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *model, guint stage);
+/* The weights of stage `stage`'s FP8 GEMMs on one of its GPUs (its layers' share of
+ * ssim_model_fp8_layer_params()), which FP8 training casts once a step and keeps; 0 with fp8 off.
+ */
+guint64 ssim_parallel_stage_fp8_params(const SsimParallel *par, const SsimModel *model,
+                                       guint stage);
 /* Whether the schedule is a compiled program's (alpa, alpa-gpipe, xla: Alpa and XLA on JAX),
  * whose kernels XLA's C++ runtime launches, rather than eager PyTorch's (1f1b, gpipe,
  * interleaved: Megatron-LM), whose Python launches each kernel: the cluster's per-launch host

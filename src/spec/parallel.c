@@ -338,6 +338,14 @@ guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *mod
                                           ssim_parallel_stage_layers(par, model, stage));
 }
 
+guint64 ssim_parallel_stage_fp8_params(const SsimParallel *par, const SsimModel *model, guint stage)
+{
+    if (par->fp8 == SSIM_FP8_OFF)
+        return 0;
+    return ssim_model_fp8_layer_params(model, par->tp) *
+           ssim_parallel_stage_layers(par, model, stage);
+}
+
 guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis)
 {
     switch (axis) {

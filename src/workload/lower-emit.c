@@ -357,10 +357,10 @@ static void optimizer(Emit *e, guint64 params, guint64 shard)
     /* FP8 training: Transformer Engine casts each FP8 GEMM's weight to FP8, with its transpose,
      * once a step (on the first microbatch, from the weights the optimizer wrote): dt bytes read
      * and 2 written a weight (lower-steps.c has the activations' casts). */
-    if (par->fp8 != SSIM_FP8_OFF) {
-        guint64 w = ssim_model_fp8_layer_params(e->model, par->tp) *
-                    ssim_parallel_stage_layers(par, e->model, e->stage);
-        Step st = {.kind = ST_KERNEL, .name = "fp8.weight_cast", .bytes = w * (dt + 2)};
+    guint64 w = ssim_parallel_stage_fp8_params(par, e->model, e->stage);
+    if (w > 0) {
+        Step st = {
+            .kind = ST_KERNEL, .name = "fp8.weight_cast", .bytes = w * lower_fp8_cast_bytes(dt)};
         kernel(e, &st, SSIM_OPCLASS_OPTIMIZER);
     }
 }

@@ -40,6 +40,13 @@ static inline guint64 lower_cdiv(guint64 a, guint64 b)
     return (a + b - 1) / b;
 }
 
+/* FP8 training's cast of an element of dt bytes: read, then written as FP8 and as FP8 transposed
+ * (Hopper's FP8 GEMMs take only the TN layout; lower-steps.c, lower-emit.c). */
+static inline guint64 lower_fp8_cast_bytes(guint64 dt)
+{
+    return dt + 2;
+}
+
 /* ---- ranks (lower-ranks.c) --------------------------------------------------------------- */
 
 /*

@@ -308,7 +308,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      * and in the backward each FP8 GEMM's output gradient does (dt read, 2 written; the bias
      * gradient rides on it).  The weights' casts happen once a step (lower-emit.c). */
     const gboolean fp8 = par->fp8 != SSIM_FP8_OFF;
-    const guint64 cast = dt + 2;
+    const guint64 cast = lower_fp8_cast_bytes(dt);
     const guint64 out_cast = fp8 ? out.m * out.k * cast : 0;
     const guint64 qkv_gcast = fp8 ? qkv.m * qkv.n * cast : 0;
     const guint64 out_gcast = fp8 ? out.m * out.n * cast : 0;

@@ -83,9 +83,7 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
     /* FP8 training keeps each FP8 GEMM's weight cast to FP8 and its transpose (Hopper's FP8
      * GEMMs take only the TN layout), for the whole step (Transformer Engine casts them on the
      * first microbatch): 2 bytes a weight of those GEMMs. */
-    if (par->fp8 != SSIM_FP8_OFF)
-        mem->weights += 2 * ssim_model_fp8_layer_params(model, par->tp) *
-                        ssim_parallel_stage_layers(par, model, stage);
+    mem->weights += 2 * ssim_parallel_stage_fp8_params(par, model, stage);
     mem->gradients = mem->params * gsize;
     mem->optimizer = mem->params * opt_per_param;
     if (par->zero_stage >= 1)
