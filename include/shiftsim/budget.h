@@ -70,15 +70,15 @@ typedef enum {
 } SsimMemoryMode;
 
 /*
- * Bytes of host memory per *estimated* op (ssim_budget_estimate, itself 1.6 to 2x the ops
- * built), from the growth of the resident set across runs that keep their graph and timeline
- * (tests/run/test_budget.c; GPT-J and GPT-3 175B, every schedule and recompute mode, both graph
- * modes: 71 to 168 bytes, the most under full recompute) and rounded up: a graph op (plan,
- * graph, timeline, runtime state); and a replicated copy of one (its state in the runtime and
- * its share of the intervals it is measured by: about 11 bytes per copy built, GPT-3 175B on
- * 1,024 H100s under --exact; 17.5 when the run kept every copy's times, an upper bound kept).
+ * Bytes of host memory per *estimated* op (ssim_budget_estimate, itself up to about 2.5x the
+ * ops built), from the growth of the resident set across runs that keep their graph and
+ * timeline (tests/run/test_budget.c; GPT-J, every schedule and recompute mode, both graph modes:
+ * 97 to 140 bytes, the most under full recompute) and rounded up: a graph op (plan, graph,
+ * timeline, runtime state); and a replicated copy of one (its state in the runtime and its share
+ * of the intervals it is measured by: about 11 bytes per copy built, GPT-3 175B on 1,024 H100s
+ * under --exact; 17.5 when the run kept every copy's times, an upper bound kept).
  */
-#define SSIM_BYTES_PER_GRAPH_OP 200.0
+#define SSIM_BYTES_PER_GRAPH_OP 160.0
 #define SSIM_BYTES_PER_OP_COPY  16.0
 
 typedef struct {

@@ -18,7 +18,7 @@
  * shift a period by a few microseconds now and then (measured: GPipe with full recompute), the
  * extrapolated step is off by that drift times the periods, 0.012% in the worst case of the tests
  * and under 0.1% on every sweep measured (docs/sweep.md) on GPUs alone; with an eager host (a
- * cluster's kernel_floor_us, whose waits after each transfer move a period more) 0.29% in the
+ * cluster's kernel_floor_us, whose waits after each transfer move a period more) 0.25% in the
  * worst case of the tests.  The bubble, a mean over ranks of idle /
  * work, is not affine at all: it is extrapolated through the probes as (a + b m) / (c + m).  A
  * sweep allows for the error when it prunes and simulates its best rows again in full, so the rows

@@ -174,6 +174,7 @@ typedef struct {
     SsimGemm score, ctx;
     guint64 softmax_fwd, softmax_bwd; /* unfused: the softmax kernels' bytes */
     guint64 flash_fwd, flash_bwd;     /* flash: the kernels' bytes */
+    guint64 rope;                     /* rotary positions: each pass's bytes (0: none) */
 } AttnCore;
 
 static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParallel *par)
@@ -195,6 +196,12 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     ac->permute = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL ? 2 * q * dt : 0;
     ac->flash_fwd = ssim_flash_bytes(FALSE, q, k, rows, (guint)dt);
     ac->flash_bwd = ssim_flash_bytes(TRUE, q, k, rows, (guint)dt);
+    /* Rotary positions (Su et al. 2021) rotate Q and K after the QKV projection, outside the
+     * attention core: Megatron-LM's fused RoPE (--apply-rope-fusion, its default; Transformer
+     * Engine's kernel, one launch for Q and one for K) reads each and writes it rotated, the part
+     * a partial rotary leaves alone copied; its backward does the same to their gradients.  A
+     * selective recompute (the attention core only) does not repeat it. */
+    ac->rope = model->position == SSIM_POSITION_ROTARY ? 2 * (q + k) * dt : 0;
 }
 
 static void attn_core_forward(GArray *p, const AttnCore *ac)
@@ -324,6 +331,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         optional_step(f, "qkv.bias", qkv_bias);
+        optional_step(f, "rope", ac.rope);
         attn_core_forward(f, &ac);
         optional_step(f, "attn_out.cast", out_cast);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
@@ -351,6 +359,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
+        optional_step(bw, "rope.bwd", ac.rope);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
         optional_step(bw, "qkv.grad_cast", qkv_gcast);
@@ -365,6 +374,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         optional_step(f, "qkv.bias", qkv_bias);
+        optional_step(f, "rope", ac.rope);
         attn_core_forward(f, &ac);
         optional_step(f, "attn_out.cast", out_cast);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
@@ -401,6 +411,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
+        optional_step(bw, "rope.bwd", ac.rope);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
         tp_f_backward_gather(bw, &ts);

@@ -421,15 +421,15 @@ Test(badinputs, validate_fails_when_a_run_hits_a_limit, .init = test_redirect, .
 {
     g_autofree char *dir = NULL;
     g_autofree char *runs = write_runs(&dir);
-    /* Row 2 has 8 microbatches of 2 layers on one rank: 2 x 8 x 64 + 8 x 16 + 2 x 8 + 32 = 1200
-     * estimated ops; row 1 has one microbatch, 2 x 64 + 16 + 16 + 32 = 192.  A budget of 1000
+    /* Row 2 has 8 microbatches of 2 layers on one rank: 2 x 8 x 80 + 8 x 16 + 2 x 8 + 32 = 1456
+     * estimated ops; row 1 has one microbatch, 2 x 80 + 16 + 16 + 32 = 224.  A budget of 1000
      * stops row 2 only. */
     const char *argv[] = {"shiftsim", "validate", "--runs", runs, "--max-ops", "1000", "-j", "1"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 1);
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "1 of 2 runs hit a limit"), "%s", err);
     g_autofree char *out = test_slurp(cr_get_redirected_stdout());
-    cr_assert(strstr(out, "limit: max_ops: the lowering would build about 1.2e+03 ops"), "%s", out);
+    cr_assert(strstr(out, "limit: max_ops: the lowering would build about 1.46e+03 ops"), "%s", out);
     cr_assert(strstr(out, "1 simulated, 1 failed"), "%s", out);
     g_unlink(runs);
     g_rmdir(dir);

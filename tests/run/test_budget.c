@@ -15,10 +15,17 @@
 #include <malloc.h>
 #include <string.h>
 
-static void check_bound(const char *spec, gboolean exact)
+/* `most`: the layer with the most kernels, a sequential block (two TP collectives each way) with
+ * both dropouts (their backward kernels) and rotary positions. */
+static void check_bound_model(const char *spec, gboolean exact, gboolean most)
 {
     g_autoptr(SsimModel) model = ssim_model_default();
     model->layers = 8;
+    if (most) {
+        model->block = SSIM_BLOCK_SEQUENTIAL;
+        model->hidden_dropout = model->attention_dropout = TRUE;
+        model->position = SSIM_POSITION_ROTARY;
+    }
     SsimParallel par;
     ssim_parallel_init(&par);
     GError *error = NULL;
@@ -39,6 +46,11 @@ static void check_bound(const char *spec, gboolean exact)
               spec, exact ? " (exact)" : "", est.ops, real);
 }
 
+static void check_bound(const char *spec, gboolean exact)
+{
+    check_bound_model(spec, exact, FALSE);
+}
+
 Test(budget, estimate_bounds_the_lowering)
 {
     const char *specs[] = {
@@ -52,6 +64,18 @@ Test(budget, estimate_bounds_the_lowering)
     for (gsize i = 0; i < G_N_ELEMENTS(specs); i++) {
         check_bound(specs[i], FALSE);
         check_bound(specs[i], TRUE);
+    }
+    /* The most kernels a layer has, over many microbatches (where the per-layer term is all):
+     * that model under sequence parallelism, a full recompute and the gradients accumulated
+     * unfused, with Megatron-LM's own layers (bias kernels, unfused attention, the context's
+     * permute) or with FP8's casts. */
+    const char *most[] = {"dp=2,tp=2,pp=2,mb=1,gbs=256,recompute=full,tp_comm=rs-ag,sp=on,"
+                          "transformer_impl=local,step_costs=+grad_accum",
+                          "dp=2,tp=2,pp=2,mb=1,gbs=256,recompute=full,tp_comm=rs-ag,sp=on,"
+                          "fp8=hybrid,step_costs=+grad_accum"};
+    for (gsize i = 0; i < G_N_ELEMENTS(most); i++) {
+        check_bound_model(most[i], FALSE, TRUE);
+        check_bound_model(most[i], TRUE, TRUE);
     }
 }
 

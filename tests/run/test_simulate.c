@@ -111,9 +111,10 @@ Test(simulate, bubble_xla_lockstep)
 
 Test(simulate, xla_lockstep_by_hand)
 {
-    /* p = 2, m = 2, one layer per stage, tp 1: a forward phase is 12 kernels (12 us), a backward
-     * 16 (16 us), and every collective-permute costs 0.5 us.  Lock-step: 3 forward iterations of
-     * 12 + 0.5 us and 3 backward iterations of 16 + 0.5 us, whatever stage is idle in each. */
+    /* p = 2, m = 2, one layer per stage, tp 1: a forward phase is 13 kernels (13 us, the rotary
+     * positions' one among them), a backward 17 (17 us), and every collective-permute costs 0.5 us.
+     * Lock-step: 3 forward iterations of 13 + 0.5 us and 3 backward iterations of 17 + 0.5 us,
+     * whatever stage is idle in each. */
     g_autoptr(SsimModel) model = ssim_model_default();
     model->layers = 2;
     model->block = SSIM_BLOCK_SEQUENTIAL;
@@ -121,7 +122,7 @@ Test(simulate, xla_lockstep_by_hand)
     SsimResult r = run_uniform(model, &par, (Uniform){.kernel = 1000, .comm = 500});
     /* Then the gradient norm's all-reduce over the two stages (step cost clip; its local pass
      * and the optimizer are free here): 0.5 us after stage 0's last slot. */
-    cr_assert_eq(r.step_time, 3 * (12000 + 500) + 3 * (16000 + 500) + 500);
+    cr_assert_eq(r.step_time, 3 * (13000 + 500) + 3 * (17000 + 500) + 500);
     /* Every permute runs while the GPU computes nothing. */
     cr_assert_eq(r.exposed[SSIM_COMM_PP], 6 * 500);
 }

@@ -170,11 +170,11 @@ Test(alpa, one_program_per_phase_transfers_outside)
 
 Test(alpa, closed_form_on_uniform_costs)
 {
-    /* GPT-J's 28 layers on p = 4 stages (7 each), m = 8: F = 7 x 11 x 1 us, B = 7 x 15 x 2 us
+    /* GPT-J's 28 layers on p = 4 stages (7 each), m = 8: F = 7 x 12 x 1 us, B = 7 x 16 x 2 us
      * per microbatch, every stage alike.  Stage s's all-reduce costs 4 us (s + 1), less than the
      * s B it can hide behind. */
     const guint p = 4, m = 8;
-    const SsimTime F = 7 * 11 * 1000, B = 7 * 15 * 2000, AR = 4000;
+    const SsimTime F = 7 * 12 * 1000, B = 7 * 16 * 2000, AR = 4000;
     Uniform u = {.ar_base = AR};
     SsimCostModel cost = {.op_time = uniform_time, .data = &u};
     SsimParallel one = split(1, 1, p, m), two = split(2, 1, p, m);

@@ -103,15 +103,16 @@ Test(lower, op_counts_sequential_tp2_pp2)
 Test(lower, op_counts_parallel_block_full_recompute)
 {
     /* GPT-J's parallel block: one TP collective per block and direction, plus the recomputed
-     * forward (11 kernels and its collective) before every layer's backward. */
+     * forward (12 kernels, the rotary positions' among them, and its collective) before every
+     * layer's backward. */
     g_autoptr(SsimModel) model = ssim_model_default();
     model->layers = 4;
     SsimParallel par = split(1, 4, 1, 1, 2, "1f1b");
     par.recompute = SSIM_RECOMPUTE_FULL;
     g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
-    cr_assert_eq(count(l, 0, SSIM_OPCLASS_FWD, SSIM_OP_COMPUTE), 2 * (1 + 4 * 11 + 3));
-    cr_assert_eq(count(l, 0, SSIM_OPCLASS_BWD, SSIM_OP_COMPUTE), 2 * (4 * 15 + 4 + 1));
-    cr_assert_eq(count(l, 0, SSIM_OPCLASS_RECOMPUTE, SSIM_OP_COMPUTE), 2 * 4 * 11);
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_FWD, SSIM_OP_COMPUTE), 2 * (1 + 4 * 12 + 3));
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_BWD, SSIM_OP_COMPUTE), 2 * (4 * 16 + 4 + 1));
+    cr_assert_eq(count(l, 0, SSIM_OPCLASS_RECOMPUTE, SSIM_OP_COMPUTE), 2 * 4 * 12);
     cr_assert_eq(count(l, 0, SSIM_OPCLASS_TP, -1), 2 * (1 + 4 + 1 + 4 + 1 + 4));
     /* No pipeline, no data parallelism, untied: nothing else but the gradient norm's
      * all-reduce over the tp group at the step's end. */

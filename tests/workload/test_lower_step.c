@@ -403,6 +403,38 @@ Test(stepcost, cross_entropy_bytes_by_hand)
 }
 
 /*
+ * Rotary positions (lower-steps.c) on dp 2 x tp 2 x pp 2, 4 microbatches of 1 sequence: the
+ * same 8 layers with rotary positions and grouped-query attention of 8 key-value heads.  A tp
+ * rank holds 48 query heads and 4 key-value heads of 128: Q is 2048 x 6144 and K 2048 x 512
+ * elements a microbatch; the fused RoPE reads and writes both (2 + 2 bytes an element) in the
+ * forward and their gradients in the backward, once a layer and microbatch: 16 of each a stage.
+ * A selective recompute does not repeat it; a full one does.  Learned positions have none.
+ */
+Test(stepcost, rope_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    g_autoptr(SsimLowered) learned = lower(m, &p);
+    m->position = SSIM_POSITION_ROTARY;
+    m->kv_heads = 8;
+    const guint64 bytes = 16 * 2048ull * (6144 + 512) * 4;
+    p.recompute = SSIM_RECOMPUTE_SELECTIVE;
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    p.recompute = SSIM_RECOMPUTE_FULL;
+    g_autoptr(SsimLowered) full = lower(m, &p);
+    for (guint s = 0; s < 2; s++) {
+        Ops f = ops(l, s, "rope"), b = ops(l, s, "rope.bwd");
+        cr_assert_eq(f.n, 16, "stage %u: %u", s, f.n);
+        cr_assert_eq(f.bytes, bytes, "stage %u: %" G_GUINT64_FORMAT, s, f.bytes);
+        cr_assert_eq(b.n, 16);
+        cr_assert_eq(b.bytes, bytes);
+        cr_assert_eq(ops(full, s, "rope").n, 32, "the forward's and the recompute's");
+        cr_assert_eq(ops(full, s, "rope").bytes, 2 * bytes);
+        cr_assert_eq(ops(learned, s, "rope").n + ops(learned, s, "rope.bwd").n, 0);
+    }
+}
+
+/*
  * FP8 training (parallel.h, SsimFp8) on dp 2 x tp 2 x pp 2, 4 microbatches of 1 sequence: the
  * casts it adds, by hand.  A layer's FP8 GEMMs hold 6 h^2 = 905,969,664 weights on a tp rank
  * (QKV 12288 x 18432, output 6144 x 12288, MLP 12288 x 24576 and 24576 x 12288), 4 layers a
