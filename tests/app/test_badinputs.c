@@ -429,7 +429,8 @@ Test(badinputs, validate_fails_when_a_run_hits_a_limit, .init = test_redirect, .
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "1 of 2 runs hit a limit"), "%s", err);
     g_autofree char *out = test_slurp(cr_get_redirected_stdout());
-    cr_assert(strstr(out, "limit: max_ops: the lowering would build about 1.46e+03 ops"), "%s", out);
+    cr_assert(strstr(out, "limit: max_ops: the lowering would build about 1.46e+03 ops"), "%s",
+              out);
     cr_assert(strstr(out, "1 simulated, 1 failed"), "%s", out);
     g_unlink(runs);
     g_rmdir(dir);
