@@ -31,7 +31,8 @@ G_BEGIN_DECLS
     X(KERNEL_OVERHEAD, "kernel_overhead_us", 0.0, 200.0, FALSE)                                    \
     X(KERNEL_FLOOR, "kernel_floor_us", 0.0, 500.0, FALSE)                                          \
     X(GEMM_TILE, "gemm_tile_us", 0.0, 20.0, FALSE)                                                 \
-    X(MICROBATCH_FLOOR, "microbatch_floor_us", 0.0, 20000.0, FALSE)
+    X(MICROBATCH_FLOOR, "microbatch_floor_us", 0.0, 20000.0, FALSE)                                \
+    X(GEMM_SUSTAINED, "gemm_sustained", 0.3, 1.0, FALSE)
 
 typedef enum {
 #define SSIM_X(e, k, lo, hi, lg) SSIM_CALIB_##e,

@@ -127,6 +127,11 @@ typedef struct {
      * instead of beside it: tp_overlap=off, Megatron-LM before its asynchronous tensor-parallel
      * all-reduce (2021-09; --no-async-tensor-model-parallel-allreduce). */
     gboolean tp_sync_grad;
+    /* Transformer Engine's tensor-parallel communication overlap (Megatron-LM's
+     * --tp-comm-overlap, NeMo's ub_tp_comm_overlap; userbuffers): under sequence parallelism the
+     * all-gather before a column-parallel GEMM and the reduce-scatter after a row-parallel one
+     * run beside that GEMM, in chunks, instead of before or after it. */
+    gboolean tp_comm_overlap;
     SsimAttention attention;                /* default unfused */
     SsimTransformerImpl transformer_impl;   /* default transformer_engine */
     SsimFp8 fp8;                            /* default off */
@@ -200,6 +205,7 @@ typedef enum {
     SSIM_PARALLEL_ATTENTION = 1u << 18,
     SSIM_PARALLEL_TRANSFORMER_IMPL = 1u << 19,
     SSIM_PARALLEL_FP8 = 1u << 20,
+    SSIM_PARALLEL_TP_COMM_OVERLAP = 1u << 21,
 } SsimParallelField;
 
 /*
@@ -213,7 +219,7 @@ typedef enum {
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
- *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3).
+ *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3), tp_comm_overlap (on/off).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
@@ -237,7 +243,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
- * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash" and ",fp8=hybrid" when set).
+ * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
+ * ",tp_comm_overlap=on" when set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -255,6 +262,8 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
  *   - fp8 needs transformer_impl = transformer_engine, a bf16 or fp16 model and a cluster with
  *     FP8 tensor cores (peak_tflops_fp8 > 0)
+ *   - tp_comm_overlap needs transformer_impl = transformer_engine, and sequence parallelism
+ *     where tp > 1 (at tp = 1 there is nothing to overlap)
  *   - every tensor-parallel group inside one node, unless allow_cross_node_tp
  */
 gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,

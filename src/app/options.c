@@ -141,6 +141,12 @@ static const Option options[SSIM_OPT_N] = {
                       "forward, E5M2 gradients) or e4m3; the linear layers' GEMMs run on the FP8 "
                       "tensor cores, attention, the LM head and the rest in the model's dtype",
                       MEGATRON("fp8-format", "--fp8")},
+    [SSIM_OPT_TP_COMM_OVERLAP] = {"tp-comm-overlap", 0, G_OPTION_ARG_NONE,
+                                  IN(JOB, SsimCliJob, tp_comm_overlap), NULL,
+                                  "Transformer Engine's tensor-parallel communication overlap "
+                                  "(Megatron-LM's flag of that name, NeMo's ub_tp_comm_overlap; "
+                                  "needs --seq-parallel): sequence parallelism's all-gathers and "
+                                  "reduce-scatters run beside the GEMMs next to them"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -476,20 +482,22 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         const char *key; /* ssim_parallel_set()'s name of the field */
         const char *value;
         SsimCliOption opt;
-    } fields[] = {{"schedule", job->schedule, SSIM_OPT_SCHEDULE},
-                  {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
-                  {"zero", zero, SSIM_OPT_ZERO},
-                  {"bucket", job->bucket, SSIM_OPT_BUCKET},
-                  {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
-                  {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
-                  {"attention", attention, SSIM_OPT_ATTENTION},
-                  {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
-                  {"fp8", job->fp8, SSIM_OPT_FP8},
-                  {"order", job->order, SSIM_OPT_ORDER},
-                  {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
-                  {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
-                  {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
-                  {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP}};
+    } fields[] = {
+        {"schedule", job->schedule, SSIM_OPT_SCHEDULE},
+        {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
+        {"zero", zero, SSIM_OPT_ZERO},
+        {"bucket", job->bucket, SSIM_OPT_BUCKET},
+        {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
+        {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
+        {"attention", attention, SSIM_OPT_ATTENTION},
+        {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
+        {"fp8", job->fp8, SSIM_OPT_FP8},
+        {"order", job->order, SSIM_OPT_ORDER},
+        {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
+        {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
+        {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
+        {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
+        {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)

@@ -337,8 +337,8 @@ int ssim_verb_calibrate(int argc, char **argv)
                            "default: the first run's cluster); every run keeps its own "
                            "cluster's other figures"),
         {"params", 'P', 0, G_OPTION_ARG_STRING, &param_list,
-         "Parameters to fit (default kernel_floor_us; also gemm, gemm_half_gflop, gemm_tile_us, "
-         "memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
+         "Parameters to fit (default kernel_floor_us; also gemm, gemm_sustained, gemm_half_gflop, "
+         "gemm_tile_us, memory, nvlink, nvlink_latency_us, ib, ib_latency_us, overlap_slowdown, "
          "kernel_overhead_us, microbatch_floor_us)",
          "LIST"},
         {"folds", 0, 0, G_OPTION_ARG_INT, &folds,

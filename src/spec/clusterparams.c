@@ -109,6 +109,8 @@ double ssim_calib_param_get(const SsimCluster *c, SsimCalibParam p)
         return us_of(c->gemm_tile_overhead);
     case SSIM_CALIB_MICROBATCH_FLOOR:
         return us_of(c->microbatch_floor);
+    case SSIM_CALIB_GEMM_SUSTAINED:
+        return c->gemm_sustained;
     default:
         g_return_val_if_reached(NAN);
     }
@@ -152,6 +154,9 @@ void ssim_calib_param_set(SsimCluster *c, SsimCalibParam p, double v)
         break;
     case SSIM_CALIB_MICROBATCH_FLOOR:
         c->microbatch_floor = ssim_time_from_seconds(v * 1e-6);
+        break;
+    case SSIM_CALIB_GEMM_SUSTAINED:
+        c->gemm_sustained = v;
         break;
     default:
         g_return_if_reached();

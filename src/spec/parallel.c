@@ -631,12 +631,17 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         if (!parse_switch(k, v, &overlap, error))
             return FALSE;
         p.tp_sync_grad = !overlap;
+    } else if (key_is(k, "tp_comm_overlap", "ub_tp_comm_overlap", NULL)) {
+        f = SSIM_PARALLEL_TP_COMM_OVERLAP;
+        if (!parse_switch(k, v, &p.tp_comm_overlap, error))
+            return FALSE;
     } else {
         g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl, fp8)",
+                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl, fp8, "
+                    "tp_comm_overlap)",
                     shown);
         return FALSE;
     }
@@ -719,6 +724,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
                                ssim_transformer_impl_name(par->transformer_impl));
     if (par->fp8 != SSIM_FP8_OFF)
         g_string_append_printf(extra, ",fp8=%s", ssim_fp8_name(par->fp8));
+    if (par->tp_comm_overlap)
+        g_string_append(extra, ",tp_comm_overlap=on");
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -882,6 +889,19 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         if (cluster != NULL && !(ssim_cluster_peak_flops(cluster, SSIM_DTYPE_FP8) > 0))
             FAIL("fp8 needs FP8 tensor cores: cluster %s (%s) gives no peak_tflops_fp8",
                  cluster->name, cluster->gpu);
+    }
+
+    /* Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when sequence
+     * parallelism is enabled", and it is Transformer Engine's (userbuffers). */
+    if (par->tp_comm_overlap) {
+        if (par->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
+            FAIL("tp_comm_overlap needs transformer_impl = transformer_engine: the overlap is "
+                 "Transformer Engine's (userbuffers), and transformer_impl is %s",
+                 ssim_transformer_impl_name(par->transformer_impl));
+        if (par->tp > 1 && !par->sequence_parallel)
+            FAIL("tp_comm_overlap needs sequence parallelism: it overlaps the all-gathers and "
+                 "reduce-scatters of sp with the GEMMs (tp = %u, sp off)",
+                 par->tp);
     }
 
     if (cluster != NULL && !check_tp_in_node(par, cluster, error))

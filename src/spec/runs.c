@@ -282,7 +282,7 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
         return ssim_csv_line_fail(lp, error, x->col, "options",
                                   "'%s' sets a field that has a column of its own (options take "
                                   "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
-                                  "attention, transformer_impl, fp8)",
+                                  "attention, transformer_impl, fp8, tp_comm_overlap)",
                                   x->text);
     *p = q;
     return TRUE;
@@ -523,9 +523,9 @@ static void append_uint(GString *out, guint v, gboolean show)
  * "" when none does.  Caller frees. */
 static char *row_options(const SsimParallel *p)
 {
-    static const char *const keys[] = {"bucket",     "tp_comm",    "order",     "placement",
-                                       "step_costs", "tp_overlap", "attention", "transformer_impl",
-                                       "fp8",        NULL};
+    static const char *const keys[] = {
+        "bucket",    "tp_comm",          "order", "placement",       "step_costs", "tp_overlap",
+        "attention", "transformer_impl", "fp8",   "tp_comm_overlap", NULL};
     SsimParallel d;
     ssim_parallel_init(&d);
     if (p->sequence_parallel)

@@ -63,14 +63,14 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
     g_string_append_printf(o, "model       %s\n", model->name);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
-    g_string_append_printf(o,
-                           "split       dp %u x tp %u x pp %u, microbatch %u, global batch %u "
-                           "(%u microbatches), recompute %s%s%s%s%s\n",
-                           p->dp, p->tp, p->pp, p->microbatch, p->global_batch,
-                           ssim_parallel_n_microbatches(p), ssim_recompute_name(p->recompute),
-                           flash ? ", attention " : "",
-                           flash ? ssim_attention_name(p->attention) : "", fp8 ? ", fp8 " : "",
-                           fp8 ? ssim_fp8_name(p->fp8) : "");
+    g_string_append_printf(
+        o,
+        "split       dp %u x tp %u x pp %u, microbatch %u, global batch %u "
+        "(%u microbatches), recompute %s%s%s%s%s%s\n",
+        p->dp, p->tp, p->pp, p->microbatch, p->global_batch, ssim_parallel_n_microbatches(p),
+        ssim_recompute_name(p->recompute), flash ? ", attention " : "",
+        flash ? ssim_attention_name(p->attention) : "", fp8 ? ", fp8 " : "",
+        fp8 ? ssim_fp8_name(p->fp8) : "", p->tp_comm_overlap ? ", tp-comm-overlap on" : "");
     g_autofree char *grads = ssim_site_set_to_string(&base->placement.grads);
     g_string_append_printf(o,
                            "compiler    latency-hiding scheduler %s, every communication x%u, "

@@ -85,7 +85,11 @@ typedef struct {
     gboolean sp;   /* sequence parallel: norms and residuals sharded, RS/AG at g/f */
     gboolean rsag; /* reduce-scatter + all-gather instead of all-reduce */
     gboolean sync; /* the input-gradient reduction waits for the weight gradients (tp_sync_grad) */
-    guint64 S;     /* bytes of a full b s h activation */
+    /* Transformer Engine's overlap (tp_comm_overlap, under sp): the all-gather before a
+     * column-parallel GEMM and the reduce-scatter after a row-parallel one run beside it. */
+    gboolean ub;
+    guint cast; /* kernels between a backward all-gather and its GEMM: 1, an FP8 cast, or 0 */
+    guint64 S;  /* bytes of a full b s h activation */
 } TpStyle;
 
 /* The collective(s) at a "g" (forward output of a row-parallel GEMM). */
@@ -103,18 +107,42 @@ static void tp_g_forward(GArray *p, const TpStyle *ts)
     }
 }
 
+/*
+ * Transformer Engine's tensor-parallel overlap (ts->ub; Megatron-LM's --tp-comm-overlap, NeMo's
+ * ub_tp_comm_overlap) splits a GEMM next to a sequence-parallel collective into tp chunks and
+ * moves the activation a chunk at a time beside them through userbuffers (ring exchange): an
+ * all-gather feeds the column-parallel GEMM after it chunk by chunk, starting on the local shard,
+ * and a row-parallel GEMM's output is reduce-scattered chunk by chunk as it is produced.  Here
+ * the collective runs beside its GEMM and the kernel after the GEMM waits for it: what shows is
+ * the part of the collective longer than the GEMM, and the GEMM runs under the cluster's
+ * interference (overlap_slowdown) meanwhile.  The GEMM's chunks are priced as the whole GEMM.
+ */
 /* Forward "f" (input of a column-parallel GEMM): an all-gather under SP, nothing otherwise. */
 static void tp_f_forward(GArray *p, const TpStyle *ts)
 {
     if (ts->tp > 1 && ts->sp)
-        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 0);
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, ts->ub ? 1 : 0);
 }
 
-/* Backward of "g": an all-gather of the output gradient under SP. */
+/* A row-parallel GEMM and the collective(s) at its "g": the reduce-scatter beside it under
+ * Transformer Engine's overlap, after it otherwise. */
+static void row_parallel_forward(GArray *p, const TpStyle *ts, Step gemm)
+{
+    if (ts->ub && ts->tp > 1 && ts->sp) {
+        tp_step(p, SSIM_COLL_REDUCESCATTER, ts->S, 1);
+        g_array_append_val(p, gemm);
+        return;
+    }
+    g_array_append_val(p, gemm);
+    tp_g_forward(p, ts);
+}
+
+/* Backward of "g": an all-gather of the output gradient under SP (beside the input-gradient GEMM
+ * it feeds, and the FP8 cast before it, under Transformer Engine's overlap). */
 static void tp_g_backward(GArray *p, const TpStyle *ts)
 {
     if (ts->tp > 1 && ts->sp)
-        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, 0);
+        tp_step(p, SSIM_COLL_ALLGATHER, ts->S, ts->ub ? 1 + ts->cast : 0);
 }
 
 /* Backward of "f" under SP, before the input-gradient GEMM: the GEMM's input all-gathered again
@@ -259,6 +287,8 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
                   .sp = sp,
                   .rsag = par->tp_comm == SSIM_TP_COMM_RS_AG,
                   .sync = par->tp_sync_grad,
+                  .ub = par->tp_comm_overlap,
+                  .cast = par->fp8 != SSIM_FP8_OFF,
                   .S = T * h * dt};
     /* Without gradient-accumulation fusion (step cost grad_accum) each weight gradient is added
      * into its main gradient after every microbatch's backward: the gradient read, the main
@@ -377,15 +407,13 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         optional_step(f, "rope", ac.rope);
         attn_core_forward(f, &ac);
         optional_step(f, "attn_out.cast", out_cast);
-        kernel_step(f, "attn_out", out.flops, out.bytes, 0);
-        tp_g_forward(f, &ts);
+        row_parallel_forward(f, &ts, kernel("attn_out", out.flops, out.bytes, 0));
         kernel_step(f, "residual1", 0, 3 * Tl * h * dt + mask, 0);
         kernel_step(f, "norm2", 0, 2 * Tl * h * dt, 0);
         tp_f_forward(f, &ts);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
         kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
-        kernel_step(f, "ffn_down", down.flops, down.bytes, 0);
-        tp_g_forward(f, &ts);
+        row_parallel_forward(f, &ts, kernel("ffn_down", down.flops, down.bytes, 0));
         kernel_step(f, "residual2", 0, 3 * Tl * h * dt + mask, 0);
 
         kernel_step(bw, "residual2.bwd", 0, 3 * Tl * h * dt, 0);
@@ -430,6 +458,9 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         attn_core_forward(sl->layer_recompute, &ac);
     }
 
+    /* The embedding and the LM head are Megatron-LM's own layers, not Transformer Engine's: no
+     * userbuffers overlap there. */
+    ts.ub = FALSE;
     /* Embedding: vocabulary-parallel lookup, reduced over tp; its gradient is a dense table. */
     guint64 emb_grad = ssim_model_embedding_params(model) / t * dt;
     sl->embed_fwd = steps_new();

@@ -219,6 +219,30 @@ Test(parallel, fp8_formats)
     cr_assert_eq(p.fp8, SSIM_FP8_HYBRID, "an error leaves the value");
 }
 
+/* tp_comm_overlap: off by default (not in the canonical string), NeMo's name read too, on
+ * round-trips; at tp = 1 it needs no sequence parallelism (nothing to overlap). */
+Test(parallel, tp_comm_overlap_switch)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_not(p.tp_comm_overlap);
+    assert_default_unwritten("tp_comm_overlap");
+    cr_assert(ssim_parallel_set(&p, "ub-tp-comm-overlap", "true", NULL));
+    cr_assert(p.tp_comm_overlap);
+    assert_round_trip(&p, ",tp_comm_overlap=on");
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "tp_comm_overlap", "maybe", &error));
+    cr_assert(strstr(error->message, "tp_comm_overlap: 'maybe'"), "%s", error->message);
+    g_clear_error(&error);
+    SsimParallel q = good(); /* tp 4 */
+    q.tp_comm_overlap = TRUE;
+    expect_rule(&q, gptj, h200, "tp_comm_overlap needs sequence parallelism");
+    cr_assert(ssim_parallel_set(&q, "sp", "on", NULL));
+    cr_assert(ssim_parallel_validate(&q, gptj, h200, NULL));
+    cr_assert(ssim_parallel_parse(&q, "dp=16,tp=1,sp=off", NULL));
+    cr_assert(ssim_parallel_validate(&q, gptj, h200, NULL), "tp 1: nothing to overlap");
+}
+
 /* FP8 needs Transformer Engine's layers, a 16-bit model and FP8 tensor cores (the A100 has
  * none); the default H200 and GPT-J in bf16 take it. */
 Test(parallel, rule_fp8)

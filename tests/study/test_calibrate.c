@@ -55,6 +55,40 @@ static SsimRuns *synthetic_runs(void)
     return synthetic_runs_with(FALSE);
 }
 
+/* gemm_sustained (the share of a burst's GEMM rate a GPU keeps under a step's load; what
+ * dgx-h100-calibrated.ini fits): runs "measured" at a known value give it back within 1%. */
+Test(calib, recovers_the_sustained_gemm_rate)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) proto = synthetic_runs();
+    g_autoptr(SsimRunSet) proto_set = ssim_run_set_new(proto, NULL, &error);
+    cr_assert_not_null(proto_set, "%s", error ? error->message : "");
+    guint n = ssim_run_set_n(proto_set);
+    SsimCalibValues truth = {.mask = 1u << SSIM_CALIB_GEMM_SUSTAINED};
+    truth.value[SSIM_CALIB_GEMM_SUSTAINED] = 0.74;
+    double pred[8];
+    ssim_run_set_predict(proto_set, NULL, n, &truth, 2, pred, NULL);
+    g_autoptr(SsimRuns) runs = ssim_runs_new("synthetic.csv");
+    for (guint i = 0; i < n; i++) {
+        SsimMeasuredRun r = *ssim_runs_get(proto, i);
+        r.iteration_ms = pred[i];
+        ssim_runs_add(runs, &r);
+    }
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    g_autoptr(SsimCluster) start = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(start);
+    cr_assert(fabs(ssim_calib_param_get(start, SSIM_CALIB_GEMM_SUSTAINED) - 0.74) > 0.05,
+              "the start is elsewhere");
+    SsimCalibOptions opt = {.mask = truth.mask, .max_iter = 400, .tolerance = 1e-6, .threads = 2};
+    SsimCalibFit fit;
+    cr_assert(ssim_calibrate_fit(set, NULL, n, start, &opt, &fit, &error));
+    double got = fit.fitted.value[SSIM_CALIB_GEMM_SUSTAINED];
+    cr_assert(fabs(got - 0.74) / 0.74 < 0.01, "fitted %g, truth 0.74", got);
+    /* The cluster it writes carries it. */
+    ssim_calib_values_apply(&fit.fitted, start);
+    cr_assert_float_eq(start->gemm_sustained, got, 1e-12);
+}
+
 Test(calib, recovers_known_parameters)
 {
     g_autoptr(GError) error = NULL;
