@@ -116,6 +116,7 @@ static void tp_g_forward(GArray *p, const TpStyle *ts)
  * the collective runs beside its GEMM and the kernel after the GEMM waits for it: what shows is
  * the part of the collective longer than the GEMM, and the GEMM runs under the cluster's
  * interference (overlap_slowdown) meanwhile.  The GEMM's chunks are priced as the whole GEMM.
+ * A parallel block's reduce-scatter follows the branches' add, not a GEMM, and still blocks.
  */
 /* Forward "f" (input of a column-parallel GEMM): an all-gather under SP, nothing otherwise. */
 static void tp_f_forward(GArray *p, const TpStyle *ts)
