@@ -127,6 +127,16 @@ Test(simulate, xla_lockstep_by_hand)
     cr_assert_eq(r.exposed[SSIM_COMM_PP], 6 * 500);
 }
 
+/* GPT-3's shape cut to 2 layers. */
+static SsimModel *gpt3_two_layers(void)
+{
+    GError *error = NULL;
+    SsimModel *model = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(model, "%s", error ? error->message : "");
+    model->layers = 2;
+    return model;
+}
+
 Test(simulate, exposed_tp_and_step_by_hand)
 {
     /* GPT-3 shape cut to 2 layers, tp 2, one stage, 2 microbatches; every kernel 1 us, every
@@ -137,10 +147,7 @@ Test(simulate, exposed_tp_and_step_by_hand)
      * the gradient norm's local pass (1 us), its all-reduce over the tp group (0.5 us, exposed:
      * the optimizer waits for it), the optimizer (1 us) and the gradient buffer's zeroing
      * (1 us). */
-    GError *error = NULL;
-    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
-    cr_assert_not_null(model);
-    model->layers = 2;
+    g_autoptr(SsimModel) model = gpt3_two_layers();
     SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
     SsimResult r = run_uniform(model, &par, (Uniform){1000, 500, TRUE});
     cr_assert_eq(r.exposed[SSIM_COMM_TP], 2 * 6 * 500);
@@ -174,9 +181,7 @@ Test(simulate, exposed_tp_and_step_by_hand)
 Test(simulate, tp_comm_overlap_by_hand)
 {
     GError *error = NULL;
-    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", &error);
-    cr_assert_not_null(model);
-    model->layers = 2;
+    g_autoptr(SsimModel) model = gpt3_two_layers();
     SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
     cr_assert(ssim_parallel_set(&par, "sp", "on", NULL));
     SsimResult off = run_uniform(model, &par, (Uniform){1000, 500, TRUE});

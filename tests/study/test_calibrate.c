@@ -55,26 +55,37 @@ static SsimRuns *synthetic_runs(void)
     return synthetic_runs_with(FALSE);
 }
 
-/* gemm_sustained (the share of a burst's GEMM rate a GPU keeps under a step's load; what
- * dgx-h100-calibrated.ini fits): runs "measured" at a known value give it back within 1%. */
-Test(calib, recovers_the_sustained_gemm_rate)
+/* The runs of synthetic_runs() "measured" with `truth`: the simulator's own predictions. */
+static SsimRunSet *measured_with(const SsimCalibValues *truth)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) proto = synthetic_runs();
     g_autoptr(SsimRunSet) proto_set = ssim_run_set_new(proto, NULL, &error);
     cr_assert_not_null(proto_set, "%s", error ? error->message : "");
     guint n = ssim_run_set_n(proto_set);
-    SsimCalibValues truth = {.mask = 1u << SSIM_CALIB_GEMM_SUSTAINED};
-    truth.value[SSIM_CALIB_GEMM_SUSTAINED] = 0.74;
     double pred[8];
-    ssim_run_set_predict(proto_set, NULL, n, &truth, 2, pred, NULL);
+    ssim_run_set_predict(proto_set, NULL, n, truth, 2, pred, NULL);
     g_autoptr(SsimRuns) runs = ssim_runs_new("synthetic.csv");
     for (guint i = 0; i < n; i++) {
         SsimMeasuredRun r = *ssim_runs_get(proto, i);
+        cr_assert(pred[i] > 0);
         r.iteration_ms = pred[i];
         ssim_runs_add(runs, &r);
     }
-    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    SsimRunSet *set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    return set;
+}
+
+/* gemm_sustained (the share of a burst's GEMM rate a GPU keeps under a step's load; what
+ * dgx-h100-calibrated.ini fits): runs "measured" at a known value give it back within 1%. */
+Test(calib, recovers_the_sustained_gemm_rate)
+{
+    g_autoptr(GError) error = NULL;
+    SsimCalibValues truth = {.mask = 1u << SSIM_CALIB_GEMM_SUSTAINED};
+    truth.value[SSIM_CALIB_GEMM_SUSTAINED] = 0.74;
+    g_autoptr(SsimRunSet) set = measured_with(&truth);
+    guint n = ssim_run_set_n(set);
     g_autoptr(SsimCluster) start = ssim_cluster_load("dgx-a100", &error);
     cr_assert_not_null(start);
     cr_assert(fabs(ssim_calib_param_get(start, SSIM_CALIB_GEMM_SUSTAINED) - 0.74) > 0.05,
@@ -92,24 +103,12 @@ Test(calib, recovers_the_sustained_gemm_rate)
 Test(calib, recovers_known_parameters)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimRuns) proto = synthetic_runs();
-    g_autoptr(SsimRunSet) proto_set = ssim_run_set_new(proto, NULL, &error);
-    cr_assert_not_null(proto_set, "%s", error ? error->message : "");
-    guint n = ssim_run_set_n(proto_set);
     /* "Measure" with known parameters. */
     SsimCalibValues truth = {.mask = (1u << SSIM_CALIB_GEMM) | (1u << SSIM_CALIB_NVLINK)};
     truth.value[SSIM_CALIB_GEMM] = 0.55;
     truth.value[SSIM_CALIB_NVLINK] = 0.45;
-    double pred[8];
-    ssim_run_set_predict(proto_set, NULL, n, &truth, 2, pred, NULL);
-    g_autoptr(SsimRuns) runs = ssim_runs_new("synthetic.csv");
-    for (guint i = 0; i < n; i++) {
-        SsimMeasuredRun r = *ssim_runs_get(proto, i);
-        cr_assert(pred[i] > 0);
-        r.iteration_ms = pred[i];
-        ssim_runs_add(runs, &r);
-    }
-    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    g_autoptr(SsimRunSet) set = measured_with(&truth);
+    guint n = ssim_run_set_n(set);
     g_autoptr(SsimCluster) start = ssim_cluster_load("dgx-a100", &error);
     cr_assert_not_null(start);
     SsimCalibOptions opt = {.mask = truth.mask, .max_iter = 400, .tolerance = 1e-6, .threads = 2};
