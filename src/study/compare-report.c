@@ -59,18 +59,22 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
     guint n = ssim_compare_n_policies(cmp);
     const SsimComparePolicy *base = ssim_compare_policy(cmp, 0);
     const SsimParallel *p = &base->par;
-    gboolean flash = p->attention != SSIM_ATTENTION_UNFUSED, fp8 = p->fp8 != SSIM_FP8_OFF;
     g_string_append_printf(o, "model       %s\n", model->name);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
-    g_string_append_printf(
-        o,
-        "split       dp %u x tp %u x pp %u, microbatch %u, global batch %u "
-        "(%u microbatches), recompute %s%s%s%s%s%s\n",
-        p->dp, p->tp, p->pp, p->microbatch, p->global_batch, ssim_parallel_n_microbatches(p),
-        ssim_recompute_name(p->recompute), flash ? ", attention " : "",
-        flash ? ssim_attention_name(p->attention) : "", fp8 ? ", fp8 " : "",
-        fp8 ? ssim_fp8_name(p->fp8) : "", p->tp_comm_overlap ? ", tp-comm-overlap on" : "");
+    g_string_append_printf(o,
+                           "split       dp %u x tp %u x pp %u, microbatch %u, global batch %u "
+                           "(%u microbatches), recompute %s",
+                           p->dp, p->tp, p->pp, p->microbatch, p->global_batch,
+                           ssim_parallel_n_microbatches(p), ssim_recompute_name(p->recompute));
+    /* The options that change the kernels, when not their defaults. */
+    if (p->attention != SSIM_ATTENTION_UNFUSED)
+        g_string_append_printf(o, ", attention %s", ssim_attention_name(p->attention));
+    if (p->fp8 != SSIM_FP8_OFF)
+        g_string_append_printf(o, ", fp8 %s", ssim_fp8_name(p->fp8));
+    if (p->tp_comm_overlap)
+        g_string_append(o, ", tp-comm-overlap on");
+    g_string_append_c(o, '\n');
     g_autofree char *grads = ssim_site_set_to_string(&base->placement.grads);
     g_string_append_printf(o,
                            "compiler    latency-hiding scheduler %s, every communication x%u, "

@@ -85,8 +85,9 @@ typedef struct {
     gboolean sp;   /* sequence parallel: norms and residuals sharded, RS/AG at g/f */
     gboolean rsag; /* reduce-scatter + all-gather instead of all-reduce */
     gboolean sync; /* the input-gradient reduction waits for the weight gradients (tp_sync_grad) */
-    /* Transformer Engine's overlap (tp_comm_overlap, under sp): the all-gather before a
-     * column-parallel GEMM and the reduce-scatter after a row-parallel one run beside it. */
+    /* Transformer Engine's overlap (tp_comm_overlap; only under sp, so only where tp > 1): the
+     * all-gather before a column-parallel GEMM and the reduce-scatter after a row-parallel one
+     * run beside it. */
     gboolean ub;
     guint cast; /* kernels between a backward all-gather and its GEMM: 1, an FP8 cast, or 0 */
     guint64 S;  /* bytes of a full b s h activation */
@@ -129,7 +130,7 @@ static void tp_f_forward(GArray *p, const TpStyle *ts)
  * Transformer Engine's overlap, after it otherwise. */
 static void row_parallel_forward(GArray *p, const TpStyle *ts, Step gemm)
 {
-    if (ts->ub && ts->tp > 1 && ts->sp) {
+    if (ts->ub) {
         tp_step(p, SSIM_COLL_REDUCESCATTER, ts->S, 1);
         g_array_append_val(p, gemm);
         return;
@@ -288,7 +289,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
                   .sp = sp,
                   .rsag = par->tp_comm == SSIM_TP_COMM_RS_AG,
                   .sync = par->tp_sync_grad,
-                  .ub = par->tp_comm_overlap,
+                  .ub = par->tp_comm_overlap && sp,
                   .cast = par->fp8 != SSIM_FP8_OFF,
                   .S = T * h * dt};
     /* Without gradient-accumulation fusion (step cost grad_accum) each weight gradient is added
