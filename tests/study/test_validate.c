@@ -93,8 +93,8 @@ Test(validate, validate_published_rows)
 
 /* The H100 rows (traces/validation/published-h100.csv, check only): each runs on the stock
  * dgx-h100, NeMo's FP8 rows with their tokens/s per GPU turned into a step (Llama 2 7B: 128 x 4096
- * tokens at 16,847 a second on each of 8 GPUs), and every prediction lands within 25% of its
- * measurement (the worst, GPT-3 5B at tp 1, is 18% fast: docs/validation.md, "FP8 training").
+ * tokens at 16,847 a second on each of 8 GPUs), and every prediction lands within 15% of its
+ * measurement (the worst, Megatron-Bridge's Llama 3 70B, 11% slow: docs/validation.md).
  * What FP8 buys, on a job the FP8 efficiency was not fitted to: GPT-3 175B on 128 H100s took
  * 5.626 s a step in FP8 and 8.309 s in BF16 (0.677); the model's ratio is within 10% of that. */
 Test(validate, published_h100_rows)
@@ -104,20 +104,20 @@ Test(validate, published_h100_rows)
         ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-h100.csv", &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
     guint n = ssim_runs_n(runs);
-    cr_assert_eq(n, 17);
+    cr_assert_eq(n, 19);
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     cr_assert_not_null(set, "%s", error ? error->message : "");
     cr_assert_str_eq(ssim_run_set_model(set, 4)->name, "llama-2-7b");
     cr_assert_eq(ssim_run_set_run(set, 4)->par.fp8, SSIM_FP8_HYBRID);
     cr_assert_float_eq(ssim_run_set_measured_ms(set, 4), 128.0 * 4096 / (16847.0 * 8) * 1e3, 0.01);
-    double pred[17];
-    char *errors[17] = {NULL};
+    double pred[19];
+    char *errors[19] = {NULL};
     ssim_run_set_predict(set, NULL, n, NULL, 2, pred, errors);
     guint bf16 = n, fp8 = n; /* the 128-GPU rows of the GPT-3 175B sweeps */
     for (guint i = 0; i < n; i++) {
         cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
         double err = pred[i] / ssim_run_set_measured_ms(set, i) - 1;
-        cr_assert(fabs(err) < 0.25, "row %u: %+.1f%%", i, 100 * err);
+        cr_assert(fabs(err) < 0.15, "row %u: %+.1f%%", i, 100 * err);
         g_free(errors[i]);
         const SsimMeasuredRun *r = ssim_run_set_run(set, i);
         if (ssim_parallel_world(&r->par) == 128 && r->par.virtual_stages == 12)
