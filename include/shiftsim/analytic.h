@@ -67,12 +67,17 @@
  *   k/(k-1) B_nv) (the k NICs, or NVLink over the k-1 hops of a member that stay in its node):
  *     all-reduce                 2 (n-1) (a_ib + S/n / B_ring)
  *     all-gather, reduce-scatter   (n-1) (a_ib + S/n / B_ring)
- *   and for an all-reduce, when faster (NCCL's tuner picks), hierarchically: reduce-scatter
- *   inside the node, the inter-node step on S / k per GPU (all k rails in parallel), all-gather
- *   inside the node:
- *     all-reduce   2 [(k-1) a_nv + (k-1)/k S/B_nv] + 2 (N-1) a_ib + 2 (N-1)/N (S/k) / B_ib
+ *   and for an all-reduce, when faster (NCCL's tuner picks), NCCL's trees.  On nodes with NVLink
+ *   SHARP (nvlink_sharp: NVLS trees) hierarchically: reduce-scatter inside the node, the
+ *   inter-node step on S / k per GPU (all k rails in parallel), all-gather inside the node:
+ *     all-reduce   T2 = 2 [(k-1) a_nv + (k-1)/k S/B_nv] + 2 (N-1) a_ib + 2 (N-1)/N (S/k) / B_ib
  *   (the two-level form: ssim_analytic_two_level_time() always prices this one, and all-gather
  *   and reduce-scatter as (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib).
+ *   Without it NCCL's trees save steps, not bytes: its tuner never gives a tree more bandwidth
+ *   than the rings (src/graph/tuning.cc: a tree's bus bandwidth capped per channel, its
+ *   algorithm bandwidth half of that), so the tree is max(T2, 2 (n-1)/n S / B_ring), the
+ *   rings' time without their latency.  The cluster's [network] algorithm may force one:
+ *   ring, tree, or hierarchical (T2 whatever the switch).
  *   On DGX A100 nodes of 8 GPUs and 8 NICs of 24 GB/s, many nodes: rings reach 192 GB/s of bus
  *   bandwidth, what NCCL's maintainers measure; the two-level form would give 123.
  *   all-to-all      (n-1) a + max((k-1)/n S / B_nv, (n-k)/n S / B_ib)
@@ -162,6 +167,9 @@ typedef struct {
     double exp_rate;
     double gemm_burst;
     gboolean flash_overlap; /* the exponentials beside the products, not after (cluster.h) */
+    guint net_algorithm;    /* SsimNetAlgorithm: an all-reduce across nodes by rings, by trees,
+                             * or (auto) the faster (cluster.h, [network] algorithm) */
+    gboolean nvlink_sharp;  /* NVLS trees: the two-level form's halved network traffic */
 } SsimAnalyticParams;
 
 /* One GEMM shape: C[m x n] = A[m x k] B[k x n], `batch` of them (2 m n k batch FLOPs). */

@@ -141,6 +141,11 @@ typedef struct {
      * (Hopper's warp-specialised kernels: FlashAttention-3, cuDNN's sm90 kernels) rather than
      * run them after (FlashAttention-2) ([efficiency] flash_overlap; default false). */
     gboolean flash_overlap;
+    /* NVLink SHARP: the node's NVSwitches reduce in the switch (third-generation NVSwitch, HGX
+     * H100 and H200), which NCCL's NVLS trees use to carry an all-reduce across nodes with half
+     * a ring's network traffic; without it NCCL's trees save steps, not bytes (analytic.h)
+     * ([nvlink] sharp; default false). */
+    gboolean nvlink_sharp;
     double gemm_fp8;       /* FP8 GEMMs' `gemm_efficiency`, of the FP8 peak ([efficiency] gemm_fp8;
                               0, the default: gemm_efficiency) */
     double gemm_sustained; /* the GEMM rate a training step sustains, as a fraction of the rate

@@ -57,6 +57,8 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .exp_rate = cluster->sm_count * SSIM_SFU_PER_CLOCK * cluster->sm_clock,
         .gemm_burst = cluster->gemm_efficiency,
         .flash_overlap = cluster->flash_overlap,
+        .net_algorithm = cluster->net_algorithm,
+        .nvlink_sharp = cluster->nvlink_sharp,
     };
 }
 
@@ -175,7 +177,22 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
                  * all-reduce takes the two levels when faster, as NCCL's tuner picks. */
                 double b_ring = MIN(k * p->ib_bw, k / (k - 1) * b_nv);
                 double ring = f * (n - 1) * (a_ib + S / n / b_ring);
-                t = kind == SSIM_COLL_ALLREDUCE ? MIN(t, ring) : ring;
+                /* NCCL's trees: the two-level form on NVLink SHARP nodes (NVLS trees); without
+                 * it their steps are fewer but their bytes no fewer than the rings'. */
+                double tree = p->nvlink_sharp ? t : MAX(t, f * (n - 1) / n * S / b_ring);
+                switch (kind != SSIM_COLL_ALLREDUCE ? SSIM_NET_ALGO_RING : p->net_algorithm) {
+                case SSIM_NET_ALGO_RING:
+                    t = ring;
+                    break;
+                case SSIM_NET_ALGO_TREE:
+                    t = tree;
+                    break;
+                case SSIM_NET_ALGO_HIERARCHICAL:
+                    break;
+                default:
+                    t = MIN(tree, ring);
+                    break;
+                }
             }
         }
         break;

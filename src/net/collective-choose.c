@@ -56,8 +56,8 @@ static double estimate(Layout *l, const SsimNet *net, SsimCollKind kind, Algo a,
  * The algorithm of a collective of `kind` and `bytes` on `l`: all-to-all is direct; the kinds
  * other than all-reduce, and a group of one, take the ring family; an all-reduce takes the
  * configured algorithm when it fits the layout (AlgoClass.fits; else ring), and under `auto` a
- * ring inside one node and across nodes the fastest estimate of ring, tree and hierarchical
- * (ties: the earlier of them).
+ * ring inside one node and across nodes the fastest estimate of ring, tree and, on nodes with
+ * NVLink SHARP (NCCL's NVLS trees, cluster.h), hierarchical (ties: the earlier of them).
  */
 Algo ssim_coll_choose(Layout *l, const SsimNet *net, SsimCollKind kind, guint64 bytes)
 {
@@ -77,7 +77,7 @@ Algo ssim_coll_choose(Layout *l, const SsimNet *net, SsimCollKind kind, guint64 
     Algo best = candidates[0];
     double t_best = estimate(l, net, kind, best, bytes);
     for (guint i = 1; i < G_N_ELEMENTS(candidates); i++) {
-        if (!fits(l, candidates[i]))
+        if (!fits(l, candidates[i]) || (candidates[i] == ALGO_HIERARCHICAL && !l->sharp))
             continue;
         double t = estimate(l, net, kind, candidates[i], bytes);
         if (t < t_best) {

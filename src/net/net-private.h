@@ -12,6 +12,7 @@
 struct SsimNetTopo {
     guint gpus_per_node, nodes, nics_per_node, gpus_per_nic, rails, n_leaves, nodes_per_leaf;
     gboolean fullmesh; /* a link per pair of GPUs of a node, no NVSwitch (cluster.h) */
+    gboolean sharp;    /* NVLink SHARP: NCCL's NVLS trees, the hierarchical all-reduce */
 };
 
 /* The topology figures of `net` (zeros for a network made by ssim_net_new_links()). */

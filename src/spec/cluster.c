@@ -31,7 +31,7 @@ static const char *const gpu_keys[] = {"peak_tflops_fp8",    "peak_tflops_bf16",
                                        "peak_tflops_fp32",   "hbm_capacity_MiB",
                                        "hbm_bandwidth_GB_s", "sm_count",
                                        "sm_clock_MHz",       NULL};
-static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", NULL};
+static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", "sharp", NULL};
 static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
                                            "algorithm",     "step_overhead_us",     NULL};
 static const char *const topology_keys[] = {"kind",
@@ -208,6 +208,7 @@ SsimCluster *ssim_cluster_default(void)
     c->gemm_fp8 = 0.70;
     c->multi_tensor = 0.69;
     c->flash_overlap = TRUE;
+    c->nvlink_sharp = TRUE;
     c->memory_efficiency = 0.85;
     c->nvlink_efficiency = 0.82;
     c->ib_efficiency = 0.94;
@@ -527,6 +528,7 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         !read_scaled(ini, "nvlink", "bandwidth_GB_s", TRUE, 0, TRUE, HUGE_V, 1e9, &c->nvlink_bw,
                      error) ||
         !read_time_us(ini, "nvlink", "latency_us", TRUE, &c->nvlink_latency, error) ||
+        !ssim_ini_bool(ini, "nvlink", "sharp", FALSE, &c->nvlink_sharp, error) ||
         !ssim_ini_uint(ini, "network", "nics_per_node", TRUE, 1, &c->nics_per_node, error) ||
         !read_scaled(ini, "network", "nic_bandwidth_Gbit_s", TRUE, 0, TRUE, HUGE_V, 1e9 / 8,
                      &c->nic_bw, error) ||
@@ -685,6 +687,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     g_string_append(out, "\n[nvlink]\n");
     kv(out, "bandwidth_GB_s", c->nvlink_bw / 1e9);
     kv(out, "latency_us", us_of(c->nvlink_latency));
+    if (c->nvlink_sharp)
+        g_string_append(out, "sharp = true\n");
     g_string_append_printf(out, "\n[network]\nnics_per_node = %u\n", c->nics_per_node);
     kv(out, "nic_bandwidth_Gbit_s", c->nic_bw * 8 / 1e9);
     kv(out, "latency_us", us_of(c->nic_latency));

@@ -206,6 +206,60 @@ Test(analytic, rings_or_hierarchical_across_nodes)
               15 * (5000 + 781250));
 }
 
+/* NCCL's trees across nodes: on NVLink SHARP nodes (NVLS trees) the two-level form with its
+ * halved network traffic; without, the trees save steps but not bytes (NCCL's tuner gives a tree
+ * no more bandwidth than the rings), so an all-reduce never beats the rings' bandwidth time.
+ * 16 ranks, 8 per node on 2 nodes, S = 1 GB, NVLink 1000 GB/s, NICs 10 GB/s per GPU:
+ *   rings:     B_ring = min(8 * 10, 8/7 * 1000) = 80 GB/s; 30 steps of 5 us + 1e9/16/80e9 s
+ *              = 30 * 786.25 us = 23.5875 ms, of which bandwidth 2 * 15/16 * 1e9/80e9 = 23.4375 ms
+ *   two-level: 2 [7 * 1 us + 7/8 * 1e9/1e12] + 2 * 5 us + 2 * 1/2 * (1e9/8)/10e9
+ *              = 14 us + 1.75 ms + 10 us + 12.5 ms = 14.274 ms */
+Test(analytic, trees_across_nodes_with_and_without_nvlink_sharp)
+{
+    SsimAnalyticParams p = round_params();
+    p.nvlink_bw = 1000e9;
+    p.ib_bw = 10e9;
+    const guint64 S = 1000000000;
+    p.nvlink_sharp = TRUE;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8), 14274000);
+    p.nvlink_sharp = FALSE;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8), 23437500);
+    /* The cluster's [network] algorithm forces one: rings, trees (here the rings' bandwidth
+     * time), or the two-level form whatever the switch. */
+    p.net_algorithm = SSIM_NET_ALGO_RING;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8), 23587500);
+    p.net_algorithm = SSIM_NET_ALGO_TREE;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8), 23437500);
+    p.net_algorithm = SSIM_NET_ALGO_HIERARCHICAL;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8), 14274000);
+    /* The all-gather keeps its rings: 15 * 786.25 us. */
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLGATHER, S, 16, 2, 8), 11793750);
+}
+
+/* The bundled vTrain nodes (8 A100, 4 x 200 Gb/s HDR, no NVLink SHARP) on two nodes, against two
+ * public all_reduce_perf runs on such nodes, 16 ranks, NCCL's own choice of algorithm: 86 GB/s
+ * of bus bandwidth (github.com/NVIDIA/nccl-tests/issues/175) and 91 GB/s at 1-8 GB
+ * (nccl-tests/issues/100).  The model: 95.7 at 1 GiB, the rings' bound (4 NICs at 0.96) less
+ * their latency; with the NVLS trees of a SHARP switch it would be 115. */
+Test(analytic, bundled_vtrain_cluster_across_two_nodes)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("vtrain-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert(!c->nvlink_sharp);
+    SsimAnalyticParams p;
+    ssim_analytic_params_from_cluster(&p, c, SSIM_DTYPE_FP16);
+    const guint64 S = 1ULL << 30;
+    double bus = 2.0 * 15 / 16 * (double)S /
+                 (double)ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8);
+    cr_assert(bus <= 96.0 && bus > 0.98 * 96.0, "bus bandwidth %g GB/s", bus);
+    cr_assert(bus / 91.0 - 1 < 0.06 && bus / 86.0 - 1 < 0.12, "bus bandwidth %g GB/s", bus);
+    p.nvlink_sharp = TRUE;
+    double sharp = 2.0 * 15 / 16 * (double)S /
+                   (double)ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8);
+    cr_assert(sharp > 110.0, "bus bandwidth %g GB/s", sharp);
+}
+
 Test(analytic, flat_ring_one_member_per_node)
 {
     SsimAnalyticParams p = round_params();

@@ -234,6 +234,20 @@ Test(net_comm, choice_by_size_and_scope)
     /* A fixed algorithm wins where it applies. */
     g_autoptr(SsimNet) fixed = net_for(c, SSIM_NET_ALGO_RING, 0);
     cr_assert_eq(ssim_net_choose(fixed, SSIM_COLL_ALLREDUCE, world, 128, 4096), SSIM_NET_ALGO_RING);
+    /* Without NVLink SHARP (no NVLS trees) `auto` never takes the hierarchical form, where it
+     * took it above; the ring or the tree instead, whichever estimates faster. */
+    g_autoptr(SsimCluster) plain = ssim_cluster_copy(c);
+    plain->nvlink_sharp = FALSE;
+    g_autoptr(SsimNet) no_sharp = net_for(plain, SSIM_NET_ALGO_AUTO, 0);
+    for (guint64 s = 1024; s <= (4ULL << 30); s *= 4) {
+        SsimNetAlgorithm a = ssim_net_choose(no_sharp, SSIM_COLL_ALLREDUCE, world, 128, s);
+        cr_assert(a == SSIM_NET_ALGO_RING || a == SSIM_NET_ALGO_TREE, "%lu: %s", (unsigned long)s,
+                  ssim_net_algorithm_name(a));
+    }
+    /* Asked for by name it still runs. */
+    g_autoptr(SsimNet) forced = net_for(plain, SSIM_NET_ALGO_HIERARCHICAL, 0);
+    cr_assert_eq(ssim_net_choose(forced, SSIM_COLL_ALLREDUCE, world, 128, 16 << 20),
+                 SSIM_NET_ALGO_HIERARCHICAL);
 }
 
 Test(net_comm, tree_broadcast_reduce_complete_and_beat_ring_when_small)

@@ -334,6 +334,33 @@ Test(cluster, flash_attention_keys)
         "gemm_tile_us = ", "flash_overlap = maybe\ngemm_tile_us = ", "flash_overlap");
 }
 
+/* NVLink SHARP ([nvlink] sharp): the H100 and H200 nodes' third-generation NVSwitches have it,
+ * the A100 nodes and TSUBAME 4.0's switchless mesh do not (the default); written back only when
+ * set, a boolean, refused by name. */
+Test(cluster, nvlink_sharp_key)
+{
+    const struct {
+        const char *name;
+        gboolean sharp;
+    } bundled[] = {{"dgx-a100", FALSE}, {"vtrain-a100", FALSE}, {"tsubame4", FALSE},
+                   {"dgx-h100", TRUE},  {"dgx-h200", TRUE},     {"dgx-h100-calibrated", TRUE}};
+    for (gsize i = 0; i < G_N_ELEMENTS(bundled); i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SsimCluster) c = ssim_cluster_load(bundled[i].name, &error);
+        cr_assert_not_null(c, "%s", error ? error->message : "");
+        cr_assert_eq(c->nvlink_sharp, bundled[i].sharp, "%s", bundled[i].name);
+        g_autoptr(GString) ini = ssim_cluster_write_ini(c, NULL);
+        cr_assert_eq(strstr(ini->str, "sharp = true") != NULL, bundled[i].sharp, "%s", ini->str);
+        g_autoptr(SsimCluster) back = ssim_cluster_load_data(ini->str, -1, "back.ini", &error);
+        cr_assert_not_null(back, "%s", error ? error->message : "");
+        cr_assert_eq(back->nvlink_sharp, c->nvlink_sharp);
+    }
+    g_autoptr(SsimCluster) d = ssim_cluster_default();
+    cr_assert(d->nvlink_sharp);
+    assert_a100_line_refused("bandwidth_GB_s = 300", "bandwidth_GB_s = 300\nsharp = maybe",
+                             "sharp");
+}
+
 Test(cluster, gemm_unaligned_is_a_fraction)
 {
     assert_a100_line_refused("gemm_tile_us = ", "gemm_unaligned = 0\ngemm_tile_us = ",
