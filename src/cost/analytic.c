@@ -174,10 +174,11 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
                 /* NCCL's rings across nodes: k of them, each leaving a node through its own
                  * NIC, so a step moves S/n per member at the k NICs' rate or, if lower, at
                  * NVLink's over the k - 1 hops of each member that stay inside its node.  An
-                 * all-reduce takes the two levels when faster, as NCCL's tuner picks. */
+                 * all-reduce takes NCCL's trees when faster, as its tuner picks, unless the
+                 * cluster's [network] algorithm names one. */
                 double b_ring = MIN(k * p->ib_bw, k / (k - 1) * b_nv);
                 double ring = f * (n - 1) * (a_ib + S / n / b_ring);
-                /* NCCL's trees: the two-level form on NVLink SHARP nodes (NVLS trees); without
+                /* The trees: the two-level form on NVLink SHARP nodes (NVLS trees); without
                  * it their steps are fewer but their bytes no fewer than the rings'. */
                 double tree = p->nvlink_sharp ? t : MAX(t, f * (n - 1) / n * S / b_ring);
                 switch (kind != SSIM_COLL_ALLREDUCE ? SSIM_NET_ALGO_RING : p->net_algorithm) {
