@@ -12,6 +12,7 @@
  * The way back, an algorithm's user-visible name, is its entry's `reported`.
  */
 #include "src/net/collective-private.h"
+#include "src/net/net-private.h"
 
 /* What the `ring` setting means for `kind`: a pipeline for broadcast and reduce, the group-order
  * ring for collective-permute, rings for the others. */
@@ -74,10 +75,11 @@ Algo ssim_coll_choose(Layout *l, const SsimNet *net, SsimCollKind kind, guint64 
     if (l->n_nodes <= 1)
         return ALGO_RING;
     static const Algo candidates[] = {ALGO_RING, ALGO_TREE, ALGO_HIERARCHICAL};
+    gboolean nvls = ssim_net_topo(net)->sharp; /* hierarchical: NCCL's NVLS trees only */
     Algo best = candidates[0];
     double t_best = estimate(l, net, kind, best, bytes);
     for (guint i = 1; i < G_N_ELEMENTS(candidates); i++) {
-        if (!fits(l, candidates[i]) || (candidates[i] == ALGO_HIERARCHICAL && !l->sharp))
+        if (!fits(l, candidates[i]) || (candidates[i] == ALGO_HIERARCHICAL && !nvls))
             continue;
         double t = estimate(l, net, kind, candidates[i], bytes);
         if (t < t_best) {

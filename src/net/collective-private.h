@@ -54,7 +54,6 @@ typedef enum {
 typedef struct {
     gboolean built;
     gboolean has_tree;
-    gboolean sharp;      /* NVLink SHARP nodes: NCCL's NVLS trees (the hierarchical form) */
     guint n, n_nodes, k; /* k: members per node when uniform, else 0 */
     guint channels;      /* rings of the ring algorithm */
     /* A group inside one node of a full mesh (net.h): ring c sends from sorted[i] to

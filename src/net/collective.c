@@ -177,7 +177,6 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
     uniform = uniform && run == k;
     l->k = uniform ? k : 0;
     l->channels = uniform && l->n_nodes > 1 ? k : 1;
-    l->sharp = ssim_net_topo(net)->sharp;
     /* Inside one node of a full mesh: rings over every pair's link (mesh_rings), each link
      * carrying `uses` of them. */
     guint uses = 1;

@@ -1,6 +1,7 @@
 /*
- * What net.c (topology, flows) shares with collective.c (the runtime plug-in; the algorithms in
- * collective-*.c need none of it).
+ * What net.c (topology, flows) shares with collective.c (the runtime plug-in) and
+ * collective-choose.c (which algorithm a collective runs; the algorithms in collective-*.c
+ * need none of it).
  *
  * The comm model object lives in the network (created by ssim_net_comm_model(), freed with the
  * network through comm_free), so the public API can hand out a model by value.
