@@ -62,6 +62,19 @@ typedef enum {
  * lower-steps.c for the casts they add). */
 typedef enum { SSIM_FP8_OFF, SSIM_FP8_HYBRID, SSIM_FP8_E4M3, SSIM_FP8_N } SsimFp8;
 
+/* The LM head's cross entropy (Megatron-LM's --cross-entropy-loss-fusion with
+ * --cross-entropy-fusion-impl): unfused (the default: tensor_parallel/cross_entropy.py, the
+ * vocabulary-parallel logits made fp32 and walked in separate passes), native (Megatron-Core's
+ * fusions/fused_cross_entropy.py: the fp32 copy and the max in one pass, the softmax in place) or
+ * te (Transformer Engine's Triton kernels: one online-softmax read forward, the gradient written
+ * over the logits backward, nothing in fp32).  lower-steps.c counts each one's bytes. */
+typedef enum {
+    SSIM_CROSS_ENTROPY_UNFUSED,
+    SSIM_CROSS_ENTROPY_NATIVE,
+    SSIM_CROSS_ENTROPY_TE,
+    SSIM_CROSS_ENTROPY_N
+} SsimCrossEntropy;
+
 const char *ssim_axis_name(SsimAxis axis);      /* "tp", "dp", "pp" */
 const char *ssim_tp_comm_name(SsimTpComm comm); /* "allreduce", "rs-ag" */
 gboolean ssim_tp_comm_from_name(const char *name, SsimTpComm *out);
@@ -69,6 +82,9 @@ const char *ssim_attention_name(SsimAttention attention); /* "unfused", "flash" 
 gboolean ssim_attention_from_name(const char *name, SsimAttention *out);
 const char *ssim_fp8_name(SsimFp8 fp8); /* "off", "hybrid", "e4m3" */
 gboolean ssim_fp8_from_name(const char *name, SsimFp8 *out);
+/* "unfused", "native", "te"; off is read as unfused, on and fused as native. */
+const char *ssim_cross_entropy_name(SsimCrossEntropy ce);
+gboolean ssim_cross_entropy_from_name(const char *name, SsimCrossEntropy *out);
 /* "transformer_engine", "local"; "te" is also read as transformer_engine. */
 const char *ssim_transformer_impl_name(SsimTransformerImpl impl);
 gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out);
@@ -135,6 +151,7 @@ typedef struct {
     SsimAttention attention;                /* default unfused */
     SsimTransformerImpl transformer_impl;   /* default transformer_engine */
     SsimFp8 fp8;                            /* default off */
+    SsimCrossEntropy cross_entropy;         /* default unfused */
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
@@ -206,6 +223,7 @@ typedef enum {
     SSIM_PARALLEL_TRANSFORMER_IMPL = 1u << 19,
     SSIM_PARALLEL_FP8 = 1u << 20,
     SSIM_PARALLEL_TP_COMM_OVERLAP = 1u << 21,
+    SSIM_PARALLEL_CROSS_ENTROPY = 1u << 22,
 } SsimParallelField;
 
 /*
@@ -219,7 +237,8 @@ typedef enum {
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
- *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3), tp_comm_overlap (on/off).
+ *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3), tp_comm_overlap (on/off),
+ *   cross_entropy (unfused|native|te).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
@@ -244,7 +263,7 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
- * ",tp_comm_overlap=on" when set).
+ * ",tp_comm_overlap=on" and ",cross_entropy=te" when set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 

@@ -147,6 +147,13 @@ static const Option options[SSIM_OPT_N] = {
                                   "(Megatron-LM's flag of that name, NeMo's ub_tp_comm_overlap; "
                                   "needs --seq-parallel): sequence parallelism's all-gathers and "
                                   "reduce-scatters run beside the GEMMs next to them"},
+    [SSIM_OPT_CROSS_ENTROPY] = {"cross-entropy", 0, G_OPTION_ARG_STRING,
+                                IN(JOB, SsimCliJob, cross_entropy), "KIND",
+                                "The LM head's cross entropy: unfused (the default), native "
+                                "(Megatron-LM's --cross-entropy-loss-fusion: fp32 logits, fewer "
+                                "passes) or te (with --cross-entropy-fusion-impl te: Transformer "
+                                "Engine's kernels, one read forward, the gradient written over the "
+                                "logits backward)"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -333,11 +340,12 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {
-        &job->model,      &job->cluster, &job->split,      &job->schedule,  &job->recompute,
-        &job->zero,       &job->bucket,  &job->tp_comm,    &job->order,     &job->stage_layers,
-        &job->step_costs, &job->dtype,   &job->tp_overlap, &job->attention, &job->transformer_impl,
-        &job->fp8};
+    char **strings[] = {&job->model,        &job->cluster,      &job->split,
+                        &job->schedule,     &job->recompute,    &job->zero,
+                        &job->bucket,       &job->tp_comm,      &job->order,
+                        &job->stage_layers, &job->step_costs,   &job->dtype,
+                        &job->tp_overlap,   &job->attention,    &job->transformer_impl,
+                        &job->fp8,          &job->cross_entropy};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -492,6 +500,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         {"attention", attention, SSIM_OPT_ATTENTION},
         {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
         {"fp8", job->fp8, SSIM_OPT_FP8},
+        {"cross_entropy", job->cross_entropy, SSIM_OPT_CROSS_ENTROPY},
         {"order", job->order, SSIM_OPT_ORDER},
         {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
         {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},

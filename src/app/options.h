@@ -66,6 +66,7 @@ typedef enum {
     SSIM_OPT_TRANSFORMER_IMPL,
     SSIM_OPT_FP8,
     SSIM_OPT_TP_COMM_OVERLAP,
+    SSIM_OPT_CROSS_ENTROPY,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_STEP_COSTS,
@@ -109,6 +110,7 @@ typedef struct {
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
     char *transformer_impl;
     char *fp8;
+    char *cross_entropy;
     gboolean seq_parallel;
     gboolean cross_node_tp;          /* --cross-node-tp: tensor-parallel groups may span nodes */
     gboolean tp_comm_overlap;        /* --tp-comm-overlap: Transformer Engine's TP overlap */

@@ -65,6 +65,8 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append_printf(o, ", fp8 %s", ssim_fp8_name(p->fp8));
     if (p->tp_comm_overlap)
         g_string_append(o, ", tp-comm-overlap on");
+    if (p->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
+        g_string_append_printf(o, ", cross-entropy %s", ssim_cross_entropy_name(p->cross_entropy));
     if (p->step_costs_set) {
         /* Only when changed: the default (Megatron-LM's) is --explain-costs' to tell. */
         guint on = ssim_parallel_step_costs(p, c->model);

@@ -24,6 +24,8 @@ static const char *const transformer_impl_names[] = {"transformer_engine", "loca
 G_STATIC_ASSERT(G_N_ELEMENTS(transformer_impl_names) == SSIM_TRANSFORMER_IMPL_N);
 static const char *const fp8_names[] = {"off", "hybrid", "e4m3"};
 G_STATIC_ASSERT(G_N_ELEMENTS(fp8_names) == SSIM_FP8_N);
+static const char *const cross_entropy_names[] = {"unfused", "native", "te"};
+G_STATIC_ASSERT(G_N_ELEMENTS(cross_entropy_names) == SSIM_CROSS_ENTROPY_N);
 
 const char *ssim_axis_name(SsimAxis axis)
 {
@@ -43,6 +45,11 @@ const char *ssim_attention_name(SsimAttention attention)
 const char *ssim_fp8_name(SsimFp8 fp8)
 {
     return (guint)fp8 < SSIM_FP8_N ? fp8_names[fp8] : "?";
+}
+
+const char *ssim_cross_entropy_name(SsimCrossEntropy ce)
+{
+    return (guint)ce < SSIM_CROSS_ENTROPY_N ? cross_entropy_names[ce] : "?";
 }
 
 const char *ssim_transformer_impl_name(SsimTransformerImpl impl)
@@ -93,6 +100,24 @@ gboolean ssim_fp8_from_name(const char *name, SsimFp8 *out)
     }
     *out = (SsimFp8)i;
     return TRUE;
+}
+
+gboolean ssim_cross_entropy_from_name(const char *name, SsimCrossEntropy *out)
+{
+    /* A bare switch is Megatron-LM's --cross-entropy-loss-fusion, whose default implementation
+     * is native; off is the unfused loss. */
+    static const char *const fused[] = {"on", "true", "1", "fused", NULL};
+    static const char *const te[] = {"transformer_engine", "transformer-engine", NULL};
+    static const char *const off[] = {"off", "false", "0", NULL};
+    guint i;
+    if (name_index(cross_entropy_names, SSIM_CROSS_ENTROPY_N, fused, SSIM_CROSS_ENTROPY_NATIVE,
+                   name, &i) ||
+        name_index(cross_entropy_names, 0, te, SSIM_CROSS_ENTROPY_TE, name, &i) ||
+        name_index(cross_entropy_names, 0, off, SSIM_CROSS_ENTROPY_UNFUSED, name, &i)) {
+        *out = (SsimCrossEntropy)i;
+        return TRUE;
+    }
+    return FALSE;
 }
 
 gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out)
@@ -625,6 +650,11 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_FP8;
         if (!ssim_fp8_from_name(v, &p.fp8))
             return not_a(k, v, "an FP8 format (off, hybrid or e4m3)", error);
+    } else if (key_is(k, "cross_entropy", "cross_entropy_loss_fusion",
+                      "cross_entropy_fusion_impl")) {
+        f = SSIM_PARALLEL_CROSS_ENTROPY;
+        if (!ssim_cross_entropy_from_name(v, &p.cross_entropy))
+            return not_a(k, v, "a cross entropy (unfused, native or te)", error);
     } else if (key_is(k, "tp_overlap", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_OVERLAP;
         gboolean overlap;
@@ -641,7 +671,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
                     "stage_layers, step_costs, tp_overlap, attention, transformer_impl, fp8, "
-                    "tp_comm_overlap)",
+                    "tp_comm_overlap, cross_entropy)",
                     shown);
         return FALSE;
     }
@@ -726,6 +756,9 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append_printf(extra, ",fp8=%s", ssim_fp8_name(par->fp8));
     if (par->tp_comm_overlap)
         g_string_append(extra, ",tp_comm_overlap=on");
+    if (par->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
+        g_string_append_printf(extra, ",cross_entropy=%s",
+                               ssim_cross_entropy_name(par->cross_entropy));
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -810,6 +843,8 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("recompute/tp_comm: value out of range");
     if ((guint)par->fp8 >= SSIM_FP8_N)
         FAIL("fp8: value out of range");
+    if ((guint)par->cross_entropy >= SSIM_CROSS_ENTROPY_N)
+        FAIL("cross_entropy: value out of range");
 
     guint64 world = (guint64)par->dp * par->tp * par->pp;
     if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))

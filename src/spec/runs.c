@@ -279,11 +279,12 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
     if (!ssim_parallel_parse_fields(&q, x->text, &given, &e))
         return ssim_csv_line_fail(lp, error, x->col, "options", "%s", e->message);
     if (given & OWN_COLUMN_FIELDS)
-        return ssim_csv_line_fail(lp, error, x->col, "options",
-                                  "'%s' sets a field that has a column of its own (options take "
-                                  "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
-                                  "attention, transformer_impl, fp8, tp_comm_overlap)",
-                                  x->text);
+        return ssim_csv_line_fail(
+            lp, error, x->col, "options",
+            "'%s' sets a field that has a column of its own (options take "
+            "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
+            "attention, transformer_impl, fp8, tp_comm_overlap, cross_entropy)",
+            x->text);
     *p = q;
     return TRUE;
 }
@@ -524,8 +525,8 @@ static void append_uint(GString *out, guint v, gboolean show)
 static char *row_options(const SsimParallel *p)
 {
     static const char *const keys[] = {
-        "bucket",    "tp_comm",          "order", "placement",       "step_costs", "tp_overlap",
-        "attention", "transformer_impl", "fp8",   "tp_comm_overlap", NULL};
+        "bucket",    "tp_comm",          "order", "placement",       "step_costs",    "tp_overlap",
+        "attention", "transformer_impl", "fp8",   "tp_comm_overlap", "cross_entropy", NULL};
     SsimParallel d;
     ssim_parallel_init(&d);
     if (p->sequence_parallel)

@@ -74,6 +74,8 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
         g_string_append_printf(o, ", fp8 %s", ssim_fp8_name(p->fp8));
     if (p->tp_comm_overlap)
         g_string_append(o, ", tp-comm-overlap on");
+    if (p->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
+        g_string_append_printf(o, ", cross-entropy %s", ssim_cross_entropy_name(p->cross_entropy));
     g_string_append_c(o, '\n');
     g_autofree char *grads = ssim_site_set_to_string(&base->placement.grads);
     g_string_append_printf(o,

@@ -475,12 +475,21 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(sl->embed_bwd, "grad_accum", 0, emb_grad / dt * accum_per_param, emb_grad);
 
     /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
-     * sum and target logit are reduced over tp: three floats per token).  The cross entropy is
-     * Megatron-LM's (mpu/cross_entropy.py, on logits made fp32 unless --fp16-lm-cross-entropy),
-     * in passes over the T x V/tp logits: the fp32 copy (dt read, 4 written), the max (4), the
-     * max subtracted (8), exp (8), the sum (4), the softmax kept for the backward (8): dt + 36
-     * bytes a logit; the backward scales the softmax by the loss's gradient (8) and returns it
-     * in dt (4 + dt). */
+     * sum and target logit are reduced over tp: three floats per token), in passes over the
+     * T x V/tp logits, bytes a logit (par->cross_entropy):
+     *   unfused, Megatron-LM's tensor_parallel/cross_entropy.py on logits made fp32 (unless
+     *     --fp16-lm-cross-entropy): the fp32 copy (dt read, 4 written), the max (4), the max
+     *     subtracted (8), exp (8), the sum (4), the softmax kept for the backward (8): dt + 36;
+     *     the backward scales the softmax by the loss's gradient (8) and returns it in dt
+     *     (4 + dt): dt + 12.
+     *   native, Megatron-Core's fusions/fused_cross_entropy.py: the fp32 copy and the max in one
+     *     compiled pass (dt + 4), exp in place (8), the sum (4), the division in place (8):
+     *     dt + 24; the backward as unfused's.
+     *   te, Transformer Engine's triton/cross_entropy.py (Megatron-LM's
+     *     --cross-entropy-fusion-impl te; TE 2.1 to 2.12): the online softmax reads the logits
+     *     (dt), a second kernel reads them again and writes the gradient over them (2 dt),
+     *     nothing in fp32: 3 dt; the backward multiplies that gradient by the loss's, in place
+     *     (2 dt).  (TE since 2026-07 writes the gradient in the backward: dt and 2 dt.) */
     guint64 head_grad = ssim_model_head_params(model);
     if (model->tied_embeddings && par->pp > 1)
         head_grad += (guint64)model->vocab * model->hidden; /* the last stage's tied copy */
@@ -489,11 +498,17 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     kernel_step(sl->head_fwd, "final_norm", 0, 2 * Tl * h * dt, 0);
     tp_f_forward(sl->head_fwd, &ts);
     kernel_step(sl->head_fwd, "lm_head", head.flops, head.bytes, 0);
-    kernel_step(sl->head_fwd, "loss", 0, T * Vt * (dt + 36), 0);
+    /* Bytes a logit: per_dt x dt + fixed (fp32 passes). */
+    typedef struct {
+        guint64 fwd_per_dt, fwd, bwd_per_dt, bwd;
+    } CeBytes;
+    static const CeBytes ce[SSIM_CROSS_ENTROPY_N] = {{1, 36, 1, 12}, {1, 24, 1, 12}, {3, 0, 2, 0}};
+    const CeBytes *cep = &ce[par->cross_entropy];
+    kernel_step(sl->head_fwd, "loss", 0, T * Vt * (cep->fwd_per_dt * dt + cep->fwd), 0);
     if (t > 1)
         tp_step(sl->head_fwd, SSIM_COLL_ALLREDUCE, 3 * T * 4, 0);
     sl->head_bwd = steps_new();
-    kernel_step(sl->head_bwd, "loss.bwd", 0, T * Vt * (dt + 12), 0);
+    kernel_step(sl->head_bwd, "loss.bwd", 0, T * Vt * (cep->bwd_per_dt * dt + cep->bwd), 0);
     tp_f_backward_gather(sl->head_bwd, &ts);
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);

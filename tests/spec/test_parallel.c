@@ -61,7 +61,8 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->order[1] == b->order[1] && a->order[2] == b->order[2] &&
            strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0 &&
            a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention &&
-           a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8;
+           a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8 &&
+           a->tp_comm_overlap == b->tp_comm_overlap && a->cross_entropy == b->cross_entropy;
 }
 
 /* `p`'s canonical string has `needle` and parses back to `p`. */
@@ -217,6 +218,34 @@ Test(parallel, fp8_formats)
     cr_assert_str_eq(error->message, "fp8: 'e5m2' is not an FP8 format (off, hybrid or e4m3)");
     g_clear_error(&error);
     cr_assert_eq(p.fp8, SSIM_FP8_HYBRID, "an error leaves the value");
+}
+
+/* cross_entropy: unfused by default (not in the canonical string); Megatron-LM's names of the
+ * switch and of the implementation read too (a bare switch is the native fusion), each kind
+ * round-trips, a bad value leaves the field. */
+Test(parallel, cross_entropy_kinds)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_UNFUSED);
+    assert_default_unwritten("cross_entropy");
+    cr_assert(ssim_parallel_set(&p, "cross-entropy-loss-fusion", "on", NULL));
+    cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_NATIVE);
+    assert_round_trip(&p, ",cross_entropy=native");
+    cr_assert(ssim_parallel_set(&p, "cross-entropy-fusion-impl", "TE", NULL));
+    cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_TE);
+    assert_round_trip(&p, ",cross_entropy=te");
+    cr_assert(ssim_parallel_set(&p, "cross_entropy", "transformer_engine", NULL));
+    cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_TE);
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "cross_entropy", "liger", &error));
+    cr_assert_str_eq(error->message,
+                     "cross_entropy: 'liger' is not a cross entropy (unfused, native or te)");
+    g_clear_error(&error);
+    cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_TE, "an error leaves the value");
+    cr_assert(ssim_parallel_set(&p, "cross_entropy", "off", NULL));
+    cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_UNFUSED);
+    cr_assert_str_eq(ssim_cross_entropy_name(SSIM_CROSS_ENTROPY_NATIVE), "native");
 }
 
 /* tp_comm_overlap: off by default (not in the canonical string), NeMo's name read too, on

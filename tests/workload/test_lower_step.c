@@ -402,6 +402,37 @@ Test(stepcost, cross_entropy_bytes_by_hand)
     cr_assert_eq(ops(f, 1, "loss.bwd").bytes, 4 * logits * 16);
 }
 
+/* The fused cross entropies on the same logits, bf16 (2 bytes): Megatron-Core's native fusion
+ * (the fp32 copy and the max in one pass 2 + 4, exp in place 8, sum 4, division in place 8) is
+ * 26 bytes a logit forward, the backward unchanged (14); Transformer Engine's Triton kernels
+ * read the bf16 logits twice and write the gradient over them once forward (3 x 2 = 6) and
+ * scale it in place backward (2 x 2 = 4), nothing in fp32.  The tp reduction and the other
+ * ops of the head do not change. */
+Test(stepcost, fused_cross_entropy_bytes_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    const guint64 logits = 2048ull * 25129;
+    const struct {
+        const char *kind;
+        guint64 fwd, bwd;
+    } cases[] = {{"unfused", 38, 14}, {"native", 26, 14}, {"te", 6, 4}};
+    g_autoptr(SsimLowered) base = NULL;
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        SsimParallel p = split(2, 2, 2, NULL);
+        cr_assert(ssim_parallel_set(&p, "cross_entropy", cases[i].kind, NULL));
+        g_autoptr(SsimLowered) l = lower(m, &p);
+        cr_assert_eq(ops(l, 1, "loss").bytes, 4 * logits * cases[i].fwd, "%s", cases[i].kind);
+        cr_assert_eq(ops(l, 1, "loss.bwd").bytes, 4 * logits * cases[i].bwd, "%s", cases[i].kind);
+        if (base == NULL) {
+            base = g_steal_pointer(&l);
+            continue;
+        }
+        cr_assert_eq(ops(l, 1, "lm_head").bytes, ops(base, 1, "lm_head").bytes);
+        cr_assert_eq(ops(l, 1, "tp").n, ops(base, 1, "tp").n, "%s", cases[i].kind);
+        cr_assert_eq(ops(l, 0, "loss").n, 0);
+    }
+}
+
 /*
  * Rotary positions (lower-steps.c) on dp 2 x tp 2 x pp 2, 4 microbatches of 1 sequence: the
  * same 8 layers with rotary positions and grouped-query attention of 8 key-value heads.  A tp
