@@ -318,6 +318,16 @@ guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model);
 /* Whether term `term` is on. */
 gboolean ssim_parallel_step_cost_on(const SsimParallel *par, const SsimModel *model,
                                     SsimStepCost term);
+/* A run's value of a dimension a calibration records (cluster.h, SsimFitDim): the model's
+ * hidden, layers or seq_len, the split's GPUs, tp, pp or microbatch, or `nodes`. */
+guint ssim_parallel_fit_value(const SsimParallel *par, const SsimModel *model, guint nodes,
+                              SsimFitDim dim);
+/* Why a run of `model` split as `par` over `nodes` nodes lies outside the shapes `cluster` was
+ * calibrated on (its [calibration] ranges), e.g. "layers 28 < 32, tp 2 > 1"; NULL when it lies
+ * inside them or the cluster records none.  Caller frees. */
+char *ssim_parallel_extrapolation(const SsimParallel *par, const SsimModel *model, guint nodes,
+                                  const SsimCluster *cluster);
+
 /* The extent of `axis` (par->dp, ->tp or ->pp). */
 guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis);
 

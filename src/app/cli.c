@@ -224,6 +224,17 @@ int ssim_cli_runtime_error(const GError *error)
     return SSIM_EXIT_RUNTIME;
 }
 
+void ssim_cli_warn_extrapolation(const char *verb, const SsimParallel *par, const SsimModel *model,
+                                 const SsimCluster *cluster)
+{
+    g_autofree char *why = ssim_parallel_extrapolation(par, model, cluster->nodes, cluster);
+    if (why != NULL)
+        fprintf(stderr,
+                "shiftsim %s: warning: %s was calibrated on other shapes (%s): this prediction "
+                "extrapolates its fit\n",
+                verb, cluster->name, why);
+}
+
 gboolean ssim_cli_parse(GOptionContext *context, int *argc, char ***argv, const char *verb)
 {
     if (wants_help(*argc, *argv)) {

@@ -202,6 +202,7 @@ int ssim_verb_compare(int argc, char **argv)
     g_autoptr(SsimCompare) cmp = ssim_compare_run(&spec, kinds, n_kinds, &error);
     if (cmp == NULL)
         return ssim_cli_runtime_error(error);
+    ssim_cli_warn_extrapolation(VERB, &spec.par, model, cluster);
 
     g_autoptr(GString) out = ssim_compare_format(cmp, format, (guint)top);
     for (guint i = 0; trace && i < n_kinds; i++) {

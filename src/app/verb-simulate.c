@@ -242,6 +242,7 @@ int ssim_verb_simulate(int argc, char **argv)
     gboolean keep = timeline || trace || plot; /* they need the graph and its per-op times */
     if (!ssim_simulate(&config, &result, keep ? &lowered : NULL, keep ? &tl : NULL, &error))
         return ssim_cli_runtime_error(error);
+    ssim_cli_warn_extrapolation(VERB, &par, model, cluster);
     if (trace &&
         !ssim_cli_write_trace(trace, trace_format, ssim_lowered_graph(lowered), tl, 0, 0, &error))
         return ssim_cli_runtime_error(error);

@@ -87,6 +87,33 @@ static guint launched_size(void)
     return 1;
 }
 
+/* On stderr, how many of the simulated splits lie outside the shapes the cluster was calibrated
+ * on (ssim_parallel_extrapolation), naming the first: their figures extrapolate the fit. */
+static void warn_extrapolations(const SsimSweep *sweep, const SsimModel *model)
+{
+    const SsimCluster *cluster = ssim_sweep_cluster(sweep);
+    guint outside = 0, ok = 0;
+    g_autofree char *first = NULL;
+    for (guint i = 0; i < ssim_sweep_n_configs(sweep); i++) {
+        const SsimSweepRow *row = ssim_sweep_row(sweep, i);
+        if (row->status != SSIM_SWEEP_OK)
+            continue;
+        ok++;
+        char *why = ssim_parallel_extrapolation(&row->par, model, cluster->nodes, cluster);
+        if (why == NULL)
+            continue;
+        if (outside++ == 0)
+            first = why;
+        else
+            g_free(why);
+    }
+    if (outside > 0)
+        fprintf(stderr,
+                "shiftsim sweep: warning: %u of %u simulated splits lie outside the shapes %s "
+                "was calibrated on (the first: %s): their figures extrapolate its fit\n",
+                outside, ok, cluster->name, first);
+}
+
 static int run(int argc, char **argv, gboolean *mpi_started)
 {
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
@@ -340,6 +367,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                 "\n",
                 evaluated, wall, wall > 0 ? evaluated / wall : 0.0, threads,
                 threads == 1 ? "" : "s", size > 1 ? " per rank (rank 0's share)" : "");
+    warn_extrapolations(sweep, model);
 
     /* stdout carries only what was asked for: the table, or (-f csv, -f json, -o -) the rows,
      * the table then going to stderr for people. */

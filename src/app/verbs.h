@@ -38,6 +38,11 @@ SSIM_VERB_LIST(SSIM_X)
 int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Prints "shiftsim: <error->message>" and returns SSIM_EXIT_RUNTIME. */
 int ssim_cli_runtime_error(const GError *error);
+/* Warns on stderr when the run of `model` split as `par` on `cluster` lies outside the shapes
+ * the cluster was calibrated on (ssim_parallel_extrapolation): its figures are then an
+ * extrapolation of the fit.  Nothing for a cluster without [calibration] ranges. */
+void ssim_cli_warn_extrapolation(const char *verb, const SsimParallel *par, const SsimModel *model,
+                                 const SsimCluster *cluster);
 /* Parses argv with `context`; on failure prints the message and returns FALSE.  On --help (-h,
  * -?, --help-all) prints the help within SSIM_CLI_HELP_COLUMNS and returns FALSE too: the verb
  * stops, and ssim_cli_main() returns success. */

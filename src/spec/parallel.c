@@ -311,6 +311,53 @@ void ssim_parallel_init(SsimParallel *par)
     g_strlcpy(par->placement, "megatron", sizeof par->placement);
 }
 
+/* ---- calibrated shapes ------------------------------------------------------------------ */
+
+guint ssim_parallel_fit_value(const SsimParallel *par, const SsimModel *model, guint nodes,
+                              SsimFitDim dim)
+{
+    switch (dim) {
+    case SSIM_FIT_HIDDEN:
+        return model->hidden;
+    case SSIM_FIT_LAYERS:
+        return model->layers;
+    case SSIM_FIT_SEQ_LEN:
+        return model->seq_len;
+    case SSIM_FIT_GPUS:
+        return ssim_parallel_world(par);
+    case SSIM_FIT_NODES:
+        return nodes;
+    case SSIM_FIT_TP:
+        return par->tp;
+    case SSIM_FIT_PP:
+        return par->pp;
+    case SSIM_FIT_MICROBATCH:
+    default:
+        return par->microbatch;
+    }
+}
+
+char *ssim_parallel_extrapolation(const SsimParallel *par, const SsimModel *model, guint nodes,
+                                  const SsimCluster *cluster)
+{
+    GString *why = NULL;
+    for (guint d = 0; d < SSIM_FIT_DIM_N; d++) {
+        guint lo = cluster->fit_lo[d], hi = cluster->fit_hi[d];
+        if (hi == 0)
+            continue;
+        guint v = ssim_parallel_fit_value(par, model, nodes, (SsimFitDim)d);
+        if (v >= lo && v <= hi)
+            continue;
+        if (why == NULL)
+            why = g_string_new(NULL);
+        else
+            g_string_append(why, ", ");
+        g_string_append_printf(why, "%s %u %s %u", ssim_fit_dim_name((SsimFitDim)d), v,
+                               v < lo ? "<" : ">", v < lo ? lo : hi);
+    }
+    return why ? g_string_free(why, FALSE) : NULL;
+}
+
 /* ---- grid ------------------------------------------------------------------------------- */
 
 guint ssim_parallel_world(const SsimParallel *par)

@@ -194,26 +194,7 @@ double ssim_run_set_measured_ms(const SsimRunSet *set, guint i)
 static guint dim_value(const SsimRunSet *set, guint i, SsimFitDim d)
 {
     const SsimMeasuredRun *r = ssim_run_set_run(set, i);
-    const SsimModel *m = ssim_run_set_model(set, i);
-    switch (d) {
-    case SSIM_FIT_HIDDEN:
-        return m->hidden;
-    case SSIM_FIT_LAYERS:
-        return m->layers;
-    case SSIM_FIT_SEQ_LEN:
-        return m->seq_len;
-    case SSIM_FIT_GPUS:
-        return ssim_parallel_world(&r->par);
-    case SSIM_FIT_NODES:
-        return r->nodes;
-    case SSIM_FIT_TP:
-        return r->par.tp;
-    case SSIM_FIT_PP:
-        return r->par.pp;
-    case SSIM_FIT_MICROBATCH:
-    default:
-        return r->par.microbatch;
-    }
+    return ssim_parallel_fit_value(&r->par, ssim_run_set_model(set, i), r->nodes, d);
 }
 
 void ssim_run_set_fit_ranges(const SsimRunSet *set, const guint *idx, guint n, SsimCluster *cluster)
@@ -233,23 +214,9 @@ void ssim_run_set_fit_ranges(const SsimRunSet *set, const guint *idx, guint n, S
 
 char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i)
 {
-    const SsimCluster *c = ssim_run_set_cluster(set, i);
-    GString *why = NULL;
-    for (guint d = 0; d < SSIM_FIT_DIM_N; d++) {
-        if (c->fit_hi[d] == 0)
-            continue;
-        guint v = dim_value(set, i, (SsimFitDim)d);
-        if (v >= c->fit_lo[d] && v <= c->fit_hi[d])
-            continue;
-        if (why == NULL)
-            why = g_string_new(NULL);
-        else
-            g_string_append(why, ", ");
-        g_string_append_printf(why, "%s %u %s %u", ssim_fit_dim_name((SsimFitDim)d), v,
-                               v < c->fit_lo[d] ? "<" : ">",
-                               v < c->fit_lo[d] ? c->fit_lo[d] : c->fit_hi[d]);
-    }
-    return why ? g_string_free(why, FALSE) : NULL;
+    const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+    return ssim_parallel_extrapolation(&r->par, ssim_run_set_model(set, i), r->nodes,
+                                       ssim_run_set_cluster(set, i));
 }
 
 static const char *const group_by_names[SSIM_GROUP_BY_N] = {"model", "nodes", "tp", "gpus"};

@@ -349,3 +349,67 @@ Test(cli, calibrate_takes_several_runs_files, .init = cr_redirect_stderr, .timeo
     g_unlink(c);
     g_rmdir(dir);
 }
+
+/* A calibrated cluster used outside the shapes it was fitted on ([calibration]: the bundled
+ * dgx-a100-calibrated holds hidden 1024..2048 from vTrain's single-node runs) makes simulate,
+ * compare and sweep say so on stderr, naming what lies outside; inside them, or on a stock
+ * cluster (no ranges), nothing is said. */
+Test(cli, calibrated_clusters_warn_outside_their_fit, .init = cr_redirect_stderr, .timeout = 120)
+{
+    int rc;
+    const char *out[] = {"shiftsim",     "simulate",
+                         "-m",           "megatron-gpt-1.7b",
+                         "-c",           "dgx-a100-calibrated",
+                         "-n",           "1",
+                         "--tp",         "4",
+                         "--seq-length", "1024",
+                         "-B",           "8"};
+    g_autofree char *table = test_cli_stdout(out, G_N_ELEMENTS(out), &rc);
+    cr_assert_eq(rc, 0, "%s", table);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "shiftsim simulate: warning: dgx-a100-calibrated was calibrated on "
+                          "other shapes (hidden 2304 > 2048): this prediction extrapolates its "
+                          "fit\n"),
+              "%s", err);
+    const char *stock[] = {
+        "shiftsim", "simulate", "-m", "megatron-gpt-1.7b", "-c",   "dgx-a100", "-n",
+        "1",        "--tp",     "4",  "--seq-length",      "1024", "-B",       "8"};
+    g_autofree char *t2 = test_cli_stdout(stock, G_N_ELEMENTS(stock), &rc);
+    cr_assert_eq(rc, 0);
+    g_autofree char *err2 = test_stderr();
+    cr_assert_null(strstr(err2, "warning"), "%s", err2);
+    /* Inside every range: hidden 2048, layers 24, sequence 1024, 8 GPUs of one node, tp 2, pp 2,
+     * microbatch 1. */
+    g_autofree char *dir = g_dir_make_tmp("ssim-fit-XXXXXX", NULL);
+    g_autofree char *ini = g_build_filename(dir, "m.ini", NULL);
+    cr_assert(g_file_set_contents(ini,
+                                  "[model]\nformat = 1\nname = inside\nlayers = 24\nhidden = 2048\n"
+                                  "heads = 16\nffn = 8192\nvocab = 51200\nseq_len = 1024\n",
+                                  -1, NULL));
+    const char *in[] = {"shiftsim", "compare", "-m",   ini, "-c",   "dgx-a100-calibrated",
+                        "-n",       "1",       "--tp", "2", "--pp", "2"};
+    g_autofree char *t3 = test_cli_stdout(in, G_N_ELEMENTS(in), &rc);
+    cr_assert_eq(rc, 0, "%s", t3);
+    g_autofree char *err3 = test_stderr();
+    cr_assert_null(strstr(err3, "warning"), "%s", err3);
+    const char *cmp[] = {"shiftsim", "compare", "-m",   ini, "-c",   "dgx-a100-calibrated",
+                         "-n",       "1",       "--tp", "2", "--pp", "2",
+                         "-b",       "16"};
+    g_autofree char *t4 = test_cli_stdout(cmp, G_N_ELEMENTS(cmp), &rc);
+    cr_assert_eq(rc, 0, "%s", t4);
+    g_autofree char *err4 = test_stderr();
+    cr_assert(strstr(err4, "shiftsim compare: warning: dgx-a100-calibrated was calibrated on other "
+                           "shapes (microbatch 16 > 8)"),
+              "%s", err4);
+    const char *sweep[] = {"shiftsim", "sweep", "-m", ini, "-c", "dgx-a100-calibrated",
+                           "--gpus",   "16",    "-q"};
+    g_autofree char *t5 = test_cli_stdout(sweep, G_N_ELEMENTS(sweep), &rc);
+    cr_assert_eq(rc, 0, "%s", t5);
+    g_autofree char *err5 = test_stderr();
+    cr_assert(strstr(err5, "shiftsim sweep: warning: ") &&
+                  strstr(err5, " simulated splits lie outside the shapes dgx-a100-calibrated was "
+                               "calibrated on (the first: gpus 16 > 8, nodes 2 > 1"),
+              "%s", err5);
+    g_unlink(ini);
+    g_rmdir(dir);
+}
