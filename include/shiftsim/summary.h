@@ -13,4 +13,9 @@ G_BEGIN_DECLS
 GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *config,
                             SsimFormat format);
 
+/* Appends ", attention flash", ", transformer-impl local", ", fp8 hybrid", ", tp-comm-overlap
+ * on", ", cross-entropy te": the options that change the kernels, those not at their defaults
+ * (the options line of the table above, and compare's split line). */
+void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par);
+
 G_END_DECLS

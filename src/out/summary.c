@@ -7,6 +7,22 @@
 
 #include <json-glib/json-glib.h>
 
+void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
+{
+    if (par->attention != SSIM_ATTENTION_UNFUSED)
+        g_string_append_printf(out, ", attention %s", ssim_attention_name(par->attention));
+    if (par->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
+        g_string_append_printf(out, ", transformer-impl %s",
+                               ssim_transformer_impl_name(par->transformer_impl));
+    if (par->fp8 != SSIM_FP8_OFF)
+        g_string_append_printf(out, ", fp8 %s", ssim_fp8_name(par->fp8));
+    if (par->tp_comm_overlap)
+        g_string_append(out, ", tp-comm-overlap on");
+    if (par->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
+        g_string_append_printf(out, ", cross-entropy %s",
+                               ssim_cross_entropy_name(par->cross_entropy));
+}
+
 static double ms(SsimTime t)
 {
     return (double)t / 1e6;
@@ -56,17 +72,7 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append(o, ", cross-node-tp on");
     if (p->tp_sync_grad)
         g_string_append(o, ", tp-overlap off");
-    if (p->attention != SSIM_ATTENTION_UNFUSED)
-        g_string_append_printf(o, ", attention %s", ssim_attention_name(p->attention));
-    if (p->transformer_impl != SSIM_TRANSFORMER_IMPL_TE)
-        g_string_append_printf(o, ", transformer-impl %s",
-                               ssim_transformer_impl_name(p->transformer_impl));
-    if (p->fp8 != SSIM_FP8_OFF)
-        g_string_append_printf(o, ", fp8 %s", ssim_fp8_name(p->fp8));
-    if (p->tp_comm_overlap)
-        g_string_append(o, ", tp-comm-overlap on");
-    if (p->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
-        g_string_append_printf(o, ", cross-entropy %s", ssim_cross_entropy_name(p->cross_entropy));
+    ssim_summary_append_kernel_options(o, p);
     if (p->step_costs_set) {
         /* Only when changed: the default (Megatron-LM's) is --explain-costs' to tell. */
         guint on = ssim_parallel_step_costs(p, c->model);

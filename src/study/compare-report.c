@@ -9,6 +9,7 @@
 #include <shiftsim/compare.h>
 
 #include <shiftsim/stepbars.h>
+#include <shiftsim/summary.h>
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -68,14 +69,7 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
                            p->dp, p->tp, p->pp, p->microbatch, p->global_batch,
                            ssim_parallel_n_microbatches(p), ssim_recompute_name(p->recompute));
     /* The options that change the kernels, when not their defaults. */
-    if (p->attention != SSIM_ATTENTION_UNFUSED)
-        g_string_append_printf(o, ", attention %s", ssim_attention_name(p->attention));
-    if (p->fp8 != SSIM_FP8_OFF)
-        g_string_append_printf(o, ", fp8 %s", ssim_fp8_name(p->fp8));
-    if (p->tp_comm_overlap)
-        g_string_append(o, ", tp-comm-overlap on");
-    if (p->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
-        g_string_append_printf(o, ", cross-entropy %s", ssim_cross_entropy_name(p->cross_entropy));
+    ssim_summary_append_kernel_options(o, p);
     g_string_append_c(o, '\n');
     g_autofree char *grads = ssim_site_set_to_string(&base->placement.grads);
     g_string_append_printf(o,
