@@ -44,6 +44,11 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
  * pairs of the group's rows). */
 void ssim_error_stats_groups(const double *pred, const double *meas, const guint *groups, guint n,
                              guint n_groups, SsimErrorStats *out);
+/* The same with tau over the pairs of a group's rows that also share a `ranked` id (may be NULL:
+ * all of them), e.g. the runs of one tp that share a model. */
+void ssim_error_stats_groups_ranked(const double *pred, const double *meas, const guint *groups,
+                                    const guint *ranked, guint n, guint n_groups,
+                                    SsimErrorStats *out);
 /* The words the reports use for what was compared ("runs", "run"), what was done to it
  * ("simulated") and what shares a ranking ("model"). */
 typedef struct {
@@ -58,10 +63,14 @@ void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, cha
 void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, char *const *names,
                                  guint n_groups, const char *indent, const SsimErrorWords *words);
 
-/* The validation report: a table (row per run, then the summary and the figures per model), CSV
- * (one row per run) or JSON (rows, summary, models).  `errors` may be NULL. */
+/* The validation report: a table (row per run, then the summary and the figures per model, then
+ * per group of each `by[0..n_by)` other than the model, in the order of its numbers), CSV (one
+ * row per run; `by` does not apply) or JSON (rows, summary, models, and "by": a member per key
+ * with its groups).  Tau in a `by` group counts the pairs of its runs that share a model.
+ * `errors` and `by` may be NULL. */
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
-                                const SsimErrorStats *stats, SsimFormat format);
+                                const SsimErrorStats *stats, const SsimGroupBy *by, guint n_by,
+                                SsimFormat format);
 /* The summary lines alone (n, MAPE, median, max, bias, within 10%, tau). */
 void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);
 /* The same in `words`. */

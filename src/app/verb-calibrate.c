@@ -345,9 +345,9 @@ int ssim_verb_calibrate(int argc, char **argv)
          "Cross-validation folds (default 5; row j of the fitted rows is in fold j % K; 0: none)",
          "K"},
         {"cv", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cv_specs,
-         "Also leave-one-group-out cross-validation: group:model, group:nodes, group:tp or "
-         "group:gpus (every run of one model, node count, tp or GPU count held out at once; "
-         "repeatable)",
+         "Also leave-one-group-out cross-validation: group:model, group:nodes, group:tp, "
+         "group:gpus, group:pp, group:dp or group:microbatch (every run of one model, node "
+         "count, tp, GPU count, pp, dp or microbatch size held out at once; repeatable)",
          "group:BY"},
         {"force", 0, 0, G_OPTION_ARG_NONE, &force,
          "Fit even a file marked '# use = check' (rows kept to check predictions)", NULL},
@@ -454,11 +454,10 @@ int ssim_verb_calibrate(int argc, char **argv)
     for (guint i = 0; cv_specs && cv_specs[i]; i++) {
         SsimGroupBy by;
         if (!g_str_has_prefix(cv_specs[i], "group:") ||
-            !ssim_group_by_from_name(cv_specs[i] + 6, &by))
-            return ssim_cli_usage_error(VERB,
-                                        "--cv: '%s' is not group:model, group:nodes, group:tp "
-                                        "or group:gpus",
-                                        cv_specs[i]);
+            !ssim_group_by_from_name(cv_specs[i] + 6, &by)) {
+            g_autofree char *keys = ssim_group_by_names_list("group:");
+            return ssim_cli_usage_error(VERB, "--cv: '%s' is not %s", cv_specs[i], keys);
+        }
         gboolean seen = FALSE;
         for (guint j = 0; j < n_cv; j++)
             seen = seen || cv_by[j] == by;

@@ -2,8 +2,8 @@
  * `shiftsim validate`: simulate every run of a measured-runs file and print predicted vs
  * measured iteration time, the error of each row, and MAPE, median and max error, the mean
  * signed error, the fraction within 10% and Kendall's tau of the ranking within groups of rows
- * sharing a model, overall and per model.  With no --runs it validates the bundled vTrain
- * single-node A100 rows.
+ * sharing a model, overall and per model (and per node count, tp, ... with --by).  With no
+ * --runs it validates the bundled vTrain single-node A100 rows.
  *
  * Rows are simulated as measured: memory is not checked (the run happened), each row on its own
  * copy of its cluster, in parallel over --jobs threads; output does not depend on the thread
@@ -33,6 +33,7 @@ int ssim_verb_validate(int argc, char **argv)
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_auto(GStrv) runs_paths = NULL;
+    g_auto(GStrv) by_specs = NULL;
     g_autofree char *plot = NULL;
     gint jobs = 0, every = 1;
     gboolean quiet = FALSE;
@@ -53,6 +54,11 @@ int ssim_verb_validate(int argc, char **argv)
          "Use every N-th row only (rows 0, N, 2N, ... in file order, the files in turn; default 1 "
          "= all)",
          "N"},
+        {"by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_specs,
+         "Also give the figures per group of runs sharing a key: nodes, tp, gpus, pp, dp or "
+         "microbatch (a list, or repeat; the per-model figures are always given): where the "
+         "error lies",
+         "KEY"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Output: table (default), csv (one row per run) or json"),
         ssim_cli_entry_arg(
@@ -79,7 +85,8 @@ int ssim_verb_validate(int argc, char **argv)
              "  shiftsim validate --runs traces/validation/published-a100.csv --format csv\n"
              "  shiftsim validate --runs traces/validation/published-a100.csv \\\n"
              "      --runs traces/validation/published-a100-scaling.csv\n"
-             "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n\n"
+             "  shiftsim validate -c models/clusters/dgx-a100-calibrated.ini --plot val.png\n"
+             "  shiftsim validate --by tp,microbatch\n\n"
              "Exit status: 0 success; 1 bad input; 2 usage error.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     const GOptionEntry old[] = {
@@ -97,6 +104,23 @@ int ssim_verb_validate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--jobs: must be >= 0");
     if ((rc = ssim_cli_check_output(output.output)) || (rc = ssim_cli_check_plot(plot)))
         return rc;
+    SsimGroupBy by[SSIM_GROUP_BY_N];
+    guint n_by = 0;
+    for (guint i = 0; by_specs && by_specs[i]; i++) {
+        g_auto(GStrv) keys = g_strsplit(by_specs[i], ",", -1);
+        for (guint k = 0; keys[k]; k++) {
+            SsimGroupBy b;
+            if (!ssim_group_by_from_name(g_strstrip(keys[k]), &b)) {
+                g_autofree char *list = ssim_group_by_names_list("");
+                return ssim_cli_usage_error(VERB, "--by: '%s' is not %s", keys[k], list);
+            }
+            gboolean seen = FALSE;
+            for (guint j = 0; j < n_by; j++)
+                seen = seen || by[j] == b;
+            if (!seen)
+                by[n_by++] = b;
+        }
+    }
 
     g_autoptr(GError) error = NULL;
     g_autofree char *found = runs_paths ? NULL : ssim_data_find(DEFAULT_RUNS);
@@ -155,14 +179,15 @@ int ssim_verb_validate(int argc, char **argv)
                 "shiftsim validate: warning: %u of %u runs lie outside the shapes the cluster was "
                 "calibrated on; their predictions are extrapolations (marked *)\n",
                 outside, n);
-    g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, format);
+    g_autoptr(GString) out = ssim_validation_format(set, pred, errors, &stats, by, n_by, format);
     /* With -o -, stdout carries the per-run CSV alone: the report goes to stderr. */
     if (output.output && strcmp(output.output, "-") == 0)
         fputs(out->str, stderr);
     else if (!ssim_cli_emit(NULL, out, &error))
         rc = ssim_cli_runtime_error(error);
     if (rc == SSIM_EXIT_OK && output.output) {
-        g_autoptr(GString) csv = ssim_validation_format(set, pred, errors, &stats, SSIM_FORMAT_CSV);
+        g_autoptr(GString) csv =
+            ssim_validation_format(set, pred, errors, &stats, NULL, 0, SSIM_FORMAT_CSV);
         if (!ssim_cli_emit(output.output, csv, &error))
             rc = ssim_cli_runtime_error(error);
     }

@@ -219,7 +219,9 @@ char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i)
                                        ssim_run_set_cluster(set, i));
 }
 
-static const char *const group_by_names[SSIM_GROUP_BY_N] = {"model", "nodes", "tp", "gpus"};
+static const char *const group_by_names[SSIM_GROUP_BY_N] = {
+    "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch",
+};
 
 const char *ssim_group_by_name(SsimGroupBy by)
 {
@@ -236,19 +238,56 @@ gboolean ssim_group_by_from_name(const char *name, SsimGroupBy *out)
     return FALSE;
 }
 
-char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by)
+char *ssim_group_by_names_list(const char *prefix)
+{
+    GString *s = g_string_new(NULL);
+    for (guint b = 0; b < SSIM_GROUP_BY_N; b++)
+        g_string_append_printf(s, "%s%s%s",
+                               b == 0                    ? ""
+                               : b + 1 < SSIM_GROUP_BY_N ? ", "
+                                                         : " or ",
+                               prefix, group_by_names[b]);
+    return g_string_free(s, FALSE);
+}
+
+guint ssim_run_set_key_number(const SsimRunSet *set, guint i, SsimGroupBy by)
 {
     const SsimMeasuredRun *r = ssim_run_set_run(set, i);
     switch (by) {
     case SSIM_GROUP_BY_NODES:
-        return g_strdup_printf("%u nodes", r->nodes);
+        return r->nodes;
     case SSIM_GROUP_BY_TP:
-        return g_strdup_printf("tp %u", r->par.tp);
+        return r->par.tp;
     case SSIM_GROUP_BY_GPUS:
-        return g_strdup_printf("%u GPUs", ssim_parallel_world(&r->par));
+        return ssim_parallel_world(&r->par);
+    case SSIM_GROUP_BY_PP:
+        return r->par.pp;
+    case SSIM_GROUP_BY_DP:
+        return r->par.dp;
+    case SSIM_GROUP_BY_MICROBATCH:
+        return r->par.microbatch;
     case SSIM_GROUP_BY_MODEL:
     default:
-        return g_strdup(r->model);
+        return 0;
+    }
+}
+
+char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by)
+{
+    guint v = ssim_run_set_key_number(set, i, by);
+    switch (by) {
+    case SSIM_GROUP_BY_NODES:
+        return g_strdup_printf("%u nodes", v);
+    case SSIM_GROUP_BY_GPUS:
+        return g_strdup_printf("%u GPUs", v);
+    case SSIM_GROUP_BY_TP:
+    case SSIM_GROUP_BY_PP:
+    case SSIM_GROUP_BY_DP:
+    case SSIM_GROUP_BY_MICROBATCH:
+        return g_strdup_printf("%s %u", group_by_names[by], v);
+    case SSIM_GROUP_BY_MODEL:
+    default:
+        return g_strdup(ssim_run_set_run(set, i)->model);
     }
 }
 

@@ -93,17 +93,25 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
 void ssim_error_stats_groups(const double *pred, const double *meas, const guint *groups, guint n,
                              guint n_groups, SsimErrorStats *out)
 {
+    ssim_error_stats_groups_ranked(pred, meas, groups, NULL, n, n_groups, out);
+}
+
+void ssim_error_stats_groups_ranked(const double *pred, const double *meas, const guint *groups,
+                                    const guint *ranked, guint n, guint n_groups,
+                                    SsimErrorStats *out)
+{
     g_autofree double *p = g_new(double, MAX(n, 1u));
     g_autofree double *m = g_new(double, MAX(n, 1u));
-    g_autofree guint *zero = g_new0(guint, MAX(n, 1u));
+    g_autofree guint *r = g_new0(guint, MAX(n, 1u));
     for (guint g = 0; g < n_groups; g++) {
         guint k = 0;
         for (guint j = 0; j < n; j++)
             if (groups[j] == g) {
                 p[k] = pred[j];
+                r[k] = ranked ? ranked[j] : 0;
                 m[k++] = meas[j];
             }
-        ssim_error_stats(p, m, zero, k, &out[g]);
+        ssim_error_stats(p, m, r, k, &out[g]);
     }
 }
 
@@ -194,6 +202,58 @@ static double row_error(double pred, double meas)
     return isfinite(pred) ? (pred - meas) / meas : NAN;
 }
 
+/* The figures of the rows under each key of `by` (their names into `names`), the groups in the
+ * order of their numbers (tp 1, 2, 4, ...; the first seen first among equals), tau over the pairs
+ * that share a model (`model_of`) as well.  Caller frees. */
+static SsimErrorStats *stats_by(const SsimRunSet *set, const double *pred, const double *meas,
+                                guint n, SsimGroupBy by, const guint *model_of, GPtrArray *names)
+{
+    g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+    g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, by, keys);
+    guint k = keys->len;
+    g_autofree guint *number = g_new0(guint, MAX(k, 1u));
+    for (guint i = n; i-- > 0;) /* each group's first row is the last written */
+        number[groups[i]] = ssim_run_set_key_number(set, i, by);
+    g_autofree guint *order = g_new(guint, MAX(k, 1u));
+    for (guint g = 0; g < k; g++) { /* insertion sort: stable, and k is small */
+        guint at = g;
+        while (at > 0 && number[order[at - 1]] > number[g]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = g;
+    }
+    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(k, 1u));
+    ssim_error_stats_groups_ranked(pred, meas, groups, model_of, n, k, per);
+    SsimErrorStats *sorted = g_new0(SsimErrorStats, MAX(k, 1u));
+    for (guint g = 0; g < k; g++) {
+        sorted[g] = per[order[g]];
+        g_ptr_array_add(names, g_strdup(g_ptr_array_index(keys, order[g])));
+    }
+    return sorted;
+}
+
+/* One group's figures as a JSON object: `member` (its kind: "model", "group") names it. */
+static void json_group(JsonBuilder *b, const char *member, const char *name,
+                       const SsimErrorStats *s)
+{
+    const struct {
+        const char *k;
+        double v;
+    } gf[] = {{"mape", s->mape}, {"median_error", s->median},   {"max_error", s->max},
+              {"bias", s->bias}, {"within_10pct", s->within10}, {"kendall_tau", s->tau}};
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, member);
+    json_builder_add_string_value(b, name);
+    json_builder_set_member_name(b, "runs");
+    json_builder_add_int_value(b, s->n);
+    for (guint k = 0; k < G_N_ELEMENTS(gf); k++)
+        ssim_json_set_number(b, gf[k].k, gf[k].v);
+    json_builder_set_member_name(b, "tau_pairs");
+    json_builder_add_int_value(b, s->pairs);
+    json_builder_end_object(b);
+}
+
 /* The files the rows come from, in order of first appearance (paths interned by the set, so
  * one pointer a file), and each row's index among them. */
 static GPtrArray *row_files(const SsimRunSet *set, guint *file_of)
@@ -211,8 +271,13 @@ static GPtrArray *row_files(const SsimRunSet *set, guint *file_of)
     return files;
 }
 
+static void append_table(GString *out, const SsimRunSet *set, const double *pred,
+                         char *const *errors, const SsimErrorStats *stats, const guint *file_of,
+                         GPtrArray *files, const SsimErrorStats *per, GPtrArray *names);
+
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
-                                const SsimErrorStats *stats, SsimFormat format)
+                                const SsimErrorStats *stats, const SsimGroupBy *by, guint n_by,
+                                SsimFormat format)
 {
     GString *out = g_string_new(NULL);
     guint n = ssim_run_set_n(set);
@@ -258,6 +323,21 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             g_string_append_c(out, '\n');
         }
         return out;
+    }
+    /* The same figures by each other key asked for (the model's table is always there). */
+    SsimErrorStats *per_by[SSIM_GROUP_BY_N] = {NULL};
+    GPtrArray *names_by[SSIM_GROUP_BY_N] = {NULL};
+    SsimGroupBy keys[SSIM_GROUP_BY_N];
+    guint n_keys = 0;
+    for (guint b = 0; b < n_by; b++) {
+        gboolean seen = by[b] == SSIM_GROUP_BY_MODEL;
+        for (guint c = 0; c < n_keys; c++)
+            seen = seen || keys[c] == by[b];
+        if (seen)
+            continue;
+        names_by[n_keys] = g_ptr_array_new_with_free_func(g_free);
+        per_by[n_keys] = stats_by(set, pred, meas, n, by[b], groups, names_by[n_keys]);
+        keys[n_keys++] = by[b];
     }
     if (format == SSIM_FORMAT_JSON) {
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -319,29 +399,46 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         json_builder_end_object(b);
         json_builder_set_member_name(b, "models");
         json_builder_begin_array(b);
-        for (guint g = 0; g < names->len; g++) {
-            const SsimErrorStats *s = &per[g];
-            const struct {
-                const char *k;
-                double v;
-            } gf[] = {{"mape", s->mape}, {"median_error", s->median},   {"max_error", s->max},
-                      {"bias", s->bias}, {"within_10pct", s->within10}, {"kendall_tau", s->tau}};
+        for (guint g = 0; g < names->len; g++)
+            json_group(b, "model", g_ptr_array_index(names, g), &per[g]);
+        json_builder_end_array(b);
+        if (n_keys > 0) {
+            json_builder_set_member_name(b, "by");
             json_builder_begin_object(b);
-            json_builder_set_member_name(b, "model");
-            json_builder_add_string_value(b, g_ptr_array_index(names, g));
-            json_builder_set_member_name(b, "runs");
-            json_builder_add_int_value(b, s->n);
-            for (guint k = 0; k < G_N_ELEMENTS(gf); k++)
-                ssim_json_set_number(b, gf[k].k, gf[k].v);
-            json_builder_set_member_name(b, "tau_pairs");
-            json_builder_add_int_value(b, s->pairs);
+            for (guint c = 0; c < n_keys; c++) {
+                json_builder_set_member_name(b, ssim_group_by_name(keys[c]));
+                json_builder_begin_array(b);
+                for (guint g = 0; g < names_by[c]->len; g++)
+                    json_group(b, "group", g_ptr_array_index(names_by[c], g), &per_by[c][g]);
+                json_builder_end_array(b);
+            }
             json_builder_end_object(b);
         }
-        json_builder_end_array(b);
         json_builder_end_object(b);
         ssim_json_append(out, b, TRUE);
-        return out;
+    } else {
+        append_table(out, set, pred, errors, stats, file_of, files, per, names);
+        for (guint c = 0; c < n_keys; c++) {
+            g_string_append_printf(out, "\nper %s (tau: pairs of runs of one model)\n",
+                                   ssim_group_by_name(keys[c]));
+            ssim_error_groups_append(out, per_by[c], (char *const *)names_by[c]->pdata,
+                                     names_by[c]->len, "  ");
+        }
     }
+    for (guint c = 0; c < n_keys; c++) {
+        g_free(per_by[c]);
+        g_ptr_array_unref(names_by[c]);
+    }
+    return out;
+}
+
+/* The table: a line per run, the summary, the figures per model. */
+static void append_table(GString *out, const SsimRunSet *set, const double *pred,
+                         char *const *errors, const SsimErrorStats *stats, const guint *file_of,
+                         GPtrArray *files, const SsimErrorStats *per, GPtrArray *names)
+{
+    guint n = ssim_run_set_n(set);
+    gboolean several = files->len > 1;
     for (guint k = 0; several && k < files->len; k++)
         g_string_append_printf(out, "%s%u %s%s", k ? ", " : "files: ", k + 1,
                                (const char *)g_ptr_array_index(files, k),
@@ -381,7 +478,6 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     ssim_error_stats_append(out, stats, "");
     g_string_append(out, "\nper model\n");
     ssim_error_groups_append(out, per, (char *const *)names->pdata, names->len, "  ");
-    return out;
 }
 
 gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const char *image,

@@ -284,6 +284,36 @@ Test(cli, validate_takes_several_runs_files, .init = cr_redirect_stderr, .timeou
     g_rmdir(dir);
 }
 
+/* validate --by: "tp,pp" and a repeated --by add a table per key after the per-model one,
+ * each key once and the model's table never twice; an unknown key is a usage error that names
+ * the keys there are. */
+Test(cli, validate_by_keys, .init = cr_redirect_stderr, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-by-XXXXXX", NULL);
+    static const char rows[] =
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,2,1,1,1,1,8,1f1b,full,off,0,off,10,,src\n"
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,1,2,1,1,1,8,1f1b,full,off,0,off,12,,src\n";
+    g_autofree char *a = runs_file(dir, "a.csv", rows);
+    int rc;
+    const char *by[] = {"shiftsim", "validate", "-q",    "--runs", a,   "--by",
+                        "tp,pp",    "--by",     "model", "--by",   "tp"};
+    g_autofree char *out = test_cli_stdout(by, G_N_ELEMENTS(by), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *model = strstr(out, "\nper model\n"), *tp = strstr(out, "\nper tp ("),
+               *pp = strstr(out, "\nper pp (");
+    cr_assert(model && tp && pp && model < tp && tp < pp, "%s", out);
+    cr_assert_null(strstr(tp + 1, "\nper tp ("), "%s", out);
+    cr_assert_null(strstr(model + 1, "\nper model\n"), "%s", out);
+    cr_assert(strstr(tp, "\n  tp 1      ") && strstr(tp, "\n  tp 2      "), "%s", out);
+    const char *bad[] = {"shiftsim", "validate", "--runs", a, "--by", "tp,tensor"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp or microbatch"),
+              "%s", err);
+    g_unlink(a);
+    g_rmdir(dir);
+}
+
 /* calibrate --runs A --runs B fits the two files' rows as one set: the same fit, to the printed
  * digit, as one file holding both; the report and the JSON name both files; a file marked
  * `# use = check` among them is refused (by its name) unless --force; a file given twice is a

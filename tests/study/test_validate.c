@@ -9,6 +9,7 @@
 #include <shiftsim/validate.h>
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
@@ -61,6 +62,90 @@ Test(validate, stats_hand_computed)
     cr_assert_float_eq(s.tau, 1.0 / 3.0, 1e-12);
 }
 
+/* validate --by: the figures per group of one key, the groups in the order of their numbers
+ * (tp 1, 2, 8, though the rows give tp 2 first), tau only over pairs that share a model too.
+ * Five rows with predictions given by hand (errors +0.1, -0.1, -0.5 at tp 2, +0.1 at tp 8,
+ * -0.1 at tp 1); rows A and B (model m1) are the only pair of one model inside one tp. */
+Test(validate, figures_by_key_hand_computed)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-by-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "runs.csv", NULL);
+    const char *csv =
+        "# shiftsim-runs v2\n"
+        "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"
+        "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,"
+        "iteration_ms,tflops_per_gpu,source\n"
+        "m1,2,1024,16,4096,51200,1024,fp16,dgx-a100,1,4,2,1,1,1,8,1f1b,none,off,0,off,100,,A\n"
+        "m1,2,1024,16,4096,51200,1024,fp16,dgx-a100,1,2,2,2,1,1,8,1f1b,none,off,0,off,200,,B\n"
+        "m2,4,1024,16,4096,51200,1024,fp16,dgx-a100,1,4,2,1,1,1,8,1f1b,none,off,0,off,300,,C\n"
+        "m1,2,1024,16,4096,51200,1024,fp16,dgx-a100,1,1,8,1,1,1,8,1f1b,none,off,0,off,400,,D\n"
+        "m2,4,1024,16,4096,51200,1024,fp16,dgx-a100,1,8,1,1,1,1,8,1f1b,none,off,0,off,50,,E\n";
+    cr_assert(g_file_set_contents(path, csv, -1, NULL));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load(path, &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    const double pred[] = {110, 180, 150, 440, 45};
+    const SsimGroupBy by[] = {SSIM_GROUP_BY_MODEL, SSIM_GROUP_BY_TP, SSIM_GROUP_BY_TP};
+    g_autoptr(GString) json =
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 3, SSIM_FORMAT_JSON);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    cr_assert(json_parser_load_from_data(parser, json->str, -1, NULL), "%s", json->str);
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *per = json_object_get_object_member(root, "by");
+    cr_assert_eq(json_object_get_size(per), 1); /* model is the default table; tp once */
+    JsonArray *tp = json_object_get_array_member(per, "tp");
+    cr_assert_eq(json_array_get_length(tp), 3);
+    const char *order[] = {"tp 1", "tp 2", "tp 8"};
+    for (guint g = 0; g < 3; g++)
+        cr_assert_str_eq(
+            json_object_get_string_member(json_array_get_object_element(tp, g), "group"), order[g]);
+    JsonObject *two = json_array_get_object_element(tp, 1);
+    cr_assert_eq(json_object_get_int_member(two, "runs"), 3);
+    cr_assert_float_eq(json_object_get_double_member(two, "mape"), 0.7 / 3, 1e-12);
+    cr_assert_float_eq(json_object_get_double_member(two, "median_error"), 0.1, 1e-12);
+    cr_assert_float_eq(json_object_get_double_member(two, "max_error"), 0.5, 1e-12);
+    cr_assert_float_eq(json_object_get_double_member(two, "bias"), -0.5 / 3, 1e-12);
+    cr_assert_float_eq(json_object_get_double_member(two, "within_10pct"), 2.0 / 3, 1e-12);
+    /* (A, B): 100 < 200 and 110 < 180, concordant; C is another model's. */
+    cr_assert_eq(json_object_get_int_member(two, "tau_pairs"), 1);
+    cr_assert_float_eq(json_object_get_double_member(two, "kendall_tau"), 1.0, 1e-12);
+    JsonObject *one = json_array_get_object_element(tp, 0);
+    cr_assert_float_eq(json_object_get_double_member(one, "bias"), -0.1, 1e-12);
+    cr_assert(json_object_get_null_member(one, "kendall_tau"));
+    /* The table gives the same after the per-model one. */
+    g_autoptr(GString) table =
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 3, SSIM_FORMAT_TABLE);
+    const char *model = strstr(table->str, "per model\n"), *t = strstr(table->str, "\nper tp ");
+    cr_assert(model && t && model < t, "%s", table->str);
+    cr_assert(strstr(t, "tp 2                     3   23.33%   10.00%   50.00%  -16.67%    66.7%"
+                        "   1.000"),
+              "%s", t);
+    cr_assert(strstr(t, "tp 1") < strstr(t, "tp 2") && strstr(t, "tp 2") < strstr(t, "tp 8"));
+    /* CSV is a row per run: no groups. */
+    g_autoptr(GString) rows =
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 3, SSIM_FORMAT_CSV);
+    cr_assert_null(strstr(rows->str, "tp 2"));
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+/* The keys name themselves and their numbers, and every key is one the parser knows. */
+Test(validate, group_keys_round_trip)
+{
+    for (guint b = 0; b < SSIM_GROUP_BY_N; b++) {
+        SsimGroupBy back;
+        cr_assert(ssim_group_by_from_name(ssim_group_by_name((SsimGroupBy)b), &back));
+        cr_assert_eq(back, (SsimGroupBy)b);
+    }
+    SsimGroupBy none;
+    cr_assert_not(ssim_group_by_from_name("tpp", &none));
+    g_autofree char *list = ssim_group_by_names_list("group:");
+    cr_assert_str_eq(list, "group:model, group:nodes, group:tp, group:gpus, group:pp, group:dp or "
+                           "group:microbatch");
+}
+
 Test(validate, validate_published_rows)
 {
     /* Smoke test of the run set on the real published file: every row simulates. */
@@ -87,7 +172,7 @@ Test(validate, validate_published_rows)
         g_free(errors[i]);
     }
     g_autoptr(GString) csv =
-        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, SSIM_FORMAT_CSV);
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, NULL, 0, SSIM_FORMAT_CSV);
     cr_assert(g_str_has_prefix(csv->str, "line,model,gpus,"));
 }
 
