@@ -55,9 +55,9 @@ int ssim_verb_validate(int argc, char **argv)
          "= all)",
          "N"},
         {"by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_specs,
-         "Also give the figures per group of runs sharing a key: nodes, tp, gpus, pp, dp or "
-         "microbatch (a list, or repeat; the per-model figures are always given): where the "
-         "error lies",
+         "Also give the figures per group of runs sharing a key: nodes, tp, gpus, pp, dp, "
+         "microbatch, file or cluster (a list, or repeat; the per-model figures are always "
+         "given): where the error lies",
          "KEY"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Output: table (default), csv (one row per run) or json"),

@@ -220,7 +220,7 @@ char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i)
 }
 
 static const char *const group_by_names[SSIM_GROUP_BY_N] = {
-    "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch",
+    "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch", "file", "cluster",
 };
 
 const char *ssim_group_by_name(SsimGroupBy by)
@@ -267,6 +267,8 @@ guint ssim_run_set_key_number(const SsimRunSet *set, guint i, SsimGroupBy by)
     case SSIM_GROUP_BY_MICROBATCH:
         return r->par.microbatch;
     case SSIM_GROUP_BY_MODEL:
+    case SSIM_GROUP_BY_FILE:
+    case SSIM_GROUP_BY_CLUSTER:
     default:
         return 0;
     }
@@ -285,6 +287,10 @@ char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by)
     case SSIM_GROUP_BY_DP:
     case SSIM_GROUP_BY_MICROBATCH:
         return g_strdup_printf("%s %u", group_by_names[by], v);
+    case SSIM_GROUP_BY_FILE:
+        return g_strdup(ssim_run_set_run(set, i)->path);
+    case SSIM_GROUP_BY_CLUSTER:
+        return g_strdup(ssim_run_set_cluster(set, i)->name);
     case SSIM_GROUP_BY_MODEL:
     default:
         return g_strdup(ssim_run_set_run(set, i)->model);

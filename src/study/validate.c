@@ -180,11 +180,15 @@ void ssim_error_groups_append(GString *out, const SsimErrorStats *per_group, cha
 void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, char *const *names,
                                  guint n_groups, const char *indent, const SsimErrorWords *words)
 {
-    g_string_append_printf(out, "%s%-20s %5s %8s %8s %8s %8s %8s %7s\n", indent, "group",
+    /* 20 columns for a name, as many as a longer one needs (a runs file's path). */
+    int width = 20;
+    for (guint g = 0; g < n_groups; g++)
+        width = MAX(width, (int)MIN(strlen(names[g]), 4096u));
+    g_string_append_printf(out, "%s%-*s %5s %8s %8s %8s %8s %8s %7s\n", indent, width, "group",
                            words->items, "MAPE", "median", "max", "bias", "in 10%", "tau");
     for (guint g = 0; g < n_groups; g++) {
         const SsimErrorStats *s = &per_group[g];
-        g_string_append_printf(out, "%s%-20.20s %5u", indent, names[g], s->n);
+        g_string_append_printf(out, "%s%-*.*s %5u", indent, width, width, names[g], s->n);
         append_pct(out, s->mape, " %7.2f%%");
         append_pct(out, s->median, " %7.2f%%");
         append_pct(out, s->max, " %7.2f%%");

@@ -305,10 +305,26 @@ Test(cli, validate_by_keys, .init = cr_redirect_stderr, .timeout = 60)
     cr_assert_null(strstr(tp + 1, "\nper tp ("), "%s", out);
     cr_assert_null(strstr(model + 1, "\nper model\n"), "%s", out);
     cr_assert(strstr(tp, "\n  tp 1      ") && strstr(tp, "\n  tp 2      "), "%s", out);
+    /* Two files: a group per file, named by its path however long, in the order given. */
+    g_autofree char *b = runs_file(dir, "a-second-file-with-a-long-name.csv", rows);
+    const char *files[] = {"shiftsim", "validate", "-q",   "--runs",      a,
+                           "--runs",   b,          "--by", "file,cluster"};
+    g_autofree char *per_file = test_cli_stdout(files, G_N_ELEMENTS(files), &rc);
+    cr_assert_eq(rc, 0, "%s", per_file);
+    const char *f = strstr(per_file, "\nper file (");
+    cr_assert(f && strstr(f, "\nper cluster ("), "%s", per_file);
+    g_autofree char *line_a = g_strdup_printf("\n  %s ", a),
+                    *line_b = g_strdup_printf("\n  %s ", b);
+    cr_assert(strstr(f, line_a) && strstr(f, line_b) && strstr(f, line_a) < strstr(f, line_b), "%s",
+              per_file);
+    cr_assert(strstr(f, "\n  dgx-a100 "), "%s", per_file);
+    g_unlink(b);
     const char *bad[] = {"shiftsim", "validate", "--runs", a, "--by", "tp,tensor"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
     g_autofree char *err = test_stderr();
-    cr_assert(strstr(err, "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp or microbatch"),
+    cr_assert(strstr(err,
+                     "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp, microbatch, file or "
+                     "cluster"),
               "%s", err);
     g_unlink(a);
     g_rmdir(dir);

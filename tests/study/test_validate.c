@@ -142,8 +142,8 @@ Test(validate, group_keys_round_trip)
     SsimGroupBy none;
     cr_assert_not(ssim_group_by_from_name("tpp", &none));
     g_autofree char *list = ssim_group_by_names_list("group:");
-    cr_assert_str_eq(list, "group:model, group:nodes, group:tp, group:gpus, group:pp, group:dp or "
-                           "group:microbatch");
+    cr_assert_str_eq(list, "group:model, group:nodes, group:tp, group:gpus, group:pp, group:dp, "
+                           "group:microbatch, group:file or group:cluster");
 }
 
 Test(validate, validate_published_rows)
