@@ -294,6 +294,30 @@ int ssim_cli_check_plot(const char *image)
     return SSIM_EXIT_OK;
 }
 
+int ssim_cli_group_keys(const char *verb, const char *option, char *const *specs,
+                        const char *prefix, SsimGroupBy *out, guint *n)
+{
+    *n = 0;
+    for (guint i = 0; specs && specs[i]; i++) {
+        g_auto(GStrv) keys = g_strsplit(specs[i], ",", -1);
+        for (guint k = 0; keys[k]; k++) {
+            const char *key = g_strstrip(keys[k]);
+            SsimGroupBy by;
+            if (!g_str_has_prefix(key, prefix) ||
+                !ssim_group_by_from_name(key + strlen(prefix), &by)) {
+                g_autofree char *list = ssim_group_by_names_list(prefix);
+                return ssim_cli_usage_error(verb, "%s: '%s' is not %s", option, key, list);
+            }
+            gboolean seen = FALSE;
+            for (guint j = 0; j < *n; j++)
+                seen = seen || out[j] == by;
+            if (!seen)
+                out[(*n)++] = by;
+        }
+    }
+    return SSIM_EXIT_OK;
+}
+
 int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit, gboolean force,
                        SsimRuns **runs)
 {

@@ -348,7 +348,7 @@ int ssim_verb_calibrate(int argc, char **argv)
          "Also leave-one-group-out cross-validation: group:model, group:nodes, group:tp, "
          "group:gpus, group:pp, group:dp, group:microbatch, group:file or group:cluster (every "
          "run of one model, node count, tp, GPU count, pp, dp, microbatch size, runs file or "
-         "cluster held out at once; repeatable)",
+         "cluster held out at once; a list, or repeat it)",
          "group:BY"},
         {"force", 0, 0, G_OPTION_ARG_NONE, &force,
          "Fit even a file marked '# use = check' (rows kept to check predictions)", NULL},
@@ -451,20 +451,9 @@ int ssim_verb_calibrate(int argc, char **argv)
     if (every < 1 || max_iter < 1 || jobs < 0 || scan < 0 || !(tolerance > 0))
         return ssim_cli_usage_error(VERB, "--every, --max-iter and --tolerance must be positive");
     SsimGroupBy cv_by[SSIM_GROUP_BY_N];
-    guint n_cv = 0;
-    for (guint i = 0; cv_specs && cv_specs[i]; i++) {
-        SsimGroupBy by;
-        if (!g_str_has_prefix(cv_specs[i], "group:") ||
-            !ssim_group_by_from_name(cv_specs[i] + 6, &by)) {
-            g_autofree char *keys = ssim_group_by_names_list("group:");
-            return ssim_cli_usage_error(VERB, "--cv: '%s' is not %s", cv_specs[i], keys);
-        }
-        gboolean seen = FALSE;
-        for (guint j = 0; j < n_cv; j++)
-            seen = seen || cv_by[j] == by;
-        if (!seen)
-            cv_by[n_cv++] = by;
-    }
+    guint n_cv;
+    if ((rc = ssim_cli_group_keys(VERB, "--cv", cv_specs, "group:", cv_by, &n_cv)))
+        return rc;
     g_autoptr(GError) error = NULL;
     SsimCalibOptions opt = {.mask = ssim_calib_params_default(),
                             .max_iter = (guint)max_iter,

@@ -105,22 +105,9 @@ int ssim_verb_validate(int argc, char **argv)
     if ((rc = ssim_cli_check_output(output.output)) || (rc = ssim_cli_check_plot(plot)))
         return rc;
     SsimGroupBy by[SSIM_GROUP_BY_N];
-    guint n_by = 0;
-    for (guint i = 0; by_specs && by_specs[i]; i++) {
-        g_auto(GStrv) keys = g_strsplit(by_specs[i], ",", -1);
-        for (guint k = 0; keys[k]; k++) {
-            SsimGroupBy b;
-            if (!ssim_group_by_from_name(g_strstrip(keys[k]), &b)) {
-                g_autofree char *list = ssim_group_by_names_list("");
-                return ssim_cli_usage_error(VERB, "--by: '%s' is not %s", keys[k], list);
-            }
-            gboolean seen = FALSE;
-            for (guint j = 0; j < n_by; j++)
-                seen = seen || by[j] == b;
-            if (!seen)
-                by[n_by++] = b;
-        }
-    }
+    guint n_by;
+    if ((rc = ssim_cli_group_keys(VERB, "--by", by_specs, "", by, &n_by)))
+        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autofree char *found = runs_paths ? NULL : ssim_data_find(DEFAULT_RUNS);

@@ -13,6 +13,7 @@
 
 #include "src/app/options.h"
 #include <shiftsim/runs.h>
+#include <shiftsim/runset.h>
 
 #define SSIM_EXIT_OK      0
 #define SSIM_EXIT_RUNTIME 1
@@ -65,3 +66,11 @@ int ssim_cli_check_plot(const char *image);
  */
 int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit, gboolean force,
                        SsimRuns **runs);
+/*
+ * The grouping keys of `option` (validate --by, calibrate --cv): each of `specs` (may be NULL)
+ * split at commas, each key after `prefix` ("" or "group:"), into out[0..*n) (room for
+ * SSIM_GROUP_BY_N), each key once in the order given.  A key that is not one is a usage error
+ * naming it and the keys there are; the exit status is returned.
+ */
+int ssim_cli_group_keys(const char *verb, const char *option, char *const *specs,
+                        const char *prefix, SsimGroupBy *out, guint *n);
