@@ -227,14 +227,17 @@ static SsimErrorStats *stats_by(const SsimRunSet *set, const double *pred, const
         }
         order[at] = g;
     }
-    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(k, 1u));
-    ssim_error_stats_groups_ranked(pred, meas, groups, model_of, n, k, per);
-    SsimErrorStats *sorted = g_new0(SsimErrorStats, MAX(k, 1u));
+    /* Each row's group renumbered by its place in that order: the figures come out sorted. */
+    g_autofree guint *place = g_new(guint, MAX(k, 1u));
     for (guint g = 0; g < k; g++) {
-        sorted[g] = per[order[g]];
+        place[order[g]] = g;
         g_ptr_array_add(names, g_strdup(g_ptr_array_index(keys, order[g])));
     }
-    return sorted;
+    for (guint i = 0; i < n; i++)
+        groups[i] = place[groups[i]];
+    SsimErrorStats *per = g_new0(SsimErrorStats, MAX(k, 1u));
+    ssim_error_stats_groups_ranked(pred, meas, groups, model_of, n, k, per);
+    return per;
 }
 
 /* One group's figures as a JSON object: `member` (its kind: "model", "group") names it. */
