@@ -73,11 +73,12 @@ gboolean ssim_calibrate_cross_validate_folds(const SsimRunSet *set, const guint 
 
 /*
  * Leave-one-group-out cross-validation: the folds are the groups of `by` (every run of one
- * model, node count, tp or GPU count), so each held-out prediction comes from a fit that saw no
- * run of its group.  *n_groups receives the number of groups (at least two, else an error).
+ * model, node count, tp, ..., or of one tp and pp with "tp+pp"), so each held-out prediction
+ * comes from a fit that saw no run of its group.  *n_groups receives the number of groups (at
+ * least two, else an error).
  */
 gboolean ssim_calibrate_cross_validate_groups(const SsimRunSet *set, const guint *idx, guint n,
-                                              SsimGroupBy by, const SsimCluster *start,
+                                              const SsimGrouping *by, const SsimCluster *start,
                                               const SsimCalibOptions *options, double *cv_pred,
                                               guint *n_groups, GError **error);
 

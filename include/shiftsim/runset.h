@@ -68,12 +68,32 @@ char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by);
 guint ssim_run_set_key_number(const SsimRunSet *set, guint i, SsimGroupBy by);
 /* The model: rows with the same key form one group for Kendall's tau. */
 char *ssim_run_set_group_key(const SsimRunSet *set, guint i);
-/* Group ids under `by` (0, 1, ... in order of first appearance) of rows idx[0..n) (all when idx
+
+/* A grouping: one key, or up to SSIM_GROUPING_MAX different keys joined by '+'
+ * ("tp+microbatch"), under which rows share a group when they share every part. */
+#define SSIM_GROUPING_MAX 4
+typedef struct {
+    guint n;
+    SsimGroupBy part[SSIM_GROUPING_MAX];
+} SsimGrouping;
+
+/* The grouping of one key. */
+SsimGrouping ssim_grouping_one(SsimGroupBy by);
+/* Parses "tp" or "tp+microbatch": FALSE for an unknown part, a part given twice or more than
+ * SSIM_GROUPING_MAX parts. */
+gboolean ssim_grouping_from_name(const char *name, SsimGrouping *out);
+/* "tp+microbatch"; caller frees. */
+char *ssim_grouping_name(const SsimGrouping *g);
+/* The same parts in the same order. */
+gboolean ssim_grouping_equal(const SsimGrouping *a, const SsimGrouping *b);
+/* Row i's key under `g`: its parts' keys joined by ", " ("tp 8, microbatch 1"); caller frees. */
+char *ssim_run_set_grouping_key(const SsimRunSet *set, guint i, const SsimGrouping *g);
+/* Group ids under `g` (0, 1, ... in order of first appearance) of rows idx[0..n) (all when idx
  * is NULL); caller frees.  `names` (may be NULL) receives each group's key (owned strings),
  * in id order. */
-guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n, SsimGroupBy by,
-                              GPtrArray *names);
-/* ssim_run_set_groups_by(..., SSIM_GROUP_BY_MODEL, NULL). */
+guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n,
+                              const SsimGrouping *g, GPtrArray *names);
+/* The same grouped by the model: Kendall tau's groups. */
 guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n);
 
 /* Records in `cluster` (its fit_lo/fit_hi) the range of every SsimFitDim over rows

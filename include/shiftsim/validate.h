@@ -64,12 +64,12 @@ void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, 
                                  guint n_groups, const char *indent, const SsimErrorWords *words);
 
 /* The validation report: a table (row per run, then the summary and the figures per model, then
- * per group of each `by[0..n_by)` other than the model, in the order of its numbers), CSV (one
- * row per run; `by` does not apply) or JSON (rows, summary, models, and "by": a member per key
- * with its groups).  Tau in a `by` group counts the pairs of its runs that share a model.
- * `errors` and `by` may be NULL. */
+ * per group of each grouping `by[0..n_by)` other than the model, in the order of its parts'
+ * numbers), CSV (one row per run; `by` does not apply) or JSON (rows, summary, models, and "by":
+ * a member per grouping, named as ssim_grouping_name(), with its groups).  Tau in a `by` group
+ * counts the pairs of its runs that share a model.  `errors` and `by` may be NULL. */
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
-                                const SsimErrorStats *stats, const SsimGroupBy *by, guint n_by,
+                                const SsimErrorStats *stats, const SsimGrouping *by, guint n_by,
                                 SsimFormat format);
 /* The summary lines alone (n, MAPE, median, max, bias, within 10%, tau). */
 void ssim_error_stats_append(GString *out, const SsimErrorStats *stats, const char *indent);

@@ -295,24 +295,30 @@ int ssim_cli_check_plot(const char *image)
 }
 
 int ssim_cli_group_keys(const char *verb, const char *option, char *const *specs,
-                        const char *prefix, SsimGroupBy *out, guint *n)
+                        const char *prefix, SsimGrouping *out, guint *n)
 {
     *n = 0;
     for (guint i = 0; specs && specs[i]; i++) {
-        g_auto(GStrv) keys = g_strsplit(specs[i], ",", -1);
-        for (guint k = 0; keys[k]; k++) {
-            const char *key = g_strstrip(keys[k]);
-            SsimGroupBy by;
-            if (!g_str_has_prefix(key, prefix) ||
-                !ssim_group_by_from_name(key + strlen(prefix), &by)) {
+        g_auto(GStrv) items = g_strsplit(specs[i], ",", -1);
+        for (guint k = 0; items[k]; k++) {
+            const char *item = g_strstrip(items[k]);
+            SsimGrouping g;
+            if (!g_str_has_prefix(item, prefix) ||
+                !ssim_grouping_from_name(item + strlen(prefix), &g)) {
                 g_autofree char *list = ssim_group_by_names_list(prefix);
-                return ssim_cli_usage_error(verb, "%s: '%s' is not %s", option, key, list);
+                return ssim_cli_usage_error(
+                    verb, "%s: '%s' is not %s, or up to %d different ones joined by '+'", option,
+                    item, list, SSIM_GROUPING_MAX);
             }
             gboolean seen = FALSE;
             for (guint j = 0; j < *n; j++)
-                seen = seen || out[j] == by;
-            if (!seen)
-                out[(*n)++] = by;
+                seen = seen || ssim_grouping_equal(&out[j], &g);
+            if (seen)
+                continue;
+            if (*n == SSIM_CLI_GROUPINGS_MAX)
+                return ssim_cli_usage_error(verb, "%s: more than %d groupings", option,
+                                            SSIM_CLI_GROUPINGS_MAX);
+            out[(*n)++] = g;
         }
     }
     return SSIM_EXIT_OK;

@@ -77,7 +77,7 @@ static guint report_limited(const SsimRunSet *set, const guint *idx, guint n, ch
 
 /* The held-out figures of each group of `by` (the rows' cross-validated predictions pred). */
 static GString *held_out_table(const SsimRunSet *set, const guint *idx, guint n, const double *pred,
-                               SsimGroupBy by)
+                               const SsimGrouping *by)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
     g_autofree guint *groups = ssim_run_set_groups_by(set, idx, n, by, names);
@@ -348,7 +348,8 @@ int ssim_verb_calibrate(int argc, char **argv)
          "Also leave-one-group-out cross-validation: group:model, group:nodes, group:tp, "
          "group:gpus, group:pp, group:dp, group:microbatch, group:file or group:cluster (every "
          "run of one model, node count, tp, GPU count, pp, dp, microbatch size, runs file or "
-         "cluster held out at once; a list, or repeat it)",
+         "cluster held out at once; keys joined by '+', group:tp+pp, hold out each pair; a "
+         "list, or repeat it)",
          "group:BY"},
         {"force", 0, 0, G_OPTION_ARG_NONE, &force,
          "Fit even a file marked '# use = check' (rows kept to check predictions)", NULL},
@@ -450,10 +451,13 @@ int ssim_verb_calibrate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--folds: must be 0 (no cross-validation) or >= 2");
     if (every < 1 || max_iter < 1 || jobs < 0 || scan < 0 || !(tolerance > 0))
         return ssim_cli_usage_error(VERB, "--every, --max-iter and --tolerance must be positive");
-    SsimGroupBy cv_by[SSIM_GROUP_BY_N];
+    SsimGrouping cv_by[SSIM_CLI_GROUPINGS_MAX];
     guint n_cv;
     if ((rc = ssim_cli_group_keys(VERB, "--cv", cv_specs, "group:", cv_by, &n_cv)))
         return rc;
+    g_auto(GStrv) cv_name = g_new0(char *, n_cv + 1); /* "tp", "tp+pp" */
+    for (guint c = 0; c < n_cv; c++)
+        cv_name[c] = ssim_grouping_name(&cv_by[c]);
     g_autoptr(GError) error = NULL;
     SsimCalibOptions opt = {.mask = ssim_calib_params_default(),
                             .max_iter = (guint)max_iter,
@@ -508,7 +512,7 @@ int ssim_verb_calibrate(int argc, char **argv)
      * the rows in all, then predict each held-out row once. */
     guint later_fits = folds > 0 ? (guint)folds - 1 : 0, held_out = folds > 0;
     for (guint c = 0; c < n_cv; c++) {
-        g_autofree guint *g = ssim_run_set_groups_by(set, idx, n, cv_by[c], NULL);
+        g_autofree guint *g = ssim_run_set_groups_by(set, idx, n, &cv_by[c], NULL);
         guint groups = 0;
         for (guint j = 0; j < n; j++)
             groups = MAX(groups, g[j] + 1);
@@ -531,9 +535,9 @@ int ssim_verb_calibrate(int argc, char **argv)
      * a penalty to the fit and a "failed" count in the figures, so it is refused here. */
     g_autofree double *pred = g_new(double, MAX(n_all, 1u));
     SsimErrorStats before, after, cv = {0}, all = {0};
-    SsimErrorStats group_cv[SSIM_GROUP_BY_N] = {{0}};
-    GString *group_tables[SSIM_GROUP_BY_N] = {NULL};
-    guint group_n[SSIM_GROUP_BY_N] = {0};
+    SsimErrorStats group_cv[SSIM_CLI_GROUPINGS_MAX] = {{0}};
+    GString *group_tables[SSIM_CLI_GROUPINGS_MAX] = {NULL};
+    guint group_n[SSIM_CLI_GROUPINGS_MAX] = {0};
     {
         char **errors = g_new0(char *, MAX(n, 1u));
         ssim_run_set_predict(set, idx, n, NULL, opt.threads, pred, errors);
@@ -585,15 +589,15 @@ int ssim_verb_calibrate(int argc, char **argv)
     for (guint c = 0; c < n_cv; c++) {
         if (!quiet)
             fprintf(stderr, "shiftsim calibrate: leave-one-%s-out cross-validation...\n",
-                    ssim_group_by_name(cv_by[c]));
-        if (!ssim_calibrate_cross_validate_groups(set, idx, n, cv_by[c], start, &opt, pred,
+                    cv_name[c]);
+        if (!ssim_calibrate_cross_validate_groups(set, idx, n, &cv_by[c], start, &opt, pred,
                                                   &group_n[c], &error)) {
             for (guint d = 0; d < c; d++)
                 g_string_free(group_tables[d], TRUE);
             return ssim_cli_runtime_error(error);
         }
         stats_of(set, idx, n, pred, &group_cv[c]);
-        group_tables[c] = held_out_table(set, idx, n, pred, cv_by[c]);
+        group_tables[c] = held_out_table(set, idx, n, pred, &cv_by[c]);
     }
     if (validate_all) {
         ssim_run_set_predict(set, NULL, n_all, &fit.fitted, opt.threads, pred, NULL);
@@ -622,9 +626,9 @@ int ssim_verb_calibrate(int argc, char **argv)
         g_autofree char *t = g_strdup_printf(
             "leave-one-group-out error (group:%s, %u groups; each group predicted by a fit that "
             "saw none of its runs)",
-            ssim_group_by_name(cv_by[c]), group_n[c]);
+            cv_name[c], group_n[c]);
         print_stats(out, t, &group_cv[c]);
-        g_string_append_printf(out, "  held out, per %s\n", ssim_group_by_name(cv_by[c]));
+        g_string_append_printf(out, "  held out, per %s\n", cv_name[c]);
         g_string_append(out, group_tables[c]->str);
         g_string_free(group_tables[c], TRUE);
     }
@@ -677,7 +681,7 @@ int ssim_verb_calibrate(int argc, char **argv)
             g_string_append_printf(c,
                                    "Leave-one-%s-out (%u groups) MAPE %.2f%%, max %.2f%%, bias "
                                    "%+.2f%%, Kendall tau %.3f.\n",
-                                   ssim_group_by_name(cv_by[g]), group_n[g], 100 * group_cv[g].mape,
+                                   cv_name[g], group_n[g], 100 * group_cv[g].mape,
                                    100 * group_cv[g].max, 100 * group_cv[g].bias, group_cv[g].tau);
         if (validate_all)
             g_string_append_printf(c, "On all %u rows: MAPE %.2f%%, max %.2f%%.\n", n_all,
@@ -726,8 +730,7 @@ int ssim_verb_calibrate(int argc, char **argv)
         if (folds > 0)
             json_stats(b, "cross_validated", &cv);
         for (guint c = 0; c < n_cv; c++) {
-            g_autofree char *name =
-                g_strdup_printf("leave_one_%s_out", ssim_group_by_name(cv_by[c]));
+            g_autofree char *name = g_strdup_printf("leave_one_%s_out", cv_name[c]);
             json_stats(b, name, &group_cv[c]);
         }
         if (validate_all)

@@ -56,8 +56,9 @@ int ssim_verb_validate(int argc, char **argv)
          "N"},
         {"by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_specs,
          "Also give the figures per group of runs sharing a key: nodes, tp, gpus, pp, dp, "
-         "microbatch, file or cluster (a list, or repeat; the per-model figures are always "
-         "given): where the error lies",
+         "microbatch, file or cluster, or several joined by '+' (tp+microbatch: a group per "
+         "pair; a list, or repeat; the per-model figures are always given): where the error "
+         "lies",
          "KEY"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "Output: table (default), csv (one row per run) or json"),
@@ -104,7 +105,7 @@ int ssim_verb_validate(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--jobs: must be >= 0");
     if ((rc = ssim_cli_check_output(output.output)) || (rc = ssim_cli_check_plot(plot)))
         return rc;
-    SsimGroupBy by[SSIM_GROUP_BY_N];
+    SsimGrouping by[SSIM_CLI_GROUPINGS_MAX];
     guint n_by;
     if ((rc = ssim_cli_group_keys(VERB, "--by", by_specs, "", by, &n_by)))
         return rc;

@@ -66,11 +66,14 @@ int ssim_cli_check_plot(const char *image);
  */
 int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit, gboolean force,
                        SsimRuns **runs);
+/* The most groupings validate --by or calibrate --cv takes. */
+#define SSIM_CLI_GROUPINGS_MAX 16
 /*
- * The grouping keys of `option` (validate --by, calibrate --cv): each of `specs` (may be NULL)
- * split at commas, each key after `prefix` ("" or "group:"), into out[0..*n) (room for
- * SSIM_GROUP_BY_N), each key once in the order given.  A key that is not one is a usage error
- * naming it and the keys there are; the exit status is returned.
+ * The groupings of `option` (validate --by, calibrate --cv): each of `specs` (may be NULL)
+ * split at commas, each item after `prefix` ("" or "group:") a key or keys joined by '+'
+ * ("tp+microbatch"), into out[0..*n) (room for SSIM_CLI_GROUPINGS_MAX), each once in the order
+ * given.  An item that is not one, or more than SSIM_CLI_GROUPINGS_MAX, is a usage error naming
+ * it and the keys there are; the exit status is returned.
  */
 int ssim_cli_group_keys(const char *verb, const char *option, char *const *specs,
-                        const char *prefix, SsimGroupBy *out, guint *n);
+                        const char *prefix, SsimGrouping *out, guint *n);

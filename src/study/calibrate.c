@@ -314,7 +314,7 @@ gboolean ssim_calibrate_cross_validate(const SsimRunSet *set, const guint *idx, 
 }
 
 gboolean ssim_calibrate_cross_validate_groups(const SsimRunSet *set, const guint *idx, guint n,
-                                              SsimGroupBy by, const SsimCluster *start,
+                                              const SsimGrouping *by, const SsimCluster *start,
                                               const SsimCalibOptions *options, double *cv_pred,
                                               guint *n_groups, GError **error)
 {
@@ -324,11 +324,11 @@ gboolean ssim_calibrate_cross_validate_groups(const SsimRunSet *set, const guint
     g_autofree guint *groups = ssim_run_set_groups_by(set, idx, n, by, names);
     *n_groups = names->len;
     if (names->len < 2) {
+        g_autofree char *name = ssim_grouping_name(by);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "calibrate: --cv group:%s needs runs of two %s values or more (all %u "
                     "runs have %s)",
-                    ssim_group_by_name(by), ssim_group_by_name(by), n,
-                    names->len ? (char *)g_ptr_array_index(names, 0) : "none");
+                    name, name, n, names->len ? (char *)g_ptr_array_index(names, 0) : "none");
         return FALSE;
     }
     return ssim_calibrate_cross_validate_folds(set, idx, n, groups, names->len, start, options,

@@ -302,13 +302,67 @@ char *ssim_run_set_group_key(const SsimRunSet *set, guint i)
     return ssim_run_set_key(set, i, SSIM_GROUP_BY_MODEL);
 }
 
-guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n, SsimGroupBy by,
-                              GPtrArray *names)
+SsimGrouping ssim_grouping_one(SsimGroupBy by)
+{
+    return (SsimGrouping){.n = 1, .part = {by}};
+}
+
+gboolean ssim_grouping_from_name(const char *name, SsimGrouping *out)
+{
+    g_auto(GStrv) parts = g_strsplit(name, "+", -1);
+    SsimGrouping g = {0};
+    for (guint k = 0; parts[k]; k++) {
+        SsimGroupBy by;
+        if (g.n == SSIM_GROUPING_MAX || !ssim_group_by_from_name(g_strstrip(parts[k]), &by))
+            return FALSE;
+        for (guint j = 0; j < g.n; j++)
+            if (g.part[j] == by)
+                return FALSE;
+        g.part[g.n++] = by;
+    }
+    if (g.n == 0)
+        return FALSE;
+    *out = g;
+    return TRUE;
+}
+
+char *ssim_grouping_name(const SsimGrouping *g)
+{
+    GString *s = g_string_new(NULL);
+    for (guint k = 0; k < g->n; k++)
+        g_string_append_printf(s, "%s%s", k ? "+" : "", ssim_group_by_name(g->part[k]));
+    return g_string_free(s, FALSE);
+}
+
+gboolean ssim_grouping_equal(const SsimGrouping *a, const SsimGrouping *b)
+{
+    if (a->n != b->n)
+        return FALSE;
+    for (guint k = 0; k < a->n; k++)
+        if (a->part[k] != b->part[k])
+            return FALSE;
+    return TRUE;
+}
+
+char *ssim_run_set_grouping_key(const SsimRunSet *set, guint i, const SsimGrouping *g)
+{
+    if (g->n == 1)
+        return ssim_run_set_key(set, i, g->part[0]);
+    GString *s = g_string_new(NULL);
+    for (guint k = 0; k < g->n; k++) {
+        g_autofree char *key = ssim_run_set_key(set, i, g->part[k]);
+        g_string_append_printf(s, "%s%s", k ? ", " : "", key);
+    }
+    return g_string_free(s, FALSE);
+}
+
+guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n,
+                              const SsimGrouping *g, GPtrArray *names)
 {
     g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     guint *groups = g_new(guint, MAX(n, 1u));
     for (guint j = 0; j < n; j++) {
-        char *key = ssim_run_set_key(set, idx ? idx[j] : j, by);
+        char *key = ssim_run_set_grouping_key(set, idx ? idx[j] : j, g);
         gpointer v = g_hash_table_lookup(ids, key);
         if (v == NULL) {
             v = GUINT_TO_POINTER(g_hash_table_size(ids) + 1);
@@ -325,7 +379,8 @@ guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n, 
 
 guint *ssim_run_set_groups(const SsimRunSet *set, const guint *idx, guint n)
 {
-    return ssim_run_set_groups_by(set, idx, n, SSIM_GROUP_BY_MODEL, NULL);
+    SsimGrouping model = ssim_grouping_one(SSIM_GROUP_BY_MODEL);
+    return ssim_run_set_groups_by(set, idx, n, &model, NULL);
 }
 
 typedef struct {

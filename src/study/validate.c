@@ -206,35 +206,52 @@ static double row_error(double pred, double meas)
     return isfinite(pred) ? (pred - meas) / meas : NAN;
 }
 
+/* Whether group a comes before group b: their places (`width` numbers each) compared in turn. */
+static gboolean group_before(const guint *place, guint width, guint a, guint b)
+{
+    for (guint w = 0; w < width; w++)
+        if (place[(gsize)a * width + w] != place[(gsize)b * width + w])
+            return place[(gsize)a * width + w] < place[(gsize)b * width + w];
+    return FALSE;
+}
+
 /* The figures of the rows under each key of `by` (their names into `names`), the groups in the
- * order of their numbers (tp 1, 2, 4, ...; the first seen first among equals), tau over the pairs
- * that share a model (`model_of`) as well.  Caller frees. */
+ * order of their parts, the first part first: a part's number (tp 1, 2, 4, ...), then the order
+ * its value was first met (a model, file or cluster); tau over the pairs that share a model
+ * (`model_of`) as well.  Caller frees. */
 static SsimErrorStats *stats_by(const SsimRunSet *set, const double *pred, const double *meas,
-                                guint n, SsimGroupBy by, const guint *model_of, GPtrArray *names)
+                                guint n, const SsimGrouping *by, const guint *model_of,
+                                GPtrArray *names)
 {
     g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
     g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, by, keys);
-    guint k = keys->len;
-    g_autofree guint *number = g_new0(guint, MAX(k, 1u));
-    for (guint i = n; i-- > 0;) /* each group's first row is the last written */
-        number[groups[i]] = ssim_run_set_key_number(set, i, by);
+    guint k = keys->len, width = 2 * by->n;
+    g_autofree guint *place = g_new0(guint, MAX((gsize)k * width, 1u));
+    for (guint p = 0; p < by->n; p++) {
+        SsimGrouping one = ssim_grouping_one(by->part[p]);
+        g_autofree guint *met = ssim_run_set_groups_by(set, NULL, n, &one, NULL);
+        for (guint i = 0; i < n; i++) {
+            place[(gsize)groups[i] * width + 2 * p] = ssim_run_set_key_number(set, i, by->part[p]);
+            place[(gsize)groups[i] * width + 2 * p + 1] = met[i];
+        }
+    }
     g_autofree guint *order = g_new(guint, MAX(k, 1u));
-    for (guint g = 0; g < k; g++) { /* insertion sort: stable, and k is small */
+    for (guint g = 0; g < k; g++) { /* insertion sort: k is small */
         guint at = g;
-        while (at > 0 && number[order[at - 1]] > number[g]) {
+        while (at > 0 && group_before(place, width, g, order[at - 1])) {
             order[at] = order[at - 1];
             at--;
         }
         order[at] = g;
     }
     /* Each row's group renumbered by its place in that order: the figures come out sorted. */
-    g_autofree guint *place = g_new(guint, MAX(k, 1u));
+    g_autofree guint *rank = g_new(guint, MAX(k, 1u));
     for (guint g = 0; g < k; g++) {
-        place[order[g]] = g;
+        rank[order[g]] = g;
         g_ptr_array_add(names, g_strdup(g_ptr_array_index(keys, order[g])));
     }
     for (guint i = 0; i < n; i++)
-        groups[i] = place[groups[i]];
+        groups[i] = rank[groups[i]];
     SsimErrorStats *per = g_new0(SsimErrorStats, MAX(k, 1u));
     ssim_error_stats_groups_ranked(pred, meas, groups, model_of, n, k, per);
     return per;
@@ -283,7 +300,7 @@ static void append_table(GString *out, const SsimRunSet *set, const double *pred
                          GPtrArray *files, const SsimErrorStats *per, GPtrArray *names);
 
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
-                                const SsimErrorStats *stats, const SsimGroupBy *by, guint n_by,
+                                const SsimErrorStats *stats, const SsimGrouping *by, guint n_by,
                                 SsimFormat format)
 {
     GString *out = g_string_new(NULL);
@@ -294,7 +311,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     gboolean several = files->len > 1;
     /* The figures of each model's rows (its sweep): is its ranking right, is it biased? */
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, SSIM_GROUP_BY_MODEL, names);
+    const SsimGrouping model = ssim_grouping_one(SSIM_GROUP_BY_MODEL);
+    g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, &model, names);
     g_autofree double *meas = g_new(double, MAX(n, 1u));
     for (guint i = 0; i < n; i++)
         meas[i] = ssim_run_set_measured_ms(set, i);
@@ -331,20 +349,22 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         }
         return out;
     }
-    /* The same figures by each other key asked for (the model's table is always there). */
-    SsimErrorStats *per_by[SSIM_GROUP_BY_N] = {NULL};
-    GPtrArray *names_by[SSIM_GROUP_BY_N] = {NULL};
-    SsimGroupBy keys[SSIM_GROUP_BY_N];
+    /* The same figures by each other grouping asked for (the model's table is always there). */
+    g_autoptr(GPtrArray) per_by = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) names_by =
+        g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+    g_autofree const SsimGrouping **keys = g_new(const SsimGrouping *, MAX(n_by, 1u));
     guint n_keys = 0;
     for (guint b = 0; b < n_by; b++) {
-        gboolean seen = by[b] == SSIM_GROUP_BY_MODEL;
+        gboolean seen = ssim_grouping_equal(&by[b], &model);
         for (guint c = 0; c < n_keys; c++)
-            seen = seen || keys[c] == by[b];
+            seen = seen || ssim_grouping_equal(keys[c], &by[b]);
         if (seen)
             continue;
-        names_by[n_keys] = g_ptr_array_new_with_free_func(g_free);
-        per_by[n_keys] = stats_by(set, pred, meas, n, by[b], groups, names_by[n_keys]);
-        keys[n_keys++] = by[b];
+        GPtrArray *names_b = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(per_by, stats_by(set, pred, meas, n, &by[b], groups, names_b));
+        g_ptr_array_add(names_by, names_b);
+        keys[n_keys++] = &by[b];
     }
     if (format == SSIM_FORMAT_JSON) {
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -413,10 +433,13 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             json_builder_set_member_name(b, "by");
             json_builder_begin_object(b);
             for (guint c = 0; c < n_keys; c++) {
-                json_builder_set_member_name(b, ssim_group_by_name(keys[c]));
+                const GPtrArray *nc = g_ptr_array_index(names_by, c);
+                const SsimErrorStats *pc = g_ptr_array_index(per_by, c);
+                g_autofree char *title = ssim_grouping_name(keys[c]);
+                json_builder_set_member_name(b, title);
                 json_builder_begin_array(b);
-                for (guint g = 0; g < names_by[c]->len; g++)
-                    json_group(b, "group", g_ptr_array_index(names_by[c], g), &per_by[c][g]);
+                for (guint g = 0; g < nc->len; g++)
+                    json_group(b, "group", g_ptr_array_index(nc, g), &pc[g]);
                 json_builder_end_array(b);
             }
             json_builder_end_object(b);
@@ -426,15 +449,12 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     } else {
         append_table(out, set, pred, errors, stats, file_of, files, per, names);
         for (guint c = 0; c < n_keys; c++) {
-            g_string_append_printf(out, "\nper %s (tau: pairs of runs of one model)\n",
-                                   ssim_group_by_name(keys[c]));
-            ssim_error_groups_append(out, per_by[c], (char *const *)names_by[c]->pdata,
-                                     names_by[c]->len, "  ");
+            const GPtrArray *nc = g_ptr_array_index(names_by, c);
+            g_autofree char *title = ssim_grouping_name(keys[c]);
+            g_string_append_printf(out, "\nper %s (tau: pairs of runs of one model)\n", title);
+            ssim_error_groups_append(out, g_ptr_array_index(per_by, c), (char *const *)nc->pdata,
+                                     nc->len, "  ");
         }
-    }
-    for (guint c = 0; c < n_keys; c++) {
-        g_free(per_by[c]);
-        g_ptr_array_unref(names_by[c]);
     }
     return out;
 }
@@ -492,7 +512,8 @@ gboolean ssim_validation_plot(const SsimRunSet *set, const double *pred, const c
 {
     guint n = ssim_run_set_n(set);
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    g_autofree guint *group = ssim_run_set_groups_by(set, NULL, n, SSIM_GROUP_BY_MODEL, names);
+    const SsimGrouping model = ssim_grouping_one(SSIM_GROUP_BY_MODEL);
+    g_autofree guint *group = ssim_run_set_groups_by(set, NULL, n, &model, names);
     g_autofree SsimPredictedPoint *points = g_new0(SsimPredictedPoint, MAX(n, 1));
     for (guint i = 0; i < n; i++)
         points[i] = (SsimPredictedPoint){.measured = ssim_run_set_measured_ms(set, i),

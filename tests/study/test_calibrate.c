@@ -251,8 +251,9 @@ Test(calib, group_cross_validation_recovers_known_parameters_within_intervals)
     g_autofree double *cv = g_new(double, n);
     g_autofree double *meas = g_new(double, n);
     guint groups = 0;
-    cr_assert(ssim_calibrate_cross_validate_groups(set, NULL, n, SSIM_GROUP_BY_TP, start, &opt, cv,
-                                                   &groups, &error),
+    const SsimGrouping by_tp = ssim_grouping_one(SSIM_GROUP_BY_TP);
+    cr_assert(ssim_calibrate_cross_validate_groups(set, NULL, n, &by_tp, start, &opt, cv, &groups,
+                                                   &error),
               "%s", error ? error->message : "");
     cr_assert_eq(groups, 4);
     for (guint i = 0; i < n; i++)
@@ -267,7 +268,7 @@ Test(calib, group_cross_validation_recovers_known_parameters_within_intervals)
     ssim_runs_add(one, ssim_runs_get(runs, 0));
     ssim_runs_add(one, ssim_runs_get(runs, 6));
     g_autoptr(SsimRunSet) one_set = ssim_run_set_new(one, NULL, &error);
-    cr_assert_not(ssim_calibrate_cross_validate_groups(one_set, NULL, 2, SSIM_GROUP_BY_TP, start,
-                                                       &opt, cv, &groups, &error));
+    cr_assert_not(ssim_calibrate_cross_validate_groups(one_set, NULL, 2, &by_tp, start, &opt, cv,
+                                                       &groups, &error));
     cr_assert(strstr(error->message, "needs runs of two tp values or more"), "%s", error->message);
 }

@@ -62,11 +62,12 @@ Test(validate, stats_hand_computed)
     cr_assert_float_eq(s.tau, 1.0 / 3.0, 1e-12);
 }
 
-/* validate --by: the figures per group of one key, the groups in the order of their numbers
- * (tp 1, 2, 8, though the rows give tp 2 first), tau only over pairs that share a model too.
- * Five rows with predictions given by hand (errors +0.1, -0.1, -0.5 at tp 2, +0.1 at tp 8,
- * -0.1 at tp 1); rows A and B (model m1) are the only pair of one model inside one tp. */
-Test(validate, figures_by_key_hand_computed)
+/* The five rows of the --by tests, A to E, with measured 100, 200, 300, 400 and 50 ms: A, B and C
+ * at tp 2 (B at pp 2), D at tp 8, E at tp 1; A, B and D of model m1, C and E of m2.  by_pred are
+ * their predictions, by hand: errors +0.1, -0.1, -0.5, +0.1, -0.1. */
+static const double by_pred[] = {110, 180, 150, 440, 45};
+
+static SsimRunSet *by_rows(void)
 {
     g_autofree char *dir = g_dir_make_tmp("ssim-by-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "runs.csv", NULL);
@@ -84,10 +85,24 @@ Test(validate, figures_by_key_hand_computed)
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) runs = ssim_runs_load(path, &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
-    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    SsimRunSet *set = ssim_run_set_new(runs, NULL, &error);
     cr_assert_not_null(set, "%s", error ? error->message : "");
-    const double pred[] = {110, 180, 150, 440, 45};
-    const SsimGroupBy by[] = {SSIM_GROUP_BY_MODEL, SSIM_GROUP_BY_TP, SSIM_GROUP_BY_TP};
+    g_unlink(path);
+    g_rmdir(dir);
+    return set;
+}
+
+/* validate --by: the figures per group of one key, the groups in the order of their numbers
+ * (tp 1, 2, 8, though the rows give tp 2 first), tau only over pairs that share a model too.
+ * by_rows(): errors +0.1, -0.1, -0.5 at tp 2, +0.1 at tp 8, -0.1 at tp 1; rows A and B (model
+ * m1) are the only pair of one model inside one tp. */
+Test(validate, figures_by_key_hand_computed)
+{
+    g_autoptr(SsimRunSet) set = by_rows();
+    const double *pred = by_pred;
+    const SsimGrouping by[] = {ssim_grouping_one(SSIM_GROUP_BY_MODEL),
+                               ssim_grouping_one(SSIM_GROUP_BY_TP),
+                               ssim_grouping_one(SSIM_GROUP_BY_TP)};
     g_autoptr(GString) json =
         ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 3, SSIM_FORMAT_JSON);
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -127,8 +142,81 @@ Test(validate, figures_by_key_hand_computed)
     g_autoptr(GString) rows =
         ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 3, SSIM_FORMAT_CSV);
     cr_assert_null(strstr(rows->str, "tp 2"));
-    g_unlink(path);
-    g_rmdir(dir);
+}
+
+/* validate --by tp+model: a group per pair of values that occur together, ordered by the first
+ * part's number, then the second's order of first appearance (tp 1: m2; tp 2: m1, m2; tp 8:
+ * m1); each group's figures those of its rows alone.  by_rows(): tp 2 splits into m1 (A, B:
+ * +0.1, -0.1) and m2 (C: -0.5). */
+Test(validate, figures_by_composite_key_hand_computed)
+{
+    g_autoptr(SsimRunSet) set = by_rows();
+    const double *pred = by_pred;
+    SsimGrouping by[2];
+    cr_assert(ssim_grouping_from_name("tp+model", &by[0]));
+    cr_assert(ssim_grouping_from_name("pp + tp", &by[1])); /* spaces around '+' are allowed */
+    g_autoptr(GString) json =
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 2, SSIM_FORMAT_JSON);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    cr_assert(json_parser_load_from_data(parser, json->str, -1, NULL), "%s", json->str);
+    JsonObject *per =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "by");
+    cr_assert_eq(json_object_get_size(per), 2);
+    JsonArray *tm = json_object_get_array_member(per, "tp+model");
+    cr_assert_not_null(tm, "%s", json->str);
+    const char *order[] = {"tp 1, m2", "tp 2, m1", "tp 2, m2", "tp 8, m1"};
+    const guint runs_in[] = {1, 2, 1, 1};
+    const double mape[] = {0.1, 0.1, 0.5, 0.1}, bias[] = {-0.1, 0.0, -0.5, 0.1};
+    cr_assert_eq(json_array_get_length(tm), 4);
+    for (guint g = 0; g < 4; g++) {
+        JsonObject *o = json_array_get_object_element(tm, g);
+        cr_assert_str_eq(json_object_get_string_member(o, "group"), order[g]);
+        cr_assert_eq(json_object_get_int_member(o, "runs"), runs_in[g]);
+        cr_assert_float_eq(json_object_get_double_member(o, "mape"), mape[g], 1e-12);
+        cr_assert_float_eq(json_object_get_double_member(o, "bias"), bias[g], 1e-12);
+    }
+    /* (A, B) share tp 2 and m1: one concordant pair. */
+    cr_assert_float_eq(
+        json_object_get_double_member(json_array_get_object_element(tm, 1), "kendall_tau"), 1.0,
+        1e-12);
+    /* pp+tp: pp 1 first (tp 1, 2, 8 inside it), then pp 2. */
+    JsonArray *pt = json_object_get_array_member(per, "pp+tp");
+    const char *order_pt[] = {"pp 1, tp 1", "pp 1, tp 2", "pp 1, tp 8", "pp 2, tp 2"};
+    cr_assert_eq(json_array_get_length(pt), 4);
+    for (guint g = 0; g < 4; g++)
+        cr_assert_str_eq(
+            json_object_get_string_member(json_array_get_object_element(pt, g), "group"),
+            order_pt[g]);
+    g_autoptr(GString) table =
+        ssim_validation_format(set, pred, NULL, &(SsimErrorStats){0}, by, 2, SSIM_FORMAT_TABLE);
+    cr_assert(strstr(table->str, "\nper tp+model (tau: pairs of runs of one model)\n"), "%s",
+              table->str);
+    cr_assert(strstr(table->str, "tp 2, m2                 1   50.00%   50.00%   50.00%  -50.00%"),
+              "%s", table->str);
+}
+
+/* A grouping of several keys parses, names itself and refuses unknown, repeated or too many
+ * parts. */
+Test(validate, groupings_parse)
+{
+    SsimGrouping g;
+    cr_assert(ssim_grouping_from_name("tp+microbatch", &g));
+    cr_assert_eq(g.n, 2);
+    cr_assert_eq(g.part[0], SSIM_GROUP_BY_TP);
+    cr_assert_eq(g.part[1], SSIM_GROUP_BY_MICROBATCH);
+    g_autofree char *name = ssim_grouping_name(&g);
+    cr_assert_str_eq(name, "tp+microbatch");
+    SsimGrouping swapped;
+    cr_assert(ssim_grouping_from_name("microbatch+tp", &swapped));
+    cr_assert_not(ssim_grouping_equal(&g, &swapped)); /* the order sorts the groups */
+    SsimGrouping one = ssim_grouping_one(SSIM_GROUP_BY_TP), parsed;
+    cr_assert(ssim_grouping_from_name("tp", &parsed));
+    cr_assert(ssim_grouping_equal(&one, &parsed));
+    cr_assert(ssim_grouping_from_name("model+nodes+tp+pp", &g));
+    cr_assert_eq(g.n, SSIM_GROUPING_MAX);
+    const char *bad[] = {"", "+", "tp+", "tp+tp", "tp+tpp", "model+nodes+tp+pp+dp"};
+    for (guint k = 0; k < G_N_ELEMENTS(bad); k++)
+        cr_assert_not(ssim_grouping_from_name(bad[k], &g), "'%s' parsed", bad[k]);
 }
 
 /* The keys name themselves and their numbers, and every key is one the parser knows. */
