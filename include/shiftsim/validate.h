@@ -49,6 +49,13 @@ void ssim_error_stats_groups(const double *pred, const double *meas, const guint
 void ssim_error_stats_groups_ranked(const double *pred, const double *meas, const guint *groups,
                                     const guint *ranked, guint n, guint n_groups,
                                     SsimErrorStats *out);
+/* The figures of rows idx[0..n) of `set` (all when idx is NULL; pred[j] and meas[j] are row
+ * idx[j]'s) per group of `by`, their names into `names`: the groups in the order of their parts,
+ * the first part first (a part's number, tp 1, 2, 4, ...; a model, file or cluster in the order
+ * first met), tau over the pairs of a group's rows that share a model as well.  Caller frees. */
+SsimErrorStats *ssim_error_stats_by(const SsimRunSet *set, const guint *idx, guint n,
+                                    const double *pred, const double *meas, const SsimGrouping *by,
+                                    GPtrArray *names);
 /* The words the reports use for what was compared ("runs", "run"), what was done to it
  * ("simulated") and what shares a ranking ("model"). */
 typedef struct {

@@ -75,17 +75,16 @@ static guint report_limited(const SsimRunSet *set, const guint *idx, guint n, ch
     return limited;
 }
 
-/* The held-out figures of each group of `by` (the rows' cross-validated predictions pred). */
+/* The held-out figures of each group of `by` (the rows' cross-validated predictions pred), in
+ * the order validate --by gives them, tau over the pairs of a group that share a model. */
 static GString *held_out_table(const SsimRunSet *set, const guint *idx, guint n, const double *pred,
                                const SsimGrouping *by)
 {
     g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-    g_autofree guint *groups = ssim_run_set_groups_by(set, idx, n, by, names);
     g_autofree double *meas = g_new(double, MAX(n, 1u));
     for (guint j = 0; j < n; j++)
         meas[j] = ssim_run_set_measured_ms(set, idx ? idx[j] : j);
-    g_autofree SsimErrorStats *per = g_new0(SsimErrorStats, MAX(names->len, 1u));
-    ssim_error_stats_groups(pred, meas, groups, n, names->len, per);
+    g_autofree SsimErrorStats *per = ssim_error_stats_by(set, idx, n, pred, meas, by, names);
     GString *t = g_string_new(NULL);
     ssim_error_groups_append(t, per, (char *const *)names->pdata, names->len, "    ");
     return t;

@@ -215,24 +215,21 @@ static gboolean group_before(const guint *place, guint width, guint a, guint b)
     return FALSE;
 }
 
-/* The figures of the rows under each key of `by` (their names into `names`), the groups in the
- * order of their parts, the first part first: a part's number (tp 1, 2, 4, ...), then the order
- * its value was first met (a model, file or cluster); tau over the pairs that share a model
- * (`model_of`) as well.  Caller frees. */
-static SsimErrorStats *stats_by(const SsimRunSet *set, const double *pred, const double *meas,
-                                guint n, const SsimGrouping *by, const guint *model_of,
-                                GPtrArray *names)
+SsimErrorStats *ssim_error_stats_by(const SsimRunSet *set, const guint *idx, guint n,
+                                    const double *pred, const double *meas, const SsimGrouping *by,
+                                    GPtrArray *names)
 {
     g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
-    g_autofree guint *groups = ssim_run_set_groups_by(set, NULL, n, by, keys);
+    g_autofree guint *groups = ssim_run_set_groups_by(set, idx, n, by, keys);
     guint k = keys->len, width = 2 * by->n;
     g_autofree guint *place = g_new0(guint, MAX((gsize)k * width, 1u));
     for (guint p = 0; p < by->n; p++) {
         SsimGrouping one = ssim_grouping_one(by->part[p]);
-        g_autofree guint *met = ssim_run_set_groups_by(set, NULL, n, &one, NULL);
-        for (guint i = 0; i < n; i++) {
-            place[(gsize)groups[i] * width + 2 * p] = ssim_run_set_key_number(set, i, by->part[p]);
-            place[(gsize)groups[i] * width + 2 * p + 1] = met[i];
+        g_autofree guint *met = ssim_run_set_groups_by(set, idx, n, &one, NULL);
+        for (guint j = 0; j < n; j++) {
+            place[(gsize)groups[j] * width + 2 * p] =
+                ssim_run_set_key_number(set, idx ? idx[j] : j, by->part[p]);
+            place[(gsize)groups[j] * width + 2 * p + 1] = met[j];
         }
     }
     g_autofree guint *order = g_new(guint, MAX(k, 1u));
@@ -252,6 +249,7 @@ static SsimErrorStats *stats_by(const SsimRunSet *set, const double *pred, const
     }
     for (guint i = 0; i < n; i++)
         groups[i] = rank[groups[i]];
+    g_autofree guint *model_of = ssim_run_set_groups(set, idx, n);
     SsimErrorStats *per = g_new0(SsimErrorStats, MAX(k, 1u));
     ssim_error_stats_groups_ranked(pred, meas, groups, model_of, n, k, per);
     return per;
@@ -362,7 +360,7 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         if (seen)
             continue;
         GPtrArray *names_b = g_ptr_array_new_with_free_func(g_free);
-        g_ptr_array_add(per_by, stats_by(set, pred, meas, n, &by[b], groups, names_b));
+        g_ptr_array_add(per_by, ssim_error_stats_by(set, NULL, n, pred, meas, &by[b], names_b));
         g_ptr_array_add(names_by, names_b);
         keys[n_keys++] = &by[b];
     }

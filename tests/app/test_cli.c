@@ -409,6 +409,43 @@ Test(cli, calibrate_takes_several_runs_files, .init = cr_redirect_stderr, .timeo
     g_rmdir(dir);
 }
 
+/* calibrate --cv group:tp+microbatch holds out each tp and microbatch pair in turn and prints
+ * the held-out figures per pair in validate --by's order (tp 1 before tp 2, though the file gives
+ * tp 2 first); a key it does not know is a usage error that names it. */
+Test(cli, calibrate_cv_groupings, .init = cr_redirect_stderr, .timeout = 120)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-runs-XXXXXX", NULL);
+    static const char row[] = "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,1,%u,1,1,%u,%u,1f1b,full,off,"
+                              "0,off,%u,,src\n";
+    g_autofree char *r1 = g_strdup_printf(row, 2, 1, 8, 9), *r2 = g_strdup_printf(row, 2, 2, 16, 9),
+                    *r3 = g_strdup_printf(row, 1, 1, 8, 10),
+                    *r4 = g_strdup_printf(row, 1, 2, 16, 18);
+    g_autofree char *rows = g_strconcat(r1, r2, r3, r4, NULL);
+    g_autofree char *a = runs_file(dir, "a.csv", rows);
+    int rc;
+    const char *cv[] = {
+        "shiftsim", "calibrate", "-q",         "--runs", a,    "--cv", "group:tp+microbatch",
+        "--folds",  "0",         "--max-iter", "5",      "-j", "1"};
+    g_autofree char *out = test_cli_stdout(cv, G_N_ELEMENTS(cv), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *t = strstr(out, "(group:tp+microbatch, 4 groups;");
+    cr_assert(t && strstr(t, "\n  held out, per tp+microbatch\n"), "%s", out);
+    const char *order[] = {"tp 1, microbatch 1", "tp 1, microbatch 2", "tp 2, microbatch 1",
+                           "tp 2, microbatch 2"};
+    for (guint g = 0; g < G_N_ELEMENTS(order); g++) {
+        g_autofree char *line = g_strdup_printf("\n    %s ", order[g]);
+        const char *at = strstr(t, line);
+        cr_assert(at, "%s: %s", order[g], out);
+        t = at;
+    }
+    const char *bad[] = {"shiftsim", "calibrate", "--runs", a, "--cv", "group:tp+zz"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "--cv: 'group:tp+zz' is not group:model, "), "%s", err);
+    g_unlink(a);
+    g_rmdir(dir);
+}
+
 /* A calibrated cluster used outside the shapes it was fitted on ([calibration]: the bundled
  * dgx-a100-calibrated holds hidden 1024..2048 from vTrain's single-node runs) makes simulate,
  * compare and sweep say so on stderr, naming what lies outside; inside them, or on a stock
