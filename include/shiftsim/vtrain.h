@@ -41,6 +41,15 @@ SsimRuns *ssim_runs_from_vtrain(const char *path, const char *cluster, GError **
 SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char *path,
                                      const char *cluster, GError **error);
 
+/* Whether `text` starts with the header of vTrain's table of measured runs (that of
+ * ground_truth_single.csv or ground_truth_multi.csv, after a byte order mark if any). */
+gboolean ssim_vtrain_is_runs_table(const char *text, gsize length);
+/* Reads `path` as a runs file (ssim_runs_load()), or, when it is vTrain's table of measured
+ * runs, converts it as ssim_runs_from_vtrain() does onto `cluster`; *was_vtrain (may be NULL)
+ * says which it was. */
+SsimRuns *ssim_runs_load_any(const char *path, const char *cluster, gboolean *was_vtrain,
+                             GError **error);
+
 /* Appends the rows of one all-reduce table to `dst`; `path`'s base name (AR_GPU<n>_...) gives
  * the rank count. */
 gboolean ssim_vtrain_import_lut(SsimProfile *dst, const char *text, gssize length, const char *path,

@@ -13,6 +13,7 @@
 #include <shiftsim/output.h>
 #include <shiftsim/plot.h>
 #include <shiftsim/report.h>
+#include <shiftsim/vtrain.h>
 
 #include <errno.h>
 #include <locale.h>
@@ -336,9 +337,17 @@ int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit,
     g_autoptr(GString) sources = g_string_new(NULL); /* the files' sources, each once */
     for (guint f = 0; paths[f]; f++) {
         g_autoptr(GError) error = NULL;
-        g_autoptr(SsimRuns) one = ssim_runs_load(paths[f], &error);
+        gboolean vtrain = FALSE;
+        g_autoptr(SsimRuns) one =
+            ssim_runs_load_any(paths[f], SSIM_VTRAIN_CLUSTER, &vtrain, &error);
         if (one == NULL)
             return ssim_cli_runtime_error(error);
+        if (vtrain)
+            fprintf(stderr,
+                    "shiftsim %s: %s: vTrain's table of measured runs, read as 'shiftsim "
+                    "calibrate --convert-vtrain' converts it (cluster %s, %s)\n",
+                    verb, paths[f], SSIM_VTRAIN_CLUSTER,
+                    ssim_runs_check_only(one) ? "use = check" : "use = fit");
         if (fit && !force && ssim_runs_check_only(one)) {
             fprintf(stderr,
                     "shiftsim: %s: use: the file is marked '# use = check': its rows are kept to "

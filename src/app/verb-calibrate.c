@@ -328,8 +328,9 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &runs_paths,
-         "Measured runs to fit (# shiftsim-runs v2 or v1 CSV); repeat to fit the rows of several "
-         "files as one set",
+         "Measured runs to fit (# shiftsim-runs v2 or v1 CSV, or vTrain's ground_truth_*.csv, "
+         "read as --convert-vtrain converts it); repeat to fit the rows of several files as one "
+         "set",
          "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,
                            "Start cluster (the parameters' start values and the base of -o; "

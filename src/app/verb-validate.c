@@ -40,7 +40,8 @@ int ssim_verb_validate(int argc, char **argv)
     g_auto(SsimCliLimits) limits = {0};
     GOptionEntry entries[] = {
         {"runs", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &runs_paths,
-         "Measured runs (# shiftsim-runs v2 or v1 CSV; default the bundled " DEFAULT_RUNS
+         "Measured runs (# shiftsim-runs v2 or v1 CSV, or vTrain's ground_truth_*.csv, read as "
+         "--convert-vtrain converts it; default the bundled " DEFAULT_RUNS
          "); repeat to validate several files as one set (each row then names its file)",
          "FILE"},
         ssim_cli_job_entry(&job, SSIM_OPT_CLUSTER,

@@ -211,6 +211,34 @@ SsimRuns *ssim_runs_from_vtrain(const char *path, const char *cluster, GError **
     return text ? ssim_runs_from_vtrain_data(text, (gssize)len, path, cluster, error) : NULL;
 }
 
+gboolean ssim_vtrain_is_runs_table(const char *text, gsize length)
+{
+    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) { /* a spreadsheet's byte order mark */
+        text += 3;
+        length -= 3;
+    }
+    const char *nl = memchr(text, '\n', length);
+    gsize n = nl ? (gsize)(nl - text) : length;
+    if (n > 0 && text[n - 1] == '\r')
+        n--;
+    VtrainState st = {0};
+    return vtrain_header_ok(&st, text, n);
+}
+
+SsimRuns *ssim_runs_load_any(const char *path, const char *cluster, gboolean *was_vtrain,
+                             GError **error)
+{
+    gsize len = 0;
+    g_autofree char *text = ssim_csv_read_file(path, &len, error);
+    if (text == NULL)
+        return NULL;
+    gboolean vtrain = ssim_vtrain_is_runs_table(text, len);
+    if (was_vtrain)
+        *was_vtrain = vtrain;
+    return vtrain ? ssim_runs_from_vtrain_data(text, (gssize)len, path, cluster, error)
+                  : ssim_runs_load_data(text, (gssize)len, path, error);
+}
+
 /* ---- the all-reduce lookup tables ------------------------------------------------------- */
 
 #define VTRAIN_HEADER "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)"

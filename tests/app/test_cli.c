@@ -343,6 +343,53 @@ Test(cli, validate_by_keys, .init = cr_redirect_stderr, .timeout = 60)
     g_rmdir(dir);
 }
 
+/* validate and calibrate take vTrain's own table of measured runs as --convert-vtrain converts
+ * it, and say so: every 160th row of the bundled single-node table gives the figures its
+ * converted runs file gives; a multi-node table is a check file, which calibrate refuses. */
+Test(cli, runs_verbs_read_vtrain_tables, .init = cr_redirect_stderr, .timeout = 120)
+{
+    const char *table =
+        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv";
+    int rc;
+    const char *direct[] = {"shiftsim", "validate", "-q", "--every", "160", "--runs", table};
+    g_autofree char *out = test_cli_stdout(direct, G_N_ELEMENTS(direct), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *conv[] = {"shiftsim",
+                          "validate",
+                          "-q",
+                          "--every",
+                          "160",
+                          "--runs",
+                          SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100-single.csv"};
+    g_autofree char *out_conv = test_cli_stdout(conv, G_N_ELEMENTS(conv), &rc);
+    cr_assert_eq(rc, 0, "%s", out_conv);
+    const char *figures = strstr(out, "\nruns  "), *figures_conv = strstr(out_conv, "\nruns  ");
+    cr_assert(figures && figures_conv, "%s", out);
+    cr_assert_str_eq(figures, figures_conv);
+    g_autofree char *dir = g_dir_make_tmp("ssim-vt-XXXXXX", NULL);
+    g_autofree char *multi = g_build_filename(dir, "ground_truth_multi.csv", NULL);
+    cr_assert(g_file_set_contents(
+        multi,
+        "Parameters (billion),# GPUs,global batch,micro batch,hidden size,attention heads,"
+        "# layers,sequence length,tensor parallelism,data parallelism,pipeline parallelism,"
+        "iteration time (ms)\n"
+        "3.6,64,512,8,3072,32,30,2048,1,64,1,3566.5\n",
+        -1, NULL));
+    const char *fit[] = {"shiftsim", "calibrate", "-q", "--runs", multi};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(fit), fit), 1);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "shiftsim validate: ") &&
+                  strstr(err, "ground_truth_single.csv: vTrain's table of measured runs, read as "
+                              "'shiftsim calibrate --convert-vtrain' converts it (cluster "
+                              "vtrain-a100, use = fit)"),
+              "%s", err);
+    cr_assert(strstr(err, "(cluster vtrain-a100, use = check)") &&
+                  strstr(err, "ground_truth_multi.csv: use: the file is marked '# use = check'"),
+              "%s", err);
+    g_unlink(multi);
+    g_rmdir(dir);
+}
+
 /* calibrate --runs A --runs B fits the two files' rows as one set: the same fit, to the printed
  * digit, as one file holding both; the report and the JSON name both files; a file marked
  * `# use = check` among them is refused (by its name) unless --force; a file given twice is a

@@ -105,3 +105,39 @@ Test(vtrain, multi_node_table)
                   strstr(error->message, "ground_truth_multi.csv"),
               "%s", error->message);
 }
+
+/* ssim_runs_load_any() reads vTrain's table as the converter does and a runs file as a runs
+ * file: the bundled single-node table and the runs file converted from it load to the same runs;
+ * the header is recognised after a byte order mark and with a CR, and nothing else is taken for
+ * it (a runs file, an all-reduce table, a header with a column missing). */
+Test(vtrain, load_any_tells_the_tables_from_runs_files)
+{
+    g_autoptr(GError) error = NULL;
+    gboolean vtrain = FALSE;
+    g_autoptr(SsimRuns) table = ssim_runs_load_any(
+        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv",
+        SSIM_VTRAIN_CLUSTER, &vtrain, &error);
+    cr_assert_not_null(table, "%s", error ? error->message : "");
+    cr_assert(vtrain);
+    g_autoptr(SsimRuns) file =
+        ssim_runs_load_any(SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100-single.csv",
+                           SSIM_VTRAIN_CLUSTER, &vtrain, &error);
+    cr_assert_not_null(file, "%s", error ? error->message : "");
+    cr_assert_not(vtrain);
+    g_autoptr(GString) a = ssim_runs_write(table), b = ssim_runs_write(file);
+    cr_assert_str_eq(a->str, b->str);
+
+    const char *single = "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,"
+                         "sequence length,tensor parallelism,data parallelism,pipeline "
+                         "parallelism,iteration time (ms)";
+    g_autofree char *multi = g_strconcat("Parameters (billion),", single, "\n1,2\n", NULL);
+    g_autofree char *bom_crlf = g_strconcat("\xEF\xBB\xBF", single, "\r\n8,16\r\n", NULL);
+    cr_assert(ssim_vtrain_is_runs_table(single, strlen(single)));
+    cr_assert(ssim_vtrain_is_runs_table(multi, strlen(multi)));
+    cr_assert(ssim_vtrain_is_runs_table(bom_crlf, strlen(bom_crlf)));
+    const char *others[] = {"# shiftsim-runs v2\nmodel,layers\n",
+                            "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n",
+                            "# GPUs,global batch,micro batch\n", ""};
+    for (guint k = 0; k < G_N_ELEMENTS(others); k++)
+        cr_assert_not(ssim_vtrain_is_runs_table(others[k], strlen(others[k])), "%s", others[k]);
+}
