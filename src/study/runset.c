@@ -220,7 +220,7 @@ char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i)
 }
 
 static const char *const group_by_names[SSIM_GROUP_BY_N] = {
-    "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch", "file", "cluster",
+    "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch", "microbatches", "file", "cluster",
 };
 
 const char *ssim_group_by_name(SsimGroupBy by)
@@ -266,6 +266,8 @@ guint ssim_run_set_key_number(const SsimRunSet *set, guint i, SsimGroupBy by)
         return r->par.dp;
     case SSIM_GROUP_BY_MICROBATCH:
         return r->par.microbatch;
+    case SSIM_GROUP_BY_MICROBATCHES:
+        return ssim_parallel_n_microbatches(&r->par);
     case SSIM_GROUP_BY_MODEL:
     case SSIM_GROUP_BY_FILE:
     case SSIM_GROUP_BY_CLUSTER:
@@ -282,6 +284,8 @@ char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by)
         return g_strdup_printf("%u nodes", v);
     case SSIM_GROUP_BY_GPUS:
         return g_strdup_printf("%u GPUs", v);
+    case SSIM_GROUP_BY_MICROBATCHES:
+        return g_strdup_printf("%u microbatch%s", v, v == 1 ? "" : "es");
     case SSIM_GROUP_BY_TP:
     case SSIM_GROUP_BY_PP:
     case SSIM_GROUP_BY_DP:

@@ -320,7 +320,8 @@ Test(cli, validate_by_keys, .init = cr_redirect_stderr, .timeout = 60)
     cr_assert(strstr(f, "\n  dgx-a100 "), "%s", per_file);
     g_unlink(b);
     /* Keys joined by '+': a group per combination, named by its parts. */
-    const char *both[] = {"shiftsim", "validate", "-q", "--runs", a, "--by", "tp+pp,pp"};
+    const char *both[] = {
+        "shiftsim", "validate", "-q", "--runs", a, "--by", "tp+pp,pp,microbatches"};
     g_autofree char *per_both = test_cli_stdout(both, G_N_ELEMENTS(both), &rc);
     cr_assert_eq(rc, 0, "%s", per_both);
     const char *tp_pp = strstr(per_both, "\nper tp+pp (");
@@ -328,12 +329,15 @@ Test(cli, validate_by_keys, .init = cr_redirect_stderr, .timeout = 60)
                   strstr(tp_pp, "\n  tp 1, pp 1 ") < strstr(tp_pp, "\n  tp 2, pp 1 ") &&
                   strstr(tp_pp, "\nper pp ("),
               "%s", per_both);
+    /* Global batch 8 in microbatches of 1 over dp 2 and dp 1: 4 and 8 a step. */
+    const char *steps = strstr(per_both, "\nper microbatches (");
+    cr_assert(steps && strstr(steps, "\n  4 microbatches ") && strstr(steps, "\n  8 microbatches "),
+              "%s", per_both);
     const char *bad[] = {"shiftsim", "validate", "--runs", a, "--by", "tp,tensor"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
     g_autofree char *err = test_stderr();
-    cr_assert(strstr(err,
-                     "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp, microbatch, file or "
-                     "cluster, or up to 4 different ones joined by '+'"),
+    cr_assert(strstr(err, "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp, microbatch, "
+                          "microbatches, file or cluster, or up to 4 different ones joined by '+'"),
               "%s", err);
     const char *twice[] = {"shiftsim", "validate", "--runs", a, "--by", "tp+tp"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(twice), twice), 2);

@@ -231,7 +231,7 @@ Test(validate, group_keys_round_trip)
     cr_assert_not(ssim_group_by_from_name("tpp", &none));
     g_autofree char *list = ssim_group_by_names_list("group:");
     cr_assert_str_eq(list, "group:model, group:nodes, group:tp, group:gpus, group:pp, group:dp, "
-                           "group:microbatch, group:file or group:cluster");
+                           "group:microbatch, group:microbatches, group:file or group:cluster");
 }
 
 Test(validate, validate_published_rows)
