@@ -128,8 +128,18 @@ static gboolean vtrain_line(SsimCsvLine *lp, const char *s, gsize len, gpointer 
     run.par.recompute = SSIM_RECOMPUTE_FULL;
     /* Megatron-DeepSpeed's layers are Megatron-LM's own (no Transformer Engine): a QKV bias
      * kernel, bias gradients as reductions, attention's layout copies, LayerNorm's two backward
-     * passes (parallel.h). */
+     * passes (parallel.h).  Under DeepSpeed's engine they run without two of Megatron-LM's
+     * overlaps: the fork turns the asynchronous tensor-parallel all-reduce off whenever
+     * --deepspeed is given (megatron/arguments.py since its 2023-07 sync with Megatron-LM, commit
+     * f90b8877; older forks never had it: tp_overlap=off), and no weight gradient is accumulated
+     * in the GEMM (the fused path is commented out in core/tensor_parallel/layers.py since the
+     * same sync, absent before; Megatron-LM's main_grad buffers are its own DDP's, which the
+     * DeepSpeed engine replaces), so autograd adds each microbatch's weight gradients into .grad
+     * with kernels of their own (step cost grad_accum). */
     run.par.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
+    run.par.tp_sync_grad = TRUE;
+    run.par.step_costs_set |= 1u << SSIM_STEP_COST_GRAD_ACCUM;
+    run.par.step_costs_on |= 1u << SSIM_STEP_COST_GRAD_ACCUM;
     run.iteration_ms = v[10];
     guint gpus = (guint)v[0];
     if (run.par.dp * run.par.tp * run.par.pp != gpus)
@@ -193,8 +203,10 @@ SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char
                        "Evaluating Cost-effective and Compute-optimal Large "
                        "Language Model Training, MICRO 2024 (MIT licence)");
     ssim_runs_set_meta(runs, "setup",
-                       "Megatron-DeepSpeed (Megatron-LM's own layers: "
-                       "transformer_impl=local), 1F1B, activation checkpointing "
+                       "Megatron-DeepSpeed under DeepSpeed's engine (Megatron-LM's own layers: "
+                       "transformer_impl=local; no asynchronous tensor-parallel all-reduce: "
+                       "tp_overlap=off; weight gradients accumulated by autograd: "
+                       "step_costs=+grad_accum), 1F1B, activation checkpointing "
                        "(recompute full), no gradient bucketing, fp16, vocab "
                        "51200 (GPT-2 BPE padded)");
     ssim_runs_set_meta(runs, "converted_by", "ssim_runs_from_vtrain()");
