@@ -27,6 +27,9 @@ Test(vtrain, vtrain_converter_matches_shipped_file)
     cr_assert_eq(r->par.microbatch, 8);
     cr_assert_eq(r->par.recompute, SSIM_RECOMPUTE_FULL);
     cr_assert_eq(r->par.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL);
+    /* DeepSpeed's engine: no asynchronous TP all-reduce, autograd's gradient accumulation. */
+    cr_assert(r->par.tp_sync_grad);
+    cr_assert(r->par.step_costs_set & r->par.step_costs_on & (1u << SSIM_STEP_COST_GRAD_ACCUM));
     cr_assert_float_eq(r->iteration_ms, 372.160408, 1e-9);
 }
 
