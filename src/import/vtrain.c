@@ -225,10 +225,9 @@ SsimRuns *ssim_runs_from_vtrain(const char *path, const char *cluster, GError **
 
 gboolean ssim_vtrain_is_runs_table(const char *text, gsize length)
 {
-    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) { /* a spreadsheet's byte order mark */
-        text += 3;
-        length -= 3;
-    }
+    gsize bom = ssim_text_bom(text, length); /* a spreadsheet's byte order mark */
+    text += bom;
+    length -= bom;
     const char *nl = memchr(text, '\n', length);
     gsize n = nl ? (gsize)(nl - text) : length;
     if (n > 0 && text[n - 1] == '\r')

@@ -350,8 +350,6 @@ gboolean ssim_grouping_equal(const SsimGrouping *a, const SsimGrouping *b)
 
 char *ssim_run_set_grouping_key(const SsimRunSet *set, guint i, const SsimGrouping *g)
 {
-    if (g->n == 1)
-        return ssim_run_set_key(set, i, g->part[0]);
     GString *s = g_string_new(NULL);
     for (guint k = 0; k < g->n; k++) {
         g_autofree char *key = ssim_run_set_key(set, i, g->part[k]);

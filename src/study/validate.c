@@ -297,6 +297,20 @@ static void append_table(GString *out, const SsimRunSet *set, const double *pred
                          char *const *errors, const SsimErrorStats *stats, const guint *file_of,
                          GPtrArray *files, const SsimErrorStats *per, GPtrArray *names);
 
+/* One breakdown of validate --by: its grouping, its groups' names and their figures. */
+typedef struct {
+    const SsimGrouping *by;
+    GPtrArray *names;
+    SsimErrorStats *per;
+} Breakdown;
+
+static void breakdown_clear(gpointer p)
+{
+    Breakdown *bd = p;
+    g_ptr_array_unref(bd->names);
+    g_free(bd->per);
+}
+
 GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char *const *errors,
                                 const SsimErrorStats *stats, const SsimGrouping *by, guint n_by,
                                 SsimFormat format)
@@ -348,21 +362,17 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         return out;
     }
     /* The same figures by each other grouping asked for (the model's table is always there). */
-    g_autoptr(GPtrArray) per_by = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GPtrArray) names_by =
-        g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-    g_autofree const SsimGrouping **keys = g_new(const SsimGrouping *, MAX(n_by, 1u));
-    guint n_keys = 0;
+    g_autoptr(GArray) bds = g_array_new(FALSE, FALSE, sizeof(Breakdown));
+    g_array_set_clear_func(bds, breakdown_clear);
     for (guint b = 0; b < n_by; b++) {
         gboolean seen = ssim_grouping_equal(&by[b], &model);
-        for (guint c = 0; c < n_keys; c++)
-            seen = seen || ssim_grouping_equal(keys[c], &by[b]);
+        for (guint c = 0; c < bds->len; c++)
+            seen = seen || ssim_grouping_equal(g_array_index(bds, Breakdown, c).by, &by[b]);
         if (seen)
             continue;
-        GPtrArray *names_b = g_ptr_array_new_with_free_func(g_free);
-        g_ptr_array_add(per_by, ssim_error_stats_by(set, NULL, n, pred, meas, &by[b], names_b));
-        g_ptr_array_add(names_by, names_b);
-        keys[n_keys++] = &by[b];
+        Breakdown bd = {.by = &by[b], .names = g_ptr_array_new_with_free_func(g_free)};
+        bd.per = ssim_error_stats_by(set, NULL, n, pred, meas, &by[b], bd.names);
+        g_array_append_val(bds, bd);
     }
     if (format == SSIM_FORMAT_JSON) {
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -427,17 +437,16 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         for (guint g = 0; g < names->len; g++)
             json_group(b, "model", g_ptr_array_index(names, g), &per[g]);
         json_builder_end_array(b);
-        if (n_keys > 0) {
+        if (bds->len > 0) {
             json_builder_set_member_name(b, "by");
             json_builder_begin_object(b);
-            for (guint c = 0; c < n_keys; c++) {
-                const GPtrArray *nc = g_ptr_array_index(names_by, c);
-                const SsimErrorStats *pc = g_ptr_array_index(per_by, c);
-                g_autofree char *title = ssim_grouping_name(keys[c]);
+            for (guint c = 0; c < bds->len; c++) {
+                const Breakdown *bd = &g_array_index(bds, Breakdown, c);
+                g_autofree char *title = ssim_grouping_name(bd->by);
                 json_builder_set_member_name(b, title);
                 json_builder_begin_array(b);
-                for (guint g = 0; g < nc->len; g++)
-                    json_group(b, "group", g_ptr_array_index(nc, g), &pc[g]);
+                for (guint g = 0; g < bd->names->len; g++)
+                    json_group(b, "group", g_ptr_array_index(bd->names, g), &bd->per[g]);
                 json_builder_end_array(b);
             }
             json_builder_end_object(b);
@@ -446,12 +455,12 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         ssim_json_append(out, b, TRUE);
     } else {
         append_table(out, set, pred, errors, stats, file_of, files, per, names);
-        for (guint c = 0; c < n_keys; c++) {
-            const GPtrArray *nc = g_ptr_array_index(names_by, c);
-            g_autofree char *title = ssim_grouping_name(keys[c]);
+        for (guint c = 0; c < bds->len; c++) {
+            const Breakdown *bd = &g_array_index(bds, Breakdown, c);
+            g_autofree char *title = ssim_grouping_name(bd->by);
             g_string_append_printf(out, "\nper %s (tau: pairs of runs of one model)\n", title);
-            ssim_error_groups_append(out, g_ptr_array_index(per_by, c), (char *const *)nc->pdata,
-                                     nc->len, "  ");
+            ssim_error_groups_append(out, bd->per, (char *const *)bd->names->pdata, bd->names->len,
+                                     "  ");
         }
     }
     return out;
