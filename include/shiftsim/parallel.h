@@ -148,6 +148,10 @@ typedef struct {
      * all-gather before a column-parallel GEMM and the reduce-scatter after a row-parallel one
      * run beside that GEMM, in chunks, instead of before or after it. */
     gboolean tp_comm_overlap;
+    /* CUDA_LAUNCH_BLOCKING=1: every launch returns only when its kernel has finished, so the host
+     * launches an op only after the op before it has ended (runtime.h, "Blocking launches").
+     * BLOOM's training set it ("do not remove or the training will hang"). */
+    gboolean launch_blocking;
     SsimAttention attention;                /* default unfused */
     SsimTransformerImpl transformer_impl;   /* default transformer_engine */
     SsimFp8 fp8;                            /* default off */
@@ -224,6 +228,7 @@ typedef enum {
     SSIM_PARALLEL_FP8 = 1u << 20,
     SSIM_PARALLEL_TP_COMM_OVERLAP = 1u << 21,
     SSIM_PARALLEL_CROSS_ENTROPY = 1u << 22,
+    SSIM_PARALLEL_LAUNCH_BLOCKING = 1u << 23,
 } SsimParallelField;
 
 /*
@@ -238,7 +243,7 @@ typedef enum {
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
  *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3), tp_comm_overlap (on/off),
- *   cross_entropy (unfused|native|te).
+ *   cross_entropy (unfused|native|te), launch_blocking (on/off; also cuda_launch_blocking).
  *   Keys are case-insensitive, '-' and '_' alike.
  * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
  * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
@@ -263,7 +268,7 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
- * ",tp_comm_overlap=on" and ",cross_entropy=te" when set).
+ * ",tp_comm_overlap=on", ",cross_entropy=te" and ",launch_blocking=on" when set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -283,6 +288,7 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *     FP8 tensor cores (peak_tflops_fp8 > 0)
  *   - tp_comm_overlap needs transformer_impl = transformer_engine, and sequence parallelism
  *     where tp > 1 (at tp = 1 there is nothing to overlap)
+ *   - launch_blocking needs an eager schedule (not ssim_parallel_compiled())
  *   - every tensor-parallel group inside one node, unless allow_cross_node_tp
  */
 gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,

@@ -17,6 +17,15 @@
  * An op ready before a transfer that precedes it has finished is launched by the L of that time
  * (the host is not made to wait for a transfer the op does not depend on).
  *
+ * Blocking launches (SsimRunConfig.host_blocking, with host issue, in a graph without programs):
+ * CUDA_LAUNCH_BLOCKING=1, under which every launch returns only when its kernel has finished.
+ * The host then launches a rank's op only after the op before it (in op order) has finished, and
+ * L grows at every op's end, not only a transfer's: op i is launched at
+ *   H(i) = max(F(i) + L, end(i - 1) + host_issue).
+ * Consecutive sends and receives are one launch (Megatron-LM's batch_isend_irecv() is one NCCL
+ * group, one kernel): they wait together for the op before them, and the op after them waits for
+ * all of them.  A graph with programs (compiled XLA programs) has no eager host to block.
+ *
  * When the engine runs dry with ops unfinished, the run fails with SSIM_RUN_ERROR_DEADLOCK and a
  * message naming, per stuck stream, the op it is blocked on and why.  When the time limit or the
  * event budget runs out first, it fails with SSIM_RUN_ERROR_LIMIT: partial figures are never
@@ -204,6 +213,8 @@ typedef struct {
     /* The host's time to launch one op (see the top; barriers cost none); 0: no host, every op
      * starts as soon as it is ready. */
     SsimTime host_issue;
+    /* With host_issue > 0: blocking launches (see the top): the host waits for every op. */
+    gboolean host_blocking;
     /* Not NULL: op copies' times go to the sink, and the timeline's start and end are NULL. */
     const SsimOpSink *sink;
 } SsimRunConfig;
@@ -213,7 +224,8 @@ typedef struct {
 #define SSIM_RUN_CONFIG_INIT                                                                       \
     {                                                                                              \
         .cost = NULL, .comm = NULL, .overlap_slowdown = 0.0, .limits = SSIM_RUN_LIMITS_NONE,       \
-        .replication = NULL, .comm_repeat = 1, .max_memory = 0, .host_issue = 0, .sink = NULL      \
+        .replication = NULL, .comm_repeat = 1, .max_memory = 0, .host_issue = 0,                   \
+        .host_blocking = FALSE, .sink = NULL                                                       \
     }
 
 /* ssim_runtime_run() with every knob. */

@@ -154,6 +154,12 @@ static const Option options[SSIM_OPT_N] = {
                                 "passes) or te (with --cross-entropy-fusion-impl te: Transformer "
                                 "Engine's kernels, one read forward, the gradient written over the "
                                 "logits backward)"},
+    [SSIM_OPT_LAUNCH_BLOCKING] = {"launch-blocking", 0, G_OPTION_ARG_NONE,
+                                  IN(JOB, SsimCliJob, launch_blocking), NULL,
+                                  "The run sets CUDA_LAUNCH_BLOCKING=1: every launch returns when "
+                                  "its kernel has finished, so the host launches each op only "
+                                  "after the one before it ends, its launch time no longer hidden "
+                                  "behind the GPU's work (BLOOM's training did)"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -506,7 +512,8 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
         {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
         {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
-        {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP}};
+        {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP},
+        {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)

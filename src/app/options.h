@@ -67,6 +67,7 @@ typedef enum {
     SSIM_OPT_FP8,
     SSIM_OPT_TP_COMM_OVERLAP,
     SSIM_OPT_CROSS_ENTROPY,
+    SSIM_OPT_LAUNCH_BLOCKING,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_STEP_COSTS,
@@ -114,6 +115,7 @@ typedef struct {
     gboolean seq_parallel;
     gboolean cross_node_tp;          /* --cross-node-tp: tensor-parallel groups may span nodes */
     gboolean tp_comm_overlap;        /* --tp-comm-overlap: Transformer Engine's TP overlap */
+    gboolean launch_blocking;        /* --launch-blocking: CUDA_LAUNCH_BLOCKING=1 */
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
     gint seq_length;                 /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */
     char *dtype;                     /* overrides the model's dtype */

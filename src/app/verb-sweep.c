@@ -182,6 +182,8 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM_OVERLAP,
                            "Transformer Engine's tensor-parallel overlap where sp is on"),
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_ENTROPY, "unfused (default), native or te"),
+        ssim_cli_job_entry(&job, SSIM_OPT_LAUNCH_BLOCKING,
+                           "Every configuration runs with CUDA_LAUNCH_BLOCKING=1"),
         ssim_cli_job_entry(&job, SSIM_OPT_ORDER, "Rank order, innermost first (tp-dp-pp)"),
         ssim_cli_job_entry(&job, SSIM_OPT_STEP_COSTS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_SEQ_LENGTH, NULL),

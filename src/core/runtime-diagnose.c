@@ -95,6 +95,34 @@ static void describe_input(const Run *r, guint c, guint32 d, guint32 i, guint *s
                            ssim_graph_stream_name(r->g, dep->stream));
 }
 
+/* Op i's inputs are done but its launch is held (blocking launches, runtime.h): the host has not
+ * returned from the last op before i in its rank's launch order that has not finished. */
+static void describe_host_hold(const Run *r, guint c, guint32 i, GString *out)
+{
+    guint32 rank = r->ops[i].rank;
+    g_autofree gboolean *pointed = g_new0(gboolean, MAX(r->n, 1));
+    for (guint32 j = 0; j < r->n; j++)
+        if (r->host_next[j] != SSIM_NONE)
+            pointed[r->host_next[j]] = TRUE;
+    guint32 j = 0;
+    while (j < r->n && (r->ops[j].rank != rank || pointed[j]))
+        j++;
+    guint32 holder = SSIM_NONE;
+    for (; j < r->n && j != i; j = r->host_next[j])
+        if (STATE(r->word[AT(r, c, j)]) != DONE)
+            holder = j;
+    char label[128];
+    if (holder == SSIM_NONE) {
+        g_string_append(out, " its launch (blocking launches)");
+        return;
+    }
+    g_string_append_printf(out,
+                           " the host, which has not returned from %s (rank %u stream %s): "
+                           "launches block",
+                           ssim_graph_op_label(r->g, holder, label, sizeof label), rank,
+                           ssim_graph_stream_name(r->g, r->ops[holder].stream));
+}
+
 static void describe_dep_wait(const Run *r, guint c, guint32 i, GString *out)
 {
     const SsimGraph *g = r->g;
@@ -107,7 +135,9 @@ static void describe_dep_wait(const Run *r, guint c, guint32 i, GString *out)
         describe_input(r, c, d[k], i, &shown, out);
     if (shown > 4)
         g_string_append_printf(out, " and %u more", shown - 4);
-    if (shown == 0)
+    if (shown == 0 && r->host_next != NULL)
+        describe_host_hold(r, c, i, out);
+    else if (shown == 0)
         g_string_append(out, " the host barrier before it");
 }
 

@@ -107,6 +107,9 @@ struct SsimRun {
     SsimTime *host_at;
     SsimTime *host_lag;
     SsimTime *host_wait; /* per rank copy: its compute ops' waits for their launch */
+    /* Blocking launches (NULL without): per op, the next op of its rank in op order (SSIM_NONE
+     * for the last); an op that is not done holds the launches after it (runtime.c). */
+    guint32 *host_next;
     guint ev_op_issue;
 
     /* The first op whose cost or end was not a finite simulated time (types.h): the run stops

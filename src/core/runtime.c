@@ -40,6 +40,7 @@
  * events fire in scheduling order; both are fixed by the graph, so runs are deterministic.
  */
 #include "src/core/runtime-private.h"
+#include "src/core/heap.h"
 
 #include <shiftsim/alloc.h>
 
@@ -221,10 +222,17 @@ static void program_done(Run *r, guint c, guint32 p)
         gate_release(r, c, next);
 }
 
+static void host_release(Run *r, guint c, guint32 i);
+
 /* Copy c of op i ends now: one predecessor fewer for each successor, which may become ready. */
 static void finish(Run *r, guint c, guint32 i)
 {
     gsize x = AT(r, c, i);
+    if (G_UNLIKELY(r->host_next != NULL)) {
+        /* Blocking launches: the host returns from op i's launch now. */
+        SsimTime *lag = &r->host_lag[(gsize)r->ops[i].rank * r->n_copies + c];
+        *lag = MAX(*lag, r->now - r->host_at[i]);
+    }
     if (r->sink != NULL)
         r->sink->op_end(r->sink->data, i, c,
                         r->stream_start[(gsize)r->ops[i].stream * r->n_copies + c], r->now);
@@ -239,6 +247,8 @@ static void finish(Run *r, guint c, guint32 i)
             if (--r->word[AT(r, c, s)] == 0) /* state WAITING is 0, so the word is the count */
                 make_ready(r, c, s);
         }
+        if (G_UNLIKELY(r->host_next != NULL))
+            host_release(r, c, i);
         return;
     }
     /* Edges leaving i's program wait for the program's end (program_done). */
@@ -497,13 +507,47 @@ static G_GNUC_NO_INLINE void host_waited(Run *r, guint32 m, guint32 k)
     }
 }
 
+static inline gboolean is_p2p(const SsimOp *op)
+{
+    return op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV;
+}
+
+/* Blocking launches: the ops whose launch op i holds, held_first() and then held_next() until
+ * SSIM_NONE (a run of consecutive sends and receives is one launch, runtime.h): after a
+ * transfer, the first op past its run; after any other op, the next op, and the whole run when
+ * that op starts one. */
+static guint32 held_first(const Run *r, guint32 i)
+{
+    guint32 x = r->host_next[i];
+    if (is_p2p(&r->ops[i]))
+        while (x != SSIM_NONE && is_p2p(&r->ops[x]))
+            x = r->host_next[x];
+    return x;
+}
+
+static guint32 held_next(const Run *r, guint32 i, guint32 x)
+{
+    if (is_p2p(&r->ops[i]) || !is_p2p(&r->ops[x]))
+        return SSIM_NONE;
+    x = r->host_next[x];
+    return x != SSIM_NONE && is_p2p(&r->ops[x]) ? x : SSIM_NONE;
+}
+
+/* Copy c of op i has finished (blocking launches): the launches it held may go on. */
+static G_GNUC_NO_INLINE void host_release(Run *r, guint c, guint32 i)
+{
+    for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, i, x))
+        if (--r->word[AT(r, c, x)] == 0)
+            make_ready(r, c, x);
+}
+
 /* Instance k of match m ends now: its rank copies stop communicating and its members finish. */
 static void end_match(Run *r, guint32 m, guint32 k)
 {
     const SsimOp *first = &r->ops[r->match_ops[r->match_first[m]]];
     if (first->kind != SSIM_OP_BARRIER && r->slowdown > 0)
         comm_change(r, m, k, -1);
-    if (r->host_at != NULL && (first->kind == SSIM_OP_SEND || first->kind == SSIM_OP_RECV))
+    if (r->host_at != NULL && is_p2p(first))
         host_waited(r, m, k);
     guint nc = instance_copies(r, m);
     for (guint j = 0; j < nc; j++) {
@@ -647,15 +691,106 @@ static void clear_interference(Run *r)
     g_free(r->end_ticket);
 }
 
-/* Host issue (runtime.h): each op's launch time F on its rank's host, the lags at 0. */
-static void setup_host(Run *r, SsimTime per_op)
+/* The host's launch order (host_order()): a ready op's anchor, kind and index. */
+typedef struct {
+    guint32 anchor;
+    guint32 kind; /* 0 a send or receive, 1 a collective or barrier, 2 a kernel */
+    guint32 op;
+} Launch;
+
+static int launch_less(gpointer ctx, const Launch *a, const Launch *b)
+{
+    (void)ctx;
+    if (a->anchor != b->anchor)
+        return a->anchor < b->anchor;
+    if (a->kind != b->kind)
+        return a->kind < b->kind;
+    return a->op < b->op;
+}
+
+SSIM_HEAP_DEFINE(LaunchHeap, launch_heap, Launch, gpointer, launch_less, SSIM_HEAP_NO_POS)
+
+static Launch launch_of(const Run *r, const guint32 *anchor, guint32 i)
+{
+    guint8 kind = r->ops[i].kind;
+    return (Launch){anchor[i], is_p2p(&r->ops[i]) ? 0 : kind == SSIM_OP_COMPUTE ? 2 : 1, i};
+}
+
+/*
+ * Blocking launches: the order the host launches each rank's ops in, as `host_next`.  Each
+ * communication op is launched right after the last kernel of its rank it waits for (its anchor;
+ * the lowering lists a gradient's reduction where the gradient was computed, before its bucket's
+ * last kernel), a kernel or an op that waits for no kernel where the lowering listed it (its
+ * index).  Among ops of one anchor transfers go first, then collectives, then kernels: the
+ * transfers a pipeline schedule ends a backward with come before the gradient reduction that
+ * follows the schedule, and a collective issued after a kernel before the next kernel.  It is a
+ * topological order of each rank's ops (Kahn's algorithm, the least key first).  Returns the ops
+ * in that order, all ranks interleaved (caller frees).
+ */
+static guint32 *host_order(Run *r)
+{
+    const guint32 n = r->n;
+    g_autofree guint32 *indeg = g_new0(guint32, MAX(n, 1));
+    g_autofree guint32 *anchor = g_new(guint32, MAX(n, 1));
+    for (guint32 i = 0; i < n; i++)
+        anchor[i] = i;
+    for (guint32 i = 0; i < n; i++)
+        for (guint32 e = r->succ_first[i]; e < r->succ_first[i + 1]; e++) {
+            guint32 s = r->succs[e];
+            if (r->ops[s].rank != r->ops[i].rank)
+                continue;
+            indeg[s]++;
+            if (r->ops[i].kind == SSIM_OP_COMPUTE && r->ops[s].kind != SSIM_OP_COMPUTE &&
+                (anchor[s] == s || i > anchor[s]))
+                anchor[s] = i;
+        }
+    g_auto(LaunchHeap) ready = {0};
+    for (guint32 i = 0; i < n; i++)
+        if (indeg[i] == 0)
+            launch_heap_push(&ready, launch_of(r, anchor, i), NULL);
+    guint32 nr = ssim_graph_n_ranks(r->g);
+    g_autofree guint32 *last = g_new(guint32, MAX(nr, 1));
+    memset(last, 0xff, sizeof(guint32) * MAX(nr, 1));
+    guint32 *order = ssim_new_large(guint32, MAX(n, 1));
+    r->host_next = ssim_new_large(guint32, MAX(n, 1));
+    guint32 k = 0;
+    while (ready.n > 0) {
+        guint32 i = launch_heap_pop(&ready, NULL).op;
+        order[k++] = i;
+        guint32 rank = r->ops[i].rank;
+        if (last[rank] != SSIM_NONE)
+            r->host_next[last[rank]] = i;
+        last[rank] = i;
+        r->host_next[i] = SSIM_NONE;
+        for (guint32 e = r->succ_first[i]; e < r->succ_first[i + 1]; e++) {
+            guint32 s = r->succs[e];
+            if (r->ops[s].rank == rank && --indeg[s] == 0)
+                launch_heap_push(&ready, launch_of(r, anchor, s), NULL);
+        }
+    }
+    g_assert(k == n); /* a finalized graph has no cycle */
+    /* One hold on each op per op before it whose end its launch waits for (held_first()). */
+    for (guint32 i = 0; i < n; i++)
+        for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, i, x))
+            for (guint c = 0; c < r->n_copies; c++) {
+                g_assert((r->word[AT(r, c, x)] & PENDING_MASK) < PENDING_MASK);
+                r->word[AT(r, c, x)]++;
+            }
+    return order;
+}
+
+/* Host issue (runtime.h): each op's launch time F on its rank's host, in launch order (op order,
+ * or host_order() when launches block), the lags at 0. */
+static void setup_host(Run *r, SsimTime per_op, gboolean blocking)
 {
     guint32 nr = ssim_graph_n_ranks(r->g);
     g_autofree SsimTime *sum = g_new0(SsimTime, MAX(nr, 1));
+    g_autofree guint32 *order = blocking && r->prog == NULL ? host_order(r) : NULL;
     r->host_at = ssim_new_large(SsimTime, MAX(r->n, 1));
     r->host_lag = g_new0(SsimTime, MAX((gsize)nr * r->n_copies, 1));
     r->host_wait = g_new0(SsimTime, MAX((gsize)nr * r->n_copies, 1));
-    for (guint32 i = 0; i < r->n; i++) {
+    for (guint32 k = 0; k < r->n; k++) {
+        guint32 i = order != NULL ? order[k] : k;
         const SsimOp *op = &r->ops[i];
         if (op->kind != SSIM_OP_BARRIER)
             sum[op->rank] = ssim_time_add(sum[op->rank], per_op);
@@ -718,7 +853,8 @@ static void start_run(Run *r, guint c)
     for (guint32 i = 0; i < r->n; i++) {
         guint32 p = r->prog == NULL ? SSIM_NONE : r->prog[i];
         if (p == SSIM_NONE) {
-            if (ssim_graph_n_preds(r->g, i) == 0)
+            /* No predecessor, and no launch held (blocking launches: host_release()). */
+            if (ssim_graph_n_preds(r->g, i) == 0 && r->word[AT(r, c, i)] == 0)
                 make_ready(r, c, i);
         } else if (!r->open[PAT(r, c, p)] && r->gate[PAT(r, c, p)] == 0) {
             program_open(r, c, p);
@@ -745,6 +881,7 @@ static void run_free(Run *r)
     g_free(r->host_at);
     g_free(r->host_lag);
     g_free(r->host_wait);
+    g_free(r->host_next);
     if (r->n_copies > 1) /* else it is `ready`, freed below or handed to the timeline */
         g_free(r->hot);
     g_free(r->ready);
@@ -899,7 +1036,7 @@ SsimTimeline *ssim_runtime_run_config(const SsimGraph *g, const SsimRunConfig *c
     if (config->overlap_slowdown > 0)
         setup_interference(&r, config->overlap_slowdown);
     if (config->host_issue > 0)
-        setup_host(&r, config->host_issue);
+        setup_host(&r, config->host_issue, config->host_blocking);
     if (r.comm != NULL && r.comm->attach != NULL &&
         !r.comm->attach(r.comm->data, engine, &r, g, error)) {
         run_free(&r);

@@ -21,6 +21,8 @@ void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
     if (par->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
         g_string_append_printf(out, ", cross-entropy %s",
                                ssim_cross_entropy_name(par->cross_entropy));
+    if (par->launch_blocking)
+        g_string_append(out, ", launch-blocking on");
 }
 
 static double ms(SsimTime t)

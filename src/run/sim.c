@@ -890,8 +890,10 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.limits.max_events = config->max_events;
     rc.max_memory = mem_limit == G_MAXUINT64 ? 0 : mem_limit;
     rc.comm_repeat = config->comm_repeat;
-    /* The host launches every op (the cluster's kernel floor each) and waits after transfers. */
+    /* The host launches every op (the cluster's kernel floor each) and waits after transfers,
+     * or after every op when launches block. */
     rc.host_issue = ap.kernel_floor;
+    rc.host_blocking = par->launch_blocking;
     g_autoptr(SsimNet) net = NULL;
     g_autoptr(SsimNetCal) netcal = NULL;
     SsimCommModel comm;

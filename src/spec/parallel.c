@@ -712,13 +712,17 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_TP_COMM_OVERLAP;
         if (!parse_switch(k, v, &p.tp_comm_overlap, error))
             return FALSE;
+    } else if (key_is(k, "launch_blocking", "cuda_launch_blocking", NULL)) {
+        f = SSIM_PARALLEL_LAUNCH_BLOCKING;
+        if (!parse_switch(k, v, &p.launch_blocking, error))
+            return FALSE;
     } else {
         g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
                     "stage_layers, step_costs, tp_overlap, attention, transformer_impl, fp8, "
-                    "tp_comm_overlap, cross_entropy)",
+                    "tp_comm_overlap, cross_entropy, launch_blocking)",
                     shown);
         return FALSE;
     }
@@ -806,6 +810,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
     if (par->cross_entropy != SSIM_CROSS_ENTROPY_UNFUSED)
         g_string_append_printf(extra, ",cross_entropy=%s",
                                ssim_cross_entropy_name(par->cross_entropy));
+    if (par->launch_blocking)
+        g_string_append(extra, ",launch_blocking=on");
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -985,6 +991,12 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                  "reduce-scatters of sp with the GEMMs (tp = %u, sp off)",
                  par->tp);
     }
+
+    /* CUDA_LAUNCH_BLOCKING blocks eager PyTorch's host; XLA's runtime runs compiled programs. */
+    if (par->launch_blocking && ssim_parallel_compiled(par))
+        FAIL("launch_blocking blocks an eager host's launches (schedules 1f1b, gpipe, "
+             "interleaved: Megatron-LM); schedule %s runs compiled programs, which have none",
+             par->schedule);
 
     if (cluster != NULL && !check_tp_in_node(par, cluster, error))
         return FALSE;

@@ -283,7 +283,8 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
             lp, error, x->col, "options",
             "'%s' sets a field that has a column of its own (options take "
             "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
-            "attention, transformer_impl, fp8, tp_comm_overlap, cross_entropy)",
+            "attention, transformer_impl, fp8, tp_comm_overlap, cross_entropy, "
+            "launch_blocking)",
             x->text);
     *p = q;
     return TRUE;
@@ -525,8 +526,10 @@ static void append_uint(GString *out, guint v, gboolean show)
 static char *row_options(const SsimParallel *p)
 {
     static const char *const keys[] = {
-        "bucket",    "tp_comm",          "order", "placement",       "step_costs",    "tp_overlap",
-        "attention", "transformer_impl", "fp8",   "tp_comm_overlap", "cross_entropy", NULL};
+        "bucket",     "tp_comm",         "order",         "placement",
+        "step_costs", "tp_overlap",      "attention",     "transformer_impl",
+        "fp8",        "tp_comm_overlap", "cross_entropy", "launch_blocking",
+        NULL};
     SsimParallel d;
     ssim_parallel_init(&d);
     if (p->sequence_parallel)

@@ -438,21 +438,30 @@ static void sink_log(gpointer data, guint32 op, guint copy, SsimTime start, Ssim
     l->n++;
 }
 
-Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
+/* The host tests' graph (op indices in the enum's order): rank 0 runs two 10 ns kernels, a
+ * 1000 ns one, two more 10 ns ones, a send to rank 1, a kernel that does not depend on it and
+ * one that does; rank 1 receives and runs a kernel on what it received. */
+enum { X1, X2, BIG, B1, B2, SND, FREE, AFTER, RCV, PEER };
+
+static SsimGraph *host_graph(void)
 {
-    g_autoptr(SsimGraph) g = ssim_graph_new();
-    guint32 x1 = t_compute(g, 0, "compute", 10, NODEPS);
-    guint32 x2 = t_compute(g, 0, "compute", 10, NODEPS);
-    guint32 big = t_compute(g, 0, "compute", 1000, NODEPS);
-    guint32 b1 = t_compute(g, 0, "compute", 10, NODEPS);
-    guint32 b2 = t_compute(g, 0, "compute", 10, NODEPS);
-    guint32 snd = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, DEPS(b2));
-    guint32 free_ = t_compute(g, 0, "compute", 10, NODEPS);
-    guint32 after = t_compute(g, 0, "compute", 10, DEPS(snd));
-    guint32 rcv = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
-    guint32 peer = t_compute(g, 1, "compute", 10, DEPS(rcv));
+    SsimGraph *g = ssim_graph_new();
+    for (guint32 i = X1; i <= B2; i++)
+        cr_assert_eq(t_compute(g, 0, "compute", i == BIG ? 1000 : 10, NODEPS), i);
+    cr_assert_eq(t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, DEPS(B2)), SND);
+    cr_assert_eq(t_compute(g, 0, "compute", 10, NODEPS), FREE);
+    cr_assert_eq(t_compute(g, 0, "compute", 10, DEPS(SND)), AFTER);
+    cr_assert_eq(t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS), RCV);
+    cr_assert_eq(t_compute(g, 1, "compute", 10, DEPS(RCV)), PEER);
     GError *error = NULL;
     cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    return g;
+}
+
+Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
+{
+    g_autoptr(SsimGraph) g = host_graph();
+    GError *error = NULL;
     SsimSimpleCost p = params();
     SsimCostModel m = ssim_simple_cost_model(&p);
     SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
@@ -460,16 +469,16 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
     cfg.host_issue = 100;
     g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
-    ASSERT_OP(t, x1, 0, 100, 110);
-    ASSERT_OP(t, x2, 110, 200, 210);
-    ASSERT_OP(t, big, 210, 300, 1300);
-    ASSERT_OP(t, b1, 1300, 1300, 1310);
-    ASSERT_OP(t, b2, 1310, 1310, 1320);
-    ASSERT_OP(t, snd, 1320, 1320, 3320);
-    ASSERT_OP(t, rcv, 0, 1320, 3320);
-    ASSERT_OP(t, free_, 1320, 1320, 1330);
-    ASSERT_OP(t, after, 3320, 3520, 3530);
-    ASSERT_OP(t, peer, 3320, 3420, 3430);
+    ASSERT_OP(t, X1, 0, 100, 110);
+    ASSERT_OP(t, X2, 110, 200, 210);
+    ASSERT_OP(t, BIG, 210, 300, 1300);
+    ASSERT_OP(t, B1, 1300, 1300, 1310);
+    ASSERT_OP(t, B2, 1310, 1310, 1320);
+    ASSERT_OP(t, SND, 1320, 1320, 3320);
+    ASSERT_OP(t, RCV, 0, 1320, 3320);
+    ASSERT_OP(t, FREE, 1320, 1320, 1330);
+    ASSERT_OP(t, AFTER, 3320, 3520, 3530);
+    ASSERT_OP(t, PEER, 3320, 3420, 3430);
     cr_assert_eq(t->makespan, 3530);
     /* Each GPU's idle time for the host: its kernels' waits from ready to launched (rank 0:
      * 100 + 90 + 90 + 200; rank 1: 100); a transfer's wait is not the GPU's. */
@@ -480,8 +489,8 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
     /* Without a host the same graph starts everything when ready. */
     cfg.host_issue = 0;
     g_autoptr(SsimTimeline) u = ssim_runtime_run_config(g, &cfg, &error);
-    cr_assert_eq(u->start[x2], 10);
-    cr_assert_eq(u->start[after], 3040);
+    cr_assert_eq(u->start[X2], 10);
+    cr_assert_eq(u->start[AFTER], 3040);
     cr_assert_null(u->host_wait);
 
     /* Replicated, every copy keeps its own host: the same times in each of 3 copies. */
@@ -520,6 +529,168 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
             cr_assert_eq(log.end[AT3(i, c)], v->end[AT3(i, c)], "op %u copy %u", i, c);
         }
     cr_assert(log.in_order, "handed over in the order the copies end");
+}
+
+/*
+ * Blocking launches (runtime.h, CUDA_LAUNCH_BLOCKING=1) on the graph above, 100 ns a launch: the
+ * host launches each op only after the one before it has ended, so every launch is 100 ns after
+ * the previous op's end.  Rank 0: x1 100-110, x2 210-220, big 320-1320, b1 1420-1430, b2
+ * 1530-1540, the send launched at 1640 (rank 1's receive has waited since 100) and done at 3640,
+ * the kernel that does not depend on it no longer runs beside it (3740-3750), and the one that
+ * does follows at 3850-3860.  Rank 1's kernel is launched 100 ns after its receive: 3740-3750.
+ * Every kernel waits 100 ns for its launch (rank 0: 7 of them; rank 1: 1).
+ */
+Test(runtime, blocking_launches_wait_for_every_op)
+{
+    g_autoptr(SsimGraph) g = host_graph();
+    GError *error = NULL;
+    SsimSimpleCost p = params();
+    SsimCostModel m = ssim_simple_cost_model(&p);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.cost = &m;
+    cfg.host_issue = 100;
+    cfg.host_blocking = TRUE;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    ASSERT_OP(t, X1, 0, 100, 110);
+    ASSERT_OP(t, X2, 110, 210, 220);
+    ASSERT_OP(t, BIG, 220, 320, 1320);
+    ASSERT_OP(t, B1, 1320, 1420, 1430);
+    ASSERT_OP(t, B2, 1430, 1530, 1540);
+    ASSERT_OP(t, SND, 1540, 1640, 3640);
+    ASSERT_OP(t, RCV, 0, 1640, 3640);
+    ASSERT_OP(t, FREE, 3640, 3740, 3750);
+    ASSERT_OP(t, AFTER, 3750, 3850, 3860);
+    ASSERT_OP(t, PEER, 3640, 3740, 3750);
+    cr_assert_eq(t->makespan, 3860);
+    cr_assert_eq(t->host_wait[0], 700);
+    cr_assert_eq(t->host_wait[1], 100);
+
+    /* Replicated, every copy blocks on its own host: the same times in each of 3 copies. */
+    guint32 period[2] = {1, 1};
+    SsimReplication rep = {.n_copies = 3, .stride = 3, .period = period};
+    cfg.replication = &rep;
+    g_autoptr(SsimTimeline) v = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(v, "%s", error ? error->message : "");
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
+        for (guint c = 0; c < 3; c++) {
+            cr_assert_eq(v->start[AT3(i, c)], t->start[i], "op %u copy %u", i, c);
+            cr_assert_eq(v->end[AT3(i, c)], t->end[i], "op %u copy %u", i, c);
+        }
+
+    /* Without a host there is nothing to block: the flag alone changes nothing. */
+    cfg.replication = NULL;
+    cfg.host_issue = 0;
+    g_autoptr(SsimTimeline) u = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_eq(u->start[X2], 10);
+    cr_assert_eq(u->start[AFTER], 3040);
+    cr_assert_null(u->host_wait);
+}
+
+/* A collective with a fixed duration. */
+static guint32 t_coll_for(SsimGraph *g, guint32 rank, guint32 group, SsimTime dur,
+                          const guint32 *deps, guint n_deps)
+{
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_COLLECTIVE;
+    s.coll = SSIM_COLL_ALLREDUCE;
+    s.stream = ssim_graph_stream(g, rank, "dp");
+    s.group = group;
+    s.bytes = 1000;
+    s.duration = dur;
+    return ssim_graph_add_op(g, &s, deps, n_deps);
+}
+
+/*
+ * The launch order under blocking launches.  Rank 0 lists a reduction (500 ns) before the send
+ * (1000 bytes: 2000 ns) that, like it, follows kernel k0: the send goes first (a pipeline
+ * schedule's last transfer comes before the gradient reduction after it), or rank 0 would block
+ * in the reduction while rank 1 blocks in the receive before its part of it.  k0 100-150; the
+ * send is launched at 200 + 50 = 250 and meets the receive (launched at 100) until 2250; both
+ * reductions are launched 100 ns after that, 2350-2850; the kernels after them at 2950-2960.
+ * Then two ranks that each send to the other and receive from it: each pair is one launch
+ * (Megatron-LM's batch_isend_irecv), or both would block in their sends.
+ */
+Test(runtime, blocking_launches_order_and_group_transfers)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 dp = t_group(g, "dp", 2, 0u, 1u);
+    guint32 k0 = t_compute(g, 0, "compute", 50, NODEPS);
+    guint32 ar0 = t_coll_for(g, 0, dp, 500, DEPS(k0));
+    guint32 snd = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, DEPS(k0));
+    guint32 k1 = t_compute(g, 0, "compute", 10, DEPS(ar0));
+    guint32 rcv = t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
+    guint32 ar1 = t_coll_for(g, 1, dp, 500, NODEPS);
+    guint32 k2 = t_compute(g, 1, "compute", 10, DEPS(rcv));
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimSimpleCost p = params();
+    SsimCostModel m = ssim_simple_cost_model(&p);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.cost = &m;
+    cfg.host_issue = 100;
+    cfg.host_blocking = TRUE;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    ASSERT_OP(t, k0, 0, 100, 150);
+    ASSERT_OP(t, snd, 150, 250, 2250);
+    ASSERT_OP(t, rcv, 0, 250, 2250);
+    ASSERT_OP(t, ar0, 2250, 2350, 2850);
+    ASSERT_OP(t, ar1, 2250, 2350, 2850);
+    ASSERT_OP(t, k1, 2850, 2950, 2960);
+    ASSERT_OP(t, k2, 2850, 2950, 2960);
+
+    g_autoptr(SsimGraph) h = ssim_graph_new();
+    guint32 s0 = t_p2p(h, SSIM_OP_SEND, 0, "send", 1, 1000, NODEPS);
+    guint32 r0 = t_p2p(h, SSIM_OP_RECV, 0, "recv", 1, 1000, NODEPS);
+    guint32 c0 = t_compute(h, 0, "compute", 10, DEPS(r0));
+    guint32 s1 = t_p2p(h, SSIM_OP_SEND, 1, "send", 0, 1000, NODEPS);
+    guint32 r1 = t_p2p(h, SSIM_OP_RECV, 1, "recv", 0, 1000, NODEPS);
+    guint32 c1 = t_compute(h, 1, "compute", 10, DEPS(r1));
+    cr_assert(ssim_graph_finalize(h, &error), "%s", error ? error->message : "");
+    g_autoptr(SsimTimeline) u = ssim_runtime_run_config(h, &cfg, &error);
+    cr_assert_not_null(u, "%s", error ? error->message : "");
+    /* Sends launched at 100, receives at 200: both transfers 200-2200; the kernels wait for
+     * both ends of their rank's pair, launched at 300 + 2100. */
+    ASSERT_OP(u, s0, 0, 200, 2200);
+    ASSERT_OP(u, r1, 0, 200, 2200);
+    ASSERT_OP(u, s1, 0, 200, 2200);
+    ASSERT_OP(u, r0, 0, 200, 2200);
+    ASSERT_OP(u, c0, 2200, 2400, 2410);
+    ASSERT_OP(u, c1, 2200, 2400, 2410);
+}
+
+/* A schedule that cannot progress only because launches block: rank 1 reduces before it
+ * receives, rank 0 sends before the kernel its part of the reduction waits for.  Without
+ * blocking it runs; with it, the run fails naming the host that has not returned. */
+Test(runtime, blocking_launches_deadlock_names_the_host)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 dp = t_group(g, "dp", 2, 0u, 1u);
+    guint32 snd = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, NODEPS);
+    guint32 k0 = t_compute(g, 0, "compute", 10, NODEPS);
+    t_coll_for(g, 0, dp, 500, DEPS(k0));
+    t_coll_for(g, 1, dp, 500, NODEPS);
+    t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    SsimSimpleCost p = params();
+    SsimCostModel m = ssim_simple_cost_model(&p);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.cost = &m;
+    cfg.host_issue = 100;
+    g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cfg.host_blocking = TRUE;
+    g_autoptr(SsimTimeline) u = ssim_runtime_run_config(g, &cfg, &error);
+    cr_assert_null(u);
+    cr_assert_eq(error->code, SSIM_RUN_ERROR_DEADLOCK);
+    char label[128];
+    ssim_graph_op_label(g, snd, label, sizeof label);
+    cr_assert(strstr(error->message, "the host, which has not returned from") &&
+                  strstr(error->message, label) && strstr(error->message, "launches block"),
+              "%s", error->message);
+    g_error_free(error);
 }
 
 /* A communication model that finishes every match 777 ns after it starts, by its own event. */

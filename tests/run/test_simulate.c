@@ -690,6 +690,12 @@ Test(simulate, verb_exit_codes)
     cr_assert_eq(ssim_verb_simulate(7, no_fit), SSIM_EXIT_RUNTIME);
     char *bad_split[] = {"simulate", "--nodes", "1", "--tp", "3", NULL};
     cr_assert_eq(ssim_verb_simulate(5, bad_split), SSIM_EXIT_RUNTIME);
+    /* Blocking launches need an eager host: refused under the default schedule (alpa). */
+    char *compiled[] = {"simulate", "--nodes", "1", "--tp", "2", "--launch-blocking", NULL};
+    cr_assert_eq(ssim_verb_simulate(6, compiled), SSIM_EXIT_RUNTIME);
+    char *eager[] = {"simulate", "--nodes", "1",  "--tp", "2", "--launch-blocking",
+                     "-s",       "1f1b",    "-f", "csv",  NULL};
+    cr_assert_eq(ssim_verb_simulate(10, eager), SSIM_EXIT_OK);
 }
 
 /* The duration of the first op named `name` in a simulation of `c` (one node: GPT-J cut to 2
@@ -802,4 +808,45 @@ Test(simulate, host_waits_are_the_gpus_idle_time_for_the_host)
     cr_assert_eq(x.step_time, r.step_time);
     cr_assert_eq(x.host_wait, r.host_wait);
     cr_assert_eq(x.host_wait_max, r.host_wait_max);
+}
+
+/* Blocking launches (--launch-blocking, CUDA_LAUNCH_BLOCKING=1): the host launches each op only
+ * after the one before it has ended, so on data-parallel replicas that stay in step nothing
+ * overlaps and each op costs its launch and then its time: the step is the sum, over one rank's
+ * ops, of the kernel floor plus the op's duration, to the nanosecond.  Without the flag the host
+ * runs ahead and the step is shorter. */
+Test(simulate, blocking_launches_serialise_a_rank)
+{
+    g_autoptr(SsimCluster) c = cluster_nodes(1);
+    c->kernel_floor = 50 * SSIM_US;
+    g_autoptr(SsimModel) m = gptj_layers(2);
+    SsimParallel p = split(8, 1, 1, 1, 2, "1f1b");
+    p.dp_bucket_bytes = 64 << 20; /* the reductions would overlap the backward */
+    cr_assert(ssim_parallel_set(&p, "launch_blocking", "on", NULL));
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+    SsimResult r, free_run;
+    SsimLowered *l = NULL;
+    SsimTimeline *t = NULL;
+    GError *error = NULL;
+    cr_assert(ssim_simulate(&cfg, &r, &l, &t, &error), "%s", error ? error->message : "");
+    const SsimGraph *g = ssim_lowered_graph(l);
+    SsimTime sum = 0;
+    guint n = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank != 0)
+            continue;
+        cr_assert_neq(op->kind, SSIM_OP_BARRIER);
+        sum += c->kernel_floor + (t->end[i] - t->start[i]);
+        n++;
+    }
+    cr_assert_gt(n, 100);
+    cr_assert_eq(t->makespan, sum, "%" G_GINT64_FORMAT " != %" G_GINT64_FORMAT, t->makespan, sum);
+    cr_assert(r.has_host);
+    ssim_lowered_free(l);
+    ssim_timeline_free(t);
+    p.launch_blocking = FALSE;
+    cr_assert(ssim_simulate(&cfg, &free_run, NULL, NULL, &error), "%s",
+              error ? error->message : "");
+    cr_assert_lt(free_run.step_time, r.step_time);
 }

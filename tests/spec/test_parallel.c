@@ -62,7 +62,8 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            strcmp(a->schedule, b->schedule) == 0 && strcmp(a->placement, b->placement) == 0 &&
            a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention &&
            a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8 &&
-           a->tp_comm_overlap == b->tp_comm_overlap && a->cross_entropy == b->cross_entropy;
+           a->tp_comm_overlap == b->tp_comm_overlap && a->cross_entropy == b->cross_entropy &&
+           a->launch_blocking == b->launch_blocking;
 }
 
 /* `p`'s canonical string has `needle` and parses back to `p`. */
@@ -246,6 +247,31 @@ Test(parallel, cross_entropy_kinds)
     cr_assert(ssim_parallel_set(&p, "cross_entropy", "off", NULL));
     cr_assert_eq(p.cross_entropy, SSIM_CROSS_ENTROPY_UNFUSED);
     cr_assert_str_eq(ssim_cross_entropy_name(SSIM_CROSS_ENTROPY_NATIVE), "native");
+}
+
+/* launch_blocking: off by default (not in the canonical string), the environment variable's name
+ * read too, on round-trips, a bad value names the key. */
+Test(parallel, launch_blocking_switch)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_not(p.launch_blocking);
+    assert_default_unwritten("launch_blocking");
+    cr_assert(ssim_parallel_set(&p, "CUDA_LAUNCH_BLOCKING", "1", NULL));
+    cr_assert(p.launch_blocking);
+    assert_round_trip(&p, ",launch_blocking=on");
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "launch_blocking", "sometimes", &error));
+    cr_assert(strstr(error->message, "launch_blocking: 'sometimes'"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert(p.launch_blocking, "an error leaves the value");
+    cr_assert(ssim_parallel_set(&p, "launch-blocking", "off", NULL));
+    cr_assert_not(p.launch_blocking);
+    SsimParallel q = good();
+    q.launch_blocking = TRUE;
+    cr_assert(ssim_parallel_validate(&q, gptj, h200, NULL), "%s", q.schedule);
+    g_strlcpy(q.schedule, "alpa", sizeof q.schedule);
+    expect_rule(&q, gptj, h200, "schedule alpa runs compiled programs");
 }
 
 /* tp_comm_overlap: off by default (not in the canonical string), NeMo's name read too, on

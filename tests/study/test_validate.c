@@ -303,6 +303,71 @@ Test(validate, published_h100_rows)
     cr_assert(fabs(ratio / (5626.0 / 8309) - 1) < 0.10, "model's FP8/BF16 ratio %.3f", ratio);
 }
 
+/* BigScience's rows on Jean Zay (traces/validation/published-a100-bigscience.csv, check only):
+ * 18 runs on jean-zay-a100, each with CUDA_LAUNCH_BLOCKING=1 and DeepSpeed's partition of the tied
+ * embedding as a layer at each end (the first and last stage one transformer layer short); the
+ * production run's step is 105.22 s.  Of BLOOM's shape with 64 heads, three configurations: the
+ * model ranks them as measured (tp 4 microbatch 2 < tp 4 microbatch 4 < tp 8), and each is
+ * slower with blocking launches than without. */
+Test(validate, published_bigscience_rows)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) all = ssim_runs_load(
+        SHIFTSIM_SOURCE_ROOT "/traces/validation/published-a100-bigscience.csv", &error);
+    cr_assert_not_null(all, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_runs_n(all), 18);
+    g_autoptr(SsimRuns) runs = ssim_runs_new("published-a100-bigscience.csv");
+    guint bloom = 0;
+    for (guint i = 0; i < ssim_runs_n(all); i++) {
+        const SsimMeasuredRun *r = ssim_runs_get(all, i);
+        cr_assert_str_eq(r->cluster, "jean-zay-a100");
+        cr_assert(r->par.launch_blocking, "row %u", i);
+        guint pp = r->par.pp, first = r->par.stage_layers[0];
+        cr_assert_eq(first, (r->layers + 2) / pp - 1, "row %u", i);
+        cr_assert_eq(r->par.stage_layers[pp - 1], first, "row %u", i);
+        if (r->hidden == 14336 && r->layers == 70 && r->heads == 64)
+            ssim_runs_add(runs, r);
+        if (r->iteration_ms == 105220)
+            bloom++;
+    }
+    cr_assert_eq(bloom, 1);
+    cr_assert_eq(ssim_runs_n(runs), 3);
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    double pred[3];
+    char *errors[3] = {NULL};
+    ssim_run_set_predict(set, NULL, 3, NULL, 2, pred, errors);
+    guint order[3] = {0, 1, 2}; /* by measured time */
+    for (guint a = 0; a < 3; a++)
+        for (guint b = a + 1; b < 3; b++)
+            if (ssim_run_set_measured_ms(set, order[b]) < ssim_run_set_measured_ms(set, order[a])) {
+                guint t = order[a];
+                order[a] = order[b];
+                order[b] = t;
+            }
+    for (guint i = 0; i < 3; i++) {
+        cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
+        g_free(errors[i]);
+    }
+    cr_assert_lt(pred[order[0]], pred[order[1]]);
+    cr_assert_lt(pred[order[1]], pred[order[2]]);
+    cr_assert_eq(ssim_run_set_run(set, order[2])->par.tp, 8);
+    for (guint i = 0; i < 3; i++) {
+        SsimMeasuredRun r = *ssim_run_set_run(set, i);
+        r.par.launch_blocking = FALSE;
+        g_autoptr(SsimRuns) one = ssim_runs_new("async");
+        ssim_runs_add(one, &r);
+        g_autoptr(SsimRunSet) async = ssim_run_set_new(one, NULL, &error);
+        cr_assert_not_null(async, "%s", error ? error->message : "");
+        double p;
+        char *e = NULL;
+        ssim_run_set_predict(async, NULL, 1, NULL, 1, &p, &e);
+        cr_assert(isfinite(p), "%s", e ? e : "");
+        g_free(e);
+        cr_assert_lt(p, pred[i], "row %u: launches that block cost time", i);
+    }
+}
+
 /* A cluster calibrated on hidden 1024..2048 and one node marks a row beyond those as an
  * extrapolation, naming what lies outside, and leaves a row inside them alone. */
 Test(validate, rows_outside_the_fitted_shapes_are_extrapolations)
