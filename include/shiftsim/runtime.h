@@ -19,12 +19,15 @@
  *
  * Blocking launches (SsimRunConfig.host_blocking, with host issue, in a graph without programs):
  * CUDA_LAUNCH_BLOCKING=1, under which every launch returns only when its kernel has finished.
- * The host then launches a rank's op only after the op before it (in op order) has finished, and
- * L grows at every op's end, not only a transfer's: op i is launched at
- *   H(i) = max(F(i) + L, end(i - 1) + host_issue).
- * Consecutive sends and receives are one launch (Megatron-LM's batch_isend_irecv() is one NCCL
- * group, one kernel): they wait together for the op before them, and the op after them waits for
- * all of them.  A graph with programs (compiled XLA programs) has no eager host to block.
+ * The host then launches a rank's op only after the kernel or collective before it (in launch
+ * order, runtime.c's host_order()) has finished, and L grows at every op's end, not only a
+ * transfer's: op i is launched at
+ *   H(i) = max(F(i) + L, end(p) + host_issue),  p the last kernel or collective before i.
+ * Sends and receives hold no launch: the host waits for them through L, as without blocking.
+ * Megatron-LM batches each transfer with the ones of the next step (batch_isend_irecv(), one NCCL
+ * group), which a lowering need not list side by side; holding launches on them would deadlock
+ * schedules that real runs complete (interleaved 1F1B).  A graph with programs (compiled XLA
+ * programs) has no eager host to block.
  *
  * When the engine runs dry with ops unfinished, the run fails with SSIM_RUN_ERROR_DEADLOCK and a
  * message naming, per stuck stream, the op it is blocked on and why.  When the time limit or the

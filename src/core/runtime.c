@@ -513,24 +513,18 @@ static inline gboolean is_p2p(const SsimOp *op)
 }
 
 /* Blocking launches: the ops whose launch op i holds, held_first() and then held_next() until
- * SSIM_NONE (a run of consecutive sends and receives is one launch, runtime.h): after a
- * transfer, the first op past its run; after any other op, the next op, and the whole run when
- * that op starts one. */
+ * SSIM_NONE (runtime.h): a kernel or a collective holds the next op of its rank and, when that
+ * is a send or a receive, every op up to and including the next that is not; a send or a receive
+ * holds nothing (the host waits for it through its lag, as without blocking launches). */
 static guint32 held_first(const Run *r, guint32 i)
 {
-    guint32 x = r->host_next[i];
-    if (is_p2p(&r->ops[i]))
-        while (x != SSIM_NONE && is_p2p(&r->ops[x]))
-            x = r->host_next[x];
-    return x;
+    return is_p2p(&r->ops[i]) ? SSIM_NONE : r->host_next[i];
 }
 
 static guint32 held_next(const Run *r, guint32 i, guint32 x)
 {
-    if (is_p2p(&r->ops[i]) || !is_p2p(&r->ops[x]))
-        return SSIM_NONE;
-    x = r->host_next[x];
-    return x != SSIM_NONE && is_p2p(&r->ops[x]) ? x : SSIM_NONE;
+    (void)i;
+    return is_p2p(&r->ops[x]) ? r->host_next[x] : SSIM_NONE;
 }
 
 /* Copy c of op i has finished (blocking launches): the launches it held may go on. */

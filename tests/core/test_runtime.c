@@ -533,12 +533,15 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
 
 /*
  * Blocking launches (runtime.h, CUDA_LAUNCH_BLOCKING=1) on the graph above, 100 ns a launch: the
- * host launches each op only after the one before it has ended, so every launch is 100 ns after
- * the previous op's end.  Rank 0: x1 100-110, x2 210-220, big 320-1320, b1 1420-1430, b2
- * 1530-1540, the send launched at 1640 (rank 1's receive has waited since 100) and done at 3640,
- * the kernel that does not depend on it no longer runs beside it (3740-3750), and the one that
- * does follows at 3850-3860.  Rank 1's kernel is launched 100 ns after its receive: 3740-3750.
- * Every kernel waits 100 ns for its launch (rank 0: 7 of them; rank 1: 1).
+ * host launches each op only after the kernel before it has ended, so every launch is 100 ns
+ * after that end.  Rank 0: x1 100-110, x2 210-220, big 320-1320, b1 1420-1430, b2 1530-1540; the
+ * send is launched at 1640 (rank 1's receive has waited since 100) and done at 3640.  A transfer
+ * holds no launch, so the kernel that does not depend on it runs at 1740-1750, beside it, as
+ * Megatron-LM's next kernel runs beside a batch of transfers it does not read; the one that
+ * depends on it is launched after the host's wait for it, at F + L = 800 + (3640 - 600) = 3840.
+ * Rank 1's kernel is launched 100 ns after its receive: 3740-3750.  Host waits: rank 0, five
+ * kernels 100 ns each and two 200 (the send's launch slot lies between them and their kernel
+ * before); rank 1, 100.
  */
 Test(runtime, blocking_launches_wait_for_every_op)
 {
@@ -559,11 +562,11 @@ Test(runtime, blocking_launches_wait_for_every_op)
     ASSERT_OP(t, B2, 1430, 1530, 1540);
     ASSERT_OP(t, SND, 1540, 1640, 3640);
     ASSERT_OP(t, RCV, 0, 1640, 3640);
-    ASSERT_OP(t, FREE, 3640, 3740, 3750);
-    ASSERT_OP(t, AFTER, 3750, 3850, 3860);
+    ASSERT_OP(t, FREE, 1540, 1740, 1750);
+    ASSERT_OP(t, AFTER, 3640, 3840, 3850);
     ASSERT_OP(t, PEER, 3640, 3740, 3750);
-    cr_assert_eq(t->makespan, 3860);
-    cr_assert_eq(t->host_wait[0], 700);
+    cr_assert_eq(t->makespan, 3850);
+    cr_assert_eq(t->host_wait[0], 900);
     cr_assert_eq(t->host_wait[1], 100);
 
     /* Replicated, every copy blocks on its own host: the same times in each of 3 copies. */
@@ -594,7 +597,7 @@ static guint32 t_coll_for(SsimGraph *g, guint32 rank, guint32 group, SsimTime du
     SsimOpSpec s = SSIM_OP_SPEC_INIT;
     s.kind = SSIM_OP_COLLECTIVE;
     s.coll = SSIM_COLL_ALLREDUCE;
-    s.stream = ssim_graph_stream(g, rank, "dp");
+    s.stream = ssim_graph_stream(g, rank, ssim_graph_group_name(g, group));
     s.group = group;
     s.bytes = 1000;
     s.duration = dur;
@@ -603,13 +606,18 @@ static guint32 t_coll_for(SsimGraph *g, guint32 rank, guint32 group, SsimTime du
 
 /*
  * The launch order under blocking launches.  Rank 0 lists a reduction (500 ns) before the send
- * (1000 bytes: 2000 ns) that, like it, follows kernel k0: the send goes first (a pipeline
- * schedule's last transfer comes before the gradient reduction after it), or rank 0 would block
- * in the reduction while rank 1 blocks in the receive before its part of it.  k0 100-150; the
- * send is launched at 200 + 50 = 250 and meets the receive (launched at 100) until 2250; both
- * reductions are launched 100 ns after that, 2350-2850; the kernels after them at 2950-2960.
- * Then two ranks that each send to the other and receive from it: each pair is one launch
- * (Megatron-LM's batch_isend_irecv), or both would block in their sends.
+ * (1000 bytes: 2000 ns) that, like it, follows kernel k0: the send is launched first (a pipeline
+ * schedule's last transfer comes before the gradient reduction after it), so the reduction does
+ * not delay it.  k0 100-150; the send is launched at 200 + 50 = 250 and meets the receive
+ * (launched at 100) until 2250; the reduction, held by k0 only, is launched at 300 + 50 = 350 and
+ * meets rank 1's (launched at 200, held by nothing: a receive holds no launch) until 850; the
+ * kernel after it is launched at 400 + (850 - 300) = 950, and rank 1's, which reads the received
+ * data, at 300 + (2250 - 100) = 2450.  Then two ranks that each send to the other and receive
+ * from it (2000 ns one way, 4000 the other): nothing holds a transfer, so all four are launched
+ * at once (sends at 100, receives at 200) and run from 200; the host waits for each through its
+ * lag, so a kernel that reads its receive is launched at F + L as L stands when it is ready:
+ * rank 1's at 300 + (2200 - 200) = 2300 while its own send still runs, rank 0's at
+ * 300 + (4200 - 200) = 4300.
  */
 Test(runtime, blocking_launches_order_and_group_transfers)
 {
@@ -635,43 +643,41 @@ Test(runtime, blocking_launches_order_and_group_transfers)
     ASSERT_OP(t, k0, 0, 100, 150);
     ASSERT_OP(t, snd, 150, 250, 2250);
     ASSERT_OP(t, rcv, 0, 250, 2250);
-    ASSERT_OP(t, ar0, 2250, 2350, 2850);
-    ASSERT_OP(t, ar1, 2250, 2350, 2850);
-    ASSERT_OP(t, k1, 2850, 2950, 2960);
-    ASSERT_OP(t, k2, 2850, 2950, 2960);
+    ASSERT_OP(t, ar0, 150, 350, 850);
+    ASSERT_OP(t, ar1, 0, 350, 850);
+    ASSERT_OP(t, k1, 850, 950, 960);
+    ASSERT_OP(t, k2, 2250, 2450, 2460);
 
     g_autoptr(SsimGraph) h = ssim_graph_new();
     guint32 s0 = t_p2p(h, SSIM_OP_SEND, 0, "send", 1, 1000, NODEPS);
-    guint32 r0 = t_p2p(h, SSIM_OP_RECV, 0, "recv", 1, 1000, NODEPS);
+    guint32 r0 = t_p2p(h, SSIM_OP_RECV, 0, "recv", 1, 3000, NODEPS);
     guint32 c0 = t_compute(h, 0, "compute", 10, DEPS(r0));
-    guint32 s1 = t_p2p(h, SSIM_OP_SEND, 1, "send", 0, 1000, NODEPS);
+    guint32 s1 = t_p2p(h, SSIM_OP_SEND, 1, "send", 0, 3000, NODEPS);
     guint32 r1 = t_p2p(h, SSIM_OP_RECV, 1, "recv", 0, 1000, NODEPS);
     guint32 c1 = t_compute(h, 1, "compute", 10, DEPS(r1));
     cr_assert(ssim_graph_finalize(h, &error), "%s", error ? error->message : "");
     g_autoptr(SsimTimeline) u = ssim_runtime_run_config(h, &cfg, &error);
     cr_assert_not_null(u, "%s", error ? error->message : "");
-    /* Sends launched at 100, receives at 200: both transfers 200-2200; the kernels wait for
-     * both ends of their rank's pair, launched at 300 + 2100. */
     ASSERT_OP(u, s0, 0, 200, 2200);
     ASSERT_OP(u, r1, 0, 200, 2200);
-    ASSERT_OP(u, s1, 0, 200, 2200);
-    ASSERT_OP(u, r0, 0, 200, 2200);
-    ASSERT_OP(u, c0, 2200, 2400, 2410);
-    ASSERT_OP(u, c1, 2200, 2400, 2410);
+    ASSERT_OP(u, s1, 0, 200, 4200);
+    ASSERT_OP(u, r0, 0, 200, 4200);
+    ASSERT_OP(u, c0, 4200, 4300, 4310);
+    ASSERT_OP(u, c1, 2200, 2300, 2310);
 }
 
-/* A schedule that cannot progress only because launches block: rank 1 reduces before it
- * receives, rank 0 sends before the kernel its part of the reduction waits for.  Without
- * blocking it runs; with it, the run fails naming the host that has not returned. */
+/* A schedule that cannot progress only because launches block: two ranks launch the same two
+ * reductions, on streams of their own, in opposite orders.  Without blocking each host launches
+ * both and they run; with it, each host waits in its first for the other's, and the run fails
+ * naming the host that has not returned. */
 Test(runtime, blocking_launches_deadlock_names_the_host)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();
-    guint32 dp = t_group(g, "dp", 2, 0u, 1u);
-    guint32 snd = t_p2p(g, SSIM_OP_SEND, 0, "pp", 1, 1000, NODEPS);
-    guint32 k0 = t_compute(g, 0, "compute", 10, NODEPS);
-    t_coll_for(g, 0, dp, 500, DEPS(k0));
-    t_coll_for(g, 1, dp, 500, NODEPS);
-    t_p2p(g, SSIM_OP_RECV, 1, "pp", 0, 1000, NODEPS);
+    guint32 ga = t_group(g, "a", 2, 0u, 1u), gb = t_group(g, "b", 2, 0u, 1u);
+    guint32 a0 = t_coll_for(g, 0, ga, 500, NODEPS);
+    t_coll_for(g, 0, gb, 500, NODEPS);
+    t_coll_for(g, 1, gb, 500, NODEPS);
+    t_coll_for(g, 1, ga, 500, NODEPS);
     GError *error = NULL;
     cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
     SsimSimpleCost p = params();
@@ -686,7 +692,7 @@ Test(runtime, blocking_launches_deadlock_names_the_host)
     cr_assert_null(u);
     cr_assert_eq(error->code, SSIM_RUN_ERROR_DEADLOCK);
     char label[128];
-    ssim_graph_op_label(g, snd, label, sizeof label);
+    ssim_graph_op_label(g, a0, label, sizeof label);
     cr_assert(strstr(error->message, "the host, which has not returned from") &&
                   strstr(error->message, label) && strstr(error->message, "launches block"),
               "%s", error->message);
