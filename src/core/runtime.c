@@ -512,7 +512,7 @@ static inline gboolean is_p2p(const SsimOp *op)
     return op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV;
 }
 
-/* Blocking launches: the ops whose launch op i holds, held_first() and then held_next() until
+/* Blocking launches: the ops whose launch op i holds, held_first(i) and then held_next(x) until
  * SSIM_NONE (runtime.h): a kernel or a collective holds the next op of its rank and, when that
  * is a send or a receive, every op up to and including the next that is not; a send or a receive
  * holds nothing (the host waits for it through its lag, as without blocking launches). */
@@ -521,16 +521,15 @@ static guint32 held_first(const Run *r, guint32 i)
     return is_p2p(&r->ops[i]) ? SSIM_NONE : r->host_next[i];
 }
 
-static guint32 held_next(const Run *r, guint32 i, guint32 x)
+static guint32 held_next(const Run *r, guint32 x)
 {
-    (void)i;
     return is_p2p(&r->ops[x]) ? r->host_next[x] : SSIM_NONE;
 }
 
 /* Copy c of op i has finished (blocking launches): the launches it held may go on. */
 static G_GNUC_NO_INLINE void host_release(Run *r, guint c, guint32 i)
 {
-    for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, i, x))
+    for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, x))
         if (--r->word[AT(r, c, x)] == 0)
             make_ready(r, c, x);
 }
@@ -765,7 +764,7 @@ static guint32 *host_order(Run *r)
     g_assert(k == n); /* a finalized graph has no cycle */
     /* One hold on each op per op before it whose end its launch waits for (held_first()). */
     for (guint32 i = 0; i < n; i++)
-        for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, i, x))
+        for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, x))
             for (guint c = 0; c < r->n_copies; c++) {
                 g_assert((r->word[AT(r, c, x)] & PENDING_MASK) < PENDING_MASK);
                 r->word[AT(r, c, x)]++;
