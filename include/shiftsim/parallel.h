@@ -149,7 +149,8 @@ typedef struct {
      * run beside that GEMM, in chunks, instead of before or after it. */
     gboolean tp_comm_overlap;
     /* CUDA_LAUNCH_BLOCKING=1: every launch returns only when its kernel has finished, so the host
-     * launches an op only after the op before it has ended (runtime.h, "Blocking launches").
+     * launches an op only after the kernel or collective before it has ended (runtime.h,
+     * "Blocking launches").
      * BLOOM's training set it ("do not remove or the training will hang"). */
     gboolean launch_blocking;
     SsimAttention attention;                /* default unfused */

@@ -216,7 +216,8 @@ typedef struct {
     /* The host's time to launch one op (see the top; barriers cost none); 0: no host, every op
      * starts as soon as it is ready. */
     SsimTime host_issue;
-    /* With host_issue > 0: blocking launches (see the top): the host waits for every op. */
+    /* With host_issue > 0: blocking launches (see the top): the host waits for every kernel and
+     * collective it launches. */
     gboolean host_blocking;
     /* Not NULL: op copies' times go to the sink, and the timeline's start and end are NULL. */
     const SsimOpSink *sink;

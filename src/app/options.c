@@ -158,8 +158,8 @@ static const Option options[SSIM_OPT_N] = {
                                   IN(JOB, SsimCliJob, launch_blocking), NULL,
                                   "The run sets CUDA_LAUNCH_BLOCKING=1: every launch returns when "
                                   "its kernel has finished, so the host launches each op only "
-                                  "after the one before it ends, its launch time no longer hidden "
-                                  "behind the GPU's work (BLOOM's training did)"},
+                                  "after the kernel or collective before it ends, its launch time "
+                                  "no longer hidden behind the GPU's work (BLOOM's training did)"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},

@@ -20,7 +20,7 @@ static void describe_match_wait(const Run *r, guint c, guint32 i, GString *out)
     guint n, expected;
     const guint32 *members = ssim_graph_match_ops(g, op->match, &n, &expected);
     ssim_graph_op_label(g, i, label, sizeof label);
-    if (op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV) {
+    if (is_p2p(op)) {
         gboolean send = op->kind == SSIM_OP_SEND;
         guint32 other = members[send ? 1 : 0];
         g_string_append_printf(out, "blocked on %s %s rank %u (tag %u): ", label,
@@ -95,22 +95,18 @@ static void describe_input(const Run *r, guint c, guint32 d, guint32 i, guint *s
                            ssim_graph_stream_name(r->g, dep->stream));
 }
 
-/* Op i's inputs are done but its launch is held (blocking launches, runtime.h): the host has not
- * returned from the last op before i in its rank's launch order that has not finished. */
+/* Op i's inputs are done but its launch is held (blocking launches, runtime.h): name the
+ * unfinished op of its rank that holds it (held_first()). */
 static void describe_host_hold(const Run *r, guint c, guint32 i, GString *out)
 {
-    guint32 rank = r->ops[i].rank;
-    g_autofree gboolean *pointed = g_new0(gboolean, MAX(r->n, 1));
-    for (guint32 j = 0; j < r->n; j++)
-        if (r->host_next[j] != SSIM_NONE)
-            pointed[r->host_next[j]] = TRUE;
-    guint32 j = 0;
-    while (j < r->n && (r->ops[j].rank != rank || pointed[j]))
-        j++;
     guint32 holder = SSIM_NONE;
-    for (; j < r->n && j != i; j = r->host_next[j])
-        if (STATE(r->word[AT(r, c, j)]) != DONE)
-            holder = j;
+    for (guint32 j = 0; j < r->n && holder == SSIM_NONE; j++) {
+        if (r->ops[j].rank != r->ops[i].rank || STATE(r->word[AT(r, c, j)]) == DONE)
+            continue;
+        for (guint32 x = held_first(r, j); x != SSIM_NONE; x = held_next(r, x))
+            if (x == i)
+                holder = j;
+    }
     char label[128];
     if (holder == SSIM_NONE) {
         g_string_append(out, " its launch (blocking launches)");
@@ -119,7 +115,7 @@ static void describe_host_hold(const Run *r, guint c, guint32 i, GString *out)
     g_string_append_printf(out,
                            " the host, which has not returned from %s (rank %u stream %s): "
                            "launches block",
-                           ssim_graph_op_label(r->g, holder, label, sizeof label), rank,
+                           ssim_graph_op_label(r->g, holder, label, sizeof label), r->ops[i].rank,
                            ssim_graph_stream_name(r->g, r->ops[holder].stream));
 }
 

@@ -107,8 +107,8 @@ struct SsimRun {
     SsimTime *host_at;
     SsimTime *host_lag;
     SsimTime *host_wait; /* per rank copy: its compute ops' waits for their launch */
-    /* Blocking launches (NULL without): per op, the next op of its rank in op order (SSIM_NONE
-     * for the last); an op that is not done holds the launches after it (runtime.c). */
+    /* Blocking launches (NULL without): per op, the next op of its rank in the host's launch
+     * order (SSIM_NONE for the last); which launches an unfinished op holds: held_first(). */
     guint32 *host_next;
     guint ev_op_issue;
 
@@ -160,6 +160,25 @@ static inline guint instance_copy(const Run *r, guint32 m, guint32 k, guint j)
 static inline gsize instance_index(const Run *r, guint32 m, guint32 k)
 {
     return r->inst_first == NULL ? m : (gsize)r->inst_first[m] + k;
+}
+
+static inline gboolean is_p2p(const SsimOp *op)
+{
+    return op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV;
+}
+
+/* Blocking launches: the ops whose launch op i holds, held_first(i) and then held_next(x) until
+ * SSIM_NONE (runtime.h): a kernel or a collective holds the next op of its rank and, when that
+ * is a send or a receive, every op up to and including the next that is not; a send or a receive
+ * holds nothing (the host waits for it through its lag, as without blocking launches). */
+static inline guint32 held_first(const Run *r, guint32 i)
+{
+    return is_p2p(&r->ops[i]) ? SSIM_NONE : r->host_next[i];
+}
+
+static inline guint32 held_next(const Run *r, guint32 x)
+{
+    return is_p2p(&r->ops[x]) ? r->host_next[x] : SSIM_NONE;
 }
 
 /* Entry of copy c of program p in the per-program arrays. */

@@ -222,17 +222,12 @@ static void program_done(Run *r, guint c, guint32 p)
         gate_release(r, c, next);
 }
 
-static void host_release(Run *r, guint c, guint32 i);
+static void host_returned(Run *r, guint c, guint32 i);
 
 /* Copy c of op i ends now: one predecessor fewer for each successor, which may become ready. */
 static void finish(Run *r, guint c, guint32 i)
 {
     gsize x = AT(r, c, i);
-    if (G_UNLIKELY(r->host_next != NULL)) {
-        /* Blocking launches: the host returns from op i's launch now. */
-        SsimTime *lag = &r->host_lag[(gsize)r->ops[i].rank * r->n_copies + c];
-        *lag = MAX(*lag, r->now - r->host_at[i]);
-    }
     if (r->sink != NULL)
         r->sink->op_end(r->sink->data, i, c,
                         r->stream_start[(gsize)r->ops[i].stream * r->n_copies + c], r->now);
@@ -242,13 +237,15 @@ static void finish(Run *r, guint c, guint32 i)
     r->word[x] = WITH_STATE(r->word[x], DONE);
     r->n_done++;
     if (r->prog == NULL) {
+        /* Blocking launches (never with programs): before any successor is launched, the host's
+         * lag takes this end. */
+        if (G_UNLIKELY(r->host_next != NULL))
+            host_returned(r, c, i);
         for (guint32 e = r->succ_first[i], last = r->succ_first[i + 1]; e < last; e++) {
             guint32 s = r->succs[e];
             if (--r->word[AT(r, c, s)] == 0) /* state WAITING is 0, so the word is the count */
                 make_ready(r, c, s);
         }
-        if (G_UNLIKELY(r->host_next != NULL))
-            host_release(r, c, i);
         return;
     }
     /* Edges leaving i's program wait for the program's end (program_done). */
@@ -507,28 +504,12 @@ static G_GNUC_NO_INLINE void host_waited(Run *r, guint32 m, guint32 k)
     }
 }
 
-static inline gboolean is_p2p(const SsimOp *op)
+/* Copy c of op i has finished under blocking launches: the host returns from its launch now (its
+ * lag grows to now - F), and the launches it held may go on. */
+static G_GNUC_NO_INLINE void host_returned(Run *r, guint c, guint32 i)
 {
-    return op->kind == SSIM_OP_SEND || op->kind == SSIM_OP_RECV;
-}
-
-/* Blocking launches: the ops whose launch op i holds, held_first(i) and then held_next(x) until
- * SSIM_NONE (runtime.h): a kernel or a collective holds the next op of its rank and, when that
- * is a send or a receive, every op up to and including the next that is not; a send or a receive
- * holds nothing (the host waits for it through its lag, as without blocking launches). */
-static guint32 held_first(const Run *r, guint32 i)
-{
-    return is_p2p(&r->ops[i]) ? SSIM_NONE : r->host_next[i];
-}
-
-static guint32 held_next(const Run *r, guint32 x)
-{
-    return is_p2p(&r->ops[x]) ? r->host_next[x] : SSIM_NONE;
-}
-
-/* Copy c of op i has finished (blocking launches): the launches it held may go on. */
-static G_GNUC_NO_INLINE void host_release(Run *r, guint c, guint32 i)
-{
+    SsimTime *lag = &r->host_lag[(gsize)r->ops[i].rank * r->n_copies + c];
+    *lag = MAX(*lag, r->now - r->host_at[i]);
     for (guint32 x = held_first(r, i); x != SSIM_NONE; x = held_next(r, x))
         if (--r->word[AT(r, c, x)] == 0)
             make_ready(r, c, x);
@@ -846,7 +827,7 @@ static void start_run(Run *r, guint c)
     for (guint32 i = 0; i < r->n; i++) {
         guint32 p = r->prog == NULL ? SSIM_NONE : r->prog[i];
         if (p == SSIM_NONE) {
-            /* No predecessor, and no launch held (blocking launches: host_release()). */
+            /* No predecessor, and no launch held (blocking launches: host_returned()). */
             if (ssim_graph_n_preds(r->g, i) == 0 && r->word[AT(r, c, i)] == 0)
                 make_ready(r, c, i);
         } else if (!r->open[PAT(r, c, p)] && r->gate[PAT(r, c, p)] == 0) {

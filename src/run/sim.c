@@ -891,7 +891,7 @@ gboolean ssim_simulate(const SsimSimConfig *config, SsimResult *result, SsimLowe
     rc.max_memory = mem_limit == G_MAXUINT64 ? 0 : mem_limit;
     rc.comm_repeat = config->comm_repeat;
     /* The host launches every op (the cluster's kernel floor each) and waits after transfers,
-     * or after every op when launches block. */
+     * and after every kernel and collective when launches block. */
     rc.host_issue = ap.kernel_floor;
     rc.host_blocking = par->launch_blocking;
     g_autoptr(SsimNet) net = NULL;
