@@ -27,8 +27,12 @@
  *   full recompute: the layer's whole forward (kernels and TP collectives) again before its
  *   backward, class "recompute"; selective: attn_score softmax attn_ctx again.
  *   Rotary positions (model position = rotary) add `rope` after qkv and `rope.bwd` after the
- *   attention core's backward (one kernel more each way); flash attention, FP8 casts and
- *   Megatron-LM's own layers' bias kernels change the lists as lower-steps.c says.
+ *   attention core's backward (one kernel more each way); attention dropout adds `attn_dropout`
+ *   after the softmax and `attn_dropout.bwd` before its backward.  Where Megatron-LM's fused
+ *   softmax cannot run (parallel.h, ssim_parallel_softmax_fallback) `softmax` becomes PyTorch's
+ *   softmax.cast softmax.scale softmax.mask softmax softmax.cast_out, and `softmax.bwd` their
+ *   five backwards; flash attention, FP8 casts and Megatron-LM's own layers' bias kernels change
+ *   the lists as lower-steps.c says.
  *
  * The backward input-gradient collective is issued right after the dgrad that produces it and
  * overlaps the following weight-gradient GEMM(s), as Megatron-LM's asynchronous all-reduce does;

@@ -320,6 +320,17 @@ guint64 ssim_parallel_stage_fp8_params(const SsimParallel *par, const SsimModel 
  * interleaved: Megatron-LM), whose Python launches each kernel: the cluster's per-launch host
  * floor (kernel_floor_us) is eager PyTorch's and applies only to the latter. */
 gboolean ssim_parallel_compiled(const SsimParallel *par);
+/*
+ * Whether Megatron-LM's fused softmax kernel (scale, causal mask and softmax in one pass) runs
+ * the attention core's softmax: its FusedScaleMaskSoftmax.is_kernel_available() (megatron/core/
+ * fusions/fused_softmax.py; megatron/model/fused_softmax.py in Megatron-DeepSpeed, the same rule)
+ * asks for 16-bit scores, 16 < s <= 4096, s a multiple of 4, and microbatch x (heads / tp) -- the
+ * attention batches -- a multiple of the kernel's batches per block (4 from s > 128, else 8:
+ * scaled_masked_softmax.h, get_batch_per_block).  Otherwise PyTorch's operators run it
+ * (forward_torch_softmax; the kernels in lower-steps.c, attn_core_init).  Only Megatron-LM's own
+ * layers (transformer_impl=local) under unfused attention are asked; FALSE for anything else.
+ */
+gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel *model);
 /* The per-iteration terms that are on for `model` (bits of SsimStepCost). */
 guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model);
 /* Whether term `term` is on. */

@@ -207,6 +207,26 @@ guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
     return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
 }
 
+gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel *model)
+{
+    g_return_val_if_fail(par != NULL && model != NULL && par->tp >= 1, FALSE);
+    if (par->transformer_impl != SSIM_TRANSFORMER_IMPL_LOCAL ||
+        par->attention != SSIM_ATTENTION_UNFUSED || ssim_parallel_compiled(par))
+        return FALSE;
+    const guint64 s = model->seq_len;
+    if (ssim_dtype_size(model->dtype) != 2 || s <= 16 || s > 4096 || s % 4 != 0)
+        return TRUE;
+    /* get_batch_per_block(): 128 threads a block, a warp per row of up to 32 x 2^k keys (a
+     * row of s <= 128 keys takes two batches a warp): 4 or 8, so the rule's own "a multiple
+     * of 4" is implied. */
+    guint64 pow2 = 1;
+    while (pow2 < s)
+        pow2 <<= 1;
+    const guint64 warp = MIN(pow2, 32), per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
+    const guint64 batches = (guint64)par->microbatch * (model->heads / par->tp);
+    return batches % per_block != 0;
+}
+
 gboolean ssim_parallel_step_cost_on(const SsimParallel *par, const SsimModel *model,
                                     SsimStepCost term)
 {

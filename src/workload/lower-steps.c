@@ -188,23 +188,36 @@ static void tp_f_backward_with(GArray *p, const TpStyle *ts, const Step *wgrads,
 }
 
 /*
- * The attention core: the scores, their softmax (with the mask's and dropout's traffic, `D`)
- * and the context, as Megatron-LM's separate kernels with the b (heads / tp) s^2 scores (`E`)
- * written to memory; or, under flash attention (par->attention), one kernel forward and one
- * backward that keep the scores on chip (Dao et al. 2022, 2023; Megatron-LM's --use-flash-attn,
- * Transformer Engine's fused attention).  The forward reads Q, K and V and writes the output
- * and each row's log-sum-exp (fp32); the backward reads Q, K, V, the output, its gradient and
- * the log-sum-exp, writes the gradients of Q, K and V and accumulates Q's in fp32 (read and
- * written).  A flash kernel carries the FLOPs of the kernels it replaces, the step's count;
- * the cost model prices the work it executes (include/shiftsim/analytic.h, "Flash attention").
+ * The attention core: the scores, their softmax, the attention dropout and the context, as
+ * Megatron-LM's separate kernels with the b (heads / tp) s^2 scores (`E`) written to memory.
+ * The fused softmax (scaled_upper_triang_masked_softmax) is charged 4 E dt forward and 3 E dt
+ * backward: more than its compulsory traffic (1.5 and 2 E dt), standing for a row-per-warp
+ * kernel's bandwidth until one is measured on an A100 (docs/validation.md, "Left alone").  Where
+ * Megatron-LM cannot use it (ssim_parallel_softmax_fallback), PyTorch's operators do the same in
+ * fp32 (forward_torch_softmax with query-key layer scaling, Megatron-LM's default before 2023 and
+ * Megatron-DeepSpeed's): the scores cast to fp32, scaled, masked in place, the softmax, the
+ * probabilities cast back, each a kernel at its bytes; autograd runs the five backwards in
+ * reverse.  The attention dropout (torch.nn.Dropout) is a kernel of its own: it reads the
+ * probabilities and writes the dropped ones and a byte mask, its backward reads the gradient and
+ * the mask and writes the gradient.  Or, under flash attention (par->attention), one kernel
+ * forward and one backward that keep the scores on chip (Dao et al. 2022, 2023; Megatron-LM's
+ * --use-flash-attn, Transformer Engine's fused attention).  The forward reads Q, K and V and
+ * writes the output and each row's log-sum-exp (fp32); the backward reads Q, K, V, the output,
+ * its gradient and the log-sum-exp, writes the gradients of Q, K and V and accumulates Q's in
+ * fp32 (read and written).  A flash kernel carries the FLOPs of the kernels it replaces, the
+ * step's count; the cost model prices the work it executes (include/shiftsim/analytic.h, "Flash
+ * attention").
  */
 typedef struct {
     gboolean flash;
     guint64 permute; /* unfused under transformer_impl=local: the context's permute copy */
     SsimGemm score, ctx;
-    guint64 softmax_fwd, softmax_bwd; /* unfused: the softmax kernels' bytes */
-    guint64 flash_fwd, flash_bwd;     /* flash: the kernels' bytes */
-    guint64 rope;                     /* rotary positions: each pass's bytes (0: none) */
+    guint64 softmax_fwd, softmax_bwd; /* unfused: the fused softmax kernels' bytes */
+    gboolean fallback; /* PyTorch's softmax instead (ssim_parallel_softmax_fallback) */
+    guint64 cast_in, cast_out, fp32_pass; /* its kernels' bytes (casts 0 for 32-bit scores) */
+    guint64 dropout;                      /* attention dropout's kernels (0: none) */
+    guint64 flash_fwd, flash_bwd;         /* flash: the kernels' bytes */
+    guint64 rope;                         /* rotary positions: each pass's bytes (0: none) */
 } AttnCore;
 
 static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParallel *par)
@@ -214,13 +227,16 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     const guint64 d = ssim_model_head_dim(model);
     const guint64 heads = lower_cdiv(model->heads, t), kv = lower_cdiv(model->kv_heads, t);
     const guint64 E = b * heads * s * s;
-    const guint64 D = model->attention_dropout ? E * (2 * dt + 1) : 0;
     const guint64 q = b * s * heads * d, k = b * s * kv * d, rows = b * heads * s;
     ac->flash = par->attention == SSIM_ATTENTION_FLASH;
     ac->score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
     ac->ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
-    ac->softmax_fwd = 4 * E * dt + D;
-    ac->softmax_bwd = 3 * E * dt + D;
+    ac->softmax_fwd = 4 * E * dt;
+    ac->softmax_bwd = 3 * E * dt;
+    ac->fallback = ssim_parallel_softmax_fallback(par, model);
+    ac->cast_in = ac->cast_out = dt < 4 ? E * (dt + 4) : 0;
+    ac->fp32_pass = 8 * E;
+    ac->dropout = model->attention_dropout ? E * (2 * dt + 1) : 0;
     /* Megatron-LM's own attention (transformer_impl=local) turns the context [b heads s d] into
      * [s b heads d] with permute().contiguous(): one read and one write of it. */
     ac->permute = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL ? 2 * q * dt : 0;
@@ -241,7 +257,16 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
         return;
     }
     kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes, 0);
-    kernel_step(p, "softmax", 0, ac->softmax_fwd, 0);
+    if (ac->fallback) {
+        optional_step(p, "softmax.cast", ac->cast_in);
+        kernel_step(p, "softmax.scale", 0, ac->fp32_pass, 0);
+        kernel_step(p, "softmax.mask", 0, ac->fp32_pass, 0);
+        kernel_step(p, "softmax", 0, ac->fp32_pass, 0);
+        optional_step(p, "softmax.cast_out", ac->cast_out);
+    } else {
+        kernel_step(p, "softmax", 0, ac->softmax_fwd, 0);
+    }
+    optional_step(p, "attn_dropout", ac->dropout);
     kernel_step(p, "attn_ctx", ac->ctx.flops, ac->ctx.bytes, 0);
     if (ac->permute)
         kernel_step(p, "attn_ctx.permute", 0, ac->permute, 0);
@@ -255,7 +280,18 @@ static void attn_core_backward(GArray *p, const AttnCore *ac)
         return;
     }
     kernel_step(p, "attn_ctx.bwd", 2 * ac->ctx.flops, 2 * ac->ctx.bytes, 0);
-    kernel_step(p, "softmax.bwd", 0, ac->softmax_bwd, 0);
+    optional_step(p, "attn_dropout.bwd", ac->dropout);
+    if (ac->fallback) {
+        /* The casts' backwards cast the gradient; the softmax's reads the gradient and its fp32
+         * output and writes the input's gradient; the mask's and the scale's read and write it. */
+        optional_step(p, "softmax.cast_out.bwd", ac->cast_out);
+        kernel_step(p, "softmax.bwd", 0, 3 * ac->fp32_pass / 2, 0);
+        kernel_step(p, "softmax.mask.bwd", 0, ac->fp32_pass, 0);
+        kernel_step(p, "softmax.scale.bwd", 0, ac->fp32_pass, 0);
+        optional_step(p, "softmax.cast.bwd", ac->cast_in);
+    } else {
+        kernel_step(p, "softmax.bwd", 0, ac->softmax_bwd, 0);
+    }
     kernel_step(p, "attn_score.bwd", 2 * ac->score.flops, 2 * ac->score.bytes, 0);
 }
 
@@ -277,9 +313,6 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     const guint64 T = b * s;
     const gboolean sp = par->sequence_parallel && t > 1;
     const guint64 Tl = sp ? lower_cdiv(T, t) : T;
-    /* Attention dropout rides on the softmax kernels: the forward reads the probabilities and
-     * writes the dropped ones and a byte mask, the backward reads the gradient and the mask and
-     * writes the gradient (and a full recompute repeats the forward's share); attn_core_init. */
     AttnCore ac;
     attn_core_init(&ac, model, par);
     const guint64 F = lower_cdiv(model->ffn, t);

@@ -36,10 +36,14 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
     double replicated = 4.0 * h * dt + (model->hidden_dropout ? 2.0 * h : 0.0);
     double sharded = (4.0 * q + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn) * dt / 2.0;
     /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward.
-     * Otherwise the softmax output, and with attention dropout its mask and the dropped output. */
+     * Otherwise the softmax output (in fp32 where PyTorch's softmax runs it) and what the
+     * context GEMM reads: with attention dropout its mask and the dropped output, else the
+     * output itself (cast back to dt first under PyTorch's softmax). */
+    gboolean fp32 = ssim_parallel_softmax_fallback(par, model);
+    double kept = fp32 ? 4.0 : dt;
     double scores = par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a
-                    : model->attention_dropout             ? (2.0 * dt + 1.0) * a * s
-                                                           : dt * a * s;
+                    : model->attention_dropout             ? (kept + dt + 1.0) * a * s
+                                                           : (kept + (fp32 ? dt : 0.0)) * a * s;
     gboolean sp = par->sequence_parallel && par->tp > 1;
     double per_token; /* bytes per token (s b of them) */
 

@@ -251,6 +251,65 @@ Test(parallel, cross_entropy_kinds)
 
 /* launch_blocking: off by default (not in the canonical string), the environment variable's name
  * read too, on round-trips, a bad value names the key. */
+/*
+ * Megatron-LM's fused softmax (FusedScaleMaskSoftmax.is_kernel_available) on GPT-J's 16 heads at
+ * s = 2048, under transformer_impl=local: tp 8 leaves 2 heads a GPU, so a microbatch of 1 makes 2
+ * attention batches, not a multiple of 4 (PyTorch's softmax), one of 2 makes 4 (fused); at tp 4,
+ * 4 a microbatch.  s over 4096, s not a multiple of 4 and 32-bit scores fall back; at s = 64 the
+ * kernel takes 8 batches a block: 4 fall back, 8 do not.  Transformer Engine's layers, flash
+ * attention and compiled schedules never ask.
+ */
+#define LOCAL "schedule=1f1b,transformer_impl=local,"
+
+static gboolean fallback(const char *spec, guint seq, SsimDtype dtype)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    g_autofree char *full = g_strconcat("pp=1,gbs=64,", spec, NULL);
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_parallel_parse(&p, full, &error), "%s: %s", full, error ? error->message : "");
+    guint seq0 = gptj->seq_len;
+    SsimDtype dtype0 = gptj->dtype;
+    gptj->seq_len = seq;
+    gptj->dtype = dtype;
+    gboolean r = ssim_parallel_softmax_fallback(&p, gptj);
+    gptj->seq_len = seq0;
+    gptj->dtype = dtype0;
+    return r;
+}
+
+Test(parallel, softmax_fallback_follows_megatron_rule)
+{
+    cr_assert_eq(gptj->heads, 16);
+    const SsimDtype bf16 = SSIM_DTYPE_BF16;
+    const struct {
+        const char *spec;
+        guint seq;
+        SsimDtype dtype;
+        gboolean fallback;
+    } cases[] = {
+        {LOCAL "tp=8,mb=1", 2048, bf16, TRUE},
+        {LOCAL "tp=8,mb=2", 2048, bf16, FALSE},
+        {LOCAL "tp=8,mb=2", 2048, SSIM_DTYPE_FP16, FALSE},
+        {LOCAL "tp=8,mb=3", 2048, bf16, TRUE},
+        {LOCAL "tp=4,mb=1", 2048, bf16, FALSE},
+        {LOCAL "tp=4,mb=1", 4096, bf16, FALSE},
+        {LOCAL "tp=4,mb=1", 8192, bf16, TRUE},
+        {LOCAL "tp=4,mb=1", 2046, bf16, TRUE},
+        {LOCAL "tp=4,mb=1", 16, bf16, TRUE},
+        {LOCAL "tp=4,mb=1", 2048, SSIM_DTYPE_FP32, TRUE},
+        {LOCAL "tp=4,mb=1", 64, bf16, TRUE},
+        {LOCAL "tp=4,mb=2", 64, bf16, FALSE},
+        {LOCAL "tp=4,mb=1", 256, bf16, FALSE},
+        {"schedule=1f1b,transformer_impl=te,tp=8,mb=1", 2048, bf16, FALSE},
+        {LOCAL "attention=flash,tp=8,mb=1", 2048, bf16, FALSE},
+        {"schedule=alpa,transformer_impl=local,tp=8,mb=1", 2048, bf16, FALSE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++)
+        cr_assert_eq(fallback(cases[i].spec, cases[i].seq, cases[i].dtype), cases[i].fallback,
+                     "%s, s = %u, dtype %d", cases[i].spec, cases[i].seq, (int)cases[i].dtype);
+}
+
 Test(parallel, launch_blocking_switch)
 {
     SsimParallel p;

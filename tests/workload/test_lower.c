@@ -351,9 +351,46 @@ Test(lower, schedule_mismatch_is_an_error)
               "%s", error->message);
 }
 
-/* Attention dropout adds, to every softmax kernel (forward, its recompute, backward), the mask
- * traffic over the b (a / t) s^2 scores: E (2 dt + 1) bytes, dt = 2 for bf16; nothing else. */
-Test(lower, attention_dropout_adds_mask_traffic_to_softmax_only)
+/* Op names of a lowered graph in op order, leaving out those named in `skip` (NULL-ended). */
+static GPtrArray *op_names(const SsimLowered *l, const char *const *skip)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    GPtrArray *names = g_ptr_array_new();
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        const char *name = op->name == SSIM_NONE ? "" : ssim_graph_string(g, op->name);
+        gboolean keep = TRUE;
+        for (guint k = 0; skip && skip[k]; k++)
+            keep &= strcmp(name, skip[k]) != 0;
+        if (keep)
+            g_ptr_array_add(names, (gpointer)name);
+    }
+    return names;
+}
+
+/* The bytes of every op named `name` (all must agree), and how many there are. */
+static guint named_ops(const SsimLowered *l, const char *name, guint64 *bytes)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint n = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->name == SSIM_NONE || strcmp(ssim_graph_string(g, op->name), name) != 0)
+            continue;
+        if (n++ == 0)
+            *bytes = op->bytes;
+        cr_assert_eq(op->bytes, *bytes, "%s: %" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT,
+                     name, op->bytes, *bytes);
+        cr_assert_float_eq(op->flops, 0, 1e-9);
+    }
+    return n;
+}
+
+/* Attention dropout (torch.nn.Dropout on the probabilities) adds a kernel after every softmax
+ * (forward, its recompute) that reads them and writes the dropped ones and a byte mask, and one
+ * before every softmax backward that reads the gradient and the mask and writes the gradient:
+ * E (2 dt + 1) bytes over the b (a / t) s^2 scores, dt = 2 for bf16; nothing else changes. */
+Test(lower, attention_dropout_adds_its_own_kernels)
 {
     g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
     SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
@@ -361,23 +398,89 @@ Test(lower, attention_dropout_adds_mask_traffic_to_softmax_only)
     g_autoptr(SsimLowered) off = lower(model, &par, FALSE);
     model->attention_dropout = TRUE;
     g_autoptr(SsimLowered) on = lower(model, &par, FALSE);
-    const SsimGraph *a = ssim_lowered_graph(off), *b = ssim_lowered_graph(on);
-    cr_assert_eq(ssim_graph_n_ops(a), ssim_graph_n_ops(b));
     /* b = 1, a = 96 heads over tp 2, s = 2048. */
     const guint64 E = 1ull * 48 * 2048 * 2048, D = E * (2 * 2 + 1);
-    guint fwd = 0, bwd = 0;
-    for (guint32 i = 0; i < ssim_graph_n_ops(a); i++) {
-        const SsimOp *x = ssim_graph_op(a, i), *y = ssim_graph_op(b, i);
-        const char *name = x->name == SSIM_NONE ? NULL : ssim_graph_string(a, x->name);
-        gboolean sm = name && (strcmp(name, "softmax") == 0 || strcmp(name, "softmax.bwd") == 0);
-        fwd += name && strcmp(name, "softmax") == 0;
-        bwd += name && strcmp(name, "softmax.bwd") == 0;
-        cr_assert_eq(y->bytes, x->bytes + (sm ? D : 0), "op %u (%s)", i, name ? name : "?");
-        cr_assert_float_eq(y->flops, x->flops, 1e-9);
-    }
+    guint64 fwd_bytes = 0, bwd_bytes = 0, sm_off = 0, sm_on = 0;
     /* 2 layers x 2 microbatches: a forward and a recompute each, and a backward. */
-    cr_assert_eq(fwd, 8);
-    cr_assert_eq(bwd, 4);
+    cr_assert_eq(named_ops(on, "attn_dropout", &fwd_bytes), 8);
+    cr_assert_eq(named_ops(on, "attn_dropout.bwd", &bwd_bytes), 4);
+    cr_assert_eq(fwd_bytes, D);
+    cr_assert_eq(bwd_bytes, D);
+    cr_assert_eq(named_ops(off, "attn_dropout", &fwd_bytes), 0);
+    cr_assert_eq(named_ops(on, "softmax", &sm_on), 8);
+    cr_assert_eq(named_ops(off, "softmax", &sm_off), 8);
+    cr_assert_eq(sm_on, sm_off);
+    const char *const skip[] = {"attn_dropout", "attn_dropout.bwd", NULL};
+    g_autoptr(GPtrArray) a = op_names(off, NULL), b = op_names(on, skip);
+    cr_assert_eq(a->len, b->len);
+    cr_assert_eq(ssim_graph_n_ops(ssim_lowered_graph(on)), a->len + 12);
+    for (guint i = 0; i < a->len; i++)
+        cr_assert_str_eq(g_ptr_array_index(b, i), g_ptr_array_index(a, i), "op %u", i);
+}
+
+/*
+ * Where Megatron-LM's fused softmax cannot run (ssim_parallel_softmax_fallback: GPT-3's 96 heads
+ * cut to 40, so tp 2 leaves 20 a GPU, 20 attention batches at b = 1, a multiple of 4, fused; at
+ * tp 8, 5, not), Megatron-LM's own layers run PyTorch's operators in fp32 instead of its one
+ * kernel each way: E = 5 x 2048^2 scores, dt = 2.  Forward: the cast to fp32 (E (2 + 4)), the
+ * scale and the in-place mask (8 E each), the softmax (8 E), the cast back (E (4 + 2)); backward:
+ * the cast's (E (2 + 4)), the softmax's (the gradient and its fp32 output read, the gradient
+ * written: 12 E), the mask's and the scale's (8 E each), the first cast's (E (4 + 2)).  Four
+ * kernels more each way, in every forward, recompute and backward.  At tp 2 the fused kernels
+ * stay: one each way, of 4 E dt forward and 3 E dt backward (E = 20 x 2048^2).
+ */
+Test(lower, softmax_fallback_runs_pytorch_kernels)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
+    model->heads = model->kv_heads = 40;
+    model->hidden = 40 * 128;
+    model->attention_dropout = FALSE;
+    SsimParallel par = split(1, 8, 1, 1, 2, "1f1b");
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    par.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
+    cr_assert(ssim_parallel_softmax_fallback(&par, model));
+    g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
+    const guint64 E = 5ull * 2048 * 2048;
+    struct {
+        const char *name;
+        guint64 bytes;
+        guint n;
+    } want[] = {
+        {"softmax.cast", 6 * E, 8},      {"softmax.scale", 8 * E, 8},
+        {"softmax.mask", 8 * E, 8},      {"softmax", 8 * E, 8},
+        {"softmax.cast_out", 6 * E, 8},  {"softmax.cast_out.bwd", 6 * E, 4},
+        {"softmax.bwd", 12 * E, 4},      {"softmax.mask.bwd", 8 * E, 4},
+        {"softmax.scale.bwd", 8 * E, 4}, {"softmax.cast.bwd", 6 * E, 4},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        guint64 bytes = 0;
+        cr_assert_eq(named_ops(l, want[i].name, &bytes), want[i].n, "%s", want[i].name);
+        cr_assert_eq(bytes, want[i].bytes, "%s", want[i].name);
+    }
+    /* In order: forward cast, scale, mask, softmax, cast back between the two GEMMs. */
+    g_autoptr(GPtrArray) names = op_names(l, NULL);
+    guint at = 0;
+    while (at < names->len && strcmp(g_ptr_array_index(names, at), "attn_score") != 0)
+        at++;
+    const char *const order[] = {"attn_score", "softmax.cast",     "softmax.scale", "softmax.mask",
+                                 "softmax",    "softmax.cast_out", "attn_ctx"};
+    for (guint k = 0; k < G_N_ELEMENTS(order); k++)
+        cr_assert_str_eq(g_ptr_array_index(names, at + k), order[k], "op %u", at + k);
+
+    /* The same split at tp 2 keeps the fused kernels: four fewer each way and pass. */
+    SsimParallel fused = split(1, 2, 1, 1, 2, "1f1b");
+    fused.recompute = SSIM_RECOMPUTE_FULL;
+    fused.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
+    cr_assert_not(ssim_parallel_softmax_fallback(&fused, model));
+    g_autoptr(SsimLowered) f = lower(model, &fused, FALSE);
+    guint64 bytes = 0;
+    const guint64 E2 = 20ull * 2048 * 2048;
+    cr_assert_eq(named_ops(f, "softmax.cast", &bytes), 0);
+    cr_assert_eq(named_ops(f, "softmax", &bytes), 8);
+    cr_assert_eq(bytes, 4 * E2 * 2);
+    cr_assert_eq(named_ops(f, "softmax.bwd", &bytes), 4);
+    cr_assert_eq(bytes, 3 * E2 * 2);
+    cr_assert_eq(kernels(l, 0), kernels(f, 0) + 4 * (8 + 4));
 }
 
 /*

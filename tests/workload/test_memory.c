@@ -112,6 +112,31 @@ Test(memory, fp32_doubles_activations_not_masks)
     cr_assert_eq(act(8, FALSE, SSIM_RECOMPUTE_FULL), 4 * sbh);
 }
 
+/* Where PyTorch's softmax replaces Megatron-LM's fused one (parallel.h,
+ * ssim_parallel_softmax_fallback; GPT-3 cut to 48 heads of 256, tp 8: 6 attention batches at
+ * b = 1), the probabilities are kept in fp32 for the softmax's backward, 4 bytes instead of dt:
+ * the scores' 5 a s^2 b / t become 7 a s^2 b / t.  Without recompute s b h (10 + 24/8) plus
+ * s b a s (4 + 1 + 2) / 8 = 13 s b h + 7 s b h = 20 s b h (18 s b h fused); without attention
+ * dropout the cast-back output stays too, 4 + 2 = 6 (fused: 2).  Recompute keeps no scores. */
+Test(memory, softmax_fallback_keeps_fp32_probabilities)
+{
+    const guint64 sbh = 2048ULL * 12288;
+    gpt3->heads = gpt3->kv_heads = 48;
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.tp = 8;
+    g_strlcpy(p.schedule, "1f1b", sizeof p.schedule);
+    p.recompute = SSIM_RECOMPUTE_NONE;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 18 * sbh);
+    p.transformer_impl = SSIM_TRANSFORMER_IMPL_LOCAL;
+    cr_assert(ssim_parallel_softmax_fallback(&p, gpt3));
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 20 * sbh);
+    gpt3->attention_dropout = FALSE;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), (13 + 6) * sbh);
+    p.recompute = SSIM_RECOMPUTE_FULL;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 2 * sbh);
+}
+
 Test(memory, activations_scale_with_microbatch)
 {
     SsimParallel p;
