@@ -213,11 +213,11 @@ typedef struct {
     guint64 permute; /* unfused under transformer_impl=local: the context's permute copy */
     SsimGemm score, ctx;
     guint64 softmax_fwd, softmax_bwd; /* unfused: the fused softmax kernels' bytes */
-    gboolean fallback; /* PyTorch's softmax instead (ssim_parallel_softmax_fallback) */
-    guint64 cast_in, cast_out, fp32_pass; /* its kernels' bytes (casts 0 for 32-bit scores) */
-    guint64 dropout;                      /* attention dropout's kernels (0: none) */
-    guint64 flash_fwd, flash_bwd;         /* flash: the kernels' bytes */
-    guint64 rope;                         /* rotary positions: each pass's bytes (0: none) */
+    gboolean fallback;       /* PyTorch's softmax instead (ssim_parallel_softmax_fallback) */
+    guint64 cast, fp32_pass; /* its kernels' bytes: a cast (0 for 32-bit scores), an fp32 pass */
+    guint64 dropout;         /* attention dropout's kernels (0: none) */
+    guint64 flash_fwd, flash_bwd; /* flash: the kernels' bytes */
+    guint64 rope;                 /* rotary positions: each pass's bytes (0: none) */
 } AttnCore;
 
 static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParallel *par)
@@ -234,7 +234,7 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     ac->softmax_fwd = 4 * E * dt;
     ac->softmax_bwd = 3 * E * dt;
     ac->fallback = ssim_parallel_softmax_fallback(par, model);
-    ac->cast_in = ac->cast_out = dt < 4 ? E * (dt + 4) : 0;
+    ac->cast = dt < 4 ? E * (dt + 4) : 0;
     ac->fp32_pass = 8 * E;
     ac->dropout = model->attention_dropout ? E * (2 * dt + 1) : 0;
     /* Megatron-LM's own attention (transformer_impl=local) turns the context [b heads s d] into
@@ -258,11 +258,11 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
     }
     kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes, 0);
     if (ac->fallback) {
-        optional_step(p, "softmax.cast", ac->cast_in);
+        optional_step(p, "softmax.cast", ac->cast);
         kernel_step(p, "softmax.scale", 0, ac->fp32_pass, 0);
         kernel_step(p, "softmax.mask", 0, ac->fp32_pass, 0);
         kernel_step(p, "softmax", 0, ac->fp32_pass, 0);
-        optional_step(p, "softmax.cast_out", ac->cast_out);
+        optional_step(p, "softmax.cast_out", ac->cast);
     } else {
         kernel_step(p, "softmax", 0, ac->softmax_fwd, 0);
     }
@@ -284,11 +284,11 @@ static void attn_core_backward(GArray *p, const AttnCore *ac)
     if (ac->fallback) {
         /* The casts' backwards cast the gradient; the softmax's reads the gradient and its fp32
          * output and writes the input's gradient; the mask's and the scale's read and write it. */
-        optional_step(p, "softmax.cast_out.bwd", ac->cast_out);
+        optional_step(p, "softmax.cast_out.bwd", ac->cast);
         kernel_step(p, "softmax.bwd", 0, 3 * ac->fp32_pass / 2, 0);
         kernel_step(p, "softmax.mask.bwd", 0, ac->fp32_pass, 0);
         kernel_step(p, "softmax.scale.bwd", 0, ac->fp32_pass, 0);
-        optional_step(p, "softmax.cast.bwd", ac->cast_in);
+        optional_step(p, "softmax.cast.bwd", ac->cast);
     } else {
         kernel_step(p, "softmax.bwd", 0, ac->softmax_bwd, 0);
     }
