@@ -14,8 +14,10 @@ static inline guint32 t_compute(SsimGraph *g, guint32 rank, const char *stream, 
     return ssim_graph_add_op(g, &s, deps, n_deps);
 }
 
-static inline guint32 t_coll(SsimGraph *g, guint32 rank, const char *stream, guint32 group,
-                             SsimCollKind kind, guint64 bytes, const guint32 *deps, guint n_deps)
+/* A collective of a given duration (-1: the cost model's). */
+static inline guint32 t_coll_timed(SsimGraph *g, guint32 rank, const char *stream, guint32 group,
+                                   SsimCollKind kind, guint64 bytes, SsimTime dur,
+                                   const guint32 *deps, guint n_deps)
 {
     SsimOpSpec s = SSIM_OP_SPEC_INIT;
     s.kind = SSIM_OP_COLLECTIVE;
@@ -23,7 +25,14 @@ static inline guint32 t_coll(SsimGraph *g, guint32 rank, const char *stream, gui
     s.stream = ssim_graph_stream(g, rank, stream);
     s.group = group;
     s.bytes = bytes;
+    s.duration = dur;
     return ssim_graph_add_op(g, &s, deps, n_deps);
+}
+
+static inline guint32 t_coll(SsimGraph *g, guint32 rank, const char *stream, guint32 group,
+                             SsimCollKind kind, guint64 bytes, const guint32 *deps, guint n_deps)
+{
+    return t_coll_timed(g, rank, stream, group, kind, bytes, -1, deps, n_deps);
 }
 
 static inline guint32 t_p2p(SsimGraph *g, SsimOpKind kind, guint32 rank, const char *stream,

@@ -458,15 +458,40 @@ static SsimGraph *host_graph(void)
     return g;
 }
 
+/* Each of the 3 copies of every op in `v` has `t`'s times. */
+static void assert_copies_equal(const SsimGraph *g, const SsimTimeline *v, const SsimTimeline *t)
+{
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
+        for (guint c = 0; c < 3; c++) {
+            cr_assert_eq(v->start[AT3(i, c)], t->start[i], "op %u copy %u", i, c);
+            cr_assert_eq(v->end[AT3(i, c)], t->end[i], "op %u copy %u", i, c);
+        }
+}
+
+/* The host tests' cost model, params()'s, kept where the run configuration can point to it. */
+typedef struct {
+    SsimSimpleCost p;
+    SsimCostModel m;
+} HostCost;
+
+/* A run on `h` with a host of `issue` ns a launch, its launches blocking or not. */
+static SsimRunConfig host_config(HostCost *h, SsimTime issue, gboolean blocking)
+{
+    h->p = params();
+    h->m = ssim_simple_cost_model(&h->p);
+    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
+    cfg.cost = &h->m;
+    cfg.host_issue = issue;
+    cfg.host_blocking = blocking;
+    return cfg;
+}
+
 Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
 {
     g_autoptr(SsimGraph) g = host_graph();
     GError *error = NULL;
-    SsimSimpleCost p = params();
-    SsimCostModel m = ssim_simple_cost_model(&p);
-    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
-    cfg.cost = &m;
-    cfg.host_issue = 100;
+    HostCost hc;
+    SsimRunConfig cfg = host_config(&hc, 100, FALSE);
     g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     ASSERT_OP(t, X1, 0, 100, 110);
@@ -500,11 +525,7 @@ Test(runtime, host_issue_runs_ahead_and_waits_after_transfers)
     cfg.replication = &rep;
     g_autoptr(SsimTimeline) v = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(v, "%s", error ? error->message : "");
-    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
-        for (guint c = 0; c < 3; c++) {
-            cr_assert_eq(v->start[AT3(i, c)], t->start[i], "op %u copy %u", i, c);
-            cr_assert_eq(v->end[AT3(i, c)], t->end[i], "op %u copy %u", i, c);
-        }
+    assert_copies_equal(g, v, t);
     for (guint c = 0; c < 3; c++) {
         cr_assert_eq(v->host_wait[0 * 3 + c], 480);
         cr_assert_eq(v->host_wait[1 * 3 + c], 100);
@@ -547,12 +568,8 @@ Test(runtime, blocking_launches_wait_for_every_op)
 {
     g_autoptr(SsimGraph) g = host_graph();
     GError *error = NULL;
-    SsimSimpleCost p = params();
-    SsimCostModel m = ssim_simple_cost_model(&p);
-    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
-    cfg.cost = &m;
-    cfg.host_issue = 100;
-    cfg.host_blocking = TRUE;
+    HostCost hc;
+    SsimRunConfig cfg = host_config(&hc, 100, TRUE);
     g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     ASSERT_OP(t, X1, 0, 100, 110);
@@ -575,11 +592,7 @@ Test(runtime, blocking_launches_wait_for_every_op)
     cfg.replication = &rep;
     g_autoptr(SsimTimeline) v = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(v, "%s", error ? error->message : "");
-    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
-        for (guint c = 0; c < 3; c++) {
-            cr_assert_eq(v->start[AT3(i, c)], t->start[i], "op %u copy %u", i, c);
-            cr_assert_eq(v->end[AT3(i, c)], t->end[i], "op %u copy %u", i, c);
-        }
+    assert_copies_equal(g, v, t);
 
     /* Without a host there is nothing to block: the flag alone changes nothing. */
     cfg.replication = NULL;
@@ -590,18 +603,12 @@ Test(runtime, blocking_launches_wait_for_every_op)
     cr_assert_null(u->host_wait);
 }
 
-/* A collective with a fixed duration. */
+/* An all-reduce of a fixed duration on a stream named after its group. */
 static guint32 t_coll_for(SsimGraph *g, guint32 rank, guint32 group, SsimTime dur,
                           const guint32 *deps, guint n_deps)
 {
-    SsimOpSpec s = SSIM_OP_SPEC_INIT;
-    s.kind = SSIM_OP_COLLECTIVE;
-    s.coll = SSIM_COLL_ALLREDUCE;
-    s.stream = ssim_graph_stream(g, rank, ssim_graph_group_name(g, group));
-    s.group = group;
-    s.bytes = 1000;
-    s.duration = dur;
-    return ssim_graph_add_op(g, &s, deps, n_deps);
+    return t_coll_timed(g, rank, ssim_graph_group_name(g, group), group, SSIM_COLL_ALLREDUCE, 1000,
+                        dur, deps, n_deps);
 }
 
 /*
@@ -632,12 +639,8 @@ Test(runtime, blocking_launches_order_and_group_transfers)
     guint32 k2 = t_compute(g, 1, "compute", 10, DEPS(rcv));
     GError *error = NULL;
     cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
-    SsimSimpleCost p = params();
-    SsimCostModel m = ssim_simple_cost_model(&p);
-    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
-    cfg.cost = &m;
-    cfg.host_issue = 100;
-    cfg.host_blocking = TRUE;
+    HostCost hc;
+    SsimRunConfig cfg = host_config(&hc, 100, TRUE);
     g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     ASSERT_OP(t, k0, 0, 100, 150);
@@ -680,11 +683,8 @@ Test(runtime, blocking_launches_deadlock_names_the_host)
     t_coll_for(g, 1, ga, 500, NODEPS);
     GError *error = NULL;
     cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
-    SsimSimpleCost p = params();
-    SsimCostModel m = ssim_simple_cost_model(&p);
-    SsimRunConfig cfg = SSIM_RUN_CONFIG_INIT;
-    cfg.cost = &m;
-    cfg.host_issue = 100;
+    HostCost hc;
+    SsimRunConfig cfg = host_config(&hc, 100, FALSE);
     g_autoptr(SsimTimeline) t = ssim_runtime_run_config(g, &cfg, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     cfg.host_blocking = TRUE;

@@ -86,6 +86,32 @@ static void assert_default_unwritten(const char *key)
     cr_assert_null(strstr(s, key), "%s", s);
 }
 
+/*
+ * A switch `key` (the gboolean at `field` of SsimParallel): off by default and not written;
+ * `alias` = `on` turns it on, and it round-trips as ",key=on"; a value that is no switch is
+ * refused naming the key and the value, and leaves it on.  Returns the switched-on split.
+ */
+static SsimParallel assert_switch(const char *key, gsize field, const char *alias, const char *on,
+                                  const char *bad)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    const gboolean *v = (const gboolean *)((const char *)&p + field);
+    cr_assert_not(*v, "%s", key);
+    assert_default_unwritten(key);
+    cr_assert(ssim_parallel_set(&p, alias, on, NULL), "%s=%s", alias, on);
+    cr_assert(*v, "%s=%s", alias, on);
+    g_autofree char *canonical = g_strdup_printf(",%s=on", key);
+    assert_round_trip(&p, canonical);
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, key, bad, &error));
+    g_autofree char *named = g_strdup_printf("%s: '%s'", key, bad);
+    cr_assert(strstr(error->message, named), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert(*v, "an error leaves the value");
+    return p;
+}
+
 Test(parallel, defaults)
 {
     SsimParallel p;
@@ -312,18 +338,9 @@ Test(parallel, softmax_fallback_follows_megatron_rule)
 
 Test(parallel, launch_blocking_switch)
 {
-    SsimParallel p;
-    ssim_parallel_init(&p);
-    cr_assert_not(p.launch_blocking);
-    assert_default_unwritten("launch_blocking");
-    cr_assert(ssim_parallel_set(&p, "CUDA_LAUNCH_BLOCKING", "1", NULL));
-    cr_assert(p.launch_blocking);
-    assert_round_trip(&p, ",launch_blocking=on");
-    GError *error = NULL;
-    cr_assert_not(ssim_parallel_set(&p, "launch_blocking", "sometimes", &error));
-    cr_assert(strstr(error->message, "launch_blocking: 'sometimes'"), "%s", error->message);
-    g_clear_error(&error);
-    cr_assert(p.launch_blocking, "an error leaves the value");
+    SsimParallel p =
+        assert_switch("launch_blocking", G_STRUCT_OFFSET(SsimParallel, launch_blocking),
+                      "CUDA_LAUNCH_BLOCKING", "1", "sometimes");
     cr_assert(ssim_parallel_set(&p, "launch-blocking", "off", NULL));
     cr_assert_not(p.launch_blocking);
     SsimParallel q = good();
@@ -337,17 +354,8 @@ Test(parallel, launch_blocking_switch)
  * round-trips; at tp = 1 it needs no sequence parallelism (nothing to overlap). */
 Test(parallel, tp_comm_overlap_switch)
 {
-    SsimParallel p;
-    ssim_parallel_init(&p);
-    cr_assert_not(p.tp_comm_overlap);
-    assert_default_unwritten("tp_comm_overlap");
-    cr_assert(ssim_parallel_set(&p, "ub-tp-comm-overlap", "true", NULL));
-    cr_assert(p.tp_comm_overlap);
-    assert_round_trip(&p, ",tp_comm_overlap=on");
-    GError *error = NULL;
-    cr_assert_not(ssim_parallel_set(&p, "tp_comm_overlap", "maybe", &error));
-    cr_assert(strstr(error->message, "tp_comm_overlap: 'maybe'"), "%s", error->message);
-    g_clear_error(&error);
+    assert_switch("tp_comm_overlap", G_STRUCT_OFFSET(SsimParallel, tp_comm_overlap),
+                  "ub-tp-comm-overlap", "true", "maybe");
     SsimParallel q = good(); /* tp 4 */
     q.tp_comm_overlap = TRUE;
     expect_rule(&q, gptj, h200, "tp_comm_overlap needs sequence parallelism");
