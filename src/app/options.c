@@ -134,8 +134,9 @@ static const Option options[SSIM_OPT_N] = {
          "The layers' implementation, Megatron-LM's --transformer-impl: transformer_engine (the "
          "default; te) adds biases in the GEMMs, or local (Megatron-LM's own layers, as every "
          "run before Transformer Engine): a QKV bias kernel, bias gradients as reductions, "
-         "LayerNorm's backward in two passes, the attention context's permute copy and the "
-         "Q/K/V split's concatenation"},
+         "LayerNorm's backward in two passes, the attention context's permute copy, the "
+         "Q/K/V split's concatenation, and PyTorch's fp32 softmax where Megatron-LM's fused one "
+         "cannot run (e.g. microbatch x heads/tp not a multiple of 4)"},
     [SSIM_OPT_FP8] = {"fp8", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, fp8), "FORMAT",
                       "FP8 training through Transformer Engine: off (the default), hybrid (E4M3 "
                       "forward, E5M2 gradients) or e4m3; the linear layers' GEMMs run on the FP8 "
