@@ -63,20 +63,6 @@ static guint64 set_bytes(const char *prefix, guint *ranks)
     return total;
 }
 
-static void rm_rf(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    if (d) {
-        const char *e;
-        while ((e = g_dir_read_name(d))) {
-            g_autofree char *p = g_build_filename(path, e, NULL);
-            g_unlink(p);
-        }
-        g_dir_close(d);
-    }
-    g_rmdir(path);
-}
-
 static gboolean write_file(gpointer data, const void *bytes, gsize len, GError **error)
 {
     if (fwrite(bytes, 1, len, data) == len)
@@ -247,6 +233,6 @@ int main(int argc, char **argv)
                (load_named + replay + w) / base);
     }
     if (tmp)
-        rm_rf(tmp);
+        cw_rm_rf(tmp);
     return status;
 }

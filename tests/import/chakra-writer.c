@@ -4,6 +4,8 @@
  */
 #include "chakra-writer.h"
 
+#include <glib/gstdio.h>
+
 #include "chakra.pb-c.h"
 
 struct CwWriter {
@@ -380,4 +382,20 @@ gboolean cw_write_gpt(const CwGpt *g, const char *prefix, GError **error)
     g_autofree char *json = g_strconcat(prefix, ".json", NULL);
     return cw_write_groups(json, ng, (const char *const *)ids->pdata,
                            (const guint32 *const *)ranks->pdata, n_ranks, error);
+}
+
+void cw_rm_rf(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    if (d == NULL) {
+        g_unlink(path);
+        return;
+    }
+    const char *e;
+    while ((e = g_dir_read_name(d))) {
+        g_autofree char *p = g_build_filename(path, e, NULL);
+        cw_rm_rf(p);
+    }
+    g_dir_close(d);
+    g_rmdir(path);
 }

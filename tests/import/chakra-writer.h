@@ -107,4 +107,8 @@ typedef struct {
 
 gboolean cw_write_gpt(const CwGpt *gpt, const char *prefix, GError **error);
 
+/* Removes PATH, a file or a directory with everything under it (the tests' and the bench's
+ * temporary fixture directories). */
+void cw_rm_rf(const char *path);
+
 G_END_DECLS

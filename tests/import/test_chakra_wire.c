@@ -31,25 +31,9 @@ static void setup(void)
     cr_assert_not_null(tmp_dir, "%s", error ? error->message : "");
 }
 
-static void rm_rf(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    if (d) {
-        const char *e;
-        while ((e = g_dir_read_name(d))) {
-            g_autofree char *p = g_build_filename(path, e, NULL);
-            rm_rf(p);
-        }
-        g_dir_close(d);
-        g_rmdir(path);
-    } else {
-        g_unlink(path);
-    }
-}
-
 static void teardown(void)
 {
-    rm_rf(tmp_dir);
+    cw_rm_rf(tmp_dir);
     g_clear_pointer(&tmp_dir, g_free);
 }
 
