@@ -219,9 +219,7 @@ gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel
     /* get_batch_per_block(): 128 threads a block, a warp per row of up to 32 x 2^k keys (a
      * row of s <= 128 keys takes two batches a warp): 4 or 8, so the rule's own "a multiple
      * of 4" is implied. */
-    guint64 pow2 = 1;
-    while (pow2 < s)
-        pow2 <<= 1;
+    const guint64 pow2 = (guint64)1 << g_bit_storage(s - 1); /* s rounded up to a power of 2 */
     const guint64 warp = MIN(pow2, 32), per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
     const guint64 batches = (guint64)par->microbatch * (model->heads / par->tp);
     return batches % per_block != 0;

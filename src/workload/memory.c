@@ -40,10 +40,10 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
      * context GEMM reads: with attention dropout its mask and the dropped output, else the
      * output itself (cast back to dt first under PyTorch's softmax). */
     gboolean fp32 = ssim_parallel_softmax_fallback(par, model);
-    double kept = fp32 ? 4.0 : dt;
-    double scores = par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a
-                    : model->attention_dropout             ? (kept + dt + 1.0) * a * s
-                                                           : (kept + (fp32 ? dt : 0.0)) * a * s;
+    double softmax_out = fp32 ? 4.0 : dt;
+    double ctx_input = model->attention_dropout ? dt + 1.0 : fp32 ? dt : 0.0;
+    double scores =
+        par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a : (softmax_out + ctx_input) * a * s;
     gboolean sp = par->sequence_parallel && par->tp > 1;
     double per_token; /* bytes per token (s b of them) */
 
