@@ -105,7 +105,9 @@ gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *
       "tied embeddings (no --untie-embeddings-and-output-weights): first/last stage all-reduce")   \
     X(HOST, "host", "none: the host's work per microbatch (cluster microbatch_floor_us)")          \
     X(GRAD_ACCUM, "grad_accum",                                                                    \
-      "fused by --gradient-accumulation-fusion (default since 2022-02); on: Megatron-LM before")
+      "fused by --gradient-accumulation-fusion (default since 2022-02); on: Megatron-LM before")   \
+    X(GRAD_CAST, "grad_cast",                                                                      \
+      "none: DeepSpeed's BF16_Optimizer casts each bf16 gradient to fp32 before its add")
 
 typedef enum {
 #define SSIM_X(e, s, m) SSIM_STEP_COST_##e,
@@ -119,8 +121,9 @@ const char *ssim_step_cost_name(SsimStepCost term);
 const char *ssim_step_cost_megatron(SsimStepCost term);
 gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
 /* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
- * loss scaling (fp16 only), the fp32 gradient reduction (bf16 only) and the separate gradient
- * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM).  A configuration's own
+ * loss scaling (fp16 only), the fp32 gradient reduction (bf16 only), the separate gradient
+ * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM) and DeepSpeed's cast
+ * before it (grad_cast, not Megatron-LM's).  A configuration's own
  * (ssim_parallel_step_costs) drops the fp32 reduction under the JAX schedules (alpa, alpa-gpipe,
  * xla), whose gradients are in the compute dtype. */
 guint ssim_step_costs_default(SsimDtype dtype);

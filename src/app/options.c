@@ -175,8 +175,8 @@ static const Option options[SSIM_OPT_N] = {
                              "Per-iteration costs to turn off (-NAME) or on (+NAME) against "
                              "Megatron-LM's defaults: optimizer, clip, loss_scale (fp16 only by "
                              "default), grad_fp32 (bf16, not under alpa/xla), embedding, host, "
-                             "grad_accum (off by default); or none, all, default (see "
-                             "--explain-costs)"},
+                             "grad_accum, grad_cast (DeepSpeed's BF16_Optimizer; both off by "
+                             "default); or none, all, default (see --explain-costs)"},
     [SSIM_OPT_SEQ_LENGTH] = {"seq-length", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, seq_length),
                              "N", "Sequence length in tokens (overrides the model file's seq_len)"},
     [SSIM_OPT_DTYPE] = {"dtype", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, dtype), "TYPE",

@@ -75,6 +75,8 @@ static const char *term_what(SsimStepCost t)
         return "host work per microbatch phase";
     case SSIM_STEP_COST_GRAD_ACCUM:
         return "weight gradients added into main grads per microbatch";
+    case SSIM_STEP_COST_GRAD_CAST:
+        return "bf16 weight gradients cast to fp32 before that add";
     case SSIM_STEP_COST_N:
         break;
     }

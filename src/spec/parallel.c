@@ -180,7 +180,8 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out)
 
 guint ssim_step_costs_default(SsimDtype dtype)
 {
-    guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM);
+    guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM) &
+                ~(1u << SSIM_STEP_COST_GRAD_CAST);
     if (dtype != SSIM_DTYPE_FP16)
         all &= ~(1u << SSIM_STEP_COST_LOSS_SCALE);
     if (dtype != SSIM_DTYPE_BF16)
@@ -258,9 +259,8 @@ static gboolean parse_step_costs(const char *key, const char *value, guint *set,
             g_autofree char *shown = ssim_text_excerpt(w, 64);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: '%s' is not a step cost (known: optimizer, clip, loss_scale, "
-                        "grad_fp32, embedding, host, grad_accum, each with - to turn it off or + "
-                        "on; all, "
-                        "none, default)",
+                        "grad_fp32, embedding, host, grad_accum, grad_cast, each with - to turn "
+                        "it off or + on; all, none, default)",
                         key, shown);
             return FALSE;
         }
@@ -1009,6 +1009,15 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                  "reduce-scatters of sp with the GEMMs (tp = %u, sp off)",
                  par->tp);
     }
+
+    /* DeepSpeed's BF16_Optimizer casts a microbatch's gradient before adding it into the fp32
+     * gradient, in the accumulation's own kernels: nothing to cast without them. */
+    if (ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_CAST) &&
+        (!ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM) ||
+         !ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32)))
+        FAIL("step cost grad_cast (each microbatch's gradient cast to fp32 before it is added, "
+             "DeepSpeed's BF16_Optimizer) needs grad_accum and grad_fp32 on: the cast is part of "
+             "an accumulation into fp32 gradients (step_costs=+grad_accum/+grad_cast)");
 
     /* CUDA_LAUNCH_BLOCKING blocks eager PyTorch's host; XLA's runtime runs compiled programs. */
     if (par->launch_blocking && ssim_parallel_compiled(par))

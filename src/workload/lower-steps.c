@@ -65,6 +65,19 @@ static void optional_step(GArray *p, const char *name, guint64 bytes)
         kernel_step(p, name, 0, bytes, 0);
 }
 
+/* The separate accumulation of a microbatch's weight gradients (step cost grad_accum), in bytes
+ * a parameter: DeepSpeed's cast to fp32 first (grad_cast; 0 without it), then the add. */
+typedef struct {
+    guint64 dt, cast, add;
+} Accum;
+
+/* Accumulates `grad` bytes of weight gradients, completing them for a DP bucket. */
+static void accumulate(GArray *p, const Accum *a, guint64 grad)
+{
+    optional_step(p, "grad_accum.cast", grad / a->dt * a->cast);
+    kernel_step(p, "grad_accum", 0, grad / a->dt * a->add, grad);
+}
+
 static void tp_step(GArray *p, SsimCollKind coll, guint64 bytes, guint overlap)
 {
     static const char *const names[SSIM_COLL_N] = {
@@ -328,11 +341,18 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     /* Without gradient-accumulation fusion (step cost grad_accum) each weight gradient is added
      * into its main gradient after every microbatch's backward: the gradient read, the main
      * gradient (fp32 under grad_fp32) read and written.  Those kernels then complete the
-     * gradients a DP bucket waits for. */
+     * gradients a DP bucket waits for.  DeepSpeed's BF16_Optimizer (grad_cast;
+     * runtime/bf16_optimizer.py, update_hp_grads(): hp_grad.add_(lp.grad.to(hp_grad.dtype)))
+     * first casts a 16-bit gradient to an fp32 copy (dt read, 4 written), which the add then
+     * reads in place of the gradient. */
     const gboolean accum = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM);
     const guint64 main_dt =
         ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dt;
-    const guint64 accum_per_param = dt + 2 * main_dt;
+    const gboolean grad_cast =
+        main_dt != dt && ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_CAST);
+    const Accum acc = {.dt = dt,
+                       .cast = grad_cast ? dt + main_dt : 0,
+                       .add = (grad_cast ? main_dt : dt) + 2 * main_dt};
 
     SsimGemm qkv = ssim_model_gemm(model, SSIM_GEMM_QKV, par->microbatch, par->tp);
     SsimGemm out = ssim_model_gemm(model, SSIM_GEMM_ATTN_OUT, par->microbatch, par->tp);
@@ -485,7 +505,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         norm_backward(bw, "norm1.bwd", Tl * h * dt, local);
     }
     if (accum)
-        kernel_step(bw, "grad_accum", 0, layer_grad / dt * accum_per_param, layer_grad);
+        accumulate(bw, &acc, layer_grad);
 
     if (par->recompute == SSIM_RECOMPUTE_FULL) {
         g_array_append_vals(sl->layer_recompute, f->data, f->len);
@@ -505,7 +525,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     tp_g_backward(sl->embed_bwd, &ts);
     kernel_step(sl->embed_bwd, "embed.bwd", 0, 2 * T * h * dt + emb_grad, accum ? 0 : emb_grad);
     if (accum)
-        kernel_step(sl->embed_bwd, "grad_accum", 0, emb_grad / dt * accum_per_param, emb_grad);
+        accumulate(sl->embed_bwd, &acc, emb_grad);
 
     /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
      * sum and target logit are reduced over tp: three floats per token), in passes over the
@@ -548,7 +568,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
     norm_backward(sl->head_bwd, "final_norm.bwd", Tl * h * dt, local);
     if (accum && head_grad > 0)
-        kernel_step(sl->head_bwd, "grad_accum", 0, head_grad / dt * accum_per_param, head_grad);
+        accumulate(sl->head_bwd, &acc, head_grad);
 }
 
 /* ---- the kernels, for callers outside the lowering (lower.h) ---- */
@@ -595,6 +615,7 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
         {"dp.allreduce", SSIM_STEP_COST_GRAD_FP32},
         {"dp.reducescatter", SSIM_STEP_COST_GRAD_FP32},
         {"grad_accum", SSIM_STEP_COST_GRAD_ACCUM},
+        {"grad_accum.cast", SSIM_STEP_COST_GRAD_CAST},
     };
     for (gsize i = 0; name && i < G_N_ELEMENTS(ops); i++)
         if (strcmp(name, ops[i].name) == 0) {

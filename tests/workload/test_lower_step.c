@@ -94,8 +94,10 @@ static Ops ops(const SsimLowered *l, guint rank, const char *name)
 
 Test(stepcost, defaults_follow_megatron_by_dtype)
 {
-    /* Every term but the separate gradient accumulation (fused by default). */
-    guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM);
+    /* Every term but the separate gradient accumulation (fused by default) and DeepSpeed's cast
+     * before it. */
+    guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM) &
+                ~(1u << SSIM_STEP_COST_GRAD_CAST);
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_BF16),
                  all & ~(1u << SSIM_STEP_COST_LOSS_SCALE));
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_FP16), all & ~(1u << SSIM_STEP_COST_GRAD_FP32));
@@ -377,6 +379,51 @@ Test(stepcost, grad_accum_by_hand)
     /* The gradients a DP bucket waits for are the same bytes, now completed by these kernels. */
     g_autofree char *s = ssim_parallel_to_string(&p);
     cr_assert(strstr(s, "+grad_accum"), "%s", s);
+}
+
+/*
+ * grad_cast (DeepSpeed's BF16_Optimizer, update_hp_grads()): before the add each bf16 gradient is
+ * cast to an fp32 copy (2 bytes read, 4 written), which the add then reads in its place (4 + 4
+ * read, 4 written): 6 + 12 = 18 bytes a parameter against grad_accum's 10, in two kernels where
+ * there was one.  It needs the accumulation (grad_accum) and fp32 gradients (grad_fp32).
+ */
+Test(stepcost, grad_cast_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, "+grad_accum");
+    cr_assert_not(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_GRAD_CAST), "default off");
+    g_autoptr(SsimLowered) plain = lower(m, &p);
+    cr_assert_eq(ops(plain, 0, "grad_accum.cast").n, 0);
+
+    p = split(2, 2, 2, "+grad_accum/+grad_cast");
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    for (guint rank = 0; rank < 2; rank++) {
+        guint64 params = rank == 0 ? P0 : P1;
+        Ops cast = ops(l, rank, "grad_accum.cast"), add = ops(l, rank, "grad_accum");
+        cr_assert_eq(cast.n, 4 * (4 + 1), "rank %u", rank);
+        cr_assert_eq(add.n, 4 * (4 + 1), "rank %u", rank);
+        cr_assert_eq(cast.bytes, 4 * params * 6, "rank %u", rank);
+        cr_assert_eq(add.bytes, 4 * params * 12, "rank %u", rank);
+    }
+    g_autofree char *s = ssim_parallel_to_string(&p);
+    cr_assert(strstr(s, "+grad_cast"), "%s", s);
+
+    /* Without the accumulation's kernels, or into 16-bit gradients, there is no cast to make. */
+    const char *bad[] = {"+grad_cast", "+grad_accum/+grad_cast/-grad_fp32"};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) error = NULL;
+        SsimParallel q = split(2, 2, 2, bad[i]);
+        cr_assert_not(ssim_parallel_validate(&q, m, NULL, &error), "%s", bad[i]);
+        cr_assert(strstr(error->message, "grad_cast") &&
+                      strstr(error->message, "needs grad_accum and grad_fp32"),
+                  "%s", error->message);
+    }
+    /* An fp32 model's gradients are fp32 already: "all" turns the term on, and it has no op. */
+    m->dtype = SSIM_DTYPE_FP32;
+    p = split(2, 2, 2, "all");
+    g_autoptr(SsimLowered) f = lower(m, &p);
+    cr_assert_eq(ops(f, 0, "grad_accum.cast").n, 0);
+    cr_assert_eq(ops(f, 0, "grad_accum").bytes, 4 * P0 * 12);
 }
 
 /* The vocabulary-parallel cross entropy as Megatron-LM runs it, in fp32 over the T x V/tp logits
