@@ -66,6 +66,10 @@ typedef struct {
     gboolean has_shape;            /* the shape columns are filled: a GPT of that shape */
     gboolean has_dtype;            /* the dtype cell is filled (it overrides a named model's) */
     guint layers, hidden, heads, ffn, vocab, seq_len;
+    /* The GPT of a row given by shape: its positions (default learned) and a LayerNorm after
+     * the embedding (default off), the `options` cell's position= and embedding_norm=. */
+    SsimPosition position;
+    gboolean embedding_norm;
     SsimDtype dtype;
     char cluster[SSIM_RUN_TEXT_MAX]; /* cluster name or path */
     guint nodes;

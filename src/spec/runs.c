@@ -134,6 +134,7 @@ void ssim_measured_run_init(SsimMeasuredRun *run)
 {
     memset(run, 0, sizeof *run);
     run->dtype = SSIM_DTYPE_BF16;
+    run->position = SSIM_POSITION_LEARNED;
     run->nodes = 1;
     ssim_parallel_init(&run->par);
 }
@@ -268,15 +269,55 @@ static gboolean cell_text(const SsimCsvLine *lp, const SsimCsvField *f, int c, c
      SSIM_PARALLEL_RECOMPUTE | SSIM_PARALLEL_SEQ_PARALLEL | SSIM_PARALLEL_ZERO |                   \
      SSIM_PARALLEL_CROSS_NODE_TP | SSIM_PARALLEL_STAGE_LAYERS)
 
-static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, SsimParallel *p,
+/* The options that shape a row's GPT rather than its run: position= (learned, rotary, alibi)
+ * and embedding_norm= (on, off), for a row given by shape.  Sets `*taken` when `item` is one. */
+static gboolean parse_model_option(const SsimCsvLine *lp, const SsimCsvField *x,
+                                   SsimMeasuredRun *run, const char *item, gboolean *taken,
+                                   GError **error)
+{
+    const char *eq = strchr(item, '=');
+    g_autofree char *name = g_strndup(item, eq ? (gsize)(eq - item) : strlen(item));
+    g_autofree char *key = g_strdelimit(g_ascii_strdown(g_strstrip(name), -1), "-", '_');
+    const gboolean position = strcmp(key, "position") == 0;
+    *taken = position || strcmp(key, "embedding_norm") == 0;
+    if (!*taken)
+        return TRUE;
+    if (!run->has_shape)
+        return ssim_csv_line_fail(lp, error, x->col, "options",
+                                  "%s: only a row given by shape takes it (a named model has "
+                                  "its own)",
+                                  key);
+    g_autofree char *value = g_strstrip(g_strdup(eq ? eq + 1 : ""));
+    if (position && !ssim_position_from_name(value, &run->position))
+        return ssim_csv_line_fail(lp, error, x->col, "options",
+                                  "position: '%s' is not learned, rotary or alibi", value);
+    if (!position) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+            return ssim_csv_line_fail(lp, error, x->col, "options",
+                                      "embedding_norm: '%s' is not on or off", value);
+        run->embedding_norm = strcmp(value, "on") == 0;
+    }
+    return TRUE;
+}
+
+static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, SsimMeasuredRun *run,
                               GError **error)
 {
     if (x->text[0] == '\0')
         return TRUE;
-    SsimParallel q = *p;
+    SsimParallel *p = &run->par, q = *p;
+    g_auto(GStrv) items = g_strsplit(x->text, ",", -1);
+    g_autoptr(GString) rest = g_string_new(NULL);
+    for (guint i = 0; items[i]; i++) {
+        gboolean taken = FALSE;
+        if (!parse_model_option(lp, x, run, items[i], &taken, error))
+            return FALSE;
+        if (!taken)
+            g_string_append_printf(rest, "%s%s", rest->len ? "," : "", items[i]);
+    }
     guint given = 0;
     g_autoptr(GError) e = NULL;
-    if (!ssim_parallel_parse_fields(&q, x->text, &given, &e))
+    if (rest->len > 0 && !ssim_parallel_parse_fields(&q, rest->str, &given, &e))
         return ssim_csv_line_fail(lp, error, x->col, "options", "%s", e->message);
     if (given & OWN_COLUMN_FIELDS)
         return ssim_csv_line_fail(
@@ -284,7 +325,7 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
             "'%s' sets a field that has a column of its own (options take "
             "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
             "attention, transformer_impl, fp8, tp_comm_overlap, cross_entropy, "
-            "launch_blocking)",
+            "launch_blocking; and position, embedding_norm for a row given by shape)",
             x->text);
     *p = q;
     return TRUE;
@@ -352,7 +393,7 @@ static gboolean parse_row(const SsimCsvLine *lp, const SsimCsvField *f, SsimMeas
             return ssim_csv_line_fail(lp, error, x->col, column_names[text_cols[i]], "%s", msg);
         }
     }
-    if (!parse_options(lp, &f[C_OPTIONS], p, error))
+    if (!parse_options(lp, &f[C_OPTIONS], run, error))
         return FALSE;
     if (!cell_real(lp, f, C_MS, &run->iteration_ms, error) ||
         !cell_real(lp, f, C_TFLOPS, &run->tflops_per_gpu, error))
@@ -521,10 +562,12 @@ static void append_uint(GString *out, guint v, gboolean show)
 }
 
 /* A row's settings without a column (parse_options()'s), in ssim_parallel_to_string()'s words,
- * those that differ from a default configuration (sequence parallelism implies its tp_comm);
- * "" when none does.  Caller frees. */
-static char *row_options(const SsimParallel *p)
+ * those that differ from a default configuration (sequence parallelism implies its tp_comm),
+ * then its GPT's position and embedding norm where they differ from learned and off; "" when
+ * none does.  Caller frees. */
+static char *row_options(const SsimMeasuredRun *r)
 {
+    const SsimParallel *p = &r->par;
     static const char *const keys[] = {
         "bucket",     "tp_comm",         "order",         "placement",
         "step_costs", "tp_overlap",      "attention",     "transformer_impl",
@@ -542,6 +585,11 @@ static char *row_options(const SsimParallel *p)
         if (g_strv_contains(keys, key) && !g_strv_contains((const char *const *)base, items[i]))
             g_string_append_printf(o, "%s%s", o->len ? "," : "", items[i]);
     }
+    if (r->has_shape && r->position != SSIM_POSITION_LEARNED)
+        g_string_append_printf(o, "%sposition=%s", o->len ? "," : "",
+                               ssim_position_name(r->position));
+    if (r->has_shape && r->embedding_norm)
+        g_string_append_printf(o, "%sembedding_norm=on", o->len ? "," : "");
     return g_string_free(o, FALSE);
 }
 
@@ -554,8 +602,9 @@ GString *ssim_runs_write(const SsimRuns *runs)
     gboolean stages = FALSE, options = FALSE;
     g_autoptr(GPtrArray) opts = g_ptr_array_new_with_free_func(g_free); /* each row's */
     for (guint i = 0; i < runs->rows->len; i++) {
-        const SsimParallel *p = &g_array_index(runs->rows, SsimMeasuredRun, i).par;
-        char *o = row_options(p);
+        const SsimMeasuredRun *r = &g_array_index(runs->rows, SsimMeasuredRun, i);
+        const SsimParallel *p = &r->par;
+        char *o = row_options(r);
         g_ptr_array_add(opts, o);
         stages |= ssim_parallel_uneven(p);
         options |= o[0] != '\0';

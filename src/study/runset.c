@@ -4,8 +4,9 @@
  *
  * Loading.  Each distinct cluster name is loaded once and copied into every row that uses it,
  * with the row's node count; a row on part of each node (vTrain's 2- and 4-GPU runs) gets a node
- * of that many GPUs.  A row given by shape gets a GPT model of that shape (learned positions,
- * GELU, LayerNorm, biases, tied embeddings); a row given by name loads that model.
+ * of that many GPUs.  A row given by shape gets a GPT model of that shape (GELU, LayerNorm,
+ * biases, tied embeddings; learned positions and no embedding norm unless its options say
+ * otherwise); a row given by name loads that model.
  *
  * Invariant: predictions never depend on the thread count: each row is simulated alone, on its
  * own copy of its cluster, and thread t handles rows t, t + threads, ... writing only their
@@ -61,11 +62,13 @@ static SsimModel *model_of_run(const SsimMeasuredRun *r, const char *path, GErro
     }
     g_autofree char *ini = g_strdup_printf(
         "[model]\nformat = 1\nname = %s\nlayers = %u\nhidden = %u\nheads = %u\nffn = %u\n"
-        "vocab = %u\nseq_len = %u\nblock = sequential\nposition = learned\nactivation = gelu\n"
-        "norm = layernorm\ntied_embeddings = true\nattention_bias = true\nmlp_bias = true\n"
+        "vocab = %u\nseq_len = %u\nblock = sequential\nposition = %s\nactivation = gelu\n"
+        "norm = layernorm\nembedding_norm = %s\ntied_embeddings = true\nattention_bias = true\n"
+        "mlp_bias = true\n"
         "attention_dropout = true\nhidden_dropout = true\n"
         "dtype = %s\n",
         r->model, r->layers, r->hidden, r->heads, r->ffn, r->vocab, r->seq_len,
+        ssim_position_name(r->position), r->embedding_norm ? "true" : "false",
         ssim_dtype_name(r->dtype));
     return ssim_model_load_data(ini, -1, path, error);
 }

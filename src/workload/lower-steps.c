@@ -231,6 +231,7 @@ typedef struct {
     guint64 dropout;         /* attention dropout's kernels (0: none) */
     guint64 flash_fwd, flash_bwd; /* flash: the kernels' bytes */
     guint64 rope;                 /* rotary positions: each pass's bytes (0: none) */
+    guint64 alibi;                /* unfused ALiBi: the bias written into the scores (0: none) */
 } AttnCore;
 
 static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParallel *par)
@@ -261,6 +262,12 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
      * a partial rotary leaves alone copied; its backward does the same to their gradients.  A
      * selective recompute (the attention core only) does not repeat it. */
     ac->rope = model->position == SSIM_POSITION_ROTARY ? 2 * (q + k) * dt : 0;
+    /* ALiBi (Press et al. 2022) adds a bias linear in the key's distance to every score.
+     * Unfused, Megatron-DeepSpeed (BLOOM's) passes the [b heads, 1, s] bias as baddbmm's input
+     * with beta = 1: PyTorch first copies it, broadcast, into the scores (E dt written), and the
+     * batched GEMM then reads them back (E dt more for the scores' kernel).  Flash attention
+     * adds the bias inside its kernel. */
+    ac->alibi = model->position == SSIM_POSITION_ALIBI && !ac->flash ? E * dt : 0;
 }
 
 static void attn_core_forward(GArray *p, const AttnCore *ac)
@@ -269,7 +276,8 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
         kernel_step(p, SSIM_FLASH_KERNEL, ac->score.flops + ac->ctx.flops, ac->flash_fwd, 0);
         return;
     }
-    kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes, 0);
+    optional_step(p, "alibi", ac->alibi);
+    kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes + ac->alibi, 0);
     if (ac->fallback) {
         optional_step(p, "softmax.cast", ac->cast);
         kernel_step(p, "softmax.scale", 0, ac->fp32_pass, 0);

@@ -221,6 +221,53 @@ Test(runs, v2_optional_options_column)
     cr_assert(strstr(x, "bad.csv:3:71: options: tp_overlap: 'x' is not on or off"), "%s", x);
 }
 
+/* The options position= and embedding_norm= shape the GPT of a row given by shape (BLOOM's
+ * ALiBi and the LayerNorm after its embedding): read beside the run's settings, written back
+ * after them, refused on a row that names its model, and a bad value is named. */
+Test(runs, options_shape_a_rows_gpt)
+{
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,"
+        "\"tp_overlap=off,Position=alibi,embedding-norm=on\",10,,src\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,,10,,src\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "m.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    const SsimMeasuredRun *a = ssim_runs_get(runs, 0), *b = ssim_runs_get(runs, 1);
+    cr_assert_eq(a->position, SSIM_POSITION_ALIBI);
+    cr_assert(a->embedding_norm && a->par.tp_sync_grad);
+    cr_assert_eq(b->position, SSIM_POSITION_LEARNED);
+    cr_assert_not(b->embedding_norm);
+    g_autoptr(GString) w = ssim_runs_write(runs);
+    cr_assert(strstr(w->str, ",off,\"tp_overlap=off,position=alibi,embedding_norm=on\",1e+01,"),
+              "%s", w->str);
+    g_autoptr(SsimRuns) back = ssim_runs_load_data(w->str, (gssize)w->len, "w.csv", &error);
+    cr_assert_not_null(back, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_runs_get(back, 0)->position, SSIM_POSITION_ALIBI);
+    cr_assert(ssim_runs_get(back, 0)->embedding_norm);
+
+    static const char named[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+                                "gpt-3-175b,,,,,,,,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,"
+                                "off,position=alibi,10,,src\n";
+    g_autofree char *n = refusal(named, "named.csv");
+    cr_assert(strstr(n, "named.csv:3:") &&
+                  strstr(n, "options: position: only a row given by shape takes it"),
+              "%s", n);
+    static const char bad[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+                              "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,"
+                              "off,position=sinusoid,10,,src\n";
+    g_autofree char *x = refusal(bad, "bad.csv");
+    cr_assert(strstr(x, "bad.csv:3:71: options: position: 'sinusoid' is not learned, rotary or "
+                        "alibi"),
+              "%s", x);
+    static const char badnorm[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+                                  "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,"
+                                  "off,0,off,embedding_norm=yes,10,,src\n";
+    g_autofree char *y = refusal(badnorm, "bad.csv");
+    cr_assert(strstr(y, "options: embedding_norm: 'yes' is not on or off"), "%s", y);
+}
+
 /* A UTF-8 byte order mark before the version line (a spreadsheet's or a Windows editor's CSV)
  * is skipped: the file reads as without it, and an error further on names the same column. */
 Test(runs, byte_order_mark_is_skipped)

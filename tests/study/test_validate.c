@@ -308,8 +308,9 @@ Test(validate, published_h100_rows)
  * embedding as a layer at each end (the first and last stage one transformer layer short); the
  * production run's step is 105.22 s.  Of BLOOM's shape with 64 heads, three configurations: the
  * model ranks them as measured (tp 4 microbatch 2 < tp 4 microbatch 4 < tp 8), and each is
- * slower with blocking launches than without, and with DeepSpeed's BF16_Optimizer casting each
- * microbatch's gradients to fp32 (grad_cast) than without. */
+ * slower with blocking launches than without, with DeepSpeed's BF16_Optimizer casting each
+ * microbatch's gradients to fp32 (grad_cast) than without, and with ALiBi's bias written into
+ * the scores than with learned positions. */
 Test(validate, published_bigscience_rows)
 {
     g_autoptr(GError) error = NULL;
@@ -325,6 +326,7 @@ Test(validate, published_bigscience_rows)
         cr_assert(r->par.launch_blocking, "row %u", i);
         cr_assert(r->par.step_costs_set & r->par.step_costs_on & (1u << SSIM_STEP_COST_GRAD_CAST),
                   "row %u: BF16_Optimizer's cast", i);
+        cr_assert(r->position == SSIM_POSITION_ALIBI && r->embedding_norm, "row %u: BLOOM's", i);
         guint pp = r->par.pp, first = r->par.stage_layers[0];
         cr_assert_eq(first, (r->layers + 2) / pp - 1, "row %u", i);
         cr_assert_eq(r->par.stage_layers[pp - 1], first, "row %u", i);
@@ -355,13 +357,17 @@ Test(validate, published_bigscience_rows)
     cr_assert_lt(pred[order[0]], pred[order[1]]);
     cr_assert_lt(pred[order[1]], pred[order[2]]);
     cr_assert_eq(ssim_run_set_run(set, order[2])->par.tp, 8);
-    /* Without blocking launches, or without BF16_Optimizer's cast, each row is faster. */
-    for (guint i = 0; i < 2 * 3; i++) {
+    /* Without blocking launches, without BF16_Optimizer's cast, or with learned positions
+     * instead of ALiBi's bias, each row is faster. */
+    static const char *const what[] = {"launches that block", "the casts", "ALiBi's bias"};
+    for (guint i = 0; i < 3 * 3; i++) {
         SsimMeasuredRun r = *ssim_run_set_run(set, i % 3);
         if (i < 3)
             r.par.launch_blocking = FALSE;
-        else
+        else if (i < 6)
             r.par.step_costs_on &= ~(1u << SSIM_STEP_COST_GRAD_CAST);
+        else
+            r.position = SSIM_POSITION_LEARNED;
         g_autoptr(SsimRuns) one = ssim_runs_new("variant");
         ssim_runs_add(one, &r);
         g_autoptr(SsimRunSet) variant = ssim_run_set_new(one, NULL, &error);
@@ -371,8 +377,7 @@ Test(validate, published_bigscience_rows)
         ssim_run_set_predict(variant, NULL, 1, NULL, 1, &p, &e);
         cr_assert(isfinite(p), "%s", e ? e : "");
         g_free(e);
-        cr_assert_lt(p, pred[i % 3], "row %u: %s cost time", i % 3,
-                     i < 3 ? "launches that block" : "the casts");
+        cr_assert_lt(p, pred[i % 3], "row %u: %s cost time", i % 3, what[i / 3]);
     }
 }
 

@@ -368,8 +368,8 @@ static GPtrArray *op_names(const SsimLowered *l, const char *const *skip)
     return names;
 }
 
-/* The bytes of every op named `name` (all must agree), and how many there are. */
-static guint named_ops(const SsimLowered *l, const char *name, guint64 *bytes)
+/* The bytes and FLOPs of every op named `name` (all must agree), and how many there are. */
+static guint named_ops_flops(const SsimLowered *l, const char *name, guint64 *bytes, double *flops)
 {
     const SsimGraph *g = ssim_lowered_graph(l);
     guint n = 0;
@@ -377,12 +377,23 @@ static guint named_ops(const SsimLowered *l, const char *name, guint64 *bytes)
         const SsimOp *op = ssim_graph_op(g, i);
         if (op->name == SSIM_NONE || strcmp(ssim_graph_string(g, op->name), name) != 0)
             continue;
-        if (n++ == 0)
+        if (n++ == 0) {
             *bytes = op->bytes;
+            *flops = op->flops;
+        }
         cr_assert_eq(op->bytes, *bytes, "%s: %" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT,
                      name, op->bytes, *bytes);
-        cr_assert_float_eq(op->flops, 0, 1e-9);
+        cr_assert_float_eq(op->flops, *flops, 1e-9, "%s", name);
     }
+    return n;
+}
+
+/* The same for memory-bound kernels: no FLOPs. */
+static guint named_ops(const SsimLowered *l, const char *name, guint64 *bytes)
+{
+    double flops = 0;
+    guint n = named_ops_flops(l, name, bytes, &flops);
+    cr_assert_float_eq(flops, 0, 1e-9, "%s", name);
     return n;
 }
 
@@ -416,6 +427,40 @@ Test(lower, attention_dropout_adds_its_own_kernels)
     cr_assert_eq(ssim_graph_n_ops(ssim_lowered_graph(on)), a->len + 12);
     for (guint i = 0; i < a->len; i++)
         cr_assert_str_eq(g_ptr_array_index(b, i), g_ptr_array_index(a, i), "op %u", i);
+}
+
+/* ALiBi's bias, unfused (Megatron-DeepSpeed's baddbmm with beta = 1, as BLOOM trained): before
+ * every scores GEMM (forward, recompute) a kernel writes the bias, broadcast, over the E =
+ * b (a / t) s^2 scores (E dt bytes), and the GEMM reads them back (E dt more than without);
+ * nothing in the backward, where the bias has no gradient.  Flash attention adds it in its
+ * kernel. */
+Test(lower, alibi_writes_the_scores_first)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 2);
+    SsimParallel par = split(1, 2, 1, 1, 2, "1f1b");
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    g_autoptr(SsimLowered) learned = lower(model, &par, FALSE);
+    model->position = SSIM_POSITION_ALIBI;
+    g_autoptr(SsimLowered) alibi = lower(model, &par, FALSE);
+    const guint64 E = 1ull * 48 * 2048 * 2048;
+    guint64 bias = 0, score_learned = 0, score_alibi = 0;
+    double flops_learned = 0, flops_alibi = 0;
+    cr_assert_eq(named_ops(alibi, "alibi", &bias), 8); /* 2 layers x 2 microbatches x 2 */
+    cr_assert_eq(bias, E * 2);
+    cr_assert_eq(named_ops(learned, "alibi", &bias), 0);
+    cr_assert_eq(named_ops_flops(learned, "attn_score", &score_learned, &flops_learned), 8);
+    cr_assert_eq(named_ops_flops(alibi, "attn_score", &score_alibi, &flops_alibi), 8);
+    cr_assert_eq(score_alibi, score_learned + E * 2);
+    cr_assert_float_eq(flops_alibi, flops_learned, 1e-9);
+    g_autoptr(GPtrArray) names = op_names(alibi, NULL);
+    guint at = 0;
+    while (at < names->len && strcmp(g_ptr_array_index(names, at), "alibi") != 0)
+        at++;
+    cr_assert_str_eq(g_ptr_array_index(names, at + 1), "attn_score");
+
+    par.attention = SSIM_ATTENTION_FLASH;
+    g_autoptr(SsimLowered) flash = lower(model, &par, FALSE);
+    cr_assert_eq(named_ops(flash, "alibi", &bias), 0);
 }
 
 /*
