@@ -71,11 +71,28 @@ typedef struct {
     guint64 dt, cast, add;
 } Accum;
 
-/* Accumulates `grad` bytes of weight gradients, completing them for a DP bucket. */
-static void accumulate(GArray *p, const Accum *a, guint64 grad)
+/*
+ * Accumulates `grad` bytes of weight gradients, completing them for a DP bucket: one add
+ * (autograd's AccumulateGrad or Megatron-LM's hook, run by the backward's own engine; one kernel
+ * for the lot), or, under grad_cast, DeepSpeed's Python loop over the parameters
+ * (update_hp_grads()), a cast and an add for each tensor: the `n_big` of `big` bytes, then
+ * `n_small` more sharing the rest (biases, norms).
+ */
+static void accumulate(GArray *p, const Accum *a, guint64 grad, const guint64 *big, guint n_big,
+                       guint n_small)
 {
-    optional_step(p, "grad_accum.cast", grad / a->dt * a->cast);
-    kernel_step(p, "grad_accum", 0, grad / a->dt * a->add, grad);
+    if (a->cast == 0) {
+        kernel_step(p, "grad_accum", 0, grad / a->dt * a->add, grad);
+        return;
+    }
+    const guint n = MAX(n_big + n_small, 1u);
+    guint64 rest = grad / a->dt; /* parameters */
+    for (guint i = 0; i < n; i++) {
+        guint64 params = i < n_big ? MIN(big[i] / a->dt, rest) : rest / (n - i);
+        rest -= params;
+        kernel_step(p, "grad_accum.cast", 0, params * a->cast, 0);
+        kernel_step(p, "grad_accum", 0, params * a->add, i + 1 == n ? grad : 0);
+    }
 }
 
 static void tp_step(GArray *p, SsimCollKind coll, guint64 bytes, guint overlap)
@@ -352,7 +369,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      * gradients a DP bucket waits for.  DeepSpeed's BF16_Optimizer (grad_cast;
      * runtime/bf16_optimizer.py, update_hp_grads(): hp_grad.add_(lp.grad.to(hp_grad.dtype)))
      * first casts a 16-bit gradient to an fp32 copy (dt read, 4 written), which the add then
-     * reads in place of the gradient. */
+     * reads in place of the gradient, tensor by tensor (accumulate()). */
     const gboolean accum = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM);
     const guint64 main_dt =
         ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dt;
@@ -512,8 +529,13 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
         norm_backward(bw, "norm1.bwd", Tl * h * dt, local);
     }
+    /* The layer's tensors: the four matrices, their biases, and each norm's weight (and bias). */
+    const guint64 matrices[] = {w_qkv, w_out, w_up, w_down};
+    const guint norm_tensors = model->norm == SSIM_NORM_LAYERNORM ? 2 : 1;
+    const guint small = (model->attention_bias ? 2 : 0) + (model->mlp_bias ? 2 : 0) +
+                        (model->block == SSIM_BLOCK_PARALLEL ? 1 : 2) * norm_tensors;
     if (accum)
-        accumulate(bw, &acc, layer_grad);
+        accumulate(bw, &acc, layer_grad, matrices, G_N_ELEMENTS(matrices), small);
 
     if (par->recompute == SSIM_RECOMPUTE_FULL) {
         g_array_append_vals(sl->layer_recompute, f->data, f->len);
@@ -532,8 +554,11 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     sl->embed_bwd = steps_new();
     tp_g_backward(sl->embed_bwd, &ts);
     kernel_step(sl->embed_bwd, "embed.bwd", 0, 2 * T * h * dt + emb_grad, accum ? 0 : emb_grad);
+    const guint64 table = lower_cdiv(model->vocab, t) * h * dt;
     if (accum)
-        accumulate(sl->embed_bwd, &acc, emb_grad);
+        accumulate(sl->embed_bwd, &acc, emb_grad, &table, 1,
+                   (model->position == SSIM_POSITION_LEARNED ? 1 : 0) +
+                       (model->embedding_norm ? norm_tensors : 0));
 
     /* LM head: final norm, column-parallel head, vocabulary-parallel cross entropy (whose max,
      * sum and target logit are reduced over tp: three floats per token), in passes over the
@@ -575,8 +600,12 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
     norm_backward(sl->head_bwd, "final_norm.bwd", Tl * h * dt, local);
+    /* The head's tensors: the final norm's, the output matrix (its own, or the last stage's tied
+     * copy) and its bias. */
+    const guint head_matrix = !model->tied_embeddings || par->pp > 1;
     if (accum && head_grad > 0)
-        accumulate(sl->head_bwd, &acc, head_grad);
+        accumulate(sl->head_bwd, &acc, head_grad, &table, head_matrix,
+                   norm_tensors + (model->lm_head_bias ? 1 : 0));
 }
 
 /* ---- the kernels, for callers outside the lowering (lower.h) ---- */

@@ -384,8 +384,12 @@ Test(stepcost, grad_accum_by_hand)
 /*
  * grad_cast (DeepSpeed's BF16_Optimizer, update_hp_grads()): before the add each bf16 gradient is
  * cast to an fp32 copy (2 bytes read, 4 written), which the add then reads in its place (4 + 4
- * read, 4 written): 6 + 12 = 18 bytes a parameter against grad_accum's 10, in two kernels where
- * there was one.  It needs the accumulation (grad_accum) and fp32 gradients (grad_fp32).
+ * read, 4 written): 6 + 12 = 18 bytes a parameter against grad_accum's 10.  The optimizer loops
+ * over the parameters in Python, a cast and an add for each tensor: a layer's 12 (QKV, attention
+ * output, MLP up and down, their biases, two LayerNorms' weights and biases), the embedding's 2
+ * (the table, the learned positions), the last stage's head 3 (the tied copy of the table, the
+ * final LayerNorm's two).  It needs the accumulation (grad_accum) and fp32 gradients
+ * (grad_fp32).
  */
 Test(stepcost, grad_cast_by_hand)
 {
@@ -400,8 +404,9 @@ Test(stepcost, grad_cast_by_hand)
     for (guint rank = 0; rank < 2; rank++) {
         guint64 params = rank == 0 ? P0 : P1;
         Ops cast = ops(l, rank, "grad_accum.cast"), add = ops(l, rank, "grad_accum");
-        cr_assert_eq(cast.n, 4 * (4 + 1), "rank %u", rank);
-        cr_assert_eq(add.n, 4 * (4 + 1), "rank %u", rank);
+        guint tensors = 4 * 12 + (rank == 0 ? 2 : 3);
+        cr_assert_eq(cast.n, 4 * tensors, "rank %u", rank);
+        cr_assert_eq(add.n, 4 * tensors, "rank %u", rank);
         cr_assert_eq(cast.bytes, 4 * params * 6, "rank %u", rank);
         cr_assert_eq(add.bytes, 4 * params * 12, "rank %u", rank);
     }
