@@ -80,6 +80,13 @@ gboolean ssim_bytes_read(const char *text, guint64 *out, GError **error);
 gboolean ssim_bytes_parse(const char *text, guint64 *out);
 
 /*
+ * An on/off setting, as every switch shiftsim reads takes it: on, true, yes, 1 or off, false,
+ * no, 0, case-insensitive.  Otherwise FALSE with SSIM_CONFIG_ERROR_VALUE "KEY: 'VALUE' is not on
+ * or off" (`key` names the setting; `value` may be NULL).
+ */
+gboolean ssim_switch_read(const char *key, const char *value, gboolean *out, GError **error);
+
+/*
  * `text` for a message: at most `max` bytes of it (never cut inside a UTF-8 sequence), control
  * characters shown as '?', and "... (N more bytes)" when it was cut, so an error never quotes a
  * whole hostile input.  Newly allocated.

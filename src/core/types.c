@@ -141,6 +141,25 @@ gboolean ssim_bytes_parse(const char *text, guint64 *out)
     return ssim_bytes_read(text, out, NULL);
 }
 
+gboolean ssim_switch_read(const char *key, const char *value, gboolean *out, GError **error)
+{
+    const char *on[] = {"on", "true", "yes", "1"}, *off[] = {"off", "false", "no", "0"};
+    for (guint i = 0; i < G_N_ELEMENTS(on); i++) {
+        if (value && g_ascii_strcasecmp(value, on[i]) == 0) {
+            *out = TRUE;
+            return TRUE;
+        }
+        if (value && g_ascii_strcasecmp(value, off[i]) == 0) {
+            *out = FALSE;
+            return TRUE;
+        }
+    }
+    g_autofree char *shown = ssim_text_excerpt(value, 64);
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not on or off", key,
+                shown);
+    return FALSE;
+}
+
 char *ssim_text_excerpt(const char *text, gsize max)
 {
     if (text == NULL)

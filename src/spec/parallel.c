@@ -534,25 +534,6 @@ static gboolean parse_uint(const char *key, const char *value, guint min, guint 
     return TRUE;
 }
 
-static gboolean parse_switch(const char *key, const char *value, gboolean *out, GError **error)
-{
-    const char *on[] = {"on", "true", "yes", "1"}, *off[] = {"off", "false", "no", "0"};
-    for (guint i = 0; i < G_N_ELEMENTS(on); i++) {
-        if (value && g_ascii_strcasecmp(value, on[i]) == 0) {
-            *out = TRUE;
-            return TRUE;
-        }
-        if (value && g_ascii_strcasecmp(value, off[i]) == 0) {
-            *out = FALSE;
-            return TRUE;
-        }
-    }
-    g_autofree char *shown = ssim_text_excerpt(value, 64);
-    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: '%s' is not on or off", key,
-                shown);
-    return FALSE;
-}
-
 /* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0 (ssim_bytes_parse's grammar). */
 static gboolean parse_bytes(const char *key, const char *value, guint64 *out, GError **error)
 {
@@ -654,7 +635,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             return FALSE;
     } else if (key_is(k, "sp", "sequence_parallel", NULL)) {
         f = SSIM_PARALLEL_SEQ_PARALLEL;
-        if (!parse_switch(k, v, &p.sequence_parallel, error))
+        if (!ssim_switch_read(k, v, &p.sequence_parallel, error))
             return FALSE;
         if (p.sequence_parallel)
             p.tp_comm = SSIM_TP_COMM_RS_AG;
@@ -693,7 +674,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             return FALSE;
     } else if (key_is(k, "cross_node_tp", "allow_cross_node_tp", NULL)) {
         f = SSIM_PARALLEL_CROSS_NODE_TP;
-        if (!parse_switch(k, v, &p.allow_cross_node_tp, error))
+        if (!ssim_switch_read(k, v, &p.allow_cross_node_tp, error))
             return FALSE;
     } else if (key_is(k, "stage_layers", "layers_per_stage", NULL)) {
         f = SSIM_PARALLEL_STAGE_LAYERS;
@@ -723,16 +704,16 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
     } else if (key_is(k, "tp_overlap", NULL, NULL)) {
         f = SSIM_PARALLEL_TP_OVERLAP;
         gboolean overlap;
-        if (!parse_switch(k, v, &overlap, error))
+        if (!ssim_switch_read(k, v, &overlap, error))
             return FALSE;
         p.tp_sync_grad = !overlap;
     } else if (key_is(k, "tp_comm_overlap", "ub_tp_comm_overlap", NULL)) {
         f = SSIM_PARALLEL_TP_COMM_OVERLAP;
-        if (!parse_switch(k, v, &p.tp_comm_overlap, error))
+        if (!ssim_switch_read(k, v, &p.tp_comm_overlap, error))
             return FALSE;
     } else if (key_is(k, "launch_blocking", "cuda_launch_blocking", NULL)) {
         f = SSIM_PARALLEL_LAUNCH_BLOCKING;
-        if (!parse_switch(k, v, &p.launch_blocking, error))
+        if (!ssim_switch_read(k, v, &p.launch_blocking, error))
             return FALSE;
     } else {
         g_autofree char *shown = ssim_text_excerpt(key, 64);
@@ -1012,9 +993,9 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
 
     /* DeepSpeed's BF16_Optimizer casts a microbatch's gradient before adding it into the fp32
      * gradient, in the accumulation's own kernels: nothing to cast without them. */
-    if (ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_CAST) &&
-        (!ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM) ||
-         !ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32)))
+    const guint costs = ssim_parallel_step_costs(par, model);
+    const guint cast_needs = (1u << SSIM_STEP_COST_GRAD_ACCUM) | (1u << SSIM_STEP_COST_GRAD_FP32);
+    if (((costs >> SSIM_STEP_COST_GRAD_CAST) & 1u) && (costs & cast_needs) != cast_needs)
         FAIL("step cost grad_cast (each microbatch's gradient cast to fp32 before it is added, "
              "DeepSpeed's BF16_Optimizer) needs grad_accum and grad_fp32 on: the cast is part of "
              "an accumulation into fp32 gradients (step_costs=+grad_accum/+grad_cast)");

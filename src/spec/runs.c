@@ -291,12 +291,9 @@ static gboolean parse_model_option(const SsimCsvLine *lp, const SsimCsvField *x,
     if (position && !ssim_position_from_name(value, &run->position))
         return ssim_csv_line_fail(lp, error, x->col, "options",
                                   "position: '%s' is not learned, rotary or alibi", value);
-    if (!position) {
-        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
-            return ssim_csv_line_fail(lp, error, x->col, "options",
-                                      "embedding_norm: '%s' is not on or off", value);
-        run->embedding_norm = strcmp(value, "on") == 0;
-    }
+    g_autoptr(GError) e = NULL;
+    if (!position && !ssim_switch_read(key, value, &run->embedding_norm, &e))
+        return ssim_csv_line_fail(lp, error, x->col, "options", "%s", e->message);
     return TRUE;
 }
 

@@ -263,9 +263,9 @@ Test(runs, options_shape_a_rows_gpt)
               "%s", x);
     static const char badnorm[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
                                   "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,"
-                                  "off,0,off,embedding_norm=yes,10,,src\n";
+                                  "off,0,off,embedding_norm=sometimes,10,,src\n";
     g_autofree char *y = refusal(badnorm, "bad.csv");
-    cr_assert(strstr(y, "options: embedding_norm: 'yes' is not on or off"), "%s", y);
+    cr_assert(strstr(y, "options: embedding_norm: 'sometimes' is not on or off"), "%s", y);
 }
 
 /* A UTF-8 byte order mark before the version line (a spreadsheet's or a Windows editor's CSV)
