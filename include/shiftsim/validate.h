@@ -28,14 +28,16 @@ typedef struct {
     double bias;     /* mean signed error */
     double msle;     /* mean of (log pred - log meas)^2 */
     double within10; /* fraction of rows with |error| <= 10% */
-    double tau;      /* Kendall's tau-a over pairs inside groups (NAN with no pair) */
+    double tau;      /* Kendall's tau-b over pairs inside groups (NAN with no untied pair) */
     guint pairs;     /* pairs counted for tau */
 } SsimErrorStats;
 
 /*
  * Statistics of pred vs meas over n rows (a NAN prediction counts as failed).  `groups` (may be
- * NULL: no tau) gives each row's group id; tau = (concordant - discordant) / pairs over the pairs
- * of rows in the same group (a tie in either ranking is neither).
+ * NULL: no tau) gives each row's group id; tau is Kendall's tau-b over the pairs of rows in the
+ * same group, (concordant - discordant) / sqrt((pairs - tied in pred) (pairs - tied in meas)): a
+ * pair tied in either ranking is neither, and one tied in the predictions (two runs of one
+ * configuration) asks nothing of the ranking.  NAN where every pair is tied in either.
  */
 void ssim_error_stats(const double *pred, const double *meas, const guint *groups, guint n,
                       SsimErrorStats *out);

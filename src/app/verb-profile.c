@@ -587,7 +587,7 @@ static void check_csv(GString *out, const CheckReport *r, gboolean rows)
                 g_string_append_printf(out, ",%.4f", v[j]);
             else
                 g_string_append(out, ",");
-        if (s->pairs > 0)
+        if (isfinite(s->tau))
             g_string_append_printf(out, ",%.4f\n", s->tau);
         else
             g_string_append(out, ",\n");

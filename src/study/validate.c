@@ -72,7 +72,9 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
     g_free(abs_err);
     if (groups == NULL)
         return;
-    gint64 concordant = 0, discordant = 0, pairs = 0;
+    /* tau-b: a pair tied in one ranking (two runs of one configuration, predicted alike) is
+     * neither concordant nor discordant, and leaves that ranking's side of the denominator. */
+    gint64 concordant = 0, discordant = 0, pairs = 0, tied_pred = 0, tied_meas = 0;
     for (guint i = 0; i < n; i++) {
         if (!isfinite(pred[i]))
             continue;
@@ -80,14 +82,17 @@ void ssim_error_stats(const double *pred, const double *meas, const guint *group
             if (groups[j] != groups[i] || !isfinite(pred[j]))
                 continue;
             pairs++;
-            int s = sign(pred[i] - pred[j]) * sign(meas[i] - meas[j]);
-            concordant += s > 0;
-            discordant += s < 0;
+            int sp = sign(pred[i] - pred[j]), sm = sign(meas[i] - meas[j]);
+            concordant += sp * sm > 0;
+            discordant += sp * sm < 0;
+            tied_pred += sp == 0;
+            tied_meas += sm == 0;
         }
     }
     out->pairs = (guint)pairs;
-    if (pairs > 0)
-        out->tau = (double)(concordant - discordant) / (double)pairs;
+    if (pairs > tied_pred && pairs > tied_meas)
+        out->tau = (double)(concordant - discordant) /
+                   sqrt((double)(pairs - tied_pred) * (double)(pairs - tied_meas));
 }
 
 void ssim_error_stats_groups(const double *pred, const double *meas, const guint *groups, guint n,
@@ -139,9 +144,12 @@ void ssim_error_stats_append_as(GString *out, const SsimErrorStats *s, const cha
                            100 * s->bias);
     g_string_append_printf(out, "%swithin 10%%     %.1f %%  of the %s\n", indent, 100 * s->within10,
                            w->items);
-    if (s->pairs > 0)
+    if (isfinite(s->tau))
         g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs of %s of one %s)\n", indent,
                                s->tau, s->pairs, w->items, w->group);
+    else if (s->pairs > 0)
+        g_string_append_printf(out, "%sKendall tau    n/a  (%u pairs of %s of one %s, each tied)\n",
+                               indent, s->pairs, w->items, w->group);
     else
         g_string_append_printf(out, "%sKendall tau    n/a  (no two %s share a %s)\n", indent,
                                w->items, w->group);
@@ -158,7 +166,7 @@ void ssim_error_stats_json(JsonBuilder *b, const SsimErrorStats *s, const SsimEr
     ssim_json_set_number(b, "max", s->max);
     ssim_json_set_number(b, "bias", s->bias);
     ssim_json_set_number(b, "within10", s->within10);
-    ssim_json_set_number(b, "tau", s->pairs > 0 ? s->tau : NAN);
+    ssim_json_set_number(b, "tau", s->tau);
     json_builder_set_member_name(b, "pairs");
     json_builder_add_int_value(b, s->pairs);
 }
@@ -194,7 +202,7 @@ void ssim_error_groups_append_as(GString *out, const SsimErrorStats *per_group, 
         append_pct(out, s->max, " %7.2f%%");
         append_pct(out, s->bias, " %+7.2f%%");
         append_pct(out, s->within10, " %7.1f%%");
-        if (s->pairs > 0)
+        if (isfinite(s->tau))
             g_string_append_printf(out, " %7.3f\n", s->tau);
         else
             g_string_append_printf(out, " %7s\n", "-");

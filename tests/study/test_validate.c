@@ -51,6 +51,28 @@ Test(validate, stats_hand_computed)
     cr_assert(strstr(table->str, "b                        2   30.00%   30.00%   50.00%  -20.00%"
                                  "    50.0%  -1.000"),
               "%s", table->str);
+    /* Ties (tau-b): rows 0 and 1 predicted alike, as two runs of one configuration are.  By
+     * hand, the predictions 100, 100, 300, 200 against the measurements 100, 200, 300, 400 give
+     * the pairs (0,2), (0,3), (1,2) and (1,3) concordant, (2,3) discordant and (0,1) tied in
+     * the predictions: (4 - 1) / sqrt((6 - 1) (6 - 0)). */
+    const double pred_tied[] = {100, 100, 300, 200};
+    ssim_error_stats(pred_tied, meas, one_group, 4, &s);
+    cr_assert_eq(s.pairs, 6);
+    cr_assert_float_eq(s.tau, 3.0 / sqrt(30.0), 1e-12);
+    /* A tie in the measurements counts the same way, on its side of the denominator. */
+    const double meas_tied[] = {100, 100, 300, 400}, pred_free[] = {110, 180, 330, 200};
+    ssim_error_stats(pred_free, meas_tied, one_group, 4, &s);
+    cr_assert_float_eq(s.tau, 3.0 / sqrt(30.0), 1e-12);
+    /* A group whose every pair is tied in the predictions has no tau, and says so. */
+    const guint tied_groups[] = {0, 0, 1, 2};
+    ssim_error_stats(pred_tied, meas, tied_groups, 4, &s);
+    cr_assert_eq(s.pairs, 1);
+    cr_assert(isnan(s.tau));
+    g_autoptr(GString) tied_report = g_string_new(NULL);
+    ssim_error_stats_append(tied_report, &s, "");
+    cr_assert(
+        strstr(tied_report->str, "Kendall tau    n/a  (1 pairs of runs of one model, each tied)"),
+        "%s", tied_report->str);
     /* A failed row is left out of the figures. */
     const double pred_nan[] = {110, NAN, 330, 200};
     ssim_error_stats(pred_nan, meas, one_group, 4, &s);
