@@ -144,12 +144,13 @@ void ssim_error_stats_append_as(GString *out, const SsimErrorStats *s, const cha
                            100 * s->bias);
     g_string_append_printf(out, "%swithin 10%%     %.1f %%  of the %s\n", indent, 100 * s->within10,
                            w->items);
+    const char *pairs = s->pairs == 1 ? "pair" : "pairs";
     if (isfinite(s->tau))
-        g_string_append_printf(out, "%sKendall tau    %.3f  (%u pairs of %s of one %s)\n", indent,
-                               s->tau, s->pairs, w->items, w->group);
+        g_string_append_printf(out, "%sKendall tau    %.3f  (%u %s of %s of one %s)\n", indent,
+                               s->tau, s->pairs, pairs, w->items, w->group);
     else if (s->pairs > 0)
-        g_string_append_printf(out, "%sKendall tau    n/a  (%u pairs of %s of one %s, each tied)\n",
-                               indent, s->pairs, w->items, w->group);
+        g_string_append_printf(out, "%sKendall tau    n/a  (%u %s of %s of one %s, tied)\n", indent,
+                               s->pairs, pairs, w->items, w->group);
     else
         g_string_append_printf(out, "%sKendall tau    n/a  (no two %s share a %s)\n", indent,
                                w->items, w->group);

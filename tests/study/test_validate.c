@@ -70,9 +70,8 @@ Test(validate, stats_hand_computed)
     cr_assert(isnan(s.tau));
     g_autoptr(GString) tied_report = g_string_new(NULL);
     ssim_error_stats_append(tied_report, &s, "");
-    cr_assert(
-        strstr(tied_report->str, "Kendall tau    n/a  (1 pairs of runs of one model, each tied)"),
-        "%s", tied_report->str);
+    cr_assert(strstr(tied_report->str, "Kendall tau    n/a  (1 pair of runs of one model, tied)"),
+              "%s", tied_report->str);
     /* A failed row is left out of the figures. */
     const double pred_nan[] = {110, NAN, 330, 200};
     ssim_error_stats(pred_nan, meas, one_group, 4, &s);
