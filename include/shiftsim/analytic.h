@@ -64,7 +64,11 @@
  *   one member per node (k = 1), a ring over InfiniBand: the same with a_ib, B_ib
  *   otherwise (k > 1 members on each of N > 1 nodes) NCCL's k rings, each leaving a node through
  *   its own NIC (rail-aligned), every step moving S/n per member at B_ring = min(k B_ib,
- *   k/(k-1) B_nv) (the k NICs, or NVLink over the k-1 hops of a member that stay in its node):
+ *   k/(k-1) B_nv) (the k NICs, or NVLink over the k-1 hops of a member that stay in its node),
+ *   and where the cluster puts a communicator's rings on ring_nics NICs (cluster.h), at most
+ *   B_node = ring_nics B_ib / nics_per_gpu (those NICs at ib_efficiency):
+ *   B_ring = min(k B_ib, B_node, k/(k-1) B_nv), and
+ *   k B_ib is min(k B_ib, B_node) in every form below (k = 1: B_ib is min(B_ib, B_node)):
  *     all-reduce                 2 (n-1) (a_ib + S/n / B_ring)
  *     all-gather, reduce-scatter   (n-1) (a_ib + S/n / B_ring)
  *   and for an all-reduce, when faster (NCCL's tuner picks), NCCL's trees.  On nodes with NVLink
@@ -170,6 +174,8 @@ typedef struct {
     guint net_algorithm;    /* SsimNetAlgorithm: an all-reduce across nodes by rings, by trees,
                              * or (auto) the faster (cluster.h, [network] algorithm) */
     gboolean nvlink_sharp;  /* NVLS trees: the two-level form's halved network traffic */
+    guint ring_nics;        /* the NICs one collective's rings leave a node through (cluster.h;
+                             * 0: one ring a member): B_node = ring_nics ib_bw / nics_per_gpu */
 } SsimAnalyticParams;
 
 /* One GEMM shape: C[m x n] = A[m x k] B[k x n], `batch` of them (2 m n k batch FLOPs). */

@@ -118,6 +118,16 @@ typedef struct {
     /* The flow network's knobs ([network]). */
     guint net_algorithm;    /* SsimNetAlgorithm (default SSIM_NET_ALGO_AUTO) */
     SsimTime step_overhead; /* software overhead added to every collective step (default 0) */
+    /*
+     * The NICs through which one communicator's rings (NCCL's channels) leave a node ([network]
+     * ring_nics, in [1, nics_per_node]; 0, the default: a ring per member of the node, each
+     * leaving through its own GPU's NIC, as NCCL lays them out with GPUDirect RDMA).  Where
+     * NCCL puts a communicator's channels on fewer NICs (Jean Zay's Omni-Path nodes, without
+     * GPUDirect RDMA: two channels through one NIC each way), a collective across nodes moves
+     * at most ring_nics NICs' worth out of a node (analytic.h; the flow model runs that many
+     * rings).
+     */
+    guint ring_nics;
 
     /*
      * The GEMM shape model (include/shiftsim/analytic.h): a GEMM runs as tiles of gemm_tile_m x

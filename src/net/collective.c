@@ -176,7 +176,10 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
         k = run;
     uniform = uniform && run == k;
     l->k = uniform ? k : 0;
-    l->channels = uniform && l->n_nodes > 1 ? k : 1;
+    /* Across nodes a ring per member of a node (NCCL's rail-aligned channels), or ring_nics
+     * rings where the cluster puts a communicator's channels on that many NICs. */
+    guint ring_nics = ssim_net_topo(net)->ring_nics;
+    l->channels = uniform && l->n_nodes > 1 ? (ring_nics > 0 ? MIN(k, ring_nics) : k) : 1;
     /* Inside one node of a full mesh: rings over every pair's link (mesh_rings), each link
      * carrying `uses` of them. */
     guint uses = 1;

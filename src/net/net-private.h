@@ -14,6 +14,8 @@ struct SsimNetTopo {
     guint gpus_per_node, nodes, nics_per_node, gpus_per_nic, rails, n_leaves, nodes_per_leaf;
     gboolean fullmesh; /* a link per pair of GPUs of a node, no NVSwitch (cluster.h) */
     gboolean sharp;    /* NVLink SHARP: NCCL's NVLS trees, the hierarchical all-reduce */
+    guint ring_nics;   /* a communicator's rings across nodes: at most this many (0: one per
+                          member of a node; cluster.h) */
 };
 
 /* The topology figures of `net` (zeros for a network made by ssim_net_new_links()). */

@@ -191,9 +191,9 @@ SsimNet *ssim_net_new_config(const SsimCluster *c, const SsimNetConfig *config, 
     SsimNet *net = net_alloc(n_links);
     net->config = *config;
     net->n_gpus = n_gpus;
-    net->topo = (struct SsimNetTopo){c->gpus_per_node,  c->nodes, c->nics_per_node,
-                                     c->gpus_per_nic,   c->rails, n_leaves,
-                                     c->nodes_per_leaf, mesh,     c->nvlink_sharp};
+    net->topo = (struct SsimNetTopo){
+        c->gpus_per_node,  c->nodes, c->nics_per_node, c->gpus_per_nic, c->rails, n_leaves,
+        c->nodes_per_leaf, mesh,     c->nvlink_sharp,  c->ring_nics};
     net->base_nic = 4 * n_gpus;
     net->base_leaf = net->base_nic + 2 * n_nics;
     net->base_pair = net->base_leaf + 2 * c->rails * n_leaves;

@@ -32,8 +32,13 @@ static const char *const gpu_keys[] = {"peak_tflops_fp8",    "peak_tflops_bf16",
                                        "hbm_bandwidth_GB_s", "sm_count",
                                        "sm_clock_MHz",       NULL};
 static const char *const nvlink_keys[] = {"bandwidth_GB_s", "latency_us", "sharp", NULL};
-static const char *const network_keys[] = {"nics_per_node", "nic_bandwidth_Gbit_s", "latency_us",
-                                           "algorithm",     "step_overhead_us",     NULL};
+static const char *const network_keys[] = {"nics_per_node",
+                                           "nic_bandwidth_Gbit_s",
+                                           "latency_us",
+                                           "algorithm",
+                                           "step_overhead_us",
+                                           "ring_nics",
+                                           NULL};
 static const char *const topology_keys[] = {"kind",
                                             "nvlink_ports",
                                             "pcie_bandwidth_GB_s",
@@ -152,6 +157,7 @@ static void set_default_topology(SsimCluster *c)
     c->spine_latency = 0;
     c->net_algorithm = SSIM_NET_ALGO_AUTO;
     c->step_overhead = 0;
+    c->ring_nics = 0;
     c->topology = SSIM_TOPOLOGY_RAIL_FAT_TREE;
     c->nvlink_pair_bw = 0.0;
 }
@@ -409,6 +415,9 @@ static gboolean check_cluster(const SsimCluster *c, const char **group, const ch
         FAIL("network", "algorithm", "must be auto, ring, tree or hierarchical");
     if (c->step_overhead < 0)
         FAIL("network", "step_overhead_us", "must be >= 0");
+    if (c->ring_nics > c->nics_per_node)
+        FAIL("network", "ring_nics", "%u is out of range (must be in [1, nics_per_node = %u])",
+             c->ring_nics, c->nics_per_node);
     if (c->gemm_tile_m == 0 || c->gemm_tile_n == 0)
         FAIL("efficiency", "gemm_tile_m", "tile sizes must be positive");
     if (c->gemm_tile_overhead < 0)
@@ -555,6 +564,7 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
     if (!ssim_ini_enum(ini, "network", "algorithm", FALSE, algorithm_names, SSIM_NET_ALGO_DIRECT,
                        &c->net_algorithm, error) ||
         !read_time_us(ini, "network", "step_overhead_us", FALSE, &c->step_overhead, error) ||
+        !ssim_ini_uint(ini, "network", "ring_nics", FALSE, 1, &c->ring_nics, error) ||
         !ssim_ini_enum(ini, "topology", "kind", FALSE, topology_kinds, G_N_ELEMENTS(topology_kinds),
                        &c->topology, error) ||
         !ssim_ini_uint(ini, "topology", "nvlink_ports", FALSE, 1, &c->nvlink_ports, error) ||
@@ -695,6 +705,8 @@ GString *ssim_cluster_write_ini(const SsimCluster *c, const char *comment)
     g_string_append_printf(out, "algorithm = %s\n",
                            ssim_net_algorithm_name((SsimNetAlgorithm)c->net_algorithm));
     kv(out, "step_overhead_us", us_of(c->step_overhead));
+    if (c->ring_nics > 0)
+        g_string_append_printf(out, "ring_nics = %u\n", c->ring_nics);
     g_string_append(out, "\n[efficiency]\n");
     kv(out, "gemm", c->gemm_efficiency);
     kv(out, "gemm_half_gflop", c->gemm_half_flops / 1e9);

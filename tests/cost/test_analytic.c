@@ -236,6 +236,70 @@ Test(analytic, trees_across_nodes_with_and_without_nvlink_sharp)
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLGATHER, S, 16, 2, 8), 11793750);
 }
 
+/* Where a communicator's rings leave a node through ring_nics NICs (cluster.h), what it moves
+ * out of a node is capped at B_node = ring_nics NICs.  16 ranks, 8 per node on 2 nodes, S = 1 GB,
+ * a NIC of 10 GB/s a GPU, ring_nics 2: B_node = 20 GB/s:
+ *   rings:     B_ring = min(8 * 10, 20, 8/7 * 100) = 20 GB/s; 30 steps of 5 us + 1e9/16/20e9 s
+ *              = 30 * 3.13 ms = 93.9 ms
+ *   trees:     their bandwidth time, 2 * 15/16 * 1e9/20e9 = 93.75 ms (NCCL's tuner's pick)
+ *   two-level: 2 [7 * 1 us + 7/8 * 1e9/100e9] + 2 * 5 us + 2 * 1/2 * 1e9/20e9
+ *              = 14 us + 17.5 ms + 10 us + 50 ms = 67.524 ms
+ * One member per node (8 ranks on 8 nodes) keeps its NIC, 10 GB/s, under the cap; with two NICs
+ * of 5 GB/s a GPU and ring_nics 1 it gets one, 5 GB/s: 2 * 7 * 5 us + 2 * 7/8 * 1e9/5e9 =
+ * 350.07 ms. */
+Test(analytic, ring_nics_cap_what_a_collective_moves_out_of_a_node)
+{
+    SsimAnalyticParams p = round_params();
+    p.ib_bw = 10e9;
+    const guint64 S = 1000000000;
+    p.nics_per_gpu = 1;
+    p.ring_nics = 2;
+    p.net_algorithm = SSIM_NET_ALGO_RING;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8),
+              30 * (5000 + 3125000));
+    p.net_algorithm = SSIM_NET_ALGO_AUTO;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8), 93750000);
+    assert_ns(ssim_analytic_two_level_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8),
+              14000 + 17500000 + 10000 + 50000000);
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 8, 8, 1),
+              70000 + 175000000);
+    p.nics_per_gpu = 2;
+    p.ring_nics = 1;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 8, 8, 1),
+              70000 + 350000000);
+    /* Without the cap (0), the k NIC shares: B_ring = 80 GB/s, as before. */
+    p.ring_nics = 0;
+    p.net_algorithm = SSIM_NET_ALGO_RING;
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8),
+              30 * (5000 + 781250));
+}
+
+/* The bundled Jean Zay nodes (8 A100, 4 x 100 Gb/s Omni-Path, ring_nics 1) against the all-reduce
+ * BigScience measured on four of them (traces/jean-zay-a100: 4 GB in fp32 over 32 ranks, 8 per
+ * node, 1.527 s on average, NCCL's rings leaving each node through one NIC), which set their ib
+ * figure: the model must give it back, and a communicator of two members per node, one NIC's
+ * worth too (BLOOM's data-parallel groups), not the four NICs a DGX would lend it. */
+Test(analytic, bundled_jean_zay_cluster_reproduces_its_allreduce)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("jean-zay-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert_eq(c->ring_nics, 1);
+    SsimAnalyticParams p;
+    ssim_analytic_params_from_cluster(&p, c, SSIM_DTYPE_BF16);
+    double t =
+        (double)ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 4000000000ULL, 32, 4, 8) /
+        1e9;
+    cr_assert(fabs(t / 1.526955 - 1) < 0.005, "%g s", t);
+    /* 8 ranks, 2 per node on 4 nodes: 2 NIC shares = one NIC, the cap; a ring step moves
+     * S/8 at 12.5 GB/s x ib. */
+    double one_nic = c->nic_bw * c->ib_efficiency;
+    double t2 =
+        (double)ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 4000000000ULL, 8, 4, 2) /
+        1e9;
+    cr_assert(fabs(t2 / (2.0 * 7 / 8 * 4e9 / one_nic) - 1) < 0.01, "%g s", t2);
+}
+
 /* The bundled vTrain nodes (8 A100, 4 x 200 Gb/s HDR, no NVLink SHARP) on two nodes, against two
  * public all_reduce_perf runs on such nodes, 16 ranks, NCCL's own choice of algorithm: 86 GB/s
  * of bus bandwidth (github.com/NVIDIA/nccl-tests/issues/175) and 91 GB/s at 1-8 GB

@@ -101,6 +101,30 @@ Test(profile_comm, four_per_node_is_never_reused_for_one_per_node)
               same_half.time_us, hand_same_half);
 }
 
+/* A cluster that puts a communicator's rings on ring_nics NICs (analytic.h) gives a rank of a
+ * node with k members ring_nics / k NICs (at most its own share): a curve measured so, 16 ranks
+ * as 4 per node through one NIC a node (0.25 a rank), is its own layout again and answers
+ * exactly; without the cap each rank has its NIC and the NIC-bound part is 4 times faster. */
+Test(profile_comm, ring_nics_layout_is_the_measured_one)
+{
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    add_curve(p, 16, 4, 0.25);
+    add_curve(p, 4, 4, 0);
+    SsimAnalyticParams net = network(1);
+    net.ring_nics = 1;
+    SsimCostEstimate e;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, GIB, 16, 4, NULL,
+                                     &net, &e));
+    cr_assert_eq(e.source, SSIM_COST_EXACT);
+    cr_assert_float_eq(e.time_us, hier_allreduce((double)GIB, 4, 4, 0.25) * 1e6, 1e-6);
+    net.ring_nics = 0;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, GIB, 16, 4, NULL,
+                                     &net, &e));
+    cr_assert_eq(e.source, SSIM_COST_SCALED);
+    double hand = hier_allreduce((double)GIB, 4, 4, 1) * 1e6;
+    cr_assert(fabs(e.time_us - hand) < 1e-4 * hand, "%g vs %g", e.time_us, hand);
+}
+
 /* Another rank count across nodes (32 ranks, 8 per node) scales through the model too, and a
  * profile without any curve across nodes leaves the answer to the analytical model. */
 Test(profile_comm, other_rank_counts_and_no_inter_node_curve)

@@ -141,6 +141,32 @@ Test(net_comm, ring_allreduce_closed_form_across_nodes)
     cr_assert_eq(run_makespan(g4, net4), ring_allreduce(4, 5000, 4000000, 1.0));
 }
 
+/* A cluster that puts a communicator's rings on ring_nics NICs (cluster.h) runs that many rings
+ * across nodes, not one per member of a node: on 2 nodes x 4 GPUs (NICs of 1 byte/ns) one ring
+ * carries the whole S/8 a step over one NIC (B = 1 byte/ns), two rings half each over two
+ * (B = 2); the uncapped four give B = 4 (ring_allreduce_closed_form_across_nodes).  alpha as
+ * there: NVLink + inter-node latency. */
+Test(net_comm, ring_nics_limits_the_rings_across_nodes)
+{
+    guint32 r[8];
+    range(r, 8, 0, 1);
+    g_autoptr(SsimGraph) g = coll_graph(SSIM_COLL_ALLREDUCE, r, 8, 32 * 1000, 1);
+    for (guint nics = 1; nics <= 2; nics++) {
+        g_autoptr(SsimCluster) c = t_round_cluster(2, 4);
+        c->ring_nics = nics;
+        g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
+        cr_assert_eq(run_makespan(g, net), ring_allreduce(8, 7000, 32000, (double)nics));
+    }
+    /* One member per node is one ring whatever the cap. */
+    g_autoptr(SsimCluster) c4 = t_round_cluster(4, 4);
+    c4->ring_nics = 1;
+    g_autoptr(SsimNet) net4 = net_for(c4, SSIM_NET_ALGO_RING, 0);
+    guint32 dp[4];
+    range(dp, 4, 1, 4);
+    g_autoptr(SsimGraph) g4 = coll_graph(SSIM_COLL_ALLREDUCE, dp, 4, 4000000, 1);
+    cr_assert_eq(run_makespan(g4, net4), ring_allreduce(4, 5000, 4000000, 1.0));
+}
+
 Test(net_comm, concurrent_collectives_share_links)
 {
     /* Two all-reduces over the same 4 GPUs at once: each gets half of every NVLink, so the

@@ -171,6 +171,29 @@ Test(cluster, error_negative_collective_copy)
                              "collective_copy_GB_s: -5 is out of range");
 }
 
+/* ring_nics (the NICs a communicator's rings leave a node through): a positive integer, at most
+ * the node's NICs; absent, 0 (no cap). */
+Test(cluster, ring_nics_range)
+{
+    assert_a100_line_refused("step_overhead_us = 0", "step_overhead_us = 0\nring_nics = 9",
+                             "ring_nics: 9 is out of range (must be in [1, nics_per_node = 8])");
+    assert_a100_line_refused("step_overhead_us = 0", "step_overhead_us = 0\nring_nics = 0",
+                             "ring_nics:");
+    assert_a100_line_refused("step_overhead_us = 0", "step_overhead_us = 0\nring_nics = 1.5",
+                             "ring_nics:");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert_eq(c->ring_nics, 0);
+    g_autoptr(GString) plain = ssim_cluster_write_ini(c, NULL);
+    cr_assert_null(strstr(plain->str, "ring_nics"), "%s", plain->str);
+    c->ring_nics = 2;
+    g_autoptr(GString) ini = ssim_cluster_write_ini(c, NULL);
+    g_autoptr(SsimCluster) d = ssim_cluster_load_data(ini->str, (gssize)ini->len, "x.ini", &error);
+    cr_assert_not_null(d, "%s", error ? error->message : "");
+    cr_assert_eq(d->ring_nics, 2);
+}
+
 Test(cluster, error_unknown_group)
 {
     g_autofree char *msg = load_fail("unknown-group.ini");
