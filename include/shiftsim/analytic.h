@@ -209,6 +209,10 @@ SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *params, SsimCol
  * its two levels from measured curves (cost/profile-comm.c). */
 SsimTime ssim_analytic_two_level_time(const SsimAnalyticParams *params, SsimCollKind kind,
                                       guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
+/* The NICs through which each of a collective's `per_node` members of a node sends across nodes:
+ * its GPU's share (nics_per_gpu), or of the ring_nics NICs a communicator's rings are put on,
+ * ring_nics / per_node, where that is fewer. */
+double ssim_analytic_rank_nics(const SsimAnalyticParams *params, guint per_node);
 /* The bytes one member of a collective of `kind` over `n` members reads and writes in its own
  * buffers (the copy term above; S = `bytes` as nccl-tests counts it). */
 double ssim_analytic_copy_bytes(SsimCollKind kind, double bytes, guint n);

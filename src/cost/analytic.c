@@ -119,6 +119,14 @@ static double hop_bw(const SsimAnalyticParams *p)
     return p->nvlink_pair_bw > 0 ? p->nvlink_pair_bw : p->nvlink_bw;
 }
 
+double ssim_analytic_rank_nics(const SsimAnalyticParams *p, guint per_node)
+{
+    double nics = p->nics_per_gpu;
+    if (p->ring_nics > 0 && per_node > 0)
+        nics = MIN(nics, (double)p->ring_nics / per_node);
+    return nics;
+}
+
 double ssim_analytic_copy_bytes(SsimCollKind kind, double bytes, guint n)
 {
     switch (kind) {
@@ -159,7 +167,7 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
      * cluster puts a communicator's rings on ring_nics of them. */
     double b_out = k * p->ib_bw;
     if (p->ring_nics > 0 && p->nics_per_gpu > 0)
-        b_out = MIN(b_out, p->ring_nics * p->ib_bw / p->nics_per_gpu);
+        b_out *= ssim_analytic_rank_nics(p, (guint)k) / p->nics_per_gpu;
     double t = 0;
     switch (kind) {
     case SSIM_COLL_ALLREDUCE:

@@ -335,11 +335,7 @@ gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, 
         ranks_per_node = ranks;
     const ProfileIndex *ix = profile_index_get(profile);
     double x = bytes > 0 ? (double)bytes : 1.0;
-    /* The NICs a rank's inter-node traffic goes through: its share of the node's, or of the
-     * ring_nics NICs a communicator's rings are put on (analytic.h). */
-    double nics = fallback ? fallback->nics_per_gpu : 0;
-    if (fallback && fallback->ring_nics > 0)
-        nics = MIN(nics, (double)fallback->ring_nics / ranks_per_node);
+    double nics = fallback ? ssim_analytic_rank_nics(fallback, ranks_per_node) : 0;
     gboolean intra = ranks_per_node >= ranks;
     double t;
     SsimCostSource src = SSIM_COST_EXACT;
