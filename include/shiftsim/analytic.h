@@ -66,7 +66,7 @@
  *   its own NIC (rail-aligned), every step moving S/n per member at B_ring = min(k B_ib,
  *   k/(k-1) B_nv) (the k NICs, or NVLink over the k-1 hops of a member that stay in its node),
  *   and where the cluster puts a communicator's rings on ring_nics NICs (cluster.h), at most
- *   B_node = ring_nics B_ib / nics_per_gpu (those NICs at ib_efficiency):
+ *   B_node = ring_nics nic_bw ib_efficiency (those NICs at the cluster's efficiency):
  *   B_ring = min(k B_ib, B_node, k/(k-1) B_nv), and
  *   k B_ib is min(k B_ib, B_node) in every form below (k = 1: B_ib is min(B_ib, B_node)):
  *     all-reduce                 2 (n-1) (a_ib + S/n / B_ring)
@@ -175,7 +175,10 @@ typedef struct {
                              * or (auto) the faster (cluster.h, [network] algorithm) */
     gboolean nvlink_sharp;  /* NVLS trees: the two-level form's halved network traffic */
     guint ring_nics;        /* the NICs one collective's rings leave a node through (cluster.h;
-                             * 0: one ring a member): B_node = ring_nics ib_bw / nics_per_gpu */
+                             * 0: one ring a member), for a layout's NICs a rank */
+    double ring_node_bw;    /* B_node: those NICs' bytes/s at ib_efficiency (0: no cap); not
+                             * from ib_bw / nics_per_gpu, which a caller may set to a measured
+                             * layout's NICs (cost/profile-predict.c) */
 } SsimAnalyticParams;
 
 /* One GEMM shape: C[m x n] = A[m x k] B[k x n], `batch` of them (2 m n k batch FLOPs). */

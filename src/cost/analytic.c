@@ -60,6 +60,7 @@ void ssim_analytic_params_from_cluster(SsimAnalyticParams *params, const SsimClu
         .net_algorithm = cluster->net_algorithm,
         .nvlink_sharp = cluster->nvlink_sharp,
         .ring_nics = cluster->ring_nics,
+        .ring_node_bw = cluster->ring_nics * cluster->nic_bw * cluster->ib_efficiency,
     };
 }
 
@@ -163,11 +164,9 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
     double a_ib = ssim_time_to_seconds(p->ib_latency);
     gboolean cross = n_nodes > 1;
     double b_nv = node_bw(p, cross ? k : n), b_hop = hop_bw(p);
-    /* What the k members move out of a node together: their NIC shares, or fewer NICs where the
-     * cluster puts a communicator's rings on ring_nics of them. */
-    double b_out = k * p->ib_bw;
-    if (p->ring_nics > 0 && p->nics_per_gpu > 0)
-        b_out *= ssim_analytic_rank_nics(p, (guint)k) / p->nics_per_gpu;
+    /* One member's rate across nodes: its NIC share, or its share of B_node where the cluster
+     * puts a communicator's rings on fewer NICs. */
+    double b_ib = p->ring_node_bw > 0 ? MIN(p->ib_bw, p->ring_node_bw / k) : p->ib_bw;
     double t = 0;
     switch (kind) {
     case SSIM_COLL_ALLREDUCE:
@@ -178,21 +177,20 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
         if (!cross) {
             t = f * ((n - 1) * a_nv + (n - 1) / n * S / b_nv);
         } else if (k <= 1) {
-            t = f * ((n - 1) * a_ib + (n - 1) / n * S / b_out);
+            t = f * ((n - 1) * a_ib + (n - 1) / n * S / b_ib);
         } else {
             /* Two levels: reduce-scatter inside the node, the all-reduce across, all-gather
              * inside (for an all-gather or a reduce-scatter, its half of that). */
             t = f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
-                f * ((N - 1) * a_ib +
-                     (N - 1) / N * (b_out < k * p->ib_bw ? S / b_out : (S / k) / p->ib_bw));
+                f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / b_ib);
             if (rings) {
                 /* NCCL's rings across nodes: k of them, each leaving a node through its own
-                 * NIC (or all through ring_nics NICs: b_out), so a step moves S/n per member at
+                 * NIC (or all through ring_nics NICs: b_ib), so a step moves S/n per member at
                  * the NICs' rate or, if lower, at NVLink's over the k - 1 hops of each member
                  * that stay inside its node.  An
                  * all-reduce takes NCCL's trees when faster, as its tuner picks, unless the
                  * cluster's [network] algorithm names one. */
-                double b_ring = MIN(b_out, k / (k - 1) * b_nv);
+                double b_ring = MIN(k * b_ib, k / (k - 1) * b_nv);
                 double ring = f * (n - 1) * (a_ib + S / n / b_ring);
                 /* The trees: the two-level form on NVLink SHARP nodes (NVLS trees); without
                  * it their steps are fewer but their bytes no fewer than the rings'. */

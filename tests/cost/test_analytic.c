@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include <shiftsim/analytic.h>
+#include <shiftsim/data.h>
 #include <shiftsim/profile.h>
 
 #include <math.h>
@@ -252,8 +253,7 @@ Test(analytic, ring_nics_cap_what_a_collective_moves_out_of_a_node)
     SsimAnalyticParams p = round_params();
     p.ib_bw = 10e9;
     const guint64 S = 1000000000;
-    p.nics_per_gpu = 1;
-    p.ring_nics = 2;
+    p.ring_node_bw = 20e9;
     p.net_algorithm = SSIM_NET_ALGO_RING;
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8),
               30 * (5000 + 3125000));
@@ -263,12 +263,11 @@ Test(analytic, ring_nics_cap_what_a_collective_moves_out_of_a_node)
               14000 + 17500000 + 10000 + 50000000);
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 8, 8, 1),
               70000 + 175000000);
-    p.nics_per_gpu = 2;
-    p.ring_nics = 1;
+    p.ring_node_bw = 5e9;
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 8, 8, 1),
               70000 + 350000000);
     /* Without the cap (0), the k NIC shares: B_ring = 80 GB/s, as before. */
-    p.ring_nics = 0;
+    p.ring_node_bw = 0;
     p.net_algorithm = SSIM_NET_ALGO_RING;
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, S, 16, 2, 8),
               30 * (5000 + 781250));
@@ -298,6 +297,20 @@ Test(analytic, bundled_jean_zay_cluster_reproduces_its_allreduce)
         (double)ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 4000000000ULL, 8, 4, 2) /
         1e9;
     cr_assert(fabs(t2 / (2.0 * 7 / 8 * 4e9 / one_nic) - 1) < 0.01, "%g s", t2);
+    /* The bundled row itself, priced as `shiftsim profile check` prices it: at its recorded
+     * layout (0.125 NICs a rank, which ssim_profile_row_time() puts in nics_per_gpu) and by the
+     * cluster's closed forms alone, which that layout must not undo. */
+    g_autofree char *path = ssim_data_find("traces/jean-zay-a100/allreduce-4x8.csv");
+    cr_assert_not_null(path);
+    g_autoptr(SsimProfile) measured = ssim_profile_load(path, &error);
+    cr_assert_not_null(measured, "%s", error ? error->message : "");
+    g_autoptr(SsimProfile) empty = ssim_profile_new();
+    SsimCostEstimate e;
+    const SsimProfileRow *row = ssim_profile_row(measured, 0);
+    cr_assert_float_eq(row->nics_per_rank, 0.125, 1e-12);
+    cr_assert(ssim_profile_row_time(empty, row, &p, &e));
+    cr_assert_eq(e.source, SSIM_COST_ANALYTICAL);
+    cr_assert(fabs(e.time_us / row->time_us - 1) < 0.005, "%g us", e.time_us);
 }
 
 /* The bundled vTrain nodes (8 A100, 4 x 200 Gb/s HDR, no NVLink SHARP) on two nodes, against two
