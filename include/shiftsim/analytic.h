@@ -208,8 +208,9 @@ SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *params, const SsimGem
 /* A collective of `kind` over `n_ranks` members on `n_nodes` nodes (at most per_node on one). */
 SsimTime ssim_analytic_collective_time(const SsimAnalyticParams *params, SsimCollKind kind,
                                        guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
-/* The same with the two-level form across nodes, never the rings: for callers that calibrate
- * its two levels from measured curves (cost/profile-comm.c). */
+/* The same with the two-level form across nodes, never the rings, whatever the collective (what
+ * [network] algorithm = hierarchical gives an all-reduce; the collectives carried from measured
+ * curves take the cluster's own form, cost/profile-comm.c). */
 SsimTime ssim_analytic_two_level_time(const SsimAnalyticParams *params, SsimCollKind kind,
                                       guint64 bytes, guint n_ranks, guint n_nodes, guint per_node);
 /* The NICs through which each of a collective's `per_node` members of a node sends across nodes:

@@ -119,8 +119,7 @@ static gboolean intra_by_busbw(const ProfileIndex *ix, SsimProfileComm op, int d
  * The network model's two levels: NVLink inside a node (latency per step, bus bandwidth per
  * rank) and the NICs between nodes (latency per step, bandwidth per NIC).  A collective's time
  * under them is the analytic model's closed form (analytic.h) with the inter-node bandwidth per
- * rank = per-NIC bandwidth x NICs per rank, in its two-level form (ssim_analytic_two_level_time:
- * each level's cost adds, so each can be solved for on its own).
+ * rank = per-NIC bandwidth x NICs per rank, in the form the cluster prices it in (Form).
  */
 typedef struct {
     double a_nv, b_nv; /* s per step; bytes/s per rank */
@@ -132,15 +131,23 @@ typedef struct {
     double nics;
 } Layout;
 
-/* model_time()'s scale, and the unit level calibrate_level() solves against (1 ms per step,
- * 1 GB/s): both keep the closed forms' int64 nanoseconds far from overflow and from rounding. */
+/* The form of a collective across nodes (analytic.h): the cluster's NVLink SHARP and [network]
+ * algorithm (NCCL's rings, its trees, the faster, or two levels), so that a curve is carried as
+ * the cluster's own closed form would price it; without a cluster, NCCL's own choice on a switch
+ * without SHARP. */
+typedef struct {
+    gboolean sharp;
+    guint algorithm;
+} Form;
+
+/* model_time()'s scale: it keeps the closed forms' int64 nanoseconds far from overflow and from
+ * rounding. */
 #define TIME_SCALE 1e3
-#define UNIT_LAT   1e-3
-#define UNIT_BW    1e9
 
 /* The model's time in seconds of `op` over `lay` for `bytes` (latencies and bandwidths of `l`;
  * a bandwidth of 0 stands for an infinitely fast level). */
-static double model_time(SsimProfileComm op, double bytes, const Layout *lay, const Levels *l)
+static double model_time(SsimProfileComm op, double bytes, const Layout *lay, const Levels *l,
+                         const Form *form)
 {
     guint nodes = (lay->ranks + lay->rpn - 1) / MAX(lay->rpn, 1u);
     double nics = lay->nics > 0 ? lay->nics : 1.0;
@@ -150,6 +157,8 @@ static double model_time(SsimProfileComm op, double bytes, const Layout *lay, co
         .ib_bw = l->b_nic > 0 ? l->b_nic * nics : 1e30,
         .ib_latency = ssim_time_from_seconds(l->a_ib * TIME_SCALE),
         .gpus_per_node = MAX(lay->rpn, 1u),
+        .nvlink_sharp = form->sharp,
+        .net_algorithm = form->algorithm,
     };
     /* Latencies and bytes scaled by TIME_SCALE keep the nanosecond rounding of the closed forms
      * a thousand times below the figures compared (the result is scaled back). */
@@ -157,7 +166,7 @@ static double model_time(SsimProfileComm op, double bytes, const Layout *lay, co
     SsimTime t =
         op == SSIM_PCOMM_SENDRECV
             ? ssim_analytic_p2p_time(&p, b, nodes > 1)
-            : ssim_analytic_two_level_time(&p, (SsimCollKind)op, b, lay->ranks, nodes, lay->rpn);
+            : ssim_analytic_collective_time(&p, (SsimCollKind)op, b, lay->ranks, nodes, lay->rpn);
     return ssim_time_to_seconds(t) / TIME_SCALE;
 }
 
@@ -190,61 +199,82 @@ static void curve_line(const ProfileIndex *ix, const Curve *c, gboolean small, d
     *a = (sy - *b * sx) / m;
 }
 
-/* The slope (s per byte) and the latency (s) of the model with levels `l`, where `which` is 1 to
- * keep only the NVLink level, 2 only the NIC level, 3 both. */
-static void model_line(SsimProfileComm op, const Layout *lay, const Levels *l, int which, double *a,
-                       double *b)
+/* Which level calibrate_level() solves for, and which part of the model's line. */
+enum { SOLVE_NVLINK = 1, SOLVE_NIC = 2 };
+enum { PART_LATENCY, PART_SLOPE };
+
+/* Part `part` of the model's line with levels `l`: its time at 0 bytes with every bandwidth
+ * infinite (s), or its time per byte with every latency 0 (s per byte). */
+static double model_part(SsimProfileComm op, const Layout *lay, Levels l, const Form *form,
+                         int part)
 {
-    Levels bw = *l, lat = *l;
-    bw.a_nv = bw.a_ib = 0;
-    lat.b_nv = lat.b_nic = 0; /* infinitely fast: latency only */
-    if (!(which & 1)) {
-        bw.b_nv = 0;
-        lat.a_nv = 0;
-    }
-    if (!(which & 2)) {
-        bw.b_nic = 0;
-        lat.a_ib = 0;
-    }
     const double S = 1e9;
-    *b = model_time(op, S, lay, &bw) / S;
-    *a = model_time(op, 0, lay, &lat);
+    if (part == PART_LATENCY) {
+        l.b_nv = l.b_nic = 0; /* infinitely fast */
+        return model_time(op, 0, lay, &l, form);
+    }
+    l.a_nv = l.a_ib = 0;
+    return model_time(op, S, lay, &l, form) / S;
 }
 
-/* Which level calibrate_level() solves for. */
-enum { SOLVE_NVLINK = 1, SOLVE_NIC = 2 };
+/* The figure of level `solve` that gives part `part` of the model's line the measured `want`,
+ * the other level as it is in `l`.  The part grows with a latency and falls with a bandwidth,
+ * whatever the form (levels that add, or rings bound by the slower), so a bisection finds it
+ * (in log bandwidth).  Where the other level alone already gives at least `want` (noise, or a
+ * ring the other level binds), the level is solved on its own, the other one infinitely fast;
+ * where the level does not enter the part at all, it keeps its figure in `l`. */
+static double solve_level(SsimProfileComm op, const Layout *lay, const Levels *l, const Form *form,
+                          int solve, int part, double want)
+{
+    Levels m = *l;
+    double *v = solve == SOLVE_NIC ? (part == PART_LATENCY ? &m.a_ib : &m.b_nic)
+                                   : (part == PART_LATENCY ? &m.a_nv : &m.b_nv);
+    /* Latency: linear bisection on [0, 10 s]; bandwidth: log bisection on [1 kB/s, 1 PB/s]. */
+    double lo = part == PART_LATENCY ? 0 : log(1e3), hi = part == PART_LATENCY ? 10 : log(1e15);
+    double was = *v;
+    *v = 0; /* no latency, or an infinite bandwidth: the other level's floor */
+    double floor_part = model_part(op, lay, m, form, part);
+    *v = part == PART_LATENCY ? hi : exp(lo); /* the slowest figure tried */
+    if (!(model_part(op, lay, m, form, part) > floor_part))
+        return was; /* the level is not in this part of the curve's line (one rank a node) */
+    if (floor_part >= want * (1 - 1e-9)) {
+        /* The other level alone: every figure of it at its infinitely fast one. */
+        if (solve == SOLVE_NIC)
+            m.a_nv = m.b_nv = 0;
+        else
+            m.a_ib = m.b_nic = 0;
+        if (!(want > 0))
+            return 0;
+    }
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+        *v = part == PART_LATENCY ? mid : exp(mid);
+        gboolean above = model_part(op, lay, m, form, part) > want;
+        /* Above the measured part: a lower latency, or a higher bandwidth. */
+        if (above == (part == PART_LATENCY))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    double x = (lo + hi) / 2;
+    return part == PART_LATENCY ? x : exp(x);
+}
 
 /*
  * Calibrates level `solve` of `l` from curve `c`, the other level of `l` being known: its
  * latency from the curve's smallest sizes, its bandwidth from the largest, solved through the
- * model's closed form (an intra-node curve has only the NVLink level).
+ * model's closed form in the cluster's `form` (an intra-node curve has only the NVLink level).
  */
 static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileComm op, double nics,
-                            int solve, Levels *l)
+                            const Form *form, int solve, Levels *l)
 {
     Layout lay = {c->ranks, c->rpn, c->nics > 0 ? c->nics : nics};
     double a_us, b_us, a_big, slope_us;
     curve_line(ix, c, TRUE, &a_us, &b_us);
     curve_line(ix, c, FALSE, &a_big, &slope_us);
     double A = MAX(a_us, 0.0) * 1e-6, B = MAX(slope_us, 0.0) * 1e-6;
-    /* The unknown level with unit parameters gives its share per unit; the known one its part. */
-    Levels unit = *l, known = *l;
-    double a_known = 0, b_known = 0, a_unit, b_unit;
-    if (solve == SOLVE_NIC) {
-        unit.a_ib = UNIT_LAT, unit.b_nic = UNIT_BW;
-        model_line(op, &lay, &known, SOLVE_NVLINK, &a_known, &b_known);
-    } else {
-        unit.a_nv = UNIT_LAT, unit.b_nv = UNIT_BW;
-        if (c->rpn < c->ranks)
-            model_line(op, &lay, &known, SOLVE_NIC, &a_known, &b_known);
-    }
-    model_line(op, &lay, &unit, solve, &a_unit, &b_unit);
-    /* What is left of the measured slope for this level; never less than a twentieth of it
-     * (a noisy curve whose slope the known level alone explains).  Slope and latency are
-     * proportional to 1 / bandwidth and to latency: the unit level's scale them. */
-    double rest = MAX(B - b_known, 0.05 * B);
-    double bw = rest > 0 && b_unit > 0 ? UNIT_BW * b_unit / rest : 0;
-    double lat = a_unit > 0 ? UNIT_LAT * MAX(A - a_known, 0.0) / a_unit : 0;
+    double bw = B > 0 ? solve_level(op, &lay, l, form, solve, PART_SLOPE, B) : 0;
+    double lat = solve_level(op, &lay, l, form, solve, PART_LATENCY, A);
     if (solve == SOLVE_NIC) {
         l->b_nic = bw;
         l->a_ib = lat;
@@ -295,16 +325,17 @@ static gboolean scaled(const ProfileIndex *ix, SsimProfileComm op, int dtype, do
             c->ranks >= 2 && (intra == NULL || c->ranks > intra->ranks))
             intra = c;
     }
+    Form form = {net ? net->nvlink_sharp : FALSE, net ? net->net_algorithm : SSIM_NET_ALGO_AUTO};
     Levels l = {0};
     if (intra)
-        calibrate_level(ix, intra, op, 0, SOLVE_NVLINK, &l);
+        calibrate_level(ix, intra, op, 0, &form, SOLVE_NVLINK, &l);
     else if (net) {
         l.a_nv = ssim_time_to_seconds(net->nvlink_latency);
         l.b_nv = net->nvlink_bw;
     } else if (anchor->rpn > 1 || q->rpn > 1) {
         return FALSE; /* the NVLink level matters and nothing gives it */
     }
-    calibrate_level(ix, anchor, op, q->nics, SOLVE_NIC, &l);
+    calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NIC, &l);
     /* No NIC moves more than its line rate.  A curve that asks for more is one whose node-local
      * part ran faster than the closed form's ring over NVLink (NVLink SHARP, or a tree on two
      * nodes): then the NIC level is the cluster's effective one and what the curve measures is
@@ -314,12 +345,12 @@ static gboolean scaled(const ProfileIndex *ix, SsimProfileComm op, int dtype, do
         l.b_nic = MIN(net->nic_bw, net->ib_bw / nics_gpu);
         l.a_ib = ssim_time_to_seconds(net->ib_latency);
         if (intra == NULL)
-            calibrate_level(ix, anchor, op, q->nics, SOLVE_NVLINK, &l);
+            calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NVLINK, &l);
     }
     Layout m = {anchor->ranks, anchor->rpn, anchor->nics > 0 ? anchor->nics : q->nics};
     double tm;
     profile_curve_eval(ix, anchor, x, &tm);
-    double model_m = model_time(op, x, &m, &l), model_q = model_time(op, x, q, &l);
+    double model_m = model_time(op, x, &m, &l, &form), model_q = model_time(op, x, q, &l, &form);
     if (!(model_m > 0) || !(model_q > 0))
         return FALSE;
     *t = tm * model_q / model_m;

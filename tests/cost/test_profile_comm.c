@@ -3,10 +3,14 @@
  * time reused.  Oracle: profiles written from the network model's own closed forms with round
  * figures (NVLink 200 GB/s of bus bandwidth per rank and 2 us per step, 20 GB/s per NIC and 5 us
  * per step), so the per-level figures the lookup calibrates from the rows are exact and the time
- * it derives for another layout is the hand-computed one.
+ * it derives for another layout is the hand-computed one.  The form is the cluster's: two levels
+ * where its [network] algorithm is hierarchical (network(), below), NCCL's rings where it is the
+ * default on a switch without NVLink SHARP (the last tests).
  */
 #include <criterion/criterion.h>
 
+#include <shiftsim/cluster.h>
+#include <shiftsim/data.h>
 #include <shiftsim/profile.h>
 
 #include <math.h>
@@ -27,7 +31,17 @@ static double hier_allreduce(double S, double k, double N, double nics)
     return t;
 }
 
-static void add_curve(SsimProfile *p, guint ranks, guint rpn, double nics)
+/* The all-reduce of one form over n ranks, k a node, `nics` NICs a rank (hand-written). */
+typedef double (*AllreduceForm)(double S, double n, double k, double nics);
+
+static double two_levels(double S, double n, double k, double nics)
+{
+    return hier_allreduce(S, k, n / k, nics);
+}
+
+/* Rows of 1 MiB to 1 GiB written in `form` at `nics` NICs a rank; the rows record `row_nics`. */
+static void add_form_curve(SsimProfile *p, guint ranks, guint rpn, double row_nics, double nics,
+                           AllreduceForm form)
 {
     for (guint64 S = 1u << 20; S <= GIB; S *= 2) {
         SsimProfileRow r;
@@ -37,15 +51,23 @@ static void add_curve(SsimProfile *p, guint ranks, guint rpn, double nics)
         r.bytes = S;
         r.ranks = ranks;
         r.ranks_per_node = rpn;
-        r.nics_per_rank = nics;
-        r.time_us = hier_allreduce((double)S, rpn, ranks / rpn, nics > 0 ? nics : 1) * 1e6;
+        r.nics_per_rank = row_nics;
+        r.time_us = form((double)S, ranks, rpn, nics) * 1e6;
         cr_assert(ssim_profile_add_row(p, &r, NULL));
     }
 }
 
+static void add_curve(SsimProfile *p, guint ranks, guint rpn, double nics)
+{
+    add_form_curve(p, ranks, rpn, nics, nics > 0 ? nics : 1, two_levels);
+}
+
+/* A cluster whose collectives across nodes take the two levels ([network] algorithm =
+ * hierarchical), the form the curves above are written in. */
 static SsimAnalyticParams network(double nics_per_gpu)
 {
-    return (SsimAnalyticParams){.nvlink_bw = B_NV,
+    return (SsimAnalyticParams){.net_algorithm = SSIM_NET_ALGO_HIERARCHICAL,
+                                .nvlink_bw = B_NV,
                                 .nvlink_latency = 2000,
                                 .ib_bw = B_NIC * nics_per_gpu,
                                 .ib_latency = 5000,
@@ -161,17 +183,7 @@ Test(profile_comm, nics_per_node_metadata)
     g_autoptr(SsimProfile) p = ssim_profile_new();
     ssim_profile_set_meta(p, "nics_per_node", "2");
     /* Written with half a NIC per rank but not recording it. */
-    for (guint64 S = 1u << 20; S <= GIB; S *= 2) {
-        SsimProfileRow r;
-        ssim_profile_row_init(&r, SSIM_PROFILE_COMM);
-        r.op = "allreduce";
-        r.dtype = SSIM_DTYPE_BF16;
-        r.bytes = S;
-        r.ranks = 16;
-        r.ranks_per_node = 4;
-        r.time_us = hier_allreduce((double)S, 4, 4, 0.5) * 1e6;
-        cr_assert(ssim_profile_add_row(p, &r, NULL));
-    }
+    add_form_curve(p, 16, 4, 0, 0.5, two_levels);
     add_curve(p, 4, 4, 0);
     SsimAnalyticParams net = network(1);
     SsimCostEstimate e;
@@ -214,4 +226,91 @@ Test(profile_comm, nic_level_never_above_line_rate)
     cr_assert_eq(e.source, SSIM_COST_SCALED);
     double hand = 150 + 2 * (15.0 / 16.0) * (double)GIB / 20e9 * 1e6;
     cr_assert(fabs(e.time_us - hand) < 1e-3 * hand, "got %g us, hand %g us", e.time_us, hand);
+}
+
+/* An all-reduce across nodes as a cluster without NVLink SHARP prices it by default (analytic.h):
+ * NCCL's k rings, each step moving S/n per member at B_ring = min(k B_NIC nics, k/(k-1) B_NV), or
+ * its trees where faster, which cross the network in two levels but never with fewer bytes than
+ * the rings: max(T2, 2 (n-1)/n S / B_ring). */
+static double nccl_allreduce(double S, double n, double k, double nics)
+{
+    double b_ring = fmin(k * B_NIC * nics, k / (k - 1) * B_NV);
+    double ring = 2 * (n - 1) * (A_IB + S / n / b_ring);
+    double tree = fmax(hier_allreduce(S, k, n / k, nics), 2 * (n - 1) / n * S / b_ring);
+    return fmin(ring, tree);
+}
+
+/*
+ * Measured: 32 ranks as 8 per node on 4 nodes, in that form (and 8 ranks on one node).  Asked:
+ * 16 ranks on 2 nodes and 64 on 8, 8 per node.  NCCL's rings run over every rank, so the time
+ * follows (n-1)/n of the ring: at 1 GiB 2 x 15 steps of 5 us and 2 x 15/16 of the buffer at
+ * 8 NICs x 20 GB/s, 12732.9 us, 4.4% under the 32 ranks' 13312.3 us.  The two-level form, which
+ * the lookup used for every cluster before, follows (N-1)/N of the nodes instead and made the
+ * 2-node group a third faster than the 4-node one.
+ */
+Test(profile_comm, rings_carry_to_other_node_counts)
+{
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    add_form_curve(p, 32, 8, 1, 1, nccl_allreduce);
+    add_curve(p, 8, 8, 0);
+    SsimAnalyticParams net = network(1);
+    net.net_algorithm = SSIM_NET_ALGO_AUTO;
+    double hand16 = 2 * 15 * 5.0 + 2 * (15.0 / 16) * (double)GIB / 160e9 * 1e6;
+    cr_assert_float_eq(hand16, 12732.9, 0.05);
+    cr_assert_float_eq(nccl_allreduce((double)GIB, 32, 8, 1) * 1e6, 13312.3, 0.1);
+    struct {
+        guint ranks;
+        double hand_us;
+    } q[] = {{16, hand16},
+             {64, 2 * 63 * 5.0 + 2 * (63.0 / 64) * (double)GIB / 160e9 * 1e6},
+             {32, nccl_allreduce((double)GIB, 32, 8, 1) * 1e6}};
+    for (guint i = 0; i < G_N_ELEMENTS(q); i++) {
+        SsimCostEstimate e;
+        cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, GIB, q[i].ranks,
+                                         8, NULL, &net, &e));
+        cr_assert_eq(e.source, q[i].ranks == 32 ? SSIM_COST_EXACT : SSIM_COST_SCALED);
+        cr_assert(fabs(e.time_us / q[i].hand_us - 1) < 1e-4, "%u ranks: got %g us, hand %g us",
+                  q[i].ranks, e.time_us, q[i].hand_us);
+    }
+    /* At 1 MiB the trees win (fewer steps): 2 x (7 x 2 us + 1 x 5 us) + 2 x 7/8 S / 200 GB/s +
+     * 2 x 1/2 (S/8) / 20 GB/s on 2 nodes. */
+    SsimCostEstimate e;
+    guint64 MIB = 1u << 20;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, MIB, 16, 8, NULL,
+                                     &net, &e));
+    double hand_tree =
+        2 * (7 * 2.0 + 5.0) + (2 * 7.0 / 8 * MIB / 200e9 + (double)MIB / 8 / 20e9) * 1e6;
+    cr_assert(fabs(e.time_us / hand_tree - 1) < 1e-3, "got %g us, hand %g us", e.time_us,
+              hand_tree);
+}
+
+/* The bundled Jean Zay measurement (traces/jean-zay-a100: 4 GB in fp32 over 32 ranks, 8 per node,
+ * NCCL's rings through one NIC a node), carried to other layouts through jean-zay-a100's network:
+ * the cluster's own closed form gives the measured row back within 0.01% (test_analytic.c), so
+ * the carried times must be its times at those layouts too: 2 nodes, 8 nodes, and one rank on
+ * each of 16 nodes (half a NIC each). */
+Test(profile_comm, bundled_jean_zay_row_carried_as_the_cluster_prices_it)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("jean-zay-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    g_autofree char *path = ssim_data_find("traces/jean-zay-a100");
+    cr_assert_not_null(path);
+    g_autoptr(SsimProfile) p = ssim_profile_load(path, &error);
+    cr_assert_not_null(p, "%s", error ? error->message : "");
+    SsimAnalyticParams net;
+    ssim_analytic_params_from_cluster(&net, c, SSIM_DTYPE_FP32);
+    const guint64 S = 4000000000ULL;
+    guint layout[][2] = {{16, 8}, {64, 8}, {16, 1}, {16, 2}};
+    for (guint i = 0; i < G_N_ELEMENTS(layout); i++) {
+        guint n = layout[i][0], k = layout[i][1];
+        SsimCostEstimate e;
+        cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_FP32, S, n, k, NULL,
+                                         &net, &e));
+        cr_assert_eq(e.source, SSIM_COST_SCALED);
+        double model =
+            (double)ssim_analytic_collective_time(&net, SSIM_COLL_ALLREDUCE, S, n, n / k, k) / 1e3;
+        cr_assert(fabs(e.time_us / model - 1) < 0.005, "%u ranks, %u a node: %g us, model %g us", n,
+                  k, e.time_us, model);
+    }
 }
