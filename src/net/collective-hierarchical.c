@@ -2,12 +2,20 @@
  * Hierarchical: all-reduce over a uniform multi-node group (N nodes of k members, k > 1, N > 1;
  * fits() refuses any other).  Reduce-scatter on each node's ring (k-1 steps of S/k over NVLink),
  * all-reduce of S/k on k rings of same-rail members across the N nodes (2(N-1) steps of
- * S/(kN)), all-gather on each node (k-1 steps of S/k).
+ * S/(kN)), all-gather on each node (k-1 steps of S/k).  Where the cluster puts a communicator's
+ * channels on ring_nics < k NICs (l->channels, collective.c), the k shares leave each node
+ * through the first `channels` members: that many rings of S/(channels N) a step.
  *
  * Steps come in two kinds, the intra-node steps (the first and last k-1) and the inter-node ones
  * between them; the steps of a kind start the same flows, so one of each is timed alone.
  */
 #include "src/net/collective-private.h"
+
+/* The rings across nodes: one per member of a node, or the cluster's ring_nics (channels). */
+static guint inter_rings(const Layout *l)
+{
+    return CLAMP(l->channels, 1u, l->k);
+}
 
 static gboolean fits(const Layout *l)
 {
@@ -32,9 +40,9 @@ static double estimate(Layout *l, const SsimNet *net, SsimCollKind kind, guint64
 {
     (void)kind;
     double S = (double)bytes, ov = coll_overhead_s(net);
-    double k = l->k, N = l->n_nodes;
+    double k = l->k, N = l->n_nodes, r = inter_rings(l);
     return 2 * (k - 1) * (ssim_time_to_seconds(l->a_intra) + ov + S / (k * l->b_intra)) +
-           2 * (N - 1) * (ssim_time_to_seconds(l->a_inter) + ov + S / (k * N * l->b_inter));
+           2 * (N - 1) * (ssim_time_to_seconds(l->a_inter) + ov + S / (r * N * l->b_inter));
 }
 
 static guint32 steps(Layout *l, const SsimNet *net, Inst *in)
@@ -67,8 +75,9 @@ static void flows(const Layout *l, const Inst *in, FlowSink *sink)
             for (guint q = 0; q < k; q++)
                 flow_start(sink, l->sorted[j * k + q], l->sorted[j * k + (q + 1) % k], b);
     } else {
-        guint64 b = coll_div_up(in->bytes, (guint64)k * N);
-        for (guint q = 0; q < k; q++)
+        guint r = inter_rings(l);
+        guint64 b = coll_div_up(in->bytes, (guint64)r * N);
+        for (guint q = 0; q < r; q++)
             for (guint j = 0; j < N; j++)
                 flow_start(sink, l->sorted[j * k + q], l->sorted[((j + 1) % N) * k + q], b);
     }

@@ -196,6 +196,18 @@ Test(net_comm, hierarchical_closed_form)
     cr_assert_eq(run_makespan(g, net), want);
     cr_assert_eq(ssim_net_estimate(net, SSIM_COLL_ALLREDUCE, SSIM_NET_ALGO_HIERARCHICAL, r, 8, S),
                  want);
+    /* With ring_nics (cluster.h) the four shares leave a node through 1 or 2 NICs: the
+     * all-reduce across is 2 steps of S/2 or S/4 at 1 byte/ns, the node's phases as above. */
+    for (guint nics = 1; nics <= 2; nics++) {
+        g_autoptr(SsimCluster) cn = t_round_cluster(2, 4);
+        cn->ring_nics = nics;
+        g_autoptr(SsimNet) netn = net_for(cn, SSIM_NET_ALGO_HIERARCHICAL, 0);
+        SsimTime capped = 2 * 3 * (2000 + S / 4 / 4) + 2 * 1 * (5000 + S / (2 * nics) / 1);
+        cr_assert_eq(run_makespan(g, netn), capped);
+        cr_assert_eq(
+            ssim_net_estimate(netn, SSIM_COLL_ALLREDUCE, SSIM_NET_ALGO_HIERARCHICAL, r, 8, S),
+            capped);
+    }
 }
 
 Test(net_comm, alltoall_direct_and_p2p)
