@@ -195,8 +195,8 @@ static int profile_query(int argc, char **argv)
         {"dtype", 0, 0, G_OPTION_ARG_STRING, &dtype_s, "bf16 (default), fp16, fp32, tf32, fp8",
          "T"},
         {"nics-per-rank", 0, 0, G_OPTION_ARG_DOUBLE, &nics,
-         "NICs each rank's inter-node traffic uses (default: the --cluster's NICs per GPU, else "
-         "as measured)",
+         "NICs each rank's inter-node traffic uses (default: the --cluster's NICs per GPU, fewer "
+         "where its ring_nics caps a node's; else as measured)",
          "X"},
         {"cluster", 'c', 0, G_OPTION_ARG_STRING, &cluster_name,
          "The network model (and analytical fallback) of this cluster: a collective measured at "
@@ -250,8 +250,11 @@ static int profile_query(int argc, char **argv)
         return ssim_cli_usage_error(VERB " query", "--nics-per-rank needs --cluster (the network "
                                                    "model the layout is carried through)");
     }
-    if (net && nics > 0)
+    if (net && nics > 0) {
+        /* The rank's NICs as given, which the cluster's ring_nics no longer caps. */
         net->nics_per_gpu = nics;
+        net->ring_nics = 0;
+    }
     SsimCostEstimate est;
     gboolean ok;
     if (comm) {

@@ -13,6 +13,7 @@
 #include "src/app/cli.h"
 #include <shiftsim/runs.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -175,6 +176,33 @@ Test(cli, profile_query_attention, .init = cr_redirect_stderr)
         g_autofree char *o = test_cli_stdout(argv, G_N_ELEMENTS(argv), &rc);
         cr_expect_eq(rc, 2, "%s %s %s: exit %d", bad[i][1], bad[i][2], bad[i][3], rc);
         cr_expect_str_empty(o);
+    }
+}
+
+/* profile query --nics-per-rank sets the NICs a rank's traffic uses, past the cluster's ring_nics:
+ * BigScience's Jean Zay row (32 ranks, 8 a node, one NIC a node) asked for 16 ranks, 2 a node,
+ * takes one NIC a node by default (two members at ring_nics 1), half the time with a NIC each (the
+ * rings' bytes at twice the rate; the override was capped at the default before), four times
+ * the time with an eighth of one each. */
+Test(cli, profile_query_nics_per_rank_overrides_ring_nics, .init = cr_redirect_stderr)
+{
+    g_autofree char *jz =
+        g_build_filename(SSIM_TEST_DATA, "..", "..", "traces", "jean-zay-a100", NULL);
+    const char *nics[] = {NULL, "1", "0.125"};
+    double us[3], want[3] = {1, 0.5, 4};
+    for (gsize i = 0; i < G_N_ELEMENTS(nics); i++) {
+        const char *argv[] = {"shiftsim",        "profile",   "query",   jz,
+                              "--comm",          "allreduce", "--bytes", "4G",
+                              "--dtype",         "fp32",      "--ranks", "16",
+                              "--per-node",      "2",         "-c",      "jean-zay-a100",
+                              "--nics-per-rank", nics[i]};
+        int rc = -1;
+        g_autofree char *out = test_cli_stdout(argv, G_N_ELEMENTS(argv) - (nics[i] ? 0 : 2), &rc);
+        cr_assert_eq(rc, 0, "--nics-per-rank %s", nics[i] ? nics[i] : "(none)");
+        cr_assert(strstr(out, "(scaled"), "%s", out);
+        us[i] = g_ascii_strtod(out, NULL);
+        cr_assert(fabs(us[i] / (want[i] * us[0]) - 1) < 0.01, "--nics-per-rank %s: %g us, %g",
+                  nics[i] ? nics[i] : "(none)", us[i], us[0]);
     }
 }
 
