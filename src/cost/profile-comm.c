@@ -38,11 +38,12 @@ static gboolean same_layout(const Curve *c, guint ranks, guint rpn, double nics)
 
 /*
  * The curves of `op` with the query's layout; among them the same dtype if any, the same algo if
- * asked and present.  Evaluates each at x and keeps the fastest.  FALSE when none has the layout.
+ * asked and present.  Evaluates each at x and keeps the fastest (`used`, when not NULL, says
+ * which).  FALSE when none has the layout.
  */
 static gboolean comm_at_layout(const ProfileIndex *ix, SsimProfileComm op, int dtype, double x,
                                guint ranks, guint rpn, double nics, const char *algo, double *t,
-                               SsimCostSource *src)
+                               SsimCostSource *src, const Curve **used)
 {
     gboolean found = FALSE, dtype_seen = FALSE, algo_seen = FALSE;
     for (guint i = 0; i < ix->curves->len; i++) {
@@ -66,6 +67,8 @@ static gboolean comm_at_layout(const ProfileIndex *ix, SsimProfileComm op, int d
         if (ti < *t) {
             *t = ti;
             *src = si;
+            if (used)
+                *used = c;
         }
     }
     return TRUE;
@@ -93,7 +96,7 @@ static gboolean intra_by_busbw(const ProfileIndex *ix, SsimProfileComm op, int d
     for (int side = 0; side < 2; side++) {
         double ti;
         if (nr[side] == 0 || nr[side] == G_MAXUINT ||
-            !comm_at_layout(ix, op, dtype, x, nr[side], nr[side], 0, algo, &ti, &s[side]))
+            !comm_at_layout(ix, op, dtype, x, nr[side], nr[side], 0, algo, &ti, &s[side], NULL))
             continue;
         bw[side] = ssim_profile_bus_factor(op, nr[side]) * x / ti;
         have[side] = TRUE;
@@ -131,14 +134,25 @@ typedef struct {
     double nics;
 } Layout;
 
-/* The form of a collective across nodes (analytic.h): the cluster's NVLink SHARP and [network]
- * algorithm (NCCL's rings, its trees, the faster, or two levels), so that a curve is carried as
- * the cluster's own closed form would price it; without a cluster, NCCL's own choice on a switch
- * without SHARP. */
+/* The cluster's form of a collective (analytic.h): across nodes its NVLink SHARP and [network]
+ * algorithm (NCCL's rings, its trees, the faster, or two levels), and the terms beside the
+ * levels, its fixed cost per collective and, inside a node, its copy rate, so that a curve is
+ * carried as the cluster's own closed form would price it; without a cluster, NCCL's own choice
+ * on a switch without SHARP and no such terms. */
 typedef struct {
     gboolean sharp;
     guint algorithm;
+    double overhead; /* s */
+    double copy_bw;  /* bytes/s (0: none) */
 } Form;
+
+static Form cluster_form(const SsimAnalyticParams *net)
+{
+    if (net == NULL)
+        return (Form){FALSE, SSIM_NET_ALGO_AUTO, 0, 0};
+    return (Form){net->nvlink_sharp, net->net_algorithm,
+                  ssim_time_to_seconds(net->collective_overhead), net->collective_copy_bw};
+}
 
 /* model_time()'s scale: it keeps the closed forms' int64 nanoseconds far from overflow and from
  * rounding. */
@@ -159,6 +173,9 @@ static double model_time(SsimProfileComm op, double bytes, const Layout *lay, co
         .gpus_per_node = MAX(lay->rpn, 1u),
         .nvlink_sharp = form->sharp,
         .net_algorithm = form->algorithm,
+        .collective_overhead = ssim_time_from_seconds(form->overhead * TIME_SCALE),
+        /* The copy's bytes scale with TIME_SCALE like the levels' bytes. */
+        .collective_copy_bw = form->copy_bw,
     };
     /* Latencies and bytes scaled by TIME_SCALE keep the nanosecond rounding of the closed forms
      * a thousand times below the figures compared (the result is scaled back). */
@@ -201,14 +218,17 @@ static void curve_line(const ProfileIndex *ix, const Curve *c, gboolean small, d
 
 /* Which level calibrate_level() solves for, and which part of the model's line. */
 enum { SOLVE_NVLINK = 1, SOLVE_NIC = 2 };
-enum { PART_LATENCY, PART_SLOPE };
+enum { PART_LATENCY, PART_SLOPE, PART_AT };
 
-/* Part `part` of the model's line with levels `l`: its time at 0 bytes with every bandwidth
- * infinite (s), or its time per byte with every latency 0 (s per byte). */
+/* Part `part` of the model with levels `l`: its line's latency (its time at 0 bytes with every
+ * bandwidth infinite, s), its line's slope (its time per byte with every latency 0, s per
+ * byte), or its whole time at `at` bytes (s). */
 static double model_part(SsimProfileComm op, const Layout *lay, Levels l, const Form *form,
-                         int part)
+                         int part, double at)
 {
     const double S = 1e9;
+    if (part == PART_AT)
+        return model_time(op, at, lay, &l, form);
     if (part == PART_LATENCY) {
         l.b_nv = l.b_nic = 0; /* infinitely fast */
         return model_time(op, 0, lay, &l, form);
@@ -217,14 +237,15 @@ static double model_part(SsimProfileComm op, const Layout *lay, Levels l, const 
     return model_time(op, S, lay, &l, form) / S;
 }
 
-/* The figure of level `solve` that gives part `part` of the model's line the measured `want`,
- * the other level as it is in `l`.  The part grows with a latency and falls with a bandwidth,
- * whatever the form (levels that add, or rings bound by the slower), so a bisection finds it
- * (in log bandwidth).  Where the other level alone already gives at least `want` (noise, or a
- * ring the other level binds), the level is solved on its own, the other one infinitely fast;
- * where the level does not enter the part at all, it keeps its figure in `l`. */
+/* The figure of level `solve` that gives part `part` of the model (at `at` bytes) the measured
+ * `want`, the other level as it is in `l`: the latency for PART_LATENCY, else the bandwidth.  The
+ * part grows with a latency and falls with a bandwidth, whatever the form (levels that add, or
+ * rings bound by the slower), so a bisection finds it (in log bandwidth).  Where the other level
+ * alone already gives at least `want` (noise, or a ring the other level binds), the level is
+ * solved on its own, the other one infinitely fast; where the level does not enter the part at
+ * all, it keeps its figure in `l`. */
 static double solve_level(SsimProfileComm op, const Layout *lay, const Levels *l, const Form *form,
-                          int solve, int part, double want)
+                          int solve, int part, double at, double want)
 {
     Levels m = *l;
     double *v = solve == SOLVE_NIC ? (part == PART_LATENCY ? &m.a_ib : &m.b_nic)
@@ -233,9 +254,9 @@ static double solve_level(SsimProfileComm op, const Layout *lay, const Levels *l
     double lo = part == PART_LATENCY ? 0 : log(1e3), hi = part == PART_LATENCY ? 10 : log(1e15);
     double was = *v;
     *v = 0; /* no latency, or an infinite bandwidth: the other level's floor */
-    double floor_part = model_part(op, lay, m, form, part);
+    double floor_part = model_part(op, lay, m, form, part, at);
     *v = part == PART_LATENCY ? hi : exp(lo); /* the slowest figure tried */
-    if (!(model_part(op, lay, m, form, part) > floor_part))
+    if (!(model_part(op, lay, m, form, part, at) > floor_part))
         return was; /* the level is not in this part of the curve's line (one rank a node) */
     if (floor_part >= want * (1 - 1e-9)) {
         /* The other level alone: every figure of it at its infinitely fast one. */
@@ -249,7 +270,7 @@ static double solve_level(SsimProfileComm op, const Layout *lay, const Levels *l
     for (int i = 0; i < 100; i++) {
         double mid = (lo + hi) / 2;
         *v = part == PART_LATENCY ? mid : exp(mid);
-        gboolean above = model_part(op, lay, m, form, part) > want;
+        gboolean above = model_part(op, lay, m, form, part, at) > want;
         /* Above the measured part: a lower latency, or a higher bandwidth. */
         if (above == (part == PART_LATENCY))
             hi = mid;
@@ -273,8 +294,8 @@ static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileC
     curve_line(ix, c, TRUE, &a_us, &b_us);
     curve_line(ix, c, FALSE, &a_big, &slope_us);
     double A = MAX(a_us, 0.0) * 1e-6, B = MAX(slope_us, 0.0) * 1e-6;
-    double bw = B > 0 ? solve_level(op, &lay, l, form, solve, PART_SLOPE, B) : 0;
-    double lat = solve_level(op, &lay, l, form, solve, PART_LATENCY, A);
+    double bw = B > 0 ? solve_level(op, &lay, l, form, solve, PART_SLOPE, 0, B) : 0;
+    double lat = solve_level(op, &lay, l, form, solve, PART_LATENCY, 0, A);
     if (solve == SOLVE_NIC) {
         l->b_nic = bw;
         l->a_ib = lat;
@@ -285,20 +306,79 @@ static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileC
 }
 
 /*
- * A collective across nodes measured at another layout: the measured curve nearest to the
- * query's layout (ranks, ranks per node, NICs per rank, in log ratios; the same dtype and algo
- * preferred), carried to the query through the network model: t = t_measured x T_query /
- * T_measured, T the model's time with levels calibrated from the profile (the NVLink level from
- * its largest intra-node curve of the op, else from `net`; the NIC level from the measured curve
- * itself, at most the NIC's line rate: a curve faster than that is carried by its NVLink level).
- * Exact for a curve that is the model's own; otherwise it keeps the measured shape (protocol
- * switches, noise) and moves only what the layout changes.  FALSE when no curve crosses nodes, or
- * the NVLink level is needed and neither the profile nor `net` gives it.
+ * Carries curve `anchor` of `op` to layout `q` and `x` bytes through the network model: t =
+ * t_measured x T_query / T_measured, T the model's time in the form of the cluster `net` with
+ * levels calibrated from the profile (the NVLink level from its largest intra-node curve of the
+ * op, else from `net`; the NIC level from the measured curve itself, at most the NIC's line rate:
+ * a curve faster than that is carried by its NVLink level).  Exact for a curve that is the
+ * model's own; otherwise it keeps the measured shape (protocol switches, noise) and moves only
+ * what the layout changes.  A curve of one measured size says a bandwidth at that size and no
+ * latency: with `net`, its level's latency is the cluster's and its bandwidth the one that gives
+ * the point back, and T_measured is taken at the point (so another size follows the cluster's
+ * closed form, not a constant time).  FALSE when the NVLink level is needed and neither the
+ * profile nor `net` gives it.
  */
+static gboolean carry(const ProfileIndex *ix, const Curve *anchor, SsimProfileComm op, double x,
+                      const Layout *q, const SsimAnalyticParams *net, double *t)
+{
+    gboolean one = anchor->n == 1 && net != NULL, cross = anchor->rpn < anchor->ranks;
+    const Curve *intra = NULL;
+    for (guint i = 0; i < ix->curves->len; i++) {
+        const Curve *c = &g_array_index(ix->curves, Curve, i);
+        if (c != anchor && c->kind == SSIM_PROFILE_COMM && c->op == (int)op && c->rpn >= c->ranks &&
+            c->ranks >= 2 && (intra == NULL || c->ranks > intra->ranks))
+            intra = c;
+    }
+    Form form = cluster_form(net);
+    double nics_gpu = net && net->nics_per_gpu > 0 ? net->nics_per_gpu : 1.0;
+    Levels l = {0};
+    if (net) {
+        l.a_nv = ssim_time_to_seconds(net->nvlink_latency);
+        l.b_nv = net->nvlink_bw;
+        l.a_ib = ssim_time_to_seconds(net->ib_latency);
+        l.b_nic = net->ib_bw / nics_gpu;
+    }
+    if (intra)
+        calibrate_level(ix, intra, op, 0, &form, SOLVE_NVLINK, &l);
+    else if (!net && (anchor->rpn > 1 || q->rpn > 1))
+        return FALSE; /* the NVLink level matters and nothing gives it */
+    Layout m = {anchor->ranks, anchor->rpn, anchor->nics > 0 ? anchor->nics : q->nics};
+    const Point *p = &g_array_index(ix->points, Point, anchor->first);
+    double xm = x, tm;
+    if (one) {
+        xm = p->x;
+        tm = p->t;
+        double bw = solve_level(op, &m, &l, &form, cross ? SOLVE_NIC : SOLVE_NVLINK, PART_AT, xm,
+                                tm * 1e-6);
+        *(cross ? &l.b_nic : &l.b_nv) = bw;
+    } else {
+        profile_curve_eval(ix, anchor, x, &tm);
+        calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NIC, &l);
+    }
+    /* No NIC moves more than its line rate.  A curve that asks for more is one whose node-local
+     * part ran faster than the closed form's ring over NVLink (NVLink SHARP, or a tree on two
+     * nodes): then the NIC level is the cluster's effective one and what the curve measures is
+     * the NVLink level (unless an intra-node curve already gave it: then the NIC stays capped). */
+    if (cross && net && net->nic_bw > 0 && l.b_nic > net->nic_bw) {
+        l.b_nic = MIN(net->nic_bw, net->ib_bw / nics_gpu);
+        l.a_ib = ssim_time_to_seconds(net->ib_latency);
+        if (intra == NULL)
+            calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NVLINK, &l);
+    }
+    double model_m = model_time(op, xm, &m, &l, &form), model_q = model_time(op, x, q, &l, &form);
+    if (!(model_m > 0) || !(model_q > 0))
+        return FALSE;
+    *t = tm * model_q / model_m;
+    return TRUE;
+}
+
+/* A collective across nodes measured at another layout: the measured curve nearest to the
+ * query's layout (ranks, ranks per node, NICs per rank, in log ratios; the same dtype and algo
+ * preferred), carried to it (carry()).  FALSE when no curve crosses nodes, or carry() cannot. */
 static gboolean scaled(const ProfileIndex *ix, SsimProfileComm op, int dtype, double x,
                        const Layout *q, const char *algo, const SsimAnalyticParams *net, double *t)
 {
-    const Curve *anchor = NULL, *intra = NULL;
+    const Curve *anchor = NULL;
     double best = INFINITY;
     for (int pass = 0; pass < 2 && anchor == NULL; pass++)
         for (guint i = 0; i < ix->curves->len; i++) {
@@ -317,44 +397,7 @@ static gboolean scaled(const ProfileIndex *ix, SsimProfileComm op, int dtype, do
                 anchor = c;
             }
         }
-    if (anchor == NULL)
-        return FALSE;
-    for (guint i = 0; i < ix->curves->len; i++) {
-        const Curve *c = &g_array_index(ix->curves, Curve, i);
-        if (c->kind == SSIM_PROFILE_COMM && c->op == (int)op && c->rpn >= c->ranks &&
-            c->ranks >= 2 && (intra == NULL || c->ranks > intra->ranks))
-            intra = c;
-    }
-    Form form = {net ? net->nvlink_sharp : FALSE, net ? net->net_algorithm : SSIM_NET_ALGO_AUTO};
-    Levels l = {0};
-    if (intra)
-        calibrate_level(ix, intra, op, 0, &form, SOLVE_NVLINK, &l);
-    else if (net) {
-        l.a_nv = ssim_time_to_seconds(net->nvlink_latency);
-        l.b_nv = net->nvlink_bw;
-    } else if (anchor->rpn > 1 || q->rpn > 1) {
-        return FALSE; /* the NVLink level matters and nothing gives it */
-    }
-    calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NIC, &l);
-    /* No NIC moves more than its line rate.  A curve that asks for more is one whose node-local
-     * part ran faster than the closed form's ring over NVLink (NVLink SHARP, or a tree on two
-     * nodes): then the NIC level is the cluster's effective one and what the curve measures is
-     * the NVLink level (unless an intra-node curve already gave it: then the NIC stays capped). */
-    if (net && net->nic_bw > 0 && l.b_nic > net->nic_bw) {
-        double nics_gpu = net->nics_per_gpu > 0 ? net->nics_per_gpu : 1.0;
-        l.b_nic = MIN(net->nic_bw, net->ib_bw / nics_gpu);
-        l.a_ib = ssim_time_to_seconds(net->ib_latency);
-        if (intra == NULL)
-            calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NVLINK, &l);
-    }
-    Layout m = {anchor->ranks, anchor->rpn, anchor->nics > 0 ? anchor->nics : q->nics};
-    double tm;
-    profile_curve_eval(ix, anchor, x, &tm);
-    double model_m = model_time(op, x, &m, &l, &form), model_q = model_time(op, x, q, &l, &form);
-    if (!(model_m > 0) || !(model_q > 0))
-        return FALSE;
-    *t = tm * model_q / model_m;
-    return TRUE;
+    return anchor != NULL && carry(ix, anchor, op, x, q, net, t);
 }
 
 gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, int dtype,
@@ -370,11 +413,17 @@ gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, 
     gboolean intra = ranks_per_node >= ranks;
     double t;
     SsimCostSource src = SSIM_COST_EXACT;
-    if (ranks >= 1 && comm_at_layout(ix, op, dtype, x, ranks, ranks_per_node, nics, algo, &t, &src))
+    Layout q = {ranks, ranks_per_node, nics};
+    const Curve *used = NULL;
+    if (ranks >= 1 &&
+        comm_at_layout(ix, op, dtype, x, ranks, ranks_per_node, nics, algo, &t, &src, &used)) {
+        /* Another size than a one-size curve's: the cluster's closed form through its point. */
+        if (src == SSIM_COST_EXTRAPOLATED && used->n == 1 && fallback)
+            carry(ix, used, op, x, &q, fallback, &t);
         return profile_finish(out, t, src);
+    }
     if (intra && intra_by_busbw(ix, op, dtype, x, ranks, algo, &t, &src))
         return profile_finish(out, t, src);
-    Layout q = {ranks, ranks_per_node, nics};
     if (!intra && scaled(ix, op, dtype, x, &q, algo, fallback, &t))
         return profile_finish(out, t, SSIM_COST_SCALED);
 
