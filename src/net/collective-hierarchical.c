@@ -4,7 +4,8 @@
  * all-reduce of S/k on k rings of same-rail members across the N nodes (2(N-1) steps of
  * S/(kN)), all-gather on each node (k-1 steps of S/k).  Where the cluster puts a communicator's
  * channels on ring_nics < k NICs (l->channels, collective.c), the k shares leave each node
- * through the first `channels` members: that many rings of S/(channels N) a step.
+ * through `channels` of its members (from l->first on): that many rings of S/(channels N) a
+ * step.
  *
  * Steps come in two kinds, the intra-node steps (the first and last k-1) and the inter-node ones
  * between them; the steps of a kind start the same flows, so one of each is timed alone.
@@ -77,9 +78,11 @@ static void flows(const Layout *l, const Inst *in, FlowSink *sink)
     } else {
         guint r = inter_rings(l);
         guint64 b = coll_div_up(in->bytes, (guint64)r * N);
-        for (guint q = 0; q < r; q++)
+        for (guint c = 0; c < r; c++) {
+            guint q = (l->first + c) % k;
             for (guint j = 0; j < N; j++)
                 flow_start(sink, l->sorted[j * k + q], l->sorted[((j + 1) % N) * k + q], b);
+        }
     }
 }
 

@@ -47,7 +47,8 @@ typedef enum {
  * The layout of one collective's members on the cluster, built on first use and kept for the
  * run.  Invariants once built: `sorted` holds the n member GPUs ascending, so the members of a
  * node are consecutive (n_nodes nodes); k > 0 exactly when every one of those nodes holds the
- * same number k of members; channels is k when k > 0 and n_nodes > 1, else 1.  Each algorithm
+ * same number k of members; channels is k when k > 0 and n_nodes > 1 (at most the cluster's
+ * ring_nics), else 1, and the rings start at member `first` of each node.  Each algorithm
  * measures its own route latency (AlgoClass.measure); the tree shapes are built only when a tree
  * is first used (has_tree).
  */
@@ -56,6 +57,10 @@ typedef struct {
     gboolean has_tree;
     guint n, n_nodes, k; /* k: members per node when uniform, else 0 */
     guint channels;      /* rings of the ring algorithm */
+    /* Ring c enters each node at its member (first + c) % k: where fewer rings than members
+     * leave a node (ring_nics), groups that share the nodes (the data-parallel groups of one
+     * stage) start at different members, so their rings leave through different NICs. */
+    guint first;
     /* A group inside one node of a full mesh (net.h): ring c sends from sorted[i] to
      * sorted[mesh_next[c * n + i]], the rings together using every pair's link alike. */
     guint8 *mesh_next;
@@ -192,15 +197,15 @@ static inline void coll_ring_edge(const Layout *l, guint c, guint i, guint32 *sr
         *dst = l->sorted[l->mesh_next[(gsize)c * l->n + i]];
         return;
     }
-    if (l->channels == 1) {
+    if (l->k == 0 || l->n_nodes <= 1) {
         *src = l->sorted[i];
         *dst = l->sorted[(i + 1) % l->n];
         return;
     }
-    guint k = l->k, j = i / k, q = i % k;
-    *src = l->sorted[j * k + (c + q) % k];
-    *dst = q + 1 < k ? l->sorted[j * k + (c + q + 1) % k]
-                     : l->sorted[((j + 1) % l->n_nodes) * k + c % k];
+    guint k = l->k, j = i / k, q = i % k, e = l->first + c;
+    *src = l->sorted[j * k + (e + q) % k];
+    *dst = q + 1 < k ? l->sorted[j * k + (e + q + 1) % k]
+                     : l->sorted[((j + 1) % l->n_nodes) * k + e % k];
 }
 
 /* The bandwidth one member gets on the rings (the slower of NVLink and its share of the NICs). */

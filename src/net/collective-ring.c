@@ -1,8 +1,9 @@
 /*
  * Ring: all-reduce in 2(n-1) steps (reduce-scatter then all-gather), all-gather and
  * reduce-scatter in n-1 steps; in each step every rank sends S/n to its successor.  Across nodes
- * a uniform group runs k rings (NCCL's channels), ring c entering each node at its c-th member,
- * each carrying S/(kn) per step, so every NIC carries one ring as NCCL's rail-aligned rings do.
+ * a uniform group runs k rings (NCCL's channels; fewer where the cluster's ring_nics caps them),
+ * ring c entering each node at its member (first + c) % k (Layout.first), each carrying
+ * S/(channels n) per step, so every NIC carries one ring as NCCL's rail-aligned rings do.
  *
  * S is the op's bytes, n the members sorted by rank (coll_ring_edge gives the edges).  Every
  * step starts the same flows, so one step timed alone stands for all of them.

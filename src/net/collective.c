@@ -180,6 +180,10 @@ void ssim_coll_layout_build(Layout *l, const SsimNet *net, const guint32 *ranks,
      * rings where the cluster puts a communicator's channels on that many NICs. */
     guint ring_nics = ssim_net_topo(net)->ring_nics;
     l->channels = uniform && l->n_nodes > 1 ? (ring_nics > 0 ? MIN(k, ring_nics) : k) : 1;
+    /* The groups of one node's GPUs with k members each start their rings at different members
+     * (by the first member's place in its node), as NCCL picks each communicator's NICs near
+     * its own GPUs; with a ring per member, the same rings in another order. */
+    l->first = uniform && l->n_nodes > 1 ? (l->sorted[0] % gpn) % k : 0;
     /* Inside one node of a full mesh: rings over every pair's link (mesh_rings), each link
      * carrying `uses` of them. */
     guint uses = 1;

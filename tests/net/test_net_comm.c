@@ -167,6 +167,47 @@ Test(net_comm, ring_nics_limits_the_rings_across_nodes)
     cr_assert_eq(run_makespan(g4, net4), ring_allreduce(4, 5000, 4000000, 1.0));
 }
 
+/* On Jean Zay's nodes (4 NICs, each shared by two GPUs; ring_nics 1) the four data-parallel
+ * groups of a tp 4 stage over 2 nodes, {j, j+4, j+8, j+12}, each run one ring that leaves a node
+ * through one NIC.  NCCL picks each communicator's NIC near its own GPUs, so the four rings leave
+ * through four NICs, not two: together they take the time one takes alone, as the analytical
+ * model prices them (one NIC's worth each).  Leaving every node from its last member, they had
+ * shared two NICs and taken the bandwidth part twice. */
+Test(net_comm, ring_nics_groups_of_one_stage_spread_over_the_nics)
+{
+    GError *error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load("jean-zay-a100", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert_eq(c->ring_nics, 1);
+    cr_assert_eq(c->gpus_per_nic, 2);
+    c->nodes = 2;
+    g_autoptr(SsimNet) net = net_for(c, SSIM_NET_ALGO_RING, 0);
+    const guint64 S = 400000000;
+    SsimTime alone = 0, together = 0;
+    for (guint n_groups = 1; n_groups <= 4; n_groups += 3) {
+        g_autoptr(SsimGraph) g = ssim_graph_new();
+        for (guint32 j = 0; j < n_groups; j++) {
+            char name[16], stream[16];
+            g_snprintf(name, sizeof name, "dp%u", j);
+            g_snprintf(stream, sizeof stream, "s%u", j);
+            guint32 r[4];
+            range(r, 4, j, 4);
+            guint32 gi = group_of(g, name, r, 4);
+            for (guint i = 0; i < 4; i++)
+                t_coll(g, r[i], stream, gi, SSIM_COLL_ALLREDUCE, S, NODEPS);
+        }
+        cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+        *(n_groups == 1 ? &alone : &together) = run_makespan(g, net);
+    }
+    cr_assert_eq(together, alone,
+                 "4 groups %" G_GINT64_FORMAT " ns, one alone %" G_GINT64_FORMAT " ns",
+                 (gint64)together, (gint64)alone);
+    /* One NIC's worth: 2 x 3/4 S through one NIC at nic_bw x ib, within the steps' latency. */
+    double bw_part = 2.0 * 3 / 4 * (double)S / (c->nic_bw * c->ib_efficiency) * 1e9;
+    cr_assert(fabs((double)alone / bw_part - 1) < 0.01, "%" G_GINT64_FORMAT " ns vs %g",
+              (gint64)alone, bw_part);
+}
+
 Test(net_comm, concurrent_collectives_share_links)
 {
     /* Two all-reduces over the same 4 GPUs at once: each gets half of every NVLink, so the
