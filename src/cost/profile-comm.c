@@ -364,6 +364,20 @@ static gboolean carry(const ProfileIndex *ix, const Curve *anchor, SsimProfileCo
         l.a_ib = ssim_time_to_seconds(net->ib_latency);
         if (intra == NULL)
             calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NVLINK, &l);
+    } else if (cross && net && !one) {
+        /* One curve cannot tell a fixed cost from a cost per step.  The steps keep the cluster's
+         * latency, and what the curve's floor holds beyond the model's (NCCL's setup, a slow
+         * transport) is a cost of every collective, which does not grow with the steps of a
+         * larger layout; a floor below the model's keeps the latency the curve gives. */
+        Levels own = l;
+        own.a_ib = ssim_time_to_seconds(net->ib_latency);
+        double a_us, b_us;
+        curve_line(ix, anchor, TRUE, &a_us, &b_us);
+        double rest = MAX(a_us, 0.0) * 1e-6 - model_part(op, &m, own, &form, PART_LATENCY, 0);
+        if (rest >= 0) {
+            l = own;
+            form.overhead += rest;
+        }
     }
     double model_m = model_time(op, xm, &m, &l, &form), model_q = model_time(op, x, q, &l, &form);
     if (!(model_m > 0) || !(model_q > 0))

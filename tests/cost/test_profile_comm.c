@@ -248,13 +248,22 @@ static double nccl_allreduce(double S, double n, double k, double nics)
  * the lookup used for every cluster before, follows (N-1)/N of the nodes instead and made the
  * 2-node group a third faster than the 4-node one.
  */
+/* 32 ranks, 8 a node, one NIC each, written in `form`, beside 8 ranks on one node (which give
+ * the NVLink level); and a cluster that leaves the form to NCCL (rings or trees). */
+static SsimProfile *measured_on_4_nodes(AllreduceForm form, SsimAnalyticParams *net)
+{
+    SsimProfile *p = ssim_profile_new();
+    add_form_curve(p, 32, 8, 1, 1, form);
+    add_curve(p, 8, 8, 0);
+    *net = network(1);
+    net->net_algorithm = SSIM_NET_ALGO_AUTO;
+    return p;
+}
+
 Test(profile_comm, rings_carry_to_other_node_counts)
 {
-    g_autoptr(SsimProfile) p = ssim_profile_new();
-    add_form_curve(p, 32, 8, 1, 1, nccl_allreduce);
-    add_curve(p, 8, 8, 0);
-    SsimAnalyticParams net = network(1);
-    net.net_algorithm = SSIM_NET_ALGO_AUTO;
+    SsimAnalyticParams net;
+    g_autoptr(SsimProfile) p = measured_on_4_nodes(nccl_allreduce, &net);
     double hand16 = 2 * 15 * 5.0 + 2 * (15.0 / 16) * (double)GIB / 160e9 * 1e6;
     cr_assert_float_eq(hand16, 12732.9, 0.05);
     cr_assert_float_eq(nccl_allreduce((double)GIB, 32, 8, 1) * 1e6, 13312.3, 0.1);
@@ -282,6 +291,35 @@ Test(profile_comm, rings_carry_to_other_node_counts)
         2 * (7 * 2.0 + 5.0) + (2 * 7.0 / 8 * MIB / 200e9 + (double)MIB / 8 / 20e9) * 1e6;
     cr_assert(fabs(e.time_us / hand_tree - 1) < 1e-3, "got %g us, hand %g us", e.time_us,
               hand_tree);
+}
+
+/* NCCL's all-reduce as nccl_allreduce() plus a fixed 100 us a collective (setup, a slow
+ * transport), which the cluster does not have. */
+static double with_fixed_cost(double S, double n, double k, double nics)
+{
+    return 100e-6 + nccl_allreduce(S, n, k, nics);
+}
+
+/*
+ * One curve cannot tell a fixed cost from a cost per step: the steps keep the cluster's latency
+ * (5 us) and the rest of the curve's floor is a cost of every collective, not of every step.
+ * Measured: 32 ranks, 8 a node, 100 us over the model at every size.  Asked: one rank on each of
+ * 16 nodes at 1 MiB, a ring of 30 steps: 100 us + 30 x 5 us + 2 x 15/16 S / 20 GB/s = 348.3 us.
+ * Read as latency per step, the floor (158 us: the trees' 2 (7 x 2 + 3 x 5) us, and the 100)
+ * would have made each step 21.7 us and the ring 748 us.
+ */
+Test(profile_comm, a_floor_beyond_the_steps_is_a_fixed_cost)
+{
+    SsimAnalyticParams net;
+    g_autoptr(SsimProfile) p = measured_on_4_nodes(with_fixed_cost, &net);
+    const guint64 MIB = 1u << 20;
+    SsimCostEstimate e;
+    cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, MIB, 16, 1, NULL,
+                                     &net, &e));
+    cr_assert_eq(e.source, SSIM_COST_SCALED);
+    double hand = 100 + 30 * 5.0 + 2 * (15.0 / 16) * (double)MIB / 20e9 * 1e6;
+    cr_assert_float_eq(hand, 348.3, 0.05);
+    cr_assert(fabs(e.time_us / hand - 1) < 1e-3, "got %g us, hand %g us", e.time_us, hand);
 }
 
 /* The bundled Jean Zay measurement (traces/jean-zay-a100: 4 GB in fp32 over 32 ranks, 8 per node,
