@@ -310,7 +310,8 @@ static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileC
  * t_measured x T_query / T_measured, T the model's time in the form of the cluster `net` with
  * levels calibrated from the profile (the NVLink level from its largest intra-node curve of the
  * op, else from `net`; the NIC level from the measured curve itself, at most the NIC's line rate:
- * a curve faster than that is carried by its NVLink level).  Exact for a curve that is the
+ * a curve faster than that is carried by its NVLink level; with `net`, its latency per step the
+ * cluster's and the rest of the curve's floor a fixed cost).  Exact for a curve that is the
  * model's own; otherwise it keeps the measured shape (protocol switches, noise) and moves only
  * what the layout changes.  A curve of one measured size says a bandwidth at that size and no
  * latency: with `net`, its level's latency is the cluster's and its bandwidth the one that gives
