@@ -285,15 +285,18 @@ static double solve_level(SsimProfileComm op, const Layout *lay, const Levels *l
  * Calibrates level `solve` of `l` from curve `c`, the other level of `l` being known: its
  * latency from the curve's smallest sizes, its bandwidth from the largest, solved through the
  * model's closed form in the cluster's `form` (an intra-node curve has only the NVLink level).
+ * `floor` (may be NULL) takes the curve's floor, the intercept of its smallest sizes' line (s).
  */
 static void calibrate_level(const ProfileIndex *ix, const Curve *c, SsimProfileComm op, double nics,
-                            const Form *form, int solve, Levels *l)
+                            const Form *form, int solve, Levels *l, double *floor)
 {
     Layout lay = {c->ranks, c->rpn, c->nics > 0 ? c->nics : nics};
     double a_us, b_us, a_big, slope_us;
     curve_line(ix, c, TRUE, &a_us, &b_us);
     curve_line(ix, c, FALSE, &a_big, &slope_us);
     double A = MAX(a_us, 0.0) * 1e-6, B = MAX(slope_us, 0.0) * 1e-6;
+    if (floor)
+        *floor = A;
     double bw = B > 0 ? solve_level(op, &lay, l, form, solve, PART_SLOPE, 0, B) : 0;
     double lat = solve_level(op, &lay, l, form, solve, PART_LATENCY, 0, A);
     if (solve == SOLVE_NIC) {
@@ -340,12 +343,12 @@ static gboolean carry(const ProfileIndex *ix, const Curve *anchor, SsimProfileCo
         l.b_nic = net->ib_bw / nics_gpu;
     }
     if (intra)
-        calibrate_level(ix, intra, op, 0, &form, SOLVE_NVLINK, &l);
+        calibrate_level(ix, intra, op, 0, &form, SOLVE_NVLINK, &l, NULL);
     else if (!net && (anchor->rpn > 1 || q->rpn > 1))
         return FALSE; /* the NVLink level matters and nothing gives it */
     Layout m = {anchor->ranks, anchor->rpn, anchor->nics > 0 ? anchor->nics : q->nics};
     const Point *p = &g_array_index(ix->points, Point, anchor->first);
-    double xm = x, tm;
+    double xm = x, tm, floor = 0;
     if (one) {
         xm = p->x;
         tm = p->t;
@@ -354,7 +357,7 @@ static gboolean carry(const ProfileIndex *ix, const Curve *anchor, SsimProfileCo
         *(cross ? &l.b_nic : &l.b_nv) = bw;
     } else {
         profile_curve_eval(ix, anchor, x, &tm);
-        calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NIC, &l);
+        calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NIC, &l, &floor);
     }
     /* No NIC moves more than its line rate.  A curve that asks for more is one whose node-local
      * part ran faster than the closed form's ring over NVLink (NVLink SHARP, or a tree on two
@@ -364,7 +367,7 @@ static gboolean carry(const ProfileIndex *ix, const Curve *anchor, SsimProfileCo
         l.b_nic = MIN(net->nic_bw, net->ib_bw / nics_gpu);
         l.a_ib = ssim_time_to_seconds(net->ib_latency);
         if (intra == NULL)
-            calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NVLINK, &l);
+            calibrate_level(ix, anchor, op, q->nics, &form, SOLVE_NVLINK, &l, NULL);
     } else if (cross && net && !one) {
         /* One curve cannot tell a fixed cost from a cost per step.  The steps keep the cluster's
          * latency, and what the curve's floor holds beyond the model's (NCCL's setup, a slow
@@ -372,9 +375,7 @@ static gboolean carry(const ProfileIndex *ix, const Curve *anchor, SsimProfileCo
          * larger layout; a floor below the model's keeps the latency the curve gives. */
         Levels own = l;
         own.a_ib = ssim_time_to_seconds(net->ib_latency);
-        double a_us, b_us;
-        curve_line(ix, anchor, TRUE, &a_us, &b_us);
-        double rest = MAX(a_us, 0.0) * 1e-6 - model_part(op, &m, own, &form, PART_LATENCY, 0);
+        double rest = floor - model_part(op, &m, own, &form, PART_LATENCY, 0);
         if (rest >= 0) {
             l = own;
             form.overhead += rest;
@@ -432,9 +433,10 @@ gboolean ssim_profile_comm_time(const SsimProfile *profile, SsimProfileComm op, 
     const Curve *used = NULL;
     if (ranks >= 1 &&
         comm_at_layout(ix, op, dtype, x, ranks, ranks_per_node, nics, algo, &t, &src, &used)) {
-        /* Another size than a one-size curve's: the cluster's closed form through its point. */
+        /* Another size than a one-size curve's: the cluster's closed form through its point
+         * (where carry() cannot, the curve's own extrapolation stands). */
         if (src == SSIM_COST_EXTRAPOLATED && used->n == 1 && fallback)
-            carry(ix, used, op, x, &q, fallback, &t);
+            (void)carry(ix, used, op, x, &q, fallback, &t);
         return profile_finish(out, t, src);
     }
     if (intra && intra_by_busbw(ix, op, dtype, x, ranks, algo, &t, &src))

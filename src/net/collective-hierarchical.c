@@ -12,12 +12,6 @@
  */
 #include "src/net/collective-private.h"
 
-/* The rings across nodes: one per member of a node, or the cluster's ring_nics (channels). */
-static guint inter_rings(const Layout *l)
-{
-    return CLAMP(l->channels, 1u, l->k);
-}
-
 static gboolean fits(const Layout *l)
 {
     return l->k > 1 && l->n_nodes > 1;
@@ -41,7 +35,7 @@ static double estimate(Layout *l, const SsimNet *net, SsimCollKind kind, guint64
 {
     (void)kind;
     double S = (double)bytes, ov = coll_overhead_s(net);
-    double k = l->k, N = l->n_nodes, r = inter_rings(l);
+    double k = l->k, N = l->n_nodes, r = l->channels;
     return 2 * (k - 1) * (ssim_time_to_seconds(l->a_intra) + ov + S / (k * l->b_intra)) +
            2 * (N - 1) * (ssim_time_to_seconds(l->a_inter) + ov + S / (r * N * l->b_inter));
 }
@@ -76,7 +70,7 @@ static void flows(const Layout *l, const Inst *in, FlowSink *sink)
             for (guint q = 0; q < k; q++)
                 flow_start(sink, l->sorted[j * k + q], l->sorted[j * k + (q + 1) % k], b);
     } else {
-        guint r = inter_rings(l);
+        guint r = l->channels;
         guint64 b = coll_div_up(in->bytes, (guint64)r * N);
         for (guint c = 0; c < r; c++) {
             guint q = (l->first + c) % k;
