@@ -224,6 +224,7 @@ Test(compare, verb_writes_report_traces_and_plots, .init = test_redirect)
     cr_assert(g_file_get_contents(out, &csv, NULL, NULL));
     cr_assert(g_str_has_prefix(csv, "policy,schedule,step_ms,"), "%s", csv);
     cr_assert(strstr(csv, "\ncommshift,alpa,"), "%s", csv);
+    test_remove_tree(dir);
 }
 
 /* The audit's silent misconfigurations: an alias the substring search missed ("batch"), blanks

@@ -287,6 +287,7 @@ Test(replay_cli, astra_system_without_roofline_key_replays_durations, .init = te
     assert_says(out, ",5000,");
     assert_says(out, ",2222222,");
     assert_says(err, "local-mem-bw must be above 0");
+    test_remove_tree(dir);
 }
 
 /* Converted PyTorch traces: --dangling-deps and --ctrl-deps on the command line, refused with
@@ -330,6 +331,7 @@ Test(replay_cli, converted_pytorch_trace_options, .init = test_redirect)
     assert_says(err, "are not ASTRA-sim's rules");
     assert_says(err, "--ctrl-deps: 'maybe' is not keep or ignore");
     assert_says(err, "need --chakra");
+    test_remove_tree(dir);
 }
 
 /* The default replay approximates a GATHER by an all-gather; under ASTRA-sim's rules, which

@@ -7,6 +7,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void test_redirect(void)
@@ -65,4 +66,29 @@ char *test_cli_stdout(const char *const *args, int argc, int *rc)
     cr_assert(g_file_get_contents(path, &text, NULL, NULL));
     g_unlink(path);
     return text;
+}
+
+static gboolean remove_tree(const char *path)
+{
+    GStatBuf st;
+    if (g_lstat(path, &st) != 0)
+        return FALSE;
+    if (S_ISDIR(st.st_mode)) {
+        GDir *d = g_dir_open(path, 0, NULL);
+        if (d == NULL)
+            return FALSE;
+        const char *name;
+        while ((name = g_dir_read_name(d)) != NULL) {
+            g_autofree char *child = g_build_filename(path, name, NULL);
+            remove_tree(child);
+        }
+        g_dir_close(d);
+        return g_rmdir(path) == 0;
+    }
+    return g_unlink(path) == 0;
+}
+
+void test_remove_tree(const char *dir)
+{
+    cr_assert(dir != NULL && remove_tree(dir), "could not remove %s", dir ? dir : "(null)");
 }

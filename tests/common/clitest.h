@@ -28,4 +28,8 @@ char *test_bad_path(const char *file);
  * printed there (caller frees), its exit status in *rc.  Works with or without redirection. */
 char *test_cli_stdout(const char *const *args, int argc, int *rc);
 
+/* Removes DIR and everything under it (a test's g_dir_make_tmp() folder); links are removed, not
+ * followed.  Asserts that nothing is left. */
+void test_remove_tree(const char *dir);
+
 #endif

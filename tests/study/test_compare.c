@@ -12,6 +12,7 @@
 
 #include <shiftsim/compare.h>
 #include <shiftsim/trace.h>
+#include "tests/common/clitest.h"
 
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
@@ -236,6 +237,7 @@ Test(compare, traces_parse_back_with_the_expected_events)
     g_autofree char *script = slurp(gp);
     cr_assert(g_str_has_prefix(script, "# shiftsim compare: step time per placement policy\n"));
     cr_assert(strstr(script, "rowstacked"));
+    test_remove_tree(dir);
 }
 
 Test(compare, policy_lists)
