@@ -342,6 +342,10 @@ int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit,
             ssim_runs_load_any(paths[f], SSIM_VTRAIN_CLUSTER, &vtrain, &error);
         if (one == NULL)
             return ssim_cli_runtime_error(error);
+        if (ssim_runs_n(one) == 0) {
+            fprintf(stderr, "shiftsim %s: %s: no runs (a header and no row)\n", verb, paths[f]);
+            return SSIM_EXIT_RUNTIME;
+        }
         if (vtrain)
             fprintf(stderr,
                     "shiftsim %s: %s: vTrain's table of measured runs, read as 'shiftsim "

@@ -554,6 +554,17 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
         par->dp = (guint)job->dp;
     else if (!dp_given && par->tp * par->pp > 0 && world % (par->tp * par->pp) == 0)
         par->dp = world / (par->tp * par->pp);
+    else if (!dp_given && par->tp * par->pp > 0) {
+        /* No dp fills the GPUs: an impossible split (exit 1, as the check of a given dp), said
+         * as such, not as "dp*tp*pp != GPUs" with a dp nobody gave. */
+        guint tp_pp = par->tp * par->pp;
+        fprintf(stderr,
+                "shiftsim %s: tp x pp = %u x %u = %u %s the %u GPUs, so no dp fills them; "
+                "choose tp and pp whose product divides %u (or other --nodes)\n",
+                verb, par->tp, par->pp, tp_pp, tp_pp > world ? "is more than" : "does not divide",
+                world, world);
+        return SSIM_EXIT_RUNTIME;
+    }
     if (SSIM_CLI_GIVEN(job->vstages))
         par->virtual_stages = (guint)job->vstages;
     if (SSIM_CLI_GIVEN(job->microbatch))

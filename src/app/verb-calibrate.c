@@ -474,10 +474,6 @@ int ssim_verb_calibrate(int argc, char **argv)
         return rc;
     /* The files, as the report and the calibrated file's header name them. */
     g_autofree char *runs_label = g_strjoinv(", ", runs_paths);
-    if (ssim_runs_n(runs) == 0) {
-        fprintf(stderr, "shiftsim: %s: no runs\n", runs_label);
-        return SSIM_EXIT_RUNTIME;
-    }
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     if (set == NULL)
         return ssim_cli_runtime_error(error);

@@ -187,6 +187,13 @@ SsimRuns *ssim_runs_from_vtrain_data(const char *text, gssize length, const char
     VtrainState st = {.runs = runs, .cluster = cluster, .file = file};
     if (!ssim_csv_for_each_line(text, len, ssim_runs_path(runs), vtrain_line, &st, error))
         return NULL;
+    if (ssim_runs_n(runs) == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                    st.seen_header ? "%s: no measured run after vTrain's header"
+                                   : "%s: empty: expected vTrain's header, then a row per run",
+                    ssim_runs_path(runs));
+        return NULL;
+    }
     gboolean one_node = st.gpus_hi <= VTRAIN_GPUS_PER_NODE;
     g_autofree char *count = thousands(ssim_runs_n(runs));
     g_autofree char *gpus = counts_list(st.gpu_counts_seen);

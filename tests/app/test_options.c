@@ -76,9 +76,10 @@ Test(options, a_group_parses_into_its_struct)
     cr_assert_not(ssim_cli_job_has_schedule(&job));
 }
 
-/* dp takes the GPUs tp x pp leave; the global batch is 4 per GPU whatever the split; what
- * --split names is not overridden by either default. */
-Test(options, apply_derives_dp_and_the_global_batch)
+/* dp takes the GPUs tp x pp leave (a tp x pp that leaves no whole dp is refused); the global
+ * batch is 4 per GPU whatever the split; what --split names is not overridden by either
+ * default. */
+Test(options, apply_derives_dp_and_the_global_batch, .init = test_redirect)
 {
     SsimCliJob job = SSIM_CLI_JOB_INIT;
     job.tp = 4;
@@ -98,10 +99,18 @@ Test(options, apply_derives_dp_and_the_global_batch)
     cr_assert_eq(par.global_batch, 24);
 
     job.split = NULL;
-    job.pp = 3; /* 64 GPUs do not divide into tp 4 x pp 3: dp stays */
+    job.pp = 3; /* 64 GPUs do not divide into tp 4 x pp 3: no dp, refused as such */
     ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_RUNTIME);
+    job.pp = 32; /* 128 is more than 64 */
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_RUNTIME);
+    job.dp = 1; /* a dp given: the split's own check (ssim_parallel_validate) judges it */
     cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 64), SSIM_EXIT_OK);
-    cr_assert_eq(par.dp, 1);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "shiftsim simulate: tp x pp = 4 x 3 = 12 does not divide the 64 GPUs, "
+                          "so no dp fills them"),
+              "%s", err);
+    cr_assert(strstr(err, "tp x pp = 4 x 32 = 128 is more than the 64 GPUs"), "%s", err);
 }
 
 /* The issue's trap: tp 8 x pp 4 and tp 4 x pp 8 of 32 GPUs at their defaults compared batch 32

@@ -13,6 +13,7 @@
 #include "src/app/tracefile.h"
 #include <shiftsim/kineto.h>
 #include <shiftsim/output.h>
+#include <shiftsim/runs.h>
 #include <shiftsim/sim.h>
 
 #include <glib/gstdio.h>
@@ -268,6 +269,48 @@ Test(badinputs, no_row_simulated_is_a_failure, .init = test_redirect, .timeout =
     g_autofree char *err = test_slurp(cr_get_redirected_stderr());
     cr_assert(strstr(err, "none of the 2 runs simulated"), "%s", err);
     cr_assert(strstr(err, "nothing to fit"), "%s", err);
+}
+
+/* A runs file with its header and no row, and vTrain's table empty or header only, are refused
+ * by name (validate used to print empty tables; --convert-vtrain wrote a runs file of no row
+ * "on one node of  A100 GPUs" and exited 0). */
+Test(badinputs, runs_files_without_a_row_are_refused, .init = test_redirect, .timeout = 60)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-bad-XXXXXX", NULL);
+    g_autofree char *v2 = g_build_filename(dir, "header-only.csv", NULL);
+    g_autofree char *vt_empty = g_build_filename(dir, "vtrain-empty.csv", NULL);
+    g_autofree char *vt_header = g_build_filename(dir, "vtrain-header.csv", NULL);
+    cr_assert(g_file_set_contents(v2, SSIM_RUNS_VERSION_LINE "\n" SSIM_RUNS_HEADER "\n", -1, NULL));
+    cr_assert(g_file_set_contents(vt_empty, "", 0, NULL));
+    cr_assert(g_file_set_contents(vt_header,
+                                  "# GPUs,global batch,micro batch,hidden size,attention heads,"
+                                  "# layers,sequence length,tensor parallelism,data parallelism,"
+                                  "pipeline parallelism,iteration time (ms)\r\n",
+                                  -1, NULL));
+    g_autofree char *out_csv = g_build_filename(dir, "converted.csv", NULL);
+    const char *argv[][6] = {
+        {"shiftsim", "validate", "-q", "--runs", v2},
+        {"shiftsim", "calibrate", "--runs", v2},
+        {"shiftsim", "validate", "-q", "--runs", vt_header},
+        {"shiftsim", "calibrate", "--convert-vtrain", vt_header, "-o", out_csv},
+        {"shiftsim", "calibrate", "--convert-vtrain", vt_empty, "-o", out_csv},
+    };
+    const int argc[] = {5, 4, 5, 6, 6};
+    for (gsize i = 0; i < G_N_ELEMENTS(argc); i++)
+        cr_assert_eq(test_cli(argc[i], argv[i]), 1, "%s %s %s was accepted", argv[i][1], argv[i][2],
+                     argv[i][3]);
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "shiftsim validate: ") &&
+                  strstr(err, "header-only.csv: no runs (a header "
+                              "and no row)"),
+              "%s", err);
+    cr_assert(strstr(err, "shiftsim calibrate: "), "%s", err);
+    cr_assert(strstr(err, "vtrain-header.csv: no measured run after vTrain's header"), "%s", err);
+    cr_assert(strstr(err, "vtrain-empty.csv: empty: expected vTrain's header"), "%s", err);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    cr_assert_str_empty(out, "a table was printed: %s", out);
+    cr_assert_not(g_file_test(out_csv, G_FILE_TEST_EXISTS), "a runs file of no row was written");
+    test_remove_tree(dir);
 }
 
 /* ---- importers that refuse or warn ---------------------------------------------------------- */
