@@ -42,7 +42,7 @@ static SsimRuns *synthetic_runs_with(gboolean eager)
             cr_assert(ssim_parallel_set(&r.par, "step_costs", "-host", NULL));
         else
             g_strlcpy(r.par.schedule, "alpa", sizeof r.par.schedule);
-        r.iteration_ms = 1; /* replaced below */
+        r.iteration_ms = 1000; /* replaced below */
         g_strlcpy(r.source, "simulated", sizeof r.source);
         r.line = i + 3;
         ssim_runs_add(runs, &r);

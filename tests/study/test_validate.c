@@ -445,8 +445,8 @@ Test(validate, a_named_models_dtype_comes_from_the_row)
 {
     static const char text[] =
         "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
-        "gpt-3-175b,,,,,,,fp16,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,10,,t\n"
-        "gpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,10,,t\n";
+        "gpt-3-175b,,,,,,,fp16,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,10000,,t\n"
+        "gpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,10000,,t\n";
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "d.csv", &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
@@ -460,6 +460,63 @@ Test(validate, a_named_models_dtype_comes_from_the_row)
     g_autoptr(GString) w = ssim_runs_write(runs);
     cr_assert(strstr(w->str, "\ngpt-3-175b,,,,,,,fp16,dgx-a100,"), "%s", w->str);
     cr_assert(strstr(w->str, "\ngpt-3-175b,,,,,,,,dgx-a100,"), "%s", w->str);
+}
+
+/* A measured figure faster than the GPU's peak is refused by name: a TFLOP/s per GPU above the
+ * A100's 312 (its fastest dtype), a time whose FLOPs would need more; the same row passes under
+ * another cluster given for every row (judged on the row's own), and just under the peak. */
+Test(validate, a_row_faster_than_the_peak_is_refused)
+{
+    static const char head[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m);
+    /* 128 GPUs, batch 64, full recompute: the time at exactly 312 TFLOP/s per GPU, by hand. */
+    double at_peak_ms =
+        ssim_model_hardware_flops(m, 64, SSIM_RECOMPUTE_FULL) / (312e12 * 128) * 1e3;
+    const struct {
+        const char *ms, *tflops;
+        const char *cluster; /* the override, or NULL */
+        const char *says;    /* NULL: loads */
+    } cases[] = {
+        {"", "400", NULL,
+         "fast.csv:3: tflops_per_gpu: 400 TFLOP/s per GPU is above the NVIDIA "
+         "A100 SXM4 80GB's peak of 312 TFLOP/s"},
+        {"", "311", NULL, NULL},
+        {"100", "", NULL, "fast.csv:3: iteration_ms: 100 ms is "},
+        {"100", "", "dgx-h100", NULL},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text =
+            g_strdup_printf("%sgpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,"
+                            "%s,%s,t\n",
+                            head, cases[i].ms, cases[i].tflops);
+        g_clear_error(&error);
+        g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "fast.csv", &error);
+        cr_assert_not_null(runs, "%s", error ? error->message : "");
+        g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, cases[i].cluster, &error);
+        if (cases[i].says == NULL) {
+            cr_assert_not_null(set, "case %zu: %s", i, error ? error->message : "");
+        } else {
+            cr_assert_null(set, "case %zu loaded", i);
+            cr_assert(strstr(error->message, cases[i].says), "%s", error->message);
+        }
+    }
+    cr_assert_gt(at_peak_ms, 100, "the 100 ms case is faster than the peak allows");
+    g_autofree char *peak = g_strdup_printf(
+        "%sgpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,%.17g,,t\n", head,
+        at_peak_ms * 0.999);
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(peak, -1, "fast.csv", &error);
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_null(set, "0.1%% faster than the peak allows loaded");
+    g_clear_error(&error);
+    g_free(peak);
+    peak = g_strdup_printf(
+        "%sgpt-3-175b,,,,,,,,dgx-a100,16,1,8,16,1,1,64,1f1b,full,off,0,off,%.17g,,t\n", head,
+        at_peak_ms * 1.001);
+    g_autoptr(SsimRuns) slower = ssim_runs_load_data(peak, -1, "fast.csv", &error);
+    g_autoptr(SsimRunSet) ok = ssim_run_set_new(slower, NULL, &error);
+    cr_assert_not_null(ok, "0.1%% slower than the peak allows: %s", error ? error->message : "");
 }
 
 /* A row may give its time and its TFLOP/s per GPU both, when they tell the same time within 5%
