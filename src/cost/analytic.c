@@ -178,6 +178,14 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
             t = f * ((n - 1) * a_nv + (n - 1) / n * S / b_nv);
         } else if (k <= 1) {
             t = f * ((n - 1) * a_ib + (n - 1) / n * S / b_ib);
+            /* One member a node: an all-reduce may take NCCL's double binary tree over the
+             * nodes, 2 ceil(log2 N) steps across the network, the rings' bytes (its tuner's
+             * latency, src/graph/tuning.cc). */
+            if (rings && kind == SSIM_COLL_ALLREDUCE && p->net_algorithm != SSIM_NET_ALGO_RING &&
+                p->net_algorithm != SSIM_NET_ALGO_HIERARCHICAL) {
+                double tree = f * (ceil_log2(n_nodes) * a_ib + (n - 1) / n * S / b_ib);
+                t = p->net_algorithm == SSIM_NET_ALGO_TREE ? tree : MIN(t, tree);
+            }
         } else {
             /* Two levels: reduce-scatter inside the node, the all-reduce across, all-gather
              * inside (for an all-gather or a reduce-scatter, its half of that). */
@@ -192,9 +200,12 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
                  * cluster's [network] algorithm names one. */
                 double b_ring = MIN(k * b_ib, k / (k - 1) * b_nv);
                 double ring = f * (n - 1) * (a_ib + S / n / b_ring);
-                /* The trees: the two-level form on NVLink SHARP nodes (NVLS trees); without
-                 * it their steps are fewer but their bytes no fewer than the rings'. */
-                double tree = p->nvlink_sharp ? t : MAX(t, f * (n - 1) / n * S / b_ring);
+                /* The trees: the two-level form on NVLink SHARP nodes (NVLS trees), crossing
+                 * the network in 2 ceil(log2 N) steps, not the two-level rings' 2 (N - 1);
+                 * without SHARP their steps are fewer but their bytes no fewer than the
+                 * rings'. */
+                double tree_t = t - f * (N - 1) * a_ib + f * ceil_log2(n_nodes) * a_ib;
+                double tree = p->nvlink_sharp ? tree_t : MAX(tree_t, f * (n - 1) / n * S / b_ring);
                 switch (kind != SSIM_COLL_ALLREDUCE ? SSIM_NET_ALGO_RING : p->net_algorithm) {
                 case SSIM_NET_ALGO_RING:
                     t = ring;

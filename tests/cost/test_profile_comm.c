@@ -230,13 +230,16 @@ Test(profile_comm, nic_level_never_above_line_rate)
 
 /* An all-reduce across nodes as a cluster without NVLink SHARP prices it by default (analytic.h):
  * NCCL's k rings, each step moving S/n per member at B_ring = min(k B_NIC nics, k/(k-1) B_NV), or
- * its trees where faster, which cross the network in two levels but never with fewer bytes than
- * the rings: max(T2, 2 (n-1)/n S / B_ring). */
+ * its trees where faster, which cross the network in two levels, 2 ceil(log2 N) steps across
+ * nodes (not the two-level form's 2 (N-1)), but never with fewer bytes than the rings:
+ * max(T2 - 2 (N - 1 - ceil(log2 N)) a_ib, 2 (n-1)/n S / B_ring). */
 static double nccl_allreduce(double S, double n, double k, double nics)
 {
+    double N = n / k;
     double b_ring = fmin(k * B_NIC * nics, k / (k - 1) * B_NV);
     double ring = 2 * (n - 1) * (A_IB + S / n / b_ring);
-    double tree = fmax(hier_allreduce(S, k, n / k, nics), 2 * (n - 1) / n * S / b_ring);
+    double tree_t = hier_allreduce(S, k, N, nics) - 2 * (N - 1 - ceil(log2(N))) * A_IB;
+    double tree = fmax(tree_t, 2 * (n - 1) / n * S / b_ring);
     return fmin(ring, tree);
 }
 
@@ -304,9 +307,10 @@ static double with_fixed_cost(double S, double n, double k, double nics)
  * One curve cannot tell a fixed cost from a cost per step: the steps keep the cluster's latency
  * (5 us) and the rest of the curve's floor is a cost of every collective, not of every step.
  * Measured: 32 ranks, 8 a node, 100 us over the model at every size.  Asked: one rank on each of
- * 16 nodes at 1 MiB, a ring of 30 steps: 100 us + 30 x 5 us + 2 x 15/16 S / 20 GB/s = 348.3 us.
- * Read as latency per step, the floor (158 us: the trees' 2 (7 x 2 + 3 x 5) us, and the 100)
- * would have made each step 21.7 us and the ring 748 us.
+ * 16 nodes at 1 MiB, NCCL's tree over the nodes (2 ceil(log2 16) = 8 steps): 100 us + 8 x 5 us
+ * + 2 x 15/16 S / 20 GB/s = 238.3 us.  Read as latency per step, the floor (148 us: the trees'
+ * 2 (7 x 2 + 2 x 5) us, and the 100) would have made each network step 30 us and the tree
+ * 338.3 us.
  */
 Test(profile_comm, a_floor_beyond_the_steps_is_a_fixed_cost)
 {
@@ -317,8 +321,8 @@ Test(profile_comm, a_floor_beyond_the_steps_is_a_fixed_cost)
     cr_assert(ssim_profile_comm_time(p, SSIM_PCOMM_ALLREDUCE, SSIM_DTYPE_BF16, MIB, 16, 1, NULL,
                                      &net, &e));
     cr_assert_eq(e.source, SSIM_COST_SCALED);
-    double hand = 100 + 30 * 5.0 + 2 * (15.0 / 16) * (double)MIB / 20e9 * 1e6;
-    cr_assert_float_eq(hand, 348.3, 0.05);
+    double hand = 100 + 8 * 5.0 + 2 * (15.0 / 16) * (double)MIB / 20e9 * 1e6;
+    cr_assert_float_eq(hand, 238.3, 0.05);
     cr_assert(fabs(e.time_us / hand - 1) < 1e-3, "got %g us, hand %g us", e.time_us, hand);
 }
 
