@@ -63,7 +63,7 @@
  *     all-gather, reduce-scatter   (n-1) a_nv +   (n-1)/n S / B_nv
  *   one member per node (k = 1), a ring over InfiniBand: the same with a_ib, B_ib; for an
  *   all-reduce, when faster (NCCL's tuner picks), NCCL's double binary tree over the nodes,
- *   2 ceil(log2 N) a_ib + 2 (n-1)/n S / B_ib (the tuner's latency, src/graph/tuning.cc: a
+ *   2 floor(log2 N) a_ib + 2 (n-1)/n S / B_ib (the tuner's latency, src/graph/tuning.cc: a
  *   tree's steps, the rings' bytes)
  *   otherwise (k > 1 members on each of N > 1 nodes) NCCL's k rings, each leaving a node through
  *   its own NIC (rail-aligned), every step moving S/n per member at B_ring = min(k B_ib,
@@ -80,7 +80,7 @@
  *     all-reduce   T2 = 2 [(k-1) a_nv + (k-1)/k S/B_nv] + 2 (N-1) a_ib + 2 (N-1)/N (S/k) / B_ib
  *   (the two-level form: ssim_analytic_two_level_time() always prices this one, and all-gather
  *   and reduce-scatter as (k-1) a_nv + (k-1)/k S/B_nv + (N-1) a_ib + (N-1)/N (S/k) / B_ib),
- *   which a tree crosses in 2 ceil(log2 N) network steps, not 2 (N-1) (NCCL's tuner's count,
+ *   which a tree crosses in 2 floor(log2 N) network steps, not 2 (N-1) (NCCL's tuner's count,
  *   src/graph/tuning.cc: a chain in each node, a double binary tree over the nodes): T2'.
  *   Without SHARP NCCL's trees save steps, not bytes: its tuner never gives a tree more
  *   bandwidth than the rings (a tree's bus bandwidth capped per channel, its algorithm bandwidth

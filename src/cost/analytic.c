@@ -105,6 +105,15 @@ static guint ceil_log2(guint n)
     return k;
 }
 
+/* NCCL's log2i (src/graph/tuning.cc): the height of its binary tree over n nodes. */
+static guint floor_log2(guint n)
+{
+    guint k = 0;
+    while (n >>= 1)
+        k++;
+    return k;
+}
+
 /* The bandwidth of the k members of one node towards one another (see analytic.h): NVSwitch's
  * per-GPU bandwidth, or on a full mesh the links to the other k - 1 members. */
 static double node_bw(const SsimAnalyticParams *p, double k)
@@ -179,11 +188,11 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
         } else if (k <= 1) {
             t = f * ((n - 1) * a_ib + (n - 1) / n * S / b_ib);
             /* One member a node: an all-reduce may take NCCL's double binary tree over the
-             * nodes, 2 ceil(log2 N) steps across the network, the rings' bytes (its tuner's
+             * nodes, 2 floor(log2 N) steps across the network, the rings' bytes (its tuner's
              * latency, src/graph/tuning.cc). */
             if (rings && kind == SSIM_COLL_ALLREDUCE && p->net_algorithm != SSIM_NET_ALGO_RING &&
                 p->net_algorithm != SSIM_NET_ALGO_HIERARCHICAL) {
-                double tree = f * (ceil_log2(n_nodes) * a_ib + (n - 1) / n * S / b_ib);
+                double tree = f * (floor_log2(n_nodes) * a_ib + (n - 1) / n * S / b_ib);
                 t = p->net_algorithm == SSIM_NET_ALGO_TREE ? tree : MIN(t, tree);
             }
         } else {
@@ -201,10 +210,10 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
                 double b_ring = MIN(k * b_ib, k / (k - 1) * b_nv);
                 double ring = f * (n - 1) * (a_ib + S / n / b_ring);
                 /* The trees: the two-level form on NVLink SHARP nodes (NVLS trees), crossing
-                 * the network in 2 ceil(log2 N) steps, not the two-level rings' 2 (N - 1);
+                 * the network in 2 floor(log2 N) steps, not the two-level rings' 2 (N - 1);
                  * without SHARP their steps are fewer but their bytes no fewer than the
                  * rings'. */
-                double tree_t = t - f * (N - 1) * a_ib + f * ceil_log2(n_nodes) * a_ib;
+                double tree_t = t - f * (N - 1) * a_ib + f * floor_log2(n_nodes) * a_ib;
                 double tree = p->nvlink_sharp ? tree_t : MAX(tree_t, f * (n - 1) / n * S / b_ring);
                 switch (kind != SSIM_COLL_ALLREDUCE ? SSIM_NET_ALGO_RING : p->net_algorithm) {
                 case SSIM_NET_ALGO_RING:

@@ -197,7 +197,7 @@ Test(analytic, rings_or_hierarchical_across_nodes)
     assert_ns(ssim_analytic_two_level_time(&p, SSIM_COLL_ALLGATHER, 1000000000, 16, 2, 8),
               7000 + 8750000 + 5000 + 2500000);
     /* 1 MB over 64 ranks, 8 per node on 8 nodes: 126 ring steps of 5 us lose to NCCL's tree, the
-     * two-level form with 2 ceil(log2 8) network steps (its tuner's latency), not 2 * 7:
+     * two-level form with 2 floor(log2 8) network steps (its tuner's latency), not 2 * 7:
      * 2 (7 us + 8.75 us) + 2 * 3 * 5 us + 2 * 7/8 * 5 us = 70.25 us, which is taken.  The
      * two-level form itself keeps its rings across nodes (110.25 us). */
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000, 64, 8, 8), 70250);
@@ -250,7 +250,7 @@ Test(analytic, trees_across_nodes_with_and_without_nvlink_sharp)
  *              = 14 us + 17.5 ms + 10 us + 50 ms = 67.524 ms
  * One member per node (8 ranks on 8 nodes) keeps its NIC, 10 GB/s, under the cap; with two NICs
  * of 5 GB/s a GPU and ring_nics 1 it gets one, 5 GB/s; on the tree over the 8 nodes
- * (2 ceil(log2 8) steps): 2 * 3 * 5 us + 2 * 7/8 * 1e9/5e9 = 350.03 ms. */
+ * (2 floor(log2 8) steps): 2 * 3 * 5 us + 2 * 7/8 * 1e9/5e9 = 350.03 ms. */
 Test(analytic, ring_nics_cap_what_a_collective_moves_out_of_a_node)
 {
     SsimAnalyticParams p = round_params();
@@ -341,11 +341,12 @@ Test(analytic, bundled_vtrain_cluster_across_two_nodes)
 }
 
 /* One member per node: the ring over InfiniBand, or for an all-reduce NCCL's double binary tree
- * over the nodes, 2 ceil(log2 N) network steps for the rings' bytes (its tuner's latency), which
+ * over the nodes, 2 floor(log2 N) network steps for the rings' bytes (its tuner's latency), which
  * the tuner takes (never slower).  4 nodes, S = 1 GB:
  *   ring  2 * 3 * 5 us + 2 * 3/4 * 1e9 / 25e9 = 30 us + 60 ms
  *   tree  2 * 2 * 5 us + 60 ms                = 20 us + 60 ms
- * 64 nodes, 8 bytes: 126 ring steps of 5 us = 630 us against 2 * 6 * 5 us = 60 us. */
+ * 64 nodes, 8 bytes: 126 ring steps of 5 us = 630 us against 2 * 6 * 5 us = 60 us.  3 nodes:
+ * NCCL's log2i(3) = 1, 2 * 1 * 5 us + 2 * 2/3 * 1e9 / 25e9 = 10 us + 53.333 ms. */
 Test(analytic, flat_ring_one_member_per_node)
 {
     SsimAnalyticParams p = round_params();
@@ -355,6 +356,8 @@ Test(analytic, flat_ring_one_member_per_node)
               15000 + 30000000); /* rings only: 3 steps */
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 8, 64, 64, 1),
               60000 + 2.0 * 63 / 64 * 8 / 25e9 * 1e9);
+    assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 3, 3, 1),
+              10000 + 2.0 * 2 / 3 * 1e9 / 25e9 * 1e9);
     p.net_algorithm = SSIM_NET_ALGO_RING;
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_ALLREDUCE, 1000000000, 4, 4, 1),
               30000 + 60000000);
@@ -370,7 +373,7 @@ Test(analytic, p2p_and_broadcast)
     SsimAnalyticParams p = round_params();
     assert_ns(ssim_analytic_p2p_time(&p, 100000000, FALSE), 1000 + 1000000);
     assert_ns(ssim_analytic_p2p_time(&p, 100000000, TRUE), 5000 + 4000000);
-    /* Broadcast over 8 in a node: ceil(log2 8) = 3 steps of 1 us + S / B. */
+    /* Broadcast over 8 in a node: floor(log2 8) = 3 steps of 1 us + S / B. */
     assert_ns(ssim_analytic_collective_time(&p, SSIM_COLL_BROADCAST, 100000000, 8, 1, 8),
               3000 + 1000000);
 }

@@ -230,15 +230,15 @@ Test(profile_comm, nic_level_never_above_line_rate)
 
 /* An all-reduce across nodes as a cluster without NVLink SHARP prices it by default (analytic.h):
  * NCCL's k rings, each step moving S/n per member at B_ring = min(k B_NIC nics, k/(k-1) B_NV), or
- * its trees where faster, which cross the network in two levels, 2 ceil(log2 N) steps across
+ * its trees where faster, which cross the network in two levels, 2 floor(log2 N) steps across
  * nodes (not the two-level form's 2 (N-1)), but never with fewer bytes than the rings:
- * max(T2 - 2 (N - 1 - ceil(log2 N)) a_ib, 2 (n-1)/n S / B_ring). */
+ * max(T2 - 2 (N - 1 - floor(log2 N)) a_ib, 2 (n-1)/n S / B_ring). */
 static double nccl_allreduce(double S, double n, double k, double nics)
 {
     double N = n / k;
     double b_ring = fmin(k * B_NIC * nics, k / (k - 1) * B_NV);
     double ring = 2 * (n - 1) * (A_IB + S / n / b_ring);
-    double tree_t = hier_allreduce(S, k, N, nics) - 2 * (N - 1 - ceil(log2(N))) * A_IB;
+    double tree_t = hier_allreduce(S, k, N, nics) - 2 * (N - 1 - floor(log2(N))) * A_IB;
     double tree = fmax(tree_t, 2 * (n - 1) / n * S / b_ring);
     return fmin(ring, tree);
 }
@@ -307,7 +307,7 @@ static double with_fixed_cost(double S, double n, double k, double nics)
  * One curve cannot tell a fixed cost from a cost per step: the steps keep the cluster's latency
  * (5 us) and the rest of the curve's floor is a cost of every collective, not of every step.
  * Measured: 32 ranks, 8 a node, 100 us over the model at every size.  Asked: one rank on each of
- * 16 nodes at 1 MiB, NCCL's tree over the nodes (2 ceil(log2 16) = 8 steps): 100 us + 8 x 5 us
+ * 16 nodes at 1 MiB, NCCL's tree over the nodes (2 floor(log2 16) = 8 steps): 100 us + 8 x 5 us
  * + 2 x 15/16 S / 20 GB/s = 238.3 us.  Read as latency per step, the floor (148 us: the trees'
  * 2 (7 x 2 + 2 x 5) us, and the 100) would have made each network step 30 us and the tree
  * 338.3 us.
