@@ -73,6 +73,52 @@ static SsimModel *model_of_run(const SsimMeasuredRun *r, const char *path, GErro
     return ssim_model_load_data(ini, -1, path, error);
 }
 
+/* Row `row`'s measured time (ms): its iteration_ms, or its tflops_per_gpu through the model's
+ * FLOPs (both given: they must agree), refused when faster than its GPUs' peak allows. */
+static gboolean row_measured(SetRow *row, guint world, gboolean judge_peak, GError **error)
+{
+    const SsimMeasuredRun *r = &row->run;
+    row->measured_ms = r->iteration_ms;
+    double hw = ssim_model_hardware_flops(row->model, r->par.global_batch, r->par.recompute);
+    if (r->tflops_per_gpu > 0) {
+        double ms = hw / (r->tflops_per_gpu * 1e12 * world) * 1e3;
+        /* Both given: they must tell the same time (a run's log has both; a typo in one
+         * would otherwise go unnoticed, since the time wins). */
+        if (row->measured_ms > 0 && fabs(ms / row->measured_ms - 1) > RUN_FIGURES_AGREE) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s:%u: tflops_per_gpu: %g TFLOP/s per GPU is %.6g ms for this run "
+                        "(its FLOPs, recompute included), but iteration_ms is %.6g ms: "
+                        "give one, or both within %.0f%%",
+                        r->path, r->line, r->tflops_per_gpu, ms, row->measured_ms,
+                        100 * RUN_FIGURES_AGREE);
+            return FALSE;
+        }
+        if (!(row->measured_ms > 0))
+            row->measured_ms = ms;
+    }
+    /* A measured time faster than the GPUs' peak allows (in the fastest dtype they have) is a
+     * typo, not a run: its error would be meaningless and would swamp the set's figures.  Judged
+     * on the run's own cluster only (another, given for every row, may be slower). */
+    double peak = 0;
+    for (guint d = 0; d < SSIM_DTYPE_N; d++)
+        peak = MAX(peak, row->cluster->peak_flops[d]);
+    double rate = hw / (row->measured_ms / 1e3) / world;
+    if (!judge_peak || !(peak > 0) || rate <= peak)
+        return TRUE;
+    if (r->iteration_ms > 0)
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s:%u: iteration_ms: %.6g ms is %.4g TFLOP/s per GPU for this run (its "
+                    "FLOPs, recompute included), above the %s's peak of %.4g TFLOP/s",
+                    r->path, r->line, row->measured_ms, rate / 1e12, row->cluster->gpu,
+                    peak / 1e12);
+    else
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s:%u: tflops_per_gpu: %.4g TFLOP/s per GPU is above the %s's peak of "
+                    "%.4g TFLOP/s",
+                    r->path, r->line, r->tflops_per_gpu, row->cluster->gpu, peak / 1e12);
+    return FALSE;
+}
+
 SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override, GError **error)
 {
     g_autoptr(GHashTable) clusters =
@@ -117,48 +163,8 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
             row.cluster->gpus_per_node = world / r->nodes;
             row.cluster->gpus_per_nic = MIN(row.cluster->gpus_per_nic, row.cluster->gpus_per_node);
         }
-        row.measured_ms = r->iteration_ms;
-        double hw = ssim_model_hardware_flops(row.model, r->par.global_batch, r->par.recompute);
-        if (r->tflops_per_gpu > 0) {
-            double ms = hw / (r->tflops_per_gpu * 1e12 * world) * 1e3;
-            /* Both given: they must tell the same time (a run's log has both; a typo in one
-             * would otherwise go unnoticed, since the time wins). */
-            if (row.measured_ms > 0 && fabs(ms / row.measured_ms - 1) > RUN_FIGURES_AGREE) {
-                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                            "%s:%u: tflops_per_gpu: %g TFLOP/s per GPU is %.6g ms for this run "
-                            "(its FLOPs, recompute included), but iteration_ms is %.6g ms: "
-                            "give one, or both within %.0f%%",
-                            r->path, r->line, r->tflops_per_gpu, ms, row.measured_ms,
-                            100 * RUN_FIGURES_AGREE);
-                ssim_model_free(row.model);
-                ssim_cluster_free(row.cluster);
-                ssim_run_set_free(set);
-                return NULL;
-            }
-            if (!(row.measured_ms > 0))
-                row.measured_ms = ms;
-        }
-        /* A measured time faster than the GPUs' peak allows (in the fastest dtype they have) is
-         * a typo, not a run: its error would be meaningless and would swamp the set's figures.
-         * Judged on the run's own cluster (another, given for every row, may be slower). */
-        double peak = 0;
-        for (guint d = 0; d < SSIM_DTYPE_N; d++)
-            peak = MAX(peak, row.cluster->peak_flops[d]);
-        double rate = hw / (row.measured_ms / 1e3) / world;
-        if (cluster_override == NULL && peak > 0 && rate > peak) {
-            if (r->iteration_ms > 0)
-                g_set_error(
-                    error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s:%u: iteration_ms: %.6g ms is %.4g TFLOP/s per GPU for this run (its "
-                    "FLOPs, recompute included), above the %s's peak of %.4g TFLOP/s",
-                    r->path, r->line, row.measured_ms, rate / 1e12, row.cluster->gpu, peak / 1e12);
-            else
-                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                            "%s:%u: tflops_per_gpu: %.4g TFLOP/s per GPU is above the %s's peak of "
-                            "%.4g TFLOP/s",
-                            r->path, r->line, r->tflops_per_gpu, row.cluster->gpu, peak / 1e12);
-            ssim_model_free(row.model);
-            ssim_cluster_free(row.cluster);
+        if (!row_measured(&row, world, cluster_override == NULL, error)) {
+            set_row_clear(&row);
             ssim_run_set_free(set);
             return NULL;
         }
