@@ -185,35 +185,27 @@ static SsimTime collective_time(const SsimAnalyticParams *p, SsimCollKind kind, 
         double f = kind == SSIM_COLL_ALLREDUCE ? 2.0 : 1.0;
         if (!cross) {
             t = f * ((n - 1) * a_nv + (n - 1) / n * S / b_nv);
-        } else if (k <= 1) {
-            t = f * ((n - 1) * a_ib + (n - 1) / n * S / b_ib);
-            /* One member a node: an all-reduce may take NCCL's double binary tree over the
-             * nodes, 2 floor(log2 N) steps across the network, the rings' bytes (its tuner's
-             * latency, src/graph/tuning.cc). */
-            if (rings && kind == SSIM_COLL_ALLREDUCE && p->net_algorithm != SSIM_NET_ALGO_RING &&
-                p->net_algorithm != SSIM_NET_ALGO_HIERARCHICAL) {
-                double tree = f * (floor_log2(n_nodes) * a_ib + (n - 1) / n * S / b_ib);
-                t = p->net_algorithm == SSIM_NET_ALGO_TREE ? tree : MIN(t, tree);
-            }
         } else {
             /* Two levels: reduce-scatter inside the node, the all-reduce across, all-gather
-             * inside (for an all-gather or a reduce-scatter, its half of that). */
-            t = f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) +
-                f * ((N - 1) * a_ib + (N - 1) / N * (S / k) / b_ib);
+             * inside (for an all-gather or a reduce-scatter, its half of that); one member a
+             * node (k = 1) has no node level, and its two levels are its ring. */
+            double intra = k > 1 ? f * ((k - 1) * a_nv + (k - 1) / k * S / b_nv) : 0;
+            double inter_bw = f * (N - 1) / N * (S / k) / b_ib;
+            t = intra + f * (N - 1) * a_ib + inter_bw;
             if (rings) {
                 /* NCCL's rings across nodes: k of them, each leaving a node through its own
                  * NIC (or all through ring_nics NICs: b_ib), so a step moves S/n per member at
                  * the NICs' rate or, if lower, at NVLink's over the k - 1 hops of each member
-                 * that stay inside its node.  An
-                 * all-reduce takes NCCL's trees when faster, as its tuner picks, unless the
-                 * cluster's [network] algorithm names one. */
-                double b_ring = MIN(k * b_ib, k / (k - 1) * b_nv);
+                 * that stay inside its node.  An all-reduce takes NCCL's trees when faster, as
+                 * its tuner picks, unless the cluster's [network] algorithm names one. */
+                double b_ring = k > 1 ? MIN(k * b_ib, k / (k - 1) * b_nv) : b_ib;
                 double ring = f * (n - 1) * (a_ib + S / n / b_ring);
-                /* The trees: the two-level form on NVLink SHARP nodes (NVLS trees), crossing
-                 * the network in 2 floor(log2 N) steps, not the two-level rings' 2 (N - 1);
-                 * without SHARP their steps are fewer but their bytes no fewer than the
-                 * rings'. */
-                double tree_t = t - f * (N - 1) * a_ib + f * floor_log2(n_nodes) * a_ib;
+                /* The trees: the two levels crossing the network in 2 floor(log2 N) steps (its
+                 * tuner's count, src/graph/tuning.cc: a chain in each node, a double binary
+                 * tree over the nodes), not the two-level rings' 2 (N - 1).  Only on NVLink
+                 * SHARP nodes (NVLS trees) with the two levels' bytes; elsewhere their steps are
+                 * fewer but their bytes no fewer than the rings'. */
+                double tree_t = intra + f * floor_log2(n_nodes) * a_ib + inter_bw;
                 double tree = p->nvlink_sharp ? tree_t : MAX(tree_t, f * (n - 1) / n * S / b_ring);
                 switch (kind != SSIM_COLL_ALLREDUCE ? SSIM_NET_ALGO_RING : p->net_algorithm) {
                 case SSIM_NET_ALGO_RING:
