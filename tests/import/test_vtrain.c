@@ -1,11 +1,14 @@
 /*
  * Tests of vTrain's readers (import/vtrain): the runs converter against the shipped runs file it
  * made from the bundled table, and the all-reduce LUT importer on a hand-written table (means
- * and minima worked out by hand) and on its error messages.
+ * and minima worked out by hand) and on its error messages, and what the bundled single-node
+ * table is made of.
  */
 #include <criterion/criterion.h>
 #include <shiftsim/vtrain.h>
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The shipped vTrain runs file is exactly what the converter makes of the bundled table. */
@@ -143,4 +146,155 @@ Test(vtrain, load_any_tells_the_tables_from_runs_files)
                             "# GPUs,global batch,micro batch\n", ""};
     for (guint k = 0; k < G_N_ELEMENTS(others); k++)
         cr_assert_not(ssim_vtrain_is_runs_table(others[k], strlen(others[k])), "%s", others[k]);
+}
+
+/*
+ * What vTrain's single-node table is (docs/validation.md, "What vTrain's single-node rows
+ * are"): the rows that differ only in their number of microbatches lie on one line to the
+ * nanosecond, as no set of timed runs does, and a row with dp > 1 is the dp = 1 line of its
+ * configuration plus one all-reduce time of vTrain's own nccl-tests table (imported as
+ * traces/vtrain-a100/allreduce.csv, either of its two timings), or for gradients above its
+ * largest size, vTrain's extrapolation of it, which at 4 GPUs gives 1161 and 1353 MiB less time
+ * than the table's own 1 GiB.
+ */
+typedef struct {
+    GArray *points;       /* (microbatches, ns) */
+    double a, b;          /* the line through its first two points */
+    gint64 lo, hi, count; /* dp > 1 over the dp = 1 line: its offsets' range */
+    guint dp;
+} VtrainGroup;
+
+static void vtrain_group_free(gpointer p)
+{
+    VtrainGroup *g = p;
+    if (g->points)
+        g_array_free(g->points, TRUE);
+    g_free(g);
+}
+
+static VtrainGroup *vtrain_group(GHashTable *t, char *key, guint dp)
+{
+    VtrainGroup *g = g_hash_table_lookup(t, key);
+    if (g == NULL) {
+        g = g_new0(VtrainGroup, 1);
+        g->points = g_array_new(FALSE, FALSE, 2 * sizeof(gint64));
+        g->lo = G_MAXINT64;
+        g->hi = G_MININT64;
+        g->dp = dp;
+        g_hash_table_insert(t, key, g);
+    } else {
+        g_free(key);
+    }
+    return g;
+}
+
+Test(vtrain, single_node_rows_are_lines_plus_an_allreduce_table)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_from_vtrain(
+        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv",
+        SSIM_VTRAIN_CLUSTER, &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(GHashTable) lines =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, vtrain_group_free);
+    for (guint i = 0; i < ssim_runs_n(runs); i++) {
+        const SsimMeasuredRun *r = ssim_runs_get(runs, i);
+        const SsimParallel *p = &r->par;
+        VtrainGroup *g = vtrain_group(
+            lines, g_strdup_printf("%s/%u/%u/%u/%u", r->model, p->tp, p->pp, p->microbatch, p->dp),
+            p->dp);
+        gint64 pt[2] = {ssim_parallel_n_microbatches(p), llround(r->iteration_ms * 1e6)};
+        g_array_append_val(g->points, pt);
+    }
+    /* 1. Lines: 288 groups of 3 or 4 rows, 432 rows on the line through two others. */
+    guint on_line = 0, groups3 = 0;
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, lines);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        VtrainGroup *g = value;
+        if (g->points->len < 2)
+            continue;
+        const gint64 *p0 = &g_array_index(g->points, gint64, 0), *p1 = p0 + 2;
+        g->b = (double)(p1[1] - p0[1]) / (double)(p1[0] - p0[0]);
+        g->a = (double)p0[1] - g->b * (double)p0[0];
+        groups3 += g->points->len >= 3;
+        for (guint k = 2; k < g->points->len; k++, on_line++) {
+            const gint64 *q = p0 + 2 * k;
+            cr_assert_leq(fabs(g->a + g->b * (double)q[0] - (double)q[1]), 3.0,
+                          "%s: %" G_GINT64_FORMAT, (char *)key, q[0]);
+        }
+    }
+    cr_assert_eq(groups3, 288);
+    cr_assert_eq(on_line, 432);
+
+    /* vTrain's all-reduce table: both timings of every size, by rank count; and the 1 GiB one. */
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(SHIFTSIM_SOURCE_ROOT "/traces/vtrain-a100/allreduce.csv", &text,
+                                  NULL, NULL));
+    g_auto(GStrv) rows = g_strsplit(text, "\n", -1);
+    g_autoptr(GArray) lut = g_array_new(FALSE, FALSE, 2 * sizeof(gint64)); /* (ranks, ns) */
+    gint64 gib[9] = {0};
+    for (guint k = 0; rows[k]; k++) {
+        g_auto(GStrv) f = g_strsplit(rows[k], ",", -1);
+        if (g_strv_length(f) < 15 || strcmp(f[0], "comm") != 0)
+            continue;
+        gint64 ranks = g_ascii_strtoll(f[8], NULL, 10);
+        gint64 mean = llround(g_ascii_strtod(f[12], NULL) * 1e3);
+        gint64 min = llround(g_ascii_strtod(f[14], NULL) * 1e3);
+        gint64 a[2] = {ranks, min}, b[2] = {ranks, 2 * mean - min};
+        g_array_append_val(lut, a);
+        g_array_append_val(lut, b);
+        if (g_ascii_strtoull(f[7], NULL, 10) == 1ull << 30 && ranks <= 8)
+            gib[ranks] = MAX(min, 2 * mean - min);
+    }
+    cr_assert(gib[2] > 0 && gib[4] > 0 && gib[8] > 0);
+
+    /* 2. dp > 1 over the dp = 1 line: one offset a (model, tp, pp, dp). */
+    g_autoptr(GHashTable) offsets =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, vtrain_group_free);
+    guint composed = 0;
+    g_hash_table_iter_init(&it, lines);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        VtrainGroup *g = value;
+        if (g->dp == 1)
+            continue;
+        g_autofree char *base = g_strdup(key);
+        *strrchr(base, '/') = '\0';
+        g_autofree char *twin = g_strdup_printf("%s/1", base);
+        VtrainGroup *one = g_hash_table_lookup(lines, twin);
+        if (one == NULL || one->points->len < 2)
+            continue;
+        *strrchr(base, '/') = '\0'; /* drop the microbatch */
+        VtrainGroup *o = vtrain_group(offsets, g_strdup_printf("%s/%u", base, g->dp), g->dp);
+        for (guint k = 0; k < g->points->len; k++, composed++) {
+            const gint64 *q = &g_array_index(g->points, gint64, 2 * k);
+            gint64 off = q[1] - llround(one->a + one->b * (double)q[0]);
+            o->lo = MIN(o->lo, off);
+            o->hi = MAX(o->hi, off);
+            o->count++;
+        }
+    }
+    cr_assert_eq(composed, 504);
+    guint in_table = 0, above2 = 0, below4 = 0;
+    g_hash_table_iter_init(&it, offsets);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        VtrainGroup *o = value;
+        cr_assert_leq(o->hi - o->lo, 6, "%s: offsets %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT,
+                      (char *)key, o->lo, o->hi);
+        gint64 mid = (o->lo + o->hi) / 2;
+        gboolean found = FALSE;
+        for (guint k = 0; k < lut->len && !found; k++) {
+            const gint64 *e = &g_array_index(lut, gint64, 2 * k);
+            found = e[0] == (gint64)o->dp && llabs(e[1] - mid) <= 3;
+        }
+        in_table += found;
+        above2 += !found && o->dp == 2 && mid > gib[2];
+        below4 += !found && o->dp == 4 && mid < gib[4];
+    }
+    cr_assert_eq(g_hash_table_size(offsets), 56);
+    cr_assert_eq(in_table, 48);
+    /* Gradients above 1 GiB: at 2 GPUs longer than the table's 1 GiB, at 4 GPUs shorter. */
+    cr_assert_eq(above2, 4);
+    cr_assert_eq(below4, 4);
 }
