@@ -158,9 +158,9 @@ Test(vtrain, load_any_tells_the_tables_from_runs_files)
  * than the table's own 1 GiB.
  */
 typedef struct {
-    GArray *points;       /* (microbatches, ns) */
-    double a, b;          /* the line through its first two points */
-    gint64 lo, hi, count; /* dp > 1 over the dp = 1 line: its offsets' range */
+    GArray *points; /* (microbatches, ns) */
+    double a, b;    /* the line through its first two points */
+    gint64 lo, hi;  /* dp > 1 over the dp = 1 line: its offsets' range */
     guint dp;
 } VtrainGroup;
 
@@ -272,7 +272,6 @@ Test(vtrain, single_node_rows_are_lines_plus_an_allreduce_table)
             gint64 off = q[1] - llround(one->a + one->b * (double)q[0]);
             o->lo = MIN(o->lo, off);
             o->hi = MAX(o->hi, off);
-            o->count++;
         }
     }
     cr_assert_eq(composed, 504);
