@@ -90,6 +90,22 @@ char *ssim_grouping_name(const SsimGrouping *g);
 gboolean ssim_grouping_equal(const SsimGrouping *a, const SsimGrouping *b);
 /* Row i's key under `g`: its parts' keys joined by ", " ("tp 8, microbatch 1"); caller frees. */
 char *ssim_run_set_grouping_key(const SsimRunSet *set, guint i, const SsimGrouping *g);
+
+/* A condition on a row (validate and calibrate --only): its key under `by` is (or with `negate`
+ * is not) `number` (nodes, tp, gpus, pp, dp, microbatch, microbatches) or `text` (model, file or
+ * cluster: the key as validate --by names its group). */
+typedef struct {
+    SsimGroupBy by;
+    gboolean negate;
+    guint number;
+    char text[SSIM_RUN_TEXT_MAX];
+} SsimRowMatch;
+/* Parses "KEY=VALUE" or "KEY!=VALUE" ("dp=1", "dp!=1", "model=gpt-l24-h1024"): FALSE
+ * (SSIM_CONFIG_ERROR_VALUE) for an unknown key, a missing or empty value, or a number that is
+ * not a positive integer. */
+gboolean ssim_row_match_parse(const char *item, SsimRowMatch *out, GError **error);
+/* Whether row i meets every one of m[0..n). */
+gboolean ssim_run_set_matches(const SsimRunSet *set, guint i, const SsimRowMatch *m, guint n);
 /* Group ids under `g` (0, 1, ... in order of first appearance) of rows idx[0..n) (all when idx
  * is NULL); caller frees.  `names` (may be NULL) receives each group's key (owned strings),
  * in id order. */

@@ -371,3 +371,55 @@ int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit,
     *runs = g_steal_pointer(&all);
     return SSIM_EXIT_OK;
 }
+
+int ssim_cli_row_matches(const char *verb, char *const *specs, SsimRowMatch *out, guint *n,
+                         char **text)
+{
+    *n = 0;
+    *text = NULL;
+    GString *t = g_string_new(NULL);
+    for (guint i = 0; specs && specs[i]; i++) {
+        g_auto(GStrv) items = g_strsplit(specs[i], ",", -1);
+        for (guint k = 0; items[k]; k++) {
+            g_autoptr(GError) error = NULL;
+            if (*n == SSIM_CLI_MATCHES_MAX) {
+                g_string_free(t, TRUE);
+                return ssim_cli_usage_error(verb, "--only: more than %d conditions",
+                                            SSIM_CLI_MATCHES_MAX);
+            }
+            if (!ssim_row_match_parse(g_strstrip(items[k]), &out[*n], &error)) {
+                g_string_free(t, TRUE);
+                return ssim_cli_usage_error(verb, "--only: %s", error->message);
+            }
+            g_string_append_printf(t, "%s%s", t->len ? "," : "", items[k]);
+            (*n)++;
+        }
+    }
+    *text = g_string_free(t, *n == 0);
+    return SSIM_EXIT_OK;
+}
+
+int ssim_cli_select_runs(const char *verb, SsimRuns **runs, const char *cluster,
+                         const SsimRowMatch *m, guint n, const char *text, const char *label)
+{
+    if (n == 0)
+        return SSIM_EXIT_OK;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(*runs, cluster, &error);
+    if (set == NULL)
+        return ssim_cli_runtime_error(error);
+    g_autoptr(SsimRuns) kept = ssim_runs_new(ssim_runs_path(*runs));
+    const char *src = ssim_runs_get_meta(*runs, "source");
+    if (src)
+        ssim_runs_set_meta(kept, "source", src);
+    for (guint i = 0; i < ssim_run_set_n(set); i++)
+        if (ssim_run_set_matches(set, i, m, n))
+            ssim_runs_add(kept, ssim_run_set_run(set, i));
+    if (ssim_runs_n(kept) == 0) {
+        fprintf(stderr, "shiftsim %s: --only %s: no row of %s meets it\n", verb, text, label);
+        return SSIM_EXIT_RUNTIME;
+    }
+    ssim_runs_free(*runs);
+    *runs = g_steal_pointer(&kept);
+    return SSIM_EXIT_OK;
+}

@@ -321,7 +321,8 @@ int ssim_verb_calibrate(int argc, char **argv)
     g_autofree char *param_list = NULL, *kineto = NULL, *emit_profile = NULL;
     g_auto(GStrv) runs_paths = NULL;
     g_autofree char *emit_run = NULL, *vtrain = NULL;
-    g_auto(GStrv) cv_specs = NULL;
+    g_auto(GStrv) cv_specs = NULL, only_specs = NULL;
+    g_autofree char *only_text = NULL;
     gint folds = 5, every = 1, max_iter = 200, jobs = 0, scan = 5;
     gdouble tolerance = 1e-3;
     gboolean validate_all = FALSE, force = FALSE, quiet = FALSE;
@@ -355,6 +356,12 @@ int ssim_verb_calibrate(int argc, char **argv)
          "Fit even a file marked '# use = check' (rows kept to check predictions)", NULL},
         {"every", 0, 0, G_OPTION_ARG_INT, &every,
          "Fit on every N-th row only (rows 0, N, 2N, ...; default 1 = all)", "N"},
+        {"only", 0, 0, G_OPTION_ARG_STRING_ARRAY, &only_specs,
+         "Use only the rows whose KEY (as in --cv, without group:) is VALUE, or with != is not: "
+         "dp=1, dp!=1, "
+         "tp=8, model=NAME, file=PATH, ...; a list, or repeat: every one must hold (before "
+         "--every; the other rows are not fitted, held out or validated)",
+         "KEY=VALUE"},
         {"max-iter", 0, 0, G_OPTION_ARG_INT, &max_iter,
          "Nelder-Mead iterations per fit (default 200)", "N"},
         {"scan", 0, 0, G_OPTION_ARG_INT, &scan,
@@ -364,7 +371,9 @@ int ssim_verb_calibrate(int argc, char **argv)
         {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance,
          "Stop when the simplex size is below this (default 1e-3)", "X"},
         {"validate-all", 0, 0, G_OPTION_ARG_NONE, &validate_all,
-         "After fitting, report the error of the fitted parameters on every row of the file", NULL},
+         "After fitting, report the error of the fitted parameters on every row of the files "
+         "(that --only keeps)",
+         NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Threads (default: all cores)", "N"},
         ssim_cli_output_entry(&output, SSIM_OPT_FORMAT,
                               "table (default), csv (the parameters) or json (the parameters and "
@@ -455,6 +464,10 @@ int ssim_verb_calibrate(int argc, char **argv)
     guint n_cv;
     if ((rc = ssim_cli_group_keys(VERB, "--cv", cv_specs, "group:", cv_by, &n_cv)))
         return rc;
+    SsimRowMatch only[SSIM_CLI_MATCHES_MAX];
+    guint n_only;
+    if ((rc = ssim_cli_row_matches(VERB, only_specs, only, &n_only, &only_text)))
+        return rc;
     g_auto(GStrv) cv_name = g_new0(char *, n_cv + 1); /* "tp", "tp+pp" */
     for (guint c = 0; c < n_cv; c++)
         cv_name[c] = ssim_grouping_name(&cv_by[c]);
@@ -472,8 +485,13 @@ int ssim_verb_calibrate(int argc, char **argv)
     if ((rc = ssim_cli_load_runs(VERB, (const char *const *)runs_paths, TRUE, force, &runs)) !=
         SSIM_EXIT_OK)
         return rc;
-    /* The files, as the report and the calibrated file's header name them. */
-    g_autofree char *runs_label = g_strjoinv(", ", runs_paths);
+    /* The files, as the report and the calibrated file's header name them, and the rows of them
+     * --only keeps. */
+    g_autofree char *files = g_strjoinv(", ", runs_paths);
+    g_autofree char *runs_label =
+        only_text ? g_strdup_printf("%s where %s", files, only_text) : g_strdup(files);
+    if ((rc = ssim_cli_select_runs(VERB, &runs, NULL, only, n_only, only_text, files)))
+        return rc;
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     if (set == NULL)
         return ssim_cli_runtime_error(error);

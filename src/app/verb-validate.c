@@ -33,8 +33,8 @@ int ssim_verb_validate(int argc, char **argv)
     g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
     g_auto(SsimCliOutput) output = {0};
     g_auto(GStrv) runs_paths = NULL;
-    g_auto(GStrv) by_specs = NULL;
-    g_autofree char *plot = NULL;
+    g_auto(GStrv) by_specs = NULL, only_specs = NULL;
+    g_autofree char *plot = NULL, *only_text = NULL;
     gint jobs = 0, every = 1;
     gboolean quiet = FALSE;
     g_auto(SsimCliLimits) limits = {0};
@@ -56,6 +56,11 @@ int ssim_verb_validate(int argc, char **argv)
          "Use every N-th row only (rows 0, N, 2N, ... in file order, the files in turn; default 1 "
          "= all)",
          "N"},
+        {"only", 0, 0, G_OPTION_ARG_STRING_ARRAY, &only_specs,
+         "Use only the rows whose KEY (a --by key) is VALUE, or with != is not: dp=1, dp!=1, "
+         "tp=8, model=NAME, file=PATH, ...; a list, or repeat: every one must hold (before "
+         "--every)",
+         "KEY=VALUE"},
         {"by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_specs,
          "Also give the figures per group of runs sharing a key: nodes, tp, gpus, pp, dp, "
          "microbatch, microbatches (a step's, per pipeline), file or cluster, or several joined "
@@ -111,6 +116,10 @@ int ssim_verb_validate(int argc, char **argv)
     guint n_by;
     if ((rc = ssim_cli_group_keys(VERB, "--by", by_specs, "", by, &n_by)))
         return rc;
+    SsimRowMatch only[SSIM_CLI_MATCHES_MAX];
+    guint n_only;
+    if ((rc = ssim_cli_row_matches(VERB, only_specs, only, &n_only, &only_text)))
+        return rc;
 
     g_autoptr(GError) error = NULL;
     g_autofree char *found = runs_paths ? NULL : ssim_data_find(DEFAULT_RUNS);
@@ -125,9 +134,10 @@ int ssim_verb_validate(int argc, char **argv)
     g_autofree char *label =
         n_paths == 1 ? g_strdup(paths[0]) : g_strdup_printf("%u runs files", n_paths);
     g_autoptr(SsimRuns) all = NULL;
-    if ((rc = ssim_cli_load_runs(VERB, paths, FALSE, FALSE, &all)) != SSIM_EXIT_OK)
+    if ((rc = ssim_cli_load_runs(VERB, paths, FALSE, FALSE, &all)) != SSIM_EXIT_OK ||
+        (rc = ssim_cli_select_runs(VERB, &all, job.cluster, only, n_only, only_text, label)))
         return rc;
-    /* Every N-th row of the files in order, as if they were one. */
+    /* Every N-th row (of those --only keeps) of the files in order, as if they were one. */
     g_autoptr(SsimRuns) runs = ssim_runs_new(paths[0]);
     for (guint i = 0; i < ssim_runs_n(all); i += (guint)every) {
         SsimMeasuredRun run = *ssim_runs_get(all, i);

@@ -77,3 +77,22 @@ int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit,
  */
 int ssim_cli_group_keys(const char *verb, const char *option, char *const *specs,
                         const char *prefix, SsimGrouping *out, guint *n);
+/* The most conditions validate or calibrate --only takes. */
+#define SSIM_CLI_MATCHES_MAX 16
+/*
+ * --only KEY=VALUE (validate, calibrate): each of `specs` (may be NULL) split at commas, each
+ * item a condition on a row (ssim_row_match_parse), into out[0..*n) (room for
+ * SSIM_CLI_MATCHES_MAX), and in *text the items as given, joined by commas, for messages (NULL
+ * when there is none; caller frees).  A bad item is a usage error naming it; the exit status is
+ * returned.
+ */
+int ssim_cli_row_matches(const char *verb, char *const *specs, SsimRowMatch *out, guint *n,
+                         char **text);
+/*
+ * Keeps the rows of *runs that meet every one of m[0..n) (their keys as a run set with
+ * `cluster`, the --cluster override or NULL, gives them), in order, each keeping its file, and
+ * replaces *runs with them; n = 0 keeps every row.  A bad row is a runtime error, and so is a
+ * condition that no row meets ("--only TEXT: no row of LABEL meets it").
+ */
+int ssim_cli_select_runs(const char *verb, SsimRuns **runs, const char *cluster,
+                         const SsimRowMatch *m, guint n, const char *text, const char *label);

@@ -391,6 +391,65 @@ char *ssim_run_set_grouping_key(const SsimRunSet *set, guint i, const SsimGroupi
     return g_string_free(s, FALSE);
 }
 
+static gboolean key_is_text(SsimGroupBy by)
+{
+    return by == SSIM_GROUP_BY_MODEL || by == SSIM_GROUP_BY_FILE || by == SSIM_GROUP_BY_CLUSTER;
+}
+
+gboolean ssim_row_match_parse(const char *item, SsimRowMatch *out, GError **error)
+{
+    memset(out, 0, sizeof *out);
+    const char *eq = strchr(item, '=');
+    out->negate = eq && eq > item && eq[-1] == '!';
+    g_autofree char *key =
+        eq ? g_strndup(item, (gsize)(eq - item) - (out->negate ? 1 : 0)) : g_strdup(item);
+    g_strstrip(key);
+    if (!ssim_group_by_from_name(key, &out->by)) {
+        g_autofree char *list = ssim_group_by_names_list("");
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "'%s' is not KEY=VALUE or KEY!=VALUE with KEY %s", item, list);
+        return FALSE;
+    }
+    g_autofree char *value = g_strstrip(g_strdup(eq ? eq + 1 : ""));
+    if (value[0] == '\0') {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "'%s': %s needs a value",
+                    item, key);
+        return FALSE;
+    }
+    if (key_is_text(out->by)) {
+        if (g_strlcpy(out->text, value, sizeof out->text) >= sizeof out->text) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "'%s': the %s is longer than %zu bytes", item, key, sizeof out->text - 1);
+            return FALSE;
+        }
+        return TRUE;
+    }
+    guint64 v = 0;
+    if (!g_ascii_string_to_unsigned(value, 10, 1, G_MAXUINT, &v, NULL)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "'%s': %s must be a positive integer", item, key);
+        return FALSE;
+    }
+    out->number = (guint)v;
+    return TRUE;
+}
+
+gboolean ssim_run_set_matches(const SsimRunSet *set, guint i, const SsimRowMatch *m, guint n)
+{
+    for (guint k = 0; k < n; k++) {
+        gboolean is;
+        if (key_is_text(m[k].by)) {
+            g_autofree char *key = ssim_run_set_key(set, i, m[k].by);
+            is = strcmp(key, m[k].text) == 0;
+        } else {
+            is = ssim_run_set_key_number(set, i, m[k].by) == m[k].number;
+        }
+        if (is == m[k].negate)
+            return FALSE;
+    }
+    return TRUE;
+}
+
 guint *ssim_run_set_groups_by(const SsimRunSet *set, const guint *idx, guint n,
                               const SsimGrouping *g, GPtrArray *names)
 {

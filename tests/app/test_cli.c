@@ -427,6 +427,17 @@ Test(cli, runs_verbs_read_vtrain_tables, .init = cr_redirect_stderr)
     g_rmdir(dir);
 }
 
+/* Two calibrate reports past their first line (the files) and the fit's wall time are the
+ * same. */
+static void assert_same_fit(const char *a, const char *b)
+{
+    g_auto(GStrv) la = g_strsplit(a, "\n", -1), lb = g_strsplit(b, "\n", -1);
+    cr_assert_eq(g_strv_length(la), g_strv_length(lb), "%s\n---\n%s", a, b);
+    for (guint i = 1; lb[i]; i++)
+        if (!g_str_has_prefix(lb[i], "fit  "))
+            cr_assert_str_eq(la[i], lb[i]);
+}
+
 /* calibrate --runs A --runs B fits the two files' rows as one set: the same fit, to the printed
  * digit, as one file holding both; the report and the JSON name both files; a file marked
  * `# use = check` among them is refused (by its name) unless --force; a file given twice is a
@@ -456,12 +467,7 @@ Test(cli, calibrate_takes_several_runs_files, .init = cr_redirect_stderr)
     cr_assert_eq(rc, 0, "%s", out1);
     g_autofree char *names = g_strdup_printf("runs           %s, %s: 4 rows, fitting on 4", a, b);
     cr_assert(g_str_has_prefix(out2, names), "%s", out2);
-    /* Past the first line (the files) and the fit's wall time, the reports are the same. */
-    g_auto(GStrv) l2 = g_strsplit(out2, "\n", -1), l1 = g_strsplit(out1, "\n", -1);
-    cr_assert_eq(g_strv_length(l2), g_strv_length(l1));
-    for (guint i = 1; l1[i]; i++)
-        if (!g_str_has_prefix(l1[i], "fit  "))
-            cr_assert_str_eq(l2[i], l1[i]);
+    assert_same_fit(out2, out1);
 
     const char *json[] = {"shiftsim", "calibrate", "-q",         "--runs", a,    "--runs", b,
                           "--folds",  "0",         "--max-iter", "2",      "-f", "json"};
@@ -490,6 +496,62 @@ Test(cli, calibrate_takes_several_runs_files, .init = cr_redirect_stderr)
     g_unlink(b);
     g_unlink(ab);
     g_unlink(c);
+    g_rmdir(dir);
+}
+
+/* validate and calibrate --only KEY=VALUE: the rows that meet every condition and no other,
+ * before --every; calibrate on them fits as on a file holding those rows alone, to the printed
+ * digit, and names the condition; a bad condition is a usage error, one that no row meets a
+ * runtime one. */
+Test(cli, validate_and_calibrate_only, .init = cr_redirect_stderr)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-only-XXXXXX", NULL);
+    static const char row[] = "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,%u,%u,1,1,%u,%u,1f1b,full,"
+                              "off,0,off,%u,,src\n";
+    g_autofree char *r1 = g_strdup_printf(row, 2, 1, 1, 8, 10),
+                    *r2 = g_strdup_printf(row, 1, 2, 2, 16, 9),
+                    *r3 = g_strdup_printf(row, 2, 1, 4, 32, 30),
+                    *r4 = g_strdup_printf(row, 1, 2, 1, 8, 8);
+    g_autofree char *all = g_strconcat(r1, r2, r3, r4, NULL), *tp1 = g_strconcat(r1, r3, NULL);
+    g_autofree char *a = runs_file(dir, "a.csv", all), *t = runs_file(dir, "t.csv", tp1);
+    int rc;
+    const char *v[] = {"shiftsim", "validate", "-q", "--runs", a, "--only", "tp=2", "-f", "csv"};
+    g_autofree char *out = test_cli_stdout(v, G_N_ELEMENTS(v), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    cr_assert_eq(g_strv_length(lines), 4, "%s", out); /* the header, the file's lines 4 and 6, "" */
+    cr_assert(g_str_has_prefix(lines[1], "4,") && g_str_has_prefix(lines[2], "6,"), "%s", out);
+    const char *ve[] = {"shiftsim", "validate", "-q",   "--runs",  a,  "--only",
+                        "tp=1",     "--only",   "dp=2", "--every", "2"};
+    g_autofree char *out_e = test_cli_stdout(ve, G_N_ELEMENTS(ve), &rc);
+    cr_assert_eq(rc, 0, "%s", out_e);
+    cr_assert(strstr(out_e, "runs           1 simulated, 0 failed"), "%s", out_e);
+
+    const char *c_only[] = {"shiftsim", "calibrate", "-q",         "--runs", a,    "--only", "tp=1",
+                            "--folds",  "0",         "--max-iter", "20",     "-j", "1"};
+    g_autofree char *cal_only = test_cli_stdout(c_only, G_N_ELEMENTS(c_only), &rc);
+    cr_assert_eq(rc, 0, "%s", cal_only);
+    const char *c_file[] = {"shiftsim", "calibrate",  "-q", "--runs", t,  "--folds",
+                            "0",        "--max-iter", "20", "-j",     "1"};
+    g_autofree char *cal_file = test_cli_stdout(c_file, G_N_ELEMENTS(c_file), &rc);
+    cr_assert_eq(rc, 0, "%s", cal_file);
+    g_autofree char *head =
+        g_strdup_printf("runs           %s where tp=1: 2 rows, fitting on 2", a);
+    cr_assert(g_str_has_prefix(cal_only, head), "%s", cal_only);
+    assert_same_fit(cal_only, cal_file);
+
+    const char *bad[] = {"shiftsim", "validate", "--runs", a, "--only", "tp=2,tensor=8"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
+    const char *none[] = {"shiftsim", "calibrate", "--runs", a, "--only", "tp=2,dp=2"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(none), none), 1);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "--only: 'tensor=8' is not KEY=VALUE or KEY!=VALUE with KEY model,"),
+              "%s", err);
+    g_autofree char *why =
+        g_strdup_printf("shiftsim calibrate: --only tp=2,dp=2: no row of %s meets it", a);
+    cr_assert(strstr(err, why), "%s", err);
+    g_unlink(a);
+    g_unlink(t);
     g_rmdir(dir);
 }
 

@@ -216,6 +216,56 @@ Test(validate, figures_by_composite_key_hand_computed)
               "%s", table->str);
 }
 
+/* validate and calibrate --only: a condition parses from KEY=VALUE and keeps the rows whose key
+ * is the value, all of several at once.  by_rows(): A, B, C at tp 2 (B at pp 2), D at tp 8, E
+ * at tp 1; A, B, D of model m1, C, E of m2; dp 4, 2, 4, 1, 8. */
+Test(validate, only_keeps_the_rows_that_meet_every_condition)
+{
+    g_autoptr(SsimRunSet) set = by_rows();
+    struct {
+        const char *items[3];
+        const char *kept;
+    } cases[] = {
+        {{"tp=2"}, "ABC"},
+        {{"tp = 2", "pp=1"}, "AC"},
+        {{"model=m1"}, "ABD"},
+        {{"model=m2", "dp=4"}, "C"},
+        {{"dp=8", "tp=1"}, "E"},
+        {{"tp=2", "tp=8"}, ""},
+        {{"gpus=8"}, "ABCDE"},
+        {{"microbatches=8"}, "D"},
+        {{"nodes=1"}, "ABCDE"},
+        {{"cluster=dgx-a100"}, "ABCDE"},
+        {{"model=m3"}, ""},
+        {{"tp!=2"}, "DE"},
+        {{"model!=m1", "dp != 4"}, "E"},
+    };
+    for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+        SsimRowMatch m[3];
+        guint n = 0;
+        for (; n < 3 && cases[c].items[n]; n++) {
+            g_autoptr(GError) error = NULL;
+            cr_assert(ssim_row_match_parse(cases[c].items[n], &m[n], &error), "%s: %s",
+                      cases[c].items[n], error ? error->message : "");
+        }
+        char kept[8] = "";
+        for (guint i = 0; i < ssim_run_set_n(set); i++)
+            if (ssim_run_set_matches(set, i, m, n))
+                kept[strlen(kept)] = ssim_run_set_run(set, i)->source[0];
+        cr_assert_str_eq(kept, cases[c].kept, "case %u", c);
+    }
+    /* No condition keeps every row. */
+    cr_assert(ssim_run_set_matches(set, 0, NULL, 0));
+    const char *bad[] = {"tp", "tp=", "tp=0",   "tp=-1", "tp=2x",          "tpp=2",
+                         "=2", "!=2", "model=", "model", "dp=99999999999", "tp!="};
+    for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
+        SsimRowMatch m;
+        g_autoptr(GError) error = NULL;
+        cr_assert_not(ssim_row_match_parse(bad[k], &m, &error), "'%s' parsed", bad[k]);
+        cr_assert(error && strstr(error->message, bad[k]), "%s", error ? error->message : "");
+    }
+}
+
 /* A grouping of several keys parses, names itself and refuses unknown, repeated or too many
  * parts. */
 Test(validate, groupings_parse)
