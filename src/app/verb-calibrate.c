@@ -358,9 +358,8 @@ int ssim_verb_calibrate(int argc, char **argv)
          "Fit on every N-th row only (rows 0, N, 2N, ...; default 1 = all)", "N"},
         {"only", 0, 0, G_OPTION_ARG_STRING_ARRAY, &only_specs,
          "Use only the rows whose KEY (as in --cv, without group:) is VALUE, or with != is not: "
-         "dp=1, dp!=1, "
-         "tp=8, model=NAME, file=PATH, ...; a list, or repeat: every one must hold (before "
-         "--every; the other rows are not fitted, held out or validated)",
+         "dp=1, dp!=1, tp=8, model=NAME, file=PATH, ...; a list, or repeat: every one must hold "
+         "(before --every; the other rows are not fitted, held out or validated)",
          "KEY=VALUE"},
         {"max-iter", 0, 0, G_OPTION_ARG_INT, &max_iter,
          "Nelder-Mead iterations per fit (default 200)", "N"},
