@@ -5,20 +5,28 @@
  * table is made of.
  */
 #include <criterion/criterion.h>
+#include <shiftsim/profile.h>
 #include <shiftsim/vtrain.h>
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* vTrain's bundled single-node table, converted. */
+static SsimRuns *bundled_single_table(void)
+{
+    g_autoptr(GError) error = NULL;
+    SsimRuns *runs = ssim_runs_from_vtrain(SHIFTSIM_SOURCE_ROOT
+                                           "/traces/validation/vtrain-a100/ground_truth_single.csv",
+                                           SSIM_VTRAIN_CLUSTER, &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    return runs;
+}
+
 /* The shipped vTrain runs file is exactly what the converter makes of the bundled table. */
 Test(vtrain, vtrain_converter_matches_shipped_file)
 {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(SsimRuns) runs = ssim_runs_from_vtrain(
-        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv",
-        SSIM_VTRAIN_CLUSTER, &error);
-    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimRuns) runs = bundled_single_table();
     cr_assert_eq(ssim_runs_n(runs), 1440);
     g_autoptr(GString) text = ssim_runs_write(runs);
     g_autofree char *shipped = NULL;
@@ -190,11 +198,7 @@ static VtrainGroup *vtrain_group(GHashTable *t, char *key, guint dp)
 
 Test(vtrain, single_node_rows_are_lines_plus_an_allreduce_table)
 {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(SsimRuns) runs = ssim_runs_from_vtrain(
-        SHIFTSIM_SOURCE_ROOT "/traces/validation/vtrain-a100/ground_truth_single.csv",
-        SSIM_VTRAIN_CLUSTER, &error);
-    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimRuns) runs = bundled_single_table();
     g_autoptr(GHashTable) lines =
         g_hash_table_new_full(g_str_hash, g_str_equal, g_free, vtrain_group_free);
     for (guint i = 0; i < ssim_runs_n(runs); i++) {
@@ -229,23 +233,20 @@ Test(vtrain, single_node_rows_are_lines_plus_an_allreduce_table)
     cr_assert_eq(on_line, 432);
 
     /* vTrain's all-reduce table: both timings of every size, by rank count; and the 1 GiB one. */
-    g_autofree char *text = NULL;
-    cr_assert(g_file_get_contents(SHIFTSIM_SOURCE_ROOT "/traces/vtrain-a100/allreduce.csv", &text,
-                                  NULL, NULL));
-    g_auto(GStrv) rows = g_strsplit(text, "\n", -1);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) table =
+        ssim_profile_load(SHIFTSIM_SOURCE_ROOT "/traces/vtrain-a100/allreduce.csv", &error);
+    cr_assert_not_null(table, "%s", error ? error->message : "");
     g_autoptr(GArray) lut = g_array_new(FALSE, FALSE, 2 * sizeof(gint64)); /* (ranks, ns) */
     gint64 gib[9] = {0};
-    for (guint k = 0; rows[k]; k++) {
-        g_auto(GStrv) f = g_strsplit(rows[k], ",", -1);
-        if (g_strv_length(f) < 15 || strcmp(f[0], "comm") != 0)
-            continue;
-        gint64 ranks = g_ascii_strtoll(f[8], NULL, 10);
-        gint64 mean = llround(g_ascii_strtod(f[12], NULL) * 1e3);
-        gint64 min = llround(g_ascii_strtod(f[14], NULL) * 1e3);
+    for (guint k = 0; k < ssim_profile_n_rows(table); k++) {
+        const SsimProfileRow *row = ssim_profile_row(table, k);
+        gint64 ranks = row->ranks;
+        gint64 mean = llround(row->time_us * 1e3), min = llround(row->min_us * 1e3);
         gint64 a[2] = {ranks, min}, b[2] = {ranks, 2 * mean - min};
         g_array_append_val(lut, a);
         g_array_append_val(lut, b);
-        if (g_ascii_strtoull(f[7], NULL, 10) == 1ull << 30 && ranks <= 8)
+        if (row->bytes == 1ull << 30 && ranks <= 8)
             gib[ranks] = MAX(min, 2 * mean - min);
     }
     cr_assert(gib[2] > 0 && gib[4] > 0 && gib[8] > 0);
