@@ -216,6 +216,27 @@ int ssim_cli_usage_error(const char *verb, const char *fmt, ...)
     return SSIM_EXIT_USAGE;
 }
 
+void ssim_cli_resolve_input(const char *verb, char **path, const char *suffix)
+{
+    if (*path == NULL || g_path_is_absolute(*path) || g_file_test(*path, G_FILE_TEST_EXISTS))
+        return;
+    g_autofree char *probe = g_strconcat(*path, suffix, NULL);
+    if (suffix && g_file_test(probe, G_FILE_TEST_EXISTS))
+        return;
+    /* The set itself (a trace set's file) first, then the path as given (its directory). */
+    g_autofree char *found = suffix ? ssim_data_find(probe) : NULL;
+    if (found)
+        found[strlen(found) - strlen(suffix)] = '\0';
+    else
+        found = ssim_data_find(*path);
+    if (found == NULL)
+        return;
+    fprintf(stderr, "shiftsim %s: note: %s: not in the current directory; reading the bundled %s\n",
+            verb, *path, found);
+    g_free(*path);
+    *path = g_steal_pointer(&found);
+}
+
 int ssim_cli_runtime_error(const GError *error)
 {
     /* One clear message: never a whole hostile input quoted back (ssim_error_truncate). */
@@ -338,26 +359,27 @@ int ssim_cli_load_runs(const char *verb, const char *const *paths, gboolean fit,
     for (guint f = 0; paths[f]; f++) {
         g_autoptr(GError) error = NULL;
         gboolean vtrain = FALSE;
-        g_autoptr(SsimRuns) one =
-            ssim_runs_load_any(paths[f], SSIM_VTRAIN_CLUSTER, &vtrain, &error);
+        g_autofree char *path = g_strdup(paths[f]);
+        ssim_cli_resolve_input(verb, &path, NULL);
+        g_autoptr(SsimRuns) one = ssim_runs_load_any(path, SSIM_VTRAIN_CLUSTER, &vtrain, &error);
         if (one == NULL)
             return ssim_cli_runtime_error(error);
         if (ssim_runs_n(one) == 0) {
-            fprintf(stderr, "shiftsim %s: %s: no runs (a header and no row)\n", verb, paths[f]);
+            fprintf(stderr, "shiftsim %s: %s: no runs (a header and no row)\n", verb, path);
             return SSIM_EXIT_RUNTIME;
         }
         if (vtrain)
             fprintf(stderr,
                     "shiftsim %s: %s: vTrain's table of measured runs, read as 'shiftsim "
                     "calibrate --convert-vtrain' converts it (cluster %s, %s)\n",
-                    verb, paths[f], SSIM_VTRAIN_CLUSTER,
+                    verb, path, SSIM_VTRAIN_CLUSTER,
                     ssim_runs_check_only(one) ? "use = check" : "use = fit");
         if (fit && !force && ssim_runs_check_only(one)) {
             fprintf(stderr,
                     "shiftsim: %s: use: the file is marked '# use = check': its rows are kept to "
                     "check predictions, and a fit to them would make that check meaningless "
                     "(--force fits them anyway)\n",
-                    paths[f]);
+                    path);
             return SSIM_EXIT_RUNTIME;
         }
         for (guint i = 0; i < ssim_runs_n(one); i++)

@@ -415,6 +415,16 @@ static int set_nodes(const char *verb, SsimCluster *cluster, gint nodes)
     return SSIM_EXIT_OK;
 }
 
+void ssim_cli_job_resolve(const char *verb, SsimCliJob *job)
+{
+    char **given[] = {&job->model, &job->cluster};
+    for (gsize i = 0; i < G_N_ELEMENTS(given); i++) {
+        const char *v = *given[i];
+        if (v && (strchr(v, '/') || g_str_has_suffix(v, ".ini") || g_str_has_suffix(v, ".json")))
+            ssim_cli_resolve_input(verb, given[i], NULL);
+    }
+}
+
 int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model,
                       SsimCluster **cluster)
 {

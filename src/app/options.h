@@ -153,15 +153,19 @@ int ssim_cli_job_check_counts(const char *verb, const SsimCliJob *job);
 int ssim_cli_job_check_nodes(const char *verb, const SsimCliJob *job);
 /* A usage error for integer option `name` unless `value` (given) is at least `min`. */
 int ssim_cli_check_at_least(const char *verb, const char *name, gint value, gint min);
+/* --model and --cluster given as a relative path that is nothing here but a bundled file
+ * ("models/clusters/dgx-a100.ini" outside the repository): that file, as
+ * ssim_cli_resolve_input() finds it; a name (no '/', no .ini or .json) is left to the loaders. */
+void ssim_cli_job_resolve(const char *verb, SsimCliJob *job);
+/* Applies --seq-length and --dtype (when given) to `model`: a usage error for a value that is
+ * not one, or that the model's shape check refuses. */
+int ssim_cli_job_override_model(const char *verb, const SsimCliJob *job, SsimModel *model);
 /*
  * Loads --model and --cluster (the embedded defaults when not given; a file that does not load is
  * a runtime error) and applies --nodes to the cluster (a usage error when not positive, or when
  * that many nodes exceed SSIM_MAX_GPUS GPUs).  On success *model and *cluster are the caller's;
  * on failure they hold what was loaded so far (NULL or the caller's to free).
  */
-/* Applies --seq-length and --dtype (when given) to `model`: a usage error for a value that is
- * not one, or that the model's shape check refuses. */
-int ssim_cli_job_override_model(const char *verb, const SsimCliJob *job, SsimModel *model);
 int ssim_cli_job_load(const char *verb, const SsimCliJob *job, SsimModel **model,
                       SsimCluster **cluster);
 /*

@@ -433,6 +433,7 @@ int ssim_verb_calibrate(int argc, char **argv)
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
+    ssim_cli_job_resolve(VERB, &job);
 
     SsimFormat format;
     if ((rc = ssim_cli_job_check_nodes(VERB, &job)) != SSIM_EXIT_OK ||
@@ -442,6 +443,8 @@ int ssim_verb_calibrate(int argc, char **argv)
     if ((rc = ssim_cli_check_output(out_path)) || (rc = ssim_cli_check_output(emit_profile)) ||
         (rc = ssim_cli_check_output(emit_run)))
         return rc;
+    ssim_cli_resolve_input(VERB, &vtrain, NULL);
+    ssim_cli_resolve_input(VERB, &kineto, NULL);
     if (vtrain)
         return do_convert(vtrain, job.cluster, out_path);
     if (kineto) {

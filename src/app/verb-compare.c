@@ -145,6 +145,7 @@ int ssim_verb_compare(int argc, char **argv)
                                 {NULL}};
     ssim_cli_add_old_short_names(ctx, old); /* -P is calibrate's --params, -t --timeline */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    ssim_cli_job_resolve(VERB, &job);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_nodes(VERB, &job)) || (rc = ssim_cli_job_check_counts(VERB, &job)))

@@ -69,9 +69,12 @@ static int profile_import(int argc, char **argv)
         return rc;
     g_autoptr(SsimProfile) profile = ssim_profile_new();
     g_autoptr(GError) error = NULL;
-    for (int i = 1; i < argc; i++)
-        if (!ssim_profile_import_into(profile, kind, argv[i], op, &error))
+    for (int i = 1; i < argc; i++) {
+        g_autofree char *path = g_strdup(argv[i]);
+        ssim_cli_resolve_input(VERB " import", &path, NULL);
+        if (!ssim_profile_import_into(profile, kind, path, op, &error))
             return ssim_cli_runtime_error(error);
+    }
     if (nics_per_node > 0) {
         g_autofree char *v = g_strdup_printf("%d", nics_per_node);
         ssim_profile_set_meta(profile, "nics_per_node", v);
@@ -143,11 +146,13 @@ static int profile_show(int argc, char **argv)
     if (rc != SSIM_EXIT_OK)
         return rc;
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
+    g_autofree char *path = g_strdup(argv[1]);
+    ssim_cli_resolve_input(VERB " show", &path, NULL);
+    g_autoptr(SsimProfile) profile = ssim_profile_load(path, &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
     g_autoptr(GString) text = format == SSIM_FORMAT_TABLE ? ssim_profile_summary(profile)
-                                                          : show_data(profile, argv[1], format);
+                                                          : show_data(profile, path, format);
     if (!ssim_cli_emit(NULL, text, &error))
         return ssim_cli_runtime_error(error);
     return SSIM_EXIT_OK;
@@ -235,7 +240,9 @@ static int profile_query(int argc, char **argv)
     if (ranks < 1 || per_node < 0 || !(nics >= 0 && nics <= 1024))
         return ssim_cli_usage_error(VERB " query", "--ranks, --per-node and --nics-per-rank "
                                                    "must not be negative (ranks at least 1)");
-    g_autoptr(SsimProfile) profile = ssim_profile_load(argv[1], &error);
+    g_autofree char *path = g_strdup(argv[1]);
+    ssim_cli_resolve_input(VERB " query", &path, NULL);
+    g_autoptr(SsimProfile) profile = ssim_profile_load(path, &error);
     if (profile == NULL)
         return ssim_cli_runtime_error(error);
     /* The cluster's figures: the network model for other layouts and the analytical answer. */
@@ -740,7 +747,10 @@ static int profile_check(int argc, char **argv)
     if (rc != SSIM_EXIT_OK)
         return rc;
     g_autoptr(GError) error = NULL;
-    g_autoptr(SsimProfile) measured = ssim_profile_load(argv[1], &error);
+    g_autofree char *path = g_strdup(argv[1]);
+    ssim_cli_resolve_input(VERB " check", &path, NULL);
+    ssim_cli_resolve_input(VERB " check", &by_path, NULL);
+    g_autoptr(SsimProfile) measured = ssim_profile_load(path, &error);
     if (measured == NULL)
         return ssim_cli_runtime_error(error);
     g_autoptr(SsimCluster) cluster =
@@ -755,10 +765,10 @@ static int profile_check(int argc, char **argv)
         fprintf(stderr,
                 "shiftsim profile check: note: %s was measured on %s, the model is %s's (%s); "
                 "--cluster names another\n",
-                argv[1], gpu, cluster->name, cluster->gpu);
+                path, gpu, cluster->name, cluster->gpu);
     CheckModel cm = {.cluster = cluster, .by = by, .fit = by_path != NULL};
     CheckReport report = {
-        .measured_path = argv[1], .by_path = by_path, .cluster = cluster, .model = &cm};
+        .measured_path = path, .by_path = by_path, .cluster = cluster, .model = &cm};
     check_run(&report, measured, want);
     g_autoptr(GString) out = g_string_new(NULL);
     if (format == SSIM_FORMAT_TABLE)

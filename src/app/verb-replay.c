@@ -261,6 +261,14 @@ int ssim_verb_replay(int argc, char **argv)
         return SSIM_EXIT_USAGE;
     if (argc > 2)
         return ssim_cli_usage_error(VERB, "expected at most one GRAPH, got %d", argc - 1);
+    ssim_cli_job_resolve(VERB, &job);
+    g_autofree char *graph_path = argc == 2 ? g_strdup(argv[1]) : NULL;
+    ssim_cli_resolve_input(VERB, &graph_path, NULL);
+    ssim_cli_resolve_input(VERB, &chakra, ".0.et");
+    ssim_cli_resolve_input(VERB, &comm_group, NULL);
+    ssim_cli_resolve_input(VERB, &astra_network, NULL);
+    ssim_cli_resolve_input(VERB, &astra_system, NULL);
+    ssim_cli_resolve_input(VERB, &profile_path, NULL);
 
     SsimFormat format;
     int rc = ssim_cli_output_format(VERB, &output, &format);
@@ -366,8 +374,8 @@ int ssim_verb_replay(int argc, char **argv)
         path = g_strdup(chakra);
     } else if (comm_group) {
         return ssim_cli_usage_error(VERB, "--comm-group needs --chakra");
-    } else if (argc == 2) {
-        path = g_strdup(argv[1]);
+    } else if (graph_path) {
+        path = g_steal_pointer(&graph_path);
     } else {
         path = ssim_data_find(DEFAULT_GRAPH);
         if (path == NULL) {

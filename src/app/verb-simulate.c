@@ -119,6 +119,7 @@ int ssim_verb_simulate(int argc, char **argv)
     ssim_cli_add_place(ctx, &place);
     g_option_context_add_main_entries(ctx, output_entries, NULL);
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    ssim_cli_job_resolve(VERB, &job);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)) ||
         (rc = ssim_cli_job_check_counts(VERB, &job)) ||
@@ -147,6 +148,7 @@ int ssim_verb_simulate(int argc, char **argv)
     /* Loaded once; without --profile, --explain-costs counts against an empty one (all
      * analytical). */
     g_autoptr(SsimProfile) profile = NULL;
+    ssim_cli_resolve_input(VERB, &profile_path, NULL);
     if (profile_path) {
         profile = ssim_profile_load(profile_path, &error);
         if (profile == NULL)

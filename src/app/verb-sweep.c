@@ -238,6 +238,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
     if (rc != SSIM_EXIT_OK)
         return rc;
+    ssim_cli_job_resolve(VERB, &job);
     if ((rc = ssim_cli_check_at_least(VERB, "jobs", jobs, 0)) ||
         (rc = ssim_cli_check_at_least(VERB, "top", top, 0)) ||
         (rc = ssim_cli_check_at_least(VERB, "gpus", gpus, 1)) ||

@@ -103,6 +103,7 @@ int ssim_verb_validate(int argc, char **argv)
         {NULL}};
     ssim_cli_add_old_short_names(ctx, old); /* -r is --recompute, -p the placement */
     int rc = ssim_cli_parse_limited(ctx, &argc, &argv, VERB, &limits);
+    ssim_cli_job_resolve(VERB, &job);
     SsimFormat format;
     if (rc != SSIM_EXIT_OK || (rc = ssim_cli_output_format(VERB, &output, &format)))
         return rc;

@@ -35,6 +35,15 @@ SSIM_VERB_LIST(SSIM_X)
 
 /* Shared helpers for verbs; the shared options are src/app/options.h. */
 
+/*
+ * An input path as given, or the bundled file it names: a relative `*path` that is nothing in the
+ * current directory but is found under the data roots (ssim_data_find: SHIFTSIM_DATA, the source
+ * tree, the installed share/shiftsim) becomes that file, with a note on stderr naming it, so that
+ * `--runs traces/validation/published-a100.csv` works from any directory.  With `suffix`
+ * (".0.et" for a Chakra trace set) the file probed is PATH + suffix and *path stays a prefix.
+ * Anything else is left as it is, for its reader to report.  NULL passes.
+ */
+void ssim_cli_resolve_input(const char *verb, char **path, const char *suffix);
 /* Prints "shiftsim VERB: message" for a usage error and returns SSIM_EXIT_USAGE. */
 int ssim_cli_usage_error(const char *verb, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Prints "shiftsim: <error->message>" and returns SSIM_EXIT_RUNTIME. */

@@ -11,6 +11,7 @@
 #include <criterion/redirect.h>
 #include "tests/common/clitest.h"
 #include "src/app/cli.h"
+#include <shiftsim/data.h>
 #include <shiftsim/runs.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -654,4 +655,94 @@ Test(cli, calibrated_clusters_warn_outside_their_fit, .init = cr_redirect_stderr
               "%s", err5);
     g_unlink(ini);
     g_rmdir(dir);
+}
+
+/* A relative input path that is nothing in the current directory reads the bundled file of that
+ * name and says so on stderr (validate --runs, simulate --cluster and --profile, replay --chakra
+ * with a trace set's prefix, profile query), from an empty directory: the figures are those of
+ * the bundled file given by its full path.  A file at that path in the current directory is read
+ * instead, without a note; a path bundled nowhere is the reader's own error. */
+Test(cli, relative_inputs_fall_back_to_bundled_files, .init = cr_redirect_stderr)
+{
+    g_autofree char *bundled = ssim_data_find("traces/validation/published-a100.csv");
+    cr_assert_not_null(bundled);
+    g_autofree char *full = g_canonicalize_filename(bundled, NULL);
+    g_autofree char *home = g_get_current_dir();
+    g_autofree char *dir = g_dir_make_tmp("ssim-cwd-XXXXXX", NULL);
+    cr_assert_eq(g_chdir(dir), 0);
+    int rc;
+    const char *rel[] = {"shiftsim",
+                         "validate",
+                         "-q",
+                         "-f",
+                         "csv",
+                         "--only",
+                         "model=megatron-gpt-1.7b",
+                         "--runs",
+                         "traces/validation/published-a100.csv"};
+    g_autofree char *csv = test_cli_stdout(rel, G_N_ELEMENTS(rel), &rc);
+    cr_assert_eq(rc, 0, "%s", csv);
+    g_autofree char *err = test_stderr();
+    cr_assert(strstr(err, "shiftsim validate: note: traces/validation/published-a100.csv: not in "
+                          "the current directory; reading the bundled "),
+              "%s", err);
+    const char *abs[] = {
+        "shiftsim", "validate", "-q", "-f", "csv", "--only", "model=megatron-gpt-1.7b",
+        "--runs",   full};
+    g_autofree char *csv_abs = test_cli_stdout(abs, G_N_ELEMENTS(abs), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(csv, csv_abs);
+
+    const char *sim[] = {"shiftsim", "simulate", "-c",        "models/clusters/dgx-a100.ini",
+                         "-n",       "1",        "--profile", "traces/vtrain-a100",
+                         "-f",       "csv"};
+    g_autofree char *row = test_cli_stdout(sim, G_N_ELEMENTS(sim), &rc);
+    cr_assert_eq(rc, 0, "%s", row);
+    g_autofree char *err2 = test_stderr();
+    cr_assert(strstr(err2, "shiftsim simulate: note: models/clusters/dgx-a100.ini: not in the "
+                           "current directory") &&
+                  strstr(err2, "shiftsim simulate: note: traces/vtrain-a100: not in the current "
+                               "directory"),
+              "%s", err2);
+    const char *chakra[] = {"shiftsim", "replay", "--chakra",
+                            "traces/chakra/allreduce-8npus-1MB/all_reduce"};
+    g_autofree char *replayed = test_cli_stdout(chakra, G_N_ELEMENTS(chakra), &rc);
+    cr_assert_eq(rc, 0, "%s", replayed);
+    g_autofree char *err3 = test_stderr();
+    cr_assert(strstr(err3, "traces/chakra/allreduce-8npus-1MB/all_reduce: not in the current "
+                           "directory; reading the bundled ") &&
+                  strstr(err3, "/traces/chakra/allreduce-8npus-1MB/all_reduce\n"),
+              "%s", err3);
+    const char *query[] = {"shiftsim", "profile",   "query",   "traces/h200-nvls/allreduce-8.csv",
+                           "--comm",   "allreduce", "--bytes", "268435456",
+                           "--ranks",  "8"};
+    g_autofree char *us = test_cli_stdout(query, G_N_ELEMENTS(query), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(us, "1077.06 us (exact)\n");
+    g_free(test_stderr());
+
+    /* A file at that path here wins: the bundled file's first row alone, read without a note. */
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(full, &text, NULL, NULL));
+    g_autofree char *header_end = g_strdup(strstr(text, "\nmodel,"));
+    char *second = strchr(strchr(header_end + 1, '\n') + 1, '\n');
+    second[1] = '\0';
+    g_autofree char *mine = g_strconcat("# shiftsim-runs v2", header_end, NULL);
+    cr_assert_eq(g_mkdir_with_parents("traces/validation", 0700), 0);
+    cr_assert(g_file_set_contents("traces/validation/published-a100.csv", mine, -1, NULL));
+    g_autofree char *one = test_cli_stdout(rel, G_N_ELEMENTS(rel), &rc);
+    cr_assert_eq(rc, 0, "%s", one);
+    g_auto(GStrv) lines = g_strsplit(one, "\n", -1);
+    cr_assert_eq(g_strv_length(lines), 3, "%s", one); /* the header, the row, "" */
+    g_autofree char *err4 = test_stderr();
+    cr_assert_null(strstr(err4, "note:"), "%s", err4);
+
+    const char *none[] = {"shiftsim", "validate", "--runs", "traces/validation/no-such.csv"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(none), none), 1);
+    g_autofree char *err5 = test_stderr();
+    cr_assert(strstr(err5, "traces/validation/no-such.csv: cannot read: no such file") &&
+                  !strstr(err5, "note:"),
+              "%s", err5);
+    cr_assert_eq(g_chdir(home), 0);
+    test_remove_tree(dir);
 }
