@@ -218,7 +218,9 @@ int ssim_cli_usage_error(const char *verb, const char *fmt, ...)
 
 void ssim_cli_resolve_input(const char *verb, char **path, const char *suffix)
 {
-    if (*path == NULL || g_path_is_absolute(*path) || g_file_test(*path, G_FILE_TEST_EXISTS))
+    /* Absolute, here, or "" (which would name a data directory itself): as given. */
+    if (*path == NULL || **path == '\0' || g_path_is_absolute(*path) ||
+        g_file_test(*path, G_FILE_TEST_EXISTS))
         return;
     g_autofree char *probe = g_strconcat(*path, suffix, NULL);
     if (suffix && g_file_test(probe, G_FILE_TEST_EXISTS))

@@ -743,6 +743,10 @@ Test(cli, relative_inputs_fall_back_to_bundled_files, .init = cr_redirect_stderr
     cr_assert(strstr(err5, "traces/validation/no-such.csv: cannot read: no such file") &&
                   !strstr(err5, "note:"),
               "%s", err5);
+    const char *empty[] = {"shiftsim", "validate", "--runs", ""};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(empty), empty), 1);
+    g_autofree char *err6 = test_stderr();
+    cr_assert(strstr(err6, ": cannot read: no such file") && !strstr(err6, "note:"), "%s", err6);
     cr_assert_eq(g_chdir(home), 0);
     test_remove_tree(dir);
 }
