@@ -218,10 +218,15 @@ int ssim_cli_usage_error(const char *verb, const char *fmt, ...)
 
 void ssim_cli_resolve_input(const char *verb, char **path, const char *suffix)
 {
-    /* Absolute, here, or "" (which would name a data directory itself): as given. */
+    /* Absolute, here, "" (which would name a data directory itself) or with a "." or ".."
+     * (pointing from here, or out of the data): as given. */
     if (*path == NULL || **path == '\0' || g_path_is_absolute(*path) ||
         g_file_test(*path, G_FILE_TEST_EXISTS))
         return;
+    g_auto(GStrv) parts = g_strsplit(*path, G_DIR_SEPARATOR_S, -1);
+    for (guint i = 0; parts[i]; i++)
+        if (strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0)
+            return;
     g_autofree char *probe = g_strconcat(*path, suffix, NULL);
     if (suffix && g_file_test(probe, G_FILE_TEST_EXISTS))
         return;

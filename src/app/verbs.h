@@ -41,7 +41,8 @@ SSIM_VERB_LIST(SSIM_X)
  * tree, the installed share/shiftsim) becomes that file, with a note on stderr naming it, so that
  * `--runs traces/validation/published-a100.csv` works from any directory.  With `suffix`
  * (".0.et" for a Chakra trace set) the file probed is PATH + suffix and *path stays a prefix.
- * Anything else is left as it is, for its reader to report.  NULL passes.
+ * Anything else is left as it is, for its reader to report: "", and a path with a "." or ".."
+ * component.  NULL passes.
  */
 void ssim_cli_resolve_input(const char *verb, char **path, const char *suffix);
 /* Prints "shiftsim VERB: message" for a usage error and returns SSIM_EXIT_USAGE. */

@@ -743,6 +743,16 @@ Test(cli, relative_inputs_fall_back_to_bundled_files, .init = cr_redirect_stderr
     cr_assert(strstr(err5, "traces/validation/no-such.csv: cannot read: no such file") &&
                   !strstr(err5, "note:"),
               "%s", err5);
+    /* "../DATA/traces/..." would reach the bundled file through the data directory's parent:
+     * a path with ".." is not looked up. */
+    g_autofree char *root =
+        g_strndup(full, strlen(full) - strlen("/traces/validation/published-a100.csv"));
+    g_autofree char *root_name = g_path_get_basename(root);
+    g_autofree char *up = g_strdup_printf("../%s/traces/validation/published-a100.csv", root_name);
+    const char *dots[] = {"shiftsim", "validate", "--runs", up};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(dots), dots), 1);
+    g_autofree char *err7 = test_stderr();
+    cr_assert(strstr(err7, ": cannot read: no such file") && !strstr(err7, "note:"), "%s", err7);
     const char *empty[] = {"shiftsim", "validate", "--runs", ""};
     cr_assert_eq(test_cli(G_N_ELEMENTS(empty), empty), 1);
     g_autofree char *err6 = test_stderr();
