@@ -7,6 +7,9 @@
 #
 #   plots/commshift-gains.sh [CLUSTER...]        (default: tsubame4 dgx-h200)
 #   SHIFTSIM=path/to/shiftsim plots/commshift-gains.sh
+#   plots/commshift-gains.sh --check             (a test: recomputes both clusters elsewhere and
+#                                                 fails if a CSV here or a row of the tables in
+#                                                 docs/placement.md is not what it prints now)
 #
 # Each split runs `shiftsim compare -P alpa,commshift` with microbatch 1, global batch
 # dp * max(8, 4 pp) given explicitly (so m = 8 microbatches for pp <= 2, 16 for pp = 4; the
@@ -21,6 +24,30 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 shiftsim=${SHIFTSIM:-$here/build/shiftsim}
 export SHIFTSIM_DATA=${SHIFTSIM_DATA:-$here}
+
+if [ "${1:-}" = "--check" ]; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    COMMSHIFT_GAINS_OUT=$work SHIFTSIM=$shiftsim bash "$0" >"$work/tables.md"
+    status=0
+    for f in "$work"/commshift-gains-*.csv; do
+        name=plots/$(basename "$f")
+        if ! cmp -s "$f" "$here/$name"; then
+            echo "$name is not what plots/commshift-gains.sh computes now (< kept, > now):"
+            diff "$here/$name" "$f" | head -20 || true
+            status=1
+        fi
+    done
+    if missing=$(grep '^| [0-9]' "$work/tables.md" | grep -vxF -f "$here/docs/placement.md"); then
+        echo "docs/placement.md lacks these rows as plots/commshift-gains.sh prints them now:"
+        echo "$missing"
+        status=1
+    fi
+    [ $status -eq 0 ] || echo "(rerun plots/commshift-gains.sh and paste its tables)"
+    exit $status
+fi
+
+out=${COMMSHIFT_GAINS_OUT:-$here/plots}
 clusters=("$@")
 [ ${#clusters[@]} -gt 0 ] || clusters=(tsubame4 dgx-h200)
 
@@ -51,7 +78,7 @@ run() { # CLUSTER NODES DP TP PP REPEAT [GLOBAL_BATCH]
 for cluster in "${clusters[@]}"; do
     gpn=$("$shiftsim" simulate -c "$cluster" -n 1 --tp 1 --pp 1 -f json --ignore-memory \
         -r none 2>/dev/null | sed -n 's/.*"gpus" : \([0-9]*\).*/\1/p')
-    csv=$here/plots/commshift-gains-$cluster.csv
+    csv=$out/commshift-gains-$cluster.csv
     echo "gpus,dp,tp,pp,microbatches,global_batch,recompute,alpa_ms,commshift_ms,gain_pct,gain_x2_pct,gain_x4_pct" >"$csv.tmp"
     echo
     echo "GPT-J 6B on $cluster ($gpn GPUs per node): commshift gain over alpa (microbatch 1)"
