@@ -227,14 +227,16 @@ void ssim_cli_resolve_input(const char *verb, char **path, const char *suffix)
     for (guint i = 0; parts[i]; i++)
         if (strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0)
             return;
-    g_autofree char *probe = g_strconcat(*path, suffix, NULL);
-    if (suffix && g_file_test(probe, G_FILE_TEST_EXISTS))
-        return;
     /* The set itself (a trace set's file) first, then the path as given (its directory). */
-    g_autofree char *found = suffix ? ssim_data_find(probe) : NULL;
-    if (found)
-        found[strlen(found) - strlen(suffix)] = '\0';
-    else
+    g_autofree char *found = NULL;
+    if (suffix) {
+        g_autofree char *probe = g_strconcat(*path, suffix, NULL);
+        if (g_file_test(probe, G_FILE_TEST_EXISTS))
+            return;
+        if ((found = ssim_data_find(probe)) != NULL)
+            found[strlen(found) - strlen(suffix)] = '\0';
+    }
+    if (found == NULL)
         found = ssim_data_find(*path);
     if (found == NULL)
         return;
