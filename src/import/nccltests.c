@@ -135,12 +135,12 @@ typedef struct {
     guint col;
 } Tok;
 
-/* Splits `line` at blanks into `toks` (whose clear function frees the texts); columns are
- * 1-based byte offsets into the line. */
-static void tokenize(GArray *toks, const char *line)
+/* Splits `text` at blanks into `toks` (whose clear function frees the texts); columns are
+ * 1-based byte offsets from `base`, the start of the line `text` is part of. */
+static void tokenize(GArray *toks, const char *text, const char *base)
 {
     g_array_set_size(toks, 0);
-    for (const char *c = line; *c;) {
+    for (const char *c = text; *c;) {
         while (*c == ' ' || *c == '\t')
             c++;
         if (*c == '\0')
@@ -148,7 +148,7 @@ static void tokenize(GArray *toks, const char *line)
         const char *s = c;
         while (*c && *c != ' ' && *c != '\t')
             c++;
-        Tok t = {g_strndup(s, (gsize)(c - s)), (guint)(s - line) + 1};
+        Tok t = {g_strndup(s, (gsize)(c - s)), (guint)(s - base) + 1};
         g_array_append_val(toks, t);
     }
 }
@@ -157,7 +157,11 @@ static void tokenize(GArray *toks, const char *line)
  * A "#  Rank  3 Group 0 Pid 41233 on h200-01 device 3 [0000:49:00] NVIDIA H200" line: refuses a
  * rank listed twice, or two ranks on one device (NCCL itself refuses that), which would inflate
  * the rank count the rows are keyed by: two runs concatenated into one file, say.  `seen` maps
- * "rank N" and "device HOST/BUS" to the line that listed them first.
+ * "rank N" and "device HOST/ADDRESS" to the line that listed them first.  Only a whole PCI
+ * address ("[0000:49:00]", domain:bus:device, as recent nccl-tests print it) names one GPU:
+ * releases until at least 2024 printed the bus alone ("[0x10]"), which two GPUs share on AWS
+ * p4d nodes, and the device number is the process's own (0 on every rank of a launcher that
+ * gives each rank one GPU), so neither is checked.
  */
 static gboolean check_rank_line(const GArray *toks, GHashTable *seen, const char *path, guint lno,
                                 GError **error)
@@ -167,8 +171,9 @@ static gboolean check_rank_line(const GArray *toks, GHashTable *seen, const char
     for (guint i = 0; i + 1 < toks->len; i++) {
         if (strcmp(t[i].text, "on") == 0)
             host = t[i + 1].text;
-        else if (strcmp(t[i].text, "device") == 0)
-            device = i + 2 < toks->len && t[i + 2].text[0] == '[' ? t[i + 2].text : t[i + 1].text;
+        else if (strcmp(t[i].text, "device") == 0 && i + 2 < toks->len && t[i + 2].text[0] == '[' &&
+                 strchr(t[i + 2].text, ':'))
+            device = t[i + 2].text;
     }
     g_autofree char *rank_key = g_strdup_printf("rank %s", rank);
     g_autofree char *dev_key = device ? g_strdup_printf("device %s/%s", host, device) : NULL;
@@ -213,10 +218,14 @@ static gboolean all_digits(const char *s)
  */
 static const char *header_words(const char *line)
 {
-    const char *r = line + (line[0] == '#');
+    const char *r = line;
     while (*r == ' ' || *r == '\t')
         r++;
-    if (line[0] == '#')
+    gboolean hash = *r == '#';
+    r += hash;
+    while (*r == ' ' || *r == '\t')
+        r++;
+    if (hash)
         return r;
     static const char *const starts[] = {"nThread ",
                                          "Collective test starting:", "nccl-tests version"};
@@ -228,6 +237,45 @@ static const char *header_words(const char *line)
     if ((g_str_has_prefix(r, "size ") || g_str_has_prefix(r, "size\t")) && strstr(r, "type"))
         return r;
     return NULL;
+}
+
+/*
+ * The length of the label a launcher puts before each line of a rank's output, or 0: Open MPI's
+ * --tag-output ("[1,0]<stdout>:"), MPICH's and Intel MPI's -prepend-rank ("[0] ") and Slurm's
+ * srun --label ("0: ", "12: ").  No nccl-tests line starts so, nor NCCL's log lines ("host:pid:tid
+ * [0] NCCL INFO ..."), so the label is dropped and the rest read as usual.
+ */
+static gsize launcher_label(const char *line)
+{
+    const char *c = line;
+    if (*c == '[') {
+        const char *d = ++c;
+        while (g_ascii_isdigit(*c))
+            c++;
+        if (c == d)
+            return 0;
+        if (*c == ']')
+            return c[1] == ' ' ? (gsize)(c + 2 - line) : 0;
+        if (*c != ',')
+            return 0;
+        d = ++c;
+        while (g_ascii_isdigit(*c))
+            c++;
+        if (c == d || *c != ']')
+            return 0;
+        c++;
+        static const char *const streams[] = {"<stdout>:", "<stderr>:", "<stddiag>:"};
+        for (gsize i = 0; i < G_N_ELEMENTS(streams); i++)
+            if (g_str_has_prefix(c, streams[i]))
+                return (gsize)(c - line) + strlen(streams[i]);
+        return 0;
+    }
+    while (*c == ' ')
+        c++;
+    const char *d = c;
+    while (g_ascii_isdigit(*c))
+        c++;
+    return c > d && c[0] == ':' && c[1] == ' ' ? (gsize)(c + 2 - line) : 0;
 }
 
 static void tok_clear(gpointer p)
@@ -264,10 +312,11 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
     char **lines = g_strsplit(copy, "\n", -1);
     gboolean ok = TRUE;
     for (guint ln = 0; ok && lines[ln]; ln++) {
-        char *line = lines[ln];
-        g_strchomp(line); /* drops a trailing '\r' too */
+        char *raw = lines[ln];
+        g_strchomp(raw); /* drops a trailing '\r' too */
+        char *line = raw + launcher_label(raw);
         guint lno = ln + 1;
-        if (!ssim_text_check_line(path, lno, strlen(line), error)) {
+        if (!ssim_text_check_line(path, lno, strlen(raw), error)) {
             ok = FALSE;
             break;
         }
@@ -278,7 +327,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 nthreads = a;
                 ngpus = b;
             } else if (g_str_has_prefix(rest, "Rank ")) {
-                tokenize(toks, rest);
+                tokenize(toks, rest, rest);
                 rank_lines++;
                 if (!check_rank_line(toks, ranks_seen, path, lno, error)) {
                     ok = FALSE;
@@ -307,7 +356,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                                     "%s:%u:%u: op: '%s' is not a collective shiftsim knows "
                                     "(allreduce, allgather, reducescatter, alltoall, broadcast, "
                                     "reduce, sendrecv)",
-                                    path, lno, (guint)(strstr(line, prog) - line) + 1, prog);
+                                    path, lno, (guint)(strstr(line, prog) - raw) + 1, prog);
                         ok = FALSE;
                     }
                 }
@@ -318,7 +367,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                     ssim_nccltests_set_meta_default(p, "nccl", v);
                 }
             } else if (g_str_has_prefix(rest, "size ") || g_str_has_prefix(rest, "size\t")) {
-                tokenize(toks, rest);
+                tokenize(toks, rest, rest);
                 n_head = (int)toks->len;
                 i_size = 0;
                 i_type = -1;
@@ -344,12 +393,17 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             continue;
         }
         /* NCCL_DEBUG=INFO: "host:pid:tid [dev] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB
-         * [1]mlx5_3:1/IB ... ; OOB ..." lists the NICs of the rank's node. */
+         * [1]mlx5_3:1/IB ... ; OOB ..." lists the NICs of the rank's node; AWS's EFA plugin
+         * says "NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)". */
         const char *using = strstr(line, "NCCL INFO NET/IB : Using ");
-        if (using) {
+        const char *ofi = strstr(line, "NCCL INFO NET/OFI ");
+        const char *found = ofi ? strstr(ofi, "(found ") : NULL;
+        if (using || found) {
             guint count = 0;
-            for (const char *c = using; *c && *c != ';'; c++)
+            for (const char *c = using; c && *c && *c != ';'; c++)
                 count += c[0] == '[' && g_ascii_isdigit(c[1]);
+            if (found && (sscanf(found, "(found %u nics)", &count) != 1 || count > 4096))
+                count = 0;
             if (count > nics) {
                 nics = count;
                 g_autofree char *v = g_strdup_printf("%u", nics);
@@ -357,15 +411,22 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             }
             continue;
         }
-        if (g_str_has_prefix(line, "NCCL version ")) {
-            g_autofree char *v = g_strdup(line + 13);
+        /* "NCCL version 2.8.3+cuda10.0", or as a log line of newer NCCLs, "host:pid:tid [0]
+         * NCCL INFO NCCL version 2.18.5+cuda12.2". */
+        const char *version = g_str_has_prefix(line, "NCCL version ")
+                                  ? line
+                                  : strstr(line, "NCCL INFO NCCL version ");
+        if (version) {
+            if (version != line)
+                version += strlen("NCCL INFO ");
+            g_autofree char *v = g_strdup(version + 13);
             char *plus = strchr(v, '+');
             if (plus)
                 *plus = '\0';
             ssim_nccltests_set_meta_default(p, "nccl", g_strstrip(v));
             continue;
         }
-        tokenize(toks, line);
+        tokenize(toks, line, raw);
         if (toks->len > 0 && i_size >= 0) {
             const char *t0 = g_array_index(toks, Tok, 0).text;
             if (t0[0] == '-' && g_ascii_isdigit(t0[1])) {
@@ -402,7 +463,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         if (ntok < need) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
                         "%s:%u:%u: time: missing: the row has %d fields, the table header %d", path,
-                        lno, (guint)strlen(line) + 1, ntok, n_head);
+                        lno, (guint)strlen(raw) + 1, ntok, n_head);
             ok = FALSE;
             break;
         }
@@ -599,17 +660,16 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
             JsonObject *d = json_array_get_object_element(devs, i);
             JsonNode *h = member(d, "hostname"), *info = member(d, "device_info");
             const char *host = h && JSON_NODE_HOLDS_VALUE(h) ? json_node_get_string(h) : NULL;
-            double rank_no, dev_no;
+            double rank_no;
+            /* A GPU is its whole PCI address (check_rank_line() says why not its number). */
             JsonNode *hex = member(d, "device_hex");
             const char *bus = hex && JSON_NODE_HOLDS_VALUE(hex) ? json_node_get_string(hex) : NULL;
             g_autofree char *rank_key = node_number(member(d, "rank"), &rank_no)
                                             ? g_strdup_printf("rank %.17g", rank_no)
                                             : NULL;
-            g_autofree char *dev_key =
-                bus ? g_strdup_printf("device %s/%s", host ? host : "", bus)
-                : node_number(member(d, "device"), &dev_no)
-                    ? g_strdup_printf("device %s/%.17g", host ? host : "", dev_no)
-                    : NULL;
+            g_autofree char *dev_key = bus && strchr(bus, ':')
+                                           ? g_strdup_printf("device %s/%s", host ? host : "", bus)
+                                           : NULL;
             const char *keys[] = {rank_key, dev_key};
             for (guint k = 0; k < 2; k++) {
                 if (keys[k] == NULL)

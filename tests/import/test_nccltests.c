@@ -267,3 +267,121 @@ Test(profile, import_text_layout_with_nics)
     g_autoptr(SsimProfile) one = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_reduce_8gpu.txt");
     cr_assert_float_eq(ssim_profile_row(one, 0)->nics_per_rank, 0, 1e-12);
 }
+
+/*
+ * A two-node run as a launcher prints it: every line of Open MPI's --tag-output carries
+ * "[1,0]<stdout>:", the GPUs are named by their PCI bus alone, two to a bus as on AWS p4d nodes
+ * ("[0x10]" twice: not one GPU listed twice), and the NICs come from the EFA plugin's "(found 4
+ * nics)".  The same run under Slurm's srun --label ("  0: ") or MPICH's -prepend-rank ("[0] "),
+ * or with no label at all, is the same profile, and an error names the column of the line as
+ * written, label included.
+ */
+static char *relabel(const char *text, const char *label)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GString) out = g_string_new(NULL);
+    for (guint i = 0; lines[i]; i++) {
+        const char *colon = g_str_has_prefix(lines[i], "[1,") ? strstr(lines[i], ">:") : NULL;
+        const char *rest = colon ? colon + 2 : lines[i];
+        if (lines[i + 1] == NULL && *rest == '\0')
+            break;
+        g_string_append_printf(out, "%s%s\n", colon ? label : "", rest);
+    }
+    return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+Test(profile, import_text_launcher_labels_and_bus_only_devices)
+{
+    g_autoptr(SsimProfile) p = import_ok(SSIM_IMPORT_NCCL_TESTS, "all_reduce_2x8_efa_tagged.txt");
+    cr_assert_eq(ssim_profile_n_rows(p), 5);
+    const SsimProfileRow *r = ssim_profile_row(p, 0);
+    cr_assert_str_eq(r->op, "allreduce");
+    cr_assert_eq(r->bytes, 8388608);
+    cr_assert_eq(r->ranks, 16);
+    cr_assert_eq(r->ranks_per_node, 8);
+    cr_assert_float_eq(r->nics_per_rank, 0.5, 1e-12);
+    cr_assert_float_eq(r->time_us, (1061.2 + 1057.8) / 2, 1e-9);
+    cr_assert_float_eq(ssim_profile_row(p, 4)->time_us, (26433 + 26425) / 2.0, 1e-9);
+    cr_assert_str_eq(ssim_profile_get_meta(p, "nics_per_node"), "4");
+    cr_assert_str_eq(ssim_profile_get_meta(p, "nccl"), "2.18.5");
+    cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "NVIDIA A100-SXM4-40GB");
+
+    g_autofree char *path = fixture("all_reduce_2x8_efa_tagged.txt");
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(SsimProfile) tagged = ssim_profile_new();
+    cr_assert(ssim_nccltests_import_text(tagged, text, -1, "t.txt", "allreduce", NULL));
+    g_autoptr(GString) want = ssim_profile_write(tagged);
+    const char *labels[] = {"", "  0: ", "[0] "};
+    for (gsize i = 0; i < G_N_ELEMENTS(labels); i++) {
+        g_autofree char *variant = relabel(text, labels[i]);
+        cr_assert(strcmp(variant, text) != 0);
+        g_autoptr(SsimProfile) q = ssim_profile_new();
+        g_autoptr(GError) error = NULL;
+        cr_assert(ssim_nccltests_import_text(q, variant, -1, "t.txt", "allreduce", &error),
+                  "label '%s': %s", labels[i], error ? error->message : "");
+        g_autoptr(GString) got = ssim_profile_write(q);
+        cr_assert_str_eq(got->str, want->str, "label '%s'", labels[i]);
+    }
+
+    /* A corrupted time on line 30: its column counts the label's 14 characters. */
+    g_autoptr(GString) bad = g_string_new(text);
+    const char *at = strstr(bad->str, "1648.9");
+    cr_assert_not_null(at);
+    gsize off = (gsize)(at - bad->str);
+    g_string_overwrite(bad, off, "16x8.9");
+    const char *line_start = at;
+    while (line_start > bad->str && line_start[-1] != '\n')
+        line_start--;
+    g_autofree char *where =
+        g_strdup_printf("t.txt:30:%u: time: '16x8.9'", (guint)(at - line_start) + 1);
+    cr_assert_gt((guint)(at - line_start), 14 + 40);
+    g_autoptr(SsimProfile) q = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_nccltests_import_text(q, bad->str, -1, "t.txt", "allreduce", &error));
+    cr_assert(g_str_has_prefix(error->message, where), "'%s' lacks '%s'", error->message, where);
+
+    /* The same bus in the whole-address form is one GPU: listed for two ranks, refused. */
+    g_autoptr(GString) twice = g_string_new(text);
+    for (char *b = strstr(twice->str, "[0x10]"); b; b = strstr(b + 1, "[0x10]"))
+        g_string_overwrite(twice, (gsize)(b - twice->str), "[0:10]");
+    g_clear_error(&error);
+    cr_assert_not(ssim_nccltests_import_text(q, twice->str, -1, "t.txt", "allreduce", &error));
+    cr_assert(strstr(error->message, "t.txt:5: device: [0:10] on ip-10-0-1-11 is listed for a "
+                                     "second rank (first on line 4)"),
+              "%s", error->message);
+}
+
+/* The JSON form of the same rule: a device is told by its whole PCI address only, so every
+ * rank on bus "0x10", or on device 0 of its own process, is no GPU listed twice; a whole
+ * address listed twice is. */
+Test(profile, import_json_devices_by_whole_address)
+{
+    g_autofree char *path = fixture("all_reduce_8gpu.json");
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(GRegex) hex = g_regex_new("\"device_hex\":\"[0-9a-f:]+\"", 0, 0, NULL);
+    g_autoptr(GRegex) dev = g_regex_new("\"device\":[0-9]+", 0, 0, NULL);
+    g_autofree char *bus =
+        g_regex_replace_literal(hex, text, -1, 0, "\"device_hex\":\"0x10\"", 0, NULL);
+    g_autofree char *none =
+        g_regex_replace_literal(hex, text, -1, 0, "\"device_hex\":null", 0, NULL);
+    g_autofree char *zero = g_regex_replace_literal(dev, none, -1, 0, "\"device\":0", 0, NULL);
+    g_autofree char *same =
+        g_regex_replace_literal(hex, text, -1, 0, "\"device_hex\":\"0000:19:00\"", 0, NULL);
+    const char *ok[] = {bus, zero};
+    for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
+        cr_assert(strcmp(ok[i], text) != 0);
+        g_autoptr(SsimProfile) p = ssim_profile_new();
+        g_autoptr(GError) error = NULL;
+        cr_assert(ssim_nccltests_import_json(p, ok[i], -1, "t.json", NULL, &error), "%zu: %s", i,
+                  error ? error->message : "");
+        cr_assert_eq(ssim_profile_row(p, 0)->ranks, 8);
+    }
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_nccltests_import_json(p, same, -1, "t.json", NULL, &error));
+    cr_assert(strstr(error->message, "$.config.devices[1]: device h200-01/0000:19:00 is listed "
+                                     "twice (first at [0])"),
+              "%s", error->message);
+}
