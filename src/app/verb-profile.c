@@ -79,6 +79,12 @@ static int profile_import(int argc, char **argv)
         g_autofree char *v = g_strdup_printf("%d", nics_per_node);
         ssim_profile_set_meta(profile, "nics_per_node", v);
     }
+    const char *skipped = ssim_profile_get_meta(profile, "skipped_rows");
+    if (skipped)
+        fprintf(stderr,
+                "shiftsim " VERB " import: note: left out, as no training step runs them: %s "
+                "(the profile's skipped_rows)\n",
+                skipped);
     g_autoptr(GString) text = ssim_profile_write(profile);
     if (!ssim_cli_emit(output.output, text, &error))
         return ssim_cli_runtime_error(error);

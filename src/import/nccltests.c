@@ -128,6 +128,104 @@ void ssim_nccltests_set_meta_default(SsimProfile *p, const char *key, const char
     ssim_profile_set_meta(p, key, line);
 }
 
+/*
+ * Rows that price nothing a training step runs, left out and counted: nccl-tests' integer and
+ * double element types (measured beside the others under `-d all`) and reductions other than
+ * sum (`-o prod|max|min|avg|mulsum`, or `-o all`), as the step's collectives reduce gradients
+ * with sum.  A row of any other type is an error, not a skip: the file is then not what it says.
+ */
+typedef struct {
+    guint rows;
+    GPtrArray *types, *redops; /* the distinct names skipped, in order of appearance */
+} Skipped;
+
+static gboolean skip_row(Skipped *s, const char *type, const char *redop)
+{
+    static const char *const other_types[] = {"int8",  "uint8",  "int32",  "uint32",
+                                              "int64", "uint64", "double", NULL};
+    static const char *const other_redops[] = {"prod",   "max",       "min", "avg",
+                                               "mulsum", "premulsum", NULL};
+    GPtrArray *what = NULL;
+    const char *name = NULL;
+    if (type && g_strv_contains(other_types, type)) {
+        what = s->types;
+        name = type;
+    } else if (redop && g_strv_contains(other_redops, redop)) {
+        what = s->redops;
+        name = redop;
+    }
+    if (what == NULL)
+        return FALSE;
+    s->rows++;
+    if (!g_ptr_array_find_with_equal_func(what, name, g_str_equal, NULL))
+        g_ptr_array_add(what, g_strdup(name));
+    return TRUE;
+}
+
+/* "12 rows: types int8, int32; reductions prod, max", or NULL when nothing was skipped. */
+static char *skipped_text(const Skipped *s)
+{
+    if (s->rows == 0)
+        return NULL;
+    GString *t = g_string_new(NULL);
+    g_string_append_printf(t, "%u row%s:", s->rows, s->rows == 1 ? "" : "s");
+    GPtrArray *lists[] = {s->types, s->redops};
+    const char *names[] = {"type", "reduction"};
+    for (guint l = 0; l < 2; l++) {
+        if (lists[l]->len == 0)
+            continue;
+        g_string_append_printf(t, "%s %s%s", t->str[t->len - 1] == ':' ? "" : ";", names[l],
+                               lists[l]->len == 1 ? "" : "s");
+        for (guint i = 0; i < lists[l]->len; i++)
+            g_string_append_printf(t, "%s %s", i ? "," : "", (const char *)lists[l]->pdata[i]);
+    }
+    return g_string_free(t, FALSE);
+}
+
+static void skipped_init(Skipped *s)
+{
+    s->rows = 0;
+    s->types = g_ptr_array_new_with_free_func(g_free);
+    s->redops = g_ptr_array_new_with_free_func(g_free);
+}
+
+static void skipped_clear(Skipped *s)
+{
+    g_clear_pointer(&s->types, g_ptr_array_unref);
+    g_clear_pointer(&s->redops, g_ptr_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Skipped, skipped_clear)
+
+/*
+ * Merges one file's profile `p` into `dst`, recording in dst's `skipped_rows` metadata what the
+ * file left out (appended to what earlier files left out), or fails when `p` has no row: then
+ * the message says whether the file had rows that were all left out.
+ */
+static gboolean merge_import(SsimProfile *dst, SsimProfile *p, guint n_rows, const Skipped *s,
+                             const char *path, const char *where, GError **error)
+{
+    g_autofree char *skipped = skipped_text(s);
+    if (n_rows == 0 && skipped) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s%s: no row of a collective a training step runs: %s (shiftsim prices "
+                    "float, half, bfloat16 and fp8 collectives reducing with sum, nccl-tests' "
+                    "default -d float -o sum)",
+                    path, where, skipped);
+        return FALSE;
+    }
+    if (!ssim_profile_merge(dst, p, error))
+        return FALSE;
+    if (skipped) {
+        const char *before = ssim_profile_get_meta(dst, "skipped_rows");
+        g_autofree char *base = g_path_get_basename(path);
+        g_autofree char *v =
+            g_strdup_printf("%s%s%s: %s", before ? before : "", before ? "; " : "", base, skipped);
+        ssim_profile_set_meta(dst, "skipped_rows", v);
+    }
+    return TRUE;
+}
+
 /* ---- nccl-tests text --------------------------------------------------------------------- */
 
 typedef struct {
@@ -305,7 +403,10 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         have_op = TRUE;
     }
     guint nthreads = 0, ngpus = 0, rank_lines = 0, rpn = 0, nics = 0;
-    int i_size = -1, i_type = -1, i_time[2] = {-1, -1}, i_wrong[2] = {-1, -1}, n_head = 0;
+    int i_size = -1, i_type = -1, i_redop = -1, i_time[2] = {-1, -1}, i_wrong[2] = {-1, -1};
+    int n_head = 0;
+    g_auto(Skipped) skipped = {0};
+    skipped_init(&skipped);
     g_autoptr(GHashTable) ranks_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     guint n_rows = 0;
     g_autofree char *copy = g_strndup(text, len);
@@ -370,13 +471,15 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 tokenize(toks, rest, rest);
                 n_head = (int)toks->len;
                 i_size = 0;
-                i_type = -1;
+                i_type = i_redop = -1;
                 i_time[0] = i_time[1] = -1;
                 i_wrong[0] = i_wrong[1] = -1;
                 for (guint i = 0; i < toks->len; i++) {
                     const char *t = g_array_index(toks, Tok, i).text;
                     if (strcmp(t, "#wrong") == 0 && i_wrong[1] < 0)
                         i_wrong[i_wrong[0] < 0 ? 0 : 1] = (int)i;
+                    if (strcmp(t, "redop") == 0)
+                        i_redop = (int)i;
                     if (strcmp(t, "type") == 0)
                         i_type = (int)i;
                     else if ((strcmp(t, "time") == 0 || strcmp(t, "cputime") == 0) && i_time[1] < 0)
@@ -492,6 +595,9 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
             ok = FALSE;
             break;
         }
+        if (skip_row(&skipped, i_type < ntok ? t[i_type].text : NULL,
+                     i_redop >= 0 && i_redop < ntok ? t[i_redop].text : NULL))
+            continue;
         SsimDtype dtype;
         if (i_type >= ntok || !ssim_nccltests_dtype_from_name(t[i_type].text, &dtype)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -547,7 +653,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         n_rows++;
     }
     g_strfreev(lines);
-    if (ok && n_rows == 0) {
+    if (ok && n_rows == 0 && skipped.rows == 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
                     "%s:1:1: table: no nccl-tests result rows (expected the '#  size count type "
                     "redop root time algbw busbw ...' table)",
@@ -557,7 +663,7 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
     if (!ok)
         return FALSE;
     ssim_nccltests_set_meta_default(p, "tool", "nccl-tests (imported by shiftsim profile import)");
-    return ssim_profile_merge(dst, p, error);
+    return merge_import(dst, p, n_rows, &skipped, path, ":1:1: table", error);
 }
 
 /* ---- nccl-tests JSON --------------------------------------------------------------------- */
@@ -712,6 +818,8 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
         JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.results: missing or not a list");
     JsonArray *res = json_node_get_array(resn);
     guint n_rows = 0;
+    g_auto(Skipped) skipped = {0};
+    skipped_init(&skipped);
     for (guint i = 0; i < json_array_get_length(res); i++) {
         JsonObject *r = json_array_get_object_element(res, i);
         double size;
@@ -721,6 +829,10 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].size: missing or not a byte count", i);
         JsonNode *tn = member(r, "type");
         const char *type = tn && JSON_NODE_HOLDS_VALUE(tn) ? json_node_get_string(tn) : NULL;
+        JsonNode *on = member(r, "redop");
+        if (skip_row(&skipped, type,
+                     on && JSON_NODE_HOLDS_VALUE(on) ? json_node_get_string(on) : NULL))
+            continue;
         SsimDtype dtype;
         if (type == NULL || !ssim_nccltests_dtype_from_name(type, &dtype))
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u].type: '%s' has no shiftsim dtype", i,
@@ -759,10 +871,10 @@ gboolean ssim_nccltests_import_json(SsimProfile *dst, const char *text, gssize l
             JFAIL(SSIM_CONFIG_ERROR_VALUE, "$.results[%u]: %s", i, err->message);
         n_rows++;
     }
-    if (n_rows == 0)
+    if (n_rows == 0 && skipped.rows == 0)
         JFAIL(SSIM_CONFIG_ERROR_MISSING, "$.results: no result with a size above 0");
 #undef JFAIL
     ssim_nccltests_set_meta_default(p, "tool",
                                     "nccl-tests -J (imported by shiftsim profile import)");
-    return ssim_profile_merge(dst, p, error);
+    return merge_import(dst, p, n_rows, &skipped, path, ": $.results", error);
 }

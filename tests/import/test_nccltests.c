@@ -141,7 +141,7 @@ Test(profile, import_text_errors)
     import_fails(SSIM_IMPORT_NCCL_TESTS, "bad-time.txt",
                  ":19:57: time: ", "'xxxxx' is not a positive time");
     import_fails(SSIM_IMPORT_NCCL_TESTS, "bad-type.txt",
-                 ":20:33: type: ", "'int8' has no shiftsim dtype");
+                 ":20:33: type: ", "'bool' has no shiftsim dtype");
     import_fails(SSIM_IMPORT_NCCL_TESTS, "mystery.txt",
                  ":17:1: op: ", "which collective this is cannot be told");
     /* Naming the collective resolves the last one. */
@@ -384,4 +384,88 @@ Test(profile, import_json_devices_by_whole_address)
     cr_assert(strstr(error->message, "$.config.devices[1]: device h200-01/0000:19:00 is listed "
                                      "twice (first at [0])"),
               "%s", error->message);
+}
+
+/*
+ * `-d all` and `-o all` runs: rows of integer or double types, and of reductions other than sum,
+ * price nothing a training step runs.  They are left out and named in `skipped_rows`, the other
+ * rows imported as from a run of floats summed; a file of nothing else is an error that says so.
+ */
+Test(profile, import_skips_types_and_reductions_no_step_runs)
+{
+    g_autofree char *path = fixture("all_reduce_8gpu.txt");
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(SsimProfile) want = ssim_profile_new();
+    cr_assert(ssim_nccltests_import_text(want, text, -1, "a.txt", NULL, NULL));
+
+    /* After every row, the same row as int8, as double and reduced with max. */
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GString) all = g_string_new(NULL), others = g_string_new(NULL);
+    g_autoptr(GRegex) row = g_regex_new("^( +[0-9]+ +[0-9]+ +)float( +)sum( .*)$", 0, 0, NULL);
+    guint rows = 0;
+    for (guint i = 0; lines[i]; i++) {
+        g_string_append_printf(all, "%s\n", lines[i]);
+        g_autoptr(GMatchInfo) m = NULL;
+        if (!g_regex_match(row, lines[i], 0, &m)) {
+            g_string_append_printf(others, "%s\n", lines[i]);
+            continue;
+        }
+        g_autofree char *head = g_match_info_fetch(m, 1), *gap = g_match_info_fetch(m, 2),
+                        *tail = g_match_info_fetch(m, 3);
+        g_autofree char *extra = g_strdup_printf("%sint8%ssum%s\n%sdouble%ssum%s\n%sfloat%smax%s\n",
+                                                 head, gap, tail, head, gap, tail, head, gap, tail);
+        g_string_append(all, extra);
+        g_string_append(others, extra);
+        rows++;
+    }
+    cr_assert_eq(rows, 11);
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_nccltests_import_text(p, all->str, -1, "a.txt", NULL, &error), "%s",
+              error ? error->message : "");
+    cr_assert_eq(ssim_profile_n_rows(p), ssim_profile_n_rows(want));
+    for (guint i = 0; i < ssim_profile_n_rows(p); i++)
+        cr_assert_float_eq(ssim_profile_row(p, i)->time_us, ssim_profile_row(want, i)->time_us,
+                           1e-12);
+    cr_assert_str_eq(ssim_profile_get_meta(p, "skipped_rows"),
+                     "a.txt: 33 rows: types int8, double; reduction max");
+    /* A second file's skips are added to the first's. */
+    cr_assert(ssim_nccltests_import_text(p, all->str, -1, "dir/b.txt", NULL, &error));
+    cr_assert_str_eq(ssim_profile_get_meta(p, "skipped_rows"),
+                     "a.txt: 33 rows: types int8, double; reduction max; b.txt: 33 rows: types "
+                     "int8, double; reduction max");
+
+    g_autoptr(SsimProfile) none = ssim_profile_new();
+    cr_assert_not(ssim_nccltests_import_text(none, others->str, -1, "c.txt", NULL, &error));
+    cr_assert(g_str_has_prefix(error->message,
+                               "c.txt:1:1: table: no row of a collective a training step runs: "
+                               "33 rows: types int8, double; reduction max (shiftsim prices"),
+              "%s", error->message);
+    cr_assert_eq(ssim_profile_n_rows(none), 0);
+}
+
+/* The JSON form: a result of type int32 and one reduced with max are left out and named. */
+Test(profile, import_json_skips_types_and_reductions_no_step_runs)
+{
+    g_autofree char *path = fixture("all_reduce_8gpu.json");
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autoptr(GString) json = g_string_new(text);
+    const char *sum = "\"type\":\"float\",\"redop\":\"sum\"";
+    const char *other[] = {"\"type\":\"int32\",\"redop\":\"sum\"",
+                           "\"type\":\"float\",\"redop\":\"max\""};
+    for (gsize i = 0; i < G_N_ELEMENTS(other); i++) {
+        char *at = strstr(json->str, sum);
+        cr_assert_not_null(at);
+        g_string_overwrite_len(json, (gsize)(at - json->str), other[i], (gssize)strlen(sum));
+    }
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_nccltests_import_json(p, json->str, -1, "ar.json", NULL, &error), "%s",
+              error ? error->message : "");
+    cr_assert_eq(ssim_profile_n_rows(p), 9);
+    cr_assert_eq(ssim_profile_row(p, 0)->bytes, 4194304);
+    cr_assert_str_eq(ssim_profile_get_meta(p, "skipped_rows"),
+                     "ar.json: 2 rows: type int32; reduction max");
 }
