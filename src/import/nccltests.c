@@ -130,9 +130,10 @@ void ssim_nccltests_set_meta_default(SsimProfile *p, const char *key, const char
 
 /*
  * Rows that price nothing a training step runs, left out and counted: nccl-tests' integer and
- * double element types (measured beside the others under `-d all`) and reductions other than
- * sum (`-o prod|max|min|avg|mulsum`, or `-o all`), as the step's collectives reduce gradients
- * with sum.  A row of any other type is an error, not a skip: the file is then not what it says.
+ * double element types (measured beside the others under `-d all`) and the reductions no step
+ * reduces its gradients with (`-o prod|max|min`, or `-o all`; sum is Megatron-LM's and DDP's,
+ * avg and the premultiplied sum FSDP's).  A row of any other type is an error, not a skip: the
+ * file is then not what it says.
  */
 typedef struct {
     guint rows;
@@ -143,8 +144,7 @@ static gboolean skip_row(Skipped *s, const char *type, const char *redop)
 {
     static const char *const other_types[] = {"int8",  "uint8",  "int32",  "uint32",
                                               "int64", "uint64", "double", NULL};
-    static const char *const other_redops[] = {"prod",   "max",       "min", "avg",
-                                               "mulsum", "premulsum", NULL};
+    static const char *const other_redops[] = {"prod", "max", "min", NULL};
     GPtrArray *what = NULL;
     const char *name = NULL;
     if (type && g_strv_contains(other_types, type)) {
@@ -208,9 +208,9 @@ static gboolean merge_import(SsimProfile *dst, SsimProfile *p, guint n_rows, con
     g_autofree char *skipped = skipped_text(s);
     if (n_rows == 0 && skipped) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s%s: no row of a collective a training step runs: %s (shiftsim prices "
-                    "float, half, bfloat16 and fp8 collectives reducing with sum, nccl-tests' "
-                    "default -d float -o sum)",
+                    "%s%s: no row of a collective a training step runs: %s (steps move float, "
+                    "half, bfloat16 or fp8 and reduce gradients with sum, avg or a premultiplied "
+                    "sum; nccl-tests' default is -d float -o sum)",
                     path, where, skipped);
         return FALSE;
     }

@@ -387,9 +387,10 @@ Test(profile, import_json_devices_by_whole_address)
 }
 
 /*
- * `-d all` and `-o all` runs: rows of integer or double types, and of reductions other than sum,
- * price nothing a training step runs.  They are left out and named in `skipped_rows`, the other
- * rows imported as from a run of floats summed; a file of nothing else is an error that says so.
+ * `-d all` and `-o all` runs: rows of integer or double types, and of reductions no step reduces
+ * its gradients with (prod, max, min), price nothing a training step runs.  They are left out and
+ * named in `skipped_rows`, the other rows imported as from a run of floats summed; a file of
+ * nothing else is an error that says so.
  */
 Test(profile, import_skips_types_and_reductions_no_step_runs)
 {
@@ -440,9 +441,19 @@ Test(profile, import_skips_types_and_reductions_no_step_runs)
     cr_assert_not(ssim_nccltests_import_text(none, others->str, -1, "c.txt", NULL, &error));
     cr_assert(g_str_has_prefix(error->message,
                                "c.txt:1:1: table: no row of a collective a training step runs: "
-                               "33 rows: types int8, double; reduction max (shiftsim prices"),
+                               "33 rows: types int8, double; reduction max (steps move"),
               "%s", error->message);
     cr_assert_eq(ssim_profile_n_rows(none), 0);
+
+    /* FSDP averages: an -o avg run is kept whole, as the -o sum one. */
+    g_autoptr(GRegex) sum = g_regex_new(" sum ", 0, 0, NULL);
+    g_autofree char *avg = g_regex_replace_literal(sum, text, -1, 0, " avg ", 0, NULL);
+    cr_assert(strcmp(avg, text) != 0);
+    g_autoptr(SsimProfile) a = ssim_profile_new();
+    cr_assert(ssim_nccltests_import_text(a, avg, -1, "a.txt", NULL, &error), "%s",
+              error ? error->message : "");
+    g_autoptr(GString) wa = ssim_profile_write(a), ww = ssim_profile_write(want);
+    cr_assert_str_eq(wa->str, ww->str);
 }
 
 /* The JSON form: a result of type int32 and one reduced with max are left out and named. */
