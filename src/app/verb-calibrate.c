@@ -386,9 +386,9 @@ int ssim_verb_calibrate(int argc, char **argv)
                               "Write the calibrated cluster INI (with --convert-vtrain: the runs "
                               "CSV; with --kineto: --cluster's INI with the measured host)"),
         {"kineto", 0, 0, G_OPTION_ARG_FILENAME, &kineto,
-         "Import a PyTorch profiler (Kineto) Chrome trace instead of fitting: its kernels, step "
-         "time and the host's time per launch and per phase (kernel_floor_us, "
-         "microbatch_floor_us)",
+         "Import a PyTorch profiler (Kineto) Chrome trace (or its .json.gz) instead of "
+         "fitting: its kernels, step time and the host's time per launch and per phase "
+         "(kernel_floor_us, microbatch_floor_us)",
          "TRACE.json"},
         {"emit-profile", 0, 0, G_OPTION_ARG_FILENAME, &emit_profile,
          "With --kineto: write its GPU kernels as a # shiftsim-profile v1 CSV", "OUT.csv"},

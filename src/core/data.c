@@ -5,7 +5,9 @@
 #include <shiftsim/types.h>
 
 #include <errno.h>
+#include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 char *ssim_data_find(const char *rel)
@@ -52,6 +54,47 @@ gboolean ssim_input_check(const char *path, const char *what, GError **error)
     return FALSE;
 }
 
+/*
+ * The gzip stream `data` (n bytes) decompressed, NUL-terminated, or NULL with an error naming
+ * `path`: a stream cut short or corrupt, or one that inflates past `max_bytes` (stopped there, so
+ * that a small file cannot fill the memory).  A second gzip member after the first is ignored.
+ */
+static char *gunzip_limited(const char *path, const char *data, gsize n, guint64 max_bytes,
+                            gsize *len, GError **error)
+{
+    g_autoptr(GZlibDecompressor) z = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+    g_autoptr(GByteArray) out = g_byte_array_new();
+    gsize in = 0;
+    guint8 buf[1 << 16];
+    for (;;) {
+        gsize read = 0, written = 0;
+        g_autoptr(GError) local = NULL;
+        GConverterResult r = g_converter_convert(G_CONVERTER(z), data + in, n - in, buf, sizeof buf,
+                                                 G_CONVERTER_INPUT_AT_END, &read, &written, &local);
+        if (r == G_CONVERTER_ERROR) {
+            gboolean cut = g_error_matches(local, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT);
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO,
+                        "%s: cannot read: %s gzip stream (%s)", path,
+                        cut ? "a cut-off" : "a corrupt", local->message);
+            return NULL;
+        }
+        in += read;
+        if ((guint64)out->len + written > max_bytes) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_LIMIT,
+                        "%s: decompressed, over the limit of %.1f MiB for this kind of input", path,
+                        (double)max_bytes / 1048576.0);
+            return NULL;
+        }
+        g_byte_array_append(out, buf, (guint)written);
+        if (r == G_CONVERTER_FINISHED)
+            break;
+    }
+    if (len)
+        *len = out->len;
+    g_byte_array_append(out, (const guint8 *)"", 1);
+    return (char *)g_byte_array_free(g_steal_pointer(&out), FALSE);
+}
+
 char *ssim_read_file_limited(const char *path, guint64 max_bytes, gsize *len, GError **error)
 {
     if (!ssim_input_check(path, "file", error))
@@ -64,13 +107,22 @@ char *ssim_read_file_limited(const char *path, guint64 max_bytes, gsize *len, GE
         return NULL;
     }
     char *text = NULL;
+    gsize n = 0;
     GError *local = NULL;
-    if (!g_file_get_contents(path, &text, len, &local)) {
+    if (!g_file_get_contents(path, &text, &n, &local)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_IO, "%s: cannot read: %s", path,
                     local->message);
         g_error_free(local);
         return NULL;
     }
+    /* gzip's magic: PyTorch's profiler writes TRACE.json.gz, and any input may come so. */
+    if (n >= 2 && (guint8)text[0] == 0x1f && (guint8)text[1] == 0x8b) {
+        char *plain = gunzip_limited(path, text, n, max_bytes, len, error);
+        g_free(text);
+        return plain;
+    }
+    if (len)
+        *len = n;
     return text;
 }
 

@@ -3,6 +3,9 @@
  * rows and step time are worked out by hand, and the messages for what is not a trace.
  */
 #include <criterion/criterion.h>
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <shiftsim/data.h>
 #include <shiftsim/kineto.h>
 
 #include <math.h>
@@ -222,4 +225,70 @@ Test(kineto, a_real_h200_trace)
         }
         cr_assert(found, "%s", flash[f].op);
     }
+}
+
+/* `path` written as the gzip of `data` (n bytes), as PyTorch's profiler writes TRACE.json.gz. */
+static void write_gzip(const char *path, const char *data, gsize n)
+{
+    g_autoptr(GZlibCompressor) z = g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, -1);
+    gsize cap = n + 1024, read = 0, written = 0;
+    g_autofree char *out = g_malloc(cap);
+    cr_assert_eq(g_converter_convert(G_CONVERTER(z), data, n, out, cap, G_CONVERTER_INPUT_AT_END,
+                                     &read, &written, NULL),
+                 G_CONVERTER_FINISHED);
+    cr_assert(g_file_set_contents(path, out, (gssize)written, NULL));
+}
+
+/*
+ * A gzipped trace reads as the trace: the same profile, byte for byte but its source, and the same
+ * summary (the reader under every input, ssim_read_file_limited(), inflates a file that starts with
+ * gzip's magic).  A stream cut short is an error that says so, and one that inflates past the
+ * input's bound stops there.
+ */
+Test(kineto, gzipped_trace_reads_as_the_trace)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    cr_assert(g_file_get_contents(SSIM_TEST_DATA "/kineto/small.json", &text, &len, NULL));
+    g_autofree char *dir = g_dir_make_tmp("ssim-gz-XXXXXX", NULL);
+    g_autofree char *gz = g_build_filename(dir, "trace.json.gz", NULL);
+    write_gzip(gz, text, len);
+    g_autofree char *raw = NULL;
+    gsize raw_len = 0;
+    cr_assert(g_file_get_contents(gz, &raw, &raw_len, NULL));
+    cr_assert((guint8)raw[0] == 0x1f && (guint8)raw[1] == 0x8b && raw_len < len);
+
+    SsimKinetoSummary a, b;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimProfile) plain = ssim_kineto_load(SSIM_TEST_DATA "/kineto/small.json", &a, NULL);
+    g_autoptr(SsimProfile) zipped = ssim_kineto_load(gz, &b, &error);
+    cr_assert_not_null(zipped, "%s", error ? error->message : "");
+    cr_assert_str_eq(ssim_profile_get_meta(zipped, "source"), "trace.json.gz");
+    ssim_profile_set_meta(zipped, "source", "small.json");
+    g_autoptr(GString) wa = ssim_profile_write(plain), wb = ssim_profile_write(zipped);
+    cr_assert_str_eq(wa->str, wb->str);
+    cr_assert_eq(a.kernels, b.kernels);
+    cr_assert_float_eq(a.step_ms, b.step_ms, 0);
+
+    gsize got = 0;
+    g_autofree char *back = ssim_read_file_limited(gz, len, &got, &error);
+    cr_assert_not_null(back, "%s", error ? error->message : "");
+    cr_assert_eq(got, len);
+    cr_assert_eq(memcmp(back, text, len), 0);
+    cr_assert_eq(back[len], '\0');
+
+    g_autofree char *small = ssim_read_file_limited(gz, len - 1, NULL, &error);
+    cr_assert_null(small);
+    cr_assert(g_error_matches(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_LIMIT));
+    cr_assert(strstr(error->message, "trace.json.gz: decompressed, over the limit"), "%s",
+              error->message);
+    g_clear_error(&error);
+
+    cr_assert(g_file_set_contents(gz, raw, (gssize)raw_len - 12, NULL));
+    g_autoptr(SsimProfile) cut = ssim_kineto_load(gz, NULL, &error);
+    cr_assert_null(cut);
+    cr_assert(strstr(error->message, "trace.json.gz: cannot read: a cut-off gzip stream"), "%s",
+              error->message);
+    g_remove(gz);
+    g_rmdir(dir);
 }
