@@ -19,6 +19,15 @@ static char *fixture(const char *name)
     return g_build_filename(SSIM_TEST_DATA, "nccltests", name, NULL);
 }
 
+/* The whole text of a fixture. */
+static char *fixture_text(const char *name)
+{
+    g_autofree char *path = fixture(name);
+    char *text = NULL;
+    cr_assert(g_file_get_contents(path, &text, NULL, NULL), "%s", path);
+    return text;
+}
+
 static SsimProfile *import_ok(SsimImportKind kind, const char *name)
 {
     g_autofree char *path = fixture(name);
@@ -306,9 +315,7 @@ Test(profile, import_text_launcher_labels_and_bus_only_devices)
     cr_assert_str_eq(ssim_profile_get_meta(p, "nccl"), "2.18.5");
     cr_assert_str_eq(ssim_profile_get_meta(p, "gpu"), "NVIDIA A100-SXM4-40GB");
 
-    g_autofree char *path = fixture("all_reduce_2x8_efa_tagged.txt");
-    g_autofree char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autofree char *text = fixture_text("all_reduce_2x8_efa_tagged.txt");
     g_autoptr(SsimProfile) tagged = ssim_profile_new();
     cr_assert(ssim_nccltests_import_text(tagged, text, -1, "t.txt", "allreduce", NULL));
     g_autoptr(GString) want = ssim_profile_write(tagged);
@@ -357,9 +364,7 @@ Test(profile, import_text_launcher_labels_and_bus_only_devices)
  * address listed twice is. */
 Test(profile, import_json_devices_by_whole_address)
 {
-    g_autofree char *path = fixture("all_reduce_8gpu.json");
-    g_autofree char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autofree char *text = fixture_text("all_reduce_8gpu.json");
     g_autoptr(GRegex) hex = g_regex_new("\"device_hex\":\"[0-9a-f:]+\"", 0, 0, NULL);
     g_autoptr(GRegex) dev = g_regex_new("\"device\":[0-9]+", 0, 0, NULL);
     g_autofree char *bus =
@@ -394,9 +399,7 @@ Test(profile, import_json_devices_by_whole_address)
  */
 Test(profile, import_skips_types_and_reductions_no_step_runs)
 {
-    g_autofree char *path = fixture("all_reduce_8gpu.txt");
-    g_autofree char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autofree char *text = fixture_text("all_reduce_8gpu.txt");
     g_autoptr(SsimProfile) want = ssim_profile_new();
     cr_assert(ssim_nccltests_import_text(want, text, -1, "a.txt", NULL, NULL));
 
@@ -459,9 +462,7 @@ Test(profile, import_skips_types_and_reductions_no_step_runs)
 /* The JSON form: a result of type int32 and one reduced with max are left out and named. */
 Test(profile, import_json_skips_types_and_reductions_no_step_runs)
 {
-    g_autofree char *path = fixture("all_reduce_8gpu.json");
-    g_autofree char *text = NULL;
-    cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_autofree char *text = fixture_text("all_reduce_8gpu.json");
     g_autoptr(GString) json = g_string_new(text);
     const char *sum = "\"type\":\"float\",\"redop\":\"sum\"";
     const char *other[] = {"\"type\":\"int32\",\"redop\":\"sum\"",
