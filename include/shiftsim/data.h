@@ -32,6 +32,14 @@ char *ssim_read_file_limited(const char *path, guint64 max_bytes, gsize *len, GE
 /* ssim_read_file_limited() with SSIM_INPUT_MAX_BYTES. */
 char *ssim_read_file(const char *path, gsize *len, GError **error);
 
+/* TRUE when `path` ends with `ext` (".ini", ".json"), or with it and ".gz" (a gzipped input,
+ * which ssim_read_file inflates). */
+gboolean ssim_path_is(const char *path, const char *ext);
+
+/* The file name of `path` without its directory, then without a ".gz" and then `ext`: the name
+ * a model or cluster file stands for when it names none ("dgx-a100.ini.gz" -> "dgx-a100"). */
+char *ssim_path_stem(const char *path, const char *ext);
+
 const char *ssim_version(void);
 
 G_END_DECLS

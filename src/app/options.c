@@ -15,6 +15,7 @@
 #include "src/app/options.h"
 
 #include "src/app/verbs.h"
+#include <shiftsim/data.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -420,7 +421,7 @@ void ssim_cli_job_resolve(const char *verb, SsimCliJob *job)
     char **given[] = {&job->model, &job->cluster};
     for (gsize i = 0; i < G_N_ELEMENTS(given); i++) {
         const char *v = *given[i];
-        if (v && (strchr(v, '/') || g_str_has_suffix(v, ".ini") || g_str_has_suffix(v, ".json")))
+        if (v && (strchr(v, '/') || ssim_path_is(v, ".ini") || ssim_path_is(v, ".json")))
             ssim_cli_resolve_input(verb, given[i], NULL);
     }
 }

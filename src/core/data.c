@@ -131,6 +131,26 @@ char *ssim_read_file(const char *path, gsize *len, GError **error)
     return ssim_read_file_limited(path, SSIM_INPUT_MAX_BYTES, len, error);
 }
 
+gboolean ssim_path_is(const char *path, const char *ext)
+{
+    g_return_val_if_fail(path != NULL && ext != NULL, FALSE);
+    if (g_str_has_suffix(path, ext))
+        return TRUE;
+    gsize n = strlen(path), e = strlen(ext);
+    return n >= e + 3 && g_str_has_suffix(path, ".gz") && strncmp(path + n - 3 - e, ext, e) == 0;
+}
+
+char *ssim_path_stem(const char *path, const char *ext)
+{
+    g_return_val_if_fail(path != NULL && ext != NULL, NULL);
+    char *base = g_path_get_basename(path);
+    if (g_str_has_suffix(base, ".gz"))
+        base[strlen(base) - 3] = '\0';
+    if (g_str_has_suffix(base, ext))
+        base[strlen(base) - strlen(ext)] = '\0';
+    return base;
+}
+
 const char *ssim_version(void)
 {
     return SSIM_VERSION;

@@ -511,10 +511,7 @@ static gboolean parse_cluster(const SsimIni *ini, SsimCluster *c, GError **error
         return FALSE;
 
     c->source = g_strdup(ini->path);
-    g_autofree char *base = g_path_get_basename(ini->path);
-    if (g_str_has_suffix(base, ".ini"))
-        base[strlen(base) - 4] = '\0';
-    c->name = g_strdup(base);
+    c->name = ssim_path_stem(ini->path, ".ini");
 
     guint64 hbm_mib = 0;
     if (!ssim_ini_string(ini, "cluster", "name", FALSE, &c->name, error) ||

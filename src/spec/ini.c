@@ -381,7 +381,7 @@ char *ssim_ini_resolve(const char *name_or_path, const char *dir, const char *wh
 {
     g_return_val_if_fail(name_or_path != NULL, NULL);
     gboolean is_path = g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR) ||
-                       strchr(name_or_path, '/') != NULL || g_str_has_suffix(name_or_path, ".ini");
+                       strchr(name_or_path, '/') != NULL || ssim_path_is(name_or_path, ".ini");
     if (is_path) {
         g_autofree char *file = g_strdup_printf("%s file", what);
         if (!ssim_input_check(name_or_path, file, error))

@@ -342,9 +342,7 @@ unknown:
  * part of _name_or_path (or of the folder). */
 static char *model_name(const Hf *hf)
 {
-    g_autofree char *base = g_path_get_basename(hf->path);
-    if (g_str_has_suffix(base, ".json"))
-        base[strlen(base) - 5] = '\0';
+    g_autofree char *base = ssim_path_stem(hf->path, ".json");
     if (strcmp(base, "config") != 0 && base[0] != '\0')
         return g_steal_pointer(&base);
     const char *named = NULL;

@@ -522,10 +522,7 @@ static gboolean parse_model(const SsimIni *ini, SsimModel *m, GError **error)
         return FALSE;
 
     m->source = g_strdup(ini->path);
-    g_autofree char *base = g_path_get_basename(ini->path);
-    if (g_str_has_suffix(base, ".ini"))
-        base[strlen(base) - 4] = '\0';
-    m->name = g_strdup(base);
+    m->name = ssim_path_stem(ini->path, ".ini");
 
     int block = m->block, position = m->position, activation = m->activation, norm = m->norm;
     guint dtype = m->dtype;
@@ -583,7 +580,7 @@ SsimModel *ssim_model_load_file(const char *path, GError **error)
 {
     g_return_val_if_fail(path != NULL, NULL);
     gsize len = 0;
-    if (g_str_has_suffix(path, ".json")) {
+    if (ssim_path_is(path, ".json")) {
         g_autofree char *json =
             ssim_read_file_limited(path, SSIM_JSON_MAX_HF_CONFIG_BYTES, &len, error);
         return json ? ssim_model_load_hf_data(json, (gssize)len, path, error) : NULL;
@@ -599,8 +596,7 @@ SsimModel *ssim_model_load(const char *name_or_path, GError **error)
     g_return_val_if_fail(name_or_path != NULL, NULL);
     /* "hf/NAME": a bundled Hugging Face config, unless a file of that name is here. */
     if (g_str_has_prefix(name_or_path, "hf/") && !strchr(name_or_path + 3, '/') &&
-        !g_str_has_suffix(name_or_path, ".json") &&
-        !g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+        !ssim_path_is(name_or_path, ".json") && !g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
         g_autofree char *rel = g_strdup_printf("models/%s.json", name_or_path);
         g_autofree char *found = ssim_data_find(rel);
         if (found == NULL) {
@@ -612,7 +608,7 @@ SsimModel *ssim_model_load(const char *name_or_path, GError **error)
         }
         return ssim_model_load_file(found, error);
     }
-    if (g_str_has_suffix(name_or_path, ".json")) {
+    if (ssim_path_is(name_or_path, ".json")) {
         if (!ssim_input_check(name_or_path, "model file", error))
             return NULL;
         return ssim_model_load_file(name_or_path, error);

@@ -3,10 +3,11 @@
  * rows and step time are worked out by hand, and the messages for what is not a trace.
  */
 #include <criterion/criterion.h>
-#include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <shiftsim/data.h>
 #include <shiftsim/kineto.h>
+
+#include "tests/common/gzip.h"
 
 #include <math.h>
 #include <string.h>
@@ -227,18 +228,6 @@ Test(kineto, a_real_h200_trace)
     }
 }
 
-/* `path` written as the gzip of `data` (n bytes), as PyTorch's profiler writes TRACE.json.gz. */
-static void write_gzip(const char *path, const char *data, gsize n)
-{
-    g_autoptr(GZlibCompressor) z = g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, -1);
-    gsize cap = n + 1024, read = 0, written = 0;
-    g_autofree char *out = g_malloc(cap);
-    cr_assert_eq(g_converter_convert(G_CONVERTER(z), data, n, out, cap, G_CONVERTER_INPUT_AT_END,
-                                     &read, &written, NULL),
-                 G_CONVERTER_FINISHED);
-    cr_assert(g_file_set_contents(path, out, (gssize)written, NULL));
-}
-
 /*
  * A gzipped trace reads as the trace: the same profile, byte for byte but its source, and the same
  * summary (the reader under every input, ssim_read_file_limited(), inflates a file that starts with
@@ -252,7 +241,7 @@ Test(kineto, gzipped_trace_reads_as_the_trace)
     cr_assert(g_file_get_contents(SSIM_TEST_DATA "/kineto/small.json", &text, &len, NULL));
     g_autofree char *dir = g_dir_make_tmp("ssim-gz-XXXXXX", NULL);
     g_autofree char *gz = g_build_filename(dir, "trace.json.gz", NULL);
-    write_gzip(gz, text, len);
+    t_write_gzip(gz, text, len);
     g_autofree char *raw = NULL;
     gsize raw_len = 0;
     cr_assert(g_file_get_contents(gz, &raw, &raw_len, NULL));

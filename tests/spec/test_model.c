@@ -8,10 +8,14 @@
  */
 #include <criterion/criterion.h>
 
+#include <glib/gstdio.h>
+#include <shiftsim/cluster.h>
 #include <shiftsim/data.h>
 #include <shiftsim/memory.h>
 #include <shiftsim/model.h>
 #include <shiftsim/parallel.h>
+
+#include "tests/common/gzip.h"
 
 #include <math.h>
 #include <string.h>
@@ -183,6 +187,63 @@ Test(model, load_by_path_and_copy)
     cr_assert_str_eq(c->name, m->name);
     cr_assert_neq(c->name, m->name);
     cr_assert_eq(ssim_model_params(c), ssim_model_params(m));
+}
+
+/*
+ * Gzipped model and cluster files read as the plain ones (ssim_read_file inflates them): an INI
+ * with no `name` is named by its file less ".gz" and ".ini", a Hugging Face config.json.gz is
+ * read as JSON (its format is told by the name less ".gz"), and a bare file name of a gzipped
+ * INI in the current directory is a path, not a bundled name.
+ */
+Test(model, gzipped_model_and_cluster_files)
+{
+    g_autofree char *dir = g_dir_make_tmp("ssim-gz-XXXXXX", NULL);
+    g_autofree char *ini_path = ssim_data_find("models/llama-2-70b.ini");
+    g_autofree char *hf_path = ssim_data_find("models/hf/gpt2.json");
+    g_autofree char *cl_path = ssim_data_find("models/clusters/dgx-a100.ini");
+    g_autofree char *ini = NULL, *hf = NULL, *cl = NULL;
+    cr_assert(g_file_get_contents(ini_path, &ini, NULL, NULL));
+    cr_assert(g_file_get_contents(hf_path, &hf, NULL, NULL));
+    cr_assert(g_file_get_contents(cl_path, &cl, NULL, NULL));
+    /* The INI without its name line, so that the file's name names it. */
+    g_autoptr(GRegex) name = g_regex_new("^name = .*$", G_REGEX_MULTILINE, 0, NULL);
+    g_autofree char *unnamed = g_regex_replace_literal(name, ini, -1, 0, "", 0, NULL);
+    g_autofree char *unnamed_cl = g_regex_replace_literal(name, cl, -1, 0, "", 0, NULL);
+    cr_assert(strcmp(unnamed, ini) != 0 && strcmp(unnamed_cl, cl) != 0);
+    g_autofree char *gz_ini = g_build_filename(dir, "big.ini.gz", NULL);
+    g_autofree char *gz_hf = g_build_filename(dir, "gpt2.json.gz", NULL);
+    g_autofree char *gz_cl = g_build_filename(dir, "mine.ini.gz", NULL);
+    t_write_gzip(gz_ini, unnamed, strlen(unnamed));
+    t_write_gzip(gz_hf, hf, strlen(hf));
+    t_write_gzip(gz_cl, unnamed_cl, strlen(unnamed_cl));
+
+    g_autoptr(SsimModel) plain = load_ok(ini_path), zipped = load_ok(gz_ini);
+    cr_assert_str_eq(zipped->name, "big");
+    cr_assert_eq(ssim_model_params(zipped), ssim_model_params(plain));
+    cr_assert_eq(zipped->kv_heads, plain->kv_heads);
+    g_autoptr(SsimModel) hf_plain = load_ok(hf_path), hf_zipped = load_ok(gz_hf);
+    cr_assert_str_eq(hf_zipped->name, "gpt2");
+    cr_assert_eq(ssim_model_params(hf_zipped), ssim_model_params(hf_plain));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) c = ssim_cluster_load(gz_cl, &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    cr_assert_str_eq(c->name, "mine");
+    g_autofree char *cwd = g_get_current_dir();
+    cr_assert_eq(g_chdir(dir), 0);
+    g_autoptr(SsimModel) bare = ssim_model_load("big.ini.gz", &error);
+    cr_assert_eq(g_chdir(cwd), 0);
+    cr_assert_not_null(bare, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_model_params(bare), ssim_model_params(plain));
+
+    cr_assert(ssim_path_is("a/b.json.gz", ".json") && ssim_path_is("b.json", ".json"));
+    cr_assert(!ssim_path_is("b.gz", ".json") && !ssim_path_is("b.jsongz", ".json") &&
+              !ssim_path_is("b.ini.gz", ".json"));
+    g_autofree char *stem = ssim_path_stem("x/y/dgx.ini.gz", ".ini");
+    cr_assert_str_eq(stem, "dgx");
+    g_remove(gz_ini);
+    g_remove(gz_hf);
+    g_remove(gz_cl);
+    g_rmdir(dir);
 }
 
 /* 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) and, with full recompute, 96 B s l h^2 (1 + s/(6h) +
