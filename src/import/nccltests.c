@@ -170,14 +170,14 @@ static char *skipped_text(const Skipped *s)
     GString *t = g_string_new(NULL);
     g_string_append_printf(t, "%u row%s:", s->rows, s->rows == 1 ? "" : "s");
     GPtrArray *lists[] = {s->types, s->redops};
-    const char *names[] = {"type", "reduction"};
+    const char *names[] = {"type", "reduction"}, *sep = " ";
     for (guint l = 0; l < 2; l++) {
         if (lists[l]->len == 0)
             continue;
-        g_string_append_printf(t, "%s %s%s", t->str[t->len - 1] == ':' ? "" : ";", names[l],
-                               lists[l]->len == 1 ? "" : "s");
+        g_string_append_printf(t, "%s%s%s", sep, names[l], lists[l]->len == 1 ? "" : "s");
         for (guint i = 0; i < lists[l]->len; i++)
             g_string_append_printf(t, "%s %s", i ? "," : "", (const char *)lists[l]->pdata[i]);
+        sep = "; ";
     }
     return g_string_free(t, FALSE);
 }
