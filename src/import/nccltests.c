@@ -445,9 +445,29 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
                 const char *br = strstr(rest, "] ");
                 if (br) {
                     g_autofree char *gpu = g_strstrip(g_strdup(br + 2));
+                    const char *first = ssim_profile_get_meta(p, "gpu");
+                    if (first && strcmp(first, gpu) != 0) {
+                        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                                    "%s:%u: gpu: '%s' differs from '%s' of the ranks before it: "
+                                    "one profile describes one GPU",
+                                    path, lno, gpu, first);
+                        ok = FALSE;
+                        continue;
+                    }
                     ssim_nccltests_set_meta_default(p, "gpu", gpu);
                 }
             } else if (g_str_has_prefix(rest, "Collective test starting:")) {
+                /* A script's log of several runs (all_reduce_perf, then all_gather_perf, ...):
+                 * each run that names itself so is read on its own, with its own ranks. */
+                if (nthreads > 0 || rank_lines > 0 || i_size >= 0) {
+                    nthreads = ngpus = rank_lines = rpn = 0;
+                    g_hash_table_remove_all(hosts);
+                    g_hash_table_remove_all(ranks_seen);
+                    i_size = i_type = i_redop = -1;
+                    i_time[0] = i_time[1] = i_wrong[0] = i_wrong[1] = -1;
+                    n_head = 0;
+                    have_op = op != NULL;
+                }
                 if (!op) {
                     g_autofree char *prog =
                         g_strstrip(g_strdup(rest + strlen("Collective test starting:")));

@@ -481,3 +481,55 @@ Test(profile, import_json_skips_types_and_reductions_no_step_runs)
     cr_assert_str_eq(ssim_profile_get_meta(p, "skipped_rows"),
                      "ar.json: 2 rows: type int32; reduction max");
 }
+
+/*
+ * A script's log of several runs, one after another: each run that names itself ("# Collective
+ * test starting: ...") is read on its own, with its own collective, ranks and layout, so the
+ * log gives the profile its runs give imported one by one.  Without those lines a second
+ * listing of rank 0 is two runs mixed, refused as before.
+ */
+Test(profile, import_text_a_log_of_several_runs)
+{
+    const char *names[] = {"all_reduce_8gpu.txt", "all_gather_2x8.txt", "all_reduce_8gpu.txt"};
+    g_autoptr(GString) log = g_string_new(NULL);
+    g_autoptr(SsimProfile) one_by_one = ssim_profile_new();
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+        g_autofree char *text = fixture_text(names[i]);
+        g_string_append(log, text);
+        cr_assert(ssim_nccltests_import_text(one_by_one, text, -1, "log.txt", NULL, NULL));
+    }
+    g_autoptr(SsimProfile) p = ssim_profile_new();
+    g_autoptr(GError) error = NULL;
+    cr_assert(ssim_nccltests_import_text(p, log->str, -1, "log.txt", NULL, &error), "%s",
+              error ? error->message : "");
+    cr_assert_eq(ssim_profile_n_rows(p), 11 + 6 + 11);
+    cr_assert_eq(ssim_profile_row(p, 11)->ranks, 16);
+    cr_assert_str_eq(ssim_profile_row(p, 11)->op, "allgather");
+    cr_assert_eq(ssim_profile_row(p, 17)->ranks, 8);
+    cr_assert_str_eq(ssim_profile_row(p, 17)->op, "allreduce");
+    g_autoptr(GString) want = ssim_profile_write(one_by_one), got = ssim_profile_write(p);
+    cr_assert_str_eq(got->str, want->str);
+
+    g_autoptr(GRegex) starting =
+        g_regex_new("^# Collective test starting: .*\n", G_REGEX_MULTILINE, 0, NULL);
+    g_autofree char *unnamed = g_regex_replace_literal(starting, log->str, -1, 0, "", 0, NULL);
+    g_autoptr(SsimProfile) q = ssim_profile_new();
+    cr_assert_not(ssim_nccltests_import_text(q, unnamed, -1, "log.txt", "allreduce", &error));
+    cr_assert(strstr(error->message, "Rank: rank 0 is listed twice"), "%s", error->message);
+
+    /* A run on other GPUs in the same log: one profile describes one GPU. */
+    g_autofree char *a100 = fixture_text("all_reduce_2x4_ib.txt");
+    guint lines_before = 0;
+    for (const char *c = log->str; *c; c++)
+        lines_before += *c == '\n';
+    g_string_append(log, a100);
+    /* Its rank 0 is on its sixth line. */
+    g_autofree char *where = g_strdup_printf("log.txt:%u: gpu: ", lines_before + 6);
+    g_clear_error(&error);
+    g_autoptr(SsimProfile) r = ssim_profile_new();
+    cr_assert_not(ssim_nccltests_import_text(r, log->str, -1, "log.txt", NULL, &error));
+    cr_assert(g_str_has_prefix(error->message, where), "%s", error->message);
+    cr_assert(strstr(error->message, "'NVIDIA A100-SXM4-80GB' differs from 'NVIDIA H200' of the "
+                                     "ranks before it"),
+              "%s", error->message);
+}
