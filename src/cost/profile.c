@@ -770,12 +770,12 @@ SsimProfile *ssim_profile_load(const char *path, GError **error)
     const char *name;
     while ((name = g_dir_read_name(dir)) != NULL) {
         g_autofree char *full = g_build_filename(path, name, NULL);
-        if (g_str_has_suffix(name, ".csv") && g_file_test(full, G_FILE_TEST_IS_REGULAR))
+        if (ssim_path_is(name, ".csv") && g_file_test(full, G_FILE_TEST_IS_REGULAR))
             g_ptr_array_add(names, g_strdup(name));
     }
     if (names->len == 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
-                    "%s: no *.csv profile in this directory", path);
+                    "%s: no *.csv (or *.csv.gz) profile in this directory", path);
         return NULL;
     }
     g_ptr_array_sort(names, compare_names);

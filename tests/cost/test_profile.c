@@ -10,6 +10,8 @@
 #include <shiftsim/import.h>
 #include <shiftsim/profile.h>
 
+#include "tests/common/gzip.h"
+
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -201,10 +203,12 @@ Test(profile, directory_merge)
     const char *b =
         "# shiftsim-profile v1\n# gpu = X\n# date = 2\n# extra = y\n" SSIM_PROFILE_HEADER_V1
         "\ncopy,d2d,,0,0,0,0,200,1,1,,2,,,,\n";
-    g_autofree char *pa = g_build_filename(dir, "b.csv", NULL); /* read second */
+    /* Read second, and gzipped: a directory's *.csv.gz are profiles too. */
+    g_autofree char *pa = g_build_filename(dir, "b.csv.gz", NULL);
     g_autofree char *pb = g_build_filename(dir, "a.csv", NULL);
     g_autofree char *pc = g_build_filename(dir, "notes.txt", NULL);
-    cr_assert(g_file_set_contents(pa, b, -1, NULL) && g_file_set_contents(pb, a, -1, NULL));
+    t_write_gzip(pa, b, strlen(b));
+    cr_assert(g_file_set_contents(pb, a, -1, NULL));
     cr_assert(g_file_set_contents(pc, "not a profile", -1, NULL));
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimProfile) p = ssim_profile_load(dir, &error);
@@ -225,7 +229,7 @@ Test(profile, directory_merge)
     /* An empty directory. */
     g_unlink(pa), g_unlink(pb), g_unlink(pc), g_unlink(pd);
     cr_assert_null(ssim_profile_load(dir, &error));
-    cr_assert(strstr(error->message, "no *.csv profile"));
+    cr_assert(strstr(error->message, "no *.csv (or *.csv.gz) profile"));
     g_rmdir(dir);
 }
 
