@@ -8,9 +8,10 @@
  * same trace always gives the same profile.  Kernels launched outside any recorded shape (an
  * elementwise kernel has no byte count in a trace) cannot be keyed and are only counted.
  *
- * Assumptions a reader should know: a collective's ranks are its "Group size" and all of them
- * are taken to share a node (a single-node trace; edit ranks_per_node otherwise); durations are
- * the trace's microseconds.
+ * Assumptions a reader should know: a collective's ranks are its "Group size"; they share a node
+ * unless the trace shows several (trace_gpus_per_node) and names the group's ranks, whose nodes
+ * then hold consecutive ranks, as torchrun numbers them; durations are the trace's
+ * microseconds.
  */
 #include <shiftsim/kineto.h>
 
@@ -338,7 +339,81 @@ static gboolean comm_op_of(const char *kernel, const char *coll, SsimProfileComm
 }
 
 /* Fills a comm row from the kernel's args or, failing that, its CPU op's. */
-static gboolean comm_shape(const char *kname, JsonObject *kargs, JsonObject *cpu,
+static gint cmp_int64(gconstpointer a, gconstpointer b)
+{
+    gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * GPUs per node of a trace of several nodes, or 0 (one node, or not told): as many as the traced
+ * process saw (deviceProperties: every GPU of its node under torchrun) when the job's world
+ * (distributedInfo.world_size) is larger than that and the process saw more than one GPU (a
+ * process bound to one GPU tells nothing of its node).
+ */
+static guint trace_gpus_per_node(JsonObject *top)
+{
+    JsonNode *dn = top ? json_object_get_member(top, "distributedInfo") : NULL;
+    JsonNode *pn = top ? json_object_get_member(top, "deviceProperties") : NULL;
+    gint64 world = dn && JSON_NODE_HOLDS_OBJECT(dn)
+                       ? member_int(json_node_get_object(dn), "world_size", -1)
+                       : -1;
+    guint seen =
+        pn && JSON_NODE_HOLDS_ARRAY(pn) ? json_array_get_length(json_node_get_array(pn)) : 0;
+    return seen >= 2 && world > (gint64)seen ? seen : 0;
+}
+
+/*
+ * The most ranks of a collective's group on one node, its nodes holding `per_node` consecutive
+ * ranks each (torchrun's numbering), or 0 when the group's ranks are not told: the
+ * record_param_comms op's "Process Group Ranks" ("[0, 8]"), else "Global rank start" and
+ * "Global rank stride" (PyTorch 2.1's form), each for `size` ranks.
+ */
+static guint group_ranks_per_node(JsonObject *src, gint64 size, guint per_node)
+{
+    if (size < 1 || size > SSIM_MAX_GPUS)
+        return 0;
+    g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(gint64));
+    const char *list = member_string(src, "Process Group Ranks");
+    for (const char *c = list; c && *c;) {
+        if (!g_ascii_isdigit(*c)) {
+            c++;
+            continue;
+        }
+        char *end;
+        guint64 r = g_ascii_strtoull(c, &end, 10);
+        gint64 v = r < (guint64)G_MAXINT64 ? (gint64)r : -1;
+        g_array_append_val(ranks, v);
+        c = end;
+    }
+    gint64 start = member_int(src, "Global rank start", -1);
+    gint64 stride = member_int(src, "Global rank stride", -1);
+    if (ranks->len == 0 && start >= 0 && stride >= 1 && start < G_MAXINT32 && stride < G_MAXINT32)
+        for (gint64 i = 0; i < size; i++) {
+            gint64 v = start + i * stride;
+            g_array_append_val(ranks, v);
+        }
+    if ((gint64)ranks->len != size)
+        return 0;
+    /* Each rank's node, sorted: the longest run of one node is the answer. */
+    for (guint i = 0; i < ranks->len; i++) {
+        gint64 *r = &g_array_index(ranks, gint64, i);
+        if (*r < 0)
+            return 0;
+        *r /= per_node;
+    }
+    g_array_sort(ranks, cmp_int64);
+    guint most = 0, run = 0;
+    for (guint i = 0; i < ranks->len; i++) {
+        gboolean same =
+            i > 0 && g_array_index(ranks, gint64, i) == g_array_index(ranks, gint64, i - 1);
+        run = same ? run + 1 : 1;
+        most = MAX(most, run);
+    }
+    return most;
+}
+
+static gboolean comm_shape(const char *kname, JsonObject *kargs, JsonObject *cpu, guint per_node,
                            SsimProfileRow *row)
 {
     JsonObject *cargs = cpu ? args_of(cpu) : NULL;
@@ -357,7 +432,8 @@ static gboolean comm_shape(const char *kname, JsonObject *kargs, JsonObject *cpu
     row->dtype = dtype;
     row->bytes = (guint64)nel * es;
     row->ranks = (guint)(op == SSIM_PCOMM_SENDRECV ? MAX(ranks, 2) : ranks);
-    row->ranks_per_node = row->ranks;
+    guint rpn = per_node ? group_ranks_per_node(src, ranks, per_node) : 0;
+    row->ranks_per_node = rpn ? rpn : row->ranks;
     return TRUE;
 }
 
@@ -497,6 +573,7 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
     }
     JsonArray *events = json_node_get_array(evn);
     guint n_ev = json_array_get_length(events);
+    guint per_node = trace_gpus_per_node(json_node_get_object(root));
 
     /* Pass 1: CPU ops by External id, profiler steps. */
     g_autoptr(GHashTable) cpu_ops = g_hash_table_new(g_int64_hash, g_int64_equal);
@@ -604,7 +681,7 @@ SsimProfile *ssim_kineto_load_data(const char *text, gssize length, const char *
             sum.kernel_ms += dur / 1e3;
             if (strstr(name, "nccl") || strstr(name, "NCCL")) {
                 ssim_profile_row_init(&row, SSIM_PROFILE_COMM);
-                ok = comm_shape(name, args, cpu, &row);
+                ok = comm_shape(name, args, cpu, per_node, &row);
                 label = row.op;
                 sum.comm += ok;
             } else if (cpu) {

@@ -281,3 +281,62 @@ Test(kineto, gzipped_trace_reads_as_the_trace)
     g_remove(gz);
     g_rmdir(dir);
 }
+
+/* The small trace's all-reduce with its group `args` (replacing "Group size": 8) as a job of
+ * `world` ranks whose traced process saw `gpus` GPUs, loaded; the all-reduce's row. */
+static SsimProfile *small_trace_as_job(const char *args, int world, int gpus)
+{
+    g_autofree char *text = NULL;
+    cr_assert(g_file_get_contents(SSIM_TEST_DATA "/kineto/small.json", &text, NULL, NULL));
+    g_autoptr(GString) devices = g_string_new("\"deviceProperties\": [");
+    for (int i = 0; i < gpus; i++)
+        g_string_append_printf(devices, "%s{\"id\": %d, \"name\": \"NVIDIA A100-SXM4-80GB\"}",
+                               i ? ", " : "", i);
+    g_string_append_printf(devices,
+                           "], \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+                           "\"world_size\": %d},",
+                           world);
+    g_autoptr(GRegex) dev = g_regex_new("\"deviceProperties\": \\[[^]]*\\],", 0, 0, NULL);
+    g_autoptr(GRegex) group = g_regex_new("\"Group size\": 8", 0, 0, NULL);
+    g_autofree char *a = g_regex_replace_literal(dev, text, -1, 0, devices->str, 0, NULL);
+    g_autofree char *b = g_regex_replace_literal(group, a, -1, 0, args, 0, NULL);
+    cr_assert(strcmp(a, text) != 0 && strcmp(b, a) != 0);
+    g_autoptr(GError) error = NULL;
+    SsimProfile *p = ssim_kineto_load_data(b, -1, "job.json", NULL, &error);
+    cr_assert_not_null(p, "%s", error ? error->message : "");
+    cr_assert_str_eq(ssim_profile_row(p, 2)->op, "allreduce");
+    return p;
+}
+
+/*
+ * A trace of a job on several nodes: its process saw 8 GPUs of a 16-rank world, so nodes hold
+ * ranks 0-7 and 8-15, and a collective's group, named by its ranks or by start and stride, has
+ * as many ranks on one node as it has there.  A trace that shows one node, or a process that saw
+ * one GPU, or a group not named, keeps the single-node reading (all of the group on one node).
+ */
+Test(kineto, collective_layout_from_the_job)
+{
+    struct {
+        const char *args;
+        int world, gpus;
+        guint ranks, per_node;
+    } cases[] = {
+        {"\"Group size\": 8, \"Process Group Ranks\": \"[0, 2, 4, 6, 8, 10, 12, 14]\"", 16, 8, 8,
+         4},
+        {"\"Group size\": 2, \"Process Group Ranks\": \"[3, 11]\"", 16, 8, 2, 1},
+        {"\"Group size\": 2, \"Global rank start\": 3, \"Global rank stride\": 8", 16, 8, 2, 1},
+        {"\"Group size\": 8, \"Global rank start\": 8, \"Global rank stride\": 1", 16, 8, 8, 8},
+        {"\"Group size\": 4, \"Process Group Ranks\": \"[0, 4, 8, 12]\"", 16, 4, 4, 1},
+        /* One node, a process bound to one GPU, a group not named, a list of the wrong length. */
+        {"\"Group size\": 2, \"Process Group Ranks\": \"[0, 4]\"", 8, 8, 2, 2},
+        {"\"Group size\": 2, \"Process Group Ranks\": \"[3, 11]\"", 16, 1, 2, 2},
+        {"\"Group size\": 2", 16, 8, 2, 2},
+        {"\"Group size\": 2, \"Process Group Ranks\": \"[3, 11, 12]\"", 16, 8, 2, 2},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(SsimProfile) p = small_trace_as_job(cases[i].args, cases[i].world, cases[i].gpus);
+        const SsimProfileRow *r = ssim_profile_row(p, 2);
+        cr_assert_eq(r->ranks, cases[i].ranks, "case %zu", i);
+        cr_assert_eq(r->ranks_per_node, cases[i].per_node, "case %zu: %u", i, r->ranks_per_node);
+    }
+}
