@@ -375,7 +375,7 @@ static guint group_ranks_per_node(JsonObject *src, gint64 size, guint per_node)
         return 0;
     g_autoptr(GArray) ranks = g_array_new(FALSE, FALSE, sizeof(gint64));
     const char *list = member_string(src, "Process Group Ranks");
-    for (const char *c = list; c && *c;) {
+    for (const char *c = list; c && *c && (gint64)ranks->len <= size;) {
         if (!g_ascii_isdigit(*c)) {
             c++;
             continue;
