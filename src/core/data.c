@@ -57,7 +57,9 @@ gboolean ssim_input_check(const char *path, const char *what, GError **error)
 /*
  * The gzip stream `data` (n bytes) decompressed, NUL-terminated, or NULL with an error naming
  * `path`: a stream cut short or corrupt, or one that inflates past `max_bytes` (stopped there, so
- * that a small file cannot fill the memory).  A second gzip member after the first is ignored.
+ * that a small file cannot fill the memory).  Members one after another (`cat a.gz b.gz`) are
+ * inflated in turn, as gzip -d does; bytes after the last member that start no member are
+ * ignored, as gzip ignores trailing garbage.
  */
 static char *gunzip_limited(const char *path, const char *data, gsize n, guint64 max_bytes,
                             gsize *len, GError **error)
@@ -86,8 +88,11 @@ static char *gunzip_limited(const char *path, const char *data, gsize n, guint64
             return NULL;
         }
         g_byte_array_append(out, buf, (guint)written);
-        if (r == G_CONVERTER_FINISHED)
-            break;
+        if (r == G_CONVERTER_FINISHED) {
+            if (n - in < 2 || (guint8)data[in] != 0x1f || (guint8)data[in + 1] != 0x8b)
+                break;
+            g_converter_reset(G_CONVERTER(z));
+        }
     }
     if (len)
         *len = out->len;

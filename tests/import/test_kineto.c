@@ -231,8 +231,8 @@ Test(kineto, a_real_h200_trace)
 /*
  * A gzipped trace reads as the trace: the same profile, byte for byte but its source, and the same
  * summary (the reader under every input, ssim_read_file_limited(), inflates a file that starts with
- * gzip's magic).  A stream cut short is an error that says so, and one that inflates past the
- * input's bound stops there.
+ * gzip's magic).  Two members one after another read as the two texts; a stream cut short is an
+ * error that says so, and one that inflates past the input's bound stops there.
  */
 Test(kineto, gzipped_trace_reads_as_the_trace)
 {
@@ -272,6 +272,16 @@ Test(kineto, gzipped_trace_reads_as_the_trace)
     cr_assert(strstr(error->message, "trace.json.gz: decompressed, over the limit"), "%s",
               error->message);
     g_clear_error(&error);
+
+    /* Two members one after another (cat a.gz b.gz): the text twice. */
+    g_autofree char *twice = g_malloc(2 * raw_len);
+    memcpy(twice, raw, raw_len);
+    memcpy(twice + raw_len, raw, raw_len);
+    cr_assert(g_file_set_contents(gz, twice, (gssize)(2 * raw_len), NULL));
+    g_autofree char *both = ssim_read_file_limited(gz, 2 * len, &got, &error);
+    cr_assert_not_null(both, "%s", error ? error->message : "");
+    cr_assert_eq(got, 2 * len);
+    cr_assert_eq(memcmp(both + len, text, len), 0);
 
     cr_assert(g_file_set_contents(gz, raw, (gssize)raw_len - 12, NULL));
     g_autoptr(SsimProfile) cut = ssim_kineto_load(gz, NULL, &error);
