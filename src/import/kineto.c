@@ -338,7 +338,6 @@ static gboolean comm_op_of(const char *kernel, const char *coll, SsimProfileComm
     return FALSE;
 }
 
-/* Fills a comm row from the kernel's args or, failing that, its CPU op's. */
 static gint cmp_int64(gconstpointer a, gconstpointer b)
 {
     gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
@@ -413,6 +412,8 @@ static guint group_ranks_per_node(JsonObject *src, gint64 size, guint per_node)
     return most;
 }
 
+/* Fills a comm row from the kernel's args or, failing that, its CPU op's; `per_node` is
+ * trace_gpus_per_node()'s. */
 static gboolean comm_shape(const char *kname, JsonObject *kargs, JsonObject *cpu, guint per_node,
                            SsimProfileRow *row)
 {
