@@ -142,6 +142,9 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
     /* A Windows editor's byte order mark before the first line is skipped, as every text
      * reader does (types.h). */
     g_auto(GStrv) lines = g_strsplit(text + ssim_text_bom(text, strlen(text)), "\n", -1);
+    /* The key whose value is a block list, `- item` on the lines after it (yaml-cpp, which
+     * ASTRA-sim reads these files with, takes that as well as `[ a, b ]`). */
+    int open = -1;
     for (guint ln = 0; lines[ln]; ln++) {
         char *line = lines[ln];
         char *hash = strchr(line, '#');
@@ -152,9 +155,34 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
         if (*g_strchug(line) == '\0')
             continue;
         g_autofree char *where = g_strdup_printf("%s:%u", path, ln + 1);
+        if (line[0] == '-' && (line[1] == '\0' || g_ascii_isspace(line[1]))) {
+            if (open < 0) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s: a list item (`- value`) that follows no `key:` line", where);
+                goto out;
+            }
+            g_autofree char *kw = g_strdup_printf("%s: %s", where, keys[open]);
+            char *item = g_strstrip(line + 1);
+            if (item[0] == '[') {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                            "%s: a list inside a list: each `- value` is one dimension", kw);
+                goto out;
+            }
+            if (!yaml_items(item, &vals[open], kw, error))
+                goto out;
+            continue;
+        }
+        if (open >= 0 && vals[open].n == 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: no value",
+                        path, vals[open].line, keys[open]);
+            goto out;
+        }
+        open = -1;
         if (indented) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                        "%s: indented line: the reader takes flat `key: value` lines only", where);
+                        "%s: indented line: the reader takes `key: value`, `key: [ a, b ]` and "
+                        "`- value` lines only",
+                        where);
             goto out;
         }
         char *colon = strchr(line, ':');
@@ -176,15 +204,24 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
                         where, key);
             goto out;
         }
-        if (vals[k].n) {
+        if (vals[k].line) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: %s given twice (first on line %u)", where, key, vals[k].line);
             goto out;
         }
+        vals[k].line = ln + 1;
+        if (*g_strstrip(colon + 1) == '\0') {
+            open = k;
+            continue;
+        }
         g_autofree char *kw = g_strdup_printf("%s: %s", where, key);
         if (!yaml_items(colon + 1, &vals[k], kw, error))
             goto out;
-        vals[k].line = ln + 1;
+    }
+    if (open >= 0 && vals[open].n == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: no value", path,
+                    vals[open].line, keys[open]);
+        goto out;
     }
     for (int k = 0; k < 4; k++)
         if (!vals[k].n) {

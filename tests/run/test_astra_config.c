@@ -72,6 +72,36 @@ Test(astra_config, reads_astra_example_network)
     cr_assert_float_eq(c.latency_ns[2], 30.5, 0);
 }
 
+/* Block lists (`- value` lines after `key:`, indented or not), as yaml-cpp reads them for
+ * ASTRA-sim: the same machine as the flow lists `[ a, b ]` give. */
+Test(astra_config, network_in_block_lists)
+{
+    g_autofree char *flow = write_file("flow.yml", "topology: [ Ring, Switch ]\n"
+                                                   "npus_count: [ 4, 2 ]\n"
+                                                   "bandwidth: [ 50.0, 25.0 ]\n"
+                                                   "latency: [ 500.0, 1000.0 ]\n");
+    g_autofree char *block = write_file("block.yml", "# ASTRA-sim analytical network\n"
+                                                     "topology:\n"
+                                                     "  - Ring\n"
+                                                     "  - Switch   # the second dimension\n"
+                                                     "npus_count:\n"
+                                                     "- 4\n"
+                                                     "- 2\n"
+                                                     "bandwidth: [ 50.0, 25.0 ]\n"
+                                                     "latency:\n"
+                                                     "  - 500.0\n"
+                                                     "\n"
+                                                     "  - '1000.0'\n");
+    SsimAstraConfig a, b;
+    ssim_astra_config_init(&a);
+    ssim_astra_config_init(&b);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_network(&a, flow, &error), "%s", error ? error->message : "");
+    cr_assert(ssim_astra_config_read_network(&b, block, &error), "%s", error ? error->message : "");
+    cr_assert_eq(b.n_dims, 2);
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+}
+
 /* A byte order mark before the first line (a Windows editor's) is skipped. */
 Test(astra_config, network_after_a_byte_order_mark)
 {
@@ -102,7 +132,10 @@ Test(astra_config, bad_networks_name_file_line_and_key)
         {"topology: [ Switch ]\nnpus_count: [ 8.5 ]\nbandwidth: [ 4 ]\nlatency: [ 1 ]\n",
          ":2: npus_count: \"8.5\" is not a whole number"},
         {"topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\n", ": latency is missing"},
-        {"topology:\n  - Switch\n", ":1: topology: no value"},
+        {"topology:\nnpus_count: [ 8 ]\n", ":1: topology: no value"},
+        {"topology: [ Switch ]\nnpus_count:\n", ":2: npus_count: no value"},
+        {"- Switch\n", ":1: a list item (`- value`) that follows no `key:` line"},
+        {"topology:\n  - [ Ring, Switch ]\n", ":2: topology: a list inside a list"},
         {"topology: [ Switch\n", ":1: topology: a list must close with ]"},
         {"topology: [ Switch ]\ntopology: [ Ring ]\n",
          ":2: topology given twice (first on line 1)"},
