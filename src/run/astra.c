@@ -486,8 +486,12 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                 continue;
             }
             /* Keys ASTRA-sim reads that change nothing here (statistics, traces, the shared
-             * bus's LogGP parameters when the bus is off). */
+             * bus's LogGP parameters when the bus is off), and keys of ASTRA-sim 1.0's system
+             * files that tools still write and 2.x's system layer does not read (it schedules
+             * FIFO within a dimension and ascending across them whatever they say). */
             static const char *const inert[] = {"boost-mode",
+                                                "intra-dimension-scheduling",
+                                                "inter-dimension-scheduling",
                                                 "trace-enabled",
                                                 "track-local-mem",
                                                 "local-mem-trace-filename",

@@ -180,6 +180,9 @@ Test(astra_config, reads_astra_example_system)
                                "    \"collective-optimization\": \"baseline\",\n"
                                "    \"local-mem-bw\": 3350,\n"
                                "    \"boost-mode\": 0,\n"
+                               /* ASTRA-sim 1.0's, which 2.x does not read: no effect. */
+                               "    \"intra-dimension-scheduling\": \"FIFO\",\n"
+                               "    \"inter-dimension-scheduling\": \"themis\",\n"
                                "    \"roofline-enabled\": 0,\n"
                                "    \"peak-perf\": 989.5\n"
                                "}\n");
