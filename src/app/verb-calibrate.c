@@ -656,11 +656,8 @@ int ssim_verb_calibrate(int argc, char **argv)
         ssim_calib_values_apply(&fit.fitted, cal);
         /* What the figures were fitted on: validate marks predictions outside it. */
         ssim_run_set_fit_ranges(set, idx, n, cal);
-        g_autofree char *base = g_path_get_basename(out_path);
-        if (g_str_has_suffix(base, ".ini"))
-            base[strlen(base) - 4] = '\0';
         g_free(cal->name);
-        cal->name = g_strdup(base);
+        cal->name = ssim_path_stem(out_path, ".ini");
         g_autoptr(GDateTime) now = g_date_time_new_now_utc();
         g_autofree char *date = g_date_time_format(now, "%Y-%m-%d %H:%M UTC");
         g_autoptr(GString) c = g_string_new(NULL);

@@ -118,6 +118,18 @@ static gboolean yaml_items(char *text, YamlValue *v, const char *where, GError *
     return TRUE;
 }
 
+/* FALSE ("PATH:LINE: KEY: no value") when key `open` (-1: none) began a block list that ended
+ * with no `- value` line. */
+static gboolean block_list_closed(const YamlValue *vals, const char *const *keys, int open,
+                                  const char *path, GError **error)
+{
+    if (open < 0 || vals[open].n > 0)
+        return TRUE;
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: no value", path,
+                vals[open].line, keys[open]);
+    return FALSE;
+}
+
 static gboolean parse_number(const char *s, double *out)
 {
     char *end;
@@ -172,11 +184,8 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
                 goto out;
             continue;
         }
-        if (open >= 0 && vals[open].n == 0) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: no value",
-                        path, vals[open].line, keys[open]);
+        if (!block_list_closed(vals, keys, open, path, error))
             goto out;
-        }
         open = -1;
         if (indented) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
@@ -218,11 +227,8 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
         if (!yaml_items(colon + 1, &vals[k], kw, error))
             goto out;
     }
-    if (open >= 0 && vals[open].n == 0) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s:%u: %s: no value", path,
-                    vals[open].line, keys[open]);
+    if (!block_list_closed(vals, keys, open, path, error))
         goto out;
-    }
     for (int k = 0; k < 4; k++)
         if (!vals[k].n) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING, "%s: %s is missing",
