@@ -4,9 +4,11 @@
  * An op belongs to one stream of one rank.  A stream runs its ops one at a time in the order they
  * were added (issue order); an op also waits for its explicit dependencies, which may live on any
  * stream of any rank (cudaStreamWaitEvent semantics).  Collectives are matched across the members
- * of a group by (group, tag) and sends with receives by (source, destination, tag); a tag left
- * SSIM_TAG_AUTO becomes the op's ordinal among the rank's ops on that group (or towards that
- * peer), which is NCCL's rule that a communicator runs its operations in issue order.
+ * of a group by (group, tag) and sends with receives by (source, destination, tag), the k-th send
+ * of a (source, destination, tag) in the order the ops were added with its k-th receive (MPI's
+ * non-overtaking rule); a tag left SSIM_TAG_AUTO becomes the op's ordinal among the rank's ops
+ * on that group (or towards that peer), which is NCCL's rule that a communicator runs its
+ * operations in issue order.
  *
  * A host barrier is reached when its dependencies are done and completes once every member of
  * its group has reached it; every op that the same rank issues after it, on any stream, waits for

@@ -5,8 +5,10 @@
  * Two hash maps keyed by three words (KeyMap) do the work: a channel key per (rank, group or peer,
  * channel) counts each rank's ops on a channel to resolve auto tags, and an instance key names
  * each match.  Invariants after it: every communication op has a match; a collective instance
- * holds each rank at most once and its members agree on kind and bytes; a (source, destination,
- * tag) has at most one send and one receive.
+ * holds each rank at most once and its members agree on kind and bytes; a send/receive match
+ * holds at most one send and one receive: the k-th send of a (source, destination, tag), in op
+ * order, with the k-th receive (MPI's non-overtaking rule, which ASTRA-sim's network layer also
+ * follows: Chakra traces repeat a tag between two ranks).
  */
 #include "src/core/graph-private.h"
 
@@ -59,6 +61,14 @@ static inline Key3 channel_key(const SsimOp *o)
 #define GROUP_INSTANCE SSIM_TAG_AUTO
 #define GROUP_BARRIER  0x80000000u
 
+/*
+ * The k-th send/receive pair (k >= 1) of a (source, destination, tag) whose first pair is
+ * instance m: (PAIR_REPEAT | k, m, GROUP_INSTANCE).  Its third word is a group key's, and its
+ * first is not: groups are fewer than PAIR_REPEAT (asserted), so a group's first word is below
+ * PAIR_REPEAT and a barrier's at or above GROUP_BARRIER, and k < PAIR_REPEAT (checked).
+ */
+#define PAIR_REPEAT 0x40000000u
+
 /* The instance key of a send or a receive whose tag is resolved. */
 static inline Key3 pair_key(const SsimOp *o)
 {
@@ -70,7 +80,7 @@ static inline Key3 pair_key(const SsimOp *o)
 /* The instance key of a collective or barrier whose tag is resolved. */
 static inline Key3 group_key(const SsimOp *o)
 {
-    g_assert(o->group < GROUP_BARRIER);
+    g_assert(o->group < PAIR_REPEAT);
     return (Key3){o->group | (o->kind == SSIM_OP_BARRIER ? GROUP_BARRIER : 0), o->tag,
                   GROUP_INSTANCE};
 }
@@ -170,6 +180,9 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
      * need a tag of their own on the later one or on a channel that had one before it. */
     g_autofree guint8 *ord_tagged = ssim_new_large(guint8, MAX(n, 1));
     g_autofree guint8 *may_repeat = ssim_new_large(guint8, MAX(n, 1)); /* comm ops' only */
+    /* A first pair's sends and receives so far (pair instances' only): the ordinal k of each. */
+    g_autofree guint32 *pair_sends = ssim_new_large(guint32, MAX(n, 1));
+    g_autofree guint32 *pair_recvs = ssim_new_large(guint32, MAX(n, 1));
 
     for (guint32 i = 0; i < n; i++) {
         SsimOp *o = &g_array_index(g->ops, SsimOp, i);
@@ -210,6 +223,22 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
         if (added) {
             inst_kind[m] = mk;
             inst_count[m] = 0;
+            if (mk == MATCH_P2P)
+                pair_sends[m] = pair_recvs[m] = 0;
+        }
+        if (mk == MATCH_P2P) {
+            guint32 k = (o->kind == SSIM_OP_SEND ? pair_sends : pair_recvs)[m]++;
+            if (k >= PAIR_REPEAT)
+                return graph_fail(error, g, i, "more than %u %ss with the same peer and tag",
+                                  PAIR_REPEAT, ssim_op_kind_name(o->kind));
+            if (k > 0) {
+                Key3 rk = {PAIR_REPEAT | k, m, GROUP_INSTANCE};
+                m = keymap_slot(&inst, inst_keys, &rk, &added);
+                if (added) {
+                    inst_kind[m] = mk;
+                    inst_count[m] = 0;
+                }
+            }
         }
         o->match = m;
         inst_count[m]++;
@@ -246,12 +275,7 @@ gboolean graph_build_matches(SsimGraph *g, GError **error)
         guint32 m = o->match, base = g->match_first[m];
         if (inst_kind[m] == MATCH_P2P) {
             guint slot = o->kind == SSIM_OP_SEND ? 0 : 1;
-            if (g->match_ops[base + slot] != SSIM_NONE)
-                return graph_fail(error, g, i,
-                                  "a second %s with the same source %u, destination %u "
-                                  "and tag %u",
-                                  ssim_op_kind_name(o->kind), inst_keys[m].a, inst_keys[m].b,
-                                  o->tag);
+            g_assert(g->match_ops[base + slot] == SSIM_NONE); /* one k-th send, one k-th receive */
             g->match_ops[base + slot] = i;
             continue;
         }

@@ -13,7 +13,8 @@
  * relation (dependencies, stream order, gates) is acyclic, and so is the relation between
  * programs and the ops outside them (graph-programs.c); every collective member belongs to its
  * group and no rank appears twice in an instance; members of an instance agree on kind and
- * bytes; a (source, destination, tag) has at most one send and one receive (graph-match.c).
+ * bytes; a send/receive match holds one send and one receive, the k-th of their (source,
+ * destination, tag) in op order (graph-match.c).
  */
 #include "src/core/graph-private.h"
 

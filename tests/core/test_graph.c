@@ -139,6 +139,56 @@ Test(graph, sends_match_receives_by_source_destination_and_tag)
     cr_assert(n == 2 && m[0] == back && m[1] == SSIM_NONE);
 }
 
+static guint32 t_p2p_tagged(SsimGraph *g, SsimOpKind kind, guint32 rank, const char *stream,
+                            guint32 peer, guint32 tag)
+{
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = kind;
+    s.stream = ssim_graph_stream(g, rank, stream);
+    s.peer = peer;
+    s.bytes = 8;
+    s.tag = tag;
+    return ssim_graph_add_op(g, &s, NODEPS);
+}
+
+/* A tag repeated between two ranks (Chakra traces do it: ASTRA-sim's custom collectives send
+ * every step of a ring with tag 0) pairs the k-th send with the k-th receive in op order, MPI's
+ * non-overtaking rule; each pair is its own match, and none meets a collective's or a barrier's
+ * of the same numbers (group 1 with tag 1, 2, ...: a repeat's key shares the third word of a
+ * group's). */
+Test(graph, a_repeated_tag_pairs_sends_and_receives_in_op_order)
+{
+    enum { N = 5 };
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    t_group(g, "other", 2, 0u, 1u);
+    guint32 grp = t_group(g, "g1", 2, 0u, 1u);
+    guint32 s[N], r[N], c[2][N], back;
+    for (guint k = 0; k < N; k++) {
+        /* Rank 0 alternates two streams: op order, not stream, decides. */
+        s[k] = t_p2p_tagged(g, SSIM_OP_SEND, 0, k % 2 ? "a" : "b", 1, 7);
+        c[0][k] = t_coll(g, 0, "c", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+    }
+    back = t_p2p_tagged(g, SSIM_OP_SEND, 1, "pp", 0, 7); /* the other direction */
+    for (guint k = 0; k < N; k++) {
+        r[k] = t_p2p_tagged(g, SSIM_OP_RECV, 1, "pp", 0, 7);
+        c[1][k] = t_coll(g, 1, "c", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
+    }
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_graph_n_matches(g), 2 * N + 1);
+    for (guint k = 0; k < N; k++) {
+        guint32 m = ssim_graph_op(g, s[k])->match;
+        cr_assert_eq(ssim_graph_op(g, r[k])->match, m, "pair %u", k);
+        cr_assert_eq(ssim_graph_op(g, s[k])->tag, 7);
+        cr_assert_neq(ssim_graph_op(g, c[0][k])->match, m);
+        cr_assert_neq(ssim_graph_op(g, back)->match, m);
+        cr_assert_eq(ssim_graph_op(g, c[1][k])->match, ssim_graph_op(g, c[0][k])->match);
+        guint n, expected;
+        const guint32 *ops = ssim_graph_match_ops(g, m, &n, &expected);
+        cr_assert(n == 2 && expected == 2 && ops[0] == s[k] && ops[1] == r[k], "pair %u", k);
+    }
+}
+
 /* Thousands of instances and channels (the maps that match them grow many times over): each
  * collective pairs the two ranks' ops of the same ordinal, each send its receive, whatever the
  * order the ranks issued them in. */

@@ -65,7 +65,6 @@ static const BadCase bad_cases[] = {
     {"group-too-many-members.graph", 4, "group", "more than 67108864 ranks in all"},
     {"twice-in-collective.graph", 0, "", "rank 0 enters g collective tag 0 twice"},
     {"mismatched-collective.graph", 0, "", "allgather of 8 bytes vs allreduce of 8 bytes"},
-    {"duplicate-send.graph", 0, "", "a second send with the same source 0, destination 1"},
     {"binary.graph", 0, "", "contains a NUL byte"},
 };
 

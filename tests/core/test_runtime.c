@@ -105,6 +105,38 @@ Test(runtime, send_recv_chain_across_three_ranks)
     ASSERT_OP(t, c2, 4150, 4150, 4160);
 }
 
+/* Two sends from rank 0 to rank 1 with one tag: the first added (A, after 100 ns of compute)
+ * pairs with rank 1's first receive, the second (B, ready at 0 on a stream of its own) with the
+ * second, although B is ready first.  Each transfer is alpha + S/B = 1 us + 1 us:
+ *   A and receive 1: 100 .. 2100; B and receive 2 (after receive 1 on its stream): 2100 .. 4100.
+ * Pairing B with the first receive, as a "first ready" rule would, ends it at 2000. */
+Test(runtime, a_repeated_tag_pairs_transfers_in_op_order)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 c0 = t_compute(g, 0, "compute", 100, NODEPS);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_SEND;
+    s.stream = ssim_graph_stream(g, 0, "a");
+    s.peer = 1;
+    s.bytes = 1000;
+    s.tag = 3;
+    guint32 a = ssim_graph_add_op(g, &s, DEPS(c0));
+    s.stream = ssim_graph_stream(g, 0, "b");
+    guint32 b = ssim_graph_add_op(g, &s, NODEPS);
+    s.kind = SSIM_OP_RECV;
+    s.stream = ssim_graph_stream(g, 1, "pp");
+    s.peer = 0;
+    guint32 r1 = ssim_graph_add_op(g, &s, NODEPS);
+    guint32 r2 = ssim_graph_add_op(g, &s, NODEPS);
+    SsimSimpleCost p = params();
+    g_autoptr(SsimTimeline) t = run_ok(g, &p);
+    ASSERT_OP(t, a, 100, 100, 2100);
+    ASSERT_OP(t, r1, 0, 100, 2100);
+    ASSERT_OP(t, b, 0, 2100, 4100);
+    ASSERT_OP(t, r2, 2100, 2100, 4100);
+    cr_assert_eq(t->makespan, 4100);
+}
+
 Test(runtime, host_barrier_gates_every_stream_of_its_rank)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();
@@ -280,6 +312,22 @@ Test(runtime, deadlock_send_without_recv)
     g_autoptr(GError) e = run_fail(g, NULL);
     ASSERT_HAS(e->message, "deadlock at t=7 ns");
     ASSERT_HAS(e->message, "rank 0 stream pp: blocked on send#1 to rank 1 (tag 0): rank 1 never "
+                           "posts the matching recv");
+}
+
+/* A tag repeated with one receive too few: the graph file loads, the first send pairs with the
+ * receive and the second is named as waiting for one that is never posted. */
+Test(runtime, deadlock_repeated_tag_with_a_receive_too_few)
+{
+    g_autofree char *path =
+        g_build_filename(SSIM_TEST_DATA, "graphs", "repeat-tag-unmatched.graph", NULL);
+    GError *error = NULL;
+    g_autoptr(SsimGraph) g = ssim_graphfile_load(path, &error);
+    cr_assert_not_null(g, "%s", error ? error->message : "");
+    g_autoptr(GError) e = run_fail(g, NULL);
+    cr_assert(g_error_matches(e, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
+    ASSERT_HAS(e->message, "2 of 3 ops finished");
+    ASSERT_HAS(e->message, "rank 0 stream pp2: blocked on send#2 to rank 1 (tag 4): rank 1 never "
                            "posts the matching recv");
 }
 

@@ -194,6 +194,35 @@ Test(astra, send_and_collective_share_one_slot_collective_first)
     slot_case(FALSE);
 }
 
+/* A ring of sends that repeat one tag, the way ASTRA-sim's custom-collective traces (from MSCCL
+ * programs) run every step with tag 0: each of 3 ranks sends 1000 bytes to the next, receives
+ * from the one before, and does it again.  The k-th message of a (source, destination, tag)
+ * meets the k-th receive: every send is eager and takes 200 + 1000 ns, the first receives end
+ * at its arrival (1200), the second sends start then and end at 2400, as do the receives. */
+Test(astra, a_repeated_tag_matches_in_order)
+{
+    enum { N = 3 };
+    Builder b = builder_new(N);
+    guint32 op[N][4];
+    for (guint32 r = 0; r < N; r++) {
+        op[r][0] = add(&b, r, 0, p2p(SSIM_OP_SEND, (r + 1) % N, 1000), NULL, 0);
+        op[r][1] = add(&b, r, 1, p2p(SSIM_OP_RECV, (r + N - 1) % N, 1000), &op[r][0], 1);
+        op[r][2] = add(&b, r, 2, p2p(SSIM_OP_SEND, (r + 1) % N, 1000), &op[r][1], 1);
+        op[r][3] = add(&b, r, 3, p2p(SSIM_OP_RECV, (r + N - 1) % N, 1000), &op[r][2], 1);
+    }
+    SsimAstraConfig c = machine(N);
+    SsimAstraStats st;
+    g_autoptr(SsimTimeline) t = run(&b, &c, &st);
+    const SsimTime end[4] = {1200, 1200, 2400, 2400};
+    for (guint r = 0; r < N; r++)
+        for (guint k = 0; k < 4; k++)
+            cr_assert_eq(t->end[op[r][k]], end[k], "rank %u node %u: %" G_GINT64_FORMAT, r, k,
+                         t->end[op[r][k]]);
+    cr_assert_eq(st.n_messages, 2 * N);
+    cr_assert_eq(t->makespan, 2400);
+    builder_clear(&b);
+}
+
 /* The same all-reduce inside a group smaller than the system: one ring over the members, whose
  * endpoint costs a fixed 10 ns (RingTopology::Dimension::Local), not the endpoint delay:
  * 4 x (10 + 2(700 + 10) + 1500) = 11720. */
@@ -410,6 +439,47 @@ Test(astra, matches_astra_sim_on_bundled_traces)
             ssim_chakra_stats_clear(&st);
         }
     }
+}
+
+/*
+ * ASTRA-sim's custom-collective example (518bd51, examples/system/custom_collectives/
+ * custom_ring_allreduce_8npus_1MB, converted from an MSCCL program) replayed as a workload: each
+ * rank's one chain is a ring all-reduce of 1 MiB in chunks of 131072 bytes, 7 steps that send,
+ * receive and reduce (a compute node of 7 us), then 7 that send and receive, every message to
+ * the next rank with tag 0.  On ASTRA-sim's Ring_8npus.yml (50 GB/s of 2^30 bytes, 500 ns a hop)
+ * a message takes 500 + 131072 / 53.687 = 2941 ns (truncated), the receive from the rank before
+ * ends when it arrives, at the same instant, and with the roofline off (the example's system
+ * file) the compute nodes take their durations: 14 x 2941 + 7 x 7000 = 90174 ns.  The k-th
+ * message of the tag meets the k-th receive; with one message per (source, destination, tag)
+ * this set was refused.
+ */
+Test(astra, custom_collective_trace_repeats_its_tag)
+{
+    g_autofree char *prefix = bundled("custom-ring-allreduce-8npus-1MB/custom_allreduce");
+    g_autofree char *net = bundled("astra-config/ring-8npus.yml");
+    g_autofree char *sys = bundled("astra-config/custom-collective-workload.json");
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.keep_node_ids = TRUE;
+    SsimChakraStats st;
+    ssim_chakra_stats_init(&st);
+    GError *error = NULL;
+    g_autoptr(SsimGraph) g = ssim_chakra_load(prefix, NULL, &o, &st, &error);
+    cr_assert_not_null(g, "%s", error ? error->message : "");
+    cr_assert_eq(st.n_sends, 8 * 14);
+    cr_assert_eq(st.n_recvs, 8 * 14);
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    cr_assert(ssim_astra_config_read_network(&c, net, &error), "%s", error->message);
+    cr_assert(ssim_astra_config_read_system(&c, sys, &error), "%s", error->message);
+    cr_assert_not(c.roofline);
+    SsimAstraStats as;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &as, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->makespan, 14 * 2941 + 7 * 7000, "%" G_GINT64_FORMAT " ns", t->makespan);
+    cr_assert_eq(as.n_messages, 8 * 14);
+    ssim_chakra_stats_clear(&st);
 }
 
 /*

@@ -263,8 +263,15 @@ for p in "${sets[@]}"; do
     if [ "$run_own" = 1 ]; then
         # shellcheck disable=SC2086
         if ! run_shiftsim "$p" $replay_args; then
-            printf '%-44s %6s  shiftsim failed: %s\n' "$name" "$ranks" "$(head -c 300 "$tmp/err")"
-            status=1; continue
+            if ! grep -q 'deadlock at' "$tmp/err"; then
+                printf '%-44s %6s  shiftsim failed: %s\n' "$name" "$ranks" "$(head -c 300 "$tmp/err")"
+                status=1; continue
+            fi
+            # A trace that cannot progress when a send waits for its receive (every rank of a
+            # ring sending first: ASTRA-sim's custom-collective traces), where ASTRA-sim's eager
+            # sends go on: say so and go on with the other columns.
+            echo "compare.sh: $name: shiftsim: $(grep -v '^chakra:' "$tmp/err" | head -c 300)" >&2
+            wall=-; user=-; rss=-
         fi
         s_ms=$ms; s_wall=$wall; s_user=$user; s_rss=$rss
         row+="$(printf ' | %12s %8s %8s %8s' "$ms" "$wall" "$user" "$rss")"
