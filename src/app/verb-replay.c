@@ -76,9 +76,11 @@ static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet
     return ssim_runtime_run_config(graph, &run, error);
 }
 
-/* How a load treats dependencies its trace cannot keep (--dangling-deps, --ctrl-deps). */
+/* How a load treats dependencies its trace cannot keep (--dangling-deps, --ctrl-deps), and the
+ * communication streams it puts each rank's ops on (--comm-streams). */
 typedef struct {
     gboolean drop_dangling, ignore_ctrl;
+    gboolean per_peer, per_group; /* --comm-streams */
 } DepRules;
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
@@ -90,6 +92,8 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     ssim_chakra_options_init(&opts);
     opts.drop_dangling = deps->drop_dangling;
     opts.ignore_ctrl_deps = deps->ignore_ctrl;
+    opts.stream_per_peer = deps->per_peer;
+    opts.stream_per_group = deps->per_group;
     opts.keep_names = names;
     opts.n_threads = jobs;
     opts.keep_node_ids = node_ids != NULL;
@@ -152,7 +156,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
     g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
-    g_autofree char *dangling = NULL, *ctrl_deps = NULL;
+    g_autofree char *dangling = NULL, *ctrl_deps = NULL, *comm_streams = NULL;
     g_autofree char *astra_network = NULL, *astra_system = NULL;
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
@@ -230,6 +234,14 @@ int ssim_verb_replay(int argc, char **argv)
          "default, as ASTRA-sim) or data dependencies only (ignore: some converted PyTorch "
          "traces make an operator wait for the kernel it launches, a cycle), counted on stderr",
          "RULE"},
+        {"comm-streams", 0, 0, G_OPTION_ARG_STRING, &comm_streams,
+         "With --chakra: the CUDA streams communication runs on, per rank: peer (default: one "
+         "for collectives, and a send and a receive stream per peer, as PyTorch runs each pair's "
+         "point-to-point on a communicator of its own), group (also one collective stream per "
+         "process group, as each group's communicator has its own) or rank (one send, one "
+         "receive and one collective stream: a pipeline whose sends to both neighbours share a "
+         "stream can deadlock)",
+         "LAYOUT"},
         {"semantics", 0, 0, G_OPTION_ARG_STRING, &semantics,
          "With --chakra: shiftsim (default: each rank's ops on CUDA-like streams, collectives "
          "priced whole) or astra (ASTRA-sim's rules: one communication slot per rank, the ready "
@@ -332,10 +344,21 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--dangling-deps: '%s' is not error or drop", dangling);
     if (ctrl_deps && strcmp(ctrl_deps, "keep") != 0 && strcmp(ctrl_deps, "ignore") != 0)
         return ssim_cli_usage_error(VERB, "--ctrl-deps: '%s' is not keep or ignore", ctrl_deps);
-    DepRules deps = {.drop_dangling = dangling && strcmp(dangling, "drop") == 0,
+    if (comm_streams && strcmp(comm_streams, "peer") != 0 && strcmp(comm_streams, "group") != 0 &&
+        strcmp(comm_streams, "rank") != 0)
+        return ssim_cli_usage_error(VERB, "--comm-streams: '%s' is not peer, group or rank",
+                                    comm_streams);
+    if (comm_streams && !chakra)
+        return ssim_cli_usage_error(VERB, "--comm-streams needs --chakra");
+    DepRules deps = {.per_peer = !comm_streams || strcmp(comm_streams, "rank") != 0,
+                     .per_group = comm_streams && strcmp(comm_streams, "group") == 0,
+                     .drop_dangling = dangling && strcmp(dangling, "drop") == 0,
                      .ignore_ctrl = ctrl_deps && strcmp(ctrl_deps, "ignore") == 0};
     if ((dangling || ctrl_deps) && !chakra)
         return ssim_cli_usage_error(VERB, "--dangling-deps and --ctrl-deps need --chakra");
+    if (comm_streams && astra)
+        return ssim_cli_usage_error(VERB, "--comm-streams lays out CUDA streams, which ASTRA-sim's "
+                                          "rules (--semantics astra) do not have");
     if ((deps.drop_dangling || deps.ignore_ctrl) && astra)
         return ssim_cli_usage_error(VERB, "--dangling-deps drop and --ctrl-deps ignore are not "
                                           "ASTRA-sim's rules (--semantics astra)");

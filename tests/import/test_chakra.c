@@ -20,6 +20,7 @@
 #include <shiftsim/runtime.h>
 
 #include "chakra-writer.h"
+#include "tests/common/clitest.h"
 
 static char *tmp_dir;
 
@@ -1031,6 +1032,71 @@ Test(chakra, unsupported_node_type)
     assert_has(msg, "node 2 (ckpt): STORAGE_NODE is not supported");
     cr_assert_str_eq(ssim_chakra_node_type_name(CW_STORAGE), "STORAGE_NODE");
     cr_assert_str_eq(ssim_chakra_node_type_name(99), "?");
+}
+
+/* Writes the three-stage pipeline of the test below (1 MB transfers, tags 1..4). */
+static void write_three_stages(const char *prefix)
+{
+    /* Rank 1: forward to 2 (tag 1) and, ready at once, a second forward (tag 2, id 4); the
+     * gradient from 2 (tag 3) goes on to 0 (tag 4).  Rank 2 reduces both forwards (10 us)
+     * before its gradient. */
+    guint64 d2[] = {2}, d12[] = {1, 2}, d3[] = {3};
+    CwNode r0 = p2p_node(1, FALSE, 1, 4, 1000000);
+    CwNode r1[4] = {p2p_node(1, TRUE, 2, 1, 1000000), p2p_node(2, FALSE, 2, 3, 1000000),
+                    p2p_node(3, TRUE, 0, 4, 1000000), p2p_node(4, TRUE, 2, 2, 1000000)};
+    r1[2].data_deps = d2, r1[2].n_data_deps = 1;
+    CwNode r2[4] = {p2p_node(1, FALSE, 1, 1, 1000000), p2p_node(2, FALSE, 1, 2, 1000000),
+                    comp_node(3, 10), p2p_node(4, TRUE, 1, 3, 1000000)};
+    r2[2].data_deps = d12, r2[2].n_data_deps = 2;
+    r2[3].data_deps = d3, r2[3].n_data_deps = 1;
+    write_rank(prefix, 0, &r0, 1);
+    write_rank(prefix, 1, r1, 4);
+    write_rank(prefix, 2, r2, 4);
+}
+
+/*
+ * Streams per peer keep a pipeline going that one send stream per rank deadlocks: rank 1's one
+ * send stream takes, smallest ready id first, the gradient to rank 0 (id 3, which waits for the
+ * gradient from rank 2) before the second forward (id 4) that rank 2 needs to make that
+ * gradient.  With a send stream per peer (PyTorch's communicator per pair) the forwards run
+ * 0..15 and 15..30 us (a + S/B = 5 + 10), rank 2's compute 30..40, its gradient 40..55 and rank
+ * 1's 55..70.
+ */
+Test(chakra, stream_per_peer_keeps_a_pipeline_going)
+{
+    g_autofree char *prefix = prefix_of("stages");
+    write_three_stages(prefix);
+    SsimSimpleCost p = test_cost();
+    SsimCostModel model = ssim_simple_cost_model(&p);
+    g_autoptr(SsimGraph) g = load_ok(prefix, NULL, NULL, NULL);
+    g_autoptr(GError) error = NULL;
+    cr_assert_null(ssim_runtime_run(g, &model, NULL, &error));
+    cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
+
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.stream_per_peer = TRUE;
+    g_autoptr(SsimGraph) g2 = load_ok(prefix, NULL, &o, NULL);
+    g_autoptr(SsimTimeline) tl = replay(g2, &p);
+    cr_assert_eq(tl->makespan, 70 * SSIM_US);
+}
+
+/* `replay --chakra` takes a stream per peer unless told --comm-streams rank (the replay verb's
+ * simple model is the test's: a = 5 us, 100 GB/s). */
+Test(chakra, replay_verb_streams_per_peer_by_default, .init = test_redirect)
+{
+    g_autofree char *prefix = prefix_of("stages-cli");
+    write_three_stages(prefix);
+    int rc;
+    const char *peer[] = {"shiftsim", "replay", "--chakra", prefix, "-f", "csv"};
+    g_autofree char *out = test_cli_stdout(peer, G_N_ELEMENTS(peer), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    assert_has(out, "0,recv:1,1,15000,15000,0,70000\n");
+    const char *rank[] = {"shiftsim", "replay", "--chakra", prefix, "--comm-streams", "rank"};
+    g_autofree char *out2 = test_cli_stdout(rank, G_N_ELEMENTS(rank), &rc);
+    cr_assert_eq(rc, 1);
+    g_autofree char *err = test_stderr();
+    assert_has(err, "deadlock at");
 }
 
 /*
