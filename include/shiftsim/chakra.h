@@ -101,6 +101,13 @@ typedef struct {
      * "chakra:<TYPE>" (e.g. "chakra:METADATA_NODE") on the stream "elided", since such a replay
      * gives them a place in the issue order; they are still counted as elided. */
     gboolean keep_node_ids;
+    /* Issue each stream's ops in a causal order over all ranks (ssim_graph_issue_causally(),
+     * TRUE, the default) instead of each trace's own topological order (FALSE): a generator's
+     * node order is not a schedule, and a stage of symbolic_tensor_graph's pipelines would
+     * otherwise issue a microbatch's backward, waiting for the later stages, ahead of the next
+     * microbatch's forward.  A trace whose order is causal already keeps it.  Not with
+     * keep_node_ids.  Counted in n_reordered. */
+    gboolean causal_order;
 } SsimChakraOptions;
 
 /* Fills `opts` with the defaults above. */
@@ -124,6 +131,7 @@ typedef struct {
     guint64 n_cpu_colls;       /* host-side collective calls (no comm_type): CPU ops */
     guint64 n_dangling;        /* dependencies on absent nodes dropped (drop_dangling) */
     guint64 n_ctrl_ignored;    /* control dependencies not replayed (ignore_ctrl_deps) */
+    guint64 n_reordered;       /* ops issued after another op than in their trace (causal_order) */
     guint64 n_ops;             /* ops in the graph */
     guint64 n_deps;            /* dependency edges in the graph */
     guint64 n_ignored_attrs;   /* attribute instances not read */

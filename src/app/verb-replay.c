@@ -81,6 +81,7 @@ static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet
 typedef struct {
     gboolean drop_dangling, ignore_ctrl;
     gboolean per_peer, per_group; /* --comm-streams */
+    gboolean causal;              /* --issue-order causal */
 } DepRules;
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
@@ -94,6 +95,7 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     opts.ignore_ctrl_deps = deps->ignore_ctrl;
     opts.stream_per_peer = deps->per_peer;
     opts.stream_per_group = deps->per_group;
+    opts.causal_order = deps->causal;
     opts.keep_names = names;
     opts.n_threads = jobs;
     opts.keep_node_ids = node_ids != NULL;
@@ -157,6 +159,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
     g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
     g_autofree char *dangling = NULL, *ctrl_deps = NULL, *comm_streams = NULL;
+    g_autofree char *issue_order = NULL;
     g_autofree char *astra_network = NULL, *astra_system = NULL;
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
@@ -242,6 +245,12 @@ int ssim_verb_replay(int argc, char **argv)
          "receive and one collective stream: a pipeline whose sends to both neighbours share a "
          "stream can deadlock)",
          "LAYOUT"},
+        {"issue-order", 0, 0, G_OPTION_ARG_STRING, &issue_order,
+         "With --chakra: the order each stream issues its ops in: causal (default: one order "
+         "over all ranks, ops that need fewer pipeline transfers first, each trace's own order "
+         "otherwise; a generator's node order is not a schedule) or trace (each trace's "
+         "topological order, smallest node id first, as a framework's program order)",
+         "ORDER"},
         {"semantics", 0, 0, G_OPTION_ARG_STRING, &semantics,
          "With --chakra: shiftsim (default: each rank's ops on CUDA-like streams, collectives "
          "priced whole) or astra (ASTRA-sim's rules: one communication slot per rank, the ready "
@@ -348,10 +357,14 @@ int ssim_verb_replay(int argc, char **argv)
         strcmp(comm_streams, "rank") != 0)
         return ssim_cli_usage_error(VERB, "--comm-streams: '%s' is not peer, group or rank",
                                     comm_streams);
-    if (comm_streams && !chakra)
-        return ssim_cli_usage_error(VERB, "--comm-streams needs --chakra");
+    if (issue_order && strcmp(issue_order, "trace") != 0 && strcmp(issue_order, "causal") != 0)
+        return ssim_cli_usage_error(VERB, "--issue-order: '%s' is not trace or causal",
+                                    issue_order);
+    if ((comm_streams || issue_order) && !chakra)
+        return ssim_cli_usage_error(VERB, "--comm-streams and --issue-order need --chakra");
     DepRules deps = {.per_peer = !comm_streams || strcmp(comm_streams, "rank") != 0,
                      .per_group = comm_streams && strcmp(comm_streams, "group") == 0,
+                     .causal = !issue_order || strcmp(issue_order, "causal") == 0,
                      .drop_dangling = dangling && strcmp(dangling, "drop") == 0,
                      .ignore_ctrl = ctrl_deps && strcmp(ctrl_deps, "ignore") == 0};
     if ((dangling || ctrl_deps) && !chakra)
@@ -359,6 +372,10 @@ int ssim_verb_replay(int argc, char **argv)
     if (comm_streams && astra)
         return ssim_cli_usage_error(VERB, "--comm-streams lays out CUDA streams, which ASTRA-sim's "
                                           "rules (--semantics astra) do not have");
+    if (issue_order && astra)
+        return ssim_cli_usage_error(VERB, "--issue-order orders CUDA streams; ASTRA-sim's rules "
+                                          "(--semantics astra) issue the ready node with the "
+                                          "smallest id");
     if ((deps.drop_dangling || deps.ignore_ctrl) && astra)
         return ssim_cli_usage_error(VERB, "--dangling-deps drop and --ctrl-deps ignore are not "
                                           "ASTRA-sim's rules (--semantics astra)");

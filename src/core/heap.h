@@ -31,7 +31,8 @@
  * is what makes a run reproducible, and what let four hand-written heaps become this one without
  * changing a single simulated time.  The users and their tie-breaks: the engine (time, sequence),
  * the network's completions (end time, flow id) and its solver (share, link index), Chakra's
- * ready set (node id, unique in a trace).
+ * ready set (node id, unique in a trace), the causal issue order's units (hops, then position
+ * and rank of a member, unique).
  *
  * Costs: push, pop, replace_top, remove_at and update_at are O(log n) moves of one element each.
  * Sift-down picks the smaller child without a branch (which of the two is smaller is

@@ -14,8 +14,10 @@
  * The mapping rules themselves are documented in include/shiftsim/chakra.h.
  *
  * Invariant: every op's dependencies are ops of the same rank added before it, so the graph's
- * own checks (finalize) can only fail on cross-rank matching (sizes that disagree, a tag used
- * twice), which is reported as a configuration error naming the trace set.
+ * own checks (finalize) can only fail on cross-rank matching (a collective whose members
+ * disagree), which is reported as a configuration error naming the trace set.  With
+ * causal_order the ops are then reordered (ssim_graph_issue_causally()), and an op's
+ * dependencies are still ops of its rank before it.
  */
 #include <shiftsim/chakra.h>
 
@@ -48,6 +50,7 @@ void ssim_chakra_options_init(SsimChakraOptions *opts)
         .keep_names = TRUE,
         .n_threads = 0,
         .reference_decoder = FALSE,
+        .causal_order = TRUE,
     };
 }
 
@@ -109,6 +112,13 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
                                "chakra: %" G_GUINT64_FORMAT
                                " control dependencies not replayed (--ctrl-deps ignore)\n",
                                s->n_ctrl_ignored);
+    if (s->n_reordered)
+        g_string_append_printf(out,
+                               "chakra: %" G_GUINT64_FORMAT
+                               " ops issued after another op of their stream than in their "
+                               "trace, in a causal order across ranks (--issue-order trace keeps "
+                               "the trace's)\n",
+                               s->n_reordered);
     if (s->n_cpu_colls)
         g_string_append_printf(out,
                                "chakra: %" G_GUINT64_FORMAT
@@ -482,10 +492,16 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     stats->wall_s = (double)g_get_monotonic_time() / 1e6 - wall0;
     stats->cpu_s = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     if (!finalized) {
-        /* Cross-rank matching (sizes that disagree, a tag used twice): an input error. */
+        /* Cross-rank matching (a collective's members that disagree): an input error. */
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s.*.et: %s", prefix,
                     graph_error->message);
         goto out;
+    }
+    if (L.opts.causal_order && !L.opts.keep_node_ids) {
+        guint32 moved = 0;
+        if (!ssim_graph_issue_causally(graph, &moved, error))
+            goto out;
+        stats->n_reordered = moved;
     }
     ok = TRUE;
 out:

@@ -324,3 +324,224 @@ Test(graph, groups_reject_repeats_and_unknown_members)
     cr_assert(strstr(e->message, "rank 2 is not a member of group tp"), "%s", e->message);
     g_clear_error(&e);
 }
+
+/* ---- the causal issue order (graph-order.c) ---- */
+
+static guint32 t_xfer(SsimGraph *g, SsimOpKind kind, guint32 rank, guint32 peer, guint32 tag,
+                      const guint32 *deps, guint n_deps)
+{
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = kind;
+    s.stream = ssim_graph_stream(
+        g, rank, kind == SSIM_OP_SEND ? (peer < rank ? "s-" : "s+") : (peer < rank ? "r-" : "r+"));
+    s.peer = peer;
+    s.tag = tag;
+    s.bytes = 1000;
+    return ssim_graph_add_op(g, &s, deps, n_deps);
+}
+
+/*
+ * Three pipeline stages, two microbatches, each stage's ops added in the order a generator
+ * writes them, microbatch by microbatch (forward F, backward B, 10 us each; the last stage's FB
+ * 20 us; a transfer alpha + S/B = 1 + 1 us, send and receive streams per neighbour).  Stage 1
+ * issues B0 before F1, and B0 waits for stage 2:
+ *   F0 0-10, f0 10-12, F0' 12-22, f0' 22-24, FB0 24-44, g0 44-46, B0' 46-56, g0' 56-58,
+ *   B0 58-68; F1 10-20, f1 20-22, F1' 56-66 (behind B0'), f1' 66-68, FB1 68-88, g1 88-90,
+ *   B1' 90-100, g1' 100-102, B1 102-112: 112 us.
+ * In the causal order stage 1's F1 (one transfer from the start) comes before B0 (three):
+ *   F1' 22-32, f1' 32-34, FB1 44-64, g1 64-66, B1' 66-76, g1' 76-78, B1 78-88: 88 us,
+ * with F1', B0' and B1' after another op than before, and every pair matched as before.
+ */
+/* Adds the pipeline above; stage 1's F0', B0', F1', B1' in want[]. */
+static void add_pipeline(SsimGraph *g, guint32 want[4])
+{
+    /* Stage 0. */
+    guint32 F0 = t_compute(g, 0, "c", 10000, NODEPS);
+    t_xfer(g, SSIM_OP_SEND, 0, 1, 0, DEPS(F0));
+    guint32 F1 = t_compute(g, 0, "c", 10000, NODEPS);
+    t_xfer(g, SSIM_OP_SEND, 0, 1, 1, DEPS(F1));
+    guint32 rg0 = t_xfer(g, SSIM_OP_RECV, 0, 1, 10, NODEPS);
+    t_compute(g, 0, "c", 10000, DEPS(rg0));
+    guint32 rg1 = t_xfer(g, SSIM_OP_RECV, 0, 1, 11, NODEPS);
+    t_compute(g, 0, "c", 10000, DEPS(rg1));
+    /* Stage 1, microbatch by microbatch. */
+    guint32 r0 = t_xfer(g, SSIM_OP_RECV, 1, 0, 0, NODEPS);
+    want[0] = t_compute(g, 1, "c", 10000, DEPS(r0));
+    t_xfer(g, SSIM_OP_SEND, 1, 2, 2, DEPS(want[0]));
+    guint32 rg0b = t_xfer(g, SSIM_OP_RECV, 1, 2, 12, NODEPS);
+    want[1] = t_compute(g, 1, "c", 10000, DEPS(rg0b));
+    t_xfer(g, SSIM_OP_SEND, 1, 0, 10, DEPS(want[1]));
+    guint32 r1 = t_xfer(g, SSIM_OP_RECV, 1, 0, 1, NODEPS);
+    want[2] = t_compute(g, 1, "c", 10000, DEPS(r1));
+    t_xfer(g, SSIM_OP_SEND, 1, 2, 3, DEPS(want[2]));
+    guint32 rg1b = t_xfer(g, SSIM_OP_RECV, 1, 2, 13, NODEPS);
+    want[3] = t_compute(g, 1, "c", 10000, DEPS(rg1b));
+    t_xfer(g, SSIM_OP_SEND, 1, 0, 11, DEPS(want[3]));
+    /* Stage 2. */
+    guint32 q0 = t_xfer(g, SSIM_OP_RECV, 2, 1, 2, NODEPS);
+    guint32 FB0 = t_compute(g, 2, "c", 20000, DEPS(q0));
+    t_xfer(g, SSIM_OP_SEND, 2, 1, 12, DEPS(FB0));
+    guint32 q1 = t_xfer(g, SSIM_OP_RECV, 2, 1, 3, NODEPS);
+    guint32 FB1 = t_compute(g, 2, "c", 20000, DEPS(q1));
+    t_xfer(g, SSIM_OP_SEND, 2, 1, 13, DEPS(FB1));
+}
+
+Test(graph, causal_order_pipelines_a_generators_order)
+{
+    for (int causal = 0; causal <= 1; causal++) {
+        g_autoptr(SsimGraph) g = ssim_graph_new();
+        guint32 want[4];
+        add_pipeline(g, want);
+        GError *error = NULL;
+        cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+        guint32 n_matches = ssim_graph_n_matches(g);
+        if (causal) {
+            guint32 moved = 0;
+            cr_assert(ssim_graph_issue_causally(g, &moved, &error), "%s",
+                      error ? error->message : "");
+            cr_assert_eq(moved, 3);
+            cr_assert(ssim_graph_is_finalized(g));
+            cr_assert_eq(ssim_graph_n_matches(g), n_matches);
+            /* Every op keeps its id; each pair still joins a send to the receive of its tag. */
+            for (guint32 m = 0; m < n_matches; m++) {
+                guint n, expected;
+                const guint32 *ops = ssim_graph_match_ops(g, m, &n, &expected);
+                cr_assert(n == 2 && ops[0] != SSIM_NONE && ops[1] != SSIM_NONE);
+                cr_assert_eq(ssim_graph_op(g, ops[0])->tag, ssim_graph_op(g, ops[1])->tag);
+            }
+            for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+                guint nd;
+                const guint32 *d = ssim_graph_deps(g, i, &nd);
+                for (guint j = 0; j < nd; j++)
+                    cr_assert_lt(d[j], i, "op %u depends on a later op", i);
+            }
+            /* Stage 1's compute stream: F0', F1', B0', B1' (ids are the old indices). */
+            const guint32 order[] = {want[0], want[2], want[1], want[3]};
+            guint at = 0;
+            for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+                const SsimOp *o = ssim_graph_op(g, i);
+                if (o->rank == 1 && o->kind == SSIM_OP_COMPUTE)
+                    cr_assert_eq(o->id, order[at++]);
+            }
+            /* Already causal: nothing moves the second time. */
+            cr_assert(ssim_graph_issue_causally(g, &moved, &error));
+            cr_assert_eq(moved, 0);
+        }
+        SsimSimpleCost p;
+        ssim_simple_cost_init(&p);
+        p.alpha = 1000;
+        p.link_bw = 1e9;
+        SsimCostModel model = ssim_simple_cost_model(&p);
+        g_autoptr(SsimTimeline) tl = ssim_runtime_run(g, &model, NULL, &error);
+        cr_assert_not_null(tl, "%s", error ? error->message : "");
+        cr_assert_eq(tl->makespan, causal ? 88000 : 112000, "causal %d: %" G_GINT64_FORMAT, causal,
+                     tl->makespan);
+    }
+}
+
+/* The same pipeline with a host barrier at its end keeps its order: a barrier gates what its
+ * rank issues after it, which a new order would change. */
+Test(graph, causal_order_leaves_barriers_alone)
+{
+    g_autoptr(SsimGraph) g = ssim_graph_new();
+    guint32 want[4];
+    add_pipeline(g, want);
+    guint32 w = t_group(g, "w", 3, 0u, 1u, 2u);
+    SsimOpSpec s = SSIM_OP_SPEC_INIT;
+    s.kind = SSIM_OP_BARRIER;
+    s.group = w;
+    for (guint32 r = 0; r < 3; r++) {
+        s.stream = ssim_graph_stream(g, r, "host");
+        ssim_graph_add_op(g, &s, NODEPS);
+    }
+    cr_assert(ssim_graph_finalize(g, NULL));
+    guint32 moved = 7;
+    cr_assert(ssim_graph_issue_causally(g, &moved, NULL));
+    cr_assert_eq(moved, 0);
+    cr_assert_eq(ssim_graph_op(g, want[1] + 1)->kind, SSIM_OP_SEND); /* untouched */
+}
+
+/*
+ * Random graphs that some order of all ranks together runs (events drawn one after another: a
+ * computation on one rank, or a transfer between two, each depending on up to two earlier ops of
+ * its ranks), each rank's ops added in a random topological order of their own and spread over
+ * two streams a rank: in their added order many deadlock, in the causal order none does.
+ */
+Test(graph, causal_order_never_deadlocks_a_graph_some_order_runs)
+{
+    enum { GRAPHS = 200, RANKS = 4, EVENTS = 40 };
+    g_autoptr(GRand) rng = g_rand_new_with_seed(18);
+    guint deadlocked_in_order = 0;
+    for (guint t = 0; t < GRAPHS; t++) {
+        /* The abstract ops, in event order: rank, peer (or none), kind, deps among them. */
+        guint32 rank[2 * EVENTS], peer[2 * EVENTS], tag[2 * EVENTS], kind[2 * EVENTS];
+        guint32 deps[2 * EVENTS][2], n_deps[2 * EVENTS];
+        guint n = 0;
+        for (guint e = 0; e < EVENTS; e++) {
+            guint32 a = g_rand_int_range(rng, 0, RANKS), b = g_rand_int_range(rng, 0, RANKS);
+            gboolean xfer = a != b && g_rand_boolean(rng);
+            for (guint side = 0; side < (xfer ? 2u : 1u); side++) {
+                guint32 r = side ? b : a;
+                rank[n] = r;
+                peer[n] = xfer ? (side ? a : b) : SSIM_NONE;
+                kind[n] = xfer ? (side ? SSIM_OP_RECV : SSIM_OP_SEND) : SSIM_OP_COMPUTE;
+                tag[n] = e;
+                n_deps[n] = 0;
+                for (guint k = 0; k < 2; k++) {
+                    guint32 d = g_rand_int_range(rng, 0, n + 1);
+                    if (d < n && rank[d] == r && (n_deps[n] == 0 || deps[n][0] != d))
+                        deps[n][n_deps[n]++] = d;
+                }
+                n++;
+            }
+        }
+        /* Each rank's ops added in a random topological order of their dependencies. */
+        guint32 index[2 * EVENTS], stream[2 * EVENTS];
+        gboolean added[2 * EVENTS] = {FALSE};
+        g_autoptr(SsimGraph) g = ssim_graph_new();
+        for (guint32 r = 0; r < RANKS; r++)
+            for (;;) {
+                guint32 ready[2 * EVENTS], n_ready = 0;
+                for (guint i = 0; i < n; i++) {
+                    gboolean ok = rank[i] == r && !added[i];
+                    for (guint k = 0; ok && k < n_deps[i]; k++)
+                        ok = added[deps[i][k]];
+                    if (ok)
+                        ready[n_ready++] = i;
+                }
+                if (n_ready == 0)
+                    break;
+                guint i = ready[g_rand_int_range(rng, 0, n_ready)];
+                guint32 d[2];
+                for (guint k = 0; k < n_deps[i]; k++)
+                    d[k] = index[deps[i][k]];
+                SsimOpSpec s = SSIM_OP_SPEC_INIT;
+                stream[i] = g_rand_int_range(rng, 0, 2);
+                s.stream = ssim_graph_stream(g, r, stream[i] ? "x" : "y");
+                s.kind = kind[i];
+                s.peer = peer[i];
+                s.tag = kind[i] == SSIM_OP_COMPUTE ? SSIM_TAG_AUTO : tag[i];
+                s.bytes = kind[i] == SSIM_OP_COMPUTE ? 0 : 1000;
+                s.duration = kind[i] == SSIM_OP_COMPUTE ? (SsimTime)(1000 + 100 * i) : -1;
+                index[i] = ssim_graph_add_op(g, &s, d, n_deps[i]);
+                added[i] = TRUE;
+            }
+        GError *error = NULL;
+        cr_assert(ssim_graph_finalize(g, &error), "%s", error ? error->message : "");
+        SsimSimpleCost p;
+        ssim_simple_cost_init(&p);
+        SsimCostModel model = ssim_simple_cost_model(&p);
+        SsimTimeline *tl = ssim_runtime_run(g, &model, NULL, &error);
+        if (tl == NULL) {
+            cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
+            deadlocked_in_order++;
+            g_clear_error(&error);
+        }
+        ssim_timeline_free(tl);
+        guint32 moved;
+        cr_assert(ssim_graph_issue_causally(g, &moved, &error), "%s", error ? error->message : "");
+        g_autoptr(SsimTimeline) tl2 = ssim_runtime_run(g, &model, NULL, &error);
+        cr_assert_not_null(tl2, "graph %u: %s", t, error ? error->message : "");
+    }
+    cr_assert_gt(deadlocked_in_order, GRAPHS / 10, "%u of %u", deadlocked_in_order, GRAPHS);
+}

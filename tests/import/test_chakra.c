@@ -556,14 +556,17 @@ Test(chakra, astra_sim_stg_gpt_trace)
     cr_assert_gt(tl->makespan, 0);
 
     /*
-     * With one communication stream the same trace deadlocks: a receive has no dependencies, so
-     * it is issued first and blocks the rank's later sends (ASTRA-sim posts it without blocking
-     * anything).  This is why sends and receives get streams of their own by default.  The
-     * runtime reports the deadlock rather than inventing a time.
+     * With one communication stream, in each trace's own order, the same trace deadlocks: a
+     * receive has no dependencies, so it is issued first and blocks the rank's later sends
+     * (ASTRA-sim posts it without blocking anything).  This is why sends and receives get
+     * streams of their own by default.  The runtime reports the deadlock rather than inventing
+     * a time.  In the causal order (the default) the receive waits its turn, and the same one
+     * stream replays.
      */
     SsimChakraOptions o;
     ssim_chakra_options_init(&o);
     o.send_stream = o.recv_stream = o.coll_stream;
+    o.causal_order = FALSE;
     g_autoptr(SsimGraph) g1 = load_ok(prefix, NULL, &o, NULL);
     SsimCostModel model = ssim_simple_cost_model(&p);
     GError *error = NULL;
@@ -573,6 +576,14 @@ Test(chakra, astra_sim_stg_gpt_trace)
     cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
     assert_has(error->message, "Y_RECV");
     g_error_free(error);
+    o.causal_order = TRUE;
+    SsimChakraStats st2;
+    ssim_chakra_stats_init(&st2);
+    g_autoptr(SsimGraph) g2 = load_ok(prefix, NULL, &o, &st2);
+    cr_assert_gt(st2.n_reordered, 0);
+    ssim_chakra_stats_clear(&st2);
+    g_autoptr(SsimTimeline) tl2 = replay(g2, &p);
+    cr_assert_gt(tl2->makespan, 0);
 }
 
 /* ---- error paths ---- */
@@ -1068,21 +1079,34 @@ Test(chakra, stream_per_peer_keeps_a_pipeline_going)
     write_three_stages(prefix);
     SsimSimpleCost p = test_cost();
     SsimCostModel model = ssim_simple_cost_model(&p);
-    g_autoptr(SsimGraph) g = load_ok(prefix, NULL, NULL, NULL);
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.causal_order = FALSE;
+    g_autoptr(SsimGraph) g = load_ok(prefix, NULL, &o, NULL);
     g_autoptr(GError) error = NULL;
     cr_assert_null(ssim_runtime_run(g, &model, NULL, &error));
     cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
 
-    SsimChakraOptions o;
-    ssim_chakra_options_init(&o);
     o.stream_per_peer = TRUE;
     g_autoptr(SsimGraph) g2 = load_ok(prefix, NULL, &o, NULL);
     g_autoptr(SsimTimeline) tl = replay(g2, &p);
     cr_assert_eq(tl->makespan, 70 * SSIM_US);
+
+    /* In the causal order rank 1's one send stream issues the second forward (one transfer from
+     * the start) before the gradient (three), and the same timeline comes out. */
+    o.stream_per_peer = FALSE;
+    o.causal_order = TRUE;
+    SsimChakraStats st;
+    ssim_chakra_stats_init(&st);
+    g_autoptr(SsimGraph) g3 = load_ok(prefix, NULL, &o, &st);
+    cr_assert_eq(st.n_reordered, 2, "%" G_GUINT64_FORMAT, st.n_reordered);
+    ssim_chakra_stats_clear(&st);
+    g_autoptr(SsimTimeline) tl3 = replay(g3, &p);
+    cr_assert_eq(tl3->makespan, 70 * SSIM_US);
 }
 
-/* `replay --chakra` takes a stream per peer unless told --comm-streams rank (the replay verb's
- * simple model is the test's: a = 5 us, 100 GB/s). */
+/* `replay --chakra` takes a stream per peer unless told --comm-streams rank, which deadlocks in
+ * the trace's own order (the replay verb's simple model is the test's: a = 5 us, 100 GB/s). */
 Test(chakra, replay_verb_streams_per_peer_by_default, .init = test_redirect)
 {
     g_autofree char *prefix = prefix_of("stages-cli");
@@ -1092,7 +1116,8 @@ Test(chakra, replay_verb_streams_per_peer_by_default, .init = test_redirect)
     g_autofree char *out = test_cli_stdout(peer, G_N_ELEMENTS(peer), &rc);
     cr_assert_eq(rc, 0, "%s", out);
     assert_has(out, "0,recv:1,1,15000,15000,0,70000\n");
-    const char *rank[] = {"shiftsim", "replay", "--chakra", prefix, "--comm-streams", "rank"};
+    const char *rank[] = {"shiftsim",       "replay", "--chakra",      prefix,
+                          "--comm-streams", "rank",   "--issue-order", "trace"};
     g_autofree char *out2 = test_cli_stdout(rank, G_N_ELEMENTS(rank), &rc);
     cr_assert_eq(rc, 1);
     g_autofree char *err = test_stderr();
