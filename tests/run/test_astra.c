@@ -399,6 +399,19 @@ static char *bundled(const char *rel)
     return g_build_filename(root ? root : SSIM_TEST_DATA "/..", "traces", "chakra", rel, NULL);
 }
 
+/* Loads a trace set as `replay --semantics astra` does: node ids kept, in `st` (init'd here). */
+static SsimGraph *load_for_astra(const char *prefix, SsimChakraStats *st)
+{
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.keep_node_ids = TRUE;
+    ssim_chakra_stats_init(st);
+    GError *error = NULL;
+    SsimGraph *g = ssim_chakra_load(prefix, NULL, &o, st, &error);
+    cr_assert_not_null(g, "%s", error ? error->message : "");
+    return g;
+}
+
 /*
  * ASTRA-sim (518bd51, AstraSim_Analytical_Congestion_Unaware) on the bundled sets, with one
  * Switch of 400 GB/s and 936.25 ns and this module's default system (its Ring_4chunks.json with
@@ -458,14 +471,9 @@ Test(astra, custom_collective_trace_repeats_its_tag)
     g_autofree char *prefix = bundled("custom-ring-allreduce-8npus-1MB/custom_allreduce");
     g_autofree char *net = bundled("astra-config/ring-8npus.yml");
     g_autofree char *sys = bundled("astra-config/custom-collective-workload.json");
-    SsimChakraOptions o;
-    ssim_chakra_options_init(&o);
-    o.keep_node_ids = TRUE;
     SsimChakraStats st;
-    ssim_chakra_stats_init(&st);
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, &st);
     GError *error = NULL;
-    g_autoptr(SsimGraph) g = ssim_chakra_load(prefix, NULL, &o, &st, &error);
-    cr_assert_not_null(g, "%s", error ? error->message : "");
     cr_assert_eq(st.n_sends, 8 * 14);
     cr_assert_eq(st.n_recvs, 8 * 14);
     SsimAstraConfig c;
@@ -518,14 +526,9 @@ Test(astra, metadata_node_defers_its_dependents)
     cw_node(w, &c3);
     cr_assert(cw_close(w, NULL));
 
-    SsimChakraOptions o;
-    ssim_chakra_options_init(&o);
-    o.keep_node_ids = TRUE;
     SsimChakraStats st;
-    ssim_chakra_stats_init(&st);
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, &st);
     GError *error = NULL;
-    g_autoptr(SsimGraph) g = ssim_chakra_load(prefix, NULL, &o, &st, &error);
-    cr_assert_not_null(g, "%s", error ? error->message : "");
     cr_assert_eq(ssim_graph_n_ops(g), 3, "the metadata node is kept");
     cr_assert_eq(st.n_elided, 1, "and still counted as elided");
     SsimAstraConfig c = machine(1);
