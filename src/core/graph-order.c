@@ -101,8 +101,11 @@ static void place(const Units *U, guint32 *order, guint32 *hops)
             placed[i] = TRUE;
             for (guint32 s = U->succ_first[i]; s < U->succ_first[i + 1]; s++) {
                 guint32 j = U->succs[s];
-                if (--dep_left[j] == 0 && --left[unit_of(U, j)] == 0)
-                    unit_heap_push(&ready, unit_of(U, j), &U->prio);
+                if (--dep_left[j] > 0)
+                    continue;
+                guint32 uj = unit_of(U, j);
+                if (--left[uj] == 0)
+                    unit_heap_push(&ready, uj, &U->prio);
             }
         }
     }
