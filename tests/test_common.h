@@ -35,15 +35,24 @@ static inline guint32 t_coll(SsimGraph *g, guint32 rank, const char *stream, gui
     return t_coll_timed(g, rank, stream, group, kind, bytes, -1, deps, n_deps);
 }
 
-static inline guint32 t_p2p(SsimGraph *g, SsimOpKind kind, guint32 rank, const char *stream,
-                            guint32 peer, guint64 bytes, const guint32 *deps, guint n_deps)
+/* A send or a receive with a tag of its own (SSIM_TAG_AUTO: issue order). */
+static inline guint32 t_p2p_tag(SsimGraph *g, SsimOpKind kind, guint32 rank, const char *stream,
+                                guint32 peer, guint32 tag, guint64 bytes, const guint32 *deps,
+                                guint n_deps)
 {
     SsimOpSpec s = SSIM_OP_SPEC_INIT;
     s.kind = kind;
     s.stream = ssim_graph_stream(g, rank, stream);
     s.peer = peer;
+    s.tag = tag;
     s.bytes = bytes;
     return ssim_graph_add_op(g, &s, deps, n_deps);
+}
+
+static inline guint32 t_p2p(SsimGraph *g, SsimOpKind kind, guint32 rank, const char *stream,
+                            guint32 peer, guint64 bytes, const guint32 *deps, guint n_deps)
+{
+    return t_p2p_tag(g, kind, rank, stream, peer, SSIM_TAG_AUTO, bytes, deps, n_deps);
 }
 
 static inline guint32 t_group(SsimGraph *g, const char *name, guint n, ...)

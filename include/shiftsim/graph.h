@@ -197,13 +197,14 @@ gboolean ssim_graph_finalize(SsimGraph *graph, GError **error);
  * Reorders the ops of a finalized graph into a causal issue order, for a graph whose op order is
  * not a schedule (a trace generator's node order): one topological order of the dependencies in
  * which each match (a collective's members, a send and its receive) is placed at once, when all
- * its members' dependencies are, the ready one whose first op comes first in the old order going
- * next.  Each stream then issues its ops in this order, so no stream issues an op that waits for
- * another rank ahead of one that rank waits for, and the order alone cannot deadlock the replay.
- * Op indices change (ids, names and programs move with their ops) and the graph is finalized
- * again; *n_moved counts the ops whose stream predecessor changed (0: the graph is untouched).
- * A graph with barriers or programs, whose order means more than the streams', is left as it
- * is.  FALSE only if the new finalize fails.
+ * its members' dependencies are; of the ready ones, the one with the fewest send/receive pairs
+ * on its longest dependency path goes next, then the one whose first op comes earliest among
+ * its rank's ops (the ranks advancing together).  Each stream then issues its ops in this order,
+ * so no stream issues an op that waits for another rank ahead of one that rank waits for, and
+ * the order alone cannot deadlock the replay.  Op indices change (ids and names move with their
+ * ops) and the graph is finalized again; *n_moved counts the ops whose stream predecessor
+ * changed (0: the graph is untouched).  A graph with barriers or programs, whose order means
+ * more than the streams', is left as it is.  FALSE only if the new finalize fails.
  */
 gboolean ssim_graph_issue_causally(SsimGraph *graph, guint32 *n_moved, GError **error);
 gboolean ssim_graph_is_finalized(const SsimGraph *graph);

@@ -76,26 +76,27 @@ static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet
     return ssim_runtime_run_config(graph, &run, error);
 }
 
-/* How a load treats dependencies its trace cannot keep (--dangling-deps, --ctrl-deps), and the
- * communication streams it puts each rank's ops on (--comm-streams). */
+/* How a Chakra load treats dependencies its trace cannot keep (--dangling-deps, --ctrl-deps),
+ * which streams it puts each rank's communication on (--comm-streams) and in what order
+ * (--issue-order). */
 typedef struct {
     gboolean drop_dangling, ignore_ctrl;
     gboolean per_peer, per_group; /* --comm-streams */
     gboolean causal;              /* --issue-order causal */
-} DepRules;
+} LoadRules;
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
 static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint jobs,
-                              const DepRules *deps, gboolean names, gboolean report,
+                              const LoadRules *rules, gboolean names, gboolean report,
                               GArray **node_ids, GError **error)
 {
     SsimChakraOptions opts;
     ssim_chakra_options_init(&opts);
-    opts.drop_dangling = deps->drop_dangling;
-    opts.ignore_ctrl_deps = deps->ignore_ctrl;
-    opts.stream_per_peer = deps->per_peer;
-    opts.stream_per_group = deps->per_group;
-    opts.causal_order = deps->causal;
+    opts.drop_dangling = rules->drop_dangling;
+    opts.ignore_ctrl_deps = rules->ignore_ctrl;
+    opts.stream_per_peer = rules->per_peer;
+    opts.stream_per_group = rules->per_group;
+    opts.causal_order = rules->causal;
     opts.keep_names = names;
     opts.n_threads = jobs;
     opts.keep_node_ids = node_ids != NULL;
@@ -362,11 +363,11 @@ int ssim_verb_replay(int argc, char **argv)
                                     issue_order);
     if ((comm_streams || issue_order) && !chakra)
         return ssim_cli_usage_error(VERB, "--comm-streams and --issue-order need --chakra");
-    DepRules deps = {.per_peer = !comm_streams || strcmp(comm_streams, "rank") != 0,
-                     .per_group = comm_streams && strcmp(comm_streams, "group") == 0,
-                     .causal = !issue_order || strcmp(issue_order, "causal") == 0,
-                     .drop_dangling = dangling && strcmp(dangling, "drop") == 0,
-                     .ignore_ctrl = ctrl_deps && strcmp(ctrl_deps, "ignore") == 0};
+    LoadRules rules = {.per_peer = !comm_streams || strcmp(comm_streams, "rank") != 0,
+                       .per_group = comm_streams && strcmp(comm_streams, "group") == 0,
+                       .causal = !issue_order || strcmp(issue_order, "causal") == 0,
+                       .drop_dangling = dangling && strcmp(dangling, "drop") == 0,
+                       .ignore_ctrl = ctrl_deps && strcmp(ctrl_deps, "ignore") == 0};
     if ((dangling || ctrl_deps) && !chakra)
         return ssim_cli_usage_error(VERB, "--dangling-deps and --ctrl-deps need --chakra");
     if (comm_streams && astra)
@@ -376,7 +377,7 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--issue-order orders CUDA streams; ASTRA-sim's rules "
                                           "(--semantics astra) issue the ready node with the "
                                           "smallest id");
-    if ((deps.drop_dangling || deps.ignore_ctrl) && astra)
+    if ((rules.drop_dangling || rules.ignore_ctrl) && astra)
         return ssim_cli_usage_error(VERB, "--dangling-deps drop and --ctrl-deps ignore are not "
                                           "ASTRA-sim's rules (--semantics astra)");
     if (astra && !chakra)
@@ -401,12 +402,12 @@ int ssim_verb_replay(int argc, char **argv)
     if (chakra) {
         if (argc > 1)
             return ssim_cli_usage_error(VERB, "--chakra and a GRAPH file exclude each other");
-        graph = load_chakra(chakra, comm_group, (guint)jobs, &deps, names, TRUE,
+        graph = load_chakra(chakra, comm_group, (guint)jobs, &rules, names, TRUE,
                             astra ? &node_ids : NULL, &error);
         if (graph == NULL && !names) {
             /* A matching error names ops: load again with their names to say which. */
             g_clear_error(&error);
-            graph = load_chakra(chakra, comm_group, (guint)jobs, &deps, names = TRUE, FALSE,
+            graph = load_chakra(chakra, comm_group, (guint)jobs, &rules, names = TRUE, FALSE,
                                 astra ? &node_ids : NULL, &error);
         }
         if (graph == NULL)
@@ -463,7 +464,7 @@ int ssim_verb_replay(int argc, char **argv)
         /* Say which ops deadlocked: the same run with the ops' names. */
         g_autoptr(GError) named_error = NULL;
         g_autoptr(GArray) named_ids = NULL;
-        g_autoptr(SsimGraph) named = load_chakra(chakra, comm_group, (guint)jobs, &deps, TRUE,
+        g_autoptr(SsimGraph) named = load_chakra(chakra, comm_group, (guint)jobs, &rules, TRUE,
                                                  FALSE, astra ? &named_ids : NULL, &named_error);
         if (named && astra)
             pricing.node_ids = (const guint64 *)named_ids->data;

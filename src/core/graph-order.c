@@ -27,8 +27,9 @@
 #include <string.h>
 
 /* The units' priorities: hops (send/receive pairs on the longest dependency path to the unit,
- * 0 in the first pass), then (position among its rank's ops, rank) of its first member.  No
- * two ops share a position and a rank, so two units never compare equal. */
+ * written as the first pass places it, so 0 for every unit still waiting then), then (position
+ * among its rank's ops, rank) of its first member.  No two ops share a position and a rank, so
+ * two units never compare equal. */
 typedef struct {
     const guint32 *hops;
     const guint64 *pos;
@@ -59,7 +60,8 @@ static inline guint32 unit_of(const Units *U, guint32 i)
 }
 
 /* Kahn's algorithm over the units by U->prio: fills order[] (ops placed, the rest after them in
- * index order) and, when hops is not NULL, each unit's hops. */
+ * index order) and, when hops is not NULL (U->prio.hops, all 0), each unit's hops as it places
+ * it: the units still waiting keep 0, so this pass orders by position alone. */
 static void place(const Units *U, guint32 *order, guint32 *hops)
 {
     const SsimGraph *g = U->g;
@@ -116,8 +118,8 @@ static void place(const Units *U, guint32 *order, guint32 *hops)
             order[k++] = i;
 }
 
-/* Rewrites the ops, their dependencies and their programs in `order` (order[k]: the old index of
- * the op now at k); the graph is no longer finalized. */
+/* Rewrites the ops and their dependencies in `order` (order[k]: the old index of the op now at
+ * k); the graph is no longer finalized.  Only for a graph without programs (op_program NULL). */
 static void permute(SsimGraph *g, const guint32 *order)
 {
     guint32 n = g->ops->len;
@@ -131,9 +133,6 @@ static void permute(SsimGraph *g, const guint32 *order)
     SsimOp *out = (SsimOp *)(void *)g->ops->data;
     guint32 *out_deps = (guint32 *)(void *)g->deps->data;
     guint32 *out_first = (guint32 *)(void *)g->dep_first->data;
-    guint32 *prog = g->op_program ? (guint32 *)(void *)g->op_program->data : NULL;
-    g_autofree guint32 *old_prog =
-        prog ? ssim_memdup_large(prog, (gsize)n * sizeof(guint32)) : NULL;
     gsize pos = 0;
     for (guint32 k = 0; k < n; k++) {
         guint32 i = order[k];
@@ -142,8 +141,6 @@ static void permute(SsimGraph *g, const guint32 *order)
         out_first[k] = (guint32)pos;
         for (guint j = 0; j < ops[i].n_deps; j++)
             out_deps[pos++] = inv[deps[first[i] + j]];
-        if (prog)
-            prog[k] = old_prog[i];
     }
     graph_clear_finalized(g);
 }
@@ -166,7 +163,6 @@ gboolean ssim_graph_issue_causally(SsimGraph *g, guint32 *n_moved, GError **erro
     g_autofree guint32 *n_left = ssim_new0_large(guint32, MAX(n_units, 1));
     g_autofree guint64 *pos = ssim_new_large(guint64, MAX(n_units, 1));
     g_autofree guint32 *hops = ssim_new0_large(guint32, MAX(n_units, 1));
-    g_autofree guint32 *zero = ssim_new0_large(guint32, MAX(n_units, 1));
     g_autofree guint32 *at = ssim_new0_large(guint32, MAX(g->n_ranks, 1));
     g_autofree guint32 *succ_first = ssim_new0_large(guint32, (gsize)n + 1);
     for (guint32 i = 0; i < n; i++) {
@@ -185,7 +181,7 @@ gboolean ssim_graph_issue_causally(SsimGraph *g, guint32 *n_moved, GError **erro
         for (guint j = 0; j < nd; j++)
             succs[fill[d[j]]++] = i;
     }
-    Units U = {g, n, n_units, succ_first, succs, n_left, {zero, pos}};
+    Units U = {g, n, n_units, succ_first, succs, n_left, {hops, pos}};
     for (guint32 u = 0; u < n_units; u++)
         pos[u] = G_MAXUINT64;
     for (guint32 i = 0; i < n; i++) {
@@ -198,7 +194,6 @@ gboolean ssim_graph_issue_causally(SsimGraph *g, guint32 *n_moved, GError **erro
      * needs more pipeline transfers to happen first comes after those that need fewer. */
     g_autofree guint32 *order = ssim_new_large(guint32, MAX(n, 1));
     place(&U, order, hops);
-    U.prio.hops = hops;
     place(&U, order, NULL);
 
     /* Only the order within each stream matters: leave the graph alone when no stream's

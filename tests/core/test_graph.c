@@ -139,18 +139,6 @@ Test(graph, sends_match_receives_by_source_destination_and_tag)
     cr_assert(n == 2 && m[0] == back && m[1] == SSIM_NONE);
 }
 
-static guint32 t_p2p_tagged(SsimGraph *g, SsimOpKind kind, guint32 rank, const char *stream,
-                            guint32 peer, guint32 tag)
-{
-    SsimOpSpec s = SSIM_OP_SPEC_INIT;
-    s.kind = kind;
-    s.stream = ssim_graph_stream(g, rank, stream);
-    s.peer = peer;
-    s.bytes = 8;
-    s.tag = tag;
-    return ssim_graph_add_op(g, &s, NODEPS);
-}
-
 /* A tag repeated between two ranks (Chakra traces do it: ASTRA-sim's custom collectives send
  * every step of a ring with tag 0) pairs the k-th send with the k-th receive in op order, MPI's
  * non-overtaking rule; each pair is its own match, and none meets a collective's or a barrier's
@@ -165,12 +153,12 @@ Test(graph, a_repeated_tag_pairs_sends_and_receives_in_op_order)
     guint32 s[N], r[N], c[2][N], back;
     for (guint k = 0; k < N; k++) {
         /* Rank 0 alternates two streams: op order, not stream, decides. */
-        s[k] = t_p2p_tagged(g, SSIM_OP_SEND, 0, k % 2 ? "a" : "b", 1, 7);
+        s[k] = t_p2p_tag(g, SSIM_OP_SEND, 0, k % 2 ? "a" : "b", 1, 7, 8, NODEPS);
         c[0][k] = t_coll(g, 0, "c", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
     }
-    back = t_p2p_tagged(g, SSIM_OP_SEND, 1, "pp", 0, 7); /* the other direction */
+    back = t_p2p_tag(g, SSIM_OP_SEND, 1, "pp", 0, 7, 8, NODEPS); /* the other direction */
     for (guint k = 0; k < N; k++) {
-        r[k] = t_p2p_tagged(g, SSIM_OP_RECV, 1, "pp", 0, 7);
+        r[k] = t_p2p_tag(g, SSIM_OP_RECV, 1, "pp", 0, 7, 8, NODEPS);
         c[1][k] = t_coll(g, 1, "c", grp, SSIM_COLL_ALLREDUCE, 8, NODEPS);
     }
     GError *error = NULL;
@@ -330,14 +318,9 @@ Test(graph, groups_reject_repeats_and_unknown_members)
 static guint32 t_xfer(SsimGraph *g, SsimOpKind kind, guint32 rank, guint32 peer, guint32 tag,
                       const guint32 *deps, guint n_deps)
 {
-    SsimOpSpec s = SSIM_OP_SPEC_INIT;
-    s.kind = kind;
-    s.stream = ssim_graph_stream(
-        g, rank, kind == SSIM_OP_SEND ? (peer < rank ? "s-" : "s+") : (peer < rank ? "r-" : "r+"));
-    s.peer = peer;
-    s.tag = tag;
-    s.bytes = 1000;
-    return ssim_graph_add_op(g, &s, deps, n_deps);
+    const char *stream =
+        kind == SSIM_OP_SEND ? (peer < rank ? "s-" : "s+") : (peer < rank ? "r-" : "r+");
+    return t_p2p_tag(g, kind, rank, stream, peer, tag, 1000, deps, n_deps);
 }
 
 /*

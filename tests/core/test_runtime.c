@@ -114,20 +114,10 @@ Test(runtime, a_repeated_tag_pairs_transfers_in_op_order)
 {
     g_autoptr(SsimGraph) g = ssim_graph_new();
     guint32 c0 = t_compute(g, 0, "compute", 100, NODEPS);
-    SsimOpSpec s = SSIM_OP_SPEC_INIT;
-    s.kind = SSIM_OP_SEND;
-    s.stream = ssim_graph_stream(g, 0, "a");
-    s.peer = 1;
-    s.bytes = 1000;
-    s.tag = 3;
-    guint32 a = ssim_graph_add_op(g, &s, DEPS(c0));
-    s.stream = ssim_graph_stream(g, 0, "b");
-    guint32 b = ssim_graph_add_op(g, &s, NODEPS);
-    s.kind = SSIM_OP_RECV;
-    s.stream = ssim_graph_stream(g, 1, "pp");
-    s.peer = 0;
-    guint32 r1 = ssim_graph_add_op(g, &s, NODEPS);
-    guint32 r2 = ssim_graph_add_op(g, &s, NODEPS);
+    guint32 a = t_p2p_tag(g, SSIM_OP_SEND, 0, "a", 1, 3, 1000, DEPS(c0));
+    guint32 b = t_p2p_tag(g, SSIM_OP_SEND, 0, "b", 1, 3, 1000, NODEPS);
+    guint32 r1 = t_p2p_tag(g, SSIM_OP_RECV, 1, "pp", 0, 3, 1000, NODEPS);
+    guint32 r2 = t_p2p_tag(g, SSIM_OP_RECV, 1, "pp", 0, 3, 1000, NODEPS);
     SsimSimpleCost p = params();
     g_autoptr(SsimTimeline) t = run_ok(g, &p);
     ASSERT_OP(t, a, 100, 100, 2100);
