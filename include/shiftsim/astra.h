@@ -44,8 +44,22 @@
  * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
  * the dimensions after theirs are not used (GeneralComplexTopology stops there).
  *
- * What is not modelled (errors, never silent): double-binary-tree and custom implementations,
- * offline-greedy inter-dimension scheduling, more than one queue per dimension, REDUCE and PERMUTE
+ * Custom implementations (`<collective>-implementation-custom`: a Chakra trace set, one file per
+ * position in the collective's group) run each collective of that type as ASTRA-sim's
+ * CustomAlgorithm does: one stream on the rank's first queue (it waits there for a free slot
+ * like a chunk), which replays its position's trace: every dependency-free node is issued at
+ * once, in ascending node id (ASTRA-sim walks an unordered set; nothing in the algorithm waits
+ * for a slot, so only the order of events at one instant can differ); a send goes to the rank at
+ * the peer's position in the group (the file's order; the rank's own position is its index among
+ * the sorted members, as ASTRA-sim's CommunicatorGroup computes both) with the node's comm_size
+ * and comm_tag, the collective's own size being ignored, and matches the workload's own sends of
+ * the same key, as in ASTRA-sim; a compute node takes its duration, at least 1 ns.  The stream
+ * ends, and with it the collective, when the last node has.  preferred-dataset-splits must be 1:
+ * ASTRA-sim makes one stream and waits for that many.
+ *
+ * What is not modelled (errors, never silent): double-binary-tree implementations, custom
+ * implementations per node (per-node-custom-implementation), offline-greedy inter-dimension
+ * scheduling, more than one queue per dimension, REDUCE and PERMUTE
  * collectives (ASTRA-sim refuses them too), barriers; GATHER and SCATTER, which the loader holds
  * as all-gathers and reduce-scatters, `replay` refuses from the loader's counts.  BROADCAST takes 1
  * ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take the
@@ -107,6 +121,13 @@ typedef struct {
     gboolean one; /* the "one" forms (oneRing, ...): one ring over every NPU, from here on */
 } SsimAstraImpl;
 
+/* A custom implementation's trace set, loaded by the caller (ssim_chakra_load() with
+ * keep_node_ids): rank k of the graph is position k in a collective's group. */
+typedef struct {
+    const SsimGraph *graph;
+    const guint64 *node_ids; /* each op's Chakra node id; NULL: its index within its rank */
+} SsimAstraCustom;
+
 typedef struct {
     /* The network (ASTRA-sim's network YAML): dimension 0 is the innermost. */
     guint n_dims;
@@ -117,6 +138,7 @@ typedef struct {
     /* The system (ASTRA-sim's system JSON). */
     gboolean lifo;                   /* scheduling-policy LIFO (TRUE) or FIFO */
     gboolean local_bw_aware;         /* collective-optimization localBWAware (TRUE) or baseline */
+    gboolean coll_opt_unset;         /* the system file left collective-optimization out */
     SsimTime endpoint_delay;         /* endpoint-delay, ns */
     guint active_chunks_per_dim;     /* active-chunks-per-dimension */
     guint splits;                    /* preferred-dataset-splits */
@@ -125,6 +147,10 @@ typedef struct {
     double peak_tflops;              /* peak-perf, TFLOP/s */
     guint n_impl[SSIM_ASTRA_N_COLL]; /* implementations given per dimension, per collective */
     SsimAstraImpl impl[SSIM_ASTRA_N_COLL][SSIM_ASTRA_MAX_DIMS];
+    /* Custom implementations: the trace set's prefix as the system file gives it (owned; NULL:
+     * the native ones above), and the set, which the caller loads (borrowed). */
+    char *custom_path[SSIM_ASTRA_N_COLL];
+    SsimAstraCustom custom[SSIM_ASTRA_N_COLL];
 } SsimAstraConfig;
 
 /*
@@ -135,6 +161,13 @@ typedef struct {
  * 900 TFLOP/s.
  */
 void ssim_astra_config_init(SsimAstraConfig *cfg);
+
+/* The system file's key of a custom implementation: "all-reduce-implementation-custom", ... */
+const char *ssim_astra_custom_key(SsimAstraColl t);
+
+/* Frees what the configuration owns (the custom implementations' paths). */
+void ssim_astra_config_clear(SsimAstraConfig *cfg);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimAstraConfig, ssim_astra_config_clear)
 
 /*
  * Reads ASTRA-sim's network YAML at `path` into cfg's network.  The reader takes the flat subset
@@ -148,8 +181,11 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
  * Reads ASTRA-sim's system JSON at `path` into cfg's system fields, as ASTRA-sim reads it: a key
  * the file leaves out takes ASTRA-sim's own value (roofline-enabled 0, peak-perf and local-mem-bw
  * 0, endpoint-delay 10, active-chunks-per-dimension 1; an implementation key left out keeps
- * cfg's), and scheduling-policy, collective-optimization and preferred-dataset-splits, which
- * ASTRA-sim leaves unset without them, are required.  Keys ASTRA-sim reads that change nothing
+ * cfg's), and scheduling-policy and preferred-dataset-splits, which ASTRA-sim leaves unset
+ * without them, are required; collective-optimization, which only a native all-reduce reads, may
+ * be left out (coll_opt_unset: such an all-reduce is then an error).  A custom implementation's
+ * key is a list of one trace-set prefix, kept as given in custom_path (the file says every custom
+ * implementation: those of cfg are dropped).  Keys ASTRA-sim reads that change nothing
  * in this model (boost-mode, trace-enabled, ...) are accepted; values this model does not
  * implement are errors naming path: and the key.
  */
@@ -167,6 +203,7 @@ typedef struct {
     guint64 n_mem;            /* memory nodes run in no time */
     guint64 n_metadata;       /* metadata and invalid nodes skipped on the comm slot */
     guint64 n_broadcast;      /* broadcasts run in 1 ns */
+    guint64 n_custom;         /* collectives run by a custom implementation */
     SsimTime rank_finish_max; /* the last rank's finish: ASTRA-sim's "sys[i] finished" max */
     SsimTime rank_finish_min; /* the first rank's finish */
 } SsimAstraStats;
@@ -176,7 +213,10 @@ typedef struct {
  * above.  `node_ids` gives each op's Chakra node id (SsimChakraOptions.keep_node_ids), which the
  * issue rule orders by; NULL uses the op index within its rank.  A configuration without a
  * network gets one Switch of all ranks (400 GB/s, 936.25 ns); otherwise its NPUs must equal the
- * graph's ranks.  Returns the timeline (start and end of every op; ready = start) or NULL with
+ * graph's ranks.  Each custom implementation cfg names (custom_path) must have its set in
+ * cfg->custom, loaded as the graph is (node ids kept); the timeline holds the workload's ops
+ * only (a custom collective is one op, its trace's nodes are not shown).  Returns the timeline
+ * (start and end of every op; ready = start) or NULL with
  * `error` set: a configuration the model does not implement or that does not fit the graph
  * (SSIM_CONFIG_ERROR), a run that stalls with ops unfinished (SSIM_RUN_ERROR_DEADLOCK, naming
  * one), or the limits (SSIM_RUN_ERROR_LIMIT).  `stats` may be NULL.

@@ -136,6 +136,44 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     return graph;
 }
 
+/* The trace sets of the system file's custom implementations, with their node ids. */
+typedef struct {
+    SsimGraph *graph[SSIM_ASTRA_N_COLL];
+    GArray *ids[SSIM_ASTRA_N_COLL];
+} CustomSets;
+
+static void custom_sets_clear(CustomSets *c)
+{
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
+        g_clear_pointer(&c->graph[t], ssim_graph_free);
+        g_clear_pointer(&c->ids[t], g_array_unref);
+    }
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CustomSets, custom_sets_clear)
+
+/* Loads the trace sets of the system file's custom implementations into `cfg`: a prefix is
+ * read as ASTRA-sim reads it, from the current directory, else from the bundled data. */
+static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs, CustomSets *sets,
+                            GError **error)
+{
+    SsimGraph **graphs = sets->graph;
+    GArray **ids = sets->ids;
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
+        if (!cfg->custom_path[t])
+            continue;
+        g_autofree char *prefix = g_strdup(cfg->custom_path[t]);
+        ssim_cli_resolve_input(VERB, &prefix, ".0.et");
+        LoadRules rules = {0};
+        graphs[t] = load_chakra(prefix, NULL, jobs, &rules, FALSE, FALSE, &ids[t], error);
+        if (graphs[t] == NULL) {
+            g_prefix_error(error, "%s: %s: ", system, ssim_astra_custom_key((SsimAstraColl)t));
+            return FALSE;
+        }
+        cfg->custom[t] = (SsimAstraCustom){graphs[t], (const guint64 *)ids[t]->data};
+    }
+    return TRUE;
+}
+
 /* Sizes `cluster` for `ranks` GPUs when it has fewer and --nodes did not say how many. */
 static int fit_cluster(SsimCluster *cluster, guint32 ranks, gboolean nodes_given)
 {
@@ -388,11 +426,14 @@ int ssim_verb_replay(int argc, char **argv)
                                           "--astra-network and --astra-system; --cluster, "
                                           "--network, --profile, --link-bw, --alpha, --tflops "
                                           "and --hbm-gbps do not apply");
-    SsimAstraConfig astra_cfg;
+    g_auto(SsimAstraConfig) astra_cfg;
     ssim_astra_config_init(&astra_cfg);
     if (astra_network && !ssim_astra_config_read_network(&astra_cfg, astra_network, &error))
         return ssim_cli_runtime_error(error);
     if (astra_system && !ssim_astra_config_read_system(&astra_cfg, astra_system, &error))
+        return ssim_cli_runtime_error(error);
+    g_auto(CustomSets) custom = {{NULL}, {NULL}};
+    if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);
     g_autoptr(GArray) node_ids = NULL;
 
@@ -486,6 +527,9 @@ int ssim_verb_replay(int argc, char **argv)
                 as->n_collectives, as->n_chunks, as->n_messages, as->n_skipped);
         if (as->n_metadata)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " metadata nodes skipped", as->n_metadata);
+        if (as->n_custom)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " collectives by custom implementations",
+                    as->n_custom);
         if (as->n_broadcast)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " broadcasts taken as 1 ns", as->n_broadcast);
         if (as->n_mem)

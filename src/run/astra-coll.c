@@ -25,11 +25,6 @@ static const Phase *cur_phase(Replay *R, const Stream *s)
     return &g_array_index(R->phases, Phase, s->first_phase + (guint)s->cur);
 }
 
-static guint32 ring_member(const Phase *p, guint32 k)
-{
-    return p->members ? p->members[k] : p->base + k * p->offset;
-}
-
 static guint32 ring_next(const Phase *p, guint32 k, gboolean clockwise)
 {
     return clockwise ? (k + 1) % p->n : (k + p->n - 1) % p->n;
@@ -160,19 +155,17 @@ static void insert_packet(Replay *R, guint32 sid, Stream *s, const Phase *p)
     s->nonzero_lat--;
 }
 
-static void proceed(Replay *R, guint32 sid);
-
 /* Ring::ready: sends the front packet and posts its receive. */
 static gboolean ready(Replay *R, guint32 sid, Stream *s, const Phase *p)
 {
     if (s->packets->len == s->packets_head || s->stream_count == 0 || s->free_packets == 0)
         return FALSE;
     Packet pkt = g_array_index(s->packets, Packet, s->packets_head);
-    guint32 dest = ring_member(p, pkt.dest), src = ring_member(p, pkt.src);
+    guint32 dest = astra_phase_member(p, pkt.dest), src = astra_phase_member(p, pkt.src);
     MatchKey out = {.tag = s->tag, .size = pkt.size, .src = s->rank, .dst = dest, .coll = 1};
-    astra_net_send(R, &out, SSIM_NONE);
+    astra_net_send(R, &out, (Callback){CB_NONE, 0, 0});
     MatchKey in = {.tag = s->tag, .size = pkt.size, .src = src, .dst = s->rank, .coll = 1};
-    astra_net_recv(R, &in, sid);
+    astra_net_recv(R, &in, (Callback){CB_STREAM, sid, 0});
     /* Ring::reduce -> process_stream_count. */
     if (s->remained_msg > 0)
         s->remained_msg--;
@@ -194,7 +187,7 @@ static gboolean ready(Replay *R, guint32 sid, Stream *s, const Phase *p)
 static gboolean iteratable(Replay *R, guint32 sid, Stream *s)
 {
     if (s->stream_count == 0 && s->free_packets == s->parallel_reduce) {
-        proceed(R, sid);
+        astra_stream_proceed(R, sid);
         return FALSE;
     }
     return TRUE;
@@ -243,6 +236,10 @@ static void stream_init(Replay *R, guint32 sid)
     Stream *s = stream_at(R, sid);
     s->initialized = TRUE;
     const Phase *p = cur_phase(R, s);
+    if (p->algo == ALGO_CUSTOM) { /* CustomAlgorithm::run */
+        astra_custom_start(R, sid, p->type, p->pos);
+        return;
+    }
     for (int i = 0; i < s->parallel_reduce; i++)
         insert_packet(R, sid, s, p);
 }
@@ -284,7 +281,7 @@ static void queue_remove(Queue *q, guint32 sid)
 }
 
 /* Sys::proceed_to_next_vnet_baseline: the stream leaves its phase for the next, or dies. */
-static void proceed(Replay *R, guint32 sid)
+void astra_stream_proceed(Replay *R, guint32 sid)
 {
     Stream *s = stream_at(R, sid);
     Rank *rk = &R->ranks[s->rank];
@@ -311,7 +308,8 @@ static void proceed(Replay *R, guint32 sid)
     s->cur++;
     s->initialized = FALSE;
     const Phase *p = cur_phase(R, s);
-    algo_init(s, p);
+    if (p->algo != ALGO_CUSTOM)
+        algo_init(s, p);
     Queue *q = &rk->queues[p->queue];
     queue_insert(R, q, sid);
     if (prev) {
@@ -437,6 +435,52 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
     return R->phases->len - before;
 }
 
+/* Sys::generate_collective's custom branch: one stream of one phase on the rank's first queue,
+ * whose algorithm replays the rank's position in the custom trace set. */
+static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
+                             const guint32 *members, guint n_members, gint64 pri, guint32 *counter,
+                             GError **error)
+{
+    const CustomSet *set = &R->custom[type];
+    if (set->n_pos != n_members) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: a collective of %u ranks, and its custom "
+                    "implementation %s has %u positions (ASTRA-sim reads position k's trace "
+                    "PREFIX.k.et for the k-th rank of the group)",
+                    rank, n_members, R->cfg.custom_path[type], set->n_pos);
+        return FALSE;
+    }
+    Phase p = {0};
+    p.type = (guint8)type;
+    p.algo = ALGO_CUSTOM;
+    p.n = n_members;
+    /* CommunicatorGroup: the rank's position is its index among the sorted members, and the
+     * peer at position k is the group's k-th member in file order.  (Without a process group
+     * ASTRA-sim uses the rank and the peer's number as they are: the same, as the loader's group
+     * of every rank is 0, 1, ... in order.) */
+    p.members = members;
+    for (guint i = 0; i < n_members; i++)
+        p.pos += members[i] < rank;
+    g_array_append_val(R->phases, p);
+    Stream *s = g_new0(Stream, 1);
+    s->rank = rank;
+    s->op = op;
+    s->tag = (*counter)++;
+    s->priority = pri;
+    s->first_phase = R->phases->len - 1;
+    s->n_phases = 1;
+    s->cur = -1;
+    s->run = SSIM_NONE;
+    guint32 sid = R->streams->len;
+    g_ptr_array_add(R->streams, s);
+    R->stats.n_collectives++;
+    R->stats.n_custom++;
+    R->stats.n_chunks++;
+    R->chunks_left[op] = 1;
+    astra_stream_proceed(R, sid);
+    return TRUE;
+}
+
 gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
 {
     const SsimOp *o = &R->ops[op];
@@ -478,6 +522,19 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
             }
     guint n_members;
     const guint32 *members = ssim_graph_group_ranks(R->graph, o->group, &n_members);
+    Rank *rk = &R->ranks[rank];
+    gint64 pri = c->lifo ? rk->priority_counter++ : rk->priority_counter--;
+    guint32 *counter = &R->group_streams[(gsize)o->group * R->n_ranks + rank];
+    if (R->custom[type].graph)
+        return custom_issue(R, rank, op, type, members, n_members, pri, counter, error);
+    if (type == CT_AR && c->coll_opt_unset) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: an all-reduce, which ASTRA-sim's native "
+                    "implementations split by collective-optimization, and the system file leaves "
+                    "it unset",
+                    rank);
+        return FALSE;
+    }
     Phase group_ring = {0};
     gboolean whole = n_members == R->n_ranks;
     if (!whole) {
@@ -501,9 +558,6 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
                     rank, o->bytes, c->splits);
         return FALSE;
     }
-    Rank *rk = &R->ranks[rank];
-    gint64 pri = c->lifo ? rk->priority_counter++ : rk->priority_counter--;
-    guint32 *counter = &R->group_streams[(gsize)o->group * R->n_ranks + rank];
     R->stats.n_collectives++;
     guint count = 0;
     GArray *made = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -521,6 +575,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         s->first_phase = first;
         s->n_phases = n;
         s->cur = -1;
+        s->run = SSIM_NONE;
         s->packets = g_array_new(FALSE, FALSE, sizeof(Packet));
         guint32 sid = R->streams->len;
         g_ptr_array_add(R->streams, s);
@@ -538,7 +593,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     /* Each stream enters the ready list and is scheduled at once (the scheduler's thresholds
      * are unbounded): proceed to its first phase. */
     for (guint i = 0; i < made->len; i++)
-        proceed(R, g_array_index(made, guint32, i));
+        astra_stream_proceed(R, g_array_index(made, guint32, i));
     g_array_unref(made);
     return TRUE;
 }

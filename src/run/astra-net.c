@@ -132,7 +132,7 @@ static guint32 msg_new(Replay *R)
     }
     Msg *x = msg_at(R, m);
     memset(x, 0, sizeof *x);
-    x->send_op = x->recv_cb = x->next = SSIM_NONE;
+    x->next = SSIM_NONE;
     return m;
 }
 
@@ -173,26 +173,23 @@ static guint32 match_post(Replay *R, const MatchKey *key, gboolean send_side, gb
 }
 
 /* Sys::sim_send -> CongestionUnawareNetworkApi::sim_send: the transfer starts now. */
-void astra_net_send(Replay *R, const MatchKey *key, guint32 send_op)
+void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
 {
     gboolean found;
     guint32 m = match_post(R, key, TRUE, &found);
-    Msg *x = msg_at(R, m);
-    x->send_op = send_op;
-    x->coll = (guint8)key->coll;
+    msg_at(R, m)->sent = sent;
     R->stats.n_messages++;
     SsimTime at = ssim_engine_now(R->engine) + astra_net_delay(R, key->src, key->dst, key->size);
     ssim_engine_schedule(R->engine, at, EV_ARRIVE, m, 0);
 }
 
 /* CommonNetworkApi::sim_recv: completes at the arrival, or at once when it has arrived. */
-void astra_net_recv(Replay *R, const MatchKey *key, guint32 cb)
+void astra_net_recv(Replay *R, const MatchKey *key, Callback cb)
 {
     gboolean found;
     guint32 m = match_post(R, key, FALSE, &found);
     Msg *x = msg_at(R, m);
-    x->recv_cb = cb;
-    x->coll = (guint8)key->coll;
+    x->recv = cb;
     if (found && x->arrived)
         ssim_engine_schedule(R->engine, ssim_engine_now(R->engine), EV_RECV, m, 0);
 }
@@ -203,22 +200,31 @@ void astra_send_issue(Replay *R, guint32 op)
 {
     const SsimOp *o = &R->ops[op];
     MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->rank, .dst = o->peer, .coll = 0};
-    astra_net_send(R, &key, op);
+    astra_net_send(R, &key, (Callback){CB_OP, op, 0});
 }
 
 void astra_recv_issue(Replay *R, guint32 op)
 {
     const SsimOp *o = &R->ops[op];
     MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->peer, .dst = o->rank, .coll = 0};
-    astra_net_recv(R, &key, op);
+    astra_net_recv(R, &key, (Callback){CB_OP, op, 0});
 }
 
-static void recv_done(Replay *R, const Msg *x)
+static void serve(Replay *R, Callback cb)
 {
-    if (x->coll)
-        astra_coll_received(R, x->recv_cb);
-    else
-        astra_op_finished(R, x->recv_cb);
+    switch (cb.kind) {
+    case CB_OP:
+        astra_op_finished(R, cb.a);
+        break;
+    case CB_STREAM:
+        astra_coll_received(R, cb.a);
+        break;
+    case CB_CUSTOM:
+        astra_custom_done(R, cb.a, cb.b);
+        break;
+    default:
+        break;
+    }
 }
 
 /* CommonNetworkApi::process_chunk_arrival: the sender's handler, then the receiver's when its
@@ -227,23 +233,21 @@ void astra_on_arrive(Replay *R, guint32 m)
 {
     Msg *x = msg_at(R, m);
     x->arrived = TRUE;
-    guint32 send_op = x->send_op;
-    gboolean both = x->recv_cb != SSIM_NONE;
-    if (send_op != SSIM_NONE)
-        astra_op_finished(R, send_op);
+    Callback sent = x->sent;
+    gboolean both = x->recv.kind != CB_NONE;
+    serve(R, sent);
     if (both) {
-        x = msg_at(R, m);
-        Msg copy = *x;
+        Callback recv = msg_at(R, m)->recv;
         msg_free(R, m);
-        recv_done(R, &copy);
+        serve(R, recv);
     }
 }
 
 void astra_on_recv(Replay *R, guint32 m)
 {
-    Msg copy = *msg_at(R, m);
+    Callback recv = msg_at(R, m)->recv;
     msg_free(R, m);
-    recv_done(R, &copy);
+    serve(R, recv);
 }
 
 void astra_net_clear(Replay *R)

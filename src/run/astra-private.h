@@ -18,8 +18,13 @@ enum {
     EV_ARRIVE,  /* a = message: a transfer reaches its destination */
     EV_RECV,    /* a = message: a receive posted after its message arrived completes */
     EV_BUNDLE,  /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
+    EV_CUSTOM,  /* a = custom run, b = op of its trace: a compute node of a custom implementation
+                   ends */
     EV_N
 };
+
+/* Phase.algo of a custom implementation (after SsimAstraAlgo's values). */
+#define ALGO_CUSTOM SSIM_ASTRA_ALGO_N
 
 /* Issue classes: each but CLS_FREE is one slot per rank. */
 enum { CLS_COMP, CLS_CPU, CLS_COMM, CLS_FREE, CLS_N };
@@ -42,6 +47,12 @@ typedef struct {
     guint64 msg_size;
 } Phase;
 
+/* Member k of a phase's ring. */
+static inline guint32 astra_phase_member(const Phase *p, guint32 k)
+{
+    return p->members ? p->members[k] : p->base + k * p->offset;
+}
+
 /* A message waiting to be sent: ring indices of its destination and source, and its size. */
 typedef struct {
     guint32 dest, src;
@@ -56,6 +67,7 @@ typedef struct {
     gint64 priority;
     guint32 first_phase, n_phases; /* in Replay.phases */
     gint32 cur;                    /* the current phase, -1 before the first */
+    guint32 run;                   /* a custom phase's run (Replay.runs), else SSIM_NONE */
     gboolean initialized, dead;
     /* Ring / AllToAll state (Ring.cc's fields). */
     gint64 stream_count, max_count;
@@ -70,14 +82,47 @@ typedef struct {
     guint packets_head;
 } Stream;
 
+/* Who is told when a side of a message is served. */
+enum {
+    CB_NONE,   /* nobody (a collective step's send) */
+    CB_OP,     /* a = a send or receive op of the trace, which ends */
+    CB_STREAM, /* a = a collective's stream, whose step's message has arrived */
+    CB_CUSTOM  /* a = a custom run, b = the send or receive of its trace that ends */
+};
+
 typedef struct {
-    guint8 coll;       /* a collective's step (recv_cb is a stream) */
+    guint8 kind;
+    guint32 a, b;
+} Callback;
+
+typedef struct {
     guint8 arrived;    /* the transfer has reached its destination */
     guint8 first_send; /* the send was posted first (it waits in the match queue) */
-    guint32 send_op;   /* p2p: the send op, else SSIM_NONE */
-    guint32 recv_cb;   /* p2p: the receive op; collectives: the stream; SSIM_NONE: none yet */
+    Callback sent;     /* the sender's side, served at the arrival */
+    Callback recv;     /* the receiver's side (kind CB_NONE: not posted yet) */
     guint32 next;      /* the next message in its match queue, or in the free list */
 } Msg;
+
+/* A custom implementation's trace set, indexed for the replay (astra-custom.c); op indices are
+ * the set's graph's. */
+typedef struct {
+    const SsimGraph *graph;
+    const SsimOp *ops;
+    const guint64 *node_ids;    /* NULL: the op's index within its rank */
+    guint n_pos;                /* positions: the set's ranks */
+    guint32 *pos_first;         /* n_pos + 1: position p's ops are order[pos_first[p] ...] */
+    guint32 *order;             /* ops by position, ascending node id */
+    guint32 *local;             /* per op: its index within its position's run of order */
+    guint32 *succ_first, *succ; /* explicit successors (CSR), ascending node id */
+} CustomSet;
+
+/* One custom collective running on one rank: its position's trace. */
+typedef struct {
+    guint32 stream;   /* the collective's stream */
+    guint32 set;      /* SsimAstraColl: which custom set */
+    guint32 left;     /* ops not finished */
+    guint32 *pending; /* per op of the position (local index): dependencies not finished */
+} CustomRun;
 
 /* A dimension's queue on one rank: ASTRA-sim's active_Streams[q] and running_streams[q]. */
 typedef struct {
@@ -120,7 +165,10 @@ struct Replay {
     guint32 free_msg;
     AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
     guint match_cap, match_used;
-    GArray *deferred; /* ops freed during a walk */
+    CustomSet custom[SSIM_ASTRA_N_COLL]; /* graph NULL: native */
+    GArray *runs;                        /* CustomRun */
+    GArray *freed;                       /* scratch: a custom run's ops freed by one op */
+    GArray *deferred;                    /* ops freed during a walk */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
@@ -129,6 +177,8 @@ struct Replay {
 
 /* Issue rules (astra-replay.c). */
 void astra_op_finished(Replay *R, guint32 op);
+/* Stops the run with `error` (taken), unless an earlier error did. */
+void astra_fail(Replay *R, GError *error);
 
 /* Collectives (astra-coll.c). */
 gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error);
@@ -144,10 +194,10 @@ typedef struct {
 } MatchKey;
 
 SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
-/* Starts a transfer now (the sender's side: `send_op` ends at its arrival, SSIM_NONE: none). */
-void astra_net_send(Replay *R, const MatchKey *key, guint32 send_op);
-/* Posts a receive: `cb` (a receive op, or a stream when key->coll) is served at the arrival. */
-void astra_net_recv(Replay *R, const MatchKey *key, guint32 cb);
+/* Starts a transfer now; `sent` is served at its arrival. */
+void astra_net_send(Replay *R, const MatchKey *key, Callback sent);
+/* Posts a receive; `cb` is served at the arrival, or now if it has arrived. */
+void astra_net_recv(Replay *R, const MatchKey *key, Callback cb);
 void astra_send_issue(Replay *R, guint32 op);
 void astra_recv_issue(Replay *R, guint32 op);
 void astra_on_arrive(Replay *R, guint32 msg);
@@ -156,3 +206,13 @@ void astra_net_clear(Replay *R);
 /* `bundle`: the bundle's bytes << 1 | 1 when it still needs its reduction. */
 void astra_on_bundle(Replay *R, guint32 stream, guint64 bundle);
 void astra_coll_clear(Replay *R);
+/* Proceeds a stream whose phase is over (Sys::proceed_to_next_vnet_baseline). */
+void astra_stream_proceed(Replay *R, guint32 sid);
+
+/* Custom implementations (astra-custom.c). */
+gboolean astra_custom_build(Replay *R, GError **error);
+/* Starts stream `sid`'s custom run (CustomAlgorithm::run): position `pos` of set `set`. */
+void astra_custom_start(Replay *R, guint32 sid, guint32 set, guint32 pos);
+/* Op `op` of custom run `run` has ended (CustomAlgorithm::call). */
+void astra_custom_done(Replay *R, guint32 run, guint32 op);
+void astra_custom_clear(Replay *R);

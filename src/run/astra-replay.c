@@ -154,7 +154,7 @@ void astra_op_finished(Replay *R, guint32 op)
     finish(R, op, TRUE);
 }
 
-static void fail(Replay *R, GError *error)
+void astra_fail(Replay *R, GError *error)
 {
     if (!R->error)
         R->error = error;
@@ -197,7 +197,7 @@ static void issue(Replay *R, guint32 rank, guint32 op)
     }
     case SSIM_OP_COLLECTIVE:
         if (!astra_coll_issue(R, rank, op, &error))
-            fail(R, error);
+            astra_fail(R, error);
         break;
     case SSIM_OP_SEND:
         astra_send_issue(R, op);
@@ -259,6 +259,12 @@ static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_da
 {
     (void)engine;
     astra_on_bundle(user_data, (guint32)a, b);
+}
+
+static void on_custom(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine;
+    astra_custom_done(user_data, (guint32)a, (guint32)b);
 }
 
 /* ---- set-up and the run ---- */
@@ -393,6 +399,7 @@ static gboolean build(Replay *R, GError **error)
 
 static void replay_clear(Replay *R)
 {
+    astra_custom_clear(R);
     astra_coll_clear(R);
     astra_net_clear(R);
     if (R->ranks) {
@@ -454,7 +461,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     R.tl->end = g_new(SsimTime, MAX(n, 1u));
     for (guint32 i = 0; i < n; i++)
         R.tl->end[i] = -1;
-    if (!build(&R, error))
+    if (!build(&R, error) || !astra_custom_build(&R, error))
         goto done;
     R.group_streams = g_new0(guint32, (gsize)MAX(ssim_graph_n_groups(graph), 1u) * R.n_ranks);
     R.phases = g_array_new(FALSE, FALSE, sizeof(Phase));
@@ -466,6 +473,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     ssim_engine_register(R.engine, on_arrive, &R);
     ssim_engine_register(R.engine, on_recv, &R);
     ssim_engine_register(R.engine, on_bundle, &R);
+    ssim_engine_register(R.engine, on_custom, &R);
     /* Workload::fire, rank by rank. */
     for (guint r = 0; r < R.n_ranks && !R.error; r++)
         walk(&R, r);

@@ -33,10 +33,19 @@ static const char *const algo_names[] = {
 #undef SSIM_X
 };
 
-/* The system file's keys for SsimAstraColl, in order. */
+/* The system file's keys for SsimAstraColl, in order, and their custom forms. */
 static const char *const impl_keys[SSIM_ASTRA_N_COLL] = {
     "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
     "all-to-all-implementation"};
+static const char *const custom_keys[SSIM_ASTRA_N_COLL] = {
+    "all-reduce-implementation-custom", "all-gather-implementation-custom",
+    "reduce-scatter-implementation-custom", "all-to-all-implementation-custom"};
+
+const char *ssim_astra_custom_key(SsimAstraColl t)
+{
+    g_return_val_if_fail((int)t >= 0 && t < SSIM_ASTRA_N_COLL, NULL);
+    return custom_keys[t];
+}
 
 void ssim_astra_config_init(SsimAstraConfig *cfg)
 {
@@ -52,6 +61,14 @@ void ssim_astra_config_init(SsimAstraConfig *cfg)
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
         cfg->n_impl[t] = 1;
         cfg->impl[t][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
+    }
+}
+
+void ssim_astra_config_clear(SsimAstraConfig *cfg)
+{
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
+        g_clear_pointer(&cfg->custom_path[t], g_free);
+        cfg->custom[t] = (SsimAstraCustom){NULL, NULL};
     }
 }
 
@@ -394,8 +411,62 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
     return TRUE;
 }
 
+/* A custom implementation's key: a list of exactly one trace-set prefix (CollectiveImplLookup
+ * throws on any other length: one trace covers every dimension). */
+static gboolean read_custom(SsimAstraConfig *c, int t, JsonNode *node, const char *path,
+                            const char *key, GError **error)
+{
+    JsonArray *a = JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+    const char *prefix =
+        a && json_array_get_length(a) == 1 ? json_str(json_array_get_element(a, 0)) : NULL;
+    if (prefix == NULL || prefix[0] == '\0') {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %s: expected a list of one Chakra trace-set prefix (one trace covers "
+                    "every dimension, as ASTRA-sim requires)",
+                    path, key);
+        return FALSE;
+    }
+    c->custom_path[t] = g_strdup(prefix);
+    return TRUE;
+}
+
+static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const char *path,
+                            GError **error);
+
 gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error)
 {
+    /* Read into a copy whose custom implementations start empty (the file says all of them, as
+     * in ASTRA-sim), so that a failure leaves cfg as it was and frees only what it read. */
+    SsimAstraConfig c;
+    if (!read_system(cfg, &c, path, error)) {
+        ssim_astra_config_clear(&c);
+        return FALSE;
+    }
+    ssim_astra_config_clear(cfg);
+    *cfg = c;
+    return TRUE;
+}
+
+static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const char *path,
+                            GError **error)
+{
+    /* A key the file leaves out takes ASTRA-sim's own value (Sys::Sys), not this reader's
+     * defaults: the roofline off, peak-perf and local-mem-bw 0, endpoint-delay 10, one active
+     * chunk.  Two that Sys::Sys leaves unset are required (without preferred-dataset-splits
+     * ASTRA-sim divides by zero); collective-optimization is read only by a native all-reduce,
+     * which is refused when the file leaves it out. */
+    *out = *cfg;
+    SsimAstraConfig *c = out;
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
+        c->custom_path[t] = NULL;
+        c->custom[t] = (SsimAstraCustom){NULL, NULL};
+    }
+    c->roofline = FALSE;
+    c->peak_tflops = 0;
+    c->local_mem_bw_gbps = 0;
+    c->endpoint_delay = 10;
+    c->active_chunks_per_dim = 1;
+    c->coll_opt_unset = TRUE;
     g_autoptr(JsonParser) parser =
         ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
     if (parser == NULL)
@@ -406,16 +477,6 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                     "%s: expected a JSON object of system settings", path);
         return FALSE;
     }
-    /* A key the file leaves out takes ASTRA-sim's own value (Sys::Sys), not this reader's
-     * defaults: the roofline off, peak-perf and local-mem-bw 0, endpoint-delay 10, one active
-     * chunk.  The three that Sys::Sys leaves unset are required (without preferred-dataset-splits
-     * ASTRA-sim divides by zero). */
-    SsimAstraConfig c = *cfg;
-    c.roofline = FALSE;
-    c.peak_tflops = 0;
-    c.local_mem_bw_gbps = 0;
-    c.endpoint_delay = 10;
-    c.active_chunks_per_dim = 1;
     JsonObject *o = json_node_get_object(root);
     g_autoptr(GList) members = json_object_get_members(o);
     members = g_list_sort(members, (GCompareFunc)strcmp);
@@ -433,7 +494,7 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                             path);
                 return FALSE;
             }
-            c.lifo = strcmp(s, "LIFO") == 0;
+            c->lifo = strcmp(s, "LIFO") == 0;
         } else if (strcmp(key, "collective-optimization") == 0) {
             s = json_str(v);
             if (!s || (strcmp(s, "baseline") != 0 && strcmp(s, "localBWAware") != 0)) {
@@ -443,29 +504,30 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                             path);
                 return FALSE;
             }
-            c.local_bw_aware = strcmp(s, "localBWAware") == 0;
+            c->local_bw_aware = strcmp(s, "localBWAware") == 0;
+            c->coll_opt_unset = FALSE;
         } else if (strcmp(key, "endpoint-delay") == 0) {
             if (!json_int(v, path, key, 0, G_MAXINT32, &i, error))
                 return FALSE;
-            c.endpoint_delay = i;
+            c->endpoint_delay = i;
         } else if (strcmp(key, "active-chunks-per-dimension") == 0) {
             if (!json_int(v, path, key, 1, 1000000, &i, error))
                 return FALSE;
-            c.active_chunks_per_dim = (guint)i;
+            c->active_chunks_per_dim = (guint)i;
         } else if (strcmp(key, "preferred-dataset-splits") == 0) {
             if (!json_int(v, path, key, 1, 1000000, &i, error))
                 return FALSE;
-            c.splits = (guint)i;
+            c->splits = (guint)i;
         } else if (strcmp(key, "local-mem-bw") == 0) {
-            if (!json_num(v, path, key, &c.local_mem_bw_gbps, error))
+            if (!json_num(v, path, key, &c->local_mem_bw_gbps, error))
                 return FALSE;
         } else if (strcmp(key, "peak-perf") == 0) {
-            if (!json_num(v, path, key, &c.peak_tflops, error))
+            if (!json_num(v, path, key, &c->peak_tflops, error))
                 return FALSE;
         } else if (strcmp(key, "roofline-enabled") == 0) {
             if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
                 return FALSE;
-            c.roofline = i != 0;
+            c->roofline = i != 0;
         } else if (strcmp(key, "replay-only") == 0 || strcmp(key, "model-shared-bus") == 0) {
             if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
                 return FALSE;
@@ -474,20 +536,27 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                             "%s: %s: only 0 is modelled by --semantics astra", path, key);
                 return FALSE;
             }
-        } else if (g_str_has_suffix(key, "-implementation-custom") ||
-                   strcmp(key, "per-node-custom-implementation") == 0) {
+        } else if (strcmp(key, "per-node-custom-implementation") == 0) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %s: custom collective implementations are not modelled by "
-                        "--semantics astra",
+                        "%s: %s: custom implementations per workload node are not modelled by "
+                        "--semantics astra (the <collective>-implementation-custom keys are)",
                         path, key);
             return FALSE;
         } else {
-            int t = -1;
-            for (int k = 0; k < SSIM_ASTRA_N_COLL; k++)
+            int t = -1, custom = -1;
+            for (int k = 0; k < SSIM_ASTRA_N_COLL; k++) {
                 if (strcmp(key, impl_keys[k]) == 0)
                     t = k;
+                if (strcmp(key, custom_keys[k]) == 0)
+                    custom = k;
+            }
             if (t >= 0) {
-                if (!read_impl(&c, t, v, path, error))
+                if (!read_impl(c, t, v, path, error))
+                    return FALSE;
+                continue;
+            }
+            if (custom >= 0) {
+                if (!read_custom(c, custom, v, path, key, error))
                     return FALSE;
                 continue;
             }
@@ -517,8 +586,7 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
             }
         }
     }
-    static const char *const required[] = {"scheduling-policy", "collective-optimization",
-                                           "preferred-dataset-splits"};
+    static const char *const required[] = {"scheduling-policy", "preferred-dataset-splits"};
     for (guint k = 0; k < G_N_ELEMENTS(required); k++)
         if (!json_object_has_member(o, required[k])) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -527,7 +595,6 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
                         path, required[k]);
             return FALSE;
         }
-    *cfg = c;
     return TRUE;
 }
 
@@ -555,8 +622,11 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
         }
     }
     g_string_append_printf(s, "scheduling-policy: %s\n", c->lifo ? "LIFO" : "FIFO");
-    g_string_append_printf(s, "collective-optimization: %s\n",
-                           c->local_bw_aware ? "localBWAware" : "baseline");
+    if (c->coll_opt_unset)
+        g_string_append(s, "# collective-optimization: unset (a native all-reduce is refused)\n");
+    else
+        g_string_append_printf(s, "collective-optimization: %s\n",
+                               c->local_bw_aware ? "localBWAware" : "baseline");
     g_string_append_printf(s, "endpoint-delay: %" G_GINT64_FORMAT "\n", c->endpoint_delay);
     g_string_append_printf(s, "active-chunks-per-dimension: %u\n", c->active_chunks_per_dim);
     g_string_append_printf(s, "preferred-dataset-splits: %u\n", c->splits);
@@ -575,6 +645,9 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
         }
         g_string_append(s, " ]\n");
     }
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
+        if (c->custom_path[t])
+            g_string_append_printf(s, "%s: [ %s ]\n", custom_keys[t], c->custom_path[t]);
     g_string_append_printf(s, "local-mem-bw: %g\n", c->local_mem_bw_gbps);
     g_string_append_printf(s, "roofline-enabled: %d\n", c->roofline ? 1 : 0);
     g_string_append_printf(s, "peak-perf: %g\n", c->peak_tflops);

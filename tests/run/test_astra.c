@@ -547,3 +547,308 @@ Test(astra, metadata_node_defers_its_dependents)
     g_unlink(path);
     g_rmdir(dir);
 }
+
+/* ---- custom collective implementations ---- */
+
+/*
+ * A custom implementation of two positions, by hand: position 0 sends 1000 bytes (tag 5) to
+ * position 1, receives 500 bytes (tag 6) from it and then reduces for 50 ns; position 1 receives
+ * the 1000 bytes, then sends the 500.  The workload's all-reduce runs on the group [1, 3] of four
+ * ranks after a compute node of 1000 ns on rank 1 and 3000 ns on rank 3 (roofline: 1 op a ns).
+ * On machine(4) a message of b bytes takes 200 + b ns.  Rank 1 (position 0) sends at 1000, the
+ * message is there at 2200; rank 3 (position 1) posts its receive at 3000, which completes at
+ * once, and sends back: there at 3700, when rank 3's collective ends (its last node, the send,
+ * ended); rank 1's receive completes at 3700 and its reduction ends the collective at 3750.
+ * The workload's own size (4000) plays no part.
+ */
+static SsimGraph *two_position_custom(Builder *cb)
+{
+    *cb = builder_new(2);
+    SsimOpSpec s0 = p2p(SSIM_OP_SEND, 1, 1000);
+    s0.tag = 5;
+    add(cb, 0, 0, s0, NULL, 0);
+    SsimOpSpec r0 = p2p(SSIM_OP_RECV, 1, 500);
+    r0.tag = 6;
+    guint32 rcv = add(cb, 0, 1, r0, NULL, 0);
+    SsimOpSpec red = comp(0, 0);
+    red.duration = 50;
+    add(cb, 0, 2, red, &rcv, 1);
+    SsimOpSpec r1 = p2p(SSIM_OP_RECV, 0, 1000);
+    r1.tag = 5;
+    guint32 first = add(cb, 1, 0, r1, NULL, 0);
+    SsimOpSpec s1 = p2p(SSIM_OP_SEND, 0, 500);
+    s1.tag = 6;
+    add(cb, 1, 1, s1, &first, 1);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(cb->g, &error), "%s", error ? error->message : "");
+    return cb->g;
+}
+
+/* The workload: compute, then an all-reduce of 4000 bytes on `members`, on ranks 1 and 3. */
+static void custom_workload(Builder *b, const guint32 members[2], guint32 *ar1, guint32 *ar3)
+{
+    *b = builder_new(4);
+    guint32 g = ssim_graph_add_group(b->g, "pair", members, 2, NULL);
+    guint32 c1 = add(b, 1, 0, comp(1000, 1000), NULL, 0);
+    *ar1 = add(b, 1, 1, coll(SSIM_COLL_ALLREDUCE, g, 4000), &c1, 1);
+    guint32 c3 = add(b, 3, 0, comp(3000, 3000), NULL, 0);
+    *ar3 = add(b, 3, 1, coll(SSIM_COLL_ALLREDUCE, g, 4000), &c3, 1);
+}
+
+Test(astra, custom_collective_by_hand)
+{
+    Builder cb, b;
+    SsimGraph *custom = two_position_custom(&cb);
+    guint32 ar1, ar3;
+    custom_workload(&b, (const guint32[]){1, 3}, &ar1, &ar3);
+    SsimAstraConfig c = machine(4);
+    c.splits = 1;
+    c.custom_path[SSIM_ASTRA_AR] = g_strdup("pair");
+    c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){custom, (const guint64 *)cb.ids->data};
+    SsimAstraStats st;
+    g_autoptr(SsimTimeline) t = run(&b, &c, &st);
+    cr_assert_eq(t->start[ar1], 1000);
+    cr_assert_eq(t->end[ar1], 3750, "%" G_GINT64_FORMAT, t->end[ar1]);
+    cr_assert_eq(t->start[ar3], 3000);
+    cr_assert_eq(t->end[ar3], 3700, "%" G_GINT64_FORMAT, t->end[ar3]);
+    cr_assert_eq(st.n_custom, 2);
+    cr_assert_eq(st.n_collectives, 2);
+    cr_assert_eq(st.n_messages, 2, "two messages, not a ring's");
+
+    /* Without node ids the op's index within its rank orders: the same here. */
+    g_autoptr(GError) error = NULL;
+    c.custom[SSIM_ASTRA_AR].node_ids = NULL;
+    g_autoptr(SsimTimeline) t2 =
+        ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error);
+    cr_assert_not_null(t2, "%s", error ? error->message : "");
+    cr_assert_eq(t2->end[ar1], 3750);
+    ssim_astra_config_clear(&c);
+    builder_clear(&b);
+    builder_clear(&cb);
+}
+
+/* What ASTRA-sim would hang or abort on is refused, one clear message each. */
+Test(astra, custom_collective_refusals)
+{
+    Builder cb, b;
+    SsimGraph *custom = two_position_custom(&cb);
+    guint32 ar1, ar3;
+    custom_workload(&b, (const guint32[]){1, 3}, &ar1, &ar3);
+    cr_assert(ssim_graph_finalize(b.g, NULL));
+    SsimAstraConfig c = machine(4);
+    c.custom_path[SSIM_ASTRA_AR] = g_strdup("pair");
+    GError *error = NULL;
+    /* Not loaded. */
+    c.splits = 1;
+    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "all-reduce-implementation-custom: the trace set pair is "
+                                     "not loaded"),
+              "%s", error->message);
+    g_clear_error(&error);
+    /* One stream in a DataSet that waits for preferred-dataset-splits of them. */
+    c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){custom, (const guint64 *)cb.ids->data};
+    c.splits = 4;
+    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "preferred-dataset-splits 4") &&
+                  strstr(error->message, "never ends"),
+              "%s", error->message);
+    g_clear_error(&error);
+    c.splits = 1;
+    builder_clear(&b);
+
+    /* A group whose size is not the set's. */
+    b = builder_new(4);
+    for (guint32 r = 0; r < 4; r++)
+        add(&b, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
+    cr_assert(ssim_graph_finalize(b.g, NULL));
+    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "a collective of 4 ranks, and its custom implementation "
+                                     "pair has 2 positions"),
+              "%s", error->message);
+    g_clear_error(&error);
+    builder_clear(&b);
+
+    /* A group listed out of order: rank 3 is position 1 among the sorted members but the
+     * group's first rank, so position 0's send goes to itself, on which ASTRA-sim aborts. */
+    custom_workload(&b, (const guint32[]){3, 1}, &ar1, &ar3);
+    cr_assert(ssim_graph_finalize(b.g, NULL));
+    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "is a message to itself") &&
+                  strstr(error->message, "the group [3, 1]"),
+              "%s", error->message);
+    g_clear_error(&error);
+    builder_clear(&b);
+
+    /* A custom set that holds a collective: CustomAlgorithm would never finish it. */
+    Builder bad = builder_new(2);
+    for (guint32 r = 0; r < 2; r++)
+        add(&bad, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 10), NULL, 0);
+    cr_assert(ssim_graph_finalize(bad.g, NULL));
+    c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){bad.g, (const guint64 *)bad.ids->data};
+    custom_workload(&b, (const guint32[]){1, 3}, &ar1, &ar3);
+    cr_assert(ssim_graph_finalize(b.g, NULL));
+    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "is a collective or barrier; a custom implementation runs "
+                                     "sends, receives and compute nodes"),
+              "%s", error->message);
+    g_clear_error(&error);
+    builder_clear(&bad);
+    builder_clear(&b);
+    builder_clear(&cb);
+    ssim_astra_config_clear(&c);
+}
+
+/*
+ * ASTRA-sim's own custom-collective example (518bd51, examples/run_scripts/analytical/
+ * congestion_aware/run_analytical_with_custom_collective.sh): the all-reduce microbenchmark of 8
+ * NPUs and 1 MiB, its all-reduce run by the MSCCL ring of custom-ring-allreduce-8npus-1MB, on
+ * Ring_8npus.yml.  ASTRA-sim printed "sys[i] finished, 90174 cycles" for every rank (both
+ * analytical backends): the ring's 14 messages and 7 reductions, as the trace alone replays
+ * (custom_collective_trace_repeats_its_tag), the workload's own 1 MiB unused.
+ */
+Test(astra, custom_collective_matches_astra_sims_example)
+{
+    g_autofree char *work = bundled("allreduce-8npus-1MB/all_reduce");
+    g_autofree char *ring = bundled("custom-ring-allreduce-8npus-1MB/custom_allreduce");
+    g_autofree char *net = bundled("astra-config/ring-8npus.yml");
+    g_autofree char *sys = bundled("astra-config/custom-ring-allreduce.json");
+    SsimChakraStats wst, cst;
+    g_autoptr(SsimGraph) w = load_for_astra(work, &wst);
+    g_autoptr(SsimGraph) custom = load_for_astra(ring, &cst);
+    g_auto(SsimAstraConfig) c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_network(&c, net, &error), "%s", error->message);
+    cr_assert(ssim_astra_config_read_system(&c, sys, &error), "%s", error->message);
+    cr_assert_str_eq(c.custom_path[SSIM_ASTRA_AR],
+                     "traces/chakra/custom-ring-allreduce-8npus-1MB/custom_allreduce");
+    cr_assert(c.coll_opt_unset, "ASTRA-sim's file has no collective-optimization");
+    c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){custom, (const guint64 *)cst.node_ids->data};
+    SsimAstraStats as;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, &as, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->makespan, 90174, "%" G_GINT64_FORMAT " ns", t->makespan);
+    cr_assert_eq(as.rank_finish_min, 90174);
+    cr_assert_eq(as.n_custom, 8);
+    cr_assert_eq(as.n_messages, 8 * 14);
+
+    /* Native, the same all-reduce is ASTRA-sim's ring; the file leaves collective-optimization
+     * unset, which ASTRA-sim reads for it. */
+    c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){NULL, NULL};
+    g_clear_pointer(&c.custom_path[SSIM_ASTRA_AR], g_free);
+    cr_assert_null(
+        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "collective-optimization") &&
+                  strstr(error->message, "leaves it unset"),
+              "%s", error->message);
+    g_clear_error(&error);
+    ssim_chakra_stats_clear(&wst);
+    ssim_chakra_stats_clear(&cst);
+}
+
+/* Writes the two-position custom set the checks against ASTRA-sim used: position p
+ * sends 262144 bytes (tag 100 + p) to the other, receives the other's, reduces for 2 us, then
+ * sends half (tag 7) to the other and receives its half. */
+static void write_pair_set(const char *prefix)
+{
+    for (guint p = 0; p < 2; p++) {
+        g_autofree char *path = cw_rank_path(prefix, p);
+        CwWriter *w = cw_open(path, "0.0.4");
+        CwNode n = CW_NODE_INIT;
+        n.name = "send";
+        n.type = CW_SEND;
+        n.id = 0;
+        n.comm_dst = 1 - p;
+        n.comm_size = 262144;
+        n.comm_tag = 100 + p;
+        cw_node(w, &n);
+        CwNode r = CW_NODE_INIT;
+        r.name = "recv";
+        r.type = CW_RECV;
+        r.id = 1;
+        r.comm_src = 1 - p;
+        r.comm_size = 262144;
+        r.comm_tag = 101 - p;
+        cw_node(w, &r);
+        guint64 after_recv = 1, after_reduce = 2;
+        CwNode red = CW_NODE_INIT;
+        red.name = "reduce";
+        red.type = CW_COMP;
+        red.id = 2;
+        red.duration_micros = 2;
+        red.data_deps = &after_recv;
+        red.n_data_deps = 1;
+        cw_node(w, &red);
+        n.id = 3;
+        n.comm_size = r.comm_size = 131072;
+        n.comm_tag = r.comm_tag = 7;
+        n.data_deps = r.data_deps = &after_reduce;
+        n.n_data_deps = r.n_data_deps = 1;
+        cw_node(w, &n);
+        r.id = 4;
+        cw_node(w, &r);
+        cr_assert(cw_close(w, NULL));
+    }
+}
+
+/*
+ * Custom all-gathers and reduce-scatters (the set above) in the bundled FSDP GPT step, and
+ * custom all-reduces in the tensor-parallel-by-all-reduce one, on two dimensions (pairs on a
+ * ring, four pairs on a switch) under LIFO, two active chunks, localBWAware and the roofline:
+ * the custom collectives queue with the native ones on each rank's first queue.  ASTRA-sim
+ * (518bd51, AstraSim_Analytical_Congestion_Unaware, run on the same files) printed these
+ * largest "sys[i] finished" times.
+ */
+Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-custom-XXXXXX", NULL);
+    g_autofree char *pair = g_build_filename(dir, "pair", NULL);
+    write_pair_set(pair);
+    g_autofree char *net = bundled("astra-config/ring-switch-2x4.yml");
+    struct {
+        const char *set;
+        SsimAstraColl custom[2];
+        guint n_custom;
+        SsimTime astra_ns;
+    } runs[] = {
+        {"stg-gpt-fsdp-dp2-tp2-pp2/workload", {SSIM_ASTRA_AG, SSIM_ASTRA_RS}, 2, 2698295},
+        {"stg-gpt-allreduce-dp2-tp2-pp2/workload", {SSIM_ASTRA_AR}, 1, 597873},
+    };
+    SsimChakraStats cst;
+    g_autoptr(SsimGraph) custom = load_for_astra(pair, &cst);
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        g_autofree char *prefix = bundled(runs[i].set);
+        SsimChakraStats wst;
+        g_autoptr(SsimGraph) w = load_for_astra(prefix, &wst);
+        SsimAstraConfig c;
+        ssim_astra_config_init(&c);
+        GError *error = NULL;
+        cr_assert(ssim_astra_config_read_network(&c, net, &error), "%s", error->message);
+        c.lifo = TRUE;
+        c.local_bw_aware = TRUE;
+        c.splits = 1;
+        c.active_chunks_per_dim = 2;
+        for (guint k = 0; k < runs[i].n_custom; k++) {
+            SsimAstraColl t = runs[i].custom[k];
+            c.custom_path[t] = g_strdup(pair);
+            c.custom[t] = (SsimAstraCustom){custom, (const guint64 *)cst.node_ids->data};
+        }
+        SsimAstraStats as;
+        g_autoptr(SsimTimeline) t =
+            ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, &as, &error);
+        cr_assert_not_null(t, "%s: %s", runs[i].set, error ? error->message : "");
+        cr_assert_eq(t->makespan, runs[i].astra_ns, "%s: %" G_GINT64_FORMAT " ns", runs[i].set,
+                     t->makespan);
+        cr_assert_gt(as.n_custom, 0);
+        cr_assert_lt(as.n_custom, as.n_collectives, "%s: native collectives ran too", runs[i].set);
+        ssim_astra_config_clear(&c);
+        ssim_chakra_stats_clear(&wst);
+    }
+    ssim_chakra_stats_clear(&cst);
+    for (guint p = 0; p < 2; p++) {
+        g_autofree char *path = cw_rank_path(pair, p);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+}

@@ -256,12 +256,10 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     cr_assert_eq(c.splits, 4);
     cr_assert_eq(c.impl[SSIM_ASTRA_AR][0].algo, SSIM_ASTRA_ALGO_RING, "kept from cfg");
 
-    /* The three keys ASTRA-sim leaves unset without them are required, each by name. */
-    const char *const missing[] = {"scheduling-policy", "collective-optimization",
-                                   "preferred-dataset-splits"};
+    /* Two keys ASTRA-sim leaves unset without them are required, each by name. */
+    const char *const missing[] = {"scheduling-policy", "preferred-dataset-splits"};
     const char *const texts[] = {
         "{\"collective-optimization\": \"baseline\", \"preferred-dataset-splits\": 1}",
-        "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1}",
         "{\"scheduling-policy\": \"FIFO\", \"collective-optimization\": \"baseline\"}"};
     for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
         g_autofree char *name = g_strdup_printf("missing%u.json", i);
@@ -274,6 +272,48 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
         cr_assert_eq(d.splits, 4, "a refused file changes nothing");
         g_clear_error(&error);
     }
+    /* The third, collective-optimization, is read only by a native all-reduce (refused at the
+     * replay when the file leaves it out): ASTRA-sim's custom-collective example has none. */
+    g_autofree char *q = write_file("nocollopt.json", "{\"scheduling-policy\": \"FIFO\", "
+                                                      "\"preferred-dataset-splits\": 1}");
+    cr_assert(ssim_astra_config_read_system(&c, q, &error), "%s", error ? error->message : "");
+    cr_assert(c.coll_opt_unset);
+    g_autoptr(GString) text = ssim_astra_config_format(&c);
+    cr_assert(strstr(text->str, "# collective-optimization: unset"), "%s", text->str);
+}
+
+/* A custom implementation's key holds one trace-set prefix, kept as given; the file says every
+ * custom implementation (a second file drops the first's), and a failed read leaves them. */
+Test(astra_config, custom_implementations)
+{
+    g_autofree char *p = write_file(
+        "custom.json", "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1, "
+                       "\"all-to-all-implementation-custom\": [\"dir/a2a\"], "
+                       "\"all-reduce-implementation-custom\": [\"ring/ar\"]}");
+    g_auto(SsimAstraConfig) c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_system(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert_str_eq(c.custom_path[SSIM_ASTRA_AR], "ring/ar");
+    cr_assert_str_eq(c.custom_path[SSIM_ASTRA_A2A], "dir/a2a");
+    cr_assert_null(c.custom_path[SSIM_ASTRA_AG]);
+    cr_assert_null(c.custom[SSIM_ASTRA_AR].graph, "the caller loads the set");
+    g_autoptr(GString) text = ssim_astra_config_format(&c);
+    cr_assert(strstr(text->str, "all-reduce-implementation-custom: [ ring/ar ]\n"), "%s",
+              text->str);
+    g_autofree char *bad = write_file(
+        "custom-bad.json", "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1, "
+                           "\"all-gather-implementation-custom\": [\"x\"], \"peak-perf\": -1}");
+    cr_assert_not(ssim_astra_config_read_system(&c, bad, &error));
+    g_clear_error(&error);
+    cr_assert_str_eq(c.custom_path[SSIM_ASTRA_AR], "ring/ar", "a failed read changes nothing");
+    cr_assert_null(c.custom_path[SSIM_ASTRA_AG]);
+    g_autofree char *other = write_file(
+        "custom-other.json", "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1, "
+                             "\"all-gather-implementation-custom\": [\"ag\"]}");
+    cr_assert(ssim_astra_config_read_system(&c, other, &error), "%s", error ? error->message : "");
+    cr_assert_null(c.custom_path[SSIM_ASTRA_AR]);
+    cr_assert_str_eq(c.custom_path[SSIM_ASTRA_AG], "ag");
 }
 
 Test(astra_config, bad_systems_name_file_and_key)
@@ -288,8 +328,13 @@ Test(astra_config, bad_systems_name_file_and_key)
         {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a whole number"},
         {"{\"local-mem-bw\": -1}", ": local-mem-bw: expected a number >= 0"},
         {"{\"replay-only\": 1}", ": replay-only: only 0 is modelled"},
-        {"{\"all-gather-implementation-custom\": [\"x.json\"]}",
-         ": all-gather-implementation-custom: custom collective implementations"},
+        {"{\"all-gather-implementation-custom\": [\"a\", \"b\"]}",
+         ": all-gather-implementation-custom: expected a list of one Chakra trace-set prefix"},
+        {"{\"all-reduce-implementation-custom\": \"a\"}",
+         ": all-reduce-implementation-custom: expected a list of one"},
+        {"{\"per-node-custom-implementation\": \"nodes.yml\"}",
+         ": per-node-custom-implementation: custom implementations per workload node are not "
+         "modelled"},
         {"{\"peak-perf\": 900, \"prefered-dataset-splits\": 4}",
          ": unknown key \"prefered-dataset-splits\""},
         {"{\"all-reduce-implementation\": \"ring\"}",
