@@ -34,6 +34,13 @@
  *     reduce-scatter n-1 of size/n; `direct` sends to every member with a window;
  *     `halvingDoubling` exchanges log2(n) messages with ranks 1, 2, 4, ... away, halving them
  *     (all-reduce: log2(n) more back down; all-gather: from n/2 down, doubling).
+ *   - Network, congestion-aware (`congestion_aware`: ASTRA-sim's other analytical backend,
+ *     astra-network-analytical congestion_aware/, which takes one dimension).  A message is
+ *     stored and forwarded along its route (a Ring the shorter way round, clockwise on a tie; a
+ *     Switch through the switch; a FullyConnected direct), and each directed link sends one
+ *     message at a time, first come first served: it arrives at the next device latency + b /
+ *     bandwidth after the link took it, and the link takes the next after b / bandwidth (each
+ *     truncated to whole ns).
  *   - Network.  A message of b bytes from a to b takes hops x latency + b / bandwidth on the first
  *     dimension where their coordinates differ (rank = sum of coordinate x NPUs of lower
  *     dimensions), truncated to whole ns; a Switch is 2 hops, a FullyConnected 1, a bidirectional
@@ -135,6 +142,7 @@ typedef struct {
     guint npus[SSIM_ASTRA_MAX_DIMS];
     double bandwidth_gbps[SSIM_ASTRA_MAX_DIMS]; /* GB/s, GB = 2^30 bytes */
     double latency_ns[SSIM_ASTRA_MAX_DIMS];
+    gboolean congestion_aware; /* links queue messages (one dimension), not a delay per message */
     /* The system (ASTRA-sim's system JSON). */
     gboolean lifo;                   /* scheduling-policy LIFO (TRUE) or FIFO */
     gboolean local_bw_aware;         /* collective-optimization localBWAware (TRUE) or baseline */

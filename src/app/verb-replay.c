@@ -197,6 +197,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
     g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
+    g_autofree char *astra_congestion = NULL;
     g_autofree char *dangling = NULL, *ctrl_deps = NULL, *comm_streams = NULL;
     g_autofree char *issue_order = NULL;
     g_autofree char *astra_network = NULL, *astra_system = NULL;
@@ -304,6 +305,12 @@ int ssim_verb_replay(int argc, char **argv)
          "ASTRA-sim system JSON for --semantics astra (implies it; default: its "
          "Ring_4chunks.json with the roofline on at 900 TFLOP/s and 1600 GB/s)",
          "FILE"},
+        {"astra-congestion", 0, 0, G_OPTION_ARG_STRING, &astra_congestion,
+         "ASTRA-sim's analytical network for --semantics astra (implies it): unaware (default: "
+         "a message takes its latency and bandwidth time whatever else is in flight, as "
+         "AstraSim_Analytical_Congestion_Unaware) or aware (messages queue for each link of "
+         "their route, as AstraSim_Analytical_Congestion_Aware; one dimension)",
+         "MODEL"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
          "Threads decoding Chakra traces and encoding --trace (default: all cores; the result "
          "is the same for any)",
@@ -383,11 +390,17 @@ int ssim_verb_replay(int argc, char **argv)
         return rc;
     if (semantics && strcmp(semantics, "astra") != 0 && strcmp(semantics, "shiftsim") != 0)
         return ssim_cli_usage_error(VERB, "--semantics: '%s' is not shiftsim or astra", semantics);
-    if ((astra_network || astra_system) && semantics && strcmp(semantics, "shiftsim") == 0)
-        return ssim_cli_usage_error(VERB, "--astra-network and --astra-system describe the "
-                                          "machine of --semantics astra");
-    gboolean astra =
-        (semantics && strcmp(semantics, "astra") == 0) || astra_network || astra_system;
+    if ((astra_network || astra_system || astra_congestion) && semantics &&
+        strcmp(semantics, "shiftsim") == 0)
+        return ssim_cli_usage_error(VERB, "--astra-network, --astra-system and "
+                                          "--astra-congestion describe the machine of "
+                                          "--semantics astra");
+    if (astra_congestion && strcmp(astra_congestion, "aware") != 0 &&
+        strcmp(astra_congestion, "unaware") != 0)
+        return ssim_cli_usage_error(VERB, "--astra-congestion: '%s' is not unaware or aware",
+                                    astra_congestion);
+    gboolean astra = (semantics && strcmp(semantics, "astra") == 0) || astra_network ||
+                     astra_system || astra_congestion;
     if (dangling && strcmp(dangling, "error") != 0 && strcmp(dangling, "drop") != 0)
         return ssim_cli_usage_error(VERB, "--dangling-deps: '%s' is not error or drop", dangling);
     if (ctrl_deps && strcmp(ctrl_deps, "keep") != 0 && strcmp(ctrl_deps, "ignore") != 0)
@@ -432,6 +445,7 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_runtime_error(error);
     if (astra_system && !ssim_astra_config_read_system(&astra_cfg, astra_system, &error))
         return ssim_cli_runtime_error(error);
+    astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
     g_auto(CustomSets) custom = {{NULL}, {NULL}};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);

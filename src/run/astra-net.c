@@ -172,15 +172,141 @@ static guint32 match_post(Replay *R, const MatchKey *key, gboolean send_side, gb
     return m;
 }
 
-/* Sys::sim_send -> CongestionUnawareNetworkApi::sim_send: the transfer starts now. */
+/* ---- the congestion-aware network (astra-network-analytical congestion_aware/) ----
+ *
+ * Devices are the NPUs and, for a Switch, the switch (device n).  Links: a Ring's i -> i+1 is i
+ * and i -> i-1 is n + i; a Switch's i -> switch is i and switch -> i is n + i; a
+ * FullyConnected's i -> j is i n + j. */
+
+gboolean astra_net_build(Replay *R, GError **error)
+{
+    if (!R->cfg.congestion_aware)
+        return TRUE;
+    if (R->n_dims != 1) {
+        /* construct_topology: "only support 1-dim topology". */
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: the congestion-aware network takes one dimension, as "
+                    "ASTRA-sim's congestion-aware backend does; this one has %u",
+                    R->n_dims);
+        return FALSE;
+    }
+    guint64 n = R->cfg.npus[0];
+    guint64 links = R->cfg.topo[0] == SSIM_ASTRA_TOPO_FULLY_CONNECTED ? n * n : 2 * n;
+    if (links > G_MAXUINT32 / 2) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: %" G_GUINT64_FORMAT " links are too many for the "
+                    "congestion-aware network",
+                    links);
+        return FALSE;
+    }
+    R->n_links = (guint)links;
+    R->links = g_new(Link, R->n_links);
+    for (guint i = 0; i < R->n_links; i++)
+        R->links[i] = (Link){FALSE, SSIM_NONE, SSIM_NONE};
+    return TRUE;
+}
+
+/* The link from the message's device to the next one on its route, and that device. */
+static guint32 next_link(const Replay *R, const Msg *x, guint32 *next)
+{
+    guint32 n = R->cfg.npus[0];
+    switch (R->cfg.topo[0]) {
+    case SSIM_ASTRA_TOPO_RING:
+        *next = (x->at + n + (guint32)x->step) % n;
+        return x->step > 0 ? x->at : n + x->at;
+    case SSIM_ASTRA_TOPO_SWITCH:
+        if (x->at == n) {
+            *next = x->dst;
+            return n + x->dst;
+        }
+        *next = n;
+        return x->at;
+    default:
+        *next = x->dst;
+        return x->at * n + x->dst;
+    }
+}
+
+/* Link::schedule_chunk_transmission: the message reaches the next device after the latency and
+ * its serialisation, and the link is free after the serialisation. */
+static void transmit(Replay *R, guint32 link, guint32 m)
+{
+    Link *l = &R->links[link];
+    l->busy = TRUE;
+    double bytes = (double)msg_at(R, m)->size;
+    SsimTime now = ssim_engine_now(R->engine);
+    double ser = bytes / R->bw_bpns[0];
+    ssim_engine_schedule(R->engine, now + (SsimTime)(guint64)(R->cfg.latency_ns[0] + ser), EV_HOP,
+                         m, 0);
+    ssim_engine_schedule(R->engine, now + (SsimTime)(guint64)ser, EV_FREE, link, 0);
+}
+
+/* Device::send -> Link::send: now if the link is free, else after those waiting. */
+static void hop(Replay *R, guint32 m)
+{
+    guint32 next;
+    guint32 link = next_link(R, msg_at(R, m), &next);
+    Link *l = &R->links[link];
+    if (!l->busy) {
+        transmit(R, link, m);
+        return;
+    }
+    msg_at(R, m)->link_next = SSIM_NONE;
+    if (l->head == SSIM_NONE)
+        l->head = m;
+    else
+        msg_at(R, l->tail)->link_next = m;
+    l->tail = m;
+}
+
+/* Chunk::chunk_arrived_next_device. */
+void astra_on_hop(Replay *R, guint32 m)
+{
+    Msg *x = msg_at(R, m);
+    guint32 next;
+    next_link(R, x, &next);
+    x->at = next;
+    if (next == x->dst)
+        astra_on_arrive(R, m);
+    else
+        hop(R, m);
+}
+
+/* Link::link_become_free. */
+void astra_on_link_free(Replay *R, guint32 link)
+{
+    Link *l = &R->links[link];
+    l->busy = FALSE;
+    if (l->head == SSIM_NONE)
+        return;
+    guint32 m = l->head;
+    l->head = msg_at(R, m)->link_next;
+    transmit(R, link, m);
+}
+
+/* Sys::sim_send -> the network API's sim_send: the transfer starts now, arriving after the
+ * congestion-unaware delay, or travelling the congestion-aware links. */
 void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
 {
     gboolean found;
     guint32 m = match_post(R, key, TRUE, &found);
-    msg_at(R, m)->sent = sent;
+    Msg *x = msg_at(R, m);
+    x->sent = sent;
     R->stats.n_messages++;
-    SsimTime at = ssim_engine_now(R->engine) + astra_net_delay(R, key->src, key->dst, key->size);
-    ssim_engine_schedule(R->engine, at, EV_ARRIVE, m, 0);
+    if (!R->cfg.congestion_aware) {
+        SsimTime at =
+            ssim_engine_now(R->engine) + astra_net_delay(R, key->src, key->dst, key->size);
+        ssim_engine_schedule(R->engine, at, EV_ARRIVE, m, 0);
+        return;
+    }
+    guint32 n = R->cfg.npus[0];
+    x->at = key->src;
+    x->dst = key->dst;
+    x->size = key->size;
+    /* Ring::route: clockwise unless the other way is shorter. */
+    guint32 cw = (key->dst + n - key->src) % n;
+    x->step = n - cw < cw ? -1 : 1;
+    hop(R, m);
 }
 
 /* CommonNetworkApi::sim_recv: completes at the arrival, or at once when it has arrived. */
@@ -253,4 +379,5 @@ void astra_on_recv(Replay *R, guint32 m)
 void astra_net_clear(Replay *R)
 {
     g_clear_pointer(&R->match, g_free);
+    g_clear_pointer(&R->links, g_free);
 }

@@ -20,6 +20,8 @@ enum {
     EV_BUNDLE,  /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
     EV_CUSTOM,  /* a = custom run, b = op of its trace: a compute node of a custom implementation
                    ends */
+    EV_HOP,     /* a = message: congestion-aware, it reaches the next device of its route */
+    EV_FREE,    /* a = link: congestion-aware, the link can take its next message */
     EV_N
 };
 
@@ -101,7 +103,17 @@ typedef struct {
     Callback sent;     /* the sender's side, served at the arrival */
     Callback recv;     /* the receiver's side (kind CB_NONE: not posted yet) */
     guint32 next;      /* the next message in its match queue, or in the free list */
+    /* Congestion-aware: where the message is on its route, and the next in its link's queue. */
+    guint32 at, dst, link_next;
+    gint32 step; /* a Ring's direction: +1 or -1 */
+    guint64 size;
 } Msg;
+
+/* A directed link of the congestion-aware network: busy, and the messages waiting for it. */
+typedef struct {
+    gboolean busy;
+    guint32 head, tail; /* Msg indices through link_next; SSIM_NONE: none */
+} Link;
 
 /* A custom implementation's trace set, indexed for the replay (astra-custom.c); op indices are
  * the set's graph's. */
@@ -163,6 +175,8 @@ struct Replay {
     GPtrArray *streams;         /* Stream * */
     GArray *msgs;               /* Msg */
     guint32 free_msg;
+    Link *links; /* congestion-aware: every directed link (astra-net.c) */
+    guint n_links;
     AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
     guint match_cap, match_used;
     CustomSet custom[SSIM_ASTRA_N_COLL]; /* graph NULL: native */
@@ -202,6 +216,10 @@ void astra_send_issue(Replay *R, guint32 op);
 void astra_recv_issue(Replay *R, guint32 op);
 void astra_on_arrive(Replay *R, guint32 msg);
 void astra_on_recv(Replay *R, guint32 msg);
+void astra_on_hop(Replay *R, guint32 msg);
+void astra_on_link_free(Replay *R, guint32 link);
+/* Makes the congestion-aware network's links (one dimension); FALSE with `error` otherwise. */
+gboolean astra_net_build(Replay *R, GError **error);
 void astra_net_clear(Replay *R);
 /* `bundle`: the bundle's bytes << 1 | 1 when it still needs its reduction. */
 void astra_on_bundle(Replay *R, guint32 stream, guint64 bundle);

@@ -267,6 +267,18 @@ static void on_custom(SsimEngine *engine, guint64 a, guint64 b, gpointer user_da
     astra_custom_done(user_data, (guint32)a, (guint32)b);
 }
 
+static void on_hop(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine, (void)b;
+    astra_on_hop(user_data, (guint32)a);
+}
+
+static void on_link_free(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine, (void)b;
+    astra_on_link_free(user_data, (guint32)a);
+}
+
 /* ---- set-up and the run ---- */
 
 static gboolean check_config(Replay *R, GError **error)
@@ -461,7 +473,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     R.tl->end = g_new(SsimTime, MAX(n, 1u));
     for (guint32 i = 0; i < n; i++)
         R.tl->end[i] = -1;
-    if (!build(&R, error) || !astra_custom_build(&R, error))
+    if (!build(&R, error) || !astra_custom_build(&R, error) || !astra_net_build(&R, error))
         goto done;
     R.group_streams = g_new0(guint32, (gsize)MAX(ssim_graph_n_groups(graph), 1u) * R.n_ranks);
     R.phases = g_array_new(FALSE, FALSE, sizeof(Phase));
@@ -474,6 +486,8 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     ssim_engine_register(R.engine, on_recv, &R);
     ssim_engine_register(R.engine, on_bundle, &R);
     ssim_engine_register(R.engine, on_custom, &R);
+    ssim_engine_register(R.engine, on_hop, &R);
+    ssim_engine_register(R.engine, on_link_free, &R);
     /* Workload::fire, rank by rank. */
     for (guint r = 0; r < R.n_ranks && !R.error; r++)
         walk(&R, r);

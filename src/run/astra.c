@@ -621,6 +621,8 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
             g_string_append(s, " ]\n");
         }
     }
+    g_string_append_printf(s, "# network backend: congestion-%s\n",
+                           c->congestion_aware ? "aware" : "unaware");
     g_string_append_printf(s, "scheduling-policy: %s\n", c->lifo ? "LIFO" : "FIFO");
     if (c->coll_opt_unset)
         g_string_append(s, "# collective-optimization: unset (a native all-reduce is refused)\n");

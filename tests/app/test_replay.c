@@ -221,6 +221,32 @@ Test(replay_cli, astra_custom_collective, .init = test_redirect)
     g_rmdir(dir);
 }
 
+/* --astra-congestion aware queues messages on the links, as AstraSim_Analytical_Congestion_Aware
+ * (which printed 757024658 cycles for this set and files; unaware: 577141850); it takes one
+ * network dimension, and its value is checked. */
+Test(replay_cli, astra_congestion_aware, .init = test_redirect)
+{
+    g_autofree char *prefix = bundled("stg-gpt-dp2-tp2-pp2/workload");
+    g_autofree char *ring = bundled("astra-config/ring-8npus.yml");
+    g_autofree char *two = bundled("astra-config/ring-switch-2x4.yml");
+    const char *argv[] = {"shiftsim",        "replay", "--chakra",           prefix,
+                          "--astra-network", ring,     "--astra-congestion", "aware"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0);
+    const char *dims[] = {"shiftsim",        "replay", "--chakra",           prefix,
+                          "--astra-network", two,      "--astra-congestion", "aware"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(dims), dims), 1);
+    const char *bad[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-congestion", "full"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
+    const char *mixed[] = {"shiftsim",    "replay",   "--chakra",           prefix,
+                           "--semantics", "shiftsim", "--astra-congestion", "aware"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(mixed), mixed), 2);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(out, "makespan  757024658 ns") != NULL, "%s", out);
+    cr_assert(strstr(err, "congestion-aware network takes one dimension") != NULL, "%s", err);
+    cr_assert(strstr(err, "--astra-congestion: 'full' is not unaware or aware") != NULL, "%s", err);
+}
+
 /* ASTRA-sim's own simulated times (518bd51, congestion-unaware; the largest "sys[i] finished,
  * N cycles" it printed) for two symbolic_tensor_graph sets this mode had never been run on when
  * they were recorded, on networks of one to three dimensions and under five system files
