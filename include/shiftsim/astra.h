@@ -51,6 +51,17 @@
  * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
  * the dimensions after theirs are not used (GeneralComplexTopology stops there).
  *
+ * doubleBinaryTree (all-reduce only, a dimension of 2^k NPUs) runs ASTRA-sim's
+ * DoubleBinaryTreeAllReduce over one of the dimension's two trees, the rank's own choice
+ * alternating between them with each phase it makes on the dimension (DoubleBinaryTreeTopology's
+ * counter): the NPUs numbered in order through a tree whose root has one child, the root last
+ * (RootMax, first) or first (RootMin).  Whatever the phase's type, it is a whole all-reduce of the
+ * chunk: a leaf passes its chunk through the endpoint and sends it to its parent; an inner node
+ * reduces each child's chunk as it arrives (endpoint, then 3 x bytes / local memory bandwidth),
+ * sends to its parent once both reductions are back, reduces the parent's reply and sends it to
+ * both children; the root reduces its child's chunk and sends it back.  Every message is the
+ * whole chunk.
+ *
  * Custom implementations (`<collective>-implementation-custom`: a Chakra trace set, one file per
  * position in the collective's group) run each collective of that type as ASTRA-sim's
  * CustomAlgorithm does: one stream on the rank's first queue (it waits there for a free slot
@@ -64,16 +75,18 @@
  * ends, and with it the collective, when the last node has.  preferred-dataset-splits must be 1:
  * ASTRA-sim makes one stream and waits for that many.
  *
- * What is not modelled (errors, never silent): double-binary-tree implementations, custom
- * implementations per node (per-node-custom-implementation), offline-greedy inter-dimension
- * scheduling, more than one queue per dimension, REDUCE and PERMUTE
- * collectives (ASTRA-sim refuses them too), barriers; GATHER and SCATTER, which the loader holds
- * as all-gathers and reduce-scatters, `replay` refuses from the loader's counts.  BROADCAST takes 1
- * ns, as ASTRA-sim replays it from a duration the graph does not keep.  Memory nodes take the
- * communication slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and invalid
- * nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node ids, take the
- * communication slot and are skipped at once, their dependents waiting for the next walk, as in
- * ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).
+ * What is not modelled (errors, never silent): doubleBinaryTree for other collectives than
+ * all-reduce, on dimensions not of 2^k NPUs and on process groups smaller than the system (where
+ * ASTRA-sim's tree is undefined), custom implementations per node
+ * (per-node-custom-implementation), offline-greedy inter-dimension scheduling, more than one
+ * queue per dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers;
+ * GATHER and SCATTER, which the loader holds as all-gathers and reduce-scatters, `replay` refuses
+ * from the loader's counts.  BROADCAST takes 1 ns, as ASTRA-sim replays it from a duration the
+ * graph does not keep.  Memory nodes take the communication slot for no time (ASTRA-sim's remote
+ * memory is not modelled).  Metadata and invalid nodes, which the loader keeps as ops of class
+ * "chakra:<TYPE>" when it records node ids, take the communication slot and are skipped at once,
+ * their dependents waiting for the next walk, as in ASTRA-sim; a kept node of any other type is
+ * refused (ASTRA-sim stops at it).
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
@@ -104,7 +117,8 @@ typedef enum {
 #define SSIM_ASTRA_ALGO_LIST(X)                                                                    \
     X(RING, "ring")                                                                                \
     X(DIRECT, "direct")                                                                            \
-    X(HALVING_DOUBLING, "halvingDoubling")
+    X(HALVING_DOUBLING, "halvingDoubling")                                                         \
+    X(DOUBLE_BINARY_TREE, "doubleBinaryTree")
 
 typedef enum {
 #define SSIM_X(e, s) SSIM_ASTRA_ALGO_##e,

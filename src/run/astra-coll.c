@@ -92,12 +92,19 @@ static int nonzero_latency_packets(const Stream *s, const Phase *p)
     return (int)(p->n - 1) * s->parallel_reduce;
 }
 
-/* PacketBundle::send_to_MA / send_to_NPU through MemBus: the endpoint's delay. */
-static void release_packets(Replay *R, guint32 sid, Stream *s, const Phase *p, guint64 size)
+/* PacketBundle::send_to_MA / send_to_NPU through MemBus: the endpoint's delay (a group's ring
+ * is "Fast": 10 ns). */
+void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process)
 {
+    const Phase *p = cur_phase(R, stream_at(R, sid));
     SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
     ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + delay, EV_BUNDLE, sid,
-                         size << 1 | (s->processed ? 1 : 0));
+                         size << 1 | (process ? 1 : 0));
+}
+
+static void release_packets(Replay *R, guint32 sid, Stream *s, guint64 size)
+{
+    astra_bundle(R, sid, size, s->processed);
 }
 
 /* Ring::process_max_count (AllToAll's also turns to the next peer). */
@@ -107,7 +114,7 @@ static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
         s->remained_max--;
     if (s->remained_max == 0) {
         s->max_count--;
-        release_packets(R, sid, s, p,
+        release_packets(R, sid, s,
                         p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size);
         s->remained_max = 1;
         if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
@@ -227,7 +234,10 @@ void astra_on_bundle(Replay *R, guint32 sid, guint64 bundle)
                              bundle & ~(guint64)1);
         return;
     }
-    stream_general(R, sid);
+    if (cur_phase(R, s)->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE)
+        astra_dbt_run(R, sid, DBT_GENERAL);
+    else
+        stream_general(R, sid);
 }
 
 /* StreamBaseline::init. */
@@ -238,6 +248,10 @@ static void stream_init(Replay *R, guint32 sid)
     const Phase *p = cur_phase(R, s);
     if (p->algo == ALGO_CUSTOM) { /* CustomAlgorithm::run */
         astra_custom_start(R, sid, p->type, p->pos);
+        return;
+    }
+    if (p->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE) {
+        astra_dbt_run(R, sid, DBT_INIT);
         return;
     }
     for (int i = 0; i < s->parallel_reduce; i++)
@@ -308,7 +322,8 @@ void astra_stream_proceed(Replay *R, guint32 sid)
     s->cur++;
     s->initialized = FALSE;
     const Phase *p = cur_phase(R, s);
-    if (p->algo != ALGO_CUSTOM)
+    s->dbt_state = s->dbt_reductions = 0;
+    if (p->algo != ALGO_CUSTOM && p->algo != SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE)
         algo_init(s, p);
     Queue *q = &rk->queues[p->queue];
     queue_insert(R, q, sid);
@@ -321,7 +336,7 @@ void astra_stream_proceed(Replay *R, guint32 sid)
 
 /* ---- collectives ---- */
 
-static void add_phase(Replay *R, ComType type, SsimAstraImpl impl, guint32 queue,
+static void add_phase(Replay *R, guint32 rank, ComType type, SsimAstraImpl impl, guint32 queue,
                       gboolean clockwise, guint64 size, guint64 *final_size, const Phase *ring)
 {
     Phase p = *ring;
@@ -331,6 +346,14 @@ static void add_phase(Replay *R, ComType type, SsimAstraImpl impl, guint32 queue
     p.queue = queue;
     p.clockwise = (guint8)clockwise;
     gboolean hd = impl.algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING;
+    if (impl.algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE) {
+        /* DoubleBinaryTreeAllReduce on the dimension's next tree (`queue` is the dimension: a
+         * group's ring never takes a tree): a whole all-reduce of the chunk, whatever the type. */
+        astra_dbt_phase(R, rank, queue, &p);
+        p.msg_size = *final_size = size;
+        g_array_append_val(R->phases, p);
+        return;
+    }
     switch (type) {
     case CT_AR:
         p.msg_size = hd ? size / 2 : size / p.n;
@@ -391,9 +414,9 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
         if (group_ring->n <= 1)
             return 0;
         if (type != CT_AR || !c->local_bw_aware)
-            add_phase(R, type, impl, 0, TRUE, remain, &remain, group_ring);
+            add_phase(R, rank, type, impl, 0, TRUE, remain, &remain, group_ring);
         else
-            add_phase(R, CT_AR, impl, 0, TRUE, remain, &remain, group_ring);
+            add_phase(R, rank, CT_AR, impl, 0, TRUE, remain, &remain, group_ring);
         return R->phases->len - before;
     }
     guint dims = c->n_impl[type];
@@ -408,7 +431,7 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
             Phase ring = world_ring(R, rank, type, map[i]);
             if (ring.n == 1)
                 continue;
-            add_phase(R, type, c->impl[type][map[i]], map[i], TRUE, remain, &remain, &ring);
+            add_phase(R, rank, type, c->impl[type][map[i]], map[i], TRUE, remain, &remain, &ring);
         }
         return R->phases->len - before;
     }
@@ -423,14 +446,14 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
     for (int d = 0; d < last; d++) {
         Phase ring = world_ring(R, rank, CT_AR, (guint)d);
         if (ring.n > 1)
-            add_phase(R, CT_RS, c->impl[CT_AR][d], (guint)d, TRUE, remain, &remain, &ring);
+            add_phase(R, rank, CT_RS, c->impl[CT_AR][d], (guint)d, TRUE, remain, &remain, &ring);
     }
     Phase top = world_ring(R, rank, CT_AR, (guint)last);
-    add_phase(R, CT_AR, c->impl[CT_AR][last], (guint)last, TRUE, remain, &remain, &top);
+    add_phase(R, rank, CT_AR, c->impl[CT_AR][last], (guint)last, TRUE, remain, &remain, &top);
     for (int d = last - 1; d >= 0; d--) {
         Phase ring = world_ring(R, rank, CT_AR, (guint)d);
         if (ring.n > 1)
-            add_phase(R, CT_AG, c->impl[CT_AR][d], (guint)d, FALSE, remain, &remain, &ring);
+            add_phase(R, rank, CT_AG, c->impl[CT_AR][d], (guint)d, FALSE, remain, &remain, &ring);
     }
     return R->phases->len - before;
 }
@@ -537,6 +560,18 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     }
     Phase group_ring = {0};
     gboolean whole = n_members == R->n_ranks;
+    if (!whole && c->n_impl[type] == 1 &&
+        c->impl[type][0].algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE) {
+        /* CommunicatorGroup::get_collective_plan gives the group a ring topology, which
+         * DoubleBinaryTreeAllReduce takes for a tree. */
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: an all-reduce on a process group of %u ranks "
+                    "(fewer than the system's %u) by doubleBinaryTree, where ASTRA-sim takes the "
+                    "group's ring for a tree (undefined); list a second implementation (the group "
+                    "then runs a ring) or group every rank",
+                    rank, n_members, R->n_ranks);
+        return FALSE;
+    }
     if (!whole) {
         group_ring.n = n_members;
         group_ring.members = members;
@@ -604,6 +639,10 @@ void astra_coll_received(Replay *R, guint32 sid)
     Stream *s = stream_at(R, sid);
     if (s->dead)
         return;
+    if (cur_phase(R, s)->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE) {
+        astra_dbt_run(R, sid, DBT_RECEIVED);
+        return;
+    }
     s->total_received++;
     insert_packet(R, sid, s, cur_phase(R, s));
 }

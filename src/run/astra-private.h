@@ -47,6 +47,8 @@ typedef struct {
     const guint32 *members; /* ... or members[k] (a group's ring, file order) */
     int window;
     guint64 msg_size;
+    /* doubleBinaryTree: the rank's parent and children in the phase's tree (ranks; -1: none). */
+    gint32 up, left, right;
 } Phase;
 
 /* Member k of a phase's ring. */
@@ -76,11 +78,12 @@ typedef struct {
     int free_packets, parallel_reduce, zero_lat, nonzero_lat;
     int remained_msg, remained_max, total_received, middle_point;
     gboolean toggle, processed, send_back, npu_to_ma;
-    guint32 curr_recv, curr_send; /* ring indices */
-    int hd_offset;                /* HalvingDoubling: rank_offset, */
-    double hd_mult;               /* offset_multiplier */
-    guint64 hd_msg;               /* and msg_size */
-    GArray *packets;              /* Packet, queued */
+    guint32 curr_recv, curr_send;     /* ring indices */
+    guint8 dbt_state, dbt_reductions; /* DoubleBinaryTreeAllReduce's state and reductions */
+    int hd_offset;                    /* HalvingDoubling: rank_offset, */
+    double hd_mult;                   /* offset_multiplier */
+    guint64 hd_msg;                   /* and msg_size */
+    GArray *packets;                  /* Packet, queued */
     guint packets_head;
 } Stream;
 
@@ -151,6 +154,7 @@ typedef struct {
     gboolean busy[CLS_N];
     Queue *queues; /* one per dimension */
     gint64 priority_counter;
+    guint32 dbt_counter[SSIM_ASTRA_MAX_DIMS]; /* doubleBinaryTree phases made, per dimension */
     guint32 world_streams;
     SsimTime finish;
 } Rank;
@@ -179,10 +183,13 @@ struct Replay {
     guint n_links;
     AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
     guint match_cap, match_used;
-    CustomSet custom[SSIM_ASTRA_N_COLL]; /* graph NULL: native */
-    GArray *runs;                        /* CustomRun */
-    GArray *freed;                       /* scratch: a custom run's ops freed by one op */
-    GArray *deferred;                    /* ops freed during a walk */
+    gint32 *dbt_tree[SSIM_ASTRA_MAX_DIMS][2]; /* per dimension, RootMax and RootMin: per
+                                                 position its parent, left and right child's
+                                                 positions (-1: none); made when first used */
+    CustomSet custom[SSIM_ASTRA_N_COLL];      /* graph NULL: native */
+    GArray *runs;                             /* CustomRun */
+    GArray *freed;                            /* scratch: a custom run's ops freed by one op */
+    GArray *deferred;                         /* ops freed during a walk */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
@@ -226,6 +233,17 @@ void astra_on_bundle(Replay *R, guint32 stream, guint64 bundle);
 void astra_coll_clear(Replay *R);
 /* Proceeds a stream whose phase is over (Sys::proceed_to_next_vnet_baseline). */
 void astra_stream_proceed(Replay *R, guint32 sid);
+
+/* doubleBinaryTree (astra-dbt.c). */
+/* Fills `p`'s up, left and right for `rank`'s next tree on dimension `d` (a ring phase of it). */
+void astra_dbt_phase(Replay *R, guint32 rank, guint d, Phase *p);
+enum { DBT_INIT, DBT_GENERAL, DBT_RECEIVED };
+/* DoubleBinaryTreeAllReduce::run on stream `sid` for one of the events above. */
+void astra_dbt_run(Replay *R, guint32 sid, int event);
+void astra_dbt_clear(Replay *R);
+/* PacketBundle: `size` bytes through the endpoint, then reduced when `process`; the stream's
+ * algorithm is called back. */
+void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process);
 
 /* Custom implementations (astra-custom.c). */
 gboolean astra_custom_build(Replay *R, GError **error);

@@ -323,6 +323,30 @@ static gboolean check_config(Replay *R, GError **error)
                         coll_names[t], c->n_impl[t], c->n_dims);
             return FALSE;
         }
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
+        for (guint d = 0; d < c->n_impl[t]; d++) {
+            if (c->impl[t][d].algo != SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE)
+                continue;
+            if (t != SSIM_ASTRA_AR) {
+                /* Sys::generate_collective_phase makes a DoubleBinaryTreeAllReduce whatever the
+                 * collective. */
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "--semantics astra: %s-implementation: doubleBinaryTree is an "
+                            "all-reduce, which ASTRA-sim would run in place of the %s",
+                            coll_names[t], coll_names[t]);
+                return FALSE;
+            }
+            guint n = c->npus[d];
+            if (n & (n - 1)) {
+                /* BinaryTree numbers 2^k nodes; the others are not in the tree. */
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "--semantics astra: all-reduce-implementation: doubleBinaryTree on "
+                            "dimension %u of %u NPUs: ASTRA-sim's binary tree holds a power of "
+                            "two of them, and it fails on the rest",
+                            d, n);
+                return FALSE;
+            }
+        }
     if (c->splits == 0 || c->active_chunks_per_dim == 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: preferred-dataset-splits and "
@@ -411,6 +435,7 @@ static gboolean build(Replay *R, GError **error)
 
 static void replay_clear(Replay *R)
 {
+    astra_dbt_clear(R);
     astra_custom_clear(R);
     astra_coll_clear(R);
     astra_net_clear(R);

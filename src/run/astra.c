@@ -385,6 +385,8 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
             impl.algo = SSIM_ASTRA_ALGO_RING;
         } else if (ok && strcmp(s, impl.one ? "HalvingDoubling" : "halvingDoubling") == 0) {
             impl.algo = SSIM_ASTRA_ALGO_HALVING_DOUBLING;
+        } else if (ok && !impl.one && strcmp(s, "doubleBinaryTree") == 0) {
+            impl.algo = SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE;
         } else if (ok && g_str_has_prefix(s, impl.one ? "Direct" : "direct")) {
             impl.algo = SSIM_ASTRA_ALGO_DIRECT;
             if (s[6] != '\0') { /* direct<W>, as CollectiveImplLookup reads it */
@@ -399,9 +401,9 @@ static gboolean read_impl(SsimAstraConfig *c, int t, JsonNode *node, const char 
         if (!ok) {
             const char *given = json_str(json_array_get_element(a, d));
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %s: \"%s\" is not modelled by --semantics astra (ring, direct, "
-                        "direct<window>, halvingDoubling and their one* forms are; ASTRA-sim "
-                        "also has doubleBinaryTree)",
+                        "%s: %s: \"%s\" is not one of ASTRA-sim's implementations (ring, "
+                        "direct, direct<window>, halvingDoubling, their one* forms, "
+                        "doubleBinaryTree)",
                         path, key, given ? given : "(not a string)");
             return FALSE;
         }

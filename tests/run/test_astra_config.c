@@ -321,8 +321,8 @@ Test(astra_config, bad_systems_name_file_and_key)
     struct {
         const char *text, *want;
     } cases[] = {
-        {"{\"all-reduce-implementation\": [\"doubleBinaryTree\"]}",
-         ": all-reduce-implementation: \"doubleBinaryTree\" is not modelled"},
+        {"{\"all-reduce-implementation\": [\"oneDoubleBinaryTree\"]}",
+         ": all-reduce-implementation: \"oneDoubleBinaryTree\" is not one of ASTRA-sim's"},
         {"{\"scheduling-policy\": \"EXPLICIT\"}", ": scheduling-policy: expected \"LIFO\""},
         {"{\"preferred-dataset-splits\": 0}", ": preferred-dataset-splits: expected a whole"},
         {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a whole number"},
