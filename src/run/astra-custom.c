@@ -144,6 +144,7 @@ gboolean astra_custom_build(Replay *R, GError **error)
             return FALSE;
     R->runs = g_array_new(FALSE, FALSE, sizeof(CustomRun));
     R->freed = g_array_new(FALSE, FALSE, sizeof(guint32));
+    R->custom_ops = g_array_new(FALSE, TRUE, sizeof(guint32));
     return TRUE;
 }
 
@@ -267,4 +268,6 @@ void astra_custom_clear(Replay *R)
     }
     if (R->freed)
         g_clear_pointer(&R->freed, g_array_unref);
+    if (R->custom_ops)
+        g_clear_pointer(&R->custom_ops, g_array_unref);
 }

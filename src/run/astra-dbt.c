@@ -78,10 +78,7 @@ void astra_dbt_phase(Replay *R, guint32 rank, guint d, Phase *p)
     int which = R->ranks[rank].dbt_counter[d]++ % 2;
     if (!R->dbt_tree[d][which])
         R->dbt_tree[d][which] = make_tree(p->n, which == 0);
-    const gint32 *at = R->dbt_tree[d][which] + 3 * (gsize)p->pos;
-    p->up = at[0] >= 0 ? (gint32)astra_phase_member(p, (guint32)at[0]) : -1;
-    p->left = at[1] >= 0 ? (gint32)astra_phase_member(p, (guint32)at[1]) : -1;
-    p->right = at[2] >= 0 ? (gint32)astra_phase_member(p, (guint32)at[2]) : -1;
+    p->tree = (guint8)which;
 }
 
 void astra_dbt_clear(Replay *R)
@@ -95,17 +92,24 @@ void astra_dbt_clear(Replay *R)
 
 enum { BEGIN, WAIT_TWO, WAIT_ONE, TO_PARENT, WAIT_PARENT, TO_CHILDREN, END };
 
+/* `to` and `from` are positions in the phase's ring. */
 static void send(Replay *R, const Stream *s, const Phase *p, gint32 to)
 {
-    MatchKey k = {
-        .tag = s->tag, .size = p->msg_size, .src = s->rank, .dst = (guint32)to, .coll = 1};
+    MatchKey k = {.tag = s->tag,
+                  .size = p->msg_size,
+                  .src = s->rank,
+                  .dst = astra_phase_member(p, (guint32)to),
+                  .coll = 1};
     astra_net_send(R, &k, (Callback){CB_NONE, 0, 0});
 }
 
 static void recv(Replay *R, guint32 sid, const Stream *s, const Phase *p, gint32 from)
 {
-    MatchKey k = {
-        .tag = s->tag, .size = p->msg_size, .src = (guint32)from, .dst = s->rank, .coll = 1};
+    MatchKey k = {.tag = s->tag,
+                  .size = p->msg_size,
+                  .src = astra_phase_member(p, (guint32)from),
+                  .dst = s->rank,
+                  .coll = 1};
     astra_net_recv(R, &k, (Callback){CB_STREAM, sid, 0});
 }
 
@@ -114,7 +118,10 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
     Stream *s = g_ptr_array_index(R->streams, sid);
     const Phase *p = &g_array_index(R->phases, Phase, s->first_phase + (guint)s->cur);
     guint64 size = p->msg_size;
-    gboolean root = p->up < 0, leaf = p->left < 0 && p->right < 0;
+    /* The rank's parent and children, as positions (-1: none). */
+    const gint32 *at = R->dbt_tree[p->queue][p->tree] + 3 * (gsize)p->pos;
+    gint32 up = at[0], left = at[1], right = at[2];
+    gboolean root = up < 0, leaf = left < 0 && right < 0;
     if (leaf && !root) {
         switch (s->dbt_state) {
         case BEGIN: /* leaf.1 */
@@ -122,8 +129,8 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
             s->dbt_state = TO_PARENT;
             break;
         case TO_PARENT: /* leaf.3 */
-            send(R, s, p, p->up);
-            recv(R, sid, s, p, p->up);
+            send(R, s, p, up);
+            recv(R, sid, s, p, up);
             s->dbt_state = WAIT_PARENT;
             break;
         case WAIT_PARENT: /* leaf.4 */
@@ -141,8 +148,8 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
     if (!root) {
         if (s->dbt_state == BEGIN) { /* int.1 */
             s->dbt_state = WAIT_TWO;
-            recv(R, sid, s, p, p->left);
-            recv(R, sid, s, p, p->right);
+            recv(R, sid, s, p, left);
+            recv(R, sid, s, p, right);
         } else if (s->dbt_state == WAIT_TWO && event == DBT_RECEIVED) { /* int.2 */
             astra_bundle(R, sid, size, TRUE);
             s->dbt_state = WAIT_ONE;
@@ -153,19 +160,19 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
             s->dbt_reductions++;
         } else if (s->dbt_state == TO_PARENT) { /* int.5 */
             s->dbt_state = WAIT_PARENT;
-            send(R, s, p, p->up);
-            recv(R, sid, s, p, p->up);
+            send(R, s, p, up);
+            recv(R, sid, s, p, up);
         } else if (s->dbt_state == WAIT_PARENT && event == DBT_RECEIVED) { /* int.6 */
             astra_bundle(R, sid, size, TRUE);
             s->dbt_state = TO_CHILDREN;
         } else if (s->dbt_state == TO_CHILDREN) {
-            send(R, s, p, p->left);
-            send(R, s, p, p->right);
+            send(R, s, p, left);
+            send(R, s, p, right);
             astra_stream_proceed(R, sid);
         }
         return;
     }
-    gint32 only = p->left >= 0 ? p->left : p->right;
+    gint32 only = left >= 0 ? left : right;
     if (s->dbt_state == BEGIN) { /* root.1 */
         s->dbt_state = WAIT_ONE;
         recv(R, sid, s, p, only);

@@ -142,6 +142,24 @@ static void msg_free(Replay *R, guint32 m)
     R->free_msg = m;
 }
 
+/* Records a side's callback (0: the sender's, 1: the receiver's) of message m. */
+static void set_side(Replay *R, guint32 m, int side, Callback cb)
+{
+    Msg *x = msg_at(R, m);
+    if (side) {
+        x->recv_kind = cb.kind;
+        x->recv_cb = cb.a;
+    } else {
+        x->sent_kind = cb.kind;
+        x->sent_cb = cb.a;
+    }
+    if (cb.kind == CB_CUSTOM) {
+        if (R->custom_ops->len < 2 * R->msgs->len)
+            g_array_set_size(R->custom_ops, 2 * R->msgs->len);
+        g_array_index(R->custom_ops, guint32, 2 * (gsize)m + (guint)side) = cb.b;
+    }
+}
+
 /* The message the k-th post of this side matches: the other side's oldest waiting one, taken
  * from the queue, or a new one left waiting.  (A key's queue holds posts of one side only.) */
 static guint32 match_post(Replay *R, const MatchKey *key, gboolean send_side, gboolean *found)
@@ -203,11 +221,17 @@ gboolean astra_net_build(Replay *R, GError **error)
     R->links = g_new(Link, R->n_links);
     for (guint i = 0; i < R->n_links; i++)
         R->links[i] = (Link){FALSE, SSIM_NONE, SSIM_NONE};
+    R->flights = g_array_new(FALSE, TRUE, sizeof(Flight));
     return TRUE;
 }
 
+static Flight *flight_at(Replay *R, guint32 m)
+{
+    return &g_array_index(R->flights, Flight, m);
+}
+
 /* The link from the message's device to the next one on its route, and that device. */
-static guint32 next_link(const Replay *R, const Msg *x, guint32 *next)
+static guint32 next_link(const Replay *R, const Flight *x, guint32 *next)
 {
     guint32 n = R->cfg.npus[0];
     switch (R->cfg.topo[0]) {
@@ -233,7 +257,7 @@ static void transmit(Replay *R, guint32 link, guint32 m)
 {
     Link *l = &R->links[link];
     l->busy = TRUE;
-    double bytes = (double)msg_at(R, m)->size;
+    double bytes = (double)flight_at(R, m)->size;
     SsimTime now = ssim_engine_now(R->engine);
     double ser = bytes / R->bw_bpns[0];
     ssim_engine_schedule(R->engine, now + (SsimTime)(guint64)(R->cfg.latency_ns[0] + ser), EV_HOP,
@@ -245,24 +269,24 @@ static void transmit(Replay *R, guint32 link, guint32 m)
 static void hop(Replay *R, guint32 m)
 {
     guint32 next;
-    guint32 link = next_link(R, msg_at(R, m), &next);
+    guint32 link = next_link(R, flight_at(R, m), &next);
     Link *l = &R->links[link];
     if (!l->busy) {
         transmit(R, link, m);
         return;
     }
-    msg_at(R, m)->link_next = SSIM_NONE;
+    flight_at(R, m)->link_next = SSIM_NONE;
     if (l->head == SSIM_NONE)
         l->head = m;
     else
-        msg_at(R, l->tail)->link_next = m;
+        flight_at(R, l->tail)->link_next = m;
     l->tail = m;
 }
 
 /* Chunk::chunk_arrived_next_device. */
 void astra_on_hop(Replay *R, guint32 m)
 {
-    Msg *x = msg_at(R, m);
+    Flight *x = flight_at(R, m);
     guint32 next;
     next_link(R, x, &next);
     x->at = next;
@@ -280,7 +304,7 @@ void astra_on_link_free(Replay *R, guint32 link)
     if (l->head == SSIM_NONE)
         return;
     guint32 m = l->head;
-    l->head = msg_at(R, m)->link_next;
+    l->head = flight_at(R, m)->link_next;
     transmit(R, link, m);
 }
 
@@ -290,8 +314,7 @@ void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
 {
     gboolean found;
     guint32 m = match_post(R, key, TRUE, &found);
-    Msg *x = msg_at(R, m);
-    x->sent = sent;
+    set_side(R, m, 0, sent);
     R->stats.n_messages++;
     if (!R->cfg.congestion_aware) {
         SsimTime at =
@@ -299,6 +322,9 @@ void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
         ssim_engine_schedule(R->engine, at, EV_ARRIVE, m, 0);
         return;
     }
+    if (R->flights->len < R->msgs->len)
+        g_array_set_size(R->flights, R->msgs->len);
+    Flight *x = flight_at(R, m);
     guint32 n = R->cfg.npus[0];
     x->at = key->src;
     x->dst = key->dst;
@@ -314,8 +340,8 @@ void astra_net_recv(Replay *R, const MatchKey *key, Callback cb)
 {
     gboolean found;
     guint32 m = match_post(R, key, FALSE, &found);
+    set_side(R, m, 1, cb);
     Msg *x = msg_at(R, m);
-    x->recv = cb;
     if (found && x->arrived)
         ssim_engine_schedule(R->engine, ssim_engine_now(R->engine), EV_RECV, m, 0);
 }
@@ -334,6 +360,16 @@ void astra_recv_issue(Replay *R, guint32 op)
     const SsimOp *o = &R->ops[op];
     MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->peer, .dst = o->rank, .coll = 0};
     astra_net_recv(R, &key, (Callback){CB_OP, op, 0});
+}
+
+/* The callback of a side (0: the sender's, 1: the receiver's) of message m. */
+static Callback get_side(Replay *R, guint32 m, int side)
+{
+    const Msg *x = msg_at(R, m);
+    Callback cb = {side ? x->recv_kind : x->sent_kind, side ? x->recv_cb : x->sent_cb, 0};
+    if (cb.kind == CB_CUSTOM)
+        cb.b = g_array_index(R->custom_ops, guint32, 2 * (gsize)m + (guint)side);
+    return cb;
 }
 
 static void serve(Replay *R, Callback cb)
@@ -359,11 +395,10 @@ void astra_on_arrive(Replay *R, guint32 m)
 {
     Msg *x = msg_at(R, m);
     x->arrived = TRUE;
-    Callback sent = x->sent;
-    gboolean both = x->recv.kind != CB_NONE;
-    serve(R, sent);
+    gboolean both = x->recv_kind != CB_NONE;
+    serve(R, get_side(R, m, 0));
     if (both) {
-        Callback recv = msg_at(R, m)->recv;
+        Callback recv = get_side(R, m, 1);
         msg_free(R, m);
         serve(R, recv);
     }
@@ -371,7 +406,7 @@ void astra_on_arrive(Replay *R, guint32 m)
 
 void astra_on_recv(Replay *R, guint32 m)
 {
-    Callback recv = msg_at(R, m)->recv;
+    Callback recv = get_side(R, m, 1);
     msg_free(R, m);
     serve(R, recv);
 }
@@ -380,4 +415,6 @@ void astra_net_clear(Replay *R)
 {
     g_clear_pointer(&R->match, g_free);
     g_clear_pointer(&R->links, g_free);
+    if (R->flights)
+        g_clear_pointer(&R->flights, g_array_unref);
 }

@@ -46,9 +46,8 @@ typedef struct {
     guint32 base, offset;   /* member k is base + k x offset ... */
     const guint32 *members; /* ... or members[k] (a group's ring, file order) */
     int window;
+    guint8 tree; /* doubleBinaryTree: the dimension's tree (0 RootMax, 1 RootMin) */
     guint64 msg_size;
-    /* doubleBinaryTree: the rank's parent and children in the phase's tree (ranks; -1: none). */
-    gint32 up, left, right;
 } Phase;
 
 /* Member k of a phase's ring. */
@@ -100,17 +99,24 @@ typedef struct {
     guint32 a, b;
 } Callback;
 
+/* 16 bytes: the replay keeps every message in flight.  A CB_CUSTOM side's `b` is kept apart, in
+ * Replay.custom_ops. */
 typedef struct {
-    guint8 arrived;    /* the transfer has reached its destination */
-    guint8 first_send; /* the send was posted first (it waits in the match queue) */
-    Callback sent;     /* the sender's side, served at the arrival */
-    Callback recv;     /* the receiver's side (kind CB_NONE: not posted yet) */
-    guint32 next;      /* the next message in its match queue, or in the free list */
-    /* Congestion-aware: where the message is on its route, and the next in its link's queue. */
+    guint8 arrived;           /* the transfer has reached its destination */
+    guint8 first_send;        /* the send was posted first (it waits in the match queue) */
+    guint8 sent_kind;         /* the sender's side, served at the arrival */
+    guint8 recv_kind;         /* the receiver's side (CB_NONE: not posted yet) */
+    guint32 sent_cb, recv_cb; /* their Callback.a */
+    guint32 next;             /* the next message in its match queue, or in the free list */
+} Msg;
+
+/* A message on the congestion-aware network (Replay.flights, indexed as Replay.msgs): where it is
+ * on its route, and the next message waiting for the link it waits for. */
+typedef struct {
     guint32 at, dst, link_next;
     gint32 step; /* a Ring's direction: +1 or -1 */
     guint64 size;
-} Msg;
+} Flight;
 
 /* A directed link of the congestion-aware network: busy, and the messages waiting for it. */
 typedef struct {
@@ -179,7 +185,8 @@ struct Replay {
     GPtrArray *streams;         /* Stream * */
     GArray *msgs;               /* Msg */
     guint32 free_msg;
-    Link *links; /* congestion-aware: every directed link (astra-net.c) */
+    Link *links;     /* congestion-aware: every directed link (astra-net.c) */
+    GArray *flights; /* congestion-aware: Flight, one per Msg */
     guint n_links;
     AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
     guint match_cap, match_used;
@@ -188,8 +195,9 @@ struct Replay {
                                                  positions (-1: none); made when first used */
     CustomSet custom[SSIM_ASTRA_N_COLL];      /* graph NULL: native */
     GArray *runs;                             /* CustomRun */
-    GArray *freed;                            /* scratch: a custom run's ops freed by one op */
-    GArray *deferred;                         /* ops freed during a walk */
+    GArray *custom_ops; /* per Msg, two guint32: its sides' Callback.b (custom sets only) */
+    GArray *freed;      /* scratch: a custom run's ops freed by one op */
+    GArray *deferred;   /* ops freed during a walk */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
@@ -235,7 +243,7 @@ void astra_coll_clear(Replay *R);
 void astra_stream_proceed(Replay *R, guint32 sid);
 
 /* doubleBinaryTree (astra-dbt.c). */
-/* Fills `p`'s up, left and right for `rank`'s next tree on dimension `d` (a ring phase of it). */
+/* Picks `rank`'s next tree on dimension `d` for `p` (a ring phase of it). */
 void astra_dbt_phase(Replay *R, guint32 rank, guint d, Phase *p);
 enum { DBT_INIT, DBT_GENERAL, DBT_RECEIVED };
 /* DoubleBinaryTreeAllReduce::run on stream `sid` for one of the events above. */

@@ -4,10 +4,14 @@
 # (the largest "sys[i] finished, N cycles") is compared with shiftsim's makespan, to the
 # nanosecond.  docs/chakra.md ("Side by side with ASTRA-sim") gives the runs this was made for.
 #
-#   astra-matrix.sh --astra BIN [-s SHIFTSIM] --network FILE... --system FILE... -- PREFIX...
+#   astra-matrix.sh --astra BIN [--congestion aware] [-s SHIFTSIM] --network FILE...
+#                   --system FILE... -- PREFIX...
 #
 #   --astra BIN     ASTRA-sim's AstraSim_Analytical_Congestion_Unaware, built outside this
 #                   repository (docs/chakra.md says how)
+#   --congestion aware   BIN is AstraSim_Analytical_Congestion_Aware instead, and shiftsim
+#                   replays with --astra-congestion aware; networks of more than one dimension,
+#                   which that backend does not build, are skipped
 #   -s PATH         the shiftsim binary (default: $SHIFTSIM, else build*/shiftsim, else PATH)
 #   --network FILE  an ASTRA-sim network YAML (repeat the option for more); only the files whose
 #                   NPU count is a set's rank count are run with that set
@@ -27,6 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 shiftsim=${SHIFTSIM:-}
 astra=""
+congestion=unaware
 networks=()
 systems=()
 sets=()
@@ -40,6 +45,7 @@ usage() {
 while [ $# -gt 0 ]; do
     case "$1" in
         --astra) astra=$2; shift 2 ;;
+        --congestion) congestion=$2; shift 2 ;;
         -s) shiftsim=$2; shift 2 ;;
         --network) networks+=("$2"); shift 2 ;;
         --system) systems+=("$2"); shift 2 ;;
@@ -60,6 +66,10 @@ if [ -z "$astra" ] || [ ! -x "$astra" ]; then
     echo "astra-matrix.sh: --astra BIN: not an executable: '$astra'" >&2
     exit 2
 fi
+case "$congestion" in
+    aware|unaware) ;;
+    *) echo "astra-matrix.sh: --congestion: '$congestion' is not unaware or aware" >&2; exit 2 ;;
+esac
 if [ -z "$shiftsim" ] || [ ! -x "$shiftsim" ]; then
     echo "astra-matrix.sh: no shiftsim binary (build it, or give -s)" >&2
     exit 2
@@ -83,10 +93,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$tmp/memory.json"
 
-# The NPU count of a network file: the product of its npus_count list.
+# The NPU count of a network file: the product of its npus_count list; and its dimensions.
 npus() {
     sed -n 's/^npus_count:[^[]*\[\([^]]*\)\].*/\1/p' "$1" | tr ',' '\n' |
         awk '{n = (NR == 1 ? $1 : n * $1)} END {print n + 0}'
+}
+dims() {
+    sed -n 's/^npus_count:[^[]*\[\([^]]*\)\].*/\1/p' "$1" | tr ',' '\n' | grep -c '[0-9]'
 }
 
 same=0
@@ -99,7 +112,8 @@ for p in "${sets[@]}"; do
     groups=empty
     [ -e "$p.json" ] && groups="$p.json"
     for net in "${networks[@]}"; do
-        if [ "$(npus "$net")" != "$ranks" ]; then
+        if [ "$(npus "$net")" != "$ranks" ] ||
+            { [ "$congestion" = aware ] && [ "$(dims "$net")" != 1 ]; }; then
             skipped=$((skipped + 1))
             continue
         fi
@@ -120,7 +134,8 @@ for p in "${sets[@]}"; do
             a=$( (grep -o 'finished, [0-9]* cycles' "$tmp/aout" || true) | awk '{print $2}' |
                 sort -n | tail -1)
             s=$("$shiftsim" replay --chakra "$p" --astra-network "$net" --astra-system "$sys" \
-                2>"$tmp/serr" | awk '/^makespan/ {print $2}') || true
+                --astra-congestion "$congestion" 2>"$tmp/serr" | awk '/^makespan/ {print $2}') ||
+                true
             [ -n "$s" ] || s="failed: $(grep 'shiftsim' "$tmp/serr" | tail -1)"
             if [ "$done_ranks" -lt "$ranks" ]; then
                 # Not a result to compare: ASTRA-sim's own failure, counted apart.
@@ -137,5 +152,5 @@ for p in "${sets[@]}"; do
     done
 done
 echo "$same same, $differ differ, $failed where ASTRA-sim died before every rank finished" \
-    "($skipped set/network pairs of other sizes skipped)"
+    "($skipped set/network pairs of other sizes, or dimensions, skipped)"
 [ "$differ" -eq 0 ]
