@@ -202,8 +202,9 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
 /*
  * Reads ASTRA-sim's system JSON at `path` into cfg's system fields, as ASTRA-sim reads it: a key
  * the file leaves out takes ASTRA-sim's own value (roofline-enabled 0, peak-perf and local-mem-bw
- * 0, endpoint-delay 10, active-chunks-per-dimension 1; an implementation key left out keeps
- * cfg's), and scheduling-policy and preferred-dataset-splits, which ASTRA-sim leaves unset
+ * 0, endpoint-delay 10, active-chunks-per-dimension 1; an implementation key left out leaves
+ * that collective without a native implementation, so that one is an error at the replay, as
+ * in ASTRA-sim), and scheduling-policy and preferred-dataset-splits, which ASTRA-sim leaves unset
  * without them, are required; collective-optimization, which only a native all-reduce reads, may
  * be left out (coll_opt_unset: such an all-reduce is then an error).  A custom implementation's
  * key is a list of one trace-set prefix, kept as given in custom_path (the file says every custom

@@ -550,6 +550,17 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     guint32 *counter = &R->group_streams[(gsize)o->group * R->n_ranks + rank];
     if (R->custom[type].graph)
         return custom_issue(R, rank, op, type, members, n_members, pri, counter, error);
+    if (c->n_impl[type] == 0) {
+        /* CollectiveImplLookup::get_collective_impl throws. */
+        static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter",
+                                            "all-to-all"};
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: an %s, and the system file gives no "
+                    "%s-implementation (ASTRA-sim stops: \"No collective implementation "
+                    "found\")",
+                    rank, names[type], names[type]);
+        return FALSE;
+    }
     if (type == CT_AR && c->coll_opt_unset) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: rank %u: an all-reduce, which ASTRA-sim's native "

@@ -316,7 +316,7 @@ static gboolean check_config(Replay *R, GError **error)
     static const char *const coll_names[] = {"all-reduce", "all-gather", "reduce-scatter",
                                              "all-to-all"};
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
-        if (c->n_impl[t] == 0 || c->n_impl[t] > c->n_dims) {
+        if (c->n_impl[t] > c->n_dims) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "--semantics astra: %s-implementation names %u dimensions; the network "
                         "has %u",

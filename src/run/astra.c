@@ -469,6 +469,10 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
     c->endpoint_delay = 10;
     c->active_chunks_per_dim = 1;
     c->coll_opt_unset = TRUE;
+    /* The file says every native implementation too: a collective whose type it leaves out has
+     * none (ASTRA-sim: "No collective implementation found"). */
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
+        c->n_impl[t] = 0;
     g_autoptr(JsonParser) parser =
         ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
     if (parser == NULL)

@@ -733,10 +733,16 @@ Test(astra, custom_collective_matches_astra_sims_example)
     cr_assert_eq(as.n_custom, 8);
     cr_assert_eq(as.n_messages, 8 * 14);
 
-    /* Native, the same all-reduce is ASTRA-sim's ring; the file leaves collective-optimization
-     * unset, which ASTRA-sim reads for it. */
+    /* Without the custom one, the file gives the all-reduce no implementation, and with a ring
+     * it leaves collective-optimization unset, which ASTRA-sim reads for it. */
     c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){NULL, NULL};
     g_clear_pointer(&c.custom_path[SSIM_ASTRA_AR], g_free);
+    cr_assert_null(
+        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "the system file gives no all-reduce-implementation"), "%s",
+              error->message);
+    g_clear_error(&error);
+    c.n_impl[SSIM_ASTRA_AR] = 1;
     cr_assert_null(
         ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "collective-optimization") &&
