@@ -593,7 +593,9 @@ gboolean ssim_nccltests_import_text(SsimProfile *dst, const char *text, gssize l
         if (!have_op) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MISSING,
                         "%s:%u:1: op: which collective this is cannot be told (no '# Collective "
-                        "test starting:' line, no collective in the file name): name it",
+                        "test starting:' line, no collective in the file name): name it (`profile "
+                        "import --op allreduce`, or a file name with the test's in it, such as "
+                        "all_reduce_perf.log)",
                         path, lno);
             ok = FALSE;
             break;
