@@ -493,7 +493,6 @@ static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
     s->first_phase = R->phases->len - 1;
     s->n_phases = 1;
     s->cur = -1;
-    s->run = SSIM_NONE;
     guint32 sid = R->streams->len;
     g_ptr_array_add(R->streams, s);
     R->stats.n_collectives++;
@@ -621,7 +620,6 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         s->first_phase = first;
         s->n_phases = n;
         s->cur = -1;
-        s->run = SSIM_NONE;
         s->packets = g_array_new(FALSE, FALSE, sizeof(Packet));
         guint32 sid = R->streams->len;
         g_ptr_array_add(R->streams, s);

@@ -219,8 +219,6 @@ void astra_custom_start(Replay *R, guint32 sid, guint32 set_index, guint32 pos)
     }
     guint32 run = R->runs->len;
     g_array_append_val(R->runs, r);
-    Stream *s = g_ptr_array_index(R->streams, sid);
-    s->run = run;
     /* CustomAlgorithm::run: the dependency-free nodes, ascending node id.  (A position with no
      * node never finishes, in ASTRA-sim too: the replay reports it stalled.) */
     for (guint32 k = 0; k < len; k++)

@@ -70,7 +70,6 @@ typedef struct {
     gint64 priority;
     guint32 first_phase, n_phases; /* in Replay.phases */
     gint32 cur;                    /* the current phase, -1 before the first */
-    guint32 run;                   /* a custom phase's run (Replay.runs), else SSIM_NONE */
     gboolean initialized, dead;
     /* Ring / AllToAll state (Ring.cc's fields). */
     gint64 stream_count, max_count;
