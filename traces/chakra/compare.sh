@@ -13,7 +13,8 @@
 #   -g PATH     the trace generator (default: $CHAKRA_GEN, else build*/tests/import/chakra-gen)
 #   --astra BIN          ASTRA-sim's AstraSim_Analytical_Congestion_Unaware, built outside this
 #                        repository (docs/chakra.md says how); adds its columns and the ratios
-#   --astra-aware BIN    AstraSim_Analytical_Congestion_Aware too (two more columns)
+#   --astra-aware BIN    AstraSim_Analytical_Congestion_Aware too (two more columns; with the
+#                        astra-mode run, also `--astra-congestion aware` and its difference)
 #   --semantics S        which shiftsim replays to run: both (default), shiftsim or astra
 #   --big DIR   first write the measurement sets into DIR with chakra-gen and replay them too:
 #               a 1 MiB all-reduce over 64, 512 and 1024 ranks, and a GPT-like 3D-parallel step
@@ -230,6 +231,8 @@ header="$(printf '%-44s %6s' set ranks)"
 if [ -n "$astra" ]; then
     header+="$(printf ' | %12s %8s %8s %8s' ASTRA_ms wall_s user_s rss_MiB)"
     [ -n "$astra_aware" ] && header+="$(printf ' | %12s %8s' aware_ms wall_s)"
+    [ -n "$astra_aware" ] && [ "$run_am" = 1 ] &&
+        header+="$(printf ' | %13s %8s' aware-mode_ms d_aw)"
     [ "$run_own" = 1 ] && header+="$(printf ' | %7s %7s %7s %8s' wall_xs user_xs rss_xs d_s)"
     [ "$run_am" = 1 ] && header+="$(printf ' | %7s %7s %7s %8s' wall_xa user_xa rss_xa d_a)"
 fi
@@ -296,6 +299,14 @@ for p in "${sets[@]}"; do
         if [ -n "$astra_aware" ]; then
             run_astra "$p" "$ranks" "$astra_aware" || status=1
             row+="$(printf ' | %12s %8s' "$a_ms" "$a_wall")"
+            if [ "$run_am" = 1 ]; then
+                # The same files under --astra-congestion aware, against the aware backend.
+                # shellcheck disable=SC2086
+                run_shiftsim "$p" --astra-network "$tmp/network.yml" \
+                    --astra-system "$tmp/system.json" --astra-congestion aware \
+                    ${ASTRA_ARGS:-} || true
+                row+="$(printf ' | %13s %8s' "$ms" "$(diff_pct "$ms" "$a_ms")")"
+            fi
         fi
         if [ "$run_own" = 1 ]; then
             row+="$(printf ' | %7s %7s %7s %8s' "$(ratio "$u_wall" "$s_wall")" \
