@@ -303,7 +303,9 @@ int ssim_verb_replay(int argc, char **argv)
          "FILE"},
         {"astra-system", 0, 0, G_OPTION_ARG_FILENAME, &astra_system,
          "ASTRA-sim system JSON for --semantics astra (implies it; default: its "
-         "Ring_4chunks.json with the roofline on at 900 TFLOP/s and 1600 GB/s)",
+         "Ring_4chunks.json with the roofline on at 900 TFLOP/s and 1600 GB/s); the trace sets "
+         "of its custom collectives are read from the current directory, as ASTRA-sim reads "
+         "them, else from the bundled data",
          "FILE"},
         {"astra-congestion", 0, 0, G_OPTION_ARG_STRING, &astra_congestion,
          "ASTRA-sim's analytical network for --semantics astra (implies it): unaware (default: "
