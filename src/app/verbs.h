@@ -20,7 +20,7 @@
 #define SSIM_EXIT_USAGE   2
 
 #define SSIM_VERB_LIST(X)                                                                          \
-    X(replay, "run an op graph file and print its timeline summary")                               \
+    X(replay, "replay an op graph or Chakra traces (shiftsim's rules or ASTRA-sim's): timeline")   \
     X(simulate, "simulate one training configuration: step time, TFLOP/s, bubble, memory")         \
     X(profile, "import, show and query measured cost profiles (nccl-tests, vTrain, bench)")        \
     X(compare, "one configuration under alpa, commshift, extensions, auto: gain, moves")           \
