@@ -102,11 +102,6 @@ void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process)
                          size << 1 | (process ? 1 : 0));
 }
 
-static void release_packets(Replay *R, guint32 sid, Stream *s, guint64 size)
-{
-    astra_bundle(R, sid, size, s->processed);
-}
-
 /* Ring::process_max_count (AllToAll's also turns to the next peer). */
 static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
 {
@@ -114,8 +109,8 @@ static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
         s->remained_max--;
     if (s->remained_max == 0) {
         s->max_count--;
-        release_packets(R, sid, s,
-                        p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size);
+        astra_bundle(R, sid, p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size,
+                     s->processed);
         s->remained_max = 1;
         if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
             s->hd_offset = (int)(s->hd_offset * s->hd_mult);
@@ -458,6 +453,23 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
     return R->phases->len - before;
 }
 
+/* A StreamBaseline of collective `op` on `rank` over phases [first, first + n): its index. */
+static guint32 stream_new(Replay *R, guint32 rank, guint32 op, guint32 tag, gint64 priority,
+                          guint first, guint n)
+{
+    Stream *s = g_new0(Stream, 1);
+    s->rank = rank;
+    s->op = op;
+    s->tag = tag;
+    s->priority = priority;
+    s->first_phase = first;
+    s->n_phases = n;
+    s->cur = -1;
+    s->packets = g_array_new(FALSE, FALSE, sizeof(Packet));
+    g_ptr_array_add(R->streams, s);
+    return R->streams->len - 1;
+}
+
 /* Sys::generate_collective's custom branch: one stream of one phase on the rank's first queue,
  * whose algorithm replays the rank's position in the custom trace set. */
 static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
@@ -485,16 +497,7 @@ static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
     for (guint i = 0; i < n_members; i++)
         p.pos += members[i] < rank;
     g_array_append_val(R->phases, p);
-    Stream *s = g_new0(Stream, 1);
-    s->rank = rank;
-    s->op = op;
-    s->tag = (*counter)++;
-    s->priority = pri;
-    s->first_phase = R->phases->len - 1;
-    s->n_phases = 1;
-    s->cur = -1;
-    guint32 sid = R->streams->len;
-    g_ptr_array_add(R->streams, s);
+    guint32 sid = stream_new(R, rank, op, (*counter)++, pri, R->phases->len - 1, 1);
     R->stats.n_collectives++;
     R->stats.n_custom++;
     R->stats.n_chunks++;
@@ -551,13 +554,11 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         return custom_issue(R, rank, op, type, members, n_members, pri, counter, error);
     if (c->n_impl[type] == 0) {
         /* CollectiveImplLookup::get_collective_impl throws. */
-        static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter",
-                                            "all-to-all"};
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: rank %u: an %s, and the system file gives no "
                     "%s-implementation (ASTRA-sim stops: \"No collective implementation "
                     "found\")",
-                    rank, names[type], names[type]);
+                    rank, astra_coll_names[type], astra_coll_names[type]);
         return FALSE;
     }
     if (type == CT_AR && c->coll_opt_unset) {
@@ -612,17 +613,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         guint n = chunk_phases(R, rank, type, whole ? NULL : &group_ring, chunk);
         if (n == 0)
             break;
-        Stream *s = g_new0(Stream, 1);
-        s->rank = rank;
-        s->op = op;
-        s->tag = (*counter)++;
-        s->priority = pri;
-        s->first_phase = first;
-        s->n_phases = n;
-        s->cur = -1;
-        s->packets = g_array_new(FALSE, FALSE, sizeof(Packet));
-        guint32 sid = R->streams->len;
-        g_ptr_array_add(R->streams, s);
+        guint32 sid = stream_new(R, rank, op, (*counter)++, pri, first, n);
         g_array_append_val(made, sid);
         count++;
     }

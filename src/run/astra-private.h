@@ -203,6 +203,9 @@ struct Replay {
     GError *error; /* the first error a handler met; stops the run */
 };
 
+/* SsimAstraColl's names, as the system file's keys begin ("all-reduce", ...). */
+extern const char *const astra_coll_names[SSIM_ASTRA_N_COLL];
+
 /* Issue rules (astra-replay.c). */
 void astra_op_finished(Replay *R, guint32 op);
 /* Stops the run with `error` (taken), unless an earlier error did. */

@@ -17,6 +17,9 @@
 
 #include <string.h>
 
+const char *const astra_coll_names[SSIM_ASTRA_N_COLL] = {"all-reduce", "all-gather",
+                                                         "reduce-scatter", "all-to-all"};
+
 /* ---- per-rank heaps of dependency-free ops, by node id ---- */
 
 static gboolean id_less(const Replay *R, guint32 a, guint32 b)
@@ -237,23 +240,19 @@ static void walk(Replay *R, guint32 rank)
 
 /* ---- events ---- */
 
-static void on_op_done(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine, (void)b;
-    astra_op_finished(user_data, (guint32)a);
-}
-
-static void on_arrive(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine, (void)b;
-    astra_on_arrive(user_data, (guint32)a);
-}
-
-static void on_recv(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine, (void)b;
-    astra_on_recv(user_data, (guint32)a);
-}
+/* Engine handlers: an event's first word names the message, op, stream or link it is for. */
+#define ON_EVENT(name, fn)                                                                         \
+    static void name(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)                 \
+    {                                                                                              \
+        (void)engine, (void)b;                                                                     \
+        fn(user_data, (guint32)a);                                                                 \
+    }
+ON_EVENT(on_op_done, astra_op_finished)
+ON_EVENT(on_arrive, astra_on_arrive)
+ON_EVENT(on_recv, astra_on_recv)
+ON_EVENT(on_hop, astra_on_hop)
+ON_EVENT(on_link_free, astra_on_link_free)
+#undef ON_EVENT
 
 static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
 {
@@ -265,18 +264,6 @@ static void on_custom(SsimEngine *engine, guint64 a, guint64 b, gpointer user_da
 {
     (void)engine;
     astra_custom_done(user_data, (guint32)a, (guint32)b);
-}
-
-static void on_hop(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine, (void)b;
-    astra_on_hop(user_data, (guint32)a);
-}
-
-static void on_link_free(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine, (void)b;
-    astra_on_link_free(user_data, (guint32)a);
 }
 
 /* ---- set-up and the run ---- */
@@ -313,14 +300,12 @@ static gboolean check_config(Replay *R, GError **error)
         return FALSE;
     }
     R->n_dims = c->n_dims;
-    static const char *const coll_names[] = {"all-reduce", "all-gather", "reduce-scatter",
-                                             "all-to-all"};
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
         if (c->n_impl[t] > c->n_dims) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "--semantics astra: %s-implementation names %u dimensions; the network "
                         "has %u",
-                        coll_names[t], c->n_impl[t], c->n_dims);
+                        astra_coll_names[t], c->n_impl[t], c->n_dims);
             return FALSE;
         }
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
@@ -333,7 +318,7 @@ static gboolean check_config(Replay *R, GError **error)
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                             "--semantics astra: %s-implementation: doubleBinaryTree is an "
                             "all-reduce, which ASTRA-sim would run in place of the %s",
-                            coll_names[t], coll_names[t]);
+                            astra_coll_names[t], astra_coll_names[t]);
                 return FALSE;
             }
             guint n = c->npus[d];

@@ -412,6 +412,37 @@ static SsimGraph *load_for_astra(const char *prefix, SsimChakraStats *st)
     return g;
 }
 
+/* Reads the network file `network` and, when not NULL, the system file `system` of the bundled
+ * traces/chakra/astra-config/ into `c`. */
+static void read_bundled_config(SsimAstraConfig *c, const char *network, const char *system)
+{
+    const char *files[] = {network, system};
+    for (int k = 0; k < 2; k++) {
+        if (!files[k])
+            continue;
+        g_autofree char *rel = g_build_filename("astra-config", files[k], NULL);
+        g_autofree char *path = bundled(rel);
+        GError *error = NULL;
+        gboolean ok = k ? ssim_astra_config_read_system(c, path, &error)
+                        : ssim_astra_config_read_network(c, path, &error);
+        cr_assert(ok, "%s", error ? error->message : "");
+    }
+}
+
+/* Replays the bundled trace set `set` under `c`: its makespan (`st` may be NULL). */
+static SsimTime bundled_makespan(const char *set, const SsimAstraConfig *c, SsimAstraStats *st)
+{
+    g_autofree char *prefix = bundled(set);
+    SsimChakraStats cst;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, &cst);
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, c, NULL, st, &error);
+    cr_assert_not_null(t, "%s: %s", set, error ? error->message : "");
+    ssim_chakra_stats_clear(&cst);
+    return t->makespan;
+}
+
 /*
  * ASTRA-sim (518bd51, AstraSim_Analytical_Congestion_Unaware) on the bundled sets, with one
  * Switch of 400 GB/s and 936.25 ns and this module's default system (its Ring_4chunks.json with
@@ -548,6 +579,19 @@ Test(astra, metadata_node_defers_its_dependents)
     g_rmdir(dir);
 }
 
+/* Asserts that replaying `b` (finalized) under `c` fails with a message that holds `want` and,
+ * when not NULL, `also`. */
+static void assert_refused(const Builder *b, const SsimAstraConfig *c, const char *want,
+                           const char *also)
+{
+    GError *error = NULL;
+    cr_assert_null(ssim_astra_replay(b->g, (const guint64 *)b->ids->data, c, NULL, NULL, &error));
+    cr_assert_not_null(error);
+    cr_assert(strstr(error->message, want) && (!also || strstr(error->message, also)),
+              "%s (want %s)", error->message, want);
+    g_error_free(error);
+}
+
 /* ---- custom collective implementations ---- */
 
 /*
@@ -637,22 +681,14 @@ Test(astra, custom_collective_refusals)
     cr_assert(ssim_graph_finalize(b.g, NULL));
     SsimAstraConfig c = machine(4);
     c.custom_path[SSIM_ASTRA_AR] = g_strdup("pair");
-    GError *error = NULL;
     /* Not loaded. */
     c.splits = 1;
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "all-reduce-implementation-custom: the trace set pair is "
-                                     "not loaded"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c, "all-reduce-implementation-custom: the trace set pair is not loaded",
+                   NULL);
     /* One stream in a DataSet that waits for preferred-dataset-splits of them. */
     c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){custom, (const guint64 *)cb.ids->data};
     c.splits = 4;
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "preferred-dataset-splits 4") &&
-                  strstr(error->message, "never ends"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c, "preferred-dataset-splits 4", "never ends");
     c.splits = 1;
     builder_clear(&b);
 
@@ -661,22 +697,16 @@ Test(astra, custom_collective_refusals)
     for (guint32 r = 0; r < 4; r++)
         add(&b, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
     cr_assert(ssim_graph_finalize(b.g, NULL));
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "a collective of 4 ranks, and its custom implementation "
-                                     "pair has 2 positions"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c,
+                   "a collective of 4 ranks, and its custom implementation pair has 2 positions",
+                   NULL);
     builder_clear(&b);
 
     /* A group listed out of order: rank 3 is position 1 among the sorted members but the
      * group's first rank, so position 0's send goes to itself, on which ASTRA-sim aborts. */
     custom_workload(&b, (const guint32[]){3, 1}, &ar1, &ar3);
     cr_assert(ssim_graph_finalize(b.g, NULL));
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "is a message to itself") &&
-                  strstr(error->message, "the group [3, 1]"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c, "is a message to itself", "the group [3, 1]");
     builder_clear(&b);
 
     /* A custom set that holds a collective: CustomAlgorithm would never finish it. */
@@ -687,11 +717,10 @@ Test(astra, custom_collective_refusals)
     c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){bad.g, (const guint64 *)bad.ids->data};
     custom_workload(&b, (const guint32[]){1, 3}, &ar1, &ar3);
     cr_assert(ssim_graph_finalize(b.g, NULL));
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "is a collective or barrier; a custom implementation runs "
-                                     "sends, receives and compute nodes"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c,
+                   "is a collective or barrier; a custom implementation runs "
+                   "sends, receives and compute nodes",
+                   NULL);
     builder_clear(&bad);
     builder_clear(&b);
     builder_clear(&cb);
@@ -811,7 +840,6 @@ Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
     g_autofree char *dir = g_dir_make_tmp("astra-custom-XXXXXX", NULL);
     g_autofree char *pair = g_build_filename(dir, "pair", NULL);
     write_pair_set(pair);
-    g_autofree char *net = bundled("astra-config/ring-switch-2x4.yml");
     struct {
         const char *set;
         SsimAstraColl custom[2];
@@ -824,13 +852,9 @@ Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
     SsimChakraStats cst;
     g_autoptr(SsimGraph) custom = load_for_astra(pair, &cst);
     for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
-        g_autofree char *prefix = bundled(runs[i].set);
-        SsimChakraStats wst;
-        g_autoptr(SsimGraph) w = load_for_astra(prefix, &wst);
         SsimAstraConfig c;
         ssim_astra_config_init(&c);
-        GError *error = NULL;
-        cr_assert(ssim_astra_config_read_network(&c, net, &error), "%s", error->message);
+        read_bundled_config(&c, "ring-switch-2x4.yml", NULL);
         c.lifo = TRUE;
         c.local_bw_aware = TRUE;
         c.splits = 1;
@@ -841,15 +865,11 @@ Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
             c.custom[t] = (SsimAstraCustom){custom, (const guint64 *)cst.node_ids->data};
         }
         SsimAstraStats as;
-        g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, &as, &error);
-        cr_assert_not_null(t, "%s: %s", runs[i].set, error ? error->message : "");
-        cr_assert_eq(t->makespan, runs[i].astra_ns, "%s: %" G_GINT64_FORMAT " ns", runs[i].set,
-                     t->makespan);
+        SsimTime ns = bundled_makespan(runs[i].set, &c, &as);
+        cr_assert_eq(ns, runs[i].astra_ns, "%s: %" G_GINT64_FORMAT " ns", runs[i].set, ns);
         cr_assert_gt(as.n_custom, 0);
         cr_assert_lt(as.n_custom, as.n_collectives, "%s: native collectives ran too", runs[i].set);
         ssim_astra_config_clear(&c);
-        ssim_chakra_stats_clear(&wst);
     }
     ssim_chakra_stats_clear(&cst);
     for (guint p = 0; p < 2; p++) {
@@ -913,11 +933,7 @@ Test(astra, congestion_aware_links_queue)
     c.bandwidth_gbps[1] = 1;
     c.latency_ns[1] = 1;
     c.congestion_aware = TRUE;
-    GError *error = NULL;
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "congestion-aware network takes one dimension"), "%s",
-              error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c, "congestion-aware network takes one dimension", NULL);
     builder_clear(&b);
 }
 
@@ -940,25 +956,12 @@ Test(astra, congestion_aware_matches_astra_sim)
         {"allreduce-64npus-1MB/all_reduce", "switch-64npus.yml", "direct-16chunks.json", 32286},
     };
     for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
-        g_autofree char *prefix = bundled(runs[i].set);
-        g_autofree char *net_rel = g_build_filename("astra-config", runs[i].network, NULL);
-        g_autofree char *sys_rel = g_build_filename("astra-config", runs[i].system, NULL);
-        g_autofree char *net = bundled(net_rel);
-        g_autofree char *sys = bundled(sys_rel);
-        SsimChakraStats st;
-        g_autoptr(SsimGraph) g = load_for_astra(prefix, &st);
         g_auto(SsimAstraConfig) c;
         ssim_astra_config_init(&c);
-        GError *error = NULL;
-        cr_assert(ssim_astra_config_read_network(&c, net, &error), "%s", error->message);
-        cr_assert(ssim_astra_config_read_system(&c, sys, &error), "%s", error->message);
+        read_bundled_config(&c, runs[i].network, runs[i].system);
         c.congestion_aware = TRUE;
-        g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error);
-        cr_assert_not_null(t, "run %u: %s", i, error ? error->message : "");
-        cr_assert_eq(t->makespan, runs[i].astra_ns, "run %u: %" G_GINT64_FORMAT " ns", i,
-                     t->makespan);
-        ssim_chakra_stats_clear(&st);
+        SsimTime ns = bundled_makespan(runs[i].set, &c, NULL);
+        cr_assert_eq(ns, runs[i].astra_ns, "run %u: %" G_GINT64_FORMAT " ns", i, ns);
     }
 }
 
@@ -1010,21 +1013,18 @@ Test(astra, double_binary_tree_refusals)
     add(&b, 0, 0, coll(SSIM_COLL_ALLREDUCE, pair, 1000), NULL, 0);
     add(&b, 1, 0, coll(SSIM_COLL_ALLREDUCE, pair, 1000), NULL, 0);
     cr_assert(ssim_graph_finalize(b.g, NULL));
-    GError *error = NULL;
     SsimAstraConfig c = machine(4);
     c.impl[SSIM_ASTRA_AR][0] = dbt;
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "process group of 2 ranks (fewer than the system's 4) by "
-                                     "doubleBinaryTree"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c,
+                   "process group of 2 ranks (fewer than the system's 4) by "
+                   "doubleBinaryTree",
+                   NULL);
     c = machine(4);
     c.impl[SSIM_ASTRA_AG][0] = dbt;
-    cr_assert_null(ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "all-gather-implementation: doubleBinaryTree is an "
-                                     "all-reduce"),
-              "%s", error->message);
-    g_clear_error(&error);
+    assert_refused(&b, &c,
+                   "all-gather-implementation: doubleBinaryTree is an "
+                   "all-reduce",
+                   NULL);
     builder_clear(&b);
 
     Builder three = builder_new(3);
@@ -1033,11 +1033,7 @@ Test(astra, double_binary_tree_refusals)
     cr_assert(ssim_graph_finalize(three.g, NULL));
     c = machine(3);
     c.impl[SSIM_ASTRA_AR][0] = dbt;
-    cr_assert_null(
-        ssim_astra_replay(three.g, (const guint64 *)three.ids->data, &c, NULL, NULL, &error));
-    cr_assert(strstr(error->message, "doubleBinaryTree on dimension 0 of 3 NPUs"), "%s",
-              error->message);
-    g_clear_error(&error);
+    assert_refused(&three, &c, "doubleBinaryTree on dimension 0 of 3 NPUs", NULL);
     builder_clear(&three);
 }
 
@@ -1104,15 +1100,9 @@ Test(astra, double_binary_tree_matches_astra_sim)
          135457},
     };
     for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
-        g_autofree char *prefix = bundled(runs[i].set);
-        g_autofree char *net_rel = g_build_filename("astra-config", runs[i].network, NULL);
-        g_autofree char *net = bundled(net_rel);
-        SsimChakraStats st;
-        g_autoptr(SsimGraph) g = load_for_astra(prefix, &st);
         SsimAstraConfig c;
         ssim_astra_config_init(&c);
-        GError *error = NULL;
-        cr_assert(ssim_astra_config_read_network(&c, net, &error), "%s", error->message);
+        read_bundled_config(&c, runs[i].network, NULL);
         c.lifo = runs[i].lifo;
         c.local_bw_aware = runs[i].bw_aware;
         c.splits = runs[i].splits;
@@ -1123,11 +1113,7 @@ Test(astra, double_binary_tree_matches_astra_sim)
                 c.impl[t][d] = (SsimAstraImpl){
                     t == SSIM_ASTRA_AR ? runs[i].ar[d] : SSIM_ASTRA_ALGO_RING, -1, FALSE};
         }
-        g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error);
-        cr_assert_not_null(t, "run %u: %s", i, error ? error->message : "");
-        cr_assert_eq(t->makespan, runs[i].astra_ns, "run %u: %" G_GINT64_FORMAT " ns", i,
-                     t->makespan);
-        ssim_chakra_stats_clear(&st);
+        SsimTime ns = bundled_makespan(runs[i].set, &c, NULL);
+        cr_assert_eq(ns, runs[i].astra_ns, "run %u: %" G_GINT64_FORMAT " ns", i, ns);
     }
 }
