@@ -13,7 +13,7 @@
  *     collectives, sends and memory nodes share; receives take no slot.  Whenever an op of the
  *     rank ends, the rank walks its dependency-free nodes in ascending node id and starts each
  *     whose slot is free (Workload::issue_dep_free_nodes).  A node freed during that walk (the
- *     children of a compute node with no tensor_size, which ASTRA-sim skips in no time) waits for
+ *     children of a compute node of tensor_size 0, which ASTRA-sim skips in no time) waits for
  *     the next walk.  Stream attributes play no part.
  *   - Compute.  With the roofline on, a GPU compute node takes num_ops / min(peak, mem_bw x
  *     num_ops / tensor_size) seconds, truncated to whole nanoseconds; one with tensor_size 0 is
@@ -81,12 +81,13 @@
  * (per-node-custom-implementation), offline-greedy inter-dimension scheduling, more than one
  * queue per dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers;
  * GATHER and SCATTER, which the loader holds as all-gathers and reduce-scatters, `replay` refuses
- * from the loader's counts.  BROADCAST takes 1 ns, as ASTRA-sim replays it from a duration the
- * graph does not keep.  Memory nodes take the communication slot for no time (ASTRA-sim's remote
- * memory is not modelled).  Metadata and invalid nodes, which the loader keeps as ops of class
- * "chakra:<TYPE>" when it records node ids, take the communication slot and are skipped at once,
- * their dependents waiting for the next walk, as in ASTRA-sim; a kept node of any other type is
- * refused (ASTRA-sim stops at it).
+ * from the loader's counts.  BROADCAST takes its trace duration (the loader keeps it under
+ * astra_rules), 1 ns without one, as ASTRA-sim replays it.  Memory nodes take the communication
+ * slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and invalid nodes, which
+ * the loader keeps as ops of class "chakra:<TYPE>" when it records node ids, take the communication
+ * slot and are skipped at once, their dependents waiting for the next walk, as in ASTRA-sim; a kept
+ * node of any other type is refused (ASTRA-sim stops at it).  The loader's astra_rules
+ * (include/shiftsim/chakra.h) refuse what ASTRA-sim's workload layer throws on as it reads a node.
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
@@ -225,7 +226,7 @@ typedef struct {
     guint64 n_skipped;        /* compute nodes skipped (roofline on, tensor_size 0) */
     guint64 n_mem;            /* memory nodes run in no time */
     guint64 n_metadata;       /* metadata and invalid nodes skipped on the comm slot */
-    guint64 n_broadcast;      /* broadcasts run in 1 ns */
+    guint64 n_broadcast;      /* broadcasts replayed by their duration */
     guint64 n_custom;         /* collectives run by a custom implementation */
     SsimTime rank_finish_max; /* the last rank's finish: ASTRA-sim's "sys[i] finished" max */
     SsimTime rank_finish_min; /* the first rank's finish */

@@ -101,6 +101,16 @@ typedef struct {
      * "chakra:<TYPE>" (e.g. "chakra:METADATA_NODE") on the stream "elided", since such a replay
      * gives them a place in the issue order; they are still counted as elided. */
     gboolean keep_node_ids;
+    /* Read the nodes as ASTRA-sim 2.x reads them (for its rules, include/shiftsim/astra.h),
+     * failing where it throws: a send or a receive without comm_tag; in a workload, unlike a
+     * custom collective's set (astra_custom, which ASTRA-sim's CustomAlgorithm reads), a send
+     * whose comm_src or a receive whose comm_dst names another rank than its trace's; and, with
+     * astra_roofline (the system's roofline-enabled), a GPU compute node without num_ops or
+     * tensor_size.  A broadcast keeps its duration_micros, which ASTRA-sim replays.  All off by
+     * default. */
+    gboolean astra_rules;
+    gboolean astra_custom;
+    gboolean astra_roofline;
     /* Issue each stream's ops in a causal order over all ranks (ssim_graph_issue_causally(),
      * TRUE, the default) instead of each trace's own topological order (FALSE): a generator's
      * node order is not a schedule, and a stage of symbolic_tensor_graph's pipelines would

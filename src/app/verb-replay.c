@@ -83,6 +83,8 @@ typedef struct {
     gboolean drop_dangling, ignore_ctrl;
     gboolean per_peer, per_group; /* --comm-streams */
     gboolean causal;              /* --issue-order causal */
+    /* --semantics astra: read the nodes as ASTRA-sim does (SsimChakraOptions.astra_rules) */
+    gboolean astra, astra_custom, roofline;
 } LoadRules;
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
@@ -100,6 +102,9 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     opts.keep_names = names;
     opts.n_threads = jobs;
     opts.keep_node_ids = node_ids != NULL;
+    opts.astra_rules = rules->astra;
+    opts.astra_custom = rules->astra_custom;
+    opts.astra_roofline = rules->roofline;
     SsimChakraStats stats;
     ssim_chakra_stats_init(&stats);
     SsimGraph *graph = ssim_chakra_load(prefix, comm_group, &opts, &stats, error);
@@ -163,7 +168,7 @@ static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs
             continue;
         g_autofree char *prefix = g_strdup(cfg->custom_path[t]);
         ssim_cli_resolve_input(VERB, &prefix, ".0.et");
-        LoadRules rules = {0};
+        LoadRules rules = {.astra = TRUE, .astra_custom = TRUE};
         graphs[t] = load_chakra(prefix, NULL, jobs, &rules, FALSE, FALSE, &ids[t], error);
         if (graphs[t] == NULL) {
             g_prefix_error(error, "%s: %s: ", system, ssim_astra_custom_key((SsimAstraColl)t));
@@ -448,6 +453,8 @@ int ssim_verb_replay(int argc, char **argv)
     if (astra_system && !ssim_astra_config_read_system(&astra_cfg, astra_system, &error))
         return ssim_cli_runtime_error(error);
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
+    rules.astra = astra;
+    rules.roofline = astra && astra_cfg.roofline;
     g_auto(CustomSets) custom = {{NULL}, {NULL}};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);
@@ -539,7 +546,7 @@ int ssim_verb_replay(int argc, char **argv)
         fprintf(stderr,
                 "shiftsim replay: astra semantics: %" G_GUINT64_FORMAT
                 " collectives in %" G_GUINT64_FORMAT " chunks, %" G_GUINT64_FORMAT
-                " messages; %" G_GUINT64_FORMAT " compute nodes skipped (no tensor_size)",
+                " messages; %" G_GUINT64_FORMAT " compute nodes skipped (tensor_size 0)",
                 as->n_collectives, as->n_chunks, as->n_messages, as->n_skipped);
         if (as->n_metadata)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " metadata nodes skipped", as->n_metadata);
@@ -547,7 +554,8 @@ int ssim_verb_replay(int argc, char **argv)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " collectives by custom implementations",
                     as->n_custom);
         if (as->n_broadcast)
-            fprintf(stderr, ", %" G_GUINT64_FORMAT " broadcasts taken as 1 ns", as->n_broadcast);
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " broadcasts replayed by their durations",
+                    as->n_broadcast);
         if (as->n_mem)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " memory nodes taken as no time", as->n_mem);
         fputc('\n', stderr);

@@ -299,7 +299,8 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             spec.kind = r->map == MAP_COLL ? SSIM_OP_COLLECTIVE : SSIM_OP_BARRIER;
             spec.coll = (SsimCollKind)r->coll;
             spec.group = r->group;
-            spec.duration = -1;
+            /* -1 (priced), but for a broadcast read under astra_rules: its trace duration */
+            spec.duration = r->duration;
             cls = L->cls_coll;
             break;
         case MAP_SEND:

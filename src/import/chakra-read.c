@@ -156,6 +156,16 @@ static gboolean node_fail(GError **error, const Trace *t, const NodeView *n, int
 
 #define NODE_FAIL(code, ...) return node_fail(error, t, n, code, __VA_ARGS__)
 
+/* The node's duration_micros in ns (0 without one); FALSE when it does not fit. */
+static gboolean node_duration(const Trace *t, const NodeView *n, SsimTime *out, GError **error)
+{
+    if (n->duration_micros > (guint64)(G_MAXINT64 / SSIM_US))
+        NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "duration_micros %" G_GUINT64_FORMAT " is out of range",
+                  n->duration_micros);
+    *out = (SsimTime)n->duration_micros * SSIM_US;
+    return TRUE;
+}
+
 /* An attribute that must be a non-negative integer fitting `max`. */
 static gboolean need_uint(const Trace *t, const NodeView *n, const AttrVal *a, const char *what,
                           gint64 max, gint64 *out, GError **error)
@@ -266,7 +276,7 @@ static gboolean coll_kind(gint64 type, SsimCollKind *out, gboolean *approx)
 }
 
 /* Which known attributes a node of mapping `map` reads. */
-static gboolean reads_attr(KnownAttr k, MapKind map)
+static gboolean reads_attr(KnownAttr k, MapKind map, gboolean own_rank)
 {
     gboolean comm = map == MAP_COLL || map == MAP_SEND || map == MAP_RECV;
     switch (k) {
@@ -281,9 +291,9 @@ static gboolean reads_attr(KnownAttr k, MapKind map)
     case KA_PG_NAME:
         return map == MAP_COLL;
     case KA_COMM_DST:
-        return map == MAP_SEND;
+        return map == MAP_SEND || (own_rank && map == MAP_RECV);
     case KA_COMM_SRC:
-        return map == MAP_RECV;
+        return map == MAP_RECV || (own_rank && map == MAP_SEND);
     case KA_NUM_OPS:
         return map == MAP_COMPUTE;
     case KA_TENSOR_SIZE:
@@ -364,7 +374,9 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "%s is not supported (strict mode)",
                   ssim_chakra_node_type_name(type));
 
-    /* Pick out the attributes this node's mapping reads; count every other one. */
+    /* Pick out the attributes this node's mapping reads; count every other one.  ASTRA-sim's
+     * workload layer also reads a send's comm_src and a receive's comm_dst (its own rank). */
+    gboolean own_rank = L->opts.astra_rules && !L->opts.astra_custom;
     Attrs at = {0};
     const AttrVal **slot[KA_N] = {
         [KA_IS_CPU_OP] = &at.is_cpu_op, [KA_STREAM] = &at.stream,
@@ -375,7 +387,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     };
     for (guint32 mask = n->known_mask; mask; mask &= mask - 1) {
         guint k = (guint)__builtin_ctz(mask);
-        if (reads_attr((KnownAttr)k, (MapKind)r.map))
+        if (reads_attr((KnownAttr)k, (MapKind)r.map, own_rank))
             *slot[k] = &n->known[k];
         else
             count_ignored(t, N_GUESS, chakra_known_attr_names[k],
@@ -429,6 +441,15 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     case MAP_COMPUTE:
     case MAP_MEM: {
         double ops = 0;
+        if (L->opts.astra_rules && L->opts.astra_roofline && r.map == MAP_COMPUTE && !r.cpu &&
+            (!at.num_ops || !at.tensor_size))
+            /* Workload::issue_comp reads both (num_ops first) and throws without one. */
+            NODE_FAIL(SSIM_CONFIG_ERROR_MISSING,
+                      "COMP_NODE has no %s, which ASTRA-sim's roofline (roofline-enabled) reads "
+                      "(it throws \"Attribute %s not found\"); a GPU compute node needs num_ops "
+                      "and tensor_size under it",
+                      at.num_ops ? "tensor_size" : "num_ops",
+                      at.num_ops ? "tensor_size" : "num_ops");
         if (at.num_ops && (!attr_number(at.num_ops, &ops) || !(ops >= 0)))
             NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "num_ops must be a non-negative number");
         if (at.tensor_size &&
@@ -436,12 +457,12 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
             return FALSE;
         r.flops = ops;
         r.bytes = (guint64)size;
-        if (n->duration_micros > (guint64)(G_MAXINT64 / SSIM_US))
-            NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
-                      "duration_micros %" G_GUINT64_FORMAT " is out of range", n->duration_micros);
+        SsimTime duration;
+        if (!node_duration(t, n, &duration, error))
+            return FALSE;
         gboolean priced = r.map == MAP_MEM ? size > 0 : ops > 0 || size > 0;
-        if (n->duration_micros > 0 && !(L->opts.use_roofline && priced)) {
-            r.duration = (SsimTime)n->duration_micros * SSIM_US;
+        if (duration > 0 && !(L->opts.use_roofline && priced)) {
+            r.duration = duration;
             if (r.map == MAP_COMPUTE)
                 s->n_compute_timed++;
         } else if (priced) {
@@ -484,6 +505,10 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
                 return FALSE;
             s->n_collectives++;
             s->n_approximated += approx;
+            /* ASTRA-sim replays a broadcast's duration (Workload::issue_coll_comm). */
+            if (L->opts.astra_rules && kind == SSIM_COLL_BROADCAST &&
+                !node_duration(t, n, &r.duration, error))
+                return FALSE;
         }
         r.coll = (guint8)kind;
         r.bytes = (guint64)size;
@@ -508,6 +533,22 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         if ((guint)peer == t->rank)
             NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "%s its own rank %u",
                       send ? "sends to" : "receives from", t->rank);
+        if (L->opts.astra_rules && !at.comm_tag)
+            NODE_FAIL(SSIM_CONFIG_ERROR_MISSING,
+                      "%s has no comm_tag, which ASTRA-sim reads to match it (it throws "
+                      "\"Attribute comm_tag not found\")",
+                      ssim_chakra_node_type_name((guint)n->type));
+        const AttrVal *self = send ? at.comm_src : at.comm_dst;
+        gint64 me = t->rank;
+        if (self && !need_uint(t, n, self, send ? "comm_src" : "comm_dst", G_MAXINT32, &me, error))
+            return FALSE;
+        if ((guint64)me != t->rank)
+            /* Workload::issue_send_comm / issue_recv_comm. */
+            NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                      "a %s whose %s is rank %" G_GINT64_FORMAT ", in rank %u's trace (ASTRA-sim "
+                      "throws \"%s node should be issued by the %s\")",
+                      send ? "send" : "receive", send ? "comm_src" : "comm_dst", me, t->rank,
+                      send ? "Send" : "Recv", send ? "sender" : "receiver");
         r.peer = (guint32)peer;
         r.bytes = (guint64)size;
         if (send)

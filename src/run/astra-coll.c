@@ -527,7 +527,8 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     case SSIM_COLL_BROADCAST:
         /* ASTRA-sim replays a broadcast's trace duration, or 1 ns without one. */
         R->stats.n_broadcast++;
-        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + 1, EV_OP_DONE, op, 0);
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + MAX(o->duration, 1),
+                             EV_OP_DONE, op, 0);
         return TRUE;
     default:
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,

@@ -529,8 +529,8 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
             g_autofree char *hint =
                 R.stats.n_skipped == 0
                     ? g_strdup("")
-                    : g_strdup_printf("; %" G_GUINT64_FORMAT " compute nodes had no "
-                                      "tensor_size, which ASTRA-sim's roofline skips, and "
+                    : g_strdup_printf("; %" G_GUINT64_FORMAT " compute nodes had "
+                                      "tensor_size 0, which ASTRA-sim's roofline skips, and "
                                       "their dependents wait for the rank's next event, as in "
                                       "ASTRA-sim (roofline-enabled: 0 replays their durations)",
                                       R.stats.n_skipped);

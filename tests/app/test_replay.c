@@ -188,6 +188,36 @@ Test(replay_cli, astra_semantics, .init = test_redirect)
               err);
 }
 
+/* Under ASTRA-sim's rules the trace is read as ASTRA-sim reads it: a GPU compute node without
+ * num_ops, which ASTRA-sim's roofline throws on, is refused naming the node when the system file
+ * turns the roofline on (the default system does), and replays its 5 us where it is off. */
+Test(replay_cli, astra_reads_nodes_as_astra_sim, .init = test_redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-read-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "one", NULL);
+    g_autofree char *path = cw_rank_path(prefix, 0);
+    CwWriter *w = cw_open(path, "0.0.4");
+    CwNode comp = CW_NODE_INIT;
+    comp.type = CW_COMP;
+    comp.name = "gemm";
+    comp.duration_micros = 5;
+    cw_node(w, &comp);
+    cr_assert(cw_close(w, NULL));
+    g_autofree char *off = bundled("astra-config/hgx-h100-validated.json");
+    const char *roofline[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(roofline), roofline), 1);
+    const char *replay[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-system", off};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(replay), replay), 0);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(err, "one.0.et: node 0 (gemm): COMP_NODE has no num_ops, which ASTRA-sim's "
+                          "roofline (roofline-enabled) reads") != NULL,
+              "%s", err);
+    cr_assert(strstr(out, "makespan  5000 ns") != NULL, "%s", out);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 /* ASTRA-sim's custom-collective example as its run script runs it (workload all_reduce 8npus 1MB,
  * its all-reduce by the bundled MSCCL ring, Ring_8npus): ASTRA-sim printed 90174 cycles.  The
  * system file names the ring by a path from the repository's root, found from any directory as

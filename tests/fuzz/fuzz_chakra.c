@@ -1,8 +1,10 @@
 /*
  * libFuzzer target: the Chakra execution-trace importer (ssim_chakra_load).  The importer reads
  * files, so each input is written as the one-rank trace set DIR/t.0.et (DIR is made once per
- * process under $TMPDIR) and loaded with the default options and one group of all ranks.  An
- * input starting "SPLIT" holds two ranks: the bytes up to the next "SPLIT" are rank 0.
+ * process under $TMPDIR) and loaded with the default options and one group of all ranks, then
+ * again as `replay --semantics astra` reads it (ASTRA-sim's rules, as a workload under the
+ * roofline for an input of even size, as a custom collective's set for an odd one).  An input
+ * starting "SPLIT" holds two ranks: the bytes up to the next "SPLIT" are rank 0.
  */
 #include <shiftsim/chakra.h>
 
@@ -41,6 +43,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_assert((graph == NULL) == (error != NULL));
     if (graph) {
         g_string_free(ssim_chakra_stats_format(&stats), TRUE);
+        ssim_graph_free(graph);
+    }
+    ssim_chakra_stats_clear(&stats);
+    g_clear_error(&error);
+
+    SsimChakraOptions astra;
+    ssim_chakra_options_init(&astra);
+    astra.keep_node_ids = astra.astra_rules = TRUE;
+    astra.astra_custom = size % 2 == 1;
+    astra.astra_roofline = !astra.astra_custom;
+    ssim_chakra_stats_init(&stats);
+    graph = ssim_chakra_load(prefix, NULL, &astra, &stats, &error);
+    g_assert((graph == NULL) == (error != NULL));
+    if (graph) {
+        guint32 n_ops = ssim_graph_n_ops(graph);
+        g_assert(stats.node_ids ? stats.node_ids->len == n_ops : n_ops == 0);
         ssim_graph_free(graph);
     }
     ssim_chakra_stats_clear(&stats);

@@ -399,12 +399,20 @@ static char *bundled(const char *rel)
     return g_build_filename(root ? root : SSIM_TEST_DATA "/..", "traces", "chakra", rel, NULL);
 }
 
-/* Loads a trace set as `replay --semantics astra` does: node ids kept, in `st` (init'd here). */
-static SsimGraph *load_for_astra(const char *prefix, SsimChakraStats *st)
+/* How `replay --semantics astra` reads a set: a workload under a system without or with the
+ * roofline, or a custom collective's set. */
+typedef enum { AS_WORKLOAD, AS_ROOFLINE, AS_CUSTOM } LoadAs;
+
+/* Loads a trace set as `replay --semantics astra` does: node ids kept, ASTRA-sim's reading rules,
+ * in `st` (init'd here). */
+static SsimGraph *load_for_astra(const char *prefix, LoadAs as, SsimChakraStats *st)
 {
     SsimChakraOptions o;
     ssim_chakra_options_init(&o);
     o.keep_node_ids = TRUE;
+    o.astra_rules = TRUE;
+    o.astra_custom = as == AS_CUSTOM;
+    o.astra_roofline = as == AS_ROOFLINE;
     ssim_chakra_stats_init(st);
     GError *error = NULL;
     SsimGraph *g = ssim_chakra_load(prefix, NULL, &o, st, &error);
@@ -434,7 +442,7 @@ static SsimTime bundled_makespan(const char *set, const SsimAstraConfig *c, Ssim
 {
     g_autofree char *prefix = bundled(set);
     SsimChakraStats cst;
-    g_autoptr(SsimGraph) g = load_for_astra(prefix, &cst);
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, c->roofline ? AS_ROOFLINE : AS_WORKLOAD, &cst);
     GError *error = NULL;
     g_autoptr(SsimTimeline) t =
         ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, c, NULL, st, &error);
@@ -465,6 +473,7 @@ Test(astra, matches_astra_sim_on_bundled_traces)
             SsimChakraOptions o;
             ssim_chakra_options_init(&o);
             o.keep_node_ids = TRUE;
+            o.astra_rules = o.astra_roofline = TRUE;
             o.keep_names = FALSE;
             o.n_threads = threads;
             SsimChakraStats st;
@@ -503,7 +512,7 @@ Test(astra, custom_collective_trace_repeats_its_tag)
     g_autofree char *net = bundled("astra-config/ring-8npus.yml");
     g_autofree char *sys = bundled("astra-config/custom-collective-workload.json");
     SsimChakraStats st;
-    g_autoptr(SsimGraph) g = load_for_astra(prefix, &st);
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
     GError *error = NULL;
     cr_assert_eq(st.n_sends, 8 * 14);
     cr_assert_eq(st.n_recvs, 8 * 14);
@@ -558,7 +567,7 @@ Test(astra, metadata_node_defers_its_dependents)
     cr_assert(cw_close(w, NULL));
 
     SsimChakraStats st;
-    g_autoptr(SsimGraph) g = load_for_astra(prefix, &st);
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_ROOFLINE, &st);
     GError *error = NULL;
     cr_assert_eq(ssim_graph_n_ops(g), 3, "the metadata node is kept");
     cr_assert_eq(st.n_elided, 1, "and still counted as elided");
@@ -590,6 +599,208 @@ static void assert_refused(const Builder *b, const SsimAstraConfig *c, const cha
     cr_assert(strstr(error->message, want) && (!also || strstr(error->message, also)),
               "%s (want %s)", error->message, want);
     g_error_free(error);
+}
+
+/* ---- reading a trace as ASTRA-sim does ---- */
+
+/* Writes `n_ranks` traces PREFIX.r.et, rank r holding nodes[r][0 .. counts[r]). */
+static void write_set(const char *prefix, guint n_ranks, CwNode *const *nodes, const guint *counts)
+{
+    for (guint r = 0; r < n_ranks; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        CwWriter *w = cw_open(path, "0.0.4");
+        for (guint i = 0; i < counts[r]; i++)
+            cw_node(w, &nodes[r][i]);
+        cr_assert(cw_close(w, NULL));
+    }
+}
+
+static void remove_set(const char *prefix, guint n_ranks)
+{
+    for (guint r = 0; r < n_ranks; r++) {
+        g_autofree char *path = cw_rank_path(prefix, r);
+        g_unlink(path);
+    }
+}
+
+/* Loads `prefix` read as `as` and asserts the error holds `want` and `also`; without ASTRA-sim's
+ * rules the same set loads. */
+static void assert_unreadable(const char *prefix, LoadAs as, const char *want, const char *also)
+{
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.keep_node_ids = o.astra_rules = TRUE;
+    o.astra_custom = as == AS_CUSTOM;
+    o.astra_roofline = as == AS_ROOFLINE;
+    GError *error = NULL;
+    cr_assert_null(ssim_chakra_load(prefix, NULL, &o, NULL, &error), "%s loaded", want);
+    cr_assert(strstr(error->message, want) && strstr(error->message, also), "%s (want %s)",
+              error->message, want);
+    g_clear_error(&error);
+    o.astra_rules = o.astra_custom = o.astra_roofline = FALSE;
+    g_autoptr(SsimGraph) g = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
+    cr_assert_not_null(g, "%s", error ? error->message : "");
+}
+
+/*
+ * What ASTRA-sim's workload layer throws on as it reads a node (518bd51, each case run there):
+ * a send or receive without comm_tag ("Attribute comm_tag not found"), a send whose comm_src is
+ * not its rank ("Send node should be issued by the sender"; the run then ends with the node
+ * unreleased), a receive whose comm_dst is not ("Recv node ..."), and under the roofline a GPU
+ * compute node without num_ops or tensor_size ("Attribute tensor_size not found").  A custom
+ * collective's set is read by CustomAlgorithm, which checks neither comm_src nor comm_dst.
+ */
+Test(astra, reads_nodes_as_astra_sim_does)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-read-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "set", NULL);
+    CwNode send = CW_NODE_INIT, recv = CW_NODE_INIT;
+    send.type = CW_SEND;
+    send.name = "send";
+    send.comm_dst = 1;
+    send.comm_size = 65536;
+    send.comm_tag = 3;
+    recv.type = CW_RECV;
+    recv.name = "recv";
+    recv.comm_src = 0;
+    recv.comm_size = 65536;
+    recv.comm_tag = 3;
+    CwNode *ranks[2] = {&send, &recv};
+    const guint one[2] = {1, 1};
+
+    send.comm_tag = CW_ABSENT;
+    write_set(prefix, 2, ranks, one);
+    assert_unreadable(prefix, AS_WORKLOAD,
+                      "set.0.et: node 0 (send): COMM_SEND_NODE has no comm_tag",
+                      "Attribute comm_tag not found");
+    assert_unreadable(prefix, AS_CUSTOM, "COMM_SEND_NODE has no comm_tag", "comm_tag");
+    send.comm_tag = 3;
+    recv.comm_tag = CW_ABSENT;
+    write_set(prefix, 2, ranks, one);
+    assert_unreadable(prefix, AS_WORKLOAD,
+                      "set.1.et: node 0 (recv): COMM_RECV_NODE has no comm_tag", "comm_tag");
+    recv.comm_tag = 3;
+
+    send.comm_src = 1;
+    write_set(prefix, 2, ranks, one);
+    assert_unreadable(prefix, AS_WORKLOAD, "a send whose comm_src is rank 1, in rank 0's trace",
+                      "Send node should be issued by the sender");
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.keep_node_ids = o.astra_rules = o.astra_custom = TRUE;
+    GError *error = NULL;
+    g_autoptr(SsimGraph) custom = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
+    cr_assert_not_null(custom, "a custom set's comm_src is not checked: %s",
+                       error ? error->message : "");
+    send.comm_src = 0; /* its own rank: read, and fine */
+    recv.comm_dst = 1;
+    write_set(prefix, 2, ranks, one);
+    o.astra_custom = FALSE;
+    g_autoptr(SsimGraph) fine = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
+    cr_assert_not_null(fine, "%s", error ? error->message : "");
+    recv.comm_dst = 0;
+    write_set(prefix, 2, ranks, one);
+    assert_unreadable(prefix, AS_WORKLOAD, "a receive whose comm_dst is rank 0, in rank 1's trace",
+                      "Recv node should be issued by the receiver");
+
+    CwNode comp = CW_NODE_INIT;
+    comp.type = CW_COMP;
+    comp.name = "comp";
+    comp.duration_micros = 5;
+    CwNode *solo[1] = {&comp};
+    remove_set(prefix, 2);
+    write_set(prefix, 1, solo, one);
+    assert_unreadable(prefix, AS_ROOFLINE, "COMP_NODE has no num_ops",
+                      "Attribute num_ops not found");
+    g_autoptr(SsimGraph) replayed = NULL;
+    {
+        SsimChakraStats st;
+        replayed = load_for_astra(prefix, AS_WORKLOAD, &st); /* the roofline off: its duration */
+        ssim_chakra_stats_clear(&st);
+    }
+    comp.num_ops = 1000;
+    write_set(prefix, 1, solo, one);
+    assert_unreadable(prefix, AS_ROOFLINE, "COMP_NODE has no tensor_size",
+                      "Attribute tensor_size not found");
+    comp.num_ops = -1;
+    comp.is_cpu_op = 1; /* a CPU node replays its duration under the roofline too */
+    write_set(prefix, 1, solo, one);
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) cpu = load_for_astra(prefix, AS_ROOFLINE, &st);
+    ssim_chakra_stats_clear(&st);
+    remove_set(prefix, 2);
+    g_rmdir(dir);
+}
+
+/*
+ * A broadcast replays its trace duration, 1 ns without one (Workload::issue_coll_comm).  Eight
+ * ranks: compute of 5 + r us, a broadcast of 7 + r us, compute of 3 us, a broadcast without a
+ * duration and an all-reduce of 1 MiB, on ASTRA-sim's Ring_8npus.yml under its
+ * FIFO_1chunk_baseline system with the roofline off.  ASTRA-sim (518bd51, congestion-unaware)
+ * printed these "sys[r] finished" times; rank 7 reaches the all-reduce last, at 29002 ns, and the
+ * ring's steps then end on each rank at its own time.  The loader keeps the broadcast's duration
+ * only under ASTRA-sim's rules: shiftsim's own semantics prices a broadcast.
+ */
+Test(astra, broadcast_replays_its_duration)
+{
+    static const SsimTime astra_sim[8] = {62026, 64026, 66026, 68026, 70026, 72026, 58026, 60026};
+    g_autofree char *dir = g_dir_make_tmp("astra-bcast-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "bcast", NULL);
+    CwNode nodes[8][5];
+    CwNode *ranks[8];
+    guint counts[8];
+    static const guint64 deps[5] = {0, 1, 2, 3};
+    for (guint r = 0; r < 8; r++) {
+        for (guint i = 0; i < 5; i++) {
+            CwNode n = CW_NODE_INIT;
+            n.id = i;
+            n.data_deps = i ? &deps[i - 1] : NULL;
+            n.n_data_deps = i ? 1 : 0;
+            n.type = i == 0 || i == 2 ? CW_COMP : CW_COLL;
+            n.name = n.type == CW_COMP ? "comp" : "coll";
+            n.duration_micros = i == 0 ? 5 + r : i == 1 ? 7 + r : i == 2 ? 3 : 0;
+            if (n.type == CW_COLL) {
+                n.comm_type = i == 4 ? CW_ALL_REDUCE : CW_BROADCAST;
+                n.comm_size = i == 3 ? 2 << 20 : 1 << 20;
+            }
+            nodes[r][i] = n;
+        }
+        ranks[r] = nodes[r];
+        counts[r] = 5;
+    }
+    write_set(prefix, 8, ranks, counts);
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    read_bundled_config(&c, "ring-8npus.yml", "fifo-1chunk-baseline.json");
+    c.roofline = FALSE;
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
+    GError *error = NULL;
+    SsimAstraStats as;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &as, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(as.n_broadcast, 16);
+    for (guint r = 0; r < 8; r++) {
+        guint32 first = r * 5; /* ops in rank order, node order within a rank */
+        cr_assert_eq(t->end[first + 1] - t->start[first + 1], (SsimTime)(7 + r) * 1000);
+        cr_assert_eq(t->end[first + 3] - t->start[first + 3], 1);
+        cr_assert_eq(t->end[first + 4], astra_sim[r], "rank %u: %" G_GINT64_FORMAT " ns", r,
+                     t->end[first + 4]);
+    }
+    cr_assert_eq(t->makespan, 72026);
+    ssim_chakra_stats_clear(&st);
+    ssim_astra_config_clear(&c);
+
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    g_autoptr(SsimGraph) own = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
+    cr_assert_not_null(own, "%s", error ? error->message : "");
+    for (guint32 i = 0; i < ssim_graph_n_ops(own); i++)
+        if (ssim_graph_op(own, i)->kind == SSIM_OP_COLLECTIVE)
+            cr_assert_eq(ssim_graph_op(own, i)->duration, -1, "shiftsim prices collectives");
+    remove_set(prefix, 8);
+    g_rmdir(dir);
 }
 
 /* ---- custom collective implementations ---- */
@@ -742,8 +953,8 @@ Test(astra, custom_collective_matches_astra_sims_example)
     g_autofree char *net = bundled("astra-config/ring-8npus.yml");
     g_autofree char *sys = bundled("astra-config/custom-ring-allreduce.json");
     SsimChakraStats wst, cst;
-    g_autoptr(SsimGraph) w = load_for_astra(work, &wst);
-    g_autoptr(SsimGraph) custom = load_for_astra(ring, &cst);
+    g_autoptr(SsimGraph) w = load_for_astra(work, AS_WORKLOAD, &wst);
+    g_autoptr(SsimGraph) custom = load_for_astra(ring, AS_CUSTOM, &cst);
     g_auto(SsimAstraConfig) c;
     ssim_astra_config_init(&c);
     GError *error = NULL;
@@ -850,7 +1061,7 @@ Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
         {"stg-gpt-allreduce-dp2-tp2-pp2/workload", {SSIM_ASTRA_AR}, 1, 597873},
     };
     SsimChakraStats cst;
-    g_autoptr(SsimGraph) custom = load_for_astra(pair, &cst);
+    g_autoptr(SsimGraph) custom = load_for_astra(pair, AS_CUSTOM, &cst);
     for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
         SsimAstraConfig c;
         ssim_astra_config_init(&c);
