@@ -112,25 +112,6 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
         g_autoptr(GString) text = ssim_chakra_stats_format(&stats);
         fputs(text->str, stderr);
     }
-    if (graph && node_ids && stats.n_cpu_colls > 0) {
-        /* ASTRA-sim's Workload::issue_comm throws on a communication node on the CPU. */
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s: --semantics astra: %" G_GUINT64_FORMAT
-                    " COMM_COLL_NODEs on the CPU without comm_type, which ASTRA-sim refuses "
-                    "(\"Comm node should not be on CPU\")",
-                    prefix, stats.n_cpu_colls);
-        ssim_graph_free(graph);
-        graph = NULL;
-    }
-    if (graph && node_ids && stats.n_approximated > stats.n_mem) {
-        /* Under ASTRA-sim's rules a GATHER or SCATTER cannot be approximated: it refuses them. */
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s: --semantics astra: %" G_GUINT64_FORMAT
-                    " GATHER or SCATTER collectives, which ASTRA-sim does not implement",
-                    prefix, stats.n_approximated - stats.n_mem);
-        ssim_graph_free(graph);
-        graph = NULL;
-    }
     if (graph && node_ids) {
         if (*node_ids)
             g_array_unref(*node_ids);

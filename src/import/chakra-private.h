@@ -308,6 +308,10 @@ void chakra_scratch_clear(ChakraScratch *s);
  */
 gboolean chakra_read_trace(const Loader *L, Trace *t, ChakraScratch *scratch, GError **error);
 
+/* A process group's name as ASTRA-sim reads it (std::stoi: leading blanks, a sign, digits, the
+ * rest ignored): FALSE when it has no number or one out of int's range. */
+gboolean chakra_astra_group_id(const char *name, int *out);
+
 /* Orders t's records topologically into t->order (chakra-emit.c); FALSE naming a cycle. */
 gboolean chakra_order_trace(Trace *t, GError **error);
 /* Adds t's ops to L->graph in t->order (the loading thread only). */

@@ -217,7 +217,24 @@ static guint32 group_for(const Loader *L, Trace *t, const NodeView *n, const Att
         node_fail(error, t, n, SSIM_CONFIG_ERROR_VALUE, "pg_name must be a string or an integer");
         return SSIM_NONE;
     }
-    const LoaderGroup *g = g_hash_table_lookup(L->groups, name);
+    char number[16];
+    const char *key = name;
+    if (L->opts.astra_rules) {
+        /* Workload::extract_comm_group: "" and "0" are every rank, any other name a number. */
+        int id = 0;
+        if (!*name || strcmp(name, "0") == 0)
+            return GROUP_WORLD;
+        if (!chakra_astra_group_id(name, &id)) {
+            node_fail(error, t, n, SSIM_CONFIG_ERROR_VALUE,
+                      "pg_name '%s' is not a number, which ASTRA-sim reads it as (std::stoi "
+                      "throws)",
+                      name);
+            return SSIM_NONE;
+        }
+        g_snprintf(number, sizeof number, "%d", id);
+        key = number;
+    }
+    const LoaderGroup *g = g_hash_table_lookup(L->groups, key);
     if (!g) {
         node_fail(error, t, n, SSIM_CONFIG_ERROR_VALUE, "process group '%s' is not defined%s", name,
                   L->have_json ? " in the comm-group JSON"
@@ -422,6 +439,13 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
             r.name_str = add_str(t, name.s, name.n);
     }
 
+    if (L->opts.astra_rules && r.cpu &&
+        (r.map == MAP_COLL || r.map == MAP_SEND || r.map == MAP_RECV))
+        /* Workload::issue_comm, for a host-side collective call too. */
+        NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                  "%s on the CPU (is_cpu_op), which ASTRA-sim refuses (it throws \"Comm node "
+                  "should not be on CPU\")",
+                  ssim_chakra_node_type_name((guint)n->type));
     if (r.map == MAP_COLL && !at.comm_type && r.cpu) {
         /* PyTorch's host-side call of a collective (c10d::allreduce_, c10d::broadcast_, ...),
          * which Chakra's converter has left a COMM_COLL_NODE without comm_type: the collective
@@ -500,6 +524,11 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
             coll_kind(ct, &kind, &approx);
             if (approx && L->opts.strict)
                 NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "%s is not supported (strict mode)",
+                          coll_type_names[ct]);
+            if (approx && L->opts.astra_rules)
+                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                          "a %s collective, which ASTRA-sim does not implement (it throws "
+                          "\"Unsupported collective comm type\")",
                           coll_type_names[ct]);
             if (!need_uint(t, n, at.comm_size, "comm_size", G_MAXINT64, &size, error))
                 return FALSE;

@@ -180,6 +180,29 @@ static gboolean find_comm_json(const char *prefix, char **out, GError **error)
     return TRUE;
 }
 
+gboolean chakra_astra_group_id(const char *name, int *out)
+{
+    const char *p = name;
+    while (g_ascii_isspace(*p))
+        p++;
+    gboolean negative = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!g_ascii_isdigit(*p))
+        return FALSE;
+    gint64 v = 0;
+    for (; g_ascii_isdigit(*p); p++) {
+        v = 10 * v + (*p - '0');
+        if (v > (gint64)G_MAXINT + 1)
+            return FALSE;
+    }
+    v = negative ? -v : v;
+    if (v > G_MAXINT)
+        return FALSE;
+    *out = (int)v;
+    return TRUE;
+}
+
 static gboolean load_groups(Loader *L, const char *path, GError **error)
 {
     g_autoptr(JsonParser) parser =
@@ -198,6 +221,27 @@ static gboolean load_groups(Loader *L, const char *path, GError **error)
     for (GList *m = members; m; m = m->next) {
         const char *key = m->data;
         JsonNode *val = json_object_get_member(obj, key);
+        /* ASTRA-sim (Workload::initialize_comm_groups) numbers a group by its name, which must
+         * be above 0 (CommunicatorGroup asserts it); a trace's pg_name finds it by that number. */
+        g_autofree char *astra_key = NULL;
+        int id = 0;
+        if (L->opts.astra_rules && !chakra_astra_group_id(key, &id))
+            NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
+                     "%s: group \"%s\": ASTRA-sim reads a group's name as a number (std::stoi "
+                     "throws on this one)",
+                     path, key);
+        if (L->opts.astra_rules && id <= 0)
+            NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
+                     "%s: group \"%s\": ASTRA-sim needs a group number above 0 (its "
+                     "CommunicatorGroup asserts it; \"0\" and an empty pg_name mean every rank)",
+                     path, key);
+        if (L->opts.astra_rules) {
+            astra_key = g_strdup_printf("%d", id);
+            if (g_hash_table_contains(L->groups, astra_key))
+                NODE_ERR(SSIM_CONFIG_ERROR_VALUE,
+                         "%s: group \"%s\" is group %d again, as ASTRA-sim numbers them", path, key,
+                         id);
+        }
         if (!JSON_NODE_HOLDS_ARRAY(val))
             NODE_ERR(SSIM_CONFIG_ERROR_PARSE, "%s: group \"%s\": expected a list of ranks", path,
                      key);
@@ -232,7 +276,7 @@ static gboolean load_groups(Loader *L, const char *path, GError **error)
         g->n_ranks = ranks->len;
         g->sorted = g_memdup2(ranks->data, ranks->len * sizeof(guint32));
         qsort(g->sorted, g->n_ranks, sizeof(guint32), ssim_cmp_u32);
-        g_hash_table_insert(L->groups, g_strdup(key), g);
+        g_hash_table_insert(L->groups, astra_key ? g_steal_pointer(&astra_key) : g_strdup(key), g);
     }
     return TRUE;
 }

@@ -732,6 +732,123 @@ Test(astra, reads_nodes_as_astra_sim_does)
     g_rmdir(dir);
 }
 
+/* Loads `prefix` (with `json` as its comm groups) read as ASTRA-sim reads a workload under the
+ * roofline: NULL with the error's message in `*msg` (caller frees), or the graph. */
+static SsimGraph *try_astra_load(const char *prefix, const char *json, char **msg)
+{
+    SsimChakraOptions o;
+    ssim_chakra_options_init(&o);
+    o.keep_node_ids = o.astra_rules = o.astra_roofline = TRUE;
+    GError *error = NULL;
+    SsimGraph *g = ssim_chakra_load(prefix, json, &o, NULL, &error);
+    *msg = error ? g_strdup(error->message) : NULL;
+    g_clear_error(&error);
+    return g;
+}
+
+/*
+ * Communication on the CPU and GATHER / SCATTER, which ASTRA-sim throws on (518bd51: "Comm node
+ * should not be on CPU", "Unsupported collective comm type"), and process groups as ASTRA-sim
+ * numbers them: a comm-group name is read by std::stoi and must be above 0, and a pg_name of ""
+ * or "0" is every rank whatever the file says.  Four ranks, each computing 5 + r us, then an
+ * all-reduce of 1 MiB on pg_name "0" and one of 256 KiB on its pair ("1": ranks 0 and 1, "2": 2
+ * and 3; the file's "07" is group 7, unused), on a Ring of 4 at 50 GB/s and 500 ns under
+ * FIFO_1chunk_baseline without the roofline: ASTRA-sim printed these "sys[r] finished" times.
+ */
+Test(astra, process_groups_and_cpu_nodes_as_astra_sim_reads_them)
+{
+    static const SsimTime astra_sim[4] = {46984, 47984, 44984, 45984};
+    g_autofree char *dir = g_dir_make_tmp("astra-pg-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "pg", NULL);
+    g_autofree char *json = g_build_filename(dir, "pg.json", NULL);
+    static const guint64 first = 0, second = 1;
+    CwNode nodes[4][3];
+    CwNode *ranks[4];
+    const guint counts[4] = {3, 3, 3, 3};
+    for (guint r = 0; r < 4; r++) {
+        CwNode comp = CW_NODE_INIT, world = CW_NODE_INIT, pair = CW_NODE_INIT;
+        comp.type = CW_COMP;
+        comp.name = "comp";
+        comp.duration_micros = 5 + r;
+        comp.num_ops = 0;
+        comp.tensor_size = 0; /* skipped under the roofline; timed without it */
+        world.id = 1;
+        world.type = pair.type = CW_COLL;
+        world.name = pair.name = "coll";
+        world.comm_type = pair.comm_type = CW_ALL_REDUCE;
+        world.comm_size = 1 << 20;
+        world.pg_name = "0";
+        world.data_deps = &first;
+        world.n_data_deps = pair.n_data_deps = 1;
+        pair.id = 2;
+        pair.comm_size = 1 << 18;
+        pair.pg_name = r < 2 ? "1" : "2";
+        pair.data_deps = &second;
+        nodes[r][0] = comp;
+        nodes[r][1] = world;
+        nodes[r][2] = pair;
+        ranks[r] = nodes[r];
+    }
+    write_set(prefix, 4, ranks, counts);
+    cr_assert(
+        g_file_set_contents(json, "{\"1\": [0, 1], \"2\": [2, 3], \"07\": [1, 3]}", -1, NULL));
+    char *msg = NULL;
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    read_bundled_config(&c, "ring-8npus.yml", "fifo-1chunk-baseline.json");
+    c.npus[0] = 4;
+    c.roofline = FALSE;
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    for (guint r = 0; r < 4; r++)
+        cr_assert_eq(t->end[3 * r + 2], astra_sim[r], "rank %u: %" G_GINT64_FORMAT " ns", r,
+                     t->end[3 * r + 2]);
+    ssim_chakra_stats_clear(&st);
+    ssim_astra_config_clear(&c);
+
+    static const struct {
+        const char *json, *want;
+    } groups[] = {
+        {"{\"0\": [0, 1], \"2\": [2, 3]}", "group \"0\": ASTRA-sim needs a group number above 0"},
+        {"{\"tp\": [0, 1], \"2\": [2, 3]}",
+         "group \"tp\": ASTRA-sim reads a group's name as a number"},
+        {"{\"1\": [0, 1], \"01\": [0, 1], \"2\": [2, 3]}", "is group 1 again"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(groups); i++) {
+        cr_assert(g_file_set_contents(json, groups[i].json, -1, NULL));
+        cr_assert_null(try_astra_load(prefix, json, &msg), "%s", groups[i].json);
+        cr_assert(strstr(msg, groups[i].want), "%s (want %s)", msg, groups[i].want);
+        g_free(msg);
+    }
+    cr_assert(g_file_set_contents(json, "{\"1\": [0, 1], \"2\": [2, 3]}", -1, NULL));
+    nodes[3][2].pg_name = "two";
+    write_set(prefix, 4, ranks, counts);
+    cr_assert_null(try_astra_load(prefix, json, &msg));
+    cr_assert(strstr(msg, "pg.3.et: node 2 (coll): pg_name 'two' is not a number"), "%s", msg);
+    g_free(msg);
+    nodes[3][2].pg_name = "2";
+    nodes[3][2].comm_type = CW_SCATTER;
+    write_set(prefix, 4, ranks, counts);
+    cr_assert_null(try_astra_load(prefix, json, &msg));
+    cr_assert(strstr(msg, "a SCATTER collective, which ASTRA-sim does not implement"), "%s", msg);
+    g_free(msg);
+    nodes[3][2].comm_type = CW_ALL_REDUCE;
+    nodes[3][1].is_cpu_op = 1;
+    write_set(prefix, 4, ranks, counts);
+    cr_assert_null(try_astra_load(prefix, json, &msg));
+    cr_assert(strstr(msg, "pg.3.et: node 1 (coll): COMM_COLL_NODE on the CPU (is_cpu_op), which "
+                          "ASTRA-sim refuses (it throws \"Comm node should not be on CPU\")"),
+              "%s", msg);
+    g_free(msg);
+    g_unlink(json);
+    remove_set(prefix, 4);
+    g_rmdir(dir);
+}
+
 /*
  * A broadcast replays its trace duration, 1 ns without one (Workload::issue_coll_comm).  Eight
  * ranks: compute of 5 + r us, a broadcast of 7 + r us, compute of 3 us, a broadcast without a
