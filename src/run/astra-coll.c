@@ -555,11 +555,12 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         return custom_issue(R, rank, op, type, members, n_members, pri, counter, error);
     if (c->n_impl[type] == 0) {
         /* CollectiveImplLookup::get_collective_impl throws. */
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "--semantics astra: rank %u: an %s, and the system file gives no "
-                    "%s-implementation (ASTRA-sim stops: \"No collective implementation "
-                    "found\")",
-                    rank, astra_coll_names[type], astra_coll_names[type]);
+        g_set_error(
+            error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+            "--semantics astra: rank %u: a collective of type %s, and the system file gives no "
+            "%s-implementation (ASTRA-sim stops: \"No collective implementation "
+            "found\")",
+            rank, astra_coll_names[type], astra_coll_names[type]);
         return FALSE;
     }
     if (type == CT_AR && c->coll_opt_unset) {
@@ -620,10 +621,15 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     }
     R->stats.n_chunks += count;
     if (count == 0) {
-        /* Nothing to move (a group of one): ASTRA-sim would never finish it; end it now. */
+        /* Sys::generate_collective leaves the dataset without a stream, which never ends. */
         g_array_unref(made);
-        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine), EV_OP_DONE, op, 0);
-        return TRUE;
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: rank %u: a collective of type %s over %u rank%s, which has "
+                    "nothing to move: "
+                    "ASTRA-sim makes it no stream and never finishes it",
+                    rank, astra_coll_names[type], whole ? R->n_ranks : n_members,
+                    (whole ? R->n_ranks : n_members) == 1 ? "" : "s");
+        return FALSE;
     }
     R->chunks_left[op] = count;
     /* Each stream enters the ready list and is scheduled at once (the scheduler's thresholds
