@@ -80,14 +80,17 @@
  * ASTRA-sim's tree is undefined), custom implementations per node
  * (per-node-custom-implementation), offline-greedy inter-dimension scheduling, more than one
  * queue per dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers;
- * GATHER and SCATTER, which the loader holds as all-gathers and reduce-scatters, `replay` refuses
- * from the loader's counts.  BROADCAST takes its trace duration (the loader keeps it under
- * astra_rules), 1 ns without one, as ASTRA-sim replays it.  Memory nodes take the communication
- * slot for no time (ASTRA-sim's remote memory is not modelled).  Metadata and invalid nodes, which
- * the loader keeps as ops of class "chakra:<TYPE>" when it records node ids, take the communication
- * slot and are skipped at once, their dependents waiting for the next walk, as in ASTRA-sim; a kept
- * node of any other type is refused (ASTRA-sim stops at it).  The loader's astra_rules
- * (include/shiftsim/chakra.h) refuse what ASTRA-sim's workload layer throws on as it reads a node.
+ * GATHER and SCATTER, which the loader refuses under astra_rules.  BROADCAST takes its trace
+ * duration (the loader keeps it under astra_rules), 1 ns without one, as ASTRA-sim replays it.
+ * Memory nodes take the communication slot and are served by the remote memory
+ * (AnalyticalRemoteMemory): latency + tensor_size / bandwidth, at once on each NPU's own, one
+ * transfer after another (first come, first served) on a node's or on the pool; with
+ * NO_MEMORY_EXPANSION, ASTRA-sim's example, a memory node is an error (ASTRA-sim exits).  Metadata
+ * and invalid nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node
+ * ids, take the communication slot and are skipped at once, their dependents waiting for the next
+ * walk, as in ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).  The
+ * loader's astra_rules (include/shiftsim/chakra.h) refuse what ASTRA-sim's workload layer throws on
+ * as it reads a node.
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
@@ -143,6 +146,25 @@ typedef struct {
     gboolean one; /* the "one" forms (oneRing, ...): one ring over every NPU, from here on */
 } SsimAstraImpl;
 
+/* ASTRA-sim's analytical remote memory (its --remote-memory-configuration JSON, memory-type):
+ * how MEM_LOAD and MEM_STORE nodes are served.  A transfer of S bytes takes latency + S /
+ * bandwidth ns (truncated). */
+#define SSIM_ASTRA_MEM_LIST(X)                                                                     \
+    X(NONE, "NO_MEMORY_EXPANSION")           /* no remote memory: a memory node is an error */     \
+    X(PER_NODE, "PER_NODE_MEMORY_EXPANSION") /* one transfer at a time per node of NPUs */         \
+    X(PER_NPU, "PER_NPU_MEMORY_EXPANSION")   /* every NPU its own, no queue */                     \
+    X(POOL, "MEMORY_POOL")                   /* one transfer at a time for every NPU */
+
+typedef enum {
+#define SSIM_X(e, s) SSIM_ASTRA_MEM_##e,
+    SSIM_ASTRA_MEM_LIST(SSIM_X)
+#undef SSIM_X
+        SSIM_ASTRA_MEM_N
+} SsimAstraMemType;
+
+/* The memory-type string of `t` ("PER_NPU_MEMORY_EXPANSION", ...). */
+const char *ssim_astra_mem_type_name(SsimAstraMemType t);
+
 /* A custom implementation's trace set, loaded by the caller (ssim_chakra_load() with
  * keep_node_ids): rank k of the graph is position k in a collective's group. */
 typedef struct {
@@ -174,6 +196,11 @@ typedef struct {
      * the native ones above), and the set, which the caller loads (borrowed). */
     char *custom_path[SSIM_ASTRA_N_COLL];
     SsimAstraCustom custom[SSIM_ASTRA_N_COLL];
+    /* The remote memory (ASTRA-sim's remote memory JSON). */
+    SsimAstraMemType mem_type;
+    guint64 mem_latency_ns;         /* remote-mem-latency */
+    guint64 mem_bw;                 /* remote-mem-bw: GB/s of 10^9 bytes, a whole number */
+    guint mem_nodes, mem_npus_node; /* PER_NODE: num-nodes, num-npus-per-node */
 } SsimAstraConfig;
 
 /*
@@ -181,7 +208,7 @@ typedef struct {
  * 936.25 ns, ASTRA-sim's example), and ASTRA-sim's example system
  * native_collectives/Ring_4chunks.json with the roofline on: LIFO, localBWAware, endpoint delay
  * 10 ns, 1 active chunk per dimension, 4 splits, ring everywhere, local memory 1600 GB/s, peak
- * 900 TFLOP/s.
+ * 900 TFLOP/s; and ASTRA-sim's example remote memory, NO_MEMORY_EXPANSION.
  */
 void ssim_astra_config_init(SsimAstraConfig *cfg);
 
@@ -215,6 +242,15 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
  */
 gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, GError **error);
 
+/*
+ * Reads ASTRA-sim's remote memory JSON at `path` into cfg's mem_* fields, as its analytical
+ * remote memory reads it: memory-type (required; ASTRA-sim leaves it unset without it),
+ * remote-mem-latency and remote-mem-bw (whole numbers, 0 when left out; an expansion needs a
+ * bandwidth above 0, which ASTRA-sim divides by), and for PER_NODE_MEMORY_EXPANSION num-nodes and
+ * num-npus-per-node (above 0).  Any other key is an error naming path: and the key.
+ */
+gboolean ssim_astra_config_read_memory(SsimAstraConfig *cfg, const char *path, GError **error);
+
 /* The configuration as the equivalent ASTRA-sim files would say it, one `key: value` a line. */
 GString *ssim_astra_config_format(const SsimAstraConfig *cfg);
 
@@ -224,7 +260,7 @@ typedef struct {
     guint64 n_chunks;         /* chunk streams they were split into */
     guint64 n_messages;       /* network messages (collective steps, sends) */
     guint64 n_skipped;        /* compute nodes skipped (roofline on, tensor_size 0) */
-    guint64 n_mem;            /* memory nodes run in no time */
+    guint64 n_mem;            /* memory nodes served by the remote memory */
     guint64 n_metadata;       /* metadata and invalid nodes skipped on the comm slot */
     guint64 n_broadcast;      /* broadcasts replayed by their duration */
     guint64 n_custom;         /* collectives run by a custom implementation */

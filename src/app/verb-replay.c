@@ -186,7 +186,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *astra_congestion = NULL;
     g_autofree char *dangling = NULL, *ctrl_deps = NULL, *comm_streams = NULL;
     g_autofree char *issue_order = NULL;
-    g_autofree char *astra_network = NULL, *astra_system = NULL;
+    g_autofree char *astra_network = NULL, *astra_system = NULL, *astra_memory = NULL;
     gint plot_ranks = 8, jobs = 0;
     /* --max-events and --max-memory: a graph file has no lowering to bound */
     g_auto(SsimCliLimits) budget = {0};
@@ -293,6 +293,11 @@ int ssim_verb_replay(int argc, char **argv)
          "of its custom collectives are read from the current directory, as ASTRA-sim reads "
          "them, else from the bundled data",
          "FILE"},
+        {"astra-memory", 0, 0, G_OPTION_ARG_FILENAME, &astra_memory,
+         "ASTRA-sim remote memory JSON for --semantics astra (implies it; default: "
+         "NO_MEMORY_EXPANSION, its example, under which a memory node is an error): how "
+         "MEM_LOAD and MEM_STORE nodes are served",
+         "FILE"},
         {"astra-congestion", 0, 0, G_OPTION_ARG_STRING, &astra_congestion,
          "ASTRA-sim's analytical network for --semantics astra (implies it): unaware (default: "
          "a message takes its latency and bandwidth time whatever else is in flight, as "
@@ -323,6 +328,7 @@ int ssim_verb_replay(int argc, char **argv)
     ssim_cli_resolve_input(VERB, &comm_group, NULL);
     ssim_cli_resolve_input(VERB, &astra_network, NULL);
     ssim_cli_resolve_input(VERB, &astra_system, NULL);
+    ssim_cli_resolve_input(VERB, &astra_memory, NULL);
     ssim_cli_resolve_input(VERB, &profile_path, NULL);
 
     SsimFormat format;
@@ -378,9 +384,9 @@ int ssim_verb_replay(int argc, char **argv)
         return rc;
     if (semantics && strcmp(semantics, "astra") != 0 && strcmp(semantics, "shiftsim") != 0)
         return ssim_cli_usage_error(VERB, "--semantics: '%s' is not shiftsim or astra", semantics);
-    if ((astra_network || astra_system || astra_congestion) && semantics &&
+    if ((astra_network || astra_system || astra_memory || astra_congestion) && semantics &&
         strcmp(semantics, "shiftsim") == 0)
-        return ssim_cli_usage_error(VERB, "--astra-network, --astra-system and "
+        return ssim_cli_usage_error(VERB, "--astra-network, --astra-system, --astra-memory and "
                                           "--astra-congestion describe the machine of "
                                           "--semantics astra");
     if (astra_congestion && strcmp(astra_congestion, "aware") != 0 &&
@@ -388,7 +394,7 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--astra-congestion: '%s' is not unaware or aware",
                                     astra_congestion);
     gboolean astra = (semantics && strcmp(semantics, "astra") == 0) || astra_network ||
-                     astra_system || astra_congestion;
+                     astra_system || astra_memory || astra_congestion;
     if (dangling && strcmp(dangling, "error") != 0 && strcmp(dangling, "drop") != 0)
         return ssim_cli_usage_error(VERB, "--dangling-deps: '%s' is not error or drop", dangling);
     if (ctrl_deps && strcmp(ctrl_deps, "keep") != 0 && strcmp(ctrl_deps, "ignore") != 0)
@@ -432,6 +438,8 @@ int ssim_verb_replay(int argc, char **argv)
     if (astra_network && !ssim_astra_config_read_network(&astra_cfg, astra_network, &error))
         return ssim_cli_runtime_error(error);
     if (astra_system && !ssim_astra_config_read_system(&astra_cfg, astra_system, &error))
+        return ssim_cli_runtime_error(error);
+    if (astra_memory && !ssim_astra_config_read_memory(&astra_cfg, astra_memory, &error))
         return ssim_cli_runtime_error(error);
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
     rules.astra = astra;
@@ -538,7 +546,8 @@ int ssim_verb_replay(int argc, char **argv)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " broadcasts replayed by their durations",
                     as->n_broadcast);
         if (as->n_mem)
-            fprintf(stderr, ", %" G_GUINT64_FORMAT " memory nodes taken as no time", as->n_mem);
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " memory nodes served by %s", as->n_mem,
+                    ssim_astra_mem_type_name(astra_cfg.mem_type));
         fputc('\n', stderr);
     }
     if (rconf.flow_network)

@@ -502,6 +502,17 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
             if (L->opts.strict)
                 NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "%s is not supported (strict mode)",
                           ssim_chakra_node_type_name(type));
+            if (L->opts.astra_rules && !at.tensor_size)
+                /* Workload::issue_remote_mem */
+                NODE_FAIL(SSIM_CONFIG_ERROR_MISSING,
+                          "%s has no tensor_size, which ASTRA-sim's remote memory reads (it "
+                          "throws \"Attribute tensor_size not found\")",
+                          ssim_chakra_node_type_name(type));
+            if (L->opts.astra_rules && r.cpu)
+                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                          "%s on the CPU (is_cpu_op): ASTRA-sim serves it on the rank's CPU slot, "
+                          "which --semantics astra does not model",
+                          ssim_chakra_node_type_name(type));
             r.flops = 0;
             s->n_mem++;
             s->n_approximated++;

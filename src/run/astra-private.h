@@ -14,14 +14,15 @@
 
 /* Engine event types (registered in this order). */
 enum {
-    EV_OP_DONE, /* a = op: a compute (or broadcast) op ends */
-    EV_ARRIVE,  /* a = message: a transfer reaches its destination */
-    EV_RECV,    /* a = message: a receive posted after its message arrived completes */
-    EV_BUNDLE,  /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
-    EV_CUSTOM,  /* a = custom run, b = op of its trace: a compute node of a custom implementation
-                   ends */
-    EV_HOP,     /* a = message: congestion-aware, it reaches the next device of its route */
-    EV_FREE,    /* a = link: congestion-aware, the link can take its next message */
+    EV_OP_DONE,  /* a = op: a compute (or broadcast) op ends */
+    EV_ARRIVE,   /* a = message: a transfer reaches its destination */
+    EV_RECV,     /* a = message: a receive posted after its message arrived completes */
+    EV_BUNDLE,   /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
+    EV_CUSTOM,   /* a = custom run, b = op of its trace: a compute node of a custom implementation
+                    ends */
+    EV_HOP,      /* a = message: congestion-aware, it reaches the next device of its route */
+    EV_FREE,     /* a = link: congestion-aware, the link can take its next message */
+    EV_MEM_FREE, /* a = memory unit: its transfer is over (after its op's EV_OP_DONE) */
     EV_N
 };
 
@@ -150,6 +151,13 @@ typedef struct {
     guint running;
 } Queue;
 
+/* A remote memory shared by several NPUs (astra-mem.c). */
+typedef struct {
+    gboolean busy;
+    GArray *pending; /* guint32 ops waiting, from index head */
+    guint head;
+} MemUnit;
+
 typedef struct Replay Replay;
 typedef struct AstraMatchSlot AstraMatchSlot;
 
@@ -197,6 +205,8 @@ struct Replay {
     GArray *custom_ops; /* per Msg, two guint32: its sides' Callback.b (custom sets only) */
     GArray *freed;      /* scratch: a custom run's ops freed by one op */
     GArray *deferred;   /* ops freed during a walk */
+    MemUnit *mem_units; /* the shared remote memories (astra-mem.c) */
+    guint n_mem_units;
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
@@ -254,6 +264,13 @@ void astra_dbt_clear(Replay *R);
 /* PacketBundle: `size` bytes through the endpoint, then reduced when `process`; the stream's
  * algorithm is called back. */
 void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process);
+
+/* The remote memory (astra-mem.c). */
+void astra_mem_build(Replay *R);
+/* Serves memory node `op` of `rank` (Workload::issue_remote_mem). */
+void astra_mem_issue(Replay *R, guint32 rank, guint32 op);
+void astra_on_mem_free(Replay *R, guint32 unit);
+void astra_mem_clear(Replay *R);
 
 /* Custom implementations (astra-custom.c). */
 gboolean astra_custom_build(Replay *R, GError **error);

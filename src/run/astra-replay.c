@@ -185,8 +185,7 @@ static void issue(Replay *R, guint32 rank, guint32 op)
             break;
         }
         if (R->role[op] == ROLE_MEM) {
-            R->stats.n_mem++;
-            ssim_engine_schedule(R->engine, now, EV_OP_DONE, op, 0);
+            astra_mem_issue(R, rank, op);
             break;
         }
         SsimTime t = compute_time(R, o, cls == CLS_CPU);
@@ -252,6 +251,7 @@ ON_EVENT(on_arrive, astra_on_arrive)
 ON_EVENT(on_recv, astra_on_recv)
 ON_EVENT(on_hop, astra_on_hop)
 ON_EVENT(on_link_free, astra_on_link_free)
+ON_EVENT(on_mem_free, astra_on_mem_free)
 #undef ON_EVENT
 
 static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
@@ -424,6 +424,7 @@ static void replay_clear(Replay *R)
     astra_custom_clear(R);
     astra_coll_clear(R);
     astra_net_clear(R);
+    astra_mem_clear(R);
     if (R->ranks) {
         for (guint r = 0; r < R->n_ranks; r++) {
             for (int c = 0; c < CLS_N; c++)
@@ -485,6 +486,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
         R.tl->end[i] = -1;
     if (!build(&R, error) || !astra_custom_build(&R, error) || !astra_net_build(&R, error))
         goto done;
+    astra_mem_build(&R);
     R.group_streams = g_new0(guint32, (gsize)MAX(ssim_graph_n_groups(graph), 1u) * R.n_ranks);
     R.phases = g_array_new(FALSE, FALSE, sizeof(Phase));
     R.streams = g_ptr_array_new();
@@ -498,6 +500,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     ssim_engine_register(R.engine, on_custom, &R);
     ssim_engine_register(R.engine, on_hop, &R);
     ssim_engine_register(R.engine, on_link_free, &R);
+    ssim_engine_register(R.engine, on_mem_free, &R);
     /* Workload::fire, rank by rank. */
     for (guint r = 0; r < R.n_ranks && !R.error; r++)
         walk(&R, r);

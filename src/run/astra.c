@@ -33,6 +33,18 @@ static const char *const algo_names[] = {
 #undef SSIM_X
 };
 
+static const char *const mem_names[] = {
+#define SSIM_X(e, s) s,
+    SSIM_ASTRA_MEM_LIST(SSIM_X)
+#undef SSIM_X
+};
+
+const char *ssim_astra_mem_type_name(SsimAstraMemType t)
+{
+    g_return_val_if_fail((int)t >= 0 && t < SSIM_ASTRA_MEM_N, NULL);
+    return mem_names[t];
+}
+
 /* The system file's keys for SsimAstraColl, in order, and their custom forms. */
 static const char *const impl_keys[SSIM_ASTRA_N_COLL] = {
     "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
@@ -604,6 +616,89 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
     return TRUE;
 }
 
+gboolean ssim_astra_config_read_memory(SsimAstraConfig *cfg, const char *path, GError **error)
+{
+    g_autoptr(JsonParser) parser =
+        ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
+    if (parser == NULL)
+        return FALSE;
+    JsonNode *root = json_parser_get_root(parser);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                    "%s: expected a JSON object of remote memory settings", path);
+        return FALSE;
+    }
+    /* AnalyticalRemoteMemory's constructor: latency and bandwidth 0 unless given. */
+    SsimAstraConfig c = *cfg;
+    c.mem_latency_ns = c.mem_bw = 0;
+    c.mem_nodes = c.mem_npus_node = 0;
+    JsonObject *o = json_node_get_object(root);
+    if (!json_object_has_member(o, "memory-type")) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: memory-type is missing (ASTRA-sim's remote memory leaves it unset "
+                    "without it)",
+                    path);
+        return FALSE;
+    }
+    g_autoptr(GList) members = json_object_get_members(o);
+    members = g_list_sort(members, (GCompareFunc)strcmp);
+    for (GList *l = members; l; l = l->next) {
+        const char *key = l->data;
+        JsonNode *v = json_object_get_member(o, key);
+        gint64 i = 0;
+        if (strcmp(key, "memory-type") == 0) {
+            const char *name = json_str(v);
+            int t = SSIM_ASTRA_MEM_N;
+            for (int k = 0; name && k < SSIM_ASTRA_MEM_N; k++)
+                if (strcmp(name, mem_names[k]) == 0)
+                    t = k;
+            if (t == SSIM_ASTRA_MEM_N) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: memory-type: expected \"NO_MEMORY_EXPANSION\", "
+                            "\"PER_NODE_MEMORY_EXPANSION\", \"PER_NPU_MEMORY_EXPANSION\" or "
+                            "\"MEMORY_POOL\"",
+                            path);
+                return FALSE;
+            }
+            c.mem_type = (SsimAstraMemType)t;
+        } else if (strcmp(key, "remote-mem-latency") == 0) {
+            if (!json_int(v, path, key, 0, G_MAXINT64 / 2, &i, error))
+                return FALSE;
+            c.mem_latency_ns = (guint64)i;
+        } else if (strcmp(key, "remote-mem-bw") == 0) {
+            if (!json_int(v, path, key, 0, G_MAXINT64 / 2, &i, error))
+                return FALSE;
+            c.mem_bw = (guint64)i;
+        } else if (strcmp(key, "num-nodes") == 0) {
+            if (!json_int(v, path, key, 1, G_MAXINT32, &i, error))
+                return FALSE;
+            c.mem_nodes = (guint)i;
+        } else if (strcmp(key, "num-npus-per-node") == 0) {
+            if (!json_int(v, path, key, 1, G_MAXINT32, &i, error))
+                return FALSE;
+            c.mem_npus_node = (guint)i;
+        } else {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: unknown key \"%s\" (not one ASTRA-sim's remote memory reads)", path,
+                        key);
+            return FALSE;
+        }
+    }
+    if (c.mem_type != SSIM_ASTRA_MEM_NONE && c.mem_bw == 0) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: remote-mem-bw: a %s needs a bandwidth above 0 (ASTRA-sim divides by it)",
+                    path, mem_names[c.mem_type]);
+        return FALSE;
+    }
+    if (c.mem_type == SSIM_ASTRA_MEM_PER_NODE && (c.mem_nodes == 0 || c.mem_npus_node == 0)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: PER_NODE_MEMORY_EXPANSION needs num-nodes and num-npus-per-node", path);
+        return FALSE;
+    }
+    *cfg = c;
+    return TRUE;
+}
+
 GString *ssim_astra_config_format(const SsimAstraConfig *c)
 {
     GString *s = g_string_new(NULL);
@@ -659,5 +754,13 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
     g_string_append_printf(s, "local-mem-bw: %g\n", c->local_mem_bw_gbps);
     g_string_append_printf(s, "roofline-enabled: %d\n", c->roofline ? 1 : 0);
     g_string_append_printf(s, "peak-perf: %g\n", c->peak_tflops);
+    g_string_append_printf(s, "memory-type: %s\n", mem_names[c->mem_type]);
+    if (c->mem_type != SSIM_ASTRA_MEM_NONE)
+        g_string_append_printf(
+            s, "remote-mem-latency: %" G_GUINT64_FORMAT "\nremote-mem-bw: %" G_GUINT64_FORMAT "\n",
+            c->mem_latency_ns, c->mem_bw);
+    if (c->mem_type == SSIM_ASTRA_MEM_PER_NODE)
+        g_string_append_printf(s, "num-nodes: %u\nnum-npus-per-node: %u\n", c->mem_nodes,
+                               c->mem_npus_node);
     return s;
 }

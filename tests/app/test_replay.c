@@ -218,6 +218,43 @@ Test(replay_cli, astra_reads_nodes_as_astra_sim, .init = test_redirect)
     g_rmdir(dir);
 }
 
+/* --astra-memory reads ASTRA-sim's remote memory JSON: a load of 5000 bytes from the bundled
+ * pool (500 ns, 50 bytes/ns) takes 500 + 100 ns; without it (NO_MEMORY_EXPANSION, ASTRA-sim's
+ * example) the memory node is an error, as ASTRA-sim exits; under shiftsim's semantics the
+ * option is a usage error. */
+Test(replay_cli, astra_remote_memory, .init = test_redirect)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-mem-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "m", NULL);
+    g_autofree char *path = cw_rank_path(prefix, 0);
+    CwWriter *w = cw_open(path, "0.0.4");
+    CwNode load = CW_NODE_INIT;
+    load.type = CW_MEM_LOAD;
+    load.name = "load";
+    load.tensor_size = 5000;
+    cw_node(w, &load);
+    cr_assert(cw_close(w, NULL));
+    g_autofree char *pool = bundled("astra-config/memory/memory-pool.json");
+    const char *served[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-memory", pool};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(served), served), 0);
+    const char *none[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(none), none), 1);
+    const char *own[] = {"shiftsim",    "replay",   "--chakra",       prefix,
+                         "--semantics", "shiftsim", "--astra-memory", pool};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(own), own), 2);
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    cr_assert(strstr(out, "makespan  600 ns") != NULL, "%s", out);
+    cr_assert(strstr(err, "1 memory nodes served by MEMORY_POOL") != NULL, "%s", err);
+    cr_assert(strstr(err, "node 0 is a memory node, and the remote memory is "
+                          "NO_MEMORY_EXPANSION") != NULL,
+              "%s", err);
+    cr_assert(strstr(err, "--astra-memory and --astra-congestion describe the machine") != NULL,
+              "%s", err);
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
 /* ASTRA-sim's custom-collective example as its run script runs it (workload all_reduce 8npus 1MB,
  * its all-reduce by the bundled MSCCL ring, Ring_8npus): ASTRA-sim printed 90174 cycles.  The
  * system file names the ring by a path from the repository's root, found from any directory as

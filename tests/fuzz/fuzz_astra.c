@@ -1,8 +1,9 @@
 /*
  * libFuzzer target: ASTRA-sim's configuration files as --semantics astra reads them
- * (ssim_astra_config_read_system, ssim_astra_config_read_network).  The readers take paths, so
- * each input is written to DIR/c (DIR made once per process under $TMPDIR) and read as a system
- * JSON and as a network YAML into one configuration; a success is printed back.
+ * (ssim_astra_config_read_system, ssim_astra_config_read_network,
+ * ssim_astra_config_read_memory).  The readers take paths, so each input is written to DIR/c
+ * (DIR made once per process under $TMPDIR) and read as a system JSON, a network YAML and a
+ * remote memory JSON into one configuration; a success is printed back.
  */
 #include <shiftsim/astra.h>
 
@@ -29,7 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gboolean net = ssim_astra_config_read_network(&cfg, path, &error);
     g_assert(net == (error == NULL));
     g_clear_error(&error);
-    if (sys || net)
+    gboolean mem = ssim_astra_config_read_memory(&cfg, path, &error);
+    g_assert(mem == (error == NULL));
+    g_assert(!mem || cfg.mem_type == SSIM_ASTRA_MEM_NONE || cfg.mem_bw > 0);
+    g_clear_error(&error);
+    if (sys || net || mem)
         g_string_free(ssim_astra_config_format(&cfg), TRUE);
     return 0;
 }

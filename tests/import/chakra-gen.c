@@ -15,6 +15,13 @@
  *       metadata symbolic_tensor_graph writes (inputs, outputs, op_type), which no importer
  *       reads but every importer must get through.
  *
+ *   chakra-gen offload --ranks N [--layers L] PREFIX
+ *       a data-parallel step that offloads activations to a remote memory (the traffic ASTRA-sim's
+ *       remote memory models): per layer a forward compute node, then a MEM_STORE of its 64 MiB
+ *       of activations; backward in reverse, each layer's MEM_LOAD before its compute, and a
+ *       32 MiB gradient all-reduce after it.  Compute nodes carry num_ops and tensor_size (for a
+ *       roofline) and a duration (for a replay without one).
+ *
  * The model arithmetic is deliberately simple (per token and layer: 24 h^2 FLOPs forward,
  * attention 4 s h more); it exists to produce realistic shapes and sizes, not to predict.
  */
@@ -69,6 +76,58 @@ static gboolean gen_two_rank(const char *prefix, GError **error)
     return TRUE;
 }
 
+/* The nodes of one rank's trace as they are built: node i has id i. */
+typedef struct {
+    CwNode *nodes;
+    guint64 *deps; /* two slots a node */
+    guint n;
+} Chain;
+
+/* Appends a node of `type` named `name` after the nodes `a` and `b` (-1: none); returns it. */
+static CwNode *chain_add(Chain *c, int type, const char *name, gint64 a, gint64 b)
+{
+    CwNode n = CW_NODE_INIT;
+    n.id = c->n, n.name = name, n.type = type;
+    n.data_deps = &c->deps[2 * c->n];
+    for (int k = 0; k < 2; k++) {
+        gint64 dep = k ? b : a;
+        if (dep >= 0)
+            c->deps[2 * c->n + n.n_data_deps++] = (guint64)dep;
+    }
+    c->nodes[c->n] = n;
+    return &c->nodes[c->n++];
+}
+
+static gboolean gen_offload(const char *prefix, guint ranks, guint layers, GError **error)
+{
+    g_autofree CwNode *nodes = g_new(CwNode, 5 * layers);
+    g_autofree guint64 *deps = g_new(guint64, 10 * layers);
+    g_autofree gint64 *store = g_new(gint64, layers);
+    Chain c = {nodes, deps, 0};
+    gint64 prev = -1;
+    for (guint l = 0; l < layers; l++) {
+        CwNode *fwd = chain_add(&c, CW_COMP, "fwd", prev, -1);
+        fwd->num_ops = 2e11, fwd->tensor_size = 200000000, fwd->duration_micros = 250;
+        prev = (gint64)fwd->id;
+        CwNode *st = chain_add(&c, CW_MEM_STORE, "store_activations", prev, -1);
+        st->tensor_size = 64 << 20;
+        store[l] = (gint64)st->id;
+    }
+    for (guint l = layers; l-- > 0;) {
+        CwNode *ld = chain_add(&c, CW_MEM_LOAD, "load_activations", store[l], -1);
+        ld->tensor_size = 64 << 20;
+        CwNode *bwd = chain_add(&c, CW_COMP, "bwd", prev, (gint64)ld->id);
+        bwd->num_ops = 4e11, bwd->tensor_size = 400000000, bwd->duration_micros = 500;
+        prev = (gint64)bwd->id;
+        CwNode *ar = chain_add(&c, CW_COLL, "grad_allreduce", prev, -1);
+        ar->comm_type = CW_ALL_REDUCE, ar->comm_size = 32 << 20;
+    }
+    for (guint r = 0; r < ranks; r++)
+        if (!cw_write_rank(prefix, r, c.nodes, c.n, error))
+            return FALSE;
+    return TRUE;
+}
+
 int main(int argc, char **argv)
 {
     gint ranks = 8, dp = 2, tp = 2, pp = 2, layers = 8, mbs = 4;
@@ -76,12 +135,12 @@ int main(int argc, char **argv)
     double hidden = 4096, seq = 2048;
     gboolean tensor_attrs = FALSE;
     GOptionEntry entries[] = {
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks (allreduce)", "N"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks (allreduce, offload)", "N"},
         {"bytes", 'b', 0, G_OPTION_ARG_INT64, &bytes, "all-reduce size (allreduce)", "B"},
         {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "data-parallel degree (gpt)", "D"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "tensor-parallel degree (gpt)", "T"},
         {"pp", 0, 0, G_OPTION_ARG_INT, &pp, "pipeline stages (gpt)", "P"},
-        {"layers", 0, 0, G_OPTION_ARG_INT, &layers, "transformer layers (gpt)", "L"},
+        {"layers", 0, 0, G_OPTION_ARG_INT, &layers, "transformer layers (gpt, offload)", "L"},
         {"microbatches", 0, 0, G_OPTION_ARG_INT, &mbs, "microbatches (gpt)", "M"},
         {"hidden", 0, 0, G_OPTION_ARG_DOUBLE, &hidden, "model width (gpt)", "H"},
         {"seq", 0, 0, G_OPTION_ARG_DOUBLE, &seq, "sequence length (gpt)", "S"},
@@ -90,13 +149,13 @@ int main(int argc, char **argv)
          NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new("allreduce|two-rank|gpt PREFIX");
+    g_autoptr(GOptionContext) ctx = g_option_context_new("allreduce|two-rank|gpt|offload PREFIX");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &error) || argc != 3) {
         fprintf(stderr, "chakra-gen: %s\n",
                 error ? error->message
-                      : "usage: chakra-gen allreduce|two-rank|gpt [options] PREFIX");
+                      : "usage: chakra-gen allreduce|two-rank|gpt|offload [options] PREFIX");
         return 2;
     }
     gboolean ok;
@@ -106,6 +165,10 @@ int main(int argc, char **argv)
         ok = gen_allreduce(argv[2], (guint)ranks, (guint64)bytes, &error);
     } else if (g_str_equal(argv[1], "two-rank")) {
         ok = gen_two_rank(argv[2], &error);
+    } else if (g_str_equal(argv[1], "offload")) {
+        if (ranks < 1 || layers < 1)
+            return fprintf(stderr, "chakra-gen: bad --ranks or --layers\n"), 2;
+        ok = gen_offload(argv[2], (guint)ranks, (guint)layers, &error);
     } else if (g_str_equal(argv[1], "gpt")) {
         if (dp < 1 || tp < 1 || pp < 1 || mbs < 1 || layers < pp || layers % pp)
             return fprintf(stderr,
@@ -115,7 +178,8 @@ int main(int argc, char **argv)
                    (guint)mbs, hidden,    seq,       tensor_attrs};
         ok = cw_write_gpt(&g, argv[2], &error);
     } else {
-        fprintf(stderr, "chakra-gen: unknown mode '%s' (allreduce, two-rank or gpt)\n", argv[1]);
+        fprintf(stderr, "chakra-gen: unknown mode '%s' (allreduce, two-rank, gpt or offload)\n",
+                argv[1]);
         return 2;
     }
     if (!ok) {

@@ -968,6 +968,18 @@ Test(chakra, bundled_examples)
     ssim_chakra_stats_clear(&st);
     g_autoptr(SsimTimeline) tl3 = replay(g3, &p);
     cr_assert_gt(tl3->makespan, 0);
+
+    /* `chakra-gen offload --ranks 8 --layers 4`: per rank and layer a forward, a store, a load,
+     * a backward and an all-reduce. */
+    g_autofree char *off = bundled("examples/offload-8npus/offload");
+    ssim_chakra_stats_init(&st);
+    g_autoptr(SsimGraph) g4 = load_ok(off, NULL, NULL, &st);
+    cr_assert_eq(st.n_nodes, 8 * 20);
+    cr_assert_eq(st.by_type[CW_COMP], 8 * 8);
+    cr_assert_eq(st.by_type[CW_MEM_LOAD] + st.by_type[CW_MEM_STORE], 8 * 8);
+    cr_assert_eq(st.n_mem, 8 * 8);
+    cr_assert_eq(st.n_collectives, 8 * 4);
+    ssim_chakra_stats_clear(&st);
 }
 
 /* Ranks that disagree on a collective's size, or reuse a tag: the graph's matching refuses. */

@@ -864,6 +864,141 @@ Test(astra, process_groups_and_cpu_nodes_as_astra_sim_reads_them)
 }
 
 /*
+ * The remote memory (AnalyticalRemoteMemory).  Four ranks: compute of 2 + r us, a load of
+ * 2^20 + 1000 r bytes after it, a store of 2^19 bytes with no dependency, compute of 3 us after
+ * both, a load of 2^18 bytes, compute of 1 us; 100 ns and 10 bytes/ns a transfer, on a Ring of 4
+ * under FIFO_1chunk_baseline without the roofline.  Rank 0 on its own memory, by hand: the store
+ * takes the communication slot at 0 (100 + 52428 ns), the load waits for it (the slot is one) and
+ * ends at 52528 + 100 + 104857 = 157485, the compute at 160485, the last load at 186799 and the
+ * compute at 187799.  Shared by two NPUs a node, or by all four, the transfers queue.
+ * ASTRA-sim (518bd51) printed these "sys[r] finished" times for each.  Without a remote memory
+ * (NO_MEMORY_EXPANSION, ASTRA-sim's example) a memory node is an error, as ASTRA-sim exits.
+ */
+Test(astra, remote_memory_serves_memory_nodes)
+{
+    static const struct {
+        SsimAstraMemType type;
+        SsimTime astra_sim[4];
+    } runs[] = {
+        {SSIM_ASTRA_MEM_PER_NPU, {187799, 187899, 187999, 188099}},
+        {SSIM_ASTRA_MEM_PER_NODE, {342384, 368698, 342784, 369098}},
+        {SSIM_ASTRA_MEM_POOL, {657854, 684168, 710482, 736796}},
+    };
+    g_autofree char *dir = g_dir_make_tmp("astra-mem-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "mem", NULL);
+    CwNode nodes[4][6];
+    CwNode *ranks[4];
+    const guint counts[4] = {6, 6, 6, 6};
+    static const guint64 after0 = 0, after12[2] = {1, 2}, after3 = 3, after4 = 4;
+    for (guint r = 0; r < 4; r++) {
+        CwNode n[6];
+        for (guint i = 0; i < 6; i++) {
+            n[i] = (CwNode)CW_NODE_INIT;
+            n[i].id = i;
+        }
+        n[0].type = n[3].type = n[5].type = CW_COMP;
+        n[0].name = n[3].name = n[5].name = "comp";
+        n[0].duration_micros = 2 + r;
+        n[3].duration_micros = 3;
+        n[5].duration_micros = 1;
+        n[1].type = n[4].type = CW_MEM_LOAD;
+        n[2].type = CW_MEM_STORE;
+        n[1].name = n[2].name = n[4].name = "mem";
+        n[1].tensor_size = (1 << 20) + 1000 * r;
+        n[2].tensor_size = 1 << 19;
+        n[4].tensor_size = 1 << 18;
+        n[1].data_deps = &after0;
+        n[3].data_deps = after12;
+        n[4].data_deps = &after3;
+        n[5].data_deps = &after4;
+        n[1].n_data_deps = n[4].n_data_deps = n[5].n_data_deps = 1;
+        n[3].n_data_deps = 2;
+        memcpy(nodes[r], n, sizeof n);
+        ranks[r] = nodes[r];
+    }
+    write_set(prefix, 4, ranks, counts);
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    read_bundled_config(&c, "ring-8npus.yml", "fifo-1chunk-baseline.json");
+    c.npus[0] = 4;
+    c.roofline = FALSE;
+    c.mem_latency_ns = 100;
+    c.mem_bw = 10;
+    c.mem_nodes = c.mem_npus_node = 2;
+    GError *error = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        c.mem_type = runs[i].type;
+        SsimAstraStats as;
+        g_autoptr(SsimTimeline) t =
+            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &as, &error);
+        cr_assert_not_null(t, "%s", error ? error->message : "");
+        cr_assert_eq(as.n_mem, 12);
+        for (guint r = 0; r < 4; r++)
+            cr_assert_eq(t->end[6 * r + 5], runs[i].astra_sim[r],
+                         "%s, rank %u: %" G_GINT64_FORMAT " ns",
+                         ssim_astra_mem_type_name(c.mem_type), r, t->end[6 * r + 5]);
+    }
+    c.mem_nodes = 1; /* node 1 (ranks 2 and 3) has no memory */
+    c.mem_type = SSIM_ASTRA_MEM_PER_NODE;
+    cr_assert_null(
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "rank 2: a memory node on node 1 of PER_NODE"), "%s",
+              error->message);
+    g_clear_error(&error);
+    c.mem_type = SSIM_ASTRA_MEM_NONE;
+    cr_assert_null(
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error));
+    cr_assert(strstr(error->message, "rank 0: node 2 is a memory node, and the remote memory is "
+                                     "NO_MEMORY_EXPANSION"),
+              "%s", error->message);
+    g_clear_error(&error);
+    ssim_chakra_stats_clear(&st);
+    ssim_astra_config_clear(&c);
+
+    nodes[1][4].tensor_size = CW_ABSENT;
+    write_set(prefix, 4, ranks, counts);
+    assert_unreadable(prefix, AS_WORKLOAD,
+                      "mem.1.et: node 4 (mem): MEM_LOAD_NODE has no tensor_size",
+                      "Attribute tensor_size not found");
+    remove_set(prefix, 4);
+    g_rmdir(dir);
+}
+
+/* The bundled offload example (`chakra-gen offload --ranks 8 --layers 4`) on ASTRA-sim's
+ * default switch of 8 under two systems and the two bundled remote memories: ASTRA-sim (518bd51)
+ * printed these largest "sys[i] finished" times. */
+Test(astra, offload_example_matches_astra_sim)
+{
+    static const struct {
+        const char *system, *memory;
+        SsimTime astra_ns;
+    } runs[] = {
+        {"ring-4chunks-roofline.json", "memory/memory-pool.json", 87459247},
+        {"hgx-h100-validated.json", "memory/memory-pool.json", 87036515},
+        {"ring-4chunks-roofline.json", "memory/per-node-memory.json", 23029587},
+        {"hgx-h100-validated.json", "memory/per-node-memory.json", 22624107},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        SsimAstraConfig c;
+        ssim_astra_config_init(&c);
+        read_bundled_config(&c, "switch-8npus.yml", runs[i].system);
+        g_autofree char *rel = g_build_filename("astra-config", runs[i].memory, NULL);
+        g_autofree char *mem = bundled(rel);
+        GError *error = NULL;
+        cr_assert(ssim_astra_config_read_memory(&c, mem, &error), "%s",
+                  error ? error->message : "");
+        SsimAstraStats as;
+        SsimTime ns = bundled_makespan("examples/offload-8npus/offload", &c, &as);
+        cr_assert_eq(ns, runs[i].astra_ns, "%s, %s: %" G_GINT64_FORMAT " ns", runs[i].system,
+                     runs[i].memory, ns);
+        cr_assert_eq(as.n_mem, 64);
+        ssim_astra_config_clear(&c);
+    }
+}
+
+/*
  * A broadcast replays its trace duration, 1 ns without one (Workload::issue_coll_comm).  Eight
  * ranks: compute of 5 + r us, a broadcast of 7 + r us, compute of 3 us, a broadcast without a
  * duration and an all-reduce of 1 MiB, on ASTRA-sim's Ring_8npus.yml under its

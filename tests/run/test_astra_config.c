@@ -382,3 +382,76 @@ Test(astra_config, system_json_is_bounded_like_every_json_input)
     cr_assert(strstr(error->message, "directory"), "%s", error->message);
     g_clear_error(&error);
 }
+
+/* ASTRA-sim's remote memory JSON: its example (examples/remote_memory/analytical/
+ * no_memory_expansion.json, bundled verbatim) and the three expansions, field by field; the
+ * default is the example's NO_MEMORY_EXPANSION. */
+Test(astra_config, reads_remote_memory)
+{
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    cr_assert_eq(c.mem_type, SSIM_ASTRA_MEM_NONE);
+    GError *error = NULL;
+    const char *root = g_getenv("SHIFTSIM_DATA");
+    g_autofree char *example =
+        g_build_filename(root ? root : SSIM_TEST_DATA "/..", "traces", "chakra", "astra-config",
+                         "memory", "no-memory-expansion.json", NULL);
+    c.mem_type = SSIM_ASTRA_MEM_POOL;
+    cr_assert(ssim_astra_config_read_memory(&c, example, &error), "%s",
+              error ? error->message : "");
+    cr_assert_eq(c.mem_type, SSIM_ASTRA_MEM_NONE);
+    g_autofree char *node =
+        write_file("node.json", "{\"memory-type\": \"PER_NODE_MEMORY_EXPANSION\", "
+                                "\"num-nodes\": 2, \"num-npus-per-node\": 4, "
+                                "\"remote-mem-latency\": 700, "
+                                "\"remote-mem-bw\": 25}");
+    cr_assert(ssim_astra_config_read_memory(&c, node, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.mem_type, SSIM_ASTRA_MEM_PER_NODE);
+    cr_assert_eq(c.mem_nodes, 2);
+    cr_assert_eq(c.mem_npus_node, 4);
+    cr_assert_eq(c.mem_latency_ns, 700);
+    cr_assert_eq(c.mem_bw, 25);
+    g_autofree char *pool = write_file("pool.json", "{\"memory-type\": \"MEMORY_POOL\", "
+                                                    "\"remote-mem-bw\": 10}");
+    cr_assert(ssim_astra_config_read_memory(&c, pool, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.mem_type, SSIM_ASTRA_MEM_POOL);
+    cr_assert_eq(c.mem_latency_ns, 0, "a latency left out is 0, as ASTRA-sim has it");
+    g_autoptr(GString) text = ssim_astra_config_format(&c);
+    cr_assert(strstr(text->str, "memory-type: MEMORY_POOL\nremote-mem-latency: 0\nremote-mem-bw: "
+                                "10\n"),
+              "%s", text->str);
+    cr_assert_str_eq(ssim_astra_mem_type_name(SSIM_ASTRA_MEM_PER_NPU), "PER_NPU_MEMORY_EXPANSION");
+}
+
+Test(astra_config, bad_remote_memories_name_file_and_key)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {"{\"remote-mem-bw\": 10}", ": memory-type is missing"},
+        {"{\"memory-type\": \"CXL\"}", ": memory-type: expected \"NO_MEMORY_EXPANSION\""},
+        {"{\"memory-type\": \"MEMORY_POOL\"}", ": remote-mem-bw: a MEMORY_POOL needs a bandwidth "
+                                               "above 0"},
+        {"{\"memory-type\": \"MEMORY_POOL\", \"remote-mem-bw\": 2.5}",
+         ": remote-mem-bw: expected a whole number"},
+        {"{\"memory-type\": \"PER_NPU_MEMORY_EXPANSION\", \"remote-mem-bw\": 1, "
+         "\"remote-mem-latncy\": 3}",
+         ": unknown key \"remote-mem-latncy\""},
+        {"{\"memory-type\": \"PER_NODE_MEMORY_EXPANSION\", \"remote-mem-bw\": 1}",
+         ": PER_NODE_MEMORY_EXPANSION needs num-nodes and num-npus-per-node"},
+        {"[1]", ": expected a JSON object of remote memory settings"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *name = g_strdup_printf("badmem%u.json", i);
+        g_autofree char *p = write_file(name, cases[i].text);
+        SsimAstraConfig c;
+        ssim_astra_config_init(&c);
+        GError *error = NULL;
+        cr_assert_not(ssim_astra_config_read_memory(&c, p, &error), "case %u read", i);
+        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
+        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
+                  error->message, want);
+        cr_assert_eq(c.mem_type, SSIM_ASTRA_MEM_NONE, "case %u: a failed read changes nothing", i);
+        g_error_free(error);
+    }
+}

@@ -5,7 +5,7 @@
 # nanosecond.  docs/chakra.md ("Side by side with ASTRA-sim") gives the runs this was made for.
 #
 #   astra-matrix.sh --astra BIN [--congestion aware] [-s SHIFTSIM] --network FILE...
-#                   --system FILE... -- PREFIX...
+#                   --system FILE... [--memory FILE...] -- PREFIX...
 #
 #   --astra BIN     ASTRA-sim's AstraSim_Analytical_Congestion_Unaware, built outside this
 #                   repository (docs/chakra.md says how)
@@ -16,6 +16,9 @@
 #   --network FILE  an ASTRA-sim network YAML (repeat the option for more); only the files whose
 #                   NPU count is a set's rank count are run with that set
 #   --system FILE   an ASTRA-sim system JSON (repeat the option for more)
+#   --memory FILE   an ASTRA-sim remote memory JSON, given to shiftsim as --astra-memory (repeat
+#                   the option for more; each line then names it too; default: ASTRA-sim's
+#                   NO_MEMORY_EXPANSION example, shiftsim's default)
 #   PREFIX          a trace set: PREFIX.0.et, PREFIX.1.et, ... and, when present, PREFIX.json
 #                   (its comm groups)
 #
@@ -34,6 +37,7 @@ astra=""
 congestion=unaware
 networks=()
 systems=()
+memories=()
 sets=()
 
 usage() {
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
         -s) shiftsim=$2; shift 2 ;;
         --network) networks+=("$2"); shift 2 ;;
         --system) systems+=("$2"); shift 2 ;;
+        --memory) memories+=("$2"); shift 2 ;;
         -h|--help) usage ;;
         --) shift; sets+=("$@"); break ;;
         -*) echo "astra-matrix.sh: unknown option $1" >&2; exit 2 ;;
@@ -77,7 +82,7 @@ fi
 if [ ${#networks[@]} -eq 0 ] || [ ${#systems[@]} -eq 0 ] || [ ${#sets[@]} -eq 0 ]; then
     usage
 fi
-for f in "${networks[@]}" "${systems[@]}"; do
+for f in "${networks[@]}" "${systems[@]}" "${memories[@]}"; do
     [ -f "$f" ] || { echo "astra-matrix.sh: $f: no such file" >&2; exit 2; }
 done
 for p in "${sets[@]}"; do
@@ -87,11 +92,14 @@ done
 abs() { (cd "$(dirname "$1")" && printf '%s/%s' "$(pwd)" "$(basename "$1")"); }
 for i in "${!networks[@]}"; do networks[i]=$(abs "${networks[i]}"); done
 for i in "${!systems[@]}"; do systems[i]=$(abs "${systems[i]}"); done
+for i in "${!memories[@]}"; do memories[i]=$(abs "${memories[i]}"); done
 for i in "${!sets[@]}"; do sets[i]=$(abs "${sets[i]}"); done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$tmp/memory.json"
+named_memory=${#memories[@]}
+[ "$named_memory" -gt 0 ] || memories=("$tmp/memory.json")
 
 # The NPU count of a network file: the product of its npus_count list; and its dimensions.
 npus() {
@@ -118,6 +126,7 @@ for p in "${sets[@]}"; do
             continue
         fi
         for sys in "${systems[@]}"; do
+          for mem in "${memories[@]}"; do
             # ASTRA-sim now and then dies before every rank has finished (a crash, not a
             # result): such a run is tried again, up to three times in all.
             for _ in 1 2 3; do
@@ -125,7 +134,7 @@ for p in "${sets[@]}"; do
                 ( (cd "$tmp/log" && stdbuf -oL -eL \
                     "$astra" --workload-configuration="$p" \
                     --comm-group-configuration="$groups" --system-configuration="$sys" \
-                    --remote-memory-configuration="$tmp/memory.json" \
+                    --remote-memory-configuration="$mem" \
                     --network-configuration="$net" --logging-folder="$tmp/log" \
                     >"$tmp/aout" 2>&1) ) 2>/dev/null || true
                 done_ranks=$(grep -c 'sys\[[0-9]*\] finished' "$tmp/aout" || true)
@@ -134,7 +143,8 @@ for p in "${sets[@]}"; do
             a=$( (grep -o 'finished, [0-9]* cycles' "$tmp/aout" || true) | awk '{print $2}' |
                 sort -n | tail -1)
             s=$("$shiftsim" replay --chakra "$p" --astra-network "$net" --astra-system "$sys" \
-                --astra-congestion "$congestion" 2>"$tmp/serr" | awk '/^makespan/ {print $2}') ||
+                --astra-memory "$mem" --astra-congestion "$congestion" 2>"$tmp/serr" |
+                awk '/^makespan/ {print $2}') ||
                 true
             [ -n "$s" ] || s="failed: $(grep 'shiftsim' "$tmp/serr" | tail -1)"
             if [ "$done_ranks" -lt "$ranks" ]; then
@@ -146,8 +156,11 @@ for p in "${sets[@]}"; do
             else
                 verdict=DIFF; differ=$((differ + 1))
             fi
+            label=$(basename "$sys")
+            [ "$named_memory" -eq 0 ] || label="$label  $(basename "$mem")"
             printf '%-4s  %s  %s  %s  astra %s  shiftsim %s\n' "$verdict" "$p" \
-                "$(basename "$net")" "$(basename "$sys")" "$a" "$s"
+                "$(basename "$net")" "$label" "$a" "$s"
+          done
         done
     done
 done
