@@ -365,6 +365,22 @@ static gboolean json_num(JsonNode *node, const char *path, const char *key, doub
     return FALSE;
 }
 
+/* The JSON object of `what` settings at `path` (owned by *parser), or NULL with `error` set. */
+static JsonObject *read_object(const char *path, const char *what, JsonParser **parser,
+                               GError **error)
+{
+    *parser = ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
+    if (*parser == NULL)
+        return NULL;
+    JsonNode *root = json_parser_get_root(*parser);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                    "%s: expected a JSON object of %s settings", path, what);
+        return NULL;
+    }
+    return json_node_get_object(root);
+}
+
 static const char *json_str(JsonNode *node)
 {
     if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING)
@@ -485,17 +501,10 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
      * none (ASTRA-sim: "No collective implementation found"). */
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
         c->n_impl[t] = 0;
-    g_autoptr(JsonParser) parser =
-        ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
-    if (parser == NULL)
+    g_autoptr(JsonParser) parser = NULL;
+    JsonObject *o = read_object(path, "system", &parser, error);
+    if (!o)
         return FALSE;
-    JsonNode *root = json_parser_get_root(parser);
-    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                    "%s: expected a JSON object of system settings", path);
-        return FALSE;
-    }
-    JsonObject *o = json_node_get_object(root);
     g_autoptr(GList) members = json_object_get_members(o);
     members = g_list_sort(members, (GCompareFunc)strcmp);
     for (GList *l = members; l; l = l->next) {
@@ -618,21 +627,14 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
 
 gboolean ssim_astra_config_read_memory(SsimAstraConfig *cfg, const char *path, GError **error)
 {
-    g_autoptr(JsonParser) parser =
-        ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
-    if (parser == NULL)
+    g_autoptr(JsonParser) parser = NULL;
+    JsonObject *o = read_object(path, "remote memory", &parser, error);
+    if (!o)
         return FALSE;
-    JsonNode *root = json_parser_get_root(parser);
-    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
-                    "%s: expected a JSON object of remote memory settings", path);
-        return FALSE;
-    }
     /* AnalyticalRemoteMemory's constructor: latency and bandwidth 0 unless given. */
     SsimAstraConfig c = *cfg;
     c.mem_latency_ns = c.mem_bw = 0;
     c.mem_nodes = c.mem_npus_node = 0;
-    JsonObject *o = json_node_get_object(root);
     if (!json_object_has_member(o, "memory-type")) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: memory-type is missing (ASTRA-sim's remote memory leaves it unset "

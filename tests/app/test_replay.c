@@ -195,14 +195,11 @@ Test(replay_cli, astra_reads_nodes_as_astra_sim, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("astra-read-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "one", NULL);
-    g_autofree char *path = cw_rank_path(prefix, 0);
-    CwWriter *w = cw_open(path, "0.0.4");
     CwNode comp = CW_NODE_INIT;
     comp.type = CW_COMP;
     comp.name = "gemm";
     comp.duration_micros = 5;
-    cw_node(w, &comp);
-    cr_assert(cw_close(w, NULL));
+    write_ranks(prefix, 1, &comp);
     g_autofree char *off = bundled("astra-config/hgx-h100-validated.json");
     const char *roofline[] = {"shiftsim", "replay", "--chakra", prefix, "--semantics", "astra"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(roofline), roofline), 1);
@@ -214,8 +211,7 @@ Test(replay_cli, astra_reads_nodes_as_astra_sim, .init = test_redirect)
                           "roofline (roofline-enabled) reads") != NULL,
               "%s", err);
     cr_assert(strstr(out, "makespan  5000 ns") != NULL, "%s", out);
-    g_unlink(path);
-    g_rmdir(dir);
+    remove_ranks(dir, prefix, 1);
 }
 
 /* --astra-memory reads ASTRA-sim's remote memory JSON: a load of 5000 bytes from the bundled
@@ -226,14 +222,11 @@ Test(replay_cli, astra_remote_memory, .init = test_redirect)
 {
     g_autofree char *dir = g_dir_make_tmp("astra-mem-XXXXXX", NULL);
     g_autofree char *prefix = g_build_filename(dir, "m", NULL);
-    g_autofree char *path = cw_rank_path(prefix, 0);
-    CwWriter *w = cw_open(path, "0.0.4");
     CwNode load = CW_NODE_INIT;
     load.type = CW_MEM_LOAD;
     load.name = "load";
     load.tensor_size = 5000;
-    cw_node(w, &load);
-    cr_assert(cw_close(w, NULL));
+    write_ranks(prefix, 1, &load);
     g_autofree char *pool = bundled("astra-config/memory/memory-pool.json");
     const char *served[] = {"shiftsim", "replay", "--chakra", prefix, "--astra-memory", pool};
     cr_assert_eq(test_cli(G_N_ELEMENTS(served), served), 0);
@@ -251,8 +244,7 @@ Test(replay_cli, astra_remote_memory, .init = test_redirect)
               "%s", err);
     cr_assert(strstr(err, "--astra-memory and --astra-congestion describe the machine") != NULL,
               "%s", err);
-    g_unlink(path);
-    g_rmdir(dir);
+    remove_ranks(dir, prefix, 1);
 }
 
 /* ASTRA-sim's custom-collective example as its run script runs it (workload all_reduce 8npus 1MB,

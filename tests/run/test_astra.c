@@ -746,6 +746,16 @@ Test(astra, reads_nodes_as_astra_sim_does)
     g_rmdir(dir);
 }
 
+/* A Ring of 4 at 50 GB/s and 500 ns (ASTRA-sim's Ring_8npus.yml cut to 4) under the bundled
+ * FIFO_1chunk_baseline system without the roofline. */
+static void ring4_fifo(SsimAstraConfig *c)
+{
+    ssim_astra_config_init(c);
+    read_bundled_config(c, "ring-8npus.yml", "fifo-1chunk-baseline.json");
+    c->npus[0] = 4;
+    c->roofline = FALSE;
+}
+
 /* Loads `prefix` (with `json` as its comm groups) read as ASTRA-sim reads a workload under the
  * roofline: NULL with the error's message in `*msg` (caller frees), or the graph. */
 static SsimGraph *try_astra_load(const char *prefix, const char *json, char **msg)
@@ -810,10 +820,7 @@ Test(astra, process_groups_and_cpu_nodes_as_astra_sim_reads_them)
     SsimChakraStats st;
     g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
     SsimAstraConfig c;
-    ssim_astra_config_init(&c);
-    read_bundled_config(&c, "ring-8npus.yml", "fifo-1chunk-baseline.json");
-    c.npus[0] = 4;
-    c.roofline = FALSE;
+    ring4_fifo(&c);
     GError *error = NULL;
     g_autoptr(SsimTimeline) t =
         ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error);
@@ -920,10 +927,7 @@ Test(astra, remote_memory_serves_memory_nodes)
     SsimChakraStats st;
     g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
     SsimAstraConfig c;
-    ssim_astra_config_init(&c);
-    read_bundled_config(&c, "ring-8npus.yml", "fifo-1chunk-baseline.json");
-    c.npus[0] = 4;
-    c.roofline = FALSE;
+    ring4_fifo(&c);
     c.mem_latency_ns = 100;
     c.mem_bw = 10;
     c.mem_nodes = c.mem_npus_node = 2;

@@ -41,6 +41,31 @@ static char *write_file(const char *name, const char *text)
 
 TestSuite(astra_config, .init = setup, .fini = teardown);
 
+typedef gboolean (*Reader)(SsimAstraConfig *cfg, const char *path, GError **error);
+typedef struct {
+    const char *text, *want;
+} BadFile;
+
+/* Each file, read by `read`, fails with an error that begins with its path and `want`, and
+ * leaves the configuration as it was. */
+static void assert_bad_files(Reader read, const char *ext, const BadFile *cases, guint n)
+{
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *name = g_strdup_printf("bad%u.%s", i, ext);
+        g_autofree char *p = write_file(name, cases[i].text);
+        SsimAstraConfig c, fresh;
+        ssim_astra_config_init(&c);
+        ssim_astra_config_init(&fresh);
+        GError *error = NULL;
+        cr_assert_not(read(&c, p, &error), "case %u read", i);
+        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
+        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
+                  error->message, want);
+        cr_assert(memcmp(&c, &fresh, sizeof c) == 0, "case %u: a failed read changes nothing", i);
+        g_error_free(error);
+    }
+}
+
 Test(astra_config, reads_astra_example_network)
 {
     g_autofree char *p = write_file("Switch.yml", "topology: [ Switch ]\n"
@@ -118,9 +143,7 @@ Test(astra_config, network_after_a_byte_order_mark)
 
 Test(astra_config, bad_networks_name_file_line_and_key)
 {
-    struct {
-        const char *text, *want;
-    } cases[] = {
+    static const BadFile cases[] = {
         {"topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 400 ]\nlatncy: [ 1 ]\n",
          ":4: unknown key \"latncy\""},
         {"topology: [ Switch, Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 1, 2 ]\nlatency: [ 1, 2 ]\n",
@@ -142,19 +165,7 @@ Test(astra_config, bad_networks_name_file_line_and_key)
         {"topology: [ Switch ]\n   npus_count: [ 8 ]\n", ":2: indented line"},
         {"just words\n", ":1: expected `key: value`"},
     };
-    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_autofree char *name = g_strdup_printf("bad%u.yml", i);
-        g_autofree char *p = write_file(name, cases[i].text);
-        SsimAstraConfig c;
-        ssim_astra_config_init(&c);
-        GError *error = NULL;
-        cr_assert_not(ssim_astra_config_read_network(&c, p, &error), "case %u read", i);
-        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
-        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
-                  error->message, want);
-        cr_assert_eq(c.n_dims, 0, "case %u: a failed read changes nothing", i);
-        g_error_free(error);
-    }
+    assert_bad_files(ssim_astra_config_read_network, "yml", cases, G_N_ELEMENTS(cases));
     SsimAstraConfig c;
     ssim_astra_config_init(&c);
     GError *error = NULL;
@@ -319,9 +330,7 @@ Test(astra_config, custom_implementations)
 
 Test(astra_config, bad_systems_name_file_and_key)
 {
-    struct {
-        const char *text, *want;
-    } cases[] = {
+    static const BadFile cases[] = {
         {"{\"all-reduce-implementation\": [\"oneDoubleBinaryTree\"]}",
          ": all-reduce-implementation: \"oneDoubleBinaryTree\" is not one of ASTRA-sim's"},
         {"{\"scheduling-policy\": \"EXPLICIT\"}", ": scheduling-policy: expected \"LIFO\""},
@@ -345,19 +354,7 @@ Test(astra_config, bad_systems_name_file_and_key)
         {"[1, 2]", ": expected a JSON object"},
         {"{\"endpoint-delay\": 10,\n\"peak-perf\": }", ": "},
     };
-    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_autofree char *name = g_strdup_printf("bad%u.json", i);
-        g_autofree char *p = write_file(name, cases[i].text);
-        SsimAstraConfig c;
-        ssim_astra_config_init(&c);
-        GError *error = NULL;
-        cr_assert_not(ssim_astra_config_read_system(&c, p, &error), "case %u read", i);
-        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
-        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
-                  error->message, want);
-        cr_assert_eq(c.splits, 4, "case %u: a failed read changes nothing", i);
-        g_error_free(error);
-    }
+    assert_bad_files(ssim_astra_config_read_system, "json", cases, G_N_ELEMENTS(cases));
 }
 
 /* The system JSON is bounded as every JSON input is (src/core/jsonbound.h): nesting past 256
@@ -425,9 +422,7 @@ Test(astra_config, reads_remote_memory)
 
 Test(astra_config, bad_remote_memories_name_file_and_key)
 {
-    struct {
-        const char *text, *want;
-    } cases[] = {
+    static const BadFile cases[] = {
         {"{\"remote-mem-bw\": 10}", ": memory-type is missing"},
         {"{\"memory-type\": \"CXL\"}", ": memory-type: expected \"NO_MEMORY_EXPANSION\""},
         {"{\"memory-type\": \"MEMORY_POOL\"}", ": remote-mem-bw: a MEMORY_POOL needs a bandwidth "
@@ -441,17 +436,5 @@ Test(astra_config, bad_remote_memories_name_file_and_key)
          ": PER_NODE_MEMORY_EXPANSION needs num-nodes and num-npus-per-node"},
         {"[1]", ": expected a JSON object of remote memory settings"},
     };
-    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        g_autofree char *name = g_strdup_printf("badmem%u.json", i);
-        g_autofree char *p = write_file(name, cases[i].text);
-        SsimAstraConfig c;
-        ssim_astra_config_init(&c);
-        GError *error = NULL;
-        cr_assert_not(ssim_astra_config_read_memory(&c, p, &error), "case %u read", i);
-        g_autofree char *want = g_strconcat(p, cases[i].want, NULL);
-        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s (want %s)", i,
-                  error->message, want);
-        cr_assert_eq(c.mem_type, SSIM_ASTRA_MEM_NONE, "case %u: a failed read changes nothing", i);
-        g_error_free(error);
-    }
+    assert_bad_files(ssim_astra_config_read_memory, "json", cases, G_N_ELEMENTS(cases));
 }
