@@ -189,6 +189,7 @@ typedef struct {
     guint splits;                    /* preferred-dataset-splits */
     double local_mem_bw_gbps;        /* local-mem-bw, GB/s with GB = 10^9 bytes (as ASTRA-sim) */
     gboolean roofline;               /* roofline-enabled */
+    gboolean track_local_mem;        /* track-local-mem: every node needs inputs and outputs */
     double peak_tflops;              /* peak-perf, TFLOP/s */
     guint n_impl[SSIM_ASTRA_N_COLL]; /* implementations given per dimension, per collective */
     SsimAstraImpl impl[SSIM_ASTRA_N_COLL][SSIM_ASTRA_MAX_DIMS];

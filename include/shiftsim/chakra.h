@@ -111,6 +111,9 @@ typedef struct {
     gboolean astra_rules;
     gboolean astra_custom;
     gboolean astra_roofline;
+    /* With astra_rules: the system's track-local-mem is on, and ASTRA-sim's local memory tracker
+     * reads every node's inputs and outputs attributes as it ends (it throws without them). */
+    gboolean astra_track_mem;
     /* Issue each stream's ops in a causal order over all ranks (ssim_graph_issue_causally(),
      * TRUE, the default) instead of each trace's own topological order (FALSE): a generator's
      * node order is not a schedule, and a stage of symbolic_tensor_graph's pipelines would

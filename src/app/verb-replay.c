@@ -84,7 +84,7 @@ typedef struct {
     gboolean per_peer, per_group; /* --comm-streams */
     gboolean causal;              /* --issue-order causal */
     /* --semantics astra: read the nodes as ASTRA-sim does (SsimChakraOptions.astra_rules) */
-    gboolean astra, astra_custom, roofline;
+    gboolean astra, astra_custom, roofline, track_mem;
 } LoadRules;
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
@@ -105,6 +105,7 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     opts.astra_rules = rules->astra;
     opts.astra_custom = rules->astra_custom;
     opts.astra_roofline = rules->roofline;
+    opts.astra_track_mem = rules->track_mem;
     SsimChakraStats stats;
     ssim_chakra_stats_init(&stats);
     SsimGraph *graph = ssim_chakra_load(prefix, comm_group, &opts, &stats, error);
@@ -444,6 +445,7 @@ int ssim_verb_replay(int argc, char **argv)
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
     rules.astra = astra;
     rules.roofline = astra && astra_cfg.roofline;
+    rules.track_mem = astra && astra_cfg.track_local_mem;
     g_auto(CustomSets) custom = {{NULL}, {NULL}};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);

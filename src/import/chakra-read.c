@@ -391,6 +391,23 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         NODE_FAIL(SSIM_CONFIG_ERROR_VALUE, "%s is not supported (strict mode)",
                   ssim_chakra_node_type_name(type));
 
+    if (L->opts.astra_rules && L->opts.astra_track_mem) {
+        /* LocalMemUsageTracker::recordReads, then recordWrites, at every node's end. */
+        gboolean has[2] = {FALSE, FALSE};
+        static const char *const io[2] = {"inputs", "outputs"};
+        for (guint i = 0; i < n->unknown.n; i++)
+            for (int k = 0; k < 2; k++)
+                has[k] |= n->unknown.v[i].n == strlen(io[k]) &&
+                          memcmp(n->unknown.v[i].s, io[k], strlen(io[k])) == 0;
+        for (int k = 0; k < 2; k++)
+            if (!has[k])
+                NODE_FAIL(SSIM_CONFIG_ERROR_MISSING,
+                          "%s has no %s attribute, which ASTRA-sim's local memory tracker "
+                          "(track-local-mem) reads as the node ends (it throws \"Attribute '%s' "
+                          "not found\")",
+                          ssim_chakra_node_type_name(type), io[k], io[k]);
+    }
+
     /* Pick out the attributes this node's mapping reads; count every other one.  ASTRA-sim's
      * workload layer also reads a send's comm_src and a receive's comm_dst (its own rank). */
     gboolean own_rank = L->opts.astra_rules && !L->opts.astra_custom;

@@ -736,6 +736,29 @@ Test(astra, reads_nodes_as_astra_sim_does)
     write_set(prefix, 1, solo, one);
     assert_unreadable(prefix, AS_ROOFLINE, "COMP_NODE has no tensor_size",
                       "Attribute tensor_size not found");
+    /* With track-local-mem, every node needs inputs and outputs (ASTRA-sim's hgx_h100 system
+     * inputs turn it on, and its own microbenchmark traces have neither). */
+    comp.num_ops = 1000;
+    comp.tensor_size = 100;
+    write_set(prefix, 1, solo, one);
+    SsimChakraOptions tracked;
+    ssim_chakra_options_init(&tracked);
+    tracked.keep_node_ids = tracked.astra_rules = tracked.astra_track_mem = TRUE;
+    cr_assert_null(ssim_chakra_load(prefix, NULL, &tracked, NULL, &error));
+    cr_assert(strstr(error->message, "COMP_NODE has no inputs attribute, which ASTRA-sim's local "
+                                     "memory tracker (track-local-mem) reads"),
+              "%s", error->message);
+    g_clear_error(&error);
+    {
+        g_autofree char *path = cw_rank_path(prefix, 0);
+        CwWriter *w = cw_open(path, "0.0.4");
+        cw_set_tensor_io(w, TRUE);
+        cw_node(w, &comp);
+        cr_assert(cw_close(w, NULL));
+        g_autoptr(SsimGraph) with_io = ssim_chakra_load(prefix, NULL, &tracked, NULL, &error);
+        cr_assert_not_null(with_io, "%s", error ? error->message : "");
+    }
+    comp.tensor_size = CW_ABSENT;
     comp.num_ops = -1;
     comp.is_cpu_op = 1; /* a CPU node replays its duration under the roofline too */
     write_set(prefix, 1, solo, one);

@@ -267,6 +267,13 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     cr_assert_eq(c.splits, 4);
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
         cr_assert_eq(c.n_impl[t], 0, "no native implementation unless the file gives one");
+    cr_assert_not(c.track_local_mem);
+    g_autofree char *tracked = write_file("tracked.json", "{\"scheduling-policy\": \"LIFO\","
+                                                          " \"preferred-dataset-splits\": 4,"
+                                                          " \"track-local-mem\": 1}");
+    cr_assert(ssim_astra_config_read_system(&c, tracked, &error), "%s",
+              error ? error->message : "");
+    cr_assert(c.track_local_mem, "ASTRA-sim's hgx_h100 inputs turn the memory tracker on");
 
     /* Two keys ASTRA-sim leaves unset without them are required, each by name. */
     const char *const missing[] = {"scheduling-policy", "preferred-dataset-splits"};
