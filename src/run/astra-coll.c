@@ -98,8 +98,7 @@ void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process)
 {
     const Phase *p = cur_phase(R, stream_at(R, sid));
     SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
-    ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + delay, EV_BUNDLE, sid,
-                         size << 1 | (process ? 1 : 0));
+    astra_at(R, delay, EV_BUNDLE, sid, size << 1 | (process ? 1 : 0));
 }
 
 /* Ring::process_max_count (AllToAll's also turns to the next peer). */
@@ -224,9 +223,8 @@ void astra_on_bundle(Replay *R, guint32 sid, guint64 bundle)
         /* PacketBundle::call: write, read and read of the message at local memory bandwidth. */
         double bw = R->cfg.local_mem_bw_gbps * 1000000000.0;
         double size = (double)(bundle >> 1);
-        SsimTime one = (SsimTime)(guint64)(size / bw * 1e9);
-        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + 3 * one, EV_BUNDLE, sid,
-                             bundle & ~(guint64)1);
+        SsimTime one = astra_ns(size / bw * 1e9);
+        astra_at(R, one < ASTRA_HORIZON ? 3 * one : one, EV_BUNDLE, sid, bundle & ~(guint64)1);
         return;
     }
     if (cur_phase(R, s)->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE)
@@ -527,8 +525,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     case SSIM_COLL_BROADCAST:
         /* ASTRA-sim replays a broadcast's trace duration, or 1 ns without one. */
         R->stats.n_broadcast++;
-        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + MAX(o->duration, 1),
-                             EV_OP_DONE, op, 0);
+        astra_at(R, MAX(o->duration, 1), EV_OP_DONE, op, 0);
         return TRUE;
     default:
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,

@@ -162,7 +162,6 @@ static void issue(Replay *R, guint32 run, guint32 op)
     const Stream *s = g_ptr_array_index(R->streams, r->stream);
     const Phase *p = &g_array_index(R->phases, Phase, s->first_phase);
     Callback done = {CB_CUSTOM, run, op};
-    SsimTime now = ssim_engine_now(R->engine);
     if ((o->kind == SSIM_OP_SEND || o->kind == SSIM_OP_RECV) &&
         astra_phase_member(p, o->peer) == s->rank) {
         /* The network's BasicTopology::send asserts src != dest: ASTRA-sim aborts. */
@@ -202,7 +201,7 @@ static void issue(Replay *R, guint32 run, guint32 op)
         break;
     }
     default: /* a compute node (a reduction): its duration, at least 1 ns */
-        ssim_engine_schedule(R->engine, now + MAX(o->duration, (SsimTime)1), EV_CUSTOM, run, op);
+        astra_at(R, MAX(o->duration, (SsimTime)1), EV_CUSTOM, run, op);
     }
 }
 

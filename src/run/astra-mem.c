@@ -13,18 +13,21 @@
  */
 #include "src/run/astra-private.h"
 
-/* AnalyticalRemoteMemory::get_remote_mem_runtime. */
+/* AnalyticalRemoteMemory::get_remote_mem_runtime (G_MAXINT64 past the horizon). */
 static SsimTime transfer_time(const Replay *R, guint64 bytes)
 {
-    return (SsimTime)(R->cfg.mem_latency_ns + (guint64)((double)bytes / (double)R->cfg.mem_bw));
+    SsimTime t = astra_ns((double)bytes / (double)R->cfg.mem_bw);
+    return t < ASTRA_HORIZON && R->cfg.mem_latency_ns < (guint64)ASTRA_HORIZON
+               ? t + (SsimTime)R->cfg.mem_latency_ns
+               : G_MAXINT64;
 }
 
 /* Starts `op`'s transfer on `unit` now: the op ends, then the unit frees, at its end. */
 static void start(Replay *R, guint32 unit, guint32 op)
 {
-    SsimTime end = ssim_engine_now(R->engine) + transfer_time(R, R->ops[op].bytes);
-    ssim_engine_schedule(R->engine, end, EV_OP_DONE, op, 0);
-    ssim_engine_schedule(R->engine, end, EV_MEM_FREE, unit, 0);
+    SsimTime t = transfer_time(R, R->ops[op].bytes);
+    astra_at(R, t, EV_OP_DONE, op, 0);
+    astra_at(R, t, EV_MEM_FREE, unit, 0);
     R->mem_units[unit].busy = TRUE;
 }
 
@@ -54,9 +57,7 @@ void astra_mem_issue(Replay *R, guint32 rank, guint32 op)
         return;
     }
     if (c->mem_type == SSIM_ASTRA_MEM_PER_NPU) {
-        ssim_engine_schedule(R->engine,
-                             ssim_engine_now(R->engine) + transfer_time(R, R->ops[op].bytes),
-                             EV_OP_DONE, op, 0);
+        astra_at(R, transfer_time(R, R->ops[op].bytes), EV_OP_DONE, op, 0);
         return;
     }
     guint32 unit = c->mem_type == SSIM_ASTRA_MEM_PER_NODE ? rank / c->mem_npus_node : 0;

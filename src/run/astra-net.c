@@ -33,8 +33,7 @@ SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 byte
         default:
             hops = 1;
         }
-        double delay = hops * R->cfg.latency_ns[d] + (double)bytes / R->bw_bpns[d];
-        return (SsimTime)(guint64)delay;
+        return astra_ns(hops * R->cfg.latency_ns[d] + (double)bytes / R->bw_bpns[d]);
     }
     return 0; /* to itself: ASTRA-sim refuses it; the graph never asks */
 }
@@ -258,11 +257,9 @@ static void transmit(Replay *R, guint32 link, guint32 m)
     Link *l = &R->links[link];
     l->busy = TRUE;
     double bytes = (double)flight_at(R, m)->size;
-    SsimTime now = ssim_engine_now(R->engine);
     double ser = bytes / R->bw_bpns[0];
-    ssim_engine_schedule(R->engine, now + (SsimTime)(guint64)(R->cfg.latency_ns[0] + ser), EV_HOP,
-                         m, 0);
-    ssim_engine_schedule(R->engine, now + (SsimTime)(guint64)ser, EV_FREE, link, 0);
+    astra_at(R, astra_ns(R->cfg.latency_ns[0] + ser), EV_HOP, m, 0);
+    astra_at(R, astra_ns(ser), EV_FREE, link, 0);
 }
 
 /* Device::send -> Link::send: now if the link is free, else after those waiting. */
@@ -317,9 +314,7 @@ void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
     set_side(R, m, 0, sent);
     R->stats.n_messages++;
     if (!R->cfg.congestion_aware) {
-        SsimTime at =
-            ssim_engine_now(R->engine) + astra_net_delay(R, key->src, key->dst, key->size);
-        ssim_engine_schedule(R->engine, at, EV_ARRIVE, m, 0);
+        astra_at(R, astra_net_delay(R, key->src, key->dst, key->size), EV_ARRIVE, m, 0);
         return;
     }
     if (R->flights->len < R->msgs->len)

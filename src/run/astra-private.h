@@ -216,6 +216,15 @@ struct Replay {
 /* SsimAstraColl's names, as the system file's keys begin ("all-reduce", ...). */
 extern const char *const astra_coll_names[SSIM_ASTRA_N_COLL];
 
+/* Times (astra-replay.c).  No run gets past ASTRA_HORIZON ns (146 years): a later event means a
+ * configuration's times do not fit (a huge latency, a tiny bandwidth, a peak of 0). */
+#define ASTRA_HORIZON ((SsimTime)1 << 62)
+/* `ns` truncated to whole ns, as ASTRA-sim's casts truncate; G_MAXINT64 (which astra_at()
+ * refuses) when it is not a finite number below the horizon. */
+SsimTime astra_ns(double ns);
+/* Schedules `ev` `delay` ns from now, or stops the run with an error past the horizon. */
+void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b);
+
 /* Issue rules (astra-replay.c). */
 void astra_op_finished(Replay *R, guint32 op);
 /* Stops the run with `error` (taken), unless an earlier error did. */

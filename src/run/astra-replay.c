@@ -118,7 +118,7 @@ static SsimTime compute_time(const Replay *R, const SsimOp *o, gboolean cpu)
         double peak = R->cfg.peak_tflops * 1000000000000.0;
         double perf = MIN(bw * oi, peak);
         double elapsed = o->flops / perf;
-        return (SsimTime)(guint64)(elapsed * 1e9);
+        return astra_ns(elapsed * 1e9);
     }
     return o->duration > 0 ? o->duration : 1;
 }
@@ -155,6 +155,26 @@ static void finish(Replay *R, guint32 op, gboolean then_walk)
 void astra_op_finished(Replay *R, guint32 op)
 {
     finish(R, op, TRUE);
+}
+
+SsimTime astra_ns(double ns)
+{
+    return ns >= 0 && ns < (double)ASTRA_HORIZON ? (SsimTime)(guint64)ns : G_MAXINT64;
+}
+
+void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
+{
+    SsimTime now = ssim_engine_now(R->engine);
+    if (delay < 0 || delay > ASTRA_HORIZON - now) {
+        astra_fail(R, g_error_new(SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+                                  "--semantics astra: at %" G_GINT64_FORMAT
+                                  " ns an event falls past 2^62 ns (146 years): the "
+                                  "configuration's times do not fit (a huge latency or trace "
+                                  "duration, a tiny bandwidth or peak)",
+                                  now));
+        return;
+    }
+    ssim_engine_schedule(R->engine, now + delay, ev, a, b);
 }
 
 void astra_fail(Replay *R, GError *error)
@@ -194,7 +214,7 @@ static void issue(Replay *R, guint32 rank, guint32 op)
             finish(R, op, FALSE);
             break;
         }
-        ssim_engine_schedule(R->engine, now + t, EV_OP_DONE, op, 0);
+        astra_at(R, t, EV_OP_DONE, op, 0);
         break;
     }
     case SSIM_OP_COLLECTIVE:

@@ -411,6 +411,19 @@ Test(astra, refuses_what_it_cannot_model)
         add(&e, r, 1, coll(SSIM_COLL_ALLREDUCE, self, 65536), NULL, 0);
     }
     cr_assert(ssim_graph_finalize(e.g, NULL));
+    /* A time past 2^62 ns (a latency of 1e300 ns) is an error, not a wrapped or truncated
+     * number (it gave a makespan of 2280 ns). */
+    Builder f = builder_new(2);
+    for (guint32 r = 0; r < 2; r++)
+        add(&f, r, 1, coll(SSIM_COLL_ALLREDUCE, 0, 65536), NULL, 0);
+    cr_assert(ssim_graph_finalize(f.g, NULL));
+    SsimAstraConfig far = machine(2);
+    far.latency_ns[0] = 1e300;
+    assert_refused(&f, &far, "an event falls past 2^62 ns (146 years)", NULL);
+    far = machine(2);
+    far.bandwidth_gbps[0] = 1e-300;
+    assert_refused(&f, &far, "an event falls past 2^62 ns", NULL);
+    builder_clear(&f);
     assert_refused(&e, &c,
                    "rank 0: a collective of type all-reduce over 1 rank, which has nothing "
                    "to move",
