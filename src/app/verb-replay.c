@@ -444,8 +444,8 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_runtime_error(error);
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
     rules.astra = astra;
-    rules.roofline = astra && astra_cfg.roofline;
-    rules.track_mem = astra && astra_cfg.track_local_mem;
+    rules.roofline = astra_cfg.roofline; /* read only under rules.astra */
+    rules.track_mem = astra_cfg.track_local_mem;
     g_auto(CustomSets) custom = {{NULL}, {NULL}};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);

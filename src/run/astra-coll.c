@@ -224,7 +224,8 @@ void astra_on_bundle(Replay *R, guint32 sid, guint64 bundle)
         double bw = R->cfg.local_mem_bw_gbps * 1000000000.0;
         double size = (double)(bundle >> 1);
         SsimTime one = astra_ns(size / bw * 1e9);
-        astra_at(R, one < ASTRA_HORIZON ? 3 * one : one, EV_BUNDLE, sid, bundle & ~(guint64)1);
+        astra_at(R, one <= ASTRA_HORIZON / 3 ? 3 * one : G_MAXINT64, EV_BUNDLE, sid,
+                 bundle & ~(guint64)1);
         return;
     }
     if (cur_phase(R, s)->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE)

@@ -365,9 +365,10 @@ static gboolean json_num(JsonNode *node, const char *path, const char *key, doub
     return FALSE;
 }
 
-/* The JSON object of `what` settings at `path` (owned by *parser), or NULL with `error` set. */
+/* The JSON object of `what` settings at `path` (owned by *parser) and its keys in sorted order
+ * (*keys, the caller's list of the object's strings), or NULL with `error` set. */
 static JsonObject *read_object(const char *path, const char *what, JsonParser **parser,
-                               GError **error)
+                               GList **keys, GError **error)
 {
     *parser = ssim_json_parse_file(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, error);
     if (*parser == NULL)
@@ -378,7 +379,9 @@ static JsonObject *read_object(const char *path, const char *what, JsonParser **
                     "%s: expected a JSON object of %s settings", path, what);
         return NULL;
     }
-    return json_node_get_object(root);
+    JsonObject *o = json_node_get_object(root);
+    *keys = g_list_sort(json_object_get_members(o), (GCompareFunc)strcmp);
+    return o;
 }
 
 static const char *json_str(JsonNode *node)
@@ -503,11 +506,10 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
         c->n_impl[t] = 0;
     g_autoptr(JsonParser) parser = NULL;
-    JsonObject *o = read_object(path, "system", &parser, error);
+    g_autoptr(GList) members = NULL;
+    JsonObject *o = read_object(path, "system", &parser, &members, error);
     if (!o)
         return FALSE;
-    g_autoptr(GList) members = json_object_get_members(o);
-    members = g_list_sort(members, (GCompareFunc)strcmp);
     for (GList *l = members; l; l = l->next) {
         const char *key = l->data;
         JsonNode *v = json_object_get_member(o, key);
@@ -632,7 +634,8 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
 gboolean ssim_astra_config_read_memory(SsimAstraConfig *cfg, const char *path, GError **error)
 {
     g_autoptr(JsonParser) parser = NULL;
-    JsonObject *o = read_object(path, "remote memory", &parser, error);
+    g_autoptr(GList) members = NULL;
+    JsonObject *o = read_object(path, "remote memory", &parser, &members, error);
     if (!o)
         return FALSE;
     /* AnalyticalRemoteMemory's constructor: latency and bandwidth 0 unless given. */
@@ -646,8 +649,6 @@ gboolean ssim_astra_config_read_memory(SsimAstraConfig *cfg, const char *path, G
                     path);
         return FALSE;
     }
-    g_autoptr(GList) members = json_object_get_members(o);
-    members = g_list_sort(members, (GCompareFunc)strcmp);
     for (GList *l = members; l; l = l->next) {
         const char *key = l->data;
         JsonNode *v = json_object_get_member(o, key);

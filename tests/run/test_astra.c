@@ -443,16 +443,22 @@ static char *bundled(const char *rel)
  * roofline, or a custom collective's set. */
 typedef enum { AS_WORKLOAD, AS_ROOFLINE, AS_CUSTOM } LoadAs;
 
-/* Loads a trace set as `replay --semantics astra` does: node ids kept, ASTRA-sim's reading rules,
- * in `st` (init'd here). */
-static SsimGraph *load_for_astra(const char *prefix, LoadAs as, SsimChakraStats *st)
+/* The loader's options as `replay --semantics astra` sets them to read a set as `as`: node ids
+ * kept, ASTRA-sim's reading rules. */
+static SsimChakraOptions astra_options(LoadAs as)
 {
     SsimChakraOptions o;
     ssim_chakra_options_init(&o);
-    o.keep_node_ids = TRUE;
-    o.astra_rules = TRUE;
+    o.keep_node_ids = o.astra_rules = TRUE;
     o.astra_custom = as == AS_CUSTOM;
     o.astra_roofline = as == AS_ROOFLINE;
+    return o;
+}
+
+/* Loads a trace set as `replay --semantics astra` does, in `st` (init'd here). */
+static SsimGraph *load_for_astra(const char *prefix, LoadAs as, SsimChakraStats *st)
+{
+    SsimChakraOptions o = astra_options(as);
     ssim_chakra_stats_init(st);
     GError *error = NULL;
     SsimGraph *g = ssim_chakra_load(prefix, NULL, &o, st, &error);
@@ -633,13 +639,10 @@ Test(astra, metadata_node_defers_its_dependents)
 /* Writes `n_ranks` traces PREFIX.r.et, rank r holding nodes[r][0 .. counts[r]). */
 static void write_set(const char *prefix, guint n_ranks, CwNode *const *nodes, const guint *counts)
 {
-    for (guint r = 0; r < n_ranks; r++) {
-        g_autofree char *path = cw_rank_path(prefix, r);
-        CwWriter *w = cw_open(path, "0.0.4");
-        for (guint i = 0; i < counts[r]; i++)
-            cw_node(w, &nodes[r][i]);
-        cr_assert(cw_close(w, NULL));
-    }
+    GError *error = NULL;
+    for (guint r = 0; r < n_ranks; r++)
+        cr_assert(cw_write_rank(prefix, r, nodes[r], counts[r], &error), "%s",
+                  error ? error->message : "");
 }
 
 static void remove_set(const char *prefix, guint n_ranks)
@@ -654,11 +657,7 @@ static void remove_set(const char *prefix, guint n_ranks)
  * rules the same set loads. */
 static void assert_unreadable(const char *prefix, LoadAs as, const char *want, const char *also)
 {
-    SsimChakraOptions o;
-    ssim_chakra_options_init(&o);
-    o.keep_node_ids = o.astra_rules = TRUE;
-    o.astra_custom = as == AS_CUSTOM;
-    o.astra_roofline = as == AS_ROOFLINE;
+    SsimChakraOptions o = astra_options(as);
     GError *error = NULL;
     cr_assert_null(ssim_chakra_load(prefix, NULL, &o, NULL, &error), "%s loaded", want);
     cr_assert(strstr(error->message, want) && strstr(error->message, also), "%s (want %s)",
@@ -712,9 +711,7 @@ Test(astra, reads_nodes_as_astra_sim_does)
     write_set(prefix, 2, ranks, one);
     assert_unreadable(prefix, AS_WORKLOAD, "a send whose comm_src is rank 1, in rank 0's trace",
                       "Send node should be issued by the sender");
-    SsimChakraOptions o;
-    ssim_chakra_options_init(&o);
-    o.keep_node_ids = o.astra_rules = o.astra_custom = TRUE;
+    SsimChakraOptions o = astra_options(AS_CUSTOM);
     GError *error = NULL;
     g_autoptr(SsimGraph) custom = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
     cr_assert_not_null(custom, "a custom set's comm_src is not checked: %s",
@@ -722,7 +719,7 @@ Test(astra, reads_nodes_as_astra_sim_does)
     send.comm_src = 0; /* its own rank: read, and fine */
     recv.comm_dst = 1;
     write_set(prefix, 2, ranks, one);
-    o.astra_custom = FALSE;
+    o = astra_options(AS_WORKLOAD);
     g_autoptr(SsimGraph) fine = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
     cr_assert_not_null(fine, "%s", error ? error->message : "");
     recv.comm_dst = 0;
@@ -754,9 +751,8 @@ Test(astra, reads_nodes_as_astra_sim_does)
     comp.num_ops = 1000;
     comp.tensor_size = 100;
     write_set(prefix, 1, solo, one);
-    SsimChakraOptions tracked;
-    ssim_chakra_options_init(&tracked);
-    tracked.keep_node_ids = tracked.astra_rules = tracked.astra_track_mem = TRUE;
+    SsimChakraOptions tracked = astra_options(AS_WORKLOAD);
+    tracked.astra_track_mem = TRUE;
     cr_assert_null(ssim_chakra_load(prefix, NULL, &tracked, NULL, &error));
     cr_assert(strstr(error->message, "COMP_NODE has no inputs attribute, which ASTRA-sim's local "
                                      "memory tracker (track-local-mem) reads"),
@@ -796,9 +792,7 @@ static void ring4_fifo(SsimAstraConfig *c)
  * roofline: NULL with the error's message in `*msg` (caller frees), or the graph. */
 static SsimGraph *try_astra_load(const char *prefix, const char *json, char **msg)
 {
-    SsimChakraOptions o;
-    ssim_chakra_options_init(&o);
-    o.keep_node_ids = o.astra_rules = o.astra_roofline = TRUE;
+    SsimChakraOptions o = astra_options(AS_ROOFLINE);
     GError *error = NULL;
     SsimGraph *g = ssim_chakra_load(prefix, json, &o, NULL, &error);
     *msg = error ? g_strdup(error->message) : NULL;
@@ -1389,10 +1383,7 @@ Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
         ssim_astra_config_clear(&c);
     }
     ssim_chakra_stats_clear(&cst);
-    for (guint p = 0; p < 2; p++) {
-        g_autofree char *path = cw_rank_path(pair, p);
-        g_unlink(path);
-    }
+    remove_set(pair, 2);
     g_rmdir(dir);
 }
 
