@@ -85,12 +85,20 @@
  * Memory nodes take the communication slot and are served by the remote memory
  * (AnalyticalRemoteMemory): latency + tensor_size / bandwidth, at once on each NPU's own, one
  * transfer after another (first come, first served) on a node's or on the pool; with
- * NO_MEMORY_EXPANSION, ASTRA-sim's example, a memory node is an error (ASTRA-sim exits).  Metadata
- * and invalid nodes, which the loader keeps as ops of class "chakra:<TYPE>" when it records node
- * ids, take the communication slot and are skipped at once, their dependents waiting for the next
- * walk, as in ASTRA-sim; a kept node of any other type is refused (ASTRA-sim stops at it).  The
- * loader's astra_rules (include/shiftsim/chakra.h) refuse what ASTRA-sim's workload layer throws on
- * as it reads a node.
+ * NO_MEMORY_EXPANSION, ASTRA-sim's example, a memory node is an error (ASTRA-sim exits).  Invalid
+ * nodes, which the loader keeps as ops of class "chakra:INVALID_NODE" when it records node ids,
+ * take the communication slot and are skipped at once, their dependents waiting for the next
+ * walk, as in ASTRA-sim; a kept node of any other type is refused (ASTRA-sim's statistics assert
+ * on it).  The loader's astra_rules (include/shiftsim/chakra.h) refuse what ASTRA-sim's workload
+ * layer throws on as it reads or issues a node, metadata nodes among them.
+ *
+ * With replay-only (Workload::issue_replay for every node), the loader makes every node a
+ * compute op of its duration (SsimChakraOptions.astra_replay_only), and the replay runs each for
+ * its duration, 1 ns without one, whatever its type, roofline or not, on the slot ASTRA-sim's
+ * HardwareResource gives it: the CPU's for a node with is_cpu_op, the GPU compute slot for a
+ * COMP_NODE, none for a receive, the communication slot for any other type (a collective, a
+ * send, a memory or an invalid node).  Nothing is matched across ranks: each rank's trace runs
+ * alone, and the network, the remote memory and the custom implementations are not used.
  *
  * Time is integer nanoseconds throughout and events at one instant run in the order they were
  * scheduled, so a replay is deterministic.
@@ -190,6 +198,7 @@ typedef struct {
     double local_mem_bw_gbps;        /* local-mem-bw, GB/s with GB = 10^9 bytes (as ASTRA-sim) */
     gboolean roofline;               /* roofline-enabled */
     gboolean track_local_mem;        /* track-local-mem: every node needs inputs and outputs */
+    gboolean replay_only;            /* replay-only: every node waits its duration (below) */
     double peak_tflops;              /* peak-perf, TFLOP/s */
     guint n_impl[SSIM_ASTRA_N_COLL]; /* implementations given per dimension, per collective */
     SsimAstraImpl impl[SSIM_ASTRA_N_COLL][SSIM_ASTRA_MAX_DIMS];
@@ -262,9 +271,10 @@ typedef struct {
     guint64 n_messages;       /* network messages (collective steps, sends) */
     guint64 n_skipped;        /* compute nodes skipped (roofline on, tensor_size 0) */
     guint64 n_mem;            /* memory nodes served by the remote memory */
-    guint64 n_metadata;       /* metadata and invalid nodes skipped on the comm slot */
+    guint64 n_invalid;        /* invalid nodes skipped on the comm slot */
     guint64 n_broadcast;      /* broadcasts replayed by their duration */
     guint64 n_custom;         /* collectives run by a custom implementation */
+    guint64 n_replayed;       /* replay-only: nodes that waited their duration */
     SsimTime rank_finish_max; /* the last rank's finish: ASTRA-sim's "sys[i] finished" max */
     SsimTime rank_finish_min; /* the first rank's finish */
 } SsimAstraStats;

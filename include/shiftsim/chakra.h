@@ -98,7 +98,8 @@ typedef struct {
     /* Record each op's Chakra node id (its id within its rank's trace) in stats->node_ids, for
      * replays whose rules follow node ids (ASTRA-sim's issue order, include/shiftsim/astra.h).
      * Nodes otherwise elided are then kept too, as zero-time compute ops of class
-     * "chakra:<TYPE>" (e.g. "chakra:METADATA_NODE") on the stream "elided", since such a replay
+     * "chakra:<TYPE>" (e.g. "chakra:INVALID_NODE"; "chakra:INVALID_NODE:cpu" with is_cpu_op) on
+     * the stream "elided", since such a replay
      * gives them a place in the issue order; they are still counted as elided. */
     gboolean keep_node_ids;
     /* Read the nodes as ASTRA-sim 2.x reads them (for its rules, include/shiftsim/astra.h),
@@ -106,14 +107,22 @@ typedef struct {
      * custom collective's set (astra_custom, which ASTRA-sim's CustomAlgorithm reads), a send
      * whose comm_src or a receive whose comm_dst names another rank than its trace's; and, with
      * astra_roofline (the system's roofline-enabled), a GPU compute node without num_ops or
-     * tensor_size.  A broadcast keeps its duration_micros, which ASTRA-sim replays.  All off by
-     * default. */
+     * tensor_size; and a METADATA_NODE or a type past COMM_COLL_NODE, on which ASTRA-sim's
+     * statistics assert as it issues the node.  A broadcast keeps its duration_micros, which
+     * ASTRA-sim replays.  All off by default. */
     gboolean astra_rules;
     gboolean astra_custom;
     gboolean astra_roofline;
     /* With astra_rules: the system's track-local-mem is on, and ASTRA-sim's local memory tracker
      * reads every node's inputs and outputs attributes as it ends (it throws without them). */
     gboolean astra_track_mem;
+    /* With astra_rules and keep_node_ids: the system's replay-only is on, and ASTRA-sim issues
+     * every node, whatever its type, as a wait of its duration_micros (1 ns without one) on the
+     * slot its type and is_cpu_op give (Workload::issue_replay).  Each node becomes a compute op
+     * of that duration, of class "cpu" (is_cpu_op), "comp" (a GPU COMP_NODE) or
+     * "chakra:<TYPE>", on its type's stream; nothing is matched across ranks, and no attribute
+     * but is_cpu_op and stream is read.  Counted in n_replayed. */
+    gboolean astra_replay_only;
     /* Issue each stream's ops in a causal order over all ranks (ssim_graph_issue_causally(),
      * TRUE, the default) instead of each trace's own topological order (FALSE): a generator's
      * node order is not a schedule, and a stage of symbolic_tensor_graph's pipelines would
@@ -145,6 +154,7 @@ typedef struct {
     guint64 n_dangling;        /* dependencies on absent nodes dropped (drop_dangling) */
     guint64 n_ctrl_ignored;    /* control dependencies not replayed (ignore_ctrl_deps) */
     guint64 n_reordered;       /* ops issued after another op than in their trace (causal_order) */
+    guint64 n_replayed;        /* nodes replayed by their duration whatever their type */
     guint64 n_ops;             /* ops in the graph */
     guint64 n_deps;            /* dependency edges in the graph */
     guint64 n_ignored_attrs;   /* attribute instances not read */

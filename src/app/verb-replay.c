@@ -84,7 +84,7 @@ typedef struct {
     gboolean per_peer, per_group; /* --comm-streams */
     gboolean causal;              /* --issue-order causal */
     /* --semantics astra: read the nodes as ASTRA-sim does (SsimChakraOptions.astra_rules) */
-    gboolean astra, astra_custom, roofline, track_mem;
+    gboolean astra, astra_custom, roofline, track_mem, replay_only;
 } LoadRules;
 
 /* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
@@ -106,6 +106,7 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     opts.astra_custom = rules->astra_custom;
     opts.astra_roofline = rules->roofline;
     opts.astra_track_mem = rules->track_mem;
+    opts.astra_replay_only = rules->replay_only;
     SsimChakraStats stats;
     ssim_chakra_stats_init(&stats);
     SsimGraph *graph = ssim_chakra_load(prefix, comm_group, &opts, &stats, error);
@@ -146,7 +147,7 @@ static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs
     SsimGraph **graphs = sets->graph;
     GArray **ids = sets->ids;
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
-        if (!cfg->custom_path[t])
+        if (!cfg->custom_path[t] || cfg->replay_only) /* replay-only runs no collective */
             continue;
         g_autofree char *prefix = g_strdup(cfg->custom_path[t]);
         ssim_cli_resolve_input(VERB, &prefix, ".0.et");
@@ -444,8 +445,9 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_runtime_error(error);
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
     rules.astra = astra;
-    rules.roofline = astra_cfg.roofline; /* read only under rules.astra */
+    rules.roofline = astra_cfg.roofline && !astra_cfg.replay_only; /* read only under rules.astra */
     rules.track_mem = astra_cfg.track_local_mem;
+    rules.replay_only = astra_cfg.replay_only;
     g_auto(CustomSets) custom = {{NULL}, {NULL}};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);
@@ -534,13 +536,19 @@ int ssim_verb_replay(int argc, char **argv)
     }
     if (astra) {
         const SsimAstraStats *as = &pricing.astra_stats;
-        fprintf(stderr,
-                "shiftsim replay: astra semantics: %" G_GUINT64_FORMAT
-                " collectives in %" G_GUINT64_FORMAT " chunks, %" G_GUINT64_FORMAT
-                " messages; %" G_GUINT64_FORMAT " compute nodes skipped (tensor_size 0)",
-                as->n_collectives, as->n_chunks, as->n_messages, as->n_skipped);
-        if (as->n_metadata)
-            fprintf(stderr, ", %" G_GUINT64_FORMAT " metadata nodes skipped", as->n_metadata);
+        if (astra_cfg.replay_only)
+            fprintf(stderr,
+                    "shiftsim replay: astra semantics, replay-only: %" G_GUINT64_FORMAT
+                    " nodes waited their durations, each rank alone",
+                    as->n_replayed);
+        else
+            fprintf(stderr,
+                    "shiftsim replay: astra semantics: %" G_GUINT64_FORMAT
+                    " collectives in %" G_GUINT64_FORMAT " chunks, %" G_GUINT64_FORMAT
+                    " messages; %" G_GUINT64_FORMAT " compute nodes skipped (tensor_size 0)",
+                    as->n_collectives, as->n_chunks, as->n_messages, as->n_skipped);
+        if (as->n_invalid)
+            fprintf(stderr, ", %" G_GUINT64_FORMAT " invalid nodes skipped", as->n_invalid);
         if (as->n_custom)
             fprintf(stderr, ", %" G_GUINT64_FORMAT " collectives by custom implementations",
                     as->n_custom);

@@ -143,8 +143,11 @@ gboolean chakra_order_trace(Trace *t, GError **error)
 static guint32 default_stream(Loader *L, Trace *t, const Rec *r)
 {
     /* One stream per process group or per peer: named "<base>:<group>" / "<base>:<peer>". */
-    gboolean per_group = L->opts.stream_per_group && (r->map == MAP_COLL || r->map == MAP_BARRIER);
-    gboolean per_peer = L->opts.stream_per_peer && (r->map == MAP_SEND || r->map == MAP_RECV);
+    /* (A node replayed by its duration, r->timed, has read no group or peer.) */
+    gboolean per_group =
+        L->opts.stream_per_group && !r->timed && (r->map == MAP_COLL || r->map == MAP_BARRIER);
+    gboolean per_peer =
+        L->opts.stream_per_peer && !r->timed && (r->map == MAP_SEND || r->map == MAP_RECV);
     if (per_group || per_peer) {
         char name[256];
         if (per_group)
@@ -266,7 +269,7 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
                 }
             }
         }
-        if (r->map == MAP_ELIDE && !L->opts.keep_node_ids) {
+        if (r->map == MAP_ELIDE && !r->timed && !L->opts.keep_node_ids) {
             op[v] = SSIM_NONE;
             fwd_first[v] = fwd->len;
             fwd_n[v] = eff.n;
@@ -312,16 +315,26 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             break;
         case MAP_ELIDE:
             /* Kept (keep_node_ids) for replays whose rules follow every node: a zero-time op
-             * of class "chakra:<TYPE>" on the rank's "elided" stream. */
+             * of class "chakra:<TYPE>" (with is_cpu_op "chakra:<TYPE>:cpu") on the rank's
+             * "elided" stream. */
             spec.kind = SSIM_OP_COMPUTE;
             spec.duration = 0;
             spec.bytes = 0;
             spec.flops = 0;
             spec.stream = ssim_graph_stream(L->graph, t->rank, "elided");
-            cls = L->cls_type[r->type < SSIM_CHAKRA_N_NODE_TYPES ? r->type : 0];
+            cls = L->cls_type[r->cpu][r->type < SSIM_CHAKRA_N_NODE_TYPES ? r->type : 0];
             break;
         default:
             g_assert_not_reached();
+        }
+        if (r->timed) {
+            /* astra_replay_only: whatever its type, a wait of the node's duration on its type's
+             * stream, of a class that names the slot it holds (cpu, comp or its type). */
+            spec.kind = SSIM_OP_COMPUTE;
+            spec.duration = r->duration;
+            cls = r->cpu                                              ? L->cls_cpu
+                  : r->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? L->cls_comp
+                                                                      : L->cls_type[0][r->type];
         }
         op[v] = ssim_graph_add_op_ids(L->graph, &spec, r->name, cls, deps.v, deps.n);
         if (L->opts.keep_node_ids) {

@@ -190,10 +190,11 @@ typedef struct {
     guint64 id;
     guint32 dep_first; /* into Trace.deps */
     guint32 n_deps;
-    guint8 type; /* Chakra NodeType */
-    guint8 map;  /* MapKind */
-    guint8 coll; /* SsimCollKind */
-    guint8 cpu;  /* is_cpu_op */
+    guint8 type;      /* Chakra NodeType */
+    guint8 map;       /* MapKind */
+    guint8 coll;      /* SsimCollKind */
+    guint8 cpu : 1;   /* is_cpu_op */
+    guint8 timed : 1; /* astra_replay_only: a compute op of `duration` whatever `type` */
     guint32 peer, tag, group;
     guint32 stream_str; /* offset of a stream attribute's name in Trace.strs, or SSIM_NONE */
     guint32 name_str;   /* offset of the node's name in Trace.strs (keep_names), or SSIM_NONE */
@@ -237,9 +238,10 @@ typedef struct {
     guint32 world; /* the all-ranks group, created on first use */
     gboolean have_json;
     guint32 cls_comp, cls_cpu, cls_mem, cls_coll, cls_p2p;
-    guint32 cls_type[SSIM_CHAKRA_N_NODE_TYPES]; /* "chakra:<TYPE>": elided nodes kept */
-    GHashTable *groups;                         /* JSON group name -> LoaderGroup * */
-    guint64 total_bytes;                        /* of all the trace files, to size the graph */
+    /* "chakra:<TYPE>" and, for a node with is_cpu_op, "chakra:<TYPE>:cpu": elided nodes kept */
+    guint32 cls_type[2][SSIM_CHAKRA_N_NODE_TYPES];
+    GHashTable *groups;  /* JSON group name -> LoaderGroup * */
+    guint64 total_bytes; /* of all the trace files, to size the graph */
     /* The name's string id of each record of the trace emitted last (SSIM_NONE: none), with
      * names kept: ranks of one job name their nodes alike, so a record's name is most often the
      * same record's name one trace earlier, and a compare then spares hashing it. */

@@ -292,10 +292,13 @@ static gboolean coll_kind(gint64 type, SsimCollKind *out, gboolean *approx)
     return TRUE;
 }
 
-/* Which known attributes a node of mapping `map` reads. */
-static gboolean reads_attr(KnownAttr k, MapKind map, gboolean own_rank)
+/* Which known attributes a node of mapping `map` reads (a node replayed by its duration,
+ * `timed`, reads where it runs alone). */
+static gboolean reads_attr(KnownAttr k, MapKind map, gboolean own_rank, gboolean timed)
 {
     gboolean comm = map == MAP_COLL || map == MAP_SEND || map == MAP_RECV;
+    if (timed)
+        return k == KA_IS_CPU_OP || k == KA_STREAM;
     switch (k) {
     case KA_IS_CPU_OP:
         return TRUE;
@@ -363,6 +366,30 @@ static inline void count_ignored(Trace *t, guint pos, const char *name, gsize le
     e->count += count;
 }
 
+/* Appends record `r` of node `n` with the node's dependency ids. */
+static gboolean push_rec(const Loader *L, Trace *t, const NodeView *n, Rec *r, GError **error)
+{
+    SsimChakraStats *s = &t->stats;
+    r->dep_first = t->deps->len;
+    guint n_ctrl = L->opts.ignore_ctrl_deps ? 0 : n->ctrl_deps.n;
+    guint nd = n->data_deps.n + n_ctrl;
+    if (L->opts.ignore_ctrl_deps)
+        s->n_ctrl_ignored += n->ctrl_deps.n;
+    t->has_ctrl |= n_ctrl > 0;
+    if ((guint64)t->deps->len + nd > G_MAXUINT32 - 1)
+        NODE_ERR(SSIM_CONFIG_ERROR_VALUE, "%s: too many dependencies", t->path);
+    if (nd > 0) {
+        guint64 *d = ssim_array_push(t->deps, &t->deps_room, sizeof(guint64), nd);
+        if (n->data_deps.n > 0)
+            memcpy(d, n->data_deps.v, n->data_deps.n * sizeof *d);
+        if (n_ctrl > 0)
+            memcpy(d + n->data_deps.n, n->ctrl_deps.v, n_ctrl * sizeof *d);
+    }
+    r->n_deps = nd;
+    *(Rec *)ssim_array_push(t->recs, &t->recs_room, sizeof(Rec), 1) = *r;
+    return TRUE;
+}
+
 /* Translates one decoded node into a record (and its dependency ids). */
 static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError **error)
 {
@@ -375,6 +402,14 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
                   (int)n->type, SSIM_CHAKRA_N_NODE_TYPES - 1);
     s->n_nodes++;
     s->by_type[type]++;
+    if (L->opts.astra_rules && (type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE ||
+                                type > CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE))
+        /* Workload::issue records every node in its statistics first, which know no other
+         * types (Statistics::OperatorStatistics::get_operator_type asserts). */
+        NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                  "%s, on which ASTRA-sim aborts as it issues the node (its statistics assert: "
+                  "\"Invalid node_type\")",
+                  ssim_chakra_node_type_name(type));
 
     Rec r = {.id = n->id,
              .type = (guint8)type,
@@ -411,6 +446,8 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     /* Pick out the attributes this node's mapping reads; count every other one.  ASTRA-sim's
      * workload layer also reads a send's comm_src and a receive's comm_dst (its own rank). */
     gboolean own_rank = L->opts.astra_rules && !L->opts.astra_custom;
+    /* Workload::issue under replay-only: every node waits its duration (issue_replay). */
+    r.timed = L->opts.astra_rules && L->opts.astra_replay_only;
     Attrs at = {0};
     const AttrVal **slot[KA_N] = {
         [KA_IS_CPU_OP] = &at.is_cpu_op, [KA_STREAM] = &at.stream,
@@ -421,7 +458,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     };
     for (guint32 mask = n->known_mask; mask; mask &= mask - 1) {
         guint k = (guint)__builtin_ctz(mask);
-        if (reads_attr((KnownAttr)k, (MapKind)r.map, own_rank))
+        if (reads_attr((KnownAttr)k, (MapKind)r.map, own_rank, r.timed))
             *slot[k] = &n->known[k];
         else
             count_ignored(t, N_GUESS, chakra_known_attr_names[k],
@@ -450,10 +487,16 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
             r.stream_str = add_str(t, sv, strlen(sv));
         }
     }
-    if (L->opts.keep_names && r.map != MAP_ELIDE) {
+    if (L->opts.keep_names && (r.map != MAP_ELIDE || r.timed || L->opts.keep_node_ids)) {
         Bytes name = chakra_view_name(n);
         if (name.n > 0)
             r.name_str = add_str(t, name.s, name.n);
+    }
+    if (r.timed) {
+        if (!node_duration(t, n, &r.duration, error))
+            return FALSE;
+        s->n_replayed++;
+        return push_rec(L, t, n, &r, error);
     }
 
     if (L->opts.astra_rules && r.cpu &&
@@ -625,24 +668,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         r.tag = (guint32)tag;
     }
 
-    r.dep_first = t->deps->len;
-    guint n_ctrl = L->opts.ignore_ctrl_deps ? 0 : n->ctrl_deps.n;
-    guint nd = n->data_deps.n + n_ctrl;
-    if (L->opts.ignore_ctrl_deps)
-        s->n_ctrl_ignored += n->ctrl_deps.n;
-    t->has_ctrl |= n_ctrl > 0;
-    if ((guint64)t->deps->len + nd > G_MAXUINT32 - 1)
-        NODE_ERR(SSIM_CONFIG_ERROR_VALUE, "%s: too many dependencies", t->path);
-    if (nd > 0) {
-        guint64 *d = ssim_array_push(t->deps, &t->deps_room, sizeof(guint64), nd);
-        if (n->data_deps.n > 0)
-            memcpy(d, n->data_deps.v, n->data_deps.n * sizeof *d);
-        if (n_ctrl > 0)
-            memcpy(d + n->data_deps.n, n->ctrl_deps.v, n_ctrl * sizeof *d);
-    }
-    r.n_deps = nd;
-    *(Rec *)ssim_array_push(t->recs, &t->recs_room, sizeof(Rec), 1) = r;
-    return TRUE;
+    return push_rec(L, t, n, &r, error);
 }
 
 /* Reads a varint at *pos; FALSE when the buffer ends first or it is longer than 10 bytes. */

@@ -126,6 +126,12 @@ GString *ssim_chakra_stats_format(const SsimChakraStats *s)
                                "c10d::...) replayed as CPU ops of their duration; the GPU "
                                "kernels they launch carry the collectives\n",
                                s->n_cpu_colls);
+    if (s->n_replayed)
+        g_string_append_printf(out,
+                               "chakra: %" G_GUINT64_FORMAT
+                               " nodes replayed by their duration whatever their type, nothing "
+                               "matched across ranks (ASTRA-sim's replay-only)\n",
+                               s->n_replayed);
     g_string_append_printf(out, "chakra: attributes not read: %" G_GUINT64_FORMAT,
                            s->n_ignored_attrs);
     if (s->ignored_attrs && g_hash_table_size(s->ignored_attrs)) {
@@ -336,6 +342,7 @@ static void stats_add(SsimChakraStats *dst, const SsimChakraStats *src)
     dst->n_elided += src->n_elided;
     dst->n_approximated += src->n_approximated;
     dst->n_cpu_colls += src->n_cpu_colls;
+    dst->n_replayed += src->n_replayed;
     dst->n_dangling += src->n_dangling;
     dst->n_ctrl_ignored += src->n_ctrl_ignored;
 }
@@ -496,10 +503,12 @@ SsimGraph *ssim_chakra_load(const char *prefix, const char *comm_group_json,
     L.cls_coll = ssim_graph_intern(graph, "coll");
     L.cls_p2p = ssim_graph_intern(graph, "p2p");
     if (L.opts.keep_node_ids)
-        for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++) {
-            g_autofree char *cls = g_strconcat("chakra:", ssim_chakra_node_type_name(t), NULL);
-            L.cls_type[t] = ssim_graph_intern(graph, cls);
-        }
+        for (guint t = 0; t < SSIM_CHAKRA_N_NODE_TYPES; t++)
+            for (guint cpu = 0; cpu < 2; cpu++) {
+                g_autofree char *cls =
+                    g_strconcat("chakra:", ssim_chakra_node_type_name(t), cpu ? ":cpu" : "", NULL);
+                L.cls_type[cpu][t] = ssim_graph_intern(graph, cls);
+            }
     gboolean ok = FALSE;
     g_autofree char *json = NULL;
     g_autoptr(GError) graph_error = NULL;

@@ -139,8 +139,9 @@ static gboolean build_set(Replay *R, int t, GError **error)
 
 gboolean astra_custom_build(Replay *R, GError **error)
 {
+    /* Under replay-only no collective runs, and ASTRA-sim reads no custom set. */
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
-        if (R->cfg.custom_path[t] && !build_set(R, t, error))
+        if (R->cfg.custom_path[t] && !R->cfg.replay_only && !build_set(R, t, error))
             return FALSE;
     R->runs = g_array_new(FALSE, FALSE, sizeof(CustomRun));
     R->freed = g_array_new(FALSE, FALSE, sizeof(guint32));

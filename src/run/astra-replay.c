@@ -65,23 +65,39 @@ static guint32 heap_pop(Replay *R, Rank *rk, int cls)
 
 /* ---- classes and costs ---- */
 
-/* What kind of op each class string makes (decided once per class, in build()). */
-enum { ROLE_PLAIN, ROLE_CPU, ROLE_MEM, ROLE_META, ROLE_REFUSED };
+/* What kind of op each class string makes (decided once per class, in build()); under
+ * replay-only, every op waits its duration on its class's slot (ROLE_WAIT_COMM, ROLE_WAIT_FREE
+ * for the types without a compute slot). */
+enum {
+    ROLE_PLAIN,
+    ROLE_CPU,
+    ROLE_MEM,
+    ROLE_INVALID,
+    ROLE_INVALID_CPU,
+    ROLE_REFUSED,
+    ROLE_WAIT_COMM,
+    ROLE_WAIT_FREE
+};
 
-static int class_role(const char *cls)
+static int class_role(const char *cls, gboolean replay_only)
 {
     if (strcmp(cls, "cpu") == 0)
         return ROLE_CPU;
     if (strcmp(cls, "mem") == 0)
         return ROLE_MEM;
-    /* Nodes the loader keeps for us (SsimChakraOptions.keep_node_ids): ASTRA-sim issues
-     * metadata and invalid nodes on the communication slot and skips them at once, and stops at
-     * any other type. */
-    if (g_str_has_prefix(cls, "chakra:"))
-        return strcmp(cls, "chakra:METADATA_NODE") == 0 || strcmp(cls, "chakra:INVALID_NODE") == 0
-                   ? ROLE_META
-                   : ROLE_REFUSED;
-    return ROLE_PLAIN;
+    if (!g_str_has_prefix(cls, "chakra:"))
+        return ROLE_PLAIN;
+    if (replay_only)
+        /* The loader's waits (SsimChakraOptions.astra_replay_only): HardwareResource gives a
+         * receive no slot and any other type the communication slot. */
+        return strcmp(cls, "chakra:COMM_RECV_NODE") == 0 ? ROLE_WAIT_FREE : ROLE_WAIT_COMM;
+    /* Nodes the loader keeps for us (SsimChakraOptions.keep_node_ids): ASTRA-sim issues an
+     * invalid node on the communication slot, or with is_cpu_op the CPU's, and skips it at once
+     * (Workload::skip_invalid), and aborts at any other kind (the loader's astra_rules refuse
+     * them as they are read). */
+    return strcmp(cls, "chakra:INVALID_NODE") == 0       ? ROLE_INVALID
+           : strcmp(cls, "chakra:INVALID_NODE:cpu") == 0 ? ROLE_INVALID_CPU
+                                                         : ROLE_REFUSED;
 }
 
 static int op_class(const Replay *R, guint32 op)
@@ -91,10 +107,14 @@ static int op_class(const Replay *R, guint32 op)
     case SSIM_OP_COMPUTE:
         switch (R->role[op]) {
         case ROLE_CPU:
+        case ROLE_INVALID_CPU:
             return CLS_CPU;
         case ROLE_MEM:
-        case ROLE_META:
+        case ROLE_INVALID:
+        case ROLE_WAIT_COMM:
             return CLS_COMM;
+        case ROLE_WAIT_FREE:
+            return CLS_FREE;
         default:
             return CLS_COMP;
         }
@@ -108,7 +128,7 @@ static int op_class(const Replay *R, guint32 op)
 /* Workload::issue_comp (roofline) or issue_replay: -1 when ASTRA-sim skips the node. */
 static SsimTime compute_time(const Replay *R, const SsimOp *o, gboolean cpu)
 {
-    if (R->cfg.roofline && !cpu) {
+    if (R->cfg.roofline && !R->cfg.replay_only && !cpu) {
         if (o->bytes == 0)
             return -1;
         if (o->flops <= 0)
@@ -199,8 +219,9 @@ static void issue(Replay *R, guint32 rank, guint32 op)
     GError *error = NULL;
     switch (o->kind) {
     case SSIM_OP_COMPUTE: {
-        if (R->role[op] == ROLE_META) { /* skip_invalid: ends now, dependents wait */
-            R->stats.n_metadata++;
+        if (R->role[op] == ROLE_INVALID || R->role[op] == ROLE_INVALID_CPU) {
+            /* skip_invalid: ends now, its dependents wait for the next walk */
+            R->stats.n_invalid++;
             finish(R, op, FALSE);
             break;
         }
@@ -209,6 +230,7 @@ static void issue(Replay *R, guint32 rank, guint32 op)
             break;
         }
         SsimTime t = compute_time(R, o, cls == CLS_CPU);
+        R->stats.n_replayed += R->cfg.replay_only;
         if (t < 0) { /* skip_invalid: ends now; its dependents wait for the next walk */
             R->stats.n_skipped++;
             finish(R, op, FALSE);
@@ -394,7 +416,7 @@ static gboolean build(Replay *R, GError **error)
         guint cls = R->ops[i].cls;
         gpointer known = g_hash_table_lookup(roles, GUINT_TO_POINTER(cls));
         int role = known ? GPOINTER_TO_INT(known) - 1
-                   : cls ? class_role(ssim_graph_string(R->graph, cls))
+                   : cls ? class_role(ssim_graph_string(R->graph, cls), R->cfg.replay_only)
                          : ROLE_PLAIN;
         if (!known)
             g_hash_table_insert(roles, GUINT_TO_POINTER(cls), GINT_TO_POINTER(role + 1));
@@ -403,7 +425,8 @@ static gboolean build(Replay *R, GError **error)
             char label[128];
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "--semantics astra: %s on rank %u (node %" G_GUINT64_FORMAT
-                        ") is a %s, on which ASTRA-sim stops (\"Unknown node type\")",
+                        ") is a %s, on which ASTRA-sim aborts (its statistics assert: "
+                        "\"Invalid node_type\")",
                         ssim_graph_op_label(R->graph, i, label, sizeof label), R->ops[i].rank,
                         R->node_ids ? R->node_ids[i] : (guint64)i,
                         ssim_graph_string(R->graph, cls) + strlen("chakra:"));

@@ -501,6 +501,7 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
     c->active_chunks_per_dim = 1;
     c->coll_opt_unset = TRUE;
     c->track_local_mem = FALSE;
+    c->replay_only = FALSE;
     /* The file says every native implementation too: a collective whose type it leaves out has
      * none (ASTRA-sim: "No collective implementation found"). */
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
@@ -562,7 +563,11 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
             if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
                 return FALSE;
             c->track_local_mem = i != 0;
-        } else if (strcmp(key, "replay-only") == 0 || strcmp(key, "model-shared-bus") == 0) {
+        } else if (strcmp(key, "replay-only") == 0) {
+            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
+                return FALSE;
+            c->replay_only = i != 0;
+        } else if (strcmp(key, "model-shared-bus") == 0) {
             if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
                 return FALSE;
             if (i != 0) {
@@ -763,6 +768,8 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
     g_string_append_printf(s, "peak-perf: %g\n", c->peak_tflops);
     if (c->track_local_mem)
         g_string_append(s, "track-local-mem: 1\n");
+    if (c->replay_only)
+        g_string_append(s, "replay-only: 1\n");
     g_string_append_printf(s, "memory-type: %s\n", mem_names[c->mem_type]);
     if (c->mem_type != SSIM_ASTRA_MEM_NONE)
         g_string_append_printf(

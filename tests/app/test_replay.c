@@ -349,6 +349,39 @@ Test(replay_cli, astra_semantics_matches_astra_sim_on_unseen_sets, .init = test_
     }
 }
 
+/* A system file with replay-only: every node waits its duration (1 ns without one) on its
+ * slot, each rank alone.  Oracle: ASTRA-sim (518bd51) on the same files, 155 cycles for the GPT
+ * set (no node has a duration: its longest chain of slot waits) and 3000003 for the offload
+ * example (4 x 250 + 4 x 500 us of compute, and three of its 1-ns memory nodes and all-reduces
+ * on the critical path). */
+Test(replay_cli, astra_replay_only_replays_durations, .init = test_redirect)
+{
+    static const struct {
+        const char *set, *makespan, *said;
+    } runs[] = {
+        {"stg-gpt-dp2-tp2-pp2/workload", "makespan  155 ns",
+         "replay-only: 1424 nodes waited their durations"},
+        {"examples/offload-8npus/offload", "makespan  3000003 ns",
+         "replay-only: 160 nodes waited their durations"},
+    };
+    g_autofree char *net = bundled("astra-config/switch-8npus.yml");
+    g_autofree char *sys = bundled("astra-config/replay-only.json");
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        g_autofree char *prefix = bundled(runs[i].set);
+        const char *argv[] = {"shiftsim",        "replay", "--chakra",       prefix,
+                              "--astra-network", net,      "--astra-system", sys};
+        cr_assert_eq(test_cli(G_N_ELEMENTS(argv), argv), 0, "run %u", i);
+    }
+    g_autofree char *out = test_slurp(cr_get_redirected_stdout());
+    g_autofree char *err = test_slurp(cr_get_redirected_stderr());
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        cr_assert(strstr(out, runs[i].makespan) != NULL, "run %u: want %s in\n%s", i,
+                  runs[i].makespan, out);
+        cr_assert(strstr(err, runs[i].said) != NULL, "run %u: want %s in\n%s", i, runs[i].said,
+                  err);
+    }
+}
+
 /* A system file without roofline-enabled runs as ASTRA-sim runs it, with the roofline off: a
  * compute node takes its trace duration (ASTRA-sim's HGX-H100-validated.json is such a file).
  * By hand: one node of 5 us, 2e12 operations on 1e9 bytes; with the roofline on at 900 TFLOP/s

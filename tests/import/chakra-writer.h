@@ -16,6 +16,7 @@ G_BEGIN_DECLS
 
 /* Chakra NodeType and CollectiveCommType values (et_def.proto). */
 enum {
+    CW_INVALID = 0,
     CW_METADATA = 1,
     CW_MEM_LOAD = 2,
     CW_MEM_STORE = 3,

@@ -441,7 +441,7 @@ static char *bundled(const char *rel)
 
 /* How `replay --semantics astra` reads a set: a workload under a system without or with the
  * roofline, or a custom collective's set. */
-typedef enum { AS_WORKLOAD, AS_ROOFLINE, AS_CUSTOM } LoadAs;
+typedef enum { AS_WORKLOAD, AS_ROOFLINE, AS_CUSTOM, AS_REPLAY_ONLY } LoadAs;
 
 /* The loader's options as `replay --semantics astra` sets them to read a set as `as`: node ids
  * kept, ASTRA-sim's reading rules. */
@@ -452,6 +452,7 @@ static SsimChakraOptions astra_options(LoadAs as)
     o.keep_node_ids = o.astra_rules = TRUE;
     o.astra_custom = as == AS_CUSTOM;
     o.astra_roofline = as == AS_ROOFLINE;
+    o.astra_replay_only = as == AS_REPLAY_ONLY;
     return o;
 }
 
@@ -583,57 +584,6 @@ Test(astra, custom_collective_trace_repeats_its_tag)
  * the walk skips 1 and starts 3; 2 starts at 2 ms.  Elided instead (dependencies forwarded), 2
  * would start at 0, having the smaller id.
  */
-Test(astra, metadata_node_defers_its_dependents)
-{
-    g_autofree char *dir = g_dir_make_tmp("astra-meta-XXXXXX", NULL);
-    g_autofree char *prefix = g_build_filename(dir, "meta", NULL);
-    g_autofree char *path = cw_rank_path(prefix, 0);
-    CwWriter *w = cw_open(path, "0.0.4");
-    CwNode meta = CW_NODE_INIT;
-    meta.id = 1;
-    meta.name = "meta";
-    meta.type = CW_METADATA;
-    cw_node(w, &meta);
-    guint64 dep = 1;
-    CwNode c2 = CW_NODE_INIT;
-    c2.id = 2;
-    c2.name = "c2";
-    c2.type = CW_COMP;
-    c2.data_deps = &dep;
-    c2.n_data_deps = 1;
-    c2.num_ops = 1e6;
-    c2.tensor_size = 1000;
-    cw_node(w, &c2);
-    CwNode c3 = c2;
-    c3.id = 3;
-    c3.name = "c3";
-    c3.n_data_deps = 0;
-    c3.num_ops = 2e6;
-    cw_node(w, &c3);
-    cr_assert(cw_close(w, NULL));
-
-    SsimChakraStats st;
-    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_ROOFLINE, &st);
-    GError *error = NULL;
-    cr_assert_eq(ssim_graph_n_ops(g), 3, "the metadata node is kept");
-    cr_assert_eq(st.n_elided, 1, "and still counted as elided");
-    SsimAstraConfig c = machine(1);
-    SsimAstraStats ast;
-    g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
-    cr_assert_not_null(t, "%s", error ? error->message : "");
-    cr_assert_eq(t->start[0], 0);
-    cr_assert_eq(t->end[0], 0);
-    cr_assert_eq(t->start[2], 0, "node 3 starts first");
-    cr_assert_eq(t->end[2], 2000000);
-    cr_assert_eq(t->start[1], 2000000, "node 2 waited for the next walk");
-    cr_assert_eq(t->end[1], 3000000);
-    cr_assert_eq(ast.n_metadata, 1);
-    ssim_chakra_stats_clear(&st);
-    g_unlink(path);
-    g_rmdir(dir);
-}
-
 /* ---- reading a trace as ASTRA-sim does ---- */
 
 /* Writes `n_ranks` traces PREFIX.r.et, rank r holding nodes[r][0 .. counts[r]). */
@@ -666,6 +616,190 @@ static void assert_unreadable(const char *prefix, LoadAs as, const char *want, c
     o.astra_rules = o.astra_custom = o.astra_roofline = FALSE;
     g_autoptr(SsimGraph) g = ssim_chakra_load(prefix, NULL, &o, NULL, &error);
     cr_assert_not_null(g, "%s", error ? error->message : "");
+}
+
+/* An invalid node (518bd51, run there: 3 us then 2 us, the second compute node waiting for the
+ * rank's next event), which ASTRA-sim skips; a metadata node, on which it aborts. */
+Test(astra, invalid_node_defers_its_dependents)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-meta-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "meta", NULL);
+    g_autofree char *path = cw_rank_path(prefix, 0);
+    CwWriter *w = cw_open(path, "0.0.4");
+    CwNode meta = CW_NODE_INIT;
+    meta.id = 1;
+    meta.name = "invalid";
+    meta.type = CW_INVALID;
+    cw_node(w, &meta);
+    guint64 dep = 1;
+    CwNode c2 = CW_NODE_INIT;
+    c2.id = 2;
+    c2.name = "c2";
+    c2.type = CW_COMP;
+    c2.data_deps = &dep;
+    c2.n_data_deps = 1;
+    c2.num_ops = 1e6;
+    c2.tensor_size = 1000;
+    cw_node(w, &c2);
+    CwNode c3 = c2;
+    c3.id = 3;
+    c3.name = "c3";
+    c3.n_data_deps = 0;
+    c3.num_ops = 2e6;
+    cw_node(w, &c3);
+    cr_assert(cw_close(w, NULL));
+
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_ROOFLINE, &st);
+    GError *error = NULL;
+    cr_assert_eq(ssim_graph_n_ops(g), 3, "the invalid node is kept");
+    cr_assert_eq(st.n_elided, 1, "and still counted as elided");
+    SsimAstraConfig c = machine(1);
+    SsimAstraStats ast;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_eq(t->start[0], 0);
+    cr_assert_eq(t->end[0], 0);
+    cr_assert_eq(t->start[2], 0, "node 3 starts first");
+    cr_assert_eq(t->end[2], 2000000);
+    cr_assert_eq(t->start[1], 2000000, "node 2 waited for the next walk");
+    cr_assert_eq(t->end[1], 3000000);
+    cr_assert_eq(ast.n_invalid, 1);
+    ssim_chakra_stats_clear(&st);
+
+    meta.type = CW_METADATA;
+    cr_assert(cw_write_rank(prefix, 0, (CwNode[]){meta, c2, c3}, 3, &error), "%s",
+              error ? error->message : "");
+    assert_unreadable(prefix, AS_ROOFLINE, "METADATA_NODE, on which ASTRA-sim aborts",
+                      "\"Invalid node_type\"");
+    g_unlink(path);
+    g_rmdir(dir);
+}
+
+/*
+ * An invalid node with is_cpu_op waits for the CPU slot (HardwareResource::is_available reads
+ * is_cpu_op first), not the communication slot.  By hand, as ASTRA-sim (518bd51) gives it:
+ * at 0, node 1 (CPU, 5 us) and node 4 (GPU, 1 us) start; the invalid node 2 waits for the
+ * CPU; at 1 us node 5 (GPU, 10 us) starts; at 5 us node 2 is skipped and frees node 3 (CPU,
+ * 2 us) for the next walk, at 11 us: 13 us.  On the communication slot, node 2 would have been
+ * skipped at 0 and node 3 run 5 .. 7 us: 11 us.
+ */
+Test(astra, invalid_node_on_the_cpu_waits_for_the_cpu)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-invalid-cpu-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "inv", NULL);
+    static const guint64 on2[] = {2}, on4[] = {4};
+    CwNode n[5];
+    for (guint i = 0; i < G_N_ELEMENTS(n); i++) {
+        n[i] = (CwNode)CW_NODE_INIT;
+        n[i].id = i + 1;
+        n[i].type = CW_COMP;
+    }
+    n[0].name = "host", n[0].duration_micros = 5, n[0].is_cpu_op = 1;
+    n[1].name = "invalid", n[1].type = CW_INVALID, n[1].is_cpu_op = 1;
+    n[2].name = "host2", n[2].duration_micros = 2, n[2].is_cpu_op = 1;
+    n[2].data_deps = on2, n[2].n_data_deps = 1;
+    n[3].name = "k1", n[3].duration_micros = 1;
+    n[4].name = "k2", n[4].duration_micros = 10, n[4].data_deps = on4, n[4].n_data_deps = 1;
+    write_set(prefix, 1, (CwNode *const[]){n}, (const guint[]){5});
+
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
+    SsimAstraConfig c = machine(1);
+    c.roofline = FALSE;
+    SsimAstraStats ast;
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t =
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    cr_assert_str_eq(ssim_graph_string(g, ssim_graph_op(g, 1)->cls), "chakra:INVALID_NODE:cpu");
+    cr_assert_eq(t->start[1], 5000, "the invalid node waits for the CPU");
+    cr_assert_eq(t->end[1], 5000);
+    cr_assert_eq(t->start[2], 11000, "its dependent waits for the next walk");
+    cr_assert_eq(t->end[2], 13000);
+    cr_assert_eq(ast.rank_finish_max, 13000);
+    cr_assert_eq(ast.n_invalid, 1);
+    ssim_chakra_stats_clear(&st);
+    remove_set(prefix, 1);
+    g_rmdir(dir);
+}
+
+/*
+ * replay-only: every node waits its duration (1 ns without one) on the slot ASTRA-sim's
+ * HardwareResource gives it, roofline or not, nothing matched across ranks.  The timeline by
+ * hand, which ASTRA-sim (518bd51, replay-only 1) gives too: 21,000 cycles on rank 0 and
+ * 50,000 on rank 1.  Rank 0 at 0: ids 1 (GPU compute slot, 10 us; its num_ops are not read),
+ * 2 (CPU, 4 us) and 4 (a send: communication slot, 3 us) start; 7 (invalid, communication)
+ * waits for 4 and runs 3 us .. 3.001 us; 5 (a receive: no slot) follows 2, 4 .. 4.001 us; 8 (a
+ * memory load: communication) 4.001 .. 6.001 us; 3 (the all-reduce, 6 us) follows 1, 10 .. 16
+ * us; 6 (5 us) follows 3, 16 .. 21 us.  Rank 1's receive of rank 0's send waits 50 us alone.
+ */
+Test(astra, replay_only_waits_each_node_on_its_slot)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-replay-only-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "ro", NULL);
+    static const guint64 on1[] = {1}, on2[] = {2}, on3[] = {3}, on5[] = {5};
+    CwNode r0[8], r1[1];
+    for (guint i = 0; i < G_N_ELEMENTS(r0); i++)
+        r0[i] = (CwNode)CW_NODE_INIT;
+    r0[0].id = 1, r0[0].name = "gemm", r0[0].type = CW_COMP, r0[0].duration_micros = 10;
+    r0[0].num_ops = 1e12, r0[0].tensor_size = 1000000;
+    r0[1].id = 2, r0[1].name = "host", r0[1].type = CW_COMP, r0[1].duration_micros = 4;
+    r0[1].is_cpu_op = 1;
+    r0[2].id = 3, r0[2].name = "allreduce", r0[2].type = CW_COLL, r0[2].duration_micros = 6;
+    r0[2].comm_type = CW_ALL_REDUCE, r0[2].comm_size = 1 << 20, r0[2].pg_name = "tp";
+    r0[2].data_deps = on1, r0[2].n_data_deps = 1;
+    r0[3].id = 4, r0[3].name = "send", r0[3].type = CW_SEND, r0[3].duration_micros = 3;
+    r0[3].comm_dst = 1, r0[3].comm_size = 4096; /* no comm_tag: not read */
+    r0[4].id = 5, r0[4].name = "recv", r0[4].type = CW_RECV, r0[4].comm_src = 1;
+    r0[4].comm_size = 4096, r0[4].comm_tag = 9, r0[4].ctrl_deps = on2, r0[4].n_ctrl_deps = 1;
+    r0[5].id = 6, r0[5].name = "gemm2", r0[5].type = CW_COMP, r0[5].duration_micros = 5;
+    r0[5].data_deps = on3, r0[5].n_data_deps = 1;
+    r0[6].id = 7, r0[6].name = "invalid", r0[6].type = CW_INVALID;
+    r0[7].id = 8, r0[7].name = "load", r0[7].type = CW_MEM_LOAD, r0[7].duration_micros = 2;
+    r0[7].data_deps = on5, r0[7].n_data_deps = 1;
+    r1[0] = (CwNode)CW_NODE_INIT;
+    r1[0].id = 1, r1[0].name = "recv", r1[0].type = CW_RECV, r1[0].duration_micros = 50;
+    r1[0].comm_src = 0, r1[0].comm_size = 4096, r1[0].comm_tag = 7;
+    write_set(prefix, 2, (CwNode *const[]){r0, r1}, (const guint[]){8, 1});
+
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_REPLAY_ONLY, &st);
+    cr_assert_eq(st.n_replayed, 9);
+    cr_assert_eq(st.n_collectives + st.n_sends + st.n_recvs + st.n_elided, 0);
+    for (int roofline = 0; roofline < 2; roofline++) {
+        SsimAstraConfig c = machine(2);
+        c.roofline = roofline;
+        c.replay_only = TRUE;
+        SsimAstraStats ast;
+        GError *error = NULL;
+        g_autoptr(SsimTimeline) t =
+            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+        cr_assert_not_null(t, "%s", error ? error->message : "");
+        static const SsimTime start[] = {0, 0, 10000, 0, 4000, 16000, 3000, 4001, 0};
+        static const SsimTime end[] = {10000, 4000, 16000, 3000, 4001, 21000, 3001, 6001, 50000};
+        for (guint32 i = 0; i < G_N_ELEMENTS(start); i++) {
+            cr_assert_eq(t->start[i], start[i], "op %u starts at %" G_GINT64_FORMAT, i,
+                         t->start[i]);
+            cr_assert_eq(t->end[i], end[i], "op %u ends at %" G_GINT64_FORMAT, i, t->end[i]);
+        }
+        cr_assert_eq(ast.rank_finish_max, 50000);
+        cr_assert_eq(ast.rank_finish_min, 21000);
+        cr_assert_eq(ast.n_replayed, 9);
+        cr_assert_eq(ast.n_collectives + ast.n_messages + ast.n_invalid, 0);
+    }
+    ssim_chakra_stats_clear(&st);
+
+    /* Read without replay-only, the same set is refused at the all-reduce's group name. */
+    SsimChakraOptions o = astra_options(AS_WORKLOAD);
+    GError *error = NULL;
+    cr_assert_null(ssim_chakra_load(prefix, NULL, &o, NULL, &error));
+    cr_assert(strstr(error->message, "node 3 (allreduce): pg_name 'tp' is not a number"), "%s",
+              error->message);
+    g_clear_error(&error);
+    remove_set(prefix, 2);
+    g_rmdir(dir);
 }
 
 /*

@@ -268,12 +268,17 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
         cr_assert_eq(c.n_impl[t], 0, "no native implementation unless the file gives one");
     cr_assert_not(c.track_local_mem);
+    cr_assert_not(c.replay_only);
     g_autofree char *tracked = write_file("tracked.json", "{\"scheduling-policy\": \"LIFO\","
                                                           " \"preferred-dataset-splits\": 4,"
-                                                          " \"track-local-mem\": 1}");
+                                                          " \"track-local-mem\": 1,"
+                                                          " \"replay-only\": 2}");
     cr_assert(ssim_astra_config_read_system(&c, tracked, &error), "%s",
               error ? error->message : "");
     cr_assert(c.track_local_mem, "ASTRA-sim's hgx_h100 inputs turn the memory tracker on");
+    cr_assert(c.replay_only, "any value but 0 turns replay-only on, as in Sys.cc");
+    g_autoptr(GString) said = ssim_astra_config_format(&c);
+    cr_assert(strstr(said->str, "track-local-mem: 1\nreplay-only: 1\n"), "%s", said->str);
 
     /* Two keys ASTRA-sim leaves unset without them are required, each by name. */
     const char *const missing[] = {"scheduling-policy", "preferred-dataset-splits"};
@@ -344,7 +349,8 @@ Test(astra_config, bad_systems_name_file_and_key)
         {"{\"preferred-dataset-splits\": 0}", ": preferred-dataset-splits: expected a whole"},
         {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a whole number"},
         {"{\"local-mem-bw\": -1}", ": local-mem-bw: expected a number >= 0"},
-        {"{\"replay-only\": 1}", ": replay-only: only 0 is modelled"},
+        {"{\"model-shared-bus\": 1}", ": model-shared-bus: only 0 is modelled"},
+        {"{\"replay-only\": \"yes\"}", ": replay-only: expected a whole number"},
         {"{\"all-gather-implementation-custom\": [\"a\", \"b\"]}",
          ": all-gather-implementation-custom: expected a list of one Chakra trace-set prefix"},
         {"{\"all-reduce-implementation-custom\": \"a\"}",
