@@ -469,11 +469,21 @@ static guint32 stream_new(Replay *R, guint32 rank, guint32 op, guint32 tag, gint
     return R->streams->len - 1;
 }
 
+/* Sys::generate_collective's stream id, which tags the stream's messages: a collective without a
+ * communicator group (the loader's "world": no pg_name, "" or "0") takes the rank's count of
+ * streams made, which every stream advances; one on a group takes the group's count on the
+ * rank.  Ranks that issue collectives of several groups in different orders thus give one world
+ * collective different ids, and its messages never match: ASTRA-sim never ends it. */
+static guint32 next_stream_id(Replay *R, guint32 rank, guint32 group)
+{
+    guint32 own = R->ranks[rank].num_streams++;
+    return group == R->world ? own : R->group_streams[(gsize)group * R->n_ranks + rank]++;
+}
+
 /* Sys::generate_collective's custom branch: one stream of one phase on the rank's first queue,
  * whose algorithm replays the rank's position in the custom trace set. */
 static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
-                             const guint32 *members, guint n_members, gint64 pri, guint32 *counter,
-                             GError **error)
+                             const guint32 *members, guint n_members, gint64 pri, GError **error)
 {
     const CustomSet *set = &R->custom[type];
     if (set->n_pos != n_members) {
@@ -496,7 +506,8 @@ static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
     for (guint i = 0; i < n_members; i++)
         p.pos += members[i] < rank;
     g_array_append_val(R->phases, p);
-    guint32 sid = stream_new(R, rank, op, (*counter)++, pri, R->phases->len - 1, 1);
+    guint32 sid = stream_new(R, rank, op, next_stream_id(R, rank, R->ops[op].group), pri,
+                             R->phases->len - 1, 1);
     R->stats.n_collectives++;
     R->stats.n_custom++;
     R->stats.n_chunks++;
@@ -548,9 +559,8 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     const guint32 *members = ssim_graph_group_ranks(R->graph, o->group, &n_members);
     Rank *rk = &R->ranks[rank];
     gint64 pri = c->lifo ? rk->priority_counter++ : rk->priority_counter--;
-    guint32 *counter = &R->group_streams[(gsize)o->group * R->n_ranks + rank];
     if (R->custom[type].graph)
-        return custom_issue(R, rank, op, type, members, n_members, pri, counter, error);
+        return custom_issue(R, rank, op, type, members, n_members, pri, error);
     if (c->n_impl[type] == 0) {
         /* CollectiveImplLookup::get_collective_impl throws. */
         g_set_error(
@@ -613,7 +623,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
         guint n = chunk_phases(R, rank, type, whole ? NULL : &group_ring, chunk);
         if (n == 0)
             break;
-        guint32 sid = stream_new(R, rank, op, (*counter)++, pri, first, n);
+        guint32 sid = stream_new(R, rank, op, next_stream_id(R, rank, o->group), pri, first, n);
         g_array_append_val(made, sid);
         count++;
     }

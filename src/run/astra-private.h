@@ -168,7 +168,7 @@ typedef struct {
     Queue *queues; /* one per dimension */
     gint64 priority_counter;
     guint32 dbt_counter[SSIM_ASTRA_MAX_DIMS]; /* doubleBinaryTree phases made, per dimension */
-    guint32 world_streams;
+    guint32 num_streams; /* Sys::num_streams: streams made on the rank, every group's */
     SsimTime finish;
 } Rank;
 
@@ -188,6 +188,7 @@ struct Replay {
     guint32 *succ_first, *succ; /* explicit successors (CSR) */
     guint32 *chunks_left;       /* per collective op: streams not finished */
     guint32 *group_streams;     /* per (group, rank): the group's stream counter */
+    guint32 world;              /* the group "world" (ASTRA-sim's no communicator), or NONE */
     GArray *phases;             /* Phase */
     GPtrArray *streams;         /* Stream * */
     GArray *msgs;               /* Msg */

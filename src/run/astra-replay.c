@@ -531,6 +531,10 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
         goto done;
     astra_mem_build(&R);
     R.group_streams = g_new0(guint32, (gsize)MAX(ssim_graph_n_groups(graph), 1u) * R.n_ranks);
+    R.world = SSIM_NONE;
+    for (guint32 g = 0; g < ssim_graph_n_groups(graph); g++)
+        if (strcmp(ssim_graph_group_name(graph, g), "world") == 0)
+            R.world = g;
     R.phases = g_array_new(FALSE, FALSE, sizeof(Phase));
     R.streams = g_ptr_array_new();
     R.msgs = g_array_new(FALSE, FALSE, sizeof(Msg));
@@ -571,21 +575,38 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     SsimTime makespan = 0;
     for (guint32 i = 0; i < n; i++) {
         if (R.tl->end[i] < 0) {
+            /* Name a collective of every rank that started and never ended, if there is one,
+             * else the first op that never ended. */
+            guint32 stuck = i;
+            for (guint32 j = i; j < n && R.world != SSIM_NONE; j++)
+                if (R.tl->end[j] < 0 && R.ops[j].kind == SSIM_OP_COLLECTIVE &&
+                    R.ops[j].group == R.world && R.chunks_left[j] > 0) {
+                    stuck = j;
+                    break;
+                }
+            GString *hint = g_string_new(NULL);
+            if (stuck != i || (R.ops[i].kind == SSIM_OP_COLLECTIVE && R.ops[i].group == R.world &&
+                               R.chunks_left[i] > 0))
+                g_string_append(hint, "; a collective of every rank is tagged by the rank's "
+                                      "count of collective streams, which those of other groups "
+                                      "advance too, so ranks that issue collectives of several "
+                                      "groups in different orders tag it differently and it "
+                                      "never matches, as in ASTRA-sim");
+            if (R.stats.n_skipped + R.stats.n_invalid > 0)
+                g_string_append_printf(hint,
+                                       "; %" G_GUINT64_FORMAT " nodes were skipped in no time "
+                                       "(compute nodes of tensor_size 0 under the roofline, "
+                                       "invalid nodes), and their dependents wait for the "
+                                       "rank's next event, as in ASTRA-sim",
+                                       R.stats.n_skipped + R.stats.n_invalid);
             char label[128];
-            g_autofree char *hint =
-                R.stats.n_skipped == 0
-                    ? g_strdup("")
-                    : g_strdup_printf("; %" G_GUINT64_FORMAT " compute nodes had "
-                                      "tensor_size 0, which ASTRA-sim's roofline skips, and "
-                                      "their dependents wait for the rank's next event, as in "
-                                      "ASTRA-sim (roofline-enabled: 0 replays their durations)",
-                                      R.stats.n_skipped);
             g_set_error(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK,
                         "--semantics astra: the run stalled: %s on rank %u (node %" G_GUINT64_FORMAT
                         ") never ended (an unmatched send or receive, or a dependency that "
                         "never ends)%s",
-                        ssim_graph_op_label(graph, i, label, sizeof label), R.ops[i].rank,
-                        R.node_ids[i], hint);
+                        ssim_graph_op_label(graph, stuck, label, sizeof label), R.ops[stuck].rank,
+                        R.node_ids[stuck], hint->str);
+            g_string_free(hint, TRUE);
             goto done;
         }
         makespan = MAX(makespan, R.tl->end[i]);
