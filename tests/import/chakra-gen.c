@@ -22,6 +22,12 @@
  *       32 MiB gradient all-reduce after it.  Compute nodes carry num_ops and tensor_size (for a
  *       roofline) and a duration (for a replay without one).
  *
+ *   chakra-gen random --ranks N [--nodes K] [--seed S] [--kinds LIST] [--independent] PREFIX
+ *       a random trace set of K nodes a rank (default 40; seed 1; kinds comp,cpu,invalid,coll,
+ *       p2p, and mem), for traces/chakra/astra-random.sh, which checks `replay --semantics
+ *       astra` against ASTRA-sim on them (cw_write_random() in chakra-writer.h says what they
+ *       hold).  The same options write the same bytes.
+ *
  * The model arithmetic is deliberately simple (per token and layer: 24 h^2 FLOPs forward,
  * attention 4 s h more); it exists to produce realistic shapes and sizes, not to predict.
  */
@@ -133,9 +139,18 @@ int main(int argc, char **argv)
     gint ranks = 8, dp = 2, tp = 2, pp = 2, layers = 8, mbs = 4;
     gint64 bytes = 1 << 20;
     double hidden = 4096, seq = 2048;
-    gboolean tensor_attrs = FALSE;
+    gboolean tensor_attrs = FALSE, independent = FALSE;
+    gint nodes = 40;
+    gint64 seed = 1;
+    g_autofree char *kinds = NULL;
     GOptionEntry entries[] = {
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks (allreduce, offload)", "N"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "ranks (allreduce, offload, random)", "N"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "nodes per rank (random)", "K"},
+        {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "random seed (random)", "S"},
+        {"kinds", 0, 0, G_OPTION_ARG_STRING, &kinds,
+         "node kinds (random): comp, cpu, invalid, coll, p2p, mem", "LIST"},
+        {"independent", 0, 0, G_OPTION_ARG_NONE, &independent,
+         "a graph of its own on every rank, any node type (random)", NULL},
         {"bytes", 'b', 0, G_OPTION_ARG_INT64, &bytes, "all-reduce size (allreduce)", "B"},
         {"dp", 0, 0, G_OPTION_ARG_INT, &dp, "data-parallel degree (gpt)", "D"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &tp, "tensor-parallel degree (gpt)", "T"},
@@ -149,13 +164,14 @@ int main(int argc, char **argv)
          NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new("allreduce|two-rank|gpt|offload PREFIX");
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("allreduce|two-rank|gpt|offload|random PREFIX");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &error) || argc != 3) {
         fprintf(stderr, "chakra-gen: %s\n",
                 error ? error->message
-                      : "usage: chakra-gen allreduce|two-rank|gpt|offload [options] PREFIX");
+                      : "usage: chakra-gen allreduce|two-rank|gpt|offload|random [options] PREFIX");
         return 2;
     }
     gboolean ok;
@@ -169,6 +185,14 @@ int main(int argc, char **argv)
         if (ranks < 1 || layers < 1)
             return fprintf(stderr, "chakra-gen: bad --ranks or --layers\n"), 2;
         ok = gen_offload(argv[2], (guint)ranks, (guint)layers, &error);
+    } else if (g_str_equal(argv[1], "random")) {
+        guint set = cw_random_kinds(kinds ? kinds : "comp,cpu,invalid,coll,p2p");
+        if (ranks < 1 || nodes < 1 || seed < 0 || seed > G_MAXUINT32 || set == 0)
+            return fprintf(stderr, "chakra-gen: bad --ranks, --nodes, --seed or --kinds (comp, "
+                                   "cpu, invalid, coll, p2p, mem)\n"),
+                   2;
+        CwRandom rnd = {(guint)ranks, (guint)nodes, (guint32)seed, set, independent};
+        ok = cw_write_random(&rnd, argv[2], &error);
     } else if (g_str_equal(argv[1], "gpt")) {
         if (dp < 1 || tp < 1 || pp < 1 || mbs < 1 || layers < pp || layers % pp)
             return fprintf(stderr,
@@ -178,7 +202,8 @@ int main(int argc, char **argv)
                    (guint)mbs, hidden,    seq,       tensor_attrs};
         ok = cw_write_gpt(&g, argv[2], &error);
     } else {
-        fprintf(stderr, "chakra-gen: unknown mode '%s' (allreduce, two-rank, gpt or offload)\n",
+        fprintf(stderr,
+                "chakra-gen: unknown mode '%s' (allreduce, two-rank, gpt, offload or random)\n",
                 argv[1]);
         return 2;
     }

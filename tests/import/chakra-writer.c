@@ -5,6 +5,7 @@
 #include "chakra-writer.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 #include "chakra.pb-c.h"
 
@@ -398,4 +399,175 @@ void cw_rm_rf(const char *path)
     }
     g_dir_close(d);
     g_rmdir(path);
+}
+
+/* ---- random sets ---- */
+
+enum { K_COMP, K_CPU, K_INVALID, K_COLL, K_P2P, K_MEM, K_N };
+static const char *const kind_names[K_N] = {"comp", "cpu", "invalid", "coll", "p2p", "mem"};
+
+/* One node of the shared random graph (the per-rank parts are drawn as each rank is written). */
+typedef struct {
+    int kind, type; /* type: the Chakra node type, with --independent */
+    guint64 id, deps[3], ctrl;
+    guint n_deps, n_ctrl;
+    gint64 comm_type, size, tag;
+    gboolean half_group, even_sends, load;
+    double ops;
+} RandNode;
+
+/* `n` distinct ids from 1 .. 4n, in a random order. */
+static guint64 *random_ids(GRand *rng, guint n)
+{
+    guint64 *pool = g_new(guint64, 4 * (gsize)n);
+    for (guint i = 0; i < 4 * n; i++)
+        pool[i] = i + 1;
+    for (guint i = 0; i < n; i++) { /* a partial Fisher-Yates shuffle */
+        guint j = i + (guint)g_rand_int_range(rng, 0, (gint32)(4 * n - i));
+        guint64 t = pool[i];
+        pool[i] = pool[j];
+        pool[j] = t;
+    }
+    return pool;
+}
+
+/* Up to `max` distinct earlier ids of ids[0 .. k) into out; returns how many. */
+static guint pick_deps(GRand *rng, const guint64 *ids, guint k, guint max, guint64 *out)
+{
+    guint n = 0;
+    for (guint tries = 0; tries < 2 * max && n < max && k > 0; tries++) {
+        guint64 d = ids[g_rand_int_range(rng, 0, (gint32)k)];
+        gboolean seen = FALSE;
+        for (guint i = 0; i < n; i++)
+            seen |= out[i] == d;
+        if (!seen)
+            out[n++] = d;
+    }
+    return n;
+}
+
+gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **error)
+{
+    guint ranks = spec->ranks, n = spec->nodes, kinds = spec->kinds;
+    gboolean independent = spec->independent;
+    g_return_val_if_fail(ranks > 0 && n > 0 && (kinds & ((1u << K_N) - 1)), FALSE);
+    static const gint64 colls[] = {CW_ALL_REDUCE, CW_ALL_REDUCE, CW_ALL_GATHER, CW_REDUCE_SCATTER,
+                                   CW_ALL_TO_ALL};
+    static const gint64 sizes[] = {1 << 10, 1 << 16, 1 << 20, 3 << 18};
+    static const int weights[K_N] = {6, 1, 1, 2, 1, 1};
+    g_autoptr(GRand) rng = g_rand_new_with_seed(spec->seed);
+    int bag[16];
+    guint n_bag = 0;
+    for (int k = 0; k < K_N; k++)
+        for (int w = 0; (kinds >> k & 1) && w < weights[k]; w++)
+            bag[n_bag++] = k;
+    g_autofree RandNode *plan = g_new0(RandNode, n);
+    g_autofree CwNode *nodes = g_new(CwNode, n);
+    for (guint r = 0; r < ranks; r++) {
+        if (r == 0 || independent) {
+            g_autofree guint64 *ids = random_ids(rng, n);
+            for (guint k = 0; k < n; k++) {
+                RandNode *p = &plan[k];
+                *p = (RandNode){.id = ids[k], .kind = bag[g_rand_int_range(rng, 0, (gint32)n_bag)]};
+                /* --independent: any type ASTRA-sim's statistics know (not metadata, on which
+                 * it aborts: a compute node instead) */
+                p->type = g_rand_int_range(rng, 0, 8);
+                if (p->type == CW_METADATA)
+                    p->type = CW_COMP;
+                if (k > 0 && g_rand_double(rng) < 0.85)
+                    p->n_deps = pick_deps(rng, ids, k, (guint)g_rand_int_range(rng, 1, 3), p->deps);
+                if (k > 2 && g_rand_double(rng) < 0.15)
+                    p->n_ctrl = pick_deps(rng, ids, k, 1, &p->ctrl);
+                p->comm_type = colls[g_rand_int_range(rng, 0, G_N_ELEMENTS(colls))];
+                p->size = sizes[g_rand_int_range(rng, 0, G_N_ELEMENTS(sizes))];
+                p->half_group = ranks >= 4 && g_rand_double(rng) < 1.0 / 3;
+                p->even_sends = g_rand_boolean(rng);
+                p->load = g_rand_boolean(rng);
+                p->tag = 100 + k;
+                p->ops = 1000.0 * g_rand_int_range(rng, 1, 1000000000);
+            }
+        }
+        for (guint k = 0; k < n; k++) {
+            const RandNode *p = &plan[k];
+            CwNode *x = &nodes[k];
+            *x = (CwNode)CW_NODE_INIT;
+            x->id = p->id;
+            char name[24];
+            g_snprintf(name, sizeof name, "n%" G_GUINT64_FORMAT, p->id);
+            x->name = g_intern_string(name);
+            x->data_deps = p->deps, x->n_data_deps = p->n_deps;
+            x->ctrl_deps = &p->ctrl, x->n_ctrl_deps = p->n_ctrl;
+            if (independent) {
+                x->type = p->type;
+                if (g_rand_double(rng) < 0.85)
+                    x->duration_micros = (guint64)g_rand_int_range(rng, 0, 41);
+                if (g_rand_double(rng) < 0.3)
+                    x->is_cpu_op = g_rand_double(rng) < 0.7;
+                continue;
+            }
+            switch (p->kind) {
+            case K_COMP:
+            case K_CPU:
+                x->type = CW_COMP;
+                x->duration_micros = (guint64)g_rand_int_range(rng, 0, 31);
+                x->num_ops = p->ops;
+                x->tensor_size = (gint64)(p->ops / 50);
+                if (p->kind == K_CPU)
+                    x->is_cpu_op = 1;
+                break;
+            case K_INVALID:
+                x->type = CW_INVALID;
+                break;
+            case K_COLL:
+                x->type = CW_COLL;
+                x->comm_type = p->comm_type;
+                x->comm_size = p->size;
+                x->pg_name = p->half_group ? (r % 2 ? "2" : "1") : NULL;
+                break;
+            case K_P2P: {
+                guint peer = r ^ 1;
+                gboolean sends = (r % 2 == 0) == p->even_sends;
+                x->type = peer < ranks ? (sends ? CW_SEND : CW_RECV) : CW_COMP;
+                if (peer >= ranks)
+                    break; /* an odd rank count: the last rank has no partner */
+                x->comm_size = p->size;
+                x->comm_tag = p->tag;
+                x->comm_src = sends ? r : peer;
+                x->comm_dst = sends ? peer : r;
+                break;
+            }
+            default:
+                x->type = p->load ? CW_MEM_LOAD : CW_MEM_STORE;
+                x->tensor_size = p->size;
+                break;
+            }
+        }
+        if (!cw_write_rank(prefix, r, nodes, n, error))
+            return FALSE;
+    }
+    if (independent || ranks < 4)
+        return TRUE;
+    g_autofree guint32 *halves = g_new(guint32, ranks);
+    guint n_half[2] = {0, 0};
+    for (guint r = 0; r < ranks; r++)
+        halves[(r % 2) * ((ranks + 1) / 2) + n_half[r % 2]++] = r;
+    const guint32 *groups[2] = {halves, halves + (ranks + 1) / 2};
+    static const char *const names_of[2] = {"1", "2"};
+    g_autofree char *json = g_strconcat(prefix, ".json", NULL);
+    return cw_write_groups(json, 2, names_of, groups, n_half, error);
+}
+
+guint cw_random_kinds(const char *list)
+{
+    guint set = 0;
+    g_auto(GStrv) names = g_strsplit(list, ",", -1);
+    for (guint i = 0; names[i]; i++) {
+        int k = 0;
+        while (k < K_N && strcmp(names[i], kind_names[k]) != 0)
+            k++;
+        if (k == K_N)
+            return 0;
+        set |= 1u << k;
+    }
+    return set;
 }

@@ -108,6 +108,28 @@ typedef struct {
 
 gboolean cw_write_gpt(const CwGpt *gpt, const char *prefix, GError **error);
 
+/*
+ * A random trace set (chakra-gen random; traces/chakra/astra-random.sh checks
+ * `replay --semantics astra` against ASTRA-sim on them): by default one random graph of `nodes`
+ * nodes on every rank, node ids out of file order, data and control dependencies, each rank's
+ * own compute durations (0-30 us, with num_ops and tensor_size), of the kinds in `kinds`
+ * (cw_random_kinds()): GPU and CPU compute, invalid nodes, collectives of every kind ASTRA-sim
+ * runs on all ranks or (4 ranks or more) on the rank's half (even or odd ranks, groups "1" and
+ * "2" in PREFIX.json), sends and receives between ranks 2i and 2i + 1, memory loads and stores.
+ * `independent` gives every rank a graph of its own of any node type ASTRA-sim's statistics know,
+ * nothing matched across ranks (for replay-only).  The same spec writes the same bytes.
+ */
+typedef struct {
+    guint ranks, nodes;
+    guint32 seed;
+    guint kinds;
+    gboolean independent;
+} CwRandom;
+
+gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **error);
+/* "comp,cpu,invalid,coll,p2p,mem" (any of them) as CwRandom.kinds; 0 when a name is unknown. */
+guint cw_random_kinds(const char *list);
+
 /* Removes PATH, a file or a directory with everything under it (the tests' and the bench's
  * temporary fixture directories). */
 void cw_rm_rf(const char *path);
