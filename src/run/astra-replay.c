@@ -575,19 +575,23 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     SsimTime makespan = 0;
     for (guint32 i = 0; i < n; i++) {
         if (R.tl->end[i] < 0) {
-            /* Name a collective of every rank that started and never ended, if there is one,
-             * else the first op that never ended. */
-            guint32 stuck = i;
+            /* Every rank started a collective of every rank that never ended: its ranks tagged
+             * it differently.  Name the first such, else the first op that never ended. */
+            guint32 stuck = i, n_stuck = 0;
+            g_autofree gboolean *seen = g_new0(gboolean, R.n_ranks);
             for (guint32 j = i; j < n && R.world != SSIM_NONE; j++)
                 if (R.tl->end[j] < 0 && R.ops[j].kind == SSIM_OP_COLLECTIVE &&
-                    R.ops[j].group == R.world && R.chunks_left[j] > 0) {
-                    stuck = j;
-                    break;
+                    R.ops[j].group == R.world && R.chunks_left[j] > 0 && !seen[R.ops[j].rank]) {
+                    if (n_stuck++ == 0)
+                        stuck = j;
+                    seen[R.ops[j].rank] = TRUE;
                 }
+            if (n_stuck < R.n_ranks)
+                stuck = i;
             GString *hint = g_string_new(NULL);
-            if (stuck != i || (R.ops[i].kind == SSIM_OP_COLLECTIVE && R.ops[i].group == R.world &&
-                               R.chunks_left[i] > 0))
-                g_string_append(hint, "; a collective of every rank is tagged by the rank's "
+            if (n_stuck == R.n_ranks)
+                g_string_append(hint, "; every rank started a collective of every rank that "
+                                      "never ended: such a collective is tagged by the rank's "
                                       "count of collective streams, which those of other groups "
                                       "advance too, so ranks that issue collectives of several "
                                       "groups in different orders tag it differently and it "
