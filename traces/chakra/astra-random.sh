@@ -101,6 +101,13 @@ if ! [[ "$seeds" =~ ^[0-9]+-[0-9]+$ ]] || ! [[ "$ranks" =~ ^[0-9]+$ ]] ||
     exit 2
 fi
 
+npus=$(sed -n 's/^npus_count:[^[]*\[\([^]]*\)\].*/\1/p' "$network" | tr ',' '\n' |
+    awk '{n = (NR == 1 ? $1 : n * $1)} END {print n + 0}')
+if [ "$npus" != "$ranks" ]; then
+    echo "astra-random.sh: $network has $npus NPUs; --ranks is $ranks (one trace per NPU)" >&2
+    exit 2
+fi
+
 # ASTRA-sim runs in a scratch folder (it writes logs where it runs): every path absolute.
 abs() { (cd "$(dirname "$1")" && printf '%s/%s' "$(pwd)" "$(basename "$1")"); }
 network=$(abs "$network")
