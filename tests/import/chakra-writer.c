@@ -505,14 +505,16 @@ gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **erro
                     x->is_cpu_op = g_rand_double(rng) < 0.7;
                 continue;
             }
-            switch (p->kind) {
+            /* An odd rank count leaves the last rank no partner: a compute node instead. */
+            int kind = p->kind == K_P2P && (r ^ 1) >= ranks ? K_COMP : p->kind;
+            switch (kind) {
             case K_COMP:
             case K_CPU:
                 x->type = CW_COMP;
                 x->duration_micros = (guint64)g_rand_int_range(rng, 0, 31);
                 x->num_ops = p->ops;
                 x->tensor_size = (gint64)(p->ops / 50);
-                if (p->kind == K_CPU)
+                if (kind == K_CPU)
                     x->is_cpu_op = 1;
                 break;
             case K_INVALID:
@@ -527,9 +529,7 @@ gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **erro
             case K_P2P: {
                 guint peer = r ^ 1;
                 gboolean sends = (r % 2 == 0) == p->even_sends;
-                x->type = peer < ranks ? (sends ? CW_SEND : CW_RECV) : CW_COMP;
-                if (peer >= ranks)
-                    break; /* an odd rank count: the last rank has no partner */
+                x->type = sends ? CW_SEND : CW_RECV;
                 x->comm_size = p->size;
                 x->comm_tag = p->tag;
                 x->comm_src = sends ? r : peer;
