@@ -33,7 +33,11 @@
  *     ring neighbour.  Ring all-reduce is 2(n-1) messages of size/n, all-gather n-1 of size,
  *     reduce-scatter n-1 of size/n; `direct` sends to every member with a window;
  *     `halvingDoubling` exchanges log2(n) messages with ranks 1, 2, 4, ... away, halving them
- *     (all-reduce: log2(n) more back down; all-gather: from n/2 down, doubling).
+ *     (all-reduce: log2(n) more back down; all-gather: from n/2 down, doubling).  A chunk's
+ *     messages are tagged by its stream id: on the graph's group named "world" (the loader's
+ *     group of every rank, ASTRA-sim's collective without a communicator) the rank's count of
+ *     chunks made in every group, on any other group that group's own count, as
+ *     Sys::generate_collective numbers them.
  *   - Network, congestion-aware (`congestion_aware`: ASTRA-sim's other analytical backend,
  *     astra-network-analytical congestion_aware/, which takes one dimension).  A message is
  *     stored and forwarded along its route (a Ring the shorter way round, clockwise on a tie; a

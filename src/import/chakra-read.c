@@ -293,7 +293,7 @@ static gboolean coll_kind(gint64 type, SsimCollKind *out, gboolean *approx)
 }
 
 /* Which known attributes a node of mapping `map` reads (a node replayed by its duration,
- * `timed`, reads where it runs alone). */
+ * `timed`, reads only is_cpu_op and stream). */
 static gboolean reads_attr(KnownAttr k, MapKind map, gboolean own_rank, gboolean timed)
 {
     gboolean comm = map == MAP_COLL || map == MAP_SEND || map == MAP_RECV;

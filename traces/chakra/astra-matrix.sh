@@ -40,10 +40,8 @@ systems=()
 memories=()
 sets=()
 
-usage() {
-    awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2
-    exit 2
-}
+# shellcheck source=traces/chakra/astra-lib.sh
+. "$here/astra-lib.sh"
 
 [ $# -gt 0 ] || usage
 while [ $# -gt 0 ]; do
@@ -61,12 +59,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-if [ -z "$shiftsim" ]; then
-    for c in "$root"/build/shiftsim "$root"/build*/shiftsim; do
-        [ -x "$c" ] && { shiftsim=$c; break; }
-    done
-    [ -n "$shiftsim" ] || shiftsim=$(command -v shiftsim || true)
-fi
+[ -n "$shiftsim" ] || shiftsim=$(find_built "$root" shiftsim shiftsim)
 if [ -z "$astra" ] || [ ! -x "$astra" ]; then
     echo "astra-matrix.sh: --astra BIN: not an executable: '$astra'" >&2
     exit 2
@@ -89,7 +82,6 @@ for p in "${sets[@]}"; do
     [ -f "$p.0.et" ] || { echo "astra-matrix.sh: $p: no trace set ($p.0.et is missing)" >&2; exit 2; }
 done
 # ASTRA-sim runs in a scratch folder (it writes logs where it runs): every path absolute.
-abs() { (cd "$(dirname "$1")" && printf '%s/%s' "$(pwd)" "$(basename "$1")"); }
 for i in "${!networks[@]}"; do networks[i]=$(abs "${networks[i]}"); done
 for i in "${!systems[@]}"; do systems[i]=$(abs "${systems[i]}"); done
 for i in "${!memories[@]}"; do memories[i]=$(abs "${memories[i]}"); done
@@ -100,15 +92,6 @@ trap 'rm -rf "$tmp"' EXIT
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$tmp/memory.json"
 named_memory=${#memories[@]}
 [ "$named_memory" -gt 0 ] || memories=("$tmp/memory.json")
-
-# The NPU count of a network file: the product of its npus_count list; and its dimensions.
-npus() {
-    sed -n 's/^npus_count:[^[]*\[\([^]]*\)\].*/\1/p' "$1" | tr ',' '\n' |
-        awk '{n = (NR == 1 ? $1 : n * $1)} END {print n + 0}'
-}
-dims() {
-    sed -n 's/^npus_count:[^[]*\[\([^]]*\)\].*/\1/p' "$1" | tr ',' '\n' | grep -c '[0-9]'
-}
 
 same=0
 differ=0

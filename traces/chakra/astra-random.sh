@@ -48,10 +48,8 @@ kinds=comp,cpu,invalid,coll,p2p
 independent=""
 seeds=1-20
 
-usage() {
-    awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2
-    exit 2
-}
+# shellcheck source=traces/chakra/astra-lib.sh
+. "$here/astra-lib.sh"
 
 [ $# -gt 0 ] || usage
 while [ $# -gt 0 ]; do
@@ -73,14 +71,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-find_built() { # NAME RELATIVE-PATH
-    for c in "$root"/build/"$2" "$root"/build*/"$2"; do
-        [ -x "$c" ] && { printf '%s' "$c"; return; }
-    done
-    command -v "$1" || true
-}
-[ -n "$shiftsim" ] || shiftsim=$(find_built shiftsim shiftsim)
-[ -n "$gen" ] || gen=$(find_built chakra-gen tests/import/chakra-gen)
+[ -n "$shiftsim" ] || shiftsim=$(find_built "$root" shiftsim shiftsim)
+[ -n "$gen" ] || gen=$(find_built "$root" chakra-gen tests/import/chakra-gen)
 for b in "$astra" "$shiftsim" "$gen"; do
     if [ -z "$b" ] || [ ! -x "$b" ]; then
         echo "astra-random.sh: not an executable: '$b' (--astra BIN, -s SHIFTSIM, -g CHAKRA_GEN)" >&2
@@ -101,15 +93,13 @@ if ! [[ "$seeds" =~ ^[0-9]+-[0-9]+$ ]] || ! [[ "$ranks" =~ ^[0-9]+$ ]] ||
     exit 2
 fi
 
-npus=$(sed -n 's/^npus_count:[^[]*\[\([^]]*\)\].*/\1/p' "$network" | tr ',' '\n' |
-    awk '{n = (NR == 1 ? $1 : n * $1)} END {print n + 0}')
-if [ "$npus" != "$ranks" ]; then
-    echo "astra-random.sh: $network has $npus NPUs; --ranks is $ranks (one trace per NPU)" >&2
+if [ "$(npus "$network")" != "$ranks" ]; then
+    echo "astra-random.sh: $network has $(npus "$network") NPUs; --ranks is $ranks (one trace" \
+        "per NPU)" >&2
     exit 2
 fi
 
 # ASTRA-sim runs in a scratch folder (it writes logs where it runs): every path absolute.
-abs() { (cd "$(dirname "$1")" && printf '%s/%s' "$(pwd)" "$(basename "$1")"); }
 network=$(abs "$network")
 system=$(abs "$system")
 tmp=$(mktemp -d)
