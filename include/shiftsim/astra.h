@@ -24,14 +24,18 @@
  *     makes one more chunk of the same size.  Each chunk is a stream of phases, one per network
  *     dimension it crosses (a process group smaller than the system is one ring over its
  *     members); an all-reduce under `localBWAware` is reduce-scatter up the dimensions, all-reduce
- *     on the last, all-gather back down.  Every dimension has one queue per rank in which
+ *     on the last, all-gather back down.  A collective without a process group crosses only the
+ *     dimensions its node's involved_dim marks (SsimChakraColl; four, all true, without one); one
+ *     on a group ignores it.  Every dimension has one queue per rank in which
  *     `active-chunks-per-dimension` streams run at once, the rest waiting in priority order (LIFO:
- *     the newest collective first).  A phase runs ASTRA-sim's packet protocol: each message goes
- *     through the endpoint (the `endpoint-delay`, or 10 ns inside a group's ring) and, on the
- *     steps that reduce, a local reduction of 3 x message bytes / local memory bandwidth (each
- *     third truncated to whole ns; the bandwidth's GB here is 10^9 bytes), then is sent to the
- *     ring neighbour.  Ring all-reduce is 2(n-1) messages of size/n, all-gather n-1 of size,
- *     reduce-scatter n-1 of size/n; `direct` sends to every member with a window;
+ *     the newest collective first; EXPLICIT: the node's comm_priority), though with one
+ *     communication node at a time per rank only one collective's streams ever wait.  A phase
+ *     runs ASTRA-sim's packet protocol: each message goes through the endpoint (the
+ *     `endpoint-delay`, or 10 ns inside a group's ring) and, on the steps that reduce, a local
+ *     reduction of 3 x message bytes / local memory bandwidth (each third truncated to whole ns;
+ *     the bandwidth's GB here is 10^9 bytes), then is sent to the ring neighbour.  Ring
+ *     all-reduce is 2(n-1) messages of size/n, all-gather n-1 of size, reduce-scatter n-1 of
+ *     size/n; `direct` sends to every member with a window;
  *     `halvingDoubling` exchanges log2(n) messages with ranks 1, 2, 4, ... away, halving them
  *     (all-reduce: log2(n) more back down; all-gather: from n/2 down, doubling).  A chunk's
  *     messages are tagged by its stream id: on the graph's group named "world" (the loader's
@@ -109,6 +113,7 @@
  */
 #pragma once
 
+#include <shiftsim/chakra.h>
 #include <shiftsim/graph.h>
 #include <shiftsim/runtime.h>
 
@@ -177,6 +182,12 @@ typedef enum {
 /* The memory-type string of `t` ("PER_NPU_MEMORY_EXPANSION", ...). */
 const char *ssim_astra_mem_type_name(SsimAstraMemType t);
 
+/* The system's scheduling-policy: the priority Sys::get_priority gives a collective's streams,
+ * which order a queue's waiting streams (highest first; equal ones in arrival order).  LIFO
+ * counts up from 0 per rank, so the latest collective goes first; FIFO counts down; EXPLICIT
+ * takes the node's comm_priority (SsimChakraColl.priority, as a C int). */
+typedef enum { SSIM_ASTRA_LIFO, SSIM_ASTRA_FIFO, SSIM_ASTRA_EXPLICIT } SsimAstraPolicy;
+
 /* A custom implementation's trace set, loaded by the caller (ssim_chakra_load() with
  * keep_node_ids): rank k of the graph is position k in a collective's group. */
 typedef struct {
@@ -193,7 +204,7 @@ typedef struct {
     double latency_ns[SSIM_ASTRA_MAX_DIMS];
     gboolean congestion_aware; /* links queue messages (one dimension), not a delay per message */
     /* The system (ASTRA-sim's system JSON). */
-    gboolean lifo;                   /* scheduling-policy LIFO (TRUE) or FIFO */
+    SsimAstraPolicy policy;          /* scheduling-policy */
     gboolean local_bw_aware;         /* collective-optimization localBWAware (TRUE) or baseline */
     gboolean coll_opt_unset;         /* the system file left collective-optimization out */
     SsimTime endpoint_delay;         /* endpoint-delay, ns */
@@ -286,7 +297,11 @@ typedef struct {
 /*
  * Replays `graph` (finalized; as ssim_chakra_load() makes it, one trace per rank) under the rules
  * above.  `node_ids` gives each op's Chakra node id (SsimChakraOptions.keep_node_ids), which the
- * issue rule orders by; NULL uses the op index within its rank.  A configuration without a
+ * issue rule orders by; NULL uses the op index within its rank.  `colls` gives what each
+ * collective's node says beside its type and size (SsimChakraStats.colls, with astra_rules):
+ * its priority under EXPLICIT scheduling and, for a collective of every rank without a process
+ * group, the network dimensions it runs on; NULL: priority 0 and involved_dim's default, four
+ * dimensions.  A configuration without a
  * network gets one Switch of all ranks (400 GB/s, 936.25 ns); otherwise its NPUs must equal the
  * graph's ranks.  Each custom implementation cfg names (custom_path) must have its set in
  * cfg->custom, loaded as the graph is (node ids kept); the timeline holds the workload's ops
@@ -297,7 +312,7 @@ typedef struct {
  * one), or the limits (SSIM_RUN_ERROR_LIMIT).  `stats` may be NULL.
  */
 SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
-                                const SsimAstraConfig *cfg, const SsimRunLimits *limits,
-                                SsimAstraStats *stats, GError **error);
+                                const SsimChakraColl *colls, const SsimAstraConfig *cfg,
+                                const SsimRunLimits *limits, SsimAstraStats *stats, GError **error);
 
 G_END_DECLS

@@ -109,7 +109,10 @@ typedef struct {
      * astra_roofline (the system's roofline-enabled), a GPU compute node without num_ops or
      * tensor_size; and a METADATA_NODE or a type past COMM_COLL_NODE, on which ASTRA-sim's
      * statistics assert as it issues the node.  A broadcast keeps its duration_micros, which
-     * ASTRA-sim replays.  All off by default. */
+     * ASTRA-sim replays.  A collective's comm_priority and involved_dim are read too (into
+     * stats->colls, with keep_node_ids; refused when ASTRA-sim throws or exits at them), and an
+     * attribute read that a node gives twice is refused (ASTRA-sim reads the first instance, the
+     * view keeps the last).  All off by default. */
     gboolean astra_rules;
     gboolean astra_custom;
     gboolean astra_roofline;
@@ -131,6 +134,18 @@ typedef struct {
      * keep_node_ids.  Counted in n_reordered. */
     gboolean causal_order;
 } SsimChakraOptions;
+
+/* What ASTRA-sim's workload layer reads from a collective node beside its type, size and group
+ * (Workload::issue_coll_comm; SsimChakraOptions.astra_rules): `priority`, its comm_priority (0
+ * without one), the stream priority under the EXPLICIT scheduling policy; and its involved_dim
+ * list, the network dimensions a collective without a process group runs on: `n_dims` values,
+ * the first 32 as the bits of `dims` (value k: bit k).  Without the attribute, four values, all
+ * true, as ASTRA-sim assumes. */
+typedef struct {
+    guint32 priority;
+    guint32 n_dims;
+    guint32 dims;
+} SsimChakraColl;
 
 /* Fills `opts` with the defaults above. */
 void ssim_chakra_options_init(SsimChakraOptions *opts);
@@ -166,6 +181,9 @@ typedef struct {
     /* With options.keep_node_ids: guint64 per op of the graph, the op's node id in its trace
      * (NULL otherwise). */
     GArray *node_ids;
+    /* With options.keep_node_ids and astra_rules: SsimChakraColl per op of the graph (zeros for
+     * an op that is not a collective; NULL otherwise). */
+    GArray *colls;
 } SsimChakraStats;
 
 void ssim_chakra_stats_init(SsimChakraStats *stats);

@@ -59,6 +59,7 @@ typedef struct {
     guint64 max_memory;           /* SsimRunConfig.max_memory */
     const SsimAstraConfig *astra; /* --semantics astra: ASTRA-sim's rules, or NULL */
     const guint64 *node_ids;      /* with astra: each op's Chakra node id */
+    const SsimChakraColl *colls;  /* with astra: what each collective's node says, or NULL */
     SsimAstraStats astra_stats;
 } Pricing;
 
@@ -66,7 +67,8 @@ static SsimTimeline *run_graph(const SsimGraph *graph, Pricing *p, SsimReplayNet
                                GError **error)
 {
     if (p->astra)
-        return ssim_astra_replay(graph, p->node_ids, p->astra, &p->limits, &p->astra_stats, error);
+        return ssim_astra_replay(graph, p->node_ids, p->colls, p->astra, &p->limits,
+                                 &p->astra_stats, error);
     if (p->cluster)
         return ssim_replay_on_cluster(graph, p->cluster, net, error);
     SsimRunConfig run = SSIM_RUN_CONFIG_INIT;
@@ -87,10 +89,24 @@ typedef struct {
     gboolean astra, astra_custom, roofline, track_mem, replay_only;
 } LoadRules;
 
-/* `node_ids`, when not NULL, receives each op's Chakra node id (for --semantics astra). */
+/* What a --semantics astra replay reads beside the graph: each op's Chakra node id, and what
+ * each collective's node says (SsimChakraStats.node_ids and .colls; colls NULL when the graph
+ * has no op). */
+typedef struct {
+    GArray *node_ids, *colls;
+} AstraNodes;
+
+static void astra_nodes_clear(AstraNodes *a)
+{
+    g_clear_pointer(&a->node_ids, g_array_unref);
+    g_clear_pointer(&a->colls, g_array_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AstraNodes, astra_nodes_clear)
+
+/* `nodes`, when not NULL, receives what a --semantics astra replay reads beside the graph. */
 static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint jobs,
                               const LoadRules *rules, gboolean names, gboolean report,
-                              GArray **node_ids, GError **error)
+                              AstraNodes *nodes, GError **error)
 {
     SsimChakraOptions opts;
     ssim_chakra_options_init(&opts);
@@ -101,7 +117,7 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     opts.causal_order = rules->causal;
     opts.keep_names = names;
     opts.n_threads = jobs;
-    opts.keep_node_ids = node_ids != NULL;
+    opts.keep_node_ids = nodes != NULL;
     opts.astra_rules = rules->astra;
     opts.astra_custom = rules->astra_custom;
     opts.astra_roofline = rules->roofline;
@@ -114,11 +130,11 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
         g_autoptr(GString) text = ssim_chakra_stats_format(&stats);
         fputs(text->str, stderr);
     }
-    if (graph && node_ids) {
-        if (*node_ids)
-            g_array_unref(*node_ids);
-        *node_ids = stats.node_ids ? g_steal_pointer(&stats.node_ids)
-                                   : g_array_new(FALSE, FALSE, sizeof(guint64));
+    if (graph && nodes) {
+        astra_nodes_clear(nodes);
+        nodes->node_ids = stats.node_ids ? g_steal_pointer(&stats.node_ids)
+                                         : g_array_new(FALSE, FALSE, sizeof(guint64));
+        nodes->colls = g_steal_pointer(&stats.colls);
     }
     ssim_chakra_stats_clear(&stats);
     return graph;
@@ -127,14 +143,14 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
 /* The trace sets of the system file's custom implementations, with their node ids. */
 typedef struct {
     SsimGraph *graph[SSIM_ASTRA_N_COLL];
-    GArray *ids[SSIM_ASTRA_N_COLL];
+    AstraNodes nodes[SSIM_ASTRA_N_COLL];
 } CustomSets;
 
 static void custom_sets_clear(CustomSets *c)
 {
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
         g_clear_pointer(&c->graph[t], ssim_graph_free);
-        g_clear_pointer(&c->ids[t], g_array_unref);
+        astra_nodes_clear(&c->nodes[t]);
     }
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CustomSets, custom_sets_clear)
@@ -145,19 +161,19 @@ static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs
                             GError **error)
 {
     SsimGraph **graphs = sets->graph;
-    GArray **ids = sets->ids;
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
         if (!cfg->custom_path[t] || cfg->replay_only) /* replay-only runs no collective */
             continue;
         g_autofree char *prefix = g_strdup(cfg->custom_path[t]);
         ssim_cli_resolve_input(VERB, &prefix, ".0.et");
         LoadRules rules = {.astra = TRUE, .astra_custom = TRUE};
-        graphs[t] = load_chakra(prefix, NULL, jobs, &rules, FALSE, FALSE, &ids[t], error);
+        graphs[t] = load_chakra(prefix, NULL, jobs, &rules, FALSE, FALSE, &sets->nodes[t], error);
         if (graphs[t] == NULL) {
             g_prefix_error(error, "%s: %s: ", system, ssim_astra_custom_key((SsimAstraColl)t));
             return FALSE;
         }
-        cfg->custom[t] = (SsimAstraCustom){graphs[t], (const guint64 *)ids[t]->data};
+        cfg->custom[t] =
+            (SsimAstraCustom){graphs[t], (const guint64 *)sets->nodes[t].node_ids->data};
     }
     return TRUE;
 }
@@ -448,10 +464,10 @@ int ssim_verb_replay(int argc, char **argv)
     rules.roofline = astra_cfg.roofline && !astra_cfg.replay_only; /* read only under rules.astra */
     rules.track_mem = astra_cfg.track_local_mem;
     rules.replay_only = astra_cfg.replay_only;
-    g_auto(CustomSets) custom = {{NULL}, {NULL}};
+    g_auto(CustomSets) custom = {{NULL}, {{NULL, NULL}}};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);
-    g_autoptr(GArray) node_ids = NULL;
+    g_auto(AstraNodes) nodes = {NULL, NULL};
 
     gboolean names = timeline || trace || plot;
     g_autofree char *path = NULL;
@@ -460,12 +476,12 @@ int ssim_verb_replay(int argc, char **argv)
         if (argc > 1)
             return ssim_cli_usage_error(VERB, "--chakra and a GRAPH file exclude each other");
         graph = load_chakra(chakra, comm_group, (guint)jobs, &rules, names, TRUE,
-                            astra ? &node_ids : NULL, &error);
+                            astra ? &nodes : NULL, &error);
         if (graph == NULL && !names) {
             /* A matching error names ops: load again with their names to say which. */
             g_clear_error(&error);
             graph = load_chakra(chakra, comm_group, (guint)jobs, &rules, names = TRUE, FALSE,
-                                astra ? &node_ids : NULL, &error);
+                                astra ? &nodes : NULL, &error);
         }
         if (graph == NULL)
             return ssim_cli_runtime_error(error);
@@ -496,7 +512,8 @@ int ssim_verb_replay(int argc, char **argv)
                            budget.max_memory ? budget.max_memory : ssim_budget_memory_default()};
     if (astra) {
         pricing.astra = &astra_cfg;
-        pricing.node_ids = (const guint64 *)node_ids->data;
+        pricing.node_ids = (const guint64 *)nodes.node_ids->data;
+        pricing.colls = nodes.colls ? (const SsimChakraColl *)nodes.colls->data : NULL;
     }
     g_autoptr(SsimModel) unused_model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;
@@ -520,11 +537,14 @@ int ssim_verb_replay(int argc, char **argv)
     if (t == NULL && chakra && !names) {
         /* Say which ops deadlocked: the same run with the ops' names. */
         g_autoptr(GError) named_error = NULL;
-        g_autoptr(GArray) named_ids = NULL;
+        g_auto(AstraNodes) named_nodes = {NULL, NULL};
         g_autoptr(SsimGraph) named = load_chakra(chakra, comm_group, (guint)jobs, &rules, TRUE,
-                                                 FALSE, astra ? &named_ids : NULL, &named_error);
-        if (named && astra)
-            pricing.node_ids = (const guint64 *)named_ids->data;
+                                                 FALSE, astra ? &named_nodes : NULL, &named_error);
+        if (named && astra) {
+            pricing.node_ids = (const guint64 *)named_nodes.node_ids->data;
+            pricing.colls =
+                named_nodes.colls ? (const SsimChakraColl *)named_nodes.colls->data : NULL;
+        }
         g_autoptr(SsimTimeline) again =
             named ? run_graph(named, &pricing, NULL, &named_error) : NULL;
         if (again == NULL && named_error && named_error->code == error->code)

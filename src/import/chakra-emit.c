@@ -341,6 +341,11 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             if (!L->stats->node_ids)
                 L->stats->node_ids = g_array_new(FALSE, FALSE, sizeof(guint64));
             g_array_append_val(L->stats->node_ids, r->id);
+            if (t->colls) {
+                if (!L->stats->colls)
+                    L->stats->colls = g_array_new(FALSE, FALSE, sizeof(SsimChakraColl));
+                g_array_append_val(L->stats->colls, g_array_index(t->colls, SsimChakraColl, v));
+            }
         }
         L->stats->n_ops++;
         L->stats->n_deps += deps.n;

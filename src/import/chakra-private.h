@@ -53,7 +53,8 @@ typedef enum {
     AV_BIG_UINT, /* a uint64 or fixed64 above G_MAXINT64: not an integer to the mapping */
     AV_REAL,     /* double or float, in `d` */
     AV_STRING,   /* string_val: `s`, `n` bytes up to its first NUL (as C reads it) */
-    AV_OTHER,    /* bytes or a list */
+    AV_BOOLS,    /* bool_list: `n` values, the first 64 as the bits of `i` (value k: bit k) */
+    AV_OTHER,    /* bytes or another list */
 } AttrKind;
 
 typedef struct {
@@ -76,6 +77,8 @@ typedef enum {
     KA_COMM_SRC,
     KA_NUM_OPS,
     KA_TENSOR_SIZE,
+    KA_INVOLVED_DIM,
+    KA_COMM_PRIORITY,
     KA_N
 } KnownAttr;
 
@@ -105,6 +108,10 @@ static inline KnownAttr chakra_known_attr(const char *s, gsize n)
                                                 : KA_N;
     case 11:
         return memcmp(s, "tensor_size", 11) == 0 ? KA_TENSOR_SIZE : KA_N;
+    case 12:
+        return memcmp(s, "involved_dim", 12) == 0 ? KA_INVOLVED_DIM : KA_N;
+    case 13:
+        return memcmp(s, "comm_priority", 13) == 0 ? KA_COMM_PRIORITY : KA_N;
     default:
         return KA_N;
     }
@@ -253,9 +260,10 @@ typedef struct {
 typedef struct {
     const char *path;
     guint rank;
-    gsize file_bytes;           /* the trace file's size */
-    GArray *recs;               /* Rec */
-    GArray *deps;               /* dependency ids (guint64), Rec.dep_first indexes them */
+    gsize file_bytes; /* the trace file's size */
+    GArray *recs;     /* Rec */
+    GArray *colls;    /* with astra_rules and keep_node_ids: SsimChakraColl per record, else NULL */
+    GArray *deps;     /* dependency ids (guint64), Rec.dep_first indexes them */
     gsize recs_room, deps_room; /* ssim_array_push's room in each */
     guint32 *dep_local;         /* the same dependencies as local record indices */
     gboolean ids_increasing;    /* (resolve) the ids increase in file order */

@@ -71,6 +71,7 @@ void chakra_trace_init(Trace *t, const char *path, guint rank)
 void chakra_trace_clear(Trace *t)
 {
     g_clear_pointer(&t->recs, g_array_unref);
+    g_clear_pointer(&t->colls, g_array_unref);
     g_clear_pointer(&t->deps, g_array_unref);
     g_clear_pointer(&t->dep_local, g_free);
     g_clear_pointer(&t->order, g_free);
@@ -135,6 +136,7 @@ static const char *attr_name(const AttrVal *a, char *buf, gsize size, char **lon
 typedef struct {
     const AttrVal *comm_type, *comm_size, *comm_src, *comm_dst, *comm_tag, *pg_name;
     const AttrVal *num_ops, *tensor_size, *is_cpu_op, *stream;
+    const AttrVal *involved_dim, *comm_priority;
 } Attrs;
 
 /* Sets `error` to "PATH: node ID (NAME): <message>" and returns FALSE. */
@@ -294,12 +296,16 @@ static gboolean coll_kind(gint64 type, SsimCollKind *out, gboolean *approx)
 
 /* Which known attributes a node of mapping `map` reads (a node replayed by its duration,
  * `timed`, reads only is_cpu_op and stream). */
-static gboolean reads_attr(KnownAttr k, MapKind map, gboolean own_rank, gboolean timed)
+static gboolean reads_attr(KnownAttr k, MapKind map, gboolean astra, gboolean own_rank,
+                           gboolean timed)
 {
     gboolean comm = map == MAP_COLL || map == MAP_SEND || map == MAP_RECV;
     if (timed)
         return k == KA_IS_CPU_OP || k == KA_STREAM;
     switch (k) {
+    case KA_INVOLVED_DIM:
+    case KA_COMM_PRIORITY:
+        return astra && map == MAP_COLL; /* Workload::issue_coll_comm */
     case KA_IS_CPU_OP:
         return TRUE;
     case KA_STREAM:
@@ -366,9 +372,54 @@ static inline void count_ignored(Trace *t, guint pos, const char *name, gsize le
     e->count += count;
 }
 
-/* Appends record `r` of node `n` with the node's dependency ids. */
-static gboolean push_rec(const Loader *L, Trace *t, const NodeView *n, Rec *r, GError **error)
+/* What ASTRA-sim's Workload::issue_coll_comm reads from collective node `n` beside its type,
+ * size and group: comm_priority (0 without one) and involved_dim (a bool_list; without one,
+ * four values, all true). */
+static gboolean astra_coll(const Trace *t, const NodeView *n, const Attrs *at, SsimChakraColl *out,
+                           GError **error)
 {
+    /* ETFeederNode::get_attr<uint32_t> casts any number and throws at anything else.  (Under
+     * any scheduling policy the priority reorders nothing: a rank runs one communication node
+     * at a time, HardwareResource's rule.) */
+    const AttrVal *p = at->comm_priority;
+    gint64 i = 0;
+    out->priority = 0;
+    if (!p || p->kind == AV_BIG_UINT) /* (a uint64 above G_MAXINT64: the view keeps no value) */
+        ;
+    else if (attr_int(p, &i))
+        out->priority = (guint32)i; /* static_cast: the low 32 bits */
+    else if (p->kind == AV_REAL && p->d > -1.0 && p->d < 4294967296.0)
+        out->priority = (guint32)p->d;
+    else
+        NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                  "comm_priority is neither an integer nor a real in 0 .. 2^32 (ASTRA-sim reads "
+                  "it as a uint32: it throws at a string or a list, and a real out of range is "
+                  "undefined)");
+    out->n_dims = 4;
+    out->dims = 0xf;
+    if (at->involved_dim) {
+        if (at->involved_dim->kind != AV_BOOLS)
+            NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                      "involved_dim is not a bool_list (ASTRA-sim exits: \"Expected bool_list "
+                      "in involved_dim but found another type.\")");
+        out->n_dims = at->involved_dim->n;
+        out->dims = (guint32)(guint64)at->involved_dim->i;
+    }
+    return TRUE;
+}
+
+/* Appends record `r` of node `n` with the node's dependency ids, and under astra_rules (with
+ * node ids kept) what ASTRA-sim reads from it if it is a collective (`coll`; NULL: none). */
+static gboolean push_rec(const Loader *L, Trace *t, const NodeView *n, Rec *r,
+                         const SsimChakraColl *coll, GError **error)
+{
+    if (L->opts.astra_rules && L->opts.keep_node_ids) {
+        if (!t->colls)
+            t->colls = g_array_new(FALSE, TRUE, sizeof(SsimChakraColl));
+        g_array_set_size(t->colls, t->recs->len + 1);
+        if (coll)
+            g_array_index(t->colls, SsimChakraColl, t->recs->len) = *coll;
+    }
     SsimChakraStats *s = &t->stats;
     r->dep_first = t->deps->len;
     guint n_ctrl = L->opts.ignore_ctrl_deps ? 0 : n->ctrl_deps.n;
@@ -450,17 +501,25 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     r.timed = L->opts.astra_rules && L->opts.astra_replay_only;
     Attrs at = {0};
     const AttrVal **slot[KA_N] = {
-        [KA_IS_CPU_OP] = &at.is_cpu_op, [KA_STREAM] = &at.stream,
-        [KA_COMM_SIZE] = &at.comm_size, [KA_COMM_TYPE] = &at.comm_type,
-        [KA_PG_NAME] = &at.pg_name,     [KA_COMM_TAG] = &at.comm_tag,
-        [KA_COMM_DST] = &at.comm_dst,   [KA_COMM_SRC] = &at.comm_src,
-        [KA_NUM_OPS] = &at.num_ops,     [KA_TENSOR_SIZE] = &at.tensor_size,
+        [KA_IS_CPU_OP] = &at.is_cpu_op,       [KA_STREAM] = &at.stream,
+        [KA_COMM_SIZE] = &at.comm_size,       [KA_COMM_TYPE] = &at.comm_type,
+        [KA_PG_NAME] = &at.pg_name,           [KA_COMM_TAG] = &at.comm_tag,
+        [KA_COMM_DST] = &at.comm_dst,         [KA_COMM_SRC] = &at.comm_src,
+        [KA_NUM_OPS] = &at.num_ops,           [KA_TENSOR_SIZE] = &at.tensor_size,
+        [KA_INVOLVED_DIM] = &at.involved_dim, [KA_COMM_PRIORITY] = &at.comm_priority,
     };
     for (guint32 mask = n->known_mask; mask; mask &= mask - 1) {
         guint k = (guint)__builtin_ctz(mask);
-        if (reads_attr((KnownAttr)k, (MapKind)r.map, own_rank, r.timed))
+        if (reads_attr((KnownAttr)k, (MapKind)r.map, L->opts.astra_rules, own_rank, r.timed)) {
+            if (L->opts.astra_rules && n->n_known[k] > 1 && k != KA_STREAM)
+                /* ETFeederNode::get_attr_msg returns the first instance; the view keeps the
+                 * last. */
+                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                          "attribute %s is given %u times: ASTRA-sim reads the first, "
+                          "--semantics astra would read the last",
+                          chakra_known_attr_names[k], n->n_known[k]);
             *slot[k] = &n->known[k];
-        else
+        } else
             count_ignored(t, N_GUESS, chakra_known_attr_names[k],
                           strlen(chakra_known_attr_names[k]), n->n_known[k]);
     }
@@ -496,7 +555,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         if (!node_duration(t, n, &r.duration, error))
             return FALSE;
         s->n_replayed++;
-        return push_rec(L, t, n, &r, error);
+        return push_rec(L, t, n, &r, NULL, error);
     }
 
     if (L->opts.astra_rules && r.cpu &&
@@ -521,6 +580,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     }
     gint64 size = 0, peer = 0, tag = 0;
     gboolean approx = FALSE;
+    SsimChakraColl coll = {0};
     switch (r.map) {
     case MAP_COMPUTE:
     case MAP_MEM: {
@@ -615,6 +675,8 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         r.group = group_for(L, t, n, at.pg_name, error);
         if (r.group == SSIM_NONE)
             return FALSE;
+        if (L->opts.astra_rules && !astra_coll(t, n, &at, &coll, error))
+            return FALSE;
         break;
     }
     case MAP_SEND:
@@ -668,7 +730,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
         r.tag = (guint32)tag;
     }
 
-    return push_rec(L, t, n, &r, error);
+    return push_rec(L, t, n, &r, r.map == MAP_COLL && L->opts.astra_rules ? &coll : NULL, error);
 }
 
 /* Reads a varint at *pos; FALSE when the buffer ends first or it is longer than 10 bytes. */

@@ -59,10 +59,12 @@ void chakra_arena_clear(ChakraArena *a)
 /* ---- node views ---- */
 
 const char *const chakra_known_attr_names[KA_N] = {
-    [KA_IS_CPU_OP] = "is_cpu_op",     [KA_STREAM] = "stream",     [KA_COMM_SIZE] = "comm_size",
-    [KA_COMM_TYPE] = "comm_type",     [KA_PG_NAME] = "pg_name",   [KA_COMM_TAG] = "comm_tag",
-    [KA_COMM_DST] = "comm_dst",       [KA_COMM_SRC] = "comm_src", [KA_NUM_OPS] = "num_ops",
-    [KA_TENSOR_SIZE] = "tensor_size",
+    [KA_IS_CPU_OP] = "is_cpu_op",       [KA_STREAM] = "stream",
+    [KA_COMM_SIZE] = "comm_size",       [KA_COMM_TYPE] = "comm_type",
+    [KA_PG_NAME] = "pg_name",           [KA_COMM_TAG] = "comm_tag",
+    [KA_COMM_DST] = "comm_dst",         [KA_COMM_SRC] = "comm_src",
+    [KA_NUM_OPS] = "num_ops",           [KA_TENSOR_SIZE] = "tensor_size",
+    [KA_INVOLVED_DIM] = "involved_dim", [KA_COMM_PRIORITY] = "comm_priority",
 };
 
 void chakra_vec_grow(gpointer *v, guint *cap, gsize elt)
@@ -158,6 +160,14 @@ static AttrVal pb_value(const PbAttr *a)
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL:
         v.kind = AV_STRING, v.s = a->string_val, v.n = (guint32)strlen(a->string_val);
         break;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST: {
+        const ChakraProtoMsg__BoolList *l = a->bool_list;
+        guint64 bits = 0;
+        for (gsize k = 0; l && k < l->n_values && k < 64; k++)
+            bits |= (guint64)(l->values[k] != 0) << k;
+        v.kind = AV_BOOLS, v.i = (gint64)bits, v.n = l ? (guint32)l->n_values : 0;
+        break;
+    }
     default:
         v.kind = AV_OTHER;
         break;

@@ -268,11 +268,43 @@ static gboolean value_ok(const Field *f)
     return wire_ok(value_types[f->tag], f->wire);
 }
 
+/* A BoolList's values (checked by list_ok) as an AV_BOOLS value: field 1's instances in order,
+ * a length-delimited one a packed run of varints, each true when protobuf-c's parse_boolean
+ * finds a low bit set in its bytes; any other field skipped. */
+static void bool_list(const guint8 *p, const guint8 *end, AttrVal *out)
+{
+    guint64 bits = 0;
+    guint32 n = 0;
+    Field f;
+    while (p < end && next_field(&p, end, &f)) {
+        if (f.tag != 1)
+            continue;
+        if (f.wire != WT_LEN) {
+            if (bool_value(f.raw, (gsize)(f.data + f.len - f.raw)) && n < 64)
+                bits |= (guint64)1 << n;
+            n++;
+            continue;
+        }
+        for (const guint8 *q = f.data, *qe = f.data + f.len; q < qe;) {
+            gsize s = varint_len(q, (gsize)(qe - q));
+            if (bool_value(q, s) && n < 64)
+                bits |= (guint64)1 << n;
+            n++;
+            q += s;
+        }
+    }
+    out->kind = AV_BOOLS, out->i = (gint64)bits, out->n = n;
+}
+
 /* Decodes the value field `f` (tag 3..32, checked) of an attribute into `out`. */
 static void attr_value(const Field *f, AttrVal *out)
 {
     guint32 tag = f->tag;
-    if (tag % 2 == 0) { /* a list message */
+    if (tag == 28) {
+        bool_list(f->data, f->data + f->len, out);
+        return;
+    }
+    if (tag % 2 == 0) { /* another list message */
         out->kind = AV_OTHER;
         return;
     }
@@ -346,13 +378,13 @@ static void attr_value(const Field *f, AttrVal *out)
 }
 
 /* The known attribute a name's bytes mean, as C reads the name: the bytes themselves, or, when
- * a NUL cuts them where a known name ends (after 6 to 11 bytes), the part before it. */
+ * a NUL cuts them where a known name ends (after 6 to 13 bytes), the part before it. */
 static inline KnownAttr known_name(Bytes raw)
 {
     KnownAttr k = chakra_known_attr(raw.s, raw.n);
     if (G_LIKELY(k != KA_N || raw.n <= 6))
         return k;
-    gsize stop = MIN(raw.n, 12);
+    gsize stop = MIN(raw.n, 14);
     for (gsize i = 6; i < stop; i++)
         if (raw.s[i] == 0)
             return chakra_known_attr(raw.s, i);

@@ -66,6 +66,7 @@ void ssim_chakra_stats_clear(SsimChakraStats *stats)
     g_clear_pointer(&stats->comm_group_path, g_free);
     g_clear_pointer(&stats->version, g_free);
     g_clear_pointer(&stats->node_ids, g_array_unref);
+    g_clear_pointer(&stats->colls, g_array_unref);
 }
 
 static int cmp_str(const void *a, const void *b)

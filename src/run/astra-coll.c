@@ -379,6 +379,16 @@ static Phase dim_ring(const Replay *R, guint32 rank, guint d)
     return p;
 }
 
+/* How many dimensions a collective of type `t` on every rank runs through: one per
+ * implementation, up to the first one* implementation, which spans every NPU. */
+static guint world_dims(const SsimAstraConfig *c, int t)
+{
+    for (guint d = 0; d < c->n_impl[t]; d++)
+        if (c->impl[t][d].one)
+            return d + 1;
+    return c->n_impl[t];
+}
+
 /* The ring of world dimension `d` for the implementations of `t`: an one* implementation is one
  * ring over every NPU (GeneralComplexTopology stops there). */
 static Phase world_ring(const Replay *R, guint32 rank, int t, guint d)
@@ -392,9 +402,11 @@ static Phase world_ring(const Replay *R, guint32 rank, int t, guint d)
     return p;
 }
 
-/* Sys::generate_collective's phases of one chunk, appended to R->phases; how many. */
+/* Sys::generate_collective's phases of one chunk, appended to R->phases; how many.  A
+ * dimension d takes part when bit d of `involved` is set (dimensions_involved; see
+ * involved_dims()) and it has more than one NPU. */
 static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *group_ring,
-                          guint64 size)
+                          guint32 involved, guint64 size)
 {
     const SsimAstraConfig *c = &R->cfg;
     guint before = R->phases->len;
@@ -413,17 +425,14 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
             add_phase(R, rank, CT_AR, impl, 0, TRUE, remain, &remain, group_ring);
         return R->phases->len - before;
     }
-    guint dims = c->n_impl[type];
-    for (guint d = 0; d < dims; d++)
-        if (c->impl[type][d].one)
-            dims = d + 1;
+    guint dims = world_dims(c, type);
     guint map[SSIM_ASTRA_MAX_DIMS];
     for (guint i = 0; i < dims; i++)
         map[i] = type == CT_AG ? dims - 1 - i : i;
     if (type != CT_AR || !c->local_bw_aware) {
         for (guint i = 0; i < dims; i++) {
             Phase ring = world_ring(R, rank, type, map[i]);
-            if (ring.n == 1)
+            if (ring.n == 1 || !(involved >> map[i] & 1))
                 continue;
             add_phase(R, rank, type, c->impl[type][map[i]], map[i], TRUE, remain, &remain, &ring);
         }
@@ -433,23 +442,53 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
      * NPU, all-reduce there, all-gather back down. */
     int last = -1;
     for (guint d = 0; d < dims; d++)
-        if (world_ring(R, rank, CT_AR, d).n > 1)
+        if (world_ring(R, rank, CT_AR, d).n > 1 && (involved >> d & 1))
             last = (int)d;
     if (last < 0)
         return 0;
     for (int d = 0; d < last; d++) {
         Phase ring = world_ring(R, rank, CT_AR, (guint)d);
-        if (ring.n > 1)
+        if (ring.n > 1 && (involved >> d & 1))
             add_phase(R, rank, CT_RS, c->impl[CT_AR][d], (guint)d, TRUE, remain, &remain, &ring);
     }
     Phase top = world_ring(R, rank, CT_AR, (guint)last);
     add_phase(R, rank, CT_AR, c->impl[CT_AR][last], (guint)last, TRUE, remain, &remain, &top);
     for (int d = last - 1; d >= 0; d--) {
         Phase ring = world_ring(R, rank, CT_AR, (guint)d);
-        if (ring.n > 1)
+        if (ring.n > 1 && (involved >> d & 1))
             add_phase(R, rank, CT_AG, c->impl[CT_AR][d], (guint)d, FALSE, remain, &remain, &ring);
     }
     return R->phases->len - before;
+}
+
+/* The dimensions collective `op` of `type` runs on, as bits (dimensions_involved): for a
+ * collective without a process group, its node's involved_dim (four dimensions without one);
+ * for one on a group, every dimension (CommunicatorGroup::get_collective_plan).  ASTRA-sim reads
+ * the list at each dimension of more than one NPU (and, for a localBWAware all-reduce, at 0):
+ * one past its end is an error here, as there it reads beyond the vector. */
+static gboolean involved_dims(const Replay *R, guint32 rank, guint32 op, ComType type, guint32 *out,
+                              GError **error)
+{
+    const SsimAstraConfig *c = &R->cfg;
+    *out = G_MAXUINT32;
+    if (R->ops[op].group != R->world)
+        return TRUE;
+    guint32 n = R->colls ? R->colls[op].n_dims : 4;
+    *out = R->colls ? R->colls[op].dims : 0xf;
+    guint dims = world_dims(c, type);
+    gboolean bw_aware = type == CT_AR && c->local_bw_aware;
+    for (guint d = 0; d < dims; d++)
+        if (d >= n && (world_ring(R, rank, type, d).n > 1 || (d == 0 && bw_aware))) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "--semantics astra: rank %u: node %" G_GUINT64_FORMAT
+                        ": a collective without a process group runs on %u network "
+                        "dimension%s, and its involved_dim lists %u (four without the "
+                        "attribute): ASTRA-sim reads the list at dimension %u, beyond its end "
+                        "(undefined); give involved_dim a value for every dimension",
+                        rank, R->node_ids[op], dims, dims == 1 ? "" : "s", n, d);
+            return FALSE;
+        }
+    return TRUE;
 }
 
 /* A StreamBaseline of collective `op` on `rank` over phases [first, first + n): its index. */
@@ -558,7 +597,11 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     guint n_members;
     const guint32 *members = ssim_graph_group_ranks(R->graph, o->group, &n_members);
     Rank *rk = &R->ranks[rank];
-    gint64 pri = c->lifo ? rk->priority_counter++ : rk->priority_counter--;
+    /* Sys::get_priority; comm_priority is read as a uint32 and passed on as an int. */
+    gint64 pri = c->policy == SSIM_ASTRA_LIFO   ? rk->priority_counter++
+                 : c->policy == SSIM_ASTRA_FIFO ? rk->priority_counter--
+                 : R->colls                     ? (gint32)R->colls[op].priority
+                                                : 0;
     if (R->custom[type].graph)
         return custom_issue(R, rank, op, type, members, n_members, pri, error);
     if (c->n_impl[type] == 0) {
@@ -601,6 +644,9 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
             if (members[i] == rank)
                 group_ring.pos = i;
     }
+    guint32 involved;
+    if (!involved_dims(R, rank, op, type, &involved, error))
+        return FALSE;
     /* Sys::determine_chunk_size. */
     guint64 size = o->bytes, chunk = size / c->splits;
     if (type != CT_AG && (guint64)R->n_ranks > chunk) {
@@ -620,7 +666,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     while (size > 0) {
         size -= MIN(chunk, size);
         guint first = R->phases->len;
-        guint n = chunk_phases(R, rank, type, whole ? NULL : &group_ring, chunk);
+        guint n = chunk_phases(R, rank, type, whole ? NULL : &group_ring, involved, chunk);
         if (n == 0)
             break;
         guint32 sid = stream_new(R, rank, op, next_stream_id(R, rank, o->group), pri, first, n);

@@ -176,6 +176,7 @@ struct Replay {
     const SsimGraph *graph;
     const SsimOp *ops;
     const guint64 *node_ids;
+    const SsimChakraColl *colls; /* NULL: every collective's node gives the defaults */
     guint64 *own_ids;
     SsimAstraConfig cfg;
     guint n_ranks, n_dims;

@@ -499,13 +499,14 @@ static void replay_clear(Replay *R)
 }
 
 SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
-                                const SsimAstraConfig *cfg, const SsimRunLimits *limits,
-                                SsimAstraStats *stats, GError **error)
+                                const SsimChakraColl *colls, const SsimAstraConfig *cfg,
+                                const SsimRunLimits *limits, SsimAstraStats *stats, GError **error)
 {
     g_return_val_if_fail(graph && cfg && ssim_graph_is_finalized(graph), NULL);
     Replay R = {.graph = graph,
                 .ops = ssim_graph_ops(graph),
                 .node_ids = node_ids,
+                .colls = colls,
                 .cfg = *cfg,
                 .n_ranks = ssim_graph_n_ranks(graph),
                 .free_msg = SSIM_NONE};

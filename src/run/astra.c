@@ -62,7 +62,7 @@ const char *ssim_astra_custom_key(SsimAstraColl t)
 void ssim_astra_config_init(SsimAstraConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->lifo = TRUE;
+    cfg->policy = SSIM_ASTRA_LIFO;
     cfg->local_bw_aware = TRUE;
     cfg->endpoint_delay = 10;
     cfg->active_chunks_per_dim = 1;
@@ -518,14 +518,19 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
         const char *s;
         if (strcmp(key, "scheduling-policy") == 0) {
             s = json_str(v);
-            if (!s || (strcmp(s, "LIFO") != 0 && strcmp(s, "FIFO") != 0)) {
+            if (s && strcmp(s, "LIFO") == 0) {
+                c->policy = SSIM_ASTRA_LIFO;
+            } else if (s && strcmp(s, "FIFO") == 0) {
+                c->policy = SSIM_ASTRA_FIFO;
+            } else if (s && strcmp(s, "EXPLICIT") == 0) {
+                c->policy = SSIM_ASTRA_EXPLICIT;
+            } else {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                            "%s: scheduling-policy: expected \"LIFO\" or \"FIFO\" (EXPLICIT "
-                            "is not modelled)",
+                            "%s: scheduling-policy: expected \"LIFO\", \"FIFO\" or "
+                            "\"EXPLICIT\"",
                             path);
                 return FALSE;
             }
-            c->lifo = strcmp(s, "LIFO") == 0;
         } else if (strcmp(key, "collective-optimization") == 0) {
             s = json_str(v);
             if (!s || (strcmp(s, "baseline") != 0 && strcmp(s, "localBWAware") != 0)) {
@@ -736,7 +741,8 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
     }
     g_string_append_printf(s, "# network backend: congestion-%s\n",
                            c->congestion_aware ? "aware" : "unaware");
-    g_string_append_printf(s, "scheduling-policy: %s\n", c->lifo ? "LIFO" : "FIFO");
+    static const char *const policies[] = {"LIFO", "FIFO", "EXPLICIT"};
+    g_string_append_printf(s, "scheduling-policy: %s\n", policies[c->policy]);
     if (c->coll_opt_unset)
         g_string_append(s, "# collective-optimization: unset (a native all-reduce is refused)\n");
     else

@@ -62,12 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (graph) {
         guint32 n_ops = ssim_graph_n_ops(graph);
         g_assert(stats.node_ids ? stats.node_ids->len == n_ops : n_ops == 0);
+        g_assert(stats.colls ? stats.colls->len == n_ops : n_ops == 0);
         if (astra.astra_replay_only && n_ops > 0) {
             /* Every rank alone, each op a wait: the replay ends them all. */
             g_auto(SsimAstraConfig) cfg;
             ssim_astra_config_init(&cfg);
             cfg.replay_only = TRUE;
-            SsimTimeline *t = ssim_astra_replay(graph, (const guint64 *)stats.node_ids->data, &cfg,
+            SsimTimeline *t = ssim_astra_replay(graph, (const guint64 *)stats.node_ids->data,
+                                                (const SsimChakraColl *)stats.colls->data, &cfg,
                                                 NULL, NULL, &error);
             g_assert(t != NULL || g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT));
             if (t)

@@ -24,9 +24,10 @@
  *
  *   chakra-gen random --ranks N [--nodes K] [--seed S] [--kinds LIST] [--independent] PREFIX
  *       a random trace set of K nodes a rank (default 40; seed 1; kinds comp,cpu,invalid,coll,
- *       p2p, and mem), for traces/chakra/astra-random.sh, which checks `replay --semantics
- *       astra` against ASTRA-sim on them (cw_write_random() in chakra-writer.h says what they
- *       hold).  The same options write the same bytes.
+ *       p2p, and mem; prio and dims give the collectives comm_priority and involved_dim), for
+ * traces/chakra/astra-random.sh, which checks `replay --semantics astra` against ASTRA-sim on them
+ * (cw_write_random() in chakra-writer.h says what they hold).  The same options write the same
+ * bytes.
  *
  * The model arithmetic is deliberately simple (per token and layer: 24 h^2 FLOPs forward,
  * attention 4 s h more); it exists to produce realistic shapes and sizes, not to predict.
@@ -189,7 +190,8 @@ int main(int argc, char **argv)
         guint set = cw_random_kinds(kinds ? kinds : "comp,cpu,invalid,coll,p2p");
         if (ranks < 1 || nodes < 1 || seed < 0 || seed > G_MAXUINT32 || set == 0)
             return fprintf(stderr, "chakra-gen: bad --ranks, --nodes, --seed or --kinds (comp, "
-                                   "cpu, invalid, coll, p2p, mem)\n"),
+                                   "cpu, invalid, coll, p2p, mem, and the collectives' "
+                                   "attributes prio and dims)\n"),
                    2;
         CwRandom rnd = {(guint)ranks, (guint)nodes, (guint32)seed, set, independent};
         ok = cw_write_random(&rnd, argv[2], &error);

@@ -76,8 +76,8 @@ void cw_raw(CwWriter *w, const void *bytes, gsize len)
 void cw_node(CwWriter *w, const CwNode *c)
 {
     ChakraProtoMsg__Node n = CHAKRA_PROTO_MSG__NODE__INIT;
-    ChakraProtoMsg__AttributeProto attrs[16];
-    ChakraProtoMsg__AttributeProto *ptrs[16];
+    ChakraProtoMsg__AttributeProto attrs[20];
+    ChakraProtoMsg__AttributeProto *ptrs[20];
     guint na = 0;
 #define ADD_INT(key, v)                                                                            \
     if ((v) != CW_ABSENT) {                                                                        \
@@ -150,6 +150,26 @@ void cw_node(CwWriter *w, const CwNode *c)
     }
     if (w->tensor_io && c->type == CW_COMP)
         ADD_STR("op_type", "E");
+    if (c->comm_priority != CW_ABSENT) {
+        chakra_proto_msg__attribute_proto__init(&attrs[na]);
+        attrs[na].name = (char *)"comm_priority";
+        attrs[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+        attrs[na].int32_val = (gint32)c->comm_priority;
+        na++;
+    }
+    ChakraProtoMsg__BoolList dims = CHAKRA_PROTO_MSG__BOOL_LIST__INIT;
+    protobuf_c_boolean dim_vals[64];
+    if (c->involved_dim) {
+        dims.n_values = MIN(strlen(c->involved_dim), G_N_ELEMENTS(dim_vals));
+        for (gsize i = 0; i < dims.n_values; i++)
+            dim_vals[i] = c->involved_dim[i] == 't';
+        dims.values = dim_vals;
+        chakra_proto_msg__attribute_proto__init(&attrs[na]);
+        attrs[na].name = (char *)"involved_dim";
+        attrs[na].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST;
+        attrs[na].bool_list = &dims;
+        na++;
+    }
 #undef ADD_INT
 #undef ADD_STR
     for (guint i = 0; i < na; i++)
@@ -403,8 +423,10 @@ void cw_rm_rf(const char *path)
 
 /* ---- random sets ---- */
 
-enum { K_COMP, K_CPU, K_INVALID, K_COLL, K_P2P, K_MEM, K_N };
-static const char *const kind_names[K_N] = {"comp", "cpu", "invalid", "coll", "p2p", "mem"};
+/* Node kinds (K_N of them), then attributes of the collectives. */
+enum { K_COMP, K_CPU, K_INVALID, K_COLL, K_P2P, K_MEM, K_N, K_PRIO = K_N, K_DIMS, K_ALL };
+static const char *const kind_names[K_ALL] = {"comp", "cpu", "invalid", "coll",
+                                              "p2p",  "mem", "prio",    "dims"};
 
 /* One node of the shared random graph (the per-rank parts are drawn as each rank is written). */
 typedef struct {
@@ -414,6 +436,7 @@ typedef struct {
     gint64 comm_type, size, tag;
     gboolean half_group, even_sends, load;
     double ops;
+    char dims[5]; /* involved_dim ("dims") */
 } RandNode;
 
 /* `n` distinct ids from 1 .. 4n, in a random order. */
@@ -485,6 +508,8 @@ gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **erro
                 p->load = g_rand_boolean(rng);
                 p->tag = 100 + k;
                 p->ops = 1000.0 * g_rand_int_range(rng, 1, 1000000000);
+                for (guint d = 0; (kinds >> K_DIMS & 1) && d < 4; d++)
+                    p->dims[d] = g_rand_double(rng) < 0.7 ? 't' : 'f';
             }
         }
         for (guint k = 0; k < n; k++) {
@@ -525,6 +550,10 @@ gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **erro
                 x->comm_type = p->comm_type;
                 x->comm_size = p->size;
                 x->pg_name = p->half_group ? (r % 2 ? "2" : "1") : NULL;
+                if (kinds >> K_PRIO & 1)
+                    x->comm_priority = g_rand_int_range(rng, 0, 4);
+                if ((kinds >> K_DIMS & 1) && !p->half_group)
+                    x->involved_dim = p->dims;
                 break;
             case K_P2P: {
                 guint peer = r ^ 1;
@@ -563,11 +592,11 @@ guint cw_random_kinds(const char *list)
     g_auto(GStrv) names = g_strsplit(list, ",", -1);
     for (guint i = 0; names[i]; i++) {
         int k = 0;
-        while (k < K_N && strcmp(names[i], kind_names[k]) != 0)
+        while (k < K_ALL && strcmp(names[i], kind_names[k]) != 0)
             k++;
-        if (k == K_N)
+        if (k == K_ALL)
             return 0;
         set |= 1u << k;
     }
-    return set;
+    return set & ((1u << K_N) - 1) ? set : 0; /* at least one kind of node */
 }

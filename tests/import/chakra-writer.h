@@ -54,16 +54,18 @@ typedef struct {
     const char *pg_name;
     double num_ops; /* < 0: absent */
     gint64 tensor_size;
-    gint64 is_cpu_op;       /* written as bool_val */
-    const char *stream;     /* a "stream" string attribute */
-    const char *extra_attr; /* the name of an extra string attribute the importer does not read */
+    gint64 is_cpu_op;         /* written as bool_val */
+    const char *stream;       /* a "stream" string attribute */
+    const char *extra_attr;   /* the name of an extra string attribute the importer does not read */
+    gint64 comm_priority;     /* written as int32_val */
+    const char *involved_dim; /* a bool_list, one value a character: 't' true, else false */
 } CwNode;
 
 #define CW_NODE_INIT                                                                               \
     {                                                                                              \
         .comm_type = CW_ABSENT, .comm_size = CW_ABSENT, .comm_src = CW_ABSENT,                     \
         .comm_dst = CW_ABSENT, .comm_tag = CW_ABSENT, .num_ops = -1, .tensor_size = CW_ABSENT,     \
-        .is_cpu_op = CW_ABSENT                                                                     \
+        .is_cpu_op = CW_ABSENT, .comm_priority = CW_ABSENT                                         \
     }
 
 typedef struct CwWriter CwWriter;
@@ -117,7 +119,10 @@ gboolean cw_write_gpt(const CwGpt *gpt, const char *prefix, GError **error);
  * runs on all ranks or (4 ranks or more) on the rank's half (even or odd ranks, groups "1" and
  * "2" in PREFIX.json), sends and receives between ranks 2i and 2i + 1, memory loads and stores.
  * `independent` gives every rank a graph of its own of any node type ASTRA-sim's statistics know,
- * nothing matched across ranks (for replay-only).  The same spec writes the same bytes.
+ * nothing matched across ranks (for replay-only).  Two more kinds are attributes of the
+ * collectives: "prio" gives each a comm_priority of 0-3 (each rank its own), "dims" each
+ * collective of every rank an involved_dim of four values (the same on every rank, each true
+ * with probability 0.7).  The same spec writes the same bytes.
  */
 typedef struct {
     guint ranks, nodes;
@@ -127,7 +132,8 @@ typedef struct {
 } CwRandom;
 
 gboolean cw_write_random(const CwRandom *spec, const char *prefix, GError **error);
-/* "comp,cpu,invalid,coll,p2p,mem" (any of them) as CwRandom.kinds; 0 when a name is unknown. */
+/* "comp,cpu,invalid,coll,p2p,mem,prio,dims" (any of them, one of the first six at least) as
+ * CwRandom.kinds; 0 when a name is unknown or no kind of node is named. */
 guint cw_random_kinds(const char *list);
 
 /* Removes PATH, a file or a directory with everything under it (the tests' and the bench's

@@ -63,6 +63,8 @@ static gboolean same_value(const AttrVal *a, const AttrVal *b)
         return memcmp(&a->d, &b->d, sizeof a->d) == 0;
     case AV_STRING:
         return same_bytes((Bytes){a->s, a->n}, (Bytes){b->s, b->n});
+    case AV_BOOLS:
+        return a->i == b->i && a->n == b->n;
     default:
         return TRUE;
     }
@@ -406,15 +408,23 @@ static GByteArray *random_list(GRand *rng, guint list_tag)
 
 static GByteArray *random_attribute(GRand *rng)
 {
-    static const char *const names[] = {
-        "comm_type", "comm_size", "comm_src", "comm_dst",  "comm_tag",
-        "pg_name",   "stream",    "num_ops",  "is_cpu_op", "tensor_size",
-        "inputs",    "outputs",   "op_type",  "",          "comm_sizes"};
+    static const char *const names[] = {"comm_type", "comm_size",   "comm_src",     "comm_dst",
+                                        "comm_tag",  "pg_name",     "stream",       "num_ops",
+                                        "is_cpu_op", "tensor_size", "involved_dim", "comm_priority",
+                                        "inputs",    "outputs",     "op_type",      "",
+                                        "comm_sizes"};
     GByteArray *b = g_byte_array_new();
     if (g_rand_int_range(rng, 0, 4) == 0) {
         /* A name the mapping reads with a value of a type it reads (or nearly). */
         static const guint32 tags[] = {3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29};
-        put_string(b, rng, 1, names[g_rand_int_range(rng, 0, 10)]);
+        guint name = (guint)g_rand_int_range(rng, 0, 12);
+        put_string(b, rng, 1, names[name]);
+        if (name == 10 && g_rand_boolean(rng)) { /* involved_dim's bool_list */
+            g_autoptr(GByteArray) nested = random_list(rng, 28);
+            put_key(b, rng, 28, 2);
+            put_payload(b, rng, 2, nested);
+            return b;
+        }
         guint32 tag = tags[g_rand_int_range(rng, 0, G_N_ELEMENTS(tags))];
         guint right = tag == 29                            ? 2
                       : tag == 3 || tag == 21 || tag == 25 ? 1

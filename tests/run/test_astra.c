@@ -103,7 +103,8 @@ static SsimTimeline *run(Builder *b, const SsimAstraConfig *c, SsimAstraStats *s
 {
     GError *error = NULL;
     cr_assert(ssim_graph_finalize(b->g, &error), "%s", error ? error->message : "");
-    SsimTimeline *t = ssim_astra_replay(b->g, (const guint64 *)b->ids->data, c, NULL, st, &error);
+    SsimTimeline *t =
+        ssim_astra_replay(b->g, (const guint64 *)b->ids->data, NULL, c, NULL, st, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     return t;
 }
@@ -120,7 +121,8 @@ static void assert_refused(const Builder *b, const SsimAstraConfig *c, const cha
                            const char *also)
 {
     GError *error = NULL;
-    cr_assert_null(ssim_astra_replay(b->g, (const guint64 *)b->ids->data, c, NULL, NULL, &error));
+    cr_assert_null(
+        ssim_astra_replay(b->g, (const guint64 *)b->ids->data, NULL, c, NULL, NULL, &error));
     cr_assert_not_null(error);
     cr_assert(strstr(error->message, want) && (!also || strstr(error->message, also)),
               "%s (want %s)", error->message, want);
@@ -291,6 +293,128 @@ Test(astra, world_collectives_count_every_stream_of_the_rank)
     }
 }
 
+/* A two-dimension machine of round numbers: Switches of 2 and 4 NPUs (dimension 0 the pairs),
+ * each as machine()'s, a ring implementation on each for the all-reduce, one chunk, baseline
+ * (an all-reduce phase per dimension in turn). */
+static SsimAstraConfig machine_2x4(void)
+{
+    SsimAstraConfig c = machine(8);
+    c.n_dims = 2;
+    c.topo[1] = SSIM_ASTRA_TOPO_SWITCH;
+    c.npus[0] = 2, c.npus[1] = 4;
+    c.bandwidth_gbps[1] = ONE_BYTE_PER_NS;
+    c.latency_ns[1] = 100;
+    c.n_impl[SSIM_ASTRA_AR] = 2;
+    c.impl[SSIM_ASTRA_AR][0] = c.impl[SSIM_ASTRA_AR][1] =
+        (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
+    c.local_bw_aware = FALSE;
+    c.splits = 1;
+    return c;
+}
+
+/*
+ * involved_dim (Workload::issue_coll_comm, Sys::generate_collective): a collective without a
+ * process group runs a phase on each dimension its node lists true, of those with more than one
+ * NPU; without the attribute, four dimensions, all true; on a group, every dimension
+ * (CommunicatorGroup::get_collective_plan), whatever the node says.  By the ring formula (header
+ * comment: a message of b bytes 200 + b ns, E 25, R 3 ns a byte), an all-reduce of 4000 bytes
+ * on the pairs (b = 2000) takes 25 + 2 (2200 + 25) + 6000 = 10475 ns and on the fours (b = 1000)
+ * 25 + 6 (1200 + 25) + 3 x 3000 = 16375; on both, one after the other, 26850.  ASTRA-sim
+ * (518bd51) gives the same shapes on ring-switch-2x4.yml: [t, f] 64436, [f, t] 295036, [t, t]
+ * 184309 ns (localBWAware), and never ends [f, f].
+ */
+Test(astra, involved_dim_picks_the_dimensions_of_a_world_collective)
+{
+    struct {
+        const char *dims; /* NULL: no attribute; "g": on a group of every rank, [f, f] */
+        SsimTime end;     /* 0: refused, with `why` */
+        const char *why;
+    } cases[] = {
+        {"tf", 10475, NULL},          {"ft", 16375, NULL},
+        {"tt", 26850, NULL},          {"ttff", 26850, NULL},
+        {NULL, 26850, NULL},          {"g", 26850, NULL},
+        {"ff", 0, "nothing to move"}, {"t", 0, "involved_dim lists 1"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Builder b = builder_new(8);
+        guint32 all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        guint32 grp = ssim_graph_add_group(b.g, "every", all, 8, NULL);
+        gboolean on_group = cases[i].dims && strcmp(cases[i].dims, "g") == 0;
+        const char *dims = on_group ? "ff" : cases[i].dims;
+        g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(SsimChakraColl));
+        guint32 ops[8];
+        for (guint32 r = 0; r < 8; r++) {
+            ops[r] = add(&b, r, 1, coll(SSIM_COLL_ALLREDUCE, on_group ? grp : 0, 4000), NULL, 0);
+            SsimChakraColl a = {0, 4, 0xf};
+            if (dims) {
+                a.n_dims = (guint32)strlen(dims);
+                a.dims = 0;
+                for (guint d = 0; d < a.n_dims; d++)
+                    a.dims |= (guint32)(dims[d] == 't') << d;
+            }
+            g_array_append_val(colls, a);
+        }
+        SsimAstraConfig c = machine_2x4();
+        GError *error = NULL;
+        cr_assert(ssim_graph_finalize(b.g, &error), "%s", error ? error->message : "");
+        g_autoptr(SsimTimeline) t =
+            ssim_astra_replay(b.g, (const guint64 *)b.ids->data,
+                              (const SsimChakraColl *)colls->data, &c, NULL, NULL, &error);
+        if (cases[i].end) {
+            cr_assert_not_null(t, "%s: %s", cases[i].dims, error ? error->message : "");
+            for (guint32 r = 0; r < 8; r++)
+                cr_assert_eq(t->end[ops[r]], cases[i].end, "%s: rank %u ends at %" G_GINT64_FORMAT,
+                             cases[i].dims ? cases[i].dims : "(none)", r, t->end[ops[r]]);
+        } else {
+            cr_assert_null(t, "%s", cases[i].dims);
+            cr_assert(strstr(error->message, cases[i].why), "%s", error->message);
+            g_error_free(error);
+        }
+        builder_clear(&b);
+    }
+}
+
+/* EXPLICIT scheduling gives a collective's streams its node's comm_priority, which orders the
+ * streams waiting in a queue; but a rank runs one communication node at a time
+ * (HardwareResource), so no two collectives' streams ever wait together and the priority
+ * reorders nothing: a large all-reduce of high priority issued right after a small one still
+ * waits for it, under any priorities, as under FIFO.  (ASTRA-sim 518bd51: 611368 ns for such a
+ * pair on switch-8npus.yml under priorities 0/5, 5/0 and 3/3.) */
+Test(astra, explicit_priorities_reorder_nothing)
+{
+    const guint32 prio[3][2] = {{0, 0}, {0, 5}, {5, 0}};
+    SsimTime first_end = 0, second_start = 0;
+    for (guint k = 0; k < 4; k++) {
+        Builder b = builder_new(2);
+        g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(SsimChakraColl));
+        guint32 small[2], large[2];
+        for (guint32 r = 0; r < 2; r++) {
+            small[r] = add(&b, r, 1, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
+            large[r] = add(&b, r, 2, coll(SSIM_COLL_ALLREDUCE, 0, 40000), NULL, 0);
+            add(&b, r, 3, comp(1e6, 0), &small[r], 1);
+            g_array_append_vals(colls,
+                                (SsimChakraColl[]){{k < 3 ? prio[k][0] : 0, 4, 0xf},
+                                                   {k < 3 ? prio[k][1] : 0, 4, 0xf},
+                                                   {0, 0, 0}},
+                                3);
+        }
+        SsimAstraConfig c = machine(2);
+        c.policy = k < 3 ? SSIM_ASTRA_EXPLICIT : SSIM_ASTRA_FIFO;
+        GError *error = NULL;
+        cr_assert(ssim_graph_finalize(b.g, &error), "%s", error ? error->message : "");
+        g_autoptr(SsimTimeline) t =
+            ssim_astra_replay(b.g, (const guint64 *)b.ids->data,
+                              (const SsimChakraColl *)colls->data, &c, NULL, NULL, &error);
+        cr_assert_not_null(t, "%s", error ? error->message : "");
+        cr_assert_geq(t->start[large[0]], t->end[small[0]], "case %u", k);
+        if (k == 0)
+            first_end = t->end[small[0]], second_start = t->start[large[0]];
+        cr_assert_eq(t->end[small[0]], first_end, "case %u", k);
+        cr_assert_eq(t->start[large[0]], second_start, "case %u", k);
+        builder_clear(&b);
+    }
+}
+
 /* Chunking: size / splits, but (all-gather apart) at least one byte per NPU of the system, and
  * a remainder makes one more chunk of the same size. */
 Test(astra, chunk_sizes)
@@ -417,12 +541,12 @@ Test(astra, refuses_what_it_cannot_model)
     cr_assert(ssim_graph_finalize(b.g, NULL));
     SsimAstraConfig c = machine(2);
     GError *error = NULL;
-    cr_assert_null(ssim_astra_replay(b.g, NULL, &c, NULL, NULL, &error));
+    cr_assert_null(ssim_astra_replay(b.g, NULL, NULL, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "reduce") && strstr(error->message, "does not implement"),
               "%s", error->message);
     g_clear_error(&error);
     c.npus[0] = 4;
-    cr_assert_null(ssim_astra_replay(b.g, NULL, &c, NULL, NULL, &error));
+    cr_assert_null(ssim_astra_replay(b.g, NULL, NULL, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "4 NPUs but the trace set has 2 ranks"), "%s", error->message);
     g_clear_error(&error);
     builder_clear(&b);
@@ -434,7 +558,8 @@ Test(astra, refuses_what_it_cannot_model)
     add(&d, 1, 6, p2p(SSIM_OP_RECV, 0, 99), NULL, 0);
     cr_assert(ssim_graph_finalize(d.g, NULL));
     c = machine(2);
-    cr_assert_null(ssim_astra_replay(d.g, (const guint64 *)d.ids->data, &c, NULL, NULL, &error));
+    cr_assert_null(
+        ssim_astra_replay(d.g, (const guint64 *)d.ids->data, NULL, &c, NULL, NULL, &error));
     cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK));
     cr_assert(strstr(error->message, "stalled") && strstr(error->message, "node 6"), "%s",
               error->message);
@@ -530,7 +655,7 @@ static SsimTime bundled_makespan(const char *set, const SsimAstraConfig *c, Ssim
     g_autoptr(SsimGraph) g = load_for_astra(prefix, c->roofline ? AS_ROOFLINE : AS_WORKLOAD, &cst);
     GError *error = NULL;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, c, NULL, st, &error);
+        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, NULL, c, NULL, st, &error);
     cr_assert_not_null(t, "%s: %s", set, error ? error->message : "");
     ssim_chakra_stats_clear(&cst);
     return t->makespan;
@@ -569,8 +694,8 @@ Test(astra, matches_astra_sim_on_bundled_traces)
             cr_assert_eq(st.node_ids->len, ssim_graph_n_ops(g));
             SsimAstraConfig c;
             ssim_astra_config_init(&c);
-            g_autoptr(SsimTimeline) t =
-                ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error);
+            g_autoptr(SsimTimeline) t = ssim_astra_replay(g, (const guint64 *)st.node_ids->data,
+                                                          NULL, &c, NULL, NULL, &error);
             cr_assert_not_null(t, "%s", error ? error->message : "");
             cr_assert_eq(t->makespan, sets[i].astra_ns, "%s: %" G_GINT64_FORMAT " ns",
                          sets[i].prefix, t->makespan);
@@ -608,7 +733,7 @@ Test(astra, custom_collective_trace_repeats_its_tag)
     cr_assert_not(c.roofline);
     SsimAstraStats as;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &as, &error);
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, &as, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     cr_assert_eq(t->makespan, 14 * 2941 + 7 * 7000, "%" G_GINT64_FORMAT " ns", t->makespan);
     cr_assert_eq(as.n_messages, 8 * 14);
@@ -695,7 +820,7 @@ Test(astra, invalid_node_defers_its_dependents)
     SsimAstraConfig c = machine(1);
     SsimAstraStats ast;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, &ast, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     cr_assert_eq(t->start[0], 0);
     cr_assert_eq(t->end[0], 0);
@@ -749,7 +874,7 @@ Test(astra, invalid_node_on_the_cpu_waits_for_the_cpu)
     SsimAstraStats ast;
     GError *error = NULL;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, &ast, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     cr_assert_str_eq(ssim_graph_string(g, ssim_graph_op(g, 1)->cls), "chakra:INVALID_NODE:cpu");
     cr_assert_eq(t->start[1], 5000, "the invalid node waits for the CPU");
@@ -813,7 +938,7 @@ Test(astra, replay_only_waits_each_node_on_its_slot)
         SsimAstraStats ast;
         GError *error = NULL;
         g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &ast, &error);
+            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, &ast, &error);
         cr_assert_not_null(t, "%s", error ? error->message : "");
         static const SsimTime start[] = {0, 0, 10000, 0, 4000, 16000, 3000, 4001, 0};
         static const SsimTime end[] = {10000, 4000, 16000, 3000, 4001, 21000, 3001, 6001, 50000};
@@ -847,7 +972,8 @@ static SsimTimeline *replay_or_stall(const SsimGraph *g, const SsimChakraStats *
 {
     GError *error = NULL;
     SsimTimeline *t =
-        ssim_astra_replay(g, (const guint64 *)st->node_ids->data, c, NULL, NULL, &error);
+        ssim_astra_replay(g, (const guint64 *)st->node_ids->data,
+                          (const SsimChakraColl *)st->colls->data, c, NULL, NULL, &error);
     if (!t) {
         cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK), "%s",
                   error->message);
@@ -1043,6 +1169,82 @@ Test(astra, reads_nodes_as_astra_sim_does)
 
 /* A Ring of 4 at 50 GB/s and 500 ns (ASTRA-sim's Ring_8npus.yml cut to 4) under the bundled
  * FIFO_1chunk_baseline system without the roofline. */
+/* What Workload::issue_coll_comm reads from a collective beside its type and size: comm_priority
+ * (any number, cast to a uint32; it throws at a string) and involved_dim (a bool_list, or it
+ * exits; four values, all true, without one); ETFeederNode reads an attribute's first instance,
+ * so one given twice is refused.  Without astra_rules both are attributes not read. */
+Test(astra, reads_a_collectives_priority_and_dimensions)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-coll-XXXXXX", NULL);
+    g_autofree char *prefix = g_build_filename(dir, "set", NULL);
+    CwNode nodes[3] = {CW_NODE_INIT, CW_NODE_INIT, CW_NODE_INIT};
+    nodes[0].type = CW_COMP, nodes[0].name = "comp", nodes[0].duration_micros = 2;
+    for (guint i = 1; i < 3; i++) {
+        nodes[i].id = i;
+        nodes[i].type = CW_COLL;
+        nodes[i].name = i == 1 ? "ar" : "ag";
+        nodes[i].comm_type = i == 1 ? CW_ALL_REDUCE : CW_ALL_GATHER;
+        nodes[i].comm_size = 4096;
+    }
+    nodes[1].comm_priority = 7;
+    nodes[1].involved_dim = "tft";
+    CwNode *ranks[1] = {nodes};
+    const guint three[1] = {3};
+    write_set(prefix, 1, ranks, three);
+    SsimChakraStats st;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_WORKLOAD, &st);
+    cr_assert_not_null(st.colls);
+    cr_assert_eq(st.colls->len, 3);
+    for (guint op = 0; op < 3; op++) {
+        const SsimChakraColl *a = &g_array_index(st.colls, SsimChakraColl, op);
+        guint64 id = g_array_index(st.node_ids, guint64, op);
+        const SsimChakraColl want = id == 1   ? (SsimChakraColl){7, 3, 0x5}
+                                    : id == 2 ? (SsimChakraColl){0, 4, 0xf}
+                                              : (SsimChakraColl){0, 0, 0};
+        cr_assert(a->priority == want.priority && a->n_dims == want.n_dims && a->dims == want.dims,
+                  "node %" G_GUINT64_FORMAT ": priority %u, %u dimensions 0x%x", id, a->priority,
+                  a->n_dims, a->dims);
+    }
+    ssim_chakra_stats_clear(&st);
+
+    /* Not read by shiftsim's own replay: counted by name. */
+    SsimChakraOptions plain;
+    ssim_chakra_options_init(&plain);
+    ssim_chakra_stats_init(&st);
+    g_autoptr(SsimGraph) own = ssim_chakra_load(prefix, NULL, &plain, &st, NULL);
+    cr_assert_not_null(own);
+    cr_assert_null(st.colls);
+    cr_assert_eq(GPOINTER_TO_UINT(g_hash_table_lookup(st.ignored_attrs, "involved_dim")), 1);
+    cr_assert_eq(GPOINTER_TO_UINT(g_hash_table_lookup(st.ignored_attrs, "comm_priority")), 1);
+    ssim_chakra_stats_clear(&st);
+
+    nodes[1].comm_priority = -2; /* static_cast<uint32_t> (-1 is CW_ABSENT) */
+    write_set(prefix, 1, ranks, three);
+    g_autoptr(SsimGraph) wrapped = load_for_astra(prefix, AS_WORKLOAD, &st);
+    for (guint op = 0; op < 3; op++)
+        if (g_array_index(st.node_ids, guint64, op) == 1)
+            cr_assert_eq(g_array_index(st.colls, SsimChakraColl, op).priority, G_MAXUINT32 - 1);
+    ssim_chakra_stats_clear(&st);
+
+    nodes[1].comm_priority = CW_ABSENT;
+    nodes[1].extra_attr = "comm_priority"; /* a string */
+    write_set(prefix, 1, ranks, three);
+    assert_unreadable(prefix, AS_WORKLOAD, "node 1 (ar): comm_priority is neither",
+                      "throws at a string");
+    nodes[1].comm_priority = 3; /* and an int before it */
+    write_set(prefix, 1, ranks, three);
+    assert_unreadable(prefix, AS_WORKLOAD, "attribute comm_priority is given 2 times",
+                      "ASTRA-sim reads the first");
+    nodes[1].comm_priority = CW_ABSENT;
+    nodes[1].involved_dim = NULL;
+    nodes[1].extra_attr = "involved_dim";
+    write_set(prefix, 1, ranks, three);
+    assert_unreadable(prefix, AS_WORKLOAD, "involved_dim is not a bool_list",
+                      "Expected bool_list in involved_dim");
+    remove_set(prefix, 1);
+    g_rmdir(dir);
+}
+
 static void ring4_fifo(SsimAstraConfig *c)
 {
     ssim_astra_config_init(c);
@@ -1116,7 +1318,7 @@ Test(astra, process_groups_and_cpu_nodes_as_astra_sim_reads_them)
     ring4_fifo(&c);
     GError *error = NULL;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error);
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, NULL, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     for (guint r = 0; r < 4; r++)
         cr_assert_eq(t->end[3 * r + 2], astra_sim[r], "rank %u: %" G_GINT64_FORMAT " ns", r,
@@ -1229,7 +1431,7 @@ Test(astra, remote_memory_serves_memory_nodes)
         c.mem_type = runs[i].type;
         SsimAstraStats as;
         g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &as, &error);
+            ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, &as, &error);
         cr_assert_not_null(t, "%s", error ? error->message : "");
         cr_assert_eq(as.n_mem, 12);
         for (guint r = 0; r < 4; r++)
@@ -1240,13 +1442,13 @@ Test(astra, remote_memory_serves_memory_nodes)
     c.mem_nodes = 1; /* node 1 (ranks 2 and 3) has no memory */
     c.mem_type = SSIM_ASTRA_MEM_PER_NODE;
     cr_assert_null(
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error));
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "rank 2: a memory node on node 1 of PER_NODE"), "%s",
               error->message);
     g_clear_error(&error);
     c.mem_type = SSIM_ASTRA_MEM_NONE;
     cr_assert_null(
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, NULL, &error));
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "rank 0: node 2 is a memory node, and the remote memory is "
                                      "NO_MEMORY_EXPANSION"),
               "%s", error->message);
@@ -1341,7 +1543,7 @@ Test(astra, broadcast_replays_its_duration)
     GError *error = NULL;
     SsimAstraStats as;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, &c, NULL, &as, &error);
+        ssim_astra_replay(g, (const guint64 *)st.node_ids->data, NULL, &c, NULL, &as, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     cr_assert_eq(as.n_broadcast, 16);
     for (guint r = 0; r < 8; r++) {
@@ -1437,7 +1639,7 @@ Test(astra, custom_collective_by_hand)
     g_autoptr(GError) error = NULL;
     c.custom[SSIM_ASTRA_AR].node_ids = NULL;
     g_autoptr(SsimTimeline) t2 =
-        ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, &error);
+        ssim_astra_replay(b.g, (const guint64 *)b.ids->data, NULL, &c, NULL, NULL, &error);
     cr_assert_not_null(t2, "%s", error ? error->message : "");
     cr_assert_eq(t2->end[ar1], 3750);
     ssim_astra_config_clear(&c);
@@ -1529,7 +1731,7 @@ Test(astra, custom_collective_matches_astra_sims_example)
     c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){custom, (const guint64 *)cst.node_ids->data};
     SsimAstraStats as;
     g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, &as, &error);
+        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, NULL, &c, NULL, &as, &error);
     cr_assert_not_null(t, "%s", error ? error->message : "");
     cr_assert_eq(t->makespan, 90174, "%" G_GINT64_FORMAT " ns", t->makespan);
     cr_assert_eq(as.rank_finish_min, 90174);
@@ -1541,13 +1743,13 @@ Test(astra, custom_collective_matches_astra_sims_example)
     c.custom[SSIM_ASTRA_AR] = (SsimAstraCustom){NULL, NULL};
     g_clear_pointer(&c.custom_path[SSIM_ASTRA_AR], g_free);
     cr_assert_null(
-        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, NULL, &error));
+        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, NULL, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "the system file gives no all-reduce-implementation"), "%s",
               error->message);
     g_clear_error(&error);
     c.n_impl[SSIM_ASTRA_AR] = 1;
     cr_assert_null(
-        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, &c, NULL, NULL, &error));
+        ssim_astra_replay(w, (const guint64 *)wst.node_ids->data, NULL, &c, NULL, NULL, &error));
     cr_assert(strstr(error->message, "collective-optimization") &&
                   strstr(error->message, "leaves it unset"),
               "%s", error->message);
@@ -1629,7 +1831,7 @@ Test(astra, custom_collectives_match_astra_sim_in_gpt_steps)
         SsimAstraConfig c;
         ssim_astra_config_init(&c);
         read_bundled_config(&c, "ring-switch-2x4.yml", NULL);
-        c.lifo = TRUE;
+        c.policy = SSIM_ASTRA_LIFO;
         c.local_bw_aware = TRUE;
         c.splits = 1;
         c.active_chunks_per_dim = 2;
@@ -1686,7 +1888,7 @@ Test(astra, congestion_aware_links_queue)
         cr_assert_eq(t->end[r1], cases[i].from1, "case %u: %" G_GINT64_FORMAT, i, t->end[r1]);
         c.congestion_aware = FALSE;
         g_autoptr(SsimTimeline) u =
-            ssim_astra_replay(b.g, (const guint64 *)b.ids->data, &c, NULL, NULL, NULL);
+            ssim_astra_replay(b.g, (const guint64 *)b.ids->data, NULL, &c, NULL, NULL, NULL);
         cr_assert_eq(u->end[r0], cases[i].unaware0, "case %u", i);
         cr_assert_eq(u->end[r1], cases[i].unaware1, "case %u", i);
         builder_clear(&b);
@@ -1874,7 +2076,7 @@ Test(astra, double_binary_tree_matches_astra_sim)
         SsimAstraConfig c;
         ssim_astra_config_init(&c);
         read_bundled_config(&c, runs[i].network, NULL);
-        c.lifo = runs[i].lifo;
+        c.policy = runs[i].lifo ? SSIM_ASTRA_LIFO : SSIM_ASTRA_FIFO;
         c.local_bw_aware = runs[i].bw_aware;
         c.splits = runs[i].splits;
         c.active_chunks_per_dim = runs[i].active;

@@ -201,7 +201,7 @@ Test(astra_config, reads_astra_example_system)
     ssim_astra_config_init(&c);
     GError *error = NULL;
     cr_assert(ssim_astra_config_read_system(&c, p, &error), "%s", error ? error->message : "");
-    cr_assert_not(c.lifo);
+    cr_assert_eq(c.policy, SSIM_ASTRA_FIFO);
     cr_assert_not(c.local_bw_aware);
     cr_assert_not(c.roofline);
     cr_assert_eq(c.endpoint_delay, 10);
@@ -279,6 +279,13 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     cr_assert(c.replay_only, "any value but 0 turns replay-only on, as in Sys.cc");
     g_autoptr(GString) said = ssim_astra_config_format(&c);
     cr_assert(strstr(said->str, "track-local-mem: 1\nreplay-only: 1\n"), "%s", said->str);
+    /* EXPLICIT: each collective's priority is its node's comm_priority. */
+    g_autofree char *expl = write_file("explicit.json", "{\"scheduling-policy\": \"EXPLICIT\","
+                                                        " \"preferred-dataset-splits\": 4}");
+    cr_assert(ssim_astra_config_read_system(&c, expl, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.policy, SSIM_ASTRA_EXPLICIT);
+    g_autoptr(GString) expl_text = ssim_astra_config_format(&c);
+    cr_assert(strstr(expl_text->str, "scheduling-policy: EXPLICIT\n"), "%s", expl_text->str);
 
     /* Two keys ASTRA-sim leaves unset without them are required, each by name. */
     const char *const missing[] = {"scheduling-policy", "preferred-dataset-splits"};
@@ -345,7 +352,7 @@ Test(astra_config, bad_systems_name_file_and_key)
     static const BadFile cases[] = {
         {"{\"all-reduce-implementation\": [\"oneDoubleBinaryTree\"]}",
          ": all-reduce-implementation: \"oneDoubleBinaryTree\" is not one of ASTRA-sim's"},
-        {"{\"scheduling-policy\": \"EXPLICIT\"}", ": scheduling-policy: expected \"LIFO\""},
+        {"{\"scheduling-policy\": \"RANDOM\"}", ": scheduling-policy: expected \"LIFO\""},
         {"{\"preferred-dataset-splits\": 0}", ": preferred-dataset-splits: expected a whole"},
         {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a whole number"},
         {"{\"local-mem-bw\": -1}", ": local-mem-bw: expected a number >= 0"},

@@ -17,7 +17,8 @@
 #   --memory FILE    a remote memory JSON (default: none, ASTRA-sim's NO_MEMORY_EXPANSION)
 #   --ranks N        ranks of each set (default 4); --nodes K nodes a rank (default 40)
 #   --kinds LIST     chakra-gen's node kinds (default comp,cpu,invalid,coll,p2p; mem needs a
-#                    --memory); --independent: a graph of its own on every rank (replay-only)
+#                    --memory; prio and dims give the collectives comm_priority and
+#                    involved_dim); --independent: a graph of its own on every rank (replay-only)
 #   --seeds A-B      the seeds to run (default 1-20)
 #
 # A line per seed, then the counts:
@@ -155,7 +156,10 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
         detail="makespan $(awk '{print $2}' "$tmp/s" | sort -n | tail -1) ns"
     elif [ "$ran" = no ] && [ "$done_ranks" -lt "$ranks" ] && [ "$aborted" = no ]; then
         verdict=both-stop; stop=$((stop + 1))
-        detail="ASTRA-sim finished $done_ranks of $ranks ranks; shiftsim: $(grep -o 'the run stalled[^(]*' "$tmp/serr" | head -1)"
+        # shiftsim's reason: the stall, else its message (a collective that never ends, ...)
+        why=$(grep -o 'the run stalled[^(]*' "$tmp/serr" | head -1 || true)
+        [ -n "$why" ] || why=$(grep -o 'rank [0-9]*: .*' "$tmp/serr" | tail -1 || true)
+        detail="ASTRA-sim finished $done_ranks of $ranks ranks; shiftsim: $why"
     elif [ "$ran" = yes ] && [ -z "$mismatch" ] && [ "$aborted" = yes ]; then
         verdict="same-part"; part=$((part + 1))
         detail="ASTRA-sim's report aborted after $done_ranks of $ranks ranks, each the same"
