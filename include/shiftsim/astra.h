@@ -25,7 +25,7 @@
  *     dimension it crosses (a process group smaller than the system is one ring over its
  *     members); an all-reduce under `localBWAware` is reduce-scatter up the dimensions, all-reduce
  *     on the last, all-gather back down.  A collective without a process group crosses only the
- *     dimensions its node's involved_dim marks (SsimChakraColl; four, all true, without one); one
+ *     dimensions its node's involved_dim marks (SsimCollAttrs; four, all true, without one); one
  *     on a group ignores it.  Every dimension has one queue per rank in which
  *     `active-chunks-per-dimension` streams run at once, the rest waiting in priority order (LIFO:
  *     the newest collective first; EXPLICIT: the node's comm_priority), though with one
@@ -81,12 +81,14 @@
  * and comm_tag, the collective's own size being ignored, and matches the workload's own sends of
  * the same key, as in ASTRA-sim; a compute node takes its duration, at least 1 ns.  The stream
  * ends, and with it the collective, when the last node has.  preferred-dataset-splits must be 1:
- * ASTRA-sim makes one stream and waits for that many.
+ * ASTRA-sim makes one stream and waits for that many.  per-node-custom-implementation entries
+ * (SsimAstraConfig.per_node) come first, by the collective's node id; on a process group the
+ * group's first collective of a type fixes the implementation of its later ones on that rank
+ * (CommunicatorGroup::get_collective_plan keeps its plan).
  *
  * What is not modelled (errors, never silent): doubleBinaryTree for other collectives than
  * all-reduce, on dimensions not of 2^k NPUs and on process groups smaller than the system (where
- * ASTRA-sim's tree is undefined), custom implementations per node
- * (per-node-custom-implementation), offline-greedy inter-dimension scheduling, more than one
+ * ASTRA-sim's tree is undefined), offline-greedy inter-dimension scheduling, more than one
  * queue per dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers;
  * GATHER and SCATTER, which the loader refuses under astra_rules.  BROADCAST takes its trace
  * duration (the loader keeps it under astra_rules), 1 ns without one, as ASTRA-sim replays it.
@@ -113,7 +115,6 @@
  */
 #pragma once
 
-#include <shiftsim/chakra.h>
 #include <shiftsim/graph.h>
 #include <shiftsim/runtime.h>
 
@@ -185,7 +186,7 @@ const char *ssim_astra_mem_type_name(SsimAstraMemType t);
 /* The system's scheduling-policy: the priority Sys::get_priority gives a collective's streams,
  * which order a queue's waiting streams (highest first; equal ones in arrival order).  LIFO
  * counts up from 0 per rank, so the latest collective goes first; FIFO counts down; EXPLICIT
- * takes the node's comm_priority (SsimChakraColl.priority, as a C int). */
+ * takes the node's comm_priority (SsimCollAttrs.priority, as a C int). */
 typedef enum { SSIM_ASTRA_LIFO, SSIM_ASTRA_FIFO, SSIM_ASTRA_EXPLICIT } SsimAstraPolicy;
 
 /* A custom implementation's trace set, loaded by the caller (ssim_chakra_load() with
@@ -194,6 +195,15 @@ typedef struct {
     const SsimGraph *graph;
     const guint64 *node_ids; /* each op's Chakra node id; NULL: its index within its rank */
 } SsimAstraCustom;
+
+/* One entry of a per-node-custom-implementation file: the workload node id it names (a C int, as
+ * ASTRA-sim compares it with the node's id cast to an int), its trace-set prefix as the file
+ * gives it (owned), and the set, which the caller loads (borrowed). */
+typedef struct {
+    gint32 node;
+    char *path;
+    SsimAstraCustom set;
+} SsimAstraPerNode;
 
 typedef struct {
     /* The network (ASTRA-sim's network YAML): dimension 0 is the innermost. */
@@ -221,6 +231,11 @@ typedef struct {
      * the native ones above), and the set, which the caller loads (borrowed). */
     char *custom_path[SSIM_ASTRA_N_COLL];
     SsimAstraCustom custom[SSIM_ASTRA_N_COLL];
+    /* per-node-custom-implementation: the YAML file the system file names, as it names it (owned;
+     * NULL: none), and its entries, which ssim_astra_config_read_per_node() reads (owned). */
+    char *per_node_path;
+    guint n_per_node;
+    SsimAstraPerNode *per_node;
     /* The remote memory (ASTRA-sim's remote memory JSON). */
     SsimAstraMemType mem_type;
     guint64 mem_latency_ns;         /* remote-mem-latency */
@@ -240,7 +255,18 @@ void ssim_astra_config_init(SsimAstraConfig *cfg);
 /* The system file's key of a custom implementation: "all-reduce-implementation-custom", ... */
 const char *ssim_astra_custom_key(SsimAstraColl t);
 
-/* Frees what the configuration owns (the custom implementations' paths). */
+/*
+ * Reads the per-node-custom-implementation YAML at `path` (cfg->per_node_path as the caller
+ * resolved it) into cfg->per_node, replacing what was there, as ASTRA-sim's CollectiveImplLookup
+ * reads it: a mapping of workload node ids (integers of a C int) to Chakra trace-set prefixes,
+ * one `ID: PREFIX` a line (the prefix optionally quoted), `#` comments and blank lines.  A
+ * collective whose node id the file names runs that set as its custom implementation, before
+ * the system file's `<collective>-implementation-custom` and native ones.  Errors
+ * (SSIM_CONFIG_ERROR) name path:line: an id given twice, any other line.
+ */
+gboolean ssim_astra_config_read_per_node(SsimAstraConfig *cfg, const char *path, GError **error);
+
+/* Frees what the configuration owns (the custom implementations' paths and per-node entries). */
 void ssim_astra_config_clear(SsimAstraConfig *cfg);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SsimAstraConfig, ssim_astra_config_clear)
 
@@ -261,7 +287,9 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
  * without them, are required; collective-optimization, which only a native all-reduce reads, may
  * be left out (coll_opt_unset: such an all-reduce is then an error).  A custom implementation's
  * key is a list of one trace-set prefix, kept as given in custom_path (the file says every custom
- * implementation: those of cfg are dropped).  Keys ASTRA-sim reads that change nothing
+ * implementation: those of cfg are dropped), and per-node-custom-implementation's YAML path is
+ * kept in per_node_path (ssim_astra_config_read_per_node() reads its entries).  Keys ASTRA-sim
+ * reads that change nothing
  * in this model (boost-mode, trace-enabled, ...) are accepted; values this model does not
  * implement are errors naming path: and the key.
  */
@@ -312,7 +340,7 @@ typedef struct {
  * one), or the limits (SSIM_RUN_ERROR_LIMIT).  `stats` may be NULL.
  */
 SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
-                                const SsimChakraColl *colls, const SsimAstraConfig *cfg,
+                                const SsimCollAttrs *colls, const SsimAstraConfig *cfg,
                                 const SsimRunLimits *limits, SsimAstraStats *stats, GError **error);
 
 G_END_DECLS

@@ -135,18 +135,6 @@ typedef struct {
     gboolean causal_order;
 } SsimChakraOptions;
 
-/* What ASTRA-sim's workload layer reads from a collective node beside its type, size and group
- * (Workload::issue_coll_comm; SsimChakraOptions.astra_rules): `priority`, its comm_priority (0
- * without one), the stream priority under the EXPLICIT scheduling policy; and its involved_dim
- * list, the network dimensions a collective without a process group runs on: `n_dims` values,
- * the first 32 as the bits of `dims` (value k: bit k).  Without the attribute, four values, all
- * true, as ASTRA-sim assumes. */
-typedef struct {
-    guint32 priority;
-    guint32 n_dims;
-    guint32 dims;
-} SsimChakraColl;
-
 /* Fills `opts` with the defaults above. */
 void ssim_chakra_options_init(SsimChakraOptions *opts);
 
@@ -181,7 +169,7 @@ typedef struct {
     /* With options.keep_node_ids: guint64 per op of the graph, the op's node id in its trace
      * (NULL otherwise). */
     GArray *node_ids;
-    /* With options.keep_node_ids and astra_rules: SsimChakraColl per op of the graph (zeros for
+    /* With options.keep_node_ids and astra_rules: SsimCollAttrs per op of the graph (zeros for
      * an op that is not a collective; NULL otherwise). */
     GArray *colls;
 } SsimChakraStats;

@@ -106,6 +106,18 @@ typedef struct {
     double flops;   /* work of a compute op */
 } SsimOp;
 
+/* What a collective's trace node may say beside its kind, size and group, for replays that read
+ * it (Chakra's comm_priority and involved_dim, as ASTRA-sim's workload layer reads them:
+ * SsimChakraOptions.astra_rules, include/shiftsim/astra.h): `priority`, the stream priority
+ * under an explicit scheduling policy (0 without one); and the network dimensions a collective
+ * without a process group runs on: `n_dims` values, the first 32 as the bits of `dims` (value
+ * k: bit k); without the attribute, four values, all true, as ASTRA-sim assumes. */
+typedef struct {
+    guint32 priority;
+    guint32 n_dims;
+    guint32 dims;
+} SsimCollAttrs;
+
 /* What a caller fills in to add an op; unset fields stay zero/NONE via SSIM_OP_SPEC_INIT. */
 typedef struct {
     SsimOpKind kind;

@@ -59,7 +59,7 @@ typedef struct {
     guint64 max_memory;           /* SsimRunConfig.max_memory */
     const SsimAstraConfig *astra; /* --semantics astra: ASTRA-sim's rules, or NULL */
     const guint64 *node_ids;      /* with astra: each op's Chakra node id */
-    const SsimChakraColl *colls;  /* with astra: what each collective's node says, or NULL */
+    const SsimCollAttrs *colls;   /* with astra: what each collective's node says, or NULL */
     SsimAstraStats astra_stats;
 } Pricing;
 
@@ -140,41 +140,81 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     return graph;
 }
 
-/* The trace sets of the system file's custom implementations, with their node ids. */
+/* The trace sets of the system file's custom implementations, with their node ids: one a
+ * prefix, however many entries name it. */
 typedef struct {
-    SsimGraph *graph[SSIM_ASTRA_N_COLL];
-    AstraNodes nodes[SSIM_ASTRA_N_COLL];
+    GHashTable *by_prefix; /* the prefix as given -> LoadedSet */
 } CustomSets;
+
+typedef struct {
+    SsimGraph *graph;
+    AstraNodes nodes;
+} LoadedSet;
+
+static void loaded_set_free(gpointer p)
+{
+    LoadedSet *l = p;
+    g_clear_pointer(&l->graph, ssim_graph_free);
+    astra_nodes_clear(&l->nodes);
+    g_free(l);
+}
 
 static void custom_sets_clear(CustomSets *c)
 {
-    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
-        g_clear_pointer(&c->graph[t], ssim_graph_free);
-        astra_nodes_clear(&c->nodes[t]);
-    }
+    g_clear_pointer(&c->by_prefix, g_hash_table_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CustomSets, custom_sets_clear)
 
-/* Loads the trace sets of the system file's custom implementations into `cfg`: a prefix is
+/* The set at `given` (a prefix as the system or per-node file gives it), loaded on first use:
  * read as ASTRA-sim reads it, from the current directory, else from the bundled data. */
+static gboolean custom_set(CustomSets *sets, const char *given, guint jobs, SsimAstraCustom *out,
+                           GError **error)
+{
+    if (!sets->by_prefix)
+        sets->by_prefix = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, loaded_set_free);
+    LoadedSet *l = g_hash_table_lookup(sets->by_prefix, given);
+    if (!l) {
+        g_autofree char *prefix = g_strdup(given);
+        ssim_cli_resolve_input(VERB, &prefix, ".0.et");
+        LoadRules rules = {.astra = TRUE, .astra_custom = TRUE};
+        l = g_new0(LoadedSet, 1);
+        l->graph = load_chakra(prefix, NULL, jobs, &rules, FALSE, FALSE, &l->nodes, error);
+        if (!l->graph) {
+            loaded_set_free(l);
+            return FALSE;
+        }
+        g_hash_table_insert(sets->by_prefix, g_strdup(given), l);
+    }
+    *out = (SsimAstraCustom){l->graph, (const guint64 *)l->nodes.node_ids->data};
+    return TRUE;
+}
+
+/* Loads the trace sets of the system file's custom implementations into `cfg`, and reads its
+ * per-node-custom-implementation file (found as a set is) and loads the sets that names. */
 static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs, CustomSets *sets,
                             GError **error)
 {
-    SsimGraph **graphs = sets->graph;
-    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
-        if (!cfg->custom_path[t] || cfg->replay_only) /* replay-only runs no collective */
-            continue;
-        g_autofree char *prefix = g_strdup(cfg->custom_path[t]);
-        ssim_cli_resolve_input(VERB, &prefix, ".0.et");
-        LoadRules rules = {.astra = TRUE, .astra_custom = TRUE};
-        graphs[t] = load_chakra(prefix, NULL, jobs, &rules, FALSE, FALSE, &sets->nodes[t], error);
-        if (graphs[t] == NULL) {
+    if (cfg->replay_only) /* replay-only runs no collective */
+        return TRUE;
+    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
+        if (cfg->custom_path[t] &&
+            !custom_set(sets, cfg->custom_path[t], jobs, &cfg->custom[t], error)) {
             g_prefix_error(error, "%s: %s: ", system, ssim_astra_custom_key((SsimAstraColl)t));
             return FALSE;
         }
-        cfg->custom[t] =
-            (SsimAstraCustom){graphs[t], (const guint64 *)sets->nodes[t].node_ids->data};
+    if (!cfg->per_node_path)
+        return TRUE;
+    g_autofree char *yaml = g_strdup(cfg->per_node_path);
+    ssim_cli_resolve_input(VERB, &yaml, NULL);
+    if (!ssim_astra_config_read_per_node(cfg, yaml, error)) {
+        g_prefix_error(error, "%s: per-node-custom-implementation: ", system);
+        return FALSE;
     }
+    for (guint i = 0; i < cfg->n_per_node; i++)
+        if (!custom_set(sets, cfg->per_node[i].path, jobs, &cfg->per_node[i].set, error)) {
+            g_prefix_error(error, "%s: node %d: ", yaml, cfg->per_node[i].node);
+            return FALSE;
+        }
     return TRUE;
 }
 
@@ -464,7 +504,7 @@ int ssim_verb_replay(int argc, char **argv)
     rules.roofline = astra_cfg.roofline && !astra_cfg.replay_only; /* read only under rules.astra */
     rules.track_mem = astra_cfg.track_local_mem;
     rules.replay_only = astra_cfg.replay_only;
-    g_auto(CustomSets) custom = {{NULL}, {{NULL, NULL}}};
+    g_auto(CustomSets) custom = {NULL};
     if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
         return ssim_cli_runtime_error(error);
     g_auto(AstraNodes) nodes = {NULL, NULL};
@@ -513,7 +553,7 @@ int ssim_verb_replay(int argc, char **argv)
     if (astra) {
         pricing.astra = &astra_cfg;
         pricing.node_ids = (const guint64 *)nodes.node_ids->data;
-        pricing.colls = nodes.colls ? (const SsimChakraColl *)nodes.colls->data : NULL;
+        pricing.colls = nodes.colls ? (const SsimCollAttrs *)nodes.colls->data : NULL;
     }
     g_autoptr(SsimModel) unused_model = NULL;
     g_autoptr(SsimCluster) cluster = NULL;
@@ -543,7 +583,7 @@ int ssim_verb_replay(int argc, char **argv)
         if (named && astra) {
             pricing.node_ids = (const guint64 *)named_nodes.node_ids->data;
             pricing.colls =
-                named_nodes.colls ? (const SsimChakraColl *)named_nodes.colls->data : NULL;
+                named_nodes.colls ? (const SsimCollAttrs *)named_nodes.colls->data : NULL;
         }
         g_autoptr(SsimTimeline) again =
             named ? run_graph(named, &pricing, NULL, &named_error) : NULL;

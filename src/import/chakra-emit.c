@@ -343,8 +343,8 @@ gboolean chakra_emit_trace(Loader *L, Trace *t, GError **error)
             g_array_append_val(L->stats->node_ids, r->id);
             if (t->colls) {
                 if (!L->stats->colls)
-                    L->stats->colls = g_array_new(FALSE, FALSE, sizeof(SsimChakraColl));
-                g_array_append_val(L->stats->colls, g_array_index(t->colls, SsimChakraColl, v));
+                    L->stats->colls = g_array_new(FALSE, FALSE, sizeof(SsimCollAttrs));
+                g_array_append_val(L->stats->colls, g_array_index(t->colls, SsimCollAttrs, v));
             }
         }
         L->stats->n_ops++;

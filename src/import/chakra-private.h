@@ -262,7 +262,7 @@ typedef struct {
     guint rank;
     gsize file_bytes; /* the trace file's size */
     GArray *recs;     /* Rec */
-    GArray *colls;    /* with astra_rules and keep_node_ids: SsimChakraColl per record, else NULL */
+    GArray *colls;    /* with astra_rules and keep_node_ids: SsimCollAttrs per record, else NULL */
     GArray *deps;     /* dependency ids (guint64), Rec.dep_first indexes them */
     gsize recs_room, deps_room; /* ssim_array_push's room in each */
     guint32 *dep_local;         /* the same dependencies as local record indices */

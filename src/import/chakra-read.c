@@ -375,7 +375,7 @@ static inline void count_ignored(Trace *t, guint pos, const char *name, gsize le
 /* What ASTRA-sim's Workload::issue_coll_comm reads from collective node `n` beside its type,
  * size and group: comm_priority (0 without one) and involved_dim (a bool_list; without one,
  * four values, all true). */
-static gboolean astra_coll(const Trace *t, const NodeView *n, const Attrs *at, SsimChakraColl *out,
+static gboolean astra_coll(const Trace *t, const NodeView *n, const Attrs *at, SsimCollAttrs *out,
                            GError **error)
 {
     /* ETFeederNode::get_attr<uint32_t> casts any number and throws at anything else.  (Under
@@ -411,14 +411,14 @@ static gboolean astra_coll(const Trace *t, const NodeView *n, const Attrs *at, S
 /* Appends record `r` of node `n` with the node's dependency ids, and under astra_rules (with
  * node ids kept) what ASTRA-sim reads from it if it is a collective (`coll`; NULL: none). */
 static gboolean push_rec(const Loader *L, Trace *t, const NodeView *n, Rec *r,
-                         const SsimChakraColl *coll, GError **error)
+                         const SsimCollAttrs *coll, GError **error)
 {
     if (L->opts.astra_rules && L->opts.keep_node_ids) {
         if (!t->colls)
-            t->colls = g_array_new(FALSE, TRUE, sizeof(SsimChakraColl));
+            t->colls = g_array_new(FALSE, TRUE, sizeof(SsimCollAttrs));
         g_array_set_size(t->colls, t->recs->len + 1);
         if (coll)
-            g_array_index(t->colls, SsimChakraColl, t->recs->len) = *coll;
+            g_array_index(t->colls, SsimCollAttrs, t->recs->len) = *coll;
     }
     SsimChakraStats *s = &t->stats;
     r->dep_first = t->deps->len;
@@ -580,7 +580,7 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     }
     gint64 size = 0, peer = 0, tag = 0;
     gboolean approx = FALSE;
-    SsimChakraColl coll = {0};
+    SsimCollAttrs coll = {0};
     switch (r.map) {
     case MAP_COMPUTE:
     case MAP_MEM: {

@@ -241,7 +241,7 @@ static void stream_init(Replay *R, guint32 sid)
     s->initialized = TRUE;
     const Phase *p = cur_phase(R, s);
     if (p->algo == ALGO_CUSTOM) { /* CustomAlgorithm::run */
-        astra_custom_start(R, sid, p->type, p->pos);
+        astra_custom_start(R, sid, p->set, p->pos);
         return;
     }
     if (p->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE) {
@@ -519,22 +519,53 @@ static guint32 next_stream_id(Replay *R, guint32 rank, guint32 group)
     return group == R->world ? own : R->group_streams[(gsize)group * R->n_ranks + rank]++;
 }
 
+/* CollectiveImplLookup::get_collective_impl for collective `op` of `type` on `rank`: the index
+ * of its custom set in R->custom (the per-node entry of its node id, cast to an int as ASTRA-sim
+ * casts it, before the type's), or -1 for the native implementations.  On a process group
+ * (a group of every rank too) CommunicatorGroup::get_collective_plan makes the plan once per
+ * type on each rank and keeps it, so the first collective of the type on the group decides
+ * for the later ones, whatever their node ids; a collective without a group looks up each time. */
+static int impl_of(Replay *R, guint32 rank, guint32 op, ComType type)
+{
+    const SsimAstraConfig *c = &R->cfg;
+    guint32 group = R->ops[op].group;
+    gpointer key = NULL;
+    if (group != R->world && c->n_per_node > 0) {
+        if (!R->group_impl)
+            R->group_impl = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+        gint64 k = ((gint64)group * R->n_ranks + rank) * SSIM_ASTRA_N_COLL + type;
+        gpointer v;
+        if (g_hash_table_lookup_extended(R->group_impl, &k, NULL, &v))
+            return GPOINTER_TO_INT(v) - 1;
+        key = g_memdup2(&k, sizeof k);
+    }
+    int found = R->custom[type].graph ? (int)type : -1;
+    gint32 id = (gint32)(guint32)R->node_ids[op];
+    for (guint i = 0; i < c->n_per_node; i++)
+        if (c->per_node[i].node == id)
+            found = SSIM_ASTRA_N_COLL + (int)i;
+    if (key)
+        g_hash_table_insert(R->group_impl, key, GINT_TO_POINTER(found + 1));
+    return found;
+}
+
 /* Sys::generate_collective's custom branch: one stream of one phase on the rank's first queue,
- * whose algorithm replays the rank's position in the custom trace set. */
-static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type,
+ * whose algorithm replays the rank's position in custom set `set_index`. */
+static gboolean custom_issue(Replay *R, guint32 rank, guint32 op, ComType type, int set_index,
                              const guint32 *members, guint n_members, gint64 pri, GError **error)
 {
-    const CustomSet *set = &R->custom[type];
+    const CustomSet *set = &R->custom[set_index];
     if (set->n_pos != n_members) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: rank %u: a collective of %u ranks, and its custom "
                     "implementation %s has %u positions (ASTRA-sim reads position k's trace "
                     "PREFIX.k.et for the k-th rank of the group)",
-                    rank, n_members, R->cfg.custom_path[type], set->n_pos);
+                    rank, n_members, set->path, set->n_pos);
         return FALSE;
     }
     Phase p = {0};
     p.type = (guint8)type;
+    p.set = (guint32)set_index;
     p.algo = ALGO_CUSTOM;
     p.n = n_members;
     /* CommunicatorGroup: the rank's position is its index among the sorted members, and the
@@ -602,8 +633,9 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
                  : c->policy == SSIM_ASTRA_FIFO ? rk->priority_counter--
                  : R->colls                     ? (gint32)R->colls[op].priority
                                                 : 0;
-    if (R->custom[type].graph)
-        return custom_issue(R, rank, op, type, members, n_members, pri, error);
+    int set = impl_of(R, rank, op, type);
+    if (set >= 0)
+        return custom_issue(R, rank, op, type, set, members, n_members, pri, error);
     if (c->n_impl[type] == 0) {
         /* CollectiveImplLookup::get_collective_impl throws. */
         g_set_error(

@@ -39,8 +39,7 @@ static void sort_by_id(const CustomSet *set, const guint32 *own, guint32 *ops, g
 
 /* What an op of a custom trace may be: what CustomAlgorithm::issue runs (it takes any other
  * node and never finishes it, so ASTRA-sim would wait for ever). */
-static gboolean check_op(const Replay *R, int t, const CustomSet *set, guint32 op,
-                         const guint32 *own, GError **error)
+static gboolean check_op(const CustomSet *set, guint32 op, const guint32 *own, GError **error)
 {
     const SsimOp *o = &set->ops[op];
     const char *why = NULL;
@@ -63,16 +62,15 @@ static gboolean check_op(const Replay *R, int t, const CustomSet *set, guint32 o
                 "--semantics astra: %s: %s: %s of position %u (node %" G_GUINT64_FORMAT
                 ") is %s; a custom implementation runs sends, receives and compute nodes of "
                 "its own position (ASTRA-sim's CustomAlgorithm never finishes anything else)",
-                ssim_astra_custom_key((SsimAstraColl)t), R->cfg.custom_path[t],
-                ssim_graph_op_label(set->graph, op, label, sizeof label), o->rank,
-                node_id(set, own, op), why);
+                set->key, set->path, ssim_graph_op_label(set->graph, op, label, sizeof label),
+                o->rank, node_id(set, own, op), why);
     return FALSE;
 }
 
-static gboolean build_set(Replay *R, int t, GError **error)
+/* Indexes custom set `set` (its key and path set) from the loaded set `in`. */
+static gboolean build_set(const Replay *R, CustomSet *set, const SsimAstraCustom *in,
+                          GError **error)
 {
-    const SsimAstraCustom *in = &R->cfg.custom[t];
-    CustomSet *set = &R->custom[t];
     if (R->cfg.splits != 1) {
         /* Sys::generate_collective makes one stream for a custom collective, in a DataSet that
          * waits for preferred-dataset-splits of them: it would never finish. */
@@ -80,13 +78,12 @@ static gboolean build_set(Replay *R, int t, GError **error)
                     "--semantics astra: %s with preferred-dataset-splits %u: ASTRA-sim runs a "
                     "custom collective as one stream and waits for %u, so it never ends (set "
                     "preferred-dataset-splits to 1)",
-                    ssim_astra_custom_key((SsimAstraColl)t), R->cfg.splits, R->cfg.splits);
+                    set->key, R->cfg.splits, R->cfg.splits);
         return FALSE;
     }
     if (!in->graph || !ssim_graph_is_finalized(in->graph)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "--semantics astra: %s: the trace set %s is not loaded",
-                    ssim_astra_custom_key((SsimAstraColl)t), R->cfg.custom_path[t]);
+                    "--semantics astra: %s: the trace set %s is not loaded", set->key, set->path);
         return FALSE;
     }
     set->graph = in->graph;
@@ -106,7 +103,7 @@ static gboolean build_set(Replay *R, int t, GError **error)
     g_autofree guint32 *fill = g_memdup2(set->pos_first, sizeof(guint32) * set->n_pos);
     set->succ_first = g_new0(guint32, (gsize)n + 1);
     for (guint32 i = 0; i < n; i++) {
-        if (!check_op(R, t, set, i, own, error))
+        if (!check_op(set, i, own, error))
             return FALSE;
         set->order[fill[set->ops[i].rank]++] = i;
         guint nd;
@@ -139,10 +136,24 @@ static gboolean build_set(Replay *R, int t, GError **error)
 
 gboolean astra_custom_build(Replay *R, GError **error)
 {
+    const SsimAstraConfig *c = &R->cfg;
+    R->n_custom = SSIM_ASTRA_N_COLL + c->n_per_node;
+    R->custom = g_new0(CustomSet, R->n_custom);
     /* Under replay-only no collective runs, and ASTRA-sim reads no custom set. */
-    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
-        if (R->cfg.custom_path[t] && !R->cfg.replay_only && !build_set(R, t, error))
+    for (int t = 0; t < SSIM_ASTRA_N_COLL && !c->replay_only; t++) {
+        CustomSet *set = &R->custom[t];
+        set->key = ssim_astra_custom_key((SsimAstraColl)t);
+        set->path = c->custom_path[t];
+        if (c->custom_path[t] && !build_set(R, set, &c->custom[t], error))
             return FALSE;
+    }
+    for (guint i = 0; i < c->n_per_node && !c->replay_only; i++) {
+        CustomSet *set = &R->custom[SSIM_ASTRA_N_COLL + i];
+        set->key = "per-node-custom-implementation";
+        set->path = c->per_node[i].path;
+        if (!build_set(R, set, &c->per_node[i].set, error))
+            return FALSE;
+    }
     R->runs = g_array_new(FALSE, FALSE, sizeof(CustomRun));
     R->freed = g_array_new(FALSE, FALSE, sizeof(guint32));
     R->custom_ops = g_array_new(FALSE, TRUE, sizeof(guint32));
@@ -176,7 +187,7 @@ static void issue(Replay *R, guint32 run, guint32 op)
                                   "aborts: it numbers the rank's own position among the sorted "
                                   "members of the group [%s] and the peers in the group's order "
                                   "(list the group's ranks in ascending order)",
-                                  R->cfg.custom_path[r->set], s->rank, p->pos,
+                                  set->path, s->rank, p->pos,
                                   ssim_graph_op_label(set->graph, op, label, sizeof label),
                                   o->kind == SSIM_OP_SEND ? "a send to" : "a receive from", o->peer,
                                   group->str));
@@ -250,15 +261,18 @@ void astra_custom_done(Replay *R, guint32 run, guint32 op)
 
 void astra_custom_clear(Replay *R)
 {
-    for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
-        CustomSet *set = &R->custom[t];
+    for (guint i = 0; i < R->n_custom; i++) {
+        CustomSet *set = &R->custom[i];
         g_free(set->pos_first);
         g_free(set->order);
         g_free(set->local);
         g_free(set->succ_first);
         g_free(set->succ);
-        memset(set, 0, sizeof *set);
     }
+    g_clear_pointer(&R->custom, g_free);
+    R->n_custom = 0;
+    if (R->group_impl)
+        g_clear_pointer(&R->group_impl, g_hash_table_unref);
     if (R->runs) {
         for (guint i = 0; i < R->runs->len; i++)
             g_free(run_at(R, i)->pending);

@@ -48,6 +48,7 @@ typedef struct {
     const guint32 *members; /* ... or members[k] (a group's ring, file order) */
     int window;
     guint8 tree; /* doubleBinaryTree: the dimension's tree (0 RootMax, 1 RootMin) */
+    guint32 set; /* ALGO_CUSTOM: the custom set (an index of Replay.custom) */
     guint64 msg_size;
 } Phase;
 
@@ -127,6 +128,7 @@ typedef struct {
 /* A custom implementation's trace set, indexed for the replay (astra-custom.c); op indices are
  * the set's graph's. */
 typedef struct {
+    const char *key, *path; /* the system file's key and the set's prefix, for messages */
     const SsimGraph *graph;
     const SsimOp *ops;
     const guint64 *node_ids;    /* NULL: the op's index within its rank */
@@ -140,7 +142,7 @@ typedef struct {
 /* One custom collective running on one rank: its position's trace. */
 typedef struct {
     guint32 stream;   /* the collective's stream */
-    guint32 set;      /* SsimAstraColl: which custom set */
+    guint32 set;      /* which custom set (an index of Replay.custom) */
     guint32 left;     /* ops not finished */
     guint32 *pending; /* per op of the position (local index): dependencies not finished */
 } CustomRun;
@@ -176,7 +178,7 @@ struct Replay {
     const SsimGraph *graph;
     const SsimOp *ops;
     const guint64 *node_ids;
-    const SsimChakraColl *colls; /* NULL: every collective's node gives the defaults */
+    const SsimCollAttrs *colls; /* NULL: every collective's node gives the defaults */
     guint64 *own_ids;
     SsimAstraConfig cfg;
     guint n_ranks, n_dims;
@@ -202,8 +204,15 @@ struct Replay {
     gint32 *dbt_tree[SSIM_ASTRA_MAX_DIMS][2]; /* per dimension, RootMax and RootMin: per
                                                  position its parent, left and right child's
                                                  positions (-1: none); made when first used */
-    CustomSet custom[SSIM_ASTRA_N_COLL];      /* graph NULL: native */
-    GArray *runs;                             /* CustomRun */
+    /* Custom sets: SSIM_ASTRA_N_COLL of the collective types' (graph NULL: native), then one
+     * per per-node-custom-implementation entry. */
+    CustomSet *custom;
+    guint n_custom;
+    /* (group x ranks + rank) x SSIM_ASTRA_N_COLL + type -> the implementation the first
+     * collective of the type on the group chose there, as a custom set's index + 1 (0: native):
+     * CommunicatorGroup::get_collective_plan keeps a group's first plan (astra-coll.c). */
+    GHashTable *group_impl;
+    GArray *runs;       /* CustomRun */
     GArray *custom_ops; /* per Msg, two guint32: its sides' Callback.b (custom sets only) */
     GArray *freed;      /* scratch: a custom run's ops freed by one op */
     GArray *deferred;   /* ops freed during a walk */
@@ -285,7 +294,8 @@ void astra_mem_clear(Replay *R);
 
 /* Custom implementations (astra-custom.c). */
 gboolean astra_custom_build(Replay *R, GError **error);
-/* Starts stream `sid`'s custom run (CustomAlgorithm::run): position `pos` of set `set`. */
+/* Starts stream `sid`'s custom run (CustomAlgorithm::run): position `pos` of set `set` (an index
+ * of Replay.custom). */
 void astra_custom_start(Replay *R, guint32 sid, guint32 set, guint32 pos);
 /* Op `op` of custom run `run` has ended (CustomAlgorithm::call). */
 void astra_custom_done(Replay *R, guint32 run, guint32 op);

@@ -499,7 +499,7 @@ static void replay_clear(Replay *R)
 }
 
 SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
-                                const SsimChakraColl *colls, const SsimAstraConfig *cfg,
+                                const SsimCollAttrs *colls, const SsimAstraConfig *cfg,
                                 const SsimRunLimits *limits, SsimAstraStats *stats, GError **error)
 {
     g_return_val_if_fail(graph && cfg && ssim_graph_is_finalized(graph), NULL);

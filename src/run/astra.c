@@ -76,12 +76,120 @@ void ssim_astra_config_init(SsimAstraConfig *cfg)
     }
 }
 
+static void per_node_clear(SsimAstraConfig *cfg)
+{
+    for (guint i = 0; i < cfg->n_per_node; i++)
+        g_free(cfg->per_node[i].path);
+    g_clear_pointer(&cfg->per_node, g_free);
+    cfg->n_per_node = 0;
+}
+
 void ssim_astra_config_clear(SsimAstraConfig *cfg)
 {
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
         g_clear_pointer(&cfg->custom_path[t], g_free);
         cfg->custom[t] = (SsimAstraCustom){NULL, NULL};
     }
+    g_clear_pointer(&cfg->per_node_path, g_free);
+    per_node_clear(cfg);
+}
+
+/* ---- per-node-custom-implementation's YAML ---- */
+
+/* A scalar as yaml-cpp reads it: quoted ('...' with '' for a quote, "..." with no escape taken
+ * here) or plain; NULL when a quote is not closed or text follows it. */
+static char *yaml_scalar(const char *s)
+{
+    if (s[0] != '\'' && s[0] != '"')
+        return g_strdup(s);
+    char q = s[0];
+    GString *out = g_string_new(NULL);
+    const char *p = s + 1;
+    for (; *p; p++) {
+        if (*p == q && q == '\'' && p[1] == '\'') {
+            g_string_append_c(out, q);
+            p++;
+        } else if (*p == q) {
+            break;
+        } else if (*p == '\\' && q == '"') {
+            g_string_free(out, TRUE);
+            return NULL;
+        } else {
+            g_string_append_c(out, *p);
+        }
+    }
+    if (*p != q || p[1] != '\0') {
+        g_string_free(out, TRUE);
+        return NULL;
+    }
+    return g_string_free(out, FALSE);
+}
+
+gboolean ssim_astra_config_read_per_node(SsimAstraConfig *cfg, const char *path, GError **error)
+{
+    g_autofree char *text =
+        ssim_read_file_limited(path, SSIM_JSON_MAX_ASTRA_CONFIG_BYTES, NULL, error);
+    if (text == NULL)
+        return FALSE;
+    g_autoptr(GArray) got = g_array_new(FALSE, FALSE, sizeof(SsimAstraPerNode));
+    g_autoptr(GHashTable) line_of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_auto(GStrv) lines = g_strsplit(text + ssim_text_bom(text, strlen(text)), "\n", -1);
+    gboolean ok = TRUE;
+    for (guint ln = 0; lines[ln] && ok; ln++) {
+        char *line = lines[ln];
+        /* A comment: `#` at the start or after a space (yaml-cpp; a prefix may hold `#`). */
+        for (char *h = strchr(line, '#'); h; h = strchr(h + 1, '#'))
+            if (h == line || g_ascii_isspace(h[-1])) {
+                *h = '\0';
+                break;
+            }
+        if (*g_strstrip(line) == '\0')
+            continue;
+        char *colon = strstr(line, ": ");
+        if (!colon && g_str_has_suffix(line, ":"))
+            colon = line + strlen(line) - 1;
+        char *end = NULL;
+        gint64 id = 0;
+        if (colon) {
+            *colon = '\0';
+            g_strchomp(line);
+            errno = 0;
+            id = g_ascii_strtoll(line, &end, 10);
+        }
+        g_autofree char *prefix = colon ? yaml_scalar(g_strstrip(colon + 1)) : NULL;
+        if (!colon || end == line || *end != '\0' || errno != 0 || id < G_MININT32 ||
+            id > G_MAXINT32) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u: expected `NODE_ID: TRACE_PREFIX`, a workload node id (an int) and "
+                        "the Chakra trace set of its custom implementation",
+                        path, ln + 1);
+            ok = FALSE;
+        } else if (!prefix || !*prefix) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_PARSE,
+                        "%s:%u: node %" G_GINT64_FORMAT ": expected a trace-set prefix", path,
+                        ln + 1, id);
+            ok = FALSE;
+        } else if (g_hash_table_contains(line_of, GINT_TO_POINTER((gint32)id))) {
+            g_set_error(
+                error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "%s:%u: node %" G_GINT64_FORMAT " given twice (first on line %u)", path, ln + 1, id,
+                GPOINTER_TO_UINT(g_hash_table_lookup(line_of, GINT_TO_POINTER((gint32)id))));
+            ok = FALSE;
+        } else {
+            g_hash_table_insert(line_of, GINT_TO_POINTER((gint32)id), GUINT_TO_POINTER(ln + 1));
+            SsimAstraPerNode e = {(gint32)id, g_steal_pointer(&prefix), {NULL, NULL}};
+            g_array_append_val(got, e);
+        }
+    }
+    if (!ok) {
+        for (guint i = 0; i < got->len; i++)
+            g_free(g_array_index(got, SsimAstraPerNode, i).path);
+        return FALSE;
+    }
+    per_node_clear(cfg);
+    cfg->n_per_node = got->len;
+    cfg->per_node = (SsimAstraPerNode *)(void *)g_array_free(g_steal_pointer(&got), FALSE);
+    return TRUE;
 }
 
 /* ---- the network YAML ---- */
@@ -494,6 +602,9 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
         c->custom_path[t] = NULL;
         c->custom[t] = (SsimAstraCustom){NULL, NULL};
     }
+    c->per_node_path = NULL;
+    c->n_per_node = 0;
+    c->per_node = NULL;
     c->roofline = FALSE;
     c->peak_tflops = 0;
     c->local_mem_bw_gbps = 0;
@@ -581,11 +692,15 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
                 return FALSE;
             }
         } else if (strcmp(key, "per-node-custom-implementation") == 0) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %s: custom implementations per workload node are not modelled by "
-                        "--semantics astra (the <collective>-implementation-custom keys are)",
-                        path, key);
-            return FALSE;
+            /* CollectiveImplLookup: a string, the YAML file of node id -> trace-set prefix. */
+            s = json_str(v);
+            if (!s || !*s) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: %s: expected the path of a YAML file (node id: trace-set prefix)",
+                            path, key);
+                return FALSE;
+            }
+            c->per_node_path = g_strdup(s);
         } else {
             int t = -1, custom = -1;
             for (int k = 0; k < SSIM_ASTRA_N_COLL; k++) {
@@ -769,6 +884,10 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
         if (c->custom_path[t])
             g_string_append_printf(s, "%s: [ %s ]\n", custom_keys[t], c->custom_path[t]);
+    if (c->per_node_path)
+        g_string_append_printf(s, "per-node-custom-implementation: %s\n", c->per_node_path);
+    for (guint i = 0; i < c->n_per_node; i++)
+        g_string_append_printf(s, "#   node %d: %s\n", c->per_node[i].node, c->per_node[i].path);
     g_string_append_printf(s, "local-mem-bw: %g\n", c->local_mem_bw_gbps);
     g_string_append_printf(s, "roofline-enabled: %d\n", c->roofline ? 1 : 0);
     g_string_append_printf(s, "peak-perf: %g\n", c->peak_tflops);

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ssim_astra_config_init(&cfg);
             cfg.replay_only = TRUE;
             SsimTimeline *t = ssim_astra_replay(graph, (const guint64 *)stats.node_ids->data,
-                                                (const SsimChakraColl *)stats.colls->data, &cfg,
+                                                (const SsimCollAttrs *)stats.colls->data, &cfg,
                                                 NULL, NULL, &error);
             g_assert(t != NULL || g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT));
             if (t)

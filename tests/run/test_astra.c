@@ -341,11 +341,11 @@ Test(astra, involved_dim_picks_the_dimensions_of_a_world_collective)
         guint32 grp = ssim_graph_add_group(b.g, "every", all, 8, NULL);
         gboolean on_group = cases[i].dims && strcmp(cases[i].dims, "g") == 0;
         const char *dims = on_group ? "ff" : cases[i].dims;
-        g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(SsimChakraColl));
+        g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(SsimCollAttrs));
         guint32 ops[8];
         for (guint32 r = 0; r < 8; r++) {
             ops[r] = add(&b, r, 1, coll(SSIM_COLL_ALLREDUCE, on_group ? grp : 0, 4000), NULL, 0);
-            SsimChakraColl a = {0, 4, 0xf};
+            SsimCollAttrs a = {0, 4, 0xf};
             if (dims) {
                 a.n_dims = (guint32)strlen(dims);
                 a.dims = 0;
@@ -358,8 +358,8 @@ Test(astra, involved_dim_picks_the_dimensions_of_a_world_collective)
         GError *error = NULL;
         cr_assert(ssim_graph_finalize(b.g, &error), "%s", error ? error->message : "");
         g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(b.g, (const guint64 *)b.ids->data,
-                              (const SsimChakraColl *)colls->data, &c, NULL, NULL, &error);
+            ssim_astra_replay(b.g, (const guint64 *)b.ids->data, (const SsimCollAttrs *)colls->data,
+                              &c, NULL, NULL, &error);
         if (cases[i].end) {
             cr_assert_not_null(t, "%s: %s", cases[i].dims, error ? error->message : "");
             for (guint32 r = 0; r < 8; r++)
@@ -386,16 +386,16 @@ Test(astra, explicit_priorities_reorder_nothing)
     SsimTime first_end = 0, second_start = 0;
     for (guint k = 0; k < 4; k++) {
         Builder b = builder_new(2);
-        g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(SsimChakraColl));
+        g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(SsimCollAttrs));
         guint32 small[2], large[2];
         for (guint32 r = 0; r < 2; r++) {
             small[r] = add(&b, r, 1, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
             large[r] = add(&b, r, 2, coll(SSIM_COLL_ALLREDUCE, 0, 40000), NULL, 0);
             add(&b, r, 3, comp(1e6, 0), &small[r], 1);
             g_array_append_vals(colls,
-                                (SsimChakraColl[]){{k < 3 ? prio[k][0] : 0, 4, 0xf},
-                                                   {k < 3 ? prio[k][1] : 0, 4, 0xf},
-                                                   {0, 0, 0}},
+                                (SsimCollAttrs[]){{k < 3 ? prio[k][0] : 0, 4, 0xf},
+                                                  {k < 3 ? prio[k][1] : 0, 4, 0xf},
+                                                  {0, 0, 0}},
                                 3);
         }
         SsimAstraConfig c = machine(2);
@@ -403,8 +403,8 @@ Test(astra, explicit_priorities_reorder_nothing)
         GError *error = NULL;
         cr_assert(ssim_graph_finalize(b.g, &error), "%s", error ? error->message : "");
         g_autoptr(SsimTimeline) t =
-            ssim_astra_replay(b.g, (const guint64 *)b.ids->data,
-                              (const SsimChakraColl *)colls->data, &c, NULL, NULL, &error);
+            ssim_astra_replay(b.g, (const guint64 *)b.ids->data, (const SsimCollAttrs *)colls->data,
+                              &c, NULL, NULL, &error);
         cr_assert_not_null(t, "%s", error ? error->message : "");
         cr_assert_geq(t->start[large[0]], t->end[small[0]], "case %u", k);
         if (k == 0)
@@ -973,7 +973,7 @@ static SsimTimeline *replay_or_stall(const SsimGraph *g, const SsimChakraStats *
     GError *error = NULL;
     SsimTimeline *t =
         ssim_astra_replay(g, (const guint64 *)st->node_ids->data,
-                          (const SsimChakraColl *)st->colls->data, c, NULL, NULL, &error);
+                          (const SsimCollAttrs *)st->colls->data, c, NULL, NULL, &error);
     if (!t) {
         cr_assert(g_error_matches(error, SSIM_RUN_ERROR, SSIM_RUN_ERROR_DEADLOCK), "%s",
                   error->message);
@@ -1196,11 +1196,11 @@ Test(astra, reads_a_collectives_priority_and_dimensions)
     cr_assert_not_null(st.colls);
     cr_assert_eq(st.colls->len, 3);
     for (guint op = 0; op < 3; op++) {
-        const SsimChakraColl *a = &g_array_index(st.colls, SsimChakraColl, op);
+        const SsimCollAttrs *a = &g_array_index(st.colls, SsimCollAttrs, op);
         guint64 id = g_array_index(st.node_ids, guint64, op);
-        const SsimChakraColl want = id == 1   ? (SsimChakraColl){7, 3, 0x5}
-                                    : id == 2 ? (SsimChakraColl){0, 4, 0xf}
-                                              : (SsimChakraColl){0, 0, 0};
+        const SsimCollAttrs want = id == 1   ? (SsimCollAttrs){7, 3, 0x5}
+                                   : id == 2 ? (SsimCollAttrs){0, 4, 0xf}
+                                             : (SsimCollAttrs){0, 0, 0};
         cr_assert(a->priority == want.priority && a->n_dims == want.n_dims && a->dims == want.dims,
                   "node %" G_GUINT64_FORMAT ": priority %u, %u dimensions 0x%x", id, a->priority,
                   a->n_dims, a->dims);
@@ -1223,7 +1223,7 @@ Test(astra, reads_a_collectives_priority_and_dimensions)
     g_autoptr(SsimGraph) wrapped = load_for_astra(prefix, AS_WORKLOAD, &st);
     for (guint op = 0; op < 3; op++)
         if (g_array_index(st.node_ids, guint64, op) == 1)
-            cr_assert_eq(g_array_index(st.colls, SsimChakraColl, op).priority, G_MAXUINT32 - 1);
+            cr_assert_eq(g_array_index(st.colls, SsimCollAttrs, op).priority, G_MAXUINT32 - 1);
     ssim_chakra_stats_clear(&st);
 
     nodes[1].comm_priority = CW_ABSENT;
@@ -1644,6 +1644,64 @@ Test(astra, custom_collective_by_hand)
     cr_assert_eq(t2->end[ar1], 3750);
     ssim_astra_config_clear(&c);
     builder_clear(&b);
+    builder_clear(&cb);
+}
+
+/*
+ * per-node-custom-implementation: a collective whose node id has an entry runs that set
+ * (CollectiveImplLookup: before the type's custom and native implementations).  Without a
+ * process group each collective looks up its own node id; on a group (here one of both ranks)
+ * CommunicatorGroup::get_collective_plan keeps the plan the group's first collective of the type
+ * made, so its later ones run the same, whatever their ids.  Two ranks, four all-reduces of 4000
+ * bytes in a chain: nodes 1 and 2 on no group, 3 and 4 on the group.  Native, one takes 25 +
+ * 2 (2200 + 25) + 6000 = 10475 ns (machine()'s ring formula); custom (the two-position set of
+ * custom_collective_by_hand), rank 1 receives 1000 bytes (1200 ns) and sends 500 (700 ns) back,
+ * on which rank 0 reduces for 50: 1900 and 1950 ns when both start together, and 1950 on both
+ * when rank 0, the sender, starts 50 ns after rank 1.  Entries {2, 3}: native, custom, custom,
+ * custom (4 follows 3's plan); {4}: native throughout (3 made the group's plan native).
+ * ASTRA-sim 518bd51 gives the same shapes with its custom ring on switch-8npus.yml
+ * (docs/chakra.md).
+ */
+Test(astra, per_node_custom_implementations)
+{
+    struct {
+        gint32 nodes[2];
+        guint n;
+        SsimTime took[2][4]; /* per rank */
+        guint64 n_custom;
+    } cases[] = {
+        {{2, 3}, 2, {{10475, 1950, 1950, 1950}, {10475, 1900, 1950, 1950}}, 3},
+        {{4, 0}, 1, {{10475, 10475, 10475, 10475}, {10475, 10475, 10475, 10475}}, 0},
+        {{0, 0}, 0, {{10475, 10475, 10475, 10475}, {10475, 10475, 10475, 10475}}, 0},
+    };
+    Builder cb;
+    SsimGraph *custom = two_position_custom(&cb);
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Builder b = builder_new(2);
+        guint32 both = ssim_graph_add_group(b.g, "both", (const guint32[]){0, 1}, 2, NULL);
+        guint32 ops[2][4];
+        for (guint32 r = 0; r < 2; r++)
+            for (guint k = 0; k < 4; k++)
+                ops[r][k] = add(&b, r, k + 1, coll(SSIM_COLL_ALLREDUCE, k < 2 ? 0 : both, 4000),
+                                k ? &ops[r][k - 1] : NULL, k ? 1 : 0);
+        SsimAstraConfig c = machine(2);
+        c.splits = 1;
+        c.n_per_node = cases[i].n;
+        c.per_node = g_new0(SsimAstraPerNode, MAX(cases[i].n, 1));
+        for (guint e = 0; e < cases[i].n; e++)
+            c.per_node[e] = (SsimAstraPerNode){
+                cases[i].nodes[e], g_strdup("pair"), {custom, (const guint64 *)cb.ids->data}};
+        SsimAstraStats st;
+        g_autoptr(SsimTimeline) t = run(&b, &c, &st);
+        for (guint32 r = 0; r < 2; r++)
+            for (guint k = 0; k < 4; k++)
+                cr_assert_eq(t->end[ops[r][k]] - t->start[ops[r][k]], cases[i].took[r][k],
+                             "case %u, rank %u, node %u: %" G_GINT64_FORMAT " ns", i, r, k + 1,
+                             t->end[ops[r][k]] - t->start[ops[r][k]]);
+        cr_assert_eq(st.n_custom, 2 * cases[i].n_custom, "case %u", i);
+        ssim_astra_config_clear(&c);
+        builder_clear(&b);
+    }
     builder_clear(&cb);
 }
 

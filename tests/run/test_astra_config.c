@@ -313,6 +313,64 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     cr_assert(strstr(text->str, "# collective-optimization: unset"), "%s", text->str);
 }
 
+/* per-node-custom-implementation names a YAML file of node id -> trace-set prefix, which
+ * ssim_astra_config_read_per_node() reads as yaml-cpp would: comments, quoted prefixes, ids of
+ * a C int; an id given twice and any other line are refused with path:line. */
+Test(astra_config, per_node_custom_implementations)
+{
+    g_autofree char *yaml = write_file("per-node.yml", "# node id: custom set\n"
+                                                       "12: sets/ring  # a comment\n"
+                                                       "\n"
+                                                       "-3: 'it''s here'\n"
+                                                       "2147483647: \"dir/#1\"\n");
+    g_autofree char *p = write_file(
+        "per-node.json", "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1, "
+                         "\"per-node-custom-implementation\": \"per-node.yml\"}");
+    g_auto(SsimAstraConfig) c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_system(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert_str_eq(c.per_node_path, "per-node.yml", "kept as given, for the caller to find");
+    cr_assert_eq(c.n_per_node, 0);
+    cr_assert(ssim_astra_config_read_per_node(&c, yaml, &error), "%s", error ? error->message : "");
+    cr_assert_eq(c.n_per_node, 3);
+    cr_assert(c.per_node[0].node == 12 && strcmp(c.per_node[0].path, "sets/ring") == 0);
+    cr_assert(c.per_node[1].node == -3 && strcmp(c.per_node[1].path, "it's here") == 0, "%s",
+              c.per_node[1].path);
+    cr_assert(c.per_node[2].node == G_MAXINT32 && strcmp(c.per_node[2].path, "dir/#1") == 0);
+    g_autoptr(GString) text = ssim_astra_config_format(&c);
+    cr_assert(strstr(text->str, "per-node-custom-implementation: per-node.yml\n#   node 12: "
+                                "sets/ring\n"),
+              "%s", text->str);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"1: a\n1: b\n", ":2: node 1 given twice (first on line 1)"},
+        {"1:a\n", ":1: expected `NODE_ID: TRACE_PREFIX`"},
+        {"x: a\n", ":1: expected `NODE_ID: TRACE_PREFIX`"},
+        {"2147483648: a\n", ":1: expected `NODE_ID: TRACE_PREFIX`"},
+        {"{1: a}\n", ":1: expected `NODE_ID: TRACE_PREFIX`"},
+        {"5:\n", ":1: node 5: expected a trace-set prefix"},
+        {"5: 'open\n", ":1: node 5: expected a trace-set prefix"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *name = g_strdup_printf("per-node-bad%u.yml", i);
+        g_autofree char *q = write_file(name, bad[i].text);
+        cr_assert_not(ssim_astra_config_read_per_node(&c, q, &error), "case %u", i);
+        g_autofree char *want = g_strconcat(q, bad[i].want, NULL);
+        cr_assert(g_str_has_prefix(error->message, want), "case %u: %s", i, error->message);
+        g_clear_error(&error);
+        cr_assert_eq(c.n_per_node, 3, "case %u: a failed read changes nothing", i);
+    }
+    g_autofree char *notstr = write_file(
+        "per-node-list.json", "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": "
+                              "1, \"per-node-custom-implementation\": [\"a.yml\"]}");
+    cr_assert_not(ssim_astra_config_read_system(&c, notstr, &error));
+    cr_assert(strstr(error->message, "per-node-custom-implementation: expected the path of a YAML"),
+              "%s", error->message);
+    g_clear_error(&error);
+}
+
 /* A custom implementation's key holds one trace-set prefix, kept as given; the file says every
  * custom implementation (a second file drops the first's), and a failed read leaves them. */
 Test(astra_config, custom_implementations)
@@ -362,9 +420,8 @@ Test(astra_config, bad_systems_name_file_and_key)
          ": all-gather-implementation-custom: expected a list of one Chakra trace-set prefix"},
         {"{\"all-reduce-implementation-custom\": \"a\"}",
          ": all-reduce-implementation-custom: expected a list of one"},
-        {"{\"per-node-custom-implementation\": \"nodes.yml\"}",
-         ": per-node-custom-implementation: custom implementations per workload node are not "
-         "modelled"},
+        {"{\"per-node-custom-implementation\": \"\"}",
+         ": per-node-custom-implementation: expected the path of a YAML file"},
         {"{\"peak-perf\": 900, \"prefered-dataset-splits\": 4}",
          ": unknown key \"prefered-dataset-splits\""},
         {"{\"all-reduce-implementation\": \"ring\"}",
