@@ -540,10 +540,12 @@ static int impl_of(Replay *R, guint32 rank, guint32 op, ComType type)
         key = g_memdup2(&k, sizeof k);
     }
     int found = R->custom[type].graph ? (int)type : -1;
-    gint32 id = (gint32)(guint32)R->node_ids[op];
-    for (guint i = 0; i < c->n_per_node; i++)
-        if (c->per_node[i].node == id)
-            found = SSIM_ASTRA_N_COLL + (int)i;
+    gpointer entry =
+        c->n_per_node > 0
+            ? g_hash_table_lookup(R->per_node, GINT_TO_POINTER((gint32)(guint32)R->node_ids[op]))
+            : NULL;
+    if (entry)
+        found = GPOINTER_TO_INT(entry) - 1;
     if (key)
         g_hash_table_insert(R->group_impl, key, GINT_TO_POINTER(found + 1));
     return found;

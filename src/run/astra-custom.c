@@ -147,12 +147,15 @@ gboolean astra_custom_build(Replay *R, GError **error)
         if (c->custom_path[t] && !build_set(R, set, &c->custom[t], error))
             return FALSE;
     }
+    R->per_node = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (guint i = 0; i < c->n_per_node && !c->replay_only; i++) {
         CustomSet *set = &R->custom[SSIM_ASTRA_N_COLL + i];
         set->key = "per-node-custom-implementation";
         set->path = c->per_node[i].path;
         if (!build_set(R, set, &c->per_node[i].set, error))
             return FALSE;
+        g_hash_table_insert(R->per_node, GINT_TO_POINTER(c->per_node[i].node),
+                            GUINT_TO_POINTER(SSIM_ASTRA_N_COLL + i + 1));
     }
     R->runs = g_array_new(FALSE, FALSE, sizeof(CustomRun));
     R->freed = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -273,6 +276,8 @@ void astra_custom_clear(Replay *R)
     R->n_custom = 0;
     if (R->group_impl)
         g_clear_pointer(&R->group_impl, g_hash_table_unref);
+    if (R->per_node)
+        g_clear_pointer(&R->per_node, g_hash_table_unref);
     if (R->runs) {
         for (guint i = 0; i < R->runs->len; i++)
             g_free(run_at(R, i)->pending);

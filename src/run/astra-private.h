@@ -208,6 +208,7 @@ struct Replay {
      * per per-node-custom-implementation entry. */
     CustomSet *custom;
     guint n_custom;
+    GHashTable *per_node; /* a per-node entry's node id -> its index in custom + 1 */
     /* (group x ranks + rank) x SSIM_ASTRA_N_COLL + type -> the implementation the first
      * collective of the type on the group chose there, as a custom set's index + 1 (0: native):
      * CommunicatorGroup::get_collective_plan keeps a group's first plan (astra-coll.c). */
