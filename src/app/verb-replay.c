@@ -348,8 +348,9 @@ int ssim_verb_replay(int argc, char **argv)
         {"astra-system", 0, 0, G_OPTION_ARG_FILENAME, &astra_system,
          "ASTRA-sim system JSON for --semantics astra (implies it; default: its "
          "Ring_4chunks.json with the roofline on at 900 TFLOP/s and 1600 GB/s); the trace sets "
-         "of its custom collectives are read from the current directory, as ASTRA-sim reads "
-         "them, else from the bundled data",
+         "of its custom collectives (per type, and per node through "
+         "per-node-custom-implementation's YAML) are read from the current directory, as "
+         "ASTRA-sim reads them, else from the bundled data",
          "FILE"},
         {"astra-memory", 0, 0, G_OPTION_ARG_FILENAME, &astra_memory,
          "ASTRA-sim remote memory JSON for --semantics astra (implies it; default: "
