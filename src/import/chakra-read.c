@@ -383,18 +383,18 @@ static gboolean astra_coll(const Trace *t, const NodeView *n, const Attrs *at, S
      * at a time, HardwareResource's rule.) */
     const AttrVal *p = at->comm_priority;
     gint64 i = 0;
-    out->priority = 0;
-    if (!p || p->kind == AV_BIG_UINT) /* (a uint64 above G_MAXINT64: the view keeps no value) */
-        ;
-    else if (attr_int(p, &i))
-        out->priority = (guint32)i; /* static_cast: the low 32 bits */
-    else if (p->kind == AV_REAL && p->d > -1.0 && p->d < 4294967296.0)
-        out->priority = (guint32)p->d;
-    else
-        NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
-                  "comm_priority is neither an integer nor a real in 0 .. 2^32 (ASTRA-sim reads "
-                  "it as a uint32: it throws at a string or a list, and a real out of range is "
-                  "undefined)");
+    out->priority = 0; /* also for a uint64 above G_MAXINT64, whose value the view keeps not */
+    if (p && p->kind != AV_BIG_UINT) {
+        if (attr_int(p, &i))
+            out->priority = (guint32)i; /* static_cast: the low 32 bits */
+        else if (p->kind == AV_REAL && p->d > -1.0 && p->d < 4294967296.0)
+            out->priority = (guint32)p->d;
+        else
+            NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
+                      "comm_priority is neither an integer nor a real in 0 .. 2^32 (ASTRA-sim "
+                      "reads it as a uint32: it throws at a string or a list, and a real out of "
+                      "range is undefined)");
+    }
     out->n_dims = 4;
     out->dims = 0xf;
     if (at->involved_dim) {
