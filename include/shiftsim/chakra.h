@@ -111,8 +111,8 @@ typedef struct {
      * statistics assert as it issues the node.  A broadcast keeps its duration_micros, which
      * ASTRA-sim replays.  A collective's comm_priority and involved_dim are read too (into
      * stats->colls, with keep_node_ids; refused when ASTRA-sim throws or exits at them), and an
-     * attribute read that a node gives twice is refused (ASTRA-sim reads the first instance, the
-     * view keeps the last).  All off by default. */
+     * attribute a node gives twice is read by its first instance, as ASTRA-sim's node reader
+     * reads it (protobuf's rule, and the default's, is the last).  All off by default. */
     gboolean astra_rules;
     gboolean astra_custom;
     gboolean astra_roofline;

@@ -146,9 +146,10 @@ static inline void u64vec_push(U64Vec *a, guint64 x)
 /*
  * One Node as the mapping sees it.  Strings point into the decoder's input (or protobuf-c's
  * arena) and live until the next node.  For a field or attribute given twice, the last wins, as
- * protobuf decoding says; `n_known` counts every instance, because the instances a mapping does
- * not read are reported.  `name` is the field's bytes: C reads it only up to a NUL, which
- * chakra_view_name() applies where a name is used (most loads use none).
+ * protobuf decoding says (an attribute's first with keep_first, as ASTRA-sim reads it); `n_known`
+ * counts every instance, because the instances a mapping does not read are reported.  `name` is the
+ * field's bytes: C reads it only up to a NUL, which chakra_view_name() applies where a name is used
+ * (most loads use none).
  */
 typedef struct {
     guint64 id;
@@ -156,8 +157,12 @@ typedef struct {
     gint32 type;
     guint64 duration_micros;
     guint32 known_mask;  /* bit k: n_known[k] > 0 */
-    AttrVal known[KA_N]; /* the last instance of each known attribute (where its bit is set) */
+    AttrVal known[KA_N]; /* the last instance of each known attribute (where its bit is set), or
+                            with keep_first the first */
     guint32 n_known[KA_N];
+    /* Keep an attribute's first instance, as ASTRA-sim's ETFeederNode reads it, not the last
+     * (SsimChakraOptions.astra_rules).  Set by the caller; a reset keeps it. */
+    gboolean keep_first;
     BytesVec unknown; /* the name of every other attribute instance, in order (its bytes: C
                          reads it up to a NUL) */
     U64Vec data_deps, ctrl_deps;

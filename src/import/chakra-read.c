@@ -510,16 +510,9 @@ static gboolean translate(const Loader *L, Trace *t, const NodeView *n, GError *
     };
     for (guint32 mask = n->known_mask; mask; mask &= mask - 1) {
         guint k = (guint)__builtin_ctz(mask);
-        if (reads_attr((KnownAttr)k, (MapKind)r.map, L->opts.astra_rules, own_rank, r.timed)) {
-            if (L->opts.astra_rules && n->n_known[k] > 1 && k != KA_STREAM)
-                /* ETFeederNode::get_attr_msg returns the first instance; the view keeps the
-                 * last. */
-                NODE_FAIL(SSIM_CONFIG_ERROR_VALUE,
-                          "attribute %s is given %u times: ASTRA-sim reads the first, "
-                          "--semantics astra would read the last",
-                          chakra_known_attr_names[k], n->n_known[k]);
+        if (reads_attr((KnownAttr)k, (MapKind)r.map, L->opts.astra_rules, own_rank, r.timed))
             *slot[k] = &n->known[k];
-        } else
+        else
             count_ignored(t, N_GUESS, chakra_known_attr_names[k],
                           strlen(chakra_known_attr_names[k]), n->n_known[k]);
     }
@@ -845,6 +838,7 @@ static gboolean decode(const Loader *L, Trace *t, ChakraScratch *sc, const guint
 {
     ChakraArena *arena = &sc->arena;
     NodeView *view = &sc->view;
+    view->keep_first = L->opts.astra_rules; /* ASTRA-sim reads an attribute's first instance */
     gsize pos = 0;
     guint64 k = 0;
     while (pos < len) {

@@ -195,9 +195,11 @@ gboolean chakra_pb_node(ChakraArena *arena, const guint8 *buf, gsize len, NodeVi
         if (k == KA_N) {
             chakra_view_add_unknown(v, (Bytes){a->name, (guint32)strlen(a->name)});
         } else {
-            if (!(v->known_mask & (1u << k)))
+            gboolean first = !(v->known_mask & (1u << k));
+            if (first)
                 v->n_known[k] = 0;
-            v->known[k] = pb_value(a);
+            if (first || !v->keep_first)
+                v->known[k] = pb_value(a);
             v->n_known[k]++;
             v->known_mask |= 1u << k;
         }

@@ -420,10 +420,13 @@ static gboolean attribute(const guint8 *p, const guint8 *end, NodeView *v)
         return TRUE;
     }
     guint32 bit = 1u << k;
-    if (!(v->known_mask & bit))
+    gboolean first = !(v->known_mask & bit);
+    if (first)
         v->n_known[k] = 0;
     v->n_known[k]++;
     v->known_mask |= bit;
+    if (!first && v->keep_first)
+        return TRUE;
     if (has_value)
         attr_value(&value, &v->known[k]);
     else

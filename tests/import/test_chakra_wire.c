@@ -499,10 +499,42 @@ Test(chakra_wire, random_messages_decode_alike)
     g_autoptr(GRand) rng = g_rand_new_with_seed(1219);
     for (guint i = 0; i < 40000; i++) {
         g_autoptr(GByteArray) msg = random_node(rng);
+        /* Half keep an attribute's first instance (astra_rules), half the last. */
+        p.fast.keep_first = p.ref.keep_first = i % 2;
         check_message(&p, msg->data, msg->len, "a random node");
     }
     cr_assert_gt(p.accepted, 4000, "accepted %u", p.accepted);
     cr_assert_gt(p.refused, 4000, "refused %u", p.refused);
+    pair_clear(&p);
+}
+
+/* An attribute given twice: protobuf's last instance by default, ASTRA-sim's first with
+ * keep_first; every instance counted either way. */
+Test(chakra_wire, keep_first_keeps_an_attributes_first_instance)
+{
+    ChakraProtoMsg__AttributeProto a[2] = {CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT,
+                                           CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT};
+    ChakraProtoMsg__AttributeProto *ptrs[2] = {&a[0], &a[1]};
+    for (guint i = 0; i < 2; i++) {
+        a[i].name = (char *)"comm_priority";
+        a[i].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+        a[i].int64_val = 10 + i;
+    }
+    ChakraProtoMsg__Node n = CHAKRA_PROTO_MSG__NODE__INIT;
+    n.id = 1;
+    n.name = (char *)"x";
+    n.n_attr = 2;
+    n.attr = ptrs;
+    guint8 buf[256];
+    gsize len = chakra_proto_msg__node__pack(&n, buf);
+    Pair p;
+    pair_init(&p);
+    for (int first = 0; first < 2; first++) {
+        p.fast.keep_first = p.ref.keep_first = first;
+        check_message(&p, buf, len, "a node with comm_priority twice");
+        cr_assert_eq(p.fast.n_known[KA_COMM_PRIORITY], 2);
+        cr_assert_eq(p.fast.known[KA_COMM_PRIORITY].i, first ? 10 : 11);
+    }
     pair_clear(&p);
 }
 

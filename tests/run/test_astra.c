@@ -1171,8 +1171,8 @@ Test(astra, reads_nodes_as_astra_sim_does)
  * FIFO_1chunk_baseline system without the roofline. */
 /* What Workload::issue_coll_comm reads from a collective beside its type and size: comm_priority
  * (any number, cast to a uint32; it throws at a string) and involved_dim (a bool_list, or it
- * exits; four values, all true, without one); ETFeederNode reads an attribute's first instance,
- * so one given twice is refused.  Without astra_rules both are attributes not read. */
+ * exits; four values, all true, without one); ETFeederNode reads an attribute's first instance
+ * (a string before an integer is refused).  Without astra_rules both are attributes not read. */
 Test(astra, reads_a_collectives_priority_and_dimensions)
 {
     g_autofree char *dir = g_dir_make_tmp("astra-coll-XXXXXX", NULL);
@@ -1231,10 +1231,10 @@ Test(astra, reads_a_collectives_priority_and_dimensions)
     write_set(prefix, 1, ranks, three);
     assert_unreadable(prefix, AS_WORKLOAD, "node 1 (ar): comm_priority is neither",
                       "throws at a string");
-    nodes[1].comm_priority = 3; /* and an int before it */
+    nodes[1].comm_priority = 3; /* an int after the string: the first instance is read */
     write_set(prefix, 1, ranks, three);
-    assert_unreadable(prefix, AS_WORKLOAD, "attribute comm_priority is given 2 times",
-                      "ASTRA-sim reads the first");
+    assert_unreadable(prefix, AS_WORKLOAD, "node 1 (ar): comm_priority is neither",
+                      "throws at a string");
     nodes[1].comm_priority = CW_ABSENT;
     nodes[1].involved_dim = NULL;
     nodes[1].extra_attr = "involved_dim";
