@@ -140,12 +140,8 @@ static SsimGraph *load_chakra(const char *prefix, const char *comm_group, guint 
     return graph;
 }
 
-/* The trace sets of the system file's custom implementations, with their node ids: one a
- * prefix, however many entries name it. */
-typedef struct {
-    GHashTable *by_prefix; /* the prefix as given -> LoadedSet */
-} CustomSets;
-
+/* A trace set of the system file's custom implementations, with its node ids; the sets are kept
+ * in a table by the prefix as given, one a prefix however many entries name it. */
 typedef struct {
     SsimGraph *graph;
     AstraNodes nodes;
@@ -159,20 +155,12 @@ static void loaded_set_free(gpointer p)
     g_free(l);
 }
 
-static void custom_sets_clear(CustomSets *c)
-{
-    g_clear_pointer(&c->by_prefix, g_hash_table_unref);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CustomSets, custom_sets_clear)
-
 /* The set at `given` (a prefix as the system or per-node file gives it), loaded on first use:
  * read as ASTRA-sim reads it, from the current directory, else from the bundled data. */
-static gboolean custom_set(CustomSets *sets, const char *given, guint jobs, SsimAstraCustom *out,
+static gboolean custom_set(GHashTable *sets, const char *given, guint jobs, SsimAstraCustom *out,
                            GError **error)
 {
-    if (!sets->by_prefix)
-        sets->by_prefix = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, loaded_set_free);
-    LoadedSet *l = g_hash_table_lookup(sets->by_prefix, given);
+    LoadedSet *l = g_hash_table_lookup(sets, given);
     if (!l) {
         g_autofree char *prefix = g_strdup(given);
         ssim_cli_resolve_input(VERB, &prefix, ".0.et");
@@ -183,7 +171,7 @@ static gboolean custom_set(CustomSets *sets, const char *given, guint jobs, Ssim
             loaded_set_free(l);
             return FALSE;
         }
-        g_hash_table_insert(sets->by_prefix, g_strdup(given), l);
+        g_hash_table_insert(sets, g_strdup(given), l);
     }
     *out = (SsimAstraCustom){l->graph, (const guint64 *)l->nodes.node_ids->data};
     return TRUE;
@@ -191,7 +179,7 @@ static gboolean custom_set(CustomSets *sets, const char *given, guint jobs, Ssim
 
 /* Loads the trace sets of the system file's custom implementations into `cfg`, and reads its
  * per-node-custom-implementation file (found as a set is) and loads the sets that names. */
-static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs, CustomSets *sets,
+static gboolean load_custom(SsimAstraConfig *cfg, const char *system, guint jobs, GHashTable *sets,
                             GError **error)
 {
     if (cfg->replay_only) /* replay-only runs no collective */
@@ -505,8 +493,9 @@ int ssim_verb_replay(int argc, char **argv)
     rules.roofline = astra_cfg.roofline && !astra_cfg.replay_only; /* read only under rules.astra */
     rules.track_mem = astra_cfg.track_local_mem;
     rules.replay_only = astra_cfg.replay_only;
-    g_auto(CustomSets) custom = {NULL};
-    if (!load_custom(&astra_cfg, astra_system, (guint)jobs, &custom, &error))
+    g_autoptr(GHashTable) custom =
+        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, loaded_set_free);
+    if (!load_custom(&astra_cfg, astra_system, (guint)jobs, custom, &error))
         return ssim_cli_runtime_error(error);
     g_auto(AstraNodes) nodes = {NULL, NULL};
 

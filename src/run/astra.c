@@ -39,6 +39,9 @@ static const char *const mem_names[] = {
 #undef SSIM_X
 };
 
+/* scheduling-policy's values, in SsimAstraPolicy's order. */
+static const char *const policy_names[] = {"LIFO", "FIFO", "EXPLICIT"};
+
 const char *ssim_astra_mem_type_name(SsimAstraMemType t)
 {
     g_return_val_if_fail((int)t >= 0 && t < SSIM_ASTRA_MEM_N, NULL);
@@ -629,19 +632,17 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
         const char *s;
         if (strcmp(key, "scheduling-policy") == 0) {
             s = json_str(v);
-            if (s && strcmp(s, "LIFO") == 0) {
-                c->policy = SSIM_ASTRA_LIFO;
-            } else if (s && strcmp(s, "FIFO") == 0) {
-                c->policy = SSIM_ASTRA_FIFO;
-            } else if (s && strcmp(s, "EXPLICIT") == 0) {
-                c->policy = SSIM_ASTRA_EXPLICIT;
-            } else {
+            guint k = 0;
+            while (s && k < G_N_ELEMENTS(policy_names) && strcmp(s, policy_names[k]) != 0)
+                k++;
+            if (!s || k == G_N_ELEMENTS(policy_names)) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                             "%s: scheduling-policy: expected \"LIFO\", \"FIFO\" or "
                             "\"EXPLICIT\"",
                             path);
                 return FALSE;
             }
+            c->policy = (SsimAstraPolicy)k;
         } else if (strcmp(key, "collective-optimization") == 0) {
             s = json_str(v);
             if (!s || (strcmp(s, "baseline") != 0 && strcmp(s, "localBWAware") != 0)) {
@@ -856,8 +857,7 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
     }
     g_string_append_printf(s, "# network backend: congestion-%s\n",
                            c->congestion_aware ? "aware" : "unaware");
-    static const char *const policies[] = {"LIFO", "FIFO", "EXPLICIT"};
-    g_string_append_printf(s, "scheduling-policy: %s\n", policies[c->policy]);
+    g_string_append_printf(s, "scheduling-policy: %s\n", policy_names[c->policy]);
     if (c->coll_opt_unset)
         g_string_append(s, "# collective-optimization: unset (a native all-reduce is refused)\n");
     else

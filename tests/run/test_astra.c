@@ -1167,8 +1167,6 @@ Test(astra, reads_nodes_as_astra_sim_does)
     g_rmdir(dir);
 }
 
-/* A Ring of 4 at 50 GB/s and 500 ns (ASTRA-sim's Ring_8npus.yml cut to 4) under the bundled
- * FIFO_1chunk_baseline system without the roofline. */
 /* What Workload::issue_coll_comm reads from a collective beside its type and size: comm_priority
  * (any number, cast to a uint32; it throws at a string) and involved_dim (a bool_list, or it
  * exits; four values, all true, without one); ETFeederNode reads an attribute's first instance
@@ -1245,6 +1243,8 @@ Test(astra, reads_a_collectives_priority_and_dimensions)
     g_rmdir(dir);
 }
 
+/* A Ring of 4 at 50 GB/s and 500 ns (ASTRA-sim's Ring_8npus.yml cut to 4) under the bundled
+ * FIFO_1chunk_baseline system without the roofline. */
 static void ring4_fifo(SsimAstraConfig *c)
 {
     ssim_astra_config_init(c);
