@@ -288,8 +288,10 @@ gboolean ssim_astra_config_read_network(SsimAstraConfig *cfg, const char *path, 
  * be left out (coll_opt_unset: such an all-reduce is then an error).  A custom implementation's
  * key is a list of one trace-set prefix, kept as given in custom_path (the file says every custom
  * implementation: those of cfg are dropped), and per-node-custom-implementation's YAML path is
- * kept in per_node_path (ssim_astra_config_read_per_node() reads its entries).  Keys ASTRA-sim
- * reads that change nothing
+ * kept in per_node_path (ssim_astra_config_read_per_node() reads its entries).  Values are
+ * converted as ASTRA-sim's nlohmann::json converts them: a switch is off only for a number equal
+ * to 0 (false turns it on), a whole-number key drops a real's fraction and reads true as 1, and
+ * a value ASTRA-sim's reader throws on is an error.  Keys ASTRA-sim reads that change nothing
  * in this model (boost-mode, trace-enabled, ...) are accepted; values this model does not
  * implement are errors naming path: and the key.
  */
@@ -298,9 +300,10 @@ gboolean ssim_astra_config_read_system(SsimAstraConfig *cfg, const char *path, G
 /*
  * Reads ASTRA-sim's remote memory JSON at `path` into cfg's mem_* fields, as its analytical
  * remote memory reads it: memory-type (required; ASTRA-sim leaves it unset without it),
- * remote-mem-latency and remote-mem-bw (whole numbers, 0 when left out; an expansion needs a
- * bandwidth above 0, which ASTRA-sim divides by), and for PER_NODE_MEMORY_EXPANSION num-nodes and
- * num-npus-per-node (above 0).  Any other key is an error naming path: and the key.
+ * remote-mem-latency and remote-mem-bw (whole numbers, a real's fraction dropped, 0 when left
+ * out; an expansion needs a bandwidth above 0, which ASTRA-sim divides by), and for
+ * PER_NODE_MEMORY_EXPANSION num-nodes and num-npus-per-node (above 0).  Any other key is an
+ * error naming path: and the key.
  */
 gboolean ssim_astra_config_read_memory(SsimAstraConfig *cfg, const char *path, GError **error);
 

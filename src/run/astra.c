@@ -438,22 +438,31 @@ out:
 
 /* ---- the system JSON ---- */
 
+/* A number as ASTRA-sim reads one through nlohmann::json's conversion to an integer or a
+ * real: true and false are 1 and 0, and an integer key takes a real truncated toward zero (the
+ * conversion's static_cast: an endpoint-delay of 10.9 is 10); anything else makes ASTRA-sim
+ * throw.  NAN where the node is none of those. */
+static double json_number(JsonNode *node)
+{
+    if (!JSON_NODE_HOLDS_VALUE(node))
+        return NAN;
+    GType t = json_node_get_value_type(node);
+    return t == G_TYPE_INT64 || t == G_TYPE_DOUBLE ? json_node_get_double(node)
+           : t == G_TYPE_BOOLEAN                   ? (double)json_node_get_boolean(node)
+                                                   : NAN;
+}
+
 static gboolean json_int(JsonNode *node, const char *path, const char *key, gint64 lo, gint64 hi,
                          gint64 *out, GError **error)
 {
-    if (JSON_NODE_HOLDS_VALUE(node)) {
-        GType t = json_node_get_value_type(node);
-        double x = t == G_TYPE_INT64     ? (double)json_node_get_int(node)
-                   : t == G_TYPE_DOUBLE  ? json_node_get_double(node)
-                   : t == G_TYPE_BOOLEAN ? (double)json_node_get_boolean(node)
-                                         : NAN;
-        if (x == floor(x) && x >= (double)lo && x <= (double)hi) {
-            *out = (gint64)x;
-            return TRUE;
-        }
+    double x = trunc(json_number(node));
+    if (x >= (double)lo && x <= (double)hi) {
+        *out = (gint64)x;
+        return TRUE;
     }
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                "%s: %s: expected a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                "%s: %s: expected a number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+                " (a fraction is dropped, as ASTRA-sim drops it)",
                 path, key, lo, hi);
     return FALSE;
 }
@@ -461,19 +470,25 @@ static gboolean json_int(JsonNode *node, const char *path, const char *key, gint
 static gboolean json_num(JsonNode *node, const char *path, const char *key, double *out,
                          GError **error)
 {
-    if (JSON_NODE_HOLDS_VALUE(node)) {
-        GType t = json_node_get_value_type(node);
-        if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) {
-            double x = json_node_get_double(node);
-            if (isfinite(x) && x >= 0) {
-                *out = x;
-                return TRUE;
-            }
-        }
+    double x = json_number(node);
+    if (isfinite(x) && x >= 0) {
+        *out = x;
+        return TRUE;
     }
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, "%s: %s: expected a number >= 0",
                 path, key);
     return FALSE;
+}
+
+/* A switch as ASTRA-sim's Sys reads one, `j[key] != 0`: nlohmann::json compares a value of
+ * another type than a number as unequal to 0, so only a number equal to 0 turns it off; true,
+ * false, a string, null or a list turn it on. */
+static gboolean json_switch(JsonNode *node)
+{
+    if (!JSON_NODE_HOLDS_VALUE(node))
+        return TRUE;
+    GType t = json_node_get_value_type(node);
+    return (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE) || json_node_get_double(node) != 0;
 }
 
 /* The JSON object of `what` settings at `path` (owned by *parser) and its keys in sorted order
@@ -673,23 +688,21 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
             if (!json_num(v, path, key, &c->peak_tflops, error))
                 return FALSE;
         } else if (strcmp(key, "roofline-enabled") == 0) {
-            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
-                return FALSE;
-            c->roofline = i != 0;
+            c->roofline = json_switch(v);
         } else if (strcmp(key, "track-local-mem") == 0) {
-            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
-                return FALSE;
-            c->track_local_mem = i != 0;
+            c->track_local_mem = json_switch(v);
         } else if (strcmp(key, "replay-only") == 0) {
-            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
-                return FALSE;
-            c->replay_only = i != 0;
+            c->replay_only = json_switch(v);
         } else if (strcmp(key, "model-shared-bus") == 0) {
             if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
                 return FALSE;
-            if (i != 0) {
+            /* Sys.cc: the bus is modelled where the value is 1, and only there. */
+            if (i == 1) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                            "%s: %s: only 0 is modelled by --semantics astra", path, key);
+                            "%s: %s: 1 (the LogGP model of the shared memory bus) is not "
+                            "modelled by --semantics astra; any other value leaves it off, as "
+                            "in ASTRA-sim",
+                            path, key);
                 return FALSE;
             }
         } else if (strcmp(key, "per-node-custom-implementation") == 0) {
@@ -721,26 +734,38 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
                 continue;
             }
             /* Keys ASTRA-sim reads that change nothing here (statistics, traces, the shared
-             * bus's LogGP parameters when the bus is off), and keys of ASTRA-sim 1.0's system
-             * files that tools still write and 2.x's system layer does not read (it schedules
-             * FIFO within a dimension and ascending across them whatever they say). */
-            static const char *const inert[] = {"boost-mode",
-                                                "intra-dimension-scheduling",
-                                                "inter-dimension-scheduling",
-                                                "trace-enabled",
-                                                "local-mem-trace-filename",
-                                                "local-reduction-delay",
-                                                "L",
-                                                "o",
-                                                "g",
-                                                "G"};
-            gboolean known = FALSE;
-            for (guint k = 0; k < G_N_ELEMENTS(inert); k++)
-                known |= strcmp(key, inert[k]) == 0;
-            if (!known) {
+             * bus's LogGP parameters when the bus is off), with what Sys.cc converts each to
+             * (a value it cannot convert makes it throw; trace-enabled is a switch, any value),
+             * and keys of ASTRA-sim 1.0's system files that tools still write and 2.x's system
+             * layer does not read (it schedules FIFO within a dimension and ascending across
+             * them whatever they say), any value. */
+            static const struct {
+                const char *key;
+                char type; /* 's' a string, 'n' a number, 0 anything */
+            } inert[] = {{"boost-mode", 0},
+                         {"intra-dimension-scheduling", 0},
+                         {"inter-dimension-scheduling", 0},
+                         {"trace-enabled", 0},
+                         {"local-mem-trace-filename", 's'},
+                         {"local-reduction-delay", 'n'},
+                         {"L", 'n'},
+                         {"o", 'n'},
+                         {"g", 'n'},
+                         {"G", 'n'}};
+            guint k = 0;
+            while (k < G_N_ELEMENTS(inert) && strcmp(key, inert[k].key) != 0)
+                k++;
+            if (k == G_N_ELEMENTS(inert)) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                             "%s: unknown key \"%s\" (not one ASTRA-sim's system layer reads)", path,
                             key);
+                return FALSE;
+            }
+            if ((inert[k].type == 's' && !json_str(v)) ||
+                (inert[k].type == 'n' && isnan(json_number(v)))) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: %s: expected a %s (ASTRA-sim's reader throws on any other value)",
+                            path, key, inert[k].type == 's' ? "string" : "number");
                 return FALSE;
             }
         }

@@ -313,6 +313,46 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     cr_assert(strstr(text->str, "# collective-optimization: unset"), "%s", text->str);
 }
 
+/* Values are read as ASTRA-sim's Sys.cc reads them through nlohmann::json: a switch
+ * (`j[key] != 0`) is off only for a number equal to 0, so false turns it on (a boolean is not a
+ * number there) and 0.0 turns it off; an integer key drops a real's fraction and takes true as 1;
+ * model-shared-bus is on at 1 only; a real key takes true as 1.  (ASTRA-sim 518bd51 gives the
+ * same makespan for a set under "roofline-enabled": false as under 1, and under "endpoint-delay":
+ * 10.9 as under 10.) */
+Test(astra_config, system_values_read_as_nlohmann_json_converts_them)
+{
+    g_autofree char *p = write_file("values.json", "{\"scheduling-policy\": \"LIFO\","
+                                                   " \"preferred-dataset-splits\": 4.9,"
+                                                   " \"roofline-enabled\": false,"
+                                                   " \"replay-only\": 0.0,"
+                                                   " \"track-local-mem\": \"no\","
+                                                   " \"trace-enabled\": null,"
+                                                   " \"endpoint-delay\": 10.9,"
+                                                   " \"active-chunks-per-dimension\": true,"
+                                                   " \"model-shared-bus\": 2,"
+                                                   " \"peak-perf\": true,"
+                                                   " \"local-mem-bw\": 1600,"
+                                                   " \"L\": false,"
+                                                   " \"local-mem-trace-filename\": \"t\"}");
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_system(&c, p, &error), "%s", error ? error->message : "");
+    cr_assert(c.roofline, "false is not the number 0: the roofline is on");
+    cr_assert_not(c.replay_only, "0.0 equals 0: off");
+    cr_assert(c.track_local_mem, "a string is not the number 0: on");
+    cr_assert_eq(c.splits, 4);
+    cr_assert_eq(c.endpoint_delay, 10);
+    cr_assert_eq(c.active_chunks_per_dim, 1);
+    cr_assert_float_eq(c.peak_tflops, 1.0, 0);
+    g_autofree char *bus = write_file("bus.json", "{\"scheduling-policy\": \"LIFO\","
+                                                  " \"preferred-dataset-splits\": 4,"
+                                                  " \"model-shared-bus\": true}");
+    cr_assert_not(ssim_astra_config_read_system(&c, bus, &error), "true is 1: the bus is on");
+    cr_assert(strstr(error->message, "model-shared-bus: 1 (the LogGP model"), "%s", error->message);
+    g_clear_error(&error);
+}
+
 /* per-node-custom-implementation names a YAML file of node id -> trace-set prefix, which
  * ssim_astra_config_read_per_node() reads as yaml-cpp would: comments, quoted prefixes, ids of
  * a C int; an id given twice and any other line are refused with path:line. */
@@ -411,11 +451,13 @@ Test(astra_config, bad_systems_name_file_and_key)
         {"{\"all-reduce-implementation\": [\"oneDoubleBinaryTree\"]}",
          ": all-reduce-implementation: \"oneDoubleBinaryTree\" is not one of ASTRA-sim's"},
         {"{\"scheduling-policy\": \"RANDOM\"}", ": scheduling-policy: expected \"LIFO\""},
-        {"{\"preferred-dataset-splits\": 0}", ": preferred-dataset-splits: expected a whole"},
-        {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a whole number"},
+        {"{\"preferred-dataset-splits\": 0.9}",
+         ": preferred-dataset-splits: expected a number from 1"},
+        {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a number from 0"},
         {"{\"local-mem-bw\": -1}", ": local-mem-bw: expected a number >= 0"},
-        {"{\"model-shared-bus\": 1}", ": model-shared-bus: only 0 is modelled"},
-        {"{\"replay-only\": \"yes\"}", ": replay-only: expected a whole number"},
+        {"{\"model-shared-bus\": 1.5}", ": model-shared-bus: 1 (the LogGP model"},
+        {"{\"local-mem-trace-filename\": 3}", ": local-mem-trace-filename: expected a string"},
+        {"{\"L\": \"fast\"}", ": L: expected a number"},
         {"{\"all-gather-implementation-custom\": [\"a\", \"b\"]}",
          ": all-gather-implementation-custom: expected a list of one Chakra trace-set prefix"},
         {"{\"all-reduce-implementation-custom\": \"a\"}",
@@ -504,8 +546,10 @@ Test(astra_config, bad_remote_memories_name_file_and_key)
         {"{\"memory-type\": \"CXL\"}", ": memory-type: expected \"NO_MEMORY_EXPANSION\""},
         {"{\"memory-type\": \"MEMORY_POOL\"}", ": remote-mem-bw: a MEMORY_POOL needs a bandwidth "
                                                "above 0"},
-        {"{\"memory-type\": \"MEMORY_POOL\", \"remote-mem-bw\": 2.5}",
-         ": remote-mem-bw: expected a whole number"},
+        {"{\"memory-type\": \"MEMORY_POOL\", \"remote-mem-bw\": 0.5}",
+         ": remote-mem-bw: a MEMORY_POOL needs a bandwidth above 0"},
+        {"{\"memory-type\": \"MEMORY_POOL\", \"remote-mem-bw\": \"fast\"}",
+         ": remote-mem-bw: expected a number from 0"},
         {"{\"memory-type\": \"PER_NPU_MEMORY_EXPANSION\", \"remote-mem-bw\": 1, "
          "\"remote-mem-latncy\": 3}",
          ": unknown key \"remote-mem-latncy\""},

@@ -208,11 +208,11 @@ run_astra() {
         --comm-group-configuration="$groups" --system-configuration="$tmp/system.json" \
         --remote-memory-configuration="$tmp/memory.json" --network-configuration="$tmp/network.yml" \
         --logging-folder="$tmp/astra-log" || true
-    local done
-    done=$(grep -c 'sys\[[0-9]*\] finished' "$tmp/aout" "$tmp/aerr" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
-    if [ "$done" -lt "$n" ]; then
+    local finished
+    finished=$(grep -c 'sys\[[0-9]*\] finished' "$tmp/aout" "$tmp/aerr" 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}')
+    if [ "$finished" -lt "$n" ]; then
         a_ms=failed; a_wall=-; a_user=-; a_rss=-
-        echo "compare.sh: $bin on $p: $done of $n ranks finished: $(tail -c 300 "$tmp/aerr" "$tmp/aout" | tr '\n' ' ')" >&2
+        echo "compare.sh: $bin on $p: $finished of $n ranks finished: $(tail -c 300 "$tmp/aerr" "$tmp/aout" | tr '\n' ' ')" >&2
         return 1
     fi
     a_ms=$(cat "$tmp/aout" "$tmp/aerr" | sed -n 's/.*sys\[[0-9]*\] finished, \([0-9]*\) cycles.*/\1/p' |
