@@ -86,6 +86,15 @@
  * group's first collective of a type fixes the implementation of its later ones on that rank
  * (CommunicatorGroup::get_collective_plan keeps its plan).
  *
+ * With model-shared-bus 1 a message that is not a group ring's crosses ASTRA-sim's LogGP memory
+ * bus instead of the endpoint delay (MemBus.cc, LogGP.cc; src/run/astra-bus.c): towards the
+ * network through the NPU side, back through the MA side, each side sending one request at a time
+ * (o, or what is left of g since its last send, then G a byte; received L + o later), the
+ * receiver reducing ((bytes / 100) x local-reduction-delay + 50 ns), sending back or retiring it,
+ * the NPU side crossing its own bus to memory (G = 0.0038) for each.  An event at time 0 (a
+ * message at the start whose endpoint or bus takes no time) stops the run: ASTRA-sim's event
+ * queue aborts on it.
+ *
  * What is not modelled (errors, never silent): doubleBinaryTree for other collectives than
  * all-reduce, on dimensions not of 2^k NPUs and on process groups smaller than the system (where
  * ASTRA-sim's tree is undefined), offline-greedy inter-dimension scheduling, more than one
@@ -214,17 +223,24 @@ typedef struct {
     double latency_ns[SSIM_ASTRA_MAX_DIMS];
     gboolean congestion_aware; /* links queue messages (one dimension), not a delay per message */
     /* The system (ASTRA-sim's system JSON). */
-    SsimAstraPolicy policy;          /* scheduling-policy */
-    gboolean local_bw_aware;         /* collective-optimization localBWAware (TRUE) or baseline */
-    gboolean coll_opt_unset;         /* the system file left collective-optimization out */
-    SsimTime endpoint_delay;         /* endpoint-delay, ns */
-    guint active_chunks_per_dim;     /* active-chunks-per-dimension */
-    guint splits;                    /* preferred-dataset-splits */
-    double local_mem_bw_gbps;        /* local-mem-bw, GB/s with GB = 10^9 bytes (as ASTRA-sim) */
-    gboolean roofline;               /* roofline-enabled */
-    gboolean track_local_mem;        /* track-local-mem: every node needs inputs and outputs */
-    gboolean replay_only;            /* replay-only: every node waits its duration (below) */
-    double peak_tflops;              /* peak-perf, TFLOP/s */
+    SsimAstraPolicy policy;      /* scheduling-policy */
+    gboolean local_bw_aware;     /* collective-optimization localBWAware (TRUE) or baseline */
+    gboolean coll_opt_unset;     /* the system file left collective-optimization out */
+    SsimTime endpoint_delay;     /* endpoint-delay, ns */
+    guint active_chunks_per_dim; /* active-chunks-per-dimension */
+    guint splits;                /* preferred-dataset-splits */
+    double local_mem_bw_gbps;    /* local-mem-bw, GB/s with GB = 10^9 bytes (as ASTRA-sim) */
+    gboolean roofline;           /* roofline-enabled */
+    gboolean track_local_mem;    /* track-local-mem: every node needs inputs and outputs */
+    gboolean replay_only;        /* replay-only: every node waits its duration (below) */
+    double peak_tflops;          /* peak-perf, TFLOP/s */
+    /* model-shared-bus 1: a message's endpoint is ASTRA-sim's LogGP memory bus, not the delay
+     * (astra-bus.c); its parameters, read whether or not it is on, as Sys keeps them: L, o and g
+     * floats passed on as whole ns (truncated), G a float (ns a byte), local-reduction-delay an
+     * int (ns per 100 bytes reduced). */
+    gboolean shared_bus;
+    double bus_L, bus_o, bus_g, bus_G;
+    gint64 local_reduction_delay;
     guint n_impl[SSIM_ASTRA_N_COLL]; /* implementations given per dimension, per collective */
     SsimAstraImpl impl[SSIM_ASTRA_N_COLL][SSIM_ASTRA_MAX_DIMS];
     /* Custom implementations: the trace set's prefix as the system file gives it (owned; NULL:

@@ -93,10 +93,15 @@ static int nonzero_latency_packets(const Stream *s, const Phase *p)
 }
 
 /* PacketBundle::send_to_MA / send_to_NPU through MemBus: the endpoint's delay (a group's ring
- * is "Fast": 10 ns). */
-void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process)
+ * is "Fast": 10 ns), or with the shared bus on, the bus for every other bundle. */
+void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
+                  gboolean to_ma)
 {
     const Phase *p = cur_phase(R, stream_at(R, sid));
+    if (R->bus && !p->fast) {
+        astra_bus_send(R, sid, size, process, send_back, to_ma);
+        return;
+    }
     SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
     astra_at(R, delay, EV_BUNDLE, sid, size << 1 | (process ? 1 : 0));
 }
@@ -109,7 +114,7 @@ static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
     if (s->remained_max == 0) {
         s->max_count--;
         astra_bundle(R, sid, p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size,
-                     s->processed);
+                     s->processed, s->send_back, s->npu_to_ma);
         s->remained_max = 1;
         if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
             s->hd_offset = (int)(s->hd_offset * s->hd_mult);
@@ -144,6 +149,7 @@ static void insert_packet(Replay *R, guint32 sid, Stream *s, const Phase *p)
     g_array_append_val(s->packets, pkt);
     if (s->zero_lat > 0) {
         s->processed = FALSE;
+        s->send_back = FALSE;
         s->npu_to_ma = TRUE;
         process_max_count(R, sid, s, p);
         s->zero_lat--;
@@ -151,6 +157,7 @@ static void insert_packet(Replay *R, guint32 sid, Stream *s, const Phase *p)
     }
     g_assert(s->nonzero_lat > 0);
     s->processed = p->type == CT_RS || (p->type == CT_AR && s->toggle);
+    s->send_back = s->nonzero_lat > s->parallel_reduce;
     s->npu_to_ma = FALSE;
     process_max_count(R, sid, s, p);
     s->nonzero_lat--;

@@ -23,6 +23,7 @@ enum {
     EV_HOP,      /* a = message: congestion-aware, it reaches the next device of its route */
     EV_FREE,     /* a = link: congestion-aware, the link can take its next message */
     EV_MEM_FREE, /* a = memory unit: its transfer is over (after its op's EV_OP_DONE) */
+    EV_BUS,      /* a = a side of a rank's shared memory bus, b = its event (astra-bus.c) */
     EV_N
 };
 
@@ -162,6 +163,7 @@ typedef struct {
 
 typedef struct Replay Replay;
 typedef struct AstraMatchSlot AstraMatchSlot;
+typedef struct AstraLogGP AstraLogGP;
 
 typedef struct {
     guint32 *heap[CLS_N]; /* dependency-free ops, min-heaps by node id */
@@ -219,6 +221,7 @@ struct Replay {
     GArray *deferred;   /* ops freed during a walk */
     MemUnit *mem_units; /* the shared remote memories (astra-mem.c) */
     guint n_mem_units;
+    AstraLogGP *bus; /* model-shared-bus: four sides a rank (astra-bus.c); NULL: off */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
@@ -282,9 +285,20 @@ enum { DBT_INIT, DBT_GENERAL, DBT_RECEIVED };
 /* DoubleBinaryTreeAllReduce::run on stream `sid` for one of the events above. */
 void astra_dbt_run(Replay *R, guint32 sid, int event);
 void astra_dbt_clear(Replay *R);
-/* PacketBundle: `size` bytes through the endpoint, then reduced when `process`; the stream's
- * algorithm is called back. */
-void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process);
+/* PacketBundle: `size` bytes through the endpoint towards the memory (`to_ma`,
+ * send_to_MA) or back (send_to_NPU), then reduced when `process`; the stream's algorithm is
+ * called back.  `send_back` is the bundle's flag, which the shared bus reads. */
+void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
+                  gboolean to_ma);
+
+/* The shared memory bus, model-shared-bus 1 (astra-bus.c). */
+void astra_bus_build(Replay *R);
+/* MemBus::send_from_NPU_to_MA (to_ma) or send_from_MA_to_NPU of a "Usual" bundle of stream `sid`:
+ * astra_on_bundle() is called when the bus is done with it. */
+void astra_bus_send(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
+                    gboolean to_ma);
+void astra_on_bus(Replay *R, guint32 side, guint64 event);
+void astra_bus_clear(Replay *R);
 
 /* The remote memory (astra-mem.c). */
 void astra_mem_build(Replay *R);

@@ -194,6 +194,17 @@ void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
                                   now));
         return;
     }
+    if (now + delay == 0) {
+        /* ASTRA-sim's analytical event queue asserts that each instant it steps to is later
+         * than the current one, which starts at 0: an event at time 0 aborts it. */
+        astra_fail(R, g_error_new(SSIM_RUN_ERROR, SSIM_RUN_ERROR_LIMIT,
+                                  "--semantics astra: an event falls at time 0 (a collective, "
+                                  "memory node or transfer at the start that takes no time: an "
+                                  "endpoint-delay of 0, a shared bus with o and G x bytes under "
+                                  "1 ns, a transfer of no time), where ASTRA-sim aborts (its "
+                                  "event queue asserts that the next instant is later than 0)"));
+        return;
+    }
     ssim_engine_schedule(R->engine, now + delay, ev, a, b);
 }
 
@@ -300,6 +311,12 @@ static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_da
 {
     (void)engine;
     astra_on_bundle(user_data, (guint32)a, b);
+}
+
+static void on_bus(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)engine;
+    astra_on_bus(user_data, (guint32)a, b);
 }
 
 static void on_custom(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
@@ -468,6 +485,7 @@ static void replay_clear(Replay *R)
     astra_coll_clear(R);
     astra_net_clear(R);
     astra_mem_clear(R);
+    astra_bus_clear(R);
     if (R->ranks) {
         for (guint r = 0; r < R->n_ranks; r++) {
             for (int c = 0; c < CLS_N; c++)
@@ -531,6 +549,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     if (!build(&R, error) || !astra_custom_build(&R, error) || !astra_net_build(&R, error))
         goto done;
     astra_mem_build(&R);
+    astra_bus_build(&R);
     R.group_streams = g_new0(guint32, (gsize)MAX(ssim_graph_n_groups(graph), 1u) * R.n_ranks);
     R.world = SSIM_NONE;
     for (guint32 g = 0; g < ssim_graph_n_groups(graph); g++)
@@ -549,6 +568,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     ssim_engine_register(R.engine, on_hop, &R);
     ssim_engine_register(R.engine, on_link_free, &R);
     ssim_engine_register(R.engine, on_mem_free, &R);
+    ssim_engine_register(R.engine, on_bus, &R);
     /* Workload::fire, rank by rank. */
     for (guint r = 0; r < R.n_ranks && !R.error; r++)
         walk(&R, r);

@@ -73,6 +73,7 @@ void ssim_astra_config_init(SsimAstraConfig *cfg)
     cfg->local_mem_bw_gbps = 1600;
     cfg->roofline = TRUE;
     cfg->peak_tflops = 900;
+    cfg->local_reduction_delay = 1;
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++) {
         cfg->n_impl[t] = 1;
         cfg->impl[t][0] = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
@@ -631,6 +632,9 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
     c->coll_opt_unset = TRUE;
     c->track_local_mem = FALSE;
     c->replay_only = FALSE;
+    c->shared_bus = FALSE;
+    c->bus_L = c->bus_o = c->bus_g = c->bus_G = 0;
+    c->local_reduction_delay = 1; /* Sys::Sys's last word on it */
     /* The file says every native implementation too: a collective whose type it leaves out has
      * none (ASTRA-sim: "No collective implementation found"). */
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)
@@ -696,15 +700,27 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
         } else if (strcmp(key, "model-shared-bus") == 0) {
             if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
                 return FALSE;
-            /* Sys.cc: the bus is modelled where the value is 1, and only there. */
-            if (i == 1) {
+            c->shared_bus = i == 1; /* Sys.cc: on at 1, and only there */
+        } else if (strcmp(key, "L") == 0 || strcmp(key, "o") == 0 || strcmp(key, "g") == 0 ||
+                   strcmp(key, "G") == 0) {
+            /* Sys keeps them as floats (a value it cannot convert makes it throw). */
+            double x = json_number(v);
+            if (isnan(x)) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                            "%s: %s: 1 (the LogGP model of the shared memory bus) is not "
-                            "modelled by --semantics astra; any other value leaves it off, as "
-                            "in ASTRA-sim",
+                            "%s: %s: expected a number (ASTRA-sim's reader throws on any other "
+                            "value)",
                             path, key);
                 return FALSE;
             }
+            double *at = key[0] == 'L'   ? &c->bus_L
+                         : key[0] == 'o' ? &c->bus_o
+                         : key[0] == 'g' ? &c->bus_g
+                                         : &c->bus_G;
+            *at = (double)(float)x;
+        } else if (strcmp(key, "local-reduction-delay") == 0) {
+            if (!json_int(v, path, key, G_MININT32, G_MAXINT32, &i, error))
+                return FALSE;
+            c->local_reduction_delay = i;
         } else if (strcmp(key, "per-node-custom-implementation") == 0) {
             /* CollectiveImplLookup: a string, the YAML file of node id -> trace-set prefix. */
             s = json_str(v);
@@ -733,25 +749,19 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
                     return FALSE;
                 continue;
             }
-            /* Keys ASTRA-sim reads that change nothing here (statistics, traces, the shared
-             * bus's LogGP parameters when the bus is off), with what Sys.cc converts each to
-             * (a value it cannot convert makes it throw; trace-enabled is a switch, any value),
-             * and keys of ASTRA-sim 1.0's system files that tools still write and 2.x's system
-             * layer does not read (it schedules FIFO within a dimension and ascending across
-             * them whatever they say), any value. */
+            /* Keys ASTRA-sim reads that change nothing here (statistics and traces:
+             * trace-enabled is a switch, any value; the trace's file name a string, which Sys.cc
+             * throws without), and keys of ASTRA-sim 1.0's system files that tools still write
+             * and 2.x's system layer does not read (it schedules FIFO within a dimension and
+             * ascending across them whatever they say), any value. */
             static const struct {
                 const char *key;
-                char type; /* 's' a string, 'n' a number, 0 anything */
-            } inert[] = {{"boost-mode", 0},
-                         {"intra-dimension-scheduling", 0},
-                         {"inter-dimension-scheduling", 0},
-                         {"trace-enabled", 0},
-                         {"local-mem-trace-filename", 's'},
-                         {"local-reduction-delay", 'n'},
-                         {"L", 'n'},
-                         {"o", 'n'},
-                         {"g", 'n'},
-                         {"G", 'n'}};
+                gboolean string;
+            } inert[] = {{"boost-mode", FALSE},
+                         {"intra-dimension-scheduling", FALSE},
+                         {"inter-dimension-scheduling", FALSE},
+                         {"trace-enabled", FALSE},
+                         {"local-mem-trace-filename", TRUE}};
             guint k = 0;
             while (k < G_N_ELEMENTS(inert) && strcmp(key, inert[k].key) != 0)
                 k++;
@@ -761,13 +771,34 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
                             key);
                 return FALSE;
             }
-            if ((inert[k].type == 's' && !json_str(v)) ||
-                (inert[k].type == 'n' && isnan(json_number(v)))) {
+            if (inert[k].string && !json_str(v)) {
                 g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                            "%s: %s: expected a %s (ASTRA-sim's reader throws on any other value)",
-                            path, key, inert[k].type == 's' ? "string" : "number");
+                            "%s: %s: expected a string (ASTRA-sim's reader throws on any other "
+                            "value)",
+                            path, key);
                 return FALSE;
             }
+        }
+    }
+    /* The bus passes L, o and g on as unsigned ticks and schedules its reductions after an int
+     * number of ns: values ASTRA-sim would wrap are refused where the bus is on. */
+    if (c->shared_bus) {
+        const double limit = (double)((SsimTime)1 << 62);
+        const double times[] = {c->bus_L, c->bus_o, c->bus_g, c->bus_G};
+        for (guint k = 0; k < G_N_ELEMENTS(times); k++)
+            if (!(times[k] >= 0 && times[k] < limit)) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: %s: the shared bus (model-shared-bus 1) needs a time from 0 to "
+                            "2^62 ns",
+                            path, (const char *[]){"L", "o", "g", "G"}[k]);
+                return FALSE;
+            }
+        if (c->local_reduction_delay < 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: local-reduction-delay: the shared bus (model-shared-bus 1) needs a "
+                        "delay >= 0",
+                        path);
+            return FALSE;
         }
     }
     static const char *const required[] = {"scheduling-policy", "preferred-dataset-splits"};
@@ -913,6 +944,11 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
         g_string_append_printf(s, "per-node-custom-implementation: %s\n", c->per_node_path);
     for (guint i = 0; i < c->n_per_node; i++)
         g_string_append_printf(s, "#   node %d: %s\n", c->per_node[i].node, c->per_node[i].path);
+    if (c->shared_bus)
+        g_string_append_printf(s,
+                               "model-shared-bus: 1\nL: %g\no: %g\ng: %g\nG: %.9g\n"
+                               "local-reduction-delay: %" G_GINT64_FORMAT "\n",
+                               c->bus_L, c->bus_o, c->bus_g, c->bus_G, c->local_reduction_delay);
     g_string_append_printf(s, "local-mem-bw: %g\n", c->local_mem_bw_gbps);
     g_string_append_printf(s, "roofline-enabled: %d\n", c->roofline ? 1 : 0);
     g_string_append_printf(s, "peak-perf: %g\n", c->peak_tflops);

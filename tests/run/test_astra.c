@@ -474,6 +474,32 @@ Test(astra, allgather_size_is_per_rank_and_reducescatter_reduces)
 }
 
 /*
+ * The shared memory bus (model-shared-bus 1, astra-bus.c): a bundle's endpoint is a LogGP
+ * crossing, 2o + L + (b - 1) G ns (truncated) from one side to the other, and the NPU side's own
+ * bus to its memory (G = 0.0038) is crossed as well.  All-gather of 4000 B on 4 ranks, chunks of
+ * 1000 B, o = 10, L = 100, G = 0.01 (the float ASTRA-sim keeps, 0.00999999977...), g = 0: a
+ * crossing is X = 120 + 999 x 0.0099999998 = 129 ns on the main bus and X' = 120 + 3.7962 = 123
+ * on the NPU's.  A chunk's first bundle goes NPU -> MA (behind its memory's X'): X + X'; the two
+ * after its first two messages are sent back (send_back): MA -> NPU, through the NPU's memory
+ * and back, NPU -> MA: 2X + 2X' each; the last goes MA -> NPU and retires through the memory:
+ * X + X'.  So a chunk is 6X + 6X' + 3 x 1200 = 5112 ns (3700 with the 25 ns endpoint).
+ */
+Test(astra, shared_bus_crossings_by_hand)
+{
+    Builder b = builder_new(4);
+    for (guint32 r = 0; r < 4; r++)
+        add(&b, r, 0, coll(SSIM_COLL_ALLGATHER, 0, 4000), NULL, 0);
+    SsimAstraConfig c = machine(4);
+    c.shared_bus = TRUE;
+    c.bus_o = 10;
+    c.bus_L = 100;
+    c.bus_G = (double)0.01f;
+    g_autoptr(SsimTimeline) t = run(&b, &c, NULL);
+    cr_assert_eq(t->makespan, 4 * 5112, "%" G_GINT64_FORMAT, t->makespan);
+    builder_clear(&b);
+}
+
+/*
  * Halving-doubling all-reduce on 4 ranks (HalvingDoubling.cc): per 1000-byte chunk, messages of
  * 500 B to the rank 1 away, 250 B (reduced) to the rank 2 away, then back: 250 B to 2 away and
  * 500 B to 1 away, each behind an endpoint delay, and one more at the end:
@@ -702,6 +728,42 @@ Test(astra, matches_astra_sim_on_bundled_traces)
             ssim_chakra_stats_clear(&st);
         }
     }
+}
+
+/*
+ * The shared memory bus against ASTRA-sim (518bd51, AstraSim_Analytical_Congestion_Unaware) on
+ * the bundled 8-rank all-reduce over ring-switch-2x4.yml: 8372 ns with the bus off (the 10 ns
+ * endpoint), 49092 with the bundled shared-bus-loggp.json (L 100, o 20, g 30, G 0.01,
+ * local-reduction-delay 2), 23652 with the bus on and its parameters left out (L, o, g and G 0;
+ * local-reduction-delay 1, Sys::Sys's default: with 0 the replay gave 18412).  With the bus's
+ * times all 0 and the endpoint delay too, the first bundle's event falls at time 0, where
+ * ASTRA-sim's event queue aborts (an assertion): so does the replay, with a message.
+ */
+Test(astra, shared_bus_matches_astra_sim)
+{
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    read_bundled_config(&c, "ring-switch-2x4.yml", "shared-bus-loggp.json");
+    cr_assert(c.shared_bus);
+    cr_assert_eq(bundled_makespan("allreduce-8npus-1MB/all_reduce", &c, NULL), 49092);
+    c.bus_L = c.bus_o = c.bus_g = c.bus_G = 0;
+    c.local_reduction_delay = 1;
+    cr_assert_eq(bundled_makespan("allreduce-8npus-1MB/all_reduce", &c, NULL), 23652);
+    c.shared_bus = FALSE;
+    cr_assert_eq(bundled_makespan("allreduce-8npus-1MB/all_reduce", &c, NULL), 8372);
+    /* An event at time 0. */
+    c.endpoint_delay = 0;
+    g_autofree char *prefix = bundled("allreduce-8npus-1MB/all_reduce");
+    SsimChakraStats cst;
+    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_ROOFLINE, &cst);
+    GError *error = NULL;
+    SsimTimeline *t =
+        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, NULL, &c, NULL, NULL, &error);
+    cr_assert_null(t);
+    cr_assert(error && strstr(error->message, "an event falls at time 0"), "%s",
+              error ? error->message : "");
+    g_clear_error(&error);
+    ssim_chakra_stats_clear(&cst);
 }
 
 /*

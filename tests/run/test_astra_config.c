@@ -316,9 +316,9 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
 /* Values are read as ASTRA-sim's Sys.cc reads them through nlohmann::json: a switch
  * (`j[key] != 0`) is off only for a number equal to 0, so false turns it on (a boolean is not a
  * number there) and 0.0 turns it off; an integer key drops a real's fraction and takes true as 1;
- * model-shared-bus is on at 1 only; a real key takes true as 1.  (ASTRA-sim 518bd51 gives the
- * same makespan for a set under "roofline-enabled": false as under 1, and under "endpoint-delay":
- * 10.9 as under 10.) */
+ * model-shared-bus is on at 1 only (2 leaves it off); a real key takes true as 1.  (ASTRA-sim
+ * 518bd51 gives the same makespan for a set under "roofline-enabled": false as under 1, and under
+ * "endpoint-delay": 10.9 as under 10.) */
 Test(astra_config, system_values_read_as_nlohmann_json_converts_them)
 {
     g_autofree char *p = write_file("values.json", "{\"scheduling-policy\": \"LIFO\","
@@ -345,12 +345,26 @@ Test(astra_config, system_values_read_as_nlohmann_json_converts_them)
     cr_assert_eq(c.endpoint_delay, 10);
     cr_assert_eq(c.active_chunks_per_dim, 1);
     cr_assert_float_eq(c.peak_tflops, 1.0, 0);
+    cr_assert_not(c.shared_bus, "2 is not 1: the bus is off");
+    cr_assert_eq(c.local_reduction_delay, 1, "Sys::Sys's default");
+    /* The bus's parameters are floats in Sys (G 0.01 is 0.00999999977...), L, o and g handed on
+     * as whole ticks. */
     g_autofree char *bus = write_file("bus.json", "{\"scheduling-policy\": \"LIFO\","
                                                   " \"preferred-dataset-splits\": 4,"
-                                                  " \"model-shared-bus\": true}");
-    cr_assert_not(ssim_astra_config_read_system(&c, bus, &error), "true is 1: the bus is on");
-    cr_assert(strstr(error->message, "model-shared-bus: 1 (the LogGP model"), "%s", error->message);
-    g_clear_error(&error);
+                                                  " \"model-shared-bus\": true, \"L\": 100.7,"
+                                                  " \"o\": true, \"G\": 0.01,"
+                                                  " \"local-reduction-delay\": 2.9}");
+    cr_assert(ssim_astra_config_read_system(&c, bus, &error), "%s", error ? error->message : "");
+    cr_assert(c.shared_bus, "true is 1: the bus is on");
+    cr_assert_float_eq(c.bus_L, (double)100.7f, 0);
+    cr_assert_float_eq(c.bus_o, 1.0, 0);
+    cr_assert_float_eq(c.bus_g, 0.0, 0);
+    cr_assert(c.bus_G == (double)0.01f && c.bus_G != 0.01, "%.17g", c.bus_G);
+    cr_assert_eq(c.local_reduction_delay, 2);
+    g_autoptr(GString) said = ssim_astra_config_format(&c);
+    cr_assert(strstr(said->str, "model-shared-bus: 1\nL: 100.7\no: 1\ng: 0\nG: 0.00999999978\n"
+                                "local-reduction-delay: 2\n"),
+              "%s", said->str);
 }
 
 /* per-node-custom-implementation names a YAML file of node id -> trace-set prefix, which
@@ -455,7 +469,11 @@ Test(astra_config, bad_systems_name_file_and_key)
          ": preferred-dataset-splits: expected a number from 1"},
         {"{\"endpoint-delay\": \"ten\"}", ": endpoint-delay: expected a number from 0"},
         {"{\"local-mem-bw\": -1}", ": local-mem-bw: expected a number >= 0"},
-        {"{\"model-shared-bus\": 1.5}", ": model-shared-bus: 1 (the LogGP model"},
+        {"{\"model-shared-bus\": 1, \"g\": -2}",
+         ": g: the shared bus (model-shared-bus 1) needs a time from 0"},
+        {"{\"model-shared-bus\": 1, \"local-reduction-delay\": -1}",
+         ": local-reduction-delay: the shared bus (model-shared-bus 1) needs a delay >= 0"},
+        {"{\"model-shared-bus\": \"on\"}", ": model-shared-bus: expected a number from"},
         {"{\"local-mem-trace-filename\": 3}", ": local-mem-trace-filename: expected a string"},
         {"{\"L\": \"fast\"}", ": L: expected a number"},
         {"{\"all-gather-implementation-custom\": [\"a\", \"b\"]}",
