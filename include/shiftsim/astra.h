@@ -54,7 +54,8 @@
  *     dimensions), truncated to whole ns; a Switch is 2 hops, a FullyConnected 1, a bidirectional
  *     Ring the shorter way round.  Bandwidth is in GB/s of 2^30 bytes.  Sends are eager: a
  *     transfer starts when sent, and a receive posted after its arrival completes at once.
- *     Messages match by (tag, source, destination, size) in order.
+ *     Messages match by (tag, source, destination, size) in order, a send's or receive's tag
+ *     taken modulo 500000000 (astra_native_tag(), as Sys::front_end_sim_send keeps it).
  *
  * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
  * the dimensions after theirs are not used (GeneralComplexTopology stops there).

@@ -198,7 +198,7 @@ static void issue(Replay *R, guint32 run, guint32 op)
     }
     switch (o->kind) {
     case SSIM_OP_SEND: {
-        MatchKey key = {.tag = o->tag,
+        MatchKey key = {.tag = astra_native_tag(o->tag),
                         .size = o->bytes,
                         .src = s->rank,
                         .dst = astra_phase_member(p, o->peer),
@@ -207,7 +207,7 @@ static void issue(Replay *R, guint32 run, guint32 op)
         break;
     }
     case SSIM_OP_RECV: {
-        MatchKey key = {.tag = o->tag,
+        MatchKey key = {.tag = astra_native_tag(o->tag),
                         .size = o->bytes,
                         .src = astra_phase_member(p, o->peer),
                         .dst = s->rank,

@@ -346,14 +346,22 @@ void astra_net_recv(Replay *R, const MatchKey *key, Callback cb)
 void astra_send_issue(Replay *R, guint32 op)
 {
     const SsimOp *o = &R->ops[op];
-    MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->rank, .dst = o->peer, .coll = 0};
+    MatchKey key = {.tag = astra_native_tag(o->tag),
+                    .size = o->bytes,
+                    .src = o->rank,
+                    .dst = o->peer,
+                    .coll = 0};
     astra_net_send(R, &key, (Callback){CB_OP, op, 0});
 }
 
 void astra_recv_issue(Replay *R, guint32 op)
 {
     const SsimOp *o = &R->ops[op];
-    MatchKey key = {.tag = o->tag, .size = o->bytes, .src = o->peer, .dst = o->rank, .coll = 0};
+    MatchKey key = {.tag = astra_native_tag(o->tag),
+                    .size = o->bytes,
+                    .src = o->peer,
+                    .dst = o->rank,
+                    .coll = 0};
     astra_net_recv(R, &key, (Callback){CB_OP, op, 0});
 }
 

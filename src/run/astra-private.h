@@ -258,6 +258,14 @@ typedef struct {
     guint32 coll;
 } MatchKey;
 
+/* The tag a trace's send or receive (or a custom set's) is matched by: Sys::front_end_sim_send
+ * and _recv take the node's uint32 comm_tag as an int and keep it modulo 500000000 (C's %, so a
+ * tag of 2^31 or more, negative as an int, stays negative): tags 7 and 500000007 meet. */
+static inline guint64 astra_native_tag(guint32 tag)
+{
+    return (guint64)(gint64)((gint32)tag % 500000000);
+}
+
 SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
 /* Starts a transfer now; `sent` is served at its arrival. */
 void astra_net_send(Replay *R, const MatchKey *key, Callback sent);

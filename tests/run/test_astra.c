@@ -238,6 +238,33 @@ Test(astra, a_repeated_tag_matches_in_order)
     builder_clear(&b);
 }
 
+/* Sys::front_end_sim_send and _recv keep a node's tag modulo 500000000 (the range of tags the
+ * workload's own messages have): a send tagged 500000007 meets a receive tagged 7, as it does in
+ * ASTRA-sim (518bd51: 1000 bytes over one switch, both end at 1200 ns here); 1500000007 meets
+ * 500000007; 7 never meets 8. */
+Test(astra, send_tags_are_kept_modulo_500000000)
+{
+    const guint32 pairs[][2] = {{500000007, 7}, {1500000007, 500000007}, {7, 8}};
+    for (guint i = 0; i < G_N_ELEMENTS(pairs); i++) {
+        Builder b = builder_new(2);
+        SsimOpSpec snd = p2p(SSIM_OP_SEND, 1, 1000), rcv = p2p(SSIM_OP_RECV, 0, 1000);
+        snd.tag = pairs[i][0];
+        rcv.tag = pairs[i][1];
+        guint32 a = add(&b, 0, 0, snd, NULL, 0);
+        guint32 z = add(&b, 1, 0, rcv, NULL, 0);
+        SsimAstraConfig c = machine(2);
+        if (i < 2) {
+            g_autoptr(SsimTimeline) t = run(&b, &c, NULL);
+            cr_assert(t->end[a] == 1200 && t->end[z] == 1200, "pair %u", i);
+        } else {
+            GError *error = NULL;
+            cr_assert(ssim_graph_finalize(b.g, &error), "%s", error ? error->message : "");
+            assert_refused(&b, &c, "the run stalled", NULL);
+        }
+        builder_clear(&b);
+    }
+}
+
 /* The same all-reduce inside a group smaller than the system: one ring over the members, whose
  * endpoint costs a fixed 10 ns (RingTopology::Dimension::Local), not the endpoint delay:
  * 4 x (10 + 2(700 + 10) + 1500) = 11720. */
