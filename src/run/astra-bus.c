@@ -293,8 +293,7 @@ void astra_bus_build(Replay *R)
         R->bus = g_new0(AstraLogGP, (gsize)R->n_ranks * N_SIDES);
 }
 
-void astra_bus_send(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
-                    gboolean to_ma)
+void astra_bus_send(Replay *R, guint32 sid, guint64 size, guint flags)
 {
     if (size > G_MAXINT32) {
         astra_fail(R, g_error_new(SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -307,11 +306,11 @@ void astra_bus_send(Replay *R, guint32 sid, guint64 size, gboolean process, gboo
     const Stream *s = g_ptr_array_index(R->streams, sid);
     BusReq *req = g_new0(BusReq, 1);
     req->size = size;
-    req->processed = process;
-    req->send_back = send_back;
+    req->processed = (flags & BUNDLE_PROCESS) != 0;
+    req->send_back = (flags & BUNDLE_SEND_BACK) != 0;
     req->sid = sid;
-    req->bundle = size << 1 | (process ? 1 : 0);
-    request_read(R, s->rank * N_SIDES + (to_ma ? SIDE_NPU : SIDE_MA), req);
+    req->bundle = size << 1 | (req->processed ? 1 : 0);
+    request_read(R, s->rank * N_SIDES + (flags & BUNDLE_TO_MA ? SIDE_NPU : SIDE_MA), req);
 }
 
 void astra_on_bus(Replay *R, guint32 side, guint64 event)

@@ -94,16 +94,15 @@ static int nonzero_latency_packets(const Stream *s, const Phase *p)
 
 /* PacketBundle::send_to_MA / send_to_NPU through MemBus: the endpoint's delay (a group's ring
  * is "Fast": 10 ns), or with the shared bus on, the bus for every other bundle. */
-void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
-                  gboolean to_ma)
+void astra_bundle(Replay *R, guint32 sid, guint64 size, guint flags)
 {
     const Phase *p = cur_phase(R, stream_at(R, sid));
     if (R->bus && !p->fast) {
-        astra_bus_send(R, sid, size, process, send_back, to_ma);
+        astra_bus_send(R, sid, size, flags);
         return;
     }
     SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
-    astra_at(R, delay, EV_BUNDLE, sid, size << 1 | (process ? 1 : 0));
+    astra_at(R, delay, EV_BUNDLE, sid, size << 1 | (flags & BUNDLE_PROCESS ? 1 : 0));
 }
 
 /* Ring::process_max_count (AllToAll's also turns to the next peer). */
@@ -114,7 +113,7 @@ static void process_max_count(Replay *R, guint32 sid, Stream *s, const Phase *p)
     if (s->remained_max == 0) {
         s->max_count--;
         astra_bundle(R, sid, p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size,
-                     s->processed, s->send_back, s->npu_to_ma);
+                     s->bundle);
         s->remained_max = 1;
         if (p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING) {
             s->hd_offset = (int)(s->hd_offset * s->hd_mult);
@@ -148,17 +147,14 @@ static void insert_packet(Replay *R, guint32 sid, Stream *s, const Phase *p)
                   p->algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING ? s->hd_msg : p->msg_size};
     g_array_append_val(s->packets, pkt);
     if (s->zero_lat > 0) {
-        s->processed = FALSE;
-        s->send_back = FALSE;
-        s->npu_to_ma = TRUE;
+        s->bundle = BUNDLE_TO_MA;
         process_max_count(R, sid, s, p);
         s->zero_lat--;
         return;
     }
     g_assert(s->nonzero_lat > 0);
-    s->processed = p->type == CT_RS || (p->type == CT_AR && s->toggle);
-    s->send_back = s->nonzero_lat > s->parallel_reduce;
-    s->npu_to_ma = FALSE;
+    s->bundle = (p->type == CT_RS || (p->type == CT_AR && s->toggle) ? BUNDLE_PROCESS : 0) |
+                (s->nonzero_lat > s->parallel_reduce ? BUNDLE_SEND_BACK : 0);
     process_max_count(R, sid, s, p);
     s->nonzero_lat--;
 }

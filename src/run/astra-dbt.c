@@ -125,7 +125,7 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
     if (leaf && !root) {
         switch (s->dbt_state) {
         case BEGIN: /* leaf.1 */
-            astra_bundle(R, sid, size, FALSE, FALSE, TRUE);
+            astra_bundle(R, sid, size, BUNDLE_TO_MA);
             s->dbt_state = TO_PARENT;
             break;
         case TO_PARENT: /* leaf.3 */
@@ -134,7 +134,7 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
             s->dbt_state = WAIT_PARENT;
             break;
         case WAIT_PARENT: /* leaf.4 */
-            astra_bundle(R, sid, size, FALSE, FALSE, FALSE);
+            astra_bundle(R, sid, size, 0);
             s->dbt_state = END;
             break;
         case END: /* leaf.5 */
@@ -151,10 +151,10 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
             recv(R, sid, s, p, left);
             recv(R, sid, s, p, right);
         } else if (s->dbt_state == WAIT_TWO && event == DBT_RECEIVED) { /* int.2 */
-            astra_bundle(R, sid, size, TRUE, FALSE, FALSE);
+            astra_bundle(R, sid, size, BUNDLE_PROCESS);
             s->dbt_state = WAIT_ONE;
         } else if (s->dbt_state == WAIT_ONE && event == DBT_RECEIVED) { /* int.3 */
-            astra_bundle(R, sid, size, TRUE, TRUE, FALSE);
+            astra_bundle(R, sid, size, BUNDLE_PROCESS | BUNDLE_SEND_BACK);
             s->dbt_state = TO_PARENT;
         } else if (s->dbt_reductions < 1 && event == DBT_GENERAL) { /* int.4 */
             s->dbt_reductions++;
@@ -163,7 +163,7 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
             send(R, s, p, up);
             recv(R, sid, s, p, up);
         } else if (s->dbt_state == WAIT_PARENT && event == DBT_RECEIVED) { /* int.6 */
-            astra_bundle(R, sid, size, TRUE, TRUE, FALSE);
+            astra_bundle(R, sid, size, BUNDLE_PROCESS | BUNDLE_SEND_BACK);
             s->dbt_state = TO_CHILDREN;
         } else if (s->dbt_state == TO_CHILDREN) {
             send(R, s, p, left);
@@ -177,7 +177,7 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
         s->dbt_state = WAIT_ONE;
         recv(R, sid, s, p, only);
     } else if (s->dbt_state == WAIT_ONE) { /* root.2 */
-        astra_bundle(R, sid, size, TRUE, TRUE, FALSE);
+        astra_bundle(R, sid, size, BUNDLE_PROCESS | BUNDLE_SEND_BACK);
         s->dbt_state = TO_CHILDREN;
     } else if (s->dbt_state == TO_CHILDREN) { /* root.3 */
         send(R, s, p, only);

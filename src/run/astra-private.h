@@ -65,6 +65,10 @@ typedef struct {
     guint64 size;
 } Packet;
 
+/* A PacketBundle's flags: reduced after the endpoint (needs_processing), sent back by the shared
+ * bus's receiver (send_back), made by send_to_MA (towards the memory) rather than send_to_NPU. */
+enum { BUNDLE_PROCESS = 1, BUNDLE_SEND_BACK = 2, BUNDLE_TO_MA = 4 };
+
 /* A chunk on one rank: ASTRA-sim's StreamBaseline with its current algorithm's state. */
 typedef struct {
     guint32 rank;
@@ -78,7 +82,8 @@ typedef struct {
     gint64 stream_count, max_count;
     int free_packets, parallel_reduce, zero_lat, nonzero_lat;
     int remained_msg, remained_max, total_received, middle_point;
-    gboolean toggle, processed, send_back, npu_to_ma;
+    gboolean toggle;
+    guint8 bundle; /* the next PacketBundle's BUNDLE_* flags (processed, send_back, NPU_to_MA) */
     guint32 curr_recv, curr_send;     /* ring indices */
     guint8 dbt_state, dbt_reductions; /* DoubleBinaryTreeAllReduce's state and reductions */
     int hd_offset;                    /* HalvingDoubling: rank_offset, */
@@ -293,18 +298,15 @@ enum { DBT_INIT, DBT_GENERAL, DBT_RECEIVED };
 /* DoubleBinaryTreeAllReduce::run on stream `sid` for one of the events above. */
 void astra_dbt_run(Replay *R, guint32 sid, int event);
 void astra_dbt_clear(Replay *R);
-/* PacketBundle: `size` bytes through the endpoint towards the memory (`to_ma`,
- * send_to_MA) or back (send_to_NPU), then reduced when `process`; the stream's algorithm is
- * called back.  `send_back` is the bundle's flag, which the shared bus reads. */
-void astra_bundle(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
-                  gboolean to_ma);
+/* PacketBundle: `size` bytes through the endpoint, then reduced with BUNDLE_PROCESS; the
+ * stream's algorithm is called back. */
+void astra_bundle(Replay *R, guint32 sid, guint64 size, guint flags);
 
 /* The shared memory bus, model-shared-bus 1 (astra-bus.c). */
 void astra_bus_build(Replay *R);
-/* MemBus::send_from_NPU_to_MA (to_ma) or send_from_MA_to_NPU of a "Usual" bundle of stream `sid`:
- * astra_on_bundle() is called when the bus is done with it. */
-void astra_bus_send(Replay *R, guint32 sid, guint64 size, gboolean process, gboolean send_back,
-                    gboolean to_ma);
+/* MemBus::send_from_NPU_to_MA (BUNDLE_TO_MA) or send_from_MA_to_NPU of a "Usual" bundle of
+ * stream `sid`: astra_on_bundle() is called when the bus is done with it. */
+void astra_bus_send(Replay *R, guint32 sid, guint64 size, guint flags);
 void astra_on_bus(Replay *R, guint32 side, guint64 event);
 void astra_bus_clear(Replay *R);
 
