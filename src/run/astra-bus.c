@@ -46,11 +46,11 @@ struct BusReq {   /* MemMovRequest */
     guint64 size; /* bytes (an int in ASTRA-sim: checked at the entry) */
     gboolean processed, send_back;
     guint8 call_event; /* what it raises at its side when its own bus is done */
-    guint32 side;      /* the side it waits in (MemMovRequest.loggp) */
-    GList *link;       /* its link in that side's pre_* queue, while it waits there */
+    guint32 side;      /* while it waits in a pre_* queue for its side's own bus: the side, */
+    GList *link;       /* and its link in that queue */
     BusReq *parent;    /* the callable: the request of the bus above, or NULL: */
     guint32 sid;       /* the PacketBundle of this stream, */
-    guint64 bundle;    /* its bytes << 1 | needs_processing */
+    gboolean reduce; /* and its needs_processing (`processed` is the bus's copy, which it clears) */
 };
 
 struct AstraLogGP {
@@ -96,7 +96,7 @@ static void call_callable(Replay *R, BusReq *req)
     if (req->parent)
         bus_call(R, req->parent->side, req->parent->call_event, req->parent);
     else
-        astra_on_bundle(R, req->sid, req->bundle);
+        astra_on_bundle(R, req->sid, req->size << 1 | (req->reduce ? 1 : 0));
 }
 
 /* NPU_MEM->send_from_NPU_to_MA (to_ma) or send_from_MA_to_NPU: a request of the NPU side's own
@@ -166,7 +166,6 @@ static void send_next(Replay *R, guint32 side)
 static void request_read(Replay *R, guint32 side, BusReq *req)
 {
     AstraLogGP *b = side_at(R, side);
-    req->side = side;
     if (has_npu_mem(side)) {
         wait_npu_mem(side, &b->pre_send, req, CONSIDER_SEND_BACK);
         npu_mem_send(R, side, FALSE, FALSE, req);
@@ -270,14 +269,12 @@ static void bus_call(Replay *R, guint32 side, int event, BusReq *talking)
         break;
     case CONSIDER_PROCESS:
         g_queue_delete_link(&b->pre_process, talking->link);
-        talking->link = NULL;
         g_queue_push_tail(&b->processing, talking);
         if (!b->processing_busy && b->processing.length > 0)
             start_processing(R, side);
         break;
     case CONSIDER_SEND_BACK:
         g_queue_delete_link(&b->pre_send, talking->link);
-        talking->link = NULL;
         g_queue_push_tail(&b->sends, talking);
         break;
     default: /* GENERAL */
@@ -309,7 +306,7 @@ void astra_bus_send(Replay *R, guint32 sid, guint64 size, guint flags)
     req->processed = (flags & BUNDLE_PROCESS) != 0;
     req->send_back = (flags & BUNDLE_SEND_BACK) != 0;
     req->sid = sid;
-    req->bundle = size << 1 | (req->processed ? 1 : 0);
+    req->reduce = req->processed;
     request_read(R, s->rank * N_SIDES + (flags & BUNDLE_TO_MA ? SIDE_NPU : SIDE_MA), req);
 }
 

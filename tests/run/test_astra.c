@@ -700,17 +700,26 @@ static void read_bundled_config(SsimAstraConfig *c, const char *network, const c
     }
 }
 
-/* Replays the bundled trace set `set` under `c`: its makespan (`st` may be NULL). */
-static SsimTime bundled_makespan(const char *set, const SsimAstraConfig *c, SsimAstraStats *st)
+/* Replays the bundled trace set `set` under `c`: its timeline, or NULL with `error` set (`st` may
+ * be NULL). */
+static SsimTimeline *bundled_replay(const char *set, const SsimAstraConfig *c, SsimAstraStats *st,
+                                    GError **error)
 {
     g_autofree char *prefix = bundled(set);
     SsimChakraStats cst;
     g_autoptr(SsimGraph) g = load_for_astra(prefix, c->roofline ? AS_ROOFLINE : AS_WORKLOAD, &cst);
-    GError *error = NULL;
-    g_autoptr(SsimTimeline) t =
-        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, NULL, c, NULL, st, &error);
-    cr_assert_not_null(t, "%s: %s", set, error ? error->message : "");
+    SsimTimeline *t =
+        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, NULL, c, NULL, st, error);
     ssim_chakra_stats_clear(&cst);
+    return t;
+}
+
+/* Replays the bundled trace set `set` under `c`: its makespan (`st` may be NULL). */
+static SsimTime bundled_makespan(const char *set, const SsimAstraConfig *c, SsimAstraStats *st)
+{
+    GError *error = NULL;
+    g_autoptr(SsimTimeline) t = bundled_replay(set, c, st, &error);
+    cr_assert_not_null(t, "%s: %s", set, error ? error->message : "");
     return t->makespan;
 }
 
@@ -780,17 +789,11 @@ Test(astra, shared_bus_matches_astra_sim)
     cr_assert_eq(bundled_makespan("allreduce-8npus-1MB/all_reduce", &c, NULL), 8372);
     /* An event at time 0. */
     c.endpoint_delay = 0;
-    g_autofree char *prefix = bundled("allreduce-8npus-1MB/all_reduce");
-    SsimChakraStats cst;
-    g_autoptr(SsimGraph) g = load_for_astra(prefix, AS_ROOFLINE, &cst);
     GError *error = NULL;
-    SsimTimeline *t =
-        ssim_astra_replay(g, (const guint64 *)cst.node_ids->data, NULL, &c, NULL, NULL, &error);
-    cr_assert_null(t);
+    cr_assert_null(bundled_replay("allreduce-8npus-1MB/all_reduce", &c, NULL, &error));
     cr_assert(error && strstr(error->message, "an event falls at time 0"), "%s",
               error ? error->message : "");
     g_clear_error(&error);
-    ssim_chakra_stats_clear(&cst);
 }
 
 /*
