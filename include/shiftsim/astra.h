@@ -56,6 +56,12 @@
  *     transfer starts when sent, and a receive posted after its arrival completes at once.
  *     Messages match by (tag, source, destination, size) in order, a send's or receive's tag
  *     taken modulo 500000000 (astra_native_tag(), as Sys::front_end_sim_send keeps it).
+ *   - Rendezvous (`rendezvous`, ASTRA-sim's --rendezvous-protocol).  Every message, a
+ *     collective's steps included, first waits for a handshake: the sender posts a receive of
+ *     8192 bytes from its destination and sends when they arrive; the receiver sends them when
+ *     it posts its receive, which it posts once they have arrived (Sys::rendezvous_sim_send and
+ *     _recv).  `injection_scale` (--injection-scale) multiplies an endpoint-delay the system file
+ *     gives, truncated to whole ns.
  *
  * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
  * the dimensions after theirs are not used (GeneralComplexTopology stops there).
@@ -228,6 +234,7 @@ typedef struct {
     gboolean local_bw_aware;     /* collective-optimization localBWAware (TRUE) or baseline */
     gboolean coll_opt_unset;     /* the system file left collective-optimization out */
     SsimTime endpoint_delay;     /* endpoint-delay, ns */
+    gboolean endpoint_delay_set; /* the file gives endpoint-delay (injection_scale scales it) */
     guint active_chunks_per_dim; /* active-chunks-per-dimension */
     guint splits;                /* preferred-dataset-splits */
     double local_mem_bw_gbps;    /* local-mem-bw, GB/s with GB = 10^9 bytes (as ASTRA-sim) */
@@ -253,6 +260,12 @@ typedef struct {
     char *per_node_path;
     guint n_per_node;
     SsimAstraPerNode *per_node;
+    /* ASTRA-sim's command line.  --injection-scale: an endpoint-delay the system file gives is
+     * multiplied by it, truncated to whole ns (Sys::Sys; the default 10 is not).
+     * --rendezvous-protocol: before each message its receiver sends the sender a handshake of
+     * 8192 bytes, and the message leaves when that has arrived (Sys::rendezvous_sim_send). */
+    double injection_scale;
+    gboolean rendezvous;
     /* The remote memory (ASTRA-sim's remote memory JSON). */
     SsimAstraMemType mem_type;
     guint64 mem_latency_ns;         /* remote-mem-latency */

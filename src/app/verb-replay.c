@@ -229,7 +229,8 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *link_bw = NULL, *alpha = NULL, *trace = NULL, *plot = NULL;
     g_autofree char *chakra = NULL, *comm_group = NULL, *network = NULL, *profile_path = NULL;
     g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
-    g_autofree char *astra_congestion = NULL;
+    g_autofree char *astra_congestion = NULL, *astra_injection = NULL;
+    gboolean astra_rendezvous = FALSE;
     g_autofree char *dangling = NULL, *ctrl_deps = NULL, *comm_streams = NULL;
     g_autofree char *issue_order = NULL;
     g_autofree char *astra_network = NULL, *astra_system = NULL, *astra_memory = NULL;
@@ -351,6 +352,14 @@ int ssim_verb_replay(int argc, char **argv)
          "AstraSim_Analytical_Congestion_Unaware) or aware (messages queue for each link of "
          "their route, as AstraSim_Analytical_Congestion_Aware; one dimension)",
          "MODEL"},
+        {"astra-injection-scale", 0, 0, G_OPTION_ARG_STRING, &astra_injection,
+         "ASTRA-sim's --injection-scale for --semantics astra (implies it): the system file's "
+         "endpoint-delay is multiplied by X, truncated to whole ns (default 1)",
+         "X"},
+        {"astra-rendezvous-protocol", 0, 0, G_OPTION_ARG_NONE, &astra_rendezvous,
+         "ASTRA-sim's --rendezvous-protocol for --semantics astra (implies it): every message, "
+         "collective steps included, waits for an 8192-byte handshake from its receiver",
+         NULL},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
          "Threads decoding Chakra traces and encoding --trace (default: all cores; the result "
          "is the same for any)",
@@ -431,17 +440,27 @@ int ssim_verb_replay(int argc, char **argv)
         return rc;
     if (semantics && strcmp(semantics, "astra") != 0 && strcmp(semantics, "shiftsim") != 0)
         return ssim_cli_usage_error(VERB, "--semantics: '%s' is not shiftsim or astra", semantics);
-    if ((astra_network || astra_system || astra_memory || astra_congestion) && semantics &&
-        strcmp(semantics, "shiftsim") == 0)
-        return ssim_cli_usage_error(VERB, "--astra-network, --astra-system, --astra-memory and "
-                                          "--astra-congestion describe the machine of "
+    gboolean astra_machine = astra_network || astra_system || astra_memory || astra_congestion ||
+                             astra_injection || astra_rendezvous;
+    if (astra_machine && semantics && strcmp(semantics, "shiftsim") == 0)
+        return ssim_cli_usage_error(VERB, "--astra-network, --astra-system, --astra-memory, "
+                                          "--astra-congestion, --astra-injection-scale and "
+                                          "--astra-rendezvous-protocol describe the machine of "
                                           "--semantics astra");
     if (astra_congestion && strcmp(astra_congestion, "aware") != 0 &&
         strcmp(astra_congestion, "unaware") != 0)
         return ssim_cli_usage_error(VERB, "--astra-congestion: '%s' is not unaware or aware",
                                     astra_congestion);
-    gboolean astra = (semantics && strcmp(semantics, "astra") == 0) || astra_network ||
-                     astra_system || astra_memory || astra_congestion;
+    double injection_scale = 1;
+    if (astra_injection) {
+        char *end;
+        injection_scale = g_ascii_strtod(astra_injection, &end);
+        if (astra_injection[0] == '\0' || *end != '\0' || !(injection_scale >= 0) ||
+            !isfinite(injection_scale))
+            return ssim_cli_usage_error(VERB, "--astra-injection-scale: '%s' is not a number >= 0",
+                                        astra_injection);
+    }
+    gboolean astra = (semantics && strcmp(semantics, "astra") == 0) || astra_machine;
     if (dangling && strcmp(dangling, "error") != 0 && strcmp(dangling, "drop") != 0)
         return ssim_cli_usage_error(VERB, "--dangling-deps: '%s' is not error or drop", dangling);
     if (ctrl_deps && strcmp(ctrl_deps, "keep") != 0 && strcmp(ctrl_deps, "ignore") != 0)
@@ -489,6 +508,8 @@ int ssim_verb_replay(int argc, char **argv)
     if (astra_memory && !ssim_astra_config_read_memory(&astra_cfg, astra_memory, &error))
         return ssim_cli_runtime_error(error);
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
+    astra_cfg.injection_scale = injection_scale;
+    astra_cfg.rendezvous = astra_rendezvous;
     rules.astra = astra;
     rules.roofline = astra_cfg.roofline && !astra_cfg.replay_only; /* read only under rules.astra */
     rules.track_mem = astra_cfg.track_local_mem;

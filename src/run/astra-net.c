@@ -307,7 +307,7 @@ void astra_on_link_free(Replay *R, guint32 link)
 
 /* Sys::sim_send -> the network API's sim_send: the transfer starts now, arriving after the
  * congestion-unaware delay, or travelling the congestion-aware links. */
-void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
+static void net_send(Replay *R, const MatchKey *key, Callback sent)
 {
     gboolean found;
     guint32 m = match_post(R, key, TRUE, &found);
@@ -331,7 +331,7 @@ void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
 }
 
 /* CommonNetworkApi::sim_recv: completes at the arrival, or at once when it has arrived. */
-void astra_net_recv(Replay *R, const MatchKey *key, Callback cb)
+static void net_recv(Replay *R, const MatchKey *key, Callback cb)
 {
     gboolean found;
     guint32 m = match_post(R, key, FALSE, &found);
@@ -339,6 +339,71 @@ void astra_net_recv(Replay *R, const MatchKey *key, Callback cb)
     Msg *x = msg_at(R, m);
     if (found && x->arrived)
         ssim_engine_schedule(R->engine, ssim_engine_now(R->engine), EV_RECV, m, 0);
+}
+
+/* ---- the rendezvous protocol (--rendezvous-protocol) ----
+ *
+ * Sys::rendezvous_sim_send posts a receive of 8192 bytes from the destination, tagged tag +
+ * RENDEZVOUS (MatchKey.coll's bit 2 here), and sends when it completes; rendezvous_sim_recv sends
+ * those bytes to the source and posts its receive when they have arrived (its send's handler). */
+
+#define HANDSHAKE_BYTES 8192
+#define HANDSHAKE_KEY   2
+
+/* A send or receive waiting for its handshake. */
+typedef struct {
+    MatchKey key;
+    Callback cb;
+    gboolean send;
+    guint32 next_free;
+} Handshake;
+
+static void post(Replay *R, const MatchKey *key, Callback cb, gboolean send)
+{
+    if (!R->cfg.rendezvous) {
+        (send ? net_send : net_recv)(R, key, cb);
+        return;
+    }
+    if (R->handshakes == NULL) {
+        R->handshakes = g_array_new(FALSE, FALSE, sizeof(Handshake));
+        R->free_handshake = SSIM_NONE;
+    }
+    guint32 h = R->free_handshake;
+    if (h != SSIM_NONE) {
+        R->free_handshake = g_array_index(R->handshakes, Handshake, h).next_free;
+    } else {
+        h = R->handshakes->len;
+        g_array_set_size(R->handshakes, h + 1);
+    }
+    g_array_index(R->handshakes, Handshake, h) = (Handshake){*key, cb, send, SSIM_NONE};
+    R->handshakes_waiting++;
+    MatchKey hk = {.tag = key->tag,
+                   .size = HANDSHAKE_BYTES,
+                   .src = key->dst,
+                   .dst = key->src,
+                   .coll = key->coll | HANDSHAKE_KEY};
+    (send ? net_recv : net_send)(R, &hk, (Callback){CB_HANDSHAKE, h, 0});
+}
+
+/* Handshake h has arrived: its send or receive goes on. */
+static void handshake_done(Replay *R, guint32 h)
+{
+    Handshake *x = &g_array_index(R->handshakes, Handshake, h);
+    Handshake done = *x;
+    x->next_free = R->free_handshake;
+    R->free_handshake = h;
+    R->handshakes_waiting--;
+    (done.send ? net_send : net_recv)(R, &done.key, done.cb);
+}
+
+void astra_net_send(Replay *R, const MatchKey *key, Callback sent)
+{
+    post(R, key, sent, TRUE);
+}
+
+void astra_net_recv(Replay *R, const MatchKey *key, Callback cb)
+{
+    post(R, key, cb, FALSE);
 }
 
 /* ---- sends and receives of the trace ---- */
@@ -387,6 +452,9 @@ static void serve(Replay *R, Callback cb)
     case CB_CUSTOM:
         astra_custom_done(R, cb.a, cb.b);
         break;
+    case CB_HANDSHAKE:
+        handshake_done(R, cb.a);
+        break;
     default:
         break;
     }
@@ -420,4 +488,6 @@ void astra_net_clear(Replay *R)
     g_clear_pointer(&R->links, g_free);
     if (R->flights)
         g_clear_pointer(&R->flights, g_array_unref);
+    if (R->handshakes)
+        g_clear_pointer(&R->handshakes, g_array_unref);
 }

@@ -95,10 +95,11 @@ typedef struct {
 
 /* Who is told when a side of a message is served. */
 enum {
-    CB_NONE,   /* nobody (a collective step's send) */
-    CB_OP,     /* a = a send or receive op of the trace, which ends */
-    CB_STREAM, /* a = a collective's stream, whose step's message has arrived */
-    CB_CUSTOM  /* a = a custom run, b = the send or receive of its trace that ends */
+    CB_NONE,     /* nobody (a collective step's send) */
+    CB_OP,       /* a = a send or receive op of the trace, which ends */
+    CB_STREAM,   /* a = a collective's stream, whose step's message has arrived */
+    CB_CUSTOM,   /* a = a custom run, b = the send or receive of its trace that ends */
+    CB_HANDSHAKE /* a = a rendezvous handshake (Replay.handshakes), whose post it makes */
 };
 
 typedef struct {
@@ -203,8 +204,11 @@ struct Replay {
     GPtrArray *streams;         /* Stream * */
     GArray *msgs;               /* Msg */
     guint32 free_msg;
-    Link *links;     /* congestion-aware: every directed link (astra-net.c) */
-    GArray *flights; /* congestion-aware: Flight, one per Msg */
+    Link *links;        /* congestion-aware: every directed link (astra-net.c) */
+    GArray *flights;    /* congestion-aware: Flight, one per Msg */
+    GArray *handshakes; /* rendezvous: Handshake, the posts waiting for theirs (astra-net.c) */
+    guint32 free_handshake;
+    guint32 handshakes_waiting;
     guint n_links;
     AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
     guint match_cap, match_used;
@@ -256,7 +260,8 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error);
 void astra_coll_received(Replay *R, guint32 sid);
 
 /* The network and message matching (astra-net.c).  A key: collectives' steps (coll 1, tag the
- * stream's) and the trace's sends (coll 0, tag the op's) never match each other. */
+ * stream's) and the trace's sends (coll 0, tag the op's) never match each other, nor any of them
+ * a rendezvous handshake (coll | 2, as ASTRA-sim's tags + RENDEZVOUS). */
 typedef struct {
     guint64 tag, size;
     guint32 src, dst;
@@ -272,9 +277,11 @@ static inline guint64 astra_native_tag(guint32 tag)
 }
 
 SsimTime astra_net_delay(const Replay *R, guint32 src, guint32 dst, guint64 bytes);
-/* Starts a transfer now; `sent` is served at its arrival. */
+/* Sys::front_end_sim_send: starts a transfer now (with the rendezvous protocol, once its
+ * handshake has arrived); `sent` is served at its arrival. */
 void astra_net_send(Replay *R, const MatchKey *key, Callback sent);
-/* Posts a receive; `cb` is served at the arrival, or now if it has arrived. */
+/* Sys::front_end_sim_recv: posts a receive (with the rendezvous protocol, once its handshake has
+ * arrived); `cb` is served at the arrival, or now if it has arrived. */
 void astra_net_recv(Replay *R, const MatchKey *key, Callback cb);
 void astra_send_issue(Replay *R, guint32 op);
 void astra_recv_issue(Replay *R, guint32 op);

@@ -15,6 +15,7 @@
  */
 #include "src/run/astra-private.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *const astra_coll_names[SSIM_ASTRA_N_COLL] = {"all-reduce", "all-gather",
@@ -403,6 +404,17 @@ static gboolean check_config(Replay *R, GError **error)
                     "reduction step by it, and divides by zero without it)");
         return FALSE;
     }
+    /* Sys::Sys: the endpoint delay, an int, is the file's endpoint-delay x injection-scale. */
+    double scaled = trunc((double)c->endpoint_delay * c->injection_scale);
+    if (!(c->injection_scale >= 0) || !(scaled <= G_MAXINT32)) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: injection-scale %g: the endpoint delay it scales must "
+                    "stay a number from 0 to %d ns (ASTRA-sim keeps it in an int)",
+                    c->injection_scale, G_MAXINT32);
+        return FALSE;
+    }
+    if (c->endpoint_delay_set)
+        c->endpoint_delay = (SsimTime)scaled;
     if (c->roofline && !(c->peak_tflops > 0)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: the roofline needs peak-perf above 0");
@@ -610,7 +622,15 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
             if (n_stuck < R.n_ranks)
                 stuck = i;
             GString *hint = g_string_new(NULL);
-            if (n_stuck == R.n_ranks)
+            if (R.handshakes_waiting > 0)
+                g_string_append_printf(hint,
+                                       "; %u sends and receives still wait for their rendezvous "
+                                       "handshake: under the protocol a message leaves only once "
+                                       "its receiver has posted the receive, so ranks that each "
+                                       "send before they receive wait on one another (ASTRA-sim "
+                                       "leaves the same nodes unreleased)",
+                                       R.handshakes_waiting);
+            else if (n_stuck == R.n_ranks)
                 g_string_append(hint, "; every rank started a collective of every rank that "
                                       "never ended: such a collective is tagged by the rank's "
                                       "count of collective streams, which those of other groups "

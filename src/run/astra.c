@@ -68,6 +68,8 @@ void ssim_astra_config_init(SsimAstraConfig *cfg)
     cfg->policy = SSIM_ASTRA_LIFO;
     cfg->local_bw_aware = TRUE;
     cfg->endpoint_delay = 10;
+    cfg->endpoint_delay_set = TRUE; /* Ring_4chunks.json gives it */
+    cfg->injection_scale = 1;
     cfg->active_chunks_per_dim = 1;
     cfg->splits = 4;
     cfg->local_mem_bw_gbps = 1600;
@@ -628,6 +630,7 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
     c->peak_tflops = 0;
     c->local_mem_bw_gbps = 0;
     c->endpoint_delay = 10;
+    c->endpoint_delay_set = FALSE;
     c->active_chunks_per_dim = 1;
     c->coll_opt_unset = TRUE;
     c->track_local_mem = FALSE;
@@ -677,6 +680,7 @@ static gboolean read_system(SsimAstraConfig *cfg, SsimAstraConfig *out, const ch
             if (!json_int(v, path, key, 0, G_MAXINT32, &i, error))
                 return FALSE;
             c->endpoint_delay = i;
+            c->endpoint_delay_set = TRUE;
         } else if (strcmp(key, "active-chunks-per-dimension") == 0) {
             if (!json_int(v, path, key, 1, 1000000, &i, error))
                 return FALSE;
@@ -964,5 +968,9 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
     if (c->mem_type == SSIM_ASTRA_MEM_PER_NODE)
         g_string_append_printf(s, "num-nodes: %u\nnum-npus-per-node: %u\n", c->mem_nodes,
                                c->mem_npus_node);
+    if (c->injection_scale != 1)
+        g_string_append_printf(s, "# command line: --injection-scale %g\n", c->injection_scale);
+    if (c->rendezvous)
+        g_string_append(s, "# command line: --rendezvous-protocol true\n");
     return s;
 }

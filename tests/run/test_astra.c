@@ -17,6 +17,7 @@
 #include <shiftsim/chakra.h>
 
 #include <glib/gstdio.h>
+#include <math.h>
 
 #include "tests/import/chakra-writer.h"
 
@@ -797,6 +798,85 @@ Test(astra, shared_bus_matches_astra_sim)
 }
 
 /*
+ * The rendezvous protocol (ASTRA-sim's --rendezvous-protocol, Sys::rendezvous_sim_send and
+ * _recv): a send first waits for 8192 bytes from its receiver, which sends them when its receive
+ * is posted and posts the receive itself when they have arrived.  On the test machine (200 ns
+ * through the switch, a byte a ns) 1000 bytes from rank 0 to rank 1 take 1200 ns; with the
+ * handshake (200 + 8192 = 8392 ns) first, both sides end at 9592.  When rank 1 posts its receive
+ * after 5000 ns of compute, the eager send still arrives at 1200 (and the receive ends when
+ * posted, at 5000), but under the protocol the handshake leaves at 5000: both end at
+ * 5000 + 8392 + 1200 = 14592.
+ */
+Test(astra, rendezvous_by_hand)
+{
+    for (int late = 0; late < 2; late++)
+        for (int rendezvous = 0; rendezvous < 2; rendezvous++) {
+            Builder b = builder_new(2);
+            guint32 a = add(&b, 0, 0, p2p(SSIM_OP_SEND, 1, 1000), NULL, 0);
+            guint32 z;
+            if (late) {
+                /* 5000 flops at 1 flop/ns (peak 0.001 TFLOP/s; compute-bound). */
+                guint32 c5 = add(&b, 1, 0, comp(5000, 1), NULL, 0);
+                z = add(&b, 1, 1, p2p(SSIM_OP_RECV, 0, 1000), &c5, 1);
+            } else {
+                z = add(&b, 1, 0, p2p(SSIM_OP_RECV, 0, 1000), NULL, 0);
+            }
+            SsimAstraConfig c = machine(2);
+            c.rendezvous = rendezvous;
+            g_autoptr(SsimTimeline) t = run(&b, &c, NULL);
+            SsimTime want_send = late ? (rendezvous ? 14592 : 1200) : (rendezvous ? 9592 : 1200);
+            SsimTime want_recv = late ? (rendezvous ? 14592 : 5000) : want_send;
+            cr_assert(t->end[a] == want_send && t->end[z] == want_recv,
+                      "late %d, rendezvous %d: send %" G_GINT64_FORMAT
+                      ", receive %" G_GINT64_FORMAT,
+                      late, rendezvous, t->end[a], t->end[z]);
+            builder_clear(&b);
+        }
+}
+
+/*
+ * --rendezvous-protocol and --injection-scale against ASTRA-sim (518bd51,
+ * AstraSim_Analytical_Congestion_Unaware) on ring-switch-2x4.yml and ring-4chunks-roofline.json
+ * (endpoint-delay 10): the bundled 8-rank all-reduce takes 8372 ns as it is, 11076 with the
+ * handshakes (every step of the ring's waits for one), 8552 with the endpoint delay scaled by 2.5
+ * (25 ns: 12 crossings of 15 ns more on the critical path), 10992 with both at 0.37 (3 ns); the
+ * GPT step 545101988 and 545514684.  A system file that does not give endpoint-delay keeps the
+ * default 10, which ASTRA-sim does not scale.  A scale that makes the delay negative or too large
+ * for ASTRA-sim's int is refused.
+ */
+Test(astra, rendezvous_and_injection_scale_match_astra_sim)
+{
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    read_bundled_config(&c, "ring-switch-2x4.yml", "ring-4chunks-roofline.json");
+    cr_assert(c.endpoint_delay_set && c.endpoint_delay == 10);
+    const char *ar = "allreduce-8npus-1MB/all_reduce", *gpt = "stg-gpt-dp2-tp2-pp2/workload";
+    cr_assert_eq(bundled_makespan(ar, &c, NULL), 8372);
+    c.rendezvous = TRUE;
+    SsimAstraStats st;
+    cr_assert_eq(bundled_makespan(ar, &c, &st), 11076);
+    cr_assert_eq(st.n_messages, 128); /* 64 steps and their handshakes */
+    cr_assert_eq(bundled_makespan(gpt, &c, NULL), 545514684);
+    c.injection_scale = 0.37;
+    cr_assert_eq(bundled_makespan(ar, &c, NULL), 10992);
+    c.rendezvous = FALSE;
+    c.injection_scale = 2.5;
+    cr_assert_eq(bundled_makespan(ar, &c, NULL), 8552);
+    c.endpoint_delay_set = FALSE;
+    cr_assert_eq(bundled_makespan(ar, &c, NULL), 8372);
+    c.endpoint_delay_set = TRUE;
+    const double bad[] = {-1, NAN, 3e8};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        c.injection_scale = bad[i];
+        GError *error = NULL;
+        cr_assert_null(bundled_replay(ar, &c, NULL, &error));
+        cr_assert(error && strstr(error->message, "injection-scale"), "%s",
+                  error ? error->message : "");
+        g_clear_error(&error);
+    }
+}
+
+/*
  * ASTRA-sim's custom-collective example (518bd51, examples/system/custom_collectives/
  * custom_ring_allreduce_8npus_1MB, converted from an MSCCL program) replayed as a workload: each
  * rank's one chain is a ring all-reduce of 1 MiB in chunks of 131072 bytes, 7 steps that send,
@@ -1087,13 +1167,15 @@ static char *set_path(const char *dir, const char *what, guint32 seed)
  * itself): the same spec writes the same bytes; a replay is the same twice, no op starts before
  * the ops it depends on end, and a set either finishes or stalls (as ASTRA-sim hangs on a
  * collective of every rank that ranks tag differently, or on nodes freed after a rank's last
- * event).  Of these ten eight-rank sets, six finish.  Under replay-only every rank's own graph
- * finishes, each op ending its trace duration (at least 1 ns) after it starts.
+ * event), with or without the rendezvous protocol.  Of these ten eight-rank sets, six finish,
+ * and the same six with the protocol, where a send also waits for its receive to be posted.
+ * Under replay-only every rank's own graph finishes, each op ending its trace duration (at least
+ * 1 ns) after it starts.
  */
 Test(astra, random_sets_replay_causally_and_deterministically)
 {
     g_autofree char *dir = g_dir_make_tmp("astra-random-XXXXXX", NULL);
-    guint finished = 0;
+    guint finished[2] = {0, 0}; /* without and with the rendezvous protocol */
     for (guint32 seed = 1; seed <= 10; seed++) {
         CwRandom spec = {8, 30, seed, cw_random_kinds("comp,cpu,invalid,coll,p2p,mem"), FALSE};
         g_autofree char *a = set_path(dir, "a", seed), *b = set_path(dir, "b", seed);
@@ -1115,11 +1197,14 @@ Test(astra, random_sets_replay_causally_and_deterministically)
         c.mem_type = SSIM_ASTRA_MEM_POOL;
         c.mem_latency_ns = 500;
         c.mem_bw = 50;
-        g_autoptr(SsimTimeline) t1 = replay_or_stall(g, &st, &c);
-        g_autoptr(SsimTimeline) t2 = replay_or_stall(g, &st, &c);
-        cr_assert((t1 == NULL) == (t2 == NULL), "seed %u", seed);
-        if (t1) {
-            finished++;
+        for (int rdv = 0; rdv < 2; rdv++) {
+            c.rendezvous = rdv;
+            g_autoptr(SsimTimeline) t1 = replay_or_stall(g, &st, &c);
+            g_autoptr(SsimTimeline) t2 = replay_or_stall(g, &st, &c);
+            cr_assert((t1 == NULL) == (t2 == NULL), "seed %u", seed);
+            if (t1 == NULL)
+                continue;
+            finished[rdv]++;
             guint32 n = ssim_graph_n_ops(g);
             cr_assert_arr_eq(t1->start, t2->start, n * sizeof(SsimTime), "seed %u", seed);
             cr_assert_arr_eq(t1->end, t2->end, n * sizeof(SsimTime), "seed %u", seed);
@@ -1132,6 +1217,7 @@ Test(astra, random_sets_replay_causally_and_deterministically)
                                   i, d[k]);
             }
         }
+        c.rendezvous = FALSE;
         ssim_chakra_stats_clear(&st);
 
         spec.independent = TRUE;
@@ -1145,7 +1231,7 @@ Test(astra, random_sets_replay_causally_and_deterministically)
             cr_assert_eq(ot->end[i] - ot->start[i], MAX(ssim_graph_op(og, i)->duration, 1));
         ssim_chakra_stats_clear(&st);
     }
-    cr_assert_eq(finished, 6, "%u finished", finished);
+    cr_assert(finished[0] == 6 && finished[1] == 6, "%u and %u finished", finished[0], finished[1]);
     cw_rm_rf(dir);
 }
 

@@ -263,6 +263,7 @@ Test(astra_config, absent_system_keys_take_astra_sims_values)
     cr_assert_float_eq(c.peak_tflops, 0, 0);
     cr_assert_float_eq(c.local_mem_bw_gbps, 0, 0);
     cr_assert_eq(c.endpoint_delay, 10);
+    cr_assert_not(c.endpoint_delay_set, "--injection-scale leaves the default 10 as it is");
     cr_assert_eq(c.active_chunks_per_dim, 1);
     cr_assert_eq(c.splits, 4);
     for (int t = 0; t < SSIM_ASTRA_N_COLL; t++)

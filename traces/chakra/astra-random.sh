@@ -7,7 +7,8 @@
 #
 #   astra-random.sh --astra BIN [--congestion aware] [-s SHIFTSIM] [-g CHAKRA_GEN]
 #                   --network FILE --system FILE [--memory FILE] [--ranks N] [--nodes K]
-#                   [--kinds LIST] [--independent] [--seeds FIRST-LAST]
+#                   [--kinds LIST] [--independent] [--injection-scale X] [--rendezvous]
+#                   [--seeds FIRST-LAST]
 #
 #   --astra BIN      ASTRA-sim's AstraSim_Analytical_Congestion_Unaware (or, with
 #                    --congestion aware, _Aware), built outside this repository
@@ -19,6 +20,9 @@
 #   --kinds LIST     chakra-gen's node kinds (default comp,cpu,invalid,coll,p2p; mem needs a
 #                    --memory; prio and dims give the collectives comm_priority and
 #                    involved_dim); --independent: a graph of its own on every rank (replay-only)
+#   --injection-scale X, --rendezvous   ASTRA-sim's --injection-scale X and
+#                    --rendezvous-protocol=true, shiftsim's --astra-injection-scale X and
+#                    --astra-rendezvous-protocol
 #   --seeds A-B      the seeds to run (default 1-20)
 #
 # A line per seed, then the counts:
@@ -47,6 +51,8 @@ ranks=4
 nodes=40
 kinds=comp,cpu,invalid,coll,p2p
 independent=""
+injection=1
+rendezvous=false
 seeds=1-20
 
 # shellcheck source=traces/chakra/astra-lib.sh
@@ -66,6 +72,8 @@ while [ $# -gt 0 ]; do
         --nodes) nodes=$2; shift 2 ;;
         --kinds) kinds=$2; shift 2 ;;
         --independent) independent=--independent; shift ;;
+        --injection-scale) injection=$2; shift 2 ;;
+        --rendezvous) rendezvous=true; shift ;;
         --seeds) seeds=$2; shift 2 ;;
         -h|--help) usage ;;
         *) echo "astra-random.sh: unknown argument $1" >&2; exit 2 ;;
@@ -100,6 +108,9 @@ if [ "$(npus "$network")" != "$ranks" ]; then
     exit 2
 fi
 
+rdv_flag=""
+[ "$rendezvous" = true ] && rdv_flag=--astra-rendezvous-protocol
+
 # ASTRA-sim runs in a scratch folder (it writes logs where it runs): every path absolute.
 network=$(abs "$network")
 system=$(abs "$system")
@@ -131,6 +142,7 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
             "$astra" --workload-configuration="$p" --comm-group-configuration="$groups" \
             --system-configuration="$system" --remote-memory-configuration="$memory" \
             --network-configuration="$network" --logging-folder="$tmp/log" \
+            --injection-scale="$injection" --rendezvous-protocol="$rendezvous" \
             >"$tmp/aout" 2>&1) ) 2>/dev/null || true
         (grep -o 'sys\[[0-9]*\] finished, [0-9]*' "$tmp/aout" || true) |
             sed 's/sys\[\([0-9]*\)\] finished, /\1 /' | sort >"$tmp/a"
@@ -142,6 +154,7 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
     grep -q 'overlap extraction' "$tmp/aout" && aborted=yes
     if "$shiftsim" replay --chakra "$p" --astra-network "$network" --astra-system "$system" \
         --astra-memory "$memory" --astra-congestion "$congestion" --timeline "$tmp/tl.csv" \
+        --astra-injection-scale "$injection" ${rdv_flag:+"$rdv_flag"} \
         >/dev/null 2>"$tmp/serr"; then
         awk -F, 'NR > 1 && $11 > m[$3] {m[$3] = $11} END {for (r in m) print r, m[r]}' \
             "$tmp/tl.csv" | sort >"$tmp/s"
@@ -176,5 +189,6 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
 done
 echo "$same same, $stop both stopped, $part same where ASTRA-sim's report aborted, $differ differ" \
     "(chakra-gen random --ranks $ranks --nodes $nodes --kinds $kinds $independent;" \
-    "$(basename "$network"), $(basename "$system"), $(basename "$memory"), $congestion)"
+    "$(basename "$network"), $(basename "$system"), $(basename "$memory"), $congestion," \
+    "injection-scale $injection, rendezvous $rendezvous)"
 [ "$differ" -eq 0 ]
