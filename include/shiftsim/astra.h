@@ -61,7 +61,8 @@
  *     8192 bytes from its destination and sends when they arrive; the receiver sends them when
  *     it posts its receive, which it posts once they have arrived (Sys::rendezvous_sim_send and
  *     _recv).  `injection_scale` (--injection-scale) multiplies an endpoint-delay the system file
- *     gives, truncated to whole ns.
+ *     gives, truncated to whole ns.  With `queues_per_dim` (--num-queues-per-dim) above 1 a
+ *     dimension has that many queues per rank (the collectives bullet's queue is each of them).
  *
  * The "one" forms (oneRing, oneDirect, oneHalvingDoubling) run over one ring of every NPU, and
  * the dimensions after theirs are not used (GeneralComplexTopology stops there).
@@ -104,8 +105,8 @@
  *
  * What is not modelled (errors, never silent): doubleBinaryTree for other collectives than
  * all-reduce, on dimensions not of 2^k NPUs and on process groups smaller than the system (where
- * ASTRA-sim's tree is undefined), offline-greedy inter-dimension scheduling, more than one
- * queue per dimension, REDUCE and PERMUTE collectives (ASTRA-sim refuses them too), barriers;
+ * ASTRA-sim's tree is undefined), offline-greedy inter-dimension scheduling, REDUCE and PERMUTE
+ * collectives (ASTRA-sim refuses them too), barriers;
  * GATHER and SCATTER, which the loader refuses under astra_rules.  BROADCAST takes its trace
  * duration (the loader keeps it under astra_rules), 1 ns without one, as ASTRA-sim replays it.
  * Memory nodes take the communication slot and are served by the remote memory
@@ -126,8 +127,12 @@
  * send, a memory or an invalid node).  Nothing is matched across ranks: each rank's trace runs
  * alone, and the network, the remote memory and the custom implementations are not used.
  *
- * Time is integer nanoseconds throughout and events at one instant run in the order they were
- * scheduled, so a replay is deterministic.
+ * Time is integer nanoseconds throughout.  Events at one instant run as ASTRA-sim orders them:
+ * the network's (an arrival, a receive served at once, a congestion-aware hop) in the order they
+ * were scheduled, and a rank's system-layer events (a compute or memory node's end, an endpoint
+ * delay, a reduction, the shared bus's) together with that rank's others of the instant, at the
+ * place of the first one registered, as Sys::try_register_event keeps them, one registered
+ * while they run (a delay of 0) included.  A replay is deterministic.
  */
 #pragma once
 
@@ -266,6 +271,12 @@ typedef struct {
      * 8192 bytes, and the message leaves when that has arrived (Sys::rendezvous_sim_send). */
     double injection_scale;
     gboolean rendezvous;
+    /* --num-queues-per-dim: each dimension's queues on a rank (default 1), which its chunks'
+     * phases take in turn, each running ceil(active-chunks-per-dimension / queues) at once; the
+     * second half of a dimension's queues runs its rings the other way round (QueueLevelHandler),
+     * and a localBWAware all-reduce's reduce-scatter and all-reduce phases take the first half,
+     * its all-gather phases the second. */
+    guint queues_per_dim;
     /* The remote memory (ASTRA-sim's remote memory JSON). */
     SsimAstraMemType mem_type;
     guint64 mem_latency_ns;         /* remote-mem-latency */

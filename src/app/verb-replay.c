@@ -231,6 +231,7 @@ int ssim_verb_replay(int argc, char **argv)
     g_autofree char *trace_format = NULL, *plot_window = NULL, *semantics = NULL;
     g_autofree char *astra_congestion = NULL, *astra_injection = NULL;
     gboolean astra_rendezvous = FALSE;
+    gint astra_queues = -1; /* --astra-num-queues-per-dim: -1 when not given */
     g_autofree char *dangling = NULL, *ctrl_deps = NULL, *comm_streams = NULL;
     g_autofree char *issue_order = NULL;
     g_autofree char *astra_network = NULL, *astra_system = NULL, *astra_memory = NULL;
@@ -360,6 +361,11 @@ int ssim_verb_replay(int argc, char **argv)
          "ASTRA-sim's --rendezvous-protocol for --semantics astra (implies it): every message, "
          "collective steps included, waits for an 8192-byte handshake from its receiver",
          NULL},
+        {"astra-num-queues-per-dim", 0, 0, G_OPTION_ARG_INT, &astra_queues,
+         "ASTRA-sim's --num-queues-per-dim for --semantics astra (implies it): the queues of each "
+         "dimension, which chunks take in turn, each running active-chunks-per-dimension / N of "
+         "them (rounded up), the second half's rings the other way round (default 1)",
+         "N"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
          "Threads decoding Chakra traces and encoding --trace (default: all cores; the result "
          "is the same for any)",
@@ -441,12 +447,16 @@ int ssim_verb_replay(int argc, char **argv)
     if (semantics && strcmp(semantics, "astra") != 0 && strcmp(semantics, "shiftsim") != 0)
         return ssim_cli_usage_error(VERB, "--semantics: '%s' is not shiftsim or astra", semantics);
     gboolean astra_machine = astra_network || astra_system || astra_memory || astra_congestion ||
-                             astra_injection || astra_rendezvous;
+                             astra_injection || astra_rendezvous || astra_queues != -1;
     if (astra_machine && semantics && strcmp(semantics, "shiftsim") == 0)
         return ssim_cli_usage_error(VERB, "--astra-network, --astra-system, --astra-memory, "
-                                          "--astra-congestion, --astra-injection-scale and "
-                                          "--astra-rendezvous-protocol describe the machine of "
+                                          "--astra-congestion, --astra-injection-scale, "
+                                          "--astra-rendezvous-protocol and "
+                                          "--astra-num-queues-per-dim describe the machine of "
                                           "--semantics astra");
+    if (astra_queues != -1 && (astra_queues < 1 || astra_queues > 1000))
+        return ssim_cli_usage_error(VERB, "--astra-num-queues-per-dim: expected 1 to 1000, got %d",
+                                    astra_queues);
     if (astra_congestion && strcmp(astra_congestion, "aware") != 0 &&
         strcmp(astra_congestion, "unaware") != 0)
         return ssim_cli_usage_error(VERB, "--astra-congestion: '%s' is not unaware or aware",
@@ -510,6 +520,8 @@ int ssim_verb_replay(int argc, char **argv)
     astra_cfg.congestion_aware = astra_congestion && strcmp(astra_congestion, "aware") == 0;
     astra_cfg.injection_scale = injection_scale;
     astra_cfg.rendezvous = astra_rendezvous;
+    if (astra_queues != -1)
+        astra_cfg.queues_per_dim = (guint)astra_queues;
     rules.astra = astra;
     rules.roofline = astra_cfg.roofline && !astra_cfg.replay_only; /* read only under rules.astra */
     rules.track_mem = astra_cfg.track_local_mem;

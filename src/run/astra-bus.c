@@ -17,8 +17,8 @@
  * request it takes, receives for a reduction, sends back or retires first crosses that bus.
  *
  * The four sides of every rank are kept in Replay.bus (NPU, MA, NPU2, MEM2), their events are
- * EV_BUS (a = side, b = the event), and a request's callable is either its PacketBundle (the
- * stream and the bundle's bits, as EV_BUNDLE carries them) or the request of the bus above that
+ * SYS_BUS (a = side, b = the event), and a request's callable is either its PacketBundle (the
+ * stream and the bundle's bits, as SYS_BUNDLE carries them) or the request of the bus above that
  * waits for it (MemMovRequest::call).  A request lives in exactly one queue of one side at a time
  * (ASTRA-sim copies it from list to list); the pre_* queues hold the requests waiting for the
  * side's own bus, which leave them in whatever order that bus finishes them.
@@ -27,7 +27,7 @@
 
 enum { SIDE_NPU, SIDE_MA, SIDE_NPU2, SIDE_MEM2, N_SIDES };
 enum { FREE, SENDING, RECEIVING };
-/* LogGP::call's events, the first three EV_BUS's. */
+/* LogGP::call's events, the first three SYS_BUS's. */
 enum {
     SEND_FINISHED,
     REC_FINISHED,
@@ -84,7 +84,8 @@ static double side_G(const Replay *R, guint32 side)
 /* A delay the bus computes in double and ASTRA-sim passes on as an unsigned tick, truncated. */
 static void bus_at(Replay *R, double ns, guint32 side, int event)
 {
-    astra_at(R, ns > -1 && ns < 0 ? 0 : astra_ns(ns), EV_BUS, side, (guint64)event);
+    astra_sys_at(R, side / N_SIDES, ns > -1 && ns < 0 ? 0 : astra_ns(ns), SYS_BUS, side,
+                 (guint64)event);
 }
 
 static void bus_call(Replay *R, guint32 side, int event, BusReq *talking);

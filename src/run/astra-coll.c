@@ -102,7 +102,8 @@ void astra_bundle(Replay *R, guint32 sid, guint64 size, guint flags)
         return;
     }
     SsimTime delay = p->fast ? 10 : R->cfg.endpoint_delay;
-    astra_at(R, delay, EV_BUNDLE, sid, size << 1 | (flags & BUNDLE_PROCESS ? 1 : 0));
+    astra_sys_at(R, stream_at(R, sid)->rank, delay, SYS_BUNDLE, sid,
+                 size << 1 | (flags & BUNDLE_PROCESS ? 1 : 0));
 }
 
 /* Ring::process_max_count (AllToAll's also turns to the next peer). */
@@ -227,8 +228,8 @@ void astra_on_bundle(Replay *R, guint32 sid, guint64 bundle)
         double bw = R->cfg.local_mem_bw_gbps * 1000000000.0;
         double size = (double)(bundle >> 1);
         SsimTime one = astra_ns(size / bw * 1e9);
-        astra_at(R, one <= ASTRA_HORIZON / 3 ? 3 * one : G_MAXINT64, EV_BUNDLE, sid,
-                 bundle & ~(guint64)1);
+        astra_sys_at(R, s->rank, one <= ASTRA_HORIZON / 3 ? 3 * one : G_MAXINT64, SYS_BUNDLE, sid,
+                     bundle & ~(guint64)1);
         return;
     }
     if (cur_phase(R, s)->algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE)
@@ -263,7 +264,9 @@ static guint32 queue_get(const Queue *q, guint i)
 /* SchedulerUnit::notify_stream_added's loop: start waiting streams while there is room. */
 static void queue_fill(Replay *R, Queue *q)
 {
-    guint cap = R->cfg.active_chunks_per_dim;
+    /* Sys::Sys's concurrent_streams. */
+    guint qs = R->cfg.queues_per_dim;
+    guint cap = (R->cfg.active_chunks_per_dim + qs - 1) / qs;
     for (guint i = q->running; i < q->list->len && q->running < cap; i++) {
         stream_init(R, queue_get(q, i));
         q->running++;
@@ -333,20 +336,48 @@ void astra_stream_proceed(Replay *R, guint32 sid)
 
 /* ---- collectives ---- */
 
-static void add_phase(Replay *R, guint32 rank, ComType type, SsimAstraImpl impl, guint32 queue,
-                      gboolean clockwise, guint64 size, guint64 *final_size, const Phase *ring)
+/* The queue of dimension `d` that `rank`'s next phase there takes, and its ring's direction. */
+static guint32 take_queue(Replay *R, guint32 rank, guint d, int how, gboolean *clockwise)
+{
+    guint32 n = R->cfg.queues_per_dim;
+    guint32 *next = &R->ranks[rank].next_queue[d][how];
+    guint32 k = *next;
+    switch (how) {
+    case QUEUE_NEXT:
+        *clockwise = !(n > 1 && k >= n / 2);
+        if (++*next >= n)
+            *next = 0;
+        break;
+    case QUEUE_FIRST:
+        *clockwise = TRUE;
+        if (++*next >= n / 2)
+            *next = 0;
+        break;
+    default:
+        *clockwise = FALSE;
+        if (++*next >= n)
+            *next = n / 2;
+    }
+    return d * n + k;
+}
+
+/* Appends a phase of `type` on dimension `d` (a group's ring: 0) of `rank`, taking the queue
+ * `how` allocates there. */
+static void add_phase(Replay *R, guint32 rank, ComType type, SsimAstraImpl impl, guint d, int how,
+                      guint64 size, guint64 *final_size, const Phase *ring)
 {
     Phase p = *ring;
     p.type = (guint8)type;
     p.algo = (guint8)impl.algo;
     p.window = impl.window;
-    p.queue = queue;
+    gboolean clockwise;
+    p.queue = take_queue(R, rank, d, how, &clockwise);
     p.clockwise = (guint8)clockwise;
     gboolean hd = impl.algo == SSIM_ASTRA_ALGO_HALVING_DOUBLING;
     if (impl.algo == SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE) {
-        /* DoubleBinaryTreeAllReduce on the dimension's next tree (`queue` is the dimension: a
-         * group's ring never takes a tree): a whole all-reduce of the chunk, whatever the type. */
-        astra_dbt_phase(R, rank, queue, &p);
+        /* DoubleBinaryTreeAllReduce on the dimension's next tree (a group's ring never takes a
+         * tree): a whole all-reduce of the chunk, whatever the type. */
+        astra_dbt_phase(R, rank, d, &p);
         p.msg_size = *final_size = size;
         g_array_append_val(R->phases, p);
         return;
@@ -422,10 +453,10 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
             impl = (SsimAstraImpl){SSIM_ASTRA_ALGO_RING, -1, FALSE};
         if (group_ring->n <= 1)
             return 0;
-        if (type != CT_AR || !c->local_bw_aware)
-            add_phase(R, rank, type, impl, 0, TRUE, remain, &remain, group_ring);
-        else
-            add_phase(R, rank, CT_AR, impl, 0, TRUE, remain, &remain, group_ring);
+        /* The plan's one dimension takes the first dimension's queues: in turn, or from the
+         * first half for a localBWAware all-reduce (its turning point). */
+        int how = type != CT_AR || !c->local_bw_aware ? QUEUE_NEXT : QUEUE_FIRST;
+        add_phase(R, rank, type, impl, 0, how, remain, &remain, group_ring);
         return R->phases->len - before;
     }
     guint dims = world_dims(c, type);
@@ -437,7 +468,8 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
             Phase ring = world_ring(R, rank, type, map[i]);
             if (ring.n == 1 || !(involved >> map[i] & 1))
                 continue;
-            add_phase(R, rank, type, c->impl[type][map[i]], map[i], TRUE, remain, &remain, &ring);
+            add_phase(R, rank, type, c->impl[type][map[i]], map[i], QUEUE_NEXT, remain, &remain,
+                      &ring);
         }
         return R->phases->len - before;
     }
@@ -452,14 +484,17 @@ static guint chunk_phases(Replay *R, guint32 rank, ComType type, const Phase *gr
     for (int d = 0; d < last; d++) {
         Phase ring = world_ring(R, rank, CT_AR, (guint)d);
         if (ring.n > 1 && (involved >> d & 1))
-            add_phase(R, rank, CT_RS, c->impl[CT_AR][d], (guint)d, TRUE, remain, &remain, &ring);
+            add_phase(R, rank, CT_RS, c->impl[CT_AR][d], (guint)d, QUEUE_FIRST, remain, &remain,
+                      &ring);
     }
     Phase top = world_ring(R, rank, CT_AR, (guint)last);
-    add_phase(R, rank, CT_AR, c->impl[CT_AR][last], (guint)last, TRUE, remain, &remain, &top);
+    add_phase(R, rank, CT_AR, c->impl[CT_AR][last], (guint)last, QUEUE_FIRST, remain, &remain,
+              &top);
     for (int d = last - 1; d >= 0; d--) {
         Phase ring = world_ring(R, rank, CT_AR, (guint)d);
         if (ring.n > 1 && (involved >> d & 1))
-            add_phase(R, rank, CT_AG, c->impl[CT_AR][d], (guint)d, FALSE, remain, &remain, &ring);
+            add_phase(R, rank, CT_AG, c->impl[CT_AR][d], (guint)d, QUEUE_LAST, remain, &remain,
+                      &ring);
     }
     return R->phases->len - before;
 }
@@ -612,7 +647,7 @@ gboolean astra_coll_issue(Replay *R, guint32 rank, guint32 op, GError **error)
     case SSIM_COLL_BROADCAST:
         /* ASTRA-sim replays a broadcast's trace duration, or 1 ns without one. */
         R->stats.n_broadcast++;
-        astra_at(R, MAX(o->duration, 1), EV_OP_DONE, op, 0);
+        astra_sys_at(R, rank, MAX(o->duration, 1), SYS_OP_DONE, op, 0);
         return TRUE;
     default:
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,

@@ -216,7 +216,7 @@ static void issue(Replay *R, guint32 run, guint32 op)
         break;
     }
     default: /* a compute node (a reduction): its duration, at least 1 ns */
-        astra_at(R, MAX(o->duration, (SsimTime)1), EV_CUSTOM, run, op);
+        astra_sys_at(R, s->rank, MAX(o->duration, (SsimTime)1), SYS_CUSTOM, run, op);
     }
 }
 

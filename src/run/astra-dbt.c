@@ -79,6 +79,7 @@ void astra_dbt_phase(Replay *R, guint32 rank, guint d, Phase *p)
     if (!R->dbt_tree[d][which])
         R->dbt_tree[d][which] = make_tree(p->n, which == 0);
     p->tree = (guint8)which;
+    p->dim = (guint8)d;
 }
 
 void astra_dbt_clear(Replay *R)
@@ -119,7 +120,7 @@ void astra_dbt_run(Replay *R, guint32 sid, int event)
     const Phase *p = &g_array_index(R->phases, Phase, s->first_phase + (guint)s->cur);
     guint64 size = p->msg_size;
     /* The rank's parent and children, as positions (-1: none). */
-    const gint32 *at = R->dbt_tree[p->queue][p->tree] + 3 * (gsize)p->pos;
+    const gint32 *at = R->dbt_tree[p->dim][p->tree] + 3 * (gsize)p->pos;
     gint32 up = at[0], left = at[1], right = at[2];
     gboolean root = up < 0, leaf = left < 0 && right < 0;
     if (leaf && !root) {

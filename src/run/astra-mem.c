@@ -26,8 +26,9 @@ static SsimTime transfer_time(const Replay *R, guint64 bytes)
 static void start(Replay *R, guint32 unit, guint32 op)
 {
     SsimTime t = transfer_time(R, R->ops[op].bytes);
-    astra_at(R, t, EV_OP_DONE, op, 0);
-    astra_at(R, t, EV_MEM_FREE, unit, 0);
+    guint32 rank = R->ops[op].rank; /* the requester's system layer, as ASTRA-sim's sys_map */
+    astra_sys_at(R, rank, t, SYS_OP_DONE, op, 0);
+    astra_sys_at(R, rank, t, SYS_MEM_FREE, unit, 0);
     R->mem_units[unit].busy = TRUE;
 }
 
@@ -57,7 +58,7 @@ void astra_mem_issue(Replay *R, guint32 rank, guint32 op)
         return;
     }
     if (c->mem_type == SSIM_ASTRA_MEM_PER_NPU) {
-        astra_at(R, transfer_time(R, R->ops[op].bytes), EV_OP_DONE, op, 0);
+        astra_sys_at(R, rank, transfer_time(R, R->ops[op].bytes), SYS_OP_DONE, op, 0);
         return;
     }
     guint32 unit = c->mem_type == SSIM_ASTRA_MEM_PER_NODE ? rank / c->mem_npus_node : 0;

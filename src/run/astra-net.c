@@ -121,14 +121,7 @@ static Msg *msg_at(Replay *R, guint32 m)
 
 static guint32 msg_new(Replay *R)
 {
-    guint32 m;
-    if (R->free_msg != SSIM_NONE) {
-        m = R->free_msg;
-        R->free_msg = msg_at(R, m)->next;
-    } else {
-        m = R->msgs->len;
-        g_array_set_size(R->msgs, m + 1);
-    }
+    guint32 m = astra_pool_take(R->msgs, &R->free_msg, offsetof(Msg, next));
     Msg *x = msg_at(R, m);
     memset(x, 0, sizeof *x);
     x->next = SSIM_NONE;
@@ -137,8 +130,7 @@ static guint32 msg_new(Replay *R)
 
 static void msg_free(Replay *R, guint32 m)
 {
-    msg_at(R, m)->next = R->free_msg;
-    R->free_msg = m;
+    astra_pool_give(R->msgs, &R->free_msg, offsetof(Msg, next), m);
 }
 
 /* Records a side's callback (0: the sender's, 1: the receiver's) of message m. */
@@ -368,13 +360,7 @@ static void post(Replay *R, const MatchKey *key, Callback cb, gboolean send)
         R->handshakes = g_array_new(FALSE, FALSE, sizeof(Handshake));
         R->free_handshake = SSIM_NONE;
     }
-    guint32 h = R->free_handshake;
-    if (h != SSIM_NONE) {
-        R->free_handshake = g_array_index(R->handshakes, Handshake, h).next_free;
-    } else {
-        h = R->handshakes->len;
-        g_array_set_size(R->handshakes, h + 1);
-    }
+    guint32 h = astra_pool_take(R->handshakes, &R->free_handshake, offsetof(Handshake, next_free));
     g_array_index(R->handshakes, Handshake, h) = (Handshake){*key, cb, send, SSIM_NONE};
     R->handshakes_waiting++;
     MatchKey hk = {.tag = key->tag,
@@ -388,10 +374,8 @@ static void post(Replay *R, const MatchKey *key, Callback cb, gboolean send)
 /* Handshake h has arrived: its send or receive goes on. */
 static void handshake_done(Replay *R, guint32 h)
 {
-    Handshake *x = &g_array_index(R->handshakes, Handshake, h);
-    Handshake done = *x;
-    x->next_free = R->free_handshake;
-    R->free_handshake = h;
+    Handshake done = g_array_index(R->handshakes, Handshake, h);
+    astra_pool_give(R->handshakes, &R->free_handshake, offsetof(Handshake, next_free), h);
     R->handshakes_waiting--;
     (done.send ? net_send : net_recv)(R, &done.key, done.cb);
 }

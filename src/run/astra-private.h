@@ -12,19 +12,28 @@
 #include <shiftsim/astra.h>
 #include <shiftsim/engine.h>
 
-/* Engine event types (registered in this order). */
+#include <stddef.h>
+#include <string.h>
+
+/* Engine event types (registered in this order): the network's (CommonNetworkApi's event queue)
+ * and a rank's system-layer instant. */
 enum {
-    EV_OP_DONE,  /* a = op: a compute (or broadcast) op ends */
-    EV_ARRIVE,   /* a = message: a transfer reaches its destination */
-    EV_RECV,     /* a = message: a receive posted after its message arrived completes */
-    EV_BUNDLE,   /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
-    EV_CUSTOM,   /* a = custom run, b = op of its trace: a compute node of a custom implementation
-                    ends */
-    EV_HOP,      /* a = message: congestion-aware, it reaches the next device of its route */
-    EV_FREE,     /* a = link: congestion-aware, the link can take its next message */
-    EV_MEM_FREE, /* a = memory unit: its transfer is over (after its op's EV_OP_DONE) */
-    EV_BUS,      /* a = a side of a rank's shared memory bus, b = its event (astra-bus.c) */
+    EV_ARRIVE, /* a = message: a transfer reaches its destination */
+    EV_RECV,   /* a = message: a receive posted after its message arrived completes */
+    EV_HOP,    /* a = message: congestion-aware, it reaches the next device of its route */
+    EV_FREE,   /* a = link: congestion-aware, the link can take its next message */
+    EV_SYS,    /* a = rank: Sys::call_events, the rank's events of this instant (astra_sys_at) */
     EV_N
+};
+
+/* A rank's system-layer events (Sys::register_event; astra_sys_at). */
+enum {
+    SYS_OP_DONE,  /* a = op: a compute (or broadcast, or memory) op ends */
+    SYS_BUNDLE,   /* a = stream, b = bytes << 1 | 1 when the bundle still needs its reduction */
+    SYS_CUSTOM,   /* a = custom run, b = op of its trace: a compute node of a custom implementation
+                     ends */
+    SYS_MEM_FREE, /* a = memory unit: its transfer is over (after its op's SYS_OP_DONE) */
+    SYS_BUS       /* a = a side of a rank's shared memory bus, b = its event (astra-bus.c) */
 };
 
 /* Phase.algo of a custom implementation (after SsimAstraAlgo's values). */
@@ -42,13 +51,14 @@ typedef struct {
     guint8 algo; /* SsimAstraAlgo */
     guint8 fast; /* a group's ring: the endpoint costs 10 ns, not endpoint_delay */
     guint8 clockwise;
-    guint32 queue;          /* the dimension's queue */
+    guint32 queue;          /* its queue: dimension x queues_per_dim + the dimension's index */
     guint32 n;              /* ranks in the ring */
     guint32 pos;            /* this rank's index in the ring */
     guint32 base, offset;   /* member k is base + k x offset ... */
     const guint32 *members; /* ... or members[k] (a group's ring, file order) */
     int window;
-    guint8 tree; /* doubleBinaryTree: the dimension's tree (0 RootMax, 1 RootMin) */
+    guint8 tree; /* doubleBinaryTree: the dimension's tree (0 RootMax, 1 RootMin), */
+    guint8 dim;  /* and the dimension */
     guint32 set; /* ALGO_CUSTOM: the custom set (an index of Replay.custom) */
     guint64 msg_size;
 } Phase;
@@ -169,13 +179,21 @@ typedef struct {
 
 typedef struct Replay Replay;
 typedef struct AstraMatchSlot AstraMatchSlot;
+typedef struct AstraSysSlot AstraSysSlot;
 typedef struct AstraLogGP AstraLogGP;
+
+/* QueueLevelHandler's three allocators of a dimension's queues on a rank (Rank.next_queue): the
+ * next in turn (get_next_queue_id: the second half of the queues runs its rings anticlockwise),
+ * the first half's next (clockwise) and the second half's next (anticlockwise). */
+enum { QUEUE_NEXT, QUEUE_FIRST, QUEUE_LAST };
 
 typedef struct {
     guint32 *heap[CLS_N]; /* dependency-free ops, min-heaps by node id */
     guint n_heap[CLS_N], cap_heap[CLS_N];
     gboolean busy[CLS_N];
-    Queue *queues; /* one per dimension */
+    Queue *queues; /* queues_per_dim per dimension, dimension 0's first */
+    guint32 next_queue[SSIM_ASTRA_MAX_DIMS][3]; /* per dimension, the next queue of each
+                                                   allocator (QUEUE_*), an index within it */
     gint64 priority_counter;
     guint32 dbt_counter[SSIM_ASTRA_MAX_DIMS]; /* doubleBinaryTree phases made, per dimension */
     guint32 num_streams; /* Sys::num_streams: streams made on the rank, every group's */
@@ -231,11 +249,41 @@ struct Replay {
     MemUnit *mem_units; /* the shared remote memories (astra-mem.c) */
     guint n_mem_units;
     AstraLogGP *bus; /* model-shared-bus: four sides a rank (astra-bus.c); NULL: off */
+    /* Each rank's events by instant (astra_sys_at): an open-addressing table of (rank, instant)
+     * with events waiting, each a list of Replay.sys_events. */
+    AstraSysSlot *sys_slots;
+    guint sys_cap, sys_used;
+    GArray *sys_events;
+    guint32 sys_free;
+    guint64 sys_calls, sys_run; /* EV_SYS events fired, and the events they ran */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;
     GError *error; /* the first error a handler met; stops the run */
 };
+
+/* A pool of records in a GArray whose free ones are listed through a guint32 `link` bytes into
+ * each (offsetof), from *free_head (SSIM_NONE: none free).  take: a free record's index, or a
+ * new one's at the end; give: record i is free again. */
+static inline guint32 astra_pool_take(GArray *pool, guint32 *free_head, gsize link)
+{
+    guint32 i = *free_head;
+    if (i == SSIM_NONE) {
+        i = pool->len;
+        g_array_set_size(pool, i + 1);
+    } else {
+        memcpy(free_head, pool->data + (gsize)i * g_array_get_element_size(pool) + link,
+               sizeof *free_head);
+    }
+    return i;
+}
+
+static inline void astra_pool_give(GArray *pool, guint32 *free_head, gsize link, guint32 i)
+{
+    memcpy(pool->data + (gsize)i * g_array_get_element_size(pool) + link, free_head,
+           sizeof *free_head);
+    *free_head = i;
+}
 
 /* SsimAstraColl's names, as the system file's keys begin ("all-reduce", ...). */
 extern const char *const astra_coll_names[SSIM_ASTRA_N_COLL];
@@ -246,8 +294,13 @@ extern const char *const astra_coll_names[SSIM_ASTRA_N_COLL];
 /* `ns` truncated to whole ns, as ASTRA-sim's casts truncate; G_MAXINT64 (which astra_at()
  * refuses) when it is not a finite number below the horizon. */
 SsimTime astra_ns(double ns);
-/* Schedules `ev` `delay` ns from now, or stops the run with an error past the horizon. */
+/* Schedules network event `ev` `delay` ns from now on the network's queue (CommonNetworkApi::
+ * sim_schedule), or stops the run with an error past the horizon or at time 0. */
 void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b);
+/* Registers event `ev` (SYS_*) of `rank`'s system layer `delay` ns from now (Sys::register_event):
+ * with the rank's other events of that instant, which run together, in the order registered, when
+ * the first of them comes due; one registered while they run joins them. */
+void astra_sys_at(Replay *R, guint32 rank, SsimTime delay, int ev, guint64 a, guint64 b);
 
 /* Issue rules (astra-replay.c). */
 void astra_op_finished(Replay *R, guint32 op);

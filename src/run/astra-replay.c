@@ -183,7 +183,9 @@ SsimTime astra_ns(double ns)
     return ns >= 0 && ns < (double)ASTRA_HORIZON ? (SsimTime)(guint64)ns : G_MAXINT64;
 }
 
-void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
+/* FALSE, with the run stopped, when an event `delay` ns from now would fall past the horizon or at
+ * time 0. */
+static gboolean event_time_ok(Replay *R, SsimTime delay)
 {
     SsimTime now = ssim_engine_now(R->engine);
     if (delay < 0 || delay > ASTRA_HORIZON - now) {
@@ -193,7 +195,7 @@ void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
                                   "configuration's times do not fit (a huge latency or trace "
                                   "duration, a tiny bandwidth or peak)",
                                   now));
-        return;
+        return FALSE;
     }
     if (now + delay == 0) {
         /* ASTRA-sim's analytical event queue asserts that each instant it steps to is later
@@ -204,9 +206,150 @@ void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
                                   "endpoint-delay of 0, a shared bus with o and G x bytes under "
                                   "1 ns, a transfer of no time), where ASTRA-sim aborts (its "
                                   "event queue asserts that the next instant is later than 0)"));
-        return;
+        return FALSE;
     }
-    ssim_engine_schedule(R->engine, now + delay, ev, a, b);
+    return TRUE;
+}
+
+void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
+{
+    if (event_time_ok(R, delay))
+        ssim_engine_schedule(R->engine, ssim_engine_now(R->engine) + delay, ev, a, b);
+}
+
+/* ---- Sys::try_register_event and call_events ----
+ *
+ * ASTRA-sim's system layer keeps each rank's events in a map from instant to list.  The first
+ * event of an instant schedules one CallEvents on the network's event queue (first come, first
+ * served with the network's own events); later ones join its list.  When CallEvents comes due,
+ * call_events runs the list in order, and an event registered while it runs for that same
+ * instant (a delay of 0) joins the list and runs in the same pass, before anything else of the
+ * instant.  A rank's events of one instant thus run together, which a single first-come queue of
+ * every event would interleave with other ranks' and the network's. */
+
+struct AstraSysSlot {
+    guint32 rank;       /* SSIM_NONE: the slot is empty */
+    guint32 head, tail; /* its events, oldest first (none while its last one runs) */
+    SsimTime at;
+};
+
+typedef struct {
+    guint64 a, b;
+    guint32 ev, next;
+} SysEvent;
+
+static guint sys_hash(guint32 rank, SsimTime at, guint cap)
+{
+    guint64 h = ((guint64)at * 0x9E3779B97F4A7C15ull) ^ ((guint64)rank * 0xC2B2AE3D27D4EB4Full);
+    return (guint)((h ^ h >> 31) & (cap - 1));
+}
+
+/* The slot of (rank, at), or the empty slot where it would go. */
+static guint sys_find(const Replay *R, guint32 rank, SsimTime at)
+{
+    guint i = sys_hash(rank, at, R->sys_cap);
+    while (R->sys_slots[i].rank != SSIM_NONE &&
+           (R->sys_slots[i].rank != rank || R->sys_slots[i].at != at))
+        i = (i + 1) & (R->sys_cap - 1);
+    return i;
+}
+
+static void sys_grow(Replay *R)
+{
+    AstraSysSlot *old = R->sys_slots;
+    guint old_cap = R->sys_cap;
+    R->sys_cap = old_cap ? 2 * old_cap : 64;
+    R->sys_slots = g_new(AstraSysSlot, R->sys_cap);
+    for (guint i = 0; i < R->sys_cap; i++)
+        R->sys_slots[i].rank = SSIM_NONE;
+    for (guint i = 0; i < old_cap; i++)
+        if (old[i].rank != SSIM_NONE)
+            R->sys_slots[sys_find(R, old[i].rank, old[i].at)] = old[i];
+    g_free(old);
+}
+
+/* Empties slot i (backward-shift deletion keeps every probe sequence whole). */
+static void sys_delete(Replay *R, guint i)
+{
+    guint mask = R->sys_cap - 1;
+    R->sys_slots[i].rank = SSIM_NONE;
+    R->sys_used--;
+    for (guint j = (i + 1) & mask; R->sys_slots[j].rank != SSIM_NONE; j = (j + 1) & mask) {
+        guint home = sys_hash(R->sys_slots[j].rank, R->sys_slots[j].at, R->sys_cap);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            R->sys_slots[i] = R->sys_slots[j];
+            R->sys_slots[j].rank = SSIM_NONE;
+            i = j;
+        }
+    }
+}
+
+void astra_sys_at(Replay *R, guint32 rank, SsimTime delay, int ev, guint64 a, guint64 b)
+{
+    if (!event_time_ok(R, delay))
+        return;
+    SsimTime at = ssim_engine_now(R->engine) + delay;
+    if (2 * (R->sys_used + 1) > R->sys_cap)
+        sys_grow(R);
+    guint32 e = astra_pool_take(R->sys_events, &R->sys_free, offsetof(SysEvent, next));
+    g_array_index(R->sys_events, SysEvent, e) = (SysEvent){a, b, (guint32)ev, SSIM_NONE};
+    AstraSysSlot *slot = &R->sys_slots[sys_find(R, rank, at)];
+    if (slot->rank == SSIM_NONE) {
+        *slot = (AstraSysSlot){rank, e, e, at};
+        R->sys_used++;
+        ssim_engine_schedule(R->engine, at, EV_SYS, rank, 0);
+    } else {
+        if (slot->head == SSIM_NONE) /* the instant's list runs, and this joins it */
+            slot->head = e;
+        else
+            g_array_index(R->sys_events, SysEvent, slot->tail).next = e;
+        slot->tail = e;
+    }
+}
+
+static void sys_run(Replay *R, guint ev, guint64 a, guint64 b)
+{
+    switch (ev) {
+    case SYS_OP_DONE:
+        astra_op_finished(R, (guint32)a);
+        break;
+    case SYS_BUNDLE:
+        astra_on_bundle(R, (guint32)a, b);
+        break;
+    case SYS_CUSTOM:
+        astra_custom_done(R, (guint32)a, (guint32)b);
+        break;
+    case SYS_MEM_FREE:
+        astra_on_mem_free(R, (guint32)a);
+        break;
+    default:
+        astra_on_bus(R, (guint32)a, b);
+    }
+}
+
+/* Sys::call_events: runs the rank's list of this instant, what joins it on the way included. */
+static void on_sys(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
+{
+    (void)b;
+    Replay *R = user_data;
+    guint32 rank = (guint32)a;
+    SsimTime at = ssim_engine_now(engine);
+    R->sys_calls++;
+    for (;;) {
+        /* Found again each time: what runs may move the slot (the table grows or shifts). */
+        guint i = sys_find(R, rank, at);
+        AstraSysSlot *slot = &R->sys_slots[i];
+        guint32 e = slot->head;
+        if (e == SSIM_NONE || R->error) {
+            sys_delete(R, i);
+            return;
+        }
+        SysEvent run = g_array_index(R->sys_events, SysEvent, e);
+        slot->head = run.next;
+        astra_pool_give(R->sys_events, &R->sys_free, offsetof(SysEvent, next), e);
+        R->sys_run++;
+        sys_run(R, run.ev, run.a, run.b);
+    }
 }
 
 void astra_fail(Replay *R, GError *error)
@@ -248,7 +391,7 @@ static void issue(Replay *R, guint32 rank, guint32 op)
             finish(R, op, FALSE);
             break;
         }
-        astra_at(R, t, EV_OP_DONE, op, 0);
+        astra_sys_at(R, rank, t, SYS_OP_DONE, op, 0);
         break;
     }
     case SSIM_OP_COLLECTIVE:
@@ -293,38 +436,18 @@ static void walk(Replay *R, guint32 rank)
 
 /* ---- events ---- */
 
-/* Engine handlers: an event's first word names the message, op, stream or link it is for. */
+/* Engine handlers: an event's first word names the message or link it is for. */
 #define ON_EVENT(name, fn)                                                                         \
     static void name(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)                 \
     {                                                                                              \
         (void)engine, (void)b;                                                                     \
         fn(user_data, (guint32)a);                                                                 \
     }
-ON_EVENT(on_op_done, astra_op_finished)
 ON_EVENT(on_arrive, astra_on_arrive)
 ON_EVENT(on_recv, astra_on_recv)
 ON_EVENT(on_hop, astra_on_hop)
 ON_EVENT(on_link_free, astra_on_link_free)
-ON_EVENT(on_mem_free, astra_on_mem_free)
 #undef ON_EVENT
-
-static void on_bundle(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine;
-    astra_on_bundle(user_data, (guint32)a, b);
-}
-
-static void on_bus(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine;
-    astra_on_bus(user_data, (guint32)a, b);
-}
-
-static void on_custom(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
-{
-    (void)engine;
-    astra_custom_done(user_data, (guint32)a, (guint32)b);
-}
 
 /* ---- set-up and the run ---- */
 
@@ -392,6 +515,12 @@ static gboolean check_config(Replay *R, GError **error)
                 return FALSE;
             }
         }
+    if (c->queues_per_dim == 0 || c->queues_per_dim > 1000) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "--semantics astra: num-queues-per-dim %u: expected 1 to 1000",
+                    c->queues_per_dim);
+        return FALSE;
+    }
     if (c->splits == 0 || c->active_chunks_per_dim == 0) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: preferred-dataset-splits and "
@@ -492,6 +621,9 @@ static gboolean build(Replay *R, GError **error)
 
 static void replay_clear(Replay *R)
 {
+    g_clear_pointer(&R->sys_slots, g_free);
+    if (R->sys_events)
+        g_clear_pointer(&R->sys_events, g_array_unref);
     astra_dbt_clear(R);
     astra_custom_clear(R);
     astra_coll_clear(R);
@@ -502,8 +634,8 @@ static void replay_clear(Replay *R)
         for (guint r = 0; r < R->n_ranks; r++) {
             for (int c = 0; c < CLS_N; c++)
                 g_free(R->ranks[r].heap[c]);
-            for (guint d = 0; d < R->n_dims; d++)
-                g_ptr_array_unref(R->ranks[r].queues[d].list);
+            for (guint q = 0; q < R->n_dims * R->cfg.queues_per_dim; q++)
+                g_ptr_array_unref(R->ranks[r].queues[q].list);
             g_free(R->ranks[r].queues);
         }
         g_free(R->ranks);
@@ -546,9 +678,12 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
         goto done;
     R.ranks = g_new0(Rank, R.n_ranks);
     for (guint r = 0; r < R.n_ranks; r++) {
-        R.ranks[r].queues = g_new0(Queue, R.n_dims);
+        guint n_queues = R.n_dims * R.cfg.queues_per_dim;
+        R.ranks[r].queues = g_new0(Queue, n_queues);
+        for (guint q = 0; q < n_queues; q++)
+            R.ranks[r].queues[q].list = g_ptr_array_new();
         for (guint d = 0; d < R.n_dims; d++)
-            R.ranks[r].queues[d].list = g_ptr_array_new();
+            R.ranks[r].next_queue[d][QUEUE_LAST] = R.cfg.queues_per_dim / 2;
     }
     R.tl = g_new0(SsimTimeline, 1);
     R.tl->n_ops = n;
@@ -572,15 +707,13 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     R.msgs = g_array_new(FALSE, FALSE, sizeof(Msg));
     R.deferred = g_array_new(FALSE, FALSE, sizeof(guint32));
     R.engine = ssim_engine_new();
-    ssim_engine_register(R.engine, on_op_done, &R);
     ssim_engine_register(R.engine, on_arrive, &R);
     ssim_engine_register(R.engine, on_recv, &R);
-    ssim_engine_register(R.engine, on_bundle, &R);
-    ssim_engine_register(R.engine, on_custom, &R);
     ssim_engine_register(R.engine, on_hop, &R);
     ssim_engine_register(R.engine, on_link_free, &R);
-    ssim_engine_register(R.engine, on_mem_free, &R);
-    ssim_engine_register(R.engine, on_bus, &R);
+    ssim_engine_register(R.engine, on_sys, &R);
+    R.sys_events = g_array_new(FALSE, FALSE, sizeof(SysEvent));
+    R.sys_free = SSIM_NONE;
     /* Workload::fire, rank by rank. */
     for (guint r = 0; r < R.n_ranks && !R.error; r++)
         walk(&R, r);
@@ -663,7 +796,8 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
         R.stats.rank_finish_min = MIN(R.stats.rank_finish_min, R.ranks[r].finish);
     }
     R.tl->makespan = makespan;
-    R.tl->events = ssim_engine_fired(R.engine);
+    /* A rank's instant counts its events, not the one that ran them. */
+    R.tl->events = ssim_engine_fired(R.engine) - R.sys_calls + R.sys_run;
     if (stats)
         *stats = R.stats;
     out = g_steal_pointer(&R.tl);

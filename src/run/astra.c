@@ -70,6 +70,7 @@ void ssim_astra_config_init(SsimAstraConfig *cfg)
     cfg->endpoint_delay = 10;
     cfg->endpoint_delay_set = TRUE; /* Ring_4chunks.json gives it */
     cfg->injection_scale = 1;
+    cfg->queues_per_dim = 1;
     cfg->active_chunks_per_dim = 1;
     cfg->splits = 4;
     cfg->local_mem_bw_gbps = 1600;
@@ -972,5 +973,7 @@ GString *ssim_astra_config_format(const SsimAstraConfig *c)
         g_string_append_printf(s, "# command line: --injection-scale %g\n", c->injection_scale);
     if (c->rendezvous)
         g_string_append(s, "# command line: --rendezvous-protocol true\n");
+    if (c->queues_per_dim != 1)
+        g_string_append_printf(s, "# command line: --num-queues-per-dim %u\n", c->queues_per_dim);
     return s;
 }

@@ -561,6 +561,48 @@ Test(astra, active_chunks_run_together)
 }
 
 /*
+ * More than one queue per dimension (ASTRA-sim's --num-queues-per-dim Q): each queue runs
+ * ceil(active chunks / Q) streams at once, and a chunk's phase takes the dimension's queues in
+ * turn (QueueLevelHandler::get_next_queue_id), except that a localBWAware all-reduce takes the
+ * first half's in turn (get_next_queue_id_first: queue 0 alone for Q 2 or 3).  The four chunks
+ * of the test above (2975 ns each) thus take 4, 4, 2, 2, 1 and 2 chunk times for (Q, active,
+ * localBWAware) = (1, 1, yes), (2, 1, yes), (4, 1, yes), (2, 1, no), (4, 1, no) and (3, 1, no):
+ * queues 0, 1, 2, 0 under the last; and (2, 2, yes) takes 4, where one queue had taken 2: with
+ * two queues each runs one stream, and the all-reduce uses one of them.
+ */
+Test(astra, queues_per_dimension)
+{
+    const struct {
+        guint queues, active;
+        gboolean bw_aware;
+        SsimTime chunk_times;
+    } cases[] = {{1, 1, TRUE, 4},  {2, 1, TRUE, 4},  {4, 1, TRUE, 2}, {2, 1, FALSE, 2},
+                 {4, 1, FALSE, 1}, {3, 1, FALSE, 2}, {2, 2, TRUE, 4}, {1, 2, TRUE, 2}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Builder b = builder_new(2);
+        for (guint32 r = 0; r < 2; r++)
+            add(&b, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
+        SsimAstraConfig c = machine(2);
+        c.queues_per_dim = cases[i].queues;
+        c.active_chunks_per_dim = cases[i].active;
+        c.local_bw_aware = cases[i].bw_aware;
+        g_autoptr(SsimTimeline) t = run(&b, &c, NULL);
+        cr_assert_eq(t->makespan, cases[i].chunk_times * 2975, "case %u: %" G_GINT64_FORMAT, i,
+                     t->makespan);
+        builder_clear(&b);
+    }
+    Builder b = builder_new(2);
+    for (guint32 r = 0; r < 2; r++)
+        add(&b, r, 0, coll(SSIM_COLL_ALLREDUCE, 0, 4000), NULL, 0);
+    GError *error = NULL;
+    cr_assert(ssim_graph_finalize(b.g, &error));
+    SsimAstraConfig c = machine(2);
+    c.queues_per_dim = 0;
+    assert_refused(&b, &c, "num-queues-per-dim 0", NULL);
+    builder_clear(&b);
+}
+
+/*
  * Compute: the roofline (1e6 FLOPs over 1e3 bytes at 1 GFLOP/s peak: 1 ms; 1e3 FLOPs over 1e6
  * bytes at 1 GB/s: 1 ms memory-bound), one op at a time, smallest ready id first; a node with
  * no tensor_size is skipped and its child waits for the next walk.  Rank 0: node 1 (skipped)
@@ -835,33 +877,75 @@ Test(astra, rendezvous_by_hand)
 }
 
 /*
- * --rendezvous-protocol and --injection-scale against ASTRA-sim (518bd51,
- * AstraSim_Analytical_Congestion_Unaware) on ring-switch-2x4.yml and ring-4chunks-roofline.json
- * (endpoint-delay 10): the bundled 8-rank all-reduce takes 8372 ns as it is, 11076 with the
- * handshakes (every step of the ring's waits for one), 8552 with the endpoint delay scaled by 2.5
- * (25 ns: 12 crossings of 15 ns more on the critical path), 10992 with both at 0.37 (3 ns); the
- * GPT step 545101988 and 545514684.  A system file that does not give endpoint-delay keeps the
- * default 10, which ASTRA-sim does not scale.  A scale that makes the delay negative or too large
- * for ASTRA-sim's int is refused.
+ * ASTRA-sim's command-line options against ASTRA-sim itself (518bd51,
+ * AstraSim_Analytical_Congestion_Unaware, on the bundled files): --rendezvous-protocol (every
+ * step of the ring waits for a handshake), --injection-scale (ring-4chunks-roofline.json's
+ * endpoint-delay of 10 ns scaled to 25, or to 3: 12 crossings of 15 ns more on the all-reduce's
+ * critical path at 2.5) and --num-queues-per-dim (the all-reduce's chunks spread over the
+ * queues of a dimension: under localBWAware only the first half's; with doubleBinaryTree in
+ * place of the rings, ring-4chunks-roofline.json's all-reduce on one and two dimensions takes
+ * 62152 and 93305 ns with one queue).  A system file that does not
+ * give endpoint-delay keeps the default 10, which ASTRA-sim does not scale; a scale that makes the
+ * delay negative or too large for ASTRA-sim's int is refused.
  */
-Test(astra, rendezvous_and_injection_scale_match_astra_sim)
+Test(astra, command_line_options_match_astra_sim)
 {
+    static const struct {
+        const char *network, *system, *set;
+        gboolean rendezvous;
+        double scale;
+        guint queues;
+        SsimTime astra_ns;
+        gboolean dbt; /* all-reduces by doubleBinaryTree on every dimension */
+    } runs[] = {
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce",
+         FALSE, 1, 1, 8372, FALSE},
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce",
+         TRUE, 1, 1, 11076, FALSE},
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce",
+         FALSE, 2.5, 1, 8552, FALSE},
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce",
+         TRUE, 0.37, 1, 10992, FALSE},
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "stg-gpt-dp2-tp2-pp2/workload", TRUE,
+         1, 1, 545514684, FALSE},
+        {"ring-8npus.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce", FALSE, 1,
+         2, 64440, FALSE},
+        {"ring-8npus.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce", FALSE, 1,
+         4, 32220, FALSE},
+        {"ring-8npus.yml", "direct-16chunks.json", "allreduce-8npus-1MB/all_reduce", FALSE, 1, 2,
+         69440, FALSE},
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "stg-gpt-dp2-tp2-pp2/workload", FALSE,
+         1, 4, 415485072, FALSE},
+        {"ring-switch-2x4.yml", "ring-8chunks-delay20.json", "stg-gpt-dp2-tp2-pp2/workload", FALSE,
+         1, 3, 399286662, FALSE},
+        {"switch-8npus.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce", FALSE,
+         1, 4, 34814, TRUE},
+        {"ring-switch-2x4.yml", "ring-4chunks-roofline.json", "allreduce-8npus-1MB/all_reduce",
+         FALSE, 1, 4, 58886, TRUE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(runs); i++) {
+        SsimAstraConfig c;
+        ssim_astra_config_init(&c);
+        read_bundled_config(&c, runs[i].network, runs[i].system);
+        c.rendezvous = runs[i].rendezvous;
+        c.injection_scale = runs[i].scale;
+        c.queues_per_dim = runs[i].queues;
+        for (guint d = 0; d < c.n_dims && runs[i].dbt; d++)
+            c.impl[SSIM_ASTRA_AR][d] =
+                (SsimAstraImpl){SSIM_ASTRA_ALGO_DOUBLE_BINARY_TREE, -1, FALSE};
+        if (runs[i].dbt)
+            c.n_impl[SSIM_ASTRA_AR] = c.n_dims;
+        SsimAstraStats st;
+        cr_assert_eq(bundled_makespan(runs[i].set, &c, &st), runs[i].astra_ns, "run %u", i);
+        if (i == 1)
+            cr_assert_eq(st.n_messages, 128); /* 64 steps and their handshakes */
+    }
     SsimAstraConfig c;
     ssim_astra_config_init(&c);
     read_bundled_config(&c, "ring-switch-2x4.yml", "ring-4chunks-roofline.json");
     cr_assert(c.endpoint_delay_set && c.endpoint_delay == 10);
-    const char *ar = "allreduce-8npus-1MB/all_reduce", *gpt = "stg-gpt-dp2-tp2-pp2/workload";
-    cr_assert_eq(bundled_makespan(ar, &c, NULL), 8372);
-    c.rendezvous = TRUE;
-    SsimAstraStats st;
-    cr_assert_eq(bundled_makespan(ar, &c, &st), 11076);
-    cr_assert_eq(st.n_messages, 128); /* 64 steps and their handshakes */
-    cr_assert_eq(bundled_makespan(gpt, &c, NULL), 545514684);
-    c.injection_scale = 0.37;
-    cr_assert_eq(bundled_makespan(ar, &c, NULL), 10992);
-    c.rendezvous = FALSE;
+    const char *ar = "allreduce-8npus-1MB/all_reduce";
     c.injection_scale = 2.5;
-    cr_assert_eq(bundled_makespan(ar, &c, NULL), 8552);
     c.endpoint_delay_set = FALSE;
     cr_assert_eq(bundled_makespan(ar, &c, NULL), 8372);
     c.endpoint_delay_set = TRUE;
@@ -874,6 +958,52 @@ Test(astra, rendezvous_and_injection_scale_match_astra_sim)
                   error ? error->message : "");
         g_clear_error(&error);
     }
+}
+
+/*
+ * Sys::try_register_event keeps a rank's events of one instant together: the first schedules one
+ * call_events on the network's queue, and the rest, registered later (even in between other
+ * ranks' and the network's events, or while that list runs, with a delay of 0), run with it.
+ * Eight ranks compute 10 us, then all-reduce 1024 bytes (oneRing, two chunks of 512 bytes on
+ * two queues a dimension, baseline) over ring-switch-2x4.yml with the shared bus on (L 10, o 0,
+ * g 0, G 0.003: a message crosses the bus in no time, so many events share an instant).
+ * ASTRA-sim (518bd51) ends ranks 0-3 at 15330 ns and 4-7 at 15380; with every event in one
+ * first-come queue the replay had ended all eight at 15280.
+ */
+Test(astra, a_ranks_events_of_an_instant_run_together)
+{
+    g_autofree char *dir = g_dir_make_tmp("astra-instant-XXXXXX", NULL);
+    g_autofree char *sys = g_build_filename(dir, "bus.json", NULL);
+    cr_assert(g_file_set_contents(
+        sys,
+        "{\"scheduling-policy\": \"EXPLICIT\", \"endpoint-delay\": 10, "
+        "\"active-chunks-per-dimension\": 1, \"preferred-dataset-splits\": 2, "
+        "\"all-reduce-implementation\": [\"oneRing\"], \"collective-optimization\": "
+        "\"baseline\", \"local-mem-bw\": 1600, \"roofline-enabled\": 0, "
+        "\"model-shared-bus\": 1, \"L\": 10, \"G\": 0.003}",
+        -1, NULL));
+    SsimAstraConfig c;
+    ssim_astra_config_init(&c);
+    read_bundled_config(&c, "ring-switch-2x4.yml", NULL);
+    GError *error = NULL;
+    cr_assert(ssim_astra_config_read_system(&c, sys, &error), "%s", error ? error->message : "");
+    c.queues_per_dim = 2;
+    Builder b = builder_new(8);
+    guint32 ar[8];
+    for (guint32 r = 0; r < 8; r++) {
+        SsimOpSpec work = comp(0, 0);
+        work.duration = 10000;
+        guint32 w = add(&b, r, 0, work, NULL, 0);
+        ar[r] = add(&b, r, 1, coll(SSIM_COLL_ALLREDUCE, 0, 1024), &w, 1);
+    }
+    g_autoptr(SsimTimeline) t = run(&b, &c, NULL);
+    for (guint32 r = 0; r < 8; r++)
+        cr_assert_eq(t->end[ar[r]], r < 4 ? 15330 : 15380, "rank %u: %" G_GINT64_FORMAT, r,
+                     t->end[ar[r]]);
+    builder_clear(&b);
+    ssim_astra_config_clear(&c);
+    g_unlink(sys);
+    g_rmdir(dir);
 }
 
 /*

@@ -8,7 +8,7 @@
 #   astra-random.sh --astra BIN [--congestion aware] [-s SHIFTSIM] [-g CHAKRA_GEN]
 #                   --network FILE --system FILE [--memory FILE] [--ranks N] [--nodes K]
 #                   [--kinds LIST] [--independent] [--injection-scale X] [--rendezvous]
-#                   [--seeds FIRST-LAST]
+#                   [--queues N] [--seeds FIRST-LAST]
 #
 #   --astra BIN      ASTRA-sim's AstraSim_Analytical_Congestion_Unaware (or, with
 #                    --congestion aware, _Aware), built outside this repository
@@ -20,15 +20,17 @@
 #   --kinds LIST     chakra-gen's node kinds (default comp,cpu,invalid,coll,p2p; mem needs a
 #                    --memory; prio and dims give the collectives comm_priority and
 #                    involved_dim); --independent: a graph of its own on every rank (replay-only)
-#   --injection-scale X, --rendezvous   ASTRA-sim's --injection-scale X and
-#                    --rendezvous-protocol=true, shiftsim's --astra-injection-scale X and
-#                    --astra-rendezvous-protocol
+#   --injection-scale X, --rendezvous, --queues N   ASTRA-sim's --injection-scale X,
+#                    --rendezvous-protocol=true and --num-queues-per-dim N; shiftsim's
+#                    --astra-injection-scale X, --astra-rendezvous-protocol and
+#                    --astra-num-queues-per-dim N
 #   --seeds A-B      the seeds to run (default 1-20)
 #
 # A line per seed, then the counts:
 #   same        every rank finished at the same nanosecond in both;
 #   both-stop   ASTRA-sim left ranks unfinished (it hung: a collective or a receive that never
-#               matches) and shiftsim stopped with an error;
+#               matches; its report may have aborted after the ranks that did finish) and
+#               shiftsim stopped with an error;
 #   same-part   ASTRA-sim aborted in its end-of-run statistics after some ranks (traces with CPU,
 #               memory or invalid nodes: "Only GPU and COMM types are supported for overlap
 #               extraction"), and those ranks finished at the same nanosecond in shiftsim;
@@ -53,6 +55,7 @@ kinds=comp,cpu,invalid,coll,p2p
 independent=""
 injection=1
 rendezvous=false
+queues=1
 seeds=1-20
 
 # shellcheck source=traces/chakra/astra-lib.sh
@@ -74,6 +77,7 @@ while [ $# -gt 0 ]; do
         --independent) independent=--independent; shift ;;
         --injection-scale) injection=$2; shift 2 ;;
         --rendezvous) rendezvous=true; shift ;;
+        --queues) queues=$2; shift 2 ;;
         --seeds) seeds=$2; shift 2 ;;
         -h|--help) usage ;;
         *) echo "astra-random.sh: unknown argument $1" >&2; exit 2 ;;
@@ -97,8 +101,8 @@ for f in "$network" "$system" ${memory:+"$memory"}; do
     [ -f "$f" ] || { echo "astra-random.sh: $f: no such file" >&2; exit 2; }
 done
 if ! [[ "$seeds" =~ ^[0-9]+-[0-9]+$ ]] || ! [[ "$ranks" =~ ^[0-9]+$ ]] ||
-    ! [[ "$nodes" =~ ^[0-9]+$ ]]; then
-    echo "astra-random.sh: --seeds A-B, --ranks and --nodes take whole numbers" >&2
+    ! [[ "$nodes" =~ ^[0-9]+$ ]] || ! [[ "$queues" =~ ^[0-9]+$ ]]; then
+    echo "astra-random.sh: --seeds A-B, --ranks, --nodes and --queues take whole numbers" >&2
     exit 2
 fi
 
@@ -143,6 +147,7 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
             --system-configuration="$system" --remote-memory-configuration="$memory" \
             --network-configuration="$network" --logging-folder="$tmp/log" \
             --injection-scale="$injection" --rendezvous-protocol="$rendezvous" \
+            --num-queues-per-dim="$queues" \
             >"$tmp/aout" 2>&1) ) 2>/dev/null || true
         (grep -o 'sys\[[0-9]*\] finished, [0-9]*' "$tmp/aout" || true) |
             sed 's/sys\[\([0-9]*\)\] finished, /\1 /' | sort >"$tmp/a"
@@ -155,6 +160,7 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
     if "$shiftsim" replay --chakra "$p" --astra-network "$network" --astra-system "$system" \
         --astra-memory "$memory" --astra-congestion "$congestion" --timeline "$tmp/tl.csv" \
         --astra-injection-scale "$injection" ${rdv_flag:+"$rdv_flag"} \
+        --astra-num-queues-per-dim "$queues" \
         >/dev/null 2>"$tmp/serr"; then
         awk -F, 'NR > 1 && $11 > m[$3] {m[$3] = $11} END {for (r in m) print r, m[r]}' \
             "$tmp/tl.csv" | sort >"$tmp/s"
@@ -167,7 +173,8 @@ for seed in $(seq "${seeds%-*}" "${seeds#*-}"); do
     if [ "$ran" = yes ] && [ -z "$mismatch" ] && [ "$done_ranks" -ge "$ranks" ]; then
         verdict=same; same=$((same + 1))
         detail="makespan $(awk '{print $2}' "$tmp/s" | sort -n | tail -1) ns"
-    elif [ "$ran" = no ] && [ "$done_ranks" -lt "$ranks" ] && [ "$aborted" = no ]; then
+    elif [ "$ran" = no ] && [ "$done_ranks" -lt "$ranks" ] &&
+        { [ "$aborted" = no ] || grep -q 'unreleased nodes' "$tmp/aout"; }; then
         verdict=both-stop; stop=$((stop + 1))
         # shiftsim's reason: the stall, else its message (a collective that never ends, ...)
         why=$(grep -o 'the run stalled[^(]*' "$tmp/serr" | head -1 || true)
@@ -190,5 +197,5 @@ done
 echo "$same same, $stop both stopped, $part same where ASTRA-sim's report aborted, $differ differ" \
     "(chakra-gen random --ranks $ranks --nodes $nodes --kinds $kinds $independent;" \
     "$(basename "$network"), $(basename "$system"), $(basename "$memory"), $congestion," \
-    "injection-scale $injection, rendezvous $rendezvous)"
+    "injection-scale $injection, rendezvous $rendezvous, $queues queues a dimension)"
 [ "$differ" -eq 0 ]
