@@ -179,13 +179,20 @@ typedef struct {
 
 typedef struct Replay Replay;
 typedef struct AstraMatchSlot AstraMatchSlot;
-typedef struct AstraSysSlot AstraSysSlot;
 typedef struct AstraLogGP AstraLogGP;
 
 /* QueueLevelHandler's three allocators of a dimension's queues on a rank (Rank.next_queue): the
  * next in turn (get_next_queue_id: the second half of the queues runs its rings anticlockwise),
  * the first half's next (clockwise) and the second half's next (anticlockwise). */
 enum { QUEUE_NEXT, QUEUE_FIRST, QUEUE_LAST };
+
+/* An instant of a rank with system-layer events waiting (astra_sys_at): the first one's kind and
+ * words here, the others' list, oldest first, in Replay.sys_events (none while its last runs). */
+typedef struct {
+    SsimTime at;
+    guint64 a, b;
+    guint32 ev, head, tail;
+} SysInstant;
 
 typedef struct {
     guint32 *heap[CLS_N]; /* dependency-free ops, min-heaps by node id */
@@ -196,7 +203,9 @@ typedef struct {
                                                    allocator (QUEUE_*), an index within it */
     gint64 priority_counter;
     guint32 dbt_counter[SSIM_ASTRA_MAX_DIMS]; /* doubleBinaryTree phases made, per dimension */
-    guint32 num_streams; /* Sys::num_streams: streams made on the rank, every group's */
+    guint32 num_streams;  /* Sys::num_streams: streams made on the rank, every group's */
+    SysInstant *instants; /* Sys::event_queue: the instants with events waiting, unordered (a */
+    guint n_instants, cap_instants; /* rank has a few at a time) */
     SsimTime finish;
 } Rank;
 
@@ -248,12 +257,8 @@ struct Replay {
     GArray *deferred;   /* ops freed during a walk */
     MemUnit *mem_units; /* the shared remote memories (astra-mem.c) */
     guint n_mem_units;
-    AstraLogGP *bus; /* model-shared-bus: four sides a rank (astra-bus.c); NULL: off */
-    /* Each rank's events by instant (astra_sys_at): an open-addressing table of (rank, instant)
-     * with events waiting, each a list of Replay.sys_events. */
-    AstraSysSlot *sys_slots;
-    guint sys_cap, sys_used;
-    GArray *sys_events;
+    AstraLogGP *bus;    /* model-shared-bus: four sides a rank (astra-bus.c); NULL: off */
+    GArray *sys_events; /* SysEvent: the events of the ranks' instants (astra_sys_at) */
     guint32 sys_free;
     guint64 sys_calls, sys_run; /* EV_SYS events fired, and the events they ran */
     gboolean walking;

@@ -227,61 +227,18 @@ void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
  * instant.  A rank's events of one instant thus run together, which a single first-come queue of
  * every event would interleave with other ranks' and the network's. */
 
-struct AstraSysSlot {
-    guint32 rank;       /* SSIM_NONE: the slot is empty */
-    guint32 head, tail; /* its events, oldest first (none while its last one runs) */
-    SsimTime at;
-};
-
 typedef struct {
     guint64 a, b;
     guint32 ev, next;
 } SysEvent;
 
-static guint sys_hash(guint32 rank, SsimTime at, guint cap)
+/* The index of `rank`'s instant `at` among its instants, or n_instants. */
+static guint instant_find(const Rank *rk, SsimTime at)
 {
-    guint64 h = ((guint64)at * 0x9E3779B97F4A7C15ull) ^ ((guint64)rank * 0xC2B2AE3D27D4EB4Full);
-    return (guint)((h ^ h >> 31) & (cap - 1));
-}
-
-/* The slot of (rank, at), or the empty slot where it would go. */
-static guint sys_find(const Replay *R, guint32 rank, SsimTime at)
-{
-    guint i = sys_hash(rank, at, R->sys_cap);
-    while (R->sys_slots[i].rank != SSIM_NONE &&
-           (R->sys_slots[i].rank != rank || R->sys_slots[i].at != at))
-        i = (i + 1) & (R->sys_cap - 1);
-    return i;
-}
-
-static void sys_grow(Replay *R)
-{
-    AstraSysSlot *old = R->sys_slots;
-    guint old_cap = R->sys_cap;
-    R->sys_cap = old_cap ? 2 * old_cap : 64;
-    R->sys_slots = g_new(AstraSysSlot, R->sys_cap);
-    for (guint i = 0; i < R->sys_cap; i++)
-        R->sys_slots[i].rank = SSIM_NONE;
-    for (guint i = 0; i < old_cap; i++)
-        if (old[i].rank != SSIM_NONE)
-            R->sys_slots[sys_find(R, old[i].rank, old[i].at)] = old[i];
-    g_free(old);
-}
-
-/* Empties slot i (backward-shift deletion keeps every probe sequence whole). */
-static void sys_delete(Replay *R, guint i)
-{
-    guint mask = R->sys_cap - 1;
-    R->sys_slots[i].rank = SSIM_NONE;
-    R->sys_used--;
-    for (guint j = (i + 1) & mask; R->sys_slots[j].rank != SSIM_NONE; j = (j + 1) & mask) {
-        guint home = sys_hash(R->sys_slots[j].rank, R->sys_slots[j].at, R->sys_cap);
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            R->sys_slots[i] = R->sys_slots[j];
-            R->sys_slots[j].rank = SSIM_NONE;
-            i = j;
-        }
-    }
+    guint k = 0;
+    while (k < rk->n_instants && rk->instants[k].at != at)
+        k++;
+    return k;
 }
 
 void astra_sys_at(Replay *R, guint32 rank, SsimTime delay, int ev, guint64 a, guint64 b)
@@ -289,22 +246,25 @@ void astra_sys_at(Replay *R, guint32 rank, SsimTime delay, int ev, guint64 a, gu
     if (!event_time_ok(R, delay))
         return;
     SsimTime at = ssim_engine_now(R->engine) + delay;
-    if (2 * (R->sys_used + 1) > R->sys_cap)
-        sys_grow(R);
+    Rank *rk = &R->ranks[rank];
+    guint k = instant_find(rk, at);
+    if (k == rk->n_instants) {
+        if (rk->n_instants == rk->cap_instants) {
+            rk->cap_instants = MAX(4u, 2 * rk->cap_instants);
+            rk->instants = g_renew(SysInstant, rk->instants, rk->cap_instants);
+        }
+        rk->instants[rk->n_instants++] = (SysInstant){at, a, b, (guint32)ev, SSIM_NONE, SSIM_NONE};
+        ssim_engine_schedule(R->engine, at, EV_SYS, rank, 0);
+        return;
+    }
     guint32 e = astra_pool_take(R->sys_events, &R->sys_free, offsetof(SysEvent, next));
     g_array_index(R->sys_events, SysEvent, e) = (SysEvent){a, b, (guint32)ev, SSIM_NONE};
-    AstraSysSlot *slot = &R->sys_slots[sys_find(R, rank, at)];
-    if (slot->rank == SSIM_NONE) {
-        *slot = (AstraSysSlot){rank, e, e, at};
-        R->sys_used++;
-        ssim_engine_schedule(R->engine, at, EV_SYS, rank, 0);
-    } else {
-        if (slot->head == SSIM_NONE) /* the instant's list runs, and this joins it */
-            slot->head = e;
-        else
-            g_array_index(R->sys_events, SysEvent, slot->tail).next = e;
-        slot->tail = e;
-    }
+    SysInstant *x = &rk->instants[k];
+    if (x->head == SSIM_NONE) /* the instant's list runs, and this joins it */
+        x->head = e;
+    else
+        g_array_index(R->sys_events, SysEvent, x->tail).next = e;
+    x->tail = e;
 }
 
 static void sys_run(Replay *R, guint ev, guint64 a, guint64 b)
@@ -332,24 +292,22 @@ static void on_sys(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
 {
     (void)b;
     Replay *R = user_data;
-    guint32 rank = (guint32)a;
-    SsimTime at = ssim_engine_now(engine);
+    Rank *rk = &R->ranks[a];
     R->sys_calls++;
-    for (;;) {
-        /* Found again each time: what runs may move the slot (the table grows or shifts). */
-        guint i = sys_find(R, rank, at);
-        AstraSysSlot *slot = &R->sys_slots[i];
-        guint32 e = slot->head;
-        if (e == SSIM_NONE || R->error) {
-            sys_delete(R, i);
-            return;
-        }
+    /* Its index holds while its events run: they may add instants, but only this removes one. */
+    guint k = instant_find(rk, ssim_engine_now(engine));
+    g_assert(k < rk->n_instants);
+    const SysInstant first = rk->instants[k];
+    R->sys_run++;
+    sys_run(R, first.ev, first.a, first.b);
+    for (guint32 e; (e = rk->instants[k].head) != SSIM_NONE && !R->error;) {
         SysEvent run = g_array_index(R->sys_events, SysEvent, e);
-        slot->head = run.next;
+        rk->instants[k].head = run.next;
         astra_pool_give(R->sys_events, &R->sys_free, offsetof(SysEvent, next), e);
         R->sys_run++;
         sys_run(R, run.ev, run.a, run.b);
     }
+    rk->instants[k] = rk->instants[--rk->n_instants];
 }
 
 void astra_fail(Replay *R, GError *error)
@@ -621,7 +579,6 @@ static gboolean build(Replay *R, GError **error)
 
 static void replay_clear(Replay *R)
 {
-    g_clear_pointer(&R->sys_slots, g_free);
     if (R->sys_events)
         g_clear_pointer(&R->sys_events, g_array_unref);
     astra_dbt_clear(R);
@@ -634,6 +591,7 @@ static void replay_clear(Replay *R)
         for (guint r = 0; r < R->n_ranks; r++) {
             for (int c = 0; c < CLS_N; c++)
                 g_free(R->ranks[r].heap[c]);
+            g_free(R->ranks[r].instants);
             for (guint q = 0; q < R->n_dims * R->cfg.queues_per_dim; q++)
                 g_ptr_array_unref(R->ranks[r].queues[q].list);
             g_free(R->ranks[r].queues);
