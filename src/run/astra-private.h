@@ -51,7 +51,7 @@ typedef struct {
     guint8 algo; /* SsimAstraAlgo */
     guint8 fast; /* a group's ring: the endpoint costs 10 ns, not endpoint_delay */
     guint8 clockwise;
-    guint32 queue;          /* its queue: dimension x queues_per_dim + the dimension's index */
+    guint32 queue;          /* dimension x queues_per_dim + its index among the dimension's */
     guint32 n;              /* ranks in the ring */
     guint32 pos;            /* this rank's index in the ring */
     guint32 base, offset;   /* member k is base + k x offset ... */
@@ -258,9 +258,9 @@ struct Replay {
     MemUnit *mem_units; /* the shared remote memories (astra-mem.c) */
     guint n_mem_units;
     AstraLogGP *bus;    /* model-shared-bus: four sides a rank (astra-bus.c); NULL: off */
-    GArray *sys_events; /* SysEvent: the events of the ranks' instants (astra_sys_at) */
+    GArray *sys_events; /* SysEvent: the events after each instant's first (astra_sys_at) */
     guint32 sys_free;
-    guint64 sys_calls, sys_run; /* EV_SYS events fired, and the events they ran */
+    guint64 sys_calls, sys_events_run; /* EV_SYS events fired, and the events they ran */
     gboolean walking;
     SsimTimeline *tl;
     SsimAstraStats stats;

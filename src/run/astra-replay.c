@@ -227,6 +227,8 @@ void astra_at(Replay *R, SsimTime delay, int ev, guint64 a, guint64 b)
  * instant.  A rank's events of one instant thus run together, which a single first-come queue of
  * every event would interleave with other ranks' and the network's. */
 
+/* A rank's event after the first of its instant (Replay.sys_events): its kind and words, and the
+ * instant's next. */
 typedef struct {
     guint64 a, b;
     guint32 ev, next;
@@ -267,7 +269,7 @@ void astra_sys_at(Replay *R, guint32 rank, SsimTime delay, int ev, guint64 a, gu
     x->tail = e;
 }
 
-static void sys_run(Replay *R, guint ev, guint64 a, guint64 b)
+static void run_sys_event(Replay *R, guint ev, guint64 a, guint64 b)
 {
     switch (ev) {
     case SYS_OP_DONE:
@@ -298,14 +300,14 @@ static void on_sys(SsimEngine *engine, guint64 a, guint64 b, gpointer user_data)
     guint k = instant_find(rk, ssim_engine_now(engine));
     g_assert(k < rk->n_instants);
     const SysInstant first = rk->instants[k];
-    R->sys_run++;
-    sys_run(R, first.ev, first.a, first.b);
+    R->sys_events_run++;
+    run_sys_event(R, first.ev, first.a, first.b);
     for (guint32 e; (e = rk->instants[k].head) != SSIM_NONE && !R->error;) {
         SysEvent run = g_array_index(R->sys_events, SysEvent, e);
         rk->instants[k].head = run.next;
         astra_pool_give(R->sys_events, &R->sys_free, offsetof(SysEvent, next), e);
-        R->sys_run++;
-        sys_run(R, run.ev, run.a, run.b);
+        R->sys_events_run++;
+        run_sys_event(R, run.ev, run.a, run.b);
     }
     rk->instants[k] = rk->instants[--rk->n_instants];
 }
@@ -755,7 +757,7 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
     }
     R.tl->makespan = makespan;
     /* A rank's instant counts its events, not the one that ran them. */
-    R.tl->events = ssim_engine_fired(R.engine) - R.sys_calls + R.sys_run;
+    R.tl->events = ssim_engine_fired(R.engine) - R.sys_calls + R.sys_events_run;
     if (stats)
         *stats = R.stats;
     out = g_steal_pointer(&R.tl);
