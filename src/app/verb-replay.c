@@ -40,12 +40,13 @@
 #define VERB          "replay"
 #define DEFAULT_GRAPH "traces/examples/tp-pipeline.graph"
 
-/* A rate option's value: a number in (0, max] (finite: an infinite rate makes ops free). */
-static gboolean parse_rate(const char *text, double max, double *out)
+/* A numeric option's value: a number in (0, max], or [0, max] with zero_ok (max finite: an
+ * infinite rate makes ops free). */
+static gboolean parse_number(const char *text, gboolean zero_ok, double max, double *out)
 {
     char *end;
     double v = g_ascii_strtod(text, &end);
-    if (text[0] == '\0' || *end != '\0' || !(v > 0) || !(v <= max))
+    if (text[0] == '\0' || *end != '\0' || !(zero_ok ? v >= 0 : v > 0) || !(v <= max))
         return FALSE;
     *out = v;
     return TRUE;
@@ -405,7 +406,7 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--until: %s", error->message);
     if (alpha && !ssim_parse_duration(alpha, &cost.alpha, &error))
         return ssim_cli_usage_error(VERB, "--alpha: %s", error->message);
-    if (link_bw && !parse_rate(link_bw, 1e15, &cost.link_bw))
+    if (link_bw && !parse_number(link_bw, FALSE, 1e15, &cost.link_bw))
         return ssim_cli_usage_error(VERB, "--link-bw: '%s' is not a bandwidth in bytes/s", link_bw);
     if (plot_ranks < 0)
         return ssim_cli_usage_error(VERB, "--plot-ranks: must not be negative");
@@ -423,10 +424,10 @@ int ssim_verb_replay(int argc, char **argv)
     gboolean simple_given = link_bw || alpha || tflops_text || hbm_text;
     double tflops = 500, hbm = 3000;
     /* Finite as well as positive: an infinite rate made every op free (a makespan of 0). */
-    if (tflops_text && !parse_rate(tflops_text, 1e9, &tflops))
+    if (tflops_text && !parse_number(tflops_text, FALSE, 1e9, &tflops))
         return ssim_cli_usage_error(VERB, "--tflops: %s is not a rate in (0, 1e9] TFLOP/s",
                                     tflops_text);
-    if (hbm_text && !parse_rate(hbm_text, 1e9, &hbm))
+    if (hbm_text && !parse_number(hbm_text, FALSE, 1e9, &hbm))
         return ssim_cli_usage_error(VERB, "--hbm-gbps: %s is not a rate in (0, 1e9] GB/s",
                                     hbm_text);
     limits.max_events = (guint64)budget.max_events;
@@ -462,14 +463,9 @@ int ssim_verb_replay(int argc, char **argv)
         return ssim_cli_usage_error(VERB, "--astra-congestion: '%s' is not unaware or aware",
                                     astra_congestion);
     double injection_scale = 1;
-    if (astra_injection) {
-        char *end;
-        injection_scale = g_ascii_strtod(astra_injection, &end);
-        if (astra_injection[0] == '\0' || *end != '\0' || !(injection_scale >= 0) ||
-            !isfinite(injection_scale))
-            return ssim_cli_usage_error(VERB, "--astra-injection-scale: '%s' is not a number >= 0",
-                                        astra_injection);
-    }
+    if (astra_injection && !parse_number(astra_injection, TRUE, G_MAXDOUBLE, &injection_scale))
+        return ssim_cli_usage_error(VERB, "--astra-injection-scale: '%s' is not a number >= 0",
+                                    astra_injection);
     gboolean astra = (semantics && strcmp(semantics, "astra") == 0) || astra_machine;
     if (dangling && strcmp(dangling, "error") != 0 && strcmp(dangling, "drop") != 0)
         return ssim_cli_usage_error(VERB, "--dangling-deps: '%s' is not error or drop", dangling);

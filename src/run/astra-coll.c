@@ -264,10 +264,7 @@ static guint32 queue_get(const Queue *q, guint i)
 /* SchedulerUnit::notify_stream_added's loop: start waiting streams while there is room. */
 static void queue_fill(Replay *R, Queue *q)
 {
-    /* Sys::Sys's concurrent_streams. */
-    guint qs = R->cfg.queues_per_dim;
-    guint cap = (R->cfg.active_chunks_per_dim + qs - 1) / qs;
-    for (guint i = q->running; i < q->list->len && q->running < cap; i++) {
+    for (guint i = q->running; i < q->list->len && q->running < R->queue_streams; i++) {
         stream_init(R, queue_get(q, i));
         q->running++;
     }

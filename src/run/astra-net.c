@@ -362,7 +362,6 @@ static void post(Replay *R, const MatchKey *key, Callback cb, gboolean send)
     }
     guint32 h = astra_pool_take(R->handshakes, &R->free_handshake, offsetof(Handshake, next_free));
     g_array_index(R->handshakes, Handshake, h) = (Handshake){*key, cb, send, SSIM_NONE};
-    R->handshakes_waiting++;
     MatchKey hk = {.tag = key->tag,
                    .size = HANDSHAKE_BYTES,
                    .src = key->dst,
@@ -376,8 +375,12 @@ static void handshake_done(Replay *R, guint32 h)
 {
     Handshake done = g_array_index(R->handshakes, Handshake, h);
     astra_pool_give(R->handshakes, &R->free_handshake, offsetof(Handshake, next_free), h);
-    R->handshakes_waiting--;
     (done.send ? net_send : net_recv)(R, &done.key, done.cb);
+}
+
+guint astra_net_handshakes_waiting(const Replay *R)
+{
+    return astra_pool_live(R->handshakes, R->free_handshake, offsetof(Handshake, next_free));
 }
 
 void astra_net_send(Replay *R, const MatchKey *key, Callback sent)

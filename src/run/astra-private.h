@@ -217,6 +217,7 @@ struct Replay {
     guint64 *own_ids;
     SsimAstraConfig cfg;
     guint n_ranks, n_dims;
+    guint queue_streams; /* streams a queue runs at once (Sys::Sys's concurrent_streams) */
     guint npus_below[SSIM_ASTRA_MAX_DIMS];
     double bw_bpns[SSIM_ASTRA_MAX_DIMS];
     SsimEngine *engine;
@@ -235,7 +236,6 @@ struct Replay {
     GArray *flights;    /* congestion-aware: Flight, one per Msg */
     GArray *handshakes; /* rendezvous: Handshake, the posts waiting for theirs (astra-net.c) */
     guint32 free_handshake;
-    guint32 handshakes_waiting;
     guint n_links;
     AstraMatchSlot *match; /* keys with posts waiting for the other side (astra-coll.c) */
     guint match_cap, match_used;
@@ -290,6 +290,18 @@ static inline void astra_pool_give(GArray *pool, guint32 *free_head, gsize link,
     *free_head = i;
 }
 
+/* The records of the pool in use (0 for none made): its length less the free ones. */
+static inline guint astra_pool_live(const GArray *pool, guint32 free_head, gsize link)
+{
+    if (pool == NULL)
+        return 0;
+    guint live = pool->len;
+    for (guint32 i = free_head; i != SSIM_NONE; live--)
+        memcpy(&i, pool->data + (gsize)i * g_array_get_element_size((GArray *)pool) + link,
+               sizeof i);
+    return live;
+}
+
 /* SsimAstraColl's names, as the system file's keys begin ("all-reduce", ...). */
 extern const char *const astra_coll_names[SSIM_ASTRA_N_COLL];
 
@@ -341,6 +353,8 @@ void astra_net_send(Replay *R, const MatchKey *key, Callback sent);
 /* Sys::front_end_sim_recv: posts a receive (with the rendezvous protocol, once its handshake has
  * arrived); `cb` is served at the arrival, or now if it has arrived. */
 void astra_net_recv(Replay *R, const MatchKey *key, Callback cb);
+/* Rendezvous: the sends and receives still waiting for their handshakes. */
+guint astra_net_handshakes_waiting(const Replay *R);
 void astra_send_issue(Replay *R, guint32 op);
 void astra_recv_issue(Replay *R, guint32 op);
 void astra_on_arrive(Replay *R, guint32 msg);

@@ -487,6 +487,7 @@ static gboolean check_config(Replay *R, GError **error)
                     "active-chunks-per-dimension must be at least 1");
         return FALSE;
     }
+    R->queue_streams = (c->active_chunks_per_dim + c->queues_per_dim - 1) / c->queues_per_dim;
     if (!(c->local_mem_bw_gbps > 0)) {
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "--semantics astra: local-mem-bw must be above 0 (ASTRA-sim prices every "
@@ -715,14 +716,15 @@ SsimTimeline *ssim_astra_replay(const SsimGraph *graph, const guint64 *node_ids,
             if (n_stuck < R.n_ranks)
                 stuck = i;
             GString *hint = g_string_new(NULL);
-            if (R.handshakes_waiting > 0)
+            guint waiting = astra_net_handshakes_waiting(&R);
+            if (waiting > 0)
                 g_string_append_printf(hint,
                                        "; %u sends and receives still wait for their rendezvous "
                                        "handshake: under the protocol a message leaves only once "
                                        "its receiver has posted the receive, so ranks that each "
                                        "send before they receive wait on one another (ASTRA-sim "
                                        "leaves the same nodes unreleased)",
-                                       R.handshakes_waiting);
+                                       waiting);
             else if (n_stuck == R.n_ranks)
                 g_string_append(hint, "; every rank started a collective of every rank that "
                                       "never ended: such a collective is tagged by the rank's "
