@@ -59,7 +59,13 @@
  * backward.  Tied embeddings with pp > 1 add an all-reduce of the embedding gradient between the
  * first and last stage.  The `optimizer` kernel waits for all of them; under ZeRO-1 the reduction
  * is a reduce-scatter, the optimizer updates 1/dp of the state and an all-gather of the weights
- * follows.
+ * follows.  ZeRO-2 and 3 keep only their shard of the gradients, so every microbatch's backward
+ * reduce-scatters each unit's gradients (a layer's, the embedding's, the LM head's) after the
+ * unit's last kernel (`dp.reducescatter`, not gradient pieces: no bucket, and no placement moves
+ * them); ZeRO-2 then all-gathers the updated weights as ZeRO-1 does.  ZeRO-3 keeps the weights
+ * sharded too: each unit's first kernel of a forward and of a backward (its recompute's, when it
+ * has one) waits for a `zero3.allgather` of the unit's weights on the rank's `dp.gather` stream,
+ * the next unit's gather starting once that kernel has (lower-private.h, lower_emit_gather).
  *
  * FLOPs count matrix multiplications only (the model-FLOPs convention); norms, softmax,
  * activations, residuals, embedding, loss and the optimizer are memory-bound and carry bytes

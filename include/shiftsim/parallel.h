@@ -138,7 +138,12 @@ typedef struct {
     guint global_batch;         /* B: sequences per iteration, over all dp replicas */
     gboolean sequence_parallel; /* shard norms/dropout activations along the sequence over tp */
     SsimRecompute recompute;
-    guint zero_stage;        /* 0, or 1: optimizer state sharded over dp */
+    /* ZeRO stage, what is sharded over dp: 0 nothing; 1 the optimizer state (gradients
+     * reduce-scattered once a step); 2 also the gradients (reduce-scattered layer by layer every
+     * microbatch: DeepSpeed's stage 2, FSDP's SHARD_GRAD_OP); 3 also the weights (each layer
+     * all-gathered before its forward and again before its backward: DeepSpeed's stage 3,
+     * FSDP's FULL_SHARD).  Under 1 and 2 the updated weights are all-gathered after the step. */
+    guint zero_stage;
     guint64 dp_bucket_bytes; /* gradient all-reduce bucket; 0 = one reduction after backward */
     SsimTpComm tp_comm;
     gboolean allow_cross_node_tp; /* permit tensor-parallel groups that span nodes */

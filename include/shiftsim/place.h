@@ -65,6 +65,7 @@
 #pragma once
 
 #include <shiftsim/model.h>
+#include <shiftsim/parallel.h>
 #include <shiftsim/plan.h>
 #include <shiftsim/runtime.h>
 
@@ -189,10 +190,19 @@ char *ssim_placement_to_string(const SsimPlacement *placement);
 /*
  * The gradient bucket (bytes per GPU) a framework running policy `kind` uses by default: for
  * megatron, Megatron-LM's DistributedDataParallelConfig default with --overlap-grad-reduce,
- * max(40,000,000, 1,000,000 dp) parameters of gradients in `dtype`; 0 (one reduction) for the
- * others.  Drivers apply it when the user gave no bucket.
+ * max(40,000,000, 1,000,000 dp) parameters of gradients in `dtype`, for `par`'s dp; 0 (one
+ * reduction) for the others, and under ZeRO-2 and 3, which reduce gradients unit by unit.
+ * Drivers apply it when the user gave no bucket.
  */
-guint64 ssim_placement_default_bucket(SsimPlacementKind kind, guint dp, SsimDtype dtype);
+guint64 ssim_placement_default_bucket(SsimPlacementKind kind, const SsimParallel *par,
+                                      SsimDtype dtype);
+/*
+ * Whether `placement` can place `par`'s communication: commshift and early-dp move the gradient
+ * reductions of the step's end, which ZeRO-2 and 3 (with dp > 1) do not have, as they reduce
+ * every microbatch unit by unit.  FALSE with SSIM_CONFIG_ERROR otherwise.
+ */
+gboolean ssim_placement_check(const SsimPlacement *placement, const SsimParallel *par,
+                              GError **error);
 
 /* How auto evaluates a candidate: replays the graph and returns its timeline (or NULL). */
 typedef struct {

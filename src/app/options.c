@@ -103,9 +103,13 @@ static const Option options[SSIM_OPT_N] = {
                                 "Allow tensor-parallel groups that span nodes (tp larger than a "
                                 "node's GPUs, or an --order that splits a group), their "
                                 "collectives then crossing the network"},
-    [SSIM_OPT_ZERO] = {"zero", 'z', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, zero), "0|1",
-                       "ZeRO stage: 0 (default) or 1 (optimizer state sharded over dp: "
-                       "reduce-scatter gradients, all-gather weights)",
+    [SSIM_OPT_ZERO] = {"zero", 'z', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, zero), "0-3",
+                       "ZeRO stage, what is sharded over dp: 0 nothing (default); 1 the "
+                       "optimizer state (gradients reduce-scattered once a step, weights "
+                       "all-gathered after it: Megatron-LM's distributed optimizer); 2 also the "
+                       "gradients (reduce-scattered layer by layer every microbatch: DeepSpeed "
+                       "stage 2, FSDP SHARD_GRAD_OP); 3 also the weights (each layer all-gathered "
+                       "before its forward and its backward: DeepSpeed stage 3, FSDP FULL_SHARD)",
                        MEGATRON_OWN("use-distributed-optimizer", "--zero 1", G_OPTION_ARG_NONE,
                                     distributed_optimizer)},
     [SSIM_OPT_BUCKET] = {"bucket", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, bucket), "BYTES|off",
@@ -637,7 +641,7 @@ int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, const Ssim
                                         bucket->name);
         if (!sized)
             par->dp_bucket_bytes =
-                ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, par->dp, model->dtype);
+                ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, par, model->dtype);
     }
     return SSIM_EXIT_OK;
 }

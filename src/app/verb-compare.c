@@ -73,7 +73,7 @@ int ssim_verb_compare(int argc, char **argv)
                            "none, selective or full (default: the first that fits)"),
         ssim_cli_job_entry(&job, SSIM_OPT_SEQ_PARALLEL, "Sequence parallelism"),
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_NODE_TP, NULL),
-        ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage 0 or 1"),
+        ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage, 0 to 3 (commshift needs 0 or 1)"),
         ssim_cli_job_entry(&job, SSIM_OPT_BUCKET,
                            "DP gradient bucket size (default: Megatron-LM's for megatron, off "
                            "otherwise)"),

@@ -211,7 +211,7 @@ int ssim_verb_simulate(int argc, char **argv)
     if (!schedule_given)
         g_strlcpy(par.schedule, ssim_placement_kind_schedule(placement.kind), sizeof par.schedule);
     if (!ssim_cli_job_has_bucket(&job))
-        par.dp_bucket_bytes = ssim_placement_default_bucket(placement.kind, par.dp, model->dtype);
+        par.dp_bucket_bytes = ssim_placement_default_bucket(placement.kind, &par, model->dtype);
     config.placement = &placement;
     config.report = &place_report;
     /* Without an explicit recompute mode, take the cheapest one that fits (none, selective,

@@ -172,7 +172,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                            "Sequence parallelism in every configuration (implies --tp-comm "
                            "rs-ag)"),
         {"zero", 0, 0, G_OPTION_ARG_STRING, &zero_list,
-         "ZeRO stages to sweep: 0, 1 or 0,1 (default 0)", "LIST"},
+         "ZeRO stages to sweep, from 0 to 3 (e.g. 0,1,3; default 0)", "LIST"},
         ssim_cli_job_entry(&job, SSIM_OPT_BUCKET, "DP gradient bucket (e.g. 25MiB) or off"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce (default) or rs-ag"),
         ssim_cli_job_entry(&job, SSIM_OPT_ATTENTION, NULL),

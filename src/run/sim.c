@@ -620,7 +620,8 @@ static gboolean try_way(const SsimSimConfig *config, const SsimParallel *par, gu
  * Appends to a memory misfit's message (`error`, SSIM_CONFIG_ERROR_MEMORY) the options that
  * would make the job fit, tried in this order with the memory model only (a schedule per try, no
  * lowering): the 1F1B order instead of an all-forwards-first one, more recompute, a smaller
- * microbatch, ZeRO-1, a smaller global batch; each that fits alone is named with its peak.  When
+ * microbatch, ZeRO-1 (else ZeRO-3, where the placement moves no step-end gradient reduction), a
+ * smaller global batch; each that fits alone is named with its peak.  When
  * none does, they are tried together; and --ignore-memory always closes the list.  `extra` is
  * what the placement keeps alive on top of the estimate.
  */
@@ -661,10 +662,18 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
         if (try_way(config, &p, extra, option, fits))
             break;
     }
-    if (par->zero_stage == 0 && par->dp > 1) {
+    /* Sharding over dp: the optimizer state first (ZeRO-1), else the weights and gradients too
+     * (ZeRO-3, which reduces every microbatch: no bucket, which the drivers' default bucket
+     * knows; a bucket the user gave is refused with its own message). */
+    if (par->zero_stage < 3 && par->dp > 1) {
         SsimParallel p = *par;
         p.zero_stage = 1;
-        try_way(config, &p, extra, "--zero 1", fits);
+        if (par->zero_stage >= 1 || !try_way(config, &p, extra, "--zero 1", fits)) {
+            p.zero_stage = 3;
+            p.dp_bucket_bytes = 0;
+            if (config->placement == NULL || ssim_placement_check(config->placement, &p, NULL))
+                try_way(config, &p, extra, "--zero 3", fits);
+        }
     }
     /* Halving the microbatches a pipeline holds, the largest batch that fits first, down to one
      * per stage: a pipeline that cannot fill is no way out (and under 1F1B, where a stage holds

@@ -647,9 +647,9 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_ZERO;
         if (!parse_uint(k, v, 0, &p.zero_stage, error))
             return FALSE;
-        if (p.zero_stage > 1) {
+        if (p.zero_stage > 3) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: stage %u is not supported (0 or 1)", k, p.zero_stage);
+                        "%s: stage %u does not exist (0, 1, 2 or 3)", k, p.zero_stage);
             return FALSE;
         }
     } else if (key_is(k, "bucket", "dp_bucket_bytes", "bucket_bytes")) {
@@ -883,8 +883,12 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
     for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
         if (sizes[i] == 0)
             FAIL("%s >= 1: %s is 0", size_names[i], size_names[i]);
-    if (par->zero_stage > 1)
-        FAIL("zero in {0, 1}: ZeRO stage %u is not supported", par->zero_stage);
+    if (par->zero_stage > 3)
+        FAIL("zero in {0, 1, 2, 3}: ZeRO stage %u does not exist", par->zero_stage);
+    if (par->zero_stage >= 2 && par->dp_bucket_bytes > 0)
+        FAIL("bucket: ZeRO stage %u reduces each layer's gradients as its backward ends, every "
+             "microbatch; a gradient bucket is for stages 0 and 1 (bucket off)",
+             par->zero_stage);
     if (!order_is_permutation(par))
         FAIL("order: the rank order must name tp, dp and pp once each");
     if (par->schedule[0] == '\0')

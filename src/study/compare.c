@@ -152,7 +152,7 @@ static void policy_par(const SsimCompareSpec *spec, const SsimPlacement *pl, Ssi
         g_strlcpy(par->schedule, ssim_placement_kind_schedule(pl->kind), sizeof par->schedule);
     g_strlcpy(par->placement, ssim_placement_kind_name(pl->kind), sizeof par->placement);
     if (!spec->bucket_given)
-        par->dp_bucket_bytes = ssim_placement_default_bucket(pl->kind, par->dp, spec->model->dtype);
+        par->dp_bucket_bytes = ssim_placement_default_bucket(pl->kind, par, spec->model->dtype);
 }
 
 /* The cheapest recompute mode whose memory estimate fits every policy's schedule (or the forced

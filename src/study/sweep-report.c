@@ -279,7 +279,7 @@ static gboolean check_row(const char *q, gsize n, const char *path, guint lineno
         return FALSE;                                                                              \
     } while (0)
     /* index (checked by the caller), dp, tp, pp, v, microbatch, global_batch >= 1; microbatches
-     * empty or >= 1; seq_parallel and zero 0 or 1. */
+     * empty or >= 1; seq_parallel 0 or 1; zero 0 to 3. */
     for (guint k = 1; k <= 7; k++) {
         guint64 v;
         if (k == 7 && FIELD(k)[0] == '\0')
@@ -287,9 +287,10 @@ static gboolean check_row(const char *q, gsize n, const char *path, guint lineno
         if (!g_ascii_string_to_unsigned(FIELD(k), 10, 1, G_MAXUINT32, &v, NULL))
             BAD(k, "is not a positive integer");
     }
-    for (guint k = 11; k <= 12; k++)
-        if (strcmp(FIELD(k), "0") != 0 && strcmp(FIELD(k), "1") != 0)
-            BAD(k, "is not 0 or 1");
+    if (strcmp(FIELD(11), "0") != 0 && strcmp(FIELD(11), "1") != 0)
+        BAD(11, "is not 0 or 1");
+    if (strlen(FIELD(12)) != 1 || FIELD(12)[0] < '0' || FIELD(12)[0] > '3')
+        BAD(12, "is not a ZeRO stage (0 to 3)");
     gint status = -1;
     for (guint s = 0; s < SSIM_SWEEP_STATUS_N; s++)
         if (s != SSIM_SWEEP_PENDING && strcmp(FIELD(14), ssim_sweep_status_name(s)) == 0)

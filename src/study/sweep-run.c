@@ -121,6 +121,11 @@ static gboolean prepare(const SsimSweep *sweep, guint index, SsimSweepRow *row,
         reject(row, SSIM_SWEEP_ILLEGAL, NULL, bad);
         return FALSE;
     }
+    g_autoptr(GError) misplaced = NULL;
+    if (!ssim_placement_check(placement, &row->par, &misplaced)) {
+        reject(row, SSIM_SWEEP_ILLEGAL, NULL, misplaced);
+        return FALSE;
+    }
     /* A legal interleaved 1F1B with one chunk per GPU is 1F1B itself: when both are swept, the
      * interleaved copy is marked so the ranking does not list every such split twice. */
     if (row->par.virtual_stages == 1 && strcmp(row->par.schedule, "interleaved") == 0 &&

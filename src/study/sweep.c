@@ -61,7 +61,7 @@ static void resolve_native(const SsimSweepSpec *spec, SsimParallel *par, const S
         known = TRUE;
     }
     if (known && !spec->bucket_given)
-        par->dp_bucket_bytes = ssim_placement_default_bucket(p.kind, par->dp, model->dtype);
+        par->dp_bucket_bytes = ssim_placement_default_bucket(p.kind, par, model->dtype);
 }
 
 void ssim_sweep_spec_init(SsimSweepSpec *spec, const SsimCluster *cluster, guint n_gpus)
@@ -157,9 +157,9 @@ gboolean ssim_sweep_zero_parse(SsimSweepInts *list, const char *text, GError **e
     for (guint i = 0; parts[i]; i++) {
         const char *p = g_strstrip(parts[i]);
         guint64 v;
-        if (!g_ascii_string_to_unsigned(p, 10, 0, 1, &v, NULL)) {
+        if (!g_ascii_string_to_unsigned(p, 10, 0, 3, &v, NULL)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "'%s' is not a ZeRO stage (0 or 1)", p);
+                        "'%s' is not a ZeRO stage (0, 1, 2 or 3)", p);
             return FALSE;
         }
         ints_add(&out, (guint)v);

@@ -53,24 +53,49 @@ static guint32 stream(Emit *e, guint32 *cache, const char *name)
     return *cache;
 }
 
+/* A collective of `bytes` over `group`, named `name`, on the stream `st_name` (cache `st`). */
+static SsimOpSpec coll_spec(Emit *e, SsimCollKind coll, const char *name, guint32 group,
+                            guint64 bytes, guint32 *st, const char *st_name)
+{
+    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
+    spec.kind = SSIM_OP_COLLECTIVE;
+    spec.coll = coll;
+    spec.stream = stream(e, st, st_name);
+    spec.group = group;
+    spec.name = name;
+    spec.bytes = bytes;
+    return spec;
+}
+
+/* The bytes a dp reduction carries for `bytes` of gradients counted in the model's dtype (the
+ * step lists' count): 4 a gradient under grad_fp32. */
+static guint64 reduced_bytes(const Emit *e, guint64 bytes)
+{
+    return bytes / ssim_dtype_size(e->model->dtype) * lower_grad_elem_bytes(e);
+}
+
 void lower_emit_begin_rank(Emit *e, guint32 rank)
 {
     e->rank = rank;
     guint32 global = g_array_index(e->L->global_of, guint32, rank);
     e->coord = ssim_parallel_coord(e->par, global);
     e->stage = e->coord.pp;
-    e->st_compute = e->st_tp = e->st_dp = e->st_pp = SSIM_NONE;
+    e->st_compute = e->st_tp = e->st_dp = e->st_gather = e->st_pp = SSIM_NONE;
     e->st_pp_sf = e->st_pp_rf = e->st_pp_sb = e->st_pp_rb = SSIM_NONE;
     e->tp_group = e->dp_group = e->pp_group = e->emb_group = e->mp_group = SSIM_NONE;
     e->last = SSIM_NONE;
     e->bucket = 0;
     e->collect_grads = FALSE;
     e->program = SSIM_NONE;
+    e->gathered = SSIM_NONE;
+    e->prefetch = 0;
     g_array_set_size(e->open, 0);
     g_array_set_size(e->pending, 0);
     g_array_set_size(e->deferred, 0);
     g_array_set_size(e->dp_ops, 0);
 }
+
+static guint32 gather(Emit *e, guint64 bytes, guint32 issue);
 
 static void kernel(Emit *e, const Step *st, SsimOpClass cls)
 {
@@ -94,6 +119,11 @@ static void kernel(Emit *e, const Step *st, SsimOpClass cls)
     }
     if (e->pending->len > 0)
         g_array_set_size(e->pending, 0);
+    /* ZeRO-3: the unit this kernel begins has its weights; the next one's gather starts. */
+    if (e->prefetch > 0) {
+        e->gathered = gather(e, e->prefetch, e->last);
+        e->prefetch = 0;
+    }
     for (guint i = 0; i < e->deferred->len;) {
         Deferred *d = &g_array_index(e->deferred, Deferred, i);
         if (--d->left == 0) {
@@ -123,13 +153,8 @@ static guint32 comm(Emit *e, SsimOpSpec *spec, SsimOpClass cls)
 
 static void tp_coll(Emit *e, const Step *st)
 {
-    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-    spec.kind = SSIM_OP_COLLECTIVE;
-    spec.coll = (SsimCollKind)st->coll;
-    spec.stream = stream(e, &e->st_tp, "tp");
-    spec.group = e->tp_group;
-    spec.name = st->name;
-    spec.bytes = st->bytes;
+    SsimOpSpec spec =
+        coll_spec(e, (SsimCollKind)st->coll, st->name, e->tp_group, st->bytes, &e->st_tp, "tp");
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_TP);
     if (st->overlap == 0) {
         g_array_set_size(e->pending, 0);
@@ -146,19 +171,44 @@ static void grad_piece(Emit *e, guint64 bytes, guint32 site)
 {
     if (e->dp_group == SSIM_NONE)
         return;
-    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-    spec.kind = SSIM_OP_COLLECTIVE;
     gboolean zero = e->par->zero_stage >= 1;
-    spec.coll = zero ? SSIM_COLL_REDUCESCATTER : SSIM_COLL_ALLREDUCE;
-    spec.name = zero ? "dp.reducescatter" : "dp.allreduce";
-    spec.stream = stream(e, &e->st_dp, "dp");
-    spec.group = e->dp_group;
-    /* The step list counts gradients in the model's dtype; grad_fp32 reduces them in fp32. */
-    spec.bytes = bytes / ssim_dtype_size(e->model->dtype) * lower_grad_elem_bytes(e);
+    SsimOpSpec spec = coll_spec(e, zero ? SSIM_COLL_REDUCESCATTER : SSIM_COLL_ALLREDUCE,
+                                zero ? "dp.reducescatter" : "dp.allreduce", e->dp_group,
+                                reduced_bytes(e, bytes), &e->st_dp, "dp");
     guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, SSIM_NONE, NULL, 0);
     must(e, ssim_plan_mark_gradient(e->plan, idx, site, &e->bug));
     ssim_plan_data(e->plan, e->last, idx);
     g_array_append_val(e->open, idx);
+}
+
+/* An all-gather over dp of `bytes` of weights on the gather stream, after `issue` (SSIM_NONE: as
+ * soon as the stream is free); nothing waits for it yet. */
+static guint32 gather(Emit *e, guint64 bytes, guint32 issue)
+{
+    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLGATHER, "zero3.allgather", e->dp_group, bytes,
+                                &e->st_gather, "dp.gather");
+    return add(e, &spec, SSIM_OPCLASS_DP, issue, NULL, 0);
+}
+
+void lower_emit_gather(Emit *e, guint64 bytes, guint64 next)
+{
+    if (e->dp_group == SSIM_NONE || bytes == 0)
+        return;
+    if (e->gathered == SSIM_NONE)
+        e->gathered = gather(e, bytes, SSIM_NONE);
+    g_array_append_val(e->pending, e->gathered);
+    e->gathered = SSIM_NONE;
+    e->prefetch = next;
+}
+
+void lower_emit_reduce_unit(Emit *e, guint64 bytes)
+{
+    if (e->dp_group == SSIM_NONE || bytes == 0)
+        return;
+    SsimOpSpec spec = coll_spec(e, SSIM_COLL_REDUCESCATTER, "dp.reducescatter", e->dp_group,
+                                reduced_bytes(e, bytes), &e->st_dp, "dp");
+    guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
+    g_array_append_val(e->dp_ops, idx);
 }
 
 void lower_emit_flush_dp(Emit *e)
@@ -222,13 +272,8 @@ void lower_emit_p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, 
 
 guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_peer)
 {
-    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-    spec.kind = SSIM_OP_COLLECTIVE;
-    spec.coll = SSIM_COLL_PERMUTE;
-    spec.stream = stream(e, &e->st_pp, "pp");
-    spec.group = e->pp_group;
-    spec.name = "pp.permute";
-    spec.bytes = e->act_bytes;
+    SsimOpSpec spec =
+        coll_spec(e, SSIM_COLL_PERMUTE, "pp.permute", e->pp_group, e->act_bytes, &e->st_pp, "pp");
     /* It follows what the next kernel would have waited for, but reads only the slot's output,
      * and that only when the next stage runs this microbatch next. */
     guint32 idx =
@@ -265,13 +310,7 @@ void lower_emit_host(Emit *e, SsimOpClass cls)
  * next kernel waits for it (the host reads its result). */
 static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes)
 {
-    SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-    spec.kind = SSIM_OP_COLLECTIVE;
-    spec.coll = SSIM_COLL_ALLREDUCE;
-    spec.stream = stream(e, &e->st_dp, "dp");
-    spec.group = group;
-    spec.name = name;
-    spec.bytes = bytes;
+    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, name, group, bytes, &e->st_dp, "dp");
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
     g_array_set_size(e->pending, 0);
     g_array_append_val(e->pending, idx);
@@ -284,20 +323,16 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
     const SsimParallel *par = e->par;
     const guint64 gdt = lower_grad_elem_bytes(e);
     if (emb_ar && term_on(e, SSIM_STEP_COST_EMBEDDING)) {
-        SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-        spec.kind = SSIM_OP_COLLECTIVE;
-        spec.coll = SSIM_COLL_ALLREDUCE;
-        spec.stream = stream(e, &e->st_dp, "dp");
-        spec.group = e->emb_group;
-        spec.name = "emb.allreduce";
-        spec.bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden * gdt;
+        guint64 bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden * gdt;
+        SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, "emb.allreduce", e->emb_group, bytes,
+                                    &e->st_dp, "dp");
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
         if (e->last != SSIM_NONE)
             ssim_plan_data(e->plan, e->last, idx);
         g_array_append_val(e->dp_ops, idx);
     }
 
-    /* The parameters this GPU updates: its stage's over tp, and 1/dp of them under ZeRO-1. */
+    /* The parameters this GPU updates: its stage's over tp, and 1/dp of them under ZeRO. */
     guint64 params = ssim_parallel_stage_params(par, e->model, e->stage) / par->tp;
     gboolean zero = par->zero_stage >= 1 && par->dp > 1;
     guint64 shard = zero ? params / par->dp : params;
@@ -312,7 +347,7 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
             step_allreduce(e, "loss_scale.allreduce", e->mp_group, 4);
     }
     /* Clipping: the local squared norm reads the fp32 gradients once; the sum is all-reduced
-     * over the model-parallel group (every GPU under ZeRO-1). */
+     * over the model-parallel group (every GPU under ZeRO). */
     if (term_on(e, SSIM_STEP_COST_CLIP)) {
         Step st = {.kind = ST_KERNEL, .name = "clip.norm", .bytes = shard * 4};
         kernel(e, &st, SSIM_OPCLASS_OPTIMIZER);
@@ -323,8 +358,8 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
         optimizer(e, params, shard);
 }
 
-/* The optimizer's kernels over this GPU's `params` (`shard` of them its own under ZeRO-1), under
- * ZeRO-1 the weights' all-gather, and under FP8 the weights' cast. */
+/* The optimizer's kernels over this GPU's `params` (`shard` of them its own under ZeRO), under
+ * ZeRO-1 and 2 the weights' all-gather, and under FP8 the weights' cast. */
 static void optimizer(Emit *e, guint64 params, guint64 shard)
 {
     const SsimParallel *par = e->par;
@@ -335,22 +370,21 @@ static void optimizer(Emit *e, guint64 params, guint64 shard)
      * parameter); in 16 bits the master weights are then copied into the compute copy (4 read,
      * dt written: multi_tensor_scale), and gradients reduced in 16 bits are first copied into
      * fp32 (dt read, 4 written).  Then the gradient buffer is zeroed for the next iteration
-     * (zero_grad_buffer: the whole buffer, gdt bytes a parameter, also under ZeRO-1). */
+     * (zero_grad_buffer: the whole buffer, gdt bytes a parameter, also under ZeRO-1; the shard
+     * under ZeRO-2 and 3, which keep no more). */
     guint64 per = 28;
     if (dt < 4)
         per += 4 + dt + (gdt < 4 ? dt + 4 : 0);
     Step opt = {.kind = ST_KERNEL, .name = "optimizer", .bytes = shard * per};
     kernel(e, &opt, SSIM_OPCLASS_OPTIMIZER);
-    Step zero_grad = {.kind = ST_KERNEL, .name = "grad.zero", .bytes = params * gdt};
+    Step zero_grad = {.kind = ST_KERNEL,
+                      .name = "grad.zero",
+                      .bytes = (zero && par->zero_stage >= 2 ? shard : params) * gdt};
     kernel(e, &zero_grad, SSIM_OPCLASS_OPTIMIZER);
-    if (zero) {
-        SsimOpSpec spec = SSIM_OP_SPEC_INIT;
-        spec.kind = SSIM_OP_COLLECTIVE;
-        spec.coll = SSIM_COLL_ALLGATHER;
-        spec.stream = stream(e, &e->st_dp, "dp");
-        spec.group = e->dp_group;
-        spec.name = "dp.allgather";
-        spec.bytes = params * dt;
+    /* Stage 3 keeps the weights sharded: the next step's forward gathers them layer by layer. */
+    if (zero && par->zero_stage <= 2) {
+        SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLGATHER, "dp.allgather", e->dp_group,
+                                    params * dt, &e->st_dp, "dp");
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
         ssim_plan_data(e->plan, e->last, idx);
     }

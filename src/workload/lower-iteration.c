@@ -12,7 +12,10 @@
  *   lock-step  no sends or receives: one collective-permute ends every slot, bubbles included
  *
  * and then ends the rank's iteration: the last gradient bucket, the tied-embedding all-reduce,
- * the optimizer and (ZeRO-1) the weights' all-gather.  Send/receive pairs carry explicit tags
+ * the optimizer and (ZeRO-1 and 2) the weights' all-gather.  Under ZeRO-2 and 3 each unit of a
+ * backward (a layer, the embedding, the LM head) ends with the reduce-scatter of its gradients,
+ * every microbatch; under ZeRO-3 each unit of a forward or a backward first gathers its weights
+ * (lower_emit_gather).  Send/receive pairs carry explicit tags
  * ((direction * p v + destination virtual stage) * m + microbatch), so pairing cannot depend on
  * the order in which the two directions interleave.  Once every rank is emitted, the data a
  * lock-step slot hands to the next stage is recorded across ranks (the sender's last kernel
@@ -89,6 +92,9 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
         if (programs)
             g_snprintf(name, sizeof name, "%s.%u", ph->dir == SSIM_PHASE_FWD ? "fwd" : "bwd",
                        ph->micro);
+        /* ZeRO-3's units, in forward order: the weights each gathers (0 for none). */
+        const Units *u = &e->units;
+        guint64 u_embed = vs == 0 ? u->embed : 0, u_head = vs == last_vs ? u->head : 0;
         if (ph->dir == SSIM_PHASE_FWD) {
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rf, "pp.recv.fwd", prev,
@@ -96,12 +102,18 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
             if (programs)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
             lower_emit_host(e, SSIM_OPCLASS_FWD);
-            if (vs == 0)
+            if (vs == 0) {
+                lower_emit_gather(e, u_embed, lpc > 0 ? u->layer : u_head);
                 lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
-            for (guint l = 0; l < lpc; l++)
+            }
+            for (guint l = 0; l < lpc; l++) {
+                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_head);
                 lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
-            if (vs == last_vs)
+            }
+            if (vs == last_vs) {
+                lower_emit_gather(e, u_head, 0);
                 lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
+            }
             e->program = SSIM_NONE;
             if (!lock && vs < last_vs)
                 lower_emit_p2p(e, SSIM_OP_SEND, &e->st_pp_sf, "pp.send.fwd", next,
@@ -112,16 +124,25 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                                tag_of(e, SSIM_PHASE_BWD, vs, ph->micro));
             if (programs)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
-            e->collect_grads = ph->last;
+            /* ZeRO-2 and 3 reduce every microbatch's gradients unit by unit instead. */
+            e->collect_grads = ph->last && e->par->zero_stage < 2;
             lower_emit_host(e, SSIM_OPCLASS_BWD);
-            if (vs == last_vs)
+            if (vs == last_vs) {
+                lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed);
                 lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
+                lower_emit_reduce_unit(e, u->head_grad);
+            }
             for (guint l = 0; l < lpc; l++) {
+                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_embed);
                 lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
                 lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, first + (lpc - 1 - l));
+                lower_emit_reduce_unit(e, u->layer_grad);
             }
-            if (vs == 0)
+            if (vs == 0) {
+                lower_emit_gather(e, u_embed, 0);
                 lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
+                lower_emit_reduce_unit(e, u->embed_grad);
+            }
             e->program = SSIM_NONE;
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_SEND, &e->st_pp_sb, "pp.send.bwd", prev,
@@ -214,6 +235,35 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
     return TRUE;
 }
 
+static guint64 grad_bytes(const GArray *steps)
+{
+    guint64 sum = 0;
+    for (guint i = 0; i < steps->len; i++)
+        sum += g_array_index(steps, Step, i).grad_bytes;
+    return sum;
+}
+
+/* ZeRO-2 and 3's units (lower-private.h). */
+static Units units_of(const SsimModel *model, const SsimParallel *par, const StepLists *steps)
+{
+    Units u = {0};
+    if (par->dp == 1 || par->zero_stage < 2)
+        return u;
+    u.layer_grad = grad_bytes(steps->layer_bwd);
+    u.embed_grad = grad_bytes(steps->embed_bwd);
+    u.head_grad = grad_bytes(steps->head_bwd);
+    if (par->zero_stage >= 3) {
+        guint64 dt = ssim_dtype_size(model->dtype);
+        /* The LM head gathers its weight, tied to the embedding's or not. */
+        guint64 head = ssim_model_head_params(model) +
+                       (model->tied_embeddings ? (guint64)model->vocab * model->hidden : 0);
+        u.layer = lower_cdiv(ssim_model_layer_params(model), par->tp) * dt;
+        u.embed = lower_cdiv(ssim_model_embedding_params(model), par->tp) * dt;
+        u.head = lower_cdiv(head, par->tp) * dt;
+    }
+    return u;
+}
+
 gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const SsimParallel *par,
                               const SsimSchedule *schedule, const StepLists *steps,
                               const GArray *graph_of, SsimTime host, GError **error)
@@ -231,6 +281,7 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .act_bytes = ssim_lower_transfer_bytes(model, par),
         .step_costs = ssim_parallel_step_costs(par, model),
         .host = host,
+        .units = units_of(model, par, steps),
         .pending = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),

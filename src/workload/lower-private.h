@@ -96,6 +96,14 @@ typedef struct {
     guint left;
 } Deferred;
 
+/* What ZeRO moves unit by unit (bytes; 0 where the stage does not apply or dp is 1): the weights
+ * ZeRO-3 gathers before a unit's forward and backward (in the model's dtype), and the gradients
+ * ZeRO-2 and 3 reduce-scatter after a unit's backward (the step lists' gradient bytes). */
+typedef struct {
+    guint64 layer, embed, head;
+    guint64 layer_grad, embed_grad, head_grad;
+} Units;
+
 typedef struct {
     SsimLowered *L;
     SsimPlan *plan;
@@ -108,12 +116,13 @@ typedef struct {
     guint64 act_bytes; /* one pipeline transfer */
     guint step_costs;  /* the per-iteration terms that are on (ssim_parallel_step_costs) */
     SsimTime host;     /* the host op per microbatch phase (0: none) */
+    Units units;       /* ZeRO-2 and 3 */
     GError *bug;       /* a setter's refusal of the lowering's own point: a bug (lower-emit.c) */
 
     /* Per-rank state (lower_emit_begin_rank). */
     guint32 rank, stage;
     SsimCoord coord;
-    guint32 st_compute, st_tp, st_dp, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
+    guint32 st_compute, st_tp, st_dp, st_gather, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
     guint32 tp_group, dp_group, pp_group, emb_group;
     guint32 mp_group; /* the gradient norm's and the inf check's group: tp x pp, or every GPU
                          under ZeRO-1; SSIM_NONE when it has one member */
@@ -125,6 +134,10 @@ typedef struct {
     guint64 bucket;
     gboolean collect_grads;
     guint32 program; /* the program ops are added to (schedules with programs), or SSIM_NONE */
+    /* ZeRO-3: the all-gather already issued for the next unit's weights (SSIM_NONE: none), and
+     * the bytes of the unit after the current one, gathered once its first kernel is issued. */
+    guint32 gathered;
+    guint64 prefetch;
 } Emit;
 
 /* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */
@@ -138,6 +151,18 @@ void lower_emit_p2p(Emit *e, SsimOpKind kind, guint32 *st, const char *st_name, 
 /* The lock-step collective-permute ending slot `slot`; its split form would send to
  * `send_peer` and receive from `recv_peer` (graph ranks, or SSIM_NONE).  Returns its plan op. */
 guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_peer);
+/*
+ * ZeRO-3: the next kernel, a unit's first (a layer's, the embedding's, the LM head's), needs the
+ * unit's `bytes` of weights all-gathered over dp.  The first unit of a phase is gathered on the
+ * gather stream as soon as the stream is free (the host issues it ahead of the GPU); each later
+ * one was prefetched, its gather issued once the unit before it had begun, so at most two units
+ * are whole at a time (FSDP's prefetch of one unit, its limit of two in flight).  `next` is the
+ * bytes of the unit after this one in the phase, 0 for none.
+ */
+void lower_emit_gather(Emit *e, guint64 bytes, guint64 next);
+/* ZeRO-2 and 3: the reduce-scatter over dp of the `bytes` of gradients (in the model's dtype)
+ * the unit just finished completed, issued after its last kernel; the optimizer waits for it. */
+void lower_emit_reduce_unit(Emit *e, guint64 bytes);
 /* Closes the current gradient bucket: its pieces are issued after the last kernel. */
 void lower_emit_flush_dp(Emit *e);
 /* The host's work of one microbatch phase: a fixed-duration op on the compute stream (the step

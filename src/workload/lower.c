@@ -126,6 +126,9 @@ SsimLowered *ssim_lower(const SsimModel *model, const SsimParallel *par,
         return NULL;
     }
 
+    if (options->placement != NULL && !ssim_placement_check(options->placement, par, error))
+        return NULL;
+
     g_autoptr(SsimLowered) L = g_new0(SsimLowered, 1);
     L->plan = ssim_plan_new();
     ssim_plan_reserve(L->plan, options->expected_ops);

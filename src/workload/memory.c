@@ -23,6 +23,11 @@
 
 #include <math.h>
 
+static guint64 cdiv(guint64 a, guint64 b)
+{
+    return (a + b - 1) / b;
+}
+
 guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimParallel *par)
 {
     g_return_val_if_fail(model != NULL && par != NULL && par->tp >= 1, 0);
@@ -90,8 +95,26 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
     mem->weights += 2 * ssim_parallel_stage_fp8_params(par, model, stage);
     mem->gradients = mem->params * gsize;
     mem->optimizer = mem->params * opt_per_param;
+    /* ZeRO shards over dp the optimizer state (1), then the gradients (2), then the weights (3),
+     * which stage 3 keeps whole only for the layer it computes and the one it gathers next (the
+     * largest two of the stage's units: its layers, its embedding, its head). */
     if (par->zero_stage >= 1)
-        mem->optimizer = (mem->optimizer + par->dp - 1) / par->dp;
+        mem->optimizer = cdiv(mem->optimizer, par->dp);
+    if (par->zero_stage >= 2)
+        mem->gradients = cdiv(mem->gradients, par->dp);
+    if (par->zero_stage >= 3) {
+        guint64 layer = cdiv(ssim_model_layer_params(model), par->tp);
+        guint64 unit = layer;
+        /* The LM head gathers its weight, tied to the embedding's or not. */
+        guint64 head = ssim_model_head_params(model) +
+                       (model->tied_embeddings ? (guint64)model->vocab * model->hidden : 0);
+        if (stage == 0)
+            unit = MAX(unit, cdiv(ssim_model_embedding_params(model), par->tp));
+        if (stage == par->pp - 1)
+            unit = MAX(unit, cdiv(head, par->tp));
+        guint64 working = (stage_layers >= 2 ? layer : 0) + unit;
+        mem->weights = cdiv(mem->weights, par->dp) + working * dsize;
+    }
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);
     mem->activations = mem->activation_layer * stage_layers * (guint64)in_flight;
     mem->total = mem->weights + mem->gradients + mem->optimizer + mem->activations;

@@ -395,11 +395,27 @@ gboolean ssim_placement_parse(const char *text, SsimPlacement *p, GError **error
     return TRUE;
 }
 
-guint64 ssim_placement_default_bucket(SsimPlacementKind kind, guint dp, SsimDtype dtype)
+guint64 ssim_placement_default_bucket(SsimPlacementKind kind, const SsimParallel *par,
+                                      SsimDtype dtype)
 {
-    if (kind != SSIM_PLACEMENT_MEGATRON)
+    if (kind != SSIM_PLACEMENT_MEGATRON || par->zero_stage >= 2)
         return 0;
-    return MAX((guint64)40000000, (guint64)1000000 * dp) * ssim_dtype_size(dtype);
+    return MAX((guint64)40000000, (guint64)1000000 * par->dp) * ssim_dtype_size(dtype);
+}
+
+gboolean ssim_placement_check(const SsimPlacement *p, const SsimParallel *par, GError **error)
+{
+    gboolean early_dp = p->kind != SSIM_PLACEMENT_AUTO && !(p->shifts & SSIM_SHIFT_DEFAULT) &&
+                        (p->shifts & SSIM_SHIFT_DP);
+    if (par->zero_stage < 2 || par->dp == 1 || !(p->kind == SSIM_PLACEMENT_COMMSHIFT || early_dp))
+        return TRUE;
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "%s with zero %u: ZeRO stage %u reduce-scatters each layer's gradients every "
+                "microbatch, which leaves no gradient reduction at the step's end to move (use "
+                "zero 0 or 1, or another placement)",
+                p->kind == SSIM_PLACEMENT_COMMSHIFT ? "commshift" : "early-dp", par->zero_stage,
+                par->zero_stage);
+    return FALSE;
 }
 
 char *ssim_placement_to_string(const SsimPlacement *p)

@@ -279,6 +279,19 @@ Test(simulate, representative_equals_exact)
     cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
     b = exact_both_ways(c);
     expect_same_figures(&a, &b, "representative vs exact, interference, zero-1, commshift");
+    /* ZeRO-2 and 3: every microbatch's reduce-scatters and (3) the weights' gathers. */
+    SsimPlacement megatron = SSIM_PLACEMENT_INIT;
+    megatron.kind = SSIM_PLACEMENT_MEGATRON;
+    c.placement = &megatron;
+    par.dp_bucket_bytes = 0;
+    for (guint zero = 2; zero <= 3; zero++) {
+        par.zero_stage = zero;
+        cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
+        b = exact_both_ways(c);
+        expect_same_figures(&a, &b,
+                            zero == 2 ? "representative vs exact, zero-2"
+                                      : "representative vs exact, zero-3");
+    }
 }
 
 /* The flow-level network in place of the closed forms: on this uncongested 2-node split both

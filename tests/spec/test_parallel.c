@@ -398,7 +398,7 @@ Test(parallel, set_errors_leave_value)
         {"dp", "four", "dp: 'four' is not a positive integer"},
         {"sp", "maybe", "sp: 'maybe' is not on or off"},
         {"recompute", "most", "recompute: 'most' is not one of none | selective | full"},
-        {"zero", "3", "zero: stage 3 is not supported"},
+        {"zero", "4", "zero: stage 4 does not exist (0, 1, 2 or 3)"},
         {"bucket", "12XB", "bucket: '12XB' is not a byte size"},
         {"tp_comm", "ring", "tp_comm: 'ring' is not one of allreduce | rs-ag"},
         {"order", "tp-dp", "order: 'tp-dp' is not an order of tp, dp and pp"},
@@ -622,8 +622,12 @@ Test(parallel, rule_tp_within_node)
 Test(parallel, rule_zero_and_names)
 {
     SsimParallel p = good();
+    p.zero_stage = 4;
+    expect_rule(&p, gptj, h200, "zero in {0, 1, 2, 3}: ZeRO stage 4 does not exist");
+    /* ZeRO-2 and 3 reduce unit by unit: a bucket is a contradiction, not ignored. */
     p.zero_stage = 2;
-    expect_rule(&p, gptj, h200, "zero in {0, 1}: ZeRO stage 2 is not supported");
+    p.dp_bucket_bytes = 25000000;
+    expect_rule(&p, gptj, h200, "bucket: ZeRO stage 2 reduces each layer's gradients");
     p = good();
     p.schedule[0] = '\0';
     expect_rule(&p, gptj, h200, "schedule: must not be empty");

@@ -116,9 +116,15 @@ Test(runs, v2_columns_and_v1_defaults)
     /* The new cells are checked where they are, and so is the `use` key. */
     static const char bad_zero[] =
         "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
-        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,3,off,10,,test\n";
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,4,off,10,,test\n";
     g_autofree char *z = refusal(bad_zero, "z.csv");
-    cr_assert(strstr(z, "z.csv:3:65: zero: stage 3 is not supported"), "%s", z);
+    cr_assert(strstr(z, "z.csv:3:65: zero: stage 4 does not exist"), "%s", z);
+    static const char zero3[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER "\n"
+        "gpt,2,256,4,,1000,128,bf16,dgx-a100,1,8,1,1,1,1,8,1f1b,full,off,3,off,10,,test\n";
+    g_autoptr(SsimRuns) z3 = ssim_runs_load_data(zero3, -1, "z3.csv", &error);
+    cr_assert_not_null(z3, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_runs_get(z3, 0)->par.zero_stage, 3);
     static const char bad_use[] = "# shiftsim-runs v2\n# use = tuning\n" SSIM_RUNS_HEADER "\n";
     g_autofree char *u = refusal(bad_use, "u.csv");
     cr_assert(strstr(u, "u.csv:2:1: use: 'tuning' is not fit or check"), "%s", u);

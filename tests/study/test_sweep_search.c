@@ -316,7 +316,7 @@ Test(sweep_search, zero_is_swept_between_recompute_and_placement)
     test_sweep_names(&spec.schedules, "1f1b");
     test_sweep_names(&spec.placements, "baseline,commshift");
     cr_assert(ssim_sweep_zero_parse(&spec.zero, "0,1", NULL));
-    cr_assert_not(ssim_sweep_zero_parse(&spec.zero, "2", NULL));
+    cr_assert_not(ssim_sweep_zero_parse(&spec.zero, "4", NULL));
     g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, NULL);
     cr_assert_eq(ssim_sweep_n_configs(s), 4);
     const char *pl[] = {"baseline", "commshift", "baseline", "commshift"};
@@ -342,6 +342,6 @@ Test(sweep_search, prune_needs_one_process, .init = quiet)
 {
     char *argv[] = {"sweep", "--gpus", "8", "--prune", "--shard", "0/2", "-q", NULL};
     cr_assert_eq(ssim_verb_sweep(7, argv), 2);
-    char *bad_zero[] = {"sweep", "--gpus", "8", "--zero", "0,3", "-q", NULL};
+    char *bad_zero[] = {"sweep", "--gpus", "8", "--zero", "0,4", "-q", NULL};
     cr_assert_eq(ssim_verb_sweep(6, bad_zero), 2);
 }

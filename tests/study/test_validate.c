@@ -374,6 +374,39 @@ Test(validate, published_h100_rows)
     cr_assert(fabs(ratio / (5626.0 / 8309) - 1) < 0.10, "model's FP8/BF16 ratio %.3f", ratio);
 }
 
+/* torchtitan's FSDP2 rows (traces/validation/published-a100-fsdp.csv, check only): three
+ * ZeRO-3 runs on 64 A100s, each data-parallel over all 64 GPUs with one microbatch a step; the
+ * measured step is the local batch's tokens over the tokens/s per GPU published (Llama 3 70B:
+ * 8192 at 331 a second), and every prediction lands within 20% of it (the model is 10-18% too
+ * fast on all three: docs/validation.md, "FSDP on A100s"). */
+Test(validate, published_fsdp_rows)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs =
+        ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-a100-fsdp.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    cr_assert(ssim_runs_check_only(runs));
+    guint n = ssim_runs_n(runs);
+    cr_assert_eq(n, 3);
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    static const double tokens[] = {8192, 2 * 4096, 2 * 4096}, wps[] = {331, 353, 2162};
+    double pred[3];
+    char *errors[3] = {NULL};
+    ssim_run_set_predict(set, NULL, n, NULL, 2, pred, errors);
+    for (guint i = 0; i < n; i++) {
+        const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+        cr_assert_eq(r->par.zero_stage, 3);
+        cr_assert_eq(r->par.dp, 64);
+        cr_assert_eq(ssim_parallel_n_microbatches(&r->par), 1);
+        cr_assert_float_eq(ssim_run_set_measured_ms(set, i), tokens[i] / wps[i] * 1e3, 0.01);
+        cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
+        double err = pred[i] / ssim_run_set_measured_ms(set, i) - 1;
+        cr_assert(fabs(err) < 0.20, "row %u: %+.1f%%", i, 100 * err);
+        g_free(errors[i]);
+    }
+}
+
 /* BigScience's rows on Jean Zay (traces/validation/published-a100-bigscience.csv, check only):
  * 18 runs on jean-zay-a100, each with CUDA_LAUNCH_BLOCKING=1 and DeepSpeed's partition of the tied
  * embedding as a layer at each end (the first and last stage one transformer layer short); the

@@ -268,11 +268,21 @@ Test(place, shift_lists)
     cr_assert_str_eq(error->message,
                      "gradients: layer 28 is out of range: gpt-j-6b has layers 0 to 27");
     g_clear_error(&error);
-    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, 8, SSIM_DTYPE_BF16),
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    par.dp = 8;
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, &par, SSIM_DTYPE_BF16),
                  80000000u);
-    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, 64, SSIM_DTYPE_BF16),
+    par.dp = 64;
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, &par, SSIM_DTYPE_BF16),
                  128000000u);
-    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_ALPA, 64, SSIM_DTYPE_BF16), 0);
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_ALPA, &par, SSIM_DTYPE_BF16), 0);
+    /* ZeRO-2 and 3 reduce unit by unit: no bucket. */
+    par.zero_stage = 1;
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, &par, SSIM_DTYPE_BF16),
+                 128000000u);
+    par.zero_stage = 2;
+    cr_assert_eq(ssim_placement_default_bucket(SSIM_PLACEMENT_MEGATRON, &par, SSIM_DTYPE_BF16), 0);
 }
 
 /* ---- real lowerings ---- */

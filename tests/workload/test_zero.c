@@ -1,0 +1,270 @@
+/*
+ * ZeRO stages 2 and 3 against hand counts: GPT-3 175B's shapes cut to 4 layers on dp 2 x tp 2 x
+ * pp 2, 4 microbatches of 1 (1F1B), bf16 with gradients reduced in fp32 (Megatron-LM's default).
+ *
+ *   a layer     12 h^2 + 13 h = 1,812,099,072 parameters (h 12288; biases, two LayerNorms),
+ *               906,049,536 a tp rank: 1,812,099,072 bytes in bf16
+ *   embedding   (V + s) h = (50257 + 2048) 12288 = 642,723,840 (tp rank: 321,361,920)
+ *   LM head     2 h + V h (its final norm and the tied weight) = 617,582,592 (tp rank: 308,791,296)
+ *
+ * Stage 0 holds two layers and the embedding, stage 1 two layers and the head.  ZeRO-2 and 3
+ * reduce-scatter each unit's gradients after its backward, every microbatch: 4 x 3 a rank, whose
+ * bytes add up to 4 times the one all-reduce of stage 0.  ZeRO-3 gathers each unit's weights
+ * before its forward and its backward: 4 x 2 x 3 a rank, of the bytes above in bf16, and no
+ * all-gather after the optimizer; ZeRO-2 keeps that all-gather (the stage's weights).
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/lower.h>
+#include <shiftsim/memory.h>
+#include <shiftsim/place.h>
+#include <shiftsim/runtime.h>
+
+#include <string.h>
+
+#define LAYER_BYTES   1812099072ull /* a layer's weights on a tp rank, bf16 */
+#define EMBED_BYTES   642723840ull
+#define HEAD_BYTES    617582592ull
+#define MICROBATCHES  4u
+#define UNITS_A_STAGE 3u
+
+static SsimModel *gpt3_4_layers(void)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load("gpt-3-175b", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    m->layers = 4;
+    return m;
+}
+
+static SsimParallel split(guint zero)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.dp = 2, p.tp = 2, p.pp = 2, p.microbatch = 1;
+    p.global_batch = 2 * MICROBATCHES;
+    p.zero_stage = zero;
+    g_strlcpy(p.schedule, "1f1b", sizeof p.schedule);
+    g_strlcpy(p.placement, "megatron", sizeof p.placement);
+    return p;
+}
+
+static SsimLowered *lower_with(const SsimModel *model, const SsimParallel *par,
+                               const SsimPlacement *placement, GError **error)
+{
+    cr_assert(ssim_parallel_validate(par, model, NULL, error), "%s",
+              *error ? (*error)->message : "");
+    g_autoptr(SsimSchedule) s =
+        ssim_schedule_new(SSIM_SCHEDULE_1F1B, par->pp, 1, ssim_parallel_n_microbatches(par), NULL);
+    SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+    o.placement = placement;
+    return ssim_lower(model, par, s, &o, error);
+}
+
+static SsimLowered *lower(const SsimModel *model, const SsimParallel *par)
+{
+    GError *error = NULL;
+    SsimLowered *l = lower_with(model, par, NULL, &error);
+    cr_assert_not_null(l, "%s", error ? error->message : "");
+    return l;
+}
+
+/* Ops of graph rank `rank` named `name`: how many, and their bytes summed (`first`: the bytes of
+ * each, which must all be one of the `n_sizes` given, counted per size in `per_size`). */
+static guint named(const SsimLowered *l, guint rank, const char *name, guint64 *sum,
+                   const guint64 *sizes, guint *per_size, guint n_sizes)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint n = 0;
+    *sum = 0;
+    for (guint k = 0; k < n_sizes; k++)
+        per_size[k] = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank != rank || op->name == SSIM_NONE ||
+            strcmp(ssim_graph_string(g, op->name), name) != 0)
+            continue;
+        n++;
+        *sum += op->bytes;
+        guint k = 0;
+        while (k < n_sizes && sizes[k] != op->bytes)
+            k++;
+        if (n_sizes > 0) {
+            cr_assert_lt(k, n_sizes, "%s of %" G_GUINT64_FORMAT " bytes on rank %u", name,
+                         op->bytes, rank);
+            per_size[k]++;
+        }
+    }
+    return n;
+}
+
+Test(zero, stages_2_and_3_reduce_every_microbatch_unit_by_unit)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    SsimParallel p0 = split(0), p2 = split(2), p3 = split(3);
+    g_autoptr(SsimLowered) z0 = lower(model, &p0);
+    g_autoptr(SsimLowered) z2 = lower(model, &p2);
+    g_autoptr(SsimLowered) z3 = lower(model, &p3);
+    guint none[1];
+    for (guint s = 0; s < 2; s++) {
+        guint64 ar, rs2, rs3, ag2, ag3;
+        cr_assert_eq(named(z0, s, "dp.allreduce", &ar, NULL, none, 0), 1);
+        cr_assert_eq(named(z2, s, "dp.reducescatter", &rs2, NULL, none, 0),
+                     MICROBATCHES * UNITS_A_STAGE);
+        cr_assert_eq(named(z3, s, "dp.reducescatter", &rs3, NULL, none, 0),
+                     MICROBATCHES * UNITS_A_STAGE);
+        cr_assert_eq(rs2, MICROBATCHES * ar, "stage %u: the same gradients, every microbatch", s);
+        cr_assert_eq(rs3, rs2);
+        cr_assert_eq(named(z2, s, "dp.allreduce", &ar, NULL, none, 0), 0);
+        /* fp32 gradients: twice the weights' bf16 bytes of the stage (the tied copy included). */
+        guint64 weights = 2 * LAYER_BYTES + (s == 0 ? EMBED_BYTES : HEAD_BYTES);
+        cr_assert_eq(rs2, MICROBATCHES * 2 * weights, "stage %u", s);
+        /* After the step: ZeRO-2 gathers the updated weights, ZeRO-3 keeps them sharded. */
+        cr_assert_eq(named(z2, s, "dp.allgather", &ag2, NULL, none, 0), 1);
+        cr_assert_eq(ag2, weights);
+        cr_assert_eq(named(z3, s, "dp.allgather", &ag3, NULL, none, 0), 0);
+        cr_assert_eq(named(z2, s, "zero3.allgather", &ag2, NULL, none, 0), 0);
+        /* ZeRO-3: each unit gathered before its forward and its backward, every microbatch. */
+        guint64 sizes[] = {LAYER_BYTES, s == 0 ? EMBED_BYTES : HEAD_BYTES};
+        guint per[2];
+        cr_assert_eq(named(z3, s, "zero3.allgather", &ag3, sizes, per, 2),
+                     MICROBATCHES * 2 * UNITS_A_STAGE);
+        cr_assert_eq(per[0], MICROBATCHES * 2 * 2, "stage %u: layers", s);
+        cr_assert_eq(per[1], MICROBATCHES * 2, "stage %u: embedding or head", s);
+        cr_assert_eq(ag3, MICROBATCHES * 2 * weights);
+    }
+}
+
+/* Replays the ZeRO-3 lowering: every gather is waited for by exactly one kernel (its unit's
+ * first), which starts after it; a gather after a phase's first waits for the kernel that began
+ * the unit before it, so no more than two units are whole at once. */
+Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    SsimParallel par = split(3);
+    g_autoptr(SsimLowered) l = lower(model, &par);
+    const SsimGraph *g = ssim_lowered_graph(l);
+    GError *error = NULL;
+    SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    guint32 n = ssim_graph_n_ops(g);
+    g_autofree guint32 *waiter = g_new(guint32, n);
+    g_autofree guint *waiters = g_new0(guint, n);
+    for (guint32 i = 0; i < n; i++) {
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        for (guint k = 0; k < nd; k++) {
+            waiter[d[k]] = i;
+            waiters[d[k]]++;
+        }
+    }
+    guint gathers = 0, prefetched = 0;
+    guint32 previous[2] = {SSIM_NONE, SSIM_NONE}; /* per rank: the last gather seen */
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->name == SSIM_NONE || strcmp(ssim_graph_string(g, op->name), "zero3.allgather") != 0)
+            continue;
+        gathers++;
+        cr_assert_eq(op->coll, SSIM_COLL_ALLGATHER);
+        cr_assert_eq(waiters[i], 1, "gather %u: %u ops wait for it", i, waiters[i]);
+        const SsimOp *w = ssim_graph_op(g, waiter[i]);
+        cr_assert_eq(w->kind, SSIM_OP_COMPUTE);
+        cr_assert_geq(t->start[waiter[i]], t->end[i]);
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        if (nd > 0) {
+            /* Prefetched: issued once the previous unit's first kernel has run. */
+            cr_assert_eq(nd, 1);
+            cr_assert_neq(previous[op->rank], SSIM_NONE);
+            cr_assert_eq(d[0], waiter[previous[op->rank]], "gather %u", i);
+            cr_assert_geq(t->start[i], t->end[d[0]]);
+            prefetched++;
+        }
+        previous[op->rank] = i;
+    }
+    /* Per rank and microbatch, a forward and a backward phase of three units: the first of
+     * each phase gathered as the stream frees, the other two prefetched. */
+    cr_assert_eq(gathers, 2 * MICROBATCHES * 2 * UNITS_A_STAGE);
+    cr_assert_eq(prefetched, 2 * MICROBATCHES * 2 * (UNITS_A_STAGE - 1));
+    ssim_timeline_free(t);
+}
+
+/* Memory per GPU: ZeRO-2 shards the gradients too, ZeRO-3 the weights, keeping two units whole. */
+Test(zero, memory_shards_gradients_then_weights)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    for (guint s = 0; s < 2; s++) {
+        SsimMemory m1, m2, m3;
+        SsimParallel p1 = split(1), p2 = split(2), p3 = split(3);
+        ssim_memory_estimate(&m1, model, &p1, s, 1);
+        ssim_memory_estimate(&m2, model, &p2, s, 1);
+        ssim_memory_estimate(&m3, model, &p3, s, 1);
+        guint64 weights = 2 * LAYER_BYTES + (s == 0 ? EMBED_BYTES : HEAD_BYTES); /* bf16 */
+        cr_assert_eq(m1.weights, weights);
+        cr_assert_eq(m1.gradients, 2 * weights); /* fp32 */
+        cr_assert_eq(m1.optimizer, 12 * weights / 2 / 2);
+        cr_assert_eq(m2.weights, weights);
+        cr_assert_eq(m2.gradients, weights); /* fp32, halved by dp 2 */
+        cr_assert_eq(m2.optimizer, m1.optimizer);
+        /* Half the weights, plus a layer and the larger of a layer, the embedding, the head. */
+        cr_assert_eq(m3.weights, weights / 2 + 2 * LAYER_BYTES, "stage %u", s);
+        cr_assert_eq(m3.gradients, m2.gradients);
+        cr_assert_eq(m3.activations, m1.activations);
+    }
+}
+
+/* commshift and early-dp move the step's gradient reductions, which ZeRO-2 and 3 do not have. */
+Test(zero, placements_that_move_the_step_reduction_are_refused)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    const char *names[] = {"commshift", "megatron+early-dp"};
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        SsimPlacement pl = SSIM_PLACEMENT_INIT;
+        cr_assert(ssim_placement_parse(names[i], &pl, NULL));
+        SsimParallel par = split(3);
+        GError *error = NULL;
+        SsimLowered *l = lower_with(model, &par, &pl, &error);
+        cr_assert_null(l, "%s", names[i]);
+        cr_assert(strstr(error->message, " with zero 3: ZeRO stage 3 reduce-scatters each layer's "
+                                         "gradients every microbatch") != NULL,
+                  "%s", error->message);
+        g_error_free(error);
+        /* The same placement under ZeRO-1 lowers. */
+        par.zero_stage = 1;
+        l = lower_with(model, &par, &pl, &error);
+        cr_assert_not_null(l, "%s: %s", names[i], error ? error->message : "");
+        ssim_lowered_free(l);
+    }
+}
+
+/* Every schedule lowers and replays under ZeRO-2 and 3, representative and exact (whose steps
+ * tests/run/test_simulate.c compares through the driver, which charges a representative's
+ * collectives for their whole groups). */
+Test(zero, every_schedule_replays)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    const char *schedules[] = {"gpipe", "xla", "1f1b", "interleaved", "alpa"};
+    for (gsize si = 0; si < G_N_ELEMENTS(schedules); si++)
+        for (guint zero = 2; zero <= 3; zero++)
+            for (guint exact = 0; exact < 2; exact++) {
+                SsimParallel par = split(zero);
+                g_strlcpy(par.schedule, schedules[si], sizeof par.schedule);
+                par.virtual_stages = si == 3 ? 2 : 1;
+                SsimScheduleKind kind;
+                cr_assert(ssim_schedule_kind_from_name(par.schedule, &kind));
+                GError *error = NULL;
+                g_autoptr(SsimSchedule) s = ssim_schedule_new(
+                    kind, par.pp, par.virtual_stages, ssim_parallel_n_microbatches(&par), &error);
+                cr_assert_not_null(s, "%s", error ? error->message : "");
+                SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+                o.exact = exact;
+                g_autoptr(SsimLowered) l = ssim_lower(model, &par, s, &o, &error);
+                cr_assert_not_null(l, "%s zero %u: %s", schedules[si], zero,
+                                   error ? error->message : "");
+                SsimTimeline *t = ssim_runtime_run(ssim_lowered_graph(l), NULL, NULL, &error);
+                cr_assert_not_null(t, "%s zero %u exact %u: %s", schedules[si], zero, exact,
+                                   error ? error->message : "");
+                cr_assert_gt(t->makespan, 0);
+                ssim_timeline_free(t);
+            }
+}
