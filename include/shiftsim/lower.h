@@ -56,7 +56,8 @@
  * Gradients are reduced over dp once the last microbatch's backward has produced them: in
  * buckets of dp_bucket_bytes, each issued after the weight-gradient kernel that fills it and
  * overlapping the rest of the backward, or (bucket 0) one reduction per rank after its last
- * backward.  Tied embeddings with pp > 1 add an all-reduce of the embedding gradient between the
+ * backward.  Tied embeddings with pp > 1 add an all-reduce of the embedding gradient (under
+ * ZeRO-2 and 3, of the rank's shard of it) between the
  * first and last stage.  The `optimizer` kernel waits for all of them; under ZeRO-1 the reduction
  * is a reduce-scatter, the optimizer updates 1/dp of the state and an all-gather of the weights
  * follows.  ZeRO-2 and 3 keep only their shard of the gradients, so every microbatch's backward

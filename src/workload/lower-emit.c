@@ -323,7 +323,11 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
     const SsimParallel *par = e->par;
     const guint64 gdt = lower_grad_elem_bytes(e);
     if (emb_ar && term_on(e, SSIM_STEP_COST_EMBEDDING)) {
+        /* The tied table's gradient, or under ZeRO-2 and 3 this rank's shard of it (the first
+         * and the last stage's same shard of it are summed). */
         guint64 bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden * gdt;
+        if (par->zero_stage >= 2)
+            bytes = lower_cdiv(bytes, par->dp);
         SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, "emb.allreduce", e->emb_group, bytes,
                                     &e->st_dp, "dp");
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);

@@ -132,6 +132,16 @@ Test(zero, stages_2_and_3_reduce_every_microbatch_unit_by_unit)
         cr_assert_eq(per[0], MICROBATCHES * 2 * 2, "stage %u: layers", s);
         cr_assert_eq(per[1], MICROBATCHES * 2, "stage %u: embedding or head", s);
         cr_assert_eq(ag3, MICROBATCHES * 2 * weights);
+        /* The tied embedding's all-reduce between the first and the last stage: the table's
+         * gradient over tp in fp32, ceil(50257 / 2) x 12288 x 4 bytes, and under ZeRO-2 and 3
+         * the rank's half of it. */
+        guint64 emb0, emb2, emb3;
+        cr_assert_eq(named(z0, s, "emb.allreduce", &emb0, NULL, none, 0), 1);
+        cr_assert_eq(named(z2, s, "emb.allreduce", &emb2, NULL, none, 0), 1);
+        cr_assert_eq(named(z3, s, "emb.allreduce", &emb3, NULL, none, 0), 1);
+        cr_assert_eq(emb0, 25129ull * 12288 * 4);
+        cr_assert_eq(emb2, emb0 / 2);
+        cr_assert_eq(emb3, emb0 / 2);
     }
 }
 
@@ -210,6 +220,15 @@ Test(zero, memory_shards_gradients_then_weights)
         cr_assert_eq(m3.weights, weights / 2 + 2 * LAYER_BYTES, "stage %u", s);
         cr_assert_eq(m3.gradients, m2.gradients);
         cr_assert_eq(m3.activations, m1.activations);
+    }
+    /* One layer a stage (pp 4): the layer and the embedding, or the layer and the head, whole. */
+    SsimParallel p4 = split(3);
+    p4.pp = 4;
+    for (guint s = 0; s < 4; s += 3) {
+        SsimMemory m;
+        ssim_memory_estimate(&m, model, &p4, s, 1);
+        guint64 other = s == 0 ? EMBED_BYTES : HEAD_BYTES;
+        cr_assert_eq(m.weights, (LAYER_BYTES + other) / 2 + LAYER_BYTES + other, "stage %u", s);
     }
 }
 
