@@ -40,6 +40,10 @@ done
 run shiftsim sweep --model gpt-j-6b --cluster dgx-h100 --gpus 32 \
     --placements alpa,commshift,megatron -k 6 -o "$work/sweep-gptj.csv" --plot plots/sweep-gptj
 
+# docs/simulate.md: ZeRO-3's gathers one layer ahead of the compute, the first 150 ms.
+run shiftsim simulate --zero 3 -p megatron --pp 2 --plot plots/simulate-zero3-gantt.png \
+    --plot-window 0:150
+
 # docs/validation.md: predicted vs measured on the calibrated A100.
 run shiftsim validate --cluster dgx-a100-calibrated --plot plots/validate-vtrain-calibrated.png
 run shiftsim validate --runs traces/validation/published-a100.csv --cluster dgx-a100-calibrated \
@@ -50,8 +54,9 @@ run shiftsim validate --runs traces/validation/published-a100-scaling.csv \
 # Keep the images the docs show; drop the data, scripts and charts they do not.
 keep=(commshift-gains-tsubame4 commshift-gains-dgx-h200 compare-gantt-alpa compare-gantt-commshift compare-window-alpa compare-policies
     sweep-gptj-throughput sweep-gptj-heatmap validate-vtrain-calibrated
-    validate-published-calibrated validate-scaling-calibrated)
-for f in plots/commshift-gains-*.png plots/compare-* plots/sweep-gptj-* plots/validate-*; do
+    validate-published-calibrated validate-scaling-calibrated simulate-zero3-gantt)
+for f in plots/commshift-gains-*.png plots/compare-* plots/sweep-gptj-* plots/validate-* \
+    plots/simulate-zero3-*; do
     base=$(basename "$f")
     stem=${base%.*}
     if [[ $base != *.png || " ${keep[*]} " != *" $stem "* ]]; then
