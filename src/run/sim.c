@@ -697,11 +697,11 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
 
     /* None alone: the same ways one after another, until the job fits. */
     SsimParallel all = *par;
-    char taken[6][96] = {{0}}; /* the option of each step kept (recompute's: the last) */
+    char taken[6][96] = {{0}}; /* the option of each step kept (recompute's, ZeRO's: the last) */
     guint64 total = 0, before = 0;
     gboolean fit = FALSE;
     (void)peak_of(config, par, extra, &before);
-    for (guint step = 0; step < 6 && !fit; step++) {
+    for (guint step = 0; step < 7 && !fit; step++) {
         SsimParallel p = all;
         switch (step) {
         case 0:
@@ -729,6 +729,16 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
             p.zero_stage = 1;
             g_snprintf(option, sizeof option, "--zero 1");
             break;
+        case 5:
+            /* ZeRO-1 was not enough: the weights and gradients sharded too. */
+            if (p.zero_stage >= 3 || p.dp == 1)
+                continue;
+            p.zero_stage = 3;
+            p.dp_bucket_bytes = 0;
+            if (config->placement != NULL && !ssim_placement_check(config->placement, &p, NULL))
+                continue;
+            g_snprintf(option, sizeof option, "--zero 3");
+            break;
         default: {
             guint m = MIN(ssim_parallel_n_microbatches(par), m_floor);
             if (p.dp * p.microbatch * m >= p.global_batch)
@@ -743,7 +753,9 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
             continue;
         all = p;
         before = total;
-        g_strlcpy(taken[step == 2 ? 1 : step], option, sizeof taken[0]);
+        /* A step's slot in the list: the second recompute and ZeRO-3 replace the first. */
+        static const guint slot[7] = {0, 1, 1, 3, 4, 4, 5};
+        g_strlcpy(taken[slot[step]], option, sizeof taken[0]);
         fit = total <= config->cluster->hbm_bytes;
     }
     g_autoptr(GString) combo = g_string_new(NULL);

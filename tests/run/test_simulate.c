@@ -626,6 +626,51 @@ Test(simulate, memory_misfit_beyond_every_option)
     cr_assert(fits(model, big, &p), "together: %s", opts);
 }
 
+/* ZeRO-3 is named where ZeRO-1 is not enough, alone and together with other ways, and applied
+ * it fits; under commshift, which ZeRO-3 cannot run, it is not named. */
+Test(simulate, memory_misfit_names_zero_3)
+{
+    g_autoptr(SsimModel) model = ssim_model_load("gpt-3-175b", NULL);
+    cr_assert_not_null(model);
+    g_autoptr(SsimCluster) cluster = cluster_nodes(16);
+    SsimParallel par = split(16, 8, 1, 1, 1, "1f1b");
+    par.recompute = SSIM_RECOMPUTE_FULL;
+    SsimPlacement megatron = SSIM_PLACEMENT_INIT;
+    megatron.kind = SSIM_PLACEMENT_MEGATRON;
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par, .placement = &megatron};
+    SsimMemory peak;
+    g_autoptr(GError) error = NULL;
+    cr_assert_not(ssim_simulate_memory(&c, &peak, &error));
+    cr_assert(strstr(error->message, "; fits with --zero 3 ("), "%s", error->message);
+    SsimParallel p = par;
+    apply_hint(&p, "--zero 1");
+    cr_assert_not(fits(model, cluster, &p));
+    p = par;
+    apply_hint(&p, "--zero 3");
+    cr_assert(fits(model, cluster, &p));
+
+    /* Together: no recompute and microbatch 4 need all three. */
+    par.recompute = SSIM_RECOMPUTE_NONE;
+    par.microbatch = 4, par.global_batch = 64;
+    g_clear_error(&error);
+    cr_assert_not(ssim_simulate_memory(&c, &peak, &error));
+    cr_assert(strstr(error->message, "; no one option fits alone, together these do: --recompute "
+                                     "full --microbatch 1 --zero 3 ("),
+              "%s", error->message);
+    p = par;
+    apply_hint(&p, "--recompute full");
+    apply_hint(&p, "--microbatch 1");
+    apply_hint(&p, "--zero 3");
+    cr_assert(fits(model, cluster, &p));
+
+    SsimPlacement commshift = SSIM_PLACEMENT_INIT;
+    commshift.kind = SSIM_PLACEMENT_COMMSHIFT;
+    c.placement = &commshift;
+    g_clear_error(&error);
+    cr_assert_not(ssim_simulate_memory(&c, &peak, &error));
+    cr_assert_null(strstr(error->message, "--zero 3"), "%s", error->message);
+}
+
 Test(simulate, messages)
 {
     g_autoptr(SsimModel) model = ssim_model_default();
