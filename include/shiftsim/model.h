@@ -170,6 +170,9 @@ guint64 ssim_model_layer_params(const SsimModel *model);     /* one decoder laye
 guint64 ssim_model_embedding_params(const SsimModel *model); /* token + position emb. + norm */
 guint64 ssim_model_head_params(const SsimModel *model);      /* final norm + LM head (+bias);
                                                                 its matrix is 0 when tied */
+/* The weights the LM head computes with: ssim_model_head_params() and its output matrix, its
+ * own or the tied embedding's (what ZeRO-3 gathers before the head runs). */
+guint64 ssim_model_head_weights(const SsimModel *model);
 /*
  * Parameters held by pipeline stage `stage` of `pp` (before tensor-parallel sharding): its
  * layers/pp layers, the embedding on stage 0, the final norm and LM head on the last stage.

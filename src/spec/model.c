@@ -200,6 +200,11 @@ guint64 ssim_model_head_params(const SsimModel *m)
     return p;
 }
 
+guint64 ssim_model_head_weights(const SsimModel *m)
+{
+    return ssim_model_head_params(m) + (m->tied_embeddings ? (guint64)m->vocab * m->hidden : 0);
+}
+
 guint64 ssim_model_params(const SsimModel *m)
 {
     return ssim_model_embedding_params(m) + (guint64)m->layers * ssim_model_layer_params(m) +

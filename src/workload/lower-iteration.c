@@ -254,12 +254,9 @@ static Units units_of(const SsimModel *model, const SsimParallel *par, const Ste
     u.head_grad = grad_bytes(steps->head_bwd);
     if (par->zero_stage >= 3) {
         guint64 dt = ssim_dtype_size(model->dtype);
-        /* The LM head gathers its weight, tied to the embedding's or not. */
-        guint64 head = ssim_model_head_params(model) +
-                       (model->tied_embeddings ? (guint64)model->vocab * model->hidden : 0);
         u.layer = lower_cdiv(ssim_model_layer_params(model), par->tp) * dt;
         u.embed = lower_cdiv(ssim_model_embedding_params(model), par->tp) * dt;
-        u.head = lower_cdiv(head, par->tp) * dt;
+        u.head = lower_cdiv(ssim_model_head_weights(model), par->tp) * dt;
     }
     return u;
 }

@@ -103,15 +103,12 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
     if (par->zero_stage >= 2)
         mem->gradients = cdiv(mem->gradients, par->dp);
     if (par->zero_stage >= 3) {
-        /* The LM head gathers its weight, tied to the embedding's or not. */
-        guint64 head = ssim_model_head_params(model) +
-                       (model->tied_embeddings ? (guint64)model->vocab * model->hidden : 0);
         guint64 units[4] = {0}; /* the largest two, then the embedding's and the head's */
         guint64 layer = cdiv(ssim_model_layer_params(model), par->tp);
         units[0] = stage_layers >= 1 ? layer : 0;
         units[1] = stage_layers >= 2 ? layer : 0;
         units[2] = stage == 0 ? cdiv(ssim_model_embedding_params(model), par->tp) : 0;
-        units[3] = stage == par->pp - 1 ? cdiv(head, par->tp) : 0;
+        units[3] = stage == par->pp - 1 ? cdiv(ssim_model_head_weights(model), par->tp) : 0;
         for (guint i = 2; i < 4; i++) { /* units[0] >= units[1]: the largest two so far */
             guint64 x = units[i];
             if (x > units[0]) {

@@ -203,6 +203,10 @@ Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
 Test(zero, memory_shards_gradients_then_weights)
 {
     g_autoptr(SsimModel) model = gpt3_4_layers();
+    /* The head's weights: its final norm (2 h) and the tied table (V h). */
+    cr_assert_eq(ssim_model_head_weights(model), 2 * 12288 + 50257ull * 12288);
+    cr_assert_eq(ssim_model_head_weights(model), HEAD_BYTES);
+    cr_assert_eq(ssim_model_layer_params(model), LAYER_BYTES);
     for (guint s = 0; s < 2; s++) {
         SsimMemory m1, m2, m3;
         SsimParallel p1 = split(1), p2 = split(2), p3 = split(3);
