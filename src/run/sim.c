@@ -616,6 +616,17 @@ static gboolean try_way(const SsimSimConfig *config, const SsimParallel *par, gu
     return TRUE;
 }
 
+/* Turns `p` into its ZeRO-3 form (no bucket: ZeRO-3 reduces unit by unit); FALSE where that is
+ * no way out: already ZeRO-3, one replica, or a placement that cannot run it. */
+static gboolean zero3_way(const SsimSimConfig *config, SsimParallel *p)
+{
+    if (p->zero_stage >= 3 || p->dp == 1)
+        return FALSE;
+    p->zero_stage = 3;
+    p->dp_bucket_bytes = 0;
+    return config->placement == NULL || ssim_placement_check(config->placement, p, NULL);
+}
+
 /*
  * Appends to a memory misfit's message (`error`, SSIM_CONFIG_ERROR_MEMORY) the options that
  * would make the job fit, tried in this order with the memory model only (a schedule per try, no
@@ -668,12 +679,9 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
     if (par->zero_stage < 3 && par->dp > 1) {
         SsimParallel p = *par;
         p.zero_stage = 1;
-        if (par->zero_stage >= 1 || !try_way(config, &p, extra, "--zero 1", fits)) {
-            p.zero_stage = 3;
-            p.dp_bucket_bytes = 0;
-            if (config->placement == NULL || ssim_placement_check(config->placement, &p, NULL))
-                try_way(config, &p, extra, "--zero 3", fits);
-        }
+        if ((par->zero_stage >= 1 || !try_way(config, &p, extra, "--zero 1", fits)) &&
+            zero3_way(config, &p))
+            try_way(config, &p, extra, "--zero 3", fits);
     }
     /* Halving the microbatches a pipeline holds, the largest batch that fits first, down to one
      * per stage: a pipeline that cannot fill is no way out (and under 1F1B, where a stage holds
@@ -731,11 +739,7 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
             break;
         case 5:
             /* ZeRO-1 was not enough: the weights and gradients sharded too. */
-            if (p.zero_stage >= 3 || p.dp == 1)
-                continue;
-            p.zero_stage = 3;
-            p.dp_bucket_bytes = 0;
-            if (config->placement != NULL && !ssim_placement_check(config->placement, &p, NULL))
+            if (!zero3_way(config, &p))
                 continue;
             g_snprintf(option, sizeof option, "--zero 3");
             break;

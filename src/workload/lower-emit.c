@@ -192,7 +192,7 @@ static guint32 gather(Emit *e, guint64 bytes, guint32 issue)
 
 void lower_emit_gather(Emit *e, guint64 bytes, guint64 next)
 {
-    if (e->dp_group == SSIM_NONE || bytes == 0)
+    if (bytes == 0) /* not ZeRO-3, dp 1 (Units), or a unit this phase does not run */
         return;
     if (e->gathered == SSIM_NONE)
         e->gathered = gather(e, bytes, SSIM_NONE);
@@ -203,7 +203,7 @@ void lower_emit_gather(Emit *e, guint64 bytes, guint64 next)
 
 void lower_emit_reduce_unit(Emit *e, guint64 bytes)
 {
-    if (e->dp_group == SSIM_NONE || bytes == 0)
+    if (bytes == 0) /* not ZeRO-2 or 3, or dp 1 (Units) */
         return;
     SsimOpSpec spec = coll_spec(e, SSIM_COLL_REDUCESCATTER, "dp.reducescatter", e->dp_group,
                                 reduced_bytes(e, bytes), &e->st_dp, "dp");
