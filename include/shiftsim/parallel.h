@@ -47,12 +47,30 @@ typedef enum { SSIM_ATTENTION_UNFUSED, SSIM_ATTENTION_FLASH, SSIM_ATTENTION_N } 
  * 2021-09), each bias gradient a reduction over the tokens (`grad_output.sum(dim=0)`, or
  * autograd's for the fused bias-GeLU and bias-dropout-add), each LayerNorm's backward as the
  * fused layer norm's two passes, and under unfused attention the context's permute copy forward
- * and the Q/K/V split's concatenation backward (lower-steps.c). */
+ * and the Q/K/V split's concatenation backward (lower-steps.c).  torch: eager PyTorch modules
+ * (torchtitan, Hugging Face transformers, nanoGPT): nn.Linear with the bias in the GEMM, the
+ * norm, rotary positions, the gated activation, grouped-query attention's repeated keys and
+ * values, the attention's transposes and the projections' summed input gradients each as the
+ * separate kernels autograd runs, RMSNorm as PyTorch's chain of elementwise kernels in fp32
+ * unless `rmsnorm` says fused; its ZeRO-2 and 3 are FSDP2's (step cost shard_copy on). */
 typedef enum {
     SSIM_TRANSFORMER_IMPL_TE,
     SSIM_TRANSFORMER_IMPL_LOCAL,
+    SSIM_TRANSFORMER_IMPL_TORCH,
     SSIM_TRANSFORMER_IMPL_N
 } SsimTransformerImpl;
+
+/* How an RMSNorm runs (only a model whose norm is rmsnorm has one): auto (the default) is the
+ * layers' own, eager under transformer_impl=torch and one fused kernel otherwise; fused (one
+ * kernel forward and one backward: Transformer Engine's, Apex's, torchtitan's fused_rmsnorm,
+ * Liger's); eager (PyTorch's x.float(), pow, mean, rsqrt, mul, cast back and weight multiply, and
+ * autograd's backward of each: torchtitan's rmsnorm, Hugging Face's LlamaRMSNorm). */
+typedef enum {
+    SSIM_RMSNORM_AUTO,
+    SSIM_RMSNORM_FUSED,
+    SSIM_RMSNORM_EAGER,
+    SSIM_RMSNORM_N
+} SsimRmsnorm;
 
 /* FP8 training (Megatron-LM's --fp8-format, through Transformer Engine): off (the default), or
  * the linear layers' GEMMs -- QKV, attention output, MLP up and down; forward, input and weight
@@ -85,9 +103,12 @@ gboolean ssim_fp8_from_name(const char *name, SsimFp8 *out);
 /* "unfused", "native", "te"; off is read as unfused, on and fused as native. */
 const char *ssim_cross_entropy_name(SsimCrossEntropy ce);
 gboolean ssim_cross_entropy_from_name(const char *name, SsimCrossEntropy *out);
-/* "transformer_engine", "local"; "te" is also read as transformer_engine. */
+/* "transformer_engine", "local", "torch"; "te" is also read as transformer_engine, "pytorch"
+ * and "eager" as torch. */
 const char *ssim_transformer_impl_name(SsimTransformerImpl impl);
 gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out);
+const char *ssim_rmsnorm_name(SsimRmsnorm norm); /* "auto", "fused", "eager" */
+gboolean ssim_rmsnorm_from_name(const char *name, SsimRmsnorm *out);
 
 /*
  * The per-iteration costs of a training step besides the phases (lower.h, "The step's end"),
@@ -107,7 +128,9 @@ gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *
     X(GRAD_ACCUM, "grad_accum",                                                                    \
       "fused by --gradient-accumulation-fusion (default since 2022-02); on: Megatron-LM before")   \
     X(GRAD_CAST, "grad_cast",                                                                      \
-      "none: DeepSpeed's BF16_Optimizer casts each bf16 gradient to fp32 before its add")
+      "none: DeepSpeed's BF16_Optimizer casts each bf16 gradient to fp32 before its add")          \
+    X(SHARD_COPY, "shard_copy",                                                                    \
+      "none: PyTorch FSDP2's copies out of its all-gather and into its reduce-scatter buffers")
 
 typedef enum {
 #define SSIM_X(e, s, m) SSIM_STEP_COST_##e,
@@ -122,8 +145,9 @@ const char *ssim_step_cost_megatron(SsimStepCost term);
 gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
 /* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
  * loss scaling (fp16 only), the fp32 gradient reduction (bf16 only), the separate gradient
- * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM) and DeepSpeed's cast
- * before it (grad_cast, not Megatron-LM's).  A configuration's own
+ * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM), DeepSpeed's cast
+ * before it (grad_cast, not Megatron-LM's) and FSDP2's buffer copies (shard_copy: on by default
+ * under transformer_impl=torch, where ZeRO-2 and 3 are PyTorch's FSDP2).  A configuration's own
  * (ssim_parallel_step_costs) drops the fp32 reduction under the JAX schedules (alpa, alpa-gpipe,
  * xla), whose gradients are in the compute dtype. */
 guint ssim_step_costs_default(SsimDtype dtype);
@@ -165,6 +189,7 @@ typedef struct {
     SsimTransformerImpl transformer_impl;   /* default transformer_engine */
     SsimFp8 fp8;                            /* default off */
     SsimCrossEntropy cross_entropy;         /* default unfused */
+    SsimRmsnorm rmsnorm;                    /* default auto: the transformer_impl's own */
     SsimAxis order[SSIM_AXIS_N];            /* rank order, innermost first; default tp, dp, pp */
     char schedule[SSIM_PARALLEL_NAME_MAX];  /* schedule registry name, default "1f1b" */
     char placement[SSIM_PARALLEL_NAME_MAX]; /* placement policy name, default "megatron" */
@@ -238,6 +263,7 @@ typedef enum {
     SSIM_PARALLEL_TP_COMM_OVERLAP = 1u << 21,
     SSIM_PARALLEL_CROSS_ENTROPY = 1u << 22,
     SSIM_PARALLEL_LAUNCH_BLOCKING = 1u << 23,
+    SSIM_PARALLEL_RMSNORM = 1u << 24,
 } SsimParallelField;
 
 /*
@@ -251,11 +277,11 @@ typedef enum {
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
- *   (transformer_engine|te|local), fp8 (off|hybrid|e4m3), tp_comm_overlap (on/off),
- *   cross_entropy (unfused|native|te), launch_blocking (on/off; also cuda_launch_blocking).
- *   Keys are case-insensitive, '-' and '_' alike.
- * Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or
- * value; `par` is unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
+ *   (transformer_engine|te|local|torch), rmsnorm (auto|fused|eager), fp8 (off|hybrid|e4m3),
+ * tp_comm_overlap (on/off), cross_entropy (unfused|native|te), launch_blocking (on/off; also
+ * cuda_launch_blocking). Keys are case-insensitive, '-' and '_' alike. Returns FALSE with
+ * SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or value; `par` is
+ * unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
  */
 gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value, GError **error);
 /* The same, also telling which field `key` names (`field` may be NULL). */
@@ -277,7 +303,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
- * ",tp_comm_overlap=on", ",cross_entropy=te" and ",launch_blocking=on" when set).
+ * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on" and ",rmsnorm=eager" when
+ * set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -295,6 +322,7 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
  *   - fp8 needs transformer_impl = transformer_engine, a bf16 or fp16 model and a cluster with
  *     FP8 tensor cores (peak_tflops_fp8 > 0)
+ *   - rmsnorm other than auto needs a model whose norm is rmsnorm
  *   - tp_comm_overlap needs transformer_impl = transformer_engine, and sequence parallelism
  *     where tp > 1 (at tp = 1 there is nothing to overlap)
  *   - launch_blocking needs an eager schedule (not ssim_parallel_compiled())
@@ -339,6 +367,9 @@ gboolean ssim_parallel_compiled(const SsimParallel *par);
  * layers (transformer_impl=local) under unfused attention are asked; FALSE for anything else.
  */
 gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel *model);
+/* Whether the model's norms run as PyTorch's chain of elementwise kernels (SsimRmsnorm): FALSE
+ * for a LayerNorm model, whose nn.LayerNorm / F.layer_norm is one kernel everywhere. */
+gboolean ssim_parallel_rmsnorm_eager(const SsimParallel *par, const SsimModel *model);
 /* The per-iteration terms that are on for `model` (bits of SsimStepCost). */
 guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model);
 /* Whether term `term` is on. */

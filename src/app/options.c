@@ -141,7 +141,17 @@ static const Option options[SSIM_OPT_N] = {
          "run before Transformer Engine): a QKV bias kernel, bias gradients as reductions, "
          "LayerNorm's backward in two passes, the attention context's permute copy, the "
          "Q/K/V split's concatenation, and PyTorch's fp32 softmax where Megatron-LM's fused one "
-         "cannot run (e.g. microbatch x heads/tp not a multiple of 4)"},
+         "cannot run (e.g. microbatch x heads/tp not a multiple of 4); or torch (eager PyTorch "
+         "modules: torchtitan, Hugging Face transformers): every elementwise op its own kernel "
+         "(RMSNorm's fp32 chain, rotary positions, silu and product, repeat_kv, the attention "
+         "output's transpose copy), the projections' input gradients added, F.cross_entropy, "
+         "gradients accumulated by autograd"},
+    [SSIM_OPT_RMSNORM] = {"rmsnorm", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, rmsnorm), "IMPL",
+                          "How an RMSNorm model's norms run: auto (the default: eager under "
+                          "--transformer-impl torch, fused otherwise), fused (one kernel forward "
+                          "and one backward: Transformer Engine's, Apex's, torchtitan's "
+                          "fused_rmsnorm) or eager (PyTorch's chain of fp32 elementwise kernels: "
+                          "torchtitan's rmsnorm, Hugging Face's LlamaRMSNorm)"},
     [SSIM_OPT_FP8] = {"fp8", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, fp8), "FORMAT",
                       "FP8 training through Transformer Engine: off (the default), hybrid (E4M3 "
                       "forward, E5M2 gradients) or e4m3; the linear layers' GEMMs run on the FP8 "
@@ -181,7 +191,10 @@ static const Option options[SSIM_OPT_N] = {
                              "Megatron-LM's defaults: optimizer, clip, loss_scale (fp16 only by "
                              "default), grad_fp32 (bf16, not under alpa/xla), embedding, host, "
                              "grad_accum, grad_cast (DeepSpeed's BF16_Optimizer; both off by "
-                             "default); or none, all, default (see --explain-costs)"},
+                             "default), shard_copy (FSDP2's buffer copies under --zero 2 or 3); "
+                             "shard_copy is on by default under "
+                             "--transformer-impl torch; or none, all, default (see "
+                             "--explain-costs)"},
     [SSIM_OPT_SEQ_LENGTH] = {"seq-length", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, seq_length),
                              "N", "Sequence length in tokens (overrides the model file's seq_len)"},
     [SSIM_OPT_DTYPE] = {"dtype", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, dtype), "TYPE",
@@ -352,12 +365,12 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {&job->model,        &job->cluster,      &job->split,
-                        &job->schedule,     &job->recompute,    &job->zero,
-                        &job->bucket,       &job->tp_comm,      &job->order,
-                        &job->stage_layers, &job->step_costs,   &job->dtype,
-                        &job->tp_overlap,   &job->attention,    &job->transformer_impl,
-                        &job->fp8,          &job->cross_entropy};
+    char **strings[] = {&job->model,        &job->cluster,       &job->split,
+                        &job->schedule,     &job->recompute,     &job->zero,
+                        &job->bucket,       &job->tp_comm,       &job->order,
+                        &job->stage_layers, &job->step_costs,    &job->dtype,
+                        &job->tp_overlap,   &job->attention,     &job->transformer_impl,
+                        &job->fp8,          &job->cross_entropy, &job->rmsnorm};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -523,6 +536,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
         {"fp8", job->fp8, SSIM_OPT_FP8},
         {"cross_entropy", job->cross_entropy, SSIM_OPT_CROSS_ENTROPY},
+        {"rmsnorm", job->rmsnorm, SSIM_OPT_RMSNORM},
         {"order", job->order, SSIM_OPT_ORDER},
         {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
         {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},

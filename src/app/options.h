@@ -64,6 +64,7 @@ typedef enum {
     SSIM_OPT_TP_OVERLAP,
     SSIM_OPT_ATTENTION,
     SSIM_OPT_TRANSFORMER_IMPL,
+    SSIM_OPT_RMSNORM,
     SSIM_OPT_FP8,
     SSIM_OPT_TP_COMM_OVERLAP,
     SSIM_OPT_CROSS_ENTROPY,
@@ -112,6 +113,7 @@ typedef struct {
     char *transformer_impl;
     char *fp8;
     char *cross_entropy;
+    char *rmsnorm;
     gboolean seq_parallel;
     gboolean cross_node_tp;          /* --cross-node-tp: tensor-parallel groups may span nodes */
     gboolean tp_comm_overlap;        /* --tp-comm-overlap: Transformer Engine's TP overlap */

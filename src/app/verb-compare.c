@@ -80,7 +80,9 @@ int ssim_verb_compare(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce or rs-ag"),
         ssim_cli_job_entry(&job, SSIM_OPT_ATTENTION, "unfused (default) or flash"),
         ssim_cli_job_entry(&job, SSIM_OPT_TRANSFORMER_IMPL,
-                           "transformer_engine (default) or local (Megatron-LM's own layers)"),
+                           "transformer_engine (default), local (Megatron-LM's own layers) or "
+                           "torch (eager PyTorch modules)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_RMSNORM, "auto (default), fused or eager"),
         ssim_cli_job_entry(&job, SSIM_OPT_FP8, "FP8 GEMMs: off (default), hybrid or e4m3"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM_OVERLAP, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_ENTROPY, "unfused (default), native or te"),

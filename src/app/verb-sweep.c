@@ -177,7 +177,9 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM, "allreduce (default) or rs-ag"),
         ssim_cli_job_entry(&job, SSIM_OPT_ATTENTION, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_TRANSFORMER_IMPL,
-                           "transformer_engine (default) or local (Megatron-LM's own layers)"),
+                           "transformer_engine (default), local (Megatron-LM's own layers) or "
+                           "torch (eager PyTorch modules)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_RMSNORM, "auto (default), fused or eager"),
         ssim_cli_job_entry(&job, SSIM_OPT_FP8, "FP8 GEMMs: off (default), hybrid or e4m3"),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM_OVERLAP,
                            "Transformer Engine's tensor-parallel overlap where sp is on"),

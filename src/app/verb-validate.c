@@ -50,7 +50,8 @@ int ssim_verb_validate(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_STEP_COSTS,
                            "Per-iteration costs to turn off (-NAME) or on (+NAME) in every row "
                            "(optimizer, clip, loss_scale, grad_fp32, embedding, host, grad_accum, "
-                           "grad_cast; none, all, default): what each term contributes to the "
+                           "grad_cast, shard_copy; none, all, default): what each term "
+                           "contributes to the "
                            "error"),
         {"every", 0, 0, G_OPTION_ARG_INT, &every,
          "Use every N-th row only (rows 0, N, 2N, ... in file order, the files in turn; default 1 "

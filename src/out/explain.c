@@ -77,6 +77,8 @@ static const char *term_what(SsimStepCost t)
         return "weight gradients added into main grads per microbatch";
     case SSIM_STEP_COST_GRAD_CAST:
         return "bf16 weight gradients cast to fp32 before that add";
+    case SSIM_STEP_COST_SHARD_COPY:
+        return "FSDP2 copies: gathered weights out, gradients in";
     case SSIM_STEP_COST_N:
         break;
     }

@@ -23,6 +23,8 @@ void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
                                ssim_cross_entropy_name(par->cross_entropy));
     if (par->launch_blocking)
         g_string_append(out, ", launch-blocking on");
+    if (par->rmsnorm != SSIM_RMSNORM_AUTO)
+        g_string_append_printf(out, ", rmsnorm %s", ssim_rmsnorm_name(par->rmsnorm));
 }
 
 static double ms(SsimTime t)

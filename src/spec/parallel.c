@@ -20,12 +20,14 @@ G_STATIC_ASSERT(G_N_ELEMENTS(axis_names) == SSIM_AXIS_N);
 G_STATIC_ASSERT(G_N_ELEMENTS(tp_comm_names) == SSIM_TP_COMM_N);
 static const char *const attention_names[] = {"unfused", "flash"};
 G_STATIC_ASSERT(G_N_ELEMENTS(attention_names) == SSIM_ATTENTION_N);
-static const char *const transformer_impl_names[] = {"transformer_engine", "local"};
+static const char *const transformer_impl_names[] = {"transformer_engine", "local", "torch"};
 G_STATIC_ASSERT(G_N_ELEMENTS(transformer_impl_names) == SSIM_TRANSFORMER_IMPL_N);
 static const char *const fp8_names[] = {"off", "hybrid", "e4m3"};
 G_STATIC_ASSERT(G_N_ELEMENTS(fp8_names) == SSIM_FP8_N);
 static const char *const cross_entropy_names[] = {"unfused", "native", "te"};
 G_STATIC_ASSERT(G_N_ELEMENTS(cross_entropy_names) == SSIM_CROSS_ENTROPY_N);
+static const char *const rmsnorm_names[] = {"auto", "fused", "eager"};
+G_STATIC_ASSERT(G_N_ELEMENTS(rmsnorm_names) == SSIM_RMSNORM_N);
 
 const char *ssim_axis_name(SsimAxis axis)
 {
@@ -55,6 +57,11 @@ const char *ssim_cross_entropy_name(SsimCrossEntropy ce)
 const char *ssim_transformer_impl_name(SsimTransformerImpl impl)
 {
     return (guint)impl < SSIM_TRANSFORMER_IMPL_N ? transformer_impl_names[impl] : "?";
+}
+
+const char *ssim_rmsnorm_name(SsimRmsnorm norm)
+{
+    return (guint)norm < SSIM_RMSNORM_N ? rmsnorm_names[norm] : "?";
 }
 
 /* The index of `name` (case-insensitive) in `names` (n of them), or `alias_to` when it is one of
@@ -122,12 +129,24 @@ gboolean ssim_cross_entropy_from_name(const char *name, SsimCrossEntropy *out)
 
 gboolean ssim_transformer_impl_from_name(const char *name, SsimTransformerImpl *out)
 {
-    static const char *const aliases[] = {"te", "transformer-engine", NULL};
+    static const char *const te[] = {"te", "transformer-engine", NULL};
+    static const char *const torch[] = {"pytorch", "eager", NULL};
     guint i;
-    if (!name_index(transformer_impl_names, SSIM_TRANSFORMER_IMPL_N, aliases,
-                    SSIM_TRANSFORMER_IMPL_TE, name, &i))
+    if (!name_index(transformer_impl_names, SSIM_TRANSFORMER_IMPL_N, te, SSIM_TRANSFORMER_IMPL_TE,
+                    name, &i) &&
+        !name_index(transformer_impl_names, 0, torch, SSIM_TRANSFORMER_IMPL_TORCH, name, &i))
         return FALSE;
     *out = (SsimTransformerImpl)i;
+    return TRUE;
+}
+
+gboolean ssim_rmsnorm_from_name(const char *name, SsimRmsnorm *out)
+{
+    static const char *const none[] = {NULL};
+    guint i;
+    if (!name_index(rmsnorm_names, SSIM_RMSNORM_N, none, 0, name, &i))
+        return FALSE;
+    *out = (SsimRmsnorm)i;
     return TRUE;
 }
 
@@ -181,7 +200,7 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out)
 guint ssim_step_costs_default(SsimDtype dtype)
 {
     guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM) &
-                ~(1u << SSIM_STEP_COST_GRAD_CAST);
+                ~(1u << SSIM_STEP_COST_GRAD_CAST) & ~(1u << SSIM_STEP_COST_SHARD_COPY);
     if (dtype != SSIM_DTYPE_FP16)
         all &= ~(1u << SSIM_STEP_COST_LOSS_SCALE);
     if (dtype != SSIM_DTYPE_BF16)
@@ -205,7 +224,22 @@ guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
     guint def = ssim_step_costs_default(model->dtype);
     if (ssim_parallel_compiled(par))
         def &= ~(1u << SSIM_STEP_COST_GRAD_FP32);
+    /* Eager PyTorch's ZeRO-2 and 3 are FSDP2, which copies through its collectives' buffers.
+     * (Its autograd adds a microbatch's weight gradients into .grad from the second microbatch
+     * on, which grad_accum, charging every microbatch's add, can stand for: off by default.) */
+    if (par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH)
+        def |= 1u << SSIM_STEP_COST_SHARD_COPY;
     return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
+}
+
+gboolean ssim_parallel_rmsnorm_eager(const SsimParallel *par, const SsimModel *model)
+{
+    g_return_val_if_fail(par != NULL && model != NULL, FALSE);
+    if (model->norm != SSIM_NORM_RMSNORM)
+        return FALSE;
+    if (par->rmsnorm != SSIM_RMSNORM_AUTO)
+        return par->rmsnorm == SSIM_RMSNORM_EAGER;
+    return par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH;
 }
 
 gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel *model)
@@ -259,7 +293,8 @@ static gboolean parse_step_costs(const char *key, const char *value, guint *set,
             g_autofree char *shown = ssim_text_excerpt(w, 64);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: '%s' is not a step cost (known: optimizer, clip, loss_scale, "
-                        "grad_fp32, embedding, host, grad_accum, grad_cast, each with - to turn "
+                        "grad_fp32, embedding, host, grad_accum, grad_cast, shard_copy, each with "
+                        "- to turn "
                         "it off or + on; all, none, default)",
                         key, shown);
             return FALSE;
@@ -691,7 +726,12 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
     } else if (key_is(k, "transformer_impl", NULL, NULL)) {
         f = SSIM_PARALLEL_TRANSFORMER_IMPL;
         if (!ssim_transformer_impl_from_name(v, &p.transformer_impl))
-            return not_a(k, v, "a transformer implementation (transformer_engine or local)", error);
+            return not_a(k, v, "a transformer implementation (transformer_engine, local or torch)",
+                         error);
+    } else if (key_is(k, "rmsnorm", "rmsnorm_impl", "norm_impl")) {
+        f = SSIM_PARALLEL_RMSNORM;
+        if (!ssim_rmsnorm_from_name(v, &p.rmsnorm))
+            return not_a(k, v, "an RMSNorm implementation (auto, fused or eager)", error);
     } else if (key_is(k, "fp8", "fp8_format", NULL)) {
         f = SSIM_PARALLEL_FP8;
         if (!ssim_fp8_from_name(v, &p.fp8))
@@ -720,8 +760,8 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl, fp8, "
-                    "tp_comm_overlap, cross_entropy, launch_blocking)",
+                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
+                    "fp8, tp_comm_overlap, cross_entropy, launch_blocking)",
                     shown);
         return FALSE;
     }
@@ -811,6 +851,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
                                ssim_cross_entropy_name(par->cross_entropy));
     if (par->launch_blocking)
         g_string_append(extra, ",launch_blocking=on");
+    if (par->rmsnorm != SSIM_RMSNORM_AUTO)
+        g_string_append_printf(extra, ",rmsnorm=%s", ssim_rmsnorm_name(par->rmsnorm));
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -901,6 +943,13 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("fp8: value out of range");
     if ((guint)par->cross_entropy >= SSIM_CROSS_ENTROPY_N)
         FAIL("cross_entropy: value out of range");
+    if ((guint)par->transformer_impl >= SSIM_TRANSFORMER_IMPL_N ||
+        (guint)par->rmsnorm >= SSIM_RMSNORM_N)
+        FAIL("transformer_impl/rmsnorm: value out of range");
+    if (par->rmsnorm != SSIM_RMSNORM_AUTO && model->norm != SSIM_NORM_RMSNORM)
+        FAIL("rmsnorm: %s applies to a model whose norm is rmsnorm, and %s's is %s (leave "
+             "rmsnorm at auto)",
+             ssim_rmsnorm_name(par->rmsnorm), model->name, ssim_norm_name(model->norm));
 
     guint64 world = (guint64)par->dp * par->tp * par->pp;
     if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))

@@ -190,7 +190,7 @@ static guint32 gather(Emit *e, guint64 bytes, guint32 issue)
     return add(e, &spec, SSIM_OPCLASS_DP, issue, NULL, 0);
 }
 
-void lower_emit_gather(Emit *e, guint64 bytes, guint64 next)
+void lower_emit_gather(Emit *e, guint64 bytes, guint64 next, SsimOpClass cls)
 {
     if (bytes == 0) /* not ZeRO-3, dp 1 (Units), or a unit this phase does not run */
         return;
@@ -199,12 +199,25 @@ void lower_emit_gather(Emit *e, guint64 bytes, guint64 next)
     g_array_append_val(e->pending, e->gathered);
     e->gathered = SSIM_NONE;
     e->prefetch = next;
+    if (e->units.copies) {
+        Step copy = {.kind = ST_KERNEL,
+                     .name = g_intern_static_string("zero3.copy_out"),
+                     .bytes = 2 * bytes};
+        kernel(e, &copy, cls);
+    }
 }
 
 void lower_emit_reduce_unit(Emit *e, guint64 bytes)
 {
     if (bytes == 0) /* not ZeRO-2 or 3, or dp 1 (Units) */
         return;
+    if (e->units.copies) {
+        guint64 elems = bytes / ssim_dtype_size(e->model->dtype);
+        Step copy = {.kind = ST_KERNEL,
+                     .name = g_intern_static_string("zero.copy_in"),
+                     .bytes = bytes + elems * lower_grad_elem_bytes(e)};
+        kernel(e, &copy, SSIM_OPCLASS_BWD);
+    }
     SsimOpSpec spec = coll_spec(e, SSIM_COLL_REDUCESCATTER, "dp.reducescatter", e->dp_group,
                                 reduced_bytes(e, bytes), &e->st_dp, "dp");
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);

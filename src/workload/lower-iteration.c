@@ -103,15 +103,15 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
             lower_emit_host(e, SSIM_OPCLASS_FWD);
             if (vs == 0) {
-                lower_emit_gather(e, u_embed, lpc > 0 ? u->layer : u_head);
+                lower_emit_gather(e, u_embed, lpc > 0 ? u->layer : u_head, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
             for (guint l = 0; l < lpc; l++) {
-                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_head);
+                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_head, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
             if (vs == last_vs) {
-                lower_emit_gather(e, u_head, 0);
+                lower_emit_gather(e, u_head, 0, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
             e->program = SSIM_NONE;
@@ -128,18 +128,20 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
             e->collect_grads = ph->last && e->par->zero_stage < 2;
             lower_emit_host(e, SSIM_OPCLASS_BWD);
             if (vs == last_vs) {
-                lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed);
+                lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed, SSIM_OPCLASS_BWD);
                 lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
                 lower_emit_reduce_unit(e, u->head_grad);
             }
             for (guint l = 0; l < lpc; l++) {
-                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_embed);
+                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_embed,
+                                  sl->layer_recompute->len > 0 ? SSIM_OPCLASS_RECOMPUTE
+                                                               : SSIM_OPCLASS_BWD);
                 lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
                 lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, first + (lpc - 1 - l));
                 lower_emit_reduce_unit(e, u->layer_grad);
             }
             if (vs == 0) {
-                lower_emit_gather(e, u_embed, 0);
+                lower_emit_gather(e, u_embed, 0, SSIM_OPCLASS_BWD);
                 lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
                 lower_emit_reduce_unit(e, u->embed_grad);
             }
@@ -258,6 +260,7 @@ static Units units_of(const SsimModel *model, const SsimParallel *par, const Ste
         u.embed = lower_cdiv(ssim_model_embedding_params(model), par->tp) * dt;
         u.head = lower_cdiv(ssim_model_head_weights(model), par->tp) * dt;
     }
+    u.copies = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_SHARD_COPY);
     return u;
 }
 

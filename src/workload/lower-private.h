@@ -102,6 +102,9 @@ typedef struct {
 typedef struct {
     guint64 layer, embed, head;
     guint64 layer_grad, embed_grad, head_grad;
+    /* FSDP2's copies (step cost shard_copy): each gathered unit copied out of the all-gather's
+     * buffer into its parameters, each unit's gradients into the reduce-scatter's (cast). */
+    gboolean copies;
 } Units;
 
 typedef struct {
@@ -157,11 +160,18 @@ guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_
  * gather stream as soon as the stream is free (the host issues it ahead of the GPU); each later
  * one was prefetched, its gather issued once the unit before it had begun, so at most two units
  * are whole at a time (FSDP's prefetch of one unit, its limit of two in flight).  `next` is the
- * bytes of the unit after this one in the phase, 0 for none.
+ * bytes of the unit after this one in the phase, 0 for none.  Under Units.copies the gathered
+ * weights are first copied out of the collective's buffer into the unit's parameters
+ * (torch.split_with_sizes_copy: read and written), a kernel of class `cls` on the compute stream
+ * that waits for the gather, as FSDP2's wait_for_unshard runs it.
  */
-void lower_emit_gather(Emit *e, guint64 bytes, guint64 next);
+void lower_emit_gather(Emit *e, guint64 bytes, guint64 next, SsimOpClass cls);
 /* ZeRO-2 and 3: the reduce-scatter over dp of the `bytes` of gradients (in the model's dtype)
- * the unit just finished completed, issued after its last kernel; the optimizer waits for it. */
+ * the unit just finished completed, issued after its last kernel; the optimizer waits for it.
+ * Under Units.copies the gradients are first copied into the collective's buffer in the reduce
+ * dtype (FSDP2's foreach_reduce_scatter_copy_in: dt read, the reduced element written), a
+ * kernel on the compute stream (FSDP2 runs it on its reduce-scatter stream, beside the next
+ * unit's backward, whose memory bandwidth it shares). */
 void lower_emit_reduce_unit(Emit *e, guint64 bytes);
 /* Closes the current gradient bucket: its pieces are issued after the last kernel. */
 void lower_emit_flush_dp(Emit *e);

@@ -240,7 +240,12 @@ static void tp_f_backward_with(GArray *p, const TpStyle *ts, const Step *wgrads,
  */
 typedef struct {
     gboolean flash;
-    guint64 permute; /* unfused under transformer_impl=local: the context's permute copy */
+    gboolean eager;  /* eager PyTorch's unfused attention (transformer_impl=torch) */
+    guint64 permute; /* the context's permute copy: local unfused, torch always */
+    guint64 qs, ks; /* the query's and one of K and V's elements, K and V as attention reads them */
+    guint64 scores; /* the scores' elements, b (heads / tp) s^2 */
+    guint64 dt;
+    guint64 repeat; /* torch's repeat_kv: one of K and V copied to every query head (0: none) */
     SsimGemm score, ctx;
     guint64 softmax_fwd, softmax_bwd; /* unfused: the fused softmax kernels' bytes */
     gboolean fallback;       /* PyTorch's softmax instead (ssim_parallel_softmax_fallback) */
@@ -248,6 +253,8 @@ typedef struct {
     guint64 dropout;         /* attention dropout's kernels (0: none) */
     guint64 flash_fwd, flash_bwd; /* flash: the kernels' bytes */
     guint64 rope;                 /* rotary positions: each pass's bytes (0: none) */
+    gboolean rope_eager;          /* torch: PyTorch's complex multiplication, kernel by kernel */
+    guint64 k_heads;              /* ... over Q's (qs) and K's own elements (not repeated) */
     guint64 alibi;                /* unfused ALiBi: the bias written into the scores (0: none) */
 } AttnCore;
 
@@ -259,7 +266,17 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     const guint64 heads = lower_cdiv(model->heads, t), kv = lower_cdiv(model->kv_heads, t);
     const guint64 E = b * heads * s * s;
     const guint64 q = b * s * heads * d, k = b * s * kv * d, rows = b * heads * s;
+    const gboolean torch = par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH;
     ac->flash = par->attention == SSIM_ATTENTION_FLASH;
+    ac->eager = torch && !ac->flash;
+    ac->dt = dt;
+    /* torchtitan's and Hugging Face's repeat_kv: under grouped-query attention each of K and V is
+     * expanded to every query head and copied (reshape of an expanded view), K and V read from
+     * the copies; the backward sums the copies' gradients back (a reduction, q read, k written). */
+    ac->repeat = torch && heads != kv ? (q + k) * dt : 0;
+    ac->qs = q;
+    ac->ks = ac->repeat ? q : k;
+    ac->scores = E;
     ac->score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
     ac->ctx = ssim_model_gemm(model, SSIM_GEMM_ATTN_CONTEXT, par->microbatch, par->tp);
     ac->softmax_fwd = 4 * E * dt;
@@ -268,17 +285,28 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     ac->cast = dt < 4 ? E * (dt + 4) : 0;
     ac->fp32_pass = 8 * E;
     ac->dropout = model->attention_dropout ? E * (2 * dt + 1) : 0;
-    /* Megatron-LM's own attention (transformer_impl=local) turns the context [b heads s d] into
-     * [s b heads d] with permute().contiguous(): one read and one write of it. */
-    ac->permute = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL ? 2 * q * dt : 0;
-    ac->flash_fwd = ssim_flash_bytes(FALSE, q, k, rows, (guint)dt);
-    ac->flash_bwd = ssim_flash_bytes(TRUE, q, k, rows, (guint)dt);
+    /* Megatron-LM's own unfused attention (transformer_impl=local) turns the context [b heads s d]
+     * into [s b heads d] with permute().contiguous(), and eager PyTorch's attention, flash or not,
+     * its [b heads s d] output into [b s heads d] with transpose(1, 2).contiguous(): one read and
+     * one write of it. */
+    ac->permute = (par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL && !ac->flash) || torch
+                      ? 2 * q * dt
+                      : 0;
+    ac->flash_fwd = ssim_flash_bytes(FALSE, q, ac->ks, rows, (guint)dt);
+    ac->flash_bwd = ssim_flash_bytes(TRUE, q, ac->ks, rows, (guint)dt);
     /* Rotary positions (Su et al. 2021) rotate Q and K after the QKV projection, outside the
      * attention core: Megatron-LM's fused RoPE (--apply-rope-fusion, its default; Transformer
      * Engine's kernel, one launch for Q and one for K) reads each and writes it rotated, the part
      * a partial rotary leaves alone copied; its backward does the same to their gradients.  A
      * selective recompute (the attention core only) does not repeat it. */
     ac->rope = model->position == SSIM_POSITION_ROTARY ? 2 * (q + k) * dt : 0;
+    /* Eager PyTorch (torchtitan's apply_rotary_emb) rotates each of Q and K in three kernels: the
+     * tensor made fp32 (dt read, 4 written), viewed as complex and multiplied by the frequencies
+     * (8), cast back with type_as (4 read, dt written); autograd's backward runs the same three on
+     * the gradient (the conjugate's product).  Hugging Face's rotate_half form moves about as
+     * much. */
+    ac->rope_eager = torch && ac->rope;
+    ac->k_heads = k;
     /* ALiBi (Press et al. 2022) adds a bias linear in the key's distance to every score.
      * Unfused, Megatron-DeepSpeed (BLOOM's) passes the [b heads, 1, s] bias as baddbmm's input
      * with beta = 1: PyTorch first copies it, broadcast, into the scores (E dt written), and the
@@ -287,10 +315,40 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
     ac->alibi = model->position == SSIM_POSITION_ALIBI && !ac->flash ? E * dt : 0;
 }
 
+/* Eager PyTorch's attention without a fused kernel (nanoGPT's, the reference GPT-J layer's):
+ * Q, K and V, transposed views of the projections, made contiguous for the batched GEMMs (a copy
+ * each), the scores scaled (a kernel), masked (masked_fill: the byte mask read), the softmax in
+ * the scores' dtype; the backward undoes each, and copies the Q, K and V gradients back into the
+ * projections' [tokens, width] layout. */
+static void attn_eager_copies(GArray *p, const AttnCore *ac, const char *name)
+{
+    kernel_step(p, name, 0, 2 * ac->qs * ac->dt, 0);
+    kernel_step(p, name, 0, 2 * ac->ks * ac->dt, 0);
+    kernel_step(p, name, 0, 2 * ac->ks * ac->dt, 0);
+}
+
 static void attn_core_forward(GArray *p, const AttnCore *ac)
 {
+    if (ac->repeat) {
+        kernel_step(p, "repeat_kv", 0, ac->repeat, 0);
+        kernel_step(p, "repeat_kv", 0, ac->repeat, 0);
+    }
     if (ac->flash) {
         kernel_step(p, SSIM_FLASH_KERNEL, ac->score.flops + ac->ctx.flops, ac->flash_fwd, 0);
+        optional_step(p, "attn_ctx.permute", ac->permute);
+        return;
+    }
+    if (ac->eager) {
+        const guint64 E = ac->scores, dt = ac->dt;
+        attn_eager_copies(p, ac, "attn.contiguous");
+        optional_step(p, "alibi", ac->alibi);
+        kernel_step(p, "attn_score", ac->score.flops, ac->score.bytes + ac->alibi, 0);
+        kernel_step(p, "softmax.scale", 0, 2 * E * dt, 0);
+        kernel_step(p, "softmax.mask", 0, E * (2 * dt + 1), 0);
+        kernel_step(p, "softmax", 0, 2 * E * dt, 0);
+        optional_step(p, "attn_dropout", ac->dropout);
+        kernel_step(p, "attn_ctx", ac->ctx.flops, ac->ctx.bytes, 0);
+        optional_step(p, "attn_ctx.permute", ac->permute);
         return;
     }
     optional_step(p, "alibi", ac->alibi);
@@ -310,7 +368,18 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
         kernel_step(p, "attn_ctx.permute", 0, ac->permute, 0);
 }
 
+static void attn_core_backward_inner(GArray *p, const AttnCore *ac);
+
 static void attn_core_backward(GArray *p, const AttnCore *ac)
+{
+    attn_core_backward_inner(p, ac);
+    if (ac->repeat) {
+        kernel_step(p, "repeat_kv.bwd", 0, ac->repeat, 0);
+        kernel_step(p, "repeat_kv.bwd", 0, ac->repeat, 0);
+    }
+}
+
+static void attn_core_backward_inner(GArray *p, const AttnCore *ac)
 {
     if (ac->flash) {
         kernel_step(p, SSIM_FLASH_KERNEL ".bwd", 2 * (ac->score.flops + ac->ctx.flops),
@@ -319,6 +388,15 @@ static void attn_core_backward(GArray *p, const AttnCore *ac)
     }
     kernel_step(p, "attn_ctx.bwd", 2 * ac->ctx.flops, 2 * ac->ctx.bytes, 0);
     optional_step(p, "attn_dropout.bwd", ac->dropout);
+    if (ac->eager) {
+        const guint64 E = ac->scores, dt = ac->dt;
+        kernel_step(p, "softmax.bwd", 0, 3 * E * dt, 0);
+        kernel_step(p, "softmax.mask.bwd", 0, E * (2 * dt + 1), 0);
+        kernel_step(p, "softmax.scale.bwd", 0, 2 * E * dt, 0);
+        kernel_step(p, "attn_score.bwd", 2 * ac->score.flops, 2 * ac->score.bytes, 0);
+        attn_eager_copies(p, ac, "attn.contiguous.bwd");
+        return;
+    }
     if (ac->fallback) {
         /* The casts' backwards cast the gradient; the softmax's reads the gradient and its fp32
          * output and writes the input's gradient; the mask's and the scale's read and write it. */
@@ -331,6 +409,117 @@ static void attn_core_backward(GArray *p, const AttnCore *ac)
         kernel_step(p, "softmax.bwd", 0, ac->softmax_bwd, 0);
     }
     kernel_step(p, "attn_score.bwd", 2 * ac->score.flops, 2 * ac->score.bytes, 0);
+}
+
+/* Rotary positions on Q and K: one fused kernel a pass, or eager PyTorch's three a tensor. */
+static void rope_step(GArray *p, const AttnCore *ac, gboolean backward)
+{
+    if (!ac->rope_eager) {
+        optional_step(p, backward ? "rope.bwd" : "rope", ac->rope);
+        return;
+    }
+    const guint64 dt = ac->dt, n[] = {ac->qs, ac->k_heads};
+    for (guint i = 0; i < G_N_ELEMENTS(n); i++) {
+        kernel_step(p, backward ? "rope.float.bwd" : "rope.float", 0, n[i] * (dt + 4), 0);
+        kernel_step(p, backward ? "rope.mul.bwd" : "rope.mul", 0, 8 * n[i], 0);
+        kernel_step(p, backward ? "rope.cast.bwd" : "rope.cast", 0, n[i] * (4 + dt), 0);
+    }
+}
+
+/* The MLP's activation over `x` bytes of its input (b s ffn/tp): the fused kernel, reading the
+ * g halves and writing the output; or, where `mul` is set (eager PyTorch's gated MLP), the silu
+ * (x read and written) and then the product (`mul` bytes). */
+static void act_forward(GArray *p, guint64 g, guint64 mul, guint64 x)
+{
+    if (mul == 0) {
+        kernel_step(p, "act", 0, (g + 1) * x, 0);
+        return;
+    }
+    kernel_step(p, "act", 0, 2 * x, 0);
+    kernel_step(p, "act.mul", 0, mul, 0);
+}
+
+/* Its backward: one fused kernel (the gradient and the g halves read, their gradients written),
+ * or the product's two gradients and then the silu's (the gradient and its input read). */
+static void act_backward(GArray *p, guint64 g, guint64 mul, guint64 x)
+{
+    if (mul == 0) {
+        kernel_step(p, "act.bwd", 0, (2 * g + 1) * x, 0);
+        return;
+    }
+    kernel_step(p, "act.mul.bwd", 0, mul, 0);
+    kernel_step(p, "act.mul.bwd", 0, mul, 0);
+    kernel_step(p, "act.bwd", 0, 3 * x, 0);
+}
+
+/* How a layer's norms run: over `n` elements in `rows` rows of dt bytes, PyTorch's eager chain
+ * or one fused kernel forward, and the backward in two passes (Megatron-LM's fused layer norm,
+ * PyTorch's layer_norm_backward: the input's gradient, the weights' apart) or one. */
+typedef struct {
+    guint64 n, rows, dt;
+    gboolean eager, two_pass;
+} NormStyle;
+
+/* One kernel of an eager chain: its name's suffix, its bytes an element and a row. */
+typedef struct {
+    const char *suffix;
+    guint64 per_elem, per_row;
+} ChainKernel;
+
+static void chain(GArray *p, const char *name, const ChainKernel *k, guint n_k, const NormStyle *ns)
+{
+    for (guint i = 0; i < n_k; i++) {
+        g_autofree char *kn = g_strconcat(name, k[i].suffix, NULL);
+        kernel_step(p, kn, 0, ns->n * k[i].per_elem + ns->rows * k[i].per_row, 0);
+    }
+}
+
+/*
+ * Norm `name` forward.  Fused: one kernel, reading the input and writing the output.  Eager
+ * PyTorch's RMSNorm (torchtitan's RMSNorm, Hugging Face's LlamaRMSNorm: x.float(),
+ * x * rsqrt(x.pow(2).mean(-1) + eps), type_as, * weight): the input made fp32 (dt read, 4
+ * written), squared (8), its row means (4 read), eps added and the reciprocal square root taken
+ * over the rows, the product (8), the cast back (4 + dt) and the weight's product (2 dt), each a
+ * kernel.
+ */
+static void norm_fwd(GArray *p, const char *name, const NormStyle *ns)
+{
+    const guint64 dt = ns->dt;
+    if (!ns->eager) {
+        kernel_step(p, name, 0, 2 * ns->n * dt, 0);
+        return;
+    }
+    const ChainKernel k[] = {{".float", dt + 4, 0}, {".pow", 8, 0},        {".mean", 4, 4},
+                             {".eps", 0, 8},        {".rsqrt", 0, 8},      {".mul", 8, 4},
+                             {".cast", 4 + dt, 0},  {".weight", 2 * dt, 0}};
+    chain(p, name, k, G_N_ELEMENTS(k), ns);
+}
+
+/*
+ * Its backward: "norm1.bwd" (and "norm1.bwd.gamma"), or the eager chain's as autograd runs it:
+ * the weight's product (the input gradient, 2 dt; the weight's gradient, a product of 3 dt and
+ * its sum over the tokens, dt), the cast's (dt + 4), the normalising product's (the gradient
+ * times the row factor, 8; times the input, 12, summed over each row, 4), the reciprocal square
+ * root's (three kernels over the rows), the mean's (the row gradient spread over the row, 4
+ * written), the square's (the input copied by pow(x, 1), 8; doubled, 8; times the gradient, 12),
+ * the two gradients of the fp32 input added (12) and the cast back (4 + dt).
+ */
+static void norm_bwd(GArray *p, const char *name, const NormStyle *ns)
+{
+    const guint64 dt = ns->dt;
+    if (!ns->eager) {
+        g_autofree char *bwd = g_strconcat(name, ".bwd", NULL);
+        norm_backward(p, bwd, ns->n * dt, ns->two_pass);
+        return;
+    }
+    const ChainKernel k[] = {
+        {".weight.bwd", 2 * dt, 0}, {".weight.wgrad", 3 * dt, 0}, {".weight.wgrad", dt, 0},
+        {".cast.bwd", dt + 4, 0},   {".mul.bwd", 8, 4},           {".mul.bwd", 12, 0},
+        {".mul.bwd", 4, 4},         {".rsqrt.bwd", 0, 8},         {".rsqrt.bwd", 0, 8},
+        {".rsqrt.bwd", 0, 12},      {".mean.bwd", 4, 4},          {".pow.bwd", 8, 0},
+        {".pow.bwd", 8, 0},         {".pow.bwd", 12, 0},          {".grad_add", 12, 0},
+        {".float.bwd", 4 + dt, 0}};
+    chain(p, name, k, G_N_ELEMENTS(k), ns);
 }
 
 void lower_steps_clear(StepLists *sl)
@@ -403,10 +592,27 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      * the split was a view).  The row-parallel outputs' biases (attention output, MLP down) are
      * added after the reduction, on the sequence-parallel shard when there is one. */
     const gboolean local = par->transformer_impl == SSIM_TRANSFORMER_IMPL_LOCAL;
-    const gboolean attn_b = local && model->attention_bias, mlp_b = local && model->mlp_bias;
+    /* Eager PyTorch (transformer_impl=torch) adds the biases in the GEMMs (addmm) but reduces
+     * their gradients apart (AddmmBackward's sum over the tokens), like Megatron-LM's own. */
+    const gboolean torch = par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH;
+    const gboolean attn_b = (local || torch) && model->attention_bias;
+    const gboolean mlp_b = (local || torch) && model->mlp_bias;
     const guint64 qkv_out = qkv.m * qkv.n * dt;
-    const guint64 qkv_bias = attn_b ? 2 * qkv_out : 0, qkv_bgrad = attn_b ? qkv_out : 0;
+    const guint64 qkv_bias = attn_b && local ? 2 * qkv_out : 0, qkv_bgrad = attn_b ? qkv_out : 0;
     const guint64 qkv_cat = local && !ac.flash ? 2 * qkv_out : 0;
+    /* torch: the Q, K and V projections are three nn.Linear (and a gated MLP's two inputs two),
+     * whose input gradients autograd adds into one: two adds of the full b s h input (read twice,
+     * written once), one for the MLP.  The GEMMs are priced as the fused one. */
+    const guint64 in_add = torch ? 3 * T * h * dt : 0;
+    const guint64 up_add = torch && g == 2 ? in_add : 0;
+    /* torch: a gated activation's silu and product are two kernels (the silu's output written and
+     * read back), and autograd's backward three: the product's two gradients and the silu's. */
+    const guint64 act_mul = torch && g == 2 ? 3 * T * F * dt : 0;
+    const NormStyle ns = {.n = Tl * h,
+                          .rows = Tl,
+                          .dt = dt,
+                          .eager = ssim_parallel_rmsnorm_eager(par, model),
+                          .two_pass = local || torch};
     const guint64 out_bgrad = attn_b ? Tl * h * dt : 0, down_bgrad = mlp_b ? Tl * h * dt : 0;
     const guint64 up_bgrad = mlp_b ? up.m * up.n * dt : 0;
     /* Hidden dropout (model->hidden_dropout) rides on each residual add's forward kernel (the
@@ -437,16 +643,16 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     sl->layer_bwd = steps_new();
     GArray *f = sl->layer_fwd, *bw = sl->layer_bwd;
     if (model->block == SSIM_BLOCK_PARALLEL) {
-        kernel_step(f, "norm", 0, 2 * Tl * h * dt, 0);
+        norm_fwd(f, "norm", &ns);
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         optional_step(f, "qkv.bias", qkv_bias);
-        optional_step(f, "rope", ac.rope);
+        rope_step(f, &ac, FALSE);
         attn_core_forward(f, &ac);
         optional_step(f, "attn_out.cast", out_cast);
         kernel_step(f, "attn_out", out.flops, out.bytes, 0);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
-        kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
+        act_forward(f, g, act_mul, T * F * dt);
         kernel_step(f, "ffn_down", down.flops, down.bytes, 0);
         kernel_step(f, "branch_add", 0, 3 * T * h * dt, 0);
         tp_g_forward(f, &ts);
@@ -460,39 +666,42 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         optional_step(bw, "ffn_down.grad_cast", down_gcast);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
-        kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
+        act_backward(bw, g, act_mul, T * F * dt);
         optional_step(bw, "ffn_up.bgrad", up_bgrad);
         tp_f_backward_gather(bw, &ts);
         optional_step(bw, "ffn_up.grad_cast", up_gcast);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
+        optional_step(bw, "ffn_up.dgrad.add", up_add);
         optional_step(bw, "attn_out.grad_cast", out_gcast);
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
-        optional_step(bw, "rope.bwd", ac.rope);
+        rope_step(bw, &ac, TRUE);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
         optional_step(bw, "qkv.grad_cast", qkv_gcast);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
+        optional_step(bw, "qkv.dgrad.add", in_add);
+        optional_step(bw, "qkv.dgrad.add", in_add);
         kernel_step(bw, "branch_add.bwd", 0, 3 * T * h * dt, 0);
         Step wgrads[] = {kernel("ffn_up.wgrad", up.flops, up.bytes, w_up),
                          kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest)};
         tp_f_backward_with(bw, &ts, wgrads, G_N_ELEMENTS(wgrads));
-        norm_backward(bw, "norm.bwd", Tl * h * dt, local);
+        norm_bwd(bw, "norm", &ns);
     } else {
-        kernel_step(f, "norm1", 0, 2 * Tl * h * dt, 0);
+        norm_fwd(f, "norm1", &ns);
         tp_f_forward(f, &ts);
         kernel_step(f, "qkv", qkv.flops, qkv.bytes, 0);
         optional_step(f, "qkv.bias", qkv_bias);
-        optional_step(f, "rope", ac.rope);
+        rope_step(f, &ac, FALSE);
         attn_core_forward(f, &ac);
         optional_step(f, "attn_out.cast", out_cast);
         row_parallel_forward(f, &ts, kernel("attn_out", out.flops, out.bytes, 0));
         kernel_step(f, "residual1", 0, 3 * Tl * h * dt + mask, 0);
-        kernel_step(f, "norm2", 0, 2 * Tl * h * dt, 0);
+        norm_fwd(f, "norm2", &ns);
         tp_f_forward(f, &ts);
         kernel_step(f, "ffn_up", up.flops, up.bytes, 0);
-        kernel_step(f, "act", 0, (g + 1) * T * F * dt, 0);
+        act_forward(f, g, act_mul, T * F * dt);
         row_parallel_forward(f, &ts, kernel("ffn_down", down.flops, down.bytes, 0));
         kernel_step(f, "residual2", 0, 3 * Tl * h * dt + mask, 0);
 
@@ -503,14 +712,15 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         optional_step(bw, "ffn_down.grad_cast", down_gcast);
         kernel_step(bw, "ffn_down.dgrad", down.flops, down.bytes, 0);
         kernel_step(bw, "ffn_down.wgrad", down.flops, down.bytes, w_down);
-        kernel_step(bw, "act.bwd", 0, (2 * g + 1) * T * F * dt, 0);
+        act_backward(bw, g, act_mul, T * F * dt);
         optional_step(bw, "ffn_up.bgrad", up_bgrad);
         tp_f_backward_gather(bw, &ts);
         optional_step(bw, "ffn_up.grad_cast", up_gcast);
         kernel_step(bw, "ffn_up.dgrad", up.flops, up.bytes, 0);
+        optional_step(bw, "ffn_up.dgrad.add", up_add);
         Step up_wgrad = kernel("ffn_up.wgrad", up.flops, up.bytes, w_up);
         tp_f_backward_with(bw, &ts, &up_wgrad, 1);
-        norm_backward(bw, "norm2.bwd", Tl * h * dt, local);
+        norm_bwd(bw, "norm2", &ns);
         kernel_step(bw, "residual1.bwd", 0, 3 * Tl * h * dt, 0);
         optional_step(bw, "dropout1.bwd", dropout_bwd);
         optional_step(bw, "attn_out.bgrad", out_bgrad);
@@ -519,15 +729,17 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         kernel_step(bw, "attn_out.dgrad", out.flops, out.bytes, 0);
         kernel_step(bw, "attn_out.wgrad", out.flops, out.bytes, w_out);
         attn_core_backward(bw, &ac);
-        optional_step(bw, "rope.bwd", ac.rope);
+        rope_step(bw, &ac, TRUE);
         optional_step(bw, "qkv.cat", qkv_cat);
         optional_step(bw, "qkv.bgrad", qkv_bgrad);
         tp_f_backward_gather(bw, &ts);
         optional_step(bw, "qkv.grad_cast", qkv_gcast);
         kernel_step(bw, "qkv.dgrad", qkv.flops, qkv.bytes, 0);
+        optional_step(bw, "qkv.dgrad.add", in_add);
+        optional_step(bw, "qkv.dgrad.add", in_add);
         Step qkv_wgrad = kernel("qkv.wgrad", qkv.flops, qkv.bytes, w_qkv + rest);
         tp_f_backward_with(bw, &ts, &qkv_wgrad, 1);
-        norm_backward(bw, "norm1.bwd", Tl * h * dt, local);
+        norm_bwd(bw, "norm1", &ns);
     }
     /* The layer's tensors: the four matrices, their biases, and each norm's weight (and bias). */
     const guint64 matrices[] = {w_qkv, w_out, w_up, w_down};
@@ -575,13 +787,17 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      *     --cross-entropy-fusion-impl te; TE 2.1 to 2.12): the online softmax reads the logits
      *     (dt), a second kernel reads them again and writes the gradient over them (2 dt),
      *     nothing in fp32: 3 dt; the backward multiplies that gradient by the loss's, in place
-     *     (2 dt).  (TE since 2026-07 writes the gradient in the backward: dt and 2 dt.) */
+     *     (2 dt).  (TE since 2026-07 writes the gradient in the backward: dt and 2 dt.)
+     *   unfused under transformer_impl=torch, PyTorch's F.cross_entropy on logits made fp32
+     *     (torchtitan's .float(), Hugging Face's): the fp32 copy (dt + 4), log_softmax (8):
+     *     dt + 12; the backward: nll_loss's zero-filled gradient (4), log_softmax's backward
+     *     (12) and the cast back (4 + dt): dt + 20. */
     guint64 head_grad = ssim_model_head_params(model);
     if (model->tied_embeddings && par->pp > 1)
         head_grad += (guint64)model->vocab * model->hidden; /* the last stage's tied copy */
     head_grad = head_grad / t * dt;
     sl->head_fwd = steps_new();
-    kernel_step(sl->head_fwd, "final_norm", 0, 2 * Tl * h * dt, 0);
+    norm_fwd(sl->head_fwd, "final_norm", &ns);
     tp_f_forward(sl->head_fwd, &ts);
     kernel_step(sl->head_fwd, "lm_head", head.flops, head.bytes, 0);
     /* Bytes a logit: per_dt x dt + fixed (fp32 passes). */
@@ -589,7 +805,10 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         guint64 fwd_per_dt, fwd, bwd_per_dt, bwd;
     } CeBytes;
     static const CeBytes ce[SSIM_CROSS_ENTROPY_N] = {{1, 36, 1, 12}, {1, 24, 1, 12}, {3, 0, 2, 0}};
-    const CeBytes *cep = &ce[par->cross_entropy];
+    static const CeBytes torch_ce = {1, 12, 1, 20};
+    const CeBytes *cep = torch && par->cross_entropy == SSIM_CROSS_ENTROPY_UNFUSED
+                             ? &torch_ce
+                             : &ce[par->cross_entropy];
     kernel_step(sl->head_fwd, "loss", 0, T * Vt * (cep->fwd_per_dt * dt + cep->fwd), 0);
     if (t > 1)
         tp_step(sl->head_fwd, SSIM_COLL_ALLREDUCE, 3 * T * 4, 0);
@@ -599,7 +818,7 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
     Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
-    norm_backward(sl->head_bwd, "final_norm.bwd", Tl * h * dt, local);
+    norm_bwd(sl->head_bwd, "final_norm", &ns);
     /* The head's tensors: the final norm's, the output matrix (its own, or the last stage's tied
      * copy) and its bias. */
     const guint head_matrix = !model->tied_embeddings || par->pp > 1;
@@ -653,6 +872,8 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
         {"dp.reducescatter", SSIM_STEP_COST_GRAD_FP32},
         {"grad_accum", SSIM_STEP_COST_GRAD_ACCUM},
         {"grad_accum.cast", SSIM_STEP_COST_GRAD_CAST},
+        {"zero3.copy_out", SSIM_STEP_COST_SHARD_COPY},
+        {"zero.copy_in", SSIM_STEP_COST_SHARD_COPY},
     };
     for (gsize i = 0; name && i < G_N_ELEMENTS(ops); i++)
         if (strcmp(name, ops[i].name) == 0) {

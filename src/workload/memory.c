@@ -17,7 +17,7 @@
  * model's dtype, the masks in bytes.  A parallel block is counted like a sequential one (a slight
  * overestimate: GPT-J has one norm input, not two).  Under flash attention the scores become
  * 4 a s b: the row statistics the kernel keeps (its dropout mask is regenerated from the random
- * seed, not stored).
+ * seed, not stored).  Eager PyTorch's layers (transformer_impl=torch) keep more: below.
  */
 #include <shiftsim/memory.h>
 
@@ -40,6 +40,13 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
     /* Two norm inputs, the QKV and the MLP inputs, and the two hidden-dropout masks (a byte). */
     double replicated = 4.0 * h * dt + (model->hidden_dropout ? 2.0 * h : 0.0);
     double sharded = (4.0 * q + 4.0 * kv + 2.0 * g * model->ffn + 2.0 * model->ffn) * dt / 2.0;
+    /* Eager PyTorch's RMSNorm keeps each norm's input in fp32 (for the square's and the product's
+     * backward) and its normalised output (for the weight's gradient): 4 h more a norm.  Its
+     * repeat_kv hands attention K and V copied to every query head, which attention keeps. */
+    if (ssim_parallel_rmsnorm_eager(par, model))
+        replicated += 2.0 * 4.0 * h;
+    if (par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH && model->kv_heads != model->heads)
+        sharded += 2.0 * (q - kv) * dt;
     /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward.
      * Otherwise the softmax output (in fp32 where PyTorch's softmax runs it) and what the
      * context GEMM reads: with attention dropout its mask and the dropped output, else the

@@ -63,7 +63,7 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention &&
            a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8 &&
            a->tp_comm_overlap == b->tp_comm_overlap && a->cross_entropy == b->cross_entropy &&
-           a->launch_blocking == b->launch_blocking;
+           a->launch_blocking == b->launch_blocking && a->rmsnorm == b->rmsnorm;
 }
 
 /* `p`'s canonical string has `needle` and parses back to `p`. */
@@ -214,9 +214,44 @@ Test(parallel, transformer_impls)
     GError *error = NULL;
     cr_assert_not(ssim_parallel_set(&p, "transformer_impl", "apex", &error));
     cr_assert_str_eq(error->message, "transformer_impl: 'apex' is not a transformer "
-                                     "implementation (transformer_engine or local)");
+                                     "implementation (transformer_engine, local or torch)");
     g_clear_error(&error);
     cr_assert_eq(p.transformer_impl, SSIM_TRANSFORMER_IMPL_LOCAL, "an error leaves the value");
+    const char *torch[] = {"torch", "PyTorch", "eager"};
+    for (gsize i = 0; i < G_N_ELEMENTS(torch); i++) {
+        cr_assert(ssim_parallel_set(&p, "transformer_impl", torch[i], NULL), "%s", torch[i]);
+        cr_assert_eq(p.transformer_impl, SSIM_TRANSFORMER_IMPL_TORCH, "%s", torch[i]);
+    }
+    assert_round_trip(&p, ",transformer_impl=torch");
+}
+
+/* rmsnorm: auto by default (unwritten), fused and eager round-trip, eager by default under
+ * transformer_impl=torch only, never for a LayerNorm model, which validation says. */
+Test(parallel, rmsnorm_impls)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert_eq(p.rmsnorm, SSIM_RMSNORM_AUTO);
+    assert_default_unwritten("rmsnorm");
+    SsimModel llama = {.name = (char *)"llama"}, gpt = {.name = (char *)"gpt"};
+    llama.norm = SSIM_NORM_RMSNORM;
+    gpt.norm = SSIM_NORM_LAYERNORM;
+    cr_assert_not(ssim_parallel_rmsnorm_eager(&p, &llama), "Transformer Engine's is fused");
+    cr_assert(ssim_parallel_set(&p, "transformer_impl", "torch", NULL));
+    cr_assert(ssim_parallel_rmsnorm_eager(&p, &llama), "eager PyTorch's is the chain");
+    cr_assert_not(ssim_parallel_rmsnorm_eager(&p, &gpt), "a LayerNorm is one kernel");
+    cr_assert(ssim_parallel_set(&p, "rmsnorm", "Fused", NULL));
+    cr_assert_not(ssim_parallel_rmsnorm_eager(&p, &llama));
+    assert_round_trip(&p, ",transformer_impl=torch,rmsnorm=fused");
+    cr_assert(ssim_parallel_set(&p, "transformer_impl", "te", NULL));
+    cr_assert(ssim_parallel_set(&p, "norm-impl", "eager", NULL));
+    cr_assert(ssim_parallel_rmsnorm_eager(&p, &llama), "eager asked for under any layers");
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "rmsnorm", "triton", &error));
+    cr_assert_str_eq(error->message,
+                     "rmsnorm: 'triton' is not an RMSNorm implementation (auto, fused or eager)");
+    g_clear_error(&error);
+    cr_assert_eq(p.rmsnorm, SSIM_RMSNORM_EAGER, "an error leaves the value");
 }
 
 /* fp8: off by default (not in the canonical string), Megatron-LM's formats and a bare switch

@@ -171,7 +171,9 @@ Test(runs, v2_optional_options_column)
         "\"bucket=25MiB,tp_overlap=off,step_costs=+grad_accum\",10,,src\n"
         "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,,10,,src\n"
         "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,"
-        "\"attention=flash,transformer_impl=local\",10,,src\n";
+        "\"attention=flash,transformer_impl=local\",10,,src\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,"
+        "\"rmsnorm=eager,transformer_impl=pytorch\",10,,src\n";
     g_autoptr(GError) error = NULL;
     g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "o.csv", &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
@@ -193,9 +195,13 @@ Test(runs, v2_optional_options_column)
     cr_assert_eq(q->transformer_impl, SSIM_TRANSFORMER_IMPL_TE);
     cr_assert(strstr(a->str, ",off,0,off,\"attention=flash,transformer_impl=local\",1e+01,"), "%s",
               a->str);
+    cr_assert_eq(ssim_runs_get(runs, 3)->par.transformer_impl, SSIM_TRANSFORMER_IMPL_TORCH);
+    cr_assert_eq(ssim_runs_get(runs, 3)->par.rmsnorm, SSIM_RMSNORM_EAGER);
+    cr_assert(strstr(a->str, ",off,0,off,\"transformer_impl=torch,rmsnorm=eager\",1e+01,"), "%s",
+              a->str);
     g_autoptr(SsimRuns) back = ssim_runs_load_data(a->str, (gssize)a->len, "x.csv", &error);
     cr_assert_not_null(back, "%s", error ? error->message : "");
-    for (guint i = 0; i < 3; i++) {
+    for (guint i = 0; i < 4; i++) {
         g_autofree char *want = ssim_parallel_to_string(&ssim_runs_get(runs, i)->par);
         g_autofree char *got = ssim_parallel_to_string(&ssim_runs_get(back, i)->par);
         cr_assert_str_eq(got, want);

@@ -377,8 +377,9 @@ Test(validate, published_h100_rows)
 /* torchtitan's FSDP2 rows (traces/validation/published-a100-fsdp.csv, check only): three
  * ZeRO-3 runs on 64 A100s, each data-parallel over all 64 GPUs with one microbatch a step; the
  * measured step is the local batch's tokens over the tokens/s per GPU published (Llama 3 70B:
- * 8192 at 331 a second), and every prediction lands within 20% of it (the model is 10-18% too
- * fast on all three: docs/validation.md, "FSDP on A100s"). */
+ * 8192 at 331 a second).  With torchtitan's eager PyTorch layers and FSDP2's copies the 70B
+ * predictions land within 5% of it, 13B's within 15% (2-3% and 12% too fast: docs/validation.md,
+ * "FSDP on 64 A100s"; 10-18% before either was modelled). */
 Test(validate, published_fsdp_rows)
 {
     g_autoptr(GError) error = NULL;
@@ -402,7 +403,10 @@ Test(validate, published_fsdp_rows)
         cr_assert_float_eq(ssim_run_set_measured_ms(set, i), tokens[i] / wps[i] * 1e3, 0.01);
         cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
         double err = pred[i] / ssim_run_set_measured_ms(set, i) - 1;
-        cr_assert(fabs(err) < 0.20, "row %u: %+.1f%%", i, 100 * err);
+        /* torchtitan's eager layers, their RMSNorm eager for the 70B runs and fused for 13B. */
+        cr_assert_eq(r->par.transformer_impl, SSIM_TRANSFORMER_IMPL_TORCH);
+        cr_assert_eq(r->par.rmsnorm, i < 2 ? SSIM_RMSNORM_AUTO : SSIM_RMSNORM_FUSED);
+        cr_assert(fabs(err) < (i < 2 ? 0.05 : 0.15), "row %u: %+.1f%%", i, 100 * err);
         g_free(errors[i]);
     }
 }

@@ -94,10 +94,10 @@ static Ops ops(const SsimLowered *l, guint rank, const char *name)
 
 Test(stepcost, defaults_follow_megatron_by_dtype)
 {
-    /* Every term but the separate gradient accumulation (fused by default) and DeepSpeed's cast
-     * before it. */
+    /* Every term but the separate gradient accumulation (fused by default), DeepSpeed's cast
+     * before it and FSDP2's copies. */
     guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM) &
-                ~(1u << SSIM_STEP_COST_GRAD_CAST);
+                ~(1u << SSIM_STEP_COST_GRAD_CAST) & ~(1u << SSIM_STEP_COST_SHARD_COPY);
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_BF16),
                  all & ~(1u << SSIM_STEP_COST_LOSS_SCALE));
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_FP16), all & ~(1u << SSIM_STEP_COST_GRAD_FP32));
@@ -123,6 +123,11 @@ Test(stepcost, defaults_follow_megatron_by_dtype)
     cr_assert_eq(ssim_parallel_step_costs(&q, m), 1u << SSIM_STEP_COST_HOST);
     cr_assert(ssim_parallel_set(&q, "step_costs", "default", NULL));
     cr_assert_eq(ssim_parallel_step_costs(&q, m), ssim_step_costs_default(SSIM_DTYPE_BF16));
+    /* Eager PyTorch's ZeRO is FSDP2's: its copies on by default there, and only there. */
+    cr_assert_not(ssim_parallel_step_cost_on(&q, m, SSIM_STEP_COST_SHARD_COPY));
+    cr_assert(ssim_parallel_set(&q, "transformer_impl", "torch", NULL));
+    cr_assert_eq(ssim_parallel_step_costs(&q, m),
+                 ssim_step_costs_default(SSIM_DTYPE_BF16) | 1u << SSIM_STEP_COST_SHARD_COPY);
     g_autoptr(GError) error = NULL;
     cr_assert_not(ssim_parallel_set(&q, "step_costs", "-clip/adamw", &error));
     cr_assert(strstr(error->message, "'adamw' is not a step cost"), "%s", error->message);

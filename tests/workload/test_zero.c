@@ -291,3 +291,52 @@ Test(zero, every_schedule_replays)
                 ssim_timeline_free(t);
             }
 }
+
+/* FSDP2's copies (step cost shard_copy, on by default under transformer_impl=torch): each
+ * gathered unit copied out of the all-gather's buffer (its bf16 bytes read and written) by one
+ * kernel, which waits for the gather; each unit's gradients copied into the reduce-scatter's
+ * buffer in fp32 (2 bytes read, 4 written an element) before it. */
+Test(zero, fsdp2_copies_out_of_each_gather_and_into_each_reduce_scatter)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    SsimParallel p3 = split(3), p2 = split(2), te = split(3);
+    cr_assert(ssim_parallel_set(&p3, "transformer_impl", "torch", NULL));
+    cr_assert(ssim_parallel_set(&p2, "step_costs", "+shard_copy", NULL));
+    g_autoptr(SsimLowered) z3 = lower(model, &p3);
+    g_autoptr(SsimLowered) z2 = lower(model, &p2);
+    g_autoptr(SsimLowered) plain = lower(model, &te);
+    guint none[1];
+    for (guint s = 0; s < 2; s++) {
+        guint64 weights = 2 * LAYER_BYTES + (s == 0 ? EMBED_BYTES : HEAD_BYTES), out, in, ag;
+        guint64 sizes[] = {2 * LAYER_BYTES, 2 * (s == 0 ? EMBED_BYTES : HEAD_BYTES)};
+        guint per[2];
+        cr_assert_eq(named(z3, s, "zero3.copy_out", &out, sizes, per, 2),
+                     named(z3, s, "zero3.allgather", &ag, NULL, none, 0));
+        cr_assert_eq(out, 2 * ag, "stage %u: every gathered byte read and written", s);
+        cr_assert_eq(out, MICROBATCHES * 2 * 2 * weights);
+        cr_assert_eq(named(z3, s, "zero.copy_in", &in, NULL, none, 0),
+                     MICROBATCHES * UNITS_A_STAGE);
+        cr_assert_eq(in, MICROBATCHES * 3 * weights, "stage %u: 2 + 4 bytes a gradient", s);
+        /* ZeRO-2 has no gathers to copy out of, the same reduce-scatters to copy into. */
+        cr_assert_eq(named(z2, s, "zero3.copy_out", &out, NULL, none, 0), 0);
+        cr_assert_eq(named(z2, s, "zero.copy_in", &out, NULL, none, 0),
+                     MICROBATCHES * UNITS_A_STAGE);
+        cr_assert_eq(out, in);
+        cr_assert_eq(named(plain, s, "zero.copy_in", &out, NULL, none, 0), 0, "off by default");
+    }
+    /* Each copy-out is the one kernel that waits for its gather. */
+    const SsimGraph *g = ssim_lowered_graph(z3);
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->name == SSIM_NONE || strcmp(ssim_graph_string(g, op->name), "zero3.copy_out") != 0)
+            continue;
+        guint nd, gathers = 0;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        for (guint k = 0; k < nd; k++) {
+            const SsimOp *dep = ssim_graph_op(g, d[k]);
+            gathers += dep->name != SSIM_NONE &&
+                       strcmp(ssim_graph_string(g, dep->name), "zero3.allgather") == 0;
+        }
+        cr_assert_eq(gathers, 1, "copy-out %u", i);
+    }
+}

@@ -1,0 +1,207 @@
+/*
+ * Eager PyTorch's layers (transformer_impl=torch) against hand counts, on Llama 3.1 8B's shapes:
+ * h 4096, 32 heads of 128 and 8 key-value heads, ffn 14336 (SwiGLU), vocabulary 128256, RMSNorm,
+ * rotary positions, bf16, one 8192-token sequence a microbatch on tp 1.  So T = 8192 tokens,
+ * a norm's input N = T h = 33,554,432 elements in R = 8192 rows, Q = T x 32 x 128 = 33,554,432
+ * elements and K (and V) = T x 8 x 128 = 8,388,608.
+ *
+ * Each kernel's bytes are what eager PyTorch's op reads and writes (lower-steps.c gives the op
+ * behind each), summed here per element (and per row for the norms' row statistics):
+ *   RMSNorm forward   float 2+4, pow 8, mean 4 (+4 a row), eps and rsqrt (8 a row each), mul 8
+ *                     (+4 a row), cast 4+2, weight 2+2: 36 N + 24 R, 8 kernels
+ *   RMSNorm backward  weight 4, its gradient 6 and 2, cast 6, mul 8 (+4 a row), 12, 4 (+4 a row),
+ *                     rsqrt 8, 8, 12 a row, mean 4 (+4 a row), pow 8, 8, 12, the two gradients
+ *                     added 12, cast 6: 92 N + 40 R, 16 kernels
+ */
+#include <criterion/criterion.h>
+
+#include <shiftsim/lower.h>
+#include <shiftsim/memory.h>
+
+#include <string.h>
+
+#define N_ELEMS 33554432ull /* T h */
+#define ROWS    8192ull
+#define Q_ELEMS 33554432ull
+#define K_ELEMS 8388608ull
+#define TF      (8192ull * 14336) /* the MLP's input elements, T ffn */
+#define VOCAB   128256ull
+
+static SsimModel *llama(void)
+{
+    GError *error = NULL;
+    SsimModel *m = ssim_model_load("llama-3.1-8b", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    cr_assert_eq(m->seq_len, 8192);
+    return m;
+}
+
+static SsimParallel torch_split(const char *extra)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_set(&p, "transformer_impl", "torch", NULL));
+    if (extra)
+        cr_assert(ssim_parallel_parse(&p, extra, NULL), "%s", extra);
+    return p;
+}
+
+/* The kernels of one list whose names start with `prefix`: how many, their bytes summed. */
+typedef struct {
+    SsimKernelList list;
+    const char *prefix;
+    guint n;
+    guint64 bytes;
+} Tally;
+
+static void tally_one(gpointer data, SsimKernelList list, const char *name, double flops,
+                      guint64 bytes)
+{
+    (void)flops;
+    Tally *t = data;
+    if (list == t->list && g_str_has_prefix(name, t->prefix)) {
+        t->n++;
+        t->bytes += bytes;
+    }
+}
+
+static Tally tally(const SsimModel *m, const SsimParallel *p, SsimKernelList list,
+                   const char *prefix)
+{
+    Tally t = {.list = list, .prefix = prefix};
+    ssim_lower_each_kernel(m, p, tally_one, &t);
+    return t;
+}
+
+Test(torch_impl, rmsnorm_runs_as_pytorchs_chain_of_kernels)
+{
+    g_autoptr(SsimModel) m = llama();
+    SsimParallel p = torch_split(NULL);
+    Tally f = tally(m, &p, SSIM_KERNELS_LAYER_FWD, "norm1");
+    cr_assert_eq(f.n, 8);
+    cr_assert_eq(f.bytes, 36 * N_ELEMS + 24 * ROWS); /* 1,208,156,160 */
+    Tally b = tally(m, &p, SSIM_KERNELS_LAYER_BWD, "norm1");
+    cr_assert_eq(b.n, 16);
+    cr_assert_eq(b.bytes, 92 * N_ELEMS + 40 * ROWS); /* 3,087,335,424 */
+    /* Both norms of the layer and the final one. */
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_FWD, "norm2").bytes, f.bytes);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_HEAD_BWD, "final_norm").bytes, b.bytes);
+
+    /* rmsnorm=fused: one kernel forward (2 N dt), PyTorch's two passes backward (5 N dt). */
+    SsimParallel fused = torch_split("rmsnorm=fused");
+    f = tally(m, &fused, SSIM_KERNELS_LAYER_FWD, "norm1");
+    cr_assert_eq(f.n, 1);
+    cr_assert_eq(f.bytes, 2 * N_ELEMS * 2);
+    b = tally(m, &fused, SSIM_KERNELS_LAYER_BWD, "norm1");
+    cr_assert_eq(b.n, 2);
+    cr_assert_eq(b.bytes, 5 * N_ELEMS * 2);
+    /* Transformer Engine's layers with the chain asked for get it too. */
+    SsimParallel te;
+    ssim_parallel_init(&te);
+    cr_assert(ssim_parallel_set(&te, "rmsnorm", "eager", NULL));
+    cr_assert_eq(tally(m, &te, SSIM_KERNELS_LAYER_FWD, "norm1").bytes, 36 * N_ELEMS + 24 * ROWS);
+}
+
+Test(torch_impl, attention_mlp_and_loss_kernels)
+{
+    g_autoptr(SsimModel) m = llama();
+    SsimParallel p = torch_split("attention=flash");
+    /* repeat_kv: K and V each read and copied to the 32 query heads; backward summed back. */
+    Tally r = tally(m, &p, SSIM_KERNELS_LAYER_FWD, "repeat_kv");
+    cr_assert_eq(r.n, 2);
+    cr_assert_eq(r.bytes, 2 * (K_ELEMS + Q_ELEMS) * 2);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_BWD, "repeat_kv.bwd").bytes, r.bytes);
+    /* The flash kernel reads the repeated K and V: (2 Q + 2 Q) dt + 4 bytes a row (b 32 s). */
+    Tally fl = tally(m, &p, SSIM_KERNELS_LAYER_FWD, SSIM_FLASH_KERNEL);
+    cr_assert_eq(fl.n, 1);
+    cr_assert_eq(fl.bytes, 4 * Q_ELEMS * 2 + 4 * 32 * 8192);
+    /* Rotary positions, complex multiplication: 3 kernels a tensor, 20 bytes an element. */
+    Tally rope = tally(m, &p, SSIM_KERNELS_LAYER_FWD, "rope");
+    cr_assert_eq(rope.n, 6);
+    cr_assert_eq(rope.bytes, 20 * (Q_ELEMS + K_ELEMS));
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_BWD, "rope").bytes, rope.bytes);
+    /* The output's transpose(1, 2).contiguous(), under flash attention too. */
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_FWD, "attn_ctx.permute").bytes, 2 * Q_ELEMS * 2);
+    /* Three projections' input gradients added twice, the MLP's two once: 3 T h dt each. */
+    Tally qa = tally(m, &p, SSIM_KERNELS_LAYER_BWD, "qkv.dgrad.add");
+    cr_assert_eq(qa.n, 2);
+    cr_assert_eq(qa.bytes, 2 * 3 * N_ELEMS * 2);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_BWD, "ffn_up.dgrad.add").bytes, 3 * N_ELEMS * 2);
+    /* SwiGLU as silu (2 T ffn dt) and product (3); backward two products' and the silu's. */
+    Tally act = tally(m, &p, SSIM_KERNELS_LAYER_FWD, "act");
+    cr_assert_eq(act.n, 2);
+    cr_assert_eq(act.bytes, 5 * TF * 2);
+    Tally actb = tally(m, &p, SSIM_KERNELS_LAYER_BWD, "act");
+    cr_assert_eq(actb.n, 3);
+    cr_assert_eq(actb.bytes, 9 * TF * 2);
+    /* F.cross_entropy on fp32 logits: (dt + 12) a logit forward, (dt + 20) backward. */
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_HEAD_FWD, "loss").bytes, 8192 * VOCAB * 14);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_HEAD_BWD, "loss.bwd").bytes, 8192 * VOCAB * 22);
+
+    /* Transformer Engine's layers have none of these kernels, and fused ones where they must. */
+    SsimParallel te;
+    ssim_parallel_init(&te);
+    cr_assert(ssim_parallel_set(&te, "attention", "flash", NULL));
+    const char *absent[] = {"repeat_kv", "attn_ctx.permute", "qkv.dgrad.add", "act.mul"};
+    for (gsize i = 0; i < G_N_ELEMENTS(absent); i++)
+        cr_assert_eq(tally(m, &te, SSIM_KERNELS_LAYER_FWD, absent[i]).n +
+                         tally(m, &te, SSIM_KERNELS_LAYER_BWD, absent[i]).n,
+                     0, "%s", absent[i]);
+    cr_assert_eq(tally(m, &te, SSIM_KERNELS_LAYER_FWD, "rope").n, 1);
+    cr_assert_eq(tally(m, &te, SSIM_KERNELS_LAYER_FWD, "act").bytes, 3 * TF * 2);
+}
+
+/* Unfused eager attention: Q, K and V made contiguous (a copy each, K and V repeated), the
+ * scores scaled, masked and soft-maxed in dt, b 32 s^2 = 2,147,483,648 scores. */
+Test(torch_impl, unfused_attention_is_pytorchs_ops)
+{
+    g_autoptr(SsimModel) m = llama();
+    m->seq_len = 2048; /* 134,217,728 scores; Q 8,388,608 elements */
+    SsimParallel p = torch_split(NULL);
+    const guint64 E = 32ull * 2048 * 2048, q = 2048ull * 4096;
+    Tally c = tally(m, &p, SSIM_KERNELS_LAYER_FWD, "attn.contiguous");
+    cr_assert_eq(c.n, 3);
+    cr_assert_eq(c.bytes, 3 * 2 * q * 2);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_FWD, "softmax.scale").bytes, 2 * E * 2);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_FWD, "softmax.mask").bytes, E * 5);
+    Tally sm = tally(m, &p, SSIM_KERNELS_LAYER_BWD, "softmax");
+    cr_assert_eq(sm.n, 3);
+    cr_assert_eq(sm.bytes, (3 * 2 + 5 + 2 * 2) * E);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_BWD, "attn.contiguous.bwd").bytes, c.bytes);
+}
+
+/* Memory: each eager norm keeps its input in fp32 (4 h a token more, two norms), attention the
+ * repeated K and V (2 (32 - 8) 128 dt a token more): 8 x 4096 + 2 x 3072 x 2 = 45,056 bytes a
+ * token, 369,098,752 for the 8192 tokens of a microbatch; nothing more under full recompute. */
+Test(torch_impl, memory_keeps_what_eager_autograd_saves)
+{
+    g_autoptr(SsimModel) m = llama();
+    SsimParallel te;
+    ssim_parallel_init(&te);
+    SsimParallel torch = torch_split(NULL);
+    cr_assert_eq(ssim_memory_activation_layer_bytes(m, &torch) -
+                     ssim_memory_activation_layer_bytes(m, &te),
+                 45056ull * 8192);
+    SsimParallel fused = torch_split("rmsnorm=fused");
+    cr_assert_eq(ssim_memory_activation_layer_bytes(m, &fused) -
+                     ssim_memory_activation_layer_bytes(m, &te),
+                 12288ull * 8192);
+    te.recompute = torch.recompute = SSIM_RECOMPUTE_FULL;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(m, &torch),
+                 ssim_memory_activation_layer_bytes(m, &te));
+}
+
+/* rmsnorm other than auto is refused for a LayerNorm model, with the field and the model named. */
+Test(torch_impl, rmsnorm_needs_an_rmsnorm_model)
+{
+    GError *error = NULL;
+    g_autoptr(SsimModel) gpt = ssim_model_load("gpt-j-6b", &error);
+    cr_assert_not_null(gpt);
+    SsimParallel p = torch_split("rmsnorm=eager");
+    cr_assert_not(ssim_parallel_validate(&p, gpt, NULL, &error));
+    cr_assert_str_eq(error->message, "rmsnorm: eager applies to a model whose norm is rmsnorm, "
+                                     "and gpt-j-6b's is layernorm (leave rmsnorm at auto)");
+    g_clear_error(&error);
+    SsimParallel auto_ = torch_split(NULL);
+    cr_assert(ssim_parallel_validate(&auto_, gpt, NULL, &error), "%s", error ? error->message : "");
+}
