@@ -67,8 +67,17 @@ typedef enum {
     SSIM_RECOMPUTE_NONE,      /* keep every activation */
     SSIM_RECOMPUTE_SELECTIVE, /* recompute attention's softmax/dropout/score part only */
     SSIM_RECOMPUTE_FULL,      /* keep each layer's input, recompute the layer's forward */
+    /* PyTorch's selective activation checkpointing by op (torchtitan's "selective op" policy):
+     * keep the attention kernel's output and every other linear layer's (Q, V, the MLP's first
+     * and last of a gated MLP; Q, V and up otherwise), recompute the rest of the forward: the K
+     * and attention-output projections, the gated MLP's second input (the down projection of an
+     * ungated one) and every elementwise op. */
+    SSIM_RECOMPUTE_OP,
     SSIM_RECOMPUTE_N
 } SsimRecompute;
+/* The modes an automatic choice climbs, cheapest in time first: none, selective, full (op is
+ * asked for by name only). */
+#define SSIM_RECOMPUTE_LADDER (SSIM_RECOMPUTE_FULL + 1)
 
 const char *ssim_block_name(SsimBlock block);
 gboolean ssim_block_from_name(const char *name, SsimBlock *out);
@@ -243,6 +252,19 @@ typedef struct {
  */
 SsimGemm ssim_model_gemm(const SsimModel *model, SsimGemmKind kind, guint microbatch, guint tp);
 
+/* The GEMMs op-level checkpointing (SSIM_RECOMPUTE_OP) recomputes in a layer's backward, the
+ * even-numbered nn.Linear calls of a layer written as torchtitan writes it (wq, wk, wv, wo, then
+ * w1, w3, w2 or up, down): the K projection (named "qkv.k", the K part of the QKV GEMM), the
+ * attention output ("attn_out") and the gated MLP's second input ("ffn_up.half", half of the up
+ * GEMM) or the ungated one's down projection ("ffn_down").  Fills `out` and `names` (3 each) for
+ * `microbatch` sequences on one of `tp` ranks. */
+#define SSIM_OP_RECOMPUTE_GEMMS 3
+void ssim_model_op_recompute_gemms(const SsimModel *model, guint microbatch, guint tp,
+                                   SsimGemm out[SSIM_OP_RECOMPUTE_GEMMS],
+                                   const char *names[SSIM_OP_RECOMPUTE_GEMMS]);
+/* Their FLOPs for `sequences` sequences (all tensor-parallel ranks together). */
+double ssim_model_op_recompute_gemm_flops(const SsimModel *model, guint64 sequences);
+
 /*
  * FLOPs of one forward pass for `sequences` sequences (all tensor-parallel ranks together):
  * a layer's GEMMs including attention scores and context, and the LM head.
@@ -261,7 +283,9 @@ double ssim_model_iteration_flops(const SsimModel *model, guint64 global_batch);
 /*
  * Hardware FLOPs of one iteration: model FLOPs plus the recomputed forward work -- every layer's
  * forward for full recompute (giving the 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) form), the
- * attention score and context GEMMs for selective, nothing for none.
+ * attention score and context GEMMs for selective, the K, attention-output and second MLP
+ * projections for op (SSIM_RECOMPUTE_OP, under flash attention: unfused attention's score and
+ * context GEMMs are recomputed too), nothing for none.
  */
 double ssim_model_hardware_flops(const SsimModel *model, guint64 global_batch,
                                  SsimRecompute recompute);

@@ -162,6 +162,11 @@ typedef struct {
     guint global_batch;         /* B: sequences per iteration, over all dp replicas */
     gboolean sequence_parallel; /* shard norms/dropout activations along the sequence over tp */
     SsimRecompute recompute;
+    /* Under full recompute, the layers of each model chunk recomputed, its first ones
+     * (Megatron-LM's --recompute-method block --recompute-num-layers; torchtitan's layer-level
+     * checkpointing of every k-th block is layers / k of them); the others keep their
+     * activations.  0: every layer. */
+    guint16 recompute_layers;
     /* ZeRO stage, what is sharded over dp: 0 nothing; 1 the optimizer state (gradients
      * reduce-scattered once a step); 2 also the gradients (reduce-scattered layer by layer every
      * microbatch: DeepSpeed's stage 2, FSDP's SHARD_GRAD_OP); 3 also the weights (each layer
@@ -264,15 +269,17 @@ typedef enum {
     SSIM_PARALLEL_CROSS_ENTROPY = 1u << 22,
     SSIM_PARALLEL_LAUNCH_BLOCKING = 1u << 23,
     SSIM_PARALLEL_RMSNORM = 1u << 24,
+    SSIM_PARALLEL_RECOMPUTE_LAYERS = 1u << 25,
 } SsimParallelField;
 
 /*
  * Sets one field from text, as the CLI and split strings name them:
  *   dp, tp, pp, v (or vpp, virtual_stages), mb (microbatch, micro_batch), gbs (global_batch,
  *   batch), sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm = rs-ag),
- *   recompute (none|selective|full), zero (0|1), bucket (a byte size, ssim_bytes_parse(), or
- *   "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp", innermost first), schedule,
- *   placement, cross_node_tp (on/off), stage_layers (the layers of each stage, separated by
+ *   recompute (none|selective|full|op), recompute_layers (a count; 0 all), zero (0-3), bucket (a
+ * byte size, ssim_bytes_parse(), or "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp",
+ * innermost first), schedule, placement, cross_node_tp (on/off), stage_layers (the layers of each
+ * stage, separated by
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
@@ -322,6 +329,7 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
  *   - fp8 needs transformer_impl = transformer_engine, a bf16 or fp16 model and a cluster with
  *     FP8 tensor cores (peak_tflops_fp8 > 0)
+ *   - recompute_layers needs recompute full, and at most a model chunk's layers
  *   - rmsnorm other than auto needs a model whose norm is rmsnorm
  *   - tp_comm_overlap needs transformer_impl = transformer_engine, and sequence parallelism
  *     where tp > 1 (at tp = 1 there is nothing to overlap)
@@ -370,6 +378,13 @@ gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel
 /* Whether the model's norms run as PyTorch's chain of elementwise kernels (SsimRmsnorm): FALSE
  * for a LayerNorm model, whose nn.LayerNorm / F.layer_norm is one kernel everywhere. */
 gboolean ssim_parallel_rmsnorm_eager(const SsimParallel *par, const SsimModel *model);
+/* The layers of one model chunk whose forward is recomputed: all of them under full recompute,
+ * or recompute_layers of them; 0 under the other modes. */
+guint ssim_parallel_recomputed_layers(const SsimParallel *par, const SsimModel *model);
+/* Hardware FLOPs of one iteration (ssim_model_hardware_flops), counting only the layers
+ * recompute_layers recomputes, and under op-level checkpointing (SSIM_RECOMPUTE_OP) with unfused
+ * attention its score and context GEMMs, which it recomputes too. */
+double ssim_parallel_hardware_flops(const SsimParallel *par, const SsimModel *model);
 /* The per-iteration terms that are on for `model` (bits of SsimStepCost). */
 guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model);
 /* Whether term `term` is on. */

@@ -90,9 +90,19 @@ static const Option options[SSIM_OPT_N] = {
                            "collective-permutes), interleaved; default the placement's"},
     [SSIM_OPT_RECOMPUTE] = {"recompute", 'r', G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, recompute),
                             "MODE",
-                            "Activation recomputation: none, selective (attention core) or full "
-                            "(every layer's forward); default the first that fits in memory",
+                            "Activation recomputation: none, selective (attention core), full "
+                            "(every layer's forward) or op (PyTorch's op-level checkpointing, "
+                            "torchtitan's selective op policy: every other linear layer's output "
+                            "and the attention's kept); default the first of none, selective, "
+                            "full that fits in memory",
                             MEGATRON("recompute-granularity", "--recompute")},
+    [SSIM_OPT_RECOMPUTE_LAYERS] =
+        {"recompute-layers", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, recompute_layers), "N",
+         "With --recompute full, recompute only the first N layers of "
+         "each pipeline chunk, the others keeping their activations "
+         "(Megatron-LM's --recompute-method block --recompute-num-layers "
+         "N; torchtitan's checkpointing of every k-th block: layers / k); "
+         "default 0, all"},
     [SSIM_OPT_SEQ_PARALLEL] = {"seq-parallel", 0, G_OPTION_ARG_NONE,
                                IN(JOB, SsimCliJob, seq_parallel), NULL,
                                "Sequence parallelism: shard norms and dropout over tp (implies "
@@ -365,12 +375,25 @@ GOptionEntry ssim_cli_entry_arg(GOptionEntry entry, const char *arg_description)
 
 void ssim_cli_job_clear(SsimCliJob *job)
 {
-    char **strings[] = {&job->model,        &job->cluster,       &job->split,
-                        &job->schedule,     &job->recompute,     &job->zero,
-                        &job->bucket,       &job->tp_comm,       &job->order,
-                        &job->stage_layers, &job->step_costs,    &job->dtype,
-                        &job->tp_overlap,   &job->attention,     &job->transformer_impl,
-                        &job->fp8,          &job->cross_entropy, &job->rmsnorm};
+    char **strings[] = {&job->model,
+                        &job->cluster,
+                        &job->split,
+                        &job->schedule,
+                        &job->recompute,
+                        &job->zero,
+                        &job->bucket,
+                        &job->tp_comm,
+                        &job->order,
+                        &job->stage_layers,
+                        &job->step_costs,
+                        &job->dtype,
+                        &job->tp_overlap,
+                        &job->attention,
+                        &job->transformer_impl,
+                        &job->fp8,
+                        &job->cross_entropy,
+                        &job->rmsnorm,
+                        &job->recompute_layers};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -528,6 +551,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
     } fields[] = {
         {"schedule", job->schedule, SSIM_OPT_SCHEDULE},
         {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
+        {"recompute_layers", job->recompute_layers, SSIM_OPT_RECOMPUTE_LAYERS},
         {"zero", zero, SSIM_OPT_ZERO},
         {"bucket", job->bucket, SSIM_OPT_BUCKET},
         {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},

@@ -56,6 +56,7 @@ typedef enum {
     SSIM_OPT_GLOBAL_BATCH,
     SSIM_OPT_SCHEDULE,
     SSIM_OPT_RECOMPUTE,
+    SSIM_OPT_RECOMPUTE_LAYERS,
     SSIM_OPT_SEQ_PARALLEL,
     SSIM_OPT_CROSS_NODE_TP,
     SSIM_OPT_ZERO,
@@ -114,6 +115,7 @@ typedef struct {
     char *fp8;
     char *cross_entropy;
     char *rmsnorm;
+    char *recompute_layers;
     gboolean seq_parallel;
     gboolean cross_node_tp;          /* --cross-node-tp: tensor-parallel groups may span nodes */
     gboolean tp_comm_overlap;        /* --tp-comm-overlap: Transformer Engine's TP overlap */

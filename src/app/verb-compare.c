@@ -70,7 +70,9 @@ int ssim_verb_compare(int argc, char **argv)
                            "Force one schedule for every policy (default: each policy's own: "
                            "alpa; xla for xla, 1f1b for megatron)"),
         ssim_cli_job_entry(&job, SSIM_OPT_RECOMPUTE,
-                           "none, selective or full (default: the first that fits)"),
+                           "none, selective, full or op (default: the first of none, selective, "
+                           "full that fits)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_RECOMPUTE_LAYERS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_SEQ_PARALLEL, "Sequence parallelism"),
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_NODE_TP, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_ZERO, "ZeRO stage, 0 to 3 (commshift needs 0 or 1)"),

@@ -218,7 +218,7 @@ int ssim_verb_simulate(int argc, char **argv)
      * full), saying so on stderr. */
     if (!ssim_cli_job_has_recompute(&job) && !ignore_memory) {
         SsimMemory peak;
-        for (int mode = SSIM_RECOMPUTE_NONE; mode < SSIM_RECOMPUTE_N; mode++) {
+        for (int mode = SSIM_RECOMPUTE_NONE; mode < SSIM_RECOMPUTE_LADDER; mode++) {
             par.recompute = (SsimRecompute)mode;
             g_autoptr(GError) probe = NULL;
             if (ssim_simulate_memory(&config, &peak, &probe))
@@ -226,7 +226,7 @@ int ssim_verb_simulate(int argc, char **argv)
             if (mode == SSIM_RECOMPUTE_NONE &&
                 !g_error_matches(probe, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY))
                 break; /* not a memory problem: let ssim_simulate() report it */
-            if (mode + 1 == SSIM_RECOMPUTE_N)
+            if (mode + 1 == SSIM_RECOMPUTE_LADDER)
                 break; /* even full recompute does not fit: report that */
             fprintf(stderr,
                     "shiftsim simulate: recompute %s does not fit (%.1f GiB per GPU); "

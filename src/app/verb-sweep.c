@@ -164,7 +164,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_place_entry(&place, SSIM_OPT_COMM_REPEAT, NULL),
         {"recompute", 'r', 0, G_OPTION_ARG_STRING, &recompute,
          "Recompute modes: auto (default: the first of none, selective, full that fits) or a "
-         "list of none, selective, full",
+         "list of none, selective, full, op",
          "LIST"},
         {"cross-node-tp", 0, 0, G_OPTION_ARG_NONE, &cross_node_tp,
          "Allow tensor-parallel groups that span nodes", NULL},

@@ -224,6 +224,20 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
         set_kernel(model, wgrad, &bwd[1], 1, p, in_fp8);
         set_kernel(model, both, bwd, 2, p, in_fp8);
     }
+    /* The parts of the QKV and up GEMMs op-level checkpointing recomputes (model.h): the K
+     * projection, a gated MLP's second input. */
+    SsimGemm part[SSIM_OP_RECOMPUTE_GEMMS];
+    const char *part_name[SSIM_OP_RECOMPUTE_GEMMS];
+    ssim_model_op_recompute_gemms(m, microbatch, tp, part, part_name);
+    for (guint i = 0; i < SSIM_OP_RECOMPUTE_GEMMS; i++) {
+        gboolean of_kind = FALSE;
+        for (guint kind = 0; kind < SSIM_GEMM_N; kind++)
+            of_kind |= strcmp(part_name[i], ssim_gemm_kind_name((SsimGemmKind)kind)) == 0;
+        if (of_kind) /* a whole GEMM, in the table already */
+            continue;
+        SsimGemmShape shape = {part[i].m, part[i].n, part[i].k, part[i].batch};
+        set_kernel(model, part_name[i], &shape, 1, fp8 ? &p8 : &model->params, fp8);
+    }
     /* Flash attention (the lowering's SSIM_FLASH_KERNEL) over the heads of the scores' GEMM,
      * with the FLOPs of the unfused kernels it replaces. */
     SsimGemm s = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, microbatch, tp);

@@ -71,7 +71,7 @@ gboolean ssim_budget_check(const SsimModel *model, const SsimParallel *par, gboo
 gboolean ssim_budget_check_time(const SsimModel *model, const SsimCluster *cluster,
                                 const SsimParallel *par, GError **error)
 {
-    double flops = ssim_model_hardware_flops(model, par->global_batch, par->recompute);
+    double flops = ssim_parallel_hardware_flops(par, model);
     guint64 gpus = (guint64)par->dp * par->tp * par->pp;
     double peak = ssim_cluster_peak_flops(cluster, model->dtype);
     if (!(peak > 0))

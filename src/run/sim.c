@@ -656,7 +656,9 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
         g_snprintf(option, sizeof option, "--schedule %s", in_order);
         try_way(config, &p, extra, option, fits);
     }
-    for (int mode = (int)par->recompute + 1; mode < SSIM_RECOMPUTE_N; mode++) {
+    /* Op-level checkpointing keeps more than full recompute: full is its way out. */
+    int from = par->recompute == SSIM_RECOMPUTE_OP ? SSIM_RECOMPUTE_FULL : (int)par->recompute + 1;
+    for (int mode = from; mode < SSIM_RECOMPUTE_LADDER; mode++) {
         SsimParallel p = *par;
         p.recompute = (SsimRecompute)mode;
         g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
@@ -720,9 +722,10 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
             break;
         case 1:
         case 2:
-            if (p.recompute + 1 >= SSIM_RECOMPUTE_N)
+            if (p.recompute == SSIM_RECOMPUTE_FULL)
                 continue;
-            p.recompute = (SsimRecompute)(p.recompute + 1);
+            p.recompute = p.recompute == SSIM_RECOMPUTE_OP ? SSIM_RECOMPUTE_FULL
+                                                           : (SsimRecompute)(p.recompute + 1);
             g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
             break;
         case 3:

@@ -36,7 +36,7 @@ static const char *const block_names[] = {"sequential", "parallel"};
 static const char *const position_names[] = {"rotary", "learned", "alibi"};
 static const char *const activation_names[] = {"gelu", "relu", "swiglu", "geglu"};
 static const char *const norm_names[] = {"layernorm", "rmsnorm"};
-static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const recompute_names[] = {"none", "selective", "full", "op"};
 static const char *const gemm_names[] = {
 #define SSIM_X(e, s) [SSIM_GEMM_##e] = s,
     SSIM_GEMM_LIST(SSIM_X)
@@ -281,6 +281,46 @@ SsimGemm ssim_model_gemm(const SsimModel *m, SsimGemmKind kind, guint microbatch
     return g;
 }
 
+/* `g` narrowed to n columns. */
+static SsimGemm gemm_part(const SsimGemm *g, guint64 n, SsimDtype dtype)
+{
+    SsimGemm p = *g;
+    p.n = n;
+    p.flops = 2.0 * (double)p.batch * (double)p.m * (double)p.n * (double)p.k;
+    p.bytes = p.batch * (p.m * p.k + p.k * p.n + p.m * p.n) * ssim_dtype_size(dtype);
+    return p;
+}
+
+void ssim_model_op_recompute_gemms(const SsimModel *m, guint microbatch, guint tp,
+                                   SsimGemm out[SSIM_OP_RECOMPUTE_GEMMS],
+                                   const char *names[SSIM_OP_RECOMPUTE_GEMMS])
+{
+    SsimGemm qkv = ssim_model_gemm(m, SSIM_GEMM_QKV, microbatch, tp);
+    out[0] = gemm_part(&qkv, ceil_div(kv_dim(m), tp), m->dtype);
+    names[0] = "qkv.k";
+    out[1] = ssim_model_gemm(m, SSIM_GEMM_ATTN_OUT, microbatch, tp);
+    names[1] = "attn_out";
+    if (ssim_activation_is_gated(m->activation)) {
+        SsimGemm up = ssim_model_gemm(m, SSIM_GEMM_FFN_UP, microbatch, tp);
+        out[2] = gemm_part(&up, up.n / 2, m->dtype);
+        names[2] = "ffn_up.half";
+    } else {
+        out[2] = ssim_model_gemm(m, SSIM_GEMM_FFN_DOWN, microbatch, tp);
+        names[2] = "ffn_down";
+    }
+}
+
+double ssim_model_op_recompute_gemm_flops(const SsimModel *m, guint64 sequences)
+{
+    SsimGemm g[SSIM_OP_RECOMPUTE_GEMMS];
+    const char *names[SSIM_OP_RECOMPUTE_GEMMS];
+    ssim_model_op_recompute_gemms(m, 1, 1, g, names);
+    double f = 0;
+    for (guint i = 0; i < SSIM_OP_RECOMPUTE_GEMMS; i++)
+        f += g[i].flops;
+    return f * (double)sequences;
+}
+
 /* Attention score + context FLOPs of one layer's forward: 2 * 2 * T * s * h. */
 static double attention_core_flops(const SsimModel *m, double tokens)
 {
@@ -323,6 +363,9 @@ double ssim_model_hardware_flops(const SsimModel *m, guint64 global_batch, SsimR
         break;
     case SSIM_RECOMPUTE_SELECTIVE:
         f += m->layers * attention_core_flops(m, (double)global_batch * m->seq_len);
+        break;
+    case SSIM_RECOMPUTE_OP:
+        f += m->layers * ssim_model_op_recompute_gemm_flops(m, global_batch);
         break;
     case SSIM_RECOMPUTE_NONE:
     case SSIM_RECOMPUTE_N:

@@ -260,6 +260,36 @@ gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel
     return batches % per_block != 0;
 }
 
+guint ssim_parallel_recomputed_layers(const SsimParallel *par, const SsimModel *model)
+{
+    g_return_val_if_fail(par != NULL && model != NULL, 0);
+    if (par->recompute != SSIM_RECOMPUTE_FULL)
+        return 0;
+    guint chunk = ssim_parallel_layers_per_chunk(par, model);
+    return par->recompute_layers > 0 ? MIN(par->recompute_layers, chunk) : chunk;
+}
+
+double ssim_parallel_hardware_flops(const SsimParallel *par, const SsimModel *model)
+{
+    g_return_val_if_fail(par != NULL && model != NULL, 0);
+    double hw = ssim_model_hardware_flops(model, par->global_batch, par->recompute);
+    double all = ssim_model_iteration_flops(model, par->global_batch);
+    /* Op-level checkpointing keeps a flash kernel's output; unfused attention's GEMMs, batched
+     * matrix products it does not keep, run again: selective recompute's work. */
+    if (par->recompute == SSIM_RECOMPUTE_OP && par->attention != SSIM_ATTENTION_FLASH)
+        return hw + ssim_model_hardware_flops(model, par->global_batch, SSIM_RECOMPUTE_SELECTIVE) -
+               all;
+    if (par->recompute != SSIM_RECOMPUTE_FULL || par->recompute_layers == 0 || model->layers == 0)
+        return hw;
+    /* Every chunk recomputes the same count of layers (ssim_parallel_recomputed_layers; an uneven
+     * stage with fewer layers than that recomputes all of its own). */
+    guint recomputed = 0;
+    for (guint s = 0; s < par->pp; s++)
+        recomputed += MIN((guint)par->recompute_layers * par->virtual_stages,
+                          ssim_parallel_stage_layers(par, model, s));
+    return all + (hw - all) * recomputed / model->layers;
+}
+
 gboolean ssim_parallel_step_cost_on(const SsimParallel *par, const SsimModel *model,
                                     SsimStepCost term)
 {
@@ -678,6 +708,17 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_RECOMPUTE;
         if (!ssim_recompute_from_name(v, &p.recompute))
             return not_a(k, v, "one of none | selective | full", error);
+    } else if (key_is(k, "recompute_layers", "recompute_num_layers", NULL)) {
+        f = SSIM_PARALLEL_RECOMPUTE_LAYERS;
+        guint n;
+        if (!parse_uint(k, v, 0, &n, error))
+            return FALSE;
+        if (n > G_MAXUINT16) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: %u is more layers than a chunk can hold (%u)", k, n, G_MAXUINT16);
+            return FALSE;
+        }
+        p.recompute_layers = (guint16)n;
     } else if (key_is(k, "zero", "zero_stage", NULL)) {
         f = SSIM_PARALLEL_ZERO;
         if (!parse_uint(k, v, 0, &p.zero_stage, error))
@@ -759,6 +800,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
+                    "recompute_layers, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
                     "stage_layers, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
                     "fp8, tp_comm_overlap, cross_entropy, launch_blocking)",
@@ -853,6 +895,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append(extra, ",launch_blocking=on");
     if (par->rmsnorm != SSIM_RMSNORM_AUTO)
         g_string_append_printf(extra, ",rmsnorm=%s", ssim_rmsnorm_name(par->rmsnorm));
+    if (par->recompute_layers > 0)
+        g_string_append_printf(extra, ",recompute_layers=%u", par->recompute_layers);
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -993,6 +1037,16 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("layers %% (pp*v) != 0: layers (%u) of %s is not divisible by pp*v = %u*%u = "
              "%" G_GUINT64_FORMAT,
              model->layers, model->name, par->pp, par->virtual_stages, chunks);
+
+    if (par->recompute_layers > 0 && par->recompute != SSIM_RECOMPUTE_FULL)
+        FAIL("recompute_layers needs recompute full: it recomputes the forward of %u layers of "
+             "each chunk (Megatron-LM's --recompute-method block), and recompute is %s",
+             par->recompute_layers, ssim_recompute_name(par->recompute));
+    if (par->recompute_layers > ssim_parallel_layers_per_chunk(par, model))
+        FAIL("recompute_layers: %u is more than the %u layers of a model chunk (give at most "
+             "%u, or 0 for all)",
+             par->recompute_layers, ssim_parallel_layers_per_chunk(par, model),
+             ssim_parallel_layers_per_chunk(par, model));
 
     guint64 per_step = (guint64)par->dp * par->microbatch;
     if (par->global_batch % per_step != 0)

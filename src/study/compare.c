@@ -161,7 +161,7 @@ static SsimRecompute pick_recompute(const SsimCompareSpec *spec, const SsimPlace
                                     guint n)
 {
     int mode = SSIM_RECOMPUTE_NONE;
-    for (; mode + 1 < SSIM_RECOMPUTE_N; mode++) {
+    for (; mode + 1 < SSIM_RECOMPUTE_LADDER; mode++) {
         gboolean fits = TRUE;
         for (guint i = 0; i < n && fits; i++) {
             SsimParallel probe_par = spec->par;

@@ -79,7 +79,7 @@ static gboolean row_measured(SetRow *row, guint world, gboolean judge_peak, GErr
 {
     const SsimMeasuredRun *r = &row->run;
     row->measured_ms = r->iteration_ms;
-    double hw = ssim_model_hardware_flops(row->model, r->par.global_batch, r->par.recompute);
+    double hw = ssim_parallel_hardware_flops(&r->par, row->model);
     if (r->tflops_per_gpu > 0) {
         double ms = hw / (r->tflops_per_gpu * 1e12 * world) * 1e3;
         /* Both given: they must tell the same time (a run's log has both; a typo in one

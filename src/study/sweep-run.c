@@ -106,7 +106,7 @@ static gboolean prepare(const SsimSweep *sweep, guint index, SsimSweepRow *row,
     /* The memory half first: it tells an illegal split (no peak) from one that does not fit, and
      * under auto it picks the first recompute mode that fits. */
     guint first = row->auto_recompute ? SSIM_RECOMPUTE_NONE : row->par.recompute;
-    guint last = row->auto_recompute ? SSIM_RECOMPUTE_N - 1 : row->par.recompute;
+    guint last = row->auto_recompute ? SSIM_RECOMPUTE_LADDER - 1 : row->par.recompute;
     g_autoptr(GError) invalid = NULL;
     if (!ssim_parallel_validate(&row->par, sweep->model, sweep->cluster, &invalid)) {
         reject(row, SSIM_SWEEP_ILLEGAL, NULL, invalid);

@@ -187,7 +187,7 @@ gboolean ssim_sweep_recompute_parse(SsimSweepInts *list, const char *text, GErro
         ssim_parallel_init(&probe);
         if (!ssim_parallel_set(&probe, "recompute", names.v[i], NULL)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "'%s' is not auto, none, selective or full", names.v[i]);
+                        "'%s' is not auto, none, selective, full or op", names.v[i]);
             return FALSE;
         }
         ints_add(&out, (guint)probe.recompute);

@@ -133,10 +133,14 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 lower_emit_reduce_unit(e, u->head_grad);
             }
             for (guint l = 0; l < lpc; l++) {
+                /* The chunk's layer lpc - 1 - l; under recompute_layers only its first ones
+                 * recompute (Megatron-LM's block method). */
+                guint n_rc = e->par->recompute_layers;
+                gboolean rc = sl->layer_recompute->len > 0 && (n_rc == 0 || lpc - 1 - l < n_rc);
                 lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_embed,
-                                  sl->layer_recompute->len > 0 ? SSIM_OPCLASS_RECOMPUTE
-                                                               : SSIM_OPCLASS_BWD);
-                lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
+                                  rc ? SSIM_OPCLASS_RECOMPUTE : SSIM_OPCLASS_BWD);
+                if (rc)
+                    lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
                 lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, first + (lpc - 1 - l));
                 lower_emit_reduce_unit(e, u->layer_grad);
             }

@@ -522,6 +522,37 @@ static void norm_bwd(GArray *p, const char *name, const NormStyle *ns)
     chain(p, name, k, G_N_ELEMENTS(k), ns);
 }
 
+/*
+ * Op-level checkpointing's recompute (SSIM_RECOMPUTE_OP): the layer's forward `f` again, less
+ * the kernels whose outputs were kept: the flash-attention kernel, the QKV GEMM but its K part,
+ * the MLP's up GEMM but a gated MLP's second half (or all of an ungated one's, whose down
+ * projection is recomputed instead) and a gated MLP's down projection (model.h,
+ * ssim_model_op_recompute_gemms).  Everything else -- norms, positions, elementwise kernels, the
+ * attention output projection, collectives -- runs again.
+ */
+static void op_recompute(GArray *p, const GArray *f, const SsimModel *model,
+                         const SsimParallel *par)
+{
+    SsimGemm g[SSIM_OP_RECOMPUTE_GEMMS];
+    const char *names[SSIM_OP_RECOMPUTE_GEMMS];
+    ssim_model_op_recompute_gemms(model, par->microbatch, par->tp, g, names);
+    const gboolean gated = ssim_activation_is_gated(model->activation);
+    for (guint i = 0; i < f->len; i++) {
+        Step st = g_array_index(f, Step, i);
+        if (st.kind == ST_KERNEL) {
+            const char *n = st.name;
+            if (strcmp(n, SSIM_FLASH_KERNEL) == 0 || (gated && strcmp(n, "ffn_down") == 0) ||
+                (!gated && strcmp(n, "ffn_up") == 0))
+                continue;
+            if (strcmp(n, "qkv") == 0)
+                st = kernel(names[0], g[0].flops, g[0].bytes, 0);
+            else if (gated && strcmp(n, "ffn_up") == 0)
+                st = kernel(names[2], g[2].flops, g[2].bytes, 0);
+        }
+        g_array_append_val(p, st);
+    }
+}
+
 void lower_steps_clear(StepLists *sl)
 {
     GArray **all[] = {&sl->layer_fwd, &sl->layer_recompute, &sl->layer_bwd, &sl->embed_fwd,
@@ -753,6 +784,8 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
         g_array_append_vals(sl->layer_recompute, f->data, f->len);
     } else if (par->recompute == SSIM_RECOMPUTE_SELECTIVE) {
         attn_core_forward(sl->layer_recompute, &ac);
+    } else if (par->recompute == SSIM_RECOMPUTE_OP) {
+        op_recompute(sl->layer_recompute, f, model, par);
     }
 
     /* The embedding and the LM head are Megatron-LM's own layers, not Transformer Engine's: no

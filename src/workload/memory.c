@@ -66,6 +66,16 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
     case SSIM_RECOMPUTE_SELECTIVE:
         per_token = sp ? (replicated + sharded) / t : replicated + sharded / t;
         break;
+    case SSIM_RECOMPUTE_OP: {
+        /* The layer's input, and the outputs op-level checkpointing keeps: Q's and V's
+         * projections, the attention's output (and its row statistics under flash attention),
+         * the MLP's first input projection and, gated, its down projection's output. */
+        double kept_in = dt * h + (ssim_activation_is_gated(model->activation) ? dt * h : 0.0);
+        double kept = (2.0 * q + kv + model->ffn) * dt +
+                      (par->attention == SSIM_ATTENTION_FLASH ? 4.0 * a : 0.0);
+        per_token = sp ? (kept_in + kept) / t : kept_in + kept / t;
+        break;
+    }
     case SSIM_RECOMPUTE_NONE:
     default:
         per_token = sp ? (replicated + sharded + scores) / t : replicated + (sharded + scores) / t;
@@ -129,6 +139,18 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
     }
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);
     mem->activations = mem->activation_layer * stage_layers * (guint64)in_flight;
+    /* recompute_layers: only that many layers of each chunk keep just their input, the others
+     * everything. */
+    if (par->recompute == SSIM_RECOMPUTE_FULL && par->recompute_layers > 0) {
+        SsimParallel keep = *par;
+        keep.recompute = SSIM_RECOMPUTE_NONE;
+        keep.recompute_layers = 0;
+        guint rc = MIN((guint)par->recompute_layers, stage_layers); /* of a chunk */
+        mem->activations =
+            (mem->activation_layer * rc +
+             ssim_memory_activation_layer_bytes(model, &keep) * (stage_layers - rc)) *
+            (guint64)in_flight;
+    }
     mem->total = mem->weights + mem->gradients + mem->optimizer + mem->activations;
 }
 

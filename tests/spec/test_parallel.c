@@ -63,7 +63,8 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->tp_sync_grad == b->tp_sync_grad && a->attention == b->attention &&
            a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8 &&
            a->tp_comm_overlap == b->tp_comm_overlap && a->cross_entropy == b->cross_entropy &&
-           a->launch_blocking == b->launch_blocking && a->rmsnorm == b->rmsnorm;
+           a->launch_blocking == b->launch_blocking && a->rmsnorm == b->rmsnorm &&
+           a->recompute_layers == b->recompute_layers;
 }
 
 /* `p`'s canonical string has `needle` and parses back to `p`. */
@@ -792,4 +793,25 @@ Test(parallel, grad_fp32_default_follows_the_framework)
         cr_expect_eq(ssim_parallel_step_cost_on(&par, model, SSIM_STEP_COST_GRAD_FP32), cases[i].on,
                      "%s", cases[i].spec);
     }
+}
+
+/* recompute=op and recompute_layers: read, written only when set, read back; a count too large
+ * for a chunk's 16 bits refused with the key named. */
+Test(parallel, recompute_op_and_layers_round_trip)
+{
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    assert_default_unwritten("recompute_layers");
+    cr_assert(ssim_parallel_set(&p, "recompute", "op", NULL));
+    cr_assert_eq(p.recompute, SSIM_RECOMPUTE_OP);
+    assert_round_trip(&p, ",recompute=op,");
+    cr_assert(ssim_parallel_parse(&p, "recompute=full,recompute_num_layers=20", NULL));
+    cr_assert_eq(p.recompute_layers, 20);
+    assert_round_trip(&p, ",recompute_layers=20");
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_set(&p, "recompute_layers", "70000", &error));
+    cr_assert_str_eq(error->message,
+                     "recompute_layers: 70000 is more layers than a chunk can hold (65535)");
+    g_clear_error(&error);
+    cr_assert_eq(p.recompute_layers, 20, "an error leaves the value");
 }

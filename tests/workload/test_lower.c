@@ -219,14 +219,29 @@ Test(lower, flops_match_the_model_module_for_every_recompute_mode)
 {
     /* LLaMA-2 70B: grouped-query attention and SwiGLU, which the 72 formula does not cover. */
     g_autoptr(SsimModel) model = load_model("llama-2-70b", 0);
-    for (int mode = 0; mode < SSIM_RECOMPUTE_N; mode++) {
+    /* Every mode, op-level checkpointing under flash attention too, and full recompute of 2 of
+     * a stage's 20 layers. */
+    for (int mode = 0; mode < SSIM_RECOMPUTE_N + 2; mode++) {
         SsimParallel par = split(2, 8, 4, 1, 4, "1f1b");
-        par.recompute = (SsimRecompute)mode;
+        par.recompute = mode < SSIM_RECOMPUTE_N    ? (SsimRecompute)mode
+                        : mode == SSIM_RECOMPUTE_N ? SSIM_RECOMPUTE_OP
+                                                   : SSIM_RECOMPUTE_FULL;
+        if (mode == SSIM_RECOMPUTE_N)
+            par.attention = SSIM_ATTENTION_FLASH;
+        if (mode == SSIM_RECOMPUTE_N + 1)
+            par.recompute_layers = 2;
         g_autoptr(SsimLowered) l = lower(model, &par, FALSE);
         double want_model = ssim_model_iteration_flops(model, par.global_batch);
-        double want_hw = ssim_model_hardware_flops(model, par.global_batch, par.recompute);
+        double want_hw = ssim_parallel_hardware_flops(&par, model);
         cr_assert(fabs(ssim_lowered_flops(l, FALSE) / want_model - 1) < 1e-3, "mode %d", mode);
         cr_assert(fabs(ssim_lowered_flops(l, TRUE) / want_hw - 1) < 1e-3, "mode %d", mode);
+        if (mode == SSIM_RECOMPUTE_N + 1) /* a tenth of full recompute's extra work */
+            cr_assert_float_eq(
+                want_hw - want_model,
+                (ssim_model_hardware_flops(model, par.global_batch, SSIM_RECOMPUTE_FULL) -
+                 want_model) /
+                    10,
+                want_model * 1e-9);
     }
 }
 

@@ -17,6 +17,7 @@
 
 #include <shiftsim/lower.h>
 #include <shiftsim/memory.h>
+#include <shiftsim/schedule.h>
 
 #include <string.h>
 
@@ -204,4 +205,93 @@ Test(torch_impl, rmsnorm_needs_an_rmsnorm_model)
     g_clear_error(&error);
     SsimParallel auto_ = torch_split(NULL);
     cr_assert(ssim_parallel_validate(&auto_, gpt, NULL, &error), "%s", error ? error->message : "");
+}
+
+/* Op-level checkpointing (recompute=op) recomputes the layer's forward less what it kept: no
+ * flash kernel, the K part of the QKV GEMM (m 8192, k 4096, n 1024: 2 x 8192 x 1024 x 4096
+ * FLOPs), all of the attention output, the second half of the gated up GEMM (n 14336), no down
+ * projection; every elementwise kernel again. */
+Test(torch_impl, op_checkpointing_recomputes_what_it_did_not_keep)
+{
+    g_autoptr(SsimModel) m = llama();
+    SsimParallel p = torch_split("attention=flash,recompute=op");
+    cr_assert_eq(p.recompute, SSIM_RECOMPUTE_OP);
+    Tally flash = tally(m, &p, SSIM_KERNELS_LAYER_RECOMPUTE, SSIM_FLASH_KERNEL);
+    cr_assert_eq(flash.n, 0);
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    const struct {
+        const char *name;
+        double flops;
+    } gemms[] = {{"qkv.k", 2.0 * 8192 * 1024 * 4096},
+                 {"attn_out", 2.0 * 8192 * 4096 * 4096},
+                 {"ffn_up.half", 2.0 * 8192 * 14336 * 4096}};
+    for (gsize i = 0; i < G_N_ELEMENTS(gemms); i++) {
+        Tally t = tally(m, &p, SSIM_KERNELS_LAYER_RECOMPUTE, gemms[i].name);
+        cr_assert_eq(t.n, 1, "%s", gemms[i].name);
+    }
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_RECOMPUTE, "qkv.k").bytes,
+                 (8192ull * 4096 + 4096ull * 1024 + 8192ull * 1024) * 2);
+    cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_RECOMPUTE, "ffn_down").n, 0);
+    /* The elementwise kernels: all of the forward's. */
+    const char *again[] = {"norm1", "rope", "repeat_kv", "attn_ctx.permute", "act", "residual"};
+    for (gsize i = 0; i < G_N_ELEMENTS(again); i++)
+        cr_assert_eq(tally(m, &p, SSIM_KERNELS_LAYER_RECOMPUTE, again[i]).bytes,
+                     tally(m, &p, SSIM_KERNELS_LAYER_FWD, again[i]).bytes, "%s", again[i]);
+    /* Hardware FLOPs: the model adds the three GEMMs a layer, once a sequence. */
+    p.global_batch = 1;
+    cr_assert_float_eq(ssim_parallel_hardware_flops(&p, m) - ssim_model_iteration_flops(m, 1),
+                       32 * (gemms[0].flops + gemms[1].flops + gemms[2].flops), 1e3);
+    /* Memory: the input and the down projection's output (h each), Q, V, the attention's output
+     * (q, kv, q) and the MLP's first input projection (ffn), in bf16, and the flash kernel's row
+     * statistics (4 bytes a head): (2 x 4096 + 2 x 4096 + 1024 + 14336) x 2 + 128 a token. */
+    cr_assert_eq(ssim_memory_activation_layer_bytes(m, &p),
+                 8192ull * ((2 * 4096 + 2 * 4096 + 1024 + 14336) * 2 + 4 * 32));
+}
+
+/* recompute_layers: with full recompute, only that many layers of each chunk recompute; the
+ * rest keep their activations.  Refused without full recompute or above a chunk's layers. */
+Test(torch_impl, recompute_layers_recomputes_the_first_layers_of_a_chunk)
+{
+    g_autoptr(SsimModel) m = llama();
+    m->layers = 4;
+    SsimParallel p = torch_split("attention=flash,recompute=full,recompute_layers=1,gbs=1");
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_parallel_recomputed_layers(&p, m), 1);
+    g_autoptr(SsimSchedule) s = ssim_schedule_new(SSIM_SCHEDULE_1F1B, 1, 1, 1, &error);
+    SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+    g_autoptr(SsimLowered) l = ssim_lower(m, &p, s, &o, &error);
+    cr_assert_not_null(l, "%s", error ? error->message : "");
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint recomputed = 0, fwd = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->name != SSIM_NONE && strcmp(ssim_graph_string(g, op->name), "attn_out") == 0)
+            (op->cls != 0 && strcmp(ssim_graph_string(g, op->cls), "recompute") == 0) ? recomputed++
+                                                                                      : fwd++;
+    }
+    cr_assert_eq(fwd, 4, "every layer's forward");
+    cr_assert_eq(recomputed, 1, "one layer recomputed");
+    /* Memory: one layer keeps its input, three everything. */
+    SsimParallel none = p, all = p;
+    none.recompute = SSIM_RECOMPUTE_NONE;
+    none.recompute_layers = all.recompute_layers = 0;
+    SsimMemory mem, mn, ma;
+    ssim_memory_estimate(&mem, m, &p, 0, 1);
+    ssim_memory_estimate(&mn, m, &none, 0, 1);
+    ssim_memory_estimate(&ma, m, &all, 0, 1);
+    cr_assert_eq(mem.activations, ma.activations / 4 + mn.activations / 4 * 3);
+
+    SsimParallel sel = torch_split("recompute=selective,recompute_layers=1");
+    cr_assert_not(ssim_parallel_validate(&sel, m, NULL, &error));
+    cr_assert_str_eq(error->message, "recompute_layers needs recompute full: it recomputes the "
+                                     "forward of 1 layers of each chunk (Megatron-LM's "
+                                     "--recompute-method block), and recompute is selective");
+    g_clear_error(&error);
+    SsimParallel many = torch_split("recompute=full,recompute_layers=5");
+    cr_assert_not(ssim_parallel_validate(&many, m, NULL, &error));
+    cr_assert_str_eq(error->message, "recompute_layers: 5 is more than the 4 layers of a model "
+                                     "chunk (give at most 4, or 0 for all)");
+    g_clear_error(&error);
 }
