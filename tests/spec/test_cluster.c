@@ -401,3 +401,29 @@ Test(cluster, gemm_unaligned_is_a_fraction)
         cr_assert_float_eq(c->gemm_unaligned, bundled[i].want, 1e-12, "%s", bundled[i].name);
     }
 }
+
+/* aws-p4de is the DGX A100's node with AWS's network: the same GPU, HBM, NVLink and
+ * efficiencies, four 100 Gb/s EFA cards a node (two GPUs each) for the DGX's eight 200 Gb/s HDR
+ * NICs: a quarter of the bandwidth out of a node. */
+Test(cluster, aws_p4de_is_a_dgx_a100_node_with_a_quarter_of_its_network)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimCluster) p4 = ssim_cluster_load("aws-p4de", &error);
+    cr_assert_not_null(p4, "%s", error ? error->message : "");
+    g_autoptr(SsimCluster) dgx = ssim_cluster_load("dgx-a100", &error);
+    cr_assert_not_null(dgx, "%s", error ? error->message : "");
+    cr_assert_str_eq(p4->gpu, dgx->gpu);
+    cr_assert_eq(p4->gpus_per_node, 8);
+    cr_assert_float_eq(ssim_cluster_peak_flops(p4, SSIM_DTYPE_BF16),
+                       ssim_cluster_peak_flops(dgx, SSIM_DTYPE_BF16), 1);
+    cr_assert_eq(p4->hbm_bytes, dgx->hbm_bytes);
+    cr_assert_float_eq(p4->hbm_bw, dgx->hbm_bw, 1);
+    cr_assert_float_eq(p4->nvlink_bw, dgx->nvlink_bw, 1);
+    cr_assert_float_eq(p4->gemm_efficiency, dgx->gemm_efficiency, 1e-12);
+    cr_assert_float_eq(p4->gemm_sustained, dgx->gemm_sustained, 1e-12);
+    cr_assert_eq(p4->kernel_floor, dgx->kernel_floor);
+    cr_assert_eq(p4->nics_per_node, 4);
+    cr_assert_float_eq(p4->nic_bw, 100e9 / 8, 1);
+    cr_assert_eq(p4->gpus_per_nic, 2);
+    cr_assert_float_eq(ssim_cluster_node_net_bw(p4) * 4, ssim_cluster_node_net_bw(dgx), 1);
+}

@@ -377,10 +377,10 @@ Test(validate, published_h100_rows)
 /* torchtitan's FSDP2 rows (traces/validation/published-a100-fsdp.csv, check only): eight
  * ZeRO-3 runs on 64 A100s, each data-parallel over all 64 GPUs with one microbatch a step; the
  * measured step is the local batch's tokens over the tokens/s per GPU published (Llama 3 70B:
- * 8192 at 331 a second).  With torchtitan's eager PyTorch layers and FSDP2's copies the full
- * recompute rows land within 5% of it, the others (none, every other layer, op-level) within 15%
- * (2-3% and 10-12% too fast: docs/validation.md, "FSDP on 64 A100s"; the first three were 10-18%
- * before either was modelled). */
+ * 8192 at 331 a second).  On AWS's p4de nodes, with torchtitan's eager PyTorch layers and
+ * FSDP2's copies, the full recompute rows land within 5% of it, the others (none, every other
+ * layer, op-level) within 10% (1% and 5.5-8.9%: docs/validation.md, "FSDP on 64 A100s"; the first
+ * three were 10-18% too fast on dgx-a100 before the layers and copies were modelled). */
 Test(validate, published_fsdp_rows)
 {
     g_autoptr(GError) error = NULL;
@@ -417,7 +417,7 @@ Test(validate, published_fsdp_rows)
         cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
         double err = pred[i] / ssim_run_set_measured_ms(set, i) - 1;
         gboolean full = mode[i] == SSIM_RECOMPUTE_FULL && layers[i] == 0;
-        cr_assert(fabs(err) < (full ? 0.05 : 0.15), "row %u: %+.1f%%", i, 100 * err);
+        cr_assert(fabs(err) < (full ? 0.05 : 0.10), "row %u: %+.1f%%", i, 100 * err);
         g_free(errors[i]);
     }
     /* Llama 2 13B: without recompute faster than with either of the others, as measured. */
