@@ -160,23 +160,23 @@ GString *ssim_sweep_summary(const SsimSweep *sweep, guint k)
     guint shown = MIN(k, rank->len);
     if (shown > 0) {
         g_string_append_printf(o,
-                               "%4s %6s %4s %4s %4s %4s %4s %-12s %-10s %-9s %12s %10s %10s "
-                               "%8s %6s %7s %8s\n",
+                               "%4s %6s %4s %4s %4s %4s %4s %-12s %-10s %-9s %4s %12s %10s "
+                               "%10s %8s %6s %7s %8s\n",
                                "rank", "index", "dp", "tp", "pp", "v", "mb", "schedule",
-                               "placement", "recompute", "tokens/s", "tok/s/GPU", "step ms",
+                               "placement", "recompute", "zero", "tokens/s", "tok/s/GPU", "step ms",
                                "TFLOP/s", "MFU%", "bubble%", "mem GiB");
         for (guint i = 0; i < shown; i++) {
             const SsimSweepRow *r = &sweep->rows[g_array_index(rank, guint, i)];
             const SsimParallel *p = &r->par;
             g_string_append_printf(
                 o,
-                "%4u %6u %4u %4u %4u %4u %4u %-12s %-10s %-9s %12.0f %10.1f %10.3f %8.1f %6.1f "
-                "%7.1f %8.1f\n",
+                "%4u %6u %4u %4u %4u %4u %4u %-12s %-10s %-9s %4u %12.0f %10.1f %10.3f %8.1f "
+                "%6.1f %7.1f %8.1f\n",
                 i + 1, r->index, p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch, p->schedule,
-                p->placement, ssim_recompute_name(p->recompute), r->result.tokens_per_s,
-                r->result.tokens_per_s / MAX(p->dp * p->tp * p->pp, 1u), ms(r->result.step_time),
-                r->result.model_tflops_per_gpu, 100 * r->result.mfu, 100 * r->result.bubble,
-                gib(r->result.memory.total));
+                p->placement, ssim_recompute_name(p->recompute), p->zero_stage,
+                r->result.tokens_per_s, r->result.tokens_per_s / MAX(p->dp * p->tp * p->pp, 1u),
+                ms(r->result.step_time), r->result.model_tflops_per_gpu, 100 * r->result.mfu,
+                100 * r->result.bubble, gib(r->result.memory.total));
         }
         g_string_append_c(o, '\n');
     }

@@ -99,13 +99,14 @@ Test(figures, sweep_table_has_them, .init = cr_redirect_stderr)
     cr_assert(strstr(lines[0], "tokens/s  tok/s/GPU") && strstr(lines[0], "TFLOP/s   MFU%"), "%s",
               text);
     /* Row 1: tokens/s over dp tp pp is the tok/s/GPU column. */
-    guint dp, tp, pp, v, mb, rank, index;
+    guint dp, tp, pp, v, mb, rank, index, zero;
     char sched[32], place[32], rec[32];
     double tokens, per_gpu;
-    cr_assert_eq(sscanf(lines[1], "%u %u %u %u %u %u %u %31s %31s %31s %lf %lf", &rank, &index, &dp,
-                        &tp, &pp, &v, &mb, sched, place, rec, &tokens, &per_gpu),
-                 12, "%s", lines[1]);
+    cr_assert_eq(sscanf(lines[1], "%u %u %u %u %u %u %u %31s %31s %31s %u %lf %lf", &rank, &index,
+                        &dp, &tp, &pp, &v, &mb, sched, place, rec, &zero, &tokens, &per_gpu),
+                 13, "%s", lines[1]);
     cr_expect_eq(dp * tp * pp, 8);
+    cr_expect_eq(zero, 0, "the ZeRO stage, 0 unless --zero says");
     /* Both printed rounded: tokens/s to 1 (0.5 / 8 per GPU), tok/s/GPU to 0.1 (0.05). */
     cr_expect_float_eq(per_gpu, tokens / 8, 0.5 / 8 + 0.05 + 1e-9, "%s", lines[1]);
 }
