@@ -378,9 +378,6 @@ gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel
 /* Whether the model's norms run as PyTorch's chain of elementwise kernels (SsimRmsnorm): FALSE
  * for a LayerNorm model, whose nn.LayerNorm / F.layer_norm is one kernel everywhere. */
 gboolean ssim_parallel_rmsnorm_eager(const SsimParallel *par, const SsimModel *model);
-/* The layers of one model chunk whose forward is recomputed: all of them under full recompute,
- * or recompute_layers of them; 0 under the other modes. */
-guint ssim_parallel_recomputed_layers(const SsimParallel *par, const SsimModel *model);
 /* Hardware FLOPs of one iteration (ssim_model_hardware_flops), counting only the layers
  * recompute_layers recomputes, and under op-level checkpointing (SSIM_RECOMPUTE_OP) with unfused
  * attention its score and context GEMMs, which it recomputes too. */

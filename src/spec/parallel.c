@@ -260,15 +260,6 @@ gboolean ssim_parallel_softmax_fallback(const SsimParallel *par, const SsimModel
     return batches % per_block != 0;
 }
 
-guint ssim_parallel_recomputed_layers(const SsimParallel *par, const SsimModel *model)
-{
-    g_return_val_if_fail(par != NULL && model != NULL, 0);
-    if (par->recompute != SSIM_RECOMPUTE_FULL)
-        return 0;
-    guint chunk = ssim_parallel_layers_per_chunk(par, model);
-    return par->recompute_layers > 0 ? MIN(par->recompute_layers, chunk) : chunk;
-}
-
 double ssim_parallel_hardware_flops(const SsimParallel *par, const SsimModel *model)
 {
     g_return_val_if_fail(par != NULL && model != NULL, 0);
@@ -281,8 +272,8 @@ double ssim_parallel_hardware_flops(const SsimParallel *par, const SsimModel *mo
                all;
     if (par->recompute != SSIM_RECOMPUTE_FULL || par->recompute_layers == 0 || model->layers == 0)
         return hw;
-    /* Every chunk recomputes the same count of layers (ssim_parallel_recomputed_layers; an uneven
-     * stage with fewer layers than that recomputes all of its own). */
+    /* Every chunk recomputes the same count of layers (an uneven stage with fewer layers than
+     * that recomputes all of its own). */
     guint recomputed = 0;
     for (guint s = 0; s < par->pp; s++)
         recomputed += MIN((guint)par->recompute_layers * par->virtual_stages,
