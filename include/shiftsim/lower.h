@@ -145,7 +145,8 @@ typedef void (*SsimKernelFn)(gpointer data, SsimKernelList list, const char *nam
                              guint64 bytes);
 
 /* Calls `fn` for every kernel (not the collectives) of every list, in order, with its name (an
- * interned string: "qkv", SSIM_FLASH_KERNEL, ...). */
+ * interned string: "qkv", SSIM_FLASH_KERNEL, ...).  The backward lists are a microbatch's after
+ * the first: under transformer_impl=torch with grad_accum the first has no accumulation. */
 void ssim_lower_each_kernel(const SsimModel *model, const SsimParallel *par, SsimKernelFn fn,
                             gpointer data);
 /*

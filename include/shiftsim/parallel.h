@@ -52,7 +52,8 @@ typedef enum { SSIM_ATTENTION_UNFUSED, SSIM_ATTENTION_FLASH, SSIM_ATTENTION_N } 
  * norm, rotary positions, the gated activation, grouped-query attention's repeated keys and
  * values, the attention's transposes and the projections' summed input gradients each as the
  * separate kernels autograd runs, RMSNorm as PyTorch's chain of elementwise kernels in fp32
- * unless `rmsnorm` says fused; its ZeRO-2 and 3 are FSDP2's (step cost shard_copy on). */
+ * unless `rmsnorm` says fused; gradients accumulated by autograd (step cost grad_accum on, from
+ * the second microbatch), its ZeRO-2 and 3 FSDP2's (step cost shard_copy on). */
 typedef enum {
     SSIM_TRANSFORMER_IMPL_TE,
     SSIM_TRANSFORMER_IMPL_LOCAL,
@@ -146,10 +147,11 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
 /* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
  * loss scaling (fp16 only), the fp32 gradient reduction (bf16 only), the separate gradient
  * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM), DeepSpeed's cast
- * before it (grad_cast, not Megatron-LM's) and FSDP2's buffer copies (shard_copy: on by default
- * under transformer_impl=torch, where ZeRO-2 and 3 are PyTorch's FSDP2).  A configuration's own
- * (ssim_parallel_step_costs) drops the fp32 reduction under the JAX schedules (alpa, alpa-gpipe,
- * xla), whose gradients are in the compute dtype. */
+ * before it (grad_cast, not Megatron-LM's) and FSDP2's buffer copies (shard_copy).  A
+ * configuration's own (ssim_parallel_step_costs) drops the fp32 reduction under the JAX
+ * schedules (alpa, alpa-gpipe, xla), whose gradients are in the compute dtype, and under
+ * transformer_impl=torch turns on the separate accumulation (autograd's, from the second
+ * microbatch) with ZeRO 0 and 1, FSDP2's copies with ZeRO 2 and 3. */
 guint ssim_step_costs_default(SsimDtype dtype);
 
 /* Most pipeline stages an uneven split (stage_layers) may list. */

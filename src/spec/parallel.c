@@ -224,11 +224,13 @@ guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
     guint def = ssim_step_costs_default(model->dtype);
     if (ssim_parallel_compiled(par))
         def &= ~(1u << SSIM_STEP_COST_GRAD_FP32);
-    /* Eager PyTorch's ZeRO-2 and 3 are FSDP2, which copies through its collectives' buffers.
-     * (Its autograd adds a microbatch's weight gradients into .grad from the second microbatch
-     * on, which grad_accum, charging every microbatch's add, can stand for: off by default.) */
+    /* Eager PyTorch: its autograd adds each microbatch's weight gradients into .grad from the
+     * second microbatch on (AccumulateGrad; nothing fuses it into the GEMM), except under ZeRO-2
+     * and 3, FSDP2's, which reduce-scatters every microbatch's and copies through its
+     * collectives' buffers. */
     if (par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH)
-        def |= 1u << SSIM_STEP_COST_SHARD_COPY;
+        def |=
+            par->zero_stage < 2 ? 1u << SSIM_STEP_COST_GRAD_ACCUM : 1u << SSIM_STEP_COST_SHARD_COPY;
     return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
 }
 

@@ -93,6 +93,8 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     g_array_set_size(e->pending, 0);
     g_array_set_size(e->deferred, 0);
     g_array_set_size(e->dp_ops, 0);
+    g_array_set_size(e->bwd_seen, 0);
+    g_array_set_size(e->bwd_seen, e->par->virtual_stages);
 }
 
 static guint32 gather(Emit *e, guint64 bytes, guint32 issue);

@@ -85,7 +85,7 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
         guint vs = ssim_schedule_virtual_stage(e->sched, e->stage, ph->chunk);
         guint last_vs = e->pv - 1;
         /* The chunk's first layer (v = 1 when uneven: the stage's). */
-        guint first =
+        guint first_layer =
             uneven ? ssim_parallel_stage_first_layer(e->par, e->model, e->stage) : vs * lpc;
         guint next = (e->stage + 1) % p, prev = (e->stage + p - 1) % p;
         char name[32] = ""; /* the phase's program, only where the schedule has programs */
@@ -126,10 +126,20 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
             /* ZeRO-2 and 3 reduce every microbatch's gradients unit by unit instead. */
             e->collect_grads = ph->last && e->par->zero_stage < 2;
+            /* The chunk's first backward, where its lists differ (StepLists). */
+            guint8 *seen = &g_array_index(e->bwd_seen, guint8, ph->chunk);
+            gboolean first = !*seen;
+            *seen = 1;
+            const GArray *layer_bwd =
+                first && sl->layer_bwd_first ? sl->layer_bwd_first : sl->layer_bwd;
+            const GArray *embed_bwd =
+                first && sl->embed_bwd_first ? sl->embed_bwd_first : sl->embed_bwd;
+            const GArray *head_bwd =
+                first && sl->head_bwd_first ? sl->head_bwd_first : sl->head_bwd;
             lower_emit_host(e, SSIM_OPCLASS_BWD);
             if (vs == last_vs) {
                 lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed, SSIM_OPCLASS_BWD);
-                lower_emit_steps(e, sl->head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
+                lower_emit_steps(e, head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
                 lower_emit_reduce_unit(e, u->head_grad);
             }
             for (guint l = 0; l < lpc; l++) {
@@ -141,12 +151,12 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                                   rc ? SSIM_OPCLASS_RECOMPUTE : SSIM_OPCLASS_BWD);
                 if (rc)
                     lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
-                lower_emit_steps(e, sl->layer_bwd, SSIM_OPCLASS_BWD, first + (lpc - 1 - l));
+                lower_emit_steps(e, layer_bwd, SSIM_OPCLASS_BWD, first_layer + (lpc - 1 - l));
                 lower_emit_reduce_unit(e, u->layer_grad);
             }
             if (vs == 0) {
                 lower_emit_gather(e, u_embed, 0, SSIM_OPCLASS_BWD);
-                lower_emit_steps(e, sl->embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
+                lower_emit_steps(e, embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
                 lower_emit_reduce_unit(e, u->embed_grad);
             }
             e->program = SSIM_NONE;
@@ -290,6 +300,7 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .open = g_array_new(FALSE, FALSE, sizeof(guint32)),
+        .bwd_seen = g_array_new(FALSE, TRUE, sizeof(guint8)),
     };
     /* Per graph rank: its lock-step permute per slot. */
     g_autoptr(GPtrArray) all_permutes =
@@ -320,5 +331,6 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
     g_array_free(e.deferred, TRUE);
     g_array_free(e.dp_ops, TRUE);
     g_array_free(e.open, TRUE);
+    g_array_free(e.bwd_seen, TRUE);
     return ok;
 }

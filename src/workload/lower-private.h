@@ -84,6 +84,9 @@ typedef struct {
 typedef struct {
     GArray *layer_fwd, *layer_recompute, *layer_bwd;
     GArray *embed_fwd, *embed_bwd, *head_fwd, *head_bwd;
+    /* The backwards of a chunk's first microbatch where they differ (PyTorch's AccumulateGrad
+     * under transformer_impl=torch: no accumulation kernels yet), or NULL. */
+    GArray *layer_bwd_first, *embed_bwd_first, *head_bwd_first;
 } StepLists;
 
 void lower_steps_build(StepLists *steps, const SsimModel *model, const SsimParallel *par);
@@ -141,6 +144,7 @@ typedef struct {
      * the bytes of the unit after the current one, gathered once its first kernel is issued. */
     guint32 gathered;
     guint64 prefetch;
+    GArray *bwd_seen; /* guint8 per model chunk of the rank: its first backward was emitted */
 } Emit;
 
 /* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */

@@ -555,8 +555,10 @@ static void op_recompute(GArray *p, const GArray *f, const SsimModel *model,
 
 void lower_steps_clear(StepLists *sl)
 {
-    GArray **all[] = {&sl->layer_fwd, &sl->layer_recompute, &sl->layer_bwd, &sl->embed_fwd,
-                      &sl->embed_bwd, &sl->head_fwd,        &sl->head_bwd};
+    GArray **all[] = {&sl->layer_fwd,     &sl->layer_recompute, &sl->layer_bwd,
+                      &sl->embed_fwd,     &sl->embed_bwd,       &sl->head_fwd,
+                      &sl->head_bwd,      &sl->layer_bwd_first, &sl->embed_bwd_first,
+                      &sl->head_bwd_first};
     for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
         if (*all[i]) {
             g_array_free(*all[i], TRUE);
@@ -564,7 +566,8 @@ void lower_steps_clear(StepLists *sl)
         }
 }
 
-void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel *par)
+/* The step lists, with the weight gradients accumulated by kernels of their own or not. */
+static void build(StepLists *sl, const SsimModel *model, const SsimParallel *par, gboolean accum)
 {
     const guint64 dt = ssim_dtype_size(model->dtype);
     const guint64 t = par->tp, b = par->microbatch, s = model->seq_len, h = model->hidden;
@@ -590,7 +593,6 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
      * runtime/bf16_optimizer.py, update_hp_grads(): hp_grad.add_(lp.grad.to(hp_grad.dtype)))
      * first casts a 16-bit gradient to an fp32 copy (dt read, 4 written), which the add then
      * reads in place of the gradient, tensor by tensor (accumulate()). */
-    const gboolean accum = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM);
     const guint64 main_dt =
         ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dt;
     const gboolean grad_cast =
@@ -858,6 +860,24 @@ void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel
     if (accum && head_grad > 0)
         accumulate(sl->head_bwd, &acc, head_grad, &table, head_matrix,
                    norm_tensors + (model->lm_head_bias ? 1 : 0));
+}
+
+void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel *par)
+{
+    const gboolean accum = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM);
+    build(sl, model, par, accum);
+    /* PyTorch's AccumulateGrad (transformer_impl=torch): a microbatch's weight gradient becomes
+     * the parameter's .grad where it has none yet and is added into it from the second
+     * microbatch on, so a chunk's first backward has no accumulation kernels (its weight
+     * gradients complete where they are computed). */
+    if (accum && par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH) {
+        StepLists first = {0};
+        build(&first, model, par, FALSE);
+        sl->layer_bwd_first = g_steal_pointer(&first.layer_bwd);
+        sl->embed_bwd_first = g_steal_pointer(&first.embed_bwd);
+        sl->head_bwd_first = g_steal_pointer(&first.head_bwd);
+        lower_steps_clear(&first);
+    }
 }
 
 /* ---- the kernels, for callers outside the lowering (lower.h) ---- */

@@ -123,9 +123,13 @@ Test(stepcost, defaults_follow_megatron_by_dtype)
     cr_assert_eq(ssim_parallel_step_costs(&q, m), 1u << SSIM_STEP_COST_HOST);
     cr_assert(ssim_parallel_set(&q, "step_costs", "default", NULL));
     cr_assert_eq(ssim_parallel_step_costs(&q, m), ssim_step_costs_default(SSIM_DTYPE_BF16));
-    /* Eager PyTorch's ZeRO is FSDP2's: its copies on by default there, and only there. */
+    /* Eager PyTorch accumulates its gradients in kernels of their own (AccumulateGrad), and its
+     * ZeRO-2 and 3 are FSDP2's, whose copies are on by default there, and only there. */
     cr_assert_not(ssim_parallel_step_cost_on(&q, m, SSIM_STEP_COST_SHARD_COPY));
     cr_assert(ssim_parallel_set(&q, "transformer_impl", "torch", NULL));
+    cr_assert_eq(ssim_parallel_step_costs(&q, m),
+                 ssim_step_costs_default(SSIM_DTYPE_BF16) | 1u << SSIM_STEP_COST_GRAD_ACCUM);
+    q.zero_stage = 3;
     cr_assert_eq(ssim_parallel_step_costs(&q, m),
                  ssim_step_costs_default(SSIM_DTYPE_BF16) | 1u << SSIM_STEP_COST_SHARD_COPY);
     g_autoptr(GError) error = NULL;

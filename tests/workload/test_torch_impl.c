@@ -294,3 +294,50 @@ Test(torch_impl, recompute_layers_recomputes_the_first_layers_of_a_chunk)
                                      "chunk (give at most 4, or 0 for all)");
     g_clear_error(&error);
 }
+
+/* The grad_accum kernels on graph rank 0 of a lowering of `spec` on Llama 3.1 8B cut to 2 layers
+ * (one pipeline stage: 2 layers, the embedding and the head, one accumulation kernel each), and
+ * the bytes its dp all-reduce carries. */
+static guint accum_kernels(const char *spec, guint64 *reduced)
+{
+    g_autoptr(SsimModel) m = llama();
+    m->layers = 2;
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    cr_assert(ssim_parallel_parse(&p, spec, NULL), "%s", spec);
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    g_autoptr(SsimSchedule) s =
+        ssim_schedule_new(SSIM_SCHEDULE_1F1B, 1, 1, ssim_parallel_n_microbatches(&p), &error);
+    SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+    g_autoptr(SsimLowered) l = ssim_lower(m, &p, s, &o, &error);
+    cr_assert_not_null(l, "%s", error ? error->message : "");
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint n = 0;
+    *reduced = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        const char *name = op->name != SSIM_NONE ? ssim_graph_string(g, op->name) : "";
+        if (op->rank == 0 && strcmp(name, "grad_accum") == 0)
+            n++;
+        if (op->rank == 0 && strcmp(name, "dp.allreduce") == 0)
+            *reduced += op->bytes;
+    }
+    return n;
+}
+
+/* PyTorch's AccumulateGrad: the first microbatch's weight gradients become .grad as they are,
+ * the later ones are added (m - 1 adds a tensor group), where Megatron-LM without its fusion adds
+ * every microbatch's; the gradients reduced are the same. */
+Test(torch_impl, autograd_accumulates_from_the_second_microbatch)
+{
+    guint64 te_bytes, torch_bytes, one_bytes, fused_bytes;
+    cr_assert_eq(accum_kernels("dp=2,gbs=6,step_costs=+grad_accum", &te_bytes), 3 * 4);
+    cr_assert_eq(accum_kernels("dp=2,gbs=6,transformer_impl=torch", &torch_bytes), 2 * 4);
+    cr_assert_eq(accum_kernels("dp=2,gbs=2,transformer_impl=torch", &one_bytes), 0);
+    cr_assert_eq(accum_kernels("dp=2,gbs=6", &fused_bytes), 0);
+    cr_assert_gt(te_bytes, 0);
+    cr_assert_eq(torch_bytes, te_bytes);
+    cr_assert_eq(one_bytes, te_bytes);
+    cr_assert_eq(fused_bytes, te_bytes);
+}
