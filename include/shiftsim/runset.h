@@ -41,7 +41,7 @@ double ssim_run_set_measured_ms(const SsimRunSet *set, guint i);
 /* What rows are grouped by: Kendall's tau is counted inside groups of one model;
  * cross-validation can leave out a whole group of one model, node count, tp, GPU count, pp, dp,
  * microbatch size, microbatches a step (a pipeline's: global batch / (dp x microbatch)), runs
- * file or cluster; validate --by breaks its figures down by any of them. */
+ * file, cluster or recompute mode; validate --by breaks its figures down by any of them. */
 typedef enum {
     SSIM_GROUP_BY_MODEL,
     SSIM_GROUP_BY_NODES,
@@ -53,20 +53,23 @@ typedef enum {
     SSIM_GROUP_BY_MICROBATCHES,
     SSIM_GROUP_BY_FILE,
     SSIM_GROUP_BY_CLUSTER,
+    SSIM_GROUP_BY_RECOMPUTE,
     SSIM_GROUP_BY_N
 } SsimGroupBy;
 
-/* "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch", "microbatches", "file", "cluster" */
+/* "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch", "microbatches", "file", "cluster",
+ * "recompute" */
 const char *ssim_group_by_name(SsimGroupBy by);
 gboolean ssim_group_by_from_name(const char *name, SsimGroupBy *out);
-/* The names for a message: "model, nodes, tp, ..., file or cluster", each after `prefix` (e.g.
+/* The names for a message: "model, nodes, tp, ..., cluster or recompute", each after `prefix` (e.g.
  * "group:"); caller frees. */
 char *ssim_group_by_names_list(const char *prefix);
 /* Row i's key under `by` ("gpt-l24-h1024", "4 nodes", "tp 8", "32 GPUs", "pp 4", "dp 16",
- * "microbatch 2", "16 microbatches", the runs file's path, the cluster's name); caller frees. */
+ * "microbatch 2", "16 microbatches", the runs file's path, the cluster's name, the recompute
+ * mode: "none", "selective", "full", "op"); caller frees. */
 char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by);
-/* Row i's number under `by` (8 for "tp 8"; 0 for a model, file or cluster): the order of the
- * groups. */
+/* Row i's number under `by` (8 for "tp 8"; 0 for a model, file, cluster or recompute mode): the
+ * order of the groups. */
 guint ssim_run_set_key_number(const SsimRunSet *set, guint i, SsimGroupBy by);
 /* The model: rows with the same key form one group for Kendall's tau. */
 char *ssim_run_set_group_key(const SsimRunSet *set, guint i);

@@ -347,9 +347,10 @@ int ssim_verb_calibrate(int argc, char **argv)
          "K"},
         {"cv", 0, 0, G_OPTION_ARG_STRING_ARRAY, &cv_specs,
          "Also leave-one-group-out cross-validation: group:model, group:nodes, group:tp, "
-         "group:gpus, group:pp, group:dp, group:microbatch, group:microbatches, group:file or "
-         "group:cluster (every run of one model, node count, tp, GPU count, pp, dp, microbatch "
-         "size, count of microbatches a step, runs file or cluster held out at once; keys joined "
+         "group:gpus, group:pp, group:dp, group:microbatch, group:microbatches, group:file, "
+         "group:cluster or group:recompute (every run of one model, node count, tp, GPU count, pp, "
+         "dp, microbatch size, count of microbatches a step, runs file, cluster or recompute mode "
+         "held out at once; keys joined "
          "by '+', group:tp+pp, hold out each pair; a list, or repeat it)",
          "group:BY"},
         {"force", 0, 0, G_OPTION_ARG_NONE, &force,

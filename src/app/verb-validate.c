@@ -64,7 +64,8 @@ int ssim_verb_validate(int argc, char **argv)
          "KEY=VALUE"},
         {"by", 0, 0, G_OPTION_ARG_STRING_ARRAY, &by_specs,
          "Also give the figures per group of runs sharing a key: nodes, tp, gpus, pp, dp, "
-         "microbatch, microbatches (a step's, per pipeline), file or cluster, or several joined "
+         "microbatch, microbatches (a step's, per pipeline), file, cluster or recompute (none, "
+         "selective, full, op), or several joined "
          "by '+' (tp+microbatch: a group per pair; a list, or repeat; the per-model figures are "
          "always given): where the error lies",
          "KEY"},

@@ -253,7 +253,8 @@ char *ssim_run_set_extrapolation(const SsimRunSet *set, guint i)
 }
 
 static const char *const group_by_names[SSIM_GROUP_BY_N] = {
-    "model", "nodes", "tp", "gpus", "pp", "dp", "microbatch", "microbatches", "file", "cluster",
+    "model",      "nodes",        "tp",   "gpus",    "pp",        "dp",
+    "microbatch", "microbatches", "file", "cluster", "recompute",
 };
 
 const char *ssim_group_by_name(SsimGroupBy by)
@@ -304,6 +305,7 @@ guint ssim_run_set_key_number(const SsimRunSet *set, guint i, SsimGroupBy by)
     case SSIM_GROUP_BY_MODEL:
     case SSIM_GROUP_BY_FILE:
     case SSIM_GROUP_BY_CLUSTER:
+    case SSIM_GROUP_BY_RECOMPUTE:
     default:
         return 0;
     }
@@ -328,6 +330,8 @@ char *ssim_run_set_key(const SsimRunSet *set, guint i, SsimGroupBy by)
         return g_strdup(ssim_run_set_run(set, i)->path);
     case SSIM_GROUP_BY_CLUSTER:
         return g_strdup(ssim_run_set_cluster(set, i)->name);
+    case SSIM_GROUP_BY_RECOMPUTE:
+        return g_strdup(ssim_recompute_name(ssim_run_set_run(set, i)->par.recompute));
     case SSIM_GROUP_BY_MODEL:
     default:
         return g_strdup(ssim_run_set_run(set, i)->model);
@@ -393,7 +397,8 @@ char *ssim_run_set_grouping_key(const SsimRunSet *set, guint i, const SsimGroupi
 
 static gboolean key_is_text(SsimGroupBy by)
 {
-    return by == SSIM_GROUP_BY_MODEL || by == SSIM_GROUP_BY_FILE || by == SSIM_GROUP_BY_CLUSTER;
+    return by == SSIM_GROUP_BY_MODEL || by == SSIM_GROUP_BY_FILE || by == SSIM_GROUP_BY_CLUSTER ||
+           by == SSIM_GROUP_BY_RECOMPUTE;
 }
 
 gboolean ssim_row_match_parse(const char *item, SsimRowMatch *out, GError **error)

@@ -370,9 +370,11 @@ Test(cli, validate_by_keys, .init = cr_redirect_stderr)
     const char *bad[] = {"shiftsim", "validate", "--runs", a, "--by", "tp,tensor"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(bad), bad), 2);
     g_autofree char *err = test_stderr();
-    cr_assert(strstr(err, "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp, microbatch, "
-                          "microbatches, file or cluster, or up to 4 different ones joined by '+'"),
-              "%s", err);
+    cr_assert(
+        strstr(err,
+               "--by: 'tensor' is not model, nodes, tp, gpus, pp, dp, microbatch, "
+               "microbatches, file, cluster or recompute, or up to 4 different ones joined by '+'"),
+        "%s", err);
     const char *twice[] = {"shiftsim", "validate", "--runs", a, "--by", "tp+tp"};
     cr_assert_eq(test_cli(G_N_ELEMENTS(twice), twice), 2);
     g_autofree char *err_twice = test_stderr();

@@ -302,7 +302,8 @@ Test(validate, group_keys_round_trip)
     cr_assert_not(ssim_group_by_from_name("tpp", &none));
     g_autofree char *list = ssim_group_by_names_list("group:");
     cr_assert_str_eq(list, "group:model, group:nodes, group:tp, group:gpus, group:pp, group:dp, "
-                           "group:microbatch, group:microbatches, group:file or group:cluster");
+                           "group:microbatch, group:microbatches, group:file, group:cluster or "
+                           "group:recompute");
 }
 
 Test(validate, validate_published_rows)
@@ -423,6 +424,15 @@ Test(validate, published_fsdp_rows)
     /* Llama 2 13B: without recompute faster than with either of the others, as measured. */
     cr_assert_lt(pred[2], pred[5]);
     cr_assert_lt(pred[2], pred[6]);
+    /* The recompute mode is a key of --by and --only ("op", "full": every-other-layer included). */
+    g_autofree char *key = ssim_run_set_key(set, 4, SSIM_GROUP_BY_RECOMPUTE);
+    cr_assert_str_eq(key, "op");
+    SsimRowMatch only;
+    cr_assert(ssim_row_match_parse("recompute=op", &only, NULL));
+    guint op_rows = 0;
+    for (guint i = 0; i < n; i++)
+        op_rows += ssim_run_set_matches(set, i, &only, 1);
+    cr_assert_eq(op_rows, 3);
 }
 
 /* BigScience's rows on Jean Zay (traces/validation/published-a100-bigscience.csv, check only):
