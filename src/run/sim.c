@@ -627,6 +627,15 @@ static gboolean zero3_way(const SsimSimConfig *config, SsimParallel *p)
     return config->placement == NULL || ssim_placement_check(config->placement, p, NULL);
 }
 
+/* The recompute mode that keeps less than `mode` on the automatic ladder (none, selective, full;
+ * op-level checkpointing keeps more than full), or SSIM_RECOMPUTE_N after full. */
+static SsimRecompute more_recompute(SsimRecompute mode)
+{
+    if (mode == SSIM_RECOMPUTE_OP)
+        return SSIM_RECOMPUTE_FULL;
+    return mode + 1 < SSIM_RECOMPUTE_LADDER ? (SsimRecompute)(mode + 1) : SSIM_RECOMPUTE_N;
+}
+
 /*
  * Appends to a memory misfit's message (`error`, SSIM_CONFIG_ERROR_MEMORY) the options that
  * would make the job fit, tried in this order with the memory model only (a schedule per try, no
@@ -656,11 +665,10 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
         g_snprintf(option, sizeof option, "--schedule %s", in_order);
         try_way(config, &p, extra, option, fits);
     }
-    /* Op-level checkpointing keeps more than full recompute: full is its way out. */
-    int from = par->recompute == SSIM_RECOMPUTE_OP ? SSIM_RECOMPUTE_FULL : (int)par->recompute + 1;
-    for (int mode = from; mode < SSIM_RECOMPUTE_LADDER; mode++) {
+    for (SsimRecompute mode = more_recompute(par->recompute); mode != SSIM_RECOMPUTE_N;
+         mode = more_recompute(mode)) {
         SsimParallel p = *par;
-        p.recompute = (SsimRecompute)mode;
+        p.recompute = mode;
         g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
         if (try_way(config, &p, extra, option, fits))
             break; /* more recompute than the first that fits costs time for nothing */
@@ -722,10 +730,9 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
             break;
         case 1:
         case 2:
-            if (p.recompute == SSIM_RECOMPUTE_FULL)
+            if (more_recompute(p.recompute) == SSIM_RECOMPUTE_N)
                 continue;
-            p.recompute = p.recompute == SSIM_RECOMPUTE_OP ? SSIM_RECOMPUTE_FULL
-                                                           : (SsimRecompute)(p.recompute + 1);
+            p.recompute = more_recompute(p.recompute);
             g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
             break;
         case 3:

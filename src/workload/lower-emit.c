@@ -213,11 +213,10 @@ void lower_emit_reduce_unit(Emit *e, guint64 bytes)
 {
     if (bytes == 0) /* not ZeRO-2 or 3, or dp 1 (Units) */
         return;
-    if (e->units.copies) {
-        guint64 elems = bytes / ssim_dtype_size(e->model->dtype);
+    if (e->units.copies) { /* the gradients read, the reduce-scatter's input written */
         Step copy = {.kind = ST_KERNEL,
                      .name = g_intern_static_string("zero.copy_in"),
-                     .bytes = bytes + elems * lower_grad_elem_bytes(e)};
+                     .bytes = bytes + reduced_bytes(e, bytes)};
         kernel(e, &copy, SSIM_OPCLASS_BWD);
     }
     SsimOpSpec spec = coll_spec(e, SSIM_COLL_REDUCESCATTER, "dp.reducescatter", e->dp_group,

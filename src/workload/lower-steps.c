@@ -39,25 +39,6 @@ static void kernel_step(GArray *p, const char *name, double flops, guint64 bytes
     g_array_append_val(p, st);
 }
 
-/*
- * A LayerNorm's backward over `x` bytes of activations: one kernel of 4 x (the gradient and the
- * input read, the gradient written, and the weights' gradients accumulated on the way); or,
- * under Megatron-LM's own layers (transformer_impl=local), its fused layer norm's two passes
- * (megatron/fused_kernels/layer_norm_cuda_kernel.cu): cuComputePartGradGammaBeta reads the
- * gradient and the input for the weights' partial sums (2 x), cuComputeGradInput reads both
- * again and writes the input's gradient (3 x).
- */
-static void norm_backward(GArray *p, const char *name, guint64 x, gboolean local)
-{
-    if (!local) {
-        kernel_step(p, name, 0, 4 * x, 0);
-        return;
-    }
-    g_autofree char *gamma = g_strconcat(name, ".gamma", NULL);
-    kernel_step(p, gamma, 0, 2 * x, 0);
-    kernel_step(p, name, 0, 3 * x, 0);
-}
-
 /* A memory-bound kernel of `bytes` that only some configurations have (none when 0). */
 static void optional_step(GArray *p, const char *name, guint64 bytes)
 {
@@ -368,17 +349,6 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
         kernel_step(p, "attn_ctx.permute", 0, ac->permute, 0);
 }
 
-static void attn_core_backward_inner(GArray *p, const AttnCore *ac);
-
-static void attn_core_backward(GArray *p, const AttnCore *ac)
-{
-    attn_core_backward_inner(p, ac);
-    if (ac->repeat) {
-        kernel_step(p, "repeat_kv.bwd", 0, ac->repeat, 0);
-        kernel_step(p, "repeat_kv.bwd", 0, ac->repeat, 0);
-    }
-}
-
 static void attn_core_backward_inner(GArray *p, const AttnCore *ac)
 {
     if (ac->flash) {
@@ -409,6 +379,16 @@ static void attn_core_backward_inner(GArray *p, const AttnCore *ac)
         kernel_step(p, "softmax.bwd", 0, ac->softmax_bwd, 0);
     }
     kernel_step(p, "attn_score.bwd", 2 * ac->score.flops, 2 * ac->score.bytes, 0);
+}
+
+/* The attention core's backward, then repeat_kv's: the copies' gradients summed back. */
+static void attn_core_backward(GArray *p, const AttnCore *ac)
+{
+    attn_core_backward_inner(p, ac);
+    if (ac->repeat) {
+        kernel_step(p, "repeat_kv.bwd", 0, ac->repeat, 0);
+        kernel_step(p, "repeat_kv.bwd", 0, ac->repeat, 0);
+    }
 }
 
 /* Rotary positions on Q and K: one fused kernel a pass, or eager PyTorch's three a tensor. */
@@ -496,7 +476,12 @@ static void norm_fwd(GArray *p, const char *name, const NormStyle *ns)
 }
 
 /*
- * Its backward: "norm1.bwd" (and "norm1.bwd.gamma"), or the eager chain's as autograd runs it:
+ * Its backward.  Fused, over x = n dt bytes: one kernel of 4 x (the gradient and the input read,
+ * the gradient written, and the weights' gradients accumulated on the way), "norm1.bwd"; or two
+ * passes (two_pass: Megatron-LM's fused layer norm, megatron/fused_kernels/
+ * layer_norm_cuda_kernel.cu, and PyTorch's layer_norm_backward): the weights' partial sums
+ * reading the gradient and the input (2 x, "norm1.bwd.gamma"), then the input's gradient reading
+ * both again and writing it (3 x).  Or the eager chain's as autograd runs it:
  * the weight's product (the input gradient, 2 dt; the weight's gradient, a product of 3 dt and
  * its sum over the tokens, dt), the cast's (dt + 4), the normalising product's (the gradient
  * times the row factor, 8; times the input, 12, summed over each row, 4), the reciprocal square
@@ -508,8 +493,15 @@ static void norm_bwd(GArray *p, const char *name, const NormStyle *ns)
 {
     const guint64 dt = ns->dt;
     if (!ns->eager) {
+        const guint64 x = ns->n * dt;
         g_autofree char *bwd = g_strconcat(name, ".bwd", NULL);
-        norm_backward(p, bwd, ns->n * dt, ns->two_pass);
+        if (ns->two_pass) {
+            g_autofree char *gamma = g_strconcat(bwd, ".gamma", NULL);
+            kernel_step(p, gamma, 0, 2 * x, 0);
+            kernel_step(p, bwd, 0, 3 * x, 0);
+        } else {
+            kernel_step(p, bwd, 0, 4 * x, 0);
+        }
         return;
     }
     const ChainKernel k[] = {
