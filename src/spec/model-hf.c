@@ -24,7 +24,8 @@
  * context, not a training length, so seq_len is capped there; Mistral's sliding window is priced
  * as full attention; Qwen2's QKV bias is counted with an output-projection bias (h more
  * parameters a layer, 0.001% of Qwen2-7B); a float32 checkpoint is simulated as bf16 mixed
- * precision.  Mixture-of-experts configs are refused: their MLP is not one matrix per layer.
+ * precision.  Mixture-of-experts configs are refused: their MLP is not one matrix per layer; so are
+ * encoders, encoder-decoders and state-space models (refuse_architecture()).
  * Dropout is a flag here (the kernels and masks it costs do not depend on its rate): a config's
  * attention-probability dropout (`attn_pdrop`, `attention_dropout`,
  * `attention_probs_dropout_prob`) above 0 sets attention_dropout, a residual one (`resid_pdrop`,
@@ -240,23 +241,84 @@ static gboolean detect_family(Hf *hf, GError **error)
     return TRUE;
 }
 
-/* Mixture-of-experts and other shapes this model has no words for. */
+/*
+ * Configs of models that are not decoder-only transformers, refused before their fields are read
+ * as one (a BERT config has Llama's size names and would otherwise simulate as a causal decoder):
+ * encoders (bidirectional attention, a masked-language-model or classification head),
+ * encoder-decoders (T5, BART, Whisper: `is_encoder_decoder`) and state-space or recurrent models
+ * (Mamba, RWKV, and the hybrids whose layers are partly Mamba), told by `model_type` or by the
+ * fields only they have.
+ */
+static gboolean refuse_architecture(const Hf *hf, GError **error)
+{
+    static const char *const encoders[] = {
+        "bert",       "roberta",       "xlm-roberta", "xlm-roberta-xl", "deberta",   "deberta-v2",
+        "distilbert", "albert",        "electra",     "mpnet",          "camembert", "modernbert",
+        "nomic_bert", "megatron-bert", "mobilebert",  "longformer",     "ernie",     "esm",
+        "vit",        "clip",          "siglip",      "dinov2",         "wav2vec2",  "hubert",
+        NULL};
+    static const char *const encoder_decoders[] = {
+        "t5",   "mt5",        "umt5",    "longt5", "switch_transformers",
+        "bart", "mbart",      "pegasus", "marian", "whisper",
+        "led",  "blenderbot", "m2m_100", "fsmt",   "encoder-decoder",
+        NULL};
+    static const char *const recurrent[] = {"rwkv",  "rwkv5", "rwkv6", "recurrent_gemma",
+                                            "xlstm", NULL};
+    static const char *const ssm_fields[] = {"ssm_cfg", "state_size", "mamba_d_state",
+                                             "ssm_state_size"};
+    const char *type = hf->model_type;
+    JsonNode *ed = json_object_get_member(hf->top, "is_encoder_decoder");
+    gboolean is_ed = ed && JSON_NODE_HOLDS_VALUE(ed) &&
+                     json_node_get_value_type(ed) == G_TYPE_BOOLEAN && json_node_get_boolean(ed);
+    const char *what = NULL, *field = "model_type";
+    if (is_ed || (type && g_strv_contains(encoder_decoders, type))) {
+        what = "an encoder-decoder model (its decoder also attends to an encoder's output)";
+        field = is_ed ? "is_encoder_decoder" : field;
+    } else if (type && g_strv_contains(encoders, type)) {
+        what = "an encoder (bidirectional attention, no causal language-model head)";
+    } else if (type && g_strv_contains(recurrent, type)) {
+        what = "a recurrent model (its layers are not attention and an MLP)";
+    } else {
+        for (gsize i = 0; i < G_N_ELEMENTS(ssm_fields) && what == NULL; i++)
+            if (member(hf, ssm_fields[i])) {
+                what = "a state-space model (Mamba layers, not only attention and an MLP)";
+                field = ssm_fields[i];
+            }
+    }
+    if (what == NULL)
+        return TRUE;
+    g_autofree char *which = strcmp(field, "model_type") == 0
+                                 ? g_strdup_printf("%s is", type)
+                                 : g_strdup_printf("model_type %s is", type ? type : "unset:");
+    g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                "%s: %s: %s %s: shiftsim models decoder-only transformers (GPT-style causal "
+                "language models)",
+                hf->path, field, which, what);
+    return FALSE;
+}
+
+/* Mixture-of-experts configs: their MLP is not one matrix per layer.  The expert count is a
+ * top-level field (Mixtral, Qwen2-MoE, DeepSeek) or, in DBRX's config, ffn_config's. */
 static gboolean refuse_unsupported(const Hf *hf, GError **error)
 {
     static const char *const experts[] = {"num_local_experts", "num_experts", "n_routed_experts",
                                           "moe_num_experts"};
-    for (gsize i = 0; i < G_N_ELEMENTS(experts); i++) {
-        JsonNode *n = member(hf, experts[i]);
-        if (n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64 &&
-            json_node_get_int(n) > 1) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %s: %" G_GINT64_FORMAT
-                        " experts: mixture-of-experts models are not modelled (the MLP "
-                        "of a layer is one dense block here)",
-                        hf->path, experts[i], json_node_get_int(n));
-            return FALSE;
+    JsonNode *ffn = member(hf, "ffn_config");
+    JsonObject *scopes[] = {hf->obj,
+                            ffn && JSON_NODE_HOLDS_OBJECT(ffn) ? json_node_get_object(ffn) : NULL};
+    for (gsize s = 0; s < G_N_ELEMENTS(scopes) && scopes[s]; s++)
+        for (gsize i = 0; i < G_N_ELEMENTS(experts); i++) {
+            JsonNode *n = json_object_get_member(scopes[s], experts[i]);
+            if (n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64 &&
+                json_node_get_int(n) > 1) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: %s%s: %" G_GINT64_FORMAT
+                            " experts: mixture-of-experts models are not modelled (the MLP "
+                            "of a layer is one dense block here)",
+                            hf->path, s ? "ffn_config." : "", experts[i], json_node_get_int(n));
+                return FALSE;
+            }
         }
-    }
     return TRUE;
 }
 
@@ -306,7 +368,7 @@ static gboolean map_activation(Hf *hf, SsimModel *m, GError **error)
     if (hf->family == FAMILY_LLAMA) {
         /* A Llama-style MLP is gated: act(gate(x)) * up(x), then down; with SiLU always.  A GELU
          * one is gated in Llama's own classes and Gemma's, and one matrix up and one down in
-         * the other decoders and encoders that share Llama's field names (StarCoder2, BERT):
+         * the other decoders that share Llama's field names (StarCoder2, BioGPT):
          * those are read so, and said. */
         const char *model_type = hf->model_type;
         gboolean gelu_gated = model_type == NULL || g_strv_contains(llama_classes, model_type) ||
@@ -709,8 +771,9 @@ SsimModel *ssim_model_load_hf_data(const char *text, gssize length, const char *
         hf.obj = json_node_get_object(lm);
         note(&hf, "the language model of text_config is read (the vision tower is left out)");
     }
-    if (!read_string(&hf, "model_type", &hf.model_type, error) || !detect_family(&hf, error) ||
-        !refuse_unsupported(&hf, error))
+    if (!read_string(&hf, "model_type", &hf.model_type, error) ||
+        !refuse_architecture(&hf, error) || !refuse_unsupported(&hf, error) ||
+        !detect_family(&hf, error))
         return NULL;
 
     g_autoptr(SsimModel) m = g_new0(SsimModel, 1);

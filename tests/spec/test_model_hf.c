@@ -269,11 +269,12 @@ Test(model_hf, gelu_gated_only_where_the_class_gates_it)
     cr_assert_eq(ssim_model_params(sc2), 3030371328ULL);
     assert_has(sc2->notes, "hidden_act gelu_pytorch_tanh: an ungated MLP");
 
-    g_autoptr(SsimModel) bert = load_text(
-        "{\"model_type\": \"bert\", \"hidden_act\": \"gelu\", \"hidden_size\": 1024, "
+    /* BioGPT: a causal decoder with Llama's size names and a plain GELU MLP. */
+    g_autoptr(SsimModel) biogpt = load_text(
+        "{\"model_type\": \"biogpt\", \"hidden_act\": \"gelu\", \"hidden_size\": 1024, "
         "\"intermediate_size\": 4096, \"num_attention_heads\": 16, \"num_hidden_layers\": 24, "
-        "\"max_position_embeddings\": 512, \"vocab_size\": 30522}");
-    cr_assert_eq(bert->activation, SSIM_ACT_GELU);
+        "\"max_position_embeddings\": 1024, \"vocab_size\": 42384}");
+    cr_assert_eq(biogpt->activation, SSIM_ACT_GELU);
     g_autoptr(SsimModel) llama = load_text(
         "{\"model_type\": \"llama\", \"hidden_act\": \"gelu\", \"hidden_size\": 64, "
         "\"intermediate_size\": 128, \"num_attention_heads\": 4, \"num_hidden_layers\": 2, "
@@ -478,6 +479,24 @@ Test(model_hf, errors_name_the_config_field)
          "torch_dtype: 'int8' is not bfloat16, float16 or float32"},
         {"{\"hidden_size\": 64, \"num_local_experts\": 8}",
          "num_local_experts: 8 experts: mixture-of-experts models are not modelled"},
+        /* DBRX nests its expert count; its size names are no family's, the experts come first. */
+        {"{\"model_type\": \"dbrx\", \"d_model\": 64, \"ffn_config\": "
+         "{\"moe_num_experts\": 16}}",
+         "t/config.json: ffn_config.moe_num_experts: 16 experts: mixture-of-experts"},
+        /* Not decoder-only transformers, though BERT's and Mamba's size names are Llama's. */
+        {"{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+         "\"num_attention_heads\": 4, \"intermediate_size\": 8, "
+         "\"max_position_embeddings\": 8, \"vocab_size\": 8}",
+         "t/config.json: model_type: bert is an encoder (bidirectional attention"},
+        {"{\"model_type\": \"t5\", \"is_encoder_decoder\": true, \"d_model\": 64}",
+         "t/config.json: is_encoder_decoder: model_type t5 is an encoder-decoder model"},
+        {"{\"model_type\": \"bart\", \"d_model\": 64}", "model_type: bart is an encoder-decoder"},
+        {"{\"model_type\": \"mamba\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+         "\"state_size\": 16, \"vocab_size\": 8}",
+         "t/config.json: state_size: model_type mamba is a state-space model"},
+        {"{\"hidden_size\": 64, \"mamba_d_state\": 16}",
+         "mamba_d_state: model_type unset: is a state-space model"},
+        {"{\"model_type\": \"rwkv\", \"hidden_size\": 64}", "model_type: rwkv is a recurrent"},
         {"{\"hidden_size\": 64, \"tie_word_embeddings\": 1, \"num_hidden_layers\": 2, "
          "\"num_attention_heads\": 4, \"intermediate_size\": 8, \"max_position_embeddings\": 8, "
          "\"vocab_size\": 8}",
@@ -490,6 +509,21 @@ Test(model_hf, errors_name_the_config_field)
         g_autofree char *msg = load_error(bad[i].json);
         assert_has(msg, bad[i].needle);
     }
+}
+
+/* A decoder that says it is not an encoder-decoder, or has one expert, loads as any other. */
+Test(model_hf, decoder_flags_that_are_not_refusals)
+{
+    const char *json = "{\"model_type\": \"llama\", \"is_encoder_decoder\": false, "
+                       "\"num_local_experts\": 1, \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"max_position_embeddings\": 256, "
+                       "\"vocab_size\": 1000}";
+    GError *error = NULL;
+    g_autoptr(SsimModel) m = ssim_model_load_hf_data(json, -1, "t/config.json", &error);
+    cr_assert_not_null(m, "%s", error ? error->message : "");
+    cr_assert_eq(m->layers, 2);
+    cr_assert_eq(m->ffn, 128);
 }
 
 /* The bounded reader refuses a config nested past SSIM_JSON_MAX_DEPTH before json-glib recurses. */
