@@ -249,11 +249,24 @@ void ssim_analytic_set_group(SsimAnalytic *model, guint32 group, const guint32 *
  * (batch B, m = n = s, k = d), moving `bytes` through HBM. */
 SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *params, const SsimGemmShape *score,
                                   guint64 bytes, gboolean backward);
+/* The same for a model with a sliding window (model.h): a share `windowed` of the layers attends
+ * to at most `window` keys a query, each block of queries multiplying only with the blocks of
+ * keys the window touches; the time is the layers' mean (window 0 or >= the sequence: the
+ * causal kernel's). */
+SsimTime ssim_analytic_flash_time_window(const SsimAnalyticParams *params,
+                                         const SsimGemmShape *score, guint64 window,
+                                         double windowed, guint64 bytes, gboolean backward);
 
 /* Whether compute op `op` of `graph` is a flash-attention kernel of the model's table; if so,
  * `score` (may be NULL) receives its heads' Q K^T shape and `backward` (may be NULL) its pass. */
 gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
                                 SsimGemmShape *score, gboolean *backward);
+
+/* For a flash-attention op of the model's table moving `bytes`, its windowed time over its
+ * causal one under the model's parameters (1 without a window): how a measured causal kernel's
+ * time is carried to the model's windowed layers. */
+double ssim_analytic_op_flash_window(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                     guint64 bytes);
 
 /* Prices compute ops named `name` (whose FLOPs are the GEMMs') as the n (1 or 2) GEMMs `gemms`
  * (copied; a name set again is replaced). */

@@ -121,11 +121,23 @@ typedef struct {
                                    residual add): a byte mask written in the forward and a
                                    kernel of its own in the backward (default FALSE) */
     SsimDtype dtype;            /* training (compute and weight) dtype: bf16, fp16 or fp32 */
-    guint64 declared_params;    /* from the file; 0 when not declared */
-    char *notes;                /* what reading a foreign description (a Hugging Face
-                                   config.json) approximated, for the user ("PATH:
-                                   approximated: ..."); NULL when it was taken exactly */
+    /* Sliding-window attention (Mistral 7B v0.1, Gemma 2 and 3, Phi-3, StarCoder2): a windowed
+     * layer's query attends to at most `sliding_window` keys, its own and those just before it;
+     * `sliding_window_layers` of the layers are windowed (Gemma 2: every other one, Gemma 3:
+     * five of six), the others attend to the whole causal prefix.  0 and 0: no window.  Only a
+     * flash kernel skips the pairs outside the window (unfused attention computes every score
+     * and masks them); FLOPs are counted as without it, the attention's every score (the
+     * convention of published MFU figures, as for the causal mask). */
+    guint sliding_window;
+    guint sliding_window_layers;
+    guint64 declared_params; /* from the file; 0 when not declared */
+    char *notes;             /* what reading a foreign description (a Hugging Face
+                                config.json) approximated, for the user ("PATH:
+                                approximated: ..."); NULL when it was taken exactly */
 } SsimModel;
+
+/* The share of its layers whose attention is windowed (0 without a window). */
+double ssim_model_windowed_share(const SsimModel *model);
 
 /* GPT-J 6B (the embedded default; same figures as models/gpt-j-6b.ini). */
 SsimModel *ssim_model_default(void);

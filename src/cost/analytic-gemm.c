@@ -105,8 +105,10 @@ SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *p, const SsimGemmShap
 
 /* ---- flash attention (analytic.h) ------------------------------------------------------ */
 
-SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmShape *score,
-                                  guint64 bytes, gboolean backward)
+/* One layer kind's flash kernel: causal over the whole prefix (window 0) or over a window of
+ * `window` keys. */
+static SsimTime flash_time(const SsimAnalyticParams *p, const SsimGemmShape *score, guint64 window,
+                           guint64 bytes, gboolean backward)
 {
     /* The FLOPs the unfused kernels it replaces carry: Q K^T and P V forward, twice that
      * backward.  Without the shape model the kernel is priced by them, as any other. */
@@ -116,7 +118,10 @@ SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmSha
         return ssim_analytic_compute_time(p, unfused, bytes);
     const double blk = 128;
     double nb = ceil((double)score->m / blk);
-    double pairs = nb * (nb + 1) / 2 * (double)MAX(score->batch, 1);
+    /* A block of queries multiplies with the blocks of keys it sees: all before it (causal), or
+     * under a window of w keys the ceil(w / blk) + 1 blocks that window can touch at most. */
+    double kb = window > 0 ? MIN(nb, ceil((double)window / blk) + 1) : nb;
+    double pairs = (kb * (kb + 1) / 2 + (nb - kb) * kb) * (double)MAX(score->batch, 1);
     double sms = p->sm_count;
     double rate = p->peak_flops / sms * p->gemm_efficiency;
     double pair = (backward ? 5.0 : 2.0) * 2.0 * blk * blk * (double)score->k / rate;
@@ -134,7 +139,7 @@ SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmSha
      * bound), which is taken as the estimate. */
     double fix = ssim_time_to_seconds(p->gemm_tile_overhead);
     double blocks = nb * (double)MAX(score->batch, 1);
-    double t = (pairs * pair + blocks * fix) / sms + (1.0 - 1.0 / sms) * (nb * pair + fix);
+    double t = (pairs * pair + blocks * fix) / sms + (1.0 - 1.0 / sms) * (kb * pair + fix);
     double hbm = p->hbm_bw * p->memory_efficiency;
     if (!backward)
         return ssim_time_add(ssim_time_from_seconds(MAX(t, (double)bytes / hbm)),
@@ -151,6 +156,24 @@ SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmSha
     return ssim_time_add(
         ssim_time_from_seconds(MAX(t, rest / hbm) + MIN(passes, (double)bytes) / hbm),
         4 * p->kernel_overhead);
+}
+
+SsimTime ssim_analytic_flash_time(const SsimAnalyticParams *p, const SsimGemmShape *score,
+                                  guint64 bytes, gboolean backward)
+{
+    return flash_time(p, score, 0, bytes, backward);
+}
+
+SsimTime ssim_analytic_flash_time_window(const SsimAnalyticParams *p, const SsimGemmShape *score,
+                                         guint64 window, double windowed, guint64 bytes,
+                                         gboolean backward)
+{
+    SsimTime full = flash_time(p, score, 0, bytes, backward);
+    if (window == 0 || window >= score->m || !(windowed > 0))
+        return full;
+    SsimTime win = flash_time(p, score, window, bytes, backward);
+    return ssim_time_from_seconds(windowed * ssim_time_to_seconds(win) +
+                                  (1.0 - MIN(windowed, 1.0)) * ssim_time_to_seconds(full));
 }
 
 /* ---- the kernel table -------------------------------------------------------------------- */
@@ -174,9 +197,14 @@ static void put_kernel(SsimAnalytic *model, KernelGemms *k)
 
 /* Prices compute ops named `name` carrying `flops` as flash attention over `score`. */
 static void set_flash_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *score,
-                             double flops, guint flash)
+                             double flops, guint flash, const SsimModel *m)
 {
-    KernelGemms k = {.name = g_strdup(name), .n = 0, .flash = flash, .flops = flops};
+    KernelGemms k = {.name = g_strdup(name),
+                     .n = 0,
+                     .flash = flash,
+                     .flops = flops,
+                     .window = m->sliding_window,
+                     .windowed = ssim_model_windowed_share(m)};
     k.gemm[0] = *score;
     put_kernel(model, &k);
 }
@@ -239,12 +267,12 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
         set_kernel(model, part_name[i], &shape, 1, fp8 ? &p8 : &model->params, fp8);
     }
     /* Flash attention (the lowering's SSIM_FLASH_KERNEL) over the heads of the scores' GEMM,
-     * with the FLOPs of the unfused kernels it replaces. */
+     * with the FLOPs of the unfused kernels it replaces and the model's sliding window. */
     SsimGemm s = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, microbatch, tp);
     SsimGemm c = ssim_model_gemm(m, SSIM_GEMM_ATTN_CONTEXT, microbatch, tp);
     SsimGemmShape score = {s.m, s.n, s.k, s.batch};
-    set_flash_kernel(model, SSIM_FLASH_KERNEL, &score, s.flops + c.flops, 1);
-    set_flash_kernel(model, SSIM_FLASH_KERNEL ".bwd", &score, 2 * (s.flops + c.flops), 2);
+    set_flash_kernel(model, SSIM_FLASH_KERNEL, &score, s.flops + c.flops, 1, m);
+    set_flash_kernel(model, SSIM_FLASH_KERNEL ".bwd", &score, 2 * (s.flops + c.flops), 2, m);
 }
 
 const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,
@@ -287,6 +315,19 @@ gboolean ssim_analytic_op_flash(const SsimAnalytic *model, const SsimGraph *grap
     if (backward)
         *backward = k->flash == 2;
     return TRUE;
+}
+
+double ssim_analytic_op_flash_window(const SsimAnalytic *model, const SsimGraph *graph, guint32 op,
+                                     guint64 bytes)
+{
+    const KernelGemms *k = op_kernel(model, graph, op);
+    if (k == NULL || k->flash == 0 || k->window == 0)
+        return 1.0;
+    const SsimAnalyticParams *p = &model->params;
+    double full = (double)flash_time(p, &k->gemm[0], 0, bytes, k->flash == 2);
+    double mixed = (double)ssim_analytic_flash_time_window(p, &k->gemm[0], k->window, k->windowed,
+                                                           bytes, k->flash == 2);
+    return full > 0 ? mixed / full : 1.0;
 }
 
 gboolean ssim_analytic_op_fp8(const SsimAnalytic *model, const SsimGraph *graph, guint32 op)

@@ -23,9 +23,11 @@ typedef struct {
 /* The GEMMs one kernel of the lowering runs (a backward attention kernel runs two). */
 typedef struct {
     char *name;
-    guint n;      /* 0: a flash-attention kernel, gemm[0] its heads' Q K^T */
-    guint flash;  /* 1 its forward, 2 its backward (ssim_analytic_flash_time) */
-    gboolean fp8; /* priced as FP8 GEMMs (ssim_analytic_fp8_params) */
+    guint n;         /* 0: a flash-attention kernel, gemm[0] its heads' Q K^T */
+    guint flash;     /* 1 its forward, 2 its backward (ssim_analytic_flash_time) */
+    guint64 window;  /* a flash kernel's sliding window in keys, 0: none (model.h) */
+    double windowed; /* the share of the layers whose flash kernel is windowed */
+    gboolean fp8;    /* priced as FP8 GEMMs (ssim_analytic_fp8_params) */
     SsimGemmShape gemm[2];
     double flops;
     SsimTime time; /* its GEMMs' time under the model's parameters, computed once when set */

@@ -359,7 +359,8 @@ static SsimTime compute_time(const SsimAnalytic *m, const SsimGraph *graph, cons
     if (k != NULL && p->sm_count == 0 && !k->fp8)
         k = NULL;
     if (k != NULL && k->flash)
-        return ssim_analytic_flash_time(p, &k->gemm[0], op->bytes, k->flash == 2);
+        return ssim_analytic_flash_time_window(p, &k->gemm[0], k->window, k->windowed, op->bytes,
+                                               k->flash == 2);
     if (k != NULL)
         return k->time;
     /* The optimizer's multi-tensor kernels stream slower than a plain copy. */

@@ -324,8 +324,17 @@ static gboolean ask_profile(const SsimProfiled *m, const Key *key, const SsimGra
             SsimGemmShape s;
             gboolean bwd;
             ssim_analytic_op_flash(m->analytic, graph, idx, &s, &bwd);
-            return ssim_profile_flash_time(m->profile, bwd, s.m, s.batch, s.k, 1, key->bytes,
-                                           m->dtype, NULL, est);
+            if (!ssim_profile_flash_time(m->profile, bwd, s.m, s.batch, s.k, 1, key->bytes,
+                                         m->dtype, NULL, est))
+                return FALSE;
+            /* The profile measured the causal kernel: a sliding window's layers skip pairs, by
+             * the analytic model's ratio (1 without a window). */
+            double w = ssim_analytic_op_flash_window(m->analytic, graph, idx, key->bytes);
+            if (w != 1.0) {
+                est->time_us *= w;
+                est->time = ssim_time_from_seconds(ssim_time_to_seconds(est->time) * w);
+            }
+            return TRUE;
         }
         if (key->mem > 0)
             return ask_gemms(m, graph, idx, est);

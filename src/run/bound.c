@@ -19,6 +19,8 @@ typedef struct {
     const SsimAnalyticParams *ap8; /* the linear layers' GEMMs under fp8, or NULL */
     guint dtype_bytes;             /* of the model: the lowering's bytes are counted in it */
     SsimGemmShape score;           /* the heads' Q K^T: a flash-attention kernel's shape */
+    guint64 window;                /* and the model's sliding window (model.h) */
+    double windowed;
     SsimTime gpu[SSIM_KERNELS_N], host[SSIM_KERNELS_N];
 } Sums;
 
@@ -30,7 +32,8 @@ static void add_kernel(gpointer data, SsimKernelList list, const char *name, dou
      * priced as the cost model prices it, exactly. */
     gboolean bwd = strcmp(name, SSIM_FLASH_KERNEL ".bwd") == 0;
     if (bwd || strcmp(name, SSIM_FLASH_KERNEL) == 0)
-        s->gpu[list] += ssim_analytic_flash_time(s->ap, &s->score, bytes, bwd);
+        s->gpu[list] +=
+            ssim_analytic_flash_time_window(s->ap, &s->score, s->window, s->windowed, bytes, bwd);
     else if (s->ap8 != NULL && ssim_gemm_kernel_fp8(name)) /* 1-byte elements (analytic.h) */
         s->gpu[list] += ssim_analytic_compute_time(s->ap8, flops, bytes / MAX(s->dtype_bytes, 1u));
     else
@@ -101,7 +104,9 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
     Sums s = {.ap = &ap,
               .ap8 = par->fp8 != SSIM_FP8_OFF ? &ap8 : NULL,
               .dtype_bytes = ssim_dtype_size(model->dtype),
-              .score = {score.m, score.n, score.k, score.batch}};
+              .score = {score.m, score.n, score.k, score.batch},
+              .window = model->sliding_window,
+              .windowed = ssim_model_windowed_share(model)};
     ssim_lower_each_kernel(model, par, add_kernel, &s);
     guint64 bytes = ssim_lower_transfer_bytes(model, par);
     SsimTime inside = ssim_analytic_p2p_time(&ap, bytes, FALSE);

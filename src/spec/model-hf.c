@@ -21,12 +21,12 @@
  *
  * What the shape model cannot say exactly is mapped to the closest thing it can and written to
  * SsimModel.notes (the CLI prints it): a config's context length above SSIM_HF_MAX_SEQ_LEN is a
- * context, not a training length, so seq_len is capped there; Mistral's sliding window is priced
- * as full attention; Qwen2's QKV bias is counted with an output-projection bias (h more
- * parameters a layer, 0.001% of Qwen2-7B); a float32 checkpoint is simulated as bf16 mixed
- * precision.  Mixture-of-experts configs are refused: their MLP is not one matrix per layer; so are
- * encoders, encoder-decoders and state-space models (refuse_architecture()).
- * Dropout is a flag here (the kernels and masks it costs do not depend on its rate): a config's
+ * context, not a training length, so seq_len is capped there; Qwen2's QKV bias is counted with an
+ * output-projection bias (h more parameters a layer, 0.001% of Qwen2-7B); a float32 checkpoint is
+ * simulated as bf16 mixed precision.  A sliding window is read onto the layers the config's class
+ * windows (map_window()).  Mixture-of-experts configs are refused: their MLP is not one matrix per
+ * layer; so are encoders, encoder-decoders and state-space models (refuse_architecture()). Dropout
+ * is a flag here (the kernels and masks it costs do not depend on its rate): a config's
  * attention-probability dropout (`attn_pdrop`, `attention_dropout`,
  * `attention_probs_dropout_prob`) above 0 sets attention_dropout, a residual one (`resid_pdrop`,
  * `hidden_dropout`, `hidden_dropout_prob`) hidden_dropout; absent is 0, as the model classes'.
@@ -658,11 +658,81 @@ static gboolean map_falcon(Hf *hf, SsimModel *m, guint *ctx, GError **error)
     return TRUE;
 }
 
+/* An integer field that may be 0 (absent: `fallback`). */
+static gboolean read_count(const Hf *hf, const char *key, guint fallback, guint *out,
+                           GError **error)
+{
+    *out = fallback;
+    JsonNode *n = member(hf, key);
+    if (n == NULL)
+        return TRUE;
+    if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_INT64 ||
+        json_node_get_int(n) < 0 || json_node_get_int(n) > G_MAXUINT) {
+        g_autofree char *shown = node_text(n);
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %s: must be a non-negative integer, not %s", hf->path, key, shown);
+        return FALSE;
+    }
+    *out = (guint)json_node_get_int(n);
+    return TRUE;
+}
+
+/*
+ * Sliding-window attention (model.h): `sliding_window` keys, unless `use_sliding_window` is
+ * false (Qwen2's default), on the layers the config's class windows: those `layer_types` calls
+ * "sliding_attention" where the config lists them; else Gemma 2's every other layer (the first
+ * of each pair), Gemma 3's all but every `sliding_window_pattern`-th (default 6), Qwen2's from
+ * layer `max_window_layers` on, and every layer for the others (Mistral, Phi-3, StarCoder2).
+ */
+static gboolean map_window(Hf *hf, SsimModel *m, GError **error)
+{
+    guint window = 0;
+    gboolean found = FALSE, use_window = TRUE;
+    if (!read_uint(hf, KEYS("sliding_window"), FALSE, &window, &found, error) ||
+        !read_bool(hf, "use_sliding_window", &use_window, error))
+        return FALSE;
+    if (!found || !use_window)
+        return TRUE;
+    const char *type = hf->model_type ? hf->model_type : "";
+    guint layers = m->layers, pattern = 0, from = 0;
+    JsonNode *types = member(hf, "layer_types");
+    if (types != NULL) {
+        JsonArray *a = JSON_NODE_HOLDS_ARRAY(types) ? json_node_get_array(types) : NULL;
+        if (a == NULL || json_array_get_length(a) != m->layers) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: layer_types: must list the %u layers' attention kinds", hf->path,
+                        m->layers);
+            return FALSE;
+        }
+        layers = 0;
+        for (guint i = 0; i < m->layers; i++) {
+            JsonNode *e = json_array_get_element(a, i);
+            layers += JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING &&
+                      strcmp(json_node_get_string(e), "sliding_attention") == 0;
+        }
+    } else if (strcmp(type, "gemma2") == 0) {
+        layers = (m->layers + 1) / 2;
+    } else if (g_str_has_prefix(type, "gemma3")) {
+        if (!read_count(hf, "sliding_window_pattern", 6, &pattern, error))
+            return FALSE;
+        layers = pattern > 0 ? m->layers - m->layers / pattern : m->layers;
+    } else if (g_str_has_prefix(type, "qwen2")) {
+        if (!read_count(hf, "max_window_layers", 0, &from, error))
+            return FALSE;
+        layers = m->layers - MIN(from, m->layers);
+    }
+    if (layers > 0) {
+        m->sliding_window = window;
+        m->sliding_window_layers = layers;
+    }
+    return TRUE;
+}
+
 /* The shape fields of each family, as the config names them. */
 static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
 {
     guint ctx = 0;
-    gboolean found = FALSE, ok;
+    gboolean ok;
     switch (hf->family) {
     case FAMILY_LLAMA:
         ok = map_llama(hf, m, &ctx, error);
@@ -698,15 +768,7 @@ static gboolean map_shape(Hf *hf, SsimModel *m, GError **error)
     /* A learned position table has one row per position of the context, trained or not. */
     if (m->position == SSIM_POSITION_LEARNED && ctx != m->seq_len)
         note(hf, "the learned position table is counted for %u positions", m->seq_len);
-    guint window = 0;
-    gboolean use_window = TRUE;
-    if (!read_uint(hf, KEYS("sliding_window"), FALSE, &window, &found, error) ||
-        !read_bool(hf, "use_sliding_window", &use_window, error))
-        return FALSE;
-    if (found && use_window && window < m->seq_len)
-        note(hf, "sliding_window %u: attention is priced over the whole sequence of %u", window,
-             m->seq_len);
-    return TRUE;
+    return map_window(hf, m, error);
 }
 
 /* The config field a check failure is about, for the message. */

@@ -321,6 +321,12 @@ double ssim_model_op_recompute_gemm_flops(const SsimModel *m, guint64 sequences)
     return f * (double)sequences;
 }
 
+double ssim_model_windowed_share(const SsimModel *m)
+{
+    return m->sliding_window > 0 ? MIN(m->sliding_window_layers, m->layers) / (double)m->layers
+                                 : 0.0;
+}
+
 /* Attention score + context FLOPs of one layer's forward: 2 * 2 * T * s * h. */
 static double attention_core_flops(const SsimModel *m, double tokens)
 {
@@ -448,6 +454,12 @@ static gboolean check_model(const SsimModel *m, const char **field, GError **err
     if (m->dtype != SSIM_DTYPE_BF16 && m->dtype != SSIM_DTYPE_FP16 && m->dtype != SSIM_DTYPE_FP32)
         FAIL("dtype", "%s is not a training dtype (use bf16, fp16 or fp32)",
              ssim_dtype_name(m->dtype));
+    if (m->sliding_window_layers > 0 && m->sliding_window == 0)
+        FAIL("sliding_window_layers", "%u windowed layers need a sliding_window",
+             m->sliding_window_layers);
+    if (m->sliding_window_layers > m->layers)
+        FAIL("sliding_window_layers", "%u is more than the model's %u layers",
+             m->sliding_window_layers, m->layers);
     if (m->declared_params != 0) {
         guint64 shape = ssim_model_params(m);
         double off = fabs((double)shape - (double)m->declared_params) / (double)m->declared_params;
@@ -532,18 +544,32 @@ void ssim_model_free(SsimModel *model)
     g_free(model);
 }
 
-static const char *const model_keys[] = {"format",          "name",
-                                         "layers",          "hidden",
-                                         "heads",           "kv_heads",
-                                         "head_dim",        "ffn",
-                                         "vocab",           "seq_len",
-                                         "block",           "position",
-                                         "activation",      "norm",
-                                         "tied_embeddings", "attention_bias",
-                                         "mlp_bias",        "lm_head_bias",
-                                         "embedding_norm",  "dtype",
-                                         "params",          "attention_dropout",
-                                         "hidden_dropout",  NULL};
+static const char *const model_keys[] = {"format",
+                                         "name",
+                                         "layers",
+                                         "hidden",
+                                         "heads",
+                                         "kv_heads",
+                                         "head_dim",
+                                         "ffn",
+                                         "vocab",
+                                         "seq_len",
+                                         "block",
+                                         "position",
+                                         "activation",
+                                         "norm",
+                                         "tied_embeddings",
+                                         "attention_bias",
+                                         "mlp_bias",
+                                         "lm_head_bias",
+                                         "embedding_norm",
+                                         "dtype",
+                                         "params",
+                                         "attention_dropout",
+                                         "hidden_dropout",
+                                         "sliding_window",
+                                         "sliding_window_layers",
+                                         NULL};
 
 static const SsimIniGroup model_groups[] = {
     {"model", model_keys, TRUE},
@@ -598,8 +624,13 @@ static gboolean parse_model(const SsimIni *ini, SsimModel *m, GError **error)
         !ssim_ini_bool(ini, G, "attention_dropout", FALSE, &m->attention_dropout, error) ||
         !ssim_ini_bool(ini, G, "hidden_dropout", FALSE, &m->hidden_dropout, error) ||
         !ssim_ini_enum(ini, G, "dtype", FALSE, dtype_names, SSIM_DTYPE_N, &dtype, error) ||
-        !ssim_ini_u64(ini, G, "params", FALSE, 1, &m->declared_params, error))
+        !ssim_ini_u64(ini, G, "params", FALSE, 1, &m->declared_params, error) ||
+        !ssim_ini_uint(ini, G, "sliding_window", FALSE, 1, &m->sliding_window, error) ||
+        !ssim_ini_uint(ini, G, "sliding_window_layers", FALSE, 1, &m->sliding_window_layers, error))
         return FALSE;
+    /* A window names its layers or is every layer's. */
+    if (m->sliding_window > 0 && m->sliding_window_layers == 0)
+        m->sliding_window_layers = m->layers;
     m->block = (SsimBlock)block;
     m->position = (SsimPosition)position;
     m->activation = (SsimActivation)activation;

@@ -298,6 +298,34 @@ Test(analytic_gemm, flash_attention_by_hand)
               ssim_analytic_compute_time(&p, 8.0 * 256 * 256 * 64 * 8, 4096));
 }
 
+/*
+ * A sliding window (model.h) by hand, on the GPU above: s = 512 is nb = 4 blocks of queries; under
+ * a window of 128 keys a block sees at most ceil(128 / 128) + 1 = 2 blocks of keys, so a head
+ * multiplies 1 + 2 + 2 + 2 = 7 block pairs (causal: 10).  Two heads: 14 pairs of 20.578304 us
+ * over 4 SMs, 72.024064 us, plus 3/4 of the longest block (2 pairs, 41.156608 us): 102.89152 us.
+ * The causal kernel: 20 pairs, 102.89152 us, plus 3/4 x 4 pairs: 164.626432 us.
+ */
+Test(analytic_gemm, flash_attention_sliding_window_by_hand)
+{
+    SsimAnalyticParams p = tiles_params();
+    p.exp_rate = 4e9;
+    p.gemm_burst = 1.0;
+    SsimGemmShape two = {512, 512, 64, 2};
+    assert_ns(ssim_analytic_flash_time(&p, &two, 1, FALSE), 164626);
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 128, 1.0, 1, FALSE), 102892);
+    /* Half the layers windowed: the mean of the two kernels, (102892 + 164626) / 2 ns. */
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 128, 0.5, 1, FALSE), 133759);
+    /* One key more reaches a third block: 1 + 2 + 3 + 3 = 9 pairs a head, 18 over 4 SMs
+     * (92.602368 us) plus 3/4 x 3 pairs (46.301184 us): 138.903552 us. */
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 129, 1.0, 1, FALSE), 138904);
+    /* A window as long as the sequence, none, or no layer windowed: the causal kernel. */
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 512, 1.0, 1, FALSE), 164626);
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 0, 1.0, 1, FALSE), 164626);
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 128, 0.0, 1, FALSE), 164626);
+    /* The backward skips the same pairs: 14 x 26.86976 / 4 + 3/4 x 2 x 26.86976 = 134.3488 us. */
+    assert_ns(ssim_analytic_flash_time_window(&p, &two, 128, 1.0, 1, TRUE), 134349);
+}
+
 /* The kernel table knows the lowering's flash kernels from the model's shape: an op named so and
  * carrying the unfused FLOPs is priced as flash attention (with its own bytes), has no GEMMs to
  * look up in a profile, and an op of the name with other FLOPs is not it. */

@@ -14,6 +14,7 @@
 #include <shiftsim/sim.h>
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #define VTRAIN_AR  SHIFTSIM_SOURCE_ROOT "/traces/vtrain-a100/allreduce.csv"
@@ -357,6 +358,49 @@ Test(profiled, flash_attention_from_measured_rows)
     cr_assert_eq(bwd, 4);
     cr_assert_eq(e.count[SSIM_PROFILE_ATTENTION][SSIM_COST_EXACT], fwd + bwd);
     flash_job_clear(&j);
+}
+
+/* The first forward flash kernel's duration in the job priced by `profile` (NULL: analytic). */
+static SsimTime first_flash(FlashJob *j, const SsimProfile *profile, const char *name)
+{
+    g_autoptr(SsimLowered) lowered = NULL;
+    g_autoptr(SsimTimeline) tl = NULL;
+    flash_job_run(j, profile, NULL, &lowered, &tl);
+    const SsimGraph *g = ssim_lowered_graph(lowered);
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++)
+        if (strcmp(op_name(g, i), name) == 0)
+            return tl->end[i] - tl->start[i];
+    cr_assert_fail("no %s", name);
+    return 0;
+}
+
+/* The measured kernels are causal: a model with a sliding window carries their times to its
+ * windowed layers by the analytical model's ratio of the windowed kernel to the causal one. */
+Test(profiled, flash_attention_rows_carried_to_a_sliding_window)
+{
+    GError *error = NULL;
+    g_autoptr(SsimProfile) profile = ssim_profile_load(
+        SHIFTSIM_SOURCE_ROOT "/traces/h200/reference/kineto-gpt-j-layer.csv", &error);
+    cr_assert_not_null(profile, "%s", error ? error->message : "");
+    const char *names[2] = {SSIM_FLASH_KERNEL, SSIM_FLASH_KERNEL ".bwd"};
+    const SsimTime measured[2] = {92032, 315967};
+    for (guint pass = 0; pass < 2; pass++) {
+        FlashJob j;
+        flash_job_init(&j, 8, 1, 1, 16);
+        SsimTime causal = first_flash(&j, NULL, names[pass]);
+        j.model->sliding_window = 512; /* of GPT-J's 2048 tokens, both layers */
+        j.model->sliding_window_layers = 2;
+        SsimTime windowed = first_flash(&j, NULL, names[pass]);
+        SsimTime carried = first_flash(&j, profile, names[pass]);
+        cr_assert_lt(windowed, causal);
+        double want = (double)measured[pass] * (double)windowed / (double)causal;
+        cr_assert(fabs((double)carried - want) <= 2, "%s: %lld ns, want %.0f", names[pass],
+                  (long long)carried, want);
+        /* A window as long as the sequence is the causal kernel: the measured time itself. */
+        j.model->sliding_window = 2048;
+        cr_assert(llabs((long long)first_flash(&j, profile, names[pass]) - measured[pass]) <= 1);
+        flash_job_clear(&j);
+    }
 }
 
 Test(profiled, empty_profile_gives_the_analytic_figures)

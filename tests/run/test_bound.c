@@ -209,6 +209,38 @@ Test(bound, flash_attention_stays_bounded)
     }
 }
 
+/* A sliding window (model.h): the windowed layers' flash kernels skip the pairs outside it, in the
+ * simulation and the bound alike, so the bound stays under the step and the step shortens, more
+ * with every layer windowed than with half of them; unfused attention computes every score and
+ * is not faster; the FLOPs counted do not move (every score, as published MFU figures count). */
+Test(bound, sliding_window_stays_bounded_and_faster)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    m->seq_len = 16384;
+    g_autoptr(SsimModel) half = ssim_model_copy(m);
+    half->sliding_window = 2048;
+    half->sliding_window_layers = m->layers / 2;
+    g_autoptr(SsimModel) all = ssim_model_copy(half);
+    all->sliding_window_layers = m->layers;
+    SsimParallel p = split(2, 4, 2, 8), u = p;
+    p.attention = SSIM_ATTENTION_FLASH;
+    SsimTime flash[3], unfused[3];
+    SsimModel *models[3] = {m, half, all};
+    for (guint i = 0; i < 3; i++)
+        step_and_base(models[i], c, &p, &u, &flash[i], &unfused[i]);
+    cr_assert_lt(flash[1], flash[0]);
+    cr_assert_lt(flash[2], flash[1]);
+    cr_assert_eq(unfused[2], unfused[0], "unfused attention masks the window's pairs");
+    SsimResult r0, r2;
+    SsimSimConfig cfg = {.model = m, .cluster = c, .par = &p, .ignore_memory = TRUE};
+    cr_assert(ssim_simulate(&cfg, &r0, NULL, NULL, NULL));
+    cfg.model = all;
+    cr_assert(ssim_simulate(&cfg, &r2, NULL, NULL, NULL));
+    cr_assert_float_eq(r2.model_flops, r0.model_flops, 1e-9 * r0.model_flops);
+}
+
 /* FP8 GEMMs (parallel.h, SsimFp8) run at the FP8 tensor cores' rate in the simulation and in the
  * bound alike, with the GEMM shape model and without it: the bound stays under the step, and the
  * step of a GEMM-bound job is shorter than in bf16, by less than half (attention, the LM head and

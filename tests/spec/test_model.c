@@ -555,6 +555,15 @@ Test(model, error_inline_texts)
         {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\n"
          "seq_len = 16777217\n",
          "t.ini:7: seq_len: 16777217 is more than 16777216 tokens"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\nseq_len = 8\n"
+         "sliding_window_layers = 2\n",
+         "t.ini:8: sliding_window_layers: 2 windowed layers need a sliding_window"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\nseq_len = 8\n"
+         "sliding_window = 4\nsliding_window_layers = 3\n",
+         "t.ini:9: sliding_window_layers: 3 is more than the model's 2 layers"},
+        {"[model]\nformat = 1\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 10\nseq_len = 8\n"
+         "sliding_window = 0\n",
+         "t.ini:8: sliding_window: must be a positive integer"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
@@ -579,6 +588,33 @@ Test(model, defaults_for_optional_keys)
     cr_assert_eq(m->position, SSIM_POSITION_LEARNED);
     cr_assert_eq(m->dtype, SSIM_DTYPE_BF16);
     cr_assert_eq(m->declared_params, 0);
+}
+
+/* A sliding window is every layer's unless it names how many; it changes no FLOPs count (the
+ * attention's every score is counted, as published MFU figures count it). */
+Test(model, sliding_window_keys)
+{
+    const char *base = "[model]\nformat = 1\nlayers = 6\nhidden = 64\nheads = 4\nvocab = 10\n"
+                       "seq_len = 1024\n";
+    g_autofree char *all = g_strconcat(base, "sliding_window = 256\n", NULL);
+    g_autofree char *five =
+        g_strconcat(base, "sliding_window = 256\nsliding_window_layers = 5\n", NULL);
+    GError *error = NULL;
+    g_autoptr(SsimModel) none = ssim_model_load_data(base, -1, "n.ini", &error);
+    g_autoptr(SsimModel) a = ssim_model_load_data(all, -1, "a.ini", &error);
+    g_autoptr(SsimModel) f = ssim_model_load_data(five, -1, "f.ini", &error);
+    cr_assert(none && a && f, "%s", error ? error->message : "");
+    cr_assert_eq(none->sliding_window, 0);
+    cr_assert_eq(none->sliding_window_layers, 0);
+    cr_assert_float_eq(ssim_model_windowed_share(none), 0.0, 1e-12);
+    cr_assert_eq(a->sliding_window, 256);
+    cr_assert_eq(a->sliding_window_layers, 6);
+    cr_assert_float_eq(ssim_model_windowed_share(a), 1.0, 1e-12);
+    cr_assert_float_eq(ssim_model_windowed_share(f), 5.0 / 6.0, 1e-12);
+    cr_assert_float_eq(ssim_model_iteration_flops(f, 8), ssim_model_iteration_flops(none, 8),
+                       1e-9 * ssim_model_iteration_flops(none, 8));
+    g_autoptr(SsimModel) copy = ssim_model_copy(f);
+    cr_assert_eq(copy->sliding_window_layers, 5);
 }
 
 /* A UTF-8 byte order mark before the first line (a Windows editor's) is skipped: the model is

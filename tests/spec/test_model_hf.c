@@ -511,6 +511,63 @@ Test(model_hf, errors_name_the_config_field)
     }
 }
 
+/* Sliding windows on the layers each configuration class windows (model-hf.c, map_window). */
+Test(model_hf, sliding_window_layers_per_class)
+{
+#define SIZES                                                                                      \
+    "\"hidden_size\": 64, \"num_hidden_layers\": 12, \"num_attention_heads\": 4, "                 \
+    "\"intermediate_size\": 128, \"max_position_embeddings\": 4096, \"vocab_size\": 1000"
+    const struct {
+        const char *json;
+        guint window, layers;
+    } cases[] = {
+        /* Mistral 7B v0.1 (its bundled config): every layer. */
+        {"{\"model_type\": \"mistral\", \"sliding_window\": 1024, " SIZES "}", 1024, 12},
+        /* Gemma 2: every other layer, the first of each pair (12 -> 6). */
+        {"{\"model_type\": \"gemma2\", \"sliding_window\": 4096, " SIZES "}", 4096, 6},
+        /* Gemma 3: all but every sliding_window_pattern-th, 6 by default (12 -> 10; 4 -> 9). */
+        {"{\"model_type\": \"gemma3_text\", \"sliding_window\": 512, " SIZES "}", 512, 10},
+        {"{\"model_type\": \"gemma3_text\", \"sliding_window\": 512, "
+         "\"sliding_window_pattern\": 4, " SIZES "}",
+         512, 9},
+        /* Qwen2: off unless use_sliding_window; then from layer max_window_layers on. */
+        {"{\"model_type\": \"qwen2\", \"sliding_window\": 4096, \"use_sliding_window\": false, "
+         "\"max_window_layers\": 4, " SIZES "}",
+         0, 0},
+        {"{\"model_type\": \"qwen2\", \"sliding_window\": 4096, \"use_sliding_window\": true, "
+         "\"max_window_layers\": 4, " SIZES "}",
+         4096, 8},
+        /* A config that lists its layers' kinds is counted. */
+        {"{\"model_type\": \"gemma3_text\", \"sliding_window\": 512, \"layer_types\": "
+         "[\"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+         "\"sliding_attention\", \"full_attention\", \"full_attention\", "
+         "\"full_attention\", \"full_attention\", \"full_attention\", \"full_attention\", "
+         "\"full_attention\", \"full_attention\"], " SIZES "}",
+         512, 3},
+        /* No window. */
+        {"{\"model_type\": \"llama\", " SIZES "}", 0, 0},
+    };
+#undef SIZES
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(SsimModel) m = load_text(cases[i].json);
+        cr_assert_eq(m->sliding_window, cases[i].window, "case %zu", i);
+        cr_assert_eq(m->sliding_window_layers, cases[i].layers, "case %zu", i);
+    }
+    g_autoptr(SsimModel) mistral = load_ok("hf/mistral-7b");
+    cr_assert_eq(mistral->sliding_window, 4096);
+    cr_assert_eq(mistral->sliding_window_layers, 32);
+    cr_assert_null(strstr(mistral->notes, "sliding"), "no longer approximated: %s", mistral->notes);
+    g_autoptr(SsimModel) qwen = load_ok("hf/qwen2-7b");
+    cr_assert_eq(qwen->sliding_window, 0, "use_sliding_window false");
+    /* A layer_types list of another length than the layers is refused. */
+    g_autofree char *msg = load_error("{\"model_type\": \"gemma3_text\", \"sliding_window\": "
+                                      "512, \"layer_types\": [\"full_attention\"], "
+                                      "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                                      "\"num_attention_heads\": 4, \"intermediate_size\": 8, "
+                                      "\"max_position_embeddings\": 8, \"vocab_size\": 8}");
+    assert_has(msg, "t/config.json: layer_types: must list the 2 layers' attention kinds");
+}
+
 /* A decoder that says it is not an encoder-decoder, or has one expert, loads as any other. */
 Test(model_hf, decoder_flags_that_are_not_refusals)
 {
