@@ -18,4 +18,9 @@ GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *confi
  * (the options line of the table above, and compare's split line). */
 void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par);
 
+/* Appends the header's model line, "model       NAME\n", with a sliding window that shortens
+ * the sequence's attention ("NAME, sliding window 1024 on 29 of 34 layers"), and under
+ * unfused attention that its kernels compute every score all the same. */
+void ssim_summary_append_model_line(GString *out, const SsimModel *model, const SsimParallel *par);
+
 G_END_DECLS

@@ -27,6 +27,18 @@ void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
         g_string_append_printf(out, ", rmsnorm %s", ssim_rmsnorm_name(par->rmsnorm));
 }
 
+void ssim_summary_append_model_line(GString *out, const SsimModel *model, const SsimParallel *par)
+{
+    g_string_append_printf(out, "model       %s", model->name);
+    if (ssim_model_windowed_share(model) > 0 && model->sliding_window < model->seq_len) {
+        g_string_append_printf(out, ", sliding window %u on %u of %u layers", model->sliding_window,
+                               model->sliding_window_layers, model->layers);
+        if (par->attention == SSIM_ATTENTION_UNFUSED)
+            g_string_append(out, " (unfused attention computes every score all the same)");
+    }
+    g_string_append_c(out, '\n');
+}
+
 static double ms(SsimTime t)
 {
     return (double)t / 1e6;
@@ -52,7 +64,7 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
 {
     const SsimParallel *p = c->par;
     const SsimCluster *cl = c->cluster;
-    g_string_append_printf(o, "model       %s\n", c->model->name);
+    ssim_summary_append_model_line(o, c->model, p);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
     g_string_append_printf(o,

@@ -60,7 +60,7 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
     guint n = ssim_compare_n_policies(cmp);
     const SsimComparePolicy *base = ssim_compare_policy(cmp, 0);
     const SsimParallel *p = &base->par;
-    g_string_append_printf(o, "model       %s\n", model->name);
+    ssim_summary_append_model_line(o, model, p);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
     g_string_append_printf(o,

@@ -460,6 +460,33 @@ Test(simulate, formats)
     cr_assert(strstr(json->str, "\"exposed_ms\""));
 }
 
+/* The table's model line says a sliding window that shortens the sequence's attention, and that
+ * unfused attention computes every score all the same; no window, no words. */
+Test(simulate, model_line_names_a_sliding_window)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    model->layers = 4;
+    SsimParallel par = split(2, 2, 2, 1, 4, "gpipe");
+    g_autoptr(GString) plain = g_string_new(NULL);
+    ssim_summary_append_model_line(plain, model, &par);
+    cr_assert_str_eq(plain->str, "model       gpt-j-6b\n");
+    model->sliding_window = 512;
+    model->sliding_window_layers = 3;
+    g_autoptr(GString) unfused = g_string_new(NULL);
+    ssim_summary_append_model_line(unfused, model, &par);
+    cr_assert_str_eq(unfused->str, "model       gpt-j-6b, sliding window 512 on 3 of 4 layers "
+                                   "(unfused attention computes every score all the same)\n");
+    par.attention = SSIM_ATTENTION_FLASH;
+    g_autoptr(GString) flash = g_string_new(NULL);
+    ssim_summary_append_model_line(flash, model, &par);
+    cr_assert_str_eq(flash->str, "model       gpt-j-6b, sliding window 512 on 3 of 4 layers\n");
+    /* A window as long as the sequence changes nothing, and is not said. */
+    model->sliding_window = model->seq_len;
+    g_autoptr(GString) whole = g_string_new(NULL);
+    ssim_summary_append_model_line(whole, model, &par);
+    cr_assert_str_eq(whole->str, "model       gpt-j-6b\n");
+}
+
 /* Every format names the schedule, placement, recompute mode and batch that ran. */
 Test(simulate, outputs_name_what_ran)
 {
