@@ -5,6 +5,7 @@
  * a published TFLOP/s row worked out from the model's hardware FLOPs.
  */
 #include <criterion/criterion.h>
+#include <shiftsim/memory.h>
 #include <shiftsim/runset.h>
 #include <shiftsim/validate.h>
 
@@ -433,6 +434,40 @@ Test(validate, published_fsdp_rows)
     for (guint i = 0; i < n; i++)
         op_rows += ssim_run_set_matches(set, i, &only, 1);
     cr_assert_eq(op_rows, 3);
+}
+
+/* The memory estimate against what torchtitan's runs say of memory (docs/performance.md at
+ * 395a526, "add performance file": 64 A100s of 80 GB, FSDP2): every one of the eight rows ran,
+ * and Llama 2 70B at a local batch of 2 ran out of memory with selective checkpointing, per layer
+ * (every other layer) or per op, which is why its op-level row is at batch 1. */
+Test(validate, published_fsdp_memory_facts)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs =
+        ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-a100-fsdp.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    SsimMemory mem;
+    for (guint i = 0; i < ssim_runs_n(runs); i++) {
+        const SsimMeasuredRun *r = ssim_run_set_run(set, i);
+        ssim_memory_estimate(&mem, ssim_run_set_model(set, i), &r->par, 0, 1);
+        cr_assert(ssim_memory_fits(&mem, ssim_run_set_cluster(set, i), NULL), "row %u ran", i);
+    }
+    /* Row 7: Llama 2 70B, op-level, batch 1; row 1: the same model, full recompute, batch 2. */
+    const SsimMeasuredRun *op = ssim_run_set_run(set, 7), *full = ssim_run_set_run(set, 1);
+    const SsimModel *m = ssim_run_set_model(set, 7);
+    cr_assert_str_eq(m->name, "llama-2-70b");
+    cr_assert_eq(op->par.recompute, SSIM_RECOMPUTE_OP);
+    cr_assert_eq(full->par.microbatch, 2);
+    SsimParallel op2 = op->par, layer2 = full->par;
+    op2.microbatch = 2, op2.global_batch = 128;
+    layer2.recompute_layers = m->layers / 2;
+    for (guint k = 0; k < 2; k++) {
+        ssim_memory_estimate(&mem, m, k ? &layer2 : &op2, 0, 1);
+        cr_assert_not(ssim_memory_fits(&mem, ssim_run_set_cluster(set, 7), NULL),
+                      "%s at batch 2 ran out of memory", k ? "every other layer" : "op-level");
+    }
 }
 
 /* BigScience's rows on Jean Zay (traces/validation/published-a100-bigscience.csv, check only):
