@@ -17,7 +17,8 @@
  * model's dtype, the masks in bytes.  A parallel block is counted like a sequential one (a slight
  * overestimate: GPT-J has one norm input, not two).  Under flash attention the scores become
  * 4 a s b: the row statistics the kernel keeps (its dropout mask is regenerated from the random
- * seed, not stored).  Eager PyTorch's layers (transformer_impl=torch) keep more: below.
+ * seed, not stored).  Eager PyTorch's layers (transformer_impl=torch) keep more, FP8 training's
+ * linear layers less: below.
  */
 #include <shiftsim/memory.h>
 
@@ -47,6 +48,17 @@ guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimPar
         replicated += 2.0 * 4.0 * h;
     if (par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH && model->kv_heads != model->heads)
         sharded += 2.0 * (q - kv) * dt;
+    /* FP8 training (Transformer Engine): a linear layer keeps its input for the weight's gradient
+     * as the FP8 cast it multiplied (TE's Linear and LayerNormLinear save `inputmat`, or its
+     * transpose, in FP8), 1 byte an element: the QKV and first MLP inputs (replicated), the
+     * second MLP matrix's (sharded), and the attention output projection's.  Under flash
+     * attention the attention kernel keeps that tensor, its output, in dt for its own backward,
+     * so the FP8 copy comes on top of it. */
+    if (par->fp8 != SSIM_FP8_OFF && dt > 1.0) {
+        replicated -= 2.0 * h * (dt - 1.0);
+        sharded -= model->ffn * (dt - 1.0);
+        sharded += par->attention == SSIM_ATTENTION_FLASH ? q : -q * (dt - 1.0);
+    }
     /* Flash attention keeps no scores: each head's row log-sum-exp (fp32) for the backward.
      * Otherwise the softmax output (in fp32 where PyTorch's softmax runs it) and what the
      * context GEMM reads: with attention dropout its mask and the dropped output, else the

@@ -80,6 +80,28 @@ Test(memory, flash_attention_keeps_no_scores)
     cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), act(8, FALSE, SSIM_RECOMPUTE_FULL));
 }
 
+/* FP8 training keeps each linear layer's input as its FP8 cast, a byte an element (Transformer
+ * Engine's Linear and LayerNormLinear): of Korthikanti's 34 s b h the QKV and MLP inputs lose
+ * 1 s b h each, the second MLP matrix's input 4 and the output projection's 1: GPT-3 without
+ * parallelism s b h (27 + 5 a s / h) = 107 s b h; at tp 8, s b h (8 + 19/8 + 80/8).  Under
+ * flash attention the kernel keeps its output in bf16 beside that FP8 copy: s b h (8 + 21/8) +
+ * s b 4 a / 8 at tp 8.  Full recompute keeps only the layer input, in bf16. */
+Test(memory, fp8_keeps_linear_inputs_in_one_byte)
+{
+    const guint64 sb = 2048, sbh = sb * 12288;
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    p.fp8 = SSIM_FP8_HYBRID;
+    p.recompute = SSIM_RECOMPUTE_NONE;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 107 * sbh);
+    p.tp = 8;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 8 * sbh + 19 * sbh / 8 + 10 * sbh);
+    p.attention = SSIM_ATTENTION_FLASH;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), 8 * sbh + 21 * sbh / 8 + 48 * sb);
+    p.recompute = SSIM_RECOMPUTE_FULL;
+    cr_assert_eq(ssim_memory_activation_layer_bytes(gpt3, &p), act(8, FALSE, SSIM_RECOMPUTE_FULL));
+}
+
 /* Without dropout there are no masks: the 2 s b h of the two hidden masks go, and of the scores'
  * 5 a s^2 b only the softmax output's 2 a s^2 b stays.  GPT-3 at tp 8: s b h (8 + 24/8 + 2 a s /
  * (8 h)) = s b h (8 + 3 + 4) = 15 s b h; each dropout alone: 17 and 21.  Full and selective
