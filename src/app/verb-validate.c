@@ -88,7 +88,8 @@ int ssim_verb_validate(int argc, char **argv)
         ctx, "Simulates every run of measured-runs files and prints predicted vs measured\n"
              "iteration time, the error of each run, MAPE, median and max error, bias, the\n"
              "fraction within 10%, and Kendall's tau of the ranking within groups of runs that\n"
-             "share a model, overall and per model.");
+             "share a model, overall and per model; and each run's peak memory estimate, marked\n"
+             "'m' where it is above its GPUs' (every measured run ran: the estimate is too high).");
     g_option_context_set_description(
         ctx, "Examples:\n"
              "  shiftsim validate\n"

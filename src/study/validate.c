@@ -13,6 +13,7 @@
  * error, no pair), in the statistics, the reports and the plot alike.
  */
 #include <shiftsim/plot.h>
+#include <shiftsim/sim.h>
 #include <shiftsim/validate.h>
 
 #include "src/core/csvline.h"
@@ -302,9 +303,44 @@ static GPtrArray *row_files(const SsimRunSet *set, guint *file_of)
     return files;
 }
 
+/* Each run's memory: its peak estimate in GiB (NAN where the split is not one the estimate can
+ * price) and whether that is above its GPUs' HBM.  Every measured run ran, so an estimate above
+ * it is the memory model's error, said beside the time's. */
+typedef struct {
+    double *gib;
+    gboolean *over;
+    guint n_over;
+} RowMemory;
+
+static void row_memory_init(RowMemory *rm, const SsimRunSet *set)
+{
+    guint n = ssim_run_set_n(set);
+    rm->gib = g_new(double, MAX(n, 1u));
+    rm->over = g_new0(gboolean, MAX(n, 1u));
+    rm->n_over = 0;
+    for (guint i = 0; i < n; i++) {
+        SsimSimConfig c = {.model = ssim_run_set_model(set, i),
+                           .cluster = ssim_run_set_cluster(set, i),
+                           .par = &ssim_run_set_run(set, i)->par};
+        SsimMemory peak = {0};
+        g_autoptr(GError) error = NULL;
+        gboolean fits = ssim_simulate_memory(&c, &peak, &error);
+        rm->over[i] = !fits && g_error_matches(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_MEMORY);
+        rm->gib[i] = fits || rm->over[i] ? (double)peak.total / (1024.0 * 1024.0 * 1024.0) : NAN;
+        rm->n_over += rm->over[i];
+    }
+}
+
+static void row_memory_clear(RowMemory *rm)
+{
+    g_free(rm->gib);
+    g_free(rm->over);
+}
+
 static void append_table(GString *out, const SsimRunSet *set, const double *pred,
                          char *const *errors, const SsimErrorStats *stats, const guint *file_of,
-                         GPtrArray *files, const SsimErrorStats *per, GPtrArray *names);
+                         GPtrArray *files, const SsimErrorStats *per, GPtrArray *names,
+                         const RowMemory *rm);
 
 /* One breakdown of validate --by: its grouping, its groups' names and their figures. */
 typedef struct {
@@ -326,6 +362,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
 {
     GString *out = g_string_new(NULL);
     guint n = ssim_run_set_n(set);
+    RowMemory rm;
+    row_memory_init(&rm, set);
     /* Rows of several files say which, as grep names the file only when given several. */
     g_autofree guint *file_of = g_new0(guint, MAX(n, 1u));
     g_autoptr(GPtrArray) files = row_files(set, file_of);
@@ -342,7 +380,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
     if (format == SSIM_FORMAT_CSV) {
         g_string_append(out, several ? "file," : "");
         g_string_append(out, "line,model,gpus,dp,tp,pp,vstages,microbatch,global_batch,schedule,"
-                             "recompute,measured_ms,predicted_ms,error,source,extrapolation\n");
+                             "recompute,measured_ms,predicted_ms,error,source,extrapolation,"
+                             "peak_memory_gib,memory_fits\n");
         for (guint i = 0; i < n; i++) {
             const SsimMeasuredRun *r = ssim_run_set_run(set, i);
             const SsimParallel *p = &r->par;
@@ -366,8 +405,12 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             g_autofree char *ex = ssim_run_set_extrapolation(set, i);
             if (ex)
                 ssim_csv_append_text(out, ex);
-            g_string_append_c(out, '\n');
+            if (isfinite(rm.gib[i]))
+                g_string_append_printf(out, ",%.2f,%d\n", rm.gib[i], !rm.over[i]);
+            else
+                g_string_append(out, ",,\n");
         }
+        row_memory_clear(&rm);
         return out;
     }
     /* The same figures by each other grouping asked for (the model's table is always there). */
@@ -420,6 +463,11 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
                 json_builder_set_member_name(b, "extrapolation");
                 json_builder_add_string_value(b, ex);
             }
+            ssim_json_set_number(b, "peak_memory_gib", rm.gib[i]);
+            if (isfinite(rm.gib[i])) {
+                json_builder_set_member_name(b, "memory_fits");
+                json_builder_add_boolean_value(b, !rm.over[i]);
+            }
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -440,6 +488,8 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
             ssim_json_set_number(b, figs[k].k, figs[k].v);
         json_builder_set_member_name(b, "tau_pairs");
         json_builder_add_int_value(b, stats->pairs);
+        json_builder_set_member_name(b, "memory_misfits");
+        json_builder_add_int_value(b, rm.n_over);
         json_builder_end_object(b);
         json_builder_set_member_name(b, "models");
         json_builder_begin_array(b);
@@ -463,7 +513,7 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
         json_builder_end_object(b);
         ssim_json_append(out, b, TRUE);
     } else {
-        append_table(out, set, pred, errors, stats, file_of, files, per, names);
+        append_table(out, set, pred, errors, stats, file_of, files, per, names, &rm);
         for (guint c = 0; c < bds->len; c++) {
             const Breakdown *bd = &g_array_index(bds, Breakdown, c);
             g_autofree char *title = ssim_grouping_name(bd->by);
@@ -472,13 +522,15 @@ GString *ssim_validation_format(const SsimRunSet *set, const double *pred, char 
                                      "  ");
         }
     }
+    row_memory_clear(&rm);
     return out;
 }
 
 /* The table: a line per run, the summary, the figures per model. */
 static void append_table(GString *out, const SsimRunSet *set, const double *pred,
                          char *const *errors, const SsimErrorStats *stats, const guint *file_of,
-                         GPtrArray *files, const SsimErrorStats *per, GPtrArray *names)
+                         GPtrArray *files, const SsimErrorStats *per, GPtrArray *names,
+                         const RowMemory *rm)
 {
     guint n = ssim_run_set_n(set);
     gboolean several = files->len > 1;
@@ -490,7 +542,7 @@ static void append_table(GString *out, const SsimRunSet *set, const double *pred
                            "gpus", "dp/tp/pp", "mb", "gbs", "recompute", "measured ms",
                            "predicted ms", "error");
     guint outside = 0;
-    g_autofree char *first_outside = NULL;
+    g_autofree char *first_outside = NULL, *first_over = NULL;
     for (guint i = 0; i < n; i++) {
         const SsimMeasuredRun *r = ssim_run_set_run(set, i);
         const SsimParallel *p = &r->par;
@@ -503,15 +555,24 @@ static void append_table(GString *out, const SsimRunSet *set, const double *pred
                                ssim_parallel_world(p), split, p->microbatch, p->global_batch,
                                ssim_recompute_name(p->recompute), m);
         if (isfinite(pred[i]))
-            g_string_append_printf(out, "%12.2f %+7.1f%%%s\n", pred[i], 100 * row_error(pred[i], m),
-                                   ex ? " *" : "");
+            g_string_append_printf(out, "%12.2f %+7.1f%%%s%s\n", pred[i],
+                                   100 * row_error(pred[i], m), ex ? " *" : "",
+                                   rm->over[i] ? " m" : "");
         else
             g_string_append_printf(out, "%12s  failed: %s\n", "-",
                                    errors && errors[i] ? errors[i] : "?");
         if (ex && outside++ == 0)
             first_outside = g_strdup_printf("line %s: %s", line, ex);
+        if (rm->over[i] && first_over == NULL)
+            first_over = g_strdup_printf("line %s: %.1f GiB on an %s", line, rm->gib[i],
+                                         ssim_run_set_cluster(set, i)->gpu);
     }
     g_string_append_c(out, '\n');
+    if (rm->n_over > 0)
+        g_string_append_printf(out,
+                               "m %u of %u runs are estimated above their GPUs' memory, though "
+                               "they ran (first: %s): the memory estimate is too high for them\n\n",
+                               rm->n_over, n, first_over);
     if (outside > 0)
         g_string_append_printf(out,
                                "* %u of %u runs lie outside the shapes the cluster was calibrated "

@@ -436,6 +436,61 @@ Test(validate, published_fsdp_rows)
     cr_assert_eq(op_rows, 3);
 }
 
+/* Every measured run ran, so validate says where its memory estimate is above the GPUs': of the
+ * published H100 rows, NeMo's FP8 GPT-3 20B at tp 2 (line 11, 93.6 GiB of weights, their FP8
+ * copies, fp32 gradients and activations) and GPT-3 175B on 512 GPUs (line 13), in each format:
+ * a CSV column, a JSON member and its count, the table's mark and its footnote. */
+Test(validate, memory_estimates_beside_the_runs)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs =
+        ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-h100.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    guint n = ssim_run_set_n(set);
+    g_autofree double *pred = g_new(double, n);
+    for (guint i = 0; i < n; i++)
+        pred[i] = ssim_run_set_measured_ms(set, i);
+    SsimErrorStats st = {0};
+    g_autoptr(GString) json =
+        ssim_validation_format(set, pred, NULL, &st, NULL, 0, SSIM_FORMAT_JSON);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    cr_assert(json_parser_load_from_data(parser, json->str, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    JsonObject *summary = json_object_get_object_member(root, "summary");
+    cr_assert_eq(json_object_get_int_member(summary, "memory_misfits"), 2);
+    JsonArray *rows = json_object_get_array_member(root, "runs");
+    for (guint i = 0; i < n; i++) {
+        JsonObject *r = json_array_get_object_element(rows, i);
+        gint64 line = json_object_get_int_member(r, "line");
+        gboolean over = line == 11 || line == 13;
+        cr_assert_eq(json_object_get_boolean_member(r, "memory_fits"), !over, "line %d", (int)line);
+        double gib = json_object_get_double_member(r, "peak_memory_gib");
+        cr_assert(over ? gib > 79.6 : gib > 10 && gib <= 79.6, "line %d: %g", (int)line, gib);
+    }
+    g_autoptr(GString) csv = ssim_validation_format(set, pred, NULL, &st, NULL, 0, SSIM_FORMAT_CSV);
+    cr_assert(strstr(csv->str, ",extrapolation,peak_memory_gib,memory_fits\n"));
+    cr_assert(strstr(csv->str, ",93.65,0\n"), "%s", csv->str);
+    g_autoptr(GString) table =
+        ssim_validation_format(set, pred, NULL, &st, NULL, 0, SSIM_FORMAT_TABLE);
+    cr_assert(strstr(table->str, "+0.0% m\n"));
+    cr_assert(strstr(table->str, "m 2 of 19 runs are estimated above their GPUs' memory, though "
+                                 "they ran (first: line 11: 93.6 GiB on an NVIDIA H100"),
+              "%s", table->str);
+    /* The A100 rows all fit: no mark, no footnote. */
+    g_autoptr(SsimRuns) a100 =
+        ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-a100.csv", &error);
+    g_autoptr(SsimRunSet) aset = ssim_run_set_new(a100, NULL, &error);
+    cr_assert_not_null(aset, "%s", error ? error->message : "");
+    g_autofree double *apred = g_new(double, ssim_run_set_n(aset));
+    for (guint i = 0; i < ssim_run_set_n(aset); i++)
+        apred[i] = ssim_run_set_measured_ms(aset, i);
+    g_autoptr(GString) atable =
+        ssim_validation_format(aset, apred, NULL, &st, NULL, 0, SSIM_FORMAT_TABLE);
+    cr_assert_null(strstr(atable->str, "GPUs' memory"));
+}
+
 /* The memory estimate against what torchtitan's runs say of memory (docs/performance.md at
  * 395a526, "add performance file": 64 A100s of 80 GB, FSDP2): every one of the eight rows ran,
  * and Llama 2 70B at a local batch of 2 ran out of memory with selective checkpointing, per layer
