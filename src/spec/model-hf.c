@@ -102,12 +102,12 @@ static char *node_text(JsonNode *n)
 }
 
 /*
- * The positive integer `key` (first of the names in `keys`, a NULL-terminated list of aliases,
- * that is present) into *out.  Absent: FALSE with an error naming the first alias when
- * `required`, else TRUE and *out unchanged; *found says which it was (may be NULL).
+ * The integer `key` of at least `min` (1 or 0; first of the names in `keys`, a NULL-terminated
+ * list of aliases, that is present) into *out.  Absent: FALSE with an error naming the first
+ * alias when `required`, else TRUE and *out unchanged; *found says which it was (may be NULL).
  */
-static gboolean read_uint(const Hf *hf, const char *const *keys, gboolean required, guint *out,
-                          gboolean *found, GError **error)
+static gboolean read_uint_min(const Hf *hf, const char *const *keys, guint min, gboolean required,
+                              guint *out, gboolean *found, GError **error)
 {
     if (found)
         *found = FALSE;
@@ -116,11 +116,12 @@ static gboolean read_uint(const Hf *hf, const char *const *keys, gboolean requir
         if (n == NULL)
             continue;
         gboolean ok = JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64 &&
-                      json_node_get_int(n) >= 1 && json_node_get_int(n) <= G_MAXUINT;
+                      json_node_get_int(n) >= min && json_node_get_int(n) <= G_MAXUINT;
         if (!ok) {
             g_autofree char *shown = node_text(n);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %s: must be a positive integer, not %s", hf->path, keys[i], shown);
+                        "%s: %s: must be a %s integer, not %s", hf->path, keys[i],
+                        min > 0 ? "positive" : "non-negative", shown);
             return FALSE;
         }
         *out = (guint)json_node_get_int(n);
@@ -139,6 +140,12 @@ static gboolean read_uint(const Hf *hf, const char *const *keys, gboolean requir
                 "%s: %s%s: missing (%s %s-style config.json names it)", hf->path, keys[0],
                 alias->str, hf->family == FAMILY_OPT ? "an" : "a", family_names[hf->family]);
     return FALSE;
+}
+
+static gboolean read_uint(const Hf *hf, const char *const *keys, gboolean required, guint *out,
+                          gboolean *found, GError **error)
+{
+    return read_uint_min(hf, keys, 1, required, out, found, error);
 }
 
 static gboolean read_bool(const Hf *hf, const char *key, gboolean *out, GError **error)
@@ -658,25 +665,6 @@ static gboolean map_falcon(Hf *hf, SsimModel *m, guint *ctx, GError **error)
     return TRUE;
 }
 
-/* An integer field that may be 0 (absent: `fallback`). */
-static gboolean read_count(const Hf *hf, const char *key, guint fallback, guint *out,
-                           GError **error)
-{
-    *out = fallback;
-    JsonNode *n = member(hf, key);
-    if (n == NULL)
-        return TRUE;
-    if (!JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_INT64 ||
-        json_node_get_int(n) < 0 || json_node_get_int(n) > G_MAXUINT) {
-        g_autofree char *shown = node_text(n);
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s: %s: must be a non-negative integer, not %s", hf->path, key, shown);
-        return FALSE;
-    }
-    *out = (guint)json_node_get_int(n);
-    return TRUE;
-}
-
 /*
  * Sliding-window attention (model.h): `sliding_window` keys, unless `use_sliding_window` is
  * false (Qwen2's default), on the layers the config's class windows: those `layer_types` calls
@@ -694,7 +682,7 @@ static gboolean map_window(Hf *hf, SsimModel *m, GError **error)
     if (!found || !use_window)
         return TRUE;
     const char *type = hf->model_type ? hf->model_type : "";
-    guint layers = m->layers, pattern = 0, from = 0;
+    guint layers = m->layers, pattern = 6, from = 0;
     JsonNode *types = member(hf, "layer_types");
     if (types != NULL) {
         JsonArray *a = JSON_NODE_HOLDS_ARRAY(types) ? json_node_get_array(types) : NULL;
@@ -713,11 +701,11 @@ static gboolean map_window(Hf *hf, SsimModel *m, GError **error)
     } else if (strcmp(type, "gemma2") == 0) {
         layers = (m->layers + 1) / 2;
     } else if (g_str_has_prefix(type, "gemma3")) {
-        if (!read_count(hf, "sliding_window_pattern", 6, &pattern, error))
+        if (!read_uint_min(hf, KEYS("sliding_window_pattern"), 0, FALSE, &pattern, NULL, error))
             return FALSE;
         layers = pattern > 0 ? m->layers - m->layers / pattern : m->layers;
     } else if (g_str_has_prefix(type, "qwen2")) {
-        if (!read_count(hf, "max_window_layers", 0, &from, error))
+        if (!read_uint_min(hf, KEYS("max_window_layers"), 0, FALSE, &from, NULL, error))
             return FALSE;
         layers = m->layers - MIN(from, m->layers);
     }

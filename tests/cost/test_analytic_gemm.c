@@ -234,6 +234,15 @@ Test(analytic_gemm, model_gemms_name_every_lowered_kernel)
     cr_assert_eq(gs[0].k, 2048);   /* dQ = dS K: depth s */
 }
 
+/* The round GPU above with SFUs of 1 G exponentials a second per SM, at its burst rate. */
+static SsimAnalyticParams flash_params(void)
+{
+    SsimAnalyticParams p = tiles_params();
+    p.exp_rate = 4e9;
+    p.gemm_burst = 1.0;
+    return p;
+}
+
 /*
  * Flash attention (analytic.h) by hand, on the round GPU above (4 SMs of 1 TFLOP/s) with SFUs of
  * 1 G exponentials a second per SM: d = 64, s = 256 (nb = 2 blocks of 128 queries; causal: 3
@@ -243,9 +252,7 @@ Test(analytic_gemm, model_gemms_name_every_lowered_kernel)
  */
 Test(analytic_gemm, flash_attention_by_hand)
 {
-    SsimAnalyticParams p = tiles_params();
-    p.exp_rate = 4e9;
-    p.gemm_burst = 1.0;
+    SsimAnalyticParams p = flash_params();
     /* Two heads: 6 pairs over 4 SMs, 30.867456 us of work each, plus 3/4 of the longest block
      * (the last block of queries: its 2 pairs, 41.156608 us; Graham's bound of list scheduling):
      * 61.734912 us. */
@@ -307,9 +314,7 @@ Test(analytic_gemm, flash_attention_by_hand)
  */
 Test(analytic_gemm, flash_attention_sliding_window_by_hand)
 {
-    SsimAnalyticParams p = tiles_params();
-    p.exp_rate = 4e9;
-    p.gemm_burst = 1.0;
+    SsimAnalyticParams p = flash_params();
     SsimGemmShape two = {512, 512, 64, 2};
     assert_ns(ssim_analytic_flash_time(&p, &two, 1, FALSE), 164626);
     assert_ns(ssim_analytic_flash_time_window(&p, &two, 128, 1.0, 1, FALSE), 102892);
@@ -334,9 +339,7 @@ Test(analytic_gemm, model_gemms_price_flash_attention)
     GError *error = NULL;
     g_autoptr(SsimModel) m = ssim_model_load("gpt-3-175b", &error);
     cr_assert_not_null(m, "%s", error ? error->message : "");
-    SsimAnalyticParams p = tiles_params();
-    p.exp_rate = 4e9;
-    p.gemm_burst = 1.0;
+    SsimAnalyticParams p = flash_params();
     g_autoptr(SsimAnalytic) a = ssim_analytic_new(&p);
     ssim_analytic_set_model_gemms(a, m, 1, 8, FALSE);
     SsimGemm score = ssim_model_gemm(m, SSIM_GEMM_ATTN_SCORE, 1, 8);
