@@ -209,6 +209,10 @@ guint64 ssim_model_stage_params_layers(const SsimModel *model, guint pp, guint s
  * name, backward under this name plus ".bwd"; the analytic model prices both from the shape
  * of SSIM_GEMM_ATTN_SCORE (analytic.h, "Flash attention"). */
 #define SSIM_FLASH_KERNEL "attn_flash"
+/* Under context parallelism (parallel.h, cp) the ring's steps after the first, each the queries
+ * of a GPU's share of the sequence against half as many keys, unmasked (the first step is
+ * SSIM_FLASH_KERNEL over the share); backward with ".bwd". */
+#define SSIM_FLASH_CP_KERNEL "attn_flash.cp"
 
 /* The bytes that kernel moves, for `q` query elements (batch x seq x heads x head dim), `kv`
  * elements of K (as many of V) and `rows` = batch x heads x seq: forward Q, K and V in and the

@@ -10,8 +10,10 @@
  * ("dp=2,tp=4,pp=2").  ssim_parallel_validate() decides whether a configuration is possible for a
  * model on a cluster and, when not, names the rule that fails.
  *
- * Ranks: global rank r in [0, dp*tp*pp) maps to a coordinate (dp_i, tp_i, pp_i) by a mixed-radix
- * number whose digits are the axes in `order`, innermost (fastest varying) first.  The default
+ * Ranks: global rank r in [0, dp*cp*tp*pp) maps to a coordinate (dp_i, tp_i, pp_i) by a
+ * mixed-radix number whose digits are the axes in `order`, innermost (fastest varying) first; the
+ * data-parallel axis has dp*cp ranks, dp_i / cp the replica and dp_i % cp the context-parallel
+ * rank.  The default
  * order tp, dp, pp (Megatron-LM's) keeps a tensor-parallel group on consecutive ranks, i.e. inside
  * one node, and puts pipeline stages outermost.  Ranks are laid on nodes node-major
  * (ssim_cluster_node_of).
@@ -159,6 +161,15 @@ guint ssim_step_costs_default(SsimDtype dtype);
 
 typedef struct {
     guint dp, tp, pp;
+    /* Context parallelism (Megatron-LM's --context-parallel-size, Transformer Engine's attention
+     * with cp_comm_type p2p): each of a replica's sequences is split over cp GPUs, which hold
+     * the same weights and run every op on s / cp of its tokens; the attention of a GPU's
+     * queries against the whole sequence takes the keys and values of the other cp - 1 GPUs in
+     * a ring, one chunk a step beside the attention of the chunk before (lower.h, "Context
+     * parallelism").  The cp GPUs of a replica are innermost in the data-parallel axis (Megatron
+     * -LM's order tp-cp-dp-pp): the axis has dp x cp ranks, over which gradients are reduced and
+     * ZeRO shards; dp alone counts replicas, that is the batch.  Default 1. */
+    guint cp;
     guint virtual_stages;       /* v: model chunks per GPU; 1 = not interleaved */
     guint microbatch;           /* b: sequences per microbatch */
     guint global_batch;         /* B: sequences per iteration, over all dp replicas */
@@ -272,14 +283,15 @@ typedef enum {
     SSIM_PARALLEL_LAUNCH_BLOCKING = 1u << 23,
     SSIM_PARALLEL_RMSNORM = 1u << 24,
     SSIM_PARALLEL_RECOMPUTE_LAYERS = 1u << 25,
+    SSIM_PARALLEL_CP = 1u << 26,
 } SsimParallelField;
 
 /*
  * Sets one field from text, as the CLI and split strings name them:
- *   dp, tp, pp, v (or vpp, virtual_stages), mb (microbatch, micro_batch), gbs (global_batch,
- *   batch), sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm = rs-ag),
- *   recompute (none|selective|full|op), recompute_layers (a count; 0 all), zero (0-3), bucket (a
- * byte size, ssim_bytes_parse(), or "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp",
+ *   dp, tp, pp, cp (context_parallel), v (or vpp, virtual_stages), mb (microbatch, micro_batch),
+ * gbs (global_batch, batch), sp (sequence_parallel: on/off/true/false/1/0; "on" also sets tp_comm =
+ * rs-ag), recompute (none|selective|full|op), recompute_layers (a count; 0 all), zero (0-3), bucket
+ * (a byte size, ssim_bytes_parse(), or "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp",
  * innermost first), schedule, placement, cross_node_tp (on/off), stage_layers (the layers of each
  * stage, separated by
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
@@ -312,8 +324,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
- * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on" and ",rmsnorm=eager" when
- * set).
+ * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on", ",rmsnorm=eager" and
+ * ",cp=2" when set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -322,7 +334,9 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  * The first failing rule is reported (SSIM_CONFIG_ERROR_VALUE), named in the message:
  *   - dp, tp, pp, v, microbatch, global_batch >= 1; zero in {0,1}; order a permutation;
  *     schedule and placement non-empty
- *   - dp*tp*pp equals the cluster's GPU count
+ *   - dp*cp*tp*pp equals the cluster's GPU count
+ *   - cp > 1 needs flash attention, a sequence divisible by 2 cp (Megatron-LM's load-balanced
+ *     chunks), a model without a sliding window, and an eager schedule (not compiled)
  *   - heads % tp == 0, kv_heads % tp == 0, ffn % tp == 0
  *   - layers % (pp*v) == 0, or with stage_layers: pp entries, each >= 1, summing to layers,
  *     pp <= SSIM_PARALLEL_STAGES_MAX, v = 1
@@ -341,7 +355,12 @@ char *ssim_parallel_to_string(const SsimParallel *par);
 gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                                 const SsimCluster *cluster, GError **error);
 
-guint ssim_parallel_world(const SsimParallel *par); /* dp * tp * pp */
+guint ssim_parallel_world(const SsimParallel *par); /* dp * cp * tp * pp */
+/* The model as one GPU of `par` sees it: `model` itself without context parallelism, else a copy
+ * in `buf` whose sequence is its share, seq_len / cp (its ops' tokens, its activations; the
+ * weights, the FLOP counts and the tokens a step are the whole model's). */
+const SsimModel *ssim_parallel_local_model(const SsimParallel *par, const SsimModel *model,
+                                           SsimModel *buf);
 /* m = global_batch / (dp * microbatch): microbatches per iteration per pipeline. */
 guint ssim_parallel_n_microbatches(const SsimParallel *par);
 /* Layers in one model chunk: layers / (pp * v); with stage_layers, the largest stage's. */
@@ -399,7 +418,7 @@ guint ssim_parallel_fit_value(const SsimParallel *par, const SsimModel *model, g
 char *ssim_parallel_extrapolation(const SsimParallel *par, const SsimModel *model, guint nodes,
                                   const SsimCluster *cluster);
 
-/* The extent of `axis` (par->dp, ->tp or ->pp). */
+/* The extent of `axis` (par->dp * par->cp, ->tp or ->pp). */
 guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis);
 
 /* Global rank <-> coordinate under par->order.  Coordinates must be in range. */

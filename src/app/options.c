@@ -69,6 +69,11 @@ static const Option options[SSIM_OPT_N] = {
                      MEGATRON("tensor-model-parallel-size", "--tp")},
     [SSIM_OPT_PP] = {"pp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, pp), "N", "Pipeline stages",
                      MEGATRON("pipeline-model-parallel-size", "--pp")},
+    [SSIM_OPT_CP] = {"cp", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, cp), "N",
+                     "Context parallelism: GPUs each sequence is split over, its attention a ring "
+                     "of their keys and values (default 1; needs --attention flash; dp defaults to "
+                     "GPUs / (cp tp pp))",
+                     MEGATRON("context-parallel-size", "--cp")},
     [SSIM_OPT_VSTAGES] = {"vstages", 'v', G_OPTION_ARG_INT, IN(JOB, SsimCliJob, vstages), "V",
                           "Model chunks per GPU (virtual stages; > 1 needs --schedule "
                           "interleaved)",
@@ -417,6 +422,7 @@ int ssim_cli_job_check_counts(const char *verb, const SsimCliJob *job)
     } counts[] = {{job->dp, SSIM_OPT_DP},
                   {job->tp, SSIM_OPT_TP},
                   {job->pp, SSIM_OPT_PP},
+                  {job->cp, SSIM_OPT_CP},
                   {job->vstages, SSIM_OPT_VSTAGES},
                   {job->microbatch, SSIM_OPT_MICROBATCH},
                   {job->global_batch, SSIM_OPT_GLOBAL_BATCH}};
@@ -604,19 +610,28 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
         par->tp = (guint)job->tp;
     if (SSIM_CLI_GIVEN(job->pp))
         par->pp = (guint)job->pp;
+    if (SSIM_CLI_GIVEN(job->cp))
+        par->cp = (guint)job->cp;
+    guint tp_pp = par->tp * par->pp * par->cp; /* what one replica spans */
     if (SSIM_CLI_GIVEN(job->dp))
         par->dp = (guint)job->dp;
-    else if (!dp_given && par->tp * par->pp > 0 && world % (par->tp * par->pp) == 0)
-        par->dp = world / (par->tp * par->pp);
-    else if (!dp_given && par->tp * par->pp > 0) {
+    else if (!dp_given && tp_pp > 0 && world % tp_pp == 0)
+        par->dp = world / tp_pp;
+    else if (!dp_given && tp_pp > 0) {
         /* No dp fills the GPUs: an impossible split (exit 1, as the check of a given dp), said
          * as such, not as "dp*tp*pp != GPUs" with a dp nobody gave. */
-        guint tp_pp = par->tp * par->pp;
-        fprintf(stderr,
-                "shiftsim %s: tp x pp = %u x %u = %u %s the %u GPUs, so no dp fills them; "
-                "choose tp and pp whose product divides %u (or other --nodes)\n",
-                verb, par->tp, par->pp, tp_pp, tp_pp > world ? "is more than" : "does not divide",
-                world, world);
+        if (par->cp > 1)
+            fprintf(stderr,
+                    "shiftsim %s: cp x tp x pp = %u x %u x %u = %u %s the %u GPUs, so no dp fills "
+                    "them; choose cp, tp and pp whose product divides %u (or other --nodes)\n",
+                    verb, par->cp, par->tp, par->pp, tp_pp,
+                    tp_pp > world ? "is more than" : "does not divide", world, world);
+        else
+            fprintf(stderr,
+                    "shiftsim %s: tp x pp = %u x %u = %u %s the %u GPUs, so no dp fills them; "
+                    "choose tp and pp whose product divides %u (or other --nodes)\n",
+                    verb, par->tp, par->pp, tp_pp,
+                    tp_pp > world ? "is more than" : "does not divide", world, world);
         return SSIM_EXIT_RUNTIME;
     }
     if (SSIM_CLI_GIVEN(job->vstages))

@@ -51,6 +51,7 @@ typedef enum {
     SSIM_OPT_DP,
     SSIM_OPT_TP,
     SSIM_OPT_PP,
+    SSIM_OPT_CP,
     SSIM_OPT_VSTAGES,
     SSIM_OPT_MICROBATCH,
     SSIM_OPT_GLOBAL_BATCH,
@@ -109,7 +110,7 @@ typedef struct {
     char *cluster; /* likewise; NULL: the embedded DGX H200 */
     gint nodes;    /* SSIM_CLI_UNSET: not given */
     char *split;   /* key=value pairs, applied before the per-field options */
-    gint dp, tp, pp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
+    gint dp, tp, pp, cp, vstages, microbatch, global_batch; /* SSIM_CLI_UNSET: not given */
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
     char *transformer_impl;
     char *fp8;
@@ -134,8 +135,9 @@ typedef struct {
 #define SSIM_CLI_JOB_INIT                                                                          \
     {                                                                                              \
         .nodes = SSIM_CLI_UNSET, .dp = SSIM_CLI_UNSET, .tp = SSIM_CLI_UNSET, .pp = SSIM_CLI_UNSET, \
-        .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET, .global_batch = SSIM_CLI_UNSET,   \
-        .seq_length = SSIM_CLI_UNSET, .layers_per_vstage = SSIM_CLI_UNSET                          \
+        .cp = SSIM_CLI_UNSET, .vstages = SSIM_CLI_UNSET, .microbatch = SSIM_CLI_UNSET,             \
+        .global_batch = SSIM_CLI_UNSET, .seq_length = SSIM_CLI_UNSET,                              \
+        .layers_per_vstage = SSIM_CLI_UNSET                                                        \
     }
 
 void ssim_cli_job_clear(SsimCliJob *job);

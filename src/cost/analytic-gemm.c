@@ -106,7 +106,8 @@ SsimTime ssim_analytic_gemm_time(const SsimAnalyticParams *p, const SsimGemmShap
 /* ---- flash attention (analytic.h) ------------------------------------------------------ */
 
 /* One layer kind's flash kernel: causal over the whole prefix (window 0) or over a window of
- * `window` keys. */
+ * `window` keys; or, where the score's n differs from its m (a step of context parallelism's
+ * ring), every query against all n keys. */
 static SsimTime flash_time(const SsimAnalyticParams *p, const SsimGemmShape *score, guint64 window,
                            guint64 bytes, gboolean backward)
 {
@@ -119,9 +120,14 @@ static SsimTime flash_time(const SsimAnalyticParams *p, const SsimGemmShape *sco
     const double blk = 128;
     double nb = ceil((double)score->m / blk);
     /* A block of queries multiplies with the blocks of keys it sees: all before it (causal), or
-     * under a window of w keys the ceil(w / blk) + 1 blocks that window can touch at most. */
-    double kb = window > 0 ? MIN(nb, ceil((double)window / blk) + 1) : nb;
-    double pairs = (kb * (kb + 1) / 2 + (nb - kb) * kb) * (double)MAX(score->batch, 1);
+     * under a window of w keys the ceil(w / blk) + 1 blocks that window can touch at most; or,
+     * unmasked, all ceil(n / blk) of them. */
+    gboolean rect = score->n != score->m;
+    double kb = rect         ? ceil((double)score->n / blk)
+                : window > 0 ? MIN(nb, ceil((double)window / blk) + 1)
+                             : nb;
+    double pairs =
+        (rect ? nb * kb : kb * (kb + 1) / 2 + (nb - kb) * kb) * (double)MAX(score->batch, 1);
     double sms = p->sm_count;
     double rate = p->peak_flops / sms * p->gemm_efficiency;
     double pair = (backward ? 5.0 : 2.0) * 2.0 * blk * blk * (double)score->k / rate;
@@ -195,7 +201,8 @@ static void put_kernel(SsimAnalytic *model, KernelGemms *k)
     memset(model->compute_memo, 0, sizeof(ComputeMemo) * ANALYTIC_COMPUTE_MEMO);
 }
 
-/* Prices compute ops named `name` carrying `flops` as flash attention over `score`. */
+/* Prices compute ops named `name` carrying `flops` as flash attention over `score` (with the
+ * model's sliding window when `m` is given). */
 static void set_flash_kernel(SsimAnalytic *model, const char *name, const SsimGemmShape *score,
                              double flops, guint flash, const SsimModel *m)
 {
@@ -203,8 +210,8 @@ static void set_flash_kernel(SsimAnalytic *model, const char *name, const SsimGe
                      .n = 0,
                      .flash = flash,
                      .flops = flops,
-                     .window = m->sliding_window,
-                     .windowed = ssim_model_windowed_share(m)};
+                     .window = m ? m->sliding_window : 0,
+                     .windowed = m ? ssim_model_windowed_share(m) : 0.0};
     k.gemm[0] = *score;
     put_kernel(model, &k);
 }
@@ -273,6 +280,12 @@ void ssim_analytic_set_model_gemms(SsimAnalytic *model, const SsimModel *m, guin
     SsimGemmShape score = {s.m, s.n, s.k, s.batch};
     set_flash_kernel(model, SSIM_FLASH_KERNEL, &score, s.flops + c.flops, 1, m);
     set_flash_kernel(model, SSIM_FLASH_KERNEL ".bwd", &score, 2 * (s.flops + c.flops), 2, m);
+    /* A later step of context parallelism's ring (lower.h, SSIM_FLASH_CP_KERNEL; `m` is then a
+     * GPU's share of the sequence): the s queries against half as many keys, unmasked, counted
+     * as the causal kernel is (the step's FLOP count gives each step the same share). */
+    SsimGemmShape ring = {s.m, s.n / 2, s.k, s.batch};
+    set_flash_kernel(model, SSIM_FLASH_CP_KERNEL, &ring, s.flops + c.flops, 1, NULL);
+    set_flash_kernel(model, SSIM_FLASH_CP_KERNEL ".bwd", &ring, 2 * (s.flops + c.flops), 2, NULL);
 }
 
 const KernelGemms *analytic_kernel_of(const SsimAnalytic *model, const SsimGraph *graph,
@@ -321,12 +334,18 @@ double ssim_analytic_op_flash_window(const SsimAnalytic *model, const SsimGraph 
                                      guint64 bytes)
 {
     const KernelGemms *k = op_kernel(model, graph, op);
-    if (k == NULL || k->flash == 0 || k->window == 0)
+    if (k == NULL || k->flash == 0)
+        return 1.0;
+    gboolean rect = k->gemm[0].n != k->gemm[0].m;
+    if (!rect && k->window == 0)
         return 1.0;
     const SsimAnalyticParams *p = &model->params;
-    double full = (double)flash_time(p, &k->gemm[0], 0, bytes, k->flash == 2);
-    double mixed = (double)ssim_analytic_flash_time_window(p, &k->gemm[0], k->window, k->windowed,
-                                                           bytes, k->flash == 2);
+    SsimGemmShape causal = k->gemm[0];
+    causal.n = causal.m;
+    double full = (double)flash_time(p, &causal, 0, bytes, k->flash == 2);
+    double mixed = rect ? (double)flash_time(p, &k->gemm[0], 0, bytes, k->flash == 2)
+                        : (double)ssim_analytic_flash_time_window(
+                              p, &k->gemm[0], k->window, k->windowed, bytes, k->flash == 2);
     return full > 0 ? mixed / full : 1.0;
 }
 

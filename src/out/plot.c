@@ -187,7 +187,7 @@ static const char *const class_colour[SSIM_OPCLASS_N] = {
     [SSIM_OPCLASS_FWD] = "#0072b2",       [SSIM_OPCLASS_BWD] = "#56b4e9",
     [SSIM_OPCLASS_RECOMPUTE] = "#e69f00", [SSIM_OPCLASS_OPTIMIZER] = "#4d4d4d",
     [SSIM_OPCLASS_TP] = "#009e73",        [SSIM_OPCLASS_PP] = "#cc79a7",
-    [SSIM_OPCLASS_DP] = "#d55e00",
+    [SSIM_OPCLASS_DP] = "#d55e00",        [SSIM_OPCLASS_CP] = "#882255",
 };
 static const char *const extra_colour[] = {"#999999", "#f0e442", "#8c564b",
                                            "#17becf", "#bcbd22", "#7f7f7f"};

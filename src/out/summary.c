@@ -67,11 +67,13 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     ssim_summary_append_model_line(o, c->model, p);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
+    g_string_append_printf(o, "split       dp %u x tp %u x pp %u", p->dp, p->tp, p->pp);
+    if (p->cp > 1)
+        g_string_append_printf(o, " x cp %u", p->cp);
     g_string_append_printf(o,
-                           "split       dp %u x tp %u x pp %u, v %u, microbatch %u, global "
-                           "batch %u (%u microbatches), schedule %s",
-                           p->dp, p->tp, p->pp, p->virtual_stages, p->microbatch, p->global_batch,
-                           r->m, ssim_schedule_kind_name(r->schedule));
+                           ", v %u, microbatch %u, global batch %u (%u microbatches), schedule %s",
+                           p->virtual_stages, p->microbatch, p->global_batch, r->m,
+                           ssim_schedule_kind_name(r->schedule));
     for (guint s = 0; ssim_parallel_uneven(p) && s < p->pp; s++)
         g_string_append_printf(o, "%s%u", s ? "/" : ", stage layers ",
                                ssim_parallel_stage_layers(p, c->model, s));
@@ -129,13 +131,17 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     g_string_append_printf(o, "MFU                      %12.1f %%  (of %.0f TFLOP/s %s)\n",
                            100 * r->mfu, r->peak_flops / 1e12, ssim_dtype_name(c->model->dtype));
     g_string_append_printf(o, "pipeline bubble          %12.1f %%\n", 100 * r->bubble);
-    for (guint k = 0; k < SSIM_COMM_N; k++)
+    for (guint k = 0; k < SSIM_COMM_N; k++) {
+        /* Context parallelism's ring is a layer's own communication, counted with tp's. */
+        g_autofree char *label = g_strdup_printf(
+            "exposed %s comm",
+            k == SSIM_COMM_TP && p->cp > 1 ? "tp+cp" : ssim_comm_class_name((SsimCommClass)k));
         g_string_append_printf(o,
-                               "exposed %s comm           %12.3f ms  (%.1f %% of step; "
-                               "worst rank %.3f ms; busy %.3f ms)\n",
-                               ssim_comm_class_name((SsimCommClass)k), ms(r->exposed[k]),
-                               pct(r->exposed[k], r->step_time), ms(r->exposed_max[k]),
-                               ms(r->comm_busy[k]));
+                               "%-26s%12.3f ms  (%.1f %% of step; worst rank %.3f ms; busy %.3f "
+                               "ms)\n",
+                               label, ms(r->exposed[k]), pct(r->exposed[k], r->step_time),
+                               ms(r->exposed_max[k]), ms(r->comm_busy[k]));
+    }
     for (guint k = 0; r->has_contention && k < SSIM_COMM_N; k++)
         g_string_append_printf(o,
                                "contention %s            %12.3f ms  (+%.1f %% over %.3f ms "
@@ -158,7 +164,10 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     g_string_append_printf(
         o, "simulated                %u rank%s (%s), %u ops, %" G_GUINT64_FORMAT " events\n",
         r->n_graph_ranks, r->n_graph_ranks == 1 ? "" : "s",
-        c->exact ? "every GPU" : "one representative per stage", r->n_ops, r->events);
+        c->exact    ? "every GPU"
+        : p->cp > 1 ? "a representative per stage and cp rank"
+                    : "one representative per stage",
+        r->n_ops, r->events);
 }
 
 #define CSV_HEADER                                                                                 \
@@ -180,6 +189,10 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
     if (r->has_host) {
         g_string_truncate(header, header->len - 1);
         g_string_append(header, ",host_wait_ms,host_wait_max_ms\n");
+    }
+    if (p->cp > 1) {
+        g_string_truncate(header, header->len - 1);
+        g_string_append(header, ",cp\n");
     }
     g_string_append(o, header->str);
     g_string_append_printf(
@@ -205,6 +218,10 @@ static void format_csv(GString *o, const SsimResult *r, const SsimSimConfig *c)
     if (r->has_host) {
         g_string_truncate(o, o->len - 1);
         g_string_append_printf(o, ",%.6f,%.6f\n", ms(r->host_wait), ms(r->host_wait_max));
+    }
+    if (p->cp > 1) {
+        g_string_truncate(o, o->len - 1);
+        g_string_append_printf(o, ",%u\n", p->cp);
     }
 }
 

@@ -100,7 +100,9 @@ void ssim_step_lower_bound(const SsimModel *model, const SsimCluster *cluster,
         ap.gemm_efficiency = ssim_analytic_sustained_efficiency(cluster, 0.0);
     SsimAnalyticParams ap8;
     ssim_analytic_fp8_params(&ap, &ap8);
-    SsimGemm score = ssim_model_gemm(model, SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
+    SsimModel local; /* a GPU's share of each sequence under context parallelism */
+    SsimGemm score = ssim_model_gemm(ssim_parallel_local_model(par, model, &local),
+                                     SSIM_GEMM_ATTN_SCORE, par->microbatch, par->tp);
     Sums s = {.ap = &ap,
               .ap8 = par->fp8 != SSIM_FP8_OFF ? &ap8 : NULL,
               .dtype_bytes = ssim_dtype_size(model->dtype),

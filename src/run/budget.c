@@ -28,13 +28,17 @@ void ssim_budget_estimate(const SsimModel *model, const SsimParallel *par, gbool
                           SsimOpEstimate *out)
 {
     guint pp = MAX(par->pp, 1u), v = MAX(par->virtual_stages, 1u);
-    out->ranks = exact ? (guint64)ssim_parallel_world(par) : pp;
+    guint cp = MAX(par->cp, 1u);
+    out->ranks = exact ? (guint64)ssim_parallel_world(par) : (guint64)pp * cp;
     out->layers_per_rank = (model->layers + pp - 1) / pp;
     out->microbatches = ssim_parallel_n_microbatches(par);
-    out->ops_per_layer = OPS_PER_LAYER;
-    double per_rank = (double)out->layers_per_rank * (double)out->microbatches * OPS_PER_LAYER +
-                      (double)out->microbatches * v * OPS_PER_CHUNK +
-                      (double)out->layers_per_rank * OPS_PER_LAYER_ONCE + OPS_PER_RANK;
+    /* Context parallelism: cp attention kernels a pass instead of one, and a ring step beside
+     * each but the last (the backward's one more): 6 cp more at most. */
+    out->ops_per_layer = OPS_PER_LAYER + (cp > 1 ? 6 * cp : 0);
+    double per_rank =
+        (double)out->layers_per_rank * (double)out->microbatches * (double)out->ops_per_layer +
+        (double)out->microbatches * v * OPS_PER_CHUNK +
+        (double)out->layers_per_rank * OPS_PER_LAYER_ONCE + OPS_PER_RANK;
     out->ops = (double)out->ranks * per_rank;
 }
 
@@ -72,7 +76,7 @@ gboolean ssim_budget_check_time(const SsimModel *model, const SsimCluster *clust
                                 const SsimParallel *par, GError **error)
 {
     double flops = ssim_parallel_hardware_flops(par, model);
-    guint64 gpus = (guint64)par->dp * par->tp * par->pp;
+    guint64 gpus = ssim_parallel_world(par);
     double peak = ssim_cluster_peak_flops(cluster, model->dtype);
     if (!(peak > 0))
         peak = ssim_cluster_peak_flops(cluster, SSIM_DTYPE_BF16);

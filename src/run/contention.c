@@ -31,6 +31,7 @@ static guint class_from_lowering(gconstpointer data, const SsimGraph *graph, gui
     (void)graph;
     switch (ssim_lowered_op_class(data, i)) {
     case SSIM_OPCLASS_TP:
+    case SSIM_OPCLASS_CP:
         return SSIM_COMM_TP;
     case SSIM_OPCLASS_PP:
         return SSIM_COMM_PP;

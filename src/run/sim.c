@@ -141,6 +141,7 @@ static int list_of_class(guint8 cls)
     case SSIM_OPCLASS_OPTIMIZER:
         return LIST_OPTIMIZER;
     case SSIM_OPCLASS_TP:
+    case SSIM_OPCLASS_CP: /* reported with tp (opclass.h) */
         return LIST_COMM + SSIM_COMM_TP;
     case SSIM_OPCLASS_PP:
         return LIST_COMM + SSIM_COMM_PP;
@@ -209,7 +210,7 @@ static void op_pass_init(OpPass *p, const SsimLowered *lowered, guint copies)
             p->flops_model += op->flops;
         p->term[i] = -1;
         if (c == SSIM_OPCLASS_RECOMPUTE || c == SSIM_OPCLASS_TP || c == SSIM_OPCLASS_PP ||
-            op->name == SSIM_NONE)
+            c == SSIM_OPCLASS_CP || op->name == SSIM_NONE)
             continue;
         if (term_of[op->name] == -2) {
             SsimStepCost t;
@@ -545,8 +546,9 @@ static SsimAnalytic *analytic_for(const SsimAnalyticParams *ap, const SsimLowere
         const guint32 *ranks = ssim_lowered_group_ranks(lowered, gi, &n);
         ssim_analytic_set_group(analytic, gi, ranks, n);
     }
-    ssim_analytic_set_model_gemms(analytic, model, par->microbatch, par->tp,
-                                  par->fp8 != SSIM_FP8_OFF);
+    SsimModel local; /* a GPU's share of each sequence under context parallelism */
+    ssim_analytic_set_model_gemms(analytic, ssim_parallel_local_model(par, model, &local),
+                                  par->microbatch, par->tp, par->fp8 != SSIM_FP8_OFF);
     return analytic;
 }
 
@@ -620,7 +622,7 @@ static gboolean try_way(const SsimSimConfig *config, const SsimParallel *par, gu
  * no way out: already ZeRO-3, one replica, or a placement that cannot run it. */
 static gboolean zero3_way(const SsimSimConfig *config, SsimParallel *p)
 {
-    if (p->zero_stage >= 3 || p->dp == 1)
+    if (p->zero_stage >= 3 || ssim_parallel_size(p, SSIM_AXIS_DP) == 1)
         return FALSE;
     p->zero_stage = 3;
     p->dp_bucket_bytes = 0;
@@ -686,7 +688,7 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
     /* Sharding over dp: the optimizer state first (ZeRO-1), else the weights and gradients too
      * (ZeRO-3, which reduces every microbatch: no bucket, which the drivers' default bucket
      * knows; a bucket the user gave is refused with its own message). */
-    if (par->zero_stage < 3 && par->dp > 1) {
+    if (par->zero_stage < 3 && ssim_parallel_size(par, SSIM_AXIS_DP) > 1) {
         SsimParallel p = *par;
         p.zero_stage = 1;
         if ((par->zero_stage >= 1 || !try_way(config, &p, extra, "--zero 1", fits)) &&

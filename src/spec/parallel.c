@@ -371,6 +371,7 @@ void ssim_parallel_init(SsimParallel *par)
     g_return_if_fail(par != NULL);
     memset(par, 0, sizeof *par);
     par->dp = par->tp = par->pp = 1;
+    par->cp = 1;
     par->virtual_stages = 1;
     par->microbatch = 1;
     par->global_batch = 1;
@@ -438,7 +439,17 @@ char *ssim_parallel_extrapolation(const SsimParallel *par, const SsimModel *mode
 
 guint ssim_parallel_world(const SsimParallel *par)
 {
-    return par->dp * par->tp * par->pp;
+    return par->dp * par->cp * par->tp * par->pp;
+}
+
+const SsimModel *ssim_parallel_local_model(const SsimParallel *par, const SsimModel *model,
+                                           SsimModel *buf)
+{
+    if (par->cp <= 1)
+        return model;
+    *buf = *model;
+    buf->seq_len = model->seq_len / par->cp;
+    return buf;
 }
 
 guint ssim_parallel_n_microbatches(const SsimParallel *par)
@@ -500,7 +511,7 @@ guint ssim_parallel_size(const SsimParallel *par, SsimAxis axis)
     case SSIM_AXIS_TP:
         return par->tp;
     case SSIM_AXIS_DP:
-        return par->dp;
+        return par->dp * par->cp;
     case SSIM_AXIS_PP:
         return par->pp;
     case SSIM_AXIS_N:
@@ -536,7 +547,8 @@ static void coord_set(SsimCoord *coord, SsimAxis axis, guint value)
 
 guint ssim_parallel_rank(const SsimParallel *par, SsimCoord coord)
 {
-    g_return_val_if_fail(coord.dp < par->dp && coord.tp < par->tp && coord.pp < par->pp, 0);
+    g_return_val_if_fail(coord.dp < par->dp * par->cp && coord.tp < par->tp && coord.pp < par->pp,
+                         0);
     guint rank = 0;
     for (int i = SSIM_AXIS_N - 1; i >= 0; i--)
         rank = rank * ssim_parallel_size(par, par->order[i]) + ssim_coord_get(coord, par->order[i]);
@@ -678,6 +690,10 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
     } else if (strcmp(k, "pp") == 0) {
         f = SSIM_PARALLEL_PP;
         if (!parse_uint(k, v, 1, &p.pp, error))
+            return FALSE;
+    } else if (key_is(k, "cp", "context_parallel", "context_parallel_size")) {
+        f = SSIM_PARALLEL_CP;
+        if (!parse_uint(k, v, 1, &p.cp, error))
             return FALSE;
     } else if (key_is(k, "v", "vpp", "virtual_stages")) {
         f = SSIM_PARALLEL_VSTAGES;
@@ -890,6 +906,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append_printf(extra, ",rmsnorm=%s", ssim_rmsnorm_name(par->rmsnorm));
     if (par->recompute_layers > 0)
         g_string_append_printf(extra, ",recompute_layers=%u", par->recompute_layers);
+    if (par->cp > 1)
+        g_string_append_printf(extra, ",cp=%u", par->cp);
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -956,8 +974,9 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                                 const SsimCluster *cluster, GError **error)
 {
     g_return_val_if_fail(par != NULL && model != NULL, FALSE);
-    static const char *const size_names[] = {"dp", "tp", "pp", "v", "microbatch", "global_batch"};
-    const guint sizes[] = {par->dp,         par->tp,          par->pp, par->virtual_stages,
+    static const char *const size_names[] = {"dp", "tp",         "pp",          "cp",
+                                             "v",  "microbatch", "global_batch"};
+    const guint sizes[] = {par->dp,         par->tp,          par->pp, par->cp, par->virtual_stages,
                            par->microbatch, par->global_batch};
     for (guint i = 0; i < G_N_ELEMENTS(sizes); i++)
         if (sizes[i] == 0)
@@ -988,16 +1007,44 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
              "rmsnorm at auto)",
              ssim_rmsnorm_name(par->rmsnorm), model->name, ssim_norm_name(model->norm));
 
-    guint64 world = (guint64)par->dp * par->tp * par->pp;
-    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))
+    guint64 world = (guint64)par->dp * par->cp * par->tp * par->pp;
+    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster) && par->cp == 1)
         FAIL("dp*tp*pp != GPUs: %u*%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u GPUs "
              "(%u nodes x %u)",
              par->dp, par->tp, par->pp, world, cluster->name, ssim_cluster_n_gpus(cluster),
              cluster->nodes, cluster->gpus_per_node);
+    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))
+        FAIL("dp*cp*tp*pp != GPUs: %u*%u*%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u "
+             "GPUs (%u nodes x %u)",
+             par->dp, par->cp, par->tp, par->pp, world, cluster->name, ssim_cluster_n_gpus(cluster),
+             cluster->nodes, cluster->gpus_per_node);
     /* Before anything loops over the ranks (check_tp_in_node below, the lowering). */
     if (world > SSIM_MAX_GPUS)
-        FAIL("dp*tp*pp: %" G_GUINT64_FORMAT " GPUs is over the limit of %u GPUs", world,
+        FAIL("dp*cp*tp*pp: %" G_GUINT64_FORMAT " GPUs is over the limit of %u GPUs", world,
              SSIM_MAX_GPUS);
+
+    /* Context parallelism is Transformer Engine's attention over a ring of cp GPUs (Megatron-LM
+     * asserts its fused or flash backends), on 2 cp chunks of each sequence, a GPU the i-th and
+     * the (2 cp - 1 - i)-th for an even share of the causal work. */
+    if (par->cp > 1) {
+        if (par->attention != SSIM_ATTENTION_FLASH)
+            FAIL("cp > 1 needs attention = flash: context parallelism runs Transformer Engine's "
+                 "fused attention over a ring of GPUs (cp = %u, attention %s)",
+                 par->cp, ssim_attention_name(par->attention));
+        if (model->seq_len % (2 * par->cp) != 0)
+            FAIL("seq_len %% (2*cp) != 0: the sequence (%u) of %s is split into 2 cp = %u "
+                 "chunks (Megatron-LM's load balancing), and %u is not a multiple of %u",
+                 model->seq_len, model->name, 2 * par->cp, model->seq_len, 2 * par->cp);
+        if (ssim_model_windowed_share(model) > 0 && model->sliding_window < model->seq_len)
+            FAIL("cp > 1 with a sliding window (%s: %u tokens) is not modelled: the ring's "
+                 "chunks would skip the keys the window leaves out",
+                 model->name, model->sliding_window);
+        if (ssim_parallel_compiled(par))
+            FAIL("cp > 1 needs an eager schedule (1f1b, gpipe, interleaved: Megatron-LM's "
+                 "context parallelism); schedule %s runs compiled programs (give schedule 1f1b "
+                 "or interleaved)",
+                 par->schedule);
+    }
 
     if (model->heads % par->tp != 0)
         FAIL("heads %% tp != 0: heads (%u) of %s is not divisible by tp (%u)", model->heads,

@@ -322,7 +322,7 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
             "'%s' sets a field that has a column of its own (options take "
             "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
             "attention, transformer_impl, rmsnorm, recompute_layers, fp8, tp_comm_overlap, "
-            "cross_entropy, launch_blocking; and position, embedding_norm for a row given by "
+            "cross_entropy, launch_blocking, cp; and position, embedding_norm for a row given by "
             "shape)",
             x->text);
     *p = q;
@@ -566,11 +566,22 @@ static void append_uint(GString *out, guint v, gboolean show)
 static char *row_options(const SsimMeasuredRun *r)
 {
     const SsimParallel *p = &r->par;
-    static const char *const keys[] = {"bucket",          "tp_comm",          "order",
-                                       "placement",       "step_costs",       "tp_overlap",
-                                       "attention",       "transformer_impl", "fp8",
-                                       "tp_comm_overlap", "cross_entropy",    "launch_blocking",
-                                       "rmsnorm",         "recompute_layers", NULL};
+    static const char *const keys[] = {"bucket",
+                                       "tp_comm",
+                                       "order",
+                                       "placement",
+                                       "step_costs",
+                                       "tp_overlap",
+                                       "attention",
+                                       "transformer_impl",
+                                       "fp8",
+                                       "tp_comm_overlap",
+                                       "cross_entropy",
+                                       "launch_blocking",
+                                       "rmsnorm",
+                                       "recompute_layers",
+                                       "cp",
+                                       NULL};
     SsimParallel d;
     ssim_parallel_init(&d);
     if (p->sequence_parallel)

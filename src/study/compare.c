@@ -87,6 +87,9 @@ static char *group_label(SsimLowered *l, guint32 op)
         what = bwd ? "tp collectives (backward)" : "tp collectives (forward)";
         break;
     }
+    case SSIM_OPCLASS_CP:
+        what = "context-parallel key-value ring";
+        break;
     case SSIM_OPCLASS_PP:
         what = "pipeline transfers";
         break;

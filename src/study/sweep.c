@@ -259,9 +259,10 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
     if (!ssim_site_set_check(&spec->placement.grads, model, error))
         return NULL;
     guint pairs = 0, skipped = 0;
+    const guint64 cp = MAX(spec->base.cp, 1u); /* the base's context parallelism, kept */
     for (guint a = 0; a < spec->tp.n; a++)
         for (guint b = 0; b < spec->pp.n; b++) {
-            guint64 tpp = (guint64)spec->tp.v[a] * spec->pp.v[b];
+            guint64 tpp = (guint64)spec->tp.v[a] * spec->pp.v[b] * cp;
             if (n % tpp == 0)
                 pairs++;
             else
@@ -292,7 +293,7 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
     for (guint a = 0; a < spec->tp.n; a++)
         for (guint b = 0; b < spec->pp.n; b++) {
             guint tp = spec->tp.v[a], pp = spec->pp.v[b];
-            if (n % ((guint64)tp * pp) != 0)
+            if (n % ((guint64)tp * pp * cp) != 0)
                 continue;
             for (guint c = 0; c < spec->vstages.n; c++)
                 for (guint d = 0; d < spec->microbatch.n; d++)
@@ -306,7 +307,7 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                                 r->par = spec->base;
                                 r->par.tp = tp;
                                 r->par.pp = pp;
-                                r->par.dp = n / (tp * pp);
+                                r->par.dp = (guint)(n / (tp * pp * cp));
                                 r->par.virtual_stages = spec->vstages.v[c];
                                 r->par.microbatch = spec->microbatch.v[d];
                                 g_strlcpy(r->par.schedule, spec->schedules.v[e],

@@ -547,7 +547,10 @@ static void append_table(GString *out, const SsimRunSet *set, const double *pred
         const SsimMeasuredRun *r = ssim_run_set_run(set, i);
         const SsimParallel *p = &r->par;
         double m = ssim_run_set_measured_ms(set, i);
-        g_autofree char *split = g_strdup_printf("%u/%u/%u", p->dp, p->tp, p->pp);
+        /* A context-parallel run's cp after its dp: "4c2/1/1". */
+        g_autofree char *split = p->cp > 1
+                                     ? g_strdup_printf("%uc%u/%u/%u", p->dp, p->cp, p->tp, p->pp)
+                                     : g_strdup_printf("%u/%u/%u", p->dp, p->tp, p->pp);
         g_autofree char *ex = ssim_run_set_extrapolation(set, i);
         g_autofree char *line = several ? g_strdup_printf("%u:%u", file_of[i] + 1, r->line)
                                         : g_strdup_printf("%u", r->line);

@@ -81,8 +81,9 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->coord = ssim_parallel_coord(e->par, global);
     e->stage = e->coord.pp;
     e->st_compute = e->st_tp = e->st_dp = e->st_gather = e->st_pp = SSIM_NONE;
-    e->st_pp_sf = e->st_pp_rf = e->st_pp_sb = e->st_pp_rb = SSIM_NONE;
+    e->st_pp_sf = e->st_pp_rf = e->st_pp_sb = e->st_pp_rb = e->st_cp = SSIM_NONE;
     e->tp_group = e->dp_group = e->pp_group = e->emb_group = e->mp_group = SSIM_NONE;
+    e->cp_group = SSIM_NONE;
     e->last = SSIM_NONE;
     e->bucket = 0;
     e->collect_grads = FALSE;
@@ -153,11 +154,16 @@ static guint32 comm(Emit *e, SsimOpSpec *spec, SsimOpClass cls)
     return idx;
 }
 
-static void tp_coll(Emit *e, const Step *st)
+/* A TP collective, or a step of the CP ring, of step `st`: blocking, or waited for by the kernel
+ * `st->overlap` kernels on. */
+static void layer_coll(Emit *e, const Step *st)
 {
+    gboolean cp = st->kind == ST_CP;
     SsimOpSpec spec =
-        coll_spec(e, (SsimCollKind)st->coll, st->name, e->tp_group, st->bytes, &e->st_tp, "tp");
-    guint32 idx = comm(e, &spec, SSIM_OPCLASS_TP);
+        cp ? coll_spec(e, SSIM_COLL_PERMUTE, st->name, e->cp_group, st->bytes, &e->st_cp, "cp")
+           : coll_spec(e, (SsimCollKind)st->coll, st->name, e->tp_group, st->bytes, &e->st_tp,
+                       "tp");
+    guint32 idx = comm(e, &spec, cp ? SSIM_OPCLASS_CP : SSIM_OPCLASS_TP);
     if (st->overlap == 0) {
         g_array_set_size(e->pending, 0);
         g_array_append_val(e->pending, idx);
@@ -241,8 +247,8 @@ void lower_emit_steps(Emit *e, const GArray *steps, SsimOpClass cls, guint32 sit
 {
     for (guint i = 0; i < steps->len; i++) {
         const Step *st = &g_array_index(steps, Step, i);
-        if (st->kind == ST_TP) {
-            tp_coll(e, st);
+        if (st->kind != ST_KERNEL) {
+            layer_coll(e, st);
             continue;
         }
         kernel(e, st, cls);
@@ -341,7 +347,7 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
          * and the last stage's same shard of it are summed). */
         guint64 bytes = (guint64)lower_cdiv(e->model->vocab, par->tp) * e->model->hidden * gdt;
         if (par->zero_stage >= 2)
-            bytes = lower_cdiv(bytes, par->dp);
+            bytes = lower_cdiv(bytes, ssim_parallel_size(par, SSIM_AXIS_DP));
         SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, "emb.allreduce", e->emb_group, bytes,
                                     &e->st_dp, "dp");
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);
@@ -350,10 +356,11 @@ void lower_emit_optimizer_step(Emit *e, gboolean emb_ar)
         g_array_append_val(e->dp_ops, idx);
     }
 
-    /* The parameters this GPU updates: its stage's over tp, and 1/dp of them under ZeRO. */
+    /* The parameters this GPU updates: its stage's over tp, and 1/(dp cp) of them under ZeRO. */
+    const guint dpx = ssim_parallel_size(par, SSIM_AXIS_DP);
     guint64 params = ssim_parallel_stage_params(par, e->model, e->stage) / par->tp;
-    gboolean zero = par->zero_stage >= 1 && par->dp > 1;
-    guint64 shard = zero ? params / par->dp : params;
+    gboolean zero = par->zero_stage >= 1 && dpx > 1;
+    guint64 shard = zero ? params / dpx : params;
     g_array_append_vals(e->pending, e->dp_ops->data, e->dp_ops->len);
 
     /* Loss scaling: the unscale-and-check pass reads and writes the fp32 gradients, and the
@@ -382,7 +389,7 @@ static void optimizer(Emit *e, guint64 params, guint64 shard)
 {
     const SsimParallel *par = e->par;
     const guint64 dt = ssim_dtype_size(e->model->dtype), gdt = lower_grad_elem_bytes(e);
-    gboolean zero = par->zero_stage >= 1 && par->dp > 1;
+    gboolean zero = par->zero_stage >= 1 && ssim_parallel_size(par, SSIM_AXIS_DP) > 1;
     /* The optimizer, as Megatron-LM's mixed-precision step runs it: Adam reads the fp32
      * gradient, master weight and two moments and writes the last three (7 x 4 bytes per
      * parameter); in 16 bits the master weights are then copied into the compute copy (4 read,

@@ -182,17 +182,32 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
     guint32 global = g_array_index(e->L->global_of, guint32, rank);
     const SsimParallel *par = e->par;
     guint p = par->pp;
-    g_autofree guint *ranks = g_new(guint, MAX(MAX(par->tp, par->dp), MAX(p, 2u)));
+    const guint dpx = ssim_parallel_size(par, SSIM_AXIS_DP); /* dp x cp */
+    g_autofree guint *ranks = g_new(guint, MAX(MAX(par->tp, dpx), MAX(p, 2u)));
     if (par->tp > 1) {
         ssim_parallel_group(par, global, SSIM_AXIS_TP, ranks);
         e->tp_group = lower_group(e->L, e->graph_of, "tp", ranks, par->tp, error);
         if (e->tp_group == SSIM_NONE)
             return FALSE;
     }
-    if (par->dp > 1) {
+    /* Gradients are reduced over the whole data-parallel axis, a replica's cp GPUs included
+     * (Megatron-LM's data-parallel group with context parallelism). */
+    if (dpx > 1) {
         ssim_parallel_group(par, global, SSIM_AXIS_DP, ranks);
-        e->dp_group = lower_group(e->L, e->graph_of, "dp", ranks, par->dp, error);
+        e->dp_group = lower_group(e->L, e->graph_of, "dp", ranks, dpx, error);
         if (e->dp_group == SSIM_NONE)
+            return FALSE;
+    }
+    /* The key-value ring: the cp GPUs of this rank's replica, in cp order. */
+    if (par->cp > 1) {
+        SsimCoord c = e->coord;
+        guint first = c.dp - c.dp % par->cp;
+        for (guint j = 0; j < par->cp; j++) {
+            c.dp = first + j;
+            ranks[j] = ssim_parallel_rank(par, c);
+        }
+        e->cp_group = lower_group(e->L, e->graph_of, "cp", ranks, par->cp, error);
+        if (e->cp_group == SSIM_NONE)
             return FALSE;
     }
     if (p > 1 && ssim_schedule_is_lockstep(e->sched)) {
@@ -214,7 +229,7 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
     }
     /* The gradient norm's and the inf check's group: Megatron-LM's model-parallel group (tp x
      * pp), or every GPU when the optimizer is sharded (the distributed optimizer's). */
-    gboolean zero = par->zero_stage >= 1 && par->dp > 1;
+    gboolean zero = par->zero_stage >= 1 && dpx > 1;
     guint mp_n = zero ? ssim_parallel_world(par) : par->tp * p;
     guint want = (1u << SSIM_STEP_COST_CLIP) | (1u << SSIM_STEP_COST_LOSS_SCALE);
     if (mp_n > 1 && (e->step_costs & want)) {
@@ -263,7 +278,7 @@ static guint64 grad_bytes(const GArray *steps)
 static Units units_of(const SsimModel *model, const SsimParallel *par, const StepLists *steps)
 {
     Units u = {0};
-    if (par->dp == 1 || par->zero_stage < 2)
+    if (ssim_parallel_size(par, SSIM_AXIS_DP) == 1 || par->zero_stage < 2)
         return u;
     u.layer_grad = grad_bytes(steps->layer_bwd);
     u.embed_grad = grad_bytes(steps->embed_bwd);

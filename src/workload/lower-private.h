@@ -65,13 +65,14 @@ guint32 lower_group(SsimLowered *lowered, const GArray *graph_of, const char *pr
 
 /* ---- step lists (lower-steps.c) ---------------------------------------------------------- */
 
-typedef enum { ST_KERNEL, ST_TP } StepKind;
+typedef enum { ST_KERNEL, ST_TP, ST_CP } StepKind;
 
-/* One step of a step list: a kernel, or a tensor-parallel collective. */
+/* One step of a step list: a kernel, a tensor-parallel collective, or a step of context
+ * parallelism's key-value ring (a collective-permute over the cp group). */
 typedef struct {
     guint8 kind;    /* StepKind */
     guint8 coll;    /* SsimCollKind of a TP step */
-    guint8 overlap; /* TP step: kernels after it that do not wait for it (0 = blocking) */
+    guint8 overlap; /* TP or CP step: kernels after it that do not wait for it (0 = blocking) */
     const char *name;
     double flops;
     guint64 bytes;
@@ -129,7 +130,8 @@ typedef struct {
     guint32 rank, stage;
     SsimCoord coord;
     guint32 st_compute, st_tp, st_dp, st_gather, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
-    guint32 tp_group, dp_group, pp_group, emb_group;
+    guint32 st_cp;
+    guint32 tp_group, dp_group, pp_group, emb_group, cp_group;
     guint32 mp_group; /* the gradient norm's and the inf check's group: tp x pp, or every GPU
                          under ZeRO-1; SSIM_NONE when it has one member */
     guint32 last;

@@ -5,17 +5,20 @@
  * Three maps, all fixed before any op is emitted: graph rank -> global rank (global_of) and
  * -> pipeline stage (stage_of), and global rank -> graph rank (graph_of, SSIM_NONE for a GPU a
  * representative stands for).  Exact mode emits every GPU (graph rank = global rank); the
- * default emits the GPU at dp 0, tp 0 of each stage.  A group of the plan holds the emitted
+ * default emits the GPU at dp 0, tp 0 of each stage, and under context parallelism the cp GPUs
+ * of the first replica at tp 0 (graph rank stage x cp + cp rank), whose key-value ring is then
+ * simulated between real ranks.  A group of the plan holds the emitted
  * members of a logical group (a TP, DP, pipeline or embedding group), while the lowering keeps
  * the whole logical membership beside it (group_first / group_ranks, one row per plan group, in
  * the plan's group order), so that a cost model charges a one-member group as the real
  * collective and the replication below gathers the right copies.
  *
- * Replication.  Copy c of a representative GPU is the GPU whose tp and dp coordinates are
- * shifted by (c mod tp, c / tp); a collective instance of the representative graph then stands
- * for the copies its logical group holds, which repeat with the least tp and dp shifts that map
- * the group onto itself (its periods).  A match whose members' copies do not make up its logical
- * group exactly is refused: some GPU would be simulated twice or not at all.
+ * Replication.  Copy c of a representative GPU is the GPU whose tp coordinate and replica (its
+ * dp coordinate / cp) are shifted by (c mod tp, c / tp), its cp rank kept; a collective instance of
+ * the representative graph then stands for the copies its logical group holds, which repeat with
+ * the least tp and dp shifts that map the group onto itself (its periods).  A match whose members'
+ * copies do not make up its logical group exactly is refused: some GPU would be simulated twice or
+ * not at all.
  */
 #include "src/workload/lower-private.h"
 
@@ -49,12 +52,13 @@ GArray *lower_ranks_init(SsimLowered *L, const SsimParallel *par, gboolean exact
             g_array_index(graph_of, guint32, r) = r;
         }
     } else {
-        for (guint32 s = 0; s < par->pp; s++) {
-            guint32 r = ssim_parallel_rank(par, (SsimCoord){.dp = 0, .tp = 0, .pp = s});
-            g_array_append_val(L->global_of, r);
-            g_array_append_val(L->stage_of, s);
-            g_array_index(graph_of, guint32, r) = s;
-        }
+        for (guint32 s = 0; s < par->pp; s++)
+            for (guint32 j = 0; j < par->cp; j++) {
+                guint32 r = ssim_parallel_rank(par, (SsimCoord){.dp = j, .tp = 0, .pp = s});
+                g_array_index(graph_of, guint32, r) = L->global_of->len;
+                g_array_append_val(L->global_of, r);
+                g_array_append_val(L->stage_of, s);
+            }
     }
     return graph_of;
 }
@@ -122,7 +126,8 @@ guint32 ssim_lowered_copy_gpu(const SsimLowered *l, guint32 gpu, guint copy)
     g_return_val_if_fail(gpu < ssim_parallel_world(&l->par), SSIM_NONE);
     SsimCoord c = ssim_parallel_coord(&l->par, gpu);
     c.tp = (c.tp + copy % l->par.tp) % l->par.tp;
-    c.dp = (c.dp + copy / l->par.tp) % l->par.dp;
+    guint cp = l->par.cp, replica = c.dp / cp;
+    c.dp = (replica + copy / l->par.tp) % l->par.dp * cp + c.dp % cp;
     return ssim_parallel_rank(&l->par, c);
 }
 

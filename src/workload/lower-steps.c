@@ -91,6 +91,19 @@ static void tp_step(GArray *p, SsimCollKind coll, guint64 bytes, guint overlap)
     g_array_append_val(p, st);
 }
 
+/* A step of context parallelism's key-value ring: every GPU of the cp group sends `bytes` to the
+ * next and receives as much from the one before (a collective-permute), waited for `overlap`
+ * kernels on. */
+static void cp_step(GArray *p, const char *name, guint64 bytes, guint overlap)
+{
+    Step st = {.kind = ST_CP,
+               .coll = (guint8)SSIM_COLL_PERMUTE,
+               .overlap = (guint8)overlap,
+               .name = g_intern_static_string(name),
+               .bytes = bytes};
+    g_array_append_val(p, st);
+}
+
 typedef struct {
     guint tp;
     gboolean sp;   /* sequence parallel: norms and residuals sharded, RS/AG at g/f */
@@ -218,6 +231,18 @@ static void tp_f_backward_with(GArray *p, const TpStyle *ts, const Step *wgrads,
  * fp32 (read and written).  A flash kernel carries the FLOPs of the kernels it replaces, the
  * step's count; the cost model prices the work it executes (include/shiftsim/analytic.h, "Flash
  * attention").
+ *
+ * Under context parallelism (cp > 1, flash only) the model is a GPU's share of the sequence,
+ * s / cp tokens (lower_steps_build), and its queries attend to the whole sequence in cp steps,
+ * as Transformer Engine's AttnFuncWithCPAndKVP2P runs them: step i multiplies them with the keys
+ * and values of the GPU i places before it in the ring, which arrived while step i - 1 ran.  With
+ * Megatron-LM's load balancing (a GPU holds sequence chunks j and 2 cp - 1 - j) every step
+ * visits two chunk pairs of (s / 2 cp)^2 scores, the first two halves of a chunk's diagonal and a
+ * whole pair: each step has the work of a causal kernel over s / cp tokens, which is how it is
+ * priced and counted (cp of them: the whole causal attention / cp).  The forward sends K and V
+ * (2 k dt) each of the cp - 1 steps; the backward sends K and V with the gradient of the step
+ * before (4 k dt), then the last gradient home, which the K and V projections' backward waits
+ * for.
  */
 typedef struct {
     gboolean flash;
@@ -237,6 +262,9 @@ typedef struct {
     gboolean rope_eager;          /* torch: PyTorch's complex multiplication, kernel by kernel */
     guint64 k_heads;              /* ... over Q's (qs) and K's own elements (not repeated) */
     guint64 alibi;                /* unfused ALiBi: the bias written into the scores (0: none) */
+    guint cp;                     /* flash under context parallelism: steps a pass (else 1) */
+    guint64 cp_kv;                /* ... the K and V bytes of one ring step */
+    guint64 cp_fwd, cp_bwd;       /* ... and a later step's kernels' bytes (half the keys) */
 } AttnCore;
 
 static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParallel *par)
@@ -294,6 +322,10 @@ static void attn_core_init(AttnCore *ac, const SsimModel *model, const SsimParal
      * batched GEMM then reads them back (E dt more for the scores' kernel).  Flash attention
      * adds the bias inside its kernel. */
     ac->alibi = model->position == SSIM_POSITION_ALIBI && !ac->flash ? E * dt : 0;
+    ac->cp = ac->flash ? MAX(par->cp, 1u) : 1;
+    ac->cp_kv = 2 * k * dt;
+    ac->cp_fwd = ssim_flash_bytes(FALSE, q, ac->ks / 2, rows, (guint)dt);
+    ac->cp_bwd = ssim_flash_bytes(TRUE, q, ac->ks / 2, rows, (guint)dt);
 }
 
 /* Eager PyTorch's attention without a fused kernel (nanoGPT's, the reference GPT-J layer's):
@@ -315,7 +347,12 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
         kernel_step(p, "repeat_kv", 0, ac->repeat, 0);
     }
     if (ac->flash) {
-        kernel_step(p, SSIM_FLASH_KERNEL, ac->score.flops + ac->ctx.flops, ac->flash_fwd, 0);
+        for (guint i = 0; i < ac->cp; i++) {
+            if (i + 1 < ac->cp)
+                cp_step(p, "cp.kv", ac->cp_kv, 1);
+            kernel_step(p, i == 0 ? SSIM_FLASH_KERNEL : SSIM_FLASH_CP_KERNEL,
+                        ac->score.flops + ac->ctx.flops, i == 0 ? ac->flash_fwd : ac->cp_fwd, 0);
+        }
         optional_step(p, "attn_ctx.permute", ac->permute);
         return;
     }
@@ -352,8 +389,15 @@ static void attn_core_forward(GArray *p, const AttnCore *ac)
 static void attn_core_backward_inner(GArray *p, const AttnCore *ac)
 {
     if (ac->flash) {
-        kernel_step(p, SSIM_FLASH_KERNEL ".bwd", 2 * (ac->score.flops + ac->ctx.flops),
-                    ac->flash_bwd, 0);
+        for (guint i = 0; i < ac->cp; i++) {
+            if (i + 1 < ac->cp)
+                cp_step(p, "cp.kv.bwd", 2 * ac->cp_kv, 1);
+            kernel_step(p, i == 0 ? SSIM_FLASH_KERNEL ".bwd" : SSIM_FLASH_CP_KERNEL ".bwd",
+                        2 * (ac->score.flops + ac->ctx.flops), i == 0 ? ac->flash_bwd : ac->cp_bwd,
+                        0);
+        }
+        if (ac->cp > 1)
+            cp_step(p, "cp.dkv", ac->cp_kv, 0);
         return;
     }
     kernel_step(p, "attn_ctx.bwd", 2 * ac->ctx.flops, 2 * ac->ctx.bytes, 0);
@@ -856,6 +900,8 @@ static void build(StepLists *sl, const SsimModel *model, const SsimParallel *par
 
 void lower_steps_build(StepLists *sl, const SsimModel *model, const SsimParallel *par)
 {
+    SsimModel local; /* a GPU's share of each sequence under context parallelism */
+    model = ssim_parallel_local_model(par, model, &local);
     const gboolean accum = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_ACCUM);
     build(sl, model, par, accum);
     /* PyTorch's AccumulateGrad (transformer_impl=torch): a microbatch's weight gradient becomes
@@ -930,6 +976,8 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
 
 guint64 ssim_lower_transfer_bytes(const SsimModel *model, const SsimParallel *par)
 {
+    SsimModel local;
+    model = ssim_parallel_local_model(par, model, &local);
     return (guint64)par->microbatch * model->seq_len * model->hidden *
            ssim_dtype_size(model->dtype) / par->tp;
 }

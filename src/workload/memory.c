@@ -32,6 +32,8 @@ static guint64 cdiv(guint64 a, guint64 b)
 guint64 ssim_memory_activation_layer_bytes(const SsimModel *model, const SsimParallel *par)
 {
     g_return_val_if_fail(model != NULL && par != NULL && par->tp >= 1, 0);
+    SsimModel local; /* a GPU's share of each sequence under context parallelism */
+    model = ssim_parallel_local_model(par, model, &local);
     double s = model->seq_len, b = par->microbatch, h = model->hidden, t = par->tp;
     double a = model->heads;
     double d = ssim_model_head_dim(model);
@@ -127,10 +129,11 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
     /* ZeRO shards over dp the optimizer state (1), then the gradients (2), then the weights (3),
      * which stage 3 keeps whole only for the layer it computes and the one it gathers next (the
      * largest two of the stage's units: its layers, its embedding, its head). */
+    const guint dpx = ssim_parallel_size(par, SSIM_AXIS_DP); /* dp x cp */
     if (par->zero_stage >= 1)
-        mem->optimizer = cdiv(mem->optimizer, par->dp);
+        mem->optimizer = cdiv(mem->optimizer, dpx);
     if (par->zero_stage >= 2)
-        mem->gradients = cdiv(mem->gradients, par->dp);
+        mem->gradients = cdiv(mem->gradients, dpx);
     if (par->zero_stage >= 3) {
         guint64 units[4] = {0}; /* the largest two, then the embedding's and the head's */
         guint64 layer = cdiv(ssim_model_layer_params(model), par->tp);
@@ -147,7 +150,7 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
                 units[1] = x;
             }
         }
-        mem->weights = cdiv(mem->weights, par->dp) + (units[0] + units[1]) * dsize;
+        mem->weights = cdiv(mem->weights, dpx) + (units[0] + units[1]) * dsize;
     }
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);
     mem->activations = mem->activation_layer * stage_layers * (guint64)in_flight;

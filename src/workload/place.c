@@ -407,7 +407,8 @@ gboolean ssim_placement_check(const SsimPlacement *p, const SsimParallel *par, G
 {
     gboolean early_dp = p->kind != SSIM_PLACEMENT_AUTO && !(p->shifts & SSIM_SHIFT_DEFAULT) &&
                         (p->shifts & SSIM_SHIFT_DP);
-    if (par->zero_stage < 2 || par->dp == 1 || !(p->kind == SSIM_PLACEMENT_COMMSHIFT || early_dp))
+    if (par->zero_stage < 2 || ssim_parallel_size(par, SSIM_AXIS_DP) == 1 ||
+        !(p->kind == SSIM_PLACEMENT_COMMSHIFT || early_dp))
         return TRUE;
     g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                 "%s with zero %u: ZeRO stage %u reduce-scatters each layer's gradients every "

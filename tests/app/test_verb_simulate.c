@@ -81,3 +81,32 @@ Test(verb_simulate, trace_errors, .init = test_redirect)
     g_dir_close(left);
     g_rmdir(dir);
 }
+
+/* --cp (Megatron-LM's --context-parallel-size) from the command line: dp defaults to the GPUs
+ * over cp x tp x pp, the split line and the exposed line say it; a run without flash attention,
+ * or with cp x tp x pp not dividing the GPUs, is one message and exit 1. */
+Test(verb_simulate, context_parallel_option, .init = test_redirect)
+{
+    const char *ok[] = {"shiftsim", "simulate", "-m",          "llama-3.1-8b", "-c",
+                        "dgx-h100", "-n",       "1",           "--cp",         "2",
+                        "--tp",     "2",        "--attention", "flash",        "--placement",
+                        "megatron", "-B",       "16",          "--seq-length", "4096"};
+    int rc;
+    g_autofree char *out = test_cli_stdout(ok, G_N_ELEMENTS(ok), &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "split       dp 2 x tp 2 x pp 1 x cp 2,"), "%s", out);
+    cr_assert(strstr(out, "exposed tp+cp comm"), "%s", out);
+    cr_assert(strstr(out, "(a representative per stage and cp rank)"), "%s", out);
+
+    const char *unfused[] = {"shiftsim", "simulate", "-m", "llama-3.1-8b",
+                             "-c",       "dgx-h100", "-n", "1",
+                             "--cp",     "2",        "-p", "megatron"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(unfused), unfused), 1);
+    g_autofree char *e1 = test_stderr();
+    cr_assert(strstr(e1, "cp > 1 needs attention = flash"), "%s", e1);
+    const char *odd[] = {"shiftsim", "simulate", "-m", "llama-3.1-8b", "-c",    "dgx-h100", "-n",
+                         "1",        "--cp",     "3",  "--attention",  "flash", "--tp",     "1"};
+    cr_assert_eq(test_cli(G_N_ELEMENTS(odd), odd), 1);
+    g_autofree char *e2 = test_stderr();
+    cr_assert(strstr(e2, "cp x tp x pp = 3 x 1 x 1 = 3 does not divide the 8 GPUs"), "%s", e2);
+}

@@ -331,6 +331,19 @@ Test(analytic_gemm, flash_attention_sliding_window_by_hand)
     assert_ns(ssim_analytic_flash_time_window(&p, &two, 128, 1.0, 1, TRUE), 134349);
 }
 
+/* A later step of context parallelism's ring: 512 queries against 256 keys, unmasked, 2 heads:
+ * 4 query blocks x 2 key blocks = 8 pairs a head, 16 over 4 SMs (82.313216 us) plus 3/4 of the
+ * longest block, 2 pairs (30.867456 us): 113.180672 us, below the causal kernel of the 512
+ * queries (10 pairs a head, 164.626 us). */
+Test(analytic_gemm, flash_attention_ring_step_by_hand)
+{
+    SsimAnalyticParams p = flash_params();
+    SsimGemmShape ring = {512, 256, 64, 2};
+    assert_ns(ssim_analytic_flash_time(&p, &ring, 1, FALSE), 113181);
+    /* Backward: 16 x 26.86976 / 4 + 3/4 x 2 x 26.86976 = 147.78368 us. */
+    assert_ns(ssim_analytic_flash_time(&p, &ring, 1, TRUE), 147784);
+}
+
 /* The kernel table knows the lowering's flash kernels from the model's shape: an op named so and
  * carrying the unfused FLOPs is priced as flash attention (with its own bytes), has no GEMMs to
  * look up in a profile, and an op of the name with other FLOPs is not it. */

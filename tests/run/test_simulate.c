@@ -294,6 +294,37 @@ Test(simulate, representative_equals_exact)
     }
 }
 
+/* Context parallelism: the representative lowering emits a stage's cp GPUs (its ring between real
+ * ranks) and replicates them over tp and the replicas; the exact one every GPU.  Same figures,
+ * with the distributed optimizer sharded over dp x cp too. */
+Test(simulate, representative_equals_exact_context_parallel)
+{
+    GError *error = NULL;
+    g_autoptr(SsimModel) model = ssim_model_load("llama-3.1-8b", &error);
+    cr_assert_not_null(model, "%s", error ? error->message : "");
+    model->layers = 4;
+    model->seq_len = 2048;
+    g_autoptr(SsimCluster) cluster = cluster_nodes(2);
+    SsimParallel par = split(2, 2, 2, 1, 4, "1f1b");
+    par.cp = 2;
+    par.attention = SSIM_ATTENTION_FLASH;
+    SsimPlacement megatron = SSIM_PLACEMENT_INIT;
+    megatron.kind = SSIM_PLACEMENT_MEGATRON;
+    SsimSimConfig c = {.model = model, .cluster = cluster, .par = &par, .placement = &megatron};
+    for (guint zero = 0; zero <= 1; zero++) {
+        par.zero_stage = zero;
+        SsimResult a, b;
+        cr_assert(ssim_simulate(&c, &a, NULL, NULL, &error), "%s", error ? error->message : "");
+        b = exact_both_ways(c);
+        cr_assert_eq(a.n_graph_ranks, 4);
+        cr_assert_eq(b.n_graph_ranks, 16);
+        cr_assert_eq(b.n_ops, 4 * a.n_ops);
+        expect_same_figures(&a, &b, zero ? "cp 2, zero-1" : "cp 2");
+        /* The ring is communication the layer waits for: counted with tp's exposed time. */
+        cr_assert_gt(a.comm_busy[SSIM_COMM_TP], 0);
+    }
+}
+
 /* The flow-level network in place of the closed forms: on this uncongested 2-node split both
  * price the TP ring and the inter-node DP reduction alike, so the step agrees closely; in
  * representative mode the network must still charge each collective with its logical group

@@ -233,6 +233,32 @@ Test(runs, v2_optional_options_column)
     cr_assert(strstr(x, "bad.csv:3:71: options: tp_overlap: 'x' is not on or off"), "%s", x);
 }
 
+/* Context parallelism is an option of a row (dp stays the replicas): read, written back only where
+ * set, refused at 0 with the cell named. */
+Test(runs, options_context_parallel)
+{
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-h100,1,2,1,2,1,1,8,1f1b,none,off,1,off,"
+        "\"attention=flash,cp=2\",10,,src\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-h100,1,4,1,2,1,1,8,1f1b,none,off,1,off,attention=flash,"
+        "10,,src\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "cp.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_runs_get(runs, 0)->par.cp, 2);
+    cr_assert_eq(ssim_runs_get(runs, 0)->par.dp, 2);
+    cr_assert_eq(ssim_runs_get(runs, 1)->par.cp, 1);
+    g_autoptr(GString) w = ssim_runs_write(runs);
+    cr_assert(strstr(w->str, ",off,\"attention=flash,cp=2\",1e+01,"), "%s", w->str);
+    cr_assert(strstr(w->str, ",off,attention=flash,1e+01,"), "%s", w->str);
+    static const char zero[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+                               "gpt,8,256,4,,1000,128,bf16,dgx-h100,1,2,1,2,1,1,8,1f1b,none,off,1,"
+                               "off,cp=0,10,,src\n";
+    g_autofree char *x = refusal(zero, "zero.csv");
+    cr_assert(strstr(x, "zero.csv:3:71: options: cp: '0'"), "%s", x);
+}
+
 /* The options position= and embedding_norm= shape the GPT of a row given by shape (BLOOM's
  * ALiBi and the LayerNorm after its embedding): read beside the run's settings, written back
  * after them, refused on a row that names its model, and a bad value is named. */

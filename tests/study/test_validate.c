@@ -350,14 +350,19 @@ Test(validate, published_h100_rows)
         ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-h100.csv", &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
     guint n = ssim_runs_n(runs);
-    cr_assert_eq(n, 19);
+    cr_assert_eq(n, 21);
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     cr_assert_not_null(set, "%s", error ? error->message : "");
     cr_assert_str_eq(ssim_run_set_model(set, 4)->name, "llama-2-7b");
+    /* The last two are NeMo's context-parallel rows: 8 and 64 GPUs at CP 2, dp the replicas. */
+    cr_assert_eq(ssim_run_set_run(set, 19)->par.cp, 2);
+    cr_assert_eq(ssim_run_set_run(set, 19)->par.dp, 4);
+    cr_assert_eq(ssim_parallel_world(&ssim_run_set_run(set, 20)->par), 64);
+    cr_assert_eq(ssim_run_set_run(set, 20)->par.cp, 2);
     cr_assert_eq(ssim_run_set_run(set, 4)->par.fp8, SSIM_FP8_HYBRID);
     cr_assert_float_eq(ssim_run_set_measured_ms(set, 4), 128.0 * 4096 / (16847.0 * 8) * 1e3, 0.01);
-    double pred[19];
-    char *errors[19] = {NULL};
+    double pred[21];
+    char *errors[21] = {NULL};
     ssim_run_set_predict(set, NULL, n, NULL, 2, pred, errors);
     guint bf16 = n, fp8 = n; /* the 128-GPU rows of the GPT-3 175B sweeps */
     for (guint i = 0; i < n; i++) {
@@ -438,7 +443,8 @@ Test(validate, published_fsdp_rows)
 
 /* Every measured run ran, so validate says where its memory estimate is above the GPUs': of the
  * published H100 rows, NeMo's FP8 GPT-3 20B at tp 2 (line 11, 93.6 GiB of weights, their FP8
- * copies, fp32 gradients and activations) and GPT-3 175B on 512 GPUs (line 13), in each format:
+ * copies, fp32 gradients and activations), GPT-3 175B on 512 GPUs (line 13) and Llama 3 8B at
+ * CP 2 on 8 GPUs (line 29, 83.9 GiB), in each format:
  * a CSV column, a JSON member and its count, the table's mark and its footnote. */
 Test(validate, memory_estimates_beside_the_runs)
 {
@@ -459,12 +465,12 @@ Test(validate, memory_estimates_beside_the_runs)
     cr_assert(json_parser_load_from_data(parser, json->str, -1, NULL));
     JsonObject *root = json_node_get_object(json_parser_get_root(parser));
     JsonObject *summary = json_object_get_object_member(root, "summary");
-    cr_assert_eq(json_object_get_int_member(summary, "memory_misfits"), 2);
+    cr_assert_eq(json_object_get_int_member(summary, "memory_misfits"), 3);
     JsonArray *rows = json_object_get_array_member(root, "runs");
     for (guint i = 0; i < n; i++) {
         JsonObject *r = json_array_get_object_element(rows, i);
         gint64 line = json_object_get_int_member(r, "line");
-        gboolean over = line == 11 || line == 13;
+        gboolean over = line == 11 || line == 13 || line == 29;
         cr_assert_eq(json_object_get_boolean_member(r, "memory_fits"), !over, "line %d", (int)line);
         double gib = json_object_get_double_member(r, "peak_memory_gib");
         cr_assert(over ? gib > 79.6 : gib > 10 && gib <= 79.6, "line %d: %g", (int)line, gib);
@@ -475,7 +481,7 @@ Test(validate, memory_estimates_beside_the_runs)
     g_autoptr(GString) table =
         ssim_validation_format(set, pred, NULL, &st, NULL, 0, SSIM_FORMAT_TABLE);
     cr_assert(strstr(table->str, "+0.0% m\n"));
-    cr_assert(strstr(table->str, "m 2 of 19 runs are estimated above their GPUs' memory, though "
+    cr_assert(strstr(table->str, "m 3 of 21 runs are estimated above their GPUs' memory, though "
                                  "they ran (first: line 11: 93.6 GiB on an NVIDIA H100"),
               "%s", table->str);
     /* The A100 rows all fit: no mark, no footnote. */

@@ -8,6 +8,8 @@
  */
 #include <criterion/criterion.h>
 
+#include "tests/common/lowertest.h"
+
 #include <shiftsim/lower.h>
 #include <shiftsim/runtime.h>
 
@@ -36,18 +38,9 @@ static SsimParallel split(guint dp, guint tp, guint pp, guint v, guint m, const 
 
 static SsimLowered *lower(const SsimModel *model, const SsimParallel *par, gboolean exact)
 {
-    GError *error = NULL;
-    cr_assert(ssim_parallel_validate(par, model, NULL, &error), "%s", error ? error->message : "");
-    SsimScheduleKind kind;
-    cr_assert(ssim_schedule_kind_from_name(par->schedule, &kind));
-    g_autoptr(SsimSchedule) s = ssim_schedule_new(kind, par->pp, par->virtual_stages,
-                                                  ssim_parallel_n_microbatches(par), &error);
-    cr_assert_not_null(s, "%s", error ? error->message : "");
     SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
     o.exact = exact;
-    SsimLowered *l = ssim_lower(model, par, s, &o, &error);
-    cr_assert_not_null(l, "%s", error ? error->message : "");
-    return l;
+    return test_lower(model, par, &o);
 }
 
 /* Ops of graph rank `rank` in class `cls` (and, when kind >= 0, of that op kind). */

@@ -13,6 +13,8 @@
  */
 #include <criterion/criterion.h>
 
+#include "tests/common/lowertest.h"
+
 #include <shiftsim/lower.h>
 #include <shiftsim/memory.h>
 #include <shiftsim/runtime.h>
@@ -49,16 +51,9 @@ static SsimParallel split(guint dp, guint tp, guint pp, const char *step_costs)
 
 static SsimLowered *lower_host(const SsimModel *model, const SsimParallel *par, SsimTime host)
 {
-    GError *error = NULL;
-    cr_assert(ssim_parallel_validate(par, model, NULL, &error), "%s", error ? error->message : "");
-    g_autoptr(SsimSchedule) s = ssim_schedule_new(SSIM_SCHEDULE_1F1B, par->pp, 1,
-                                                  ssim_parallel_n_microbatches(par), &error);
-    cr_assert_not_null(s, "%s", error ? error->message : "");
     SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
     o.host_microbatch = host;
-    SsimLowered *l = ssim_lower(model, par, s, &o, &error);
-    cr_assert_not_null(l, "%s", error ? error->message : "");
-    return l;
+    return test_lower(model, par, &o);
 }
 
 static SsimLowered *lower(const SsimModel *model, const SsimParallel *par)
