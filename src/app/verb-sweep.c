@@ -144,6 +144,10 @@ static int run(int argc, char **argv, gboolean *mpi_started)
          "LIST"},
         {"pp", 0, 0, G_OPTION_ARG_STRING, &pp_list, "Pipeline stages (default every divisor of N)",
          "LIST"},
+        ssim_cli_job_entry(&job, SSIM_OPT_CP,
+                           "Context parallelism in every configuration: GPUs each sequence is "
+                           "split over (default 1; needs --attention flash and a Megatron-LM "
+                           "schedule: --placements megatron)"),
         {"vstages", 'v', 0, G_OPTION_ARG_STRING, &v_list,
          "Virtual stages per GPU (default 1; more need the interleaved schedule)", "LIST"},
         {"microbatch", 'b', 0, G_OPTION_ARG_STRING, &mb_list,
@@ -298,6 +302,8 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         spec.base.global_batch = (guint)job.global_batch;
     if ((rc = ssim_cli_job_apply_fields(VERB, &job, &spec.base)) != SSIM_EXIT_OK)
         return rc;
+    if (SSIM_CLI_GIVEN(job.cp))
+        spec.base.cp = (guint)job.cp;
     if (!parse_list(tp_list, "tp", &spec.tp, &rc) || !parse_list(pp_list, "pp", &spec.pp, &rc) ||
         !parse_list(v_list, "vstages", &spec.vstages, &rc) ||
         !parse_list(mb_list, "microbatch", &spec.microbatch, &rc) ||

@@ -208,9 +208,14 @@ GString *ssim_sweep_summary(const SsimSweep *sweep, guint k)
                            "and ranked",
                            sweep->n_rows, sweep->model->name, sweep->spec.n_gpus, evaluated,
                            rank->len);
+    /* Context parallelism is the same in every row: dp there counts replicas of cp GPUs. */
+    guint cp = sweep->spec.base.cp;
+    if (cp > 1)
+        g_string_append_printf(o, "; cp %u in each (dp x cp x tp x pp GPUs)", cp);
     if (sweep->skipped_pairs)
-        g_string_append_printf(o, "; %u tp x pp pairs do not divide %u GPUs and were left out",
-                               sweep->skipped_pairs, sweep->spec.n_gpus);
+        g_string_append_printf(o, "; %u tp x pp pairs do not divide %u GPUs%s and were left out",
+                               sweep->skipped_pairs, sweep->spec.n_gpus,
+                               cp > 1 ? " with cp" : "");
     g_string_append(o, "\n");
     for (guint j = 0; j < counts->len; j++) {
         const Count *c = &g_array_index(counts, Count, j);

@@ -46,6 +46,27 @@ Test(sweep, default_enumeration_hand_count)
     cr_assert_eq(ssim_sweep_skipped_pairs(s16), 10);
 }
 
+/* Context parallelism kept in every row (sweep --cp): on 8 GPUs at cp 2 the pairs with
+ * tp*pp | 4 are the 6 of tp, pp in {1,2,4}, and each row's dp is 4 / (tp pp) replicas. */
+Test(sweep, context_parallel_in_every_row)
+{
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 8);
+    spec.base.cp = 2;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, &error);
+    cr_assert_not_null(s, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_sweep_n_configs(s), 6 * 2);
+    cr_assert_eq(ssim_sweep_skipped_pairs(s), 10);
+    for (guint i = 0; i < ssim_sweep_n_configs(s); i++) {
+        const SsimParallel *p = &ssim_sweep_row(s, i)->par;
+        cr_assert_eq(p->cp, 2);
+        cr_assert_eq(ssim_parallel_world(p), 8, "row %u", i);
+    }
+}
+
 Test(sweep, order_placements_innermost)
 {
     g_autoptr(SsimModel) m = test_model("gpt-j-6b");
