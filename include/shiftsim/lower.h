@@ -84,6 +84,16 @@
  * every GPU simulated (ssim_lowered_replication below), which is exact mode without lowering
  * every GPU's program on its own.
  *
+ * Context parallelism (parallel.h, cp > 1).  Every op of a GPU works on its share of each
+ * sequence, s / cp tokens (the step lists are built for that share: ssim_parallel_local_model);
+ * the flash attention of a pass becomes cp kernels, SSIM_FLASH_KERNEL over the share then cp - 1
+ * of SSIM_FLASH_CP_KERNEL, each but the last preceded by a step of the key-value ring on stream
+ * "cp" (class "cp"): a collective-permute over the replica's cp GPUs, "cp.kv" (K and V of the
+ * share) forward, "cp.kv.bwd" (K, V and the gradient so far) backward, waited for by the kernel
+ * after next; the backward ends with "cp.dkv", the last gradient home, which the next kernel
+ * waits for.  The representative lowering emits the cp GPUs of each stage's first replica
+ * (graph rank stage x cp + cp rank), so the ring runs between real ranks.
+ *
  * Ownership: ssim_lower() returns a result the caller frees with ssim_lowered_free(); every
  * getter returns borrowed data that lives as long as the result.
  */
@@ -188,13 +198,14 @@ gboolean ssim_lowered_place(SsimLowered *lowered, const SsimPlacement *placement
 /* Bytes per GPU the current placement keeps alive beyond the lowering's (ssim_plan_extra_bytes). */
 guint64 ssim_lowered_extra_bytes(const SsimLowered *lowered);
 gboolean ssim_lowered_exact(const SsimLowered *lowered);
-/* How many GPUs each graph rank stands for (tp * dp when representative, 1 when exact). */
+/* How many GPUs each graph rank stands for (tp * dp when representative, 1 when exact; dp is
+ * the replicas, each of whose cp GPUs is a graph rank). */
 guint ssim_lowered_weight(const SsimLowered *lowered);
 /*
  * The symmetric copies a representative stands for: copy c (0 <= c < weight; 0 is the GPU
- * itself) of global rank `gpu` is the GPU whose tensor-parallel and data-parallel coordinates
- * are shifted by (c mod tp, c / tp), cyclically, in the same pipeline stage.  Every program the
- * representative runs, its copies run too on their GPUs (exact mode: weight 1, no copies).
+ * itself) of global rank `gpu` is the GPU whose tensor-parallel coordinate and replica are
+ * shifted by (c mod tp, c / tp), cyclically, in the same pipeline stage and cp rank.  Every program
+ * the representative runs, its copies run too on their GPUs (exact mode: weight 1, no copies).
  */
 guint32 ssim_lowered_copy_gpu(const SsimLowered *lowered, guint32 gpu, guint copy);
 /*

@@ -214,8 +214,7 @@ GString *ssim_sweep_summary(const SsimSweep *sweep, guint k)
         g_string_append_printf(o, "; cp %u in each (dp x cp x tp x pp GPUs)", cp);
     if (sweep->skipped_pairs)
         g_string_append_printf(o, "; %u tp x pp pairs do not divide %u GPUs%s and were left out",
-                               sweep->skipped_pairs, sweep->spec.n_gpus,
-                               cp > 1 ? " with cp" : "");
+                               sweep->skipped_pairs, sweep->spec.n_gpus, cp > 1 ? " with cp" : "");
     g_string_append(o, "\n");
     for (guint j = 0; j < counts->len; j++) {
         const Count *c = &g_array_index(counts, Count, j);
