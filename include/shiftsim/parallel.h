@@ -156,6 +156,9 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
  * microbatch) with ZeRO 0 and 1, FSDP2's copies with ZeRO 2 and 3. */
 guint ssim_step_costs_default(SsimDtype dtype);
 
+/* defer_head_wgrad: every microbatch's (Megatron-LM's --wgrad-deferral-limit 0). */
+#define SSIM_DEFER_ALL G_MAXUINT
+
 /* Most pipeline stages an uneven split (stage_layers) may list. */
 #define SSIM_PARALLEL_STAGES_MAX 128
 
@@ -203,6 +206,13 @@ typedef struct {
      * "Blocking launches").
      * BLOOM's training set it ("do not remove or the training will hang"). */
     gboolean launch_blocking;
+    /* Megatron-LM's --defer-embedding-wgrad-compute (NeMo's defer_embedding_wgrad_compute, with
+     * --wgrad-deferral-limit): on the last pipeline stage the LM head's weight gradient of the
+     * first `defer_head_wgrad` microbatches (SSIM_DEFER_ALL: of every one, the limit 0) is left
+     * out of their backward, its inputs and the logits' gradient kept, and computed at the
+     * pipeline's flush, after the stage's last backward, where the stage would wait for the
+     * others (lower.h).  0: off (the default). */
+    guint defer_head_wgrad;
     SsimAttention attention;                /* default unfused */
     SsimTransformerImpl transformer_impl;   /* default transformer_engine */
     SsimFp8 fp8;                            /* default off */
@@ -284,6 +294,7 @@ typedef enum {
     SSIM_PARALLEL_RMSNORM = 1u << 24,
     SSIM_PARALLEL_RECOMPUTE_LAYERS = 1u << 25,
     SSIM_PARALLEL_CP = 1u << 26,
+    SSIM_PARALLEL_DEFER_WGRAD = 1u << 27,
 } SsimParallelField;
 
 /*
@@ -300,9 +311,10 @@ typedef enum {
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
  *   (transformer_engine|te|local|torch), rmsnorm (auto|fused|eager), fp8 (off|hybrid|e4m3),
  * tp_comm_overlap (on/off), cross_entropy (unfused|native|te), launch_blocking (on/off; also
- * cuda_launch_blocking). Keys are case-insensitive, '-' and '_' alike. Returns FALSE with
- * SSIM_CONFIG_ERROR set ("tp: 'x' is not a positive integer") on a bad key or value; `par` is
- * unchanged then.  Validity across fields is ssim_parallel_validate()'s job.
+ * cuda_launch_blocking), defer_embedding_wgrad (off or 0, all, or a count of microbatches). Keys
+ * are case-insensitive, '-' and '_' alike. Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is
+ * not a positive integer") on a bad key or value; `par` is unchanged then.  Validity across fields
+ * is ssim_parallel_validate()'s job.
  */
 gboolean ssim_parallel_set(SsimParallel *par, const char *key, const char *value, GError **error);
 /* The same, also telling which field `key` names (`field` may be NULL). */
@@ -324,8 +336,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * ("dp=2,tp=4,pp=2,v=1,mb=1,gbs=64,sp=off,recompute=none,zero=0,bucket=0,tp_comm=allreduce,
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
- * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on", ",rmsnorm=eager" and
- * ",cp=2" when set).
+ * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on", ",rmsnorm=eager",
+ * ",cp=2" and ",defer_embedding_wgrad=22" when set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -350,6 +362,8 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - tp_comm_overlap needs transformer_impl = transformer_engine, and sequence parallelism
  *     where tp > 1 (at tp = 1 there is nothing to overlap)
  *   - launch_blocking needs an eager schedule (not ssim_parallel_compiled())
+ *   - defer_head_wgrad needs pp > 1, an eager schedule, ZeRO 0 or 1 and the weight gradients
+ *     accumulated in their GEMMs (step cost grad_accum off)
  *   - every tensor-parallel group inside one node, unless allow_cross_node_tp
  */
 gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
@@ -380,6 +394,9 @@ guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *mod
  */
 guint64 ssim_parallel_stage_fp8_params(const SsimParallel *par, const SsimModel *model,
                                        guint stage);
+/* How many microbatches' LM head weight gradients are deferred to the flush (defer_head_wgrad,
+ * at most the microbatches of a step; 0 when off). */
+guint ssim_parallel_deferred_wgrads(const SsimParallel *par);
 /* Whether the schedule is a compiled program's (alpa, alpa-gpipe, xla: Alpa and XLA on JAX),
  * whose kernels XLA's C++ runtime launches, rather than eager PyTorch's (1f1b, gpipe,
  * interleaved: Megatron-LM), whose Python launches each kernel: the cluster's per-launch host

@@ -191,6 +191,14 @@ static const Option options[SSIM_OPT_N] = {
                                   "its kernel has finished, so the host launches each op only "
                                   "after the kernel or collective before it ends, its launch time "
                                   "no longer hidden behind the GPU's work (BLOOM's training did)"},
+    [SSIM_OPT_DEFER_WGRAD] = {"defer-embedding-wgrad", 0, G_OPTION_ARG_STRING,
+                              IN(JOB, SsimCliJob, defer_wgrad), "N",
+                              "Defer the LM head's weight gradient of the first N microbatches "
+                              "(all: of every one; off, the default) to the pipeline's flush on "
+                              "the last stage, "
+                              "keeping their inputs and logits' gradients until then "
+                              "(Megatron-LM's --defer-embedding-wgrad-compute "
+                              "--wgrad-deferral-limit N; needs pp > 1)"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -399,7 +407,8 @@ void ssim_cli_job_clear(SsimCliJob *job)
                         &job->fp8,
                         &job->cross_entropy,
                         &job->rmsnorm,
-                        &job->recompute_layers};
+                        &job->recompute_layers,
+                        &job->defer_wgrad};
     for (gsize i = 0; i < G_N_ELEMENTS(strings); i++)
         g_clear_pointer(strings[i], g_free);
 }
@@ -555,26 +564,26 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         const char *key; /* ssim_parallel_set()'s name of the field */
         const char *value;
         SsimCliOption opt;
-    } fields[] = {
-        {"schedule", job->schedule, SSIM_OPT_SCHEDULE},
-        {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
-        {"recompute_layers", job->recompute_layers, SSIM_OPT_RECOMPUTE_LAYERS},
-        {"zero", zero, SSIM_OPT_ZERO},
-        {"bucket", job->bucket, SSIM_OPT_BUCKET},
-        {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
-        {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
-        {"attention", attention, SSIM_OPT_ATTENTION},
-        {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
-        {"fp8", job->fp8, SSIM_OPT_FP8},
-        {"cross_entropy", job->cross_entropy, SSIM_OPT_CROSS_ENTROPY},
-        {"rmsnorm", job->rmsnorm, SSIM_OPT_RMSNORM},
-        {"order", job->order, SSIM_OPT_ORDER},
-        {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
-        {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
-        {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
-        {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
-        {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP},
-        {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING}};
+    } fields[] = {{"schedule", job->schedule, SSIM_OPT_SCHEDULE},
+                  {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
+                  {"recompute_layers", job->recompute_layers, SSIM_OPT_RECOMPUTE_LAYERS},
+                  {"zero", zero, SSIM_OPT_ZERO},
+                  {"bucket", job->bucket, SSIM_OPT_BUCKET},
+                  {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
+                  {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
+                  {"attention", attention, SSIM_OPT_ATTENTION},
+                  {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
+                  {"fp8", job->fp8, SSIM_OPT_FP8},
+                  {"cross_entropy", job->cross_entropy, SSIM_OPT_CROSS_ENTROPY},
+                  {"rmsnorm", job->rmsnorm, SSIM_OPT_RMSNORM},
+                  {"order", job->order, SSIM_OPT_ORDER},
+                  {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
+                  {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
+                  {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
+                  {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
+                  {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP},
+                  {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING},
+                  {"defer_embedding_wgrad", job->defer_wgrad, SSIM_OPT_DEFER_WGRAD}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)

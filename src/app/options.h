@@ -71,6 +71,7 @@ typedef enum {
     SSIM_OPT_TP_COMM_OVERLAP,
     SSIM_OPT_CROSS_ENTROPY,
     SSIM_OPT_LAUNCH_BLOCKING,
+    SSIM_OPT_DEFER_WGRAD,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_STEP_COSTS,
@@ -115,6 +116,7 @@ typedef struct {
     char *transformer_impl;
     char *fp8;
     char *cross_entropy;
+    char *defer_wgrad; /* --defer-embedding-wgrad: off, all or a count */
     char *rmsnorm;
     char *recompute_layers;
     gboolean seq_parallel;

@@ -64,6 +64,7 @@ int ssim_verb_compare(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_TP, "Tensor-parallel ranks per stage (default 4)"),
         ssim_cli_job_entry(&job, SSIM_OPT_PP, "Pipeline stages (default 2)"),
         ssim_cli_job_entry(&job, SSIM_OPT_CP, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_DEFER_WGRAD, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_MICROBATCH, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_GLOBAL_BATCH,
                            "Sequences per iteration (default 4 per GPU, the same for every split)"),

@@ -442,6 +442,11 @@ guint ssim_parallel_world(const SsimParallel *par)
     return par->dp * par->cp * par->tp * par->pp;
 }
 
+guint ssim_parallel_deferred_wgrads(const SsimParallel *par)
+{
+    return MIN(par->defer_head_wgrad, ssim_parallel_n_microbatches(par));
+}
+
 const SsimModel *ssim_parallel_local_model(const SsimParallel *par, const SsimModel *model,
                                            SsimModel *buf)
 {
@@ -805,6 +810,15 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_LAUNCH_BLOCKING;
         if (!ssim_switch_read(k, v, &p.launch_blocking, error))
             return FALSE;
+    } else if (key_is(k, "defer_embedding_wgrad", "defer_embedding_wgrad_compute", NULL)) {
+        f = SSIM_PARALLEL_DEFER_WGRAD;
+        if (g_ascii_strcasecmp(v, "off") == 0 || strcmp(v, "0") == 0)
+            p.defer_head_wgrad = 0;
+        else if (g_ascii_strcasecmp(v, "all") == 0)
+            p.defer_head_wgrad = SSIM_DEFER_ALL;
+        else if (!parse_uint(k, v, 1, &p.defer_head_wgrad, NULL) ||
+                 p.defer_head_wgrad == SSIM_DEFER_ALL)
+            return not_a(k, v, "off, all or a count of microbatches", error);
     } else {
         g_autofree char *shown = ssim_text_excerpt(key, 64);
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -812,7 +826,8 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
                     "recompute_layers, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
                     "stage_layers, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
-                    "fp8, tp_comm_overlap, cross_entropy, launch_blocking)",
+                    "fp8, tp_comm_overlap, cross_entropy, launch_blocking, cp, "
+                    "defer_embedding_wgrad)",
                     shown);
         return FALSE;
     }
@@ -908,6 +923,10 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append_printf(extra, ",recompute_layers=%u", par->recompute_layers);
     if (par->cp > 1)
         g_string_append_printf(extra, ",cp=%u", par->cp);
+    if (par->defer_head_wgrad == SSIM_DEFER_ALL)
+        g_string_append(extra, ",defer_embedding_wgrad=all");
+    else if (par->defer_head_wgrad > 0)
+        g_string_append_printf(extra, ",defer_embedding_wgrad=%u", par->defer_head_wgrad);
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -1152,6 +1171,26 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("launch_blocking blocks an eager host's launches (schedules 1f1b, gpipe, "
              "interleaved: Megatron-LM); schedule %s runs compiled programs, which have none",
              par->schedule);
+
+    /* Megatron-LM defers the head's weight gradient to the pipeline's flush, accumulated into
+     * its main gradient (gradient-accumulation fusion), and Megatron-Bridge turns it off under
+     * FSDP. */
+    if (par->defer_head_wgrad > 0) {
+        if (par->pp == 1)
+            FAIL("defer_embedding_wgrad needs pp > 1: the LM head's weight gradient is deferred to "
+                 "the pipeline's flush, and there is no pipeline (pp = 1)");
+        if (ssim_parallel_compiled(par))
+            FAIL("defer_embedding_wgrad is Megatron-LM's (schedules 1f1b, gpipe, interleaved); "
+                 "schedule %s runs compiled programs",
+                 par->schedule);
+        if (par->zero_stage >= 2)
+            FAIL("defer_embedding_wgrad needs ZeRO 0 or 1: ZeRO %u reduces each unit's gradients "
+                 "as its backward ends (Megatron-Bridge turns the deferral off under FSDP)",
+                 par->zero_stage);
+        if ((costs >> SSIM_STEP_COST_GRAD_ACCUM) & 1u)
+            FAIL("defer_embedding_wgrad needs the weight gradients accumulated in their GEMMs "
+                 "(gradient-accumulation fusion): step cost grad_accum is on");
+    }
 
     if (cluster != NULL && !check_tp_in_node(par, cluster, error))
         return FALSE;

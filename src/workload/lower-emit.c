@@ -90,6 +90,7 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->program = SSIM_NONE;
     e->gathered = SSIM_NONE;
     e->prefetch = 0;
+    e->head_deferred = 0;
     g_array_set_size(e->open, 0);
     g_array_set_size(e->pending, 0);
     g_array_set_size(e->deferred, 0);

@@ -138,8 +138,14 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 first && sl->head_bwd_first ? sl->head_bwd_first : sl->head_bwd;
             lower_emit_host(e, SSIM_OPCLASS_BWD);
             if (vs == last_vs) {
+                /* defer_head_wgrad: the first microbatches' weight gradient waits for the flush
+                 * (emit_rank). */
+                gboolean defer = sl->head_bwd_deferred != NULL &&
+                                 e->head_deferred < ssim_parallel_deferred_wgrads(e->par);
+                e->head_deferred += defer;
                 lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed, SSIM_OPCLASS_BWD);
-                lower_emit_steps(e, head_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
+                lower_emit_steps(e, defer ? sl->head_bwd_deferred : head_bwd, SSIM_OPCLASS_BWD,
+                                 SSIM_SITE_HEAD);
                 lower_emit_reduce_unit(e, u->head_grad);
             }
             for (guint l = 0; l < lpc; l++) {
@@ -258,6 +264,14 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
     g_array_set_size(permutes, n);
     for (guint i = 0; i < n; i++)
         g_array_index(permutes, guint32, i) = emit_phase(e, &ph[i], i);
+    /* The flush's deferred LM head weight gradients (Megatron-LM's
+     * finish_embedding_wgrad_compute, before the gradients are finalised); the last completes
+     * the head's gradients, whose reduction then follows. */
+    for (guint i = 0; i < e->head_deferred; i++) {
+        e->collect_grads = i + 1 == e->head_deferred;
+        lower_emit_steps(e, e->steps->head_wgrad, SSIM_OPCLASS_BWD, SSIM_SITE_HEAD);
+    }
+    e->collect_grads = FALSE;
     lower_emit_flush_dp(e);
     if (ssim_schedule_has_programs(e->sched))
         e->program = ssim_plan_program(e->plan, e->rank, "apply_grad");

@@ -88,6 +88,11 @@ typedef struct {
     /* The backwards of a chunk's first microbatch where they differ (PyTorch's AccumulateGrad
      * under transformer_impl=torch: no accumulation kernels yet), or NULL. */
     GArray *layer_bwd_first, *embed_bwd_first, *head_bwd_first;
+    /* Under defer_head_wgrad (parallel.h), or NULL: the head's backward without its weight
+     * gradient, and what the flush runs for each deferred microbatch (the input all-gathered
+     * again under sequence parallelism, then the weight gradient, which carries the head's
+     * gradient bytes: the head's reduction waits for the flush). */
+    GArray *head_bwd_deferred, *head_wgrad;
 } StepLists;
 
 void lower_steps_build(StepLists *steps, const SsimModel *model, const SsimParallel *par);
@@ -146,7 +151,8 @@ typedef struct {
      * the bytes of the unit after the current one, gathered once its first kernel is issued. */
     guint32 gathered;
     guint64 prefetch;
-    GArray *bwd_seen; /* guint8 per model chunk of the rank: its first backward was emitted */
+    GArray *bwd_seen;    /* guint8 per model chunk of the rank: its first backward was emitted */
+    guint head_deferred; /* LM head weight gradients left for the flush (defer_head_wgrad) */
 } Emit;
 
 /* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */

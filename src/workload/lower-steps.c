@@ -591,10 +591,10 @@ static void op_recompute(GArray *p, const GArray *f, const SsimModel *model,
 
 void lower_steps_clear(StepLists *sl)
 {
-    GArray **all[] = {&sl->layer_fwd,     &sl->layer_recompute, &sl->layer_bwd,
-                      &sl->embed_fwd,     &sl->embed_bwd,       &sl->head_fwd,
-                      &sl->head_bwd,      &sl->layer_bwd_first, &sl->embed_bwd_first,
-                      &sl->head_bwd_first};
+    GArray **all[] = {&sl->layer_fwd,      &sl->layer_recompute,   &sl->layer_bwd,
+                      &sl->embed_fwd,      &sl->embed_bwd,         &sl->head_fwd,
+                      &sl->head_bwd,       &sl->layer_bwd_first,   &sl->embed_bwd_first,
+                      &sl->head_bwd_first, &sl->head_bwd_deferred, &sl->head_wgrad};
     for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
         if (*all[i]) {
             g_array_free(*all[i], TRUE);
@@ -887,9 +887,29 @@ static void build(StepLists *sl, const SsimModel *model, const SsimParallel *par
     kernel_step(sl->head_bwd, "loss.bwd", 0, T * Vt * (cep->bwd_per_dt * dt + cep->bwd), 0);
     tp_f_backward_gather(sl->head_bwd, &ts);
     kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
-    Step head_wgrad = kernel("lm_head.wgrad", head.flops, head.bytes, accum ? 0 : head_grad);
+    /* Under defer_head_wgrad the flush's last weight gradient completes the head's gradients
+     * (StepLists), so none in the backward does. */
+    const gboolean defer = par->defer_head_wgrad > 0 && par->pp > 1;
+    Step head_wgrad =
+        kernel("lm_head.wgrad", head.flops, head.bytes, accum || defer ? 0 : head_grad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
     norm_bwd(sl->head_bwd, "final_norm", &ns);
+    if (defer) {
+        /* Megatron-LM's deferred microbatch keeps the head's input and its output's gradient and
+         * skips the weight gradient (and under sequence parallelism the input's all-gather for
+         * it); drain_embedding_wgrad_compute() all-gathers that input again at the flush and
+         * runs the GEMM. */
+        sl->head_bwd_deferred = steps_new();
+        kernel_step(sl->head_bwd_deferred, "loss.bwd", 0,
+                    T * Vt * (cep->bwd_per_dt * dt + cep->bwd), 0);
+        kernel_step(sl->head_bwd_deferred, "lm_head.dgrad", head.flops, head.bytes, 0);
+        tp_f_backward(sl->head_bwd_deferred, &ts, 0);
+        norm_bwd(sl->head_bwd_deferred, "final_norm", &ns);
+        sl->head_wgrad = steps_new();
+        if (ts.tp > 1 && ts.sp)
+            tp_step(sl->head_wgrad, SSIM_COLL_ALLGATHER, ts.S, 0);
+        kernel_step(sl->head_wgrad, "lm_head.wgrad", head.flops, head.bytes, head_grad);
+    }
     /* The head's tensors: the final norm's, the output matrix (its own, or the last stage's tied
      * copy) and its bias. */
     const guint head_matrix = !model->tied_embeddings || par->pp > 1;

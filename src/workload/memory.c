@@ -166,6 +166,17 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
              ssim_memory_activation_layer_bytes(model, &keep) * (stage_layers - rc)) *
             (guint64)in_flight;
     }
+    /* defer_head_wgrad: the last stage keeps, for each deferred microbatch until the flush, the
+     * LM head's input (its sequence-parallel shard) and the gradient of its logits. */
+    guint deferred = ssim_parallel_deferred_wgrads(par);
+    if (deferred > 0 && stage == par->pp - 1) {
+        SsimModel local;
+        const SsimModel *lm = ssim_parallel_local_model(par, model, &local);
+        guint64 tokens = (guint64)lm->seq_len * par->microbatch;
+        guint64 input = tokens * model->hidden / (par->sequence_parallel ? par->tp : 1);
+        guint64 logits = tokens * cdiv(model->vocab, par->tp);
+        mem->activations += deferred * (input + logits) * dsize;
+    }
     mem->total = mem->weights + mem->gradients + mem->optimizer + mem->activations;
 }
 

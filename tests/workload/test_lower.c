@@ -11,6 +11,7 @@
 #include "tests/common/lowertest.h"
 
 #include <shiftsim/lower.h>
+#include <shiftsim/memory.h>
 #include <shiftsim/runtime.h>
 
 #include <math.h>
@@ -770,4 +771,74 @@ Test(lower, flash_attention_is_one_kernel_each_way)
         /* Three kernels become one in each of the forward, the recompute and the backward. */
         cr_assert_eq(ssim_graph_n_ops(ga) - ssim_graph_n_ops(gb), 4 * 3 * 2);
     }
+}
+
+/*
+ * defer_head_wgrad (Megatron-LM's --defer-embedding-wgrad-compute --wgrad-deferral-limit 3):
+ * GPT-3's shape cut to 4 layers, pp 2, tp 2 with sequence parallelism, m = 8.  The last stage
+ * still runs 8 LM head weight gradients, but the first 3 after its last backward (the flush),
+ * each after an all-gather of the head's input again (moved there from the backward, so as many
+ * ops); the first stage is untouched.  The memory estimate of the last stage keeps, for those 3,
+ * the head's input shard and the logits' gradient: 3 x (2048 x 12288 / 2 + 2048 x 25129) x 2
+ * bytes.
+ */
+Test(lower, deferred_head_wgrad_runs_at_the_flush)
+{
+    g_autoptr(SsimModel) model = load_model("gpt-3-175b", 4);
+    SsimParallel par = split(2, 2, 2, 1, 8, "1f1b");
+    cr_assert(ssim_parallel_set(&par, "sp", "on", NULL));
+    SsimParallel deferred = par;
+    cr_assert(ssim_parallel_set(&deferred, "defer_embedding_wgrad", "3", NULL));
+    cr_assert_eq(ssim_parallel_deferred_wgrads(&deferred), 3);
+    g_autoptr(SsimLowered) a = lower(model, &par, FALSE);
+    g_autoptr(SsimLowered) b = lower(model, &deferred, FALSE);
+    const SsimGraph *ga = ssim_lowered_graph(a), *gb = ssim_lowered_graph(b);
+    /* Rank 1 (the last stage): the ops named lm_head.wgrad, in issue order, and where the last
+     * backward of a layer's weight gradient (the stage's last backward) stands. */
+    guint32 last_bwd = 0, wgrads = 0, after = 0;
+    for (guint32 i = 0; i < ssim_graph_n_ops(gb); i++) {
+        const SsimOp *op = ssim_graph_op(gb, i);
+        if (op->rank != 1 || op->name == SSIM_NONE)
+            continue;
+        const char *name = ssim_graph_string(gb, op->name);
+        if (strcmp(name, "norm1.bwd") == 0)
+            last_bwd = i;
+    }
+    for (guint32 i = 0; i < ssim_graph_n_ops(gb); i++) {
+        const SsimOp *op = ssim_graph_op(gb, i);
+        if (op->rank != 1 || op->name == SSIM_NONE ||
+            strcmp(ssim_graph_string(gb, op->name), "lm_head.wgrad") != 0)
+            continue;
+        wgrads++;
+        after += i > last_bwd;
+    }
+    cr_assert_eq(wgrads, 8);
+    cr_assert_eq(after, 3, "the deferred weight gradients run after the last backward");
+    /* Same ops on the first stage; on the last the same count (an all-gather moved, not added). */
+    cr_assert_eq(count(b, 0, SSIM_OPCLASS_BWD, -1), count(a, 0, SSIM_OPCLASS_BWD, -1));
+    cr_assert_eq(count(b, 1, SSIM_OPCLASS_TP, -1), count(a, 1, SSIM_OPCLASS_TP, -1));
+    cr_assert_eq(ssim_graph_n_ops(gb), ssim_graph_n_ops(ga));
+    SsimMemory ma, mb;
+    ssim_memory_estimate(&ma, model, &par, 1, 1);
+    ssim_memory_estimate(&mb, model, &deferred, 1, 1);
+    guint64 vocab = (50257 + 1) / 2; /* the vocabulary's half on each tp rank */
+    cr_assert_eq(mb.activations - ma.activations, 3 * (2048ull * 12288 / 2 + 2048ull * vocab) * 2);
+    ssim_memory_estimate(&ma, model, &par, 0, 2);
+    ssim_memory_estimate(&mb, model, &deferred, 0, 2);
+    cr_assert_eq(mb.total, ma.total);
+    /* Refused where Megatron-LM has nothing to defer or to accumulate into. */
+    GError *error = NULL;
+    SsimParallel one = split(4, 2, 1, 1, 8, "1f1b");
+    one.defer_head_wgrad = SSIM_DEFER_ALL;
+    cr_assert_not(ssim_parallel_validate(&one, model, NULL, &error));
+    cr_assert(strstr(error->message, "needs pp > 1"), "%s", error->message);
+    g_clear_error(&error);
+    SsimParallel accum = deferred;
+    cr_assert(ssim_parallel_set(&accum, "step_costs", "+grad_accum", NULL));
+    cr_assert_not(ssim_parallel_validate(&accum, model, NULL, &error));
+    cr_assert(strstr(error->message, "grad_accum is on"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_parallel_set(&accum, "defer_embedding_wgrad", "-2", &error));
+    cr_assert(strstr(error->message, "is not off, all or a count"), "%s", error->message);
+    g_clear_error(&error);
 }
