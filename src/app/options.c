@@ -621,26 +621,21 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
         par->pp = (guint)job->pp;
     if (SSIM_CLI_GIVEN(job->cp))
         par->cp = (guint)job->cp;
-    guint tp_pp = par->tp * par->pp * par->cp; /* what one replica spans */
+    guint span = par->tp * par->pp * par->cp; /* the GPUs of one replica */
     if (SSIM_CLI_GIVEN(job->dp))
         par->dp = (guint)job->dp;
-    else if (!dp_given && tp_pp > 0 && world % tp_pp == 0)
-        par->dp = world / tp_pp;
-    else if (!dp_given && tp_pp > 0) {
+    else if (!dp_given && span > 0 && world % span == 0)
+        par->dp = world / span;
+    else if (!dp_given && span > 0) {
         /* No dp fills the GPUs: an impossible split (exit 1, as the check of a given dp), said
-         * as such, not as "dp*tp*pp != GPUs" with a dp nobody gave. */
-        if (par->cp > 1)
-            fprintf(stderr,
-                    "shiftsim %s: cp x tp x pp = %u x %u x %u = %u %s the %u GPUs, so no dp fills "
-                    "them; choose cp, tp and pp whose product divides %u (or other --nodes)\n",
-                    verb, par->cp, par->tp, par->pp, tp_pp,
-                    tp_pp > world ? "is more than" : "does not divide", world, world);
-        else
-            fprintf(stderr,
-                    "shiftsim %s: tp x pp = %u x %u = %u %s the %u GPUs, so no dp fills them; "
-                    "choose tp and pp whose product divides %u (or other --nodes)\n",
-                    verb, par->tp, par->pp, tp_pp,
-                    tp_pp > world ? "is more than" : "does not divide", world, world);
+         * as such, not as "dp*tp*pp != GPUs" with a dp nobody gave; cp named where it is set. */
+        g_autofree char *cp = par->cp > 1 ? g_strdup_printf("%u x ", par->cp) : g_strdup("");
+        fprintf(stderr,
+                "shiftsim %s: %stp x pp = %s%u x %u = %u %s the %u GPUs, so no dp fills them; "
+                "choose %stp and pp whose product divides %u (or other --nodes)\n",
+                verb, par->cp > 1 ? "cp x " : "", cp, par->tp, par->pp, span,
+                span > world ? "is more than" : "does not divide", world, par->cp > 1 ? "cp, " : "",
+                world);
         return SSIM_EXIT_RUNTIME;
     }
     if (SSIM_CLI_GIVEN(job->vstages))

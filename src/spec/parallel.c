@@ -1027,16 +1027,14 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
              ssim_rmsnorm_name(par->rmsnorm), model->name, ssim_norm_name(model->norm));
 
     guint64 world = (guint64)par->dp * par->cp * par->tp * par->pp;
-    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster) && par->cp == 1)
-        FAIL("dp*tp*pp != GPUs: %u*%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u GPUs "
+    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster)) {
+        /* cp is named only where it is set. */
+        g_autofree char *cp = par->cp > 1 ? g_strdup_printf("%u*", par->cp) : g_strdup("");
+        FAIL("dp*%stp*pp != GPUs: %u*%s%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u GPUs "
              "(%u nodes x %u)",
-             par->dp, par->tp, par->pp, world, cluster->name, ssim_cluster_n_gpus(cluster),
-             cluster->nodes, cluster->gpus_per_node);
-    if (cluster != NULL && world != ssim_cluster_n_gpus(cluster))
-        FAIL("dp*cp*tp*pp != GPUs: %u*%u*%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u "
-             "GPUs (%u nodes x %u)",
-             par->dp, par->cp, par->tp, par->pp, world, cluster->name, ssim_cluster_n_gpus(cluster),
-             cluster->nodes, cluster->gpus_per_node);
+             par->cp > 1 ? "cp*" : "", par->dp, cp, par->tp, par->pp, world, cluster->name,
+             ssim_cluster_n_gpus(cluster), cluster->nodes, cluster->gpus_per_node);
+    }
     /* Before anything loops over the ranks (check_tp_in_node below, the lowering). */
     if (world > SSIM_MAX_GPUS)
         FAIL("dp*cp*tp*pp: %" G_GUINT64_FORMAT " GPUs is over the limit of %u GPUs", world,

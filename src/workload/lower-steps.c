@@ -883,15 +883,17 @@ static void build(StepLists *sl, const SsimModel *model, const SsimParallel *par
     kernel_step(sl->head_fwd, "loss", 0, T * Vt * (cep->fwd_per_dt * dt + cep->fwd), 0);
     if (t > 1)
         tp_step(sl->head_fwd, SSIM_COLL_ALLREDUCE, 3 * T * 4, 0);
-    sl->head_bwd = steps_new();
-    kernel_step(sl->head_bwd, "loss.bwd", 0, T * Vt * (cep->bwd_per_dt * dt + cep->bwd), 0);
-    tp_f_backward_gather(sl->head_bwd, &ts);
-    kernel_step(sl->head_bwd, "lm_head.dgrad", head.flops, head.bytes, 0);
+    const Step loss_bwd = kernel("loss.bwd", 0, T * Vt * (cep->bwd_per_dt * dt + cep->bwd), 0);
+    const Step head_dgrad = kernel("lm_head.dgrad", head.flops, head.bytes, 0);
     /* Under defer_head_wgrad the flush's last weight gradient completes the head's gradients
      * (StepLists), so none in the backward does. */
     const gboolean defer = par->defer_head_wgrad > 0 && par->pp > 1;
     Step head_wgrad =
         kernel("lm_head.wgrad", head.flops, head.bytes, accum || defer ? 0 : head_grad);
+    sl->head_bwd = steps_new();
+    g_array_append_val(sl->head_bwd, loss_bwd);
+    tp_f_backward_gather(sl->head_bwd, &ts);
+    g_array_append_val(sl->head_bwd, head_dgrad);
     tp_f_backward_with(sl->head_bwd, &ts, &head_wgrad, 1);
     norm_bwd(sl->head_bwd, "final_norm", &ns);
     if (defer) {
@@ -900,15 +902,15 @@ static void build(StepLists *sl, const SsimModel *model, const SsimParallel *par
          * it); drain_embedding_wgrad_compute() all-gathers that input again at the flush and
          * runs the GEMM. */
         sl->head_bwd_deferred = steps_new();
-        kernel_step(sl->head_bwd_deferred, "loss.bwd", 0,
-                    T * Vt * (cep->bwd_per_dt * dt + cep->bwd), 0);
-        kernel_step(sl->head_bwd_deferred, "lm_head.dgrad", head.flops, head.bytes, 0);
+        g_array_append_val(sl->head_bwd_deferred, loss_bwd);
+        g_array_append_val(sl->head_bwd_deferred, head_dgrad);
         tp_f_backward(sl->head_bwd_deferred, &ts, 0);
         norm_bwd(sl->head_bwd_deferred, "final_norm", &ns);
         sl->head_wgrad = steps_new();
         if (ts.tp > 1 && ts.sp)
             tp_step(sl->head_wgrad, SSIM_COLL_ALLGATHER, ts.S, 0);
-        kernel_step(sl->head_wgrad, "lm_head.wgrad", head.flops, head.bytes, head_grad);
+        head_wgrad.grad_bytes = head_grad;
+        g_array_append_val(sl->head_wgrad, head_wgrad);
     }
     /* The head's tensors: the final norm's, the output matrix (its own, or the last stage's tied
      * copy) and its bias. */
