@@ -340,7 +340,7 @@ Test(validate, validate_published_rows)
 /* The H100 rows (traces/validation/published-h100.csv, check only): each runs on the stock
  * dgx-h100, NeMo's FP8 rows with their tokens/s per GPU turned into a step (Llama 2 7B: 128 x 4096
  * tokens at 16,847 a second on each of 8 GPUs), and every prediction lands within 15% of its
- * measurement (the worst, Megatron-Bridge's Llama 3 70B, 11% slow: docs/validation.md).
+ * measurement (the worst, NeMo's Llama 3 8B at CP 2, 11% fast: docs/validation.md).
  * What FP8 buys, on a job the FP8 efficiency was not fitted to: GPT-3 175B on 128 H100s took
  * 5.626 s a step in FP8 and 8.309 s in BF16 (0.677); the model's ratio is within 10% of that. */
 Test(validate, published_h100_rows)
