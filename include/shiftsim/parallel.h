@@ -225,8 +225,9 @@ typedef struct {
      * SsimStepCost): a term in `step_costs_set` takes its bit in `step_costs_on`; the others
      * their default for the model's dtype (ssim_parallel_step_costs). */
     guint step_costs_set, step_costs_on;
-    /* Layers of each pipeline stage (pp entries, summing to the model's layers), or all zero for
-     * an even split (layers / pp each).  Needs v = 1. */
+    /* Layers of each pipeline stage (pp entries, summing to the model's layers), or with v > 1 of
+     * each model chunk in pipeline order (pp x v entries: chunk j on stage j % pp, its virtual
+     * stage j / pp); all zero for an even split (layers / (pp v) a chunk). */
     guint16 stage_layers[SSIM_PARALLEL_STAGES_MAX];
 } SsimParallel;
 
@@ -304,8 +305,9 @@ typedef enum {
  * rs-ag), recompute (none|selective|full|op), recompute_layers (a count; 0 all), zero (0-3), bucket
  * (a byte size, ssim_bytes_parse(), or "off"), tp_comm (allreduce|rs-ag), order (e.g. "tp-dp-pp",
  * innermost first), schedule, placement, cross_node_tp (on/off), stage_layers (the layers of each
- * stage, separated by
- *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; "even" clears it),
+ * stage, or with v > 1 of each chunk in pipeline order, separated by
+ *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; N*K repeats N K times:
+ *   "1/2*6/1"; "even" clears it),
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
@@ -350,8 +352,8 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - cp > 1 needs flash attention, a sequence divisible by 2 cp (Megatron-LM's load-balanced
  *     chunks), a model without a sliding window, and an eager schedule (not compiled)
  *   - heads % tp == 0, kv_heads % tp == 0, ffn % tp == 0
- *   - layers % (pp*v) == 0, or with stage_layers: pp entries, each >= 1, summing to layers,
- *     pp <= SSIM_PARALLEL_STAGES_MAX, v = 1
+ *   - layers % (pp*v) == 0, or with stage_layers: pp entries (pp x v with v > 1), each >= 1,
+ *     summing to layers, pp x v <= SSIM_PARALLEL_STAGES_MAX
  *   - global_batch % (dp*microbatch) == 0
  *   - v > 1 needs pp > 1, and the number of microbatches a multiple of pp
  *   - sequence parallelism needs tp > 1 and tp_comm = rs-ag
@@ -377,14 +379,24 @@ const SsimModel *ssim_parallel_local_model(const SsimParallel *par, const SsimMo
                                            SsimModel *buf);
 /* m = global_batch / (dp * microbatch): microbatches per iteration per pipeline. */
 guint ssim_parallel_n_microbatches(const SsimParallel *par);
-/* Layers in one model chunk: layers / (pp * v); with stage_layers, the largest stage's. */
+/* Layers in one model chunk: layers / (pp * v); with stage_layers, the largest chunk's. */
 guint ssim_parallel_layers_per_chunk(const SsimParallel *par, const SsimModel *model);
 /* Whether stage_layers is set (an uneven split). */
 gboolean ssim_parallel_uneven(const SsimParallel *par);
-/* Layers of pipeline stage `stage` (all its chunks): stage_layers[stage], or layers / pp. */
+/* Layers of model chunk (virtual stage) `vstage` < pp v, in pipeline order: stage_layers[vstage],
+ * or layers / (pp v). */
+guint ssim_parallel_chunk_layers(const SsimParallel *par, const SsimModel *model, guint vstage);
+/* Index of the first layer of chunk `vstage` (the sum of the layers of the chunks before it). */
+guint ssim_parallel_chunk_first_layer(const SsimParallel *par, const SsimModel *model,
+                                      guint vstage);
+/* Layers of pipeline stage `stage`, all its chunks (stage, stage + pp, ...): layers / pp even. */
 guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model, guint stage);
-/* Index of the first layer of `stage` (the sum of the layers of the stages before it). */
-guint ssim_parallel_stage_first_layer(const SsimParallel *par, const SsimModel *model, guint stage);
+/* Appends stage_layers as a split string gives it, '/' between entries, three or more alike in a
+ * row as N*K ("1/2*62/1"); nothing for an even split. */
+void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par);
+/* The most layers one chunk of `stage` holds (its activations a chunk pass). */
+guint ssim_parallel_stage_chunk_layers_max(const SsimParallel *par, const SsimModel *model,
+                                           guint stage);
 /* Parameters held by pipeline stage `stage` before tensor-parallel sharding: its layers, the
  * embedding on the first stage, the final norm and LM head (and a tied copy of the embedding
  * when pp > 1) on the last (ssim_model_stage_params_layers). */

@@ -206,8 +206,10 @@ static const Option options[SSIM_OPT_N] = {
                                IN(JOB, SsimCliJob, stage_layers), "L0,L1,...",
                                "Layers of each pipeline stage (pp counts summing to the model's "
                                "layers, e.g. 6,6,6,5 for 23 layers on 4 stages; the embedding "
-                               "stays on the first stage, the LM head on the last); default "
-                               "layers / pp each"},
+                               "stays on the first stage, the LM head on the last); with v > 1 of "
+                               "each model chunk in pipeline order (pp v counts; N*K repeats N K "
+                               "times: 1,2*62,1 for Megatron-LM's embedding and loss counted as "
+                               "layers); default layers / (pp v) each"},
     [SSIM_OPT_STEP_COSTS] = {"step-costs", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, step_costs),
                              "LIST",
                              "Per-iteration costs to turn off (-NAME) or on (+NAME) against "

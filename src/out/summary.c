@@ -74,9 +74,10 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
                            ", v %u, microbatch %u, global batch %u (%u microbatches), schedule %s",
                            p->virtual_stages, p->microbatch, p->global_batch, r->m,
                            ssim_schedule_kind_name(r->schedule));
-    for (guint s = 0; ssim_parallel_uneven(p) && s < p->pp; s++)
-        g_string_append_printf(o, "%s%u", s ? "/" : ", stage layers ",
-                               ssim_parallel_stage_layers(p, c->model, s));
+    if (ssim_parallel_uneven(p)) {
+        g_string_append(o, p->virtual_stages > 1 ? ", chunk layers " : ", stage layers ");
+        ssim_parallel_append_stage_layers(o, p);
+    }
     g_string_append_c(o, '\n');
     g_string_append_printf(o, "options     seq-parallel %s, recompute %s, zero %u, bucket ",
                            p->sequence_parallel ? "on" : "off", ssim_recompute_name(p->recompute),

@@ -48,14 +48,12 @@ static void bound_of(const SsimModel *model, const SsimParallel *par, const Ssim
 {
     guint p = par->pp, v = par->virtual_stages, pv = p * v;
     guint m = ssim_parallel_n_microbatches(par);
-    SsimTime lpc = ssim_parallel_layers_per_chunk(par, model);
 
-    /* F(j), B(j) of virtual stage j: its layers (the same everywhere unless the split is uneven,
-     * v = 1 then), the ends at the ends. */
-    gboolean uneven = ssim_parallel_uneven(par);
+    /* F(j), B(j) of virtual stage j: its layers (the same everywhere unless the split is uneven),
+     * the ends at the ends. */
     SsimTime layer_f = sum[SSIM_KERNELS_LAYER_FWD];
     SsimTime layer_b = sum[SSIM_KERNELS_LAYER_RECOMPUTE] + sum[SSIM_KERNELS_LAYER_BWD];
-#define L(j) (uneven ? (SsimTime)ssim_parallel_stage_layers(par, model, (j)) : lpc)
+#define L(j) ((SsimTime)ssim_parallel_chunk_layers(par, model, (j)))
 #define F(j)                                                                                       \
     (L(j) * layer_f + ((j) == 0 ? sum[SSIM_KERNELS_EMBED_FWD] : 0) +                               \
      ((j) == pv - 1 ? sum[SSIM_KERNELS_HEAD_FWD] : 0))

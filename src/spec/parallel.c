@@ -333,7 +333,8 @@ static gboolean parse_step_costs(const char *key, const char *value, guint *set,
     return TRUE;
 }
 
-/* "6/6/6/5" (or with ':' or ',') -> stage_layers; "even" clears it. */
+/* "6/6/6/5" (or with ':' or ','; an entry "N*K" is N K times: "1/2*62/1") -> stage_layers;
+ * "even" clears it. */
 static gboolean parse_stage_layers(const char *key, const char *value, guint16 *out, GError **error)
 {
     if (value && g_ascii_strcasecmp(value, "even") == 0) {
@@ -341,29 +342,58 @@ static gboolean parse_stage_layers(const char *key, const char *value, guint16 *
         return TRUE;
     }
     g_auto(GStrv) parts = g_strsplit_set(value ? value : "", ",/:", -1);
-    guint n = g_strv_length(parts);
-    if (n > SSIM_PARALLEL_STAGES_MAX) {
-        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                    "%s: %u stages listed, more than the %d an uneven split may have", key, n,
-                    SSIM_PARALLEL_STAGES_MAX);
-        return FALSE;
-    }
     guint16 got[SSIM_PARALLEL_STAGES_MAX] = {0};
-    for (guint i = 0; i < n; i++) {
-        guint64 v = 0;
+    guint n = 0;
+    for (guint i = 0; parts[i] != NULL; i++) {
         char *w = g_strstrip(parts[i]);
-        if (w[0] == '-' || w[0] == '+' || !g_ascii_string_to_unsigned(w, 10, 1, 65535, &v, NULL)) {
+        g_auto(GStrv) rep = g_strsplit(w, "*", 3);
+        guint64 v = 0, k = 1;
+        gboolean ok = rep[0] != NULL && (rep[1] == NULL || rep[2] == NULL);
+        for (guint r = 0; ok && rep[r] != NULL; r++) {
+            const char *t = g_strstrip(rep[r]);
+            ok = t[0] != '-' && t[0] != '+' &&
+                 g_ascii_string_to_unsigned(t, 10, 1, 65535, r == 0 ? &v : &k, NULL);
+        }
+        if (!ok) {
             g_autofree char *shown = ssim_text_excerpt(w, 32);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: entry %u '%s' is not a layer count from 1 to 65535 (e.g. 6/6/6/5, "
-                        "one entry per pipeline stage)",
+                        "%s: entry %u '%s' is not a layer count from 1 to 65535, or one repeated "
+                        "(N*K: N layers in each of K chunks) (e.g. 6/6/6/5, one entry per "
+                        "pipeline stage; 1/2*6/1, one per model chunk in pipeline order with v > "
+                        "1)",
                         key, i + 1, shown);
             return FALSE;
         }
-        got[i] = (guint16)v;
+        if (k > SSIM_PARALLEL_STAGES_MAX - n) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: more than the %d entries an uneven split may list", key,
+                        SSIM_PARALLEL_STAGES_MAX);
+            return FALSE;
+        }
+        for (guint64 r = 0; r < k; r++)
+            got[n++] = (guint16)v;
     }
     memcpy(out, got, sizeof got);
     return TRUE;
+}
+
+void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par)
+{
+    g_return_if_fail(out != NULL && par != NULL);
+    guint n = 0;
+    while (n < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[n] != 0)
+        n++;
+    for (guint i = 0; i < n;) {
+        guint k = 1;
+        while (i + k < n && par->stage_layers[i + k] == par->stage_layers[i])
+            k++;
+        guint run = k >= 3 ? k : 1; /* three or more alike as N*K */
+        if (run > 1)
+            g_string_append_printf(out, "%s%u*%u", i ? "/" : "", par->stage_layers[i], run);
+        else
+            g_string_append_printf(out, "%s%u", i ? "/" : "", par->stage_layers[i]);
+        i += run;
+    }
 }
 
 void ssim_parallel_init(SsimParallel *par)
@@ -467,8 +497,8 @@ guint ssim_parallel_layers_per_chunk(const SsimParallel *par, const SsimModel *m
 {
     if (ssim_parallel_uneven(par)) {
         guint most = 0;
-        for (guint s = 0; s < par->pp && s < SSIM_PARALLEL_STAGES_MAX; s++)
-            most = MAX(most, par->stage_layers[s]);
+        for (guint j = 0; j < par->pp * par->virtual_stages && j < SSIM_PARALLEL_STAGES_MAX; j++)
+            most = MAX(most, par->stage_layers[j]);
         return most;
     }
     guint chunks = par->pp * par->virtual_stages;
@@ -480,20 +510,40 @@ gboolean ssim_parallel_uneven(const SsimParallel *par)
     return par->stage_layers[0] != 0;
 }
 
+guint ssim_parallel_chunk_layers(const SsimParallel *par, const SsimModel *model, guint vstage)
+{
+    guint chunks = par->pp * par->virtual_stages;
+    g_return_val_if_fail(vstage < chunks, 0);
+    if (ssim_parallel_uneven(par))
+        return vstage < SSIM_PARALLEL_STAGES_MAX ? par->stage_layers[vstage] : 0;
+    return model->layers / chunks;
+}
+
+guint ssim_parallel_chunk_first_layer(const SsimParallel *par, const SsimModel *model, guint vstage)
+{
+    guint first = 0;
+    for (guint j = 0; j < vstage && j < par->pp * par->virtual_stages; j++)
+        first += ssim_parallel_chunk_layers(par, model, j);
+    return first;
+}
+
 guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model, guint stage)
 {
     g_return_val_if_fail(stage < par->pp, 0);
-    if (ssim_parallel_uneven(par))
-        return stage < SSIM_PARALLEL_STAGES_MAX ? par->stage_layers[stage] : 0;
-    return par->pp ? model->layers / par->pp : 0;
+    guint sum = 0;
+    for (guint c = 0; c < par->virtual_stages; c++)
+        sum += ssim_parallel_chunk_layers(par, model, c * par->pp + stage);
+    return sum;
 }
 
-guint ssim_parallel_stage_first_layer(const SsimParallel *par, const SsimModel *model, guint stage)
+guint ssim_parallel_stage_chunk_layers_max(const SsimParallel *par, const SsimModel *model,
+                                           guint stage)
 {
-    guint first = 0;
-    for (guint s = 0; s < stage && s < par->pp; s++)
-        first += ssim_parallel_stage_layers(par, model, s);
-    return first;
+    g_return_val_if_fail(stage < par->pp, 0);
+    guint most = 0;
+    for (guint c = 0; c < par->virtual_stages; c++)
+        most = MAX(most, ssim_parallel_chunk_layers(par, model, c * par->pp + stage));
+    return most;
 }
 
 guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *model, guint stage)
@@ -887,8 +937,7 @@ char *ssim_parallel_to_string(const SsimParallel *par)
     g_autoptr(GString) extra = g_string_new(NULL);
     if (ssim_parallel_uneven(par)) {
         g_string_append(extra, ",stage_layers=");
-        for (guint s = 0; s < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[s]; s++)
-            g_string_append_printf(extra, "%s%u", s ? "/" : "", par->stage_layers[s]);
+        ssim_parallel_append_stage_layers(extra, par);
     }
     if (par->step_costs_set) {
         g_string_append(extra, ",step_costs=");
@@ -1079,17 +1128,21 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         guint n = 0, sum = 0;
         while (n < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[n] != 0)
             sum += par->stage_layers[n++];
-        if (par->pp > SSIM_PARALLEL_STAGES_MAX)
-            FAIL("stage_layers: pp = %u is more stages than an uneven split may list (%d)", par->pp,
-                 SSIM_PARALLEL_STAGES_MAX);
-        if (n != par->pp)
+        if (chunks > SSIM_PARALLEL_STAGES_MAX)
+            FAIL("stage_layers: pp x v = %" G_GUINT64_FORMAT " is more model chunks than an "
+                 "uneven split may list (%d)",
+                 chunks, SSIM_PARALLEL_STAGES_MAX);
+        if (par->virtual_stages == 1 && n != par->pp)
             FAIL("stage_layers: %u entries for pp = %u stages; give one layer count per stage", n,
                  par->pp);
+        if (par->virtual_stages > 1 && n != chunks)
+            FAIL("stage_layers: %u entries for pp x v = %u x %u = %" G_GUINT64_FORMAT " model "
+                 "chunks; with v > 1 give one layer count per chunk, in pipeline order (chunk j "
+                 "on stage j %% pp)",
+                 n, par->pp, par->virtual_stages, chunks);
         if (sum != model->layers)
             FAIL("stage_layers: the stages hold %u layers but %s has %u", sum, model->name,
                  model->layers);
-        if (par->virtual_stages != 1)
-            FAIL("stage_layers: an uneven split needs v = 1 (v is %u)", par->virtual_stages);
     } else if (model->layers % chunks != 0)
         FAIL("layers %% (pp*v) != 0: layers (%u) of %s is not divisible by pp*v = %u*%u = "
              "%" G_GUINT64_FORMAT,

@@ -648,10 +648,10 @@ GString *ssim_runs_write(const SsimRuns *runs)
         g_string_append_printf(out, ",%s,%s,%u,%s,", ssim_recompute_name(p->recompute),
                                p->sequence_parallel ? "on" : "off", p->zero_stage,
                                p->allow_cross_node_tp ? "on" : "off");
-        for (guint s = 0; stages && s < SSIM_PARALLEL_STAGES_MAX && p->stage_layers[s]; s++)
-            g_string_append_printf(out, "%s%u", s ? "/" : "", p->stage_layers[s]);
-        if (stages)
+        if (stages) {
+            ssim_parallel_append_stage_layers(out, p);
             g_string_append_c(out, ',');
+        }
         if (options) {
             ssim_csv_append_text(out, opts->pdata[i]);
             g_string_append_c(out, ',');

@@ -75,18 +75,15 @@ static guint32 lockstep_peer(const Emit *e, guint j, gboolean sender)
 static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
 {
     guint p = e->par->pp;
-    gboolean uneven = ssim_parallel_uneven(e->par);
-    guint lpc = uneven ? ssim_parallel_stage_layers(e->par, e->model, e->stage)
-                       : ssim_parallel_layers_per_chunk(e->par, e->model);
     gboolean lock = ssim_schedule_is_lockstep(e->sched);
     gboolean programs = ssim_schedule_has_programs(e->sched);
     const StepLists *sl = e->steps;
     if (ph->micro != SSIM_NONE) {
         guint vs = ssim_schedule_virtual_stage(e->sched, e->stage, ph->chunk);
         guint last_vs = e->pv - 1;
-        /* The chunk's first layer (v = 1 when uneven: the stage's). */
-        guint first_layer =
-            uneven ? ssim_parallel_stage_first_layer(e->par, e->model, e->stage) : vs * lpc;
+        /* The chunk's layers (stage_layers's entry when uneven) and its first. */
+        guint lpc = ssim_parallel_chunk_layers(e->par, e->model, vs);
+        guint first_layer = ssim_parallel_chunk_first_layer(e->par, e->model, vs);
         guint next = (e->stage + 1) % p, prev = (e->stage + p - 1) % p;
         char name[32] = ""; /* the phase's program, only where the schedule has programs */
         if (programs)

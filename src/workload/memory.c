@@ -113,8 +113,8 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
      * main_grad), else the model's dtype. */
     guint gsize = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dsize;
     guint64 stage_params = ssim_parallel_stage_params(par, model, stage);
-    guint stage_layers = ssim_parallel_uneven(par) ? ssim_parallel_stage_layers(par, model, stage)
-                                                   : ssim_parallel_layers_per_chunk(par, model);
+    /* The layers of one chunk pass (in_flight counts chunk passes): the stage's largest chunk. */
+    guint stage_layers = ssim_parallel_stage_chunk_layers_max(par, model, stage);
 
     mem->stage = stage;
     mem->in_flight = in_flight;

@@ -263,3 +263,28 @@ Test(bound, fp8_stays_bounded_and_faster)
         }
     }
 }
+
+/* An uneven split with v > 1 (a layer count per model chunk): GPT-J's 28 layers on pp 2 x v 2
+ * as 10/4/10/4 put 20 on stage 0 and 8 on stage 1, so stage 0's work is 2.5 times stage 1's
+ * layers' and the critical one; the bound stays under the simulated step, which is longer than
+ * the even split's (7 a chunk). */
+Test(bound, uneven_chunks_stay_bounded)
+{
+    g_autoptr(SsimModel) m = NULL;
+    g_autoptr(SsimCluster) c = NULL;
+    setup_job(&m, &c, 2);
+    SsimParallel p = split(4, 2, 2, 8);
+    p.virtual_stages = 2;
+    cr_assert(ssim_parallel_set(&p, "schedule", "interleaved", NULL));
+    SsimParallel even = p;
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "10/4/10/4", NULL));
+    cr_assert(ssim_parallel_validate(&p, m, c, NULL));
+    SsimStepBound b, be;
+    ssim_step_lower_bound(m, c, &p, &b);
+    ssim_step_lower_bound(m, c, &even, &be);
+    cr_assert_eq(b.stage, 0);
+    cr_assert_gt(b.work, be.work);
+    SsimTime step, base;
+    step_and_base(m, c, &p, &even, &step, &base);
+    cr_assert_gt(step, base);
+}

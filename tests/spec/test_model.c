@@ -28,6 +28,7 @@ static const char *const bundled[] = {
     "llama-2-70b",
     "llama-3.1-8b",
     "llama-3-70b",
+    "llama-3.1-405b",
     "bloom-176b",
     "megatron-gpt-1.7b",
     "megatron-gpt-3.6b",
@@ -124,7 +125,8 @@ Test(model, published_exact_counts)
         guint64 params;
     } exact[] = {{"llama-2-7b", 6738415616ULL},   {"llama-2-13b", 13015864320ULL},
                  {"llama-2-70b", 68976648192ULL}, {"llama-3.1-8b", 8030261248ULL},
-                 {"llama-3-70b", 70553706496ULL}, {"bloom-176b", 176247271424ULL}};
+                 {"llama-3-70b", 70553706496ULL}, {"llama-3.1-405b", 405853388800ULL},
+                 {"bloom-176b", 176247271424ULL}};
     for (gsize i = 0; i < G_N_ELEMENTS(exact); i++) {
         g_autoptr(SsimModel) m = load_ok(exact[i].name);
         cr_assert_eq(ssim_model_params(m), exact[i].params, "%s: %" G_GUINT64_FORMAT, exact[i].name,

@@ -159,6 +159,18 @@ Test(runs, v2_optional_stage_layers_column)
         "gpt,7,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,1,1,8,1f1b,full,off,0,off,4/x,10,,src\n";
     g_autofree char *no = refusal(bad, "b.csv");
     cr_assert(strstr(no, "b.csv:3:") && strstr(no, "stage_layers:"), "%s", no);
+    /* With v > 1 one entry per chunk (pp 2 x v 3: six), a run of three or more alike written
+     * as N*K. */
+    static const char chunks[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_STAGES "\n"
+                                 "gpt,10,256,4,,1000,128,bf16,dgx-a100,1,2,1,2,3,1,12,interleaved,"
+                                 "full,off,0,off,1/2*4/1,10,,"
+                                 "src\n";
+    g_autoptr(SsimRuns) c = ssim_runs_load_data(chunks, -1, "c.csv", &error);
+    cr_assert_not_null(c, "%s", error ? error->message : "");
+    static const guint16 want_chunks[] = {1, 2, 2, 2, 2, 1, 0};
+    cr_assert_arr_eq(ssim_runs_get(c, 0)->par.stage_layers, want_chunks, sizeof want_chunks);
+    g_autoptr(GString) cw = ssim_runs_write(c);
+    cr_assert(strstr(cw->str, ",off,1/2*4/1,1e+01,"), "%s", cw->str);
 }
 
 /* v2's optional `options` column: settings without a column of their own, as a split string;

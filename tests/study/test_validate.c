@@ -350,7 +350,7 @@ Test(validate, published_h100_rows)
         ssim_runs_load(SHIFTSIM_SOURCE_ROOT "/traces/validation/published-h100.csv", &error);
     cr_assert_not_null(runs, "%s", error ? error->message : "");
     guint n = ssim_runs_n(runs);
-    cr_assert_eq(n, 21);
+    cr_assert_eq(n, 23);
     g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
     cr_assert_not_null(set, "%s", error ? error->message : "");
     cr_assert_str_eq(ssim_run_set_model(set, 4)->name, "llama-2-7b");
@@ -359,10 +359,18 @@ Test(validate, published_h100_rows)
     cr_assert_eq(ssim_run_set_run(set, 19)->par.dp, 4);
     cr_assert_eq(ssim_parallel_world(&ssim_run_set_run(set, 20)->par), 64);
     cr_assert_eq(ssim_run_set_run(set, 20)->par.cp, 2);
+    /* Then Megatron-Bridge's Llama 3.1 405B on 1024 GPUs, pp 8 x v 8 with the embedding and the
+     * loss counted as a layer each: 64 chunks of 2 layers, the first and the last of 1. */
+    const SsimParallel *big = &ssim_run_set_run(set, 21)->par;
+    cr_assert_eq(ssim_parallel_world(big), 1024);
+    cr_assert_eq(big->virtual_stages, 8);
+    cr_assert(big->stage_layers[0] == 1 && big->stage_layers[1] == 2 &&
+              big->stage_layers[62] == 2 && big->stage_layers[63] == 1 &&
+              big->stage_layers[64] == 0);
     cr_assert_eq(ssim_run_set_run(set, 4)->par.fp8, SSIM_FP8_HYBRID);
     cr_assert_float_eq(ssim_run_set_measured_ms(set, 4), 128.0 * 4096 / (16847.0 * 8) * 1e3, 0.01);
-    double pred[21];
-    char *errors[21] = {NULL};
+    double pred[23];
+    char *errors[23] = {NULL};
     ssim_run_set_predict(set, NULL, n, NULL, 2, pred, errors);
     guint bf16 = n, fp8 = n; /* the 128-GPU rows of the GPT-3 175B sweeps */
     for (guint i = 0; i < n; i++) {
@@ -481,7 +489,7 @@ Test(validate, memory_estimates_beside_the_runs)
     g_autoptr(GString) table =
         ssim_validation_format(set, pred, NULL, &st, NULL, 0, SSIM_FORMAT_TABLE);
     cr_assert(strstr(table->str, "+0.0% m\n"));
-    cr_assert(strstr(table->str, "m 3 of 21 runs are estimated above their GPUs' memory, though "
+    cr_assert(strstr(table->str, "m 3 of 23 runs are estimated above their GPUs' memory, though "
                                  "they ran (first: line 11: 93.6 GiB on an NVIDIA H100"),
               "%s", table->str);
     /* The A100 rows all fit: no mark, no footnote. */

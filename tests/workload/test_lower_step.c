@@ -284,7 +284,7 @@ Test(stepcost, uneven_stage_params_flops_memory)
     GError *error = NULL;
     cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
     cr_assert_eq(ssim_parallel_stage_layers(&p, m, 0), 5);
-    cr_assert_eq(ssim_parallel_stage_first_layer(&p, m, 1), 5);
+    cr_assert_eq(ssim_parallel_chunk_first_layer(&p, m, 1), 5);
     /* Params: the embedding with stage 0's 5 layers, the norm and tied copy with stage 1's 3. */
     cr_assert_eq(ssim_parallel_stage_params(&p, m, 0), 5 * LAYER + EMBED);
     cr_assert_eq(ssim_parallel_stage_params(&p, m, 1), 3 * LAYER + NORM + TIED);
@@ -349,6 +349,74 @@ Test(stepcost, uneven_stage_rules)
     cr_assert(g_str_has_suffix(s, ",stage_layers=4/3"), "%s", s);
     cr_assert(ssim_parallel_set(&p, "stage_layers", "even", NULL));
     cr_assert_not(ssim_parallel_uneven(&p));
+}
+
+/* With v > 1 an uneven split lists each model chunk in pipeline order (Megatron-LM's
+ * account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split, or its
+ * pipeline_model_parallel_layout): 8 layers on pp 2 x v 2 as 1/3*2/1, chunks 0..3 holding 1, 3, 3
+ * and 1 layers, chunk j on stage j % 2.  Stage 0 runs chunks 0 (the embedding and layer 0) and 2
+ * (layers 4..6), stage 1 chunks 1 (layers 1..3) and 3 (layer 7 and the head): 4 layers each, the
+ * params, FLOPs, gradient sites and memory by hand. */
+Test(stepcost, uneven_chunks_with_virtual_stages)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    p.virtual_stages = 2;
+    cr_assert(ssim_parallel_set(&p, "schedule", "interleaved", NULL));
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "1/3*2/1", NULL));
+    static const guint16 want[] = {1, 3, 3, 1, 0};
+    cr_assert_arr_eq(p.stage_layers, want, sizeof want);
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    cr_assert_eq(ssim_parallel_chunk_layers(&p, m, 2), 3);
+    cr_assert_eq(ssim_parallel_chunk_first_layer(&p, m, 3), 7);
+    cr_assert_eq(ssim_parallel_stage_layers(&p, m, 0), 4);
+    cr_assert_eq(ssim_parallel_stage_layers(&p, m, 1), 4);
+    cr_assert_eq(ssim_parallel_stage_chunk_layers_max(&p, m, 0), 3);
+    cr_assert_eq(ssim_parallel_layers_per_chunk(&p, m), 3);
+    cr_assert_eq(ssim_parallel_stage_params(&p, m, 0), 4 * LAYER + EMBED);
+    cr_assert_eq(ssim_parallel_stage_params(&p, m, 1), 4 * LAYER + NORM + TIED);
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    const double b = 1, s = 2048, h = 12288, t = 2;
+    double layer = 3 * (24 * b * s * h * h + 4 * b * s * s * h) / t;
+    double head = 3 * 2 * b * s * h * 25129;
+    cr_assert_float_eq(rank_flops(l, 0), 4 * 4 * layer, 1e-9 * rank_flops(l, 0));
+    cr_assert_float_eq(rank_flops(l, 1), 4 * (4 * layer + head), 1e-9 * rank_flops(l, 1));
+    /* Each layer's gradient site on the stage holding its chunk: 0 and 4..6 on stage 0. */
+    SsimPlan *plan = ssim_lowered_plan(l);
+    guint seen[8] = {0};
+    for (guint32 i = 0; i < ssim_plan_n_ops(plan); i++) {
+        const SsimPlanOp *o = ssim_plan_op(plan, i);
+        if (o->site < 8) {
+            gboolean on0 = o->site == 0 || (o->site >= 4 && o->site <= 6);
+            cr_assert_eq(ssim_lowered_global_rank(l, o->rank) >= 4, !on0, "site %u", o->site);
+            seen[o->site]++;
+        }
+    }
+    for (guint k = 0; k < 8; k++)
+        cr_assert_gt(seen[k], 0, "site %u", k);
+    /* Memory: a chunk pass in flight keeps the stage's largest chunk, 3 layers. */
+    SsimMemory mem;
+    ssim_memory_estimate(&mem, m, &p, 0, 5);
+    cr_assert_eq(mem.params, (4 * LAYER + EMBED) / 2);
+    cr_assert_eq(mem.activations, mem.activation_layer * 3 * 5);
+    /* The list counts chunks, not stages, and written back it is the same list. */
+    g_autofree char *str = ssim_parallel_to_string(&p);
+    cr_assert(g_str_has_suffix(str, ",stage_layers=1/3/3/1"), "%s", str);
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "4/4", NULL));
+    cr_assert_not(ssim_parallel_validate(&p, m, NULL, &error));
+    cr_assert(strstr(error->message, "2 entries for pp x v = 2 x 2 = 4 model chunks"), "%s",
+              error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_parallel_set(&p, "stage_layers", "1/3*0/1", &error));
+    cr_assert(strstr(error->message, "entry 2 '3*0'"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_parallel_set(&p, "stage_layers", "2*3*1", &error));
+    cr_assert(strstr(error->message, "entry 1 '2*3*1'"), "%s", error->message);
+    g_clear_error(&error);
+    cr_assert_not(ssim_parallel_set(&p, "stage_layers", "1*200", &error));
+    cr_assert(strstr(error->message, "more than the 128 entries"), "%s", error->message);
+    g_clear_error(&error);
 }
 
 /*
