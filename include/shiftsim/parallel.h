@@ -394,9 +394,6 @@ guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model
 /* Appends stage_layers as a split string gives it, '/' between entries, three or more alike in a
  * row as N*K ("1/2*62/1"); nothing for an even split. */
 void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par);
-/* The most layers one chunk of `stage` holds (its activations a chunk pass). */
-guint ssim_parallel_stage_chunk_layers_max(const SsimParallel *par, const SsimModel *model,
-                                           guint stage);
 /* Parameters held by pipeline stage `stage` before tensor-parallel sharding: its layers, the
  * embedding on the first stage, the final norm and LM head (and a tied copy of the embedding
  * when pp > 1) on the last (ssim_model_stage_params_layers). */

@@ -209,7 +209,9 @@ static const Option options[SSIM_OPT_N] = {
                                "stays on the first stage, the LM head on the last); with v > 1 of "
                                "each model chunk in pipeline order (pp v counts; N*K repeats N K "
                                "times: 1,2*62,1 for Megatron-LM's embedding and loss counted as "
-                               "layers); default layers / (pp v) each"},
+                               "layers), or Megatron-LM's layout string (Et*2|(t*2|)*38,tL); "
+                               "default layers / (pp v) each",
+                               MEGATRON("pipeline-model-parallel-layout", "--stage-layers")},
     [SSIM_OPT_STEP_COSTS] = {"step-costs", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, step_costs),
                              "LIST",
                              "Per-iteration costs to turn off (-NAME) or on (+NAME) against "

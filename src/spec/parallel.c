@@ -333,14 +333,120 @@ static gboolean parse_step_costs(const char *key, const char *value, guint *set,
     return TRUE;
 }
 
+/* Longest layout a Megatron-LM layout string may unroll to. */
+#define LAYOUT_MAX_CHARS (1u << 16)
+
+/* Appends `text` (len bytes) `times` times to `out`, FALSE past LAYOUT_MAX_CHARS. */
+static gboolean layout_repeat(GString *out, const char *text, gsize len, guint64 times)
+{
+    if (len > 0 && times > (LAYOUT_MAX_CHARS - out->len) / len)
+        return FALSE;
+    for (guint64 i = 0; i < times; i++)
+        g_string_append_len(out, text, (gssize)len);
+    return TRUE;
+}
+
+/* The count after a '*' at s[*i] (advanced past it), or 0 for none. */
+static guint64 layout_count(const char *s, gsize *i)
+{
+    if (s[*i] != '*' || !g_ascii_isdigit(s[*i + 1]))
+        return 0;
+    char *end = NULL;
+    guint64 n = g_ascii_strtoull(s + *i + 1, &end, 10);
+    *i = (gsize)(end - s);
+    return n;
+}
+
+/* Megatron-LM's --pipeline-model-parallel-layout ("Et*3|(tt|)*29,m|L"; PipelineParallelLayerLayout
+ * .parse_str_to_list): commas dropped, "(group)*n" then "x*n" unrolled, '|' between the model
+ * chunks in pipeline order, each chunk's 't' its transformer layers; the embedding 'E' only in the
+ * first chunk and the loss 'L' only in the last, where shiftsim puts them.  A chunk of no layer and
+ * 'm' (a multi-token prediction layer) are refused: shiftsim models neither. */
+static gboolean parse_layout(const char *key, const char *value, guint16 *out, GError **error)
+{
+    g_autoptr(GString) flat = g_string_new(NULL), once = g_string_new(NULL);
+    for (const char *c = value; *c; c++)
+        if (*c != ',' && !g_ascii_isspace(*c))
+            g_string_append_c(flat, *c);
+    gboolean ok = TRUE;
+    for (gsize i = 0; ok && i < flat->len;) { /* (group)*n */
+        const char *close = flat->str[i] == '(' ? strchr(flat->str + i, ')') : NULL;
+        gsize after = close ? (gsize)(close - flat->str) + 1 : 0;
+        guint64 n = close ? layout_count(flat->str, &after) : 0;
+        if (n > 0) {
+            ok = layout_repeat(once, flat->str + i + 1, (gsize)(close - flat->str) - i - 1, n);
+            i = after;
+        } else {
+            ok = layout_repeat(once, flat->str + i++, 1, 1);
+        }
+    }
+    g_string_truncate(flat, 0);
+    for (gsize i = 0; ok && i < once->len;) { /* x*n */
+        gsize after = i + 1;
+        guint64 n = layout_count(once->str, &after);
+        ok = layout_repeat(flat, once->str + i, 1, n > 0 ? n : 1);
+        i = n > 0 ? after : i + 1;
+    }
+    if (!ok) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: the layout unrolls to more than %u characters", key, LAYOUT_MAX_CHARS);
+        return FALSE;
+    }
+    g_auto(GStrv) chunks = g_strsplit(flat->str, "|", -1);
+    guint n = g_strv_length(chunks);
+    if (n > SSIM_PARALLEL_STAGES_MAX) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %u model chunks in the layout, more than the %d an uneven split may list",
+                    key, n, SSIM_PARALLEL_STAGES_MAX);
+        return FALSE;
+    }
+    guint16 got[SSIM_PARALLEL_STAGES_MAX] = {0};
+    for (guint j = 0; j < n; j++) {
+        guint layers = 0;
+        for (const char *c = chunks[j]; *c; c++) {
+            const char *why = NULL;
+            if (*c == 't')
+                layers++;
+            else if (*c == 'E' && j != 0)
+                why = "the embedding 'E' is modelled in the first chunk only";
+            else if (*c == 'L' && j + 1 != n)
+                why = "the loss 'L' is modelled in the last chunk only";
+            else if (*c == 'm')
+                why = "a multi-token prediction layer, not modelled";
+            else if (*c != 'E' && *c != 'L')
+                why = "not one of E, t, L (and |, (, ), *N, commas)";
+            if (why == NULL && layers > 65535)
+                why = "more than 65535 layers in one chunk";
+            if (why != NULL) {
+                g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                            "%s: chunk %u of the layout, '%c': %s", key, j + 1, *c, why);
+                return FALSE;
+            }
+        }
+        if (layers == 0) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: chunk %u of the layout holds no transformer layer 't' (shiftsim "
+                        "needs one or more a chunk)",
+                        key, j + 1);
+            return FALSE;
+        }
+        got[j] = (guint16)layers;
+    }
+    memcpy(out, got, sizeof got);
+    return TRUE;
+}
+
 /* "6/6/6/5" (or with ':' or ','; an entry "N*K" is N K times: "1/2*62/1") -> stage_layers;
- * "even" clears it. */
+ * Megatron-LM's layout string ("Et*2|(t*2|)*62,tL": parse_layout) where it has a letter, '|' or a
+ * parenthesis; "even" clears it. */
 static gboolean parse_stage_layers(const char *key, const char *value, guint16 *out, GError **error)
 {
     if (value && g_ascii_strcasecmp(value, "even") == 0) {
         memset(out, 0, sizeof(guint16) * SSIM_PARALLEL_STAGES_MAX);
         return TRUE;
     }
+    if (value && strpbrk(value, "EtLm|()") != NULL)
+        return parse_layout(key, value, out, error);
     g_auto(GStrv) parts = g_strsplit_set(value ? value : "", ",/:", -1);
     guint16 got[SSIM_PARALLEL_STAGES_MAX] = {0};
     guint n = 0;
@@ -534,16 +640,6 @@ guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model
     for (guint c = 0; c < par->virtual_stages; c++)
         sum += ssim_parallel_chunk_layers(par, model, c * par->pp + stage);
     return sum;
-}
-
-guint ssim_parallel_stage_chunk_layers_max(const SsimParallel *par, const SsimModel *model,
-                                           guint stage)
-{
-    g_return_val_if_fail(stage < par->pp, 0);
-    guint most = 0;
-    for (guint c = 0; c < par->virtual_stages; c++)
-        most = MAX(most, ssim_parallel_chunk_layers(par, model, c * par->pp + stage));
-    return most;
 }
 
 guint64 ssim_parallel_stage_params(const SsimParallel *par, const SsimModel *model, guint stage)

@@ -113,8 +113,7 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
      * main_grad), else the model's dtype. */
     guint gsize = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_GRAD_FP32) ? 4 : dsize;
     guint64 stage_params = ssim_parallel_stage_params(par, model, stage);
-    /* The layers of one chunk pass (in_flight counts chunk passes): the stage's largest chunk. */
-    guint stage_layers = ssim_parallel_stage_chunk_layers_max(par, model, stage);
+    guint stage_layers = ssim_parallel_stage_layers(par, model, stage); /* all its chunks */
 
     mem->stage = stage;
     mem->in_flight = in_flight;
@@ -153,19 +152,26 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
         mem->weights = cdiv(mem->weights, dpx) + (units[0] + units[1]) * dsize;
     }
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);
-    mem->activations = mem->activation_layer * stage_layers * (guint64)in_flight;
-    /* recompute_layers: only that many layers of each chunk keep just their input, the others
-     * everything. */
+    /* in_flight counts chunk passes, which the schedules spread over the stage's v chunks (the
+     * interleaved warm-up runs pp microbatches through each chunk in turn): a pass keeps the
+     * stage's layers / v on average (a chunk's, even or v = 1).  recompute_layers: only that
+     * many layers of each chunk keep just their input, the others everything. */
+    guint64 kept_bytes = mem->activation_layer, full_bytes = kept_bytes;
+    guint rc_layers = 0;
     if (par->recompute == SSIM_RECOMPUTE_FULL && par->recompute_layers > 0) {
         SsimParallel keep = *par;
         keep.recompute = SSIM_RECOMPUTE_NONE;
         keep.recompute_layers = 0;
-        guint rc = MIN((guint)par->recompute_layers, stage_layers); /* of a chunk */
-        mem->activations =
-            (mem->activation_layer * rc +
-             ssim_memory_activation_layer_bytes(model, &keep) * (stage_layers - rc)) *
-            (guint64)in_flight;
+        full_bytes = ssim_memory_activation_layer_bytes(model, &keep);
+        rc_layers = par->recompute_layers;
     }
+    guint64 passes = 0; /* the stage's chunks' bytes, summed */
+    for (guint c = 0; c < par->virtual_stages; c++) {
+        guint layers = ssim_parallel_chunk_layers(par, model, c * par->pp + stage);
+        guint rc = rc_layers > 0 ? MIN(rc_layers, layers) : layers;
+        passes += kept_bytes * rc + full_bytes * (layers - rc);
+    }
+    mem->activations = cdiv(passes * (guint64)in_flight, par->virtual_stages);
     /* defer_head_wgrad: the last stage keeps, for each deferred microbatch until the flush, the
      * LM head's input (its sequence-parallel shard) and the gradient of its logits. */
     guint deferred = ssim_parallel_deferred_wgrads(par);

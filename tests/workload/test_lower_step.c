@@ -372,7 +372,6 @@ Test(stepcost, uneven_chunks_with_virtual_stages)
     cr_assert_eq(ssim_parallel_chunk_first_layer(&p, m, 3), 7);
     cr_assert_eq(ssim_parallel_stage_layers(&p, m, 0), 4);
     cr_assert_eq(ssim_parallel_stage_layers(&p, m, 1), 4);
-    cr_assert_eq(ssim_parallel_stage_chunk_layers_max(&p, m, 0), 3);
     cr_assert_eq(ssim_parallel_layers_per_chunk(&p, m), 3);
     cr_assert_eq(ssim_parallel_stage_params(&p, m, 0), 4 * LAYER + EMBED);
     cr_assert_eq(ssim_parallel_stage_params(&p, m, 1), 4 * LAYER + NORM + TIED);
@@ -395,11 +394,12 @@ Test(stepcost, uneven_chunks_with_virtual_stages)
     }
     for (guint k = 0; k < 8; k++)
         cr_assert_gt(seen[k], 0, "site %u", k);
-    /* Memory: a chunk pass in flight keeps the stage's largest chunk, 3 layers. */
+    /* Memory: the passes in flight spread over the stage's two chunks, 4 / 2 layers each on
+     * average: 5 passes keep 10 layers' activations. */
     SsimMemory mem;
     ssim_memory_estimate(&mem, m, &p, 0, 5);
     cr_assert_eq(mem.params, (4 * LAYER + EMBED) / 2);
-    cr_assert_eq(mem.activations, mem.activation_layer * 3 * 5);
+    cr_assert_eq(mem.activations, mem.activation_layer * 10);
     /* The list counts chunks, not stages, and written back it is the same list. */
     g_autofree char *str = ssim_parallel_to_string(&p);
     cr_assert(g_str_has_suffix(str, ",stage_layers=1/3/3/1"), "%s", str);
@@ -417,6 +417,54 @@ Test(stepcost, uneven_chunks_with_virtual_stages)
     cr_assert_not(ssim_parallel_set(&p, "stage_layers", "1*200", &error));
     cr_assert(strstr(error->message, "more than the 128 entries"), "%s", error->message);
     g_clear_error(&error);
+}
+
+/* Megatron-LM's --pipeline-model-parallel-layout taken as it is (its parse_str_to_list): commas
+ * dropped, "(group)*N" then "x*N" unrolled, '|' between chunks, each chunk's 't' its layers; the
+ * embedding and the loss only where shiftsim models them; refusals name the chunk. */
+Test(stepcost, megatron_layout_string)
+{
+    static const struct {
+        const char *layout;
+        guint16 want[6];
+    } ok[] = {{"Et|(t*3|)*2,tL", {1, 3, 3, 1}},
+              {"Ettt|(tt|)*2,m|L", {0}}, /* refused below */
+              {"(tt|)*3,tt", {2, 2, 2, 2}},
+              {"E, t*2 | t t | tL", {2, 2, 1}}};
+    for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
+        SsimParallel p;
+        ssim_parallel_init(&p);
+        GError *error = NULL;
+        gboolean set = ssim_parallel_set(&p, "stage_layers", ok[i].layout, &error);
+        if (ok[i].want[0] == 0) {
+            cr_assert_not(set, "%s", ok[i].layout);
+            cr_assert(strstr(error->message, "chunk 4 of the layout, 'm'"), "%s", error->message);
+            g_clear_error(&error);
+            continue;
+        }
+        cr_assert(set, "%s: %s", ok[i].layout, error ? error->message : "");
+        cr_assert_arr_eq(p.stage_layers, ok[i].want, sizeof ok[i].want, "%s", ok[i].layout);
+    }
+    static const struct {
+        const char *layout, *says;
+    } bad[] = {
+        {"E|tt", "chunk 1 of the layout holds no transformer layer"},
+        {"tt|Ett", "chunk 2 of the layout, 'E': the embedding 'E' is modelled in the first chunk"},
+        {"tL|tt", "chunk 1 of the layout, 'L': the loss 'L' is modelled in the last chunk"},
+        {"tx", "chunk 1 of the layout, 'x': not one of E, t, L"},
+        {"t*70000", "unrolls to more than 65536 characters"},
+        {"(t|)*200", "201 model chunks in the layout, more than the 128"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        SsimParallel p;
+        ssim_parallel_init(&p);
+        GError *error = NULL;
+        cr_assert_not(ssim_parallel_set(&p, "stage_layers", bad[i].layout, &error), "%s",
+                      bad[i].layout);
+        cr_assert(strstr(error->message, bad[i].says), "%s: %s", bad[i].layout, error->message);
+        cr_assert_not(ssim_parallel_uneven(&p), "unchanged on a refusal");
+        g_clear_error(&error);
+    }
 }
 
 /*
