@@ -371,6 +371,8 @@ static gboolean parse_layout(const char *key, const char *value, guint16 *out, G
     gboolean ok = TRUE;
     for (gsize i = 0; ok && i < flat->len;) { /* (group)*n */
         const char *close = flat->str[i] == '(' ? strchr(flat->str + i, ')') : NULL;
+        if (close == flat->str + i + 1)
+            close = NULL; /* "()": Megatron-LM's pattern needs a group */
         gsize after = close ? (gsize)(close - flat->str) + 1 : 0;
         guint64 n = close ? layout_count(flat->str, &after) : 0;
         if (n > 0) {

@@ -454,6 +454,7 @@ Test(stepcost, megatron_layout_string)
         {"tx", "chunk 1 of the layout, 'x': not one of E, t, L"},
         {"t*70000", "unrolls to more than 65536 characters"},
         {"(t|)*200", "201 model chunks in the layout, more than the 128"},
+        {"()*99999999999|t", "unrolls to more than 65536"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
         SsimParallel p;
