@@ -656,10 +656,35 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
     return SSIM_EXIT_OK;
 }
 
+/* The virtual stages a chunk list or layout string implies: pp k entries (k > 1) under a given
+ * pp and no virtual stages given make k, as Megatron-LM derives its virtual stages from
+ * --pipeline-model-parallel-layout; 0 otherwise. */
+static guint layout_vstages(const SsimCliJob *job)
+{
+    SsimParallel scratch;
+    ssim_parallel_init(&scratch);
+    guint fields = 0;
+    if (job->split && !ssim_parallel_parse_fields(&scratch, job->split, &fields, NULL))
+        return 0;
+    if (SSIM_CLI_GIVEN(job->pp))
+        scratch.pp = (guint)job->pp;
+    if (job->stage_layers && !ssim_parallel_set(&scratch, "stage_layers", job->stage_layers, NULL))
+        return 0;
+    gboolean pp_given = SSIM_CLI_GIVEN(job->pp) || (fields & SSIM_PARALLEL_PP) != 0;
+    gboolean v_given = SSIM_CLI_GIVEN(job->vstages) || SSIM_CLI_GIVEN(job->layers_per_vstage) ||
+                       (fields & SSIM_PARALLEL_VSTAGES) != 0;
+    guint n = 0;
+    while (n < SSIM_PARALLEL_STAGES_MAX && scratch.stage_layers[n] != 0)
+        n++;
+    if (!pp_given || v_given || scratch.pp == 0 || n <= scratch.pp || n % scratch.pp != 0)
+        return 0;
+    return n / scratch.pp;
+}
+
 gboolean ssim_cli_job_has_schedule(const SsimCliJob *job)
 {
     return job->schedule != NULL || SSIM_CLI_GIVEN(job->layers_per_vstage) ||
-           (split_fields(job) & SSIM_PARALLEL_SCHEDULE) != 0;
+           (split_fields(job) & SSIM_PARALLEL_SCHEDULE) != 0 || layout_vstages(job) > 0;
 }
 
 gboolean ssim_cli_job_has_recompute(const SsimCliJob *job)
@@ -695,6 +720,12 @@ int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, const Ssim
         par->virtual_stages = v;
         if (job->schedule == NULL && (split_fields(job) & SSIM_PARALLEL_SCHEDULE) == 0)
             g_strlcpy(par->schedule, v > 1 ? "interleaved" : "1f1b", sizeof par->schedule);
+    }
+    guint v = layout_vstages(job); /* a chunk list's or layout string's */
+    if (v > 0) {
+        par->virtual_stages = v;
+        if (job->schedule == NULL && (split_fields(job) & SSIM_PARALLEL_SCHEDULE) == 0)
+            g_strlcpy(par->schedule, "interleaved", sizeof par->schedule);
     }
     if (job->overlap_grad_reduce) {
         gboolean sized = job->bucket != NULL || (split_fields(job) & SSIM_PARALLEL_BUCKET) != 0;

@@ -200,7 +200,10 @@ gboolean ssim_cli_job_has_bucket(const SsimCliJob *job);
  * The Megatron-LM options whose value depends on the model, after ssim_cli_job_apply():
  * --num-layers-per-virtual-pipeline-stage N sets the virtual stages to layers / (pp N) (a usage
  * error unless that divides, or when --vstages says otherwise) and, without --schedule, the
- * interleaved schedule, as Megatron-LM does; --overlap-grad-reduce without --bucket sets
+ * interleaved schedule, as Megatron-LM does; a chunk list or layout string of pp k entries
+ * (--stage-layers, --pipeline-model-parallel-layout) under a given pp, no virtual stages given,
+ * sets them to k and, without --schedule, the interleaved schedule (ssim_cli_job_has_schedule()
+ * then says a schedule was given); --overlap-grad-reduce without --bucket sets
  * Megatron-LM's default bucket (ssim_placement_default_bucket() of megatron: max(40M, 1M dp)
  * parameters of the model's dtype).
  */

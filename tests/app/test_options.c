@@ -400,6 +400,37 @@ Test(options, megatron_names_are_aliases)
 }
 
 /* What cannot be meant is refused, naming Megatron-LM's option. */
+/* Megatron-LM's --pipeline-model-parallel-layout (an alias of --stage-layers) under a given pp:
+ * its chunk count sets the virtual stages and, without --schedule, the interleaved schedule, as
+ * Megatron-LM derives them; a list of pp entries, or v given, leaves them alone. */
+Test(options, a_layout_sets_the_virtual_stages)
+{
+    const char *layout[] = {"simulate", "--pp", "2", "--pipeline-model-parallel-layout",
+                            "Et*6|(t*8|)*2,t*6L"};
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    cr_assert(parse_job(&job, layout, G_N_ELEMENTS(layout)));
+    cr_expect(ssim_cli_job_has_schedule(&job));
+    g_autoptr(SsimModel) model = ssim_model_default(); /* GPT-J, 28 layers */
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 16), SSIM_EXIT_OK);
+    cr_assert_eq(ssim_cli_job_apply_model("simulate", &job, model, &par), SSIM_EXIT_OK);
+    cr_expect_eq(par.virtual_stages, 2);
+    cr_expect_str_eq(par.schedule, "interleaved");
+    static const guint16 want[] = {6, 8, 8, 6, 0};
+    cr_expect_arr_eq(par.stage_layers, want, sizeof want);
+    cr_expect(ssim_parallel_validate(&par, model, NULL, NULL));
+
+    const char *stages[] = {"simulate", "--pp", "4", "--stage-layers", "6,8,8,6"};
+    g_auto(SsimCliJob) plain = SSIM_CLI_JOB_INIT;
+    cr_assert(parse_job(&plain, stages, G_N_ELEMENTS(stages)));
+    cr_expect_not(ssim_cli_job_has_schedule(&plain), "one entry a stage: nothing to derive");
+    const char *given[] = {"simulate", "--pp", "2", "-v", "4", "--stage-layers", "6,8,8,6"};
+    g_auto(SsimCliJob) v4 = SSIM_CLI_JOB_INIT;
+    cr_assert(parse_job(&v4, given, G_N_ELEMENTS(given)));
+    cr_expect_not(ssim_cli_job_has_schedule(&v4), "-v given: it stands (and is refused later)");
+}
+
 Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
 {
     g_autoptr(SsimModel) model = ssim_model_default(); /* 28 layers */
