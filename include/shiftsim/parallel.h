@@ -391,6 +391,8 @@ guint ssim_parallel_chunk_first_layer(const SsimParallel *par, const SsimModel *
                                       guint vstage);
 /* Layers of pipeline stage `stage`, all its chunks (stage, stage + pp, ...): layers / pp even. */
 guint ssim_parallel_stage_layers(const SsimParallel *par, const SsimModel *model, guint stage);
+/* Entries stage_layers lists: 0 for an even split, pp (v = 1) or pp x v once validated. */
+guint ssim_parallel_stage_layers_n(const SsimParallel *par);
 /* Appends stage_layers as a split string gives it, '/' between entries, three or more alike in a
  * row as N*K ("1/2*62/1"); nothing for an even split. */
 void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par);

@@ -596,16 +596,23 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
     return SSIM_EXIT_OK;
 }
 
-/* The fields --split sets (SsimParallelField bits; 0 without --split or when it does not
- * parse, which ssim_cli_job_apply() reports). */
+/* --split parsed into `scratch` (from the defaults); returns the fields it sets
+ * (SsimParallelField bits; 0 without --split or when it does not parse, which
+ * ssim_cli_job_apply() reports). */
+static guint split_parse(const SsimCliJob *job, SsimParallel *scratch)
+{
+    ssim_parallel_init(scratch);
+    guint given = 0;
+    if (job->split && !ssim_parallel_parse_fields(scratch, job->split, &given, NULL))
+        return 0;
+    return given;
+}
+
+/* The fields --split sets (split_parse). */
 static guint split_fields(const SsimCliJob *job)
 {
     SsimParallel scratch;
-    ssim_parallel_init(&scratch);
-    guint given = 0;
-    if (job->split && !ssim_parallel_parse_fields(&scratch, job->split, &given, NULL))
-        return 0;
-    return given;
+    return split_parse(job, &scratch);
 }
 
 int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world)
@@ -662,10 +669,7 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
 static guint layout_vstages(const SsimCliJob *job)
 {
     SsimParallel scratch;
-    ssim_parallel_init(&scratch);
-    guint fields = 0;
-    if (job->split && !ssim_parallel_parse_fields(&scratch, job->split, &fields, NULL))
-        return 0;
+    guint fields = split_parse(job, &scratch);
     if (SSIM_CLI_GIVEN(job->pp))
         scratch.pp = (guint)job->pp;
     if (job->stage_layers && !ssim_parallel_set(&scratch, "stage_layers", job->stage_layers, NULL))
@@ -673,9 +677,7 @@ static guint layout_vstages(const SsimCliJob *job)
     gboolean pp_given = SSIM_CLI_GIVEN(job->pp) || (fields & SSIM_PARALLEL_PP) != 0;
     gboolean v_given = SSIM_CLI_GIVEN(job->vstages) || SSIM_CLI_GIVEN(job->layers_per_vstage) ||
                        (fields & SSIM_PARALLEL_VSTAGES) != 0;
-    guint n = 0;
-    while (n < SSIM_PARALLEL_STAGES_MAX && scratch.stage_layers[n] != 0)
-        n++;
+    guint n = ssim_parallel_stage_layers_n(&scratch);
     if (!pp_given || v_given || scratch.pp == 0 || n <= scratch.pp || n % scratch.pp != 0)
         return 0;
     return n / scratch.pp;

@@ -485,12 +485,18 @@ static gboolean parse_stage_layers(const char *key, const char *value, guint16 *
     return TRUE;
 }
 
-void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par)
+guint ssim_parallel_stage_layers_n(const SsimParallel *par)
 {
-    g_return_if_fail(out != NULL && par != NULL);
     guint n = 0;
     while (n < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[n] != 0)
         n++;
+    return n;
+}
+
+void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par)
+{
+    g_return_if_fail(out != NULL && par != NULL);
+    guint n = ssim_parallel_stage_layers_n(par);
     for (guint i = 0; i < n;) {
         guint k = 1;
         while (i + k < n && par->stage_layers[i + k] == par->stage_layers[i])
@@ -1223,9 +1229,9 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
              par->tp);
     guint64 chunks = (guint64)par->pp * par->virtual_stages;
     if (ssim_parallel_uneven(par)) {
-        guint n = 0, sum = 0;
-        while (n < SSIM_PARALLEL_STAGES_MAX && par->stage_layers[n] != 0)
-            sum += par->stage_layers[n++];
+        guint n = ssim_parallel_stage_layers_n(par), sum = 0;
+        for (guint j = 0; j < n; j++)
+            sum += par->stage_layers[j];
         if (chunks > SSIM_PARALLEL_STAGES_MAX)
             FAIL("stage_layers: pp x v = %" G_GUINT64_FORMAT " is more model chunks than an "
                  "uneven split may list (%d)",

@@ -3,6 +3,8 @@
 
 #include <criterion/criterion.h>
 
+#include <string.h>
+
 SsimLowered *test_lower(const SsimModel *model, const SsimParallel *par,
                         const SsimLowerOptions *options)
 {
@@ -16,4 +18,20 @@ SsimLowered *test_lower(const SsimModel *model, const SsimParallel *par,
     SsimLowered *l = ssim_lower(model, par, s, options, &error);
     cr_assert_not_null(l, "%s", error ? error->message : "");
     return l;
+}
+
+TestOps test_ops_named(const SsimLowered *l, guint rank, const char *name)
+{
+    const SsimGraph *g = ssim_lowered_graph(l);
+    TestOps o = {0};
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank != rank || op->name == SSIM_NONE ||
+            strcmp(ssim_graph_string(g, op->name), name) != 0)
+            continue;
+        o.n++;
+        o.bytes += op->bytes;
+        o.flops += op->flops;
+    }
+    return o;
 }

@@ -43,26 +43,6 @@ static SsimLowered *lower(const SsimModel *model, const SsimParallel *par, gbool
     return test_lower(model, par, &o);
 }
 
-/* Ops of graph rank `rank` named `name`; their bytes and FLOPs summed into *bytes, *flops. */
-static guint named(const SsimLowered *l, guint rank, const char *name, guint64 *bytes,
-                   double *flops)
-{
-    const SsimGraph *g = ssim_lowered_graph(l);
-    guint n = 0;
-    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
-        const SsimOp *op = ssim_graph_op(g, i);
-        if (op->rank != rank || op->name == SSIM_NONE ||
-            strcmp(ssim_graph_string(g, op->name), name) != 0)
-            continue;
-        n++;
-        if (bytes)
-            *bytes += op->bytes;
-        if (flops)
-            *flops += op->flops;
-    }
-    return n;
-}
-
 static void assert_invalid(const SsimParallel *par, const SsimModel *model, const char *needle)
 {
     GError *error = NULL;
@@ -171,31 +151,28 @@ Test(context_parallel, ring_steps_and_bytes_by_hand)
     cr_assert_eq(ssim_graph_n_ranks(ssim_lowered_graph(l)), 2);
     const guint64 mib = 1u << 20;
     for (guint rank = 0; rank < 2; rank++) {
-        guint64 b = 0;
-        cr_assert_eq(named(l, rank, "cp.kv", &b, NULL), 2 * 2);
-        cr_assert_eq(b, 4 * 16 * mib);
-        b = 0;
-        cr_assert_eq(named(l, rank, "cp.kv.bwd", &b, NULL), 2 * 2);
-        cr_assert_eq(b, 4 * 32 * mib);
-        b = 0;
-        cr_assert_eq(named(l, rank, "cp.dkv", &b, NULL), 2 * 2);
-        cr_assert_eq(b, 4 * 16 * mib);
-        cr_assert_eq(named(l, rank, SSIM_FLASH_KERNEL, NULL, NULL), 4);
-        cr_assert_eq(named(l, rank, SSIM_FLASH_CP_KERNEL, NULL, NULL), 4);
-        cr_assert_eq(named(l, rank, SSIM_FLASH_CP_KERNEL ".bwd", NULL, NULL), 4);
+        TestOps kv = test_ops_named(l, rank, "cp.kv");
+        cr_assert_eq(kv.n, 2 * 2);
+        cr_assert_eq(kv.bytes, 4 * 16 * mib);
+        TestOps kv_bwd = test_ops_named(l, rank, "cp.kv.bwd");
+        cr_assert_eq(kv_bwd.n, 2 * 2);
+        cr_assert_eq(kv_bwd.bytes, 4 * 32 * mib);
+        TestOps dkv = test_ops_named(l, rank, "cp.dkv");
+        cr_assert_eq(dkv.n, 2 * 2);
+        cr_assert_eq(dkv.bytes, 4 * 16 * mib);
+        cr_assert_eq(test_ops_named(l, rank, SSIM_FLASH_KERNEL).n, 4);
+        cr_assert_eq(test_ops_named(l, rank, SSIM_FLASH_CP_KERNEL).n, 4);
+        cr_assert_eq(test_ops_named(l, rank, SSIM_FLASH_CP_KERNEL ".bwd").n, 4);
     }
     /* Against cp = 1 (the same replica on one GPU): every GEMM has half the tokens, and the
      * attention's FLOPs, cp kernels of (s/2)^2 each, are half of the one kernel's s^2. */
     SsimParallel one = split(1, 1, 1, 1, 2);
     g_autoptr(SsimLowered) l1 = lower(m, &one, FALSE);
-    double f2 = 0, f1 = 0;
-    named(l, 0, "qkv", NULL, &f2);
-    named(l1, 0, "qkv", NULL, &f1);
+    double f2 = test_ops_named(l, 0, "qkv").flops, f1 = test_ops_named(l1, 0, "qkv").flops;
     cr_assert_float_eq(f2, f1 / 2, 1e-6 * f1);
-    double a2 = 0, a1 = 0;
-    named(l, 0, SSIM_FLASH_KERNEL, NULL, &a2);
-    named(l, 0, SSIM_FLASH_CP_KERNEL, NULL, &a2);
-    named(l1, 0, SSIM_FLASH_KERNEL, NULL, &a1);
+    double a2 = test_ops_named(l, 0, SSIM_FLASH_KERNEL).flops +
+                test_ops_named(l, 0, SSIM_FLASH_CP_KERNEL).flops;
+    double a1 = test_ops_named(l1, 0, SSIM_FLASH_KERNEL).flops;
     cr_assert_float_eq(a2, a1 / 2, 1e-6 * a1);
     /* A pipeline transfer carries the GPU's share of the activations. */
     cr_assert_eq(ssim_lower_transfer_bytes(m, &p), ssim_lower_transfer_bytes(m, &one) / 2);
