@@ -229,6 +229,15 @@ typedef struct {
      * each model chunk in pipeline order (pp x v entries: chunk j on stage j % pp, its virtual
      * stage j / pp); all zero for an even split (layers / (pp v) a chunk). */
     guint16 stage_layers[SSIM_PARALLEL_STAGES_MAX];
+    /* Megatron-LM's other ways to ask for an uneven split, kept as given until
+     * ssim_parallel_resolve_layers() counts them into stage_layers against the model's layers:
+     * the layers of the first and of the last pipeline stage (--decoder-first-pipeline-num-layers,
+     * --decoder-last-pipeline-num-layers; 0: not given), the other stages sharing the rest
+     * evenly; or the embedding and the loss counted as one layer each in an even split
+     * (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split), the first
+     * (last) model chunk then building one transformer layer fewer. */
+    guint16 first_stage_layers, last_stage_layers;
+    gboolean embedding_in_split, loss_in_split;
 } SsimParallel;
 
 /* A position in the 3D grid. */
@@ -296,6 +305,10 @@ typedef enum {
     SSIM_PARALLEL_RECOMPUTE_LAYERS = 1u << 25,
     SSIM_PARALLEL_CP = 1u << 26,
     SSIM_PARALLEL_DEFER_WGRAD = 1u << 27,
+    /* The first stage's share, first_stage_layers or embedding_in_split (which Megatron-LM takes
+     * one at a time); the last stage's, last_stage_layers or loss_in_split. */
+    SSIM_PARALLEL_FIRST_STAGE = 1u << 28,
+    SSIM_PARALLEL_LAST_STAGE = 1u << 29,
 } SsimParallelField;
 
 /*
@@ -308,6 +321,10 @@ typedef enum {
  * stage, or with v > 1 of each chunk in pipeline order, separated by
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; N*K repeats N K times:
  *   "1/2*6/1"; "even" clears it),
+ *   first_stage_layers and last_stage_layers (decoder_first_pipeline_num_layers,
+ *   num_layers_in_first_pipeline_stage and the last's likewise: a count from 1), embedding_in_split
+ *   and loss_in_split (account_for_embedding_in_pipeline_split, ..._loss_...: on/off), the rules
+ *   ssim_parallel_resolve_layers() turns into stage_layers,
  *   step_costs (terms to change, separated by '/', ':' or ',': "-clip/+loss_scale"; a bare
  *   name turns a term on, "none" all off, "all" all on, "default" back to Megatron-LM's),
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
@@ -352,6 +369,7 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - cp > 1 needs flash attention, a sequence divisible by 2 cp (Megatron-LM's load-balanced
  *     chunks), a model without a sliding window, and an eager schedule (not compiled)
  *   - heads % tp == 0, kv_heads % tp == 0, ffn % tp == 0
+ *   - no rule for ssim_parallel_resolve_layers() left uncounted
  *   - layers % (pp*v) == 0, or with stage_layers: pp entries (pp x v with v > 1), each >= 1,
  *     summing to layers, pp x v <= SSIM_PARALLEL_STAGES_MAX
  *   - global_batch % (dp*microbatch) == 0
@@ -370,6 +388,24 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  */
 gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                                 const SsimCluster *cluster, GError **error);
+
+/*
+ * Counts first_stage_layers, last_stage_layers, embedding_in_split and loss_in_split into
+ * stage_layers for `model`'s layers, as Megatron-Core builds each model chunk's layers
+ * (get_num_layers_to_build: with a first or last stage's count the other stages share the rest
+ * evenly, each stage's layers split evenly over its v chunks; with the embedding or loss counted,
+ * (layers + 1 or 2) / (pp v) a chunk, the first or last chunk one fewer), and clears the rules;
+ * TRUE with `par` unchanged when none is set.  An even result leaves stage_layers empty.  Refused
+ * (SSIM_CONFIG_ERROR_VALUE, the setting named), as Megatron-LM refuses them: a rule beside
+ * stage_layers, a stage count beside the embedding or loss counted, both counts at pp = 1, counts
+ * that leave layers over, or the stages between without a layer or with layers they do not share
+ * evenly, a stage whose layers do
+ * not split over v chunks, a chunk left without a transformer layer (which shiftsim does not
+ * model).  `par` is unchanged on error.
+ */
+gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model, GError **error);
+/* Whether `par` holds a rule ssim_parallel_resolve_layers() has not counted yet. */
+gboolean ssim_parallel_layers_pending(const SsimParallel *par);
 
 guint ssim_parallel_world(const SsimParallel *par); /* dp * cp * tp * pp */
 /* The model as one GPU of `par` sees it: `model` itself without context parallelism, else a copy

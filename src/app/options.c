@@ -212,6 +212,34 @@ static const Option options[SSIM_OPT_N] = {
                                "layers), or Megatron-LM's layout string (Et*2|(t*2|)*38,tL); "
                                "default layers / (pp v) each",
                                MEGATRON("pipeline-model-parallel-layout", "--stage-layers")},
+    [SSIM_OPT_FIRST_STAGE_LAYERS] = {"first-stage-layers", 0, G_OPTION_ARG_STRING,
+                                     IN(JOB, SsimCliJob, first_stage_layers), "N",
+                                     "Layers of the first pipeline stage, the stages after it "
+                                     "(but a --last-stage-layers last) sharing the rest evenly, "
+                                     "each stage's split evenly over its v chunks (e.g. 3 for "
+                                     "Qwen3-8B's 36 layers on 8 stages with --last-stage-layers "
+                                     "3: 3,5,5,5,5,5,5,3)",
+                                     MEGATRON("decoder-first-pipeline-num-layers",
+                                              "--first-stage-layers")},
+    [SSIM_OPT_LAST_STAGE_LAYERS] = {"last-stage-layers", 0, G_OPTION_ARG_STRING,
+                                    IN(JOB, SsimCliJob, last_stage_layers), "N",
+                                    "Layers of the last pipeline stage, the others sharing the "
+                                    "rest evenly",
+                                    MEGATRON("decoder-last-pipeline-num-layers",
+                                             "--last-stage-layers")},
+    [SSIM_OPT_EMBEDDING_IN_SPLIT] = {"embedding-in-split", 0, G_OPTION_ARG_NONE,
+                                     IN(JOB, SsimCliJob, embedding_in_split), NULL,
+                                     "Count the embedding as a layer when splitting the layers "
+                                     "evenly over the pp v model chunks, the first chunk "
+                                     "building one transformer layer fewer",
+                                     MEGATRON("account-for-embedding-in-pipeline-split",
+                                              "--embedding-in-split")},
+    [SSIM_OPT_LOSS_IN_SPLIT] = {"loss-in-split", 0, G_OPTION_ARG_NONE,
+                                IN(JOB, SsimCliJob, loss_in_split), NULL,
+                                "Count the LM head and loss as a layer likewise, the last chunk "
+                                "one layer fewer (Llama 3.1 405B's 126 layers on pp 8 and v 8 "
+                                "with both: 1,2*62,1)",
+                                MEGATRON("account-for-loss-in-pipeline-split", "--loss-in-split")},
     [SSIM_OPT_STEP_COSTS] = {"step-costs", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, step_costs),
                              "LIST",
                              "Per-iteration costs to turn off (-NAME) or on (+NAME) against "
@@ -403,6 +431,8 @@ void ssim_cli_job_clear(SsimCliJob *job)
                         &job->tp_comm,
                         &job->order,
                         &job->stage_layers,
+                        &job->first_stage_layers,
+                        &job->last_stage_layers,
                         &job->step_costs,
                         &job->dtype,
                         &job->tp_overlap,
@@ -568,26 +598,31 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         const char *key; /* ssim_parallel_set()'s name of the field */
         const char *value;
         SsimCliOption opt;
-    } fields[] = {{"schedule", job->schedule, SSIM_OPT_SCHEDULE},
-                  {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
-                  {"recompute_layers", job->recompute_layers, SSIM_OPT_RECOMPUTE_LAYERS},
-                  {"zero", zero, SSIM_OPT_ZERO},
-                  {"bucket", job->bucket, SSIM_OPT_BUCKET},
-                  {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
-                  {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
-                  {"attention", attention, SSIM_OPT_ATTENTION},
-                  {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
-                  {"fp8", job->fp8, SSIM_OPT_FP8},
-                  {"cross_entropy", job->cross_entropy, SSIM_OPT_CROSS_ENTROPY},
-                  {"rmsnorm", job->rmsnorm, SSIM_OPT_RMSNORM},
-                  {"order", job->order, SSIM_OPT_ORDER},
-                  {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
-                  {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
-                  {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
-                  {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
-                  {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP},
-                  {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING},
-                  {"defer_embedding_wgrad", job->defer_wgrad, SSIM_OPT_DEFER_WGRAD}};
+    } fields[] = {
+        {"schedule", job->schedule, SSIM_OPT_SCHEDULE},
+        {"recompute", job->recompute, SSIM_OPT_RECOMPUTE},
+        {"recompute_layers", job->recompute_layers, SSIM_OPT_RECOMPUTE_LAYERS},
+        {"zero", zero, SSIM_OPT_ZERO},
+        {"bucket", job->bucket, SSIM_OPT_BUCKET},
+        {"tp_comm", job->tp_comm, SSIM_OPT_TP_COMM},
+        {"tp_overlap", tp_overlap, SSIM_OPT_TP_OVERLAP},
+        {"attention", attention, SSIM_OPT_ATTENTION},
+        {"transformer_impl", job->transformer_impl, SSIM_OPT_TRANSFORMER_IMPL},
+        {"fp8", job->fp8, SSIM_OPT_FP8},
+        {"cross_entropy", job->cross_entropy, SSIM_OPT_CROSS_ENTROPY},
+        {"rmsnorm", job->rmsnorm, SSIM_OPT_RMSNORM},
+        {"order", job->order, SSIM_OPT_ORDER},
+        {"stage_layers", job->stage_layers, SSIM_OPT_STAGE_LAYERS},
+        {"first_stage_layers", job->first_stage_layers, SSIM_OPT_FIRST_STAGE_LAYERS},
+        {"last_stage_layers", job->last_stage_layers, SSIM_OPT_LAST_STAGE_LAYERS},
+        {"embedding_in_split", job->embedding_in_split ? "on" : NULL, SSIM_OPT_EMBEDDING_IN_SPLIT},
+        {"loss_in_split", job->loss_in_split ? "on" : NULL, SSIM_OPT_LOSS_IN_SPLIT},
+        {"step_costs", job->step_costs, SSIM_OPT_STEP_COSTS},
+        {"sp", job->seq_parallel ? "on" : NULL, SSIM_OPT_SEQ_PARALLEL},
+        {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
+        {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP},
+        {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING},
+        {"defer_embedding_wgrad", job->defer_wgrad, SSIM_OPT_DEFER_WGRAD}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)
@@ -728,6 +763,24 @@ int ssim_cli_job_apply_model(const char *verb, const SsimCliJob *job, const Ssim
         par->virtual_stages = v;
         if (job->schedule == NULL && (split_fields(job) & SSIM_PARALLEL_SCHEDULE) == 0)
             g_strlcpy(par->schedule, "interleaved", sizeof par->schedule);
+    }
+    /* Megatron-LM's first/last stage counts, or the embedding and loss counted as layers, need
+     * the model's layers and the final pp and v. */
+    g_autoptr(GError) error = NULL;
+    if (!ssim_parallel_resolve_layers(par, model, &error)) {
+        /* Named as the option the user typed ("--first-stage-layers: ..."). */
+        static const struct {
+            const char *key;
+            SsimCliOption opt;
+        } rules[] = {{"first_stage_layers:", SSIM_OPT_FIRST_STAGE_LAYERS},
+                     {"last_stage_layers:", SSIM_OPT_LAST_STAGE_LAYERS},
+                     {"embedding_in_split:", SSIM_OPT_EMBEDDING_IN_SPLIT},
+                     {"loss_in_split:", SSIM_OPT_LOSS_IN_SPLIT}};
+        for (gsize i = 0; i < G_N_ELEMENTS(rules); i++)
+            if (g_str_has_prefix(error->message, rules[i].key))
+                return ssim_cli_usage_error(verb, "--%s:%s", options[rules[i].opt].name,
+                                            error->message + strlen(rules[i].key));
+        return ssim_cli_usage_error(verb, "%s", error->message);
     }
     if (job->overlap_grad_reduce) {
         gboolean sized = job->bucket != NULL || (split_fields(job) & SSIM_PARALLEL_BUCKET) != 0;

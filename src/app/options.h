@@ -74,6 +74,10 @@ typedef enum {
     SSIM_OPT_DEFER_WGRAD,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
+    SSIM_OPT_FIRST_STAGE_LAYERS,
+    SSIM_OPT_LAST_STAGE_LAYERS,
+    SSIM_OPT_EMBEDDING_IN_SPLIT,
+    SSIM_OPT_LOSS_IN_SPLIT,
     SSIM_OPT_STEP_COSTS,
     SSIM_OPT_SEQ_LENGTH,
     SSIM_OPT_DTYPE,
@@ -124,8 +128,12 @@ typedef struct {
     gboolean tp_comm_overlap;        /* --tp-comm-overlap: Transformer Engine's TP overlap */
     gboolean launch_blocking;        /* --launch-blocking: CUDA_LAUNCH_BLOCKING=1 */
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
-    gint seq_length;                 /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */
-    char *dtype;                     /* overrides the model's dtype */
+    /* ssim_parallel_set()'s first_stage_layers, last_stage_layers, embedding_in_split and
+     * loss_in_split (counted into stage_layers by ssim_cli_job_apply_model()) */
+    char *first_stage_layers, *last_stage_layers;
+    gboolean embedding_in_split, loss_in_split;
+    gint seq_length; /* overrides the model's seq_len; SSIM_CLI_UNSET: not given */
+    char *dtype;     /* overrides the model's dtype */
     /* Megatron-LM's options that are not another name of one of ours (SsimCliAlias): */
     gboolean distributed_optimizer; /* --use-distributed-optimizer: --zero 1 */
     gboolean overlap_grad_reduce;   /* --overlap-grad-reduce: Megatron-LM's default bucket */

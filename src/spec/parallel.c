@@ -764,6 +764,23 @@ static gboolean parse_uint(const char *key, const char *value, guint min, guint 
 }
 
 /* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0 (ssim_bytes_parse's grammar). */
+/* A layer count from `min` that a guint16 holds ("%s: 70000 is more layers than a stage can
+ * hold"). */
+static gboolean parse_layer_count(const char *key, const char *value, guint min, const char *what,
+                                  guint16 *out, GError **error)
+{
+    guint n;
+    if (!parse_uint(key, value, min, &n, error))
+        return FALSE;
+    if (n > G_MAXUINT16) {
+        g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                    "%s: %u is more layers than %s can hold (%u)", key, n, what, G_MAXUINT16);
+        return FALSE;
+    }
+    *out = (guint16)n;
+    return TRUE;
+}
+
 static gboolean parse_bytes(const char *key, const char *value, guint64 *out, GError **error)
 {
     if (value != NULL && g_ascii_strcasecmp(value, "off") == 0) {
@@ -878,15 +895,8 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             return not_a(k, v, "one of none | selective | full", error);
     } else if (key_is(k, "recompute_layers", "recompute_num_layers", NULL)) {
         f = SSIM_PARALLEL_RECOMPUTE_LAYERS;
-        guint n;
-        if (!parse_uint(k, v, 0, &n, error))
+        if (!parse_layer_count(k, v, 0, "a chunk", &p.recompute_layers, error))
             return FALSE;
-        if (n > G_MAXUINT16) {
-            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: %u is more layers than a chunk can hold (%u)", k, n, G_MAXUINT16);
-            return FALSE;
-        }
-        p.recompute_layers = (guint16)n;
     } else if (key_is(k, "zero", "zero_stage", NULL)) {
         f = SSIM_PARALLEL_ZERO;
         if (!parse_uint(k, v, 0, &p.zero_stage, error))
@@ -923,6 +933,23 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
     } else if (key_is(k, "stage_layers", "layers_per_stage", NULL)) {
         f = SSIM_PARALLEL_STAGE_LAYERS;
         if (!parse_stage_layers(k, v, p.stage_layers, error))
+            return FALSE;
+    } else if (key_is(k, "first_stage_layers", "decoder_first_pipeline_num_layers",
+                      "num_layers_in_first_pipeline_stage") ||
+               key_is(k, "last_stage_layers", "decoder_last_pipeline_num_layers",
+                      "num_layers_in_last_pipeline_stage")) {
+        gboolean first = strstr(k, "first") != NULL;
+        f = first ? SSIM_PARALLEL_FIRST_STAGE : SSIM_PARALLEL_LAST_STAGE;
+        if (!parse_layer_count(k, v, 1, "a stage",
+                               first ? &p.first_stage_layers : &p.last_stage_layers, error))
+            return FALSE;
+    } else if (key_is(k, "embedding_in_split", "account_for_embedding_in_pipeline_split", NULL)) {
+        f = SSIM_PARALLEL_FIRST_STAGE;
+        if (!ssim_switch_read(k, v, &p.embedding_in_split, error))
+            return FALSE;
+    } else if (key_is(k, "loss_in_split", "account_for_loss_in_pipeline_split", NULL)) {
+        f = SSIM_PARALLEL_LAST_STAGE;
+        if (!ssim_switch_read(k, v, &p.loss_in_split, error))
             return FALSE;
     } else if (key_is(k, "step_costs", NULL, NULL)) {
         f = SSIM_PARALLEL_STEP_COSTS;
@@ -979,7 +1006,8 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
                     "%s: unknown parallel setting (known: dp, tp, pp, v, mb, gbs, sp, recompute, "
                     "recompute_layers, "
                     "zero, bucket, tp_comm, order, schedule, placement, cross_node_tp, "
-                    "stage_layers, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
+                    "stage_layers, first_stage_layers, last_stage_layers, embedding_in_split, "
+                    "loss_in_split, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
                     "fp8, tp_comm_overlap, cross_entropy, launch_blocking, cp, "
                     "defer_embedding_wgrad)",
                     shown);
@@ -989,6 +1017,14 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
     if (field)
         *field = f;
     return TRUE;
+}
+
+/* Whether `key` names embedding_in_split or loss_in_split (under any of their names), not a
+ * stage's layer count. */
+static gboolean names_count_in_split(const char *key)
+{
+    g_autofree char *k = g_ascii_strdown(key, -1);
+    return g_str_has_suffix(k, "split");
 }
 
 gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error)
@@ -1021,6 +1057,15 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
         if (!ssim_parallel_set_field(par, key, eq + 1, &f, error))
             return FALSE;
         guint bit = (guint)__builtin_ctz((guint)f);
+        if ((set & f) && (f == SSIM_PARALLEL_FIRST_STAGE || f == SSIM_PARALLEL_LAST_STAGE) &&
+            names_count_in_split(key_of[bit]) != names_count_in_split(key)) {
+            g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
+                        "%s: contradicts '%s': give the %s stage's layers or count the %s as a "
+                        "layer, not both (Megatron-LM refuses them together)",
+                        key, key_of[bit], f == SSIM_PARALLEL_FIRST_STAGE ? "first" : "last",
+                        f == SSIM_PARALLEL_FIRST_STAGE ? "embedding" : "loss");
+            return FALSE;
+        }
         if (set & f) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
                         "%s: given twice (as '%s' and '%s'); give each setting once", key,
@@ -1076,6 +1121,14 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append_printf(extra, ",recompute_layers=%u", par->recompute_layers);
     if (par->cp > 1)
         g_string_append_printf(extra, ",cp=%u", par->cp);
+    if (par->first_stage_layers > 0)
+        g_string_append_printf(extra, ",first_stage_layers=%u", par->first_stage_layers);
+    if (par->last_stage_layers > 0)
+        g_string_append_printf(extra, ",last_stage_layers=%u", par->last_stage_layers);
+    if (par->embedding_in_split)
+        g_string_append(extra, ",embedding_in_split=on");
+    if (par->loss_in_split)
+        g_string_append(extra, ",loss_in_split=on");
     if (par->defer_head_wgrad == SSIM_DEFER_ALL)
         g_string_append(extra, ",defer_embedding_wgrad=all");
     else if (par->defer_head_wgrad > 0)
@@ -1091,13 +1144,131 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         par->allow_cross_node_tp ? "on" : "off", extra->str);
 }
 
-/* ---- validation ------------------------------------------------------------------------- */
+/* ---- Megatron-LM's rules for an uneven split -------------------------------------------- */
 
+gboolean ssim_parallel_layers_pending(const SsimParallel *par)
+{
+    return par->first_stage_layers > 0 || par->last_stage_layers > 0 || par->embedding_in_split ||
+           par->loss_in_split;
+}
+
+/* The name of the first rule `par` holds, for messages. */
+static const char *layers_rule(const SsimParallel *par)
+{
+    return par->first_stage_layers   ? "first_stage_layers"
+           : par->last_stage_layers  ? "last_stage_layers"
+           : par->embedding_in_split ? "embedding_in_split"
+                                     : "loss_in_split";
+}
+
+/* The first failing rule, named in the message (here and in validation). */
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
         g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE, __VA_ARGS__);               \
         return FALSE;                                                                              \
     } while (0)
+
+/* A stage's layers from first_stage_layers / last_stage_layers: the others share the rest. */
+static gboolean stage_counts(const SsimParallel *par, const SsimModel *model, guint *counts,
+                             GError **error)
+{
+    const char *rule = layers_rule(par);
+    guint pp = par->pp, rest = model->layers, left = pp;
+    guint first = par->first_stage_layers, last = par->last_stage_layers;
+    if (first > rest)
+        FAIL("first_stage_layers: %u is more than the %u layers of %s", first, rest, model->name);
+    rest -= first;
+    left -= first > 0;
+    if (last > rest)
+        FAIL("last_stage_layers: %u is more than the %u layers %s leaves%s", last, rest,
+             model->name, first ? " after the first stage's" : "");
+    rest -= last;
+    left -= last > 0;
+    if (left == 0 && rest > 0)
+        FAIL("%s: %u of the %u layers of %s are left over and no stage is left to hold them", rule,
+             rest, model->layers, model->name);
+    if (left > 0 && (rest == 0 || rest % left != 0))
+        FAIL("%s: %u layers of %s remain for the %u stage%s between, which cannot share them "
+             "evenly (Megatron-LM needs the rest divisible by the stages left)",
+             rule, rest, model->name, left, left == 1 ? "" : "s");
+    for (guint s = 0; s < pp; s++)
+        counts[s] = s == 0 && first ? first : s == pp - 1 && last ? last : rest / left;
+    return TRUE;
+}
+
+gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model, GError **error)
+{
+    g_return_val_if_fail(par != NULL && model != NULL, FALSE);
+    if (!ssim_parallel_layers_pending(par))
+        return TRUE;
+    const char *rule = layers_rule(par);
+    gboolean counts_given = par->first_stage_layers > 0 || par->last_stage_layers > 0;
+    gboolean layers_counted = par->embedding_in_split || par->loss_in_split;
+    guint pp = par->pp, v = par->virtual_stages;
+    guint64 chunks = (guint64)pp * v;
+    if (ssim_parallel_uneven(par))
+        FAIL("%s: stage_layers already gives every stage's layers; give one or the other", rule);
+    if (counts_given && layers_counted)
+        FAIL("%s: contradicts %s: give the first or last stage's layers or count the "
+             "embedding and loss as layers, not both (Megatron-LM refuses them together)",
+             rule, par->embedding_in_split ? "embedding_in_split" : "loss_in_split");
+    if (pp == 1 && par->first_stage_layers > 0 && par->last_stage_layers > 0)
+        FAIL("first_stage_layers: at pp = 1 the first stage is the last; give one of "
+             "first_stage_layers and last_stage_layers");
+    if (chunks > SSIM_PARALLEL_STAGES_MAX)
+        FAIL("%s: pp x v = %" G_GUINT64_FORMAT " is more model chunks than an uneven split "
+             "may list (%d)",
+             rule, chunks, SSIM_PARALLEL_STAGES_MAX);
+    guint16 out[SSIM_PARALLEL_STAGES_MAX] = {0};
+    if (counts_given) {
+        guint counts[SSIM_PARALLEL_STAGES_MAX];
+        if (!stage_counts(par, model, counts, error))
+            return FALSE;
+        for (guint s = 0; s < pp; s++) {
+            if (counts[s] % v != 0)
+                FAIL("%s: stage %u's %u layers do not split evenly over its v = %u model "
+                     "chunks",
+                     s == 0 && par->first_stage_layers       ? "first_stage_layers"
+                     : s == pp - 1 && par->last_stage_layers ? "last_stage_layers"
+                                                             : rule,
+                     s, counts[s], v);
+            for (guint c = 0; c < v; c++)
+                out[c * pp + s] = (guint16)(counts[s] / v);
+        }
+    } else {
+        guint64 total = (guint64)model->layers + par->embedding_in_split + par->loss_in_split;
+        if (total % chunks != 0)
+            FAIL("%s: the %u layers of %s%s%s make %" G_GUINT64_FORMAT ", which pp x v = %u "
+                 "x %u model chunks cannot share evenly",
+                 rule, model->layers, model->name,
+                 par->embedding_in_split ? " and the embedding" : "",
+                 par->loss_in_split ? " and the loss" : "", total, pp, v);
+        for (guint j = 0; j < chunks; j++)
+            out[j] = (guint16)(total / chunks);
+        out[0] -= par->embedding_in_split;
+        out[chunks - 1] -= par->loss_in_split;
+        if (out[0] == 0 || out[chunks - 1] == 0)
+            FAIL("%s: the %s model chunk would hold the %s and no transformer layer, which "
+                 "shiftsim does not model (give fewer stages or virtual stages)",
+                 rule, out[0] == 0 ? "first" : "last", out[0] == 0 ? "embedding" : "loss");
+    }
+    for (guint j = 0; j < chunks; j++)
+        if (out[j] == 0)
+            FAIL("%s: model chunk %u (stage %u) would hold no transformer "
+                 "layer, which shiftsim does not model",
+                 rule, j, j % pp);
+    gboolean even = TRUE;
+    for (guint j = 1; j < chunks; j++)
+        even = even && out[j] == out[0];
+    memset(par->stage_layers, 0, sizeof par->stage_layers);
+    if (!even)
+        memcpy(par->stage_layers, out, sizeof(guint16) * chunks);
+    par->first_stage_layers = par->last_stage_layers = 0;
+    par->embedding_in_split = par->loss_in_split = FALSE;
+    return TRUE;
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
 
 static gboolean order_is_permutation(const SsimParallel *par)
 {
@@ -1228,6 +1399,10 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("ffn %% tp != 0: ffn (%u) of %s is not divisible by tp (%u)", model->ffn, model->name,
              par->tp);
     guint64 chunks = (guint64)par->pp * par->virtual_stages;
+    if (ssim_parallel_layers_pending(par))
+        FAIL("%s: not yet counted into each stage's layers (ssim_parallel_resolve_layers() needs "
+             "the model)",
+             layers_rule(par));
     if (ssim_parallel_uneven(par)) {
         guint n = ssim_parallel_stage_layers_n(par), sum = 0;
         for (guint j = 0; j < n; j++)
@@ -1249,7 +1424,9 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                  model->layers);
     } else if (model->layers % chunks != 0)
         FAIL("layers %% (pp*v) != 0: layers (%u) of %s is not divisible by pp*v = %u*%u = "
-             "%" G_GUINT64_FORMAT,
+             "%" G_GUINT64_FORMAT "; give each stage's layers (stage_layers), the first and last "
+             "stage's (first_stage_layers, last_stage_layers) or count the embedding and loss as "
+             "layers (embedding_in_split, loss_in_split)",
              model->layers, model->name, par->pp, par->virtual_stages, chunks);
 
     if (par->recompute_layers > 0 && par->recompute != SSIM_RECOMPUTE_FULL)

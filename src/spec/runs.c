@@ -322,7 +322,8 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
             "'%s' sets a field that has a column of its own (options take "
             "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
             "attention, transformer_impl, rmsnorm, recompute_layers, fp8, tp_comm_overlap, "
-            "cross_entropy, launch_blocking, cp, defer_embedding_wgrad; and position, "
+            "cross_entropy, launch_blocking, cp, defer_embedding_wgrad, first_stage_layers, "
+            "last_stage_layers, embedding_in_split, loss_in_split; and position, "
             "embedding_norm for a row given by shape)",
             x->text);
     *p = q;
@@ -582,6 +583,10 @@ static char *row_options(const SsimMeasuredRun *r)
                                        "recompute_layers",
                                        "cp",
                                        "defer_embedding_wgrad",
+                                       "first_stage_layers",
+                                       "last_stage_layers",
+                                       "embedding_in_split",
+                                       "loss_in_split",
                                        NULL};
     SsimParallel d;
     ssim_parallel_init(&d);

@@ -148,6 +148,14 @@ SsimRunSet *ssim_run_set_new(const SsimRuns *runs, const char *cluster_override,
             ssim_run_set_free(set);
             return NULL;
         }
+        /* Megatron-LM's first/last stage counts or embedding and loss counted as layers
+         * (options) become the stage_layers the row runs. */
+        if (!ssim_parallel_resolve_layers(&row.run.par, row.model, error)) {
+            g_prefix_error(error, "%s:%u: options: ", r->path, r->line);
+            ssim_model_free(row.model); /* not in the set yet */
+            ssim_run_set_free(set);
+            return NULL;
+        }
         if (!ssim_cluster_check_nodes(base, r->nodes, error)) {
             g_prefix_error(error, "%s:%u: nodes: ", r->path, r->line);
             ssim_model_free(row.model); /* not in the set yet */

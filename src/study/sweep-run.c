@@ -108,7 +108,8 @@ static gboolean prepare(const SsimSweep *sweep, guint index, SsimSweepRow *row,
     guint first = row->auto_recompute ? SSIM_RECOMPUTE_NONE : row->par.recompute;
     guint last = row->auto_recompute ? SSIM_RECOMPUTE_LADDER - 1 : row->par.recompute;
     g_autoptr(GError) invalid = NULL;
-    if (!ssim_parallel_validate(&row->par, sweep->model, sweep->cluster, &invalid)) {
+    if (!ssim_parallel_resolve_layers(&row->par, sweep->model, &invalid) ||
+        !ssim_parallel_validate(&row->par, sweep->model, sweep->cluster, &invalid)) {
         reject(row, SSIM_SWEEP_ILLEGAL, NULL, invalid);
         return FALSE;
     }

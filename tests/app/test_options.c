@@ -431,6 +431,61 @@ Test(options, a_layout_sets_the_virtual_stages)
     cr_expect_not(ssim_cli_job_has_schedule(&v4), "-v given: it stands (and is refused later)");
 }
 
+/* Megatron-LM's --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers and
+ * --account-for-{embedding,loss}-in-pipeline-split become the stage_layers the job runs once the
+ * model's layers are known (GPT-J: 28 layers): 4 and 6 first and last on 4 stages are 4/9/9/6;
+ * the embedding and loss counted on pp 2 x v 3, (28 + 2) / 6 = 5 a chunk, 4/5*4/4.  A refusal
+ * names our option. */
+Test(options, megatron_first_last_and_counted_layers, .init = test_redirect)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    const struct {
+        const char *args[9];
+        const char *want; /* stage_layers, or the message */
+        int rc;
+    } cases[] = {
+        {{"simulate", "--pp", "4", "--decoder-first-pipeline-num-layers", "4",
+          "--last-stage-layers", "6"},
+         "4/9/9/6",
+         SSIM_EXIT_OK},
+        {{"simulate", "--pp", "2", "-v", "3", "--schedule", "interleaved",
+          "--account-for-embedding-in-pipeline-split", "--loss-in-split"},
+         "4/5*4/4",
+         SSIM_EXIT_OK},
+        {{"simulate", "--pp", "4", "--first-stage-layers", "5"},
+         "--first-stage-layers: 23 layers of gpt-j-6b remain for the 3 stages between",
+         SSIM_EXIT_USAGE},
+        {{"simulate", "--pp", "4", "--embedding-in-split"},
+         "--embedding-in-split: the 28 layers of gpt-j-6b and the embedding make 29",
+         SSIM_EXIT_USAGE},
+        {{"simulate", "--pp", "4", "--first-stage-layers", "4", "--loss-in-split"},
+         "--first-stage-layers: contradicts loss_in_split",
+         SSIM_EXIT_USAGE},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int n = 0;
+        while (n < 9 && cases[i].args[n])
+            n++;
+        g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+        cr_assert(parse_job(&job, cases[i].args, n), "case %zu", i);
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 8), SSIM_EXIT_OK, "case %zu", i);
+        int rc = ssim_cli_job_apply_model("simulate", &job, model, &par);
+        cr_assert_eq(rc, cases[i].rc, "case %zu", i);
+        if (rc != SSIM_EXIT_OK) {
+            g_autofree char *err = test_stderr();
+            cr_expect(strstr(err, cases[i].want), "case %zu: %s", i, err);
+            continue;
+        }
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, &par);
+        cr_expect_str_eq(got->str, cases[i].want, "case %zu", i);
+        cr_expect_not(ssim_parallel_layers_pending(&par));
+        cr_expect(ssim_parallel_validate(&par, model, NULL, NULL), "case %zu", i);
+    }
+}
+
 Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
 {
     g_autoptr(SsimModel) model = ssim_model_default(); /* 28 layers */

@@ -67,6 +67,42 @@ Test(sweep, context_parallel_in_every_row)
     }
 }
 
+/* The embedding and loss counted as layers (sweep --embedding-in-split --loss-in-split) in every
+ * row, counted against each row's pp: GPT-J's 28 layers and the two make 30, so on tp 2 over 24
+ * H100s pp 1 and 2 are even splits (28; 14/14), pp 3 is 9/10/9 and pp 4 is refused (30 % 4). */
+Test(sweep, megatron_counted_layers_in_every_row)
+{
+    g_autoptr(SsimModel) m = test_model("gpt-j-6b");
+    g_autoptr(SsimCluster) c = test_cluster("dgx-h100");
+    SsimSweepSpec spec;
+    ssim_sweep_spec_init(&spec, c, 24);
+    cr_assert(ssim_parallel_parse(&spec.base, "embedding_in_split=on,loss_in_split=on", NULL));
+    test_sweep_ints(&spec.tp, "2");
+    test_sweep_ints(&spec.pp, "1,2,3,4");
+    test_sweep_ints(&spec.microbatch, "1");
+    test_sweep_names(&spec.schedules, "1f1b");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimSweep) s = ssim_sweep_new(m, c, &spec, &error);
+    cr_assert_not_null(s, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_sweep_n_configs(s), 4);
+    cr_assert_eq(ssim_sweep_run(s, 0, 1, 2, NULL, NULL, 100), 4);
+    static const char *const layers[] = {"", "", "9/10/9", NULL};
+    for (guint i = 0; i < 4; i++) {
+        const SsimSweepRow *r = ssim_sweep_row(s, i);
+        if (layers[i] == NULL) {
+            cr_assert_eq(r->status, SSIM_SWEEP_ILLEGAL, "pp %u", r->par.pp);
+            cr_assert(strstr(r->detail, "the 28 layers of gpt-j-6b and the embedding and the "
+                                        "loss make 30"),
+                      "%s", r->detail);
+            continue;
+        }
+        cr_assert_eq(r->status, SSIM_SWEEP_OK, "pp %u: %s %s", r->par.pp, r->reason, r->detail);
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, &r->par);
+        cr_assert_str_eq(got->str, layers[i], "pp %u", r->par.pp);
+    }
+}
+
 Test(sweep, order_placements_innermost)
 {
     g_autoptr(SsimModel) m = test_model("gpt-j-6b");

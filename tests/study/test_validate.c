@@ -389,6 +389,62 @@ Test(validate, published_h100_rows)
     cr_assert(fabs(ratio / (5626.0 / 8309) - 1) < 0.10, "model's FP8/BF16 ratio %.3f", ratio);
 }
 
+/* A row's options may give Megatron-LM's first/last stage counts or the embedding and loss
+ * counted as layers: the run set counts them into the row's stage_layers with its model (6 layers
+ * on pp 4 with the embedding and loss counted: 8 / 4 = 2 a stage, 1/2/2/1), writes them back as
+ * given, and a rule the model's layers cannot meet is refused with the file and line. */
+Test(validate, runs_take_megatron_first_last_and_counted_layers)
+{
+    static const char head[] =
+        "# shiftsim-runs v2\n"
+        "model,layers,hidden,heads,ffn,vocab,seq_len,dtype,cluster,nodes,dp,tp,pp,vstages,"
+        "microbatch,global_batch,schedule,recompute,seq_parallel,zero,cross_node_tp,options,"
+        "iteration_ms,tflops_per_gpu,source\n";
+    g_autofree char *good =
+        g_strconcat(head,
+                    "m1,6,1024,16,4096,51200,1024,fp16,dgx-a100,1,2,1,4,1,1,8,1f1b,none,off,0,off,"
+                    "\"embedding_in_split=on,account_for_loss_in_pipeline_split=on\",100,,A\n"
+                    "m1,6,1024,16,4096,51200,1024,fp16,dgx-a100,1,2,1,4,1,1,8,1f1b,none,off,0,off,"
+                    "decoder_first_pipeline_num_layers=3,100,,B\n",
+                    NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(good, -1, "good.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    g_autoptr(GString) written = ssim_runs_write(runs);
+    cr_assert(strstr(written->str, "\"embedding_in_split=on,loss_in_split=on\""), "%s",
+              written->str);
+    cr_assert(strstr(written->str, ",first_stage_layers=3,"), "%s", written->str);
+    g_autoptr(SsimRunSet) set = ssim_run_set_new(runs, NULL, &error);
+    cr_assert_not_null(set, "%s", error ? error->message : "");
+    static const char *const want[] = {"1/2/2/1", "3/1*3"};
+    for (guint i = 0; i < 2; i++) {
+        const SsimParallel *p = &ssim_run_set_run(set, i)->par;
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, p);
+        cr_assert_str_eq(got->str, want[i], "row %u", i);
+        cr_assert_not(ssim_parallel_layers_pending(p));
+    }
+    double pred[2];
+    char *errors[2] = {NULL};
+    ssim_run_set_predict(set, NULL, 2, NULL, 1, pred, errors);
+    for (guint i = 0; i < 2; i++) {
+        cr_assert(isfinite(pred[i]) && pred[i] > 0, "row %u: %s", i, errors[i] ? errors[i] : "");
+        g_free(errors[i]);
+    }
+
+    g_autofree char *bad =
+        g_strconcat(head,
+                    "m1,6,1024,16,4096,51200,1024,fp16,dgx-a100,1,2,1,4,1,1,8,1f1b,none,off,0,off,"
+                    "first_stage_layers=1,100,,A\n",
+                    NULL);
+    g_autoptr(SsimRuns) badruns = ssim_runs_load_data(bad, -1, "bad.csv", &error);
+    cr_assert_not_null(badruns, "%s", error ? error->message : "");
+    g_autoptr(SsimRunSet) none = ssim_run_set_new(badruns, NULL, &error);
+    cr_assert_null(none);
+    cr_assert(strstr(error->message, "bad.csv:3: options: first_stage_layers: 5 layers of "), "%s",
+              error->message);
+}
+
 /* torchtitan's FSDP2 rows (traces/validation/published-a100-fsdp.csv, check only): eight
  * ZeRO-3 runs on 64 A100s, each data-parallel over all 64 GPUs with one microbatch a step; the
  * measured step is the local batch's tokens over the tokens/s per GPU published (Llama 3 70B:

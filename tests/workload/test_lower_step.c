@@ -468,6 +468,156 @@ Test(stepcost, megatron_layout_string)
     }
 }
 
+/* Megatron-LM's other uneven splits, counted as Megatron-Core's get_num_layers_to_build counts
+ * them: the first and last stage's layers (the stages between sharing the rest, each stage split
+ * over its v chunks, chunk j on stage j % pp), or the embedding and loss counted as a layer each
+ * (the first and last chunk one fewer).  By hand: Qwen3-8B's 36 layers on 8 stages with 3 first
+ * and 3 last are 3,5,5,5,5,5,5,3 (Megatron-Bridge's pruning guide); 80 on 4 with 17 first are
+ * 17 and 63 / 3 = 21 each; 80 on pp 4 x v 2 with 10 first and last: stages of 10, 30, 30, 10, each
+ * in two chunks; 80 and the embedding on 3 stages: 81 / 3 = 27, the first 26; Llama 3.1 405B's
+ * 126 on pp 8 x v 8 with both counted: 128 / 64 = 2 a chunk, 1/2*62/1.  8 layers on pp 2 x v 5
+ * with both counted: 10 / 10 = 1 a chunk, the first holding only the embedding: refused. */
+Test(stepcost, megatron_first_last_and_counted_layers)
+{
+    static const struct {
+        guint layers, pp, v;
+        const char *rule, *want; /* the stage_layers written back; "" even */
+    } ok[] = {
+        {36, 8, 1, "first_stage_layers=3,last_stage_layers=3", "3/5*6/3"},
+        {80, 4, 1, "decoder_first_pipeline_num_layers=17", "17/21*3"},
+        {80, 4, 1, "num_layers_in_last_pipeline_stage=20", ""}, /* 20 each: even */
+        {80, 4, 2, "first_stage_layers=10,last_stage_layers=10", "5/15/15/5/5/15/15/5"},
+        {80, 3, 1, "account_for_embedding_in_pipeline_split=on", "26/27/27"},
+        {126, 8, 8, "embedding_in_split=on,loss_in_split=on", "1/2*62/1"},
+        {7, 2, 1, "first_stage_layers=3,last_stage_layers=4", "3/4"},
+        /* One stage: the counted embedding and loss change nothing (Megatron-LM builds
+         * layers + 2 - 2); a first stage of all the layers is the even split. */
+        {80, 1, 1, "embedding_in_split=on,loss_in_split=on", ""},
+        {80, 1, 1, "first_stage_layers=80", ""},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
+        g_autoptr(SsimModel) m = gpt3_8();
+        m->layers = ok[i].layers;
+        SsimParallel p = split(1, 1, ok[i].pp, NULL);
+        p.virtual_stages = ok[i].v;
+        GError *error = NULL;
+        cr_assert(ssim_parallel_parse(&p, ok[i].rule, &error), "%s", ok[i].rule);
+        cr_assert(ssim_parallel_layers_pending(&p));
+        /* Before it is counted the rule is written as given, and the split refused. */
+        g_autofree char *given = ssim_parallel_to_string(&p);
+        cr_assert(strstr(given, "_stage_layers=") || strstr(given, "_in_split=on"), "%s", given);
+        cr_assert_not(ssim_parallel_validate(&p, m, NULL, &error));
+        cr_assert(strstr(error->message, "not yet counted"), "%s", error->message);
+        g_clear_error(&error);
+        cr_assert(ssim_parallel_resolve_layers(&p, m, &error), "%s: %s", ok[i].rule,
+                  error ? error->message : "");
+        cr_assert_not(ssim_parallel_layers_pending(&p));
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, &p);
+        cr_assert_str_eq(got->str, ok[i].want, "%s", ok[i].rule);
+        g_strlcpy(p.schedule, ok[i].v > 1 ? "interleaved" : "1f1b", sizeof p.schedule);
+        p.global_batch = 8 * ok[i].pp;
+        cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s: %s", ok[i].rule,
+                  error ? error->message : "");
+        guint sum = 0;
+        for (guint s = 0; s < ok[i].pp; s++)
+            sum += ssim_parallel_stage_layers(&p, m, s);
+        cr_assert_eq(sum, ok[i].layers, "%s", ok[i].rule);
+        /* Counted once: resolving again changes nothing. */
+        SsimParallel again = p;
+        cr_assert(ssim_parallel_resolve_layers(&again, m, NULL));
+        cr_assert_eq(memcmp(&again, &p, sizeof p), 0);
+    }
+    /* The Qwen3 split's params by hand: 3 + 5 layers' weights on stages 0 and 1 (the 8-layer
+     * GPT-3 shapes), the embedding on the first, the norm and tied copy on the last. */
+    {
+        g_autoptr(SsimModel) m = gpt3_8();
+        m->layers = 36;
+        SsimParallel p = split(1, 1, 8, NULL);
+        cr_assert(ssim_parallel_parse(&p, "first_stage_layers=3,last_stage_layers=3", NULL));
+        cr_assert(ssim_parallel_resolve_layers(&p, m, NULL));
+        cr_assert_eq(ssim_parallel_stage_params(&p, m, 0), 3 * LAYER + EMBED);
+        cr_assert_eq(ssim_parallel_stage_params(&p, m, 1), 5 * LAYER);
+        cr_assert_eq(ssim_parallel_stage_params(&p, m, 7), 3 * LAYER + NORM + TIED);
+    }
+    static const struct {
+        guint layers, pp, v;
+        const char *rule, *says;
+    } bad[] = {
+        {80, 12, 1, "first_stage_layers=2",
+         "first_stage_layers: 78 layers of gpt-3-175b remain for the 11 stages between"},
+        {80, 2, 1, "first_stage_layers=30,last_stage_layers=40",
+         "first_stage_layers: 10 of the 80 layers of gpt-3-175b are left over and no stage is "
+         "left to hold them"},
+        {80, 1, 1, "first_stage_layers=79", "first_stage_layers: 1 of the 80 layers"},
+        {80, 1, 1, "first_stage_layers=40,last_stage_layers=40",
+         "at pp = 1 the first stage is the last"},
+        {80, 4, 1, "first_stage_layers=81", "first_stage_layers: 81 is more than the 80 layers"},
+        {80, 4, 1, "first_stage_layers=40,last_stage_layers=41",
+         "last_stage_layers: 41 is more than the 40 layers gpt-3-175b leaves after the first"},
+        {80, 3, 1, "first_stage_layers=40,last_stage_layers=40", "remain for the 1 stage between"},
+        {80, 2, 3, "first_stage_layers=30,last_stage_layers=50",
+         "last_stage_layers: stage 1's 50 layers do not split evenly over its v = 3"},
+        {80, 4, 2, "first_stage_layers=5", "first_stage_layers: stage 0's 5 layers do not split"},
+        {80, 4, 1, "embedding_in_split=on",
+         "embedding_in_split: the 80 layers of gpt-3-175b and the embedding make 81, which pp x "
+         "v = 4 x 1 model chunks cannot share evenly"},
+        {8, 2, 5, "embedding_in_split=on,loss_in_split=on",
+         "the first model chunk would hold the embedding and no transformer layer"},
+        {9, 2, 5, "loss_in_split=on",
+         "the last model chunk would hold the loss and no transformer layer"},
+        {80, 4, 1, "stage_layers=20/20/20/20,last_stage_layers=4",
+         "last_stage_layers: stage_layers already gives every stage's layers"},
+        {80, 100, 2, "embedding_in_split=on", "more model chunks than an uneven split may list"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(SsimModel) m = gpt3_8();
+        m->layers = bad[i].layers;
+        SsimParallel p = split(1, 1, bad[i].pp, NULL);
+        p.virtual_stages = bad[i].v;
+        GError *error = NULL;
+        cr_assert(ssim_parallel_parse(&p, bad[i].rule, &error), "%s", bad[i].rule);
+        SsimParallel before = p;
+        cr_assert_not(ssim_parallel_resolve_layers(&p, m, &error), "%s", bad[i].rule);
+        cr_assert(strstr(error->message, bad[i].says), "%s: %s", bad[i].rule, error->message);
+        cr_assert_eq(memcmp(&before, &p, sizeof p), 0, "unchanged on a refusal");
+        g_clear_error(&error);
+    }
+    /* Megatron-LM takes a stage's count or the embedding and loss counted, not both; and each
+     * setting once under any of its names. */
+    static const struct {
+        const char *spec, *says;
+    } parse_bad[] = {
+        {"first_stage_layers=2,Account-For-Embedding-In-Pipeline-Split=on",
+         "Account-For-Embedding-In-Pipeline-Split: contradicts 'first_stage_layers': give the "
+         "first stage's layers or count the embedding as a layer, not both"},
+        {"loss_in_split=on,last_stage_layers=3", "last_stage_layers: contradicts 'loss_in_split'"},
+        {"first_stage_layers=2,decoder_first_pipeline_num_layers=3",
+         "given twice (as 'first_stage_layers' and 'decoder_first_pipeline_num_layers')"},
+        {"first_stage_layers=0", "first_stage_layers: '0' is not a positive integer"},
+        {"last_stage_layers=70000", "70000 is more layers than a stage can hold"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(parse_bad); i++) {
+        SsimParallel p;
+        ssim_parallel_init(&p);
+        GError *error = NULL;
+        cr_assert_not(ssim_parallel_parse(&p, parse_bad[i].spec, &error), "%s", parse_bad[i].spec);
+        cr_assert(strstr(error->message, parse_bad[i].says), "%s: %s", parse_bad[i].spec,
+                  error->message);
+        g_clear_error(&error);
+    }
+    /* A stage count on the first stage and the loss counted on the last: each alone parses;
+     * counting them together is refused. */
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(1, 1, 2, NULL);
+    cr_assert(ssim_parallel_parse(&p, "first_stage_layers=3,loss_in_split=on", NULL));
+    GError *error = NULL;
+    cr_assert_not(ssim_parallel_resolve_layers(&p, m, &error));
+    cr_assert(strstr(error->message, "first_stage_layers: contradicts loss_in_split"), "%s",
+              error->message);
+    g_clear_error(&error);
+}
+
 /*
  * grad_accum (off by default: Megatron-LM fuses the accumulation into the weight-gradient GEMM
  * since 2022-02): after each microbatch's backward every weight gradient of the GPU is added
