@@ -667,6 +667,14 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
         par->pp = (guint)job->pp;
     if (SSIM_CLI_GIVEN(job->cp))
         par->cp = (guint)job->cp;
+    /* The caller's tp or pp (a suggestion for the model) gives way where it does not fit beside
+     * the one the user gave: pp 1 beside a given tp, tp 1 beside a given pp ("--tp 8" on 8 GPUs
+     * for a model suggested tp 1 x pp 4 is tp 8 x pp 1, not an impossible 8 x 4). */
+    gboolean tp_given = SSIM_CLI_GIVEN(job->tp) || (given & SSIM_PARALLEL_TP) != 0;
+    gboolean pp_given = SSIM_CLI_GIVEN(job->pp) || (given & SSIM_PARALLEL_PP) != 0;
+    if (tp_given != pp_given && !dp_given && par->tp * par->pp * par->cp > 0 &&
+        world % (par->tp * par->pp * par->cp) != 0)
+        *(tp_given ? &par->pp : &par->tp) = 1;
     guint span = par->tp * par->pp * par->cp; /* the GPUs of one replica */
     if (SSIM_CLI_GIVEN(job->dp))
         par->dp = (guint)job->dp;

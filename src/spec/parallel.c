@@ -1355,9 +1355,10 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         /* cp is named only where it is set. */
         g_autofree char *cp = par->cp > 1 ? g_strdup_printf("%u*", par->cp) : g_strdup("");
         FAIL("dp*%stp*pp != GPUs: %u*%s%u*%u = %" G_GUINT64_FORMAT " but cluster %s has %u GPUs "
-             "(%u nodes x %u)",
+             "(%u node%s x %u)",
              par->cp > 1 ? "cp*" : "", par->dp, cp, par->tp, par->pp, world, cluster->name,
-             ssim_cluster_n_gpus(cluster), cluster->nodes, cluster->gpus_per_node);
+             ssim_cluster_n_gpus(cluster), cluster->nodes, cluster->nodes == 1 ? "" : "s",
+             cluster->gpus_per_node);
     }
     /* Before anything loops over the ranks (check_tp_in_node below, the lowering). */
     if (world > SSIM_MAX_GPUS)

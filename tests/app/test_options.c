@@ -486,6 +486,47 @@ Test(options, megatron_first_last_and_counted_layers, .init = test_redirect)
     }
 }
 
+/* A suggested split gives way to the half the user gives: the model's suggestion tp 1 x pp 4 on
+ * 8 GPUs with --tp 8 is tp 8 x pp 1 (dp 1), with --pp 2 it stays tp 1 (1 x 2 divides 8: dp 4);
+ * with tp 4 x pp 2 suggested, --pp 8 makes tp 1.  A dp given leaves both as they are. */
+Test(options, a_suggestion_gives_way_to_the_given_half, .init = test_redirect)
+{
+    const struct {
+        const char *args[5];
+        guint tp, pp, dp;       /* the suggestion */
+        guint want_tp, want_pp; /* after */
+    } cases[] = {
+        {{"simulate", "--tp", "8"}, 1, 4, 2, 8, 1},
+        {{"simulate", "--pp", "2"}, 1, 4, 2, 1, 2},
+        {{"simulate", "--pp", "8"}, 4, 2, 1, 1, 8},
+        {{"simulate", "--split", "tp=8"}, 1, 4, 2, 8, 1},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int n = 0;
+        while (n < 5 && cases[i].args[n])
+            n++;
+        g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+        cr_assert(parse_job(&job, cases[i].args, n), "case %zu", i);
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        par.tp = cases[i].tp, par.pp = cases[i].pp, par.dp = cases[i].dp;
+        cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 8), SSIM_EXIT_OK, "case %zu", i);
+        cr_expect_eq(par.tp, cases[i].want_tp, "case %zu", i);
+        cr_expect_eq(par.pp, cases[i].want_pp, "case %zu", i);
+        cr_expect_eq(par.dp * par.tp * par.pp, 8, "case %zu", i);
+    }
+    /* With dp given the user named the product: left for the cluster check to refuse. */
+    const char *args[] = {"simulate", "--tp", "8", "--dp", "2"};
+    g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+    cr_assert(parse_job(&job, args, 5));
+    SsimParallel par;
+    ssim_parallel_init(&par);
+    par.tp = 1, par.pp = 4, par.dp = 2;
+    cr_assert_eq(ssim_cli_job_apply("simulate", &job, &par, 8), SSIM_EXIT_OK);
+    cr_expect_eq(par.pp, 4);
+    cr_expect_eq(ssim_parallel_world(&par), 64, "2 x 8 x 4: the cluster check refuses it");
+}
+
 Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
 {
     g_autoptr(SsimModel) model = ssim_model_default(); /* 28 layers */
