@@ -133,7 +133,10 @@ gboolean ssim_rmsnorm_from_name(const char *name, SsimRmsnorm *out);
     X(GRAD_CAST, "grad_cast",                                                                      \
       "none: DeepSpeed's BF16_Optimizer casts each bf16 gradient to fp32 before its add")          \
     X(SHARD_COPY, "shard_copy",                                                                    \
-      "none: PyTorch FSDP2's copies out of its all-gather and into its reduce-scatter buffers")
+      "none: PyTorch FSDP2's copies out of its all-gather and into its reduce-scatter buffers")    \
+    X(FP8_AMAX, "fp8_amax",                                                                        \
+      "--fp8-recipe delayed (the default with --fp8-format): amaxes all-reduced over tp x dp x "   \
+      "cp")
 
 typedef enum {
 #define SSIM_X(e, s, m) SSIM_STEP_COST_##e,
@@ -149,11 +152,12 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out);
 /* Megatron-LM's defaults for a model of `dtype`, as bits (1 << SsimStepCost): every term but
  * loss scaling (fp16 only), the fp32 gradient reduction (bf16 only), the separate gradient
  * accumulation (off: Megatron-LM fuses it into the weight-gradient GEMM), DeepSpeed's cast
- * before it (grad_cast, not Megatron-LM's) and FSDP2's buffer copies (shard_copy).  A
- * configuration's own (ssim_parallel_step_costs) drops the fp32 reduction under the JAX
- * schedules (alpa, alpa-gpipe, xla), whose gradients are in the compute dtype, and under
- * transformer_impl=torch turns on the separate accumulation (autograd's, from the second
- * microbatch) with ZeRO 0 and 1, FSDP2's copies with ZeRO 2 and 3. */
+ * before it (grad_cast, not Megatron-LM's), FSDP2's buffer copies (shard_copy) and the FP8
+ * recipe's amax reductions (fp8_amax).  A configuration's own (ssim_parallel_step_costs) drops
+ * the fp32 reduction under the JAX schedules (alpa, alpa-gpipe, xla), whose gradients are in the
+ * compute dtype, under transformer_impl=torch turns on the separate accumulation (autograd's,
+ * from the second microbatch) with ZeRO 0 and 1, FSDP2's copies with ZeRO 2 and 3, and under fp8
+ * with an eager schedule turns on the amax reductions (Transformer Engine's delayed scaling). */
 guint ssim_step_costs_default(SsimDtype dtype);
 
 /* defer_head_wgrad: every microbatch's (Megatron-LM's --wgrad-deferral-limit 0). */

@@ -246,11 +246,11 @@ static const Option options[SSIM_OPT_N] = {
                              "Megatron-LM's defaults: optimizer, clip, loss_scale (fp16 only by "
                              "default), grad_fp32 (bf16, not under alpa/xla), embedding, host, "
                              "grad_accum, grad_cast (DeepSpeed's BF16_Optimizer; both off by "
-                             "default), shard_copy (FSDP2's buffer copies under --zero 2 or 3); "
-                             "under --transformer-impl torch grad_accum (from the second "
-                             "microbatch, as PyTorch's autograd) is on by default with --zero 0 "
-                             "or 1, shard_copy with 2 or 3; or none, all, default (see "
-                             "--explain-costs)"},
+                             "default), shard_copy (FSDP2's buffer copies under --zero 2 or 3), "
+                             "fp8_amax (the FP8 recipe's amax all-reduces; on with --fp8); under "
+                             "--transformer-impl torch grad_accum (from the second microbatch, as "
+                             "PyTorch's autograd) is on by default with --zero 0 or 1, shard_copy "
+                             "with 2 or 3; or none, all, default (see --explain-costs)"},
     [SSIM_OPT_SEQ_LENGTH] = {"seq-length", 0, G_OPTION_ARG_INT, IN(JOB, SsimCliJob, seq_length),
                              "N", "Sequence length in tokens (overrides the model file's seq_len)"},
     [SSIM_OPT_DTYPE] = {"dtype", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, dtype), "TYPE",

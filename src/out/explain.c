@@ -79,6 +79,8 @@ static const char *term_what(SsimStepCost t)
         return "bf16 weight gradients cast to fp32 before that add";
     case SSIM_STEP_COST_SHARD_COPY:
         return "FSDP2 copies: gathered weights out, gradients in";
+    case SSIM_STEP_COST_FP8_AMAX:
+        return "FP8 amaxes all-reduced at each chunk pass's end";
     case SSIM_STEP_COST_N:
         break;
     }

@@ -200,7 +200,8 @@ gboolean ssim_step_cost_from_name(const char *name, SsimStepCost *out)
 guint ssim_step_costs_default(SsimDtype dtype)
 {
     guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM) &
-                ~(1u << SSIM_STEP_COST_GRAD_CAST) & ~(1u << SSIM_STEP_COST_SHARD_COPY);
+                ~(1u << SSIM_STEP_COST_GRAD_CAST) & ~(1u << SSIM_STEP_COST_SHARD_COPY) &
+                ~(1u << SSIM_STEP_COST_FP8_AMAX);
     if (dtype != SSIM_DTYPE_FP16)
         all &= ~(1u << SSIM_STEP_COST_LOSS_SCALE);
     if (dtype != SSIM_DTYPE_BF16)
@@ -231,6 +232,10 @@ guint ssim_parallel_step_costs(const SsimParallel *par, const SsimModel *model)
     if (par->transformer_impl == SSIM_TRANSFORMER_IMPL_TORCH)
         def |=
             par->zero_stage < 2 ? 1u << SSIM_STEP_COST_GRAD_ACCUM : 1u << SSIM_STEP_COST_SHARD_COPY;
+    /* FP8 under Transformer Engine's delayed scaling (Megatron-LM's --fp8-recipe delayed, its
+     * default): each fp8_autocast region's amaxes are all-reduced as it ends. */
+    if (par->fp8 != SSIM_FP8_OFF && !ssim_parallel_compiled(par))
+        def |= 1u << SSIM_STEP_COST_FP8_AMAX;
     return (def & ~par->step_costs_set) | (par->step_costs_on & par->step_costs_set);
 }
 

@@ -83,7 +83,7 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->st_compute = e->st_tp = e->st_dp = e->st_gather = e->st_pp = SSIM_NONE;
     e->st_pp_sf = e->st_pp_rf = e->st_pp_sb = e->st_pp_rb = e->st_cp = SSIM_NONE;
     e->tp_group = e->dp_group = e->pp_group = e->emb_group = e->mp_group = SSIM_NONE;
-    e->cp_group = SSIM_NONE;
+    e->cp_group = e->amax_group = e->st_amax = SSIM_NONE;
     e->last = SSIM_NONE;
     e->bucket = 0;
     e->collect_grads = FALSE;
@@ -332,6 +332,18 @@ void lower_emit_host(Emit *e, SsimOpClass cls)
 static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes)
 {
     SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, name, group, bytes, &e->st_dp, "dp");
+    guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
+    g_array_set_size(e->pending, 0);
+    g_array_append_val(e->pending, idx);
+}
+
+void lower_emit_amax(Emit *e, guint layers, gboolean forward)
+{
+    if (e->amax_group == SSIM_NONE || layers == 0)
+        return;
+    guint64 bytes = (guint64)layers * 4 * (forward ? 3 : 2) * 4;
+    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, forward ? "fp8.amax_fwd" : "fp8.amax_bwd",
+                                e->amax_group, bytes, &e->st_amax, "amax");
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
     g_array_set_size(e->pending, 0);
     g_array_append_val(e->pending, idx);

@@ -107,6 +107,9 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_head, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
+            /* Megatron-LM's fp8_autocast wraps the chunk's layers: its exit reduces their
+             * amaxes. */
+            lower_emit_amax(e, lpc, TRUE);
             if (vs == last_vs) {
                 lower_emit_gather(e, u_head, 0, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
@@ -157,6 +160,8 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 lower_emit_steps(e, layer_bwd, SSIM_OPCLASS_BWD, first_layer + (lpc - 1 - l));
                 lower_emit_reduce_unit(e, u->layer_grad);
             }
+            /* After the backward of the chunk's first FP8 module (its first layer's QKV). */
+            lower_emit_amax(e, lpc, FALSE);
             if (vs == 0) {
                 lower_emit_gather(e, u_embed, 0, SSIM_OPCLASS_BWD);
                 lower_emit_steps(e, embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
@@ -253,6 +258,24 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
         }
         e->mp_group = lower_group(e->L, e->graph_of, zero ? "world" : "mp", mp, mp_n, error);
         if (e->mp_group == SSIM_NONE)
+            return FALSE;
+    }
+
+    /* Transformer Engine's amax reduction group (Megatron-LM's get_amax_reduction_group with
+     * context parallelism): the stage's tp x dp x cp GPUs, in global rank order. */
+    guint amax_n = par->tp * dpx;
+    if (amax_n > 1 && (e->step_costs >> SSIM_STEP_COST_FP8_AMAX) & 1u) {
+        g_autofree guint *am = g_new(guint, amax_n);
+        SsimCoord c = e->coord;
+        for (guint d = 0; d < dpx; d++)
+            for (guint t = 0; t < par->tp; t++) {
+                c.dp = d;
+                c.tp = t;
+                am[d * par->tp + t] = ssim_parallel_rank(par, c);
+            }
+        qsort(am, amax_n, sizeof(guint), cmp_uint);
+        e->amax_group = lower_group(e->L, e->graph_of, "amax", am, amax_n, error);
+        if (e->amax_group == SSIM_NONE)
             return FALSE;
     }
 

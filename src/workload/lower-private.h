@@ -137,8 +137,11 @@ typedef struct {
     guint32 st_compute, st_tp, st_dp, st_gather, st_pp, st_pp_sf, st_pp_rf, st_pp_sb, st_pp_rb;
     guint32 st_cp;
     guint32 tp_group, dp_group, pp_group, emb_group, cp_group;
-    guint32 mp_group; /* the gradient norm's and the inf check's group: tp x pp, or every GPU
-                         under ZeRO-1; SSIM_NONE when it has one member */
+    guint32 mp_group;   /* the gradient norm's and the inf check's group: tp x pp, or every GPU
+                           under ZeRO-1; SSIM_NONE when it has one member */
+    guint32 amax_group; /* the FP8 amax reduction's: the stage's tp x dp x cp GPUs; SSIM_NONE when
+                           the step cost fp8_amax is off or the group has one member */
+    guint32 st_amax;
     guint32 last;
     GArray *pending;  /* guint32 */
     GArray *deferred; /* Deferred */
@@ -190,6 +193,13 @@ void lower_emit_flush_dp(Emit *e);
 /* The host's work of one microbatch phase: a fixed-duration op on the compute stream (the step
  * cost "host"; nothing when it is off or e->host is 0). */
 void lower_emit_host(Emit *e, SsimOpClass cls);
+/* Transformer Engine's delayed scaling: the amaxes of the FP8 GEMMs of the `layers` layers of
+ * the chunk pass just emitted (3 a GEMM forward: input, weight, output; 2 backward: output and
+ * input gradients; 4 GEMMs a layer, 4 bytes each) all-reduced (max) over the amax group as the
+ * pass's fp8_autocast region ends (forward) or its first FP8 module's backward does: a blocking
+ * collective (torch.distributed.all_reduce, async_op=False) the next kernel waits for.  Nothing
+ * when the group is SSIM_NONE. */
+void lower_emit_amax(Emit *e, guint layers, gboolean forward);
 /* The end of the rank's iteration (lower.h, "The step's end"): the tied-embedding all-reduce
  * (when `emb_ar`), the inf/nan check and the gradient norm with their all-reduces, the optimizer
  * (waiting for every gradient reduction) and, under ZeRO-1, the all-gather of the weights. */

@@ -987,6 +987,8 @@ gboolean ssim_lower_step_cost_of(const char *name, SsimStepCost *out)
         {"grad_accum.cast", SSIM_STEP_COST_GRAD_CAST},
         {"zero3.copy_out", SSIM_STEP_COST_SHARD_COPY},
         {"zero.copy_in", SSIM_STEP_COST_SHARD_COPY},
+        {"fp8.amax_fwd", SSIM_STEP_COST_FP8_AMAX},
+        {"fp8.amax_bwd", SSIM_STEP_COST_FP8_AMAX},
     };
     for (gsize i = 0; name && i < G_N_ELEMENTS(ops); i++)
         if (strcmp(name, ops[i].name) == 0) {

@@ -90,9 +90,10 @@ static Ops ops(const SsimLowered *l, guint rank, const char *name)
 Test(stepcost, defaults_follow_megatron_by_dtype)
 {
     /* Every term but the separate gradient accumulation (fused by default), DeepSpeed's cast
-     * before it and FSDP2's copies. */
+     * before it, FSDP2's copies and the FP8 amax reductions (on with fp8 only). */
     guint all = ((1u << SSIM_STEP_COST_N) - 1) & ~(1u << SSIM_STEP_COST_GRAD_ACCUM) &
-                ~(1u << SSIM_STEP_COST_GRAD_CAST) & ~(1u << SSIM_STEP_COST_SHARD_COPY);
+                ~(1u << SSIM_STEP_COST_GRAD_CAST) & ~(1u << SSIM_STEP_COST_SHARD_COPY) &
+                ~(1u << SSIM_STEP_COST_FP8_AMAX);
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_BF16),
                  all & ~(1u << SSIM_STEP_COST_LOSS_SCALE));
     cr_assert_eq(ssim_step_costs_default(SSIM_DTYPE_FP16), all & ~(1u << SSIM_STEP_COST_GRAD_FP32));
@@ -616,6 +617,74 @@ Test(stepcost, megatron_first_last_and_counted_layers)
     cr_assert(strstr(error->message, "first_stage_layers: contradicts loss_in_split"), "%s",
               error->message);
     g_clear_error(&error);
+}
+
+/*
+ * The FP8 recipe's amax reductions (Transformer Engine's delayed scaling, Megatron-LM's default
+ * --fp8-recipe delayed): each chunk pass's fp8_autocast region all-reduces (max) the amaxes of
+ * its FP8 GEMMs over the stage's tp x dp GPUs as it ends, forward, and after its first module's
+ * backward.  The 8-layer GPT-3 on dp 2 x tp 2 x pp 2, 4 microbatches: per stage and direction 4
+ * all-reduces over 4 GPUs ({0,1,2,3} on stage 0), of 4 layers x 4 GEMMs x 3 (forward: input,
+ * weight, output) or 2 (backward: the gradients) amaxes x 4 bytes: 192 and 128 bytes.  With v = 2
+ * twice as many, of 2 layers each.  Off without fp8, with step cost -fp8_amax, on one GPU a stage,
+ * and under a compiled schedule (no Transformer Engine).
+ */
+Test(stepcost, fp8_amax_reductions_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    SsimParallel p = split(2, 2, 2, NULL);
+    p.fp8 = SSIM_FP8_HYBRID;
+    cr_assert(ssim_parallel_step_cost_on(&p, m, SSIM_STEP_COST_FP8_AMAX));
+    g_autoptr(SsimLowered) l = lower(m, &p);
+    for (guint s = 0; s < 2; s++) {
+        Ops f = ops(l, s, "fp8.amax_fwd"), b = ops(l, s, "fp8.amax_bwd");
+        cr_assert_eq(f.n, 4);
+        cr_assert_eq(b.n, 4);
+        cr_assert_eq(f.bytes, 4 * 192);
+        cr_assert_eq(b.bytes, 4 * 128);
+        cr_assert_eq(f.group_n, 4, "tp 2 x dp 2");
+        SsimStepCost term;
+        cr_assert(ssim_lower_step_cost_of("fp8.amax_bwd", &term));
+        cr_assert_eq(term, SSIM_STEP_COST_FP8_AMAX);
+    }
+    /* The group is the stage's GPUs, the same on every member. */
+    const SsimGraph *g = ssim_lowered_graph(l);
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (strcmp(ssim_graph_string(g, op->name), "fp8.amax_fwd") != 0)
+            continue;
+        guint n;
+        const guint32 *r = ssim_lowered_group_ranks(l, op->group, &n);
+        guint stage = ssim_lowered_global_rank(l, op->rank) / 4;
+        for (guint k = 0; k < n; k++)
+            cr_assert_eq(r[k], stage * 4 + k);
+    }
+    /* Interleaved, v = 2: a region per chunk pass, half the layers each. */
+    p.virtual_stages = 2;
+    cr_assert(ssim_parallel_set(&p, "schedule", "interleaved", NULL));
+    g_autoptr(SsimLowered) v2 = lower(m, &p);
+    Ops f2 = ops(v2, 0, "fp8.amax_fwd"), b2 = ops(v2, 0, "fp8.amax_bwd");
+    cr_assert_eq(f2.n, 8);
+    cr_assert_eq(f2.bytes, 8 * 96);
+    cr_assert_eq(b2.bytes, 8 * 64);
+    /* None without fp8, turned off, on a one-GPU stage, or under a compiled schedule. */
+    p = split(2, 2, 2, NULL);
+    g_autoptr(SsimLowered) bf16 = lower(m, &p);
+    p.fp8 = SSIM_FP8_HYBRID;
+    cr_assert(ssim_parallel_set(&p, "step_costs", "-fp8_amax", NULL));
+    g_autoptr(SsimLowered) off = lower(m, &p);
+    SsimParallel one = split(1, 1, 2, NULL);
+    one.fp8 = SSIM_FP8_HYBRID;
+    g_autoptr(SsimLowered) single = lower(m, &one);
+    SsimParallel alpa = split(2, 2, 2, NULL);
+    alpa.fp8 = SSIM_FP8_HYBRID;
+    cr_assert(ssim_parallel_set(&alpa, "schedule", "alpa", NULL));
+    cr_assert_not(ssim_parallel_step_cost_on(&alpa, m, SSIM_STEP_COST_FP8_AMAX));
+    const SsimLowered *none[] = {bf16, off, single};
+    for (gsize i = 0; i < G_N_ELEMENTS(none); i++) {
+        cr_assert_eq(ops(none[i], 0, "fp8.amax_fwd").n, 0, "case %zu", i);
+        cr_assert_eq(ops(none[i], 0, "fp8.amax_bwd").n, 0, "case %zu", i);
+    }
 }
 
 /*
