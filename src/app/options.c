@@ -172,6 +172,13 @@ static const Option options[SSIM_OPT_N] = {
                       "forward, E5M2 gradients) or e4m3; the linear layers' GEMMs run on the FP8 "
                       "tensor cores, attention, the LM head and the rest in the model's dtype",
                       MEGATRON("fp8-format", "--fp8")},
+    [SSIM_OPT_FP8_RECIPE] = {"fp8-recipe", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, fp8_recipe),
+                             "RECIPE",
+                             "With --fp8, Megatron-LM's scaling recipe: delayed (the default: "
+                             "amax histories, each chunk pass's amaxes all-reduced over tp x dp x "
+                             "cp, the step cost fp8_amax), or tensorwise (current scaling, "
+                             "Megatron-Bridge's FP8-CS), mxfp8 or blockwise, which reduce no amax "
+                             "history"},
     [SSIM_OPT_TP_COMM_OVERLAP] = {"tp-comm-overlap", 0, G_OPTION_ARG_NONE,
                                   IN(JOB, SsimCliJob, tp_comm_overlap), NULL,
                                   "Transformer Engine's tensor-parallel communication overlap "
@@ -439,6 +446,7 @@ void ssim_cli_job_clear(SsimCliJob *job)
                         &job->attention,
                         &job->transformer_impl,
                         &job->fp8,
+                        &job->fp8_recipe,
                         &job->cross_entropy,
                         &job->rmsnorm,
                         &job->recompute_layers,
@@ -562,6 +570,32 @@ static int set_field(const char *verb, SsimParallel *par, const char *key, const
     return SSIM_EXIT_OK;
 }
 
+/* --fp8-recipe: Megatron-LM's delayed scaling keeps the step cost fp8_amax; its current and
+ * block scalings (tensorwise, mxfp8, blockwise) reduce no amax history, so turn it off. */
+static int apply_fp8_recipe(const char *verb, const char *recipe, SsimParallel *par)
+{
+    static const char *const recipes[] = {"delayed", "tensorwise", "mxfp8", "blockwise", NULL};
+    if (recipe == NULL)
+        return SSIM_EXIT_OK;
+    g_autofree char *r = g_ascii_strdown(recipe, -1);
+    if (!g_strv_contains(recipes, r))
+        return ssim_cli_usage_error(verb,
+                                    "--%s: '%s' is not a recipe (delayed, tensorwise, mxfp8 or "
+                                    "blockwise)",
+                                    NAME(FP8_RECIPE), recipe);
+    if (par->fp8 == SSIM_FP8_OFF)
+        return ssim_cli_usage_error(verb, "--%s: needs --%s hybrid or e4m3 (FP8 training)",
+                                    NAME(FP8_RECIPE), NAME(FP8));
+    guint bit = 1u << SSIM_STEP_COST_FP8_AMAX;
+    gboolean amax = strcmp(r, "delayed") == 0;
+    if ((par->step_costs_set & bit) && ((par->step_costs_on & bit) != 0) != amax)
+        return ssim_cli_usage_error(verb, "--%s %s contradicts --%s %cfp8_amax", NAME(FP8_RECIPE),
+                                    r, NAME(STEP_COSTS), amax ? '-' : '+');
+    par->step_costs_set |= bit;
+    par->step_costs_on = amax ? par->step_costs_on | bit : par->step_costs_on & ~bit;
+    return SSIM_EXIT_OK;
+}
+
 int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par)
 {
     /* --use-distributed-optimizer is ZeRO-1: Megatron-LM's distributed optimizer shards the
@@ -628,7 +662,7 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         if (rc != SSIM_EXIT_OK)
             return rc;
     }
-    return SSIM_EXIT_OK;
+    return apply_fp8_recipe(verb, job->fp8_recipe, par);
 }
 
 /* --split parsed into `scratch` (from the defaults); returns the fields it sets

@@ -68,6 +68,7 @@ typedef enum {
     SSIM_OPT_TRANSFORMER_IMPL,
     SSIM_OPT_RMSNORM,
     SSIM_OPT_FP8,
+    SSIM_OPT_FP8_RECIPE,
     SSIM_OPT_TP_COMM_OVERLAP,
     SSIM_OPT_CROSS_ENTROPY,
     SSIM_OPT_LAUNCH_BLOCKING,
@@ -119,6 +120,7 @@ typedef struct {
     char *schedule, *recompute, *zero, *bucket, *tp_comm, *tp_overlap, *attention, *order;
     char *transformer_impl;
     char *fp8;
+    char *fp8_recipe; /* --fp8-recipe: delayed (the default), tensorwise, mxfp8, blockwise */
     char *cross_entropy;
     char *defer_wgrad; /* --defer-embedding-wgrad: off, all or a count */
     char *rmsnorm;

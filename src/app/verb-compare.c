@@ -88,6 +88,7 @@ int ssim_verb_compare(int argc, char **argv)
                            "torch (eager PyTorch modules)"),
         ssim_cli_job_entry(&job, SSIM_OPT_RMSNORM, "auto (default), fused or eager"),
         ssim_cli_job_entry(&job, SSIM_OPT_FP8, "FP8 GEMMs: off (default), hybrid or e4m3"),
+        ssim_cli_job_entry(&job, SSIM_OPT_FP8_RECIPE, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM_OVERLAP, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_ENTROPY, "unfused (default), native or te"),
         ssim_cli_job_entry(&job, SSIM_OPT_LAUNCH_BLOCKING, NULL),

@@ -185,6 +185,7 @@ static int run(int argc, char **argv, gboolean *mpi_started)
                            "torch (eager PyTorch modules)"),
         ssim_cli_job_entry(&job, SSIM_OPT_RMSNORM, "auto (default), fused or eager"),
         ssim_cli_job_entry(&job, SSIM_OPT_FP8, "FP8 GEMMs: off (default), hybrid or e4m3"),
+        ssim_cli_job_entry(&job, SSIM_OPT_FP8_RECIPE, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_TP_COMM_OVERLAP,
                            "Transformer Engine's tensor-parallel overlap where sp is on"),
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_ENTROPY, "unfused (default), native or te"),

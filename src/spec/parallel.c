@@ -319,12 +319,13 @@ static gboolean parse_step_costs(const char *key, const char *value, guint *set,
             o = turn_on ? (o | 1u << t) : (o & ~(1u << t));
         } else {
             g_autofree char *shown = ssim_text_excerpt(w, 64);
+            g_autoptr(GString) known = g_string_new(NULL);
+            for (guint k = 0; k < SSIM_STEP_COST_N; k++)
+                g_string_append_printf(known, "%s, ", step_cost_names[k]);
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
-                        "%s: '%s' is not a step cost (known: optimizer, clip, loss_scale, "
-                        "grad_fp32, embedding, host, grad_accum, grad_cast, shard_copy, each with "
-                        "- to turn "
-                        "it off or + on; all, none, default)",
-                        key, shown);
+                        "%s: '%s' is not a step cost (known: %seach with - to turn it off or + "
+                        "on; all, none, default)",
+                        key, shown, known->str);
             return FALSE;
         }
     }

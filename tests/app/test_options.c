@@ -527,6 +527,57 @@ Test(options, a_suggestion_gives_way_to_the_given_half, .init = test_redirect)
     cr_expect_eq(ssim_parallel_world(&par), 64, "2 x 8 x 4: the cluster check refuses it");
 }
 
+/* --fp8-recipe: delayed keeps the amax reductions (step cost fp8_amax), the current and block
+ * scalings turn them off; refused without --fp8, for an unknown recipe, and against a
+ * --step-costs that says the opposite. */
+Test(options, fp8_recipe_sets_the_amax_reductions, .init = test_redirect)
+{
+    g_autoptr(SsimModel) model = ssim_model_default();
+    const struct {
+        const char *args[7];
+        int rc;
+        int amax; /* -1: the default (not set) */
+        const char *says;
+    } cases[] = {
+        {{"simulate", "--fp8", "hybrid", "--fp8-recipe", "tensorwise"}, SSIM_EXIT_OK, 0, NULL},
+        {{"simulate", "--fp8", "e4m3", "--fp8-recipe", "MXFP8"}, SSIM_EXIT_OK, 0, NULL},
+        {{"simulate", "--fp8", "hybrid", "--fp8-recipe", "delayed"}, SSIM_EXIT_OK, 1, NULL},
+        {{"simulate", "--fp8", "hybrid"}, SSIM_EXIT_OK, -1, NULL},
+        {{"simulate", "--fp8-recipe", "delayed"},
+         SSIM_EXIT_USAGE,
+         0,
+         "--fp8-recipe: needs --fp8 hybrid or e4m3"},
+        {{"simulate", "--fp8", "hybrid", "--fp8-recipe", "current"},
+         SSIM_EXIT_USAGE,
+         0,
+         "'current' is not a recipe (delayed, tensorwise, mxfp8 or blockwise)"},
+        {{"simulate", "--fp8", "hybrid", "--fp8-recipe", "blockwise", "--step-costs", "+fp8_amax"},
+         SSIM_EXIT_USAGE,
+         0,
+         "--fp8-recipe blockwise contradicts --step-costs +fp8_amax"},
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int n = 0;
+        while (n < 7 && cases[i].args[n])
+            n++;
+        g_auto(SsimCliJob) job = SSIM_CLI_JOB_INIT;
+        cr_assert(parse_job(&job, cases[i].args, n), "case %zu", i);
+        SsimParallel par;
+        ssim_parallel_init(&par);
+        int rc = ssim_cli_job_apply("simulate", &job, &par, 8);
+        cr_assert_eq(rc, cases[i].rc, "case %zu", i);
+        if (rc != SSIM_EXIT_OK) {
+            g_autofree char *err = test_stderr();
+            cr_expect(strstr(err, cases[i].says), "case %zu: %s", i, err);
+            continue;
+        }
+        guint bit = 1u << SSIM_STEP_COST_FP8_AMAX;
+        cr_expect_eq((par.step_costs_set & bit) != 0, cases[i].amax >= 0, "case %zu", i);
+        cr_expect_eq(ssim_parallel_step_cost_on(&par, model, SSIM_STEP_COST_FP8_AMAX),
+                     cases[i].amax != 0, "case %zu", i);
+    }
+}
+
 Test(options, megatron_names_refuse_what_contradicts, .init = test_redirect)
 {
     g_autoptr(SsimModel) model = ssim_model_default(); /* 28 layers */
