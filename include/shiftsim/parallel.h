@@ -242,6 +242,10 @@ typedef struct {
      * (last) model chunk then building one transformer layer fewer. */
     guint16 first_stage_layers, last_stage_layers;
     gboolean embedding_in_split, loss_in_split;
+    /* stage_layers=balanced: shiftsim's own rule, counted by the same function: the layers spread
+     * over the pp x v chunks so that each holds the same work, the LM head on the last chunk
+     * counted as the layers its FLOPs make (ssim_parallel_resolve_layers()). */
+    gboolean balance_layers;
 } SsimParallel;
 
 /* A position in the 3D grid. */
@@ -324,7 +328,8 @@ typedef enum {
  * innermost first), schedule, placement, cross_node_tp (on/off), stage_layers (the layers of each
  * stage, or with v > 1 of each chunk in pipeline order, separated by
  *   '/' or ':' in a split string, commas too when set alone: "6/6/6/5"; N*K repeats N K times:
- *   "1/2*6/1"; "even" clears it),
+ *   "1/2*6/1"; "even" clears it; "balanced" asks ssim_parallel_resolve_layers() for a split of
+ *   even work),
  *   first_stage_layers and last_stage_layers (decoder_first_pipeline_num_layers,
  *   num_layers_in_first_pipeline_stage and the last's likewise: a count from 1), embedding_in_split
  *   and loss_in_split (account_for_embedding_in_pipeline_split, ..._loss_...: on/off), the rules
@@ -394,7 +399,8 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                                 const SsimCluster *cluster, GError **error);
 
 /*
- * Counts first_stage_layers, last_stage_layers, embedding_in_split and loss_in_split into
+ * Counts first_stage_layers, last_stage_layers, embedding_in_split, loss_in_split and
+ * balance_layers into
  * stage_layers for `model`'s layers, as Megatron-Core builds each model chunk's layers
  * (get_num_layers_to_build: with a first or last stage's count the other stages share the rest
  * evenly, each stage's layers split evenly over its v chunks; with the embedding or loss counted,
@@ -405,7 +411,11 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
  * that leave layers over, or the stages between without a layer or with layers they do not share
  * evenly, a stage whose layers do
  * not split over v chunks, a chunk left without a transformer layer (which shiftsim does not
- * model).  `par` is unchanged on error.
+ * model).  `par` is unchanged on error.  balance_layers: the last chunk holds
+ * max(1, round((layers + H) / (pp v) - H)) layers, H the LM head's forward and backward FLOPs over
+ * a layer's (its recompute included under full recompute), the other chunks the rest as evenly as
+ * counts go, the chunks after the first taking the remainder one each (Llama 3.1 405B on pp 8 x
+ * v 8: 1/2*62/1, as Megatron-Bridge's recipe splits it).
  */
 gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model, GError **error);
 /* Whether `par` holds a rule ssim_parallel_resolve_layers() has not counted yet. */

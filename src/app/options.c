@@ -216,7 +216,8 @@ static const Option options[SSIM_OPT_N] = {
                                "stays on the first stage, the LM head on the last); with v > 1 of "
                                "each model chunk in pipeline order (pp v counts; N*K repeats N K "
                                "times: 1,2*62,1 for Megatron-LM's embedding and loss counted as "
-                               "layers), or Megatron-LM's layout string (Et*2|(t*2|)*38,tL); "
+                               "layers), Megatron-LM's layout string (Et*2|(t*2|)*38,tL), or "
+                               "balanced (even work a chunk, the LM head counted by its FLOPs); "
                                "default layers / (pp v) each",
                                MEGATRON("pipeline-model-parallel-layout", "--stage-layers")},
     [SSIM_OPT_FIRST_STAGE_LAYERS] = {"first-stage-layers", 0, G_OPTION_ARG_STRING,

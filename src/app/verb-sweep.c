@@ -192,6 +192,9 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_job_entry(&job, SSIM_OPT_LAUNCH_BLOCKING,
                            "Every configuration runs with CUDA_LAUNCH_BLOCKING=1"),
         ssim_cli_job_entry(&job, SSIM_OPT_ORDER, "Rank order, innermost first (tp-dp-pp)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_STAGE_LAYERS,
+                           "balanced: each row's layers spread for even work over its pp v "
+                           "chunks, the LM head counted by its FLOPs (a list fits one pp only)"),
         ssim_cli_job_entry(&job, SSIM_OPT_FIRST_STAGE_LAYERS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_LAST_STAGE_LAYERS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_EMBEDDING_IN_SPLIT, NULL),

@@ -12,6 +12,7 @@
 #include <shiftsim/parallel.h>
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 static const char *const axis_names[] = {"tp", "dp", "pp"};
@@ -501,6 +502,10 @@ guint ssim_parallel_stage_layers_n(const SsimParallel *par)
 
 void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par)
 {
+    if (par->balance_layers && !ssim_parallel_uneven(par)) {
+        g_string_append(out, "balanced");
+        return;
+    }
     g_return_if_fail(out != NULL && par != NULL);
     guint n = ssim_parallel_stage_layers_n(par);
     for (guint i = 0; i < n;) {
@@ -938,7 +943,10 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
             return FALSE;
     } else if (key_is(k, "stage_layers", "layers_per_stage", NULL)) {
         f = SSIM_PARALLEL_STAGE_LAYERS;
-        if (!parse_stage_layers(k, v, p.stage_layers, error))
+        p.balance_layers = g_ascii_strcasecmp(v, "balanced") == 0;
+        if (p.balance_layers)
+            memset(p.stage_layers, 0, sizeof p.stage_layers);
+        else if (!parse_stage_layers(k, v, p.stage_layers, error))
             return FALSE;
     } else if (key_is(k, "first_stage_layers", "decoder_first_pipeline_num_layers",
                       "num_layers_in_first_pipeline_stage") ||
@@ -1090,7 +1098,7 @@ char *ssim_parallel_to_string(const SsimParallel *par)
 {
     g_return_val_if_fail(par != NULL, NULL);
     g_autoptr(GString) extra = g_string_new(NULL);
-    if (ssim_parallel_uneven(par)) {
+    if (ssim_parallel_uneven(par) || par->balance_layers) {
         g_string_append(extra, ",stage_layers=");
         ssim_parallel_append_stage_layers(extra, par);
     }
@@ -1155,13 +1163,14 @@ char *ssim_parallel_to_string(const SsimParallel *par)
 gboolean ssim_parallel_layers_pending(const SsimParallel *par)
 {
     return par->first_stage_layers > 0 || par->last_stage_layers > 0 || par->embedding_in_split ||
-           par->loss_in_split;
+           par->loss_in_split || par->balance_layers;
 }
 
 /* The name of the first rule `par` holds, for messages. */
 static const char *layers_rule(const SsimParallel *par)
 {
-    return par->first_stage_layers   ? "first_stage_layers"
+    return par->balance_layers       ? "stage_layers=balanced"
+           : par->first_stage_layers ? "first_stage_layers"
            : par->last_stage_layers  ? "last_stage_layers"
            : par->embedding_in_split ? "embedding_in_split"
                                      : "loss_in_split";
@@ -1202,6 +1211,30 @@ static gboolean stage_counts(const SsimParallel *par, const SsimModel *model, gu
     return TRUE;
 }
 
+/* stage_layers=balanced: each of the pp v chunks the same work, the LM head on the last chunk
+ * counted as `head` layers (its forward and backward FLOPs over a layer's, whose forward runs
+ * twice under full recompute); the chunks after the first take the remainder one each. */
+static gboolean balanced_counts(const SsimParallel *par, const SsimModel *model, guint16 *out,
+                                GError **error)
+{
+    guint chunks = par->pp * par->virtual_stages, layers = model->layers;
+    if (layers < chunks)
+        FAIL("stage_layers=balanced: %u layers of %s for pp x v = %u model chunks; each needs "
+             "one",
+             layers, model->name, chunks);
+    double layer = ssim_model_layer_forward_flops(model, 1);
+    double head = layer > 0 ? 3 * ssim_model_head_forward_flops(model, 1) /
+                                  ((par->recompute == SSIM_RECOMPUTE_FULL ? 4 : 3) * layer)
+                            : 0;
+    double last = round(((double)layers + head) / chunks - head);
+    guint n_last = chunks == 1 ? layers : (guint)CLAMP(last, 1.0, (double)(layers - chunks + 1));
+    guint rest = layers - n_last, others = chunks - 1;
+    for (guint j = 0; j < others; j++)
+        out[j] = (guint16)(rest / others + (j >= 1 && j <= rest % others ? 1 : 0));
+    out[chunks - 1] = (guint16)n_last;
+    return TRUE;
+}
+
 gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model, GError **error)
 {
     g_return_val_if_fail(par != NULL && model != NULL, FALSE);
@@ -1214,6 +1247,10 @@ gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model,
     guint64 chunks = (guint64)pp * v;
     if (ssim_parallel_uneven(par))
         FAIL("%s: stage_layers already gives every stage's layers; give one or the other", rule);
+    if (par->balance_layers && (counts_given || layers_counted))
+        FAIL("stage_layers=balanced: contradicts %s: balanced chooses every chunk's layers itself",
+             counts_given ? (par->first_stage_layers ? "first_stage_layers" : "last_stage_layers")
+                          : (par->embedding_in_split ? "embedding_in_split" : "loss_in_split"));
     if (counts_given && layers_counted)
         FAIL("%s: contradicts %s: give the first or last stage's layers or count the "
              "embedding and loss as layers, not both (Megatron-LM refuses them together)",
@@ -1226,7 +1263,10 @@ gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model,
              "may list (%d)",
              rule, chunks, SSIM_PARALLEL_STAGES_MAX);
     guint16 out[SSIM_PARALLEL_STAGES_MAX] = {0};
-    if (counts_given) {
+    if (par->balance_layers) {
+        if (!balanced_counts(par, model, out, error))
+            return FALSE;
+    } else if (counts_given) {
         guint counts[SSIM_PARALLEL_STAGES_MAX];
         if (!stage_counts(par, model, counts, error))
             return FALSE;
@@ -1270,7 +1310,7 @@ gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model,
     if (!even)
         memcpy(par->stage_layers, out, sizeof(guint16) * chunks);
     par->first_stage_layers = par->last_stage_layers = 0;
-    par->embedding_in_split = par->loss_in_split = FALSE;
+    par->embedding_in_split = par->loss_in_split = par->balance_layers = FALSE;
     return TRUE;
 }
 

@@ -621,7 +621,7 @@ GString *ssim_runs_write(const SsimRuns *runs)
         const SsimParallel *p = &r->par;
         char *o = row_options(r);
         g_ptr_array_add(opts, o);
-        stages |= ssim_parallel_uneven(p);
+        stages |= ssim_parallel_uneven(p) || p->balance_layers;
         options |= o[0] != '\0';
     }
     g_string_append(out, stages && options ? SSIM_RUNS_HEADER_STAGES_OPTIONS "\n"

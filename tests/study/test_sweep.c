@@ -101,6 +101,28 @@ Test(sweep, megatron_counted_layers_in_every_row)
         ssim_parallel_append_stage_layers(got, &r->par);
         cr_assert_str_eq(got->str, layers[i], "pp %u", r->par.pp);
     }
+    /* stage_layers=balanced instead: the head (2 h V = 0.946 of a layer's forward FLOPs at
+     * s 2048, no recompute yet) on the last of 3 stages: round((28 + 0.946) / 3 - 0.946) = 9,
+     * the other 19 as 9 and 10: 9/10/9; on 4, round(7.24 - 0.946) = 6, then 22 as 7, 8, 7:
+     * 7/8/7/6. */
+    SsimSweepSpec even;
+    ssim_sweep_spec_init(&even, c, 24);
+    cr_assert(ssim_parallel_parse(&even.base, "stage_layers=balanced", NULL));
+    test_sweep_ints(&even.tp, "2");
+    test_sweep_ints(&even.pp, "3,4");
+    test_sweep_ints(&even.microbatch, "1");
+    test_sweep_names(&even.schedules, "1f1b");
+    g_autoptr(SsimSweep) b = ssim_sweep_new(m, c, &even, &error);
+    cr_assert_not_null(b, "%s", error ? error->message : "");
+    cr_assert_eq(ssim_sweep_run(b, 0, 1, 2, NULL, NULL, 100), 2);
+    static const char *const balanced[] = {"9/10/9", "7/8/7/6"};
+    for (guint i = 0; i < 2; i++) {
+        const SsimSweepRow *r = ssim_sweep_row(b, i);
+        cr_assert_eq(r->status, SSIM_SWEEP_OK, "pp %u: %s %s", r->par.pp, r->reason, r->detail);
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, &r->par);
+        cr_assert_str_eq(got->str, balanced[i], "pp %u", r->par.pp);
+    }
 }
 
 Test(sweep, order_placements_innermost)

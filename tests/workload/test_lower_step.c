@@ -619,6 +619,74 @@ Test(stepcost, megatron_first_last_and_counted_layers)
     g_clear_error(&error);
 }
 
+/* stage_layers=balanced: even work a chunk, the LM head on the last chunk counted as H layers,
+ * H = 3 head / ((3 + 1 under full recompute) layer) by forward FLOPs a token: for the GPT-3
+ * shapes 2 h V = 1,235,116,032 against 24 h^2 + 4 s h = 3,724,541,952, H = 0.3316 (0.2487 under
+ * full recompute).  10 layers on 4 chunks: (10 + H) / 4 - H = 2.25, so 2 on the last, the other
+ * 8 as 2 each and the remainder 2 to chunks 1 and 2: 2/3/3/2; 9 layers: 2.0, 2/3/2/2; 8 layers:
+ * 2 each, an even split (nothing listed).  Llama 3.1 405B on pp 8 x v 8: 1/2*62/1, Megatron-
+ * Bridge's split.  Written back as asked until counted. */
+Test(stepcost, balanced_stage_layers_by_hand)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    const double h = 12288, s = 2048, V = 50257;
+    double H = 2 * h * V / (24 * h * h + 4 * s * h);
+    cr_assert_float_eq(H, 0.3316, 1e-4);
+    cr_assert_float_eq(ssim_model_head_forward_flops(m, 1) / ssim_model_layer_forward_flops(m, 1),
+                       H, 1e-9);
+    static const struct {
+        guint layers;
+        const char *recompute, *want;
+    } ok[] = {{10, "none", "2/3/3/2"},
+              {9, "none", "2/3/2/2"},
+              {8, "none", ""},
+              {8, "full", ""},
+              {10, "full", "2/3/3/2"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
+        m->layers = ok[i].layers;
+        SsimParallel p = split(1, 1, 4, NULL);
+        cr_assert(ssim_parallel_set(&p, "recompute", ok[i].recompute, NULL));
+        cr_assert(ssim_parallel_set(&p, "stage_layers", "balanced", NULL));
+        g_autofree char *asked = ssim_parallel_to_string(&p);
+        cr_assert(strstr(asked, ",stage_layers=balanced"), "%s", asked);
+        SsimParallel back;
+        ssim_parallel_init(&back);
+        cr_assert(ssim_parallel_parse(&back, asked, NULL));
+        cr_assert(back.balance_layers);
+        GError *error = NULL;
+        cr_assert(ssim_parallel_resolve_layers(&p, m, &error), "%s", error ? error->message : "");
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, &p);
+        cr_assert_str_eq(got->str, ok[i].want, "case %zu", i);
+        cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    }
+    g_autoptr(SsimModel) big = ssim_model_load("llama-3.1-405b", NULL);
+    cr_assert_not_null(big);
+    SsimParallel p = split(1, 1, 8, NULL);
+    p.virtual_stages = 8;
+    cr_assert(ssim_parallel_parse(&p, "stage_layers=balanced", NULL));
+    cr_assert(ssim_parallel_resolve_layers(&p, big, NULL));
+    g_autoptr(GString) got = g_string_new(NULL);
+    ssim_parallel_append_stage_layers(got, &p);
+    cr_assert_str_eq(got->str, "1/2*62/1");
+    /* Refused: fewer layers than chunks; beside another rule. */
+    m->layers = 8;
+    p = split(1, 1, 2, NULL);
+    p.virtual_stages = 5;
+    GError *error = NULL;
+    cr_assert(ssim_parallel_parse(&p, "stage_layers=balanced", NULL));
+    cr_assert_not(ssim_parallel_resolve_layers(&p, m, &error));
+    cr_assert(strstr(error->message, "stage_layers=balanced: 8 layers of gpt-3-175b for pp x v = "
+                                     "10 model chunks"),
+              "%s", error->message);
+    g_clear_error(&error);
+    p = split(1, 1, 2, NULL);
+    cr_assert(ssim_parallel_parse(&p, "stage_layers=balanced,first_stage_layers=3", NULL));
+    cr_assert_not(ssim_parallel_resolve_layers(&p, m, &error));
+    cr_assert(strstr(error->message, "contradicts first_stage_layers"), "%s", error->message);
+    g_clear_error(&error);
+}
+
 /*
  * The FP8 recipe's amax reductions (Transformer Engine's delayed scaling, Megatron-LM's default
  * --fp8-recipe delayed): each chunk pass's fp8_autocast region all-reduces (max) the amaxes of
