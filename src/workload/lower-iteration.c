@@ -182,6 +182,25 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
     return SSIM_NONE;
 }
 
+/* The group of the GPUs that differ from this rank only in tp and in `axis` (pp: Megatron-LM's
+ * model-parallel group; dp, with cp: the amax reduction group), its members in global rank order
+ * so that every member names the same group. */
+static guint32 tp_plane_group(Emit *e, SsimAxis axis, const char *name, GError **error)
+{
+    const SsimParallel *par = e->par;
+    guint other = ssim_parallel_size(par, axis), n = par->tp * other;
+    g_autofree guint *ranks = g_new(guint, n);
+    SsimCoord c = e->coord;
+    for (guint o = 0; o < other; o++)
+        for (guint t = 0; t < par->tp; t++) {
+            *(axis == SSIM_AXIS_PP ? &c.pp : &c.dp) = o;
+            c.tp = t;
+            ranks[o * par->tp + t] = ssim_parallel_rank(par, c);
+        }
+    qsort(ranks, n, sizeof(guint), cmp_uint);
+    return lower_group(e->L, e->graph_of, name, ranks, n, error);
+}
+
 /* Emits graph rank `rank`: its groups, its phases in the schedule's order, its optimizer step.
  * `permutes` receives its lock-step permute per slot (SSIM_NONE where it has none). */
 static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **error)
@@ -241,40 +260,21 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
     guint mp_n = zero ? ssim_parallel_world(par) : par->tp * p;
     guint want = (1u << SSIM_STEP_COST_CLIP) | (1u << SSIM_STEP_COST_LOSS_SCALE);
     if (mp_n > 1 && (e->step_costs & want)) {
-        g_autofree guint *mp = g_new(guint, mp_n);
         if (zero) {
+            g_autofree guint *world = g_new(guint, mp_n);
             for (guint i = 0; i < mp_n; i++)
-                mp[i] = i;
+                world[i] = i;
+            e->mp_group = lower_group(e->L, e->graph_of, "world", world, mp_n, error);
         } else {
-            SsimCoord c = e->coord;
-            for (guint s = 0; s < p; s++)
-                for (guint t = 0; t < par->tp; t++) {
-                    c.pp = s;
-                    c.tp = t;
-                    mp[s * par->tp + t] = ssim_parallel_rank(par, c);
-                }
-            /* Group members in global rank order, so every member names the same group. */
-            qsort(mp, mp_n, sizeof(guint), cmp_uint);
+            e->mp_group = tp_plane_group(e, SSIM_AXIS_PP, "mp", error);
         }
-        e->mp_group = lower_group(e->L, e->graph_of, zero ? "world" : "mp", mp, mp_n, error);
         if (e->mp_group == SSIM_NONE)
             return FALSE;
     }
-
     /* Transformer Engine's amax reduction group (Megatron-LM's get_amax_reduction_group with
-     * context parallelism): the stage's tp x dp x cp GPUs, in global rank order. */
-    guint amax_n = par->tp * dpx;
-    if (amax_n > 1 && (e->step_costs >> SSIM_STEP_COST_FP8_AMAX) & 1u) {
-        g_autofree guint *am = g_new(guint, amax_n);
-        SsimCoord c = e->coord;
-        for (guint d = 0; d < dpx; d++)
-            for (guint t = 0; t < par->tp; t++) {
-                c.dp = d;
-                c.tp = t;
-                am[d * par->tp + t] = ssim_parallel_rank(par, c);
-            }
-        qsort(am, amax_n, sizeof(guint), cmp_uint);
-        e->amax_group = lower_group(e->L, e->graph_of, "amax", am, amax_n, error);
+     * context parallelism): the stage's tp x dp x cp GPUs. */
+    if (par->tp * dpx > 1 && (e->step_costs >> SSIM_STEP_COST_FP8_AMAX) & 1u) {
+        e->amax_group = tp_plane_group(e, SSIM_AXIS_DP, "amax", error);
         if (e->amax_group == SSIM_NONE)
             return FALSE;
     }
