@@ -236,6 +236,19 @@ Test(compare, verb_writes_report_traces_and_plots, .init = test_redirect)
     test_remove_tree(dir);
 }
 
+/* compare's split line names an uneven split as simulate's does (GPT-J's 28 layers balanced on
+ * 3 stages: 9/10/9, the head 0.946 of a layer). */
+Test(compare, split_line_names_an_uneven_split, .init = test_redirect)
+{
+    const char *args[] = {"shiftsim",   "compare", "-n", "3",  "--tp",           "2",
+                          "--pp",       "3",       "-B", "48", "--stage-layers", "balanced",
+                          "--policies", "megatron"};
+    int rc = 1;
+    g_autofree char *out = test_cli_stdout(args, G_N_ELEMENTS(args), &rc);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, ", stage layers 9/10/9\n"), "%s", out);
+}
+
 /* The audit's silent misconfigurations: an alias the substring search missed ("batch"), blanks
  * after commas, and a repeated key. */
 Test(options, split_fields_decide_what_was_given, .init = test_redirect)
