@@ -1471,9 +1471,10 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                  model->layers);
     } else if (model->layers % chunks != 0)
         FAIL("layers %% (pp*v) != 0: layers (%u) of %s is not divisible by pp*v = %u*%u = "
-             "%" G_GUINT64_FORMAT "; give each stage's layers (stage_layers), the first and last "
-             "stage's (first_stage_layers, last_stage_layers) or count the embedding and loss as "
-             "layers (embedding_in_split, loss_in_split)",
+             "%" G_GUINT64_FORMAT "; give each stage's layers (stage_layers, or "
+             "stage_layers=balanced), the first and last stage's (first_stage_layers, "
+             "last_stage_layers) or count the embedding and loss as layers (embedding_in_split, "
+             "loss_in_split)",
              model->layers, model->name, par->pp, par->virtual_stages, chunks);
 
     if (par->recompute_layers > 0 && par->recompute != SSIM_RECOMPUTE_FULL)
