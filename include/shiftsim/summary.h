@@ -18,6 +18,12 @@ GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *confi
  * (the options line of the table above, and compare's split line). */
 void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par);
 
+/* The split line's two ends: "split       dp D x tp T x pp P[ x cp C]" and, for an uneven
+ * split, ", stage layers 6/8/8/6" (", chunk layers ..." with v > 1).  The table above and
+ * compare's split line write what goes between. */
+void ssim_summary_append_split_grid(GString *out, const SsimParallel *par);
+void ssim_summary_append_split_layers(GString *out, const SsimParallel *par);
+
 /* Appends the header's model line, "model       NAME\n", with a sliding window that shortens
  * the sequence's attention ("NAME, sliding window 1024 on 29 of 34 layers"), and under
  * unfused attention that its kernels compute every score all the same. */

@@ -7,6 +7,21 @@
 
 #include <json-glib/json-glib.h>
 
+void ssim_summary_append_split_grid(GString *out, const SsimParallel *par)
+{
+    g_string_append_printf(out, "split       dp %u x tp %u x pp %u", par->dp, par->tp, par->pp);
+    if (par->cp > 1)
+        g_string_append_printf(out, " x cp %u", par->cp);
+}
+
+void ssim_summary_append_split_layers(GString *out, const SsimParallel *par)
+{
+    if (!ssim_parallel_uneven(par))
+        return;
+    g_string_append(out, par->virtual_stages > 1 ? ", chunk layers " : ", stage layers ");
+    ssim_parallel_append_stage_layers(out, par);
+}
+
 void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
 {
     if (par->attention != SSIM_ATTENTION_UNFUSED)
@@ -67,17 +82,12 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
     ssim_summary_append_model_line(o, c->model, p);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
-    g_string_append_printf(o, "split       dp %u x tp %u x pp %u", p->dp, p->tp, p->pp);
-    if (p->cp > 1)
-        g_string_append_printf(o, " x cp %u", p->cp);
+    ssim_summary_append_split_grid(o, p);
     g_string_append_printf(o,
                            ", v %u, microbatch %u, global batch %u (%u microbatches), schedule %s",
                            p->virtual_stages, p->microbatch, p->global_batch, r->m,
                            ssim_schedule_kind_name(r->schedule));
-    if (ssim_parallel_uneven(p)) {
-        g_string_append(o, p->virtual_stages > 1 ? ", chunk layers " : ", stage layers ");
-        ssim_parallel_append_stage_layers(o, p);
-    }
+    ssim_summary_append_split_layers(o, p);
     g_string_append_c(o, '\n');
     g_string_append_printf(o, "options     seq-parallel %s, recompute %s, zero %u, bucket ",
                            p->sequence_parallel ? "on" : "off", ssim_recompute_name(p->recompute),

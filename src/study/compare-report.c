@@ -63,16 +63,11 @@ static void format_table(GString *o, const SsimCompare *cmp, const SsimModel *mo
     ssim_summary_append_model_line(o, model, p);
     g_string_append_printf(o, "cluster     %s: %u node%s x %u GPUs (%s)\n", cl->name, cl->nodes,
                            cl->nodes == 1 ? "" : "s", cl->gpus_per_node, cl->gpu);
-    g_string_append_printf(o, "split       dp %u x tp %u x pp %u", p->dp, p->tp, p->pp);
-    if (p->cp > 1)
-        g_string_append_printf(o, " x cp %u", p->cp);
+    ssim_summary_append_split_grid(o, p);
     g_string_append_printf(o, ", microbatch %u, global batch %u (%u microbatches), recompute %s",
                            p->microbatch, p->global_batch, ssim_parallel_n_microbatches(p),
                            ssim_recompute_name(p->recompute));
-    if (ssim_parallel_uneven(p)) {
-        g_string_append(o, p->virtual_stages > 1 ? ", chunk layers " : ", stage layers ");
-        ssim_parallel_append_stage_layers(o, p);
-    }
+    ssim_summary_append_split_layers(o, p);
     /* The options that change the kernels, when not their defaults. */
     ssim_summary_append_kernel_options(o, p);
     g_string_append_c(o, '\n');

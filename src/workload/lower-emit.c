@@ -329,12 +329,20 @@ void lower_emit_host(Emit *e, SsimOpClass cls)
 
 /* A blocking all-reduce of `bytes` over `group` after the last kernel, on the dp stream: the
  * next kernel waits for it (the host reads its result). */
-static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes)
+/* A small blocking all-reduce over `group` on stream `st` (`st_name`): the next kernel waits
+ * for it. */
+static void blocking_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes, guint32 *st,
+                               const char *st_name)
 {
-    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, name, group, bytes, &e->st_dp, "dp");
+    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, name, group, bytes, st, st_name);
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
     g_array_set_size(e->pending, 0);
     g_array_append_val(e->pending, idx);
+}
+
+static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes)
+{
+    blocking_allreduce(e, name, group, bytes, &e->st_dp, "dp");
 }
 
 void lower_emit_amax(Emit *e, guint layers, gboolean forward)
@@ -342,11 +350,8 @@ void lower_emit_amax(Emit *e, guint layers, gboolean forward)
     if (e->amax_group == SSIM_NONE || layers == 0)
         return;
     guint64 bytes = (guint64)layers * 4 * (forward ? 3 : 2) * 4;
-    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLREDUCE, forward ? "fp8.amax_fwd" : "fp8.amax_bwd",
-                                e->amax_group, bytes, &e->st_amax, "amax");
-    guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
-    g_array_set_size(e->pending, 0);
-    g_array_append_val(e->pending, idx);
+    blocking_allreduce(e, forward ? "fp8.amax_fwd" : "fp8.amax_bwd", e->amax_group, bytes,
+                       &e->st_amax, "amax");
 }
 
 static void optimizer(Emit *e, guint64 params, guint64 shard);
