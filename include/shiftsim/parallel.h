@@ -246,6 +246,10 @@ typedef struct {
      * over the pp x v chunks so that each holds the same work, the LM head on the last chunk
      * counted as the layers its FLOPs make (ssim_parallel_resolve_layers()). */
     gboolean balance_layers;
+    /* stage_layers (or the even split) were counted from balance_layers for `recompute`, whose
+     * full mode weighs a layer more against the head: ssim_parallel_set_recompute() counts them
+     * again for another mode. */
+    gboolean layers_balanced;
 } SsimParallel;
 
 /* A position in the 3D grid. */
@@ -420,6 +424,14 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
 gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model, GError **error);
 /* Whether `par` holds a rule ssim_parallel_resolve_layers() has not counted yet. */
 gboolean ssim_parallel_layers_pending(const SsimParallel *par);
+/*
+ * Sets par->recompute to `mode`.  A split counted from stage_layers=balanced (layers_balanced)
+ * is counted again for it, so that the head weighs against a layer as that mode runs them (the
+ * recompute ladders of simulate, compare and sweep choose the mode after the split is counted).
+ * `par` is unchanged on error.
+ */
+gboolean ssim_parallel_set_recompute(SsimParallel *par, const SsimModel *model, SsimRecompute mode,
+                                     GError **error);
 
 guint ssim_parallel_world(const SsimParallel *par); /* dp * cp * tp * pp */
 /* The model as one GPU of `par` sees it: `model` itself without context parallelism, else a copy

@@ -219,8 +219,9 @@ int ssim_verb_simulate(int argc, char **argv)
     if (!ssim_cli_job_has_recompute(&job) && !ignore_memory) {
         SsimMemory peak;
         for (int mode = SSIM_RECOMPUTE_NONE; mode < SSIM_RECOMPUTE_LADDER; mode++) {
-            par.recompute = (SsimRecompute)mode;
             g_autoptr(GError) probe = NULL;
+            if (!ssim_parallel_set_recompute(&par, model, (SsimRecompute)mode, &error))
+                return ssim_cli_usage_error(VERB, "%s", error->message);
             if (ssim_simulate_memory(&config, &peak, &probe))
                 break;
             if (mode == SSIM_RECOMPUTE_NONE &&

@@ -944,6 +944,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
     } else if (key_is(k, "stage_layers", "layers_per_stage", NULL)) {
         f = SSIM_PARALLEL_STAGE_LAYERS;
         p.balance_layers = g_ascii_strcasecmp(v, "balanced") == 0;
+        p.layers_balanced = FALSE;
         if (p.balance_layers)
             memset(p.stage_layers, 0, sizeof p.stage_layers);
         else if (!parse_stage_layers(k, v, p.stage_layers, error))
@@ -1309,8 +1310,25 @@ gboolean ssim_parallel_resolve_layers(SsimParallel *par, const SsimModel *model,
     memset(par->stage_layers, 0, sizeof par->stage_layers);
     if (!even)
         memcpy(par->stage_layers, out, sizeof(guint16) * chunks);
+    par->layers_balanced = par->balance_layers;
     par->first_stage_layers = par->last_stage_layers = 0;
     par->embedding_in_split = par->loss_in_split = par->balance_layers = FALSE;
+    return TRUE;
+}
+
+gboolean ssim_parallel_set_recompute(SsimParallel *par, const SsimModel *model, SsimRecompute mode,
+                                     GError **error)
+{
+    g_return_val_if_fail(par != NULL && model != NULL, FALSE);
+    SsimParallel p = *par;
+    p.recompute = mode;
+    if (p.layers_balanced) {
+        memset(p.stage_layers, 0, sizeof p.stage_layers);
+        p.balance_layers = TRUE;
+        if (!ssim_parallel_resolve_layers(&p, model, error))
+            return FALSE;
+    }
+    *par = p;
     return TRUE;
 }
 

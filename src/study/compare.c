@@ -170,7 +170,8 @@ static SsimRecompute pick_recompute(const SsimCompareSpec *spec, const SsimPlace
             SsimParallel probe_par = spec->par;
             SsimPlacement pl = policy_placement(spec, &policies[i]);
             policy_par(spec, &pl, &probe_par);
-            probe_par.recompute = (SsimRecompute)mode;
+            if (!ssim_parallel_set_recompute(&probe_par, spec->model, (SsimRecompute)mode, NULL))
+                return SSIM_RECOMPUTE_NONE; /* ssim_compare_run() refuses the split itself */
             SsimSimConfig probe = {
                 .model = spec->model, .cluster = spec->cluster, .par = &probe_par};
             SsimMemory peak;
@@ -189,8 +190,9 @@ SsimCompare *ssim_compare_run(const SsimCompareSpec *spec, const SsimPlacement *
     if (!ssim_site_set_check(&spec->placement.grads, spec->model, error))
         return NULL;
     SsimParallel par = spec->par;
-    if (spec->pick_recompute && !spec->ignore_memory)
-        par.recompute = pick_recompute(spec, policies, n);
+    if (spec->pick_recompute && !spec->ignore_memory &&
+        !ssim_parallel_set_recompute(&par, spec->model, pick_recompute(spec, policies, n), error))
+        return NULL;
 
     /* Each policy keeps its graph (explicit per GPU under exact: the report needs the timeline)
      * and timeline until the report is written. */

@@ -139,8 +139,11 @@ static gboolean prepare(const SsimSweep *sweep, guint index, SsimSweepRow *row,
     }
     SsimSimConfig config = config_of(sweep, row, placement);
     for (guint mode = first; mode <= last; mode++) {
-        row->par.recompute = (SsimRecompute)mode;
         g_autoptr(GError) error = NULL;
+        if (!ssim_parallel_set_recompute(&row->par, sweep->model, (SsimRecompute)mode, &error)) {
+            reject(row, SSIM_SWEEP_ILLEGAL, NULL, error);
+            return FALSE;
+        }
         SsimMemory peak;
         memset(&peak, 0, sizeof peak);
         if (ssim_simulate_memory(&config, &peak, &error)) {

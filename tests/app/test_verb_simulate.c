@@ -110,3 +110,99 @@ Test(verb_simulate, context_parallel_option, .init = test_redirect)
     g_autofree char *e2 = test_stderr();
     cr_assert(strstr(e2, "cp x tp x pp = 3 x 1 x 1 = 3 does not divide the 8 GPUs"), "%s", e2);
 }
+
+/*
+ * --stage-layers balanced counts the head against a layer as the recompute mode runs them, and
+ * without -r the mode is chosen after the split is counted: simulate, compare and sweep count it
+ * again for the mode they choose.  Llama 2 7B (32 layers; the head 0.556 of a layer's forward
+ * FLOPs, 0.417 against full recompute's) on 16 stages: without recompute round(32.556 / 16 -
+ * 0.556) = 1 layer on the last stage (2/3/2*13/1), under full round(2.03 - 0.417) = 2, even.
+ * Microbatches of 16 fit only under full recompute, which all three choose.
+ */
+Test(verb_simulate, balanced_split_follows_the_chosen_recompute, .init = test_redirect)
+{
+    const char *none[] = {"shiftsim",
+                          "simulate",
+                          "-m",
+                          "llama-2-7b",
+                          "-c",
+                          "dgx-h100",
+                          "-n",
+                          "16",
+                          "--tp",
+                          "8",
+                          "--pp",
+                          "16",
+                          "-s",
+                          "1f1b",
+                          "-b",
+                          "16",
+                          "-B",
+                          "1024",
+                          "--stage-layers",
+                          "balanced",
+                          "-r",
+                          "none",
+                          "--ignore-memory"};
+    int rc;
+    g_autofree char *a = test_cli_stdout(none, G_N_ELEMENTS(none), &rc);
+    cr_assert_eq(rc, 0, "%s", a);
+    cr_assert(strstr(a, "schedule 1f1b, stage layers 2/3/2*13/1\n"), "%s", a);
+    /* The ladder: none and selective do not fit, full does. */
+    const char *ladder[] = {"shiftsim", "simulate", "-m",   "llama-2-7b",     "-c",
+                            "dgx-h100", "-n",       "16",   "--tp",           "8",
+                            "--pp",     "16",       "-s",   "1f1b",           "-b",
+                            "16",       "-B",       "1024", "--stage-layers", "balanced"};
+    g_autofree char *b = test_cli_stdout(ladder, G_N_ELEMENTS(ladder), &rc);
+    cr_assert_eq(rc, 0, "%s", b);
+    cr_assert(strstr(b, "recompute full"), "%s", b);
+    cr_assert(strstr(b, "(64 microbatches), schedule 1f1b\n"), "an even split: %s", b);
+    /* The oracle: the split counted for full recompute from the start (-r full). */
+    const char *full[] = {"shiftsim", "simulate", "-m",   "llama-2-7b",     "-c",
+                          "dgx-h100", "-n",       "16",   "--tp",           "8",
+                          "--pp",     "16",       "-s",   "1f1b",           "-b",
+                          "16",       "-B",       "1024", "--stage-layers", "balanced",
+                          "-r",       "full"};
+    g_autofree char *f = test_cli_stdout(full, G_N_ELEMENTS(full), &rc);
+    cr_assert_eq(rc, 0, "%s", f);
+    const char *step = strstr(f, "step time");
+    cr_assert_not_null(step, "%s", f);
+    g_autofree char *line = g_strndup(step, strcspn(step, "\n"));
+    cr_assert(strstr(b, line), "the ladder's run is -r full's (%s): %s", line, b);
+    const char *cmp[] = {
+        "shiftsim",       "compare",  "-m",         "llama-2-7b", "-c", "dgx-h100", "-n", "16",
+        "--tp",           "8",        "--pp",       "16",         "-b", "16",       "-B", "1024",
+        "--stage-layers", "balanced", "--policies", "megatron"};
+    g_autofree char *c = test_cli_stdout(cmp, G_N_ELEMENTS(cmp), &rc);
+    cr_assert_eq(rc, 0, "%s", c);
+    cr_assert(strstr(c, "(64 microbatches), recompute full\n"), "an even split: %s", c);
+    const char *sweep[] = {"shiftsim",
+                           "sweep",
+                           "-m",
+                           "llama-2-7b",
+                           "-c",
+                           "dgx-h100",
+                           "-n",
+                           "16",
+                           "--tp",
+                           "8",
+                           "--pp",
+                           "16",
+                           "--microbatch",
+                           "16",
+                           "-B",
+                           "1024",
+                           "--schedules",
+                           "1f1b",
+                           "--stage-layers",
+                           "balanced",
+                           "-f",
+                           "csv",
+                           "-q"};
+    g_autofree char *d = test_cli_stdout(sweep, G_N_ELEMENTS(sweep), &rc);
+    cr_assert_eq(rc, 0, "%s", d);
+    /* The sweep's row is -r full's run, to the microsecond. */
+    double ms = g_ascii_strtod(step + strlen("step time"), NULL);
+    g_autofree char *row = g_strdup_printf(",full,0,0,allreduce,ok,,%.3f", ms);
+    cr_assert(strstr(d, row), "%s not in %s", row, d);
+}

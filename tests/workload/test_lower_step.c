@@ -688,6 +688,52 @@ Test(stepcost, balanced_stage_layers_by_hand)
 }
 
 /*
+ * A balanced split follows the recompute mode the ladders of simulate, compare and sweep choose
+ * after counting it: full recompute weighs a layer 4/3 more against the head (H = 0.33162 of a
+ * layer for the GPT-3 shapes, 0.24871 under full).  11 layers on 3 stages: the last holds
+ * round(11.33162 / 3 - 0.33162) = round(3.4456) = 3 without, round(11.24871 / 3 - 0.24871) =
+ * round(3.5009) = 4 under full, the rest 8 as 4/4 or 7 as 3/4: 4/4/3 and 3/4/4.  A split
+ * given as a list does not move.
+ */
+Test(stepcost, balanced_stage_layers_follow_the_recompute_mode)
+{
+    g_autoptr(SsimModel) m = gpt3_8();
+    m->layers = 11;
+    SsimParallel p = split(1, 1, 3, NULL);
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "balanced", NULL));
+    cr_assert(ssim_parallel_resolve_layers(&p, m, NULL));
+    cr_assert(p.layers_balanced && !p.balance_layers);
+    static const struct {
+        SsimRecompute mode;
+        const char *want;
+    } steps[] = {{SSIM_RECOMPUTE_NONE, "4/4/3"},
+                 {SSIM_RECOMPUTE_SELECTIVE, "4/4/3"},
+                 {SSIM_RECOMPUTE_FULL, "3/4/4"},
+                 {SSIM_RECOMPUTE_NONE, "4/4/3"}};
+    for (gsize i = 0; i < G_N_ELEMENTS(steps); i++) {
+        GError *error = NULL;
+        cr_assert(ssim_parallel_set_recompute(&p, m, steps[i].mode, &error), "%s",
+                  error ? error->message : "");
+        cr_assert_eq(p.recompute, steps[i].mode);
+        g_autoptr(GString) got = g_string_new(NULL);
+        ssim_parallel_append_stage_layers(got, &p);
+        cr_assert_str_eq(got->str, steps[i].want, "step %zu: %s", i, got->str);
+        cr_assert(p.layers_balanced && !ssim_parallel_layers_pending(&p));
+        cr_assert(ssim_parallel_validate(&p, m, NULL, &error), "%s", error ? error->message : "");
+    }
+    SsimParallel listed = split(1, 1, 3, NULL);
+    cr_assert(ssim_parallel_set(&listed, "stage_layers", "4/4/3", NULL));
+    cr_assert(ssim_parallel_set_recompute(&listed, m, SSIM_RECOMPUTE_FULL, NULL));
+    g_autoptr(GString) got = g_string_new(NULL);
+    ssim_parallel_append_stage_layers(got, &listed);
+    cr_assert_str_eq(got->str, "4/4/3");
+    cr_assert_eq(listed.recompute, SSIM_RECOMPUTE_FULL);
+    /* Asking for a list after a balanced count ends the balancing. */
+    cr_assert(ssim_parallel_set(&p, "stage_layers", "4/4/3", NULL));
+    cr_assert_not(p.layers_balanced);
+}
+
+/*
  * The FP8 recipe's amax reductions (Transformer Engine's delayed scaling, Megatron-LM's default
  * --fp8-recipe delayed): each chunk pass's fp8_autocast region all-reduces (max) the amaxes of
  * its FP8 GEMMs over the stage's tp x dp GPUs as it ends, forward, and after its first module's
