@@ -205,6 +205,11 @@ typedef struct {
      * all-gather before a column-parallel GEMM and the reduce-scatter after a row-parallel one
      * run beside that GEMM, in chunks, instead of before or after it. */
     gboolean tp_comm_overlap;
+    /* Megatron-LM's --overlap-param-gather (NeMo's overlap_param_sync): under the distributed
+     * optimizer (ZeRO 1 or 2) the weights' all-gather after the optimizer step runs beside the
+     * next step's forward, each layer's weights gathered before its first forward and the next
+     * layer's then started, instead of in one all-gather after the step. */
+    gboolean overlap_param_gather;
     /* CUDA_LAUNCH_BLOCKING=1: every launch returns only when its kernel has finished, so the host
      * launches an op only after the kernel or collective before it has ended (runtime.h,
      * "Blocking launches").
@@ -321,6 +326,7 @@ typedef enum {
      * one at a time); the last stage's, last_stage_layers or loss_in_split. */
     SSIM_PARALLEL_FIRST_STAGE = 1u << 28,
     SSIM_PARALLEL_LAST_STAGE = 1u << 29,
+    SSIM_PARALLEL_OVERLAP_PARAM_GATHER = 1u << 30,
 } SsimParallelField;
 
 /*
@@ -343,7 +349,8 @@ typedef enum {
  *   tp_overlap (on/off: tp_sync_grad off/on), attention (unfused|flash), transformer_impl
  *   (transformer_engine|te|local|torch), rmsnorm (auto|fused|eager), fp8 (off|hybrid|e4m3),
  * tp_comm_overlap (on/off), cross_entropy (unfused|native|te), launch_blocking (on/off; also
- * cuda_launch_blocking), defer_embedding_wgrad (off or 0, all, or a count of microbatches). Keys
+ * cuda_launch_blocking), defer_embedding_wgrad (off or 0, all, or a count of microbatches),
+ * overlap_param_gather (on/off; also overlap_param_sync). Keys
  * are case-insensitive, '-' and '_' alike. Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is
  * not a positive integer") on a bad key or value; `par` is unchanged then.  Validity across fields
  * is ssim_parallel_validate()'s job.
@@ -369,7 +376,7 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
  * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on", ",rmsnorm=eager",
- * ",cp=2" and ",defer_embedding_wgrad=22" when set).
+ * ",cp=2", ",defer_embedding_wgrad=22" and ",overlap_param_gather=on" when set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -395,6 +402,8 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - tp_comm_overlap needs transformer_impl = transformer_engine, and sequence parallelism
  *     where tp > 1 (at tp = 1 there is nothing to overlap)
  *   - launch_blocking needs an eager schedule (not ssim_parallel_compiled())
+ *   - overlap_param_gather needs ZeRO 1 or 2 (the distributed optimizer's all-gather) and an
+ *     eager schedule
  *   - defer_head_wgrad needs pp > 1, an eager schedule, ZeRO 0 or 1 and the weight gradients
  *     accumulated in their GEMMs (step cost grad_accum off)
  *   - every tensor-parallel group inside one node, unless allow_cross_node_tp

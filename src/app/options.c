@@ -206,6 +206,13 @@ static const Option options[SSIM_OPT_N] = {
                               "keeping their inputs and logits' gradients until then "
                               "(Megatron-LM's --defer-embedding-wgrad-compute "
                               "--wgrad-deferral-limit N; needs pp > 1)"},
+    [SSIM_OPT_OVERLAP_PARAM_GATHER] = {"overlap-param-gather", 0, G_OPTION_ARG_NONE,
+                                       IN(JOB, SsimCliJob, overlap_param_gather), NULL,
+                                       "With the distributed optimizer (--zero 1 or 2), the "
+                                       "weights' all-gather runs beside the next step's forward, "
+                                       "each layer gathered before its first forward, instead of "
+                                       "after the optimizer step (Megatron-LM's flag of that name, "
+                                       "NeMo's overlap_param_sync)"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -657,7 +664,9 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         {"cross_node_tp", job->cross_node_tp ? "on" : NULL, SSIM_OPT_CROSS_NODE_TP},
         {"tp_comm_overlap", job->tp_comm_overlap ? "on" : NULL, SSIM_OPT_TP_COMM_OVERLAP},
         {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING},
-        {"defer_embedding_wgrad", job->defer_wgrad, SSIM_OPT_DEFER_WGRAD}};
+        {"defer_embedding_wgrad", job->defer_wgrad, SSIM_OPT_DEFER_WGRAD},
+        {"overlap_param_gather", job->overlap_param_gather ? "on" : NULL,
+         SSIM_OPT_OVERLAP_PARAM_GATHER}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)

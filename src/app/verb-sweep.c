@@ -191,6 +191,9 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_ENTROPY, "unfused (default), native or te"),
         ssim_cli_job_entry(&job, SSIM_OPT_LAUNCH_BLOCKING,
                            "Every configuration runs with CUDA_LAUNCH_BLOCKING=1"),
+        ssim_cli_job_entry(&job, SSIM_OPT_OVERLAP_PARAM_GATHER,
+                           "The weights' all-gather beside the next step's forward where ZeRO is "
+                           "1 or 2 (Megatron-LM's --overlap-param-gather)"),
         ssim_cli_job_entry(&job, SSIM_OPT_ORDER, "Rank order, innermost first (tp-dp-pp)"),
         ssim_cli_job_entry(&job, SSIM_OPT_STAGE_LAYERS,
                            "balanced: each row's layers spread for even work over its pp v "

@@ -96,6 +96,8 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append_printf(o, "%.0f MiB", (double)p->dp_bucket_bytes / 1048576.0);
     else
         g_string_append(o, "off");
+    if (p->overlap_param_gather)
+        g_string_append(o, ", overlap-param-gather on");
     g_string_append_printf(o, ", tp-comm %s", ssim_tp_comm_name(p->tp_comm));
     if (p->allow_cross_node_tp)
         g_string_append(o, ", cross-node-tp on");

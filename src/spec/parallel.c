@@ -1002,6 +1002,10 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_TP_COMM_OVERLAP;
         if (!ssim_switch_read(k, v, &p.tp_comm_overlap, error))
             return FALSE;
+    } else if (key_is(k, "overlap_param_gather", "overlap_param_sync", NULL)) {
+        f = SSIM_PARALLEL_OVERLAP_PARAM_GATHER;
+        if (!ssim_switch_read(k, v, &p.overlap_param_gather, error))
+            return FALSE;
     } else if (key_is(k, "launch_blocking", "cuda_launch_blocking", NULL)) {
         f = SSIM_PARALLEL_LAUNCH_BLOCKING;
         if (!ssim_switch_read(k, v, &p.launch_blocking, error))
@@ -1024,7 +1028,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
                     "stage_layers, first_stage_layers, last_stage_layers, embedding_in_split, "
                     "loss_in_split, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
                     "fp8, tp_comm_overlap, cross_entropy, launch_blocking, cp, "
-                    "defer_embedding_wgrad)",
+                    "defer_embedding_wgrad, overlap_param_gather)",
                     shown);
         return FALSE;
     }
@@ -1148,6 +1152,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append(extra, ",defer_embedding_wgrad=all");
     else if (par->defer_head_wgrad > 0)
         g_string_append_printf(extra, ",defer_embedding_wgrad=%u", par->defer_head_wgrad);
+    if (par->overlap_param_gather)
+        g_string_append(extra, ",overlap_param_gather=on");
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -1569,6 +1575,19 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
         FAIL("launch_blocking blocks an eager host's launches (schedules 1f1b, gpipe, "
              "interleaved: Megatron-LM); schedule %s runs compiled programs, which have none",
              par->schedule);
+
+    /* Megatron-LM: "--overlap-param-gather only supported with distributed optimizer"; the
+     * all-gather it moves is ZeRO-1 and 2's (ZeRO-3 gathers every pass already). */
+    if (par->overlap_param_gather) {
+        if (par->zero_stage < 1 || par->zero_stage > 2)
+            FAIL("overlap_param_gather needs ZeRO 1 or 2 (Megatron-LM's distributed optimizer, "
+                 "whose weights' all-gather it overlaps with the next step's forward); zero is %u",
+                 par->zero_stage);
+        if (ssim_parallel_compiled(par))
+            FAIL("overlap_param_gather is Megatron-LM's (schedules 1f1b, gpipe, interleaved); "
+                 "schedule %s runs compiled programs",
+                 par->schedule);
+    }
 
     /* Megatron-LM defers the head's weight gradient to the pipeline's flush, accumulated into
      * its main gradient (gradient-accumulation fusion), and Megatron-Bridge turns it off under

@@ -323,7 +323,8 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
             "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
             "attention, transformer_impl, rmsnorm, recompute_layers, fp8, tp_comm_overlap, "
             "cross_entropy, launch_blocking, cp, defer_embedding_wgrad, first_stage_layers, "
-            "last_stage_layers, embedding_in_split, loss_in_split; and position, "
+            "last_stage_layers, embedding_in_split, loss_in_split, overlap_param_gather; and "
+            "position, "
             "embedding_norm for a row given by shape)",
             x->text);
     *p = q;
@@ -587,6 +588,7 @@ static char *row_options(const SsimMeasuredRun *r)
                                        "last_stage_layers",
                                        "embedding_in_split",
                                        "loss_in_split",
+                                       "overlap_param_gather",
                                        NULL};
     SsimParallel d;
     ssim_parallel_init(&d);

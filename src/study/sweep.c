@@ -321,6 +321,11 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                                           SSIM_PARALLEL_NAME_MAX);
                                 r->par.zero_stage = spec->zero.v[z / spec->placements.n];
                                 resolve_native(spec, &r->par, model);
+                                /* --overlap-param-gather: the rows with the distributed
+                                 * optimizer's all-gather (ZeRO 1 and 2, eager schedules). */
+                                r->par.overlap_param_gather =
+                                    r->par.overlap_param_gather && r->par.zero_stage >= 1 &&
+                                    r->par.zero_stage <= 2 && !ssim_parallel_compiled(&r->par);
                             }
         }
     g_assert(k == total);

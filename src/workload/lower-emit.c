@@ -97,6 +97,8 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     g_array_set_size(e->dp_ops, 0);
     g_array_set_size(e->bwd_seen, 0);
     g_array_set_size(e->bwd_seen, e->par->virtual_stages);
+    g_array_set_size(e->fwd_seen, 0);
+    g_array_set_size(e->fwd_seen, e->par->virtual_stages);
 }
 
 static guint32 gather(Emit *e, guint64 bytes, guint32 issue);
@@ -191,12 +193,19 @@ static void grad_piece(Emit *e, guint64 bytes, guint32 site)
 }
 
 /* An all-gather over dp of `bytes` of weights on the gather stream, after `issue` (SSIM_NONE: as
- * soon as the stream is free); nothing waits for it yet. */
+ * soon as the stream is free); nothing waits for it yet.  ZeRO-3's every pass, or under ZeRO 1
+ * and 2 with overlap_param_gather the step's one. */
 static guint32 gather(Emit *e, guint64 bytes, guint32 issue)
 {
-    SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLGATHER, "zero3.allgather", e->dp_group, bytes,
-                                &e->st_gather, "dp.gather");
+    const char *name = e->par->zero_stage >= 3 ? "zero3.allgather" : "dp.param_gather";
+    SsimOpSpec spec =
+        coll_spec(e, SSIM_COLL_ALLGATHER, name, e->dp_group, bytes, &e->st_gather, "dp.gather");
     return add(e, &spec, SSIM_OPCLASS_DP, issue, NULL, 0);
+}
+
+guint32 lower_emit_param_gather(Emit *e, guint64 bytes)
+{
+    return gather(e, bytes, SSIM_NONE);
 }
 
 void lower_emit_gather(Emit *e, guint64 bytes, guint64 next, SsimOpClass cls)
@@ -424,8 +433,9 @@ static void optimizer(Emit *e, guint64 params, guint64 shard)
                       .name = "grad.zero",
                       .bytes = (zero && par->zero_stage >= 2 ? shard : params) * gdt};
     kernel(e, &zero_grad, SSIM_OPCLASS_OPTIMIZER);
-    /* Stage 3 keeps the weights sharded: the next step's forward gathers them layer by layer. */
-    if (zero && par->zero_stage <= 2) {
+    /* Stage 3 keeps the weights sharded: the next step's forward gathers them layer by layer;
+     * so does overlap_param_gather, once a step (lower-iteration.c). */
+    if (zero && par->zero_stage <= 2 && !par->overlap_param_gather) {
         SsimOpSpec spec = coll_spec(e, SSIM_COLL_ALLGATHER, "dp.allgather", e->dp_group,
                                     params * dt, &e->st_dp, "dp");
         guint32 idx = add(e, &spec, SSIM_OPCLASS_DP, e->last, NULL, 0);

@@ -70,6 +70,53 @@ static guint32 lockstep_peer(const Emit *e, guint j, gboolean sender)
     return lower_stage_rank(e, (guint)other);
 }
 
+/*
+ * overlap_param_gather (Megatron-LM's --overlap-param-gather): the weights the last step's
+ * optimizer updated are all-gathered over dp as this step begins, unit by unit in forward order,
+ * chunk after chunk, on the gather stream (Megatron-Core dispatches each model chunk's buckets
+ * ahead of its first forward; a unit of shiftsim's is a layer, the embedding or the LM head,
+ * where Megatron-LM's buckets hold about 40M parameters), instead of in one all-gather after
+ * the optimizer.  param_first holds each chunk's first gather in param_ops.
+ */
+static void param_gather(Emit *e, guint64 bytes)
+{
+    if (bytes == 0)
+        return;
+    guint32 op = lower_emit_param_gather(e, bytes);
+    g_array_append_val(e->param_ops, op);
+}
+
+static void param_gathers(Emit *e)
+{
+    g_array_set_size(e->param_ops, 0);
+    g_array_set_size(e->param_first, e->par->virtual_stages);
+    const Units *u = &e->params;
+    if (u->layer == 0 && u->embed == 0 && u->head == 0)
+        return;
+    for (guint c = 0; c < e->par->virtual_stages; c++) {
+        guint vs = ssim_schedule_virtual_stage(e->sched, e->stage, c);
+        g_array_index(e->param_first, guint, c) = e->param_ops->len;
+        guint lpc = ssim_parallel_chunk_layers(e->par, e->model, vs);
+        if (vs == 0)
+            param_gather(e, u->embed);
+        for (guint l = 0; l < lpc; l++)
+            param_gather(e, u->layer);
+        if (vs == e->pv - 1)
+            param_gather(e, u->head);
+    }
+}
+
+/* The next kernel waits for the next of the chunk's gathers (`pg` its index in param_ops;
+ * G_MAXUINT: not the chunk's first forward), when the unit has weights to gather. */
+static void param_wait(Emit *e, guint *pg, guint64 bytes)
+{
+    if (*pg == G_MAXUINT || bytes == 0)
+        return;
+    g_assert(*pg < e->param_ops->len);
+    guint32 op = g_array_index(e->param_ops, guint32, (*pg)++);
+    g_array_append_val(e->pending, op);
+}
+
 /* Emits slot `slot` of this rank's schedule, phase `ph`; returns its lock-step permute, or
  * SSIM_NONE. */
 static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
@@ -93,6 +140,13 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
         const Units *u = &e->units;
         guint64 u_embed = vs == 0 ? u->embed : 0, u_head = vs == last_vs ? u->head : 0;
         if (ph->dir == SSIM_PHASE_FWD) {
+            /* overlap_param_gather: the chunk's first forward waits, unit by unit, for the
+             * weights gathered since the step began (param_gathers). */
+            guint8 *fseen = &g_array_index(e->fwd_seen, guint8, ph->chunk);
+            guint pg = *fseen || e->param_ops->len == 0
+                           ? G_MAXUINT
+                           : g_array_index(e->param_first, guint, ph->chunk);
+            *fseen = 1;
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rf, "pp.recv.fwd", prev,
                                tag_of(e, SSIM_PHASE_FWD, vs, ph->micro));
@@ -100,10 +154,12 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
             lower_emit_host(e, SSIM_OPCLASS_FWD);
             if (vs == 0) {
+                param_wait(e, &pg, e->params.embed);
                 lower_emit_gather(e, u_embed, lpc > 0 ? u->layer : u_head, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->embed_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
             for (guint l = 0; l < lpc; l++) {
+                param_wait(e, &pg, e->params.layer);
                 lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_head, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->layer_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
@@ -111,6 +167,7 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
              * amaxes. */
             lower_emit_amax(e, lpc, TRUE);
             if (vs == last_vs) {
+                param_wait(e, &pg, e->params.head);
                 lower_emit_gather(e, u_head, 0, SSIM_OPCLASS_FWD);
                 lower_emit_steps(e, sl->head_fwd, SSIM_OPCLASS_FWD, SSIM_NONE);
             }
@@ -279,6 +336,7 @@ static gboolean emit_rank(Emit *e, guint32 rank, GArray *permutes, GError **erro
             return FALSE;
     }
 
+    param_gathers(e);
     guint n;
     const SsimPhase *ph = ssim_schedule_phases(e->sched, e->stage, &n);
     g_array_set_size(permutes, n);
@@ -308,6 +366,26 @@ static guint64 grad_bytes(const GArray *steps)
     return sum;
 }
 
+/* The weights an all-gather over dp makes whole for each unit (a GPU's tp shard, in the model's
+ * dtype). */
+static void unit_weights(const SsimModel *model, const SsimParallel *par, Units *u)
+{
+    guint64 dt = ssim_dtype_size(model->dtype);
+    u->layer = lower_cdiv(ssim_model_layer_params(model), par->tp) * dt;
+    u->embed = lower_cdiv(ssim_model_embedding_params(model), par->tp) * dt;
+    u->head = lower_cdiv(ssim_model_head_weights(model), par->tp) * dt;
+}
+
+/* overlap_param_gather's units (lower-private.h): ZeRO 1 and 2 over dp > 1. */
+static Units param_units_of(const SsimModel *model, const SsimParallel *par)
+{
+    Units u = {0};
+    if (par->overlap_param_gather && ssim_parallel_size(par, SSIM_AXIS_DP) > 1 &&
+        par->zero_stage >= 1 && par->zero_stage <= 2)
+        unit_weights(model, par, &u);
+    return u;
+}
+
 /* ZeRO-2 and 3's units (lower-private.h). */
 static Units units_of(const SsimModel *model, const SsimParallel *par, const StepLists *steps)
 {
@@ -317,12 +395,8 @@ static Units units_of(const SsimModel *model, const SsimParallel *par, const Ste
     u.layer_grad = grad_bytes(steps->layer_bwd);
     u.embed_grad = grad_bytes(steps->embed_bwd);
     u.head_grad = grad_bytes(steps->head_bwd);
-    if (par->zero_stage >= 3) {
-        guint64 dt = ssim_dtype_size(model->dtype);
-        u.layer = lower_cdiv(ssim_model_layer_params(model), par->tp) * dt;
-        u.embed = lower_cdiv(ssim_model_embedding_params(model), par->tp) * dt;
-        u.head = lower_cdiv(ssim_model_head_weights(model), par->tp) * dt;
-    }
+    if (par->zero_stage >= 3)
+        unit_weights(model, par, &u);
     u.copies = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_SHARD_COPY);
     return u;
 }
@@ -345,11 +419,15 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .step_costs = ssim_parallel_step_costs(par, model),
         .host = host,
         .units = units_of(model, par, steps),
+        .params = param_units_of(model, par),
         .pending = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .deferred = g_array_new(FALSE, FALSE, sizeof(Deferred)),
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .open = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .bwd_seen = g_array_new(FALSE, TRUE, sizeof(guint8)),
+        .fwd_seen = g_array_new(FALSE, TRUE, sizeof(guint8)),
+        .param_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
+        .param_first = g_array_new(FALSE, TRUE, sizeof(guint)),
     };
     /* Per graph rank: its lock-step permute per slot. */
     g_autoptr(GPtrArray) all_permutes =
@@ -381,5 +459,8 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
     g_array_free(e.dp_ops, TRUE);
     g_array_free(e.open, TRUE);
     g_array_free(e.bwd_seen, TRUE);
+    g_array_free(e.fwd_seen, TRUE);
+    g_array_free(e.param_ops, TRUE);
+    g_array_free(e.param_first, TRUE);
     return ok;
 }

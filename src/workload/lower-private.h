@@ -129,7 +129,10 @@ typedef struct {
     guint step_costs;  /* the per-iteration terms that are on (ssim_parallel_step_costs) */
     SsimTime host;     /* the host op per microbatch phase (0: none) */
     Units units;       /* ZeRO-2 and 3 */
-    GError *bug;       /* a setter's refusal of the lowering's own point: a bug (lower-emit.c) */
+    /* overlap_param_gather: the weights each unit gathers before its first forward of the step
+     * (ZeRO 1 and 2; only layer, embed and head set; zero without it or at dp 1). */
+    Units params;
+    GError *bug; /* a setter's refusal of the lowering's own point: a bug (lower-emit.c) */
 
     /* Per-rank state (lower_emit_begin_rank). */
     guint32 rank, stage;
@@ -154,7 +157,11 @@ typedef struct {
      * the bytes of the unit after the current one, gathered once its first kernel is issued. */
     guint32 gathered;
     guint64 prefetch;
-    GArray *bwd_seen;    /* guint8 per model chunk of the rank: its first backward was emitted */
+    GArray *bwd_seen; /* guint8 per model chunk of the rank: its first backward was emitted */
+    GArray *fwd_seen; /* and its first forward */
+    /* overlap_param_gather: the step's gathers in forward order (guint32 plan ops) and the
+     * index of each model chunk's first (guint), lower-iteration.c's param_gathers(). */
+    GArray *param_ops, *param_first;
     guint head_deferred; /* LM head weight gradients left for the flush (defer_head_wgrad) */
 } Emit;
 
@@ -181,6 +188,9 @@ guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_
  * that waits for the gather, as FSDP2's wait_for_unshard runs it.
  */
 void lower_emit_gather(Emit *e, guint64 bytes, guint64 next, SsimOpClass cls);
+/* overlap_param_gather: an all-gather over dp of a unit's `bytes` of weights on the gather
+ * stream, as soon as the stream is free; the caller makes a kernel wait for it (e->pending). */
+guint32 lower_emit_param_gather(Emit *e, guint64 bytes);
 /* ZeRO-2 and 3: the reduce-scatter over dp of the `bytes` of gradients (in the model's dtype)
  * the unit just finished completed, issued after its last kernel; the optimizer waits for it.
  * Under Units.copies the gradients are first copied into the collective's buffer in the reduce

@@ -64,7 +64,8 @@ static gboolean par_equal(const SsimParallel *a, const SsimParallel *b)
            a->transformer_impl == b->transformer_impl && a->fp8 == b->fp8 &&
            a->tp_comm_overlap == b->tp_comm_overlap && a->cross_entropy == b->cross_entropy &&
            a->launch_blocking == b->launch_blocking && a->rmsnorm == b->rmsnorm &&
-           a->recompute_layers == b->recompute_layers;
+           a->recompute_layers == b->recompute_layers &&
+           a->overlap_param_gather == b->overlap_param_gather;
 }
 
 /* `p`'s canonical string has `needle` and parses back to `p`. */
@@ -384,6 +385,31 @@ Test(parallel, launch_blocking_switch)
     cr_assert(ssim_parallel_validate(&q, gptj, h200, NULL), "%s", q.schedule);
     g_strlcpy(q.schedule, "alpa", sizeof q.schedule);
     expect_rule(&q, gptj, h200, "schedule alpa runs compiled programs");
+}
+
+/* overlap_param_gather: off by default, NeMo's name (overlap_param_sync) read too, on
+ * round-trips; refused, as Megatron-LM refuses it, without the distributed optimizer (ZeRO 1 or
+ * 2), and under a compiled schedule. */
+Test(parallel, overlap_param_gather_switch)
+{
+    assert_switch("overlap_param_gather", G_STRUCT_OFFSET(SsimParallel, overlap_param_gather),
+                  "overlap-param-sync", "true", "sometimes");
+    SsimParallel q = good();
+    q.overlap_param_gather = TRUE;
+    expect_rule(&q, gptj, h200, "overlap_param_gather needs ZeRO 1 or 2");
+    q.zero_stage = 3;
+    expect_rule(&q, gptj, h200, "zero is 3");
+    for (guint z = 1; z <= 2; z++) {
+        q.zero_stage = z;
+        GError *error = NULL;
+        cr_assert(ssim_parallel_validate(&q, gptj, h200, &error), "%s",
+                  error ? error->message : "");
+    }
+    g_strlcpy(q.schedule, "alpa", sizeof q.schedule);
+    expect_rule(&q, gptj, h200, "schedule alpa runs compiled programs");
+    SsimParallelField f;
+    cr_assert(ssim_parallel_set_field(&q, "overlap_param_gather", "off", &f, NULL));
+    cr_assert_eq(f, SSIM_PARALLEL_OVERLAP_PARAM_GATHER);
 }
 
 /* tp_comm_overlap: off by default (not in the canonical string), NeMo's name read too, on

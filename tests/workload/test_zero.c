@@ -98,6 +98,20 @@ static guint named(const SsimLowered *l, guint rank, const char *name, guint64 *
     return n;
 }
 
+/* For each op of `g`: how many ops depend on it (`waiters`, zeroed by the caller) and the last of
+ * them (`waiter`). */
+static void waiters_of(const SsimGraph *g, guint32 *waiter, guint *waiters)
+{
+    for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        guint nd;
+        const guint32 *d = ssim_graph_deps(g, i, &nd);
+        for (guint k = 0; k < nd; k++) {
+            waiter[d[k]] = i;
+            waiters[d[k]]++;
+        }
+    }
+}
+
 Test(zero, stages_2_and_3_reduce_every_microbatch_unit_by_unit)
 {
     g_autoptr(SsimModel) model = gpt3_4_layers();
@@ -160,14 +174,7 @@ Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
     guint32 n = ssim_graph_n_ops(g);
     g_autofree guint32 *waiter = g_new(guint32, n);
     g_autofree guint *waiters = g_new0(guint, n);
-    for (guint32 i = 0; i < n; i++) {
-        guint nd;
-        const guint32 *d = ssim_graph_deps(g, i, &nd);
-        for (guint k = 0; k < nd; k++) {
-            waiter[d[k]] = i;
-            waiters[d[k]]++;
-        }
-    }
+    waiters_of(g, waiter, waiters);
     guint gathers = 0, prefetched = 0;
     guint32 previous[2] = {SSIM_NONE, SSIM_NONE}; /* per rank: the last gather seen */
     for (guint32 i = 0; i < n; i++) {
@@ -338,5 +345,88 @@ Test(zero, fsdp2_copies_out_of_each_gather_and_into_each_reduce_scatter)
                        strcmp(ssim_graph_string(g, dep->name), "zero3.allgather") == 0;
         }
         cr_assert_eq(gathers, 1, "copy-out %u", i);
+    }
+}
+
+/*
+ * overlap_param_gather (Megatron-LM's --overlap-param-gather) under ZeRO 1 and 2: no all-gather
+ * after the optimizer; instead each unit's weights (the same bytes: 2 layers and the embedding or
+ * the head a stage) are gathered once, as the step begins, back to back on the gather stream in
+ * forward order, each waited for by one kernel, which starts after it; the step's first kernel
+ * starts exactly when the first unit's weights are whole.  With v = 2 (one layer a chunk) the
+ * chunks' gathers follow each other in forward order: stage 0's embedding and layer 0, then layer
+ * 2; stage 1's layer 1, then layer 3 and the head.
+ */
+Test(zero, overlap_param_gather_gathers_each_unit_once_before_its_first_forward)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    for (guint zero = 1; zero <= 2; zero++) {
+        for (guint v = 1; v <= 2; v++) {
+            SsimParallel par = split(zero);
+            cr_assert(ssim_parallel_set(&par, "overlap_param_gather", "on", NULL));
+            par.virtual_stages = v;
+            if (v == 2)
+                g_strlcpy(par.schedule, "interleaved", sizeof par.schedule);
+            GError *error = NULL;
+            cr_assert(ssim_parallel_validate(&par, model, NULL, &error), "%s",
+                      error ? error->message : "");
+            g_autoptr(SsimSchedule) s =
+                ssim_schedule_new(v == 1 ? SSIM_SCHEDULE_1F1B : SSIM_SCHEDULE_INTERLEAVED, par.pp,
+                                  v, ssim_parallel_n_microbatches(&par), NULL);
+            SsimLowerOptions o = SSIM_LOWER_OPTIONS_INIT;
+            g_autoptr(SsimLowered) l = ssim_lower(model, &par, s, &o, &error);
+            cr_assert_not_null(l, "%s", error ? error->message : "");
+            guint none[1];
+            for (guint st = 0; st < 2; st++) {
+                guint64 ag, pg;
+                cr_assert_eq(named(l, st, "dp.allgather", &ag, NULL, none, 0), 0);
+                guint64 sizes[] = {LAYER_BYTES, st == 0 ? EMBED_BYTES : HEAD_BYTES};
+                guint per[2];
+                cr_assert_eq(named(l, st, "dp.param_gather", &pg, sizes, per, 2), UNITS_A_STAGE,
+                             "zero %u, v %u, stage %u", zero, v, st);
+                cr_assert_eq(per[0], 2);
+                cr_assert_eq(per[1], 1);
+                cr_assert_eq(pg, 2 * LAYER_BYTES + (st == 0 ? EMBED_BYTES : HEAD_BYTES));
+            }
+            const SsimGraph *g = ssim_lowered_graph(l);
+            SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
+            cr_assert_not_null(t, "%s", error ? error->message : "");
+            guint32 n = ssim_graph_n_ops(g);
+            g_autofree guint32 *waiter = g_new(guint32, n);
+            g_autofree guint *waiters = g_new0(guint, n);
+            waiters_of(g, waiter, waiters);
+            SsimTime prev_end[2] = {0, 0}, prev_wait[2] = {-1, -1};
+            guint seen[2] = {0, 0};
+            /* Each rank's gathers in forward order: their waiters' units. */
+            static const char *const first_kernel[2][3] = {{"embed", "norm1", "norm1"},
+                                                           {"norm1", "norm1", "final_norm"}};
+            for (guint32 i = 0; i < n; i++) {
+                const SsimOp *op = ssim_graph_op(g, i);
+                if (op->name == SSIM_NONE ||
+                    strcmp(ssim_graph_string(g, op->name), "dp.param_gather") != 0)
+                    continue;
+                guint nd, r = op->rank;
+                ssim_graph_deps(g, i, &nd);
+                cr_assert_eq(nd, 0, "issued as the step begins");
+                cr_assert_eq(t->start[i], prev_end[r], "back to back from 0 on rank %u", r);
+                prev_end[r] = t->end[i];
+                cr_assert_eq(waiters[i], 1);
+                const SsimOp *w = ssim_graph_op(g, waiter[i]);
+                cr_assert_eq(w->kind, SSIM_OP_COMPUTE);
+                cr_assert_geq(t->start[waiter[i]], t->end[i]);
+                const char *wn = ssim_graph_string(g, w->name);
+                cr_assert(g_str_has_prefix(wn, first_kernel[r][seen[r]]),
+                          "v %u, rank %u, gather %u waited for by %s", v, r, seen[r], wn);
+                if (r == 0 && seen[r] == 0) /* the step's first kernel */
+                    cr_assert_eq(t->start[waiter[i]], t->end[i]);
+                /* Forward order: the unit waited for first was gathered first. */
+                cr_assert_gt(t->start[waiter[i]], prev_wait[r]);
+                prev_wait[r] = t->start[waiter[i]];
+                seen[r]++;
+            }
+            cr_assert_eq(seen[0], UNITS_A_STAGE);
+            cr_assert_eq(seen[1], UNITS_A_STAGE);
+            ssim_timeline_free(t);
+        }
     }
 }
