@@ -14,8 +14,9 @@ GString *ssim_result_format(const SsimResult *result, const SsimSimConfig *confi
                             SsimFormat format);
 
 /* Appends ", attention flash", ", transformer-impl local", ", fp8 hybrid", ", tp-comm-overlap
- * on", ", cross-entropy te": the options that change the kernels, those not at their defaults
- * (the options line of the table above, and compare's split line). */
+ * on", ", cross-entropy te", ", launch-blocking on", ", overlap-param-gather on": the options
+ * that change the kernels or when they run, those not at their defaults (the options line of
+ * the table above, and compare's split line). */
 void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par);
 
 /* The split line's two ends: "split       dp D x tp T x pp P[ x cp C]" and, for an uneven

@@ -38,6 +38,8 @@ void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
                                ssim_cross_entropy_name(par->cross_entropy));
     if (par->launch_blocking)
         g_string_append(out, ", launch-blocking on");
+    if (par->overlap_param_gather)
+        g_string_append(out, ", overlap-param-gather on");
     if (par->rmsnorm != SSIM_RMSNORM_AUTO)
         g_string_append_printf(out, ", rmsnorm %s", ssim_rmsnorm_name(par->rmsnorm));
 }
@@ -96,8 +98,6 @@ static void format_table(GString *o, const SsimResult *r, const SsimSimConfig *c
         g_string_append_printf(o, "%.0f MiB", (double)p->dp_bucket_bytes / 1048576.0);
     else
         g_string_append(o, "off");
-    if (p->overlap_param_gather)
-        g_string_append(o, ", overlap-param-gather on");
     g_string_append_printf(o, ", tp-comm %s", ssim_tp_comm_name(p->tp_comm));
     if (p->allow_cross_node_tp)
         g_string_append(o, ", cross-node-tp on");
