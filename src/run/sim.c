@@ -670,7 +670,8 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
     for (SsimRecompute mode = more_recompute(par->recompute); mode != SSIM_RECOMPUTE_N;
          mode = more_recompute(mode)) {
         SsimParallel p = *par;
-        p.recompute = mode;
+        if (!ssim_parallel_set_recompute(&p, config->model, mode, NULL))
+            break;
         g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
         if (try_way(config, &p, extra, option, fits))
             break; /* more recompute than the first that fits costs time for nothing */
@@ -732,9 +733,9 @@ static void add_memory_hints(const SsimSimConfig *config, guint64 extra, GError 
             break;
         case 1:
         case 2:
-            if (more_recompute(p.recompute) == SSIM_RECOMPUTE_N)
+            if (more_recompute(p.recompute) == SSIM_RECOMPUTE_N ||
+                !ssim_parallel_set_recompute(&p, config->model, more_recompute(p.recompute), NULL))
                 continue;
-            p.recompute = more_recompute(p.recompute);
             g_snprintf(option, sizeof option, "--recompute %s", ssim_recompute_name(p.recompute));
             break;
         case 3:

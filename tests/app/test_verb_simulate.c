@@ -117,7 +117,8 @@ Test(verb_simulate, context_parallel_option, .init = test_redirect)
  * again for the mode they choose.  Llama 2 7B (32 layers; the head 0.556 of a layer's forward
  * FLOPs, 0.417 against full recompute's) on 16 stages: without recompute round(32.556 / 16 -
  * 0.556) = 1 layer on the last stage (2/3/2*13/1), under full round(2.03 - 0.417) = 2, even.
- * Microbatches of 16 fit only under full recompute, which all three choose.
+ * Microbatches of 16 fit only under full recompute, which all three choose, and which a misfit's
+ * hint prices with the split counted for it.
  */
 Test(verb_simulate, balanced_split_follows_the_chosen_recompute, .init = test_redirect)
 {
@@ -169,6 +170,15 @@ Test(verb_simulate, balanced_split_follows_the_chosen_recompute, .init = test_re
     cr_assert_not_null(step, "%s", f);
     g_autofree char *line = g_strndup(step, strcspn(step, "\n"));
     cr_assert(strstr(b, line), "the ladder's run is -r full's (%s): %s", line, b);
+    /* A misfit's hint prices --recompute full with the split counted for it, too. */
+    const char *peak = strstr(f, "peak memory per GPU");
+    cr_assert_not_null(peak, "%s", f);
+    double gib = g_ascii_strtod(peak + strlen("peak memory per GPU"), NULL);
+    none[G_N_ELEMENTS(none) - 1] = "--seq-length=4096"; /* the model's own: no --ignore-memory */
+    cr_assert_eq(test_cli(G_N_ELEMENTS(none), none), 1);
+    g_autofree char *misfit = test_stderr();
+    g_autofree char *hint = g_strdup_printf("fits with --recompute full (%.1f GiB)", gib);
+    cr_assert(strstr(misfit, hint), "%s not in %s", hint, misfit);
     const char *cmp[] = {
         "shiftsim",       "compare",  "-m",         "llama-2-7b", "-c", "dgx-h100", "-n", "16",
         "--tp",           "8",        "--pp",       "16",         "-b", "16",       "-B", "1024",
