@@ -12,6 +12,7 @@
 #include "src/app/cli.h"
 
 #include <glib/gstdio.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +112,25 @@ Test(verb_simulate, context_parallel_option, .init = test_redirect)
     cr_assert(strstr(e2, "cp x tp x pp = 3 x 1 x 1 = 3 does not divide the 8 GPUs"), "%s", e2);
 }
 
+/* A command line of the NULL-terminated arguments. */
+static GPtrArray *command(const char *first, ...)
+{
+    GPtrArray *argv = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a != NULL; a = va_arg(ap, const char *))
+        g_ptr_array_add(argv, (gpointer)a);
+    va_end(ap);
+    return argv;
+}
+
+/* Llama 2 7B on 16 DGX H100 nodes, tp 8 x pp 16, balanced: the job of the test below. */
+#define LLAMA7B_16_STAGES                                                                          \
+    "-m", "llama-2-7b", "-c", "dgx-h100", "-n", "16", "--tp", "8", "--pp", "16", "-B", "1024",     \
+        "--stage-layers", "balanced"
+/* test_cli_stdout()'s arguments for a command(). */
+#define ARGS(a) ((const char *const *)(a)->pdata), (int)(a)->len
+
 /*
  * --stage-layers balanced counts the head against a layer as the recompute mode runs them, and
  * without -r the mode is chosen after the split is counted: simulate, compare and sweep count it
@@ -122,49 +142,23 @@ Test(verb_simulate, context_parallel_option, .init = test_redirect)
  */
 Test(verb_simulate, balanced_split_follows_the_chosen_recompute, .init = test_redirect)
 {
-    const char *none[] = {"shiftsim",
-                          "simulate",
-                          "-m",
-                          "llama-2-7b",
-                          "-c",
-                          "dgx-h100",
-                          "-n",
-                          "16",
-                          "--tp",
-                          "8",
-                          "--pp",
-                          "16",
-                          "-s",
-                          "1f1b",
-                          "-b",
-                          "16",
-                          "-B",
-                          "1024",
-                          "--stage-layers",
-                          "balanced",
-                          "-r",
-                          "none",
-                          "--ignore-memory"};
     int rc;
-    g_autofree char *a = test_cli_stdout(none, G_N_ELEMENTS(none), &rc);
+    g_autoptr(GPtrArray) none = command("shiftsim", "simulate", LLAMA7B_16_STAGES, "-s", "1f1b",
+                                        "-b", "16", "-r", "none", "--ignore-memory", NULL);
+    g_autofree char *a = test_cli_stdout(ARGS(none), &rc);
     cr_assert_eq(rc, 0, "%s", a);
     cr_assert(strstr(a, "schedule 1f1b, stage layers 2/3/2*13/1\n"), "%s", a);
     /* The ladder: none and selective do not fit, full does. */
-    const char *ladder[] = {"shiftsim", "simulate", "-m",   "llama-2-7b",     "-c",
-                            "dgx-h100", "-n",       "16",   "--tp",           "8",
-                            "--pp",     "16",       "-s",   "1f1b",           "-b",
-                            "16",       "-B",       "1024", "--stage-layers", "balanced"};
-    g_autofree char *b = test_cli_stdout(ladder, G_N_ELEMENTS(ladder), &rc);
+    g_autoptr(GPtrArray) ladder =
+        command("shiftsim", "simulate", LLAMA7B_16_STAGES, "-s", "1f1b", "-b", "16", NULL);
+    g_autofree char *b = test_cli_stdout(ARGS(ladder), &rc);
     cr_assert_eq(rc, 0, "%s", b);
     cr_assert(strstr(b, "recompute full"), "%s", b);
     cr_assert(strstr(b, "(64 microbatches), schedule 1f1b\n"), "an even split: %s", b);
     /* The oracle: the split counted for full recompute from the start (-r full). */
-    const char *full[] = {"shiftsim", "simulate", "-m",   "llama-2-7b",     "-c",
-                          "dgx-h100", "-n",       "16",   "--tp",           "8",
-                          "--pp",     "16",       "-s",   "1f1b",           "-b",
-                          "16",       "-B",       "1024", "--stage-layers", "balanced",
-                          "-r",       "full"};
-    g_autofree char *f = test_cli_stdout(full, G_N_ELEMENTS(full), &rc);
+    g_autoptr(GPtrArray) full = command("shiftsim", "simulate", LLAMA7B_16_STAGES, "-s", "1f1b",
+                                        "-b", "16", "-r", "full", NULL);
+    g_autofree char *f = test_cli_stdout(ARGS(full), &rc);
     cr_assert_eq(rc, 0, "%s", f);
     const char *step = strstr(f, "step time");
     cr_assert_not_null(step, "%s", f);
@@ -174,42 +168,20 @@ Test(verb_simulate, balanced_split_follows_the_chosen_recompute, .init = test_re
     const char *peak = strstr(f, "peak memory per GPU");
     cr_assert_not_null(peak, "%s", f);
     double gib = g_ascii_strtod(peak + strlen("peak memory per GPU"), NULL);
-    none[G_N_ELEMENTS(none) - 1] = "--seq-length=4096"; /* the model's own: no --ignore-memory */
-    cr_assert_eq(test_cli(G_N_ELEMENTS(none), none), 1);
+    g_autoptr(GPtrArray) misfit_args = command("shiftsim", "simulate", LLAMA7B_16_STAGES, "-s",
+                                               "1f1b", "-b", "16", "-r", "none", NULL);
+    cr_assert_eq(test_cli((int)misfit_args->len, (const char **)misfit_args->pdata), 1);
     g_autofree char *misfit = test_stderr();
     g_autofree char *hint = g_strdup_printf("fits with --recompute full (%.1f GiB)", gib);
     cr_assert(strstr(misfit, hint), "%s not in %s", hint, misfit);
-    const char *cmp[] = {
-        "shiftsim",       "compare",  "-m",         "llama-2-7b", "-c", "dgx-h100", "-n", "16",
-        "--tp",           "8",        "--pp",       "16",         "-b", "16",       "-B", "1024",
-        "--stage-layers", "balanced", "--policies", "megatron"};
-    g_autofree char *c = test_cli_stdout(cmp, G_N_ELEMENTS(cmp), &rc);
+    g_autoptr(GPtrArray) cmp = command("shiftsim", "compare", LLAMA7B_16_STAGES, "-b", "16",
+                                       "--policies", "megatron", NULL);
+    g_autofree char *c = test_cli_stdout(ARGS(cmp), &rc);
     cr_assert_eq(rc, 0, "%s", c);
     cr_assert(strstr(c, "(64 microbatches), recompute full\n"), "an even split: %s", c);
-    const char *sweep[] = {"shiftsim",
-                           "sweep",
-                           "-m",
-                           "llama-2-7b",
-                           "-c",
-                           "dgx-h100",
-                           "-n",
-                           "16",
-                           "--tp",
-                           "8",
-                           "--pp",
-                           "16",
-                           "--microbatch",
-                           "16",
-                           "-B",
-                           "1024",
-                           "--schedules",
-                           "1f1b",
-                           "--stage-layers",
-                           "balanced",
-                           "-f",
-                           "csv",
-                           "-q"};
-    g_autofree char *d = test_cli_stdout(sweep, G_N_ELEMENTS(sweep), &rc);
+    g_autoptr(GPtrArray) sweep = command("shiftsim", "sweep", LLAMA7B_16_STAGES, "--microbatch",
+                                         "16", "--schedules", "1f1b", "-f", "csv", "-q", NULL);
+    g_autofree char *d = test_cli_stdout(ARGS(sweep), &rc);
     cr_assert_eq(rc, 0, "%s", d);
     /* The sweep's row is -r full's run, to the microsecond. */
     double ms = g_ascii_strtod(step + strlen("step time"), NULL);
@@ -251,35 +223,11 @@ Test(verb_simulate, overlap_param_gather_option, .init = test_redirect)
     g_autofree char *e = test_stderr();
     cr_assert(strstr(e, "overlap_param_gather needs ZeRO 1 or 2"), "%s", e);
 
-    const char *sweep[] = {"shiftsim",
-                           "sweep",
-                           "-m",
-                           "llama-2-7b",
-                           "-c",
-                           "dgx-h100",
-                           "-n",
-                           "2",
-                           "--tp",
-                           "2",
-                           "--pp",
-                           "2",
-                           "--microbatch",
-                           "1",
-                           "-B",
-                           "128",
-                           "--schedules",
-                           "1f1b",
-                           "--attention",
-                           "flash",
-                           "--zero",
-                           "0,1",
-                           "-r",
-                           "none",
-                           "--overlap-param-gather",
-                           "-f",
-                           "csv",
-                           "-q"};
-    g_autofree char *c = test_cli_stdout(sweep, G_N_ELEMENTS(sweep), &rc);
+    g_autoptr(GPtrArray) sweep = command(
+        "shiftsim", "sweep", "-m", "llama-2-7b", "-c", "dgx-h100", "-n", "2", "--tp", "2", "--pp",
+        "2", "--microbatch", "1", "-B", "128", "--schedules", "1f1b", "--attention", "flash",
+        "--zero", "0,1", "-r", "none", "--overlap-param-gather", "-f", "csv", "-q", NULL);
+    g_autofree char *c = test_cli_stdout(ARGS(sweep), &rc);
     cr_assert_eq(rc, 0, "%s", c);
     guint ok = 0;
     for (const char *p = strstr(c, ",ok,"); p; p = strstr(p + 1, ",ok,"))
