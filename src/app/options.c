@@ -599,9 +599,8 @@ static int apply_fp8_recipe(const char *verb, const char *recipe, SsimParallel *
     if ((par->step_costs_set & bit) && ((par->step_costs_on & bit) != 0) != amax)
         return ssim_cli_usage_error(verb, "--%s %s contradicts --%s %cfp8_amax", NAME(FP8_RECIPE),
                                     r, NAME(STEP_COSTS), amax ? '-' : '+');
-    par->step_costs_set |= bit;
-    par->step_costs_on = amax ? par->step_costs_on | bit : par->step_costs_on & ~bit;
-    return SSIM_EXIT_OK;
+    return set_field(verb, par, "step_costs", amax ? "+fp8_amax" : "-fp8_amax",
+                     SSIM_OPT_FP8_RECIPE);
 }
 
 int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParallel *par)

@@ -502,11 +502,11 @@ guint ssim_parallel_stage_layers_n(const SsimParallel *par)
 
 void ssim_parallel_append_stage_layers(GString *out, const SsimParallel *par)
 {
+    g_return_if_fail(out != NULL && par != NULL);
     if (par->balance_layers && !ssim_parallel_uneven(par)) {
         g_string_append(out, "balanced");
         return;
     }
-    g_return_if_fail(out != NULL && par != NULL);
     guint n = ssim_parallel_stage_layers_n(par);
     for (guint i = 0; i < n;) {
         guint k = 1;
@@ -774,7 +774,6 @@ static gboolean parse_uint(const char *key, const char *value, guint min, guint 
     return TRUE;
 }
 
-/* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0 (ssim_bytes_parse's grammar). */
 /* A layer count from `min` that a guint16 holds ("%s: 70000 is more layers than a stage can
  * hold"). */
 static gboolean parse_layer_count(const char *key, const char *value, guint min, const char *what,
@@ -792,6 +791,7 @@ static gboolean parse_layer_count(const char *key, const char *value, guint min,
     return TRUE;
 }
 
+/* "25MB" -> 25000000, "32MiB" -> 33554432, "off" -> 0 (ssim_bytes_parse's grammar). */
 static gboolean parse_bytes(const char *key, const char *value, guint64 *out, GError **error)
 {
     if (value != NULL && g_ascii_strcasecmp(value, "off") == 0) {

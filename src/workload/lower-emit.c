@@ -97,8 +97,6 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     g_array_set_size(e->dp_ops, 0);
     g_array_set_size(e->bwd_seen, 0);
     g_array_set_size(e->bwd_seen, e->par->virtual_stages);
-    g_array_set_size(e->fwd_seen, 0);
-    g_array_set_size(e->fwd_seen, e->par->virtual_stages);
 }
 
 static guint32 gather(Emit *e, guint64 bytes, guint32 issue);
@@ -336,10 +334,8 @@ void lower_emit_host(Emit *e, SsimOpClass cls)
     kernel(e, &st, cls);
 }
 
-/* A blocking all-reduce of `bytes` over `group` after the last kernel, on the dp stream: the
- * next kernel waits for it (the host reads its result). */
-/* A small blocking all-reduce over `group` on stream `st` (`st_name`): the next kernel waits
- * for it. */
+/* A small blocking all-reduce of `bytes` over `group` after the last kernel, on stream `st`
+ * (`st_name`): the next kernel waits for it (the host reads its result). */
 static void blocking_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes, guint32 *st,
                                const char *st_name)
 {
@@ -349,6 +345,7 @@ static void blocking_allreduce(Emit *e, const char *name, guint32 group, guint64
     g_array_append_val(e->pending, idx);
 }
 
+/* One of the step's end, on the dp stream. */
 static void step_allreduce(Emit *e, const char *name, guint32 group, guint64 bytes)
 {
     blocking_allreduce(e, name, group, bytes, &e->st_dp, "dp");

@@ -90,6 +90,8 @@ static void param_gathers(Emit *e)
 {
     g_array_set_size(e->param_ops, 0);
     g_array_set_size(e->param_first, e->par->virtual_stages);
+    for (guint c = 0; c < e->par->virtual_stages; c++)
+        g_array_index(e->param_first, guint, c) = G_MAXUINT;
     const Units *u = &e->params;
     if (u->layer == 0 && u->embed == 0 && u->head == 0)
         return;
@@ -142,11 +144,9 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
         if (ph->dir == SSIM_PHASE_FWD) {
             /* overlap_param_gather: the chunk's first forward waits, unit by unit, for the
              * weights gathered since the step began (param_gathers). */
-            guint8 *fseen = &g_array_index(e->fwd_seen, guint8, ph->chunk);
-            guint pg = *fseen || e->param_ops->len == 0
-                           ? G_MAXUINT
-                           : g_array_index(e->param_first, guint, ph->chunk);
-            *fseen = 1;
+            guint *first_gather = &g_array_index(e->param_first, guint, ph->chunk);
+            guint pg = *first_gather;
+            *first_gather = G_MAXUINT;
             if (!lock && vs > 0)
                 lower_emit_p2p(e, SSIM_OP_RECV, &e->st_pp_rf, "pp.recv.fwd", prev,
                                tag_of(e, SSIM_PHASE_FWD, vs, ph->micro));
@@ -425,7 +425,6 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .dp_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .open = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .bwd_seen = g_array_new(FALSE, TRUE, sizeof(guint8)),
-        .fwd_seen = g_array_new(FALSE, TRUE, sizeof(guint8)),
         .param_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .param_first = g_array_new(FALSE, TRUE, sizeof(guint)),
     };
@@ -459,7 +458,6 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
     g_array_free(e.dp_ops, TRUE);
     g_array_free(e.open, TRUE);
     g_array_free(e.bwd_seen, TRUE);
-    g_array_free(e.fwd_seen, TRUE);
     g_array_free(e.param_ops, TRUE);
     g_array_free(e.param_first, TRUE);
     return ok;

@@ -158,9 +158,9 @@ typedef struct {
     guint32 gathered;
     guint64 prefetch;
     GArray *bwd_seen; /* guint8 per model chunk of the rank: its first backward was emitted */
-    GArray *fwd_seen; /* and its first forward */
     /* overlap_param_gather: the step's gathers in forward order (guint32 plan ops) and the
-     * index of each model chunk's first (guint), lower-iteration.c's param_gathers(). */
+     * index of each model chunk's first (guint; G_MAXUINT once the chunk's first forward has
+     * taken them, or without gathers), lower-iteration.c's param_gathers(). */
     GArray *param_ops, *param_first;
     guint head_deferred; /* LM head weight gradients left for the flush (defer_head_wgrad) */
 } Emit;
