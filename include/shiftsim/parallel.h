@@ -210,6 +210,13 @@ typedef struct {
      * next step's forward, each layer's weights gathered before its first forward and the next
      * layer's then started, instead of in one all-gather after the step. */
     gboolean overlap_param_gather;
+    /* PyTorch FSDP2 wrapped as torchtitan wraps it (ZeRO-3, pp 1): each layer its own unit, the
+     * embedding, final norm and LM head left to the root module's unit, which FSDP2 does not free
+     * after the forward (gathered once a microbatch, before its first layer; its gradients
+     * reduce-scattered once, after the embedding's backward), and the last layer kept after its
+     * forward (reshard_after_forward=False), so neither is gathered again for the backward.
+     * Off: the embedding and the head units of their own, gathered before each pass. */
+    gboolean fsdp_root;
     /* CUDA_LAUNCH_BLOCKING=1: every launch returns only when its kernel has finished, so the host
      * launches an op only after the kernel or collective before it has ended (runtime.h,
      * "Blocking launches").
@@ -292,42 +299,43 @@ gboolean ssim_parallel_suggest(SsimParallel *par, const SsimModel *model,
 #define SSIM_DEFAULT_SEQUENCES_PER_GPU 4u
 guint ssim_parallel_default_global_batch(guint gpus, guint dp, guint microbatch);
 
-/* The fields of SsimParallel that text can set, as bits (ssim_parallel_set_field()). */
-typedef enum {
-    SSIM_PARALLEL_DP = 1u << 0,
-    SSIM_PARALLEL_TP = 1u << 1,
-    SSIM_PARALLEL_PP = 1u << 2,
-    SSIM_PARALLEL_VSTAGES = 1u << 3,
-    SSIM_PARALLEL_MICROBATCH = 1u << 4,
-    SSIM_PARALLEL_GLOBAL_BATCH = 1u << 5,
-    SSIM_PARALLEL_SEQ_PARALLEL = 1u << 6,
-    SSIM_PARALLEL_RECOMPUTE = 1u << 7,
-    SSIM_PARALLEL_ZERO = 1u << 8,
-    SSIM_PARALLEL_BUCKET = 1u << 9,
-    SSIM_PARALLEL_TP_COMM = 1u << 10,
-    SSIM_PARALLEL_ORDER = 1u << 11,
-    SSIM_PARALLEL_SCHEDULE = 1u << 12,
-    SSIM_PARALLEL_PLACEMENT = 1u << 13,
-    SSIM_PARALLEL_CROSS_NODE_TP = 1u << 14,
-    SSIM_PARALLEL_STAGE_LAYERS = 1u << 15,
-    SSIM_PARALLEL_STEP_COSTS = 1u << 16,
-    SSIM_PARALLEL_TP_OVERLAP = 1u << 17,
-    SSIM_PARALLEL_ATTENTION = 1u << 18,
-    SSIM_PARALLEL_TRANSFORMER_IMPL = 1u << 19,
-    SSIM_PARALLEL_FP8 = 1u << 20,
-    SSIM_PARALLEL_TP_COMM_OVERLAP = 1u << 21,
-    SSIM_PARALLEL_CROSS_ENTROPY = 1u << 22,
-    SSIM_PARALLEL_LAUNCH_BLOCKING = 1u << 23,
-    SSIM_PARALLEL_RMSNORM = 1u << 24,
-    SSIM_PARALLEL_RECOMPUTE_LAYERS = 1u << 25,
-    SSIM_PARALLEL_CP = 1u << 26,
-    SSIM_PARALLEL_DEFER_WGRAD = 1u << 27,
-    /* The first stage's share, first_stage_layers or embedding_in_split (which Megatron-LM takes
-     * one at a time); the last stage's, last_stage_layers or loss_in_split. */
-    SSIM_PARALLEL_FIRST_STAGE = 1u << 28,
-    SSIM_PARALLEL_LAST_STAGE = 1u << 29,
-    SSIM_PARALLEL_OVERLAP_PARAM_GATHER = 1u << 30,
-} SsimParallelField;
+/* The fields of SsimParallel that text can set, as bits (ssim_parallel_set_field()); 64 of
+ * them, so that a set of them (ssim_parallel_parse_fields()'s `given`) is a guint64. */
+typedef guint64 SsimParallelField;
+#define SSIM_PARALLEL_DP               (G_GUINT64_CONSTANT(1) << 0)
+#define SSIM_PARALLEL_TP               (G_GUINT64_CONSTANT(1) << 1)
+#define SSIM_PARALLEL_PP               (G_GUINT64_CONSTANT(1) << 2)
+#define SSIM_PARALLEL_VSTAGES          (G_GUINT64_CONSTANT(1) << 3)
+#define SSIM_PARALLEL_MICROBATCH       (G_GUINT64_CONSTANT(1) << 4)
+#define SSIM_PARALLEL_GLOBAL_BATCH     (G_GUINT64_CONSTANT(1) << 5)
+#define SSIM_PARALLEL_SEQ_PARALLEL     (G_GUINT64_CONSTANT(1) << 6)
+#define SSIM_PARALLEL_RECOMPUTE        (G_GUINT64_CONSTANT(1) << 7)
+#define SSIM_PARALLEL_ZERO             (G_GUINT64_CONSTANT(1) << 8)
+#define SSIM_PARALLEL_BUCKET           (G_GUINT64_CONSTANT(1) << 9)
+#define SSIM_PARALLEL_TP_COMM          (G_GUINT64_CONSTANT(1) << 10)
+#define SSIM_PARALLEL_ORDER            (G_GUINT64_CONSTANT(1) << 11)
+#define SSIM_PARALLEL_SCHEDULE         (G_GUINT64_CONSTANT(1) << 12)
+#define SSIM_PARALLEL_PLACEMENT        (G_GUINT64_CONSTANT(1) << 13)
+#define SSIM_PARALLEL_CROSS_NODE_TP    (G_GUINT64_CONSTANT(1) << 14)
+#define SSIM_PARALLEL_STAGE_LAYERS     (G_GUINT64_CONSTANT(1) << 15)
+#define SSIM_PARALLEL_STEP_COSTS       (G_GUINT64_CONSTANT(1) << 16)
+#define SSIM_PARALLEL_TP_OVERLAP       (G_GUINT64_CONSTANT(1) << 17)
+#define SSIM_PARALLEL_ATTENTION        (G_GUINT64_CONSTANT(1) << 18)
+#define SSIM_PARALLEL_TRANSFORMER_IMPL (G_GUINT64_CONSTANT(1) << 19)
+#define SSIM_PARALLEL_FP8              (G_GUINT64_CONSTANT(1) << 20)
+#define SSIM_PARALLEL_TP_COMM_OVERLAP  (G_GUINT64_CONSTANT(1) << 21)
+#define SSIM_PARALLEL_CROSS_ENTROPY    (G_GUINT64_CONSTANT(1) << 22)
+#define SSIM_PARALLEL_LAUNCH_BLOCKING  (G_GUINT64_CONSTANT(1) << 23)
+#define SSIM_PARALLEL_RMSNORM          (G_GUINT64_CONSTANT(1) << 24)
+#define SSIM_PARALLEL_RECOMPUTE_LAYERS (G_GUINT64_CONSTANT(1) << 25)
+#define SSIM_PARALLEL_CP               (G_GUINT64_CONSTANT(1) << 26)
+#define SSIM_PARALLEL_DEFER_WGRAD      (G_GUINT64_CONSTANT(1) << 27)
+/* The first stage's share, first_stage_layers or embedding_in_split (which Megatron-LM takes
+ * one at a time); the last stage's, last_stage_layers or loss_in_split. */
+#define SSIM_PARALLEL_FIRST_STAGE          (G_GUINT64_CONSTANT(1) << 28)
+#define SSIM_PARALLEL_LAST_STAGE           (G_GUINT64_CONSTANT(1) << 29)
+#define SSIM_PARALLEL_OVERLAP_PARAM_GATHER (G_GUINT64_CONSTANT(1) << 30)
+#define SSIM_PARALLEL_FSDP_ROOT            (G_GUINT64_CONSTANT(1) << 31)
 
 /*
  * Sets one field from text, as the CLI and split strings name them:
@@ -350,7 +358,8 @@ typedef enum {
  *   (transformer_engine|te|local|torch), rmsnorm (auto|fused|eager), fp8 (off|hybrid|e4m3),
  * tp_comm_overlap (on/off), cross_entropy (unfused|native|te), launch_blocking (on/off; also
  * cuda_launch_blocking), defer_embedding_wgrad (off or 0, all, or a count of microbatches),
- * overlap_param_gather (on/off; also overlap_param_sync). Keys
+ * overlap_param_gather (on/off; also overlap_param_sync), fsdp_root (on/off; also
+ * fsdp_root_unit). Keys
  * are case-insensitive, '-' and '_' alike. Returns FALSE with SSIM_CONFIG_ERROR set ("tp: 'x' is
  * not a positive integer") on a bad key or value; `par` is unchanged then.  Validity across fields
  * is ssim_parallel_validate()'s job.
@@ -368,7 +377,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
  * which fields the user gave.  On error `par` may be partly updated.
  */
 gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error);
-gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *given,
+gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint64 *given,
                                     GError **error);
 
 /* The canonical spec of every field, which ssim_parallel_parse() reads back to an equal value
@@ -376,7 +385,8 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
  * order=tp-dp-pp,schedule=1f1b,placement=megatron,cross_node_tp=off", then ",stage_layers=6/5",
  * ",step_costs=-clip/+host", ",tp_overlap=off", ",attention=flash", ",fp8=hybrid" and
  * ",tp_comm_overlap=on", ",cross_entropy=te", ",launch_blocking=on", ",rmsnorm=eager",
- * ",cp=2", ",defer_embedding_wgrad=22" and ",overlap_param_gather=on" when set).
+ * ",cp=2", ",defer_embedding_wgrad=22", ",overlap_param_gather=on" and ",fsdp_root=on" when
+ * set).
  * Caller frees. */
 char *ssim_parallel_to_string(const SsimParallel *par);
 
@@ -404,6 +414,7 @@ char *ssim_parallel_to_string(const SsimParallel *par);
  *   - launch_blocking needs an eager schedule (not ssim_parallel_compiled())
  *   - overlap_param_gather needs ZeRO 1 or 2 (the distributed optimizer's all-gather) and an
  *     eager schedule
+ *   - fsdp_root needs ZeRO 3 and pp 1 (torchtitan's wrapping without pipeline parallelism)
  *   - defer_head_wgrad needs pp > 1, an eager schedule, ZeRO 0 or 1 and the weight gradients
  *     accumulated in their GEMMs (step cost grad_accum off)
  *   - every tensor-parallel group inside one node, unless allow_cross_node_tp

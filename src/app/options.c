@@ -213,6 +213,12 @@ static const Option options[SSIM_OPT_N] = {
                                        "each layer gathered before its first forward, instead of "
                                        "after the optimizer step (Megatron-LM's flag of that name, "
                                        "NeMo's overlap_param_sync)"},
+    [SSIM_OPT_FSDP_ROOT] = {"fsdp-root", 0, G_OPTION_ARG_NONE, IN(JOB, SsimCliJob, fsdp_root), NULL,
+                            "With --zero 3 and pp 1, FSDP2 wrapped as torchtitan wraps it: the "
+                            "embedding, final norm and LM head in the root unit, gathered once "
+                            "before the first layer and kept through the backward, the last "
+                            "layer kept after its forward (default: the embedding and the head "
+                            "gathered before each pass like a layer)"},
     [SSIM_OPT_ORDER] = {"order", 0, G_OPTION_ARG_STRING, IN(JOB, SsimCliJob, order), "AXES",
                         "Rank order, innermost first (default tp-dp-pp: a TP group sits inside "
                         "a node)"},
@@ -665,7 +671,8 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
         {"launch_blocking", job->launch_blocking ? "on" : NULL, SSIM_OPT_LAUNCH_BLOCKING},
         {"defer_embedding_wgrad", job->defer_wgrad, SSIM_OPT_DEFER_WGRAD},
         {"overlap_param_gather", job->overlap_param_gather ? "on" : NULL,
-         SSIM_OPT_OVERLAP_PARAM_GATHER}};
+         SSIM_OPT_OVERLAP_PARAM_GATHER},
+        {"fsdp_root", job->fsdp_root ? "on" : NULL, SSIM_OPT_FSDP_ROOT}};
     for (gsize i = 0; i < G_N_ELEMENTS(fields); i++) {
         int rc = set_field(verb, par, fields[i].key, fields[i].value, fields[i].opt);
         if (rc != SSIM_EXIT_OK)
@@ -677,17 +684,17 @@ int ssim_cli_job_apply_fields(const char *verb, const SsimCliJob *job, SsimParal
 /* --split parsed into `scratch` (from the defaults); returns the fields it sets
  * (SsimParallelField bits; 0 without --split or when it does not parse, which
  * ssim_cli_job_apply() reports). */
-static guint split_parse(const SsimCliJob *job, SsimParallel *scratch)
+static guint64 split_parse(const SsimCliJob *job, SsimParallel *scratch)
 {
     ssim_parallel_init(scratch);
-    guint given = 0;
+    guint64 given = 0;
     if (job->split && !ssim_parallel_parse_fields(scratch, job->split, &given, NULL))
         return 0;
     return given;
 }
 
 /* The fields --split sets (split_parse). */
-static guint split_fields(const SsimCliJob *job)
+static guint64 split_fields(const SsimCliJob *job)
 {
     SsimParallel scratch;
     return split_parse(job, &scratch);
@@ -695,7 +702,7 @@ static guint split_fields(const SsimCliJob *job)
 
 int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *par, guint world)
 {
-    guint given = 0;
+    guint64 given = 0;
     if (job->split) {
         g_autoptr(GError) error = NULL;
         if (!ssim_parallel_parse_fields(par, job->split, &given, &error))
@@ -755,7 +762,7 @@ int ssim_cli_job_apply(const char *verb, const SsimCliJob *job, SsimParallel *pa
 static guint layout_vstages(const SsimCliJob *job)
 {
     SsimParallel scratch;
-    guint fields = split_parse(job, &scratch);
+    guint64 fields = split_parse(job, &scratch);
     if (SSIM_CLI_GIVEN(job->pp))
         scratch.pp = (guint)job->pp;
     if (job->stage_layers && !ssim_parallel_set(&scratch, "stage_layers", job->stage_layers, NULL))

@@ -74,6 +74,7 @@ typedef enum {
     SSIM_OPT_LAUNCH_BLOCKING,
     SSIM_OPT_DEFER_WGRAD,
     SSIM_OPT_OVERLAP_PARAM_GATHER,
+    SSIM_OPT_FSDP_ROOT,
     SSIM_OPT_ORDER,
     SSIM_OPT_STAGE_LAYERS,
     SSIM_OPT_FIRST_STAGE_LAYERS,
@@ -131,6 +132,7 @@ typedef struct {
     gboolean tp_comm_overlap;        /* --tp-comm-overlap: Transformer Engine's TP overlap */
     gboolean launch_blocking;        /* --launch-blocking: CUDA_LAUNCH_BLOCKING=1 */
     gboolean overlap_param_gather;   /* --overlap-param-gather: Megatron-LM's flag */
+    gboolean fsdp_root;              /* --fsdp-root: FSDP2's root unit, as torchtitan wraps */
     char *stage_layers, *step_costs; /* ssim_parallel_set()'s stage_layers and step_costs */
     /* ssim_parallel_set()'s first_stage_layers, last_stage_layers, embedding_in_split and
      * loss_in_split (counted into stage_layers by ssim_cli_job_apply_model()) */

@@ -93,6 +93,7 @@ int ssim_verb_compare(int argc, char **argv)
         ssim_cli_job_entry(&job, SSIM_OPT_CROSS_ENTROPY, "unfused (default), native or te"),
         ssim_cli_job_entry(&job, SSIM_OPT_LAUNCH_BLOCKING, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_OVERLAP_PARAM_GATHER, NULL),
+        ssim_cli_job_entry(&job, SSIM_OPT_FSDP_ROOT, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_STAGE_LAYERS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_FIRST_STAGE_LAYERS, NULL),
         ssim_cli_job_entry(&job, SSIM_OPT_LAST_STAGE_LAYERS, NULL),

@@ -194,6 +194,8 @@ static int run(int argc, char **argv, gboolean *mpi_started)
         ssim_cli_job_entry(&job, SSIM_OPT_OVERLAP_PARAM_GATHER,
                            "The weights' all-gather beside the next step's forward where ZeRO is "
                            "1 or 2 (Megatron-LM's --overlap-param-gather)"),
+        ssim_cli_job_entry(&job, SSIM_OPT_FSDP_ROOT,
+                           "FSDP2's root unit as torchtitan wraps it where ZeRO is 3 and pp 1"),
         ssim_cli_job_entry(&job, SSIM_OPT_ORDER, "Rank order, innermost first (tp-dp-pp)"),
         ssim_cli_job_entry(&job, SSIM_OPT_STAGE_LAYERS,
                            "balanced: each row's layers spread for even work over its pp v "

@@ -40,6 +40,8 @@ void ssim_summary_append_kernel_options(GString *out, const SsimParallel *par)
         g_string_append(out, ", launch-blocking on");
     if (par->overlap_param_gather)
         g_string_append(out, ", overlap-param-gather on");
+    if (par->fsdp_root)
+        g_string_append(out, ", fsdp-root on");
     if (par->rmsnorm != SSIM_RMSNORM_AUTO)
         g_string_append_printf(out, ", rmsnorm %s", ssim_rmsnorm_name(par->rmsnorm));
 }

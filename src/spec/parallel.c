@@ -1006,6 +1006,10 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
         f = SSIM_PARALLEL_OVERLAP_PARAM_GATHER;
         if (!ssim_switch_read(k, v, &p.overlap_param_gather, error))
             return FALSE;
+    } else if (key_is(k, "fsdp_root", "fsdp_root_unit", NULL)) {
+        f = SSIM_PARALLEL_FSDP_ROOT;
+        if (!ssim_switch_read(k, v, &p.fsdp_root, error))
+            return FALSE;
     } else if (key_is(k, "launch_blocking", "cuda_launch_blocking", NULL)) {
         f = SSIM_PARALLEL_LAUNCH_BLOCKING;
         if (!ssim_switch_read(k, v, &p.launch_blocking, error))
@@ -1028,7 +1032,7 @@ gboolean ssim_parallel_set_field(SsimParallel *par, const char *key, const char 
                     "stage_layers, first_stage_layers, last_stage_layers, embedding_in_split, "
                     "loss_in_split, step_costs, tp_overlap, attention, transformer_impl, rmsnorm, "
                     "fp8, tp_comm_overlap, cross_entropy, launch_blocking, cp, "
-                    "defer_embedding_wgrad, overlap_param_gather)",
+                    "defer_embedding_wgrad, overlap_param_gather, fsdp_root)",
                     shown);
         return FALSE;
     }
@@ -1051,14 +1055,14 @@ gboolean ssim_parallel_parse(SsimParallel *par, const char *spec, GError **error
     return ssim_parallel_parse_fields(par, spec, NULL, error);
 }
 
-gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *given,
+gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint64 *given,
                                     GError **error)
 {
     g_return_val_if_fail(par != NULL && spec != NULL, FALSE);
     g_auto(GStrv) items = g_strsplit(spec, ",", -1);
     /* The key that set each field, to name both in a repeat. */
-    const char *key_of[32] = {NULL};
-    guint set = 0;
+    const char *key_of[64] = {NULL};
+    guint64 set = 0;
     for (guint i = 0; items[i] != NULL; i++) {
         char *item = g_strstrip(items[i]);
         if (item[0] == '\0')
@@ -1075,7 +1079,7 @@ gboolean ssim_parallel_parse_fields(SsimParallel *par, const char *spec, guint *
         SsimParallelField f;
         if (!ssim_parallel_set_field(par, key, eq + 1, &f, error))
             return FALSE;
-        guint bit = (guint)__builtin_ctz((guint)f);
+        guint bit = (guint)__builtin_ctzll((unsigned long long)f);
         if ((set & f) && (f == SSIM_PARALLEL_FIRST_STAGE || f == SSIM_PARALLEL_LAST_STAGE) &&
             names_count_in_split(key_of[bit]) != names_count_in_split(key)) {
             g_set_error(error, SSIM_CONFIG_ERROR, SSIM_CONFIG_ERROR_VALUE,
@@ -1154,6 +1158,8 @@ char *ssim_parallel_to_string(const SsimParallel *par)
         g_string_append_printf(extra, ",defer_embedding_wgrad=%u", par->defer_head_wgrad);
     if (par->overlap_param_gather)
         g_string_append(extra, ",overlap_param_gather=on");
+    if (par->fsdp_root)
+        g_string_append(extra, ",fsdp_root=on");
     return g_strdup_printf(
         "dp=%u,tp=%u,pp=%u,v=%u,mb=%u,gbs=%u,sp=%s,recompute=%s,zero=%u,"
         "bucket=%" G_GUINT64_FORMAT ",tp_comm=%s,order=%s-%s-%s,schedule=%s,"
@@ -1588,6 +1594,13 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
                  "schedule %s runs compiled programs",
                  par->schedule);
     }
+
+    /* torchtitan's wrapping of FSDP2: the root unit is the model's without its layers, one
+     * stage's (torchtitan without pipeline parallelism). */
+    if (par->fsdp_root && (par->zero_stage != 3 || par->pp != 1))
+        FAIL("fsdp_root is FSDP2's root unit as torchtitan wraps it, which needs zero 3 (zero is "
+             "%u) and pp 1 (pp is %u)",
+             par->zero_stage, par->pp);
 
     /* Megatron-LM defers the head's weight gradient to the pipeline's flush, accumulated into
      * its main gradient (gradient-accumulation fusion), and Megatron-Bridge turns it off under

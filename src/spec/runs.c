@@ -312,7 +312,7 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
         if (!taken)
             g_string_append_printf(rest, "%s%s", rest->len ? "," : "", items[i]);
     }
-    guint given = 0;
+    guint64 given = 0;
     g_autoptr(GError) e = NULL;
     if (rest->len > 0 && !ssim_parallel_parse_fields(&q, rest->str, &given, &e))
         return ssim_csv_line_fail(lp, error, x->col, "options", "%s", e->message);
@@ -323,7 +323,8 @@ static gboolean parse_options(const SsimCsvLine *lp, const SsimCsvField *x, Ssim
             "bucket, tp_comm, order, placement, step_costs, tp_overlap, "
             "attention, transformer_impl, rmsnorm, recompute_layers, fp8, tp_comm_overlap, "
             "cross_entropy, launch_blocking, cp, defer_embedding_wgrad, first_stage_layers, "
-            "last_stage_layers, embedding_in_split, loss_in_split, overlap_param_gather; and "
+            "last_stage_layers, embedding_in_split, loss_in_split, overlap_param_gather, "
+            "fsdp_root; and "
             "position, "
             "embedding_norm for a row given by shape)",
             x->text);
@@ -589,6 +590,7 @@ static char *row_options(const SsimMeasuredRun *r)
                                        "embedding_in_split",
                                        "loss_in_split",
                                        "overlap_param_gather",
+                                       "fsdp_root",
                                        NULL};
     SsimParallel d;
     ssim_parallel_init(&d);

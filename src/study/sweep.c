@@ -326,6 +326,9 @@ SsimSweep *ssim_sweep_new(const SsimModel *model, const SsimCluster *cluster,
                                 r->par.overlap_param_gather =
                                     r->par.overlap_param_gather && r->par.zero_stage >= 1 &&
                                     r->par.zero_stage <= 2 && !ssim_parallel_compiled(&r->par);
+                                /* --fsdp-root: the rows that run FSDP2 without a pipeline. */
+                                r->par.fsdp_root =
+                                    r->par.fsdp_root && r->par.zero_stage == 3 && r->par.pp == 1;
                             }
         }
     g_assert(k == total);

@@ -21,6 +21,8 @@
  */
 #include "src/workload/lower-private.h"
 
+#include <string.h>
+
 /* Stops on a refusal of one of the plan's setters (see the top); `accepted` is its result. */
 static void must(Emit *e, gboolean accepted)
 {
@@ -30,14 +32,48 @@ static void must(Emit *e, gboolean accepted)
     }
 }
 
+/* A collective on `group` and `stream` is issued: returns the collective it must follow, the one
+ * this rank issued last on the group, where that one ran on another stream (SSIM_NONE: none, or
+ * the stream's own order holds), and makes `idx` the group's last.  NCCL launches each operation
+ * of a communicator after the one before it, whatever the caller's stream (its internal device
+ * stream), so two collectives of one group never run at once: FSDP's all-gather of the next
+ * unit and reduce-scatter of the last share the dp group and take turns on its links. */
+static guint32 group_turn(Emit *e, guint32 group, guint32 stream, guint32 idx)
+{
+    for (guint i = 0; i < e->group_last->len; i++) {
+        GroupLast *g = &g_array_index(e->group_last, GroupLast, i);
+        if (g->group == group) {
+            guint32 prev = g->stream != stream ? g->op : SSIM_NONE;
+            g->op = idx;
+            g->stream = stream;
+            return prev;
+        }
+    }
+    GroupLast g = {group, idx, stream};
+    g_array_append_val(e->group_last, g);
+    return SSIM_NONE;
+}
+
 /* Adds a plan op of this rank, in the current program unless it is a pipeline transfer (those run
  * between programs); a communication op is issued after `issue` (the lowering's placement) and
- * `order` lists earlier communication it must follow. */
+ * `order` lists earlier communication it must follow, to which a collective adds the last one
+ * of its group on another stream (group_turn). */
 static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 issue,
                    const guint32 *order, guint n_order)
 {
     SsimOpSpec sp = *spec;
     sp.cls = ssim_opclass_name(cls);
+    guint32 turn = SSIM_NONE;
+    g_autofree guint32 *merged = NULL;
+    if (spec->kind == SSIM_OP_COLLECTIVE && spec->group != SSIM_NONE)
+        turn = group_turn(e, spec->group, spec->stream, ssim_plan_n_ops(e->plan));
+    if (turn != SSIM_NONE) {
+        merged = g_new(guint32, n_order + 1);
+        if (n_order > 0)
+            memcpy(merged, order, n_order * sizeof *order);
+        merged[n_order++] = turn;
+        order = merged;
+    }
     guint32 idx = ssim_plan_add(e->plan, &sp, e->rank, (guint8)cls, order, n_order);
     if (e->program != SSIM_NONE && spec->kind != SSIM_OP_SEND && spec->kind != SSIM_OP_RECV)
         must(e, ssim_plan_set_lowered_program(e->plan, idx, e->program, &e->bug));
@@ -91,6 +127,8 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->gathered = SSIM_NONE;
     e->prefetch = 0;
     e->head_deferred = 0;
+    e->last_reduce = SSIM_NONE;
+    g_array_set_size(e->group_last, 0);
     g_array_set_size(e->open, 0);
     g_array_set_size(e->pending, 0);
     g_array_set_size(e->deferred, 0);
@@ -228,6 +266,11 @@ void lower_emit_reduce_unit(Emit *e, guint64 bytes)
     if (bytes == 0) /* not ZeRO-2 or 3, or dp 1 (Units) */
         return;
     if (e->units.copies) { /* the gradients read, the reduce-scatter's input written */
+        /* FSDP2's post-backward first makes the compute stream wait for the unit before's
+         * reduce-scatter (its buffer is freed then), so at most one is in flight behind the
+         * backward. */
+        if (e->last_reduce != SSIM_NONE)
+            g_array_append_val(e->pending, e->last_reduce);
         Step copy = {.kind = ST_KERNEL,
                      .name = g_intern_static_string("zero.copy_in"),
                      .bytes = bytes + reduced_bytes(e, bytes)};
@@ -237,6 +280,7 @@ void lower_emit_reduce_unit(Emit *e, guint64 bytes)
                                 reduced_bytes(e, bytes), &e->st_dp, "dp");
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
     g_array_append_val(e->dp_ops, idx);
+    e->last_reduce = idx;
 }
 
 void lower_emit_flush_dp(Emit *e)

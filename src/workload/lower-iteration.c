@@ -138,9 +138,13 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
         if (programs)
             g_snprintf(name, sizeof name, "%s.%u", ph->dir == SSIM_PHASE_FWD ? "fwd" : "bwd",
                        ph->micro);
-        /* ZeRO-3's units, in forward order: the weights each gathers (0 for none). */
+        /* ZeRO-3's units, in forward order: the weights each gathers (0 for none).  Under
+         * fsdp_root (pp 1) the embedding and the head are the root unit's, and the model's last
+         * layer stays whole from its forward to its backward. */
         const Units *u = &e->units;
-        guint64 u_embed = vs == 0 ? u->embed : 0, u_head = vs == last_vs ? u->head : 0;
+        gboolean root = u->root > 0;
+        guint64 u_embed = vs == 0 && !root ? u->embed : 0;
+        guint64 u_head = vs == last_vs && !root ? u->head : 0;
         if (ph->dir == SSIM_PHASE_FWD) {
             /* overlap_param_gather: the chunk's first forward waits, unit by unit, for the
              * weights gathered since the step began (param_gathers). */
@@ -153,6 +157,9 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
             if (programs)
                 e->program = ssim_plan_program(e->plan, e->rank, name);
             lower_emit_host(e, SSIM_OPCLASS_FWD);
+            /* fsdp_root: the root unit before the first layer, in place of the embedding's and
+             * the head's own gathers. */
+            lower_emit_gather(e, u->root, lpc > 0 ? u->layer : 0, SSIM_OPCLASS_FWD);
             if (vs == 0) {
                 param_wait(e, &pg, e->params.embed);
                 lower_emit_gather(e, u_embed, lpc > 0 ? u->layer : u_head, SSIM_OPCLASS_FWD);
@@ -201,17 +208,20 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                                  e->head_deferred < ssim_parallel_deferred_wgrads(e->par);
                 e->head_deferred += defer;
                 lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed, SSIM_OPCLASS_BWD);
+                if (root) /* the whole last layer's pre-backward prefetches the one before */
+                    e->prefetch = lpc > 1 ? u->layer : 0;
                 lower_emit_steps(e, defer ? sl->head_bwd_deferred : head_bwd, SSIM_OPCLASS_BWD,
                                  SSIM_SITE_HEAD);
-                lower_emit_reduce_unit(e, u->head_grad);
+                lower_emit_reduce_unit(e, root ? 0 : u->head_grad);
             }
             for (guint l = 0; l < lpc; l++) {
                 /* The chunk's layer lpc - 1 - l; under recompute_layers only its first ones
                  * recompute (Megatron-LM's block method). */
                 guint n_rc = e->par->recompute_layers;
                 gboolean rc = sl->layer_recompute->len > 0 && (n_rc == 0 || lpc - 1 - l < n_rc);
-                lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_embed,
-                                  rc ? SSIM_OPCLASS_RECOMPUTE : SSIM_OPCLASS_BWD);
+                if (!(root && vs == last_vs && l == 0))
+                    lower_emit_gather(e, u->layer, l + 1 < lpc ? u->layer : u_embed,
+                                      rc ? SSIM_OPCLASS_RECOMPUTE : SSIM_OPCLASS_BWD);
                 if (rc)
                     lower_emit_steps(e, sl->layer_recompute, SSIM_OPCLASS_RECOMPUTE, SSIM_NONE);
                 lower_emit_steps(e, layer_bwd, SSIM_OPCLASS_BWD, first_layer + (lpc - 1 - l));
@@ -222,7 +232,8 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
             if (vs == 0) {
                 lower_emit_gather(e, u_embed, 0, SSIM_OPCLASS_BWD);
                 lower_emit_steps(e, embed_bwd, SSIM_OPCLASS_BWD, SSIM_SITE_EMBED);
-                lower_emit_reduce_unit(e, u->embed_grad);
+                /* The root unit's gradients, the head's with the embedding's. */
+                lower_emit_reduce_unit(e, root ? u->root : u->embed_grad);
             }
             e->program = SSIM_NONE;
             if (!lock && vs > 0)
@@ -397,6 +408,10 @@ static Units units_of(const SsimModel *model, const SsimParallel *par, const Ste
     u.head_grad = grad_bytes(steps->head_bwd);
     if (par->zero_stage >= 3)
         unit_weights(model, par, &u);
+    if (par->zero_stage >= 3 && par->fsdp_root)
+        u.root = lower_cdiv(ssim_model_embedding_params(model) + ssim_model_head_params(model),
+                            par->tp) *
+                 ssim_dtype_size(model->dtype);
     u.copies = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_SHARD_COPY);
     return u;
 }
@@ -427,6 +442,7 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
         .bwd_seen = g_array_new(FALSE, TRUE, sizeof(guint8)),
         .param_ops = g_array_new(FALSE, FALSE, sizeof(guint32)),
         .param_first = g_array_new(FALSE, TRUE, sizeof(guint)),
+        .group_last = g_array_new(FALSE, FALSE, sizeof(GroupLast)),
     };
     /* Per graph rank: its lock-step permute per slot. */
     g_autoptr(GPtrArray) all_permutes =
@@ -460,5 +476,6 @@ gboolean lower_emit_iteration(SsimLowered *L, const SsimModel *model, const Ssim
     g_array_free(e.bwd_seen, TRUE);
     g_array_free(e.param_ops, TRUE);
     g_array_free(e.param_first, TRUE);
+    g_array_free(e.group_last, TRUE);
     return ok;
 }

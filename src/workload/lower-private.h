@@ -105,12 +105,20 @@ typedef struct {
     guint left;
 } Deferred;
 
+/* The last collective this rank issued on a group, and its stream (Emit.group_last). */
+typedef struct {
+    guint32 group, op, stream;
+} GroupLast;
+
 /* What ZeRO moves unit by unit (bytes; 0 where the stage does not apply or dp is 1): the weights
  * ZeRO-3 gathers before a unit's forward and backward (in the model's dtype), and the gradients
  * ZeRO-2 and 3 reduce-scatter after a unit's backward (the step lists' gradient bytes). */
 typedef struct {
     guint64 layer, embed, head;
     guint64 layer_grad, embed_grad, head_grad;
+    /* fsdp_root (pp 1): the root unit's weights, the embedding's and the head's own (a tied
+     * table once), gathered once a microbatch and reduce-scattered once; 0 otherwise. */
+    guint64 root;
     /* FSDP2's copies (step cost shard_copy): each gathered unit copied out of the all-gather's
      * buffer into its parameters, each unit's gradients into the reduce-scatter's (cast). */
     gboolean copies;
@@ -163,6 +171,12 @@ typedef struct {
      * taken them, or without gathers), lower-iteration.c's param_gathers(). */
     GArray *param_ops, *param_first;
     guint head_deferred; /* LM head weight gradients left for the flush (defer_head_wgrad) */
+    /* GroupLast per group this rank has issued a collective on: NCCL runs one communicator's
+     * operations one at a time, in issue order, whatever their streams (lower-emit.c's add). */
+    GArray *group_last;
+    /* FSDP2 (Units.copies): the last unit's reduce-scatter, which the next unit's copy-in
+     * waits for (SSIM_NONE: none yet). */
+    guint32 last_reduce;
 } Emit;
 
 /* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */

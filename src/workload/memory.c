@@ -149,7 +149,15 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
                 units[1] = x;
             }
         }
-        mem->weights = cdiv(mem->weights, dpx) + (units[0] + units[1]) * dsize;
+        guint64 whole = units[0] + units[1];
+        /* fsdp_root (pp 1): the root unit (the embedding's and the head's own weights) whole
+         * all step, beside two layers (in the forward the one computed and the next; in the
+         * backward the last one, kept since its forward, and the one prefetched). */
+        if (par->fsdp_root)
+            whole =
+                cdiv(ssim_model_embedding_params(model) + ssim_model_head_params(model), par->tp) +
+                MIN(stage_layers, 2u) * layer;
+        mem->weights = cdiv(mem->weights, dpx) + whole * dsize;
     }
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);
     /* in_flight counts chunk passes, which the schedules spread over the stage's v chunks (the

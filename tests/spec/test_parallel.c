@@ -412,6 +412,38 @@ Test(parallel, overlap_param_gather_switch)
     cr_assert_eq(f, SSIM_PARALLEL_OVERLAP_PARAM_GATHER);
 }
 
+/* fsdp_root: off by default, fsdp_root_unit read too, on round-trips; refused without ZeRO 3 or
+ * with a pipeline (pp > 1); its field bit is the 32nd, which a split's given set carries beside
+ * the others (a guint64) and names when given twice. */
+Test(parallel, fsdp_root_switch)
+{
+    assert_switch("fsdp_root", G_STRUCT_OFFSET(SsimParallel, fsdp_root), "fsdp-root-unit", "true",
+                  "sometimes");
+    SsimParallel q = good();
+    q.fsdp_root = TRUE;
+    q.zero_stage = 3;
+    expect_rule(&q, gptj, h200, "needs zero 3 (zero is 3) and pp 1 (pp is 2)");
+    q.dp *= q.pp;
+    q.pp = 1;
+    GError *error = NULL;
+    cr_assert(ssim_parallel_validate(&q, gptj, h200, &error), "%s", error ? error->message : "");
+    q.zero_stage = 2;
+    expect_rule(&q, gptj, h200, "(zero is 2)");
+    SsimParallelField f;
+    cr_assert(ssim_parallel_set_field(&q, "fsdp_root", "off", &f, NULL));
+    cr_assert_eq(f, SSIM_PARALLEL_FSDP_ROOT);
+    cr_assert_eq(f, G_GUINT64_CONSTANT(1) << 31);
+    SsimParallel p;
+    ssim_parallel_init(&p);
+    guint64 given = 0;
+    cr_assert(ssim_parallel_parse_fields(&p, "zero=3,fsdp_root=on", &given, NULL));
+    cr_assert_eq(given, SSIM_PARALLEL_ZERO | SSIM_PARALLEL_FSDP_ROOT);
+    cr_assert_not(
+        ssim_parallel_parse_fields(&p, "fsdp_root=on,fsdp_root_unit=off", &given, &error));
+    assert_has(error->message, "given twice (as 'fsdp_root' and 'fsdp_root_unit')");
+    g_clear_error(&error);
+}
+
 /* tp_comm_overlap: off by default (not in the canonical string), NeMo's name read too, on
  * round-trips; at tp = 1 it needs no sequence parallelism (nothing to overlap). */
 Test(parallel, tp_comm_overlap_switch)
@@ -737,7 +769,7 @@ Test(parallel, parse_reports_the_fields_it_set)
 {
     SsimParallel p;
     ssim_parallel_init(&p);
-    guint given = 0;
+    guint64 given = 0;
     cr_assert(ssim_parallel_parse_fields(&p, " tp=4 , dp = 1,pp=2,batch=64 ", &given, NULL));
     cr_assert_eq(given, SSIM_PARALLEL_TP | SSIM_PARALLEL_DP | SSIM_PARALLEL_PP |
                             SSIM_PARALLEL_GLOBAL_BATCH);

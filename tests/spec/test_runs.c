@@ -298,6 +298,31 @@ Test(runs, options_overlap_param_gather)
               x);
 }
 
+/* fsdp_root (torchtitan's FSDP2 wrapping) is an option of a row (fsdp_root_unit read too),
+ * written back under its own name only where set; a bad value names the cell. */
+Test(runs, options_fsdp_root)
+{
+    static const char text[] =
+        "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-h100,1,2,1,1,1,1,8,1f1b,none,off,3,off,"
+        "\"attention=flash,fsdp_root_unit=true\",10,,src\n"
+        "gpt,8,256,4,,1000,128,bf16,dgx-h100,1,2,1,1,1,1,8,1f1b,none,off,3,off,attention=flash,"
+        "10,,src\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SsimRuns) runs = ssim_runs_load_data(text, -1, "root.csv", &error);
+    cr_assert_not_null(runs, "%s", error ? error->message : "");
+    cr_assert(ssim_runs_get(runs, 0)->par.fsdp_root);
+    cr_assert_not(ssim_runs_get(runs, 1)->par.fsdp_root);
+    g_autoptr(GString) w = ssim_runs_write(runs);
+    cr_assert(strstr(w->str, ",off,\"attention=flash,fsdp_root=on\",1e+01,"), "%s", w->str);
+    cr_assert(strstr(w->str, ",off,attention=flash,1e+01,"), "%s", w->str);
+    static const char bad[] = "# shiftsim-runs v2\n" SSIM_RUNS_HEADER_OPTIONS "\n"
+                              "gpt,8,256,4,,1000,128,bf16,dgx-h100,1,2,1,1,1,1,8,1f1b,none,off,3,"
+                              "off,fsdp_root=2,10,,src\n";
+    g_autofree char *x = refusal(bad, "bad.csv");
+    cr_assert(strstr(x, "bad.csv:3:71: options: fsdp_root: '2' is not on or off"), "%s", x);
+}
+
 /* The options position= and embedding_norm= shape the GPT of a row given by shape (BLOOM's
  * ALiBi and the LayerNorm after its embedding): read beside the run's settings, written back
  * after them, refused on a row that names its model, and a bad value is named. */

@@ -103,6 +103,8 @@ static guint named(const SsimLowered *l, guint rank, const char *name, guint64 *
 static void waiters_of(const SsimGraph *g, guint32 *waiter, guint *waiters)
 {
     for (guint32 i = 0; i < ssim_graph_n_ops(g); i++) {
+        if (ssim_graph_op(g, i)->kind != SSIM_OP_COMPUTE)
+            continue; /* a collective's turn on its group (one_collective_of_a_group_at_a_time) */
         guint nd;
         const guint32 *d = ssim_graph_deps(g, i, &nd);
         for (guint k = 0; k < nd; k++) {
@@ -161,7 +163,8 @@ Test(zero, stages_2_and_3_reduce_every_microbatch_unit_by_unit)
 
 /* Replays the ZeRO-3 lowering: every gather is waited for by exactly one kernel (its unit's
  * first), which starts after it; a gather after a phase's first waits for the kernel that began
- * the unit before it, so no more than two units are whole at once. */
+ * the unit before it (and for the reduce-scatter issued before it, its group's turn), so no
+ * more than two units are whole at once. */
 Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
 {
     g_autoptr(SsimModel) model = gpt3_4_layers();
@@ -187,16 +190,24 @@ Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
         const SsimOp *w = ssim_graph_op(g, waiter[i]);
         cr_assert_eq(w->kind, SSIM_OP_COMPUTE);
         cr_assert_geq(t->start[waiter[i]], t->end[i]);
-        guint nd;
+        guint nd, kernels = 0;
         const guint32 *d = ssim_graph_deps(g, i, &nd);
-        if (nd > 0) {
+        for (guint k = 0; k < nd; k++) {
+            const SsimOp *dep = ssim_graph_op(g, d[k]);
+            cr_assert_geq(t->start[i], t->end[d[k]]);
+            if (dep->kind != SSIM_OP_COMPUTE) {
+                /* The group's turn: the reduce-scatter this rank issued before it. */
+                cr_assert_str_eq(ssim_graph_string(g, dep->name), "dp.reducescatter");
+                cr_assert_eq(dep->rank, op->rank);
+                continue;
+            }
             /* Prefetched: issued once the previous unit's first kernel has run. */
-            cr_assert_eq(nd, 1);
             cr_assert_neq(previous[op->rank], SSIM_NONE);
-            cr_assert_eq(d[0], waiter[previous[op->rank]], "gather %u", i);
-            cr_assert_geq(t->start[i], t->end[d[0]]);
-            prefetched++;
+            cr_assert_eq(d[k], waiter[previous[op->rank]], "gather %u", i);
+            kernels++;
         }
+        cr_assert_leq(kernels, 1);
+        prefetched += kernels;
         previous[op->rank] = i;
     }
     /* Per rank and microbatch, a forward and a backward phase of three units: the first of
@@ -204,6 +215,134 @@ Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
     cr_assert_eq(gathers, 2 * MICROBATCHES * 2 * UNITS_A_STAGE);
     cr_assert_eq(prefetched, 2 * MICROBATCHES * 2 * (UNITS_A_STAGE - 1));
     ssim_timeline_free(t);
+}
+
+/* NCCL runs one communicator's operations one at a time, in issue order, whatever their
+ * streams: ZeRO-3's gathers (dp.gather stream) and reduce-scatters (dp stream) share the dp group,
+ * so on every rank no two of them overlap, each follows the one issued before it on the other
+ * stream, and the group is busy for the sum of their times.  Under FSDP2 (transformer_impl=torch)
+ * each unit's copy into the reduce-scatter's buffer also waits for the unit before's
+ * reduce-scatter. */
+Test(zero, one_collective_of_a_group_at_a_time)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    for (guint fsdp2 = 0; fsdp2 < 2; fsdp2++) {
+        SsimParallel par = split(3);
+        if (fsdp2)
+            cr_assert(ssim_parallel_set(&par, "transformer_impl", "torch", NULL));
+        g_autoptr(SsimLowered) l = lower(model, &par);
+        const SsimGraph *g = ssim_lowered_graph(l);
+        GError *error = NULL;
+        SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
+        cr_assert_not_null(t, "%s", error ? error->message : "");
+        guint32 n = ssim_graph_n_ops(g);
+        guint32 last[2] = {SSIM_NONE, SSIM_NONE}, last_rs[2] = {SSIM_NONE, SSIM_NONE};
+        guint turns = 0, copies_waiting = 0, dp_ops = 0;
+        for (guint32 i = 0; i < n; i++) { /* each rank's ops in issue order */
+            const SsimOp *op = ssim_graph_op(g, i);
+            const char *name = op->name == SSIM_NONE ? "" : ssim_graph_string(g, op->name);
+            guint r = op->rank, nd;
+            const guint32 *d = ssim_graph_deps(g, i, &nd);
+            if (strcmp(name, "zero.copy_in") == 0 && last_rs[r] != SSIM_NONE) {
+                gboolean waits = FALSE;
+                for (guint k = 0; k < nd; k++)
+                    waits |= d[k] == last_rs[r];
+                cr_assert_eq(waits, fsdp2 == 1, "copy-in %u", i);
+                cr_assert_geq(t->start[i], t->end[last_rs[r]]);
+                copies_waiting += waits;
+            }
+            gboolean rs = strcmp(name, "dp.reducescatter") == 0;
+            if (!rs && strcmp(name, "zero3.allgather") != 0)
+                continue;
+            dp_ops++;
+            if (last[r] != SSIM_NONE) {
+                const SsimOp *prev = ssim_graph_op(g, last[r]);
+                cr_assert_eq(prev->group, op->group);
+                cr_assert_geq(t->start[i], t->end[last[r]], "rank %u: %u overlaps %u", r, i,
+                              last[r]);
+                if (prev->stream != op->stream) {
+                    gboolean follows = FALSE;
+                    for (guint k = 0; k < nd; k++)
+                        follows |= d[k] == last[r];
+                    cr_assert(follows, "rank %u: %u does not follow %u", r, i, last[r]);
+                    turns++;
+                }
+            }
+            last[r] = i;
+            if (rs)
+                last_rs[r] = i;
+        }
+        /* Per rank: 4 microbatches of 3 units, each gathered twice and reduce-scattered once. */
+        cr_assert_eq(dp_ops, 2 * MICROBATCHES * UNITS_A_STAGE * 3);
+        cr_assert_gt(turns, 0);
+        /* Every unit's copy-in but each rank's first waits for the one before's. */
+        cr_assert_eq(copies_waiting, fsdp2 ? 2 * (MICROBATCHES * UNITS_A_STAGE - 1) : 0);
+        ssim_timeline_free(t);
+    }
+}
+
+/* fsdp_root, FSDP2 as torchtitan wraps it, on one stage of the 4 layers (dp 2 x tp 2 x pp 1):
+ * the root unit is the embedding and the head's own weights (the tied table once, and the final
+ * norm's 2 h = 24,576 parameters: 12,288 a tp rank, 24,576 bytes), gathered once a microbatch
+ * before the embedding and reduce-scattered once after its backward; the last layer is not
+ * gathered again for the backward.  Per microbatch: 1 + 4 gathers forward, 3 backward (12 without
+ * it: the embedding, 4 layers and the head, twice), 4 + 1 reduce-scatters (6 without).  Memory:
+ * the shard, the root unit and two layers whole. */
+#define ROOT_BYTES (EMBED_BYTES + 24576ull)
+Test(zero, fsdp_root_gathers_the_root_once_and_keeps_the_last_layer)
+{
+    g_autoptr(SsimModel) model = gpt3_4_layers();
+    SsimParallel par = split(3), plain;
+    par.pp = 1;
+    cr_assert(ssim_parallel_set(&par, "fsdp_root", "on", NULL));
+    plain = par;
+    plain.fsdp_root = FALSE;
+    g_autoptr(SsimLowered) l = lower(model, &par);
+    g_autoptr(SsimLowered) p = lower(model, &plain);
+    guint64 sizes[] = {LAYER_BYTES, ROOT_BYTES}, ag, rs;
+    guint per[2], none[1];
+    cr_assert_eq(named(l, 0, "zero3.allgather", &ag, sizes, per, 2), MICROBATCHES * 8);
+    cr_assert_eq(per[0], MICROBATCHES * 7);
+    cr_assert_eq(per[1], MICROBATCHES);
+    cr_assert_eq(ag, MICROBATCHES * (ROOT_BYTES + 7 * LAYER_BYTES));
+    cr_assert_eq(named(p, 0, "zero3.allgather", &ag, NULL, none, 0), MICROBATCHES * 12);
+    /* fp32 gradients: twice the bf16 bytes. */
+    guint64 rsizes[] = {2 * LAYER_BYTES, 2 * ROOT_BYTES};
+    cr_assert_eq(named(l, 0, "dp.reducescatter", &rs, rsizes, per, 2), MICROBATCHES * 5);
+    cr_assert_eq(per[1], MICROBATCHES);
+    cr_assert_eq(rs, MICROBATCHES * 2 * (4 * LAYER_BYTES + ROOT_BYTES));
+    cr_assert_eq(named(p, 0, "dp.reducescatter", &rs, NULL, none, 0), MICROBATCHES * 6);
+
+    /* Each root gather is waited for by its microbatch's first kernel, the embedding's. */
+    const SsimGraph *g = ssim_lowered_graph(l);
+    guint32 n = ssim_graph_n_ops(g);
+    g_autofree guint32 *waiter = g_new(guint32, n);
+    g_autofree guint *waiters = g_new0(guint, n);
+    waiters_of(g, waiter, waiters);
+    guint roots = 0;
+    for (guint32 i = 0; i < n; i++) {
+        const SsimOp *op = ssim_graph_op(g, i);
+        if (op->rank != 0 || op->bytes != ROOT_BYTES || op->name == SSIM_NONE ||
+            strcmp(ssim_graph_string(g, op->name), "zero3.allgather") != 0)
+            continue;
+        cr_assert_eq(waiters[i], 1);
+        const SsimOp *w = ssim_graph_op(g, waiter[i]);
+        cr_assert(g_str_has_prefix(ssim_graph_string(g, w->name), "embed"), "%s",
+                  ssim_graph_string(g, w->name));
+        roots++;
+    }
+    cr_assert_eq(roots, MICROBATCHES);
+    GError *error = NULL;
+    SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    ssim_timeline_free(t);
+
+    SsimMemory m, mp;
+    ssim_memory_estimate(&m, model, &par, 0, 1);
+    ssim_memory_estimate(&mp, model, &plain, 0, 1);
+    cr_assert_eq(m.weights, (4 * LAYER_BYTES + ROOT_BYTES) / 2 + ROOT_BYTES + 2 * LAYER_BYTES);
+    /* Without it: the largest two units, two layers. */
+    cr_assert_eq(mp.weights, (4 * LAYER_BYTES + ROOT_BYTES) / 2 + 2 * LAYER_BYTES);
 }
 
 /* Memory per GPU: ZeRO-2 shards the gradients too, ZeRO-3 the weights, keeping two units whole. */
