@@ -17,6 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The figure after `label` in simulate's table output. */
+static double figure(const char *out, const char *label)
+{
+    const char *at = strstr(out, label);
+    cr_assert_not_null(at, "no '%s' in %s", label, out);
+    return g_ascii_strtod(at + strlen(label), NULL);
+}
+
 static guint count(const char *text, const char *needle)
 {
     guint n = 0;
@@ -212,10 +220,10 @@ Test(verb_simulate, overlap_param_gather_option, .init = test_redirect)
     cr_assert_eq(rc, 0, "%s", b);
     cr_assert(strstr(b, ", attention flash, overlap-param-gather on\n"), "%s", b);
     cr_assert_null(strstr(a, "overlap-param-gather"), "%s", a);
-    double step_a = g_ascii_strtod(strstr(a, "step time") + strlen("step time"), NULL);
-    double step_b = g_ascii_strtod(strstr(b, "step time") + strlen("step time"), NULL);
-    double dp_a = g_ascii_strtod(strstr(a, "exposed dp comm") + strlen("exposed dp comm"), NULL);
-    double dp_b = g_ascii_strtod(strstr(b, "exposed dp comm") + strlen("exposed dp comm"), NULL);
+    double step_a = figure(a, "step time");
+    double step_b = figure(b, "step time");
+    double dp_a = figure(a, "exposed dp comm");
+    double dp_b = figure(b, "exposed dp comm");
     cr_assert_lt(step_b, step_a, "%s\n%s", a, b);
     cr_assert_lt(dp_b, dp_a, "%s\n%s", a, b);
 
@@ -284,14 +292,14 @@ Test(verb_simulate, fsdp_root_option, .init = test_redirect)
     cr_assert_eq(rc, 0, "%s", b);
     cr_assert(strstr(b, ", transformer-impl torch, fsdp-root on"), "%s", b);
     cr_assert_null(strstr(a, "fsdp-root"), "%s", a);
-    double step_a = g_ascii_strtod(strstr(a, "step time") + strlen("step time"), NULL);
-    double step_b = g_ascii_strtod(strstr(b, "step time") + strlen("step time"), NULL);
-    double dp_a = g_ascii_strtod(strstr(a, "exposed dp comm") + strlen("exposed dp comm"), NULL);
-    double dp_b = g_ascii_strtod(strstr(b, "exposed dp comm") + strlen("exposed dp comm"), NULL);
+    double step_a = figure(a, "step time");
+    double step_b = figure(b, "step time");
+    double dp_a = figure(a, "exposed dp comm");
+    double dp_b = figure(b, "exposed dp comm");
     cr_assert_gt(step_b, step_a, "%s\n%s", a, b);
     cr_assert_gt(dp_b, dp_a, "%s\n%s", a, b);
-    double w_a = g_ascii_strtod(strstr(a, "weights ") + strlen("weights "), NULL);
-    double w_b = g_ascii_strtod(strstr(b, "weights ") + strlen("weights "), NULL);
+    double w_a = figure(a, "weights ");
+    double w_b = figure(b, "weights ");
     cr_assert_gt(w_b, w_a, "%s\n%s", a, b);
 
     base[n - 1] = "1";
