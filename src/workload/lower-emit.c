@@ -67,10 +67,12 @@ static guint32 add(Emit *e, const SsimOpSpec *spec, SsimOpClass cls, guint32 iss
     g_autofree guint32 *merged = NULL;
     if (spec->kind == SSIM_OP_COLLECTIVE && spec->group != SSIM_NONE)
         turn = group_turn(e, spec->group, spec->stream, ssim_plan_n_ops(e->plan));
-    if (turn != SSIM_NONE) {
+    if (turn != SSIM_NONE && n_order == 0) { /* every collective but the lock-step permute */
+        order = &turn;
+        n_order = 1;
+    } else if (turn != SSIM_NONE) {
         merged = g_new(guint32, n_order + 1);
-        if (n_order > 0)
-            memcpy(merged, order, n_order * sizeof *order);
+        memcpy(merged, order, n_order * sizeof *order);
         merged[n_order++] = turn;
         order = merged;
     }
@@ -259,6 +261,11 @@ void lower_emit_gather(Emit *e, guint64 bytes, guint64 next, SsimOpClass cls)
                      .bytes = 2 * bytes};
         kernel(e, &copy, cls);
     }
+}
+
+void lower_emit_kept(Emit *e, guint64 next)
+{
+    e->prefetch = next;
 }
 
 void lower_emit_reduce_unit(Emit *e, guint64 bytes)

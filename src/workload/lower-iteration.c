@@ -209,7 +209,7 @@ static guint32 emit_phase(Emit *e, const SsimPhase *ph, guint slot)
                 e->head_deferred += defer;
                 lower_emit_gather(e, u_head, lpc > 0 ? u->layer : u_embed, SSIM_OPCLASS_BWD);
                 if (root) /* the whole last layer's pre-backward prefetches the one before */
-                    e->prefetch = lpc > 1 ? u->layer : 0;
+                    lower_emit_kept(e, lpc > 1 ? u->layer : 0);
                 lower_emit_steps(e, defer ? sl->head_bwd_deferred : head_bwd, SSIM_OPCLASS_BWD,
                                  SSIM_SITE_HEAD);
                 lower_emit_reduce_unit(e, root ? 0 : u->head_grad);

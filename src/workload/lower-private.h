@@ -202,6 +202,10 @@ guint32 lower_emit_permute(Emit *e, guint slot, guint32 send_peer, guint32 recv_
  * that waits for the gather, as FSDP2's wait_for_unshard runs it.
  */
 void lower_emit_gather(Emit *e, guint64 bytes, guint64 next, SsimOpClass cls);
+/* ZeRO-3 under fsdp_root: the next unit is whole already (FSDP2 kept it since its forward), so it
+ * gathers nothing, but the unit after it, of `next` bytes (0 for none), is prefetched once its
+ * first kernel is issued, as FSDP2's pre-backward hook of a whole unit still prefetches. */
+void lower_emit_kept(Emit *e, guint64 next);
 /* overlap_param_gather: an all-gather over dp of a unit's `bytes` of weights on the gather
  * stream, as soon as the stream is free; the caller makes a kernel wait for it (e->pending). */
 guint32 lower_emit_param_gather(Emit *e, guint64 bytes);

@@ -28,6 +28,9 @@
 #define MICROBATCHES  4u
 #define UNITS_A_STAGE 3u
 
+/* fsdp_root's unit: the embedding and the head's own weights (its final norm; the table once) */
+#define ROOT_BYTES (EMBED_BYTES + 24576ull)
+
 static SsimModel *gpt3_4_layers(void)
 {
     GError *error = NULL;
@@ -288,7 +291,6 @@ Test(zero, one_collective_of_a_group_at_a_time)
  * gathered again for the backward.  Per microbatch: 1 + 4 gathers forward, 3 backward (12 without
  * it: the embedding, 4 layers and the head, twice), 4 + 1 reduce-scatters (6 without).  Memory:
  * the shard, the root unit and two layers whole. */
-#define ROOT_BYTES (EMBED_BYTES + 24576ull)
 Test(zero, fsdp_root_gathers_the_root_once_and_keeps_the_last_layer)
 {
     g_autoptr(SsimModel) model = gpt3_4_layers();
