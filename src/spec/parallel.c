@@ -1597,10 +1597,14 @@ gboolean ssim_parallel_validate(const SsimParallel *par, const SsimModel *model,
 
     /* torchtitan's wrapping of FSDP2: the root unit is the model's without its layers, one
      * stage's (torchtitan without pipeline parallelism). */
-    if (par->fsdp_root && (par->zero_stage != 3 || par->pp != 1))
-        FAIL("fsdp_root is FSDP2's root unit as torchtitan wraps it, which needs zero 3 (zero is "
-             "%u) and pp 1 (pp is %u)",
-             par->zero_stage, par->pp);
+    if (par->fsdp_root && par->zero_stage != 3)
+        FAIL("fsdp_root is FSDP2's root unit as torchtitan wraps it, which needs zero 3 (every "
+             "weight sharded); zero is %u",
+             par->zero_stage);
+    if (par->fsdp_root && par->pp != 1)
+        FAIL("fsdp_root is FSDP2's root unit as torchtitan wraps it without a pipeline, which "
+             "needs pp 1; pp is %u",
+             par->pp);
 
     /* Megatron-LM defers the head's weight gradient to the pipeline's flush, accumulated into
      * its main gradient (gradient-accumulation fusion), and Megatron-Bridge turns it off under

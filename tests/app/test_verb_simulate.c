@@ -306,7 +306,7 @@ Test(verb_simulate, fsdp_root_option, .init = test_redirect)
     cr_assert_eq(test_cli((int)n + 1, base), 1);
     g_autofree char *e = test_stderr();
     cr_assert(strstr(e, "fsdp_root is FSDP2's root unit as torchtitan wraps it, which needs zero 3 "
-                        "(zero is 1)"),
+                        "(every weight sharded); zero is 1"),
               "%s", e);
 
     g_autoptr(GPtrArray) sweep =

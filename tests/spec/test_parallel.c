@@ -422,13 +422,13 @@ Test(parallel, fsdp_root_switch)
     SsimParallel q = good();
     q.fsdp_root = TRUE;
     q.zero_stage = 3;
-    expect_rule(&q, gptj, h200, "needs zero 3 (zero is 3) and pp 1 (pp is 2)");
+    expect_rule(&q, gptj, h200, "without a pipeline, which needs pp 1; pp is 2");
     q.dp *= q.pp;
     q.pp = 1;
     GError *error = NULL;
     cr_assert(ssim_parallel_validate(&q, gptj, h200, &error), "%s", error ? error->message : "");
     q.zero_stage = 2;
-    expect_rule(&q, gptj, h200, "(zero is 2)");
+    expect_rule(&q, gptj, h200, "needs zero 3 (every weight sharded); zero is 2");
     SsimParallelField f;
     cr_assert(ssim_parallel_set_field(&q, "fsdp_root", "off", &f, NULL));
     cr_assert_eq(f, SSIM_PARALLEL_FSDP_ROOT);
