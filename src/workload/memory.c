@@ -133,7 +133,7 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
         mem->optimizer = cdiv(mem->optimizer, dpx);
     if (par->zero_stage >= 2)
         mem->gradients = cdiv(mem->gradients, dpx);
-    if (par->zero_stage >= 3) {
+    if (par->zero_stage >= 3 && dpx > 1) { /* at dp 1 nothing is sharded or gathered */
         guint64 units[4] = {0}; /* the largest two, then the embedding's and the head's */
         guint64 layer = cdiv(ssim_model_layer_params(model), par->tp);
         units[0] = stage_layers >= 1 ? layer : 0;

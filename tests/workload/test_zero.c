@@ -345,6 +345,16 @@ Test(zero, fsdp_root_gathers_the_root_once_and_keeps_the_last_layer)
     cr_assert_eq(m.weights, (4 * LAYER_BYTES + ROOT_BYTES) / 2 + ROOT_BYTES + 2 * LAYER_BYTES);
     /* Without it: the largest two units, two layers. */
     cr_assert_eq(mp.weights, (4 * LAYER_BYTES + ROOT_BYTES) / 2 + 2 * LAYER_BYTES);
+    /* At dp 1 nothing is sharded nor gathered: ZeRO-3's weights are ZeRO-0's, root or not. */
+    SsimMemory m1, m0;
+    SsimParallel one = par, zero0 = par;
+    one.dp = zero0.dp = 1;
+    zero0.zero_stage = 0;
+    zero0.fsdp_root = FALSE;
+    ssim_memory_estimate(&m1, model, &one, 0, 1);
+    ssim_memory_estimate(&m0, model, &zero0, 0, 1);
+    cr_assert_eq(m1.weights, 4 * LAYER_BYTES + ROOT_BYTES);
+    cr_assert_eq(m1.weights, m0.weights);
 }
 
 /* Memory per GPU: ZeRO-2 shards the gradients too, ZeRO-3 the weights, keeping two units whole. */
