@@ -191,6 +191,9 @@ guint64 ssim_model_layer_params(const SsimModel *model);     /* one decoder laye
 guint64 ssim_model_embedding_params(const SsimModel *model); /* token + position emb. + norm */
 guint64 ssim_model_head_params(const SsimModel *model);      /* final norm + LM head (+bias);
                                                                 its matrix is 0 when tied */
+/* Those outside the layers: the embedding's and the head's (a tied table once), what FSDP's root
+ * unit holds under fsdp_root. */
+guint64 ssim_model_outer_params(const SsimModel *model);
 /* The weights the LM head computes with: ssim_model_head_params() and its output matrix, its
  * own or the tied embedding's (what ZeRO-3 gathers before the head runs). */
 guint64 ssim_model_head_weights(const SsimModel *model);

@@ -205,10 +205,14 @@ guint64 ssim_model_head_weights(const SsimModel *m)
     return ssim_model_head_params(m) + (m->tied_embeddings ? (guint64)m->vocab * m->hidden : 0);
 }
 
+guint64 ssim_model_outer_params(const SsimModel *m)
+{
+    return ssim_model_embedding_params(m) + ssim_model_head_params(m);
+}
+
 guint64 ssim_model_params(const SsimModel *m)
 {
-    return ssim_model_embedding_params(m) + (guint64)m->layers * ssim_model_layer_params(m) +
-           ssim_model_head_params(m);
+    return ssim_model_outer_params(m) + (guint64)m->layers * ssim_model_layer_params(m);
 }
 
 guint64 ssim_model_stage_params(const SsimModel *m, guint pp, guint stage)

@@ -129,7 +129,6 @@ void lower_emit_begin_rank(Emit *e, guint32 rank)
     e->gathered = SSIM_NONE;
     e->prefetch = 0;
     e->head_deferred = 0;
-    e->last_reduce = SSIM_NONE;
     g_array_set_size(e->group_last, 0);
     g_array_set_size(e->open, 0);
     g_array_set_size(e->pending, 0);
@@ -275,9 +274,9 @@ void lower_emit_reduce_unit(Emit *e, guint64 bytes)
     if (e->units.copies) { /* the gradients read, the reduce-scatter's input written */
         /* FSDP2's post-backward first makes the compute stream wait for the unit before's
          * reduce-scatter (its buffer is freed then), so at most one is in flight behind the
-         * backward. */
-        if (e->last_reduce != SSIM_NONE)
-            g_array_append_val(e->pending, e->last_reduce);
+         * backward: until the step's end dp_ops holds only these reduce-scatters. */
+        if (e->dp_ops->len > 0)
+            g_array_append_val(e->pending, g_array_index(e->dp_ops, guint32, e->dp_ops->len - 1));
         Step copy = {.kind = ST_KERNEL,
                      .name = g_intern_static_string("zero.copy_in"),
                      .bytes = bytes + reduced_bytes(e, bytes)};
@@ -287,7 +286,6 @@ void lower_emit_reduce_unit(Emit *e, guint64 bytes)
                                 reduced_bytes(e, bytes), &e->st_dp, "dp");
     guint32 idx = comm(e, &spec, SSIM_OPCLASS_DP);
     g_array_append_val(e->dp_ops, idx);
-    e->last_reduce = idx;
 }
 
 void lower_emit_flush_dp(Emit *e)

@@ -409,9 +409,8 @@ static Units units_of(const SsimModel *model, const SsimParallel *par, const Ste
     if (par->zero_stage >= 3)
         unit_weights(model, par, &u);
     if (par->zero_stage >= 3 && par->fsdp_root)
-        u.root = lower_cdiv(ssim_model_embedding_params(model) + ssim_model_head_params(model),
-                            par->tp) *
-                 ssim_dtype_size(model->dtype);
+        u.root =
+            lower_cdiv(ssim_model_outer_params(model), par->tp) * ssim_dtype_size(model->dtype);
     u.copies = ssim_parallel_step_cost_on(par, model, SSIM_STEP_COST_SHARD_COPY);
     return u;
 }

@@ -174,9 +174,6 @@ typedef struct {
     /* GroupLast per group this rank has issued a collective on: NCCL runs one communicator's
      * operations one at a time, in issue order, whatever their streams (lower-emit.c's add). */
     GArray *group_last;
-    /* FSDP2 (Units.copies): the last unit's reduce-scatter, which the next unit's copy-in
-     * waits for (SSIM_NONE: none yet). */
-    guint32 last_reduce;
 } Emit;
 
 /* Starts emitting graph rank `rank`: its coordinates, no streams, groups or pending ops yet. */

@@ -154,9 +154,7 @@ void ssim_memory_estimate(SsimMemory *mem, const SsimModel *model, const SsimPar
          * all step, beside two layers (in the forward the one computed and the next; in the
          * backward the last one, kept since its forward, and the one prefetched). */
         if (par->fsdp_root)
-            whole =
-                cdiv(ssim_model_embedding_params(model) + ssim_model_head_params(model), par->tp) +
-                MIN(stage_layers, 2u) * layer;
+            whole = cdiv(ssim_model_outer_params(model), par->tp) + MIN(stage_layers, 2u) * layer;
         mem->weights = cdiv(mem->weights, dpx) + whole * dsize;
     }
     mem->activation_layer = ssim_memory_activation_layer_bytes(model, par);

@@ -25,6 +25,19 @@ static double figure(const char *out, const char *label)
     return g_ascii_strtod(at + strlen(label), NULL);
 }
 
+/* simulate's output for `argv`'s first `n` arguments, and with `flag` in argv[n] (a NULL slot);
+ * both runs must succeed. */
+static void without_and_with(const char **argv, gsize n, const char *flag, char **without,
+                             char **with)
+{
+    int rc;
+    *without = test_cli_stdout(argv, (int)n, &rc);
+    cr_assert_eq(rc, 0, "%s", *without);
+    argv[n] = flag;
+    *with = test_cli_stdout(argv, (int)n + 1, &rc);
+    cr_assert_eq(rc, 0, "%s", *with);
+}
+
 static guint count(const char *text, const char *needle)
 {
     guint n = 0;
@@ -213,11 +226,8 @@ Test(verb_simulate, overlap_param_gather_option, .init = test_redirect)
                           "--attention", "flash",    "-z",   "1",          NULL};
     int rc;
     gsize n = G_N_ELEMENTS(base) - 1;
-    g_autofree char *a = test_cli_stdout(base, (int)n, &rc);
-    cr_assert_eq(rc, 0, "%s", a);
-    base[n] = "--overlap-param-gather";
-    g_autofree char *b = test_cli_stdout(base, (int)n + 1, &rc);
-    cr_assert_eq(rc, 0, "%s", b);
+    g_autofree char *a = NULL, *b = NULL;
+    without_and_with(base, n, "--overlap-param-gather", &a, &b);
     cr_assert(strstr(b, ", attention flash, overlap-param-gather on\n"), "%s", b);
     cr_assert_null(strstr(a, "overlap-param-gather"), "%s", a);
     double step_a = figure(a, "step time");
@@ -285,11 +295,8 @@ Test(verb_simulate, fsdp_root_option, .init = test_redirect)
                           NULL};
     int rc;
     gsize n = G_N_ELEMENTS(base) - 1;
-    g_autofree char *a = test_cli_stdout(base, (int)n, &rc);
-    cr_assert_eq(rc, 0, "%s", a);
-    base[n] = "--fsdp-root";
-    g_autofree char *b = test_cli_stdout(base, (int)n + 1, &rc);
-    cr_assert_eq(rc, 0, "%s", b);
+    g_autofree char *a = NULL, *b = NULL;
+    without_and_with(base, n, "--fsdp-root", &a, &b);
     cr_assert(strstr(b, ", transformer-impl torch, fsdp-root on"), "%s", b);
     cr_assert_null(strstr(a, "fsdp-root"), "%s", a);
     double step_a = figure(a, "step time");

@@ -101,6 +101,15 @@ static guint named(const SsimLowered *l, guint rank, const char *name, guint64 *
     return n;
 }
 
+/* Replays `g` with the simple cost model; the caller frees the timeline. */
+static SsimTimeline *replay(const SsimGraph *g)
+{
+    GError *error = NULL;
+    SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
+    cr_assert_not_null(t, "%s", error ? error->message : "");
+    return t;
+}
+
 /* For each op of `g`: how many ops depend on it (`waiters`, zeroed by the caller) and the last of
  * them (`waiter`). */
 static void waiters_of(const SsimGraph *g, guint32 *waiter, guint *waiters)
@@ -174,9 +183,7 @@ Test(zero, stage_3_gathers_each_unit_before_it_and_the_next_one_ahead)
     SsimParallel par = split(3);
     g_autoptr(SsimLowered) l = lower(model, &par);
     const SsimGraph *g = ssim_lowered_graph(l);
-    GError *error = NULL;
-    SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
-    cr_assert_not_null(t, "%s", error ? error->message : "");
+    SsimTimeline *t = replay(g);
     guint32 n = ssim_graph_n_ops(g);
     g_autofree guint32 *waiter = g_new(guint32, n);
     g_autofree guint *waiters = g_new0(guint, n);
@@ -235,9 +242,7 @@ Test(zero, one_collective_of_a_group_at_a_time)
             cr_assert(ssim_parallel_set(&par, "transformer_impl", "torch", NULL));
         g_autoptr(SsimLowered) l = lower(model, &par);
         const SsimGraph *g = ssim_lowered_graph(l);
-        GError *error = NULL;
-        SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
-        cr_assert_not_null(t, "%s", error ? error->message : "");
+        SsimTimeline *t = replay(g);
         guint32 n = ssim_graph_n_ops(g);
         guint32 last[2] = {SSIM_NONE, SSIM_NONE}, last_rs[2] = {SSIM_NONE, SSIM_NONE};
         guint turns = 0, copies_waiting = 0, dp_ops = 0;
@@ -334,9 +339,7 @@ Test(zero, fsdp_root_gathers_the_root_once_and_keeps_the_last_layer)
         roots++;
     }
     cr_assert_eq(roots, MICROBATCHES);
-    GError *error = NULL;
-    SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
-    cr_assert_not_null(t, "%s", error ? error->message : "");
+    SsimTimeline *t = replay(g);
     ssim_timeline_free(t);
 
     SsimMemory m, mp;
@@ -540,8 +543,7 @@ Test(zero, overlap_param_gather_gathers_each_unit_once_before_its_first_forward)
                 cr_assert_eq(pg, 2 * LAYER_BYTES + (st == 0 ? EMBED_BYTES : HEAD_BYTES));
             }
             const SsimGraph *g = ssim_lowered_graph(l);
-            SsimTimeline *t = ssim_runtime_run(g, NULL, NULL, &error);
-            cr_assert_not_null(t, "%s", error ? error->message : "");
+            SsimTimeline *t = replay(g);
             guint32 n = ssim_graph_n_ops(g);
             g_autofree guint32 *waiter = g_new(guint32, n);
             g_autofree guint *waiters = g_new0(guint, n);
